@@ -1,0 +1,54 @@
+"""The ``slurmkit`` command: a thin click layer over the Python API.
+
+Subcommands are registered by import path and imported only when they run, so
+``slurmkit --help`` and ``slurmkit --version`` pay for click alone (see bench/).
+"""
+
+import importlib
+
+import click
+
+from . import __version__
+
+#: command name -> "module:attribute" of its click command, imported on first use.
+LAZY_COMMANDS = {}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported only when invoked or listed in help."""
+
+    def __init__(self, *args, lazy_commands=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy_commands = dict(lazy_commands or {})
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy_commands))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy_commands:
+            module_name, attribute = self.lazy_commands[name].split(":")
+            module = importlib.import_module(module_name, package=__package__)
+            return getattr(module, attribute)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        # Listing help strings would import every subcommand; show the short help that
+        # each lazy entry declares instead.
+        rows = [(name, LAZY_HELP.get(name, "")) for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+#: command name -> one-line help shown by ``slurmkit --help`` without importing it.
+LAZY_HELP = {}
+
+
+@click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="slurmkit")
+def main():
+    """Turn a short job description into a correct sbatch script for a named cluster."""
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,63 @@
+"""Small helpers for talking to the local test cluster from tests.
+
+These drive sbatch and sacct directly; they exist so that the foundation tests check the
+cluster itself, independently of slurmkit's own submit and monitor code.
+"""
+
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List
+
+TERMINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
+
+
+@dataclass(frozen=True)
+class LocalCluster:
+    base: Path
+    slurm_conf: Path
+
+    def node_scratch(self, node: str) -> Path:
+        """The folder that node ``node`` sees as its local scratch (its $SLURM_TMPDIR parent)."""
+        return self.base / "nodes" / node / "localscratch"
+
+
+@dataclass(frozen=True)
+class Submission:
+    returncode: int
+    job_id: str
+    stderr: str
+
+
+def sbatch(script: Path, *args: str) -> Submission:
+    result = subprocess.run(["sbatch", "--parsable", *args, str(script)], cwd=script.parent, capture_output=True, text=True, timeout=60)
+    return Submission(result.returncode, result.stdout.strip().split(";")[0], result.stderr)
+
+
+def sacct_rows(job_id: str) -> List[Dict[str, str]]:
+    fields = "JobID,State,ExitCode,NodeList"
+    out = subprocess.run(["sacct", "-n", "-P", "-o", fields, "-j", job_id], capture_output=True, text=True, timeout=60).stdout
+    return [dict(zip(fields.split(","), line.split("|"))) for line in out.splitlines() if line]
+
+
+def wait_for_job(job_id: str, timeout: float = 120) -> Dict[str, str]:
+    """Poll sacct until the job's allocation row reaches a terminal state; return that row."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = [row for row in sacct_rows(job_id) if row["JobID"] == job_id]
+        if rows and rows[0]["State"].split()[0] in TERMINAL_STATES:
+            return rows[0]
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} did not finish within {timeout}s: {sacct_rows(job_id)}")
+
+
+def run_job(tmp_path: Path, body: str, *args: str, timeout: float = 120):
+    """Write ``body`` as a batch script, submit it with ``args``, wait; return (row, stdout)."""
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\n" + body)
+    submission = sbatch(script, "--output", str(tmp_path / "%j.out"), *args)
+    assert submission.returncode == 0, submission.stderr
+    row = wait_for_job(submission.job_id, timeout)
+    output = tmp_path / f"{submission.job_id}.out"
+    return row, (output.read_text() if output.exists() else ""), submission.job_id

@@ -72,7 +72,7 @@ cmd_install() {
     fi
     # shellcheck disable=SC2086
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        --no-install-recommends $missing; } >"${TMPDIR:-/tmp}/slurmkit-cluster-apt.log" 2>&1 \
+        $missing; } >"${TMPDIR:-/tmp}/slurmkit-cluster-apt.log" 2>&1 \
         || { ((added)) && rm -f "$policy"; tail -20 "${TMPDIR:-/tmp}/slurmkit-cluster-apt.log" >&2; die "apt-get failed"; }
     ((added)) && rm -f "$policy"
     return 0

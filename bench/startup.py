@@ -1,0 +1,42 @@
+"""How much `slurmkit --help` costs against the imports any such tool pays for.
+
+Prints the median CPU time (user + sys, from the child's rusage) of each command over N runs,
+and each one's ratio to the floor `python -c "import jinja2, yaml, click"`, measured in the
+same run. Usage: python bench/startup.py [N]
+"""
+
+import os
+import resource
+import statistics
+import subprocess
+import sys
+
+FLOOR = [sys.executable, "-c", "import jinja2, yaml, click"]
+COMMANDS = {
+    "floor: import jinja2, yaml, click": FLOOR,
+    "slurmkit --help": [sys.executable, "-m", "slurmkit.cli", "--help"],
+    "slurmkit --version": [sys.executable, "-m", "slurmkit.cli", "--version"],
+}
+
+
+def cpu_seconds(argv):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(runs):
+    samples = {name: [] for name in COMMANDS}
+    for _ in range(runs):  # interleaved, so drift hits every command alike
+        for name, argv in COMMANDS.items():
+            samples[name].append(cpu_seconds(argv))
+    floor = statistics.median(samples["floor: import jinja2, yaml, click"])
+    print(f"{'command':36} {'median ms':>10} {'x floor':>8}   ({runs} runs, {sys.version.split()[0]})")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"{name:36} {median * 1000:10.1f} {median / floor:8.2f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 30)

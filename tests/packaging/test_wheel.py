@@ -1,0 +1,38 @@
+"""The wheel carries the bundled templates and site profiles and works outside the checkout."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import slurmkit
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(*args, cwd):
+    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True)
+    assert result.returncode == 0, f"{args} failed:\n{result.stderr}"
+    return result.stdout
+
+
+def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_path):
+    dist = tmp_path / "dist"
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, REPO, cwd=tmp_path)
+    (wheel,) = dist.glob("slurmkit-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "slurmkit/templates/base.sbatch.j2" in names
+    for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")):
+        assert f"slurmkit/site_profiles/{repo_file.name}" in names
+
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    python = venv / "bin" / "python"
+    _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, cwd=tmp_path)
+
+    assert _run(venv / "bin" / "slurmkit", "--version", cwd=tmp_path).strip() == f"slurmkit, version {slurmkit.__version__}"
+    where = _run(python, "-c", "from slurmkit.bundled import templates_dir, profiles_dir; print(templates_dir()); print(profiles_dir())", cwd=tmp_path).split()
+    for folder in where:
+        assert folder.startswith(str(venv)), f"{folder} is not inside the fresh virtualenv"
+    assert (Path(where[0]) / "base.sbatch.j2").is_file()
+    assert sorted(p.name for p in Path(where[1]).glob("*.yaml")) == sorted(p.name for p in (REPO / "site_profiles").glob("*.yaml"))

@@ -11,7 +11,12 @@ import click
 from . import __version__
 
 #: command name -> "module:attribute" of its click command, imported on first use.
-LAZY_COMMANDS = {}
+LAZY_COMMANDS = {
+    "new": ".cli_jobs:new_command",
+    "render": ".cli_jobs:render_command",
+    "check": ".cli_jobs:check_command",
+    "profiles": ".cli_profiles:profiles",
+}
 
 
 class LazyGroup(click.Group):
@@ -41,7 +46,12 @@ class LazyGroup(click.Group):
 
 
 #: command name -> one-line help shown by ``slurmkit --help`` without importing it.
-LAZY_HELP = {}
+LAZY_HELP = {
+    "new": "Scaffold NAME/job.yaml and its rendered NAME/job.sbatch.",
+    "render": "Render the sbatch script of a job spec.",
+    "check": "List the errors and warnings of a job spec on its cluster.",
+    "profiles": "List, show, validate and detect site profiles.",
+}
 
 
 @click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})

@@ -63,6 +63,7 @@ cmd_install() {
     local missing
     missing=$(missing_packages)
     [[ -z $missing ]] && return 0
+    mkdir -p "$BASE/log"
     log "installing: $(echo "$missing" | tr '\n' ' ')"
     # A policy-rc.d that says 101 keeps apt from starting the system's own munge, slurm
     # and mariadb services; ours run privately. Add one only if the machine has none.
@@ -72,8 +73,8 @@ cmd_install() {
     fi
     # shellcheck disable=SC2086
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-        $missing; } >"${TMPDIR:-/tmp}/slurmkit-cluster-apt.log" 2>&1 \
-        || { ((added)) && rm -f "$policy"; tail -20 "${TMPDIR:-/tmp}/slurmkit-cluster-apt.log" >&2; die "apt-get failed"; }
+        $missing; } >"$BASE/log/apt.log" 2>&1 \
+        || { ((added)) && rm -f "$policy"; tail -20 "$BASE/log/apt.log" >&2; die "apt-get failed"; }
     ((added)) && rm -f "$policy"
     return 0
 }

@@ -1,0 +1,129 @@
+"""``slurmkit new``, ``render`` and ``check``: thin click commands over ``slurmkit.Job``."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from .errors import SlurmkitError, SpecError
+from .files import write_atomic
+
+PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
+
+
+def _fail(error: SlurmkitError):
+    click.echo(f"error: {error.message}", err=True)
+    sys.exit(error.exit_code)
+
+
+def _load(spec_path: str):
+    from .job import Job
+
+    try:
+        return Job.from_yaml(spec_path)
+    except SlurmkitError as error:
+        _fail(error)
+
+
+def _located(job, finding) -> str:
+    line = job.spec.line_of(finding.field)
+    where = f"{job.spec.source}:{line}" if line else job.spec.source
+    return f"{where}: {finding.field}: {finding.message}"
+
+
+def _render_or_fail(job, profile):
+    """Render, printing warnings to stderr; errors end the command with exit 2."""
+    try:
+        resolution = job.resolve(profile)
+    except SlurmkitError as error:
+        _fail(error)
+    for finding in resolution.warnings:
+        click.echo(f"warning: {_located(job, finding)}", err=True)
+    if resolution.plan is None:
+        for finding in resolution.errors:
+            click.echo(f"error: {_located(job, finding)}", err=True)
+        sys.exit(2)
+    from .render import render
+
+    return render(resolution.plan)
+
+
+@click.command("render")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the script here (atomically) instead of stdout.")
+@PROFILE_OPTION
+def render_command(spec, output, profile):
+    """Render the sbatch script of a job spec."""
+    script = _render_or_fail(_load(spec), profile)
+    if output:
+        write_atomic(output, script, 0o755)
+    else:
+        click.echo(script, nl=False)
+
+
+@click.command("check")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@PROFILE_OPTION
+def check_command(spec, as_json, profile):
+    """List the errors and warnings of a job spec on its cluster (exit 2 on errors)."""
+    job = _load(spec)
+    try:
+        findings = job.check(profile)
+    except SlurmkitError as error:
+        _fail(error)
+    if as_json:
+        rows = [{"level": f.level, "field": f.field, "line": job.spec.line_of(f.field), "message": f.message} for f in findings]
+        click.echo(json.dumps({"spec": spec, "findings": rows}, indent=2))
+    else:
+        _print_findings(job, findings)
+    sys.exit(2 if any(f.level == "error" for f in findings) else 0)
+
+
+def _print_findings(job, findings):
+    if not findings:
+        click.echo(f"{job.spec.source}: no problems found")
+        return
+    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+        for finding in findings:
+            click.echo(f"{finding.level}: {_located(job, finding)}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{job.spec.source}")
+    for column in ("level", "field", "line", "message"):
+        table.add_column(column, overflow="fold")
+    for finding in findings:
+        style = "red" if finding.level == "error" else "yellow"
+        table.add_row(f"[{style}]{finding.level}[/]", finding.field, str(job.spec.line_of(finding.field) or ""), finding.message)
+    Console().print(table)
+
+
+@click.command("new")
+@click.argument("name")
+@click.option("--kind", type=click.Choice(["serial", "threaded", "mpi", "gpu", "array"]), help="What kind of job.")
+@click.option("--account", help="Allocation to charge (default: $SBATCH_ACCOUNT or $SLURM_ACCOUNT).")
+@click.option("--time", "time_", help="Time limit, e.g. 3h, 1-00:00:00.")
+@click.option("--gpus", help="GPUs per node, MODEL:COUNT (e.g. h100:1).")
+@click.option("--command", "command", help="What the job runs.")
+@click.option("--yes", "-y", is_flag=True, help="Ask nothing: take the flags and defaults.")
+@click.option("--force", is_flag=True, help="Overwrite NAME/job.yaml and NAME/job.sbatch if they exist.")
+@PROFILE_OPTION
+def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
+    """Scaffold NAME/job.yaml and its rendered NAME/job.sbatch."""
+    from .scaffold import scaffold
+
+    interactive = not yes and sys.stdin.isatty()
+    try:
+        written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
+                           force=force, ask=click.prompt if interactive else None)
+    except SpecError as error:
+        _fail(error)
+    except SlurmkitError as error:
+        _fail(error)
+    for path in written:
+        click.echo(f"wrote {path}")
+    click.echo(Path(written[-1]).read_text(), nl=False)

@@ -1,0 +1,69 @@
+"""slurmkit's exceptions: each one is a single line a user can act on.
+
+The CLI prints ``str(error)`` after ``error:`` and exits with ``error.exit_code``; nothing
+below ever needs a traceback to be understood. Exit codes follow DESIGN.md: 2 for bad input,
+1 when the cluster (or a job) failed.
+"""
+
+from pathlib import Path
+from typing import Optional, Union
+
+
+class SlurmkitError(Exception):
+    """Base class: a one-line message and the exit code the CLI should use."""
+
+    exit_code = 2
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = " ".join(str(message).split())  # one line, whatever the caller built
+
+
+class UnitError(SlurmkitError, ValueError):
+    """A size or duration that cannot be read (``4X``, ``7 days``)."""
+
+
+class ProfileError(SlurmkitError):
+    """A site profile that breaks the schema, located as ``file:line: key.path: message``."""
+
+    def __init__(self, file: Union[str, Path, None], line: Optional[int], keypath: str, message: str):
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.keypath = keypath
+        self.detail = " ".join(str(message).split())
+        where = self.file or "<profile>"
+        if line:
+            where += f":{line}"
+        super().__init__(f"{where}: {keypath + ': ' if keypath else ''}{self.detail}")
+
+
+class ProfileNotFound(SlurmkitError):
+    """A profile name that is on no search-path folder (with a did-you-mean)."""
+
+
+class NoProfileDetected(SlurmkitError):
+    """Nothing said which cluster this is: no flag, variable or hostname matched."""
+
+
+class ClusterError(SlurmkitError):
+    """The live cluster could not be asked (no scontrol, a command failed)."""
+
+    exit_code = 1
+
+
+class InputError(SlurmkitError):
+    """A file the user wrote (job spec, YAML) that cannot be used, as ``file:line: key.path: message``."""
+
+    def __init__(self, file: Union[str, Path, None], line: Optional[int], keypath: str, message: str):
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.keypath = keypath
+        self.detail = " ".join(str(message).split())
+        where = self.file or "<input>"
+        if line:
+            where += f":{line}"
+        super().__init__(f"{where}: {keypath + ': ' if keypath else ''}{self.detail}")
+
+
+class SpecError(InputError):
+    """A job spec that breaks the schema or asks for something impossible."""

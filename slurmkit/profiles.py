@@ -1,0 +1,1108 @@
+"""Site profiles: find them, merge ``extends:`` chains, validate, and detect the current cluster.
+
+The schema is docs/site-profiles.md; ``SCHEMA`` below is that document as data. A profile is
+loaded in four steps, each of which can fail with a one-line :class:`ProfileError` that names
+file, line and key path:
+
+1. parse each file with yaml's composed nodes, keeping the line of every key path;
+2. merge the ``extends:`` chain (deeply; lists and scalars from the child replace);
+3. check the merged mapping against ``SCHEMA`` (the line comes from whichever file set the key);
+4. convert it into frozen dataclasses (sizes in MiB, durations in seconds).
+
+``SiteProfile.raw`` keeps the merged mapping itself, as plain dicts and lists.
+"""
+
+import copy
+import difflib
+import fnmatch
+import os
+import re
+import socket
+import warnings
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+import yaml
+
+from .bundled import profiles_dir
+from .errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError
+from .units import parse_duration, parse_size
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+KeyPath = Tuple[Union[str, int], ...]
+
+#: Keys a child never takes from the profile it extends: they say what the child itself is.
+NOT_INHERITED = ("name", "abstract", "aliases", "extends")
+
+#: Mappings that state facts and so must carry a source (docs/site-profiles.md, "Sources").
+FACT_SECTIONS = ("status", "detect", "scheduling", "accounts", "storage", "software", "launch")
+
+
+def format_keypath(path: Sequence[Union[str, int]]) -> str:
+    """``("node_types", "gpu", "mig", 0)`` -> ``node_types.gpu.mig[0]``."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for a close match, else an empty string."""
+    matches = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
+    return f" (did you mean {matches[0]!r}?)" if matches else ""
+
+
+# ------------------------------------------------------------------------------------ schema
+
+Problem = Tuple[KeyPath, str]
+
+
+class Spec:
+    """One node of the schema: says what it allows and reports what breaks it."""
+
+    nullable = True
+
+    def allowed(self) -> str:
+        raise NotImplementedError
+
+    def check(self, value: Any, path: KeyPath, complete: bool, problems: List[Problem]) -> None:
+        if value is None:
+            if not self.nullable:
+                problems.append((path, f"must not be null; allowed: {self.allowed()}"))
+            return
+        message = self.check_value(value, path, complete, problems)
+        if message:
+            problems.append((path, message))
+
+    def check_value(self, value, path, complete, problems) -> Optional[str]:
+        raise NotImplementedError
+
+    def _wrong(self, value) -> str:
+        shown = repr(value) if not isinstance(value, (dict, list)) else ("a mapping" if isinstance(value, dict) else "a list")
+        return f"got {shown}; allowed: {self.allowed()}"
+
+
+class Str(Spec):
+    def __init__(self, nullable=True, numbers=False):
+        self.nullable, self.numbers = nullable, numbers
+
+    def allowed(self):
+        return "a string"
+
+    def check_value(self, value, path, complete, problems):
+        ok = isinstance(value, str) or (self.numbers and isinstance(value, (int, float)) and not isinstance(value, bool))
+        if not ok:
+            return self._wrong(value)
+        if isinstance(value, str) and not value.strip() and not self.nullable:
+            return f"must not be empty; allowed: {self.allowed()}"
+        return None
+
+
+class Int(Spec):
+    def __init__(self, minimum=0, nullable=True):
+        self.minimum, self.nullable = minimum, nullable
+
+    def allowed(self):
+        return f"a whole number >= {self.minimum}"
+
+    def check_value(self, value, path, complete, problems):
+        if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum:
+            return self._wrong(value)
+        return None
+
+
+class Bool(Spec):
+    def __init__(self, nullable=True):
+        self.nullable = nullable
+
+    def allowed(self):
+        return "true or false"
+
+    def check_value(self, value, path, complete, problems):
+        return None if isinstance(value, bool) else self._wrong(value)
+
+
+class Enum(Spec):
+    def __init__(self, *choices, nullable=True):
+        self.choices, self.nullable = choices, nullable
+
+    def allowed(self):
+        return "one of " + ", ".join(self.choices)
+
+    def check_value(self, value, path, complete, problems):
+        if value in self.choices:
+            return None
+        return self._wrong(value) + (did_you_mean(value, self.choices) if isinstance(value, str) else "")
+
+
+class Unit(Spec):
+    """A size or a duration, checked by the same parser that later converts it."""
+
+    def __init__(self, parse: Callable[[Any], int], example: str, nullable=True):
+        self.parse, self.example, self.nullable = parse, example, nullable
+
+    def allowed(self):
+        return self.example
+
+    def check_value(self, value, path, complete, problems):
+        if isinstance(value, (dict, list)):
+            return self._wrong(value)
+        try:
+            self.parse(value)
+        except UnitError:
+            return self._wrong(value)
+        return None
+
+
+def Size(nullable=True) -> Unit:
+    return Unit(parse_size, "a size such as 125G, 4000M, 7T, 512K (a bare number is MiB)", nullable)
+
+
+def Duration(nullable=True) -> Unit:
+    return Unit(parse_duration, "a duration such as 7-00:00:00, 24:00:00, 7d, 24h, 90m", nullable)
+
+
+class Date(Spec):
+    def __init__(self, nullable=True):
+        self.nullable = nullable
+
+    def allowed(self):
+        return "a date YYYY-MM-DD"
+
+    def check_value(self, value, path, complete, problems):
+        return None if _as_date(value) is not None else self._wrong(value)
+
+
+class Sources(Spec):
+    """``source:`` and ``docs:``: one reference or a list of them (URLs, or for a detected
+    or local profile the command or file the facts came from)."""
+
+    def allowed(self):
+        return "a URL, or a list of URLs"
+
+    def check_value(self, value, path, complete, problems):
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(isinstance(item, str) and item.strip() for item in items):
+            return self._wrong(value)
+        return None
+
+
+class ListOf(Spec):
+    def __init__(self, item: Spec, nullable=True):
+        self.item, self.nullable = item, nullable
+
+    def allowed(self):
+        return f"a list of ({self.item.allowed()})"
+
+    def check_value(self, value, path, complete, problems):
+        if not isinstance(value, list):
+            return self._wrong(value)
+        for index, item in enumerate(value):
+            self.item.check(item, path + (index,), complete, problems)
+        return None
+
+
+class MapOf(Spec):
+    """An open mapping: any names as keys (node types, modules, environment variables)."""
+
+    def __init__(self, value: Spec, what: str):
+        self.value, self.what = value, what
+
+    def allowed(self):
+        return f"a mapping of {self.what}"
+
+    def check_value(self, value, path, complete, problems):
+        if not isinstance(value, dict):
+            return self._wrong(value)
+        for key, item in value.items():
+            self.value.check(item, path + (key,), complete, problems)
+        return None
+
+
+class Fields(Spec):
+    """A closed mapping: exactly the keys the schema lists; ``required`` only in complete
+    (merged, non-abstract) profiles, since a base or a child may leave them to the other."""
+
+    def __init__(self, fields: Dict[str, Spec], required: Sequence[str] = (), nullable=True):
+        self.fields, self.required, self.nullable = fields, tuple(required), nullable
+
+    def allowed(self):
+        return "a mapping with keys " + ", ".join(self.fields)
+
+    def check_value(self, value, path, complete, problems):
+        if not isinstance(value, dict):
+            return self._wrong(value)
+        for key, item in value.items():
+            if key not in self.fields:
+                problems.append((path + (key,), f"unknown key; allowed: {', '.join(self.fields)}{did_you_mean(key, self.fields)}"))
+            else:
+                self.fields[key].check(item, path + (key,), complete, problems)
+        if complete:
+            for key in self.required:
+                if value.get(key) is None:
+                    problems.append((path + (key,), f"required; allowed: {self.fields[key].allowed()}"))
+        return None
+
+
+def _as_date(value) -> Optional[date]:
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+_SOURCE = Sources()
+_NAMES = ListOf(Str(nullable=False))
+_DISK_KINDS = ("ssd", "nvme", "disk", "ramdisk")
+_AREA = Fields({"path": Str(), "quota": Size(), "purged": Bool()})
+
+_GPUS = Fields({
+    "model": Str(nullable=False),
+    "count": Int(1, nullable=False),
+    "memory": Size(),
+    "gres": Str(),
+    "max_cores_per_gpu": Int(1),
+    "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
+                         required=("profile", "gres"))),
+}, required=("model", "count"))
+
+_NODE_TYPE = Fields({
+    "count": Int(0),
+    "cores": Int(1, nullable=False),
+    "sockets": Int(1),
+    "memory": Size(nullable=False),
+    "local_disk": Fields({"size": Size(), "kind": Enum(*_DISK_KINDS)}),
+    "gpus": _GPUS,
+    "source": _SOURCE,
+}, required=("cores", "memory"))
+
+SCHEMA = Fields({
+    "name": Str(nullable=False),
+    "extends": Str(),
+    "abstract": Bool(nullable=False),
+    "description": Str(numbers=True),
+    "aliases": _NAMES,
+    "docs": Sources(),
+    "status": Fields({
+        "state": Enum("in-service", "retired", nullable=False),
+        "since": Date(),
+        "retired_on": Date(),
+        "successor": Str(),
+        "note": Str(numbers=True),
+        "source": _SOURCE,
+    }, required=("state",)),
+    "detect": Fields({"cc_cluster": _NAMES, "slurm_cluster_name": _NAMES, "hostnames": _NAMES, "source": _SOURCE}),
+    "node_types": MapOf(_NODE_TYPE, "node-type name -> node type"),
+    "scheduling": Fields({
+        "max_walltime": Duration(),
+        "min_walltime_advice": Duration(),
+        "whole_node": Fields({"cores": Int(1), "gpu_counts": ListOf(Int(1, nullable=False))}),
+        "mem_request": Bool(),
+        "default_mem_per_cpu": Size(),
+        "partitions": Fields({"name_partition": Enum("never", "debug-only", "required"), "allowed": _NAMES}),
+        "max_jobs_per_user": Int(1),
+        "max_array_size": Int(1),
+        "source": _SOURCE,
+    }),
+    "accounts": Fields({
+        "required": Enum("always", "when-several", "auto", "never"),
+        "prefixes": _NAMES,
+        "env": _NAMES,
+        "source": _SOURCE,
+    }),
+    "storage": Fields({
+        "home": _AREA,
+        "project": _AREA,
+        "scratch": _AREA,
+        "slurm_tmpdir": Fields({"kind": Enum(*_DISK_KINDS), "size": Size(), "counts_against_memory": Bool()}),
+        "internet_on_compute": Bool(),
+        "source": _SOURCE,
+    }),
+    "software": Fields({
+        "module_system": Enum("lmod", "none"),
+        "stdenv": Str(),
+        "preload": _NAMES,
+        "modules": MapOf(Str(), "tool -> module name/version (null: unverified)"),
+        "virtualenv": Fields({"command": Str(), "wheelhouse": Bool()}),
+        "source": _SOURCE,
+    }),
+    "launch": Fields({
+        "default": Enum("srun", "mpirun"),
+        "mpi": Fields({
+            "flavour": Enum("openmpi", "intelmpi", "mvapich2"),
+            "srun_mpi": Str(),
+            "bind_flags": _NAMES,
+        }),
+        "interconnect": Fields({"fabric": Enum("infiniband", "omnipath", "ethernet"), "speed": Str(numbers=True)}),
+        "env": MapOf(Str(nullable=False, numbers=True), "variable -> value"),
+        "source": _SOURCE,
+    }),
+}, required=("name", "status"), nullable=False)
+
+
+# ------------------------------------------------------------------------------ typed profile
+
+@dataclass(frozen=True)
+class Status:
+    state: str = "in-service"
+    since: Optional[date] = None
+    retired_on: Optional[date] = None
+    successor: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Detect:
+    cc_cluster: Tuple[str, ...] = ()
+    slurm_cluster_name: Tuple[str, ...] = ()
+    hostnames: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LocalDisk:
+    size_mib: Optional[int] = None
+    kind: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    profile: str
+    gres: str
+    memory_mib: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Gpus:
+    model: str
+    count: int
+    memory_mib: Optional[int] = None
+    gres: Optional[str] = None  # None: untyped GRES, asked as --gres=gpu:N
+    max_cores_per_gpu: Optional[int] = None
+    mig: Tuple[MigProfile, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeType:
+    name: str
+    cores: int
+    memory_mib: int
+    count: Optional[int] = None
+    sockets: Optional[int] = None
+    local_disk: Optional[LocalDisk] = None
+    gpus: Optional[Gpus] = None
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.gpus is not None
+
+
+@dataclass(frozen=True)
+class WholeNode:
+    cores: Optional[int] = None
+    gpu_counts: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Partitions:
+    name_partition: Optional[str] = None
+    allowed: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scheduling:
+    max_walltime_seconds: Optional[int] = None
+    min_walltime_advice_seconds: Optional[int] = None
+    whole_node: Optional[WholeNode] = None
+    mem_request: Optional[bool] = None
+    default_mem_per_cpu_mib: Optional[int] = None
+    partitions: Partitions = Partitions()
+    max_jobs_per_user: Optional[int] = None
+    max_array_size: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Accounts:
+    required: Optional[str] = None
+    prefixes: Tuple[str, ...] = ()
+    env: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StorageArea:
+    path: Optional[str] = None
+    quota_mib: Optional[int] = None
+    purged: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class SlurmTmpdir:
+    kind: Optional[str] = None
+    size_mib: Optional[int] = None
+    counts_against_memory: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class Storage:
+    home: Optional[StorageArea] = None
+    project: Optional[StorageArea] = None
+    scratch: Optional[StorageArea] = None
+    slurm_tmpdir: Optional[SlurmTmpdir] = None
+    internet_on_compute: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class Virtualenv:
+    command: Optional[str] = None
+    wheelhouse: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class Software:
+    module_system: Optional[str] = None
+    stdenv: Optional[str] = None
+    preload: Tuple[str, ...] = ()
+    modules: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    virtualenv: Virtualenv = Virtualenv()
+
+
+@dataclass(frozen=True)
+class Mpi:
+    flavour: Optional[str] = None
+    srun_mpi: Optional[str] = None
+    bind_flags: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Interconnect:
+    fabric: Optional[str] = None
+    speed: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Launch:
+    default: Optional[str] = None
+    mpi: Mpi = Mpi()
+    interconnect: Interconnect = Interconnect()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class SiteProfile:
+    """One cluster, merged and checked; ``raw`` is the merged mapping as YAML gave it."""
+
+    name: str
+    path: Path
+    abstract: bool
+    extends: Optional[str]
+    description: Optional[str]
+    aliases: Tuple[str, ...]
+    docs: Tuple[str, ...]
+    status: Status
+    detect: Detect
+    node_types: Tuple[NodeType, ...]
+    scheduling: Scheduling
+    accounts: Accounts
+    storage: Storage
+    software: Software
+    launch: Launch
+    raw: Dict[str, Any] = field(compare=False, repr=False)
+
+    @property
+    def is_retired(self) -> bool:
+        return self.status.state == "retired"
+
+    @property
+    def gpu_models(self) -> Tuple[str, ...]:
+        """Distinct GPU models, in node-type order."""
+        return tuple(dict.fromkeys(t.gpus.model for t in self.node_types if t.gpus))
+
+    def node_type(self, name: str) -> NodeType:
+        for node_type in self.node_types:
+            if node_type.name == name:
+                return node_type
+        raise KeyError(f"{self.name} has no node type {name!r}; it has {', '.join(t.name for t in self.node_types)}")
+
+
+def _sub(data: Optional[dict], key: str) -> dict:
+    value = (data or {}).get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _mib(value) -> Optional[int]:
+    return None if value is None else parse_size(value)
+
+
+def _seconds(value) -> Optional[int]:
+    return None if value is None else parse_duration(value)
+
+
+def _names(value) -> Tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, list) else (value,)
+
+
+def _build_profile(path: Path, data: dict) -> SiteProfile:
+    """Convert a merged, validated mapping; no checks here (``SCHEMA`` did them)."""
+    status, sched, storage, software, launch = (_sub(data, k) for k in ("status", "scheduling", "storage", "software", "launch"))
+    whole = sched.get("whole_node")
+    return SiteProfile(
+        name=data["name"],
+        path=path,
+        abstract=bool(data.get("abstract", False)),
+        extends=data.get("extends"),
+        description=None if data.get("description") is None else str(data["description"]),
+        aliases=_names(data.get("aliases")),
+        docs=_names(data.get("docs")),
+        status=Status(
+            state=status.get("state") or "in-service",
+            since=_as_date(status.get("since")),
+            retired_on=_as_date(status.get("retired_on")),
+            successor=status.get("successor"),
+            note=None if status.get("note") is None else str(status["note"]),
+        ),
+        detect=Detect(**{k: _names(_sub(data, "detect").get(k)) for k in ("cc_cluster", "slurm_cluster_name", "hostnames")}),
+        node_types=tuple(_build_node_type(name, spec) for name, spec in (data.get("node_types") or {}).items()),
+        scheduling=Scheduling(
+            max_walltime_seconds=_seconds(sched.get("max_walltime")),
+            min_walltime_advice_seconds=_seconds(sched.get("min_walltime_advice")),
+            whole_node=None if whole is None else WholeNode(whole.get("cores"), tuple(whole.get("gpu_counts") or ())),
+            mem_request=sched.get("mem_request"),
+            default_mem_per_cpu_mib=_mib(sched.get("default_mem_per_cpu")),
+            partitions=Partitions(_sub(sched, "partitions").get("name_partition"), _names(_sub(sched, "partitions").get("allowed"))),
+            max_jobs_per_user=sched.get("max_jobs_per_user"),
+            max_array_size=sched.get("max_array_size"),
+        ),
+        accounts=Accounts(_sub(data, "accounts").get("required"), _names(_sub(data, "accounts").get("prefixes")),
+                          _names(_sub(data, "accounts").get("env"))),
+        storage=Storage(
+            home=_build_area(storage.get("home")),
+            project=_build_area(storage.get("project")),
+            scratch=_build_area(storage.get("scratch")),
+            slurm_tmpdir=None if storage.get("slurm_tmpdir") is None else SlurmTmpdir(
+                storage["slurm_tmpdir"].get("kind"), _mib(storage["slurm_tmpdir"].get("size")),
+                storage["slurm_tmpdir"].get("counts_against_memory")),
+            internet_on_compute=storage.get("internet_on_compute"),
+        ),
+        software=Software(
+            module_system=software.get("module_system"),
+            stdenv=software.get("stdenv"),
+            preload=_names(software.get("preload")),
+            modules=MappingProxyType(dict(software.get("modules") or {})),
+            virtualenv=Virtualenv(_sub(software, "virtualenv").get("command"), _sub(software, "virtualenv").get("wheelhouse")),
+        ),
+        launch=Launch(
+            default=launch.get("default"),
+            mpi=Mpi(_sub(launch, "mpi").get("flavour"), _sub(launch, "mpi").get("srun_mpi"), _names(_sub(launch, "mpi").get("bind_flags"))),
+            interconnect=Interconnect(_sub(launch, "interconnect").get("fabric"),
+                                      None if _sub(launch, "interconnect").get("speed") is None else str(launch["interconnect"]["speed"])),
+            env=MappingProxyType({k: str(v) for k, v in (launch.get("env") or {}).items()}),
+        ),
+        raw=data,
+    )
+
+
+def _build_area(area: Optional[dict]) -> Optional[StorageArea]:
+    return None if area is None else StorageArea(area.get("path"), _mib(area.get("quota")), area.get("purged"))
+
+
+def _build_node_type(name: str, spec: dict) -> NodeType:
+    gpus = spec.get("gpus")
+    disk = spec.get("local_disk")
+    return NodeType(
+        name=name,
+        cores=spec["cores"],
+        memory_mib=parse_size(spec["memory"]),
+        count=spec.get("count"),
+        sockets=spec.get("sockets"),
+        local_disk=None if disk is None else LocalDisk(_mib(disk.get("size")), disk.get("kind")),
+        gpus=None if gpus is None else Gpus(
+            model=str(gpus["model"]),
+            count=gpus["count"],
+            memory_mib=_mib(gpus.get("memory")),
+            gres=gpus.get("gres"),
+            max_cores_per_gpu=gpus.get("max_cores_per_gpu"),
+            mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
+        ),
+    )
+
+
+# ----------------------------------------------------------------------------------- parsing
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """One YAML file: its data, the line of every key path, and its nodes (for comments)."""
+
+    path: Path
+    data: Dict[str, Any]
+    lines: Dict[KeyPath, int]
+    root: Any
+    text_lines: Tuple[str, ...]
+
+
+def parse_profile_text(text: str, path: Union[str, Path]) -> ParsedFile:
+    """Parse one profile, keeping key-path lines; bad YAML is a located ProfileError."""
+    path = Path(path)
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            raise ProfileError(path, 1, "", "empty file; a profile is a mapping that starts with `name:`")
+        if not isinstance(root, yaml.MappingNode):
+            raise ProfileError(path, root.start_mark.line + 1, "", "a profile must be a mapping of keys (name:, status:, ...)")
+        lines: Dict[KeyPath, int] = {}
+        data = _construct(loader, root, (), lines, path)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise ProfileError(path, mark.line + 1 if mark else None, "", f"not valid YAML: {error.problem or error.context}") from None
+    except yaml.YAMLError as error:
+        raise ProfileError(path, None, "", f"not valid YAML: {error}") from None
+    finally:
+        loader.dispose()
+    return ParsedFile(path, data, lines, root, tuple(text.splitlines()))
+
+
+def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], file: Path):
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        loader.flatten_mapping(node)
+        out: Dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            where = key_node.start_mark.line + 1
+            if not isinstance(key, str):
+                raise ProfileError(file, where, format_keypath(path), f"key {key!r} is not a string; quote it")
+            if key in out:
+                raise ProfileError(file, where, format_keypath(path + (key,)), "duplicate key (the second would silently win)")
+            lines[path + (key,)] = where
+            out[key] = _construct(loader, value_node, path + (key,), lines, file)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_construct(loader, item, path + (index,), lines, file) for index, item in enumerate(node.value)]
+    return loader.construct_object(node, deep=True)
+
+
+def _read(path: Path) -> ParsedFile:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ProfileError(path, None, "", f"cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(path, None, "", "not UTF-8 text") from None
+    return parse_profile_text(text, path)
+
+
+# ------------------------------------------------------------------------------- search path
+
+def search_path(cwd: Union[str, Path, None] = None, env: Optional[Mapping[str, str]] = None) -> List[Path]:
+    """``./site_profiles``, then ``$XDG_CONFIG_HOME/slurmkit/site_profiles``, then the bundled
+    folder; a folder that appears twice (running inside the repository) is kept once."""
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    config = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
+    return _unique_dirs([cwd / "site_profiles", config / "slurmkit" / "site_profiles", profiles_dir()])
+
+
+def _unique_dirs(dirs: Iterable[Path]) -> List[Path]:
+    seen, out = set(), []
+    for folder in dirs:
+        key = os.path.realpath(folder)
+        if key not in seen:
+            seen.add(key)
+            out.append(Path(folder))
+    return out
+
+
+@dataclass(frozen=True)
+class ProfileFile:
+    """A profile file on the search path; ``layer`` is its folder's place (0 wins)."""
+
+    name: str
+    path: Path
+    layer: int
+
+
+class ProfileCatalog:
+    """Every profile visible from one search path, with the merging and checking of each.
+
+    A catalog reads each file once; make a new one to see changes on disk.
+    """
+
+    def __init__(self, dirs: Optional[Sequence[Union[str, Path]]] = None):
+        self.dirs = _unique_dirs(Path(d) for d in (search_path() if dirs is None else dirs))
+        self.files: Dict[str, List[ProfileFile]] = {}
+        for layer, folder in enumerate(self.dirs):
+            for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
+                self.files.setdefault(path.stem, []).append(ProfileFile(path.stem, path, layer))
+        self._parsed: Dict[str, ParsedFile] = {}
+
+    # -- finding -----------------------------------------------------------------------------
+
+    def names(self) -> List[str]:
+        return sorted(self.files)
+
+    def find(self, name: str) -> ProfileFile:
+        """The file that ``name`` (or an alias) means: the first on the search path."""
+        if name in self.files:
+            return self.files[name][0]
+        for other in self.names():
+            try:
+                aliases = self.parsed(self.files[other][0].path).data.get("aliases") or []
+            except ProfileError:
+                continue
+            if isinstance(aliases, list) and name in aliases:
+                return self.files[other][0]
+        raise ProfileNotFound(f"no site profile named {name!r}{did_you_mean(name, self.names())}; "
+                              f"profiles: {', '.join(self.names()) or '(none)'}; searched {', '.join(map(str, self.dirs))}")
+
+    def parsed(self, path: Path) -> ParsedFile:
+        key = os.path.realpath(path)
+        if key not in self._parsed:
+            self._parsed[key] = _read(Path(path))
+        return self._parsed[key]
+
+    def remember(self, parsed: ParsedFile) -> None:
+        """Use ``parsed`` for its path instead of reading the file."""
+        self._parsed[os.path.realpath(parsed.path)] = parsed
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def load(self, name: str) -> SiteProfile:
+        return self.load_file(self.find(name))
+
+    def load_file(self, pf: Union[ProfileFile, str, Path]) -> SiteProfile:
+        """Merge, check and convert one profile; raises the first ProfileError found."""
+        problems = self.problems(pf)
+        if problems:
+            raise problems[0]
+        pf = self._as_profile_file(pf)
+        data, _ = self._merged(pf, ())
+        return _build_profile(pf.path, data)
+
+    def problems(self, pf: Union[ProfileFile, str, Path], provenance: bool = False) -> List[ProfileError]:
+        """Every schema problem of the merged profile (and, if asked, of its sources)."""
+        pf = self._as_profile_file(pf)
+        try:
+            data, origins = self._merged(pf, ())
+        except ProfileError as error:
+            return [error]
+        complete = not data.get("abstract", False)
+        found: List[Problem] = []
+        SCHEMA.check(data, (), complete, found)
+        if not found and complete:
+            found = self._cross_checks(data)
+        errors = [_located(origins, pf.path, path, message) for path, message in found]
+        if provenance and not errors:
+            errors = provenance_problems(self.parsed(pf.path))
+        return errors
+
+    def all(self, include_abstract: bool = False) -> Tuple[List[SiteProfile], List[ProfileError]]:
+        """The first profile of each name, and the errors of those that do not load."""
+        profiles, errors = [], []
+        for name in self.names():
+            try:
+                profile = self.load(name)
+            except ProfileError as error:
+                errors.append(error)
+                continue
+            if include_abstract or not profile.abstract:
+                profiles.append(profile)
+        return profiles, errors
+
+    def _as_profile_file(self, pf) -> ProfileFile:
+        if isinstance(pf, ProfileFile):
+            return pf
+        path = Path(pf)
+        for entry in self.files.get(path.stem, []):
+            if os.path.realpath(entry.path) == os.path.realpath(path):
+                return entry
+        return ProfileFile(path.stem, path, -1)
+
+    def _merged(self, pf: ProfileFile, chain: Tuple[ProfileFile, ...]) -> Tuple[dict, Dict[KeyPath, Tuple[Path, int]]]:
+        parsed = self.parsed(pf.path)
+        data = parsed.data
+        origins = {path: (pf.path, line) for path, line in parsed.lines.items()}
+        _check_identity(parsed, pf)
+        parent_name = data.get("extends")
+        if parent_name is None:
+            return copy.deepcopy(data), origins
+        parent = self._parent(parent_name, pf, parsed)
+        seen = [os.path.realpath(p.path) for p in chain + (pf,)]
+        if os.path.realpath(parent.path) in seen:
+            # Report at the extends: line of the cycle's first member (the file being loaded,
+            # when the cycle comes back to it), naming every step.
+            members = (chain + (pf,))[seen.index(os.path.realpath(parent.path)):]
+            first = self.parsed(members[0].path)
+            cycle = " -> ".join([p.name for p in members] + [parent.name])
+            raise ProfileError(members[0].path, first.lines.get(("extends",)), "extends",
+                               f"{first.data.get('extends')!r} makes a cycle: {cycle}")
+        parent_data, parent_origins = self._merged(parent, chain + (pf,))
+        for key in NOT_INHERITED:
+            parent_data.pop(key, None)
+        merged = deep_merge(parent_data, data)
+        keep = set(_keypaths(merged))
+        return merged, {**{p: o for p, o in parent_origins.items() if p in keep}, **origins}
+
+    def _parent(self, name: str, pf: ProfileFile, parsed: ParsedFile) -> ProfileFile:
+        """The profile ``extends:`` names; a profile that extends its own name (a user's
+        ``narval.yaml`` with ``extends: narval``) gets the next one down the search path."""
+        candidates = self.files.get(name, [])
+        if name == pf.name:
+            candidates = [c for c in candidates if c.layer > pf.layer and os.path.realpath(c.path) != os.path.realpath(pf.path)]
+        if candidates:
+            return candidates[0]
+        known = [n for n in self.names() if n != pf.name or name == pf.name]
+        why = "no other profile of that name further down the search path" if name == pf.name else "no profile of that name"
+        raise ProfileError(pf.path, parsed.lines.get(("extends",)), "extends",
+                           f"{name!r}: {why}; profiles: {', '.join(known) or '(none)'}{did_you_mean(name, known)}")
+
+    def _cross_checks(self, data: dict) -> List[Problem]:
+        status = data.get("status") or {}
+        if status.get("state") != "retired":
+            return []
+        for key in ("retired_on", "successor"):
+            if status.get(key) is None:
+                return [(("status", key), "required when status.state is retired")]
+        successor = status["successor"]
+        if successor not in self.files:
+            return [(("status", "successor"), f"no profile named {successor!r}{did_you_mean(successor, self.names())}")]
+        return []
+
+
+def _check_identity(parsed: ParsedFile, pf: ProfileFile) -> None:
+    """``name`` must be the file's own name and ``extends`` a name: both steer the merge."""
+    data = parsed.data
+    name = data.get("name")
+    if not isinstance(name, str) or not name:
+        raise ProfileError(pf.path, parsed.lines.get(("name",), 1), "name",
+                           f"required: the profile's name, {pf.path.stem!r} (the file name without .yaml)")
+    if name != pf.path.stem:
+        raise ProfileError(pf.path, parsed.lines[("name",)], "name",
+                           f"is {name!r} but the file is {pf.path.name}; allowed: {pf.path.stem!r} (the file name without .yaml)")
+    extends = data.get("extends")
+    if extends is not None and not isinstance(extends, str):
+        raise ProfileError(pf.path, parsed.lines[("extends",)], "extends", f"got {extends!r}; allowed: the name of one profile")
+
+
+def _located(origins: Dict[KeyPath, Tuple[Path, int]], default: Path, path: KeyPath, message: str) -> ProfileError:
+    """A problem at ``path`` of a merged profile, placed in the file and line that set it
+    (or, for a missing key, its nearest parent that exists)."""
+    probe = path
+    while probe and probe not in origins:
+        probe = probe[:-1]
+    file, line = origins.get(probe, (default, None))
+    return ProfileError(file, line, format_keypath(path), message)
+
+
+def deep_merge(parent: Any, child: Any) -> Any:
+    """Mappings merge key by key; anything else from the child replaces the parent's."""
+    if isinstance(parent, dict) and isinstance(child, dict):
+        merged = dict(parent)
+        for key, value in child.items():
+            merged[key] = deep_merge(parent[key], value) if key in parent else copy.deepcopy(value)
+        return merged
+    return copy.deepcopy(child)
+
+
+def _keypaths(data: Any, path: KeyPath = ()) -> Iterable[KeyPath]:
+    yield path
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _keypaths(value, path + (key,))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _keypaths(value, path + (index,))
+
+
+# -------------------------------------------------------------------------------- provenance
+
+_COMMENT = re.compile(r"(?:^|\s)#")
+_URL_COMMENT = re.compile(r"(?:^|\s)#.*https?://")
+_NULL_TAG = "tag:yaml.org,2002:null"
+
+
+def provenance_problems(parsed: ParsedFile) -> List[ProfileError]:
+    """The "Sources" rules of the schema, for one file as written (not merged): every fact
+    mapping has ``source:`` or a URL comment on each fact line; every null says why."""
+    problems = []
+    for key_node, value_node in parsed.root.value:
+        key = key_node.value
+        if key in FACT_SECTIONS:
+            problems += _unsourced(parsed, value_node, (key,))
+        elif key == "node_types" and isinstance(value_node, yaml.MappingNode):
+            for name_node, type_node in value_node.value:
+                problems += _unsourced(parsed, type_node, ("node_types", name_node.value))
+    for path, node in _leaves(parsed.root, ()):
+        if node.tag == _NULL_TAG and not _null_explained(parsed, node):
+            problems.append(ProfileError(parsed.path, node.start_mark.line + 1, format_keypath(path),
+                                         "null must say why in a comment on its line or the line above "
+                                         "(e.g. `null  # not documented`)"))
+    return sorted(problems, key=lambda e: e.line or 0)
+
+
+def _unsourced(parsed: ParsedFile, node, path: KeyPath) -> List[ProfileError]:
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    for key_node, value_node in node.value:
+        if key_node.value == "source":
+            return []
+    for leaf_path, leaf in _leaves(node, path):
+        if not _URL_COMMENT.search(_rest_of_line(parsed, leaf)):
+            return [ProfileError(parsed.path, leaf.start_mark.line + 1, format_keypath(path),
+                                 f"no source: add `source: URL` to this mapping, or end every fact line with "
+                                 f"`# https://...` ({format_keypath(leaf_path)} has none)")]
+    return []
+
+
+def _leaves(node, path: KeyPath):
+    """Scalars and empty collections: the lines that state a fact."""
+    if isinstance(node, yaml.MappingNode) and node.value:
+        for key_node, value_node in node.value:
+            yield from _leaves(value_node, path + (key_node.value,))
+    elif isinstance(node, yaml.SequenceNode) and node.value:
+        for index, item in enumerate(node.value):
+            yield from _leaves(item, path + (index,))
+    else:
+        yield path, node
+
+
+def _null_explained(parsed: ParsedFile, node) -> bool:
+    """A null is explained by a trailing comment or by a comment-only line just above it."""
+    if _COMMENT.search(_rest_of_line(parsed, node)):
+        return True
+    above = node.start_mark.line - 1
+    return above >= 0 and parsed.text_lines[above].lstrip().startswith("#")
+
+
+def _rest_of_line(parsed: ParsedFile, node) -> str:
+    mark = node.end_mark
+    if mark.line >= len(parsed.text_lines):
+        return ""
+    return parsed.text_lines[mark.line][mark.column:]
+
+
+# ---------------------------------------------------------------------------- public helpers
+
+def load_profile(name: str, dirs: Optional[Sequence[Union[str, Path]]] = None) -> SiteProfile:
+    """The profile ``name`` (or an alias) from the search path, merged and checked."""
+    return ProfileCatalog(dirs).load(name)
+
+
+def load_profile_file(path: Union[str, Path], dirs: Optional[Sequence[Union[str, Path]]] = None) -> SiteProfile:
+    """A profile from a file anywhere; ``extends:`` looks in its folder, then the search path."""
+    return _catalog_for(Path(path), dirs).load_file(Path(path))
+
+
+def validate_file(path: Union[str, Path], dirs: Optional[Sequence[Union[str, Path]]] = None) -> List[ProfileError]:
+    """Every problem of one profile file, schema and sources: what ``profiles validate`` prints."""
+    return _catalog_for(Path(path), dirs).problems(Path(path), provenance=True)
+
+
+def validate_text(text: str, path: Union[str, Path], dirs: Optional[Sequence[Union[str, Path]]] = None) -> List[ProfileError]:
+    """As :func:`validate_file`, for text that is to be written at ``path`` (so that
+    ``profiles detect`` checks what it writes before the file exists)."""
+    path = Path(path)
+    catalog = _catalog_for(path, dirs)
+    try:
+        catalog.remember(parse_profile_text(text, path))
+    except ProfileError as error:
+        return [error]
+    return catalog.problems(path, provenance=True)
+
+
+def _catalog_for(path: Path, dirs) -> ProfileCatalog:
+    return ProfileCatalog([path.parent] + list(search_path() if dirs is None else dirs))
+
+
+def list_profiles(dirs: Optional[Sequence[Union[str, Path]]] = None,
+                  include_abstract: bool = False) -> Tuple[List[SiteProfile], List[ProfileError]]:
+    """Every profile on the search path (the first of each name), and the errors of those
+    that do not load: one broken user file must not hide the others."""
+    return ProfileCatalog(dirs).all(include_abstract)
+
+
+# --------------------------------------------------------------------------------- detection
+
+@dataclass(frozen=True)
+class Detection:
+    """Which profile applies here, and why (for messages: "narval (from $CC_CLUSTER)")."""
+
+    name: str
+    reason: str
+
+
+class RetiredProfileWarning(UserWarning):
+    """The chosen profile describes a retired cluster."""
+
+
+def detect_profile(explicit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                   hostname: Optional[str] = None, dirs: Optional[Sequence[Union[str, Path]]] = None) -> Detection:
+    """Pick the profile: ``--profile``, ``$SLURMKIT_PROFILE``, ``$CC_CLUSTER``,
+    ``$SLURM_CLUSTER_NAME``, then hostname globs. A name given by the user must exist; the
+    cluster variables fall through to the next step when no profile claims their value."""
+    return _detect(ProfileCatalog(dirs), explicit, os.environ if env is None else env, hostname)
+
+
+def _detect(catalog: ProfileCatalog, explicit: Optional[str], env: Mapping[str, str], hostname: Optional[str]) -> Detection:
+    for value, reason in ((explicit, "--profile"), (env.get("SLURMKIT_PROFILE"), "$SLURMKIT_PROFILE")):
+        if value:
+            found = catalog.find(value)
+            if catalog.parsed(found.path).data.get("abstract") is True:
+                raise ProfileNotFound(f"{value!r} ({reason}) is an abstract base, not a cluster; "
+                                      f"profiles: {', '.join(p.name for p in catalog.all()[0])}")
+            return Detection(found.name, reason)
+    profiles, _ = catalog.all()
+    profiles.sort(key=lambda p: (catalog.files[p.name][0].layer, p.name))  # user profiles first
+    tried = []
+    for variable, attribute in (("CC_CLUSTER", "cc_cluster"), ("SLURM_CLUSTER_NAME", "slurm_cluster_name")):
+        value = env.get(variable)
+        if value:
+            for profile in profiles:
+                if value.lower() in (v.lower() for v in getattr(profile.detect, attribute)):
+                    return Detection(profile.name, f"${variable}={value}")
+            tried.append(f"${variable}={value}")
+    host = hostname if hostname is not None else socket.gethostname()
+    names = {host.lower(), host.split(".")[0].lower()}
+    for profile in profiles:
+        for pattern in profile.detect.hostnames:
+            if any(fnmatch.fnmatchcase(n, pattern.lower()) for n in names):
+                return Detection(profile.name, f"hostname {host} matches {pattern!r}")
+    tried.append(f"hostname {host}")
+    raise NoProfileDetected(
+        f"cannot tell which cluster this is (no --profile or $SLURMKIT_PROFILE; no profile matches "
+        f"{', '.join(tried)}); choose one with --profile NAME or export SLURMKIT_PROFILE=NAME; "
+        f"profiles: {', '.join(p.name for p in sorted(profiles, key=lambda p: p.name)) or '(none)'}; "
+        f"or describe this cluster with `slurmkit profiles detect -o site_profiles/NAME.yaml`")
+
+
+def retirement_notice(profile: SiteProfile) -> Optional[str]:
+    """The one line a user of a retired cluster's profile should read, or None."""
+    if not profile.is_retired:
+        return None
+    when = f" on {profile.status.retired_on.isoformat()}" if profile.status.retired_on else ""
+    note = f" ({profile.status.note})" if profile.status.note else ""
+    return (f"profile {profile.name!r} describes a cluster retired{when}; its successor is "
+            f"{profile.status.successor!r}: use --profile {profile.status.successor}{note}")
+
+
+def select_profile(explicit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                   hostname: Optional[str] = None, dirs: Optional[Sequence[Union[str, Path]]] = None) -> Tuple[SiteProfile, Detection]:
+    """Detect and load the profile a command will use; warns (once per profile, through
+    ``warnings``) when it is a retired cluster's."""
+    catalog = ProfileCatalog(dirs)
+    detection = _detect(catalog, explicit, os.environ if env is None else env, hostname)
+    profile = catalog.load(detection.name)
+    notice = retirement_notice(profile)
+    if notice:
+        warnings.warn(notice, RetiredProfileWarning, stacklevel=2)
+    return profile, detection
+

@@ -1,0 +1,374 @@
+"""What the user asked for: the job spec, from ``job.yaml`` or from Python.
+
+This module only reads and checks the *shape* of a request (known keys, types, units, safe
+names). Whether the request fits a cluster is the resolver's business (resolve.py).
+
+A spec looks like::
+
+    name: resnet50
+    profile: nibi
+    account: def-someprof
+    kind: mpi
+    resources: {nodes: 2, tasks_per_node: 4, cpus_per_task: 8, mem: 64G, time: 3h}
+    environment:
+      modules: [python/3.11, openmpi]
+      venv: {requirements: requirements.txt}
+    launch: {command: python train.py --epochs 10}
+"""
+
+import difflib
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+from .errors import SpecError, UnitError
+from .units import parse_duration, parse_size
+from .yamlfile import KeyPath, format_keypath, line_of, load_yaml_file
+
+KINDS = ("serial", "threaded", "mpi", "gpu", "array")
+LAUNCHERS = ("direct", "srun", "mpirun")
+DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
+MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIMIT_80", "ARRAY_TASKS")
+
+# Values that end up inside #SBATCH lines or module commands, where shell quoting cannot help:
+# they are restricted to characters that mean nothing to sbatch's or Lmod's parsers.
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
+MODULE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+/-]{0,127}$")
+IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAIL_RE = re.compile(r"^[^\s@'\"\\$`]+@[^\s@'\"\\$`]+$")
+
+
+@dataclass(frozen=True)
+class GpuRequest:
+    """GPUs per node, as the user named them (``model`` is resolved against the profile)."""
+
+    model: Optional[str]
+    count: int
+
+
+@dataclass(frozen=True)
+class Resources:
+    nodes: int = 1
+    tasks_per_node: Optional[int] = None   # None: not said (the resolver may fill whole nodes)
+    cpus_per_task: Optional[int] = None
+    time_s: int = 0
+    mem_mb: Optional[int] = None           # per node (--mem)
+    mem_per_cpu_mb: Optional[int] = None   # per CPU (--mem-per-cpu)
+    gpus: Optional[GpuRequest] = None
+    tmp_mb: Optional[int] = None           # node-local disk (--tmp)
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A Python virtualenv: built in ``$SLURM_TMPDIR`` per job unless ``path`` names a lasting one."""
+
+    path: Optional[str] = None
+    requirements: Optional[str] = None
+    packages: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Environment:
+    modules: Tuple[str, ...] = ()
+    venv: Optional[Venv] = None
+    variables: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Launch:
+    """``command`` is an argv; ``$NAME``/``${NAME}`` in it expand at run time, ``$$`` is a ``$``."""
+
+    command: Tuple[str, ...]
+    launcher: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """A sweep: the grid of ``parameters`` (task i gets the i-th point), run ``throttle`` at a time."""
+
+    parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]
+    throttle: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Dependency:
+    type: str
+    job_ids: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Mail:
+    user: str
+    events: Tuple[str, ...] = ("END", "FAIL")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str
+    launch: Launch
+    resources: Resources
+    kind: str = "serial"
+    profile: Optional[str] = None
+    account: Optional[str] = None
+    environment: Environment = field(default_factory=Environment)
+    array: Optional[ArraySpec] = None
+    dependencies: Tuple[Dependency, ...] = ()
+    mail: Optional[Mail] = None
+    extra_directives: Tuple[str, ...] = ()
+    source: Optional[str] = None
+    lines: Mapping[KeyPath, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def line_of(self, dotted: str) -> Optional[int]:
+        """The line in the spec file of a field such as ``resources.gpus`` (or its section)."""
+        return line_of(self.lines, tuple(dotted.split("."))) if dotted else None
+
+
+# ------------------------------------------------------------------------------------ reading
+
+
+class _Reader:
+    """Walks a mapping with its key path, so that every error names file, line and key."""
+
+    def __init__(self, source: Optional[str], lines: Dict[KeyPath, int]):
+        self.source = source
+        self.lines = lines
+
+    def fail(self, path: KeyPath, message: str):
+        raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
+
+    def mapping(self, value, path: KeyPath, allowed: Sequence[str], required: Sequence[str] = ()) -> Mapping:
+        if value is None:
+            value = {}
+        if not isinstance(value, Mapping):
+            self.fail(path, f"expected a mapping with keys {', '.join(allowed)}, got {_describe(value)}")
+        for key in value:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), allowed, n=1)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                self.fail(path + (key,), f"unknown key; {hint}allowed: {', '.join(allowed)}")
+        for key in required:
+            if value.get(key) is None:
+                self.fail(path + (key,), "is required")
+        return value
+
+    def integer(self, value, path: KeyPath, minimum: int = 1) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            self.fail(path, f"expected a whole number of at least {minimum}, got {_describe(value)}")
+        return value
+
+    def text(self, value, path: KeyPath, pattern=None, what: str = "") -> str:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            self.fail(path, f"expected text, got {_describe(value)}")
+        value = str(value)
+        if pattern is not None and not pattern.match(value):
+            self.fail(path, f"{value!r} is not allowed here: {what}")
+        return value
+
+    def choice(self, value, path: KeyPath, choices: Sequence[str]) -> str:
+        value = self.text(value, path)
+        if value not in choices:
+            close = difflib.get_close_matches(value, choices, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            self.fail(path, f"{value!r} is not one of them; {hint}allowed: {', '.join(choices)}")
+        return value
+
+    def text_list(self, value, path: KeyPath, pattern=None, what: str = "") -> Tuple[str, ...]:
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            value = [value]
+        if not isinstance(value, (list, tuple)):
+            self.fail(path, f"expected a list, got {_describe(value)}")
+        return tuple(self.text(item, path + (i,), pattern, what) for i, item in enumerate(value))
+
+    def unit(self, parse, value, path: KeyPath) -> int:
+        try:
+            return parse(value)
+        except UnitError as error:
+            self.fail(path, error.message)
+
+
+def _describe(value) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array",
+             "dependencies", "mail", "extra_directives")
+RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
+
+
+def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
+    """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
+    read = _Reader(source, lines or {})
+    top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources", "launch"))
+    kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
+    array = _read_array(read, top.get("array"))
+    if kind == "array" and array is None:
+        read.fail(("array",), "kind 'array' needs an array section with the parameters to sweep")
+    if array is not None and kind != "array":
+        read.fail(("array",), f"only kind 'array' sweeps parameters; set kind: array (it is {kind!r})")
+    return JobSpec(
+        name=read.text(top["name"], ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'"),
+        profile=None if top.get("profile") is None else read.text(top["profile"], ("profile",), NAME_RE, "a profile name"),
+        account=None if top.get("account") is None else read.text(top["account"], ("account",), NAME_RE, "an account name such as def-someprof"),
+        kind=kind,
+        resources=_read_resources(read, top["resources"]),
+        environment=_read_environment(read, top.get("environment")),
+        launch=_read_launch(read, top["launch"]),
+        array=array,
+        dependencies=_read_dependencies(read, top.get("dependencies")),
+        mail=_read_mail(read, top.get("mail")),
+        extra_directives=_read_extra(read, top.get("extra_directives")),
+        source=source,
+        lines=dict(lines or {}),
+    )
+
+
+def load_spec(path) -> JobSpec:
+    """Read a job spec file; every error names the file, line and key."""
+    data, lines = load_yaml_file(Path(path))
+    return spec_from_mapping(data, str(path), lines)
+
+
+def _read_resources(read: _Reader, value) -> Resources:
+    res = read.mapping(value, ("resources",), RESOURCE_KEYS, required=("time",))
+    at = lambda key: ("resources", key)  # noqa: E731 - a key path, nothing more
+    if res.get("mem") is not None and res.get("mem_per_cpu") is not None:
+        read.fail(at("mem_per_cpu"), "give either mem (per node) or mem_per_cpu, not both")
+    time_s = read.unit(parse_duration, res["time"], at("time"))
+    if time_s <= 0:
+        read.fail(at("time"), "must be longer than zero")
+    return Resources(
+        nodes=read.integer(res.get("nodes", 1), at("nodes")),
+        tasks_per_node=None if res.get("tasks_per_node") is None else read.integer(res["tasks_per_node"], at("tasks_per_node")),
+        cpus_per_task=None if res.get("cpus_per_task") is None else read.integer(res["cpus_per_task"], at("cpus_per_task")),
+        time_s=time_s,
+        mem_mb=None if res.get("mem") is None else read.unit(parse_size, res["mem"], at("mem")),
+        mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else read.unit(parse_size, res["mem_per_cpu"], at("mem_per_cpu")),
+        gpus=_read_gpus(read, res.get("gpus")),
+        tmp_mb=None if res.get("tmp") is None else read.unit(parse_size, res["tmp"], at("tmp")),
+    )
+
+
+def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
+    """``gpus: 2``, ``gpus: h100:2``, ``gpus: h100`` or ``gpus: {model: h100, count: 2}``."""
+    path = ("resources", "gpus")
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        gpus = read.mapping(value, path, ("model", "count"))
+        model = None if gpus.get("model") is None else read.text(gpus["model"], path + ("model",), NAME_RE, "a GPU model such as h100")
+        return GpuRequest(model, read.integer(gpus.get("count", 1), path + ("count",)))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return GpuRequest(None, read.integer(value, path))
+    text = read.text(value, path)
+    model, _, count = text.partition(":")
+    if count and not count.isdigit():
+        read.fail(path, f"{text!r} is not MODEL:COUNT (e.g. h100:2)")
+    read.text(model, path, NAME_RE, "a GPU model such as h100, optionally with :COUNT")
+    return GpuRequest(model, read.integer(int(count) if count else 1, path))
+
+
+def _read_environment(read: _Reader, value) -> Environment:
+    env = read.mapping(value, ("environment",), ("modules", "venv", "variables"))
+    variables = read.mapping(env.get("variables"), ("environment", "variables"), allowed=list(env.get("variables") or {}))
+    for name in variables:
+        read.text(name, ("environment", "variables", name), IDENTIFIER_RE, "a variable name is letters, digits and '_'")
+    return Environment(
+        modules=read.text_list(env.get("modules") or [], ("environment", "modules"), MODULE_RE, "a module name such as python/3.11"),
+        venv=_read_venv(read, env.get("venv")),
+        variables=tuple((str(name), read.text(v, ("environment", "variables", name))) for name, v in sorted(variables.items())),
+    )
+
+
+def _read_venv(read: _Reader, value) -> Optional[Venv]:
+    if value is None or value is False:
+        return None
+    path = ("environment", "venv")
+    venv = read.mapping({} if value is True else value, path, ("path", "requirements", "packages"))
+    return Venv(
+        path=None if venv.get("path") is None else read.text(venv["path"], path + ("path",)),
+        requirements=None if venv.get("requirements") is None else read.text(venv["requirements"], path + ("requirements",)),
+        packages=read.text_list(venv.get("packages") or [], path + ("packages",)),
+    )
+
+
+def _read_launch(read: _Reader, value) -> Launch:
+    if isinstance(value, (str, list)):
+        value = {"command": value}
+    launch = read.mapping(value, ("launch",), ("command", "launcher"), required=("command",))
+    command = launch["command"]
+    path = ("launch", "command")
+    if isinstance(command, str):
+        try:
+            argv = tuple(shlex.split(command))
+        except ValueError as error:
+            read.fail(path, f"cannot split it into arguments ({error}); give a list of arguments instead")
+    else:
+        argv = read.text_list(command, path)
+    if not argv:
+        read.fail(path, "is empty: say what the job runs")
+    launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
+    return Launch(command=argv, launcher=launcher)
+
+
+def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
+    if value is None:
+        return None
+    array = read.mapping(value, ("array",), ("parameters", "throttle"), required=("parameters",))
+    params = read.mapping(array["parameters"], ("array", "parameters"), allowed=list(array["parameters"] or {}))
+    if not params:
+        read.fail(("array", "parameters"), "name at least one parameter and its values")
+    parameters = []
+    for name, values in params.items():
+        at = ("array", "parameters", name)
+        read.text(name, at, IDENTIFIER_RE, "a parameter name is a shell variable name: letters, digits and '_'")
+        values = read.text_list(values, at)
+        if not values:
+            read.fail(at, "has no values")
+        parameters.append((str(name), values))
+    throttle = None if array.get("throttle") is None else read.integer(array["throttle"], ("array", "throttle"))
+    return ArraySpec(tuple(parameters), throttle)
+
+
+def _read_dependencies(read: _Reader, value) -> Tuple[Dependency, ...]:
+    """``dependencies: [{after: ok, jobs: [123]}]``, or a bare job id / list meaning ``ok``."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        value = [value]
+    result = []
+    for i, item in enumerate(value):
+        at = ("dependencies", i)
+        if not isinstance(item, Mapping):
+            item = {"jobs": item}
+        dep = read.mapping(item, at, ("after", "jobs"), required=("jobs",))
+        kind = read.choice(dep.get("after", "ok"), at + ("after",), DEPENDENCY_TYPES)
+        jobs = read.text_list(dep["jobs"], at + ("jobs",), re.compile(r"^\d+(_\d+)?$"), "a job id such as 12345")
+        result.append(Dependency(kind, jobs))
+    return tuple(result)
+
+
+def _read_mail(read: _Reader, value) -> Optional[Mail]:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = {"user": value}
+    mail = read.mapping(value, ("mail",), ("user", "events"), required=("user",))
+    events = tuple(read.choice(str(e).upper(), ("mail", "events", i), MAIL_EVENTS)
+                   for i, e in enumerate(read.text_list(mail.get("events", ["END", "FAIL"]), ("mail", "events"))))
+    return Mail(read.text(mail["user"], ("mail", "user"), MAIL_RE, "an e-mail address"), events)
+
+
+_DIRECTIVE_RE = re.compile(r"^--?[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\$`]*)?$")
+
+
+def _read_extra(read: _Reader, value) -> Tuple[str, ...]:
+    return read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
+                          "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")

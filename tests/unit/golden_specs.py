@@ -1,0 +1,39 @@
+"""The job specs behind tests/golden/: one per job kind, fitted to each bundled profile.
+
+They are written the way a user of that cluster would write them (its GPU model, whole nodes
+where the site schedules whole nodes) so that every golden script is one a user could get.
+"""
+
+KINDS = ("serial", "threaded", "mpi", "gpu", "array")
+
+
+def spec_for(profile, kind: str) -> dict:
+    whole = profile.scheduling.whole_node
+    whole_cores = whole.cores if whole and whole.cores else None
+    cpu_cores = max(t.cores for t in profile.node_types if not t.gpus) if any(not t.gpus for t in profile.node_types) else 1
+    gpu_cores = min((t.cores for t in profile.node_types if t.gpus), default=1)
+    resources = {"time": "3h"}
+    if profile.scheduling.mem_request is not False:
+        resources["mem"] = "2G"
+    spec = {"name": f"{kind}-demo", "profile": profile.name, "account": "def-someprof", "kind": kind,
+            "resources": resources, "launch": {"command": "python main.py --input $SLURM_TMPDIR/data --tag 'run 1'"}}
+    if kind == "threaded":
+        resources["cpus_per_task"] = whole_cores or min(8, cpu_cores)
+    elif kind == "mpi":
+        resources["nodes"] = 2
+        if not whole_cores:
+            resources["tasks_per_node"] = min(4, cpu_cores)
+        if profile.software.module_system == "lmod":
+            spec["environment"] = {"modules": [profile.software.modules.get("openmpi", "openmpi")]}
+        spec["launch"] = {"command": "./simulate --steps 1000"}
+    elif kind == "gpu":
+        models = profile.gpu_models
+        count = min(whole.gpu_counts) if whole and whole.gpu_counts else 1
+        resources["gpus"] = f"{models[0]}:{count}" if models else "1"
+        resources["cpus_per_task"] = min(4, gpu_cores)
+        spec["environment"] = {"venv": {"requirements": "requirements.txt"}}
+        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data"}
+    elif kind == "array":
+        spec["array"] = {"parameters": {"lr": ["0.1", "0.01"], "seed": [1, 2, 3]}, "throttle": 2}
+        spec["launch"] = {"command": "python main.py --lr $lr --seed $seed"}
+    return spec

@@ -1,8 +1,9 @@
-"""How much `slurmkit --help` costs against the imports any such tool pays for.
+"""How much `slurmkit --help` and `slurmkit render` cost against the imports they need.
 
 Prints the median CPU time (user + sys, from the child's rusage) of each command over N runs,
 and each one's ratio to the floor `python -c "import jinja2, yaml, click"`, measured in the
-same run. Usage: python bench/startup.py [N]
+same run. Targets (issue 4): render <= 1.25x the floor, --help <= 0.7x.
+Usage: python bench/startup.py [N]
 """
 
 import os
@@ -10,12 +11,29 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
+
+SPEC = """\
+name: resnet50
+profile: nibi
+account: def-someprof
+kind: gpu
+resources: {gpus: h100:1, cpus_per_task: 12, mem: 64G, time: 3h}
+environment:
+  modules: [python/3.11]
+  venv: {requirements: requirements.txt}
+launch: {command: python train.py --epochs 10 --data $SLURM_TMPDIR/data}
+"""
+SPEC_FILE = Path(tempfile.mkdtemp()) / "job.yaml"
+SPEC_FILE.write_text(SPEC)
 
 FLOOR = [sys.executable, "-c", "import jinja2, yaml, click"]
 COMMANDS = {
     "floor: import jinja2, yaml, click": FLOOR,
     "slurmkit --help": [sys.executable, "-m", "slurmkit.cli", "--help"],
     "slurmkit --version": [sys.executable, "-m", "slurmkit.cli", "--version"],
+    "slurmkit render job.yaml": [sys.executable, "-m", "slurmkit.cli", "render", str(SPEC_FILE)],
 }
 
 

@@ -1,14 +1,17 @@
 """``slurmkit new``, ``render`` and ``check``: thin click commands over ``slurmkit.Job``."""
 
+import contextlib
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import click
 
-from .errors import SlurmkitError, SpecError
+from .errors import SlurmkitError
 from .files import write_atomic
+from .profiles import RetiredProfileWarning
 
 PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
 
@@ -27,6 +30,19 @@ def _load(spec_path: str):
         _fail(error)
 
 
+@contextlib.contextmanager
+def _retirement_notice(show: bool):
+    """Loading a retired cluster's profile warns through ``warnings`` (with a source line);
+    print it as one ``warning:`` line instead, or not at all where the resolver's finding says it."""
+    with warnings.catch_warnings():
+        if show:
+            warnings.simplefilter("always", RetiredProfileWarning)
+            warnings.showwarning = lambda message, *rest, **kw: click.echo(f"warning: {message}", err=True)
+        else:
+            warnings.simplefilter("ignore", RetiredProfileWarning)
+        yield
+
+
 def _located(job, finding) -> str:
     line = job.spec.line_of(finding.field)
     where = f"{job.spec.source}:{line}" if line else job.spec.source
@@ -36,7 +52,8 @@ def _located(job, finding) -> str:
 def _render_or_fail(job, profile):
     """Render, printing warnings to stderr; errors end the command with exit 2."""
     try:
-        resolution = job.resolve(profile)
+        with _retirement_notice(show=False):
+            resolution = job.resolve(profile)
     except SlurmkitError as error:
         _fail(error)
     for finding in resolution.warnings:
@@ -71,7 +88,8 @@ def check_command(spec, as_json, profile):
     """List the errors and warnings of a job spec on its cluster (exit 2 on errors)."""
     job = _load(spec)
     try:
-        findings = job.check(profile)
+        with _retirement_notice(show=False):
+            findings = job.check(profile)
     except SlurmkitError as error:
         _fail(error)
     if as_json:
@@ -118,10 +136,9 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
 
     interactive = not yes and sys.stdin.isatty()
     try:
-        written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
-                           force=force, ask=click.prompt if interactive else None)
-    except SpecError as error:
-        _fail(error)
+        with _retirement_notice(show=True):
+            written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
+                               force=force, ask=click.prompt if interactive else None)
     except SlurmkitError as error:
         _fail(error)
     for path in written:

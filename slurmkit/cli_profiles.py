@@ -47,7 +47,11 @@ def profiles():
 @click.option("--all", "include_abstract", is_flag=True, help="Include abstract bases (such as alliance).")
 @_reports_errors
 def list_command(as_json, include_abstract):
-    """The profiles on the search path: ./site_profiles, ~/.config/slurmkit/site_profiles, bundled."""
+    """List the profiles on the search path.
+
+    Searched in order: ./site_profiles, ~/.config/slurmkit/site_profiles ($XDG_CONFIG_HOME),
+    then the bundled ones; the first profile of a name wins.
+    """
     from .profiles import list_profiles
 
     found, errors = list_profiles(include_abstract=include_abstract)
@@ -107,7 +111,7 @@ def _walltime(profile) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the merged profile as JSON.")
 @_reports_errors
 def show_command(name, as_yaml, as_json):
-    """A readable summary of profile NAME (default: the one detected for this machine)."""
+    """Summarise profile NAME (default: the one detected here)."""
     from .profiles import load_profile, retirement_notice, select_profile
 
     if name:
@@ -207,7 +211,10 @@ def _node_type_row(node_type):
 @click.argument("files", nargs=-1, required=True)
 @_reports_errors
 def validate_command(files):
-    """Check profile FILES against the schema (docs/site-profiles.md), sources included."""
+    """Check profile FILES against the schema, sources included.
+
+    The schema is docs/site-profiles.md; each problem is one line: file, line, key path.
+    """
     from .profiles import validate_file
 
     failed = False
@@ -230,7 +237,11 @@ def validate_command(files):
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @_reports_errors
 def detect_command(output, name, force):
-    """Build a profile from the live cluster (sinfo/scontrol/sacctmgr), checked before it is written."""
+    """Build a profile from the live cluster.
+
+    Reads scontrol (config, nodes, partitions), sacctmgr where readable, and one
+    `sbatch --test-only` (which queues nothing); checks the result before writing it.
+    """
     from .detect import build_profile, gather_facts, profile_name, summary_lines
     from .errors import ProfileError
     from .profiles import validate_text

@@ -18,13 +18,12 @@ import socket
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .errors import ClusterError, UnitError
+from .errors import ClusterError
 from .units import format_size, parse_duration
 
 KeyPath = Tuple[str, ...]
-Runner = Callable[[Sequence[str]], "CommandResult"]
 
 _ACCOUNT_ENV = ["SLURM_ACCOUNT", "SBATCH_ACCOUNT", "SALLOC_ACCOUNT"]
 _MIG_RE = re.compile(r"(\d+g\.\d+gb)$", re.IGNORECASE)
@@ -224,10 +223,12 @@ def _fields_after_name(group: NodeGroup) -> tuple:
 
 
 def _base_name(group: NodeGroup) -> str:
+    """``cpu``, ``gpu-<model>``, ``gpu-<model>-mig`` (MIG slices only) or ``gpu`` (untyped)."""
     if not group.gpus:
         return "cpu"
     whole = group.whole_gpus
-    return f"gpu-{_gpu_model(whole[0] if whole else group.gpus[0])}"
+    model = _gpu_model(whole[0] if whole else group.gpus[0])
+    return "gpu" if model == "gpu" else f"gpu-{model}" + ("" if whole else "-mig")
 
 
 def _gpu_model(gres: Gres) -> str:
@@ -240,16 +241,20 @@ def _gpu_model(gres: Gres) -> str:
     return gres.type.lower()
 
 
+#: Host names that say nothing about the cluster: a glob built on them would claim every site.
+GENERIC_HOSTS = ("login", "node", "compute", "cn", "gpu", "cpu", "vm", "localhost", "head", "master", "submit")
+
+
 def host_patterns(hostname: str) -> List[str]:
     """Globs that recognise this machine's siblings: ``narval2`` -> ``narval*``;
-    ``login1.fir.alliancecan.ca`` -> ``*.fir.alliancecan.ca``."""
+    ``login1.fir.alliancecan.ca`` -> ``*.fir.alliancecan.ca``; none for ``login1`` or ``vm``."""
     host = hostname.strip().lower()
-    if not host:
-        return []
     if "." in host:
         return [f"*.{host.split('.', 1)[1]}"]
-    stem = host.rstrip("0123456789")
-    return [f"{stem}*"] if stem and stem != host else [host]
+    stem = host.rstrip("0123456789-")
+    if not stem or stem in GENERIC_HOSTS:
+        return []
+    return [f"{stem}*"] if stem != host else [host]
 
 
 # ----------------------------------------------------------------------------------- running
@@ -413,9 +418,11 @@ def _partition_line(p: PartitionInfo) -> str:
 
 def _detect_section(facts: ClusterFacts, where: str, comments) -> dict:
     cc = facts.environment.get("CC_CLUSTER")
-    comments[("detect", "hostnames")] = f"from this machine's hostname, {facts.hostname}"
+    patterns = host_patterns(facts.hostname)
+    comments[("detect", "hostnames")] = (f"from this machine's hostname, {facts.hostname}" if patterns
+                                         else f"this machine's hostname, {facts.hostname}, is too generic to tell the cluster")
     return {"cc_cluster": [cc] if cc else [], "slurm_cluster_name": [facts.cluster_name],
-            "hostnames": host_patterns(facts.hostname), "source": f"{where}: ClusterName, hostname"}
+            "hostnames": patterns, "source": f"{where}: ClusterName, hostname"}
 
 
 def _node_type(group: NodeGroup, comments) -> dict:

@@ -20,6 +20,7 @@ class VenvPlan:
     requirements: Optional[str] = None
     packages: Tuple[str, ...] = ()
     reuse_existing: bool = False       # a lasting env: create only if missing
+    upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
 
 
 @dataclass(frozen=True)

@@ -391,9 +391,12 @@ class Gpus:
 
 @dataclass(frozen=True)
 class NodeType:
+    """One kind of node. ``cores`` and ``memory_mib`` are never None in a concrete profile
+    (the schema requires them); an abstract base may leave them to its children."""
+
     name: str
-    cores: int
-    memory_mib: int
+    cores: Optional[int]
+    memory_mib: Optional[int]
     count: Optional[int] = None
     sockets: Optional[int] = None
     local_disk: Optional[LocalDisk] = None
@@ -619,14 +622,14 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
     disk = spec.get("local_disk")
     return NodeType(
         name=name,
-        cores=spec["cores"],
-        memory_mib=parse_size(spec["memory"]),
+        cores=spec.get("cores"),
+        memory_mib=_mib(spec.get("memory")),
         count=spec.get("count"),
         sockets=spec.get("sockets"),
         local_disk=None if disk is None else LocalDisk(_mib(disk.get("size")), disk.get("kind")),
         gpus=None if gpus is None else Gpus(
-            model=str(gpus["model"]),
-            count=gpus["count"],
+            model=None if gpus.get("model") is None else str(gpus["model"]),
+            count=gpus.get("count"),
             memory_mib=_mib(gpus.get("memory")),
             gres=gpus.get("gres"),
             max_cores_per_gpu=gpus.get("max_cores_per_gpu"),

@@ -322,6 +322,7 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
         requirements=venv.requirements,
         packages=venv.packages,
         reuse_existing=venv.path is not None,
+        upgrade_pip=wheelhouse and venv.path is None,
     )
 
 

@@ -35,7 +35,7 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     """Write ``name/job.yaml`` and ``name/job.sbatch``; ``ask(prompt, default=...)`` fills gaps."""
     env = os.environ if env is None else env
     folder = Path(name)
-    if not NAME_RE.match(folder.name):
+    if not NAME_RE.fullmatch(folder.name):
         raise ScaffoldError(f"{name!r}: a job name uses letters, digits, '.', '_', '+' and '-'")
     targets = [folder / "job.yaml", folder / "job.sbatch"]
     existing = [str(t) for t in targets if t.exists()]

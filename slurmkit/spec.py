@@ -153,6 +153,14 @@ class _Reader:
                 self.fail(path + (key,), "is required")
         return value
 
+    def named(self, value, path: KeyPath, what: str) -> Mapping:
+        """A mapping whose keys the user chooses (variable or parameter names); None is empty."""
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.fail(path, f"expected a mapping of {what}, got {_describe(value)}")
+        return value
+
     def integer(self, value, path: KeyPath, minimum: int = 1) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             self.fail(path, f"expected a whole number of at least {minimum}, got {_describe(value)}")
@@ -162,7 +170,7 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail(path, f"expected text, got {_describe(value)}")
         value = str(value)
-        if pattern is not None and not pattern.match(value):
+        if pattern is not None and not pattern.fullmatch(value):  # fullmatch: "$" would let a trailing newline in
             self.fail(path, f"{value!r} is not allowed here: {what}")
         return value
 
@@ -269,7 +277,7 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
         return GpuRequest(None, read.integer(value, path))
     text = read.text(value, path)
     model, _, count = text.partition(":")
-    if count and not count.isdigit():
+    if count and not (count.isascii() and count.isdigit()):  # isdigit alone takes '²', which int() refuses
         read.fail(path, f"{text!r} is not MODEL:COUNT (e.g. h100:2)")
     read.text(model, path, NAME_RE, "a GPU model such as h100, optionally with :COUNT")
     return GpuRequest(model, read.integer(int(count) if count else 1, path))
@@ -277,7 +285,7 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
 
 def _read_environment(read: _Reader, value) -> Environment:
     env = read.mapping(value, ("environment",), ("modules", "venv", "variables"))
-    variables = read.mapping(env.get("variables"), ("environment", "variables"), allowed=list(env.get("variables") or {}))
+    variables = read.named(env.get("variables"), ("environment", "variables"), "variable names to values")
     for name in variables:
         read.text(name, ("environment", "variables", name), IDENTIFIER_RE, "a variable name is letters, digits and '_'")
     return Environment(
@@ -322,7 +330,7 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
     if value is None:
         return None
     array = read.mapping(value, ("array",), ("parameters", "throttle"), required=("parameters",))
-    params = read.mapping(array["parameters"], ("array", "parameters"), allowed=list(array["parameters"] or {}))
+    params = read.named(array["parameters"], ("array", "parameters"), "parameter names to lists of values")
     if not params:
         read.fail(("array", "parameters"), "name at least one parameter and its values")
     parameters = []

@@ -24,15 +24,15 @@ def load_yaml(text: str, source: str) -> Tuple[Any, Dict[KeyPath, int]]:
     """Parse ``text``; return the data and ``{key path: 1-based line}`` for every node."""
     try:
         root = yaml.compose(text, Loader=_Loader)
+        if root is None:
+            return None, {}
+        lines: Dict[KeyPath, int] = {}
+        _record_lines(root, (), lines, source)
+        data = yaml.load(text, Loader=_Loader)  # can still fail: unknown tags, unhashable keys
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)
         raise InputError(source, mark.line + 1 if mark else None, "", f"not valid YAML: {problem}") from None
-    if root is None:
-        return None, {}
-    lines: Dict[KeyPath, int] = {}
-    _record_lines(root, (), lines)
-    data = yaml.load(text, Loader=_Loader)
     return data, lines
 
 
@@ -41,20 +41,29 @@ def load_yaml_file(path: Path) -> Tuple[Any, Dict[KeyPath, int]]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(path, None, "", f"cannot read it: {error.strerror}") from None
+    except UnicodeDecodeError as error:
+        raise InputError(path, None, "", f"not UTF-8 text (byte {error.start} cannot be decoded)") from None
     return load_yaml(text, str(path))
 
 
-def _record_lines(node, path: KeyPath, lines: Dict[KeyPath, int]) -> None:
+def _record_lines(node, path: KeyPath, lines: Dict[KeyPath, int], source: str) -> None:
+    """Fill ``lines``; a key written twice in one mapping is an error (YAML keeps the last silently)."""
     lines[path] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
+        seen: Dict[str, int] = {}
         for key_node, value_node in node.value:
-            key = key_node.value
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue  # a list or mapping as a key: the constructor rejects it as unhashable
+            key, line = key_node.value, key_node.start_mark.line + 1
             child = path + (key,)
-            _record_lines(value_node, child, lines)
-            lines[child] = key_node.start_mark.line + 1  # point at the key, where users look
+            if key in seen and key != "<<":
+                raise InputError(source, line, format_keypath(child), f"is given twice (first on line {seen[key]}); keep one")
+            seen[key] = line
+            _record_lines(value_node, child, lines, source)
+            lines[child] = line  # point at the key, where users look
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _record_lines(item, path + (index,), lines)
+            _record_lines(item, path + (index,), lines, source)
 
 
 def line_of(lines: Dict[KeyPath, int], path: KeyPath):

@@ -67,3 +67,14 @@ class InputError(SlurmkitError):
 
 class SpecError(InputError):
     """A job spec that breaks the schema or asks for something impossible."""
+
+
+def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
+    """The choice most like ``word`` (for a did-you-mean), or None.
+
+    difflib is imported here, on the error path, so that start-up never pays for it.
+    """
+    import difflib
+
+    matches = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=cutoff)
+    return matches[0] if matches else None

@@ -1,7 +1,6 @@
 """Writing files so that a reader never sees half of one."""
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Union
 
@@ -11,6 +10,8 @@ def write_atomic(path: Union[str, Path], text: str, mode: int = 0o644) -> Path:
 
     A crash or a full disk leaves either the old file or none, never a truncated one.
     """
+    import tempfile  # here, not at the top: most commands never write a file
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)

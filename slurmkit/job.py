@@ -31,7 +31,7 @@ class Job:
 
     def profile(self, profile: Optional[str] = None) -> SiteProfile:
         """The site profile: ``profile`` if given, else the spec's, else the detected one."""
-        return select_profile(profile or self.spec.profile)[0]
+        return select_profile(profile or self.spec.profile, warn_retired=False)[0]
 
     def resolve(self, profile: Optional[str] = None) -> Resolution:
         return resolve(self.spec, self.profile(profile))

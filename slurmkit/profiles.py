@@ -13,11 +13,9 @@ file, line and key path:
 """
 
 import copy
-import difflib
 import fnmatch
 import os
 import re
-import socket
 import warnings
 from dataclasses import dataclass, field
 from datetime import date
@@ -28,7 +26,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import yaml
 
 from .bundled import profiles_dir
-from .errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError
+from .errors import closest, NoProfileDetected, ProfileError, ProfileNotFound, UnitError
 from .units import parse_duration, parse_size
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -52,8 +50,8 @@ def format_keypath(path: Sequence[Union[str, int]]) -> str:
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for a close match, else an empty string."""
-    matches = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
-    return f" (did you mean {matches[0]!r}?)" if matches else ""
+    match = closest(word, choices)
+    return f" (did you mean {match!r}?)" if match else ""
 
 
 # ------------------------------------------------------------------------------------ schema
@@ -1073,7 +1071,11 @@ def _detect(catalog: ProfileCatalog, explicit: Optional[str], env: Mapping[str, 
                 if value.lower() in (v.lower() for v in getattr(profile.detect, attribute)):
                     return Detection(profile.name, f"${variable}={value}")
             tried.append(f"${variable}={value}")
-    host = hostname if hostname is not None else socket.gethostname()
+    if hostname is None:
+        import socket
+
+        hostname = socket.gethostname()
+    host = hostname
     names = {host.lower(), host.split(".")[0].lower()}
     for profile in profiles:
         for pattern in profile.detect.hostnames:
@@ -1098,13 +1100,15 @@ def retirement_notice(profile: SiteProfile) -> Optional[str]:
 
 
 def select_profile(explicit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                   hostname: Optional[str] = None, dirs: Optional[Sequence[Union[str, Path]]] = None) -> Tuple[SiteProfile, Detection]:
+                   hostname: Optional[str] = None, dirs: Optional[Sequence[Union[str, Path]]] = None,
+                   warn_retired: bool = True) -> Tuple[SiteProfile, Detection]:
     """Detect and load the profile a command will use; warns (once per profile, through
-    ``warnings``) when it is a retired cluster's."""
+    ``warnings``) when it is a retired cluster's, unless the caller reports that itself
+    (the resolver does, as a finding)."""
     catalog = ProfileCatalog(dirs)
     detection = _detect(catalog, explicit, os.environ if env is None else env, hostname)
     profile = catalog.load(detection.name)
-    notice = retirement_notice(profile)
+    notice = retirement_notice(profile) if warn_retired else None
     if notice:
         warnings.warn(notice, RetiredProfileWarning, stacklevel=2)
     return profile, detection

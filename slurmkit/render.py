@@ -54,10 +54,28 @@ def template_search_path(extra: Sequence[Path] = ()) -> list:
     return [*extra, Path.cwd() / "templates", user_config_dir() / "templates", templates_dir()]
 
 
+def _bytecode_cache():
+    """Compiled templates kept in ``$XDG_CACHE_HOME/slurmkit/jinja``: compiling them is most
+    of a render's own cost (bench/startup.py). Jinja keys entries by template source, so an
+    edited template is recompiled; an unwritable cache folder only means no cache."""
+    import os
+
+    import jinja2
+
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(root, "slurmkit", "jinja")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(folder) if os.access(folder, os.W_OK) else None
+
+
 def _environment(search_path: Sequence[Path]):
     import jinja2
 
     env = jinja2.Environment(
+        bytecode_cache=_bytecode_cache(),
         loader=jinja2.FileSystemLoader([str(p) for p in search_path]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

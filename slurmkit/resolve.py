@@ -5,14 +5,14 @@ run badly. Each finding names the spec field it is about and says what to do. No
 reads files, the clock or the environment: the same inputs always give the same plan.
 """
 
-import difflib
 import itertools
 import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
+from .errors import closest
 from .plan import ArrayPlan, Plan, VenvPlan
-from .profiles import NodeType, SiteProfile
+from .profiles import NodeType, SiteProfile, retirement_notice
 from .spec import JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
@@ -105,10 +105,9 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
 
 
 def _check_profile_status(profile: SiteProfile, findings: _Findings) -> None:
-    if profile.is_retired:
-        successor = profile.status.successor
-        when = f" on {profile.status.retired_on}" if profile.status.retired_on else ""
-        findings.warn("profile", f"{profile.name} was retired{when}" + (f"; its successor is {successor}: use profile: {successor}" if successor else ""))
+    notice = retirement_notice(profile)
+    if notice:
+        findings.warn("profile", notice)
 
 
 def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[str]:
@@ -169,8 +168,8 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Op
     matching = [t for t in gpu_types if request.model in (t.gpus.model, t.gpus.gres)]
     if not matching:
         names = _gpu_names(profile)
-        close = difflib.get_close_matches(request.model, names, n=1, cutoff=0.5)
-        hint = f"did you mean '{close[0]}'? " if close else ""
+        close = closest(request.model, names, cutoff=0.5)
+        hint = f"did you mean '{close}'? " if close else ""
         findings.error("resources.gpus", f"{profile.name} has no GPU called {request.model!r}; {hint}it has: {', '.join(names)}")
         return None
     spelling = matching[0].gpus.gres or matching[0].gpus.model

@@ -16,14 +16,13 @@ A spec looks like::
     launch: {command: python train.py --epochs 10}
 """
 
-import difflib
 import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
-from .errors import SpecError, UnitError
+from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, load_yaml_file
 
@@ -145,8 +144,8 @@ class _Reader:
             self.fail(path, f"expected a mapping with keys {', '.join(allowed)}, got {_describe(value)}")
         for key in value:
             if key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
-                hint = f"did you mean '{close[0]}'? " if close else ""
+                close = closest(key, allowed)
+                hint = f"did you mean '{close}'? " if close else ""
                 self.fail(path + (key,), f"unknown key; {hint}allowed: {', '.join(allowed)}")
         for key in required:
             if value.get(key) is None:
@@ -177,8 +176,8 @@ class _Reader:
     def choice(self, value, path: KeyPath, choices: Sequence[str]) -> str:
         value = self.text(value, path)
         if value not in choices:
-            close = difflib.get_close_matches(value, choices, n=1)
-            hint = f"did you mean '{close[0]}'? " if close else ""
+            close = closest(value, choices)
+            hint = f"did you mean '{close}'? " if close else ""
             self.fail(path, f"{value!r} is not one of them; {hint}allowed: {', '.join(choices)}")
         return value
 

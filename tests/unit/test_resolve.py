@@ -231,7 +231,8 @@ def test_account_without_a_known_prefix_is_a_warning():
 def test_retired_cluster_is_a_warning_naming_its_successor(cluster, successor, day):
     resolution = job(cluster, kind="mpi", resources={"nodes": 1} if cluster != "niagara" else {})
     assert resolution.plan is not None
-    assert warnings_of(resolution, "profile") == [f"{cluster} was retired on {day}; its successor is {successor}: use profile: {successor}"]
+    (warning,) = warnings_of(resolution, "profile")
+    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': use --profile {successor}")
 
 
 def test_in_service_cluster_has_no_profile_warning():

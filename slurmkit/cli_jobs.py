@@ -1,17 +1,14 @@
 """``slurmkit new``, ``render`` and ``check``: thin click commands over ``slurmkit.Job``."""
 
-import contextlib
 import json
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import click
 
 from .errors import SlurmkitError
 from .files import write_atomic
-from .profiles import RetiredProfileWarning
 
 PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
 
@@ -30,19 +27,6 @@ def _load(spec_path: str):
         _fail(error)
 
 
-@contextlib.contextmanager
-def _retirement_notice(show: bool):
-    """Loading a retired cluster's profile warns through ``warnings`` (with a source line);
-    print it as one ``warning:`` line instead, or not at all where the resolver's finding says it."""
-    with warnings.catch_warnings():
-        if show:
-            warnings.simplefilter("always", RetiredProfileWarning)
-            warnings.showwarning = lambda message, *rest, **kw: click.echo(f"warning: {message}", err=True)
-        else:
-            warnings.simplefilter("ignore", RetiredProfileWarning)
-        yield
-
-
 def _located(job, finding) -> str:
     line = job.spec.line_of(finding.field)
     where = f"{job.spec.source}:{line}" if line else job.spec.source
@@ -52,8 +36,7 @@ def _located(job, finding) -> str:
 def _render_or_fail(job, profile):
     """Render, printing warnings to stderr; errors end the command with exit 2."""
     try:
-        with _retirement_notice(show=False):
-            resolution = job.resolve(profile)
+        resolution = job.resolve(profile)
     except SlurmkitError as error:
         _fail(error)
     for finding in resolution.warnings:
@@ -88,8 +71,7 @@ def check_command(spec, as_json, profile):
     """List the errors and warnings of a job spec on its cluster (exit 2 on errors)."""
     job = _load(spec)
     try:
-        with _retirement_notice(show=False):
-            findings = job.check(profile)
+        findings = job.check(profile)
     except SlurmkitError as error:
         _fail(error)
     if as_json:
@@ -136,9 +118,9 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
 
     interactive = not yes and sys.stdin.isatty()
     try:
-        with _retirement_notice(show=True):
-            written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
-                               force=force, ask=click.prompt if interactive else None)
+        written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
+                           force=force, ask=click.prompt if interactive else None,
+                           warn=lambda finding: click.echo(str(finding), err=True))
     except SlurmkitError as error:
         _fail(error)
     for path in written:

@@ -6,15 +6,14 @@ are imported inside the commands so that ``slurmkit profiles --help`` stays chea
 
 import functools
 import json
-import os
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
 import click
 
 from .errors import SlurmkitError
+from .files import write_atomic
 
 
 def _reports_errors(command):
@@ -268,27 +267,11 @@ def detect_command(output, name, force):
         for line in report:
             click.echo(line, err=True)
         return
-    _write_atomic(target, detected.text)
+    write_atomic(target, detected.text)
     for line in report:
         click.echo(line)
     click.echo(f"wrote {target}: check the nulls, then `slurmkit profiles show {name}`"
                + ("" if target.parent.name == "site_profiles" else " (put it in ./site_profiles/ to use it by name)"))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Temp file in the same folder, then rename: a reader sees the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
 
 
 # ------------------------------------------------------------------------------------ output

@@ -10,7 +10,7 @@
 """
 
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 from .errors import SpecError
 from .profiles import SiteProfile, select_profile
@@ -40,9 +40,15 @@ class Job:
         """Every error and warning for this job on its cluster."""
         return self.resolve(profile).findings
 
-    def render(self, profile: Optional[str] = None) -> str:
-        """The sbatch script; raises SpecError naming the first problem if there are errors."""
+    def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
+        """The sbatch script; raises SpecError naming the first problem if there are errors.
+
+        ``warn`` is called with each warning (a retired cluster's among them), which are
+        otherwise dropped: see check() for all findings.
+        """
         resolution = self.resolve(profile)
+        for finding in resolution.warnings if warn else ():
+            warn(finding)
         if resolution.plan is None:
             first = resolution.errors[0]
             raise SpecError(self.spec.source, self.spec.line_of(first.field), first.field, first.message)

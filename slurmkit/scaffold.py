@@ -31,8 +31,9 @@ class ScaffoldError(SlurmkitError):
 
 def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = None, account: Optional[str] = None,
              time: Optional[str] = None, gpus: Optional[str] = None, command: Optional[str] = None,
-             force: bool = False, ask: Optional[Callable] = None, env=None) -> List[Path]:
-    """Write ``name/job.yaml`` and ``name/job.sbatch``; ``ask(prompt, default=...)`` fills gaps."""
+             force: bool = False, ask: Optional[Callable] = None, env=None, warn: Optional[Callable] = None) -> List[Path]:
+    """Write ``name/job.yaml`` and ``name/job.sbatch``; ``ask(prompt, default=...)`` fills gaps,
+    ``warn(finding)`` hears the resolver's warnings."""
     env = os.environ if env is None else env
     folder = Path(name)
     if not NAME_RE.fullmatch(folder.name):
@@ -63,7 +64,7 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     data["launch"] = {"command": command or ask("Command", default=DEFAULT_COMMANDS[kind])}
     spec_text = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
     job = Job(**data)
-    script = job.render()
+    script = job.render(warn=warn)
     return [write_atomic(targets[0], spec_text), write_atomic(targets[1], script, 0o755)]
 
 

@@ -23,18 +23,22 @@ class UnitError(SlurmkitError, ValueError):
     """A size or duration that cannot be read (``4X``, ``7 days``)."""
 
 
-class ProfileError(SlurmkitError):
-    """A site profile that breaks the schema, located as ``file:line: key.path: message``."""
+class InputError(SlurmkitError):
+    """A file the user wrote (job spec, YAML) that cannot be used, as ``file:line: key.path: message``."""
 
     def __init__(self, file: Union[str, Path, None], line: Optional[int], keypath: str, message: str):
         self.file = str(file) if file is not None else None
         self.line = line
         self.keypath = keypath
         self.detail = " ".join(str(message).split())
-        where = self.file or "<profile>"
+        where = self.file or "<input>"
         if line:
             where += f":{line}"
         super().__init__(f"{where}: {keypath + ': ' if keypath else ''}{self.detail}")
+
+
+class ProfileError(InputError):
+    """A site profile that breaks the schema, located as ``file:line: key.path: message``."""
 
 
 class ProfileNotFound(SlurmkitError):
@@ -49,20 +53,6 @@ class ClusterError(SlurmkitError):
     """The live cluster could not be asked (no scontrol, a command failed)."""
 
     exit_code = 1
-
-
-class InputError(SlurmkitError):
-    """A file the user wrote (job spec, YAML) that cannot be used, as ``file:line: key.path: message``."""
-
-    def __init__(self, file: Union[str, Path, None], line: Optional[int], keypath: str, message: str):
-        self.file = str(file) if file is not None else None
-        self.line = line
-        self.keypath = keypath
-        self.detail = " ".join(str(message).split())
-        where = self.file or "<input>"
-        if line:
-            where += f":{line}"
-        super().__init__(f"{where}: {keypath + ': ' if keypath else ''}{self.detail}")
 
 
 class SpecError(InputError):

@@ -28,24 +28,15 @@ import yaml
 from .bundled import profiles_dir
 from .errors import closest, NoProfileDetected, ProfileError, ProfileNotFound, UnitError
 from .units import parse_duration, parse_size
+from .yamlfile import KeyPath, format_keypath, parse_yaml, read_yaml_file
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-KeyPath = Tuple[Union[str, int], ...]
 
 #: Keys a child never takes from the profile it extends: they say what the child itself is.
 NOT_INHERITED = ("name", "abstract", "aliases", "extends")
 
 #: Mappings that state facts and so must carry a source (docs/site-profiles.md, "Sources").
 FACT_SECTIONS = ("status", "detect", "scheduling", "accounts", "storage", "software", "launch")
-
-
-def format_keypath(path: Sequence[Union[str, int]]) -> str:
-    """``("node_types", "gpu", "mig", 0)`` -> ``node_types.gpu.mig[0]``."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -652,52 +643,16 @@ class ParsedFile:
 def parse_profile_text(text: str, path: Union[str, Path]) -> ParsedFile:
     """Parse one profile, keeping key-path lines; bad YAML is a located ProfileError."""
     path = Path(path)
-    loader = _Loader(text)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            raise ProfileError(path, 1, "", "empty file; a profile is a mapping that starts with `name:`")
-        if not isinstance(root, yaml.MappingNode):
-            raise ProfileError(path, root.start_mark.line + 1, "", "a profile must be a mapping of keys (name:, status:, ...)")
-        lines: Dict[KeyPath, int] = {}
-        data = _construct(loader, root, (), lines, path)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        raise ProfileError(path, mark.line + 1 if mark else None, "", f"not valid YAML: {error.problem or error.context}") from None
-    except yaml.YAMLError as error:
-        raise ProfileError(path, None, "", f"not valid YAML: {error}") from None
-    finally:
-        loader.dispose()
+    data, lines, root = parse_yaml(text, path, ProfileError)
+    if root is None:
+        raise ProfileError(path, 1, "", "empty file; a profile is a mapping that starts with `name:`")
+    if not isinstance(root, yaml.MappingNode):
+        raise ProfileError(path, root.start_mark.line + 1, "", "a profile must be a mapping of keys (name:, status:, ...)")
     return ParsedFile(path, data, lines, root, tuple(text.splitlines()))
 
 
-def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], file: Path):
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
-        out: Dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            where = key_node.start_mark.line + 1
-            if not isinstance(key, str):
-                raise ProfileError(file, where, format_keypath(path), f"key {key!r} is not a string; quote it")
-            if key in out:
-                raise ProfileError(file, where, format_keypath(path + (key,)), "duplicate key (the second would silently win)")
-            lines[path + (key,)] = where
-            out[key] = _construct(loader, value_node, path + (key,), lines, file)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_construct(loader, item, path + (index,), lines, file) for index, item in enumerate(node.value)]
-    return loader.construct_object(node, deep=True)
-
-
 def _read(path: Path) -> ParsedFile:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise ProfileError(path, None, "", f"cannot read: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise ProfileError(path, None, "", "not UTF-8 text") from None
+    text, _ = read_yaml_file(path, ProfileError)
     return parse_profile_text(text, path)
 
 

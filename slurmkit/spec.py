@@ -24,7 +24,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
-from .yamlfile import KeyPath, format_keypath, line_of, load_yaml_file
+from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
 KINDS = ("serial", "threaded", "mpi", "gpu", "array")
 LAUNCHERS = ("direct", "srun", "mpirun")
@@ -239,7 +239,7 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
 
 def load_spec(path) -> JobSpec:
     """Read a job spec file; every error names the file, line and key."""
-    data, lines = load_yaml_file(Path(path))
+    _, (data, lines, _) = read_yaml_file(Path(path), SpecError)
     return spec_from_mapping(data, str(path), lines)
 
 

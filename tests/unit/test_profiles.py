@@ -207,7 +207,7 @@ BAD_CASES = {
     "cycle_b": (3, "extends", "cycle_b -> cycle_a -> cycle_b"),
     "missing_parent": (2, "extends", "did you mean 'base'"),
     "invalid_yaml": (4, "", "not valid YAML"),
-    "duplicate_key": (6, "scheduling.max_walltime", "duplicate key"),
+    "duplicate_key": (6, "scheduling.max_walltime", "is given twice"),
     "retired_without_successor": (3, "status.successor", "required when status.state is retired"),
     "missing_status": (1, "status", "required"),
     "not_a_mapping": (1, "", "must be a mapping"),

@@ -52,13 +52,26 @@ def literal_word(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory) -> Path:
-    """A folder for PATH with a ``pip`` that appends its argv, as JSON, to $PIP_LOG."""
+    """A folder for PATH with a ``pip`` that writes its argv, NUL-separated, to a new $PIP_LOG.* file."""
     folder = tmp_path_factory.mktemp("tools")
     pip = folder / "pip"
-    pip.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
-                   "with open(os.environ['PIP_LOG'], 'a') as log:\n    log.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    pip.write_text('#!/bin/bash\nprintf \'%s\\0\' "$@" > "$(mktemp "$PIP_LOG.XXXXXX")"\n')
     pip.chmod(0o755)
     return folder
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    """A lasting virtualenv as the script sees one (bin/python, bin/activate), made in no time."""
+    folder = tmp_path_factory.mktemp("venv")
+    make_venv(folder)
+    return folder
+
+
+def make_venv(folder: Path) -> None:
+    (folder / "bin").mkdir(parents=True)
+    (folder / "bin" / "activate").write_text("")
+    (folder / "bin" / "python").symlink_to(sys.executable)
 
 
 def script_of(profile: str = "generic", **fields) -> str:
@@ -71,7 +84,7 @@ def script_of(profile: str = "generic", **fields) -> str:
 
 
 def harness(*args: str) -> list:
-    return [sys.executable, "-c", HARNESS, *args]
+    return [sys.executable, "-S", "-c", HARNESS, *args]  # -S: no site-packages, a faster start
 
 
 def bash_syntax_ok(script: str) -> None:
@@ -92,8 +105,7 @@ def run_script(script: str, tools: Path, task: int = 0, extra_env=None) -> dict:
                                 text=True, encoding="utf-8")
         assert not (work / MARKER).exists(), "a value was run as a command"
         assert result.returncode == 0, result.stderr
-        log = work / "pip.log"
-        pip_calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        pip_calls = [log.read_bytes().decode("utf-8").split("\0")[:-1] for log in work.glob("pip.log.*")]
     output = json.loads(result.stdout.strip().splitlines()[-1])
     output["pip"] = pip_calls
     return output
@@ -126,11 +138,7 @@ def test_array_parameter_values_arrive_exactly_for_the_task(tools, values, singl
 
 @PROPERTY
 @given(packages=st.lists(hostile, min_size=1, max_size=4), requirements=hostile)
-def test_venv_packages_and_requirements_path_reach_pip_exactly(tools, packages, requirements, tmp_path_factory):
-    venv = tmp_path_factory.mktemp("venv")
-    (venv / "bin").mkdir()
-    (venv / "bin" / "activate").write_text("")
-    (venv / "bin" / "python").symlink_to(sys.executable)
+def test_venv_packages_and_requirements_path_reach_pip_exactly(tools, venv, packages, requirements):
     script = script_of(environment={"venv": {"path": literal_word(str(venv)), "packages": packages,
                                              "requirements": literal_word(requirements)}},
                        launch={"command": harness()})
@@ -168,11 +176,7 @@ def test_dollar_name_and_braced_name_expand_in_command_arguments(tools):
     assert out["argv"] == [f"x{value}-y", f"{value}bar", value, "$SK_FOO", f"${value}", "${SK_FOO}"]
 
 
-def test_dollar_name_expands_in_the_requirements_path(tools, tmp_path):
-    venv = tmp_path / "venv"
-    (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "activate").write_text("")
-    (venv / "bin" / "python").symlink_to(sys.executable)
+def test_dollar_name_expands_in_the_requirements_path(tools, venv):
     script = script_of(environment={"venv": {"path": str(venv), "requirements": "$SK_DIR/req s.txt"},
                                     "variables": {"SK_DIR": "/data dir"}},
                        launch={"command": harness()})
@@ -199,9 +203,7 @@ def test_a_command_string_keeps_its_quoted_words_together(tools):
 
 def test_an_alliance_gpu_script_with_hostile_values_runs_with_lmod_stubbed(tools, tmp_path):
     venv = tmp_path / "my env"
-    (venv / "bin").mkdir(parents=True)
-    (venv / "bin" / "activate").write_text("")
-    (venv / "bin" / "python").symlink_to(sys.executable)
+    make_venv(venv)
     args = ["' ; touch pwned", "$(touch pwned)", "a\nb", "*"]
     variables = {"SK_A": "`touch pwned`", "SK_B": "x'y\"z"}
     script = script_of("nibi", kind="gpu", resources={"time": "3h", "gpus": "h100:1"},

@@ -16,9 +16,9 @@ import re
 import shutil
 import socket
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import ClusterError
 from .units import format_size, parse_duration
@@ -33,8 +33,7 @@ _WHEELHOUSE = Path("/cvmfs/soft.computecanada.ca/custom/python/wheelhouse")
 
 # ------------------------------------------------------------------------------------- facts
 
-@dataclass(frozen=True)
-class Gres:
+class Gres(NamedTuple):
     """One GRES entry of a node, ``gpu:p100:2`` -> name gpu, type p100, count 2."""
 
     name: str
@@ -47,8 +46,7 @@ class Gres:
         return match.group(1).lower() if match else None
 
 
-@dataclass(frozen=True)
-class NodeInfo:
+class NodeInfo(NamedTuple):
     name: str
     cores: int
     sockets: int
@@ -60,8 +58,7 @@ class NodeInfo:
     state: str
 
 
-@dataclass(frozen=True)
-class PartitionInfo:
+class PartitionInfo(NamedTuple):
     name: str
     default: bool
     max_time: Optional[str]  # SLURM's own text, None when UNLIMITED
@@ -70,8 +67,7 @@ class PartitionInfo:
     exclusive: bool
 
 
-@dataclass(frozen=True)
-class NodeGroup:
+class NodeGroup(NamedTuple):
     """Nodes that are the same to a job: one node type of the profile."""
 
     name: str
@@ -92,8 +88,7 @@ class NodeGroup:
         return tuple(g for g in self.gpus if g.mig_profile)
 
 
-@dataclass(frozen=True)
-class ClusterFacts:
+class ClusterFacts(NamedTuple):
     """Everything ``profiles detect`` learned, before it becomes a profile."""
 
     cluster_name: str
@@ -106,7 +101,7 @@ class ClusterFacts:
     account_required: Optional[bool] = None
     max_submit: Optional[int] = None
     hostname: str = ""
-    environment: Mapping[str, str] = field(default_factory=dict)
+    environment: Mapping[str, str] = MappingProxyType({})
     mpi_flavour: Optional[str] = None
     fabric: Optional[str] = None
     wheelhouse: bool = False
@@ -259,8 +254,7 @@ def host_patterns(hostname: str) -> List[str]:
 
 # ----------------------------------------------------------------------------------- running
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(NamedTuple):
     returncode: int
     stdout: str
     stderr: str
@@ -368,8 +362,7 @@ def _fabric() -> Optional[str]:
 
 # ---------------------------------------------------------------------------- to a profile
 
-@dataclass(frozen=True)
-class DetectedProfile:
+class DetectedProfile(NamedTuple):
     """The profile as data, the comments that go with it, and the finished YAML text."""
 
     name: str

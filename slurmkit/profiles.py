@@ -7,7 +7,7 @@ file, line and key path:
 1. parse each file with yaml's composed nodes, keeping the line of every key path;
 2. merge the ``extends:`` chain (deeply; lists and scalars from the child replace);
 3. check the merged mapping against ``SCHEMA`` (the line comes from whichever file set the key);
-4. convert it into frozen dataclasses (sizes in MiB, durations in seconds).
+4. convert it into immutable NamedTuple records (sizes in MiB, durations in seconds).
 
 ``SiteProfile.raw`` keeps the merged mapping itself, as plain dicts and lists.
 """
@@ -17,11 +17,10 @@ import fnmatch
 import os
 import re
 import warnings
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 import yaml
 
@@ -339,8 +338,7 @@ SCHEMA = Fields({
 
 # ------------------------------------------------------------------------------ typed profile
 
-@dataclass(frozen=True)
-class Status:
+class Status(NamedTuple):
     state: str = "in-service"
     since: Optional[date] = None
     retired_on: Optional[date] = None
@@ -348,28 +346,24 @@ class Status:
     note: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class Detect:
+class Detect(NamedTuple):
     cc_cluster: Tuple[str, ...] = ()
     slurm_cluster_name: Tuple[str, ...] = ()
     hostnames: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class LocalDisk:
+class LocalDisk(NamedTuple):
     size_mib: Optional[int] = None
     kind: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class MigProfile:
+class MigProfile(NamedTuple):
     profile: str
     gres: str
     memory_mib: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Gpus:
+class Gpus(NamedTuple):
     model: str
     count: int
     memory_mib: Optional[int] = None
@@ -378,8 +372,7 @@ class Gpus:
     mig: Tuple[MigProfile, ...] = ()
 
 
-@dataclass(frozen=True)
-class NodeType:
+class NodeType(NamedTuple):
     """One kind of node. ``cores`` and ``memory_mib`` are never None in a concrete profile
     (the schema requires them); an abstract base may leave them to its children."""
 
@@ -396,20 +389,17 @@ class NodeType:
         return self.gpus is not None
 
 
-@dataclass(frozen=True)
-class WholeNode:
+class WholeNode(NamedTuple):
     cores: Optional[int] = None
     gpu_counts: Tuple[int, ...] = ()
 
 
-@dataclass(frozen=True)
-class Partitions:
+class Partitions(NamedTuple):
     name_partition: Optional[str] = None
     allowed: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Scheduling:
+class Scheduling(NamedTuple):
     max_walltime_seconds: Optional[int] = None
     min_walltime_advice_seconds: Optional[int] = None
     whole_node: Optional[WholeNode] = None
@@ -420,29 +410,25 @@ class Scheduling:
     max_array_size: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Accounts:
+class Accounts(NamedTuple):
     required: Optional[str] = None
     prefixes: Tuple[str, ...] = ()
     env: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class StorageArea:
+class StorageArea(NamedTuple):
     path: Optional[str] = None
     quota_mib: Optional[int] = None
     purged: Optional[bool] = None
 
 
-@dataclass(frozen=True)
-class SlurmTmpdir:
+class SlurmTmpdir(NamedTuple):
     kind: Optional[str] = None
     size_mib: Optional[int] = None
     counts_against_memory: Optional[bool] = None
 
 
-@dataclass(frozen=True)
-class Storage:
+class Storage(NamedTuple):
     home: Optional[StorageArea] = None
     project: Optional[StorageArea] = None
     scratch: Optional[StorageArea] = None
@@ -450,44 +436,38 @@ class Storage:
     internet_on_compute: Optional[bool] = None
 
 
-@dataclass(frozen=True)
-class Virtualenv:
+class Virtualenv(NamedTuple):
     command: Optional[str] = None
     wheelhouse: Optional[bool] = None
 
 
-@dataclass(frozen=True)
-class Software:
+class Software(NamedTuple):
     module_system: Optional[str] = None
     stdenv: Optional[str] = None
     preload: Tuple[str, ...] = ()
-    modules: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    modules: Mapping[str, str] = MappingProxyType({})
     virtualenv: Virtualenv = Virtualenv()
 
 
-@dataclass(frozen=True)
-class Mpi:
+class Mpi(NamedTuple):
     flavour: Optional[str] = None
     srun_mpi: Optional[str] = None
     bind_flags: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Interconnect:
+class Interconnect(NamedTuple):
     fabric: Optional[str] = None
     speed: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     default: Optional[str] = None
     mpi: Mpi = Mpi()
     interconnect: Interconnect = Interconnect()
-    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    env: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class SiteProfile:
+class SiteProfile(NamedTuple):
     """One cluster, merged and checked; ``raw`` is the merged mapping as YAML gave it."""
 
     name: str
@@ -505,7 +485,7 @@ class SiteProfile:
     storage: Storage
     software: Software
     launch: Launch
-    raw: Dict[str, Any] = field(compare=False, repr=False)
+    raw: Dict[str, Any]
 
     @property
     def is_retired(self) -> bool:
@@ -629,8 +609,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
 
 # ----------------------------------------------------------------------------------- parsing
 
-@dataclass(frozen=True)
-class ParsedFile:
+class ParsedFile(NamedTuple):
     """One YAML file: its data, the line of every key path, and its nodes (for comments)."""
 
     path: Path
@@ -678,8 +657,7 @@ def _unique_dirs(dirs: Iterable[Path]) -> List[Path]:
     return out
 
 
-@dataclass(frozen=True)
-class ProfileFile:
+class ProfileFile(NamedTuple):
     """A profile file on the search path; ``layer`` is its folder's place (0 wins)."""
 
     name: str
@@ -988,8 +966,7 @@ def list_profiles(dirs: Optional[Sequence[Union[str, Path]]] = None,
 
 # --------------------------------------------------------------------------------- detection
 
-@dataclass(frozen=True)
-class Detection:
+class Detection(NamedTuple):
     """Which profile applies here, and why (for messages: "narval (from $CC_CLUSTER)")."""
 
     name: str

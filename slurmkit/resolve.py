@@ -7,8 +7,7 @@ reads files, the clock or the environment: the same inputs always give the same 
 
 import itertools
 import shlex
-from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import closest
 from .plan import ArrayPlan, Plan, VenvPlan
@@ -28,8 +27,7 @@ DEFAULT_MPIRUN_FLAGS = ("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task
 DEFAULT_VENV_COMMAND = "virtualenv --no-download"
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     level: str      # "error" | "warning"
     field: str      # the spec key path it is about, e.g. "resources.gpus"
     message: str
@@ -38,8 +36,7 @@ class Finding:
         return f"{self.level}: {self.field}: {self.message}"
 
 
-@dataclass(frozen=True)
-class Resolution:
+class Resolution(NamedTuple):
     plan: Optional[Plan]              # None when there are errors
     findings: Tuple[Finding, ...]
 
@@ -52,8 +49,7 @@ class Resolution:
         return tuple(f for f in self.findings if f.level == "warning")
 
 
-@dataclass(frozen=True)
-class GpuChoice:
+class GpuChoice(NamedTuple):
     """The GPU request in the site's spelling, and the node types that can take it."""
 
     spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)

@@ -18,9 +18,9 @@ A spec looks like::
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
@@ -39,16 +39,14 @@ IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAIL_RE = re.compile(r"^[^\s@'\"\\$`]+@[^\s@'\"\\$`]+$")
 
 
-@dataclass(frozen=True)
-class GpuRequest:
+class GpuRequest(NamedTuple):
     """GPUs per node, as the user named them (``model`` is resolved against the profile)."""
 
     model: Optional[str]
     count: int
 
 
-@dataclass(frozen=True)
-class Resources:
+class Resources(NamedTuple):
     nodes: int = 1
     tasks_per_node: Optional[int] = None   # None: not said (the resolver may fill whole nodes)
     cpus_per_task: Optional[int] = None
@@ -59,8 +57,7 @@ class Resources:
     tmp_mb: Optional[int] = None           # node-local disk (--tmp)
 
 
-@dataclass(frozen=True)
-class Venv:
+class Venv(NamedTuple):
     """A Python virtualenv: built in ``$SLURM_TMPDIR`` per job unless ``path`` names a lasting one."""
 
     path: Optional[str] = None
@@ -68,56 +65,50 @@ class Venv:
     packages: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Environment:
+class Environment(NamedTuple):
     modules: Tuple[str, ...] = ()
     venv: Optional[Venv] = None
     variables: Tuple[Tuple[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
-class Launch:
+class Launch(NamedTuple):
     """``command`` is an argv; ``$NAME``/``${NAME}`` in it expand at run time, ``$$`` is a ``$``."""
 
     command: Tuple[str, ...]
     launcher: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class ArraySpec:
+class ArraySpec(NamedTuple):
     """A sweep: the grid of ``parameters`` (task i gets the i-th point), run ``throttle`` at a time."""
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]
     throttle: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Dependency:
+class Dependency(NamedTuple):
     type: str
     job_ids: Tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Mail:
+class Mail(NamedTuple):
     user: str
     events: Tuple[str, ...] = ("END", "FAIL")
 
 
-@dataclass(frozen=True)
-class JobSpec:
+class JobSpec(NamedTuple):
     name: str
     launch: Launch
     resources: Resources
     kind: str = "serial"
     profile: Optional[str] = None
     account: Optional[str] = None
-    environment: Environment = field(default_factory=Environment)
+    environment: Environment = Environment()
     array: Optional[ArraySpec] = None
     dependencies: Tuple[Dependency, ...] = ()
     mail: Optional[Mail] = None
     extra_directives: Tuple[str, ...] = ()
     source: Optional[str] = None
-    lines: Mapping[KeyPath, int] = field(default_factory=dict, compare=False, repr=False)
+    lines: Mapping[KeyPath, int] = MappingProxyType({})
 
     def line_of(self, dotted: str) -> Optional[int]:
         """The line in the spec file of a field such as ``resources.gpus`` (or its section)."""

@@ -231,7 +231,7 @@ def test_render_with_profile_option_overrides_the_spec():
      "mem_per_cpu, gpus, time, tmp\n"),
     ("name: train\nresources: {time: 3h\nlaunch: x\n", "error: job.yaml:3: not valid YAML: did not find expected ',' or '}'\n"),
     ("name: train\nprofile: nibi\nresources: {time: 3h}\nlaunch: x\nname: again\n",
-     "error: job.yaml:5: name: duplicate key (the second would silently win)\n"),
+     "error: job.yaml:5: name: is given twice (first on line 1); keep one\n"),
 ])
 def test_render_spec_errors_are_one_located_line(text, message):
     result = run("render", write_spec(text))
@@ -250,7 +250,7 @@ def test_render_of_a_file_that_is_not_utf8_is_bad_input():
         handle.write(b"name: \xff\n")
     result = run("render", "job.yaml")
     assert_bad_input(result)
-    assert result.stderr == "error: job.yaml: not UTF-8 text\n"
+    assert result.stderr == "error: job.yaml: not UTF-8 text (byte 6 cannot be decoded)\n"
 
 
 def test_render_without_any_way_to_tell_the_cluster_is_bad_input(monkeypatch):

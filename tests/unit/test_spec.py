@@ -418,7 +418,7 @@ def test_a_key_given_twice_is_an_error_not_a_silent_override(tmp_path):
         resources:
           time: 1h
     """)
-    assert load_error(path) == f"{path}:6: resources: duplicate key (the second would silently win)"
+    assert load_error(path) == f"{path}:6: resources: is given twice (first on line 2); keep one"
 
 
 def test_a_python_tag_is_refused_as_yaml_not_run(tmp_path):
@@ -426,15 +426,20 @@ def test_a_python_tag_is_refused_as_yaml_not_run(tmp_path):
     assert load_error(path).startswith(f"{path}:1: not valid YAML: could not determine a constructor")
 
 
-def test_a_key_that_is_not_text_is_refused(tmp_path):
+def test_a_list_as_a_key_is_a_yaml_error(tmp_path):
     path = write_spec(tmp_path, "? [a, b]\n: x\n")
-    assert load_error(path) == f"{path}:1: key ['a', 'b'] is not a string; quote it"
+    assert load_error(path) == f"{path}:1: not valid YAML: found unhashable key"
+
+
+def test_a_key_that_is_not_text_is_refused(tmp_path):
+    path = write_spec(tmp_path, "name: demo\nresources:\n  1: x\n")
+    assert load_error(path) == f"{path}:3: resources: key 1 is not a string; quote it"
 
 
 def test_a_file_that_is_not_utf8_is_an_input_error(tmp_path):
     path = tmp_path / "job.yaml"
     path.write_bytes(b"name: caf\xe9\n")
-    assert load_error(path) == f"{path}: not UTF-8 text"
+    assert load_error(path) == f"{path}: not UTF-8 text (byte 9 cannot be decoded)"
 
 
 def test_a_missing_file_is_an_input_error(tmp_path):

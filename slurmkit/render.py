@@ -43,8 +43,15 @@ def quote_all(values: Iterable) -> str:
     return " ".join(shlex.quote(str(v)) for v in values)
 
 
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
 def words(values: Iterable[str]) -> str:
-    return " ".join(shell_word(v) for v in values)
+    """A command line; a first word like ``A=1`` is quoted so that bash runs it, not assigns it."""
+    rendered = [shell_word(v) for v in values]
+    if rendered and _ASSIGNMENT.match(rendered[0]):
+        rendered[0] = f'"{rendered[0]}"'
+    return " ".join(rendered)
 
 
 def template_search_path(extra: Sequence[Path] = ()) -> list:

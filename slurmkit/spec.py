@@ -36,6 +36,11 @@ MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIM
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 MODULE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+/-]{0,127}$")
 IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Array parameters become shell variables of the job: not SLURM's, not the template's (_sk_*).
+PARAMETER_RE = re.compile(r"^(?!SLURM_)[A-Za-z][A-Za-z0-9_]*$")
+RESERVED_VARIABLES = frozenset({"PATH", "HOME", "USER", "SHELL", "PWD", "IFS", "LD_LIBRARY_PATH", "PYTHONPATH",
+                                "MODULEPATH", "BASH_ENV", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS"})
+_PACKAGE_RE = re.compile(r"^[^-\s].*$", re.S)
 MAIL_RE = re.compile(r"^[^\s@'\"\\$`]+@[^\s@'\"\\$`]+$")
 
 
@@ -265,9 +270,11 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
         return GpuRequest(model, read.integer(gpus.get("count", 1), path + ("count",)))
     if isinstance(value, int) and not isinstance(value, bool):
         return GpuRequest(None, read.integer(value, path))
-    text = read.text(value, path)
-    model, _, count = text.partition(":")
-    if count and not (count.isascii() and count.isdigit()):  # isdigit alone takes '²', which int() refuses
+    if not isinstance(value, str):
+        read.fail(path, f"expected a count, MODEL:COUNT or a mapping, got {_describe(value)}")
+    text = value
+    model, colon, count = text.partition(":")
+    if colon and not (count.isascii() and count.isdigit()):  # isdigit alone takes '²', which int() refuses
         read.fail(path, f"{text!r} is not MODEL:COUNT (e.g. h100:2)")
     read.text(model, path, NAME_RE, "a GPU model such as h100, optionally with :COUNT")
     return GpuRequest(model, read.integer(int(count) if count else 1, path))
@@ -293,7 +300,8 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
     return Venv(
         path=None if venv.get("path") is None else read.text(venv["path"], path + ("path",)),
         requirements=None if venv.get("requirements") is None else read.text(venv["requirements"], path + ("requirements",)),
-        packages=read.text_list(venv.get("packages") or [], path + ("packages",)),
+        packages=read.text_list(venv.get("packages") or [], path + ("packages",), _PACKAGE_RE,
+                                "a requirement such as numpy or torch==2.3 (options are not packages)"),
     )
 
 
@@ -326,7 +334,9 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
     parameters = []
     for name, values in params.items():
         at = ("array", "parameters", name)
-        read.text(name, at, IDENTIFIER_RE, "a parameter name is a shell variable name: letters, digits and '_'")
+        read.text(name, at, PARAMETER_RE, "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'")
+        if name in RESERVED_VARIABLES:
+            read.fail(at, f"{name!r} would replace the shell's own variable; choose another name")
         values = read.text_list(values, at)
         if not values:
             read.fail(at, "has no values")

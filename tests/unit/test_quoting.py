@@ -137,7 +137,8 @@ def test_array_parameter_values_arrive_exactly_for_the_task(tools, values, singl
 
 
 @PROPERTY
-@given(packages=st.lists(hostile, min_size=1, max_size=4), requirements=hostile)
+# A package may not start with '-' or a space (pip would read an option): prefix one letter.
+@given(packages=st.lists(hostile.map(lambda v: "p" + v), min_size=1, max_size=4), requirements=hostile)
 def test_venv_packages_and_requirements_path_reach_pip_exactly(tools, venv, packages, requirements):
     script = script_of(environment={"venv": {"path": literal_word(str(venv)), "packages": packages,
                                              "requirements": literal_word(requirements)}},
@@ -154,7 +155,7 @@ def test_venv_packages_and_requirements_path_reach_pip_exactly(tools, venv, pack
 def test_hostile_values_never_break_the_syntax_on_any_profile(profile_kind, value, args):
     profile, kind = profile_kind
     fields = {"kind": kind, "resources": {"time": "3h"}, "launch": {"command": ["./run", *args]},
-              "environment": {"variables": {"SK_V": value}, "venv": {"packages": [value], "requirements": value or "r.txt"}}}
+              "environment": {"variables": {"SK_V": value}, "venv": {"packages": ["p" + value], "requirements": value or "r.txt"}}}
     if kind == "gpu":
         fields["resources"]["gpus"] = "h100:1"
     if kind == "threaded":
@@ -220,7 +221,7 @@ def test_an_alliance_gpu_script_with_hostile_values_runs_with_lmod_stubbed(tools
 def test_a_script_full_of_hostile_values_has_no_shellcheck_warnings():
     hostile_values = [v for v in HOSTILE if v]
     script = script_of("local", kind="array", array={"parameters": {"p": hostile_values}},
-                       environment={"variables": {"V": "$(x) `y` 'z'"}, "venv": {"packages": hostile_values,
+                       environment={"variables": {"V": "$(x) `y` 'z'"}, "venv": {"packages": ["p" + v for v in hostile_values],
                                                                                 "requirements": "$HOME/r'q.txt"}},
                        launch={"command": ["./run", *map(literal_word, hostile_values), "$p"]})
     # info-level notes (SC2016: "$x" in single quotes does not expand) are what literal quoting means

@@ -284,11 +284,26 @@ def test_a_serial_job_is_the_default_so_an_array_section_alone_is_refused():
     ({"parameters": {}}, "job.yaml: array.parameters: name at least one parameter and its values"),
     ({"parameters": {"lr": []}}, "job.yaml: array.parameters.lr: has no values"),
     ({"parameters": {"lr-rate": [1]}},
-     "job.yaml: array.parameters.lr-rate: 'lr-rate' is not allowed here: a parameter name is a shell variable name: letters, digits and '_'"),
+     "job.yaml: array.parameters.lr-rate: 'lr-rate' is not allowed here: a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
+    ({"parameters": {"SLURM_ARRAY_TASK_ID": [1]}},
+     "job.yaml: array.parameters.SLURM_ARRAY_TASK_ID: 'SLURM_ARRAY_TASK_ID' is not allowed here: a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
+    ({"parameters": {"PATH": ["/x"]}}, "job.yaml: array.parameters.PATH: 'PATH' would replace the shell's own variable; choose another name"),
     ({"parameters": {"lr": [1]}, "throttle": 0}, "job.yaml: array.throttle: expected a whole number of at least 1, got int 0"),
 ])
 def test_array_section_rules(array, expected):
     assert error_of(minimal(kind="array", array=array)) == expected
+
+
+@pytest.mark.parametrize("package", ["-e", "--index-url=http://x", " numpy", ""])
+def test_a_venv_package_that_pip_would_read_as_an_option_is_refused(package):
+    assert error_of(minimal(environment={"venv": {"packages": [package]}})) == (
+        f"job.yaml: environment.venv.packages[0]: {package!r} is not allowed here: "
+        "a requirement such as numpy or torch==2.3 (options are not packages)")
+
+
+@pytest.mark.parametrize("gpus", ["h100:", 2.5])
+def test_a_gpu_request_that_is_neither_count_nor_model_count_is_refused(gpus):
+    assert error_of(minimal(resources={"time": "1h", "gpus": gpus})).startswith("job.yaml: resources.gpus: ")
 
 
 def test_array_parameters_keep_their_order_and_read_values_as_text():

@@ -23,7 +23,15 @@ KIND_LAUNCHERS = {
     "array": ("direct", "srun"),
     "mpi": ("srun", "mpirun"),
 }
-DEFAULT_MPIRUN_FLAGS = ("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings")
+#: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
+#: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
+MPIRUN_BINDING = {
+    "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
+    "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
+    "mvapich2": (("-ppn", "{tasks_per_node}"), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
+                                                "MV2_HYBRID_BINDING_POLICY": "linear", "MV2_THREADS_PER_PROCESS": "{cpus_per_task}",
+                                                "MV2_SHOW_CPU_BINDING": "1"}),
+}
 DEFAULT_VENV_COMMAND = "virtualenv --no-download"
 
 
@@ -86,7 +94,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         profile=profile.name,
         name=spec.name,
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array),
-        environment=_environment(spec, profile, cpus_per_task),
+        environment=_environment(spec, profile, tasks_per_node, cpus_per_task, _uses_mpirun(launcher)),
         modules=modules,
         launcher=launcher,
         command=spec.launch.command,
@@ -268,9 +276,17 @@ def _launcher(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, findin
     if name == "srun":
         mpi = profile.launch.mpi.srun_mpi
         return ("srun", f"--mpi={mpi}") if spec.kind == "mpi" and mpi else ("srun",)
-    flags = profile.launch.mpi.bind_flags or DEFAULT_MPIRUN_FLAGS
+    flags = profile.launch.mpi.bind_flags or _mpirun_binding(profile)[0]
     total = spec.resources.nodes * tasks
-    return ("mpirun", "-np", str(total), *(flag.format(cpus_per_task=cpus) for flag in flags))
+    return ("mpirun", "-np", str(total), *(flag.format(cpus_per_task=cpus, tasks_per_node=tasks) for flag in flags))
+
+
+def _mpirun_binding(profile: SiteProfile):
+    return MPIRUN_BINDING[profile.launch.mpi.flavour or "openmpi"]
+
+
+def _uses_mpirun(launcher: Tuple[str, ...]) -> bool:
+    return bool(launcher) and launcher[0] == "mpirun"
 
 
 def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[ArrayPlan]:
@@ -321,12 +337,14 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
     )
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, cpus: int) -> Tuple[Tuple[str, str], ...]:
+def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, mpirun: bool) -> Tuple[Tuple[str, str], ...]:
     env = {"OMP_NUM_THREADS": str(cpus), "MKL_NUM_THREADS": str(cpus)}
     if spec.kind == "threaded":
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
     if spec.kind in ("mpi", "gpu"):
         env.update(profile.launch.env)
+    if mpirun:
+        env.update((k, v.format(cpus_per_task=cpus, tasks_per_node=tasks)) for k, v in _mpirun_binding(profile)[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
 

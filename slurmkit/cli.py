@@ -15,6 +15,11 @@ LAZY_COMMANDS = {
     "new": ".cli_jobs:new_command",
     "render": ".cli_jobs:render_command",
     "check": ".cli_jobs:check_command",
+    "submit": ".cli_run:submit_command",
+    "status": ".cli_run:status_command",
+    "watch": ".cli_run:watch_command",
+    "cancel": ".cli_run:cancel_command",
+    "logs": ".cli_run:logs_command",
     "profiles": ".cli_profiles:profiles",
 }
 
@@ -50,6 +55,11 @@ LAZY_HELP = {
     "new": "Scaffold NAME/job.yaml and its rendered NAME/job.sbatch.",
     "render": "Render the sbatch script of a job spec.",
     "check": "List the errors and warnings of a job spec on its cluster.",
+    "submit": "Render a job spec and submit it (--dry-run asks sbatch --test-only).",
+    "status": "Where jobs stand (sacct, then the controller, then exit files).",
+    "watch": "Follow jobs until they end; exit 0 only if all completed.",
+    "cancel": "Cancel jobs.",
+    "logs": "Print a job's output (-f to follow).",
     "profiles": "List, show, validate and detect site profiles.",
 }
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Tuple
 
 from .errors import SpecError
+from .plan import Plan
 from .profiles import SiteProfile, select_profile
 from .render import render
 from .resolve import Finding, Resolution, resolve
@@ -46,10 +47,39 @@ class Job:
         ``warn`` is called with each warning (a retired cluster's among them), which are
         otherwise dropped: see check() for all findings.
         """
+        return render(self._plan(profile, warn))
+
+    def _plan(self, profile: Optional[str], warn) -> "Plan":
+        """The resolved plan; warnings go to ``warn``, the first error is raised as a SpecError."""
         resolution = self.resolve(profile)
         for finding in resolution.warnings if warn else ():
             warn(finding)
         if resolution.plan is None:
             first = resolution.errors[0]
             raise SpecError(self.spec.source, self.spec.line_of(first.field), first.field, first.message)
-        return render(resolution.plan)
+        return resolution.plan
+
+    def _spec_path(self) -> Optional[str]:
+        source = self.spec.source
+        return str(Path(source).resolve()) if source and source.endswith((".yaml", ".yml")) else source
+
+    def folder(self) -> Path:
+        """Where the job's logs and exit-status files go: ``logs/`` beside its job.yaml."""
+        source = Path(self.spec.source) if self.spec.source and self.spec.source.endswith((".yaml", ".yml")) else None
+        return (source.parent if source else Path.cwd()) / "logs"
+
+    def submit(self, profile: Optional[str] = None, folder=None, after=(), after_type: str = "ok", warn=None):
+        """Render and submit; returns a JobHandle (submitit's future), or a SweepHandle for an array."""
+        from .submit import submit_script
+
+        plan = self._plan(profile, warn)
+        return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
+                             array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
+                             after=tuple(str(a) for a in after), after_type=after_type)
+
+    def test_only(self, profile: Optional[str] = None, folder=None) -> str:
+        """Ask the controller where and when this job would start (``sbatch --test-only``)."""
+        from .submit import test_only
+
+        plan = self._plan(profile, None)
+        return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None)

@@ -1,0 +1,194 @@
+"""``slurmkit submit``, ``status``, ``watch``, ``cancel`` and ``logs``: thin commands over
+submit.py, monitor.py and the registry."""
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .errors import SlurmkitError
+
+PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
+
+
+def _fail(error: SlurmkitError):
+    click.echo(f"error: {error.message}", err=True)
+    sys.exit(error.exit_code)
+
+
+def _pretty() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@click.command("submit")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@PROFILE_OPTION
+@click.option("--folder", type=click.Path(file_okay=False), help="Logs and exit-status files (default: logs/ beside SPEC).")
+@click.option("--after", multiple=True, help="Start after this job id (repeatable).")
+@click.option("--after-type", type=click.Choice(["ok", "any", "notok"]), default="ok", show_default=True,
+              help="What the --after jobs must have done.")
+@click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
+@click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
+def submit_command(spec, profile, folder, after, after_type, dry_run, wait_):
+    """Render SPEC and submit it."""
+    from .job import Job
+
+    try:
+        job = Job.from_yaml(spec)
+        warn = lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True)  # noqa: E731
+        if dry_run:
+            click.echo(job.test_only(profile, folder))
+            return
+        handle = job.submit(profile, folder, after=after, after_type=after_type, warn=warn)
+    except SlurmkitError as error:
+        _fail(error)
+    size = getattr(handle, "size", None)
+    click.echo(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {handle.paths.folder if size is None else handle.tasks[0].paths.folder}")
+    if wait_:
+        sys.exit(_watch([handle.job_id], interval=30.0))
+
+
+def _ids_and_folders(job_ids):
+    from .registry import find, submissions
+
+    records = find(job_ids) if job_ids else {s.job_id: s for s in submissions()[-20:]}
+    ids = list(job_ids) or list(records)
+    folders = {job_id: record.folder for job_id, record in records.items()}
+    sizes = {job_id: record.array_size for job_id, record in records.items() if record.array_size}
+    return ids, folders, sizes, records
+
+
+def _rows(statuses, records):
+    rows = []
+    for job_id, status in statuses.items():
+        record = records.get(job_id.split("_")[0])
+        rows.append({"job": job_id, "name": record.name if record else "", "state": status.state,
+                     "exit_code": status.exit_code, "elapsed_s": status.elapsed_s, "nodes": status.nodes, "source": status.source})
+    return rows
+
+
+def _print_table(rows, title=None):
+    columns = ("job", "name", "state", "exit_code", "elapsed_s", "nodes", "source")
+    if not _pretty():
+        for row in rows:
+            click.echo("\t".join("" if row[c] is None else str(row[c]) for c in columns))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    Console().print(_rich_table(rows, columns, title))
+
+
+def _rich_table(rows, columns, title=None):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column.replace("_", " "))
+    colours = {"COMPLETED": "green", "RUNNING": "cyan", "PENDING": "yellow"}
+    for row in rows:
+        cells = ["" if row[c] is None else str(row[c]) for c in columns]
+        colour = colours.get(row["state"], "red" if row["state"] not in ("UNKNOWN",) else "white")
+        cells[2] = f"[{colour}]{cells[2]}[/]"
+        table.add_row(*cells)
+    return table
+
+
+@click.command("status")
+@click.argument("job_ids", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(job_ids, as_json):
+    """Where jobs stand (default: the last 20 submissions)."""
+    from .monitor import poll
+
+    ids, folders, sizes, records = _ids_and_folders(job_ids)
+    if not ids:
+        click.echo("no jobs submitted with slurmkit yet")
+        return
+    rows = _rows(poll(ids, folders, array_sizes=sizes), records)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+    else:
+        _print_table(rows)
+
+
+def _watch(job_ids, interval: float) -> int:
+    """Poll until every job is done; 0 if all completed, else 1."""
+    from .monitor import Watch
+
+    ids, folders, sizes, records = _ids_and_folders(job_ids)
+    watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
+    final = {}
+    if _pretty():
+        from rich.live import Live
+
+        with Live(refresh_per_second=2) as live:
+            for final in watch:
+                live.update(_rich_table(_rows(final, records), ("job", "name", "state", "exit_code", "elapsed_s", "nodes", "source"),
+                                        title=f"{sum(s.done for s in final.values())}/{len(final)} done"))
+    else:
+        seen = {}
+        for final in watch:
+            for job_id, status in final.items():
+                if seen.get(job_id) != status.state:
+                    seen[job_id] = status.state
+                    code = "" if status.exit_code is None else f" exit {status.exit_code}"
+                    click.echo(f"{time.strftime('%H:%M:%S')} {job_id} {status.state}{code if status.done else ''}")
+    return 0 if final and all(s.ok for s in final.values()) else 1
+
+
+@click.command("watch")
+@click.argument("job_ids", nargs=-1)
+@click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
+def watch_command(job_ids, interval):
+    """Follow jobs until they end; exit 0 only if all completed."""
+    sys.exit(_watch(job_ids, interval))
+
+
+@click.command("cancel")
+@click.argument("job_ids", nargs=-1, required=True)
+def cancel_command(job_ids):
+    """Cancel jobs."""
+    from .slurmcli import run_slurm
+
+    try:
+        run_slurm(["scancel", *job_ids])
+    except SlurmkitError as error:
+        _fail(error)
+    click.echo(f"cancelled {' '.join(job_ids)}")
+
+
+@click.command("logs")
+@click.argument("job_id")
+@click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
+def logs_command(job_id, err, follow):
+    """Print a job's output (an array task as ID_TASK)."""
+    from .monitor import poll
+    from .registry import find
+
+    record = find([job_id]).get(job_id.split("_")[0])
+    if record is None:
+        _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
+    path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
+    position = 0
+    while True:
+        if path.exists():
+            with open(path, "rb") as handle:
+                handle.seek(position)
+                chunk = handle.read()
+                position += len(chunk)
+            sys.stdout.write(chunk.decode("utf-8", "replace"))
+            sys.stdout.flush()
+        if not follow:
+            if not path.exists():
+                _fail(SlurmkitError(f"no {path.name} yet in {record.folder}: the job has not started writing"))
+            return
+        status = poll([job_id], {job_id.split("_")[0]: record.folder}).get(job_id)
+        if status is not None and status.done:
+            follow = False  # one last read above caught the tail
+            continue
+        time.sleep(1.0)

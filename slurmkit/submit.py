@@ -12,6 +12,7 @@ import datetime
 import os
 import re
 import time
+import uuid
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -142,10 +143,15 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     Nothing is recorded unless sbatch accepted the job.
     """
     folder = Path(folder).resolve()
-    script = write_atomic(folder / f"{name}.sbatch", script_text, 0o755)
+    # A name of its own: concurrent submits of one spec must not rename each other's script.
+    script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.sbatch", script_text, 0o755)
     env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
     argv = sbatch_command(script, folder, array_size is not None, after, after_type)
-    result = run_slurm(argv, env=env, cwd=script.parent, failed="sbatch refused the job")
+    try:
+        result = run_slurm(argv, env=env, cwd=script.parent, failed="sbatch refused the job")
+    except SchedulerError:
+        script.unlink(missing_ok=True)
+        raise
     job_id = parse_job_id(result.stdout)
     os.replace(script, folder / f"{job_id}_submission.sh")  # where submitit's JobPaths looks
     record(Submission(job_id=job_id, name=name, folder=str(folder), profile=profile,
@@ -157,7 +163,7 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
 def test_only(script_text: str, folder, name: str, array: bool = False) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
-    script = write_atomic(folder / f".{name}.test-only.sbatch", script_text, 0o755)
+    script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.test-only.sbatch", script_text, 0o755)
     try:
         result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=script.parent, failed="sbatch refused the job")
     finally:

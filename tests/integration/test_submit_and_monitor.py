@@ -1,0 +1,173 @@
+"""Submission and monitoring against the real cluster, with accounting on and off."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from slurmkit import Job
+from slurmkit.monitor import Watch, poll
+from slurmkit.registry import submissions
+
+from .conftest import CLUSTER_SCRIPT
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    path = tmp_path / "registry.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(path))
+    return path
+
+
+def job(tmp_path, name="t", command=("true",), time_limit="5m", **fields):
+    spec = {"name": name, "profile": "local", "account": "def-test", "resources": {"time": time_limit},
+            "launch": {"command": list(command)}, **fields}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return Job.from_yaml(path)
+
+
+def test_submit_and_wait_reaches_completed_with_exit_code_zero(cluster, registry, tmp_path):
+    handle = job(tmp_path, command=["bash", "-c", "echo hello"]).submit()
+    status = handle.wait(0.5)
+    assert (status.state, status.exit_code) == ("COMPLETED", 0)
+    assert handle.stdout() == "hello\n"
+    assert handle.nodes in ("node1", "node2")
+    assert [s.job_id for s in submissions(registry)] == [handle.job_id]
+
+
+def test_a_failing_command_ends_failed_with_its_exit_code(cluster, registry, tmp_path):
+    status = job(tmp_path, command=["bash", "-c", "exit 7"]).submit().wait(0.5)
+    assert (status.state, status.exit_code) == ("FAILED", 7)
+
+
+def test_cancel_ends_cancelled(cluster, registry, tmp_path):
+    handle = job(tmp_path, command=["sleep", "60"]).submit()
+    deadline = time.monotonic() + 30
+    while handle.status(force=True).state != "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.3)
+    handle.cancel()
+    assert handle.wait(0.5).state == "CANCELLED"
+
+
+def test_a_job_past_its_time_limit_ends_timeout(cluster, registry, tmp_path):
+    status = job(tmp_path, command=["sleep", "300"], time_limit="1m").submit().wait(1.0)
+    assert status.state == "TIMEOUT"
+
+
+def test_a_50_point_sweep_is_one_array_and_each_task_gets_its_point(cluster, registry, tmp_path):
+    spec = job(tmp_path, name="sweep", kind="array", command=["bash", "-c", "echo $lr:$seed"],
+               array={"parameters": {"lr": [f"0.{i}" for i in range(10)], "seed": [1, 2, 3, 4, 5]}})
+    handle = spec.submit()
+    assert len(submissions(registry)) == 1 and handle.size == 50
+    statuses = handle.wait(1.0)
+    assert sorted(s.state for s in statuses.values()) == ["COMPLETED"] * 50
+    outputs = [task.stdout().strip() for task in handle.tasks]
+    assert outputs == [f"0.{i}:{s}" for i in range(10) for s in range(1, 6)]
+
+
+def test_a_dependency_chain_runs_in_order(cluster, registry, tmp_path):
+    marker = tmp_path / "first-done"
+    first = job(tmp_path, name="first", command=["bash", "-c", f"sleep 3; touch {marker}"]).submit()
+    second = job(tmp_path, name="second", command=["test", "-e", str(marker)]).submit(after=[first.job_id])
+    failing = job(tmp_path, name="third", command=["false"]).submit(after=[second.job_id])
+    only_if_failed = job(tmp_path, name="fourth", command=["true"]).submit(after=[failing.job_id], after_type="notok")
+    assert second.wait(0.5).state == "COMPLETED"   # it ran after the marker existed
+    assert failing.wait(0.5).state == "FAILED"
+    assert only_if_failed.wait(0.5).state == "COMPLETED"
+    assert [s.after for s in submissions(registry)] == [None, first.job_id, second.job_id, failing.job_id]
+
+
+def test_dry_run_asks_the_controller_and_queues_nothing(cluster, registry, tmp_path):
+    answer = job(tmp_path).test_only()
+    assert re.match(r"Job \d+ to start at \S+ using 1 processors on nodes node\d in partition compute", answer)
+    assert submissions(registry) == []
+
+
+def test_a_refused_submission_is_one_line_exit_1_and_not_recorded(cluster, registry, tmp_path):
+    spec = tmp_path / "bad.yaml"
+    spec.write_text(yaml.safe_dump({"name": "bad", "profile": "local", "account": "def-nobody",
+                                    "resources": {"time": "5m"}, "launch": {"command": "true"}}))
+    result = subprocess.run([sys.executable, "-m", "slurmkit.cli", "submit", str(spec)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: sbatch refused the job: ") and "Invalid account" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert submissions(registry) == []
+
+
+def test_eight_concurrent_submits_are_each_recorded_once(cluster, registry, tmp_path):
+    spec = tmp_path / "c.yaml"
+    spec.write_text(yaml.safe_dump({"name": "c", "profile": "local", "account": "def-test",
+                                    "resources": {"time": "5m"}, "launch": {"command": "true"}}))
+    procs = [subprocess.Popen([sys.executable, "-m", "slurmkit.cli", "submit", str(spec)], stdout=subprocess.PIPE, text=True)
+             for _ in range(8)]
+    printed = [re.search(r"submitted job (\d+)", p.communicate()[0]).group(1) for p in procs]
+    recorded = [s.job_id for s in submissions(registry)]
+    assert sorted(recorded) == sorted(printed) and len(set(recorded)) == 8
+    assert len(registry.read_text().splitlines()) == 8
+
+
+# ------------------------------------------------------------------------- without accounting
+
+def _daemon_pid(cluster, name):
+    return int((cluster.base / "run" / f"{name}.pid").read_text())
+
+
+@pytest.fixture
+def accounting_down(cluster):
+    """slurmdbd stopped for the test; `cluster.sh up` brings it back afterwards."""
+    os.kill(_daemon_pid(cluster, "slurmdbd"), signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while subprocess.run(["sacct", "-n", "-j", "1"], capture_output=True).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    yield
+    subprocess.run(["bash", str(CLUSTER_SCRIPT), "up"], check=True, capture_output=True)
+
+
+def test_without_accounting_jobs_still_reach_their_terminal_states_and_codes(cluster, registry, tmp_path, accounting_down):
+    assert subprocess.run(["sacct", "-n", "-j", "1"], capture_output=True).returncode != 0
+    ok = job(tmp_path, name="ok", command=["true"]).submit()
+    bad = job(tmp_path, name="bad", command=["bash", "-c", "exit 5"]).submit()
+    long = job(tmp_path, name="long", command=["sleep", "60"]).submit()
+    time.sleep(2)
+    long.cancel()
+    final = {}
+    for final in Watch([ok.job_id, bad.job_id, long.job_id], interval=1.0,
+                       folders={h.job_id: str(h.paths.folder) for h in (ok, bad, long)}):
+        pass
+    assert (final[ok.job_id].state, final[ok.job_id].exit_code) == ("COMPLETED", 0)
+    assert (final[bad.job_id].state, final[bad.job_id].exit_code) == ("FAILED", 5)
+    assert final[long.job_id].state == "CANCELLED"
+    assert {s.source for s in final.values()} <= {"scontrol", "exit-file"}
+
+
+def test_the_exit_file_answers_when_neither_accounting_nor_the_controller_remembers(cluster, registry, tmp_path):
+    handle = job(tmp_path, name="f", command=["bash", "-c", "exit 9"]).submit()
+    handle.wait(0.5)
+    unreachable = lambda argv: (_ for _ in ()).throw(__import__("slurmkit.slurmcli").slurmcli.SchedulerError("down"))  # noqa: E731
+    status = poll([handle.job_id], {handle.job_id: str(handle.paths.folder)}, run=unreachable)[handle.job_id]
+    assert (status.state, status.exit_code, status.source) == ("FAILED", 9, "exit-file")
+
+
+def test_a_controller_restart_during_a_watch_loses_no_job(cluster, registry, tmp_path):
+    handle = job(tmp_path, name="r", command=["sleep", "12"]).submit()
+    results = []
+    watcher = threading.Thread(target=lambda: results.extend(Watch([handle.job_id], interval=2.0,
+                                                                   folders={handle.job_id: str(handle.paths.folder)})))
+    watcher.start()
+    time.sleep(3)
+    os.kill(_daemon_pid(cluster, "slurmctld"), signal.SIGTERM)
+    time.sleep(6)
+    subprocess.run(["bash", str(CLUSTER_SCRIPT), "up"], check=True, capture_output=True)
+    watcher.join(timeout=120)
+    assert not watcher.is_alive()
+    final = results[-1][handle.job_id]
+    assert (final.state, final.exit_code) == ("COMPLETED", 0)

@@ -21,6 +21,7 @@ LAZY_COMMANDS = {
     "cancel": ".cli_run:cancel_command",
     "logs": ".cli_run:logs_command",
     "profiles": ".cli_profiles:profiles",
+    "report": ".cli_report:report_command",
 }
 
 
@@ -61,6 +62,7 @@ LAZY_HELP = {
     "cancel": "Cancel jobs.",
     "logs": "Print a job's output (-f to follow).",
     "profiles": "List, show, validate and detect site profiles.",
+    "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
 }
 
 

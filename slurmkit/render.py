@@ -98,3 +98,9 @@ def render(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
     """The sbatch script for ``plan``: the template named after its kind, on the search path."""
     env = _environment(search_path if search_path is not None else template_search_path())
     return env.get_template(f"{plan.kind}.sbatch.j2").render(plan=plan)
+
+
+def render_setup(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
+    """The environment, module and virtualenv part of ``plan``'s script (templates/setup.sh.j2)."""
+    env = _environment(search_path if search_path is not None else template_search_path())
+    return env.get_template("setup.sh.j2").render(plan=plan)

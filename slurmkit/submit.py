@@ -59,8 +59,8 @@ class JobHandle(SlurmJob):
 
     watcher = SlurmkitWatcher(delay_s=30)
 
-    def __init__(self, folder, job_id: str) -> None:
-        super().__init__(folder, job_id)
+    def __init__(self, folder, job_id: str, tasks=(0,)) -> None:
+        super().__init__(folder, job_id, tasks)
         self.watcher.register_folder(job_id, Path(folder))
 
     def status(self, force: bool = False) -> JobStatus:

@@ -171,3 +171,15 @@ def test_a_controller_restart_during_a_watch_loses_no_job(cluster, registry, tmp
     assert not watcher.is_alive()
     final = results[-1][handle.job_id]
     assert (final.state, final.exit_code) == ("COMPLETED", 0)
+
+
+def test_submit_function_runs_a_callable_in_the_specs_environment(cluster, registry, tmp_path):
+    from slurmkit.functions import submit_function
+
+    spec = {"name": "fn", "profile": "local", "account": "def-test", "resources": {"time": "5m", "mem": "500M"},
+            "environment": {"modules": ["python/3.11"], "variables": {"SK_VALUE": "it's $here"}}, "launch": "unused"}
+    value = submit_function(os.getenv, "SK_VALUE", spec=spec, folder=tmp_path / "fn")
+    python = submit_function(os.getenv, "EBVERSIONPYTHON", spec=spec, folder=tmp_path / "fn")
+    assert value.result() == "it's $here"           # the spec's variables, quoted literally
+    assert python.result() == "3.11.5"              # the spec's modules were loaded
+    assert python.state == "COMPLETED"

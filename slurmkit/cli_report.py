@@ -1,0 +1,39 @@
+"""``slurmkit report JOBID``: how well a job (or every task of an array) used what it asked for."""
+
+import json
+import re
+import sys
+
+import click
+
+from .errors import SlurmkitError
+
+_JOB_ID_RE = re.compile(r"^\d+(?:_\d+)?$")
+
+
+def _job_id(ctx, param, value: str) -> str:
+    if not _JOB_ID_RE.match(value):
+        raise click.BadParameter(f"{value!r} is not a job id: use 123 (a job or a whole array) or 123_4 (one array task)")
+    return value
+
+
+@click.command("report")
+@click.argument("job_id", metavar="JOBID", callback=_job_id)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON.")
+def report_command(job_id, as_json):
+    """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
+    from . import efficiency
+    from .slurmcli import SchedulerError, run_slurm
+
+    try:
+        text = run_slurm(efficiency.sacct_command(job_id), retry_for=15.0, failed=f"sacct could not report on job {job_id}").stdout
+        effs = efficiency.parse(text)
+        if not effs:
+            raise SchedulerError(f"sacct has no record of job {job_id}: check the id, and that it ran on this cluster")
+    except SlurmkitError as error:
+        click.echo(f"error: {error.message}", err=True)
+        sys.exit(error.exit_code)
+    if as_json:
+        click.echo(json.dumps(efficiency.as_json(effs), indent=2))
+    else:
+        click.echo(efficiency.format_report(effs), nl=False)

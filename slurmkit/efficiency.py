@@ -1,0 +1,487 @@
+"""How well a finished job used what it asked for, from one ``sacct`` call, with plain advice.
+
+Like ``seff``: elapsed against the time limit, CPU time against cores x elapsed, peak memory
+against the request, and the GPUs allocated; then sentences a user can act on ("asked 32G,
+peak 2.1G: ask 4G"). An array gives one record per task and a summary with one combined advice.
+
+What sacct says, and how it is read here (checked on Slurm 22.05):
+
+- the allocation row (``123``, ``123_4``) holds the request: ``TimelimitRaw`` (minutes),
+  ``NCPUS``, ``ReqMem`` (the whole job's memory since 21.08; older releases wrote ``4000Mc``
+  per core or ``4000Mn`` per node), ``AllocTRES`` (``gres/gpu=1``) and ``TotalCPU`` summed over
+  its steps;
+- ``MaxRSS`` is only on step rows (``.batch``, ``.extern``, ``.0``) and is the largest *task* of
+  the step, so a step's memory is estimated as ``MaxRSS x NTasks`` (seff does the same and says
+  "estimated"); the job's peak is the largest step's;
+- steps get their figures when they end: a running job has no ``MaxRSS`` and no ``TotalCPU`` yet.
+
+GPU utilisation is not in sacct, and nothing here pretends otherwise.
+"""
+
+import math
+import re
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from .monitor import TERMINAL
+from .units import format_duration, format_size
+
+SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "TimelimitRaw", "TotalCPU", "NCPUS", "ReqMem",
+                "MaxRSS", "AllocTRES", "NNodes", "NTasks")
+
+#: Alliance's DefMemPerCPU: a job that asks for no memory gets this much per core.
+DEFAULT_MEM_PER_CPU_MIB = 256
+
+MEMORY_MARGIN = 1.25      # suggest the peak plus a quarter
+TIME_MARGIN = 1.5         # suggest the elapsed time plus a half
+TIME_FLOOR_S = 15 * 60    # never suggest less than this
+CLOSE_TO_LIMIT = 0.9      # at or above this fraction of a limit, a completed job had too little headroom
+CPU_ADVICE_MIN_S = 60     # CPU efficiency of a shorter job is mostly start-up noise
+LOW_CPU_EFFICIENCY = 0.5
+
+#: Sizes worth asking for, in MiB: past 2G each step is x1.5 or x1.33 (4G, 6G, 8G, 12G, ...).
+_MEM_LADDER = (256, 512, 1024, 2048) + tuple(int(g * 1024) for k in range(2, 12) for g in (2 ** k, 1.5 * 2 ** k))
+#: Time limits worth asking for, in seconds (3h, 12h, 24h, 3d and 7d are Alliance partition edges).
+_TIME_LADDER = tuple(m * 60 for m in (15, 30, 60, 120, 180, 240, 360, 480, 720, 960, 1440, 2160, 2880, 4320, 5760,
+                                      7200, 10080))
+
+_SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)([cn]?)$", re.IGNORECASE)
+_SIZE_FACTORS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 ** 2, "P": 1024 ** 3}
+_CPU_TIME_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+
+
+class JobEfficiency(NamedTuple):
+    """One job, or one array task: what it asked for and what it used."""
+
+    job_id: str                       # "123", or "123_4" for an array task
+    state: str                        # COMPLETED, FAILED, TIMEOUT, RUNNING, ... ("CANCELLED by 0" -> CANCELLED)
+    exit_code: Optional[int]
+    signal: Optional[int]
+    elapsed_s: int
+    timelimit_s: Optional[int]        # None: unlimited or not known
+    cpu_s: float                      # TotalCPU: user + system time of all steps
+    cores: int                        # NCPUS of the allocation
+    nodes: int
+    req_mem_mib: Optional[float]      # the whole job's memory request
+    peak_mib: Optional[float]         # the largest step's memory (MaxRSS x tasks); None: not recorded
+    peak_estimated: bool              # True when that figure multiplies MaxRSS by several tasks
+    gpus: int
+    steps: Tuple[str, ...] = ()       # step names: batch, extern, 0, 1, ...
+
+    @property
+    def done(self) -> bool:
+        return self.state in TERMINAL
+
+    @property
+    def cpu_efficiency(self) -> Optional[float]:
+        """CPU time over cores x elapsed; None while running or when nothing ran."""
+        if not self.done or self.elapsed_s <= 0 or self.cores <= 0:
+            return None
+        return self.cpu_s / (self.cores * self.elapsed_s)
+
+    @property
+    def memory_efficiency(self) -> Optional[float]:
+        if self.peak_mib is None or not self.req_mem_mib:
+            return None
+        return self.peak_mib / self.req_mem_mib
+
+    @property
+    def time_fraction(self) -> Optional[float]:
+        if not self.timelimit_s:
+            return None
+        return self.elapsed_s / self.timelimit_s
+
+
+class ArraySummary(NamedTuple):
+    """Several tasks of one array at a glance: counts, (min, median, max) of each figure, one advice."""
+
+    job_id: str                                         # the array's id, "123"
+    tasks: int
+    states: Dict[str, int]
+    elapsed_s: Optional[Tuple[float, float, float]]
+    cpu_efficiency: Optional[Tuple[float, float, float]]
+    peak_mib: Optional[Tuple[float, float, float]]
+    advice: List[str]
+
+
+def sacct_command(job_id: str) -> List[str]:
+    """The one sacct call that answers for a job, an array (every task) or one task (``123_4``)."""
+    return ["sacct", "-n", "-P", "-o", ",".join(SACCT_FIELDS), "-j", str(job_id)]
+
+
+# --------------------------------------------------------------------------------- parsing
+
+def parse(text: str) -> List[JobEfficiency]:
+    """``sacct -n -P`` lines (fields as SACCT_FIELDS) -> one record per job or array task, in sacct's order."""
+    allocations: Dict[str, Dict[str, str]] = {}
+    steps: Dict[str, List[Dict[str, str]]] = {}
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) < len(SACCT_FIELDS) - 1:  # NTasks may be missing from text captured without it
+            continue
+        row = dict(zip(SACCT_FIELDS, parts))
+        job, dot, step = row["JobID"].partition(".")
+        if dot:
+            steps.setdefault(job, []).append(dict(row, step=step))
+        else:
+            allocations.setdefault(job, row)
+    return [_record(job, row, steps.get(job, [])) for job, row in allocations.items()]
+
+
+def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEfficiency:
+    code, _, signal = row["ExitCode"].partition(":")
+    cores, nodes = _int(row["NCPUS"]) or 0, _int(row["NNodes"]) or 1
+    peak, estimated = None, False
+    for step in steps:
+        rss = parse_size(step["MaxRSS"], default_unit="K")
+        if rss is None:
+            continue
+        tasks = _int(step.get("NTasks", "")) or 1
+        if peak is None or rss * tasks > peak:
+            peak, estimated = rss * tasks, tasks > 1
+    cpu = parse_cpu_time(row["TotalCPU"])
+    if cpu is None:
+        cpu = sum(parse_cpu_time(step["TotalCPU"]) or 0.0 for step in steps)
+    limit = _int(row["TimelimitRaw"])
+    return JobEfficiency(
+        job_id=job,
+        state=(row["State"].split() or ["UNKNOWN"])[0].rstrip("+").upper(),
+        exit_code=_int(code),
+        signal=_int(signal),
+        elapsed_s=_int(row["ElapsedRaw"]) or 0,
+        timelimit_s=limit * 60 if limit is not None else None,
+        cpu_s=cpu,
+        cores=cores,
+        nodes=nodes,
+        req_mem_mib=parse_req_mem(row["ReqMem"], cores, nodes),
+        peak_mib=peak,
+        peak_estimated=estimated,
+        gpus=gpu_count(row["AllocTRES"]),
+        steps=tuple(step["step"] for step in steps),
+    )
+
+
+def parse_size(text: str, default_unit: str = "M") -> Optional[float]:
+    """``96976K``, ``1G``, ``256M`` -> MiB; a bare number is in ``default_unit``; empty -> None."""
+    match = _SIZE_RE.match(text.strip())
+    if not match:
+        return None
+    number, unit, _ = match.groups()
+    return float(number) * _SIZE_FACTORS[(unit or default_unit).upper()]
+
+
+def parse_req_mem(text: str, cores: int, nodes: int) -> Optional[float]:
+    """ReqMem -> the whole job's MiB: ``1G`` (22.05: already the total), ``4000Mc`` (per core), ``4000Mn`` (per node)."""
+    size = parse_size(text)
+    if size is None:
+        return None
+    per = text.strip()[-1:].lower()
+    if per == "c":
+        return size * max(cores, 1)
+    if per == "n":
+        return size * max(nodes, 1)
+    return size
+
+
+def parse_cpu_time(text: str) -> Optional[float]:
+    """TotalCPU -> seconds: ``00:01.234`` (MM:SS.mmm), ``01:02:03``, ``1-02:03:04``; anything else -> None."""
+    match = _CPU_TIME_RE.match(text.strip())
+    if not match:
+        return None
+    days, hours, minutes, seconds = match.groups()
+    return ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes)) * 60 + float(seconds)
+
+
+def gpu_count(tres: str) -> int:
+    """GPUs in an AllocTRES string: ``gres/gpu=2``, or the sum of typed entries (``gres/gpu:a100=2``) alone."""
+    total, typed = None, 0
+    for item in tres.split(","):
+        name, _, value = item.partition("=")
+        if name == "gres/gpu":
+            total = _int(value) or 0
+        elif name.startswith("gres/gpu:"):
+            typed += _int(value) or 0
+    return total if total is not None else typed
+
+
+def _int(text) -> Optional[int]:
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+# --------------------------------------------------------------------------------- advice
+
+def advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[str]:
+    """Plain sentences about the job's end, then its time, cores, memory and GPUs; [] when all looks right."""
+    said = _state_advice(eff)
+    if eff.state in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "RESIZING") or not (eff.steps or eff.elapsed_s):
+        return said
+    return said + _time_advice(eff) + _cpu_advice(eff) + _memory_advice(eff, default_mem_per_cpu_mib) + _gpu_advice(eff)
+
+
+def _state_advice(eff: JobEfficiency) -> List[str]:
+    state = eff.state
+    if state == "COMPLETED":
+        return []
+    if state == "PENDING":
+        return ["has not started yet: nothing to report"]
+    if state == "RUNNING":
+        return ["is still running: sacct records memory and CPU time when each step ends (sstat shows them now)"]
+    if state == "TIMEOUT":
+        return [f"hit its time limit{_of_limit(eff)}: ask more time or checkpoint"]
+    if state == "OUT_OF_MEMORY":
+        asked = eff.req_mem_mib or eff.peak_mib
+        if asked:
+            return [f"ran out of memory at {format_request(asked)}: ask {format_size(_round_up(asked * 2, _MEM_LADDER))} "
+                    f"or make it use less"]
+        return ["ran out of memory: ask more memory or make it use less"]
+    if state == "FAILED":
+        code = f" with exit code {eff.exit_code}" if eff.exit_code else ""
+        return [f"failed{code}: read its output file; the figures below may not show a full run"]
+    if state == "CANCELLED" and not (eff.steps or eff.elapsed_s):
+        return ["was cancelled before it started: nothing to report"]
+    if state == "CANCELLED":
+        return ["was cancelled: the figures below cover only the part that ran"]
+    return [f"ended as {state}, not by its own doing: resubmit it"]
+
+
+def _of_limit(eff: JobEfficiency) -> str:
+    return f" of {format_duration(eff.timelimit_s)}" if eff.timelimit_s else ""
+
+
+def _time_advice(eff: JobEfficiency) -> List[str]:
+    if eff.state != "COMPLETED" or not eff.timelimit_s:
+        return []
+    suggest = _round_up(max(eff.elapsed_s * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
+    asked, used = format_duration(eff.timelimit_s), _short_duration(eff.elapsed_s)
+    if suggest * 2 <= eff.timelimit_s:
+        return [f"asked {asked}, used {used}: ask {format_duration(suggest)}"]
+    if eff.elapsed_s >= CLOSE_TO_LIMIT * eff.timelimit_s:
+        return [f"used {used} of {asked}, close to the limit: ask {format_duration(suggest)}"]
+    return []
+
+
+def _cpu_advice(eff: JobEfficiency) -> List[str]:
+    efficiency = eff.cpu_efficiency
+    if efficiency is None or eff.elapsed_s < CPU_ADVICE_MIN_S or eff.cores < 2 or efficiency >= LOW_CPU_EFFICIENCY:
+        return []
+    used = max(1, round(eff.cpu_s / eff.elapsed_s))
+    more = "" if used == 1 else " more"
+    return [f"{eff.cores} cores at {efficiency:.0%} CPU efficiency: the program uses about {_count(used, 'core')}; "
+            f"ask cpus_per_task: {used} or make it use{more} threads"]
+
+
+def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -> List[str]:
+    if eff.state == "OUT_OF_MEMORY" or not eff.req_mem_mib:
+        return []
+    if eff.peak_mib is None:
+        return ["no peak memory recorded (steps shorter than the sampling interval leave none): no memory advice"]
+    if eff.state != "COMPLETED":
+        return []
+    per_node = eff.nodes > 1
+    asked, peak = eff.req_mem_mib / eff.nodes, eff.peak_mib / eff.nodes
+    suffix = " per node" if per_node else ""
+    suggest = _round_up(peak * MEMORY_MARGIN, _MEM_LADDER)
+    default = (default_mem_per_cpu_mib or 0) * max(eff.cores, 1)
+    peak_text = ("about " if eff.peak_estimated else "") + format_mem(peak)
+    if peak <= asked / 2 and eff.req_mem_mib > default and suggest < asked:
+        return [f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: ask {format_size(suggest)}{suffix}"]
+    if peak >= CLOSE_TO_LIMIT * asked:
+        return [f"peak {peak_text}{suffix} of {format_request(asked)}, close to the limit: ask {format_size(suggest)}{suffix}"]
+    return []
+
+
+def _gpu_advice(eff: JobEfficiency) -> List[str]:
+    if not eff.gpus:
+        return []
+    return [f"{_count(eff.gpus, 'GPU')} allocated: sacct does not record GPU utilisation; "
+            f"watch it with nvidia-smi on the node while the job runs"]
+
+
+def _round_up(value: float, ladder: Sequence[int]) -> int:
+    """The first ladder step at or above ``value`` (past the top: ``value`` rounded up)."""
+    for step in ladder:
+        if step >= value:
+            return step
+    return int(math.ceil(value))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
+def _short_duration(seconds: float) -> str:
+    """Elapsed time as a person says it: whole minutes past a minute (12m, 3h5m), seconds below."""
+    seconds = int(round(seconds))
+    return format_duration(seconds if seconds < 60 else int(round(seconds / 60)) * 60)
+
+
+def format_request(mib: float) -> str:
+    """A requested size, exact when it is whole MiB (``1G``, ``600M``, ``4000M``)."""
+    return format_size(int(mib)) if mib == int(mib) and mib >= 1 else format_mem(mib)
+
+
+def format_mem(mib: float) -> str:
+    """A measured size, short: ``2.1G``, ``95M``, ``3.1M``, ``512K``."""
+    if mib >= 1024:
+        return f"{mib / 1024:.1f}".rstrip("0").rstrip(".") + "G"
+    if mib >= 10:
+        return f"{mib:.0f}M"
+    if mib >= 1:
+        return f"{mib:.1f}".rstrip("0").rstrip(".") + "M"
+    return f"{mib * 1024:.0f}K"
+
+
+# --------------------------------------------------------------------------------- arrays
+
+def summarize(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> ArraySummary:
+    """Tasks of one array: state counts, (min, median, max) figures, and one advice sized for the largest task."""
+    if not effs:
+        raise ValueError("summarize() needs at least one record")
+    states: Dict[str, int] = {}
+    for eff in effs:
+        states[eff.state] = states.get(eff.state, 0) + task_count(eff.job_id)
+    total = sum(states.values())
+    finished = [eff for eff in effs if eff.done and eff.steps]
+    said = [_tasks_line(count, total, state) for state, count in sorted(states.items()) if state != "COMPLETED"]
+    completed = [eff for eff in effs if eff.state == "COMPLETED"]
+    if completed:
+        said += advice(_largest(completed), default_mem_per_cpu_mib)
+    return ArraySummary(
+        job_id=effs[0].job_id.split("_")[0],
+        tasks=total,
+        states=dict(sorted(states.items())),
+        elapsed_s=_spread([eff.elapsed_s for eff in finished]),
+        cpu_efficiency=_spread([eff.cpu_efficiency for eff in finished]),
+        peak_mib=_spread([eff.peak_mib for eff in finished]),
+        advice=said,
+    )
+
+
+def task_count(job_id: str) -> int:
+    """How many tasks a row stands for: 1, or the size of a pending range such as ``12_[0-9%2]`` (10)."""
+    match = re.search(r"_\[([^\]%]*)", job_id)
+    if not match:
+        return 1
+    count = 0
+    for item in match.group(1).split(","):
+        bounds, _, step = item.partition(":")
+        first, _, last = bounds.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            count += (int(last or first) - int(first)) // (int(step) if step.isdigit() and int(step) else 1) + 1
+    return max(count, 1)
+
+
+def _tasks_line(count: int, total: int, state: str) -> str:
+    what = {"TIMEOUT": "hit the time limit: ask more time or checkpoint",
+            "OUT_OF_MEMORY": "ran out of memory: ask more memory",
+            "FAILED": "failed: read their output files",
+            "CANCELLED": "were cancelled",
+            "PENDING": "have not started yet",
+            "RUNNING": "are still running"}.get(state, f"ended as {state}")
+    return f"{count} of {total} tasks {what}"
+
+
+def _largest(effs: Sequence[JobEfficiency]) -> JobEfficiency:
+    """One record that stands for every task: the longest elapsed, the busiest cores, the highest peak."""
+    first = effs[0]
+    longest = max(effs, key=lambda eff: eff.elapsed_s)
+    busiest = max(effs, key=lambda eff: eff.cpu_efficiency or 0.0)
+    peaks = [eff for eff in effs if eff.peak_mib is not None]
+    highest = max(peaks, key=lambda eff: eff.peak_mib) if peaks else first
+    cpu_s = (busiest.cpu_efficiency or 0.0) * longest.elapsed_s * first.cores
+    return first._replace(job_id=first.job_id.split("_")[0], elapsed_s=longest.elapsed_s, cpu_s=cpu_s,
+                          peak_mib=highest.peak_mib, peak_estimated=highest.peak_estimated)
+
+
+def _spread(values) -> Optional[Tuple[float, float, float]]:
+    values = sorted(value for value in values if value is not None)
+    if not values:
+        return None
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    return values[0], median, values[-1]
+
+
+# --------------------------------------------------------------------------------- output
+
+def format_report(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> str:
+    """Plain text like seff: one block for a job or a task, a summary block for an array."""
+    if len(effs) == 1:
+        return _job_block(effs[0], advice(effs[0], default_mem_per_cpu_mib))
+    return _array_block(effs, summarize(effs, default_mem_per_cpu_mib))
+
+
+def _job_block(eff: JobEfficiency, said: List[str]) -> str:
+    lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
+    efficiency = eff.cpu_efficiency
+    if efficiency is None:
+        lines.append("CPU Utilized: " + ("none, it never ran" if eff.done else "not known until the job ends"))
+    else:
+        lines += [f"CPU Utilized: {_clock(eff.cpu_s)}",
+                  f"CPU Efficiency: {efficiency:.2%} of {_clock(eff.cores * eff.elapsed_s)} core-walltime"]
+    limit = f" of {_clock(eff.timelimit_s)} time limit ({eff.time_fraction:.1%})" if eff.timelimit_s else ""
+    lines.append(f"Wall-clock: {_clock(eff.elapsed_s)}{limit}")
+    if eff.peak_mib is None:
+        lines.append("Memory Utilized: not recorded")
+    else:
+        lines.append(f"Memory Utilized: {format_mem(eff.peak_mib)}" + (" (estimated maximum)" if eff.peak_estimated else ""))
+    if eff.memory_efficiency is not None:
+        lines.append(f"Memory Efficiency: {eff.memory_efficiency:.2%} of {format_request(eff.req_mem_mib)}")
+    lines.append(f"GPUs: {eff.gpus} (utilisation not recorded by sacct)" if eff.gpus else "GPUs: none")
+    return "\n".join(lines + _advice_lines(said)) + "\n"
+
+
+def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
+    first = effs[0]
+    states = ", ".join(f"{state} {count}" for state, count in summary.states.items())
+    lines = [f"Array ID: {summary.job_id}", f"Tasks: {summary.tasks} ({states})",
+             f"Per task: {first.nodes} node(s), {first.cores} core(s), "
+             f"{format_request(first.req_mem_mib) if first.req_mem_mib else 'default'} memory, "
+             f"{_clock(first.timelimit_s) if first.timelimit_s else 'no'} time limit"]
+    lines.append("Wall-clock (min/median/max): " + _triple(summary.elapsed_s, _clock))
+    lines.append("CPU Efficiency (min/median/max): " + _triple(summary.cpu_efficiency, lambda v: f"{v:.2%}"))
+    lines.append("Memory Utilized (min/median/max): " + _triple(summary.peak_mib, format_mem))
+    lines.append(f"GPUs per task: {first.gpus} (utilisation not recorded by sacct)" if first.gpus else "GPUs: none")
+    unfinished = [eff.job_id for eff in effs if eff.state != "COMPLETED"]
+    if unfinished:
+        shown = ", ".join(unfinished[:10]) + (f" and {len(unfinished) - 10} more" if len(unfinished) > 10 else "")
+        lines.append(f"Not completed: {shown}")
+    return "\n".join(lines + _advice_lines(summary.advice)) + "\n"
+
+
+def _advice_lines(said: List[str]) -> List[str]:
+    return ["Advice:"] + [f"  - {line}" for line in said] if said else ["Advice: none, the request fits the use"]
+
+
+def _triple(values, show) -> str:
+    return " / ".join(show(value) for value in values) if values else "not recorded"
+
+
+def _exit_text(eff: JobEfficiency) -> str:
+    if eff.exit_code is None or eff.state not in ("COMPLETED", "FAILED"):
+        return ""
+    return f" (exit code {eff.exit_code}" + (f", signal {eff.signal}" if eff.signal else "") + ")"
+
+
+def _clock(seconds: float) -> str:
+    """seff's clock: ``HH:MM:SS``, with ``D-`` in front past a day."""
+    days, rest = divmod(int(round(seconds)), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return (f"{days}-" if days else "") + f"{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def as_json(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> dict:
+    """The report as plain data for ``--json``: every record with its derived figures and advice, and the summary."""
+    jobs = [dict(eff._asdict(), steps=list(eff.steps), cpu_efficiency=eff.cpu_efficiency,
+                 memory_efficiency=eff.memory_efficiency, time_fraction=eff.time_fraction,
+                 advice=advice(eff, default_mem_per_cpu_mib)) for eff in effs]
+    summary = None
+    if len(effs) > 1:
+        summary = summarize(effs, default_mem_per_cpu_mib)._asdict()
+        for key in ("elapsed_s", "cpu_efficiency", "peak_mib"):
+            if summary[key] is not None:
+                summary[key] = dict(zip(("min", "median", "max"), summary[key]))
+    return {"jobs": jobs, "summary": summary}

@@ -84,7 +84,10 @@ def parse_scontrol(text: str) -> Dict[str, JobStatus]:
         if "JobId" not in fields:
             continue
         array_id, task = fields.get("ArrayJobId"), fields.get("ArrayTaskId")
-        names = _expand_ids(f"{array_id}_{task}") if array_id and task else [fields["JobId"]]
+        if array_id and task:  # a running task "4", or the pending rest of an array "1-2%1"
+            names = [f"{array_id}_{task}"] if task.isdigit() else _expand_ids(f"{array_id}_[{task}]")
+        else:
+            names = [fields["JobId"]]
         code, signal = _exit_pair(fields.get("ExitCode", ""))
         nodes = fields.get("NodeList", "")
         for name in names:

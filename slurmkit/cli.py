@@ -51,6 +51,24 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+#: the --profile option of every command that takes a job spec.
+PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
+
+
+def fail(error) -> None:
+    """End a command on a SlurmkitError: its one line on stderr, its exit code (2 bad input, 1 cluster)."""
+    click.echo(f"error: {error.message}", err=True)
+    raise SystemExit(error.exit_code)
+
+
+def pretty_output() -> bool:
+    """Rich tables and live views on a terminal; plain lines when piped or with NO_COLOR."""
+    import os
+    import sys
+
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
 #: command name -> one-line help shown by ``slurmkit --help`` without importing it.
 LAZY_HELP = {
     "new": "Scaffold NAME/job.yaml and its rendered NAME/job.sbatch.",

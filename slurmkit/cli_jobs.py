@@ -1,7 +1,6 @@
 """``slurmkit new``, ``render`` and ``check``: thin click commands over ``slurmkit.Job``."""
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -10,12 +9,7 @@ import click
 from .errors import SlurmkitError
 from .files import write_atomic
 
-PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
-
-
-def _fail(error: SlurmkitError):
-    click.echo(f"error: {error.message}", err=True)
-    sys.exit(error.exit_code)
+from .cli import PROFILE_OPTION, fail as _fail, pretty_output
 
 
 def _load(spec_path: str):
@@ -86,7 +80,7 @@ def _print_findings(job, findings):
     if not findings:
         click.echo(f"{job.spec.source}: no problems found")
         return
-    if not sys.stdout.isatty() or os.environ.get("NO_COLOR"):
+    if not pretty_output():
         for finding in findings:
             click.echo(f"{finding.level}: {_located(job, finding)}")
         return

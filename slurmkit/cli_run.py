@@ -2,7 +2,6 @@
 submit.py, monitor.py and the registry."""
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -11,16 +10,7 @@ import click
 
 from .errors import SlurmkitError
 
-PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
-
-
-def _fail(error: SlurmkitError):
-    click.echo(f"error: {error.message}", err=True)
-    sys.exit(error.exit_code)
-
-
-def _pretty() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+from .cli import PROFILE_OPTION, fail as _fail, pretty_output
 
 
 @click.command("submit")
@@ -72,12 +62,11 @@ def _rows(statuses, records):
 
 def _print_table(rows, title=None):
     columns = ("job", "name", "state", "exit_code", "elapsed_s", "nodes", "source")
-    if not _pretty():
+    if not pretty_output():
         for row in rows:
             click.echo("\t".join("" if row[c] is None else str(row[c]) for c in columns))
         return
     from rich.console import Console
-    from rich.table import Table
 
     Console().print(_rich_table(rows, columns, title))
 
@@ -122,7 +111,7 @@ def _watch(job_ids, interval: float) -> int:
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
     final = {}
-    if _pretty():
+    if pretty_output():
         from rich.live import Live
 
         with Live(refresh_per_second=2) as live:

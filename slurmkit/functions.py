@@ -6,7 +6,6 @@ same templates as scripts) into submitit's ``setup`` lines; submitit pickles the
 returns a future whose ``result()`` is the function's return value.
 """
 
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from .plan import Plan

@@ -7,7 +7,7 @@ reads files, the clock or the environment: the same inputs always give the same 
 
 import itertools
 import shlex
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from .errors import closest
 from .plan import ArrayPlan, Plan, VenvPlan

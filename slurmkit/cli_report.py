@@ -23,13 +23,9 @@ def _job_id(ctx, param, value: str) -> str:
 def report_command(job_id, as_json):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
     from . import efficiency
-    from .slurmcli import SchedulerError, run_slurm
 
     try:
-        text = run_slurm(efficiency.sacct_command(job_id), retry_for=15.0, failed=f"sacct could not report on job {job_id}").stdout
-        effs = efficiency.parse(text)
-        if not effs:
-            raise SchedulerError(f"sacct has no record of job {job_id}: check the id, and that it ran on this cluster")
+        effs = efficiency.report_for(job_id)
     except SlurmkitError as error:
         click.echo(f"error: {error.message}", err=True)
         sys.exit(error.exit_code)

@@ -126,7 +126,19 @@ def _watch(job_ids, interval: float) -> int:
                     seen[job_id] = status.state
                     code = "" if status.exit_code is None else f" exit {status.exit_code}"
                     click.echo(f"{time.strftime('%H:%M:%S')} {job_id} {status.state}{code if status.done else ''}")
+    _print_reports(ids)
     return 0 if final and all(s.ok for s in final.values()) else 1
+
+
+def _print_reports(job_ids) -> None:
+    """The efficiency report of each job once it ended (skipped, with a note, without accounting)."""
+    from . import efficiency
+
+    for job_id in job_ids:
+        try:
+            click.echo(efficiency.format_report(efficiency.report_for(job_id)), nl=False)
+        except SlurmkitError as error:
+            click.echo(f"no efficiency report for {job_id}: {error.message}", err=True)
 
 
 @click.command("watch")

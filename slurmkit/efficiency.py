@@ -485,3 +485,14 @@ def as_json(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int
             if summary[key] is not None:
                 summary[key] = dict(zip(("min", "median", "max"), summary[key]))
     return {"jobs": jobs, "summary": summary}
+
+
+def report_for(job_id: str) -> List[JobEfficiency]:
+    """Ask sacct about ``job_id`` (one call) and parse it; SchedulerError when it cannot answer."""
+    from .slurmcli import SchedulerError, run_slurm
+
+    text = run_slurm(sacct_command(job_id), retry_for=15.0, failed=f"sacct could not report on job {job_id}").stdout
+    effs = parse(text)
+    if not effs:
+        raise SchedulerError(f"sacct has no record of job {job_id}: check the id, and that it ran on this cluster")
+    return effs

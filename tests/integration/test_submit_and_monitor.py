@@ -183,3 +183,21 @@ def test_submit_function_runs_a_callable_in_the_specs_environment(cluster, regis
     assert value.result() == "it's $here"           # the spec's variables, quoted literally
     assert python.result() == "3.11.5"              # the spec's modules were loaded
     assert python.state == "COMPLETED"
+
+
+def test_cli_submit_wait_status_and_logs_from_another_process(cluster, registry, tmp_path):
+    spec = tmp_path / "cli.yaml"
+    spec.write_text(yaml.safe_dump({"name": "cli", "profile": "local", "account": "def-test", "resources": {"time": "5m"},
+                                    "launch": {"command": ["bash", "-c", "echo out-line; echo err-line >&2"]}}))
+    cli = [sys.executable, "-m", "slurmkit.cli"]
+    waited = subprocess.run([*cli, "submit", str(spec), "--wait"], capture_output=True, text=True, timeout=180)
+    assert waited.returncode == 0, waited.stderr
+    job_id = re.search(r"submitted job (\d+)", waited.stdout).group(1)
+    assert re.search(rf"^\S+ {job_id} COMPLETED exit 0$", waited.stdout, re.M)
+    assert f"Job ID: {job_id}\nState: COMPLETED (exit code 0)\n" in waited.stdout   # the efficiency report
+    status = json.loads(subprocess.run([*cli, "status", job_id, "--json"], capture_output=True, text=True, check=True).stdout)
+    assert [(row["job"], row["name"], row["state"], row["exit_code"]) for row in status] == [(job_id, "cli", "COMPLETED", 0)]
+    assert subprocess.run([*cli, "logs", job_id], capture_output=True, text=True).stdout == "out-line\n"
+    assert subprocess.run([*cli, "logs", job_id, "--err"], capture_output=True, text=True).stdout == "err-line\n"
+    failing = subprocess.run([*cli, "watch", job_id, "--interval", "1"], capture_output=True, text=True, timeout=60)
+    assert failing.returncode == 0   # watching a finished, completed job returns at once with its verdict

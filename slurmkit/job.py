@@ -63,10 +63,15 @@ class Job:
         source = self.spec.source
         return str(Path(source).resolve()) if source and source.endswith((".yaml", ".yml")) else source
 
+    def base_dir(self) -> Path:
+        """The spec's folder (the working folder for ``Job(...)``): sbatch runs there, so the
+        job starts there and relative paths in the spec (staged inputs, outputs) mean it."""
+        path = self._spec_path()
+        return Path(path).parent if path and path.endswith((".yaml", ".yml")) else Path.cwd()
+
     def folder(self) -> Path:
         """Where the job's logs and exit-status files go: ``logs/`` beside its job.yaml."""
-        source = Path(self.spec.source) if self.spec.source and self.spec.source.endswith((".yaml", ".yml")) else None
-        return (source.parent if source else Path.cwd()) / "logs"
+        return self.base_dir() / "logs"
 
     def submit(self, profile: Optional[str] = None, folder=None, after=(), after_type: str = "ok", warn=None):
         """Render and submit; returns a JobHandle (submitit's future), or a SweepHandle for an array."""
@@ -75,11 +80,11 @@ class Job:
         plan = self._plan(profile, warn)
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
-                             after=tuple(str(a) for a in after), after_type=after_type)
+                             after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir())
 
     def test_only(self, profile: Optional[str] = None, folder=None) -> str:
         """Ask the controller where and when this job would start (``sbatch --test-only``)."""
         from .submit import test_only
 
         plan = self._plan(profile, None)
-        return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None)
+        return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir())

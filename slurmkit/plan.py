@@ -26,6 +26,25 @@ class VenvPlan(NamedTuple):
     upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
 
 
+class StageStep(NamedTuple):
+    """One input brought into $SLURM_TMPDIR. Paths are shell words ($NAME expands, $$ is a $)."""
+
+    action: str      # copy (into target) | copy-as (becomes target) | extract | extract-shards
+    source: str
+    target: str
+    tar_options: Tuple[str, ...] = ()   # how tar reads this archive (-z, -J, --zstd)
+
+
+class StagePlan(NamedTuple):
+    inputs: Tuple[StageStep, ...] = ()
+    per_node: bool = False              # several nodes: stage in once on each
+    nodes: int = 1
+    parallel: int = 1                   # shards extracted at once
+    outputs: Tuple[Tuple[str, str], ...] = ()      # ($SLURM_TMPDIR/source, destination)
+    checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
+    lead_s: int = 0                     # USR1 this long before the time limit; 0: no outputs to save
+
+
 class ArrayPlan(NamedTuple):
     """A sweep: point i of the grid of ``parameters`` for array task i."""
 
@@ -43,6 +62,7 @@ class Plan(NamedTuple):
     launcher: Tuple[str, ...]                     # launch prefix argv (srun ..., mpirun ...)
     command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
     venv: Optional[VenvPlan] = None
+    stage: Optional[StagePlan] = None
     array: Optional[ArrayPlan] = None
     module_system: str = "lmod"
     version: str = __version__

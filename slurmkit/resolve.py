@@ -10,7 +10,7 @@ import shlex
 from typing import List, NamedTuple, Optional, Tuple
 
 from .errors import closest
-from .plan import ArrayPlan, Plan, VenvPlan
+from .plan import ArrayPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .spec import JobSpec
 from .units import format_duration, format_size, format_slurm_time
@@ -87,18 +87,20 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     launcher = _launcher(spec, profile, tasks_per_node, cpus_per_task, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, findings)
+    stage = _stage(spec, cpus_per_task * tasks_per_node, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array),
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage),
         environment=_environment(spec, profile, tasks_per_node, cpus_per_task, _uses_mpirun(launcher)),
         modules=modules,
         launcher=launcher,
         command=spec.launch.command,
         venv=_venv(spec, profile),
+        stage=stage,
         array=array,
         module_system=profile.software.module_system or "none",
     )
@@ -349,7 +351,8 @@ def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, mpi
     return tuple(env.items())
 
 
-def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan]):
+def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
+                stage: Optional[StagePlan] = None):
     res = spec.resources
     pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
     if account:
@@ -372,7 +375,59 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}" for d in spec.dependencies)))
     if spec.mail:
         pairs += [("--mail-user", spec.mail.user), ("--mail-type", ",".join(spec.mail.events))]
+    if stage and stage.lead_s:
+        pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
     for extra in spec.extra_directives:
         flag, _, value = extra.partition("=")
         pairs.append((flag, value))
     return tuple(pairs)
+
+
+# ------------------------------------------------------------------------------------ staging
+
+#: archive suffix -> tar's option to read it (checked longest first).
+TAR_SUFFIXES = ((".tar.zst", ("--zstd",)), (".tzst", ("--zstd",)), (".tar.gz", ("-z",)), (".tgz", ("-z",)),
+                (".tar.xz", ("-J",)), (".txz", ("-J",)), (".tar.bz2", ("-j",)), (".tar", ()))
+PACK_SUFFIX = ".pack"          # a folder of tar shards made by `slurmkit pack --shards`
+DEFAULT_LEAD_S = 300
+
+
+def _stage(spec: JobSpec, cores: int, findings: _Findings) -> Optional[StagePlan]:
+    stage = spec.stage
+    if stage is None:
+        return None
+    steps = tuple(_stage_step(item.source, item.to) for item in stage.inputs)
+    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to)) for out in stage.outputs)
+    checkpoint = None
+    if stage.checkpoint:
+        c = stage.checkpoint
+        checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to), c.every_s)
+    lead = 0
+    if outputs or checkpoint:
+        lead = stage.lead_s if stage.lead_s is not None else min(DEFAULT_LEAD_S, max(60, spec.resources.time_s // 10))
+        if lead >= spec.resources.time_s:
+            findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {spec.resources.time_s}s; "
+                           "ask more time or a shorter lead")
+    return StagePlan(steps, spec.resources.nodes > 1, spec.resources.nodes, max(1, cores), outputs, checkpoint, lead)
+
+
+def _stage_step(source: str, to: str) -> StageStep:
+    target = "$SLURM_TMPDIR" + ("/" + _literal(to) if to else "")
+    where = _from_submit_dir(source)
+    name = source.rstrip("/").lower()
+    if name.endswith(PACK_SUFFIX):
+        return StageStep("extract-shards", where, target)
+    for suffix, options in TAR_SUFFIXES:
+        if name.endswith(suffix):
+            return StageStep("extract", where, target, options)
+    return StageStep("copy-as" if to else "copy", where, target)
+
+
+def _literal(path: str) -> str:
+    """A user's path as a shell word of the plan: its ``$`` stay literal."""
+    return path.replace("$", "$$")
+
+
+def _from_submit_dir(path: str) -> str:
+    """Relative paths are from the spec's folder, which is where slurmkit runs sbatch."""
+    return _literal(path) if path.startswith("/") else "$SLURM_SUBMIT_DIR/" + _literal(path)

@@ -100,6 +100,36 @@ class Mail(NamedTuple):
     events: Tuple[str, ...] = ("END", "FAIL")
 
 
+class StageInput(NamedTuple):
+    """A file, folder or archive (``.tar``, ``.tar.gz``, ``.tar.zst``, ...; a pack manifest) to
+    bring into ``$SLURM_TMPDIR/<to>`` before the payload; ``source`` is relative to the spec's folder."""
+
+    source: str
+    to: str = ""
+
+
+class StageOutput(NamedTuple):
+    """``$SLURM_TMPDIR/<source>`` copied back to ``<to>`` (relative to the spec's folder) on every exit."""
+
+    source: str
+    to: str
+
+
+class Checkpoint(NamedTuple):
+    """A folder in ``$SLURM_TMPDIR`` synced back every ``every_s`` seconds and at the end."""
+
+    source: str
+    to: str
+    every_s: int = 1800
+
+
+class Stage(NamedTuple):
+    inputs: Tuple[StageInput, ...] = ()
+    outputs: Tuple[StageOutput, ...] = ()
+    checkpoint: Optional[Checkpoint] = None
+    lead_s: Optional[int] = None          # how long before the time limit to stop and copy back
+
+
 class JobSpec(NamedTuple):
     name: str
     launch: Launch
@@ -112,6 +142,7 @@ class JobSpec(NamedTuple):
     dependencies: Tuple[Dependency, ...] = ()
     mail: Optional[Mail] = None
     extra_directives: Tuple[str, ...] = ()
+    stage: Optional[Stage] = None
     source: Optional[str] = None
     lines: Mapping[KeyPath, int] = MappingProxyType({})
 
@@ -201,7 +232,7 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array",
+SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "stage",
              "dependencies", "mail", "extra_directives")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
 
@@ -228,6 +259,7 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
         dependencies=_read_dependencies(read, top.get("dependencies")),
         mail=_read_mail(read, top.get("mail")),
         extra_directives=_read_extra(read, top.get("extra_directives")),
+        stage=_read_stage(read, top.get("stage")),
         source=source,
         lines=dict(lines or {}),
     )
@@ -380,3 +412,45 @@ _DIRECTIVE_RE = re.compile(r"^--?[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\$`]*)?$")
 def _read_extra(read: _Reader, value) -> Tuple[str, ...]:
     return read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
                           "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+
+
+# A staged path is relative (to the spec's folder, or to $SLURM_TMPDIR) and stays inside it.
+_STAGE_PATH_RE = re.compile(r"^(?!/)(?!.*(^|/)\.\.(/|$))[^\x00\n]+$")
+_STAGE_PATH_HELP = "a relative path without '..' (inputs: from the spec's folder; outputs: inside $SLURM_TMPDIR)"
+
+
+def _read_stage(read: _Reader, value) -> Optional[Stage]:
+    if value is None:
+        return None
+    stage = read.mapping(value, ("stage",), ("inputs", "outputs", "checkpoint", "lead"))
+    inputs = tuple(_read_staged(read, item, ("stage", "inputs", i), StageInput, source_relative=False)
+                   for i, item in enumerate(_as_list(stage.get("inputs"))))
+    outputs = tuple(_read_staged(read, item, ("stage", "outputs", i), StageOutput, source_relative=True)
+                    for i, item in enumerate(_as_list(stage.get("outputs"))))
+    checkpoint = None
+    if stage.get("checkpoint") is not None:
+        at = ("stage", "checkpoint")
+        spec = read.mapping(stage["checkpoint"], at, ("from", "to", "every"), required=("from", "to"))
+        every = read.unit(parse_duration, spec.get("every", "30m"), at + ("every",))
+        checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
+                                read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
+    lead = None if stage.get("lead") is None else read.unit(parse_duration, stage["lead"], ("stage", "lead"))
+    return Stage(inputs, outputs, checkpoint, lead)
+
+
+def _as_list(value):
+    return [] if value is None else value if isinstance(value, list) else [value]
+
+
+def _read_staged(read: _Reader, item, at: KeyPath, kind, source_relative: bool):
+    """``path`` or ``{from: path, to: path}``; outputs need a ``to``."""
+    if isinstance(item, str):
+        item = {"from": item}
+    entry = read.mapping(item, at, ("from", "to"), required=("from",) if kind is StageInput else ("from", "to"))
+    source = read.text(entry["from"], at + ("from",), _STAGE_PATH_RE if source_relative else _ANY_PATH_RE,
+                       _STAGE_PATH_HELP if source_relative else "a path (relative to the spec's folder, or absolute)")
+    to = "" if entry.get("to") is None else read.text(entry["to"], at + ("to",), _STAGE_PATH_RE if not source_relative else _ANY_PATH_RE, _STAGE_PATH_HELP)
+    return kind(source, to)
+
+
+_ANY_PATH_RE = re.compile(r"^[^\x00\n]+$")

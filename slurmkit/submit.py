@@ -137,10 +137,11 @@ def parse_job_id(stdout: str) -> str:
 
 
 def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
-                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok"):
+                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None):
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
 
-    Nothing is recorded unless sbatch accepted the job.
+    sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
+    ``$SLURM_SUBMIT_DIR`` is it. Nothing is recorded unless sbatch accepted the job.
     """
     folder = Path(folder).resolve()
     # A name of its own: concurrent submits of one spec must not rename each other's script.
@@ -148,7 +149,7 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
     argv = sbatch_command(script, folder, array_size is not None, after, after_type)
     try:
-        result = run_slurm(argv, env=env, cwd=script.parent, failed="sbatch refused the job")
+        result = run_slurm(argv, env=env, cwd=workdir or Path.cwd(), failed="sbatch refused the job")
     except SchedulerError:
         script.unlink(missing_ok=True)
         raise
@@ -160,12 +161,12 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     return SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
 
 
-def test_only(script_text: str, folder, name: str, array: bool = False) -> str:
+def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
     script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.test-only.sbatch", script_text, 0o755)
     try:
-        result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=script.parent, failed="sbatch refused the job")
+        result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(), failed="sbatch refused the job")
     finally:
         script.unlink(missing_ok=True)
     lines = [line.split("sbatch:", 1)[-1].strip() for line in (result.stderr + result.stdout).splitlines() if "to start at" in line]

@@ -172,7 +172,7 @@ def test_dollar_name_and_braced_name_expand_in_command_arguments(tools):
     value = "a b*  $(touch pwned) `x`"
     script = script_of(environment={"variables": {"SK_FOO": value}},
                        launch={"command": harness("x$SK_FOO-y", "${SK_FOO}bar", "$SK_FOO", "$$SK_FOO", "$$$SK_FOO", "$${SK_FOO}")})
-    assert script_of(launch={"command": ["echo", "$HOME"]}).rstrip().endswith('echo "${HOME}"')
+    assert script_of(launch={"command": ["echo", "$HOME"]}).rstrip().endswith('echo "${HOME}" &\n_sk_payload=$!\nwait "$_sk_payload"')
     out = run_script(script, tools)
     assert out["argv"] == [f"x{value}-y", f"{value}bar", value, "$SK_FOO", f"${value}", "${SK_FOO}"]
 

@@ -1,0 +1,92 @@
+"""Staging to $SLURM_TMPDIR and back, on the real cluster: every node, every way a job ends."""
+
+import re
+import subprocess
+import tarfile
+import time
+
+import pytest
+import yaml
+
+from slurmkit import Job
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "registry.jsonl"))
+
+
+def _job(tmp_path, **fields):
+    spec = {"name": "stage", "profile": "local", "account": "def-test", "resources": {"time": "5m"}, **fields}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return Job.from_yaml(path)
+
+
+def _inputs(tmp_path):
+    (tmp_path / "dataset").mkdir()
+    for i in range(5):
+        (tmp_path / "dataset" / f"part{i}.txt").write_text(f"part {i}\n")
+    (tmp_path / "config.json").write_text("{}\n")
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    (packed / "a.bin").write_bytes(b"x" * 1000)
+    with tarfile.open(tmp_path / "archive.tar.gz", "w:gz") as archive:
+        archive.add(packed / "a.bin", arcname="from-archive/a.bin")
+
+
+def test_a_two_node_job_stages_its_inputs_onto_both_nodes(cluster, registry, tmp_path):
+    _inputs(tmp_path)
+    listing = "echo $$(hostname): $$(cd $$SLURM_TMPDIR && find . -type f | sort | tr '\\n' ' ')"
+    handle = _job(tmp_path, kind="mpi", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
+                  stage={"inputs": ["archive.tar.gz", {"from": "dataset", "to": "data"}, "config.json"]},
+                  launch={"command": ["bash", "-c", listing]}).submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    expected = "./config.json ./data/part0.txt ./data/part1.txt ./data/part2.txt ./data/part3.txt ./data/part4.txt ./from-archive/a.bin"
+    lines = sorted(line.strip() for line in handle.stdout().splitlines())
+    assert lines == [f"node1: {expected}", f"node2: {expected}"]
+
+
+PRODUCER = ("mkdir -p $$SLURM_TMPDIR/results; for i in $$(seq 1 100); do echo $$i > $$SLURM_TMPDIR/results/r$$i; done; "
+            "echo produced; sleep 600")
+
+
+def _wait_for_output(handle, text, timeout=60):
+    deadline = time.monotonic() + timeout
+    while text not in (handle.stdout() or "") and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert text in (handle.stdout() or ""), handle.stderr()
+
+
+def test_usr1_before_the_time_limit_stops_the_payload_and_saves_every_output(cluster, registry, tmp_path):
+    handle = _job(tmp_path, stage={"outputs": [{"from": "results", "to": "saved/results"}]},
+                  launch={"command": ["bash", "-c", PRODUCER]}).submit()
+    _wait_for_output(handle, "produced")
+    subprocess.run(["scancel", "--batch", "--signal=USR1", handle.job_id], check=True)
+    status = handle.wait(0.5)
+    assert (status.state, status.exit_code) == ("FAILED", 124)
+    assert sorted(p.name for p in (tmp_path / "saved" / "results").iterdir()) == sorted(f"r{i}" for i in range(1, 101))
+    assert "the time limit is near" in handle.stderr()
+
+
+def test_a_true_one_minute_limit_still_brings_every_output_back(cluster, registry, tmp_path):
+    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
+                  launch={"command": ["bash", "-c", PRODUCER]}).submit()
+    assert "--signal=B:USR1@30" in (tmp_path / "logs" / f"{handle.job_id}_submission.sh").read_text()
+    status = handle.wait(1.0)
+    assert status.state in ("FAILED", "TIMEOUT")
+    assert len(list((tmp_path / "saved").iterdir())) == 100
+
+
+def test_a_failing_payload_still_copies_back_and_ends_failed(cluster, registry, tmp_path):
+    failing = "mkdir -p $$SLURM_TMPDIR/results && echo partial > $$SLURM_TMPDIR/results/log.txt && exit 3"
+    status = _job(tmp_path, stage={"outputs": [{"from": "results", "to": "out"}]},
+                  launch={"command": ["bash", "-c", failing]}).submit().wait(0.5)
+    assert (status.state, status.exit_code) == ("FAILED", 3)
+    assert (tmp_path / "out" / "log.txt").read_text() == "partial\n"
+
+
+def test_the_job_starts_in_the_specs_folder(cluster, registry, tmp_path):
+    handle = _job(tmp_path, launch={"command": ["pwd"]}).submit()
+    handle.wait(0.5)
+    assert handle.stdout().strip() == str(tmp_path)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from .errors import SlurmkitError
+from .monitor import TERMINAL as TERMINAL_STATES
 
 from .cli import PROFILE_OPTION, fail as _fail, pretty_output
 
@@ -45,18 +46,29 @@ def _ids_and_folders(job_ids):
     from .registry import find, submissions
 
     records = find(job_ids) if job_ids else {s.job_id: s for s in submissions()[-20:]}
-    ids = list(job_ids) or list(records)
+    links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
+    ids = list(dict.fromkeys([*job_ids, *links])) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
     sizes = {job_id: record.array_size for job_id, record in records.items() if record.array_size}
     return ids, folders, sizes, records
 
 
 def _rows(statuses, records):
-    rows = []
+    """One row a job; the links of a chain fold into one row for the chain, listing its links."""
+    rows, chains = [], {}
     for job_id, status in statuses.items():
         record = records.get(job_id.split("_")[0])
-        rows.append({"job": job_id, "name": record.name if record else "", "state": status.state,
-                     "exit_code": status.exit_code, "elapsed_s": status.elapsed_s, "nodes": status.nodes, "source": status.source})
+        row = {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
+               "elapsed_s": status.elapsed_s, "nodes": status.nodes, "source": status.source}
+        if record is not None and record.chain:
+            chains.setdefault(record.chain, []).append((record.link, row))
+        else:
+            rows.append(row)
+    for chain_id, links in chains.items():
+        links = [row for _, row in sorted(links, key=lambda pair: pair[0] or 0)]
+        current = next((row for row in links if row["state"] not in TERMINAL_STATES), links[-1])
+        rows.append({**current, "job": chain_id, "name": f"{current['name']} (chain, link {links.index(current) + 1}/{len(links)})",
+                     "links": [{"job": row["job"], "state": row["state"], "exit_code": row["exit_code"]} for row in links]})
     return rows
 
 

@@ -75,9 +75,13 @@ class Job:
 
     def submit(self, profile: Optional[str] = None, folder=None, after=(), after_type: str = "ok", warn=None):
         """Render and submit; returns a JobHandle (submitit's future), or a SweepHandle for an array."""
-        from .submit import submit_script
+        from .submit import submit_chain, submit_script
 
         plan = self._plan(profile, warn)
+        if plan.chain:
+            return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
+                                spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
+                                workdir=self.base_dir())
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
                              after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir())

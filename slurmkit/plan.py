@@ -45,6 +45,17 @@ class StagePlan(NamedTuple):
     lead_s: int = 0                     # USR1 this long before the time limit; 0: no outputs to save
 
 
+class ChainPlan(NamedTuple):
+    """A run longer than one job: ``links`` jobs, each after the previous one ends (afterany).
+
+    Each link resumes from the saved checkpoint; the first whose payload exits 0 leaves
+    ``marker`` in the saved checkpoint, and the links after it end at once."""
+
+    links: int
+    link_time_s: int
+    marker: str          # a shell word
+
+
 class ArrayPlan(NamedTuple):
     """A sweep: point i of the grid of ``parameters`` for array task i."""
 
@@ -63,6 +74,7 @@ class Plan(NamedTuple):
     command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
     venv: Optional[VenvPlan] = None
     stage: Optional[StagePlan] = None
+    chain: Optional[ChainPlan] = None
     array: Optional[ArrayPlan] = None
     module_system: str = "lmod"
     version: str = __version__

@@ -21,7 +21,10 @@ class Submission(NamedTuple):
     submitted: str              # ISO time, UTC
     array_size: Optional[int] = None
     spec: Optional[str] = None  # the job.yaml it came from
-    after: Optional[str] = None  # the job this one depends on (a chain)
+    after: Optional[str] = None  # the job(s) this one waits for
+    chain: Optional[str] = None  # a link of a chain: the chain's first job id
+    link: Optional[int] = None   # ... and which link (1-based) of how many
+    links: Optional[int] = None
 
 
 def registry_path(env=None) -> Path:
@@ -67,6 +70,7 @@ def submissions(path: Optional[Path] = None) -> List[Submission]:
 
 
 def find(job_ids: Iterable[str], path: Optional[Path] = None) -> Dict[str, Submission]:
-    """The submissions of ``job_ids`` (an array task id finds its array's record)."""
+    """The submissions of ``job_ids`` (an array task id finds its array's record; a chain's
+    first id finds all its links)."""
     wanted = {str(j).split("_")[0] for j in job_ids}
-    return {s.job_id: s for s in submissions(path) if s.job_id in wanted}
+    return {s.job_id: s for s in submissions(path) if s.job_id in wanted or s.chain in wanted}

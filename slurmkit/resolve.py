@@ -10,7 +10,7 @@ import shlex
 from typing import List, NamedTuple, Optional, Tuple
 
 from .errors import closest
-from .plan import ArrayPlan, Plan, StagePlan, StageStep, VenvPlan
+from .plan import ArrayPlan, ChainPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .spec import JobSpec
 from .units import format_duration, format_size, format_slurm_time
@@ -78,7 +78,8 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     findings = _Findings()
     _check_profile_status(profile, findings)
     account = _check_account(spec, profile, findings)
-    _check_time(spec, profile, findings)
+    chain = _chain(spec, profile, findings)
+    _check_time(spec, profile, findings, chain)
     gpus = _choose_gpus(spec, profile, findings)
     tasks_per_node, cpus_per_task = _shape(spec, profile, gpus, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
@@ -87,20 +88,21 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     launcher = _launcher(spec, profile, tasks_per_node, cpus_per_task, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, findings)
-    stage = _stage(spec, cpus_per_task * tasks_per_node, findings)
+    stage = _stage(spec, cpus_per_task * tasks_per_node, findings, chain)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage),
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain),
         environment=_environment(spec, profile, tasks_per_node, cpus_per_task, _uses_mpirun(launcher)),
         modules=modules,
         launcher=launcher,
         command=spec.launch.command,
         venv=_venv(spec, profile),
         stage=stage,
+        chain=chain,
         array=array,
         module_system=profile.software.module_system or "none",
     )
@@ -130,8 +132,8 @@ def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> 
     return spec.account
 
 
-def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> None:
-    asked = spec.resources.time_s
+def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=None) -> None:
+    asked = chain.link_time_s if chain else spec.resources.time_s
     limit = profile.scheduling.max_walltime_seconds
     if limit and asked > limit:
         findings.error("resources.time", f"{format_duration(asked)} is above {profile.name}'s maximum walltime of {format_duration(limit)}; "
@@ -352,12 +354,12 @@ def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, mpi
 
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
-                stage: Optional[StagePlan] = None):
+                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None):
     res = spec.resources
     pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
     if account:
         pairs.append(("--account", account))
-    pairs += [("--time", format_slurm_time(res.time_s)), ("--nodes", str(res.nodes)),
+    pairs += [("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)), ("--nodes", str(res.nodes)),
               ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
     if memory:
         pairs.append(memory)
@@ -392,7 +394,7 @@ PACK_SUFFIX = ".pack"          # a folder of tar shards made by `slurmkit pack -
 DEFAULT_LEAD_S = 300
 
 
-def _stage(spec: JobSpec, cores: int, findings: _Findings) -> Optional[StagePlan]:
+def _stage(spec: JobSpec, cores: int, findings: _Findings, chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
         return None
@@ -404,9 +406,10 @@ def _stage(spec: JobSpec, cores: int, findings: _Findings) -> Optional[StagePlan
         checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to), c.every_s)
     lead = 0
     if outputs or checkpoint:
-        lead = stage.lead_s if stage.lead_s is not None else min(DEFAULT_LEAD_S, max(60, spec.resources.time_s // 10))
-        if lead >= spec.resources.time_s:
-            findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {spec.resources.time_s}s; "
+        time_s = chain.link_time_s if chain else spec.resources.time_s
+        lead = stage.lead_s if stage.lead_s is not None else min(DEFAULT_LEAD_S, max(60, time_s // 10))
+        if lead >= time_s:
+            findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
     return StagePlan(steps, spec.resources.nodes > 1, spec.resources.nodes, max(1, cores), outputs, checkpoint, lead)
 
@@ -431,3 +434,32 @@ def _literal(path: str) -> str:
 def _from_submit_dir(path: str) -> str:
     """Relative paths are from the spec's folder, which is where slurmkit runs sbatch."""
     return _literal(path) if path.startswith("/") else "$SLURM_SUBMIT_DIR/" + _literal(path)
+
+
+# ------------------------------------------------------------------------------------- chains
+
+CHAIN_MARKER = ".slurmkit-chain-done"
+
+
+def _chain(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[ChainPlan]:
+    """A chain when the spec asks for one, or when it is longer than the site allows and can resume."""
+    limit = profile.scheduling.max_walltime_seconds
+    longer = bool(limit) and spec.resources.time_s > limit
+    if not (spec.resubmit or longer):
+        return None
+    checkpoint = spec.stage.checkpoint if spec.stage else None
+    if checkpoint is None:
+        if spec.resubmit:
+            findings.error("resubmit", "a chain resumes from a checkpoint: add stage.checkpoint (the folder your program saves to)")
+        return None  # too long and cannot resume: _check_time says so
+    link_time = min(spec.resources.time_s, limit) if limit else spec.resources.time_s
+    links = -(-spec.resources.time_s // link_time) if longer else (spec.resubmit.max_links if spec.resubmit else 1)
+    most = spec.resubmit.max_links if spec.resubmit else 10
+    if links > most:
+        findings.error("resources.time", f"{format_duration(spec.resources.time_s)} needs {links} jobs of {format_duration(link_time)}; "
+                       f"at most {most} links (resubmit.max_links)")
+    if longer:
+        findings.warn("resources.time", f"{format_duration(spec.resources.time_s)} is above {profile.name}'s maximum walltime of "
+                      f"{format_duration(limit)}: it runs as a chain of {links} jobs that resume from {checkpoint.source}")
+    marker = _from_submit_dir(checkpoint.to.rstrip("/") + "/" + CHAIN_MARKER)
+    return ChainPlan(links, link_time, marker)

@@ -130,6 +130,12 @@ class Stage(NamedTuple):
     lead_s: Optional[int] = None          # how long before the time limit to stop and copy back
 
 
+class Resubmit(NamedTuple):
+    """Run as a chain of jobs (afterany) that resume from the checkpoint: at most ``max_links``."""
+
+    max_links: int = 10
+
+
 class JobSpec(NamedTuple):
     name: str
     launch: Launch
@@ -143,6 +149,7 @@ class JobSpec(NamedTuple):
     mail: Optional[Mail] = None
     extra_directives: Tuple[str, ...] = ()
     stage: Optional[Stage] = None
+    resubmit: Optional[Resubmit] = None
     source: Optional[str] = None
     lines: Mapping[KeyPath, int] = MappingProxyType({})
 
@@ -232,7 +239,7 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "stage",
+SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "stage", "resubmit",
              "dependencies", "mail", "extra_directives")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
 
@@ -260,6 +267,7 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
         mail=_read_mail(read, top.get("mail")),
         extra_directives=_read_extra(read, top.get("extra_directives")),
         stage=_read_stage(read, top.get("stage")),
+        resubmit=_read_resubmit(read, top.get("resubmit")),
         source=source,
         lines=dict(lines or {}),
     )
@@ -454,3 +462,13 @@ def _read_staged(read: _Reader, item, at: KeyPath, kind, source_relative: bool):
 
 
 _ANY_PATH_RE = re.compile(r"^[^\x00\n]+$")
+
+
+def _read_resubmit(read: _Reader, value) -> Optional[Resubmit]:
+    """``resubmit: true`` or ``resubmit: {max_links: 5}``."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return Resubmit()
+    resubmit = read.mapping(value, ("resubmit",), ("max_links",))
+    return Resubmit(read.integer(resubmit.get("max_links", 10), ("resubmit", "max_links")))

@@ -14,7 +14,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
@@ -111,6 +111,35 @@ class SweepHandle:
         run_slurm(["scancel", self.job_id])
 
 
+class ChainHandle:
+    """A chain of jobs, each starting after the previous one ended (afterany)."""
+
+    def __init__(self, links: List[JobHandle]) -> None:
+        self.links = links
+        self.job_id = links[0].job_id
+
+    def wait(self, poll_s: float = 1.0) -> JobStatus:
+        """Wait for every link; the chain's outcome is its last link's."""
+        for link in self.links:
+            final = link.wait(poll_s)
+        return final
+
+    def cancel(self) -> None:
+        run_slurm(["scancel", *(link.job_id for link in self.links)])
+
+
+def submit_chain(script_text: str, links: int, folder, name: str, profile: str, spec: Optional[str] = None,
+                 after: Sequence[str] = (), after_type: str = "ok", workdir=None) -> ChainHandle:
+    """Submit ``links`` copies of a chain link, each after the previous one ends (afterany)."""
+    handles: List[JobHandle] = []
+    for link in range(1, links + 1):
+        previous = (handles[-1].job_id,) if handles else tuple(after)
+        handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
+                                     after_type="any" if handles else after_type, workdir=workdir,
+                                     chain=(handles[0].job_id if handles else None, link, links)))
+    return ChainHandle(handles)
+
+
 def log_pattern(folder: Path, array: bool, stream: str) -> str:
     """Where sbatch writes a job's output: submitit's JobPaths naming (``%j_0_log.out``)."""
     return str(folder / (f"%A_%a_0_log.{stream}" if array else f"%j_0_log.{stream}"))
@@ -137,7 +166,8 @@ def parse_job_id(stdout: str) -> str:
 
 
 def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
-                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None):
+                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None,
+                  chain: Optional[Tuple[Optional[str], int, int]] = None):
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
 
     sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
@@ -157,7 +187,9 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     os.replace(script, folder / f"{job_id}_submission.sh")  # where submitit's JobPaths looks
     record(Submission(job_id=job_id, name=name, folder=str(folder), profile=profile,
                       submitted=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      array_size=array_size, spec=spec, after=",".join(after) or None))
+                      array_size=array_size, spec=spec, after=",".join(after) or None,
+                      chain=(chain[0] or job_id) if chain else None, link=chain[1] if chain else None,
+                      links=chain[2] if chain else None))
     return SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
 
 

@@ -90,3 +90,29 @@ def test_the_job_starts_in_the_specs_folder(cluster, registry, tmp_path):
     handle = _job(tmp_path, launch={"command": ["pwd"]}).submit()
     handle.wait(0.5)
     assert handle.stdout().strip() == str(tmp_path)
+
+
+COUNTER = ("step=$$(cat $$SLURM_TMPDIR/ckpt/step 2>/dev/null || echo 0); step=$$((step + 1)); "
+           "echo $$step > $$SLURM_TMPDIR/ckpt/step; echo ran step $$step; [ $$step -ge 3 ] || exit 99")
+
+
+def test_a_chain_resumes_from_its_checkpoint_and_ends_completed(cluster, registry, tmp_path):
+    chain = _job(tmp_path, resources={"time": "2m"}, resubmit={"max_links": 4},
+                 stage={"checkpoint": {"from": "ckpt", "to": "saved", "every": "1m"}, "lead": "30s"},
+                 launch={"command": ["bash", "-c", COUNTER]}).submit()
+    assert len(chain.links) == 4
+    final = chain.wait(0.5)
+    states = [(link.status().state, link.status().exit_code) for link in chain.links]
+    assert states == [("FAILED", 99), ("FAILED", 99), ("COMPLETED", 0), ("COMPLETED", 0)]
+    assert final.state == "COMPLETED"
+    assert (tmp_path / "saved" / "step").read_text() == "3\n"
+    assert [link.stdout().strip() for link in chain.links] == ["ran step 1", "ran step 2", "ran step 3", ""]
+    assert "an earlier link of the chain finished the work" in chain.links[3].stderr()
+    # slurmkit status shows the chain as one entry with its links
+    import json
+    import sys
+
+    shown = json.loads(subprocess.run([sys.executable, "-m", "slurmkit.cli", "status", chain.job_id, "--json"],
+                                      capture_output=True, text=True, check=True).stdout)
+    assert len(shown) == 1 and shown[0]["job"] == chain.job_id and shown[0]["state"] == "COMPLETED"
+    assert [link["state"] for link in shown[0]["links"]] == ["FAILED", "FAILED", "COMPLETED", "COMPLETED"]

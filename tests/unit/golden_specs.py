@@ -25,6 +25,7 @@ def spec_for(profile, kind: str) -> dict:
             resources["tasks_per_node"] = min(4, cpu_cores)
         if profile.software.module_system == "lmod":
             spec["environment"] = {"modules": [profile.software.modules.get("openmpi", "openmpi")]}
+        spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, "inputs.pack"]}
         spec["launch"] = {"command": "./simulate --steps 1000"}
     elif kind == "gpu":
         models = profile.gpu_models
@@ -32,6 +33,8 @@ def spec_for(profile, kind: str) -> dict:
         resources["gpus"] = f"{models[0]}:{count}" if models else "1"
         resources["cpus_per_task"] = min(4, gpu_cores)
         spec["environment"] = {"venv": {"requirements": "requirements.txt"}}
+        spec["stage"] = {"inputs": ["data.tar.zst"], "outputs": [{"from": "runs", "to": "results/runs"}],
+                         "checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "30m"}}
         spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data"}
     elif kind == "array":
         spec["array"] = {"parameters": {"lr": ["0.1", "0.01"], "seed": [1, 2, 3]}, "throttle": 2}

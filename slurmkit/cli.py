@@ -20,6 +20,7 @@ LAZY_COMMANDS = {
     "watch": ".cli_run:watch_command",
     "cancel": ".cli_run:cancel_command",
     "logs": ".cli_run:logs_command",
+    "pack": ".cli_pack:pack_command",
     "profiles": ".cli_profiles:profiles",
     "report": ".cli_report:report_command",
 }
@@ -79,6 +80,7 @@ LAZY_HELP = {
     "watch": "Follow jobs until they end; exit 0 only if all completed.",
     "cancel": "Cancel jobs.",
     "logs": "Print a job's output (-f to follow).",
+    "pack": "Pack a dataset folder once for fast staging into $SLURM_TMPDIR.",
     "profiles": "List, show, validate and detect site profiles.",
     "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
 }

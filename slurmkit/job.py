@@ -38,8 +38,14 @@ class Job:
         return resolve(self.spec, self.profile(profile))
 
     def check(self, profile: Optional[str] = None) -> Tuple[Finding, ...]:
-        """Every error and warning for this job on its cluster."""
-        return self.resolve(profile).findings
+        """Every error and warning for this job on its cluster, including what its staged inputs
+        hold on disk (many small files; RAM-disk sites)."""
+        from .resolve import staged_data_findings
+        from .staging import inspect_inputs
+
+        site = self.profile(profile)
+        shapes = inspect_inputs(self.spec, self.base_dir())
+        return resolve(self.spec, site).findings + staged_data_findings(self.spec, site, shapes)
 
     def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.

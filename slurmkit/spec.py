@@ -155,7 +155,8 @@ class JobSpec(NamedTuple):
 
     def line_of(self, dotted: str) -> Optional[int]:
         """The line in the spec file of a field such as ``resources.gpus`` (or its section)."""
-        return line_of(self.lines, tuple(dotted.split("."))) if dotted else None
+        path = tuple(int(part) if part.isdigit() else part for part in dotted.split("."))
+        return line_of(self.lines, path) if dotted else None
 
 
 # ------------------------------------------------------------------------------------ reading

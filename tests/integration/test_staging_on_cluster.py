@@ -37,12 +37,19 @@ def _inputs(tmp_path):
 
 def test_a_two_node_job_stages_its_inputs_onto_both_nodes(cluster, registry, tmp_path):
     _inputs(tmp_path)
+    from slurmkit.staging import pack
+
+    (tmp_path / "many").mkdir()
+    for i in range(6):
+        (tmp_path / "many" / f"m{i}").write_text(str(i))
+    pack(tmp_path / "many", tmp_path / "many.pack", shards=3, compression="none")
     listing = "echo $$(hostname): $$(cd $$SLURM_TMPDIR && find . -type f | sort | tr '\\n' ' ')"
     handle = _job(tmp_path, kind="mpi", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
-                  stage={"inputs": ["archive.tar.gz", {"from": "dataset", "to": "data"}, "config.json"]},
+                  stage={"inputs": ["archive.tar.gz", {"from": "dataset", "to": "data"}, "config.json", "many.pack"]},
                   launch={"command": ["bash", "-c", listing]}).submit()
     assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
-    expected = "./config.json ./data/part0.txt ./data/part1.txt ./data/part2.txt ./data/part3.txt ./data/part4.txt ./from-archive/a.bin"
+    expected = ("./config.json ./data/part0.txt ./data/part1.txt ./data/part2.txt ./data/part3.txt ./data/part4.txt "
+                "./from-archive/a.bin ./m0 ./m1 ./m2 ./m3 ./m4 ./m5")
     lines = sorted(line.strip() for line in handle.stdout().splitlines())
     assert lines == [f"node1: {expected}", f"node2: {expected}"]
 

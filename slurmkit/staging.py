@@ -1,0 +1,156 @@
+"""Data for $SLURM_TMPDIR: packing a folder once, and what staging it will cost.
+
+Reading one large file from Lustre is far faster than reading thousands of small ones, so a
+dataset of many small files is packed once (``slurmkit pack``) and each job extracts the pack
+on its node-local disk. A pack is either one tar archive or, with shards, a ``NAME.pack``
+folder of tar archives that the job extracts in parallel; both carry a manifest of files and
+bytes. GNU tar does the archiving (fast, and the same tool extracts on the node).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+from typing import List, NamedTuple, Sequence, Tuple
+
+from .errors import SlurmkitError
+
+SMALL_FILE_BYTES = 1 << 20        # files below 1 MiB count as small
+MANY_SMALL_FILES = 1000           # a folder with more small files than this should be packed
+COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
+
+
+class PackError(SlurmkitError):
+    """The folder cannot be packed (missing, empty, tar failed)."""
+
+
+class Shard(NamedTuple):
+    name: str
+    files: int
+    bytes: int
+
+
+class Manifest(NamedTuple):
+    source: str
+    files: int
+    bytes: int
+    compression: str               # zstd | none
+    shards: Tuple[Shard, ...]
+
+    def to_json(self) -> str:
+        data = self._asdict()
+        data["shards"] = [s._asdict() for s in self.shards]
+        return json.dumps(data, indent=2) + "\n"
+
+
+def list_files(folder: Path) -> List[Tuple[str, int]]:
+    """Every regular file under ``folder`` as (relative path, bytes), in a stable order."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                found.append((os.path.relpath(path, folder), os.path.getsize(path)))
+    return found
+
+
+def split_evenly(files: Sequence[Tuple[str, int]], shards: int) -> List[List[Tuple[str, int]]]:
+    """Consecutive runs of ``files`` with about the same bytes each (neighbours stay together)."""
+    total = sum(size for _, size in files)
+    groups: List[List[Tuple[str, int]]] = [[] for _ in range(max(1, min(shards, len(files))))]
+    done, index = 0, 0
+    for item in files:
+        if index < len(groups) - 1 and groups[index] and done >= total * (index + 1) / len(groups):
+            index += 1
+        groups[index].append(item)
+        done += item[1]
+    return [g for g in groups if g]
+
+
+def looks_compressible(folder: Path, files: Sequence[Tuple[str, int]], sample_bytes: int = 4 << 20) -> bool:
+    """Compress a sample of the files with zlib's fastest level: does it shrink?"""
+    raw = packed = 0
+    step = max(1, len(files) // 64)
+    for relative, _ in files[::step]:
+        with open(folder / relative, "rb") as handle:
+            chunk = handle.read(sample_bytes // 64)
+        raw += len(chunk)
+        packed += len(zlib.compress(chunk, 1))
+    return raw > 0 and packed / raw < COMPRESSIBLE
+
+
+def pack(folder, output, shards: int = 1, compression: str = "auto") -> Manifest:
+    """Archive ``folder`` into ``output`` (``.tar``/``.tar.zst``, or a ``.pack`` folder of shards)."""
+    folder, output = Path(folder), Path(output)
+    if not folder.is_dir():
+        raise PackError(f"{folder}: not a folder")
+    files = list_files(folder)
+    if not files:
+        raise PackError(f"{folder}: no files to pack")
+    zstd = _choose_compression(folder, files, compression)
+    groups = split_evenly(files, shards) if output.suffix == ".pack" else [files]
+    if output.suffix == ".pack":
+        output.mkdir(parents=True, exist_ok=True)
+        targets = [output / f"shard-{i:03d}.tar{'.zst' if zstd else ''}" for i in range(len(groups))]
+    else:
+        if zstd and not output.name.endswith((".tar.zst", ".tzst")):
+            raise PackError(f"{output}: the data compresses, so name it .tar.zst (or use --compression none)")
+        targets = [output]
+    shard_list = tuple(_tar(folder, group, target, zstd) for group, target in zip(groups, targets))
+    manifest = Manifest(str(folder.resolve()), len(files), sum(s for _, s in files), "zstd" if zstd else "none", shard_list)
+    manifest_path = output / "manifest.json" if output.suffix == ".pack" else output.with_name(output.name + ".manifest.json")
+    manifest_path.write_text(manifest.to_json())
+    return manifest
+
+
+def _choose_compression(folder: Path, files, compression: str) -> bool:
+    if compression == "none":
+        return False
+    available = shutil.which("zstd") is not None
+    if compression == "zstd":
+        if not available:
+            raise PackError("zstd is not installed here: install it, or use --compression none")
+        return True
+    return available and looks_compressible(folder, files)
+
+
+def _tar(folder: Path, group, target: Path, zstd: bool) -> Shard:
+    listing = target.with_name(target.name + ".files")
+    listing.write_text("".join(f"{relative}\n" for relative, _ in group))
+    argv = ["tar", "-cf", str(target), "--owner=0", "--group=0", "--numeric-owner", "-b", "2048", "-C", str(folder), "-T", str(listing)]
+    if zstd:
+        argv[1:1] = ["--zstd"]
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True)
+    finally:
+        listing.unlink()
+    if result.returncode != 0:
+        raise PackError(f"tar could not pack {folder}: {result.stderr.strip()}")
+    return Shard(target.name, len(group), sum(size for _, size in group))
+
+
+# ------------------------------------------------------------------------------------ inspect
+
+class InputShape(NamedTuple):
+    index: int                     # its place in stage.inputs
+    path: str
+    files: int
+    bytes: int
+
+
+def inspect_inputs(spec, base_dir: Path) -> List[InputShape]:
+    """What each staged input holds on disk (missing inputs are left out: they may not exist yet)."""
+    shapes = []
+    for index, item in enumerate(spec.stage.inputs if spec.stage else ()):
+        path = Path(item.source) if item.source.startswith("/") else base_dir / item.source
+        if path.is_dir() and path.suffix != ".pack":
+            files = list_files(path)
+            shapes.append(InputShape(index, item.source, len(files), sum(s for _, s in files)))
+        elif path.is_dir():
+            shapes.append(InputShape(index, item.source, 1, sum(s for _, s in list_files(path))))
+        elif path.is_file():
+            shapes.append(InputShape(index, item.source, 1, path.stat().st_size))
+    return shapes

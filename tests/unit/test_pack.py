@@ -1,0 +1,85 @@
+"""slurmkit pack: archives that tar reads back, shards of even size, a manifest, and check's advice."""
+
+import json
+import subprocess
+import tarfile
+
+import pytest
+from click.testing import CliRunner
+
+from slurmkit import Job
+from slurmkit.cli import main
+from slurmkit.staging import pack, split_evenly
+
+
+def _dataset(folder, count=30, size=1000, text=False):
+    for i in range(count):
+        sub = folder / f"d{i // 10}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"f{i:03d}.txt").write_bytes((b"same line\n" * (size // 10)) if text else bytes((i * 7 + j) % 251 for j in range(size)))
+
+
+def test_a_pack_folder_has_even_shards_a_manifest_and_every_file_once(tmp_path):
+    _dataset(tmp_path / "data")
+    manifest = pack(tmp_path / "data", tmp_path / "data.pack", shards=3, compression="none")
+    assert (manifest.files, manifest.bytes, len(manifest.shards)) == (30, 30000, 3)
+    assert [s.files for s in manifest.shards] == [10, 10, 10]
+    names = []
+    for shard in manifest.shards:
+        with tarfile.open(tmp_path / "data.pack" / shard.name) as archive:
+            names += [m.name for m in archive.getmembers() if m.isfile()]
+    assert sorted(names) == sorted(f"d{i // 10}/f{i:03d}.txt" for i in range(30))
+    assert json.loads((tmp_path / "data.pack" / "manifest.json").read_text())["files"] == 30
+
+
+def test_compressible_data_is_packed_with_zstd_when_auto(tmp_path):
+    _dataset(tmp_path / "text", text=True)
+    manifest = pack(tmp_path / "text", tmp_path / "text.tar.zst", compression="auto")
+    assert manifest.compression == "zstd"
+    listing = subprocess.run(["tar", "--zstd", "-tf", str(tmp_path / "text.tar.zst")], capture_output=True, text=True, check=True).stdout
+    assert len([line for line in listing.splitlines() if line.endswith(".txt")]) == 30
+    assert (tmp_path / "text.tar.zst.manifest.json").exists()
+
+
+def test_split_evenly_keeps_neighbours_together():
+    files = [(f"f{i}", size) for i, size in enumerate([5, 5, 5, 5, 10, 10])]
+    assert [[name for name, _ in group] for group in split_evenly(files, 2)] == [["f0", "f1", "f2", "f3"], ["f4", "f5"]]
+
+
+def test_pack_cli_refuses_a_missing_folder_in_one_line(tmp_path):
+    result = CliRunner().invoke(main, ["pack", str(tmp_path / "nope"), "-o", str(tmp_path / "x.tar")])
+    assert result.exit_code == 2 and result.output.strip() == f"error: {tmp_path / 'nope'}: not a folder"
+
+
+def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i in range(1200):
+        (folder / f"{i}.jpg").write_bytes(b"x" * 100)
+    (tmp_path / "job.yaml").write_text("name: s\nprofile: nibi\naccount: def-x\nresources: {time: 3h}\n"
+                                      "stage: {inputs: [images]}\nlaunch: python a.py\n")
+    findings = Job.from_yaml(tmp_path / "job.yaml").check()
+    (warning,) = [f for f in findings if f.field == "stage.inputs.0"]
+    assert warning.message.startswith("images holds 1200 files of 100B on average: many small files read slowly from Lustre;")
+    assert "slurmkit pack images -o images.pack --shards 4" in warning.message
+
+
+def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
+    from slurmkit.resolve import staged_data_findings
+    from slurmkit.profiles import load_profile
+    from slurmkit.staging import InputShape
+
+    job = Job(name="s", profile="trillium", resources={"time": "3h"}, kind="threaded", stage={"inputs": ["big.tar"]}, launch="x")
+    trillium = load_profile("trillium")
+    (error,) = staged_data_findings(job.spec, trillium, [InputShape(0, "big.tar", 1, 740 << 30)])
+    assert error.level == "error" and "RAM-disk $SLURM_TMPDIR leaves no memory" in error.message
+    (warning,) = staged_data_findings(job.spec, trillium, [InputShape(0, "big.tar", 1, 500 << 30)])
+    assert warning.level == "warning"
+
+
+@pytest.mark.parametrize("profile, parallel", [("trillium", 192), ("nibi", 1)])
+def test_shards_are_extracted_in_parallel_only_on_a_ram_disk(profile, parallel):
+    whole = profile == "trillium"
+    job = Job(name="s", profile=profile, account="def-x", kind="threaded",
+              resources={"time": "3h", **({} if whole else {"cpus_per_task": 8})}, stage={"inputs": ["d.pack"]}, launch="x")
+    assert job.resolve().plan.stage.parallel == parallel

@@ -477,7 +477,7 @@ def _chain(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
 
 # -------------------------------------------------------------------------- staged data on disk
 
-MANY_SMALL_FILES = 1000
+MANY_SMALL_FILES = 1000          # a folder with more files than this, each below SMALL_FILE_BYTES, should be packed
 SMALL_FILE_BYTES = 1 << 20
 
 

@@ -17,8 +17,6 @@ from typing import List, NamedTuple, Sequence, Tuple
 
 from .errors import SlurmkitError
 
-SMALL_FILE_BYTES = 1 << 20        # files below 1 MiB count as small
-MANY_SMALL_FILES = 1000           # a folder with more small files than this should be packed
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
 
 

@@ -21,6 +21,7 @@ LAZY_COMMANDS = {
     "cancel": ".cli_run:cancel_command",
     "logs": ".cli_run:logs_command",
     "pack": ".cli_pack:pack_command",
+    "import": ".cli_port:import_command",
     "profiles": ".cli_profiles:profiles",
     "report": ".cli_report:report_command",
 }
@@ -81,6 +82,7 @@ LAZY_HELP = {
     "cancel": "Cancel jobs.",
     "logs": "Print a job's output (-f to follow).",
     "pack": "Pack a dataset folder once for fast staging into $SLURM_TMPDIR.",
+    "import": "Read an existing sbatch script into a job spec, reporting what it could not map.",
     "profiles": "List, show, validate and detect site profiles.",
     "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
 }

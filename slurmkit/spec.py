@@ -314,6 +314,8 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
     if not isinstance(value, str):
         read.fail(path, f"expected a count, MODEL:COUNT or a mapping, got {_describe(value)}")
     text = value
+    if text.isascii() and text.isdigit():  # "2", as sbatch's --gres=gpu:2 means: any model
+        return GpuRequest(None, read.integer(int(text), path))
     model, colon, count = text.partition(":")
     if colon and not (count.isascii() and count.isdigit()):  # isdigit alone takes '²', which int() refuses
         read.fail(path, f"{text!r} is not MODEL:COUNT (e.g. h100:2)")

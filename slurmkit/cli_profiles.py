@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from .cli import fail
 from .errors import SlurmkitError
 from .files import write_atomic
 
@@ -28,8 +29,7 @@ def _reports_errors(command):
                 warnings.showwarning = lambda message, *rest, **kw: click.echo(f"warning: {message}", err=True)
                 return command(*args, **kwargs)
         except SlurmkitError as error:
-            click.echo(f"error: {error.message}", err=True)
-            sys.exit(error.exit_code)
+            fail(error)
 
     return wrapper
 

@@ -2,10 +2,10 @@
 
 import json
 import re
-import sys
 
 import click
 
+from .cli import fail
 from .errors import SlurmkitError
 
 _JOB_ID_RE = re.compile(r"^\d+(?:_\d+)?$")
@@ -27,8 +27,7 @@ def report_command(job_id, as_json):
     try:
         effs = efficiency.report_for(job_id)
     except SlurmkitError as error:
-        click.echo(f"error: {error.message}", err=True)
-        sys.exit(error.exit_code)
+        fail(error)
     if as_json:
         click.echo(json.dumps(efficiency.as_json(effs), indent=2))
     else:

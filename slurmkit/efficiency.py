@@ -22,7 +22,7 @@ import math
 import re
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from .monitor import TERMINAL
+from .monitor import TERMINAL, int_or_none as _int
 from .units import format_duration, format_size
 
 SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "TimelimitRaw", "TotalCPU", "NCPUS", "ReqMem",
@@ -201,13 +201,6 @@ def gpu_count(tres: str) -> int:
         elif name.startswith("gres/gpu:"):
             typed += _int(value) or 0
     return total if total is not None else typed
-
-
-def _int(text) -> Optional[int]:
-    try:
-        return int(text)
-    except (TypeError, ValueError):
-        return None
 
 
 # --------------------------------------------------------------------------------- advice

@@ -70,7 +70,7 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
         job, state, exit_code, elapsed, nodes = parts[:5]
         code, signal = _exit_pair(exit_code)
         for task in _expand_ids(job):
-            found[task] = JobStatus(task, _state_word(state), code, signal, _int(elapsed), "" if nodes == "None assigned" else nodes, "sacct")
+            found[task] = JobStatus(task, _state_word(state), code, signal, int_or_none(elapsed), "" if nodes == "None assigned" else nodes, "sacct")
     return found
 
 
@@ -198,10 +198,11 @@ def _state_word(state: str) -> str:
 
 def _exit_pair(text: str):
     code, _, signal = text.partition(":")
-    return (_int(code), _int(signal)) if code else (None, None)
+    return (int_or_none(code), int_or_none(signal)) if code else (None, None)
 
 
-def _int(text) -> Optional[int]:
+def int_or_none(text) -> Optional[int]:
+    """SLURM's integer fields, which may be empty or "Unknown": the number, or None."""
     try:
         return int(text)
     except (TypeError, ValueError):

@@ -42,7 +42,7 @@ class StagePlan(NamedTuple):
     parallel: int = 1                   # shards extracted at once
     outputs: Tuple[Tuple[str, str], ...] = ()      # ($SLURM_TMPDIR/source, destination)
     checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
-    lead_s: int = 0                     # USR1 this long before the time limit; 0: no outputs to save
+    lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
 
 
 class ChainPlan(NamedTuple):

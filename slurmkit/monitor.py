@@ -139,8 +139,9 @@ def poll(job_ids: Sequence[str], folders: Optional[Mapping[str, str]] = None, ru
     for job in wanted:
         if job not in known or not known[job].done:
             from_file = exit_file_status(job, folders.get(job) or folders.get(job.split("_")[0]))
-            if from_file:
-                known[job] = from_file
+            if from_file:  # the file knows how it ended; a stale answer may still know where it ran
+                earlier = known.get(job)
+                known[job] = from_file._replace(nodes=earlier.nodes, elapsed_s=earlier.elapsed_s) if earlier else from_file
     return {job: known.get(job, JobStatus(job, "UNKNOWN")) for job in wanted}
 
 

@@ -88,6 +88,7 @@ def test_an_exit_file_overrides_a_stale_running_state(tmp_path):
     (tmp_path / "150_0.exit").write_text("0\n")
     found = poll(["150_0"], {"150": str(tmp_path)}, run=FakeSlurm(sacct=SACCT))
     assert found["150_0"].state == "COMPLETED"
+    assert found["150_0"].nodes == "node1"   # where it ran still comes from the stale answer
 
 
 def test_an_array_that_no_source_remembers_is_listed_by_its_size(tmp_path):

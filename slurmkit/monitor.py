@@ -118,31 +118,40 @@ def poll(job_ids: Sequence[str], folders: Optional[Mapping[str, str]] = None, ru
     """The status of every job in ``job_ids`` (an array id stands for all its tasks).
 
     While accounting answers, that is one sacct call; the controller is asked only about jobs
-    sacct does not know. ``folders`` maps a job id (or array id) to its log folder, for the exit-status files;
+    sacct does not know, or whose exit file says they ended while sacct still says otherwise. ``folders`` maps a job id (or array id) to its log folder, for the exit-status files;
     ``array_sizes`` lets an array that no source knows any more still list its tasks.
     """
     folders, sizes = folders or {}, array_sizes or {}
     sources = (lambda: parse_sacct(run(sacct_command(job_ids))),
                lambda: parse_scontrol(run(["scontrol", "-o", "show", "job"])))
     known: Dict[str, JobStatus] = {}
-    for source in sources:  # the next source only for jobs the previous one did not know
-        if known and all(job in known for job in _wanted_ids(job_ids, sizes, known)):
+
+    def settled(job: str) -> bool:
+        """Answered, and not contradicted by an exit file (sacct lags behind a job that just ended)."""
+        return job in known and (known[job].done or _exit_file(job, folders) is None)
+
+    for source in sources:  # the next source only for jobs the previous one could not settle
+        if known and all(settled(job) for job in _wanted_ids(job_ids, sizes, known)):
             break
         try:
             answers = source()
         except SchedulerError:
             continue
         for job in _wanted_ids(job_ids, sizes, {**answers, **known}):
-            if job not in known and job in answers:
+            if job in answers and (job not in known or (not settled(job) and answers[job].done)):
                 known[job] = answers[job]
     wanted = _wanted_ids(job_ids, sizes, known)
     for job in wanted:
         if job not in known or not known[job].done:
-            from_file = exit_file_status(job, folders.get(job) or folders.get(job.split("_")[0]))
+            from_file = _exit_file(job, folders)
             if from_file:  # the file knows how it ended; a stale answer may still know where it ran
                 earlier = known.get(job)
                 known[job] = from_file._replace(nodes=earlier.nodes, elapsed_s=earlier.elapsed_s) if earlier else from_file
     return {job: known.get(job, JobStatus(job, "UNKNOWN")) for job in wanted}
+
+
+def _exit_file(job: str, folders: Mapping[str, str]) -> Optional[JobStatus]:
+    return exit_file_status(job, folders.get(job) or folders.get(job.split("_")[0]))
 
 
 def _wanted_ids(job_ids, array_sizes, known=None) -> List[str]:

@@ -69,6 +69,14 @@ def test_the_controller_is_asked_only_for_jobs_sacct_does_not_know():
     assert (found["48"].source, found["200"].source) == ("sacct", "scontrol")
 
 
+def test_when_sacct_lags_behind_an_ended_job_the_controller_settles_it(tmp_path):
+    (tmp_path / "150_0.exit").write_text("0\n")
+    slurm = FakeSlurm(sacct=SACCT, scontrol="JobId=151 ArrayJobId=150 ArrayTaskId=0 JobState=COMPLETED ExitCode=0:0 RunTime=00:00:09 NodeList=node1\n")
+    found = poll(["150_0"], {"150": str(tmp_path)}, run=slurm)
+    assert slurm.calls == ["sacct", "scontrol"]
+    assert (found["150_0"].state, found["150_0"].source, found["150_0"].elapsed_s) == ("COMPLETED", "scontrol", 9)
+
+
 def test_with_accounting_down_the_controller_answers():
     slurm = FakeSlurm(scontrol=SCONTROL, sacct_down=True)
     assert poll(["200"], run=slurm)["200"].exit_code == 5

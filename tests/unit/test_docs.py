@@ -1,0 +1,39 @@
+"""The documentation site: the generated pages match the code, and MkDocs builds it strictly."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GENERATED = ("cli.md", "profiles.md")
+
+
+def test_generated_pages_match_the_cli_and_the_bundled_profiles(tmp_path):
+    out = tmp_path / "generated"
+    result = subprocess.run([sys.executable, str(REPO / "docs" / "gen.py"), "--out", str(out)],
+                            cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, f"docs/gen.py failed:\n{result.stderr}"
+    for name in GENERATED:
+        committed = (REPO / "docs" / name).read_text(encoding="utf-8")
+        assert (out / name).read_text(encoding="utf-8") == committed, (
+            f"docs/{name} is stale: run `python docs/gen.py` and commit the result")
+
+
+def test_generator_is_deterministic(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    for out in (first, second):
+        subprocess.run([sys.executable, str(REPO / "docs" / "gen.py"), "--out", str(out)], cwd=tmp_path,
+                       capture_output=True, text=True, check=True)
+    assert sorted(p.name for p in first.iterdir()) == sorted(GENERATED)
+    for name in GENERATED:
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+
+
+def test_mkdocs_builds_the_site_in_strict_mode(tmp_path):
+    site = tmp_path / "site"
+    result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(REPO / "mkdocs.yml"),
+                             "--site-dir", str(site)], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}{result.stderr}"
+    assert (site / "index.html").is_file()
+    for page in ("cli", "profiles", "job-spec", "troubleshooting"):
+        assert (site / page / "index.html").is_file(), f"{page}.md is missing from the site"

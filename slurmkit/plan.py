@@ -24,6 +24,12 @@ class VenvPlan(NamedTuple):
     packages: Tuple[str, ...] = ()
     reuse_existing: bool = False       # a lasting env: create only if missing
     upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
+    nodes: int = 1                     # per_node: made on each of these nodes at once (srun)
+
+    @property
+    def per_node(self) -> bool:
+        """A job-local env on several nodes lives on each node's local disk."""
+        return self.nodes > 1 and not self.reuse_existing
 
 
 class StageStep(NamedTuple):
@@ -63,6 +69,42 @@ class ArrayPlan(NamedTuple):
     size: int
 
 
+class DistributedPlan(NamedTuple):
+    """How the processes of a distributed job find each other.
+
+    ``per_task`` wraps each process (srun tasks, torchrun ranks) in a small shell function that
+    exports its rank from SLURM's variables, builds ``TF_CONFIG``, or binds it to its share of
+    the CPUs; the batch script itself sets ``MASTER_ADDR``/``MASTER_PORT`` once."""
+
+    rendezvous: bool = False          # MASTER_ADDR = first host, MASTER_PORT from the job id
+    port_base: int = 20000            # MASTER_PORT = port_base + job id % port_span
+    port_span: int = 20000
+    ranks_from_slurm: bool = False    # RANK, LOCAL_RANK, WORLD_SIZE (and LOCAL_WORLD_SIZE) from SLURM_*
+    tf_config: bool = False           # TF_CONFIG per task: all tasks as workers, this one's index
+    tasks_per_node: int = 1
+    bind_ranks: bool = False          # torchrun ranks: each on its own slice of the job's CPUs
+
+    @property
+    def wraps_tasks(self) -> bool:
+        return self.ranks_from_slurm or self.tf_config or self.bind_ranks
+
+
+class BuildPlan(NamedTuple):
+    """A wheel built once per toolchain, kept in the build cache, installed into the job's venv.
+
+    The cache key is computed in the job from what is really loaded (modules, python, framework
+    versions) plus ``key_extra``; a lock file keeps two jobs from building the same key at once."""
+
+    name: str                          # horovod | mpi4py
+    requirement: str                   # "horovod" or "horovod==0.28.1"
+    cache: str                         # a shell word: the cache folder ($USER etc. expand)
+    variables: Tuple[Tuple[str, str], ...]   # set for the build; values are shell words ($EBROOTNCCL expands)
+    build_requires: Tuple[str, ...] = ()     # installed first: the build runs without isolation, against the venv
+    from_wheelhouse: bool = False      # try the site's prebuilt wheel first (pip install --no-index NAME)
+    pip_options: Tuple[str, ...] = ()  # for fetching the source and build requirements (--no-index on wheelhouse sites)
+    check: str = ""                    # python statement that proves the install works
+
+
 class Plan(NamedTuple):
     kind: str
     profile: str
@@ -76,5 +118,7 @@ class Plan(NamedTuple):
     stage: Optional[StagePlan] = None
     chain: Optional[ChainPlan] = None
     array: Optional[ArrayPlan] = None
+    distributed: Optional[DistributedPlan] = None
+    builds: Tuple[BuildPlan, ...] = ()
     module_system: str = "lmod"
     version: str = __version__

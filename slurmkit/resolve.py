@@ -10,9 +10,9 @@ import shlex
 from typing import List, NamedTuple, Optional, Tuple
 
 from .errors import closest
-from .plan import ArrayPlan, ChainPlan, Plan, StagePlan, StageStep, VenvPlan
+from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
-from .spec import JobSpec
+from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
 #: the launchers each kind may use, the first being its default.
@@ -22,7 +22,18 @@ KIND_LAUNCHERS = {
     "gpu": ("direct", "srun"),
     "array": ("direct", "srun"),
     "mpi": ("srun", "mpirun"),
+    "multigpu": ("torchrun", "direct"),     # direct: one process drives every GPU (TensorFlow MirroredStrategy)
+    "ddp": ("srun",),
+    "tf-multiworker": ("srun",),
+    "horovod": ("srun", "mpirun"),
 }
+#: The mpirun line HPC courses teach for Horovod (Open MPI): ranks bound to cores with their
+#: threads beside them, bindings printed, the environment exported, no openib BTL.
+HOROVOD_MPIRUN = ("-bind-to", "core", "-map-by", "slot:PE={cpus_per_task}", "-report-bindings",
+                  "-x", "LD_LIBRARY_PATH", "-x", "PATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib")
+HOROVOD_MPIRUN_GPU = HOROVOD_MPIRUN[:5] + ("-x", "NCCL_DEBUG=INFO") + HOROVOD_MPIRUN[5:]
+#: Below this many samples per GPU and step, communication outweighs the work on each GPU.
+SMALL_BATCH_PER_GPU = 32
 #: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
 #: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
 MPIRUN_BINDING = {
@@ -82,12 +93,14 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     _check_time(spec, profile, findings, chain)
     gpus = _choose_gpus(spec, profile, findings)
     tasks_per_node, cpus_per_task = _shape(spec, profile, gpus, findings)
+    _check_distributed(spec, gpus, findings)
+    _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     memory = _memory_directive(spec, profile, findings)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
     launcher = _launcher(spec, profile, tasks_per_node, cpus_per_task, findings)
     array = _array(spec, profile, findings)
-    modules = _modules(spec, profile, findings)
+    modules = _modules(spec, profile, gpus, findings)
     stage = _stage(spec, _extraction_parallelism(profile, cpus_per_task * tasks_per_node), findings, chain)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
@@ -96,7 +109,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         profile=profile.name,
         name=spec.name,
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain),
-        environment=_environment(spec, profile, tasks_per_node, cpus_per_task, _uses_mpirun(launcher)),
+        environment=_environment(spec, profile, tasks_per_node, cpus_per_task, launcher, gpus, node_types),
         modules=modules,
         launcher=launcher,
         command=spec.launch.command,
@@ -104,6 +117,8 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         stage=stage,
         chain=chain,
         array=array,
+        distributed=_distributed(spec, tasks_per_node, launcher),
+        builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
     )
     return Resolution(plan, tuple(findings))
@@ -157,8 +172,9 @@ def _gpu_names(profile: SiteProfile) -> List[str]:
 def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[GpuChoice]:
     request = spec.resources.gpus
     if request is None:
-        if spec.kind == "gpu":
-            findings.error("resources.gpus", "kind 'gpu' needs GPUs: add e.g. 'gpus: " + (_gpu_names(profile) or ["MODEL"])[0] + ":1'")
+        if spec.kind in ("gpu", "multigpu"):
+            count = 1 if spec.kind == "gpu" else 2
+            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
     if not gpu_types:
@@ -197,6 +213,8 @@ def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SitePr
 
 def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[int, int]:
     """Tasks per node and CPUs per task; on whole-node sites, unset values fill the node."""
+    if spec.kind in DISTRIBUTED_KINDS and gpus:
+        return _gpu_process_shape(spec, gpus, findings)
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
@@ -213,6 +231,47 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     if spec.kind == "threaded" and (cpus or 1) == 1:
         findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
     return tasks or 1, cpus or 1
+
+
+def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
+    """One process per GPU (one task per node for a single TensorFlow process); CPUs per
+    process as asked, else the site's cores per GPU."""
+    single = spec.kind == "multigpu" and _framework(spec) == "tensorflow"
+    tasks = 1 if single else gpus.count
+    asked = spec.resources.tasks_per_node
+    if asked is not None and asked != tasks:
+        why = "one TensorFlow process drives all the GPUs" if single else f"one process per GPU: {gpus.count} GPUs per node"
+        findings.error("resources.tasks_per_node", f"kind {spec.kind!r} runs {tasks} task(s) per node ({why}); leave tasks_per_node out")
+    cpus = spec.resources.cpus_per_task
+    if cpus is None:
+        per_gpu = min((t.gpus.max_cores_per_gpu for t in gpus.node_types if t.gpus.max_cores_per_gpu), default=1)
+        cpus = per_gpu * (gpus.count if single else 1)
+    return tasks, cpus
+
+
+def _framework(spec: JobSpec) -> str:
+    return spec.launch.framework or ("tensorflow" if spec.kind == "tf-multiworker" else "pytorch")
+
+
+def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Findings) -> None:
+    """What the distributed kinds cannot do, and GPUs a job is too small to use."""
+    kind, nodes = spec.kind, spec.resources.nodes
+    if kind == "multigpu" and nodes > 1:
+        findings.error("resources.nodes", "kind 'multigpu' runs on one node; use kind 'ddp' (PyTorch), 'tf-multiworker' or 'horovod' for several")
+    if kind == "tf-multiworker" and _framework(spec) != "tensorflow":
+        findings.error("launch.framework", "kind 'tf-multiworker' runs TensorFlow; for PyTorch use kind 'ddp'")
+    if kind == "ddp" and _framework(spec) != "pytorch":
+        findings.error("launch.framework", "kind 'ddp' runs PyTorch; for TensorFlow use kind 'tf-multiworker'")
+    total = nodes * gpus.count if gpus else 0
+    if kind == "gpu" and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
+        findings.warn("resources.gpus", f"kind 'gpu' runs one process, which uses one of the {gpus.count} GPUs unless it "
+                      "distributes the work itself; use kind 'multigpu' (one process per GPU)")
+    if kind in DISTRIBUTED_KINDS and total == 1:
+        findings.warn("resources.gpus", f"kind {kind!r} on one GPU pays for communication it does not need; use kind 'gpu'")
+    batch = spec.launch.batch_size
+    if kind in DISTRIBUTED_KINDS and total > 1 and batch is not None and batch < SMALL_BATCH_PER_GPU:
+        findings.warn("launch.batch_size", f"{batch} samples per GPU and step is too little work for {total} GPUs: the gradient "
+                      f"exchange outweighs it and the job runs slower than on fewer GPUs; use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
 
 
 def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, findings: _Findings) -> Tuple[NodeType, ...]:
@@ -271,18 +330,32 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
 
 def _launcher(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, findings: _Findings) -> Tuple[str, ...]:
     allowed = KIND_LAUNCHERS[spec.kind]
-    name = spec.launch.launcher or (profile.launch.default if spec.kind == "mpi" and profile.launch.default in allowed else allowed[0])
+    name = spec.launch.launcher or _default_launcher(spec, profile, allowed)
     if name not in allowed:
         findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
         return ()
     if name == "direct":
         return ()
+    if name == "torchrun":
+        # --no-python: the command runs as written (python, a wrapper, -m module...), each rank inside _sk_task.
+        return ("torchrun", "--standalone", f"--nproc-per-node={tasks}", "--no-python")
     if name == "srun":
         mpi = profile.launch.mpi.srun_mpi
-        return ("srun", f"--mpi={mpi}") if spec.kind == "mpi" and mpi else ("srun",)
+        # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again.
+        return ("srun", *((f"--mpi={mpi}",) if spec.kind in ("mpi", "horovod") and mpi else ()), *((f"--cpus-per-task={cpus}",) if cpus > 1 else ()))
     flags = profile.launch.mpi.bind_flags or _mpirun_binding(profile)[0]
+    if spec.kind == "horovod" and (profile.launch.mpi.flavour or "openmpi") == "openmpi":
+        flags = HOROVOD_MPIRUN_GPU if spec.resources.gpus else HOROVOD_MPIRUN
     total = spec.resources.nodes * tasks
     return ("mpirun", "-np", str(total), *(flag.format(cpus_per_task=cpus, tasks_per_node=tasks) for flag in flags))
+
+
+def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, ...]) -> str:
+    if spec.kind == "multigpu" and _framework(spec) == "tensorflow":
+        return "direct"
+    if spec.kind in ("mpi", "horovod") and profile.launch.default in allowed:
+        return profile.launch.default
+    return allowed[0]
 
 
 def _mpirun_binding(profile: SiteProfile):
@@ -309,7 +382,7 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     return ArrayPlan(tuple(zip(names, columns)), size)
 
 
-def _modules(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple[str, ...]:
+def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[str, ...]:
     software = profile.software
     user = list(spec.environment.modules)
     if software.module_system in (None, "none"):
@@ -318,6 +391,14 @@ def _modules(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple[
         return ()
     if spec.environment.venv and not any(m.split("/")[0] == "python" for m in user) and software.modules.get("python"):
         user.append(software.modules["python"])  # a virtualenv needs the site's python, not the OS one
+    for family, build in _build_module_families(spec, gpus):  # a build compiles against these
+        if any(m.split("/")[0] == family for m in user):
+            continue
+        if software.modules.get(family):
+            user.append(software.modules[family])
+        else:
+            findings.warn("environment.modules", f"the {build} build needs the {family} module, and "
+                          f"{profile.name}'s profile does not name its version; add it to environment.modules (e.g. {family}/VERSION)")
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
@@ -338,19 +419,55 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
         packages=venv.packages,
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
+        nodes=spec.resources.nodes,
     )
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, mpirun: bool) -> Tuple[Tuple[str, str], ...]:
+def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
     env = {"OMP_NUM_THREADS": str(cpus), "MKL_NUM_THREADS": str(cpus)}
     if spec.kind == "threaded":
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
-    if spec.kind in ("mpi", "gpu"):
+    if spec.kind in ("mpi", "gpu") + DISTRIBUTED_KINDS:
         env.update(profile.launch.env)
+    if spec.kind in DISTRIBUTED_KINDS:
+        env.update(_distributed_environment(spec, profile, cpus, gpus, node_types))
+    mpirun = _uses_mpirun(launcher)
     if mpirun:
         env.update((k, v.format(cpus_per_task=cpus, tasks_per_node=tasks)) for k, v in _mpirun_binding(profile)[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
+
+
+def _distributed_environment(spec: JobSpec, profile: SiteProfile, cpus: int, gpus: Optional[GpuChoice],
+                             node_types: Tuple[NodeType, ...]) -> dict:
+    """Threads per process, the framework's own thread pools, and NCCL's settings for the fabric."""
+    env = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
+    tensorflow = _framework(spec) == "tensorflow"
+    if tensorflow:
+        sockets = min((t.sockets for t in node_types if t.sockets), default=1)
+        env.update(TF_NUM_INTRAOP_THREADS=str(cpus), TF_NUM_INTEROP_THREADS=str(max(1, min(sockets, cpus))))
+        if not gpus:  # Intel's advice for TensorFlow on CPUs (oneDNN/OpenMP threads)
+            env.update(KMP_BLOCKTIME="0", KMP_AFFINITY="granularity=fine,compact,1,0")
+    if gpus:
+        if tensorflow:
+            env["NCCL_BLOCKING_WAIT"] = "1"          # the Alliance TensorFlow examples
+        else:
+            env["TORCH_NCCL_ASYNC_HANDLING"] = "1"   # the Alliance PyTorch DDP recipe
+        if profile.launch.interconnect.fabric == "ethernet":
+            env["NCCL_IB_DISABLE"] = "1"             # no InfiniBand: go straight to sockets
+    return env
+
+
+def _distributed(spec: JobSpec, tasks: int, launcher: Tuple[str, ...]) -> Optional[DistributedPlan]:
+    kind = spec.kind
+    if kind == "ddp":
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=True, tasks_per_node=tasks)
+    if kind == "tf-multiworker":
+        return DistributedPlan(rendezvous=True, tf_config=True, tasks_per_node=tasks)
+    if kind == "multigpu" and launcher[:1] == ("torchrun",):
+        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True)
+    return None
 
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
@@ -509,3 +626,68 @@ def _human_bytes(count: int) -> str:
         if count >= size:
             return f"{count / size:.3g}{unit}"
     return f"{count}B"
+
+
+# ------------------------------------------------------------------------------------- builds
+
+#: What each build needs installed before it runs without build isolation (so that it compiles
+#: against the venv's torch/tensorflow), and the modules it compiles against.
+BUILD_REQUIRES = {
+    "mpi4py": ("setuptools", "wheel", "cython"),
+    "horovod": ("setuptools", "wheel", "cmake", "packaging", "psutil", "pyyaml", "cloudpickle", "cffi"),
+}
+BUILD_CHECKS = {"mpi4py": "from mpi4py import MPI", "horovod": "import horovod"}
+
+
+def _check_builds(spec: JobSpec, findings: _Findings) -> None:
+    if spec.environment.builds and spec.environment.venv is None:
+        findings.error("environment.builds", "a build installs into the job's virtualenv: add environment.venv "
+                       "(e.g. venv: {packages: [torch]})")
+
+
+def _build_module_families(spec: JobSpec, gpus) -> Tuple[Tuple[str, str], ...]:
+    """(module family, the build that needs it): MPI for every build, CUDA and NCCL for Horovod on GPUs."""
+    names = [b.name for b in spec.environment.builds]
+    families = (("openmpi", names[0]),) if names else ()
+    if "horovod" in names and gpus:
+        families += (("cuda", "horovod"), ("nccl", "horovod"))
+    return families
+
+
+def default_build_cache(profile: SiteProfile) -> str:
+    """Scratch where the site has it (a purge only costs a rebuild), else the home cache."""
+    scratch = profile.storage.scratch
+    if scratch and scratch.path:
+        return scratch.path.rstrip("/") + "/slurmkit-builds"
+    return "$HOME/.cache/slurmkit/builds"
+
+
+def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
+    if not spec.environment.builds:
+        return ()
+    cache = spec.environment.build_cache or default_build_cache(profile)
+    wheelhouse = bool(profile.software.virtualenv.wheelhouse)
+    return tuple(BuildPlan(
+        name=b.name,
+        requirement=b.name + (f"=={b.version}" if b.version else ""),
+        cache=cache,
+        variables=_build_variables(b.name, spec, gpus),
+        build_requires=BUILD_REQUIRES[b.name],
+        from_wheelhouse=wheelhouse and b.name == "horovod",
+        pip_options=("--no-index",) if wheelhouse else (),
+        check=BUILD_CHECKS[b.name],
+    ) for b in spec.environment.builds)
+
+
+def _build_variables(name: str, spec: JobSpec, gpus) -> Tuple[Tuple[str, str], ...]:
+    if name == "mpi4py":
+        return (("MPICC", "mpicc"),)
+    framework = _framework(spec)
+    variables = [("HOROVOD_WITH_MPI", "1"), ("HOROVOD_WITHOUT_MXNET", "1"), ("HOROVOD_WITHOUT_GLOO", "1")]
+    variables.append(("HOROVOD_WITH_PYTORCH", "1") if framework == "pytorch" else ("HOROVOD_WITHOUT_PYTORCH", "1"))
+    variables.append(("HOROVOD_WITH_TENSORFLOW", "1") if framework == "tensorflow" else ("HOROVOD_WITHOUT_TENSORFLOW", "1"))
+    if gpus:
+        variables += [("HOROVOD_GPU_OPERATIONS", "NCCL"), ("HOROVOD_NCCL_HOME", "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
+    else:
+        variables.append(("HOROVOD_CPU_OPERATIONS", "MPI"))
+    return tuple(variables)

@@ -26,8 +26,14 @@ from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array")
-LAUNCHERS = ("direct", "srun", "mpirun")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
+#: the kinds that run one process per GPU (or per task) and talk over NCCL, gloo or MPI.
+DISTRIBUTED_KINDS = ("multigpu", "ddp", "tf-multiworker", "horovod")
+LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
+FRAMEWORKS = ("pytorch", "tensorflow")
+#: what environment.builds can build once per toolchain and cache as a wheel.
+BUILDS = ("horovod", "mpi4py")
+BUILD_RE = re.compile(r"^(horovod|mpi4py)(==[0-9][0-9A-Za-z.+]*)?$")
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
 MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIMIT_80", "ARRAY_TASKS")
 
@@ -70,10 +76,19 @@ class Venv(NamedTuple):
     packages: Tuple[str, ...] = ()
 
 
+class Build(NamedTuple):
+    """A Python package with compiled parts built against the loaded modules (``horovod``, ``mpi4py``)."""
+
+    name: str
+    version: Optional[str] = None      # "0.28.1": pinned; None: the newest the index has
+
+
 class Environment(NamedTuple):
     modules: Tuple[str, ...] = ()
     venv: Optional[Venv] = None
     variables: Tuple[Tuple[str, str], ...] = ()
+    builds: Tuple[Build, ...] = ()
+    build_cache: Optional[str] = None  # where built wheels are kept (a shell word); None: the site's default
 
 
 class Launch(NamedTuple):
@@ -81,6 +96,8 @@ class Launch(NamedTuple):
 
     command: Tuple[str, ...]
     launcher: Optional[str] = None
+    framework: Optional[str] = None     # pytorch | tensorflow, for the distributed kinds
+    batch_size: Optional[int] = None    # per process; lets the resolver warn about jobs too small for their GPUs
 
 
 class ArraySpec(NamedTuple):
@@ -324,7 +341,7 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
 
 
 def _read_environment(read: _Reader, value) -> Environment:
-    env = read.mapping(value, ("environment",), ("modules", "venv", "variables"))
+    env = read.mapping(value, ("environment",), ("modules", "venv", "variables", "builds", "build_cache"))
     variables = read.named(env.get("variables"), ("environment", "variables"), "variable names to values")
     for name in variables:
         read.text(name, ("environment", "variables", name), IDENTIFIER_RE, "a variable name is letters, digits and '_'")
@@ -332,7 +349,27 @@ def _read_environment(read: _Reader, value) -> Environment:
         modules=read.text_list(env.get("modules") or [], ("environment", "modules"), MODULE_RE, "a module name such as python/3.11"),
         venv=_read_venv(read, env.get("venv")),
         variables=tuple((str(name), read.text(v, ("environment", "variables", name))) for name, v in sorted(variables.items())),
+        builds=_read_builds(read, env.get("builds")),
+        build_cache=None if env.get("build_cache") is None else read.text(env["build_cache"], ("environment", "build_cache")),
     )
+
+
+def _read_builds(read: _Reader, value) -> Tuple[Build, ...]:
+    """``builds: [horovod, mpi4py==4.0.3]``."""
+    path = ("environment", "builds")
+    items = read.text_list(value or [], path)
+    builds = []
+    for i, item in enumerate(items):
+        if not BUILD_RE.fullmatch(item):
+            name = item.split("=")[0]
+            close = closest(name, BUILDS)
+            hint = f"did you mean '{close}'? " if close and close != name else ""
+            read.fail(path + (i,), f"{item!r} cannot be built; {hint}slurmkit builds: {', '.join(BUILDS)} (optionally ==VERSION)")
+        name, _, version = item.partition("==")
+        builds.append(Build(name, version or None))
+    if len({b.name for b in builds}) != len(builds):
+        read.fail(path, "names a package twice")
+    return tuple(builds)
 
 
 def _read_venv(read: _Reader, value) -> Optional[Venv]:
@@ -351,7 +388,7 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
 def _read_launch(read: _Reader, value) -> Launch:
     if isinstance(value, (str, list)):
         value = {"command": value}
-    launch = read.mapping(value, ("launch",), ("command", "launcher"), required=("command",))
+    launch = read.mapping(value, ("launch",), ("command", "launcher", "framework", "batch_size"), required=("command",))
     command = launch["command"]
     path = ("launch", "command")
     if isinstance(command, str):
@@ -364,7 +401,9 @@ def _read_launch(read: _Reader, value) -> Launch:
     if not argv:
         read.fail(path, "is empty: say what the job runs")
     launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
-    return Launch(command=argv, launcher=launcher)
+    framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
+    batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
+    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch)
 
 
 def _read_array(read: _Reader, value) -> Optional[ArraySpec]:

@@ -4,7 +4,7 @@ They are written the way a user of that cluster would write them (its GPU model,
 where the site schedules whole nodes) so that every golden script is one a user could get.
 """
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
 
 
 def spec_for(profile, kind: str) -> dict:
@@ -36,6 +36,20 @@ def spec_for(profile, kind: str) -> dict:
         spec["stage"] = {"inputs": ["data.tar.zst"], "outputs": [{"from": "runs", "to": "results/runs"}],
                          "checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "30m"}}
         spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data"}
+    elif kind in ("multigpu", "ddp", "tf-multiworker", "horovod"):
+        models = profile.gpu_models
+        most = max((t.gpus.count for t in profile.node_types if t.gpus), default=2)
+        count = max(whole.gpu_counts) if whole and whole.gpu_counts else min(most, 4 if kind != "multigpu" else 2)
+        resources["gpus"] = f"{models[0]}:{count}" if models else str(count)
+        resources["nodes"] = 1 if kind == "multigpu" else 2
+        framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
+        spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch"]}}
+        spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
+        if kind == "horovod":
+            spec["environment"]["builds"] = ["horovod"]
+            spec["launch"]["launcher"] = "mpirun"
+            if profile.software.module_system == "lmod":
+                spec["environment"]["modules"] = [m for m in (profile.software.modules.get("cuda"), profile.software.modules.get("nccl")) if m]
     elif kind == "array":
         spec["array"] = {"parameters": {"lr": ["0.1", "0.01"], "seed": [1, 2, 3]}, "throttle": 2}
         spec["launch"] = {"command": "python main.py --lr $lr --seed $seed"}

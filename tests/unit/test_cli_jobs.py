@@ -321,7 +321,7 @@ def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     assert_bad_input(result)
     assert result.stdout == ""
     assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
-                             "allowed: serial, threaded, mpi, gpu, array\n")
+                             "allowed: serial, threaded, mpi, gpu, array, multigpu, ddp, tf-multiworker, horovod\n")
 
 
 @pytest.mark.parametrize("command", ["render", "check"])

@@ -115,7 +115,8 @@ def test_cores_per_gpu_above_the_site_advice_is_a_warning():
 
 
 def test_cores_per_gpu_at_the_advice_is_not_a_warning():
-    assert job("nibi", kind="gpu", resources={"gpus": "h100:2", "cpus_per_task": 28}).findings == ()
+    assert job("nibi", kind="multigpu", resources={"gpus": "h100:2", "cpus_per_task": 28},
+               launch={"command": "python main.py", "framework": "tensorflow"}).findings == ()
 
 
 # ---------------------------------------------------------------------------- memory and time

@@ -24,6 +24,7 @@ LAZY_COMMANDS = {
     "import": ".cli_port:import_command",
     "profiles": ".cli_profiles:profiles",
     "report": ".cli_report:report_command",
+    "build": ".cli_build:build_command",
 }
 
 
@@ -85,6 +86,7 @@ LAZY_HELP = {
     "import": "Read an existing sbatch script into a job spec, reporting what it could not map.",
     "profiles": "List, show, validate and detect site profiles.",
     "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
+    "build": "Build Horovod or mpi4py into the build cache ahead of time, as a job.",
 }
 
 

@@ -14,7 +14,7 @@ from .errors import SlurmkitError
 from .files import write_atomic
 from .job import Job
 from .profiles import detect_profile
-from .spec import NAME_RE
+from .spec import KINDS, NAME_RE
 
 DEFAULT_COMMANDS = {
     "serial": "python main.py",
@@ -22,7 +22,13 @@ DEFAULT_COMMANDS = {
     "mpi": "./my_mpi_program",
     "gpu": "python train.py",
     "array": "python main.py --lr $lr",
+    "multigpu": "python train.py",
+    "ddp": "python train.py",
+    "tf-multiworker": "python train.py",
+    "horovod": "python train.py",
 }
+#: GPUs per node the scaffold starts from, for the kinds that need several.
+MULTI_GPU_KINDS = {"multigpu": 2, "ddp": 2, "tf-multiworker": 2, "horovod": 2}
 
 
 class ScaffoldError(SlurmkitError):
@@ -44,16 +50,18 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         raise ScaffoldError(f"{', '.join(existing)} already exist; use --force to overwrite")
     ask = ask or (lambda _prompt, default=None: default)
     profile = profile or ask("Site profile", default=_detected(env))
-    kind = kind or ask("Kind (serial, threaded, mpi, gpu, array)", default="serial")
+    kind = kind or ask(f"Kind ({', '.join(KINDS)})", default="serial")
     data = {"name": folder.name, "profile": profile, "kind": kind}
     account = account or ask("Account", default=env.get("SBATCH_ACCOUNT") or env.get("SLURM_ACCOUNT") or "")
     if account:
         data["account"] = account
     resources = {"time": time or ask("Time limit", default="1h")}
-    if kind == "gpu":
-        resources["gpus"] = gpus or ask("GPUs per node (MODEL:COUNT)", default=_first_gpu(profile))
+    if kind == "gpu" or kind in MULTI_GPU_KINDS:
+        resources["gpus"] = gpus or ask("GPUs per node (MODEL:COUNT)", default=_first_gpu(profile, MULTI_GPU_KINDS.get(kind, 1)))
     elif gpus:
         resources["gpus"] = gpus
+    if kind in ("ddp", "tf-multiworker", "horovod"):
+        resources["nodes"] = 2
     if kind == "mpi":
         resources.update(nodes=1, tasks_per_node=4)
     if kind == "threaded":
@@ -75,8 +83,8 @@ def _detected(env) -> str:
         return "generic"
 
 
-def _first_gpu(profile: str) -> str:
+def _first_gpu(profile: str, count: int = 1) -> str:
     from .profiles import load_profile
 
     models = load_profile(profile).gpu_models
-    return f"{models[0]}:1" if models else "1"
+    return f"{models[0]}:{count}" if models else str(count)

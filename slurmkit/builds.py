@@ -71,7 +71,7 @@ def _from_job(spec: JobSpec) -> dict:
     environment = {"modules": list(spec.environment.modules)}
     if spec.environment.venv is not None:
         v = spec.environment.venv
-        environment["venv"] = {k: val for k, val in (("requirements", v.requirements), ("packages", list(v.packages))) if val}
+        environment["venv"] = {k: val for k, val in (("path", v.path), ("requirements", v.requirements), ("packages", list(v.packages))) if val}
     if spec.environment.build_cache:
         environment["build_cache"] = spec.environment.build_cache
     resources = {}

@@ -61,6 +61,9 @@ def _build_cpus(profile: Optional[str], gpu: bool) -> int:
     from .profiles import select_profile
 
     site = select_profile(profile, warn_retired=False)[0]
+    whole = site.scheduling.whole_node
+    if whole and whole.cores and not gpu:
+        return whole.cores        # a whole-node site gives (and asks for) every core
     fitting = [t for t in site.node_types if t.cores and bool(t.gpus) == gpu] or [t for t in site.node_types if t.cores]
     return min([BUILD_JOB_CPUS, *(t.cores for t in fitting)])
 

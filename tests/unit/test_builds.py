@@ -63,3 +63,9 @@ def test_new_scaffolds_every_distributed_kind_with_its_gpus_and_nodes():
         assert result.exit_code == 0, result.output
         spec = spec_from_mapping(__import__("yaml").safe_load(open(f"{kind}/job.yaml")))
         assert spec.resources.gpus.count == 2 and spec.resources.nodes == nodes
+
+
+def test_a_build_job_on_a_whole_node_site_asks_for_the_whole_node():
+    spec = build_spec(["mpi4py"], profile="trillium", account="def-someprof")
+    assert spec.resources.cpus_per_task == 192
+    assert Job(spec).resolve().plan is not None

@@ -21,12 +21,12 @@ def build_spec(names: Sequence[str], spec: Optional[JobSpec] = None, profile: Op
                build_cache: Optional[str] = None) -> JobSpec:
     """The build job for ``names`` (default: all of ``spec``'s builds), from a job spec or from options."""
     base = _from_job(spec) if spec is not None else {"name": "build", "resources": {}, "environment": {}}
-    wanted = list(names) or [b.name for b in spec.environment.builds] if spec is not None else list(names)
+    known = {b.name: b for b in spec.environment.builds} if spec is not None else {}
+    wanted = list(names) or list(known)
     if not wanted:
         raise SpecError(spec.source if spec else "slurmkit build", None, "environment.builds", f"nothing to build: name one of {', '.join(BUILDS)}")
-    known = {b.name: b for b in spec.environment.builds} if spec is not None else {}
     environment = base["environment"]
-    environment["builds"] = [known[n].name + (f"=={known[n].version}" if known[n].version else "") if n in known else n for n in wanted]
+    environment["builds"] = [known[n].requirement if n in known else n for n in wanted]
     if modules:
         environment["modules"] = list(dict.fromkeys([*environment.get("modules", []), *modules]))
     if build_cache:
@@ -38,7 +38,7 @@ def build_spec(names: Sequence[str], spec: Optional[JobSpec] = None, profile: Op
         resources["gpus"] = gpus
     resources.setdefault("cpus_per_task", _build_cpus(profile or base.get("profile"), bool(resources.get("gpus"))))
     resources.update(time=BUILD_JOB_TIME, nodes=1)
-    data = dict(base, name="build-" + "-".join(n.split("=")[0] for n in wanted), kind="gpu" if resources.get("gpus") else "serial",
+    data = dict(base, name="build-" + "-".join(wanted), kind="gpu" if resources.get("gpus") else "serial",
                 launch={"command": ["python", "-c", _CHECK], "framework": framework})
     if profile:
         data["profile"] = profile

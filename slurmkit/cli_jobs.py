@@ -8,6 +8,7 @@ import click
 
 from .errors import SlurmkitError
 from .files import write_atomic
+from .spec import KINDS
 
 from .cli import PROFILE_OPTION, fail as _fail, pretty_output
 
@@ -98,8 +99,7 @@ def _print_findings(job, findings):
 
 @click.command("new")
 @click.argument("name")
-@click.option("--kind", type=click.Choice(["serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod"]),
-              help="What kind of job.")
+@click.option("--kind", type=click.Choice(KINDS), help="What kind of job.")
 @click.option("--account", help="Allocation to charge (default: $SBATCH_ACCOUNT or $SLURM_ACCOUNT).")
 @click.option("--time", "time_", help="Time limit, e.g. 3h, 1-00:00:00.")
 @click.option("--gpus", help="GPUs per node, MODEL:COUNT (e.g. h100:1).")

@@ -669,7 +669,7 @@ def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     return tuple(BuildPlan(
         name=b.name,
-        requirement=b.name + (f"=={b.version}" if b.version else ""),
+        requirement=b.requirement,
         cache=cache,
         variables=_build_variables(b.name, spec, gpus),
         build_requires=BUILD_REQUIRES[b.name],

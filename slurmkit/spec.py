@@ -82,6 +82,11 @@ class Build(NamedTuple):
     name: str
     version: Optional[str] = None      # "0.28.1": pinned; None: the newest the index has
 
+    @property
+    def requirement(self) -> str:
+        """What pip is asked for: ``horovod`` or ``horovod==0.28.1``."""
+        return self.name + (f"=={self.version}" if self.version else "")
+
 
 class Environment(NamedTuple):
     modules: Tuple[str, ...] = ()

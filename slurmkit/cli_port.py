@@ -1,4 +1,5 @@
-"""``slurmkit import``: an existing sbatch script into a job spec, with a report of every line."""
+"""``slurmkit import`` (an sbatch script into a job spec) and ``slurmkit port`` (a job spec onto
+another cluster), each with a report of every line or value it changed."""
 
 from pathlib import Path
 
@@ -6,6 +7,7 @@ import click
 
 from .cli import PROFILE_OPTION, fail
 from .errors import SlurmkitError
+from .files import write_atomic
 
 
 @click.command("import")
@@ -18,7 +20,6 @@ def import_command(script, output, name, force, profile):
     """Read an sbatch SCRIPT into a job spec; report every line that could not be mapped."""
     import yaml
 
-    from .files import write_atomic
     from .porting import import_script
     from .spec import spec_from_mapping
 
@@ -39,3 +40,49 @@ def import_command(script, output, name, force, profile):
         if note.outcome != "mapped" or note.reason:
             where = f"{script}:{note.line}" if note.line else script
             click.echo(f"{note.outcome}: {where}: {note.text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+
+
+@click.command("port")
+@click.argument("spec", type=click.Path(dir_okay=False, exists=True))
+@click.option("--to", "to", metavar="CLUSTER", help="The cluster to move to (default: the successor of the spec's retired cluster).")
+@click.option("--from", "from_", metavar="CLUSTER", help="The cluster the spec was written for, when it names no profile.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the ported spec here (default: print it).")
+@click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+def port_command(spec, to, from_, output, force):
+    """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
+    whole-node rules, listing every change and why; refuse what cannot move."""
+    from .profiles import load_profile
+    from .retarget import PortRefused, choose_target, port_spec, ported_text
+    from .spec import spec_from_mapping
+    from .errors import SpecError
+    from .yamlfile import read_yaml_file
+
+    try:
+        _, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
+        parsed = spec_from_mapping(data, spec, lines)
+        source_name = from_ or parsed.profile
+        if source_name is None:
+            raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
+        source = load_profile(source_name)
+        target = choose_target(source, to, load_profile)
+        ported = port_spec(data, parsed, source, target)
+    except PortRefused as refused:
+        for finding in refused.findings:
+            line = parsed.line_of(finding.field)
+            click.echo(f"error: {spec}{':' + str(line) if line else ''}: {finding.field}: {finding.message}", err=True)
+        click.echo(f"error: {spec} cannot move from {source.name} to {target.name}; nothing written", err=True)
+        raise SystemExit(2)
+    except SlurmkitError as error:
+        fail(error)
+    if output and Path(output).exists() and not force:
+        fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
+    for change in ported.changes:
+        click.echo(f"changed: {change}", err=True)
+    for finding in ported.warnings:
+        click.echo(f"warning: {finding.field}: {finding.message}", err=True)
+    text = ported_text(ported)
+    if output:
+        write_atomic(output, text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)

@@ -252,12 +252,16 @@ _NAMES = ListOf(Str(nullable=False))
 _DISK_KINDS = ("ssd", "nvme", "disk", "ramdisk")
 _AREA = Fields({"path": Str(), "quota": Size(), "purged": Bool()})
 
+#: GPU makers; code built for one (CUDA, ROCm) does not run on the other's GPUs.
+GPU_VENDORS = ("nvidia", "amd")
+
 _GPUS = Fields({
     "model": Str(nullable=False),
     "count": Int(1, nullable=False),
     "memory": Size(),
     "gres": Str(),
     "max_cores_per_gpu": Int(1),
+    "vendor": Enum(*GPU_VENDORS),
     "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
                          required=("profile", "gres"))),
 }, required=("model", "count"))
@@ -370,6 +374,7 @@ class Gpus(NamedTuple):
     gres: Optional[str] = None  # None: untyped GRES, asked as --gres=gpu:N
     max_cores_per_gpu: Optional[int] = None
     mig: Tuple[MigProfile, ...] = ()
+    vendor: str = "nvidia"
 
 
 class NodeType(NamedTuple):
@@ -603,6 +608,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             gres=gpus.get("gres"),
             max_cores_per_gpu=gpus.get("max_cores_per_gpu"),
             mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
+            vendor=gpus.get("vendor") or "nvidia",
         ),
     )
 

@@ -1,0 +1,528 @@
+"""Move a job spec to another cluster: what ``slurmkit port job.yaml --to nibi`` does.
+
+Graham, Cedar, Béluga and Niagara were retired in 2025; their users arrive at Nibi, Fir,
+Rorqual and Trillium with specs that name a V100, ask 5 cores per GPU, fill a 40-core node or
+run for 28 days. ``port_spec`` reads the spec against both profiles and rewrites the values that
+do not carry over, each with the reason, in the spec as written (a YAML mapping), so that what
+does not change keeps the user's spelling.
+
+It refuses, with the reason, what has no faithful equivalent (a CUDA job on a cluster with
+AMD GPUs only, a 4-GPU single process on 2-GPU nodes, 10 days without a checkpoint on a 7-day
+cluster). Last, the ported spec is resolved on the target: whatever the resolver would reject
+is refused too, so a spec that ports is a spec that renders.
+"""
+
+import copy
+import math
+import re
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from .errors import SlurmkitError
+from .profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
+from .resolve import Finding, resolve
+from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
+from .units import format_duration, format_size
+
+#: Kinds whose ranks may be spread over more nodes when the target's nodes have fewer GPUs.
+MULTI_NODE_GPU_KINDS = ("ddp", "tf-multiworker", "horovod")
+
+#: sbatch options that name something of one cluster only (its partitions, node features,
+#: reservations, node names): meaningless, or wrong, on another.
+SITE_BOUND_OPTIONS = {"--constraint": "node features", "-C": "node features", "--partition": "partitions",
+                      "-p": "partitions", "--reservation": "reservations", "--nodelist": "node names",
+                      "-w": "node names", "--exclude": "node names", "-x": "node names", "--qos": "QOS names",
+                      "--clusters": "cluster names", "-M": "cluster names"}
+
+#: Module stacks of one site that the Alliance stack elsewhere replaces (Niagara's NiaEnv and
+#: Mist's MistEnv were retired with them; CCEnv and arch/* only switched Niagara to it).
+SITE_STACK_MODULES = re.compile(r"^(NiaEnv|MistEnv|CCEnv|arch)(/|$)")
+
+#: RAC awards (rrg-, rpp-) are granted for one cluster; default accounts (def-) exist everywhere.
+CLUSTER_BOUND_ACCOUNTS = ("rrg-", "rpp-")
+
+
+class Change(NamedTuple):
+    """One value the port rewrote: the key path, the value before and after (None: absent)."""
+
+    field: str
+    old: Any
+    new: Any
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {_shown(self.old)} -> {_shown(self.new)}: {self.why}"
+
+
+class Ported(NamedTuple):
+    source: str                       # profile names
+    target: str
+    spec: Dict[str, Any]              # the ported spec, as a YAML mapping
+    changes: Tuple[Change, ...]
+    warnings: Tuple[Finding, ...]     # the port's own advice, then the resolver's on the target
+
+
+class PortRefused(SlurmkitError):
+    """The spec cannot move: ``findings`` says why, one line each (key path and reason)."""
+
+    def __init__(self, findings: Sequence[Finding]):
+        self.findings = tuple(findings)
+        super().__init__("; ".join(f"{f.field}: {f.message}" for f in self.findings))
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+# ------------------------------------------------------------------------------ the target
+
+
+def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfile:
+    """``--to`` if given (a retired target is refused in favour of its successor), else the
+    source's successor; ``load`` reads a profile by name."""
+    if wanted is None:
+        if not source.is_retired:
+            raise SlurmkitError(f"{source.name} is in service, so it has no successor to port to: give --to CLUSTER")
+        return load(source.status.successor)
+    target = load(wanted)
+    if target.is_retired:
+        raise SlurmkitError(f"{target.name} is retired; port to its successor instead: --to {target.status.successor}")
+    return target
+
+
+# ------------------------------------------------------------------------------- the port
+
+
+class _Port:
+    """The spec being rewritten, with the changes, warnings and refusals found so far."""
+
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile):
+        self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
+        self.changes: List[Change] = []
+        self.warnings: List[Finding] = []
+        self.refusals: List[Finding] = []
+
+    @property
+    def resources(self) -> Dict[str, Any]:
+        return self.data["resources"]
+
+    def set(self, section: Optional[str], key: str, new, why: str) -> None:
+        """Rewrite (or with ``new`` None, remove) ``section.key`` and record why."""
+        where = self.data if section is None else self.data.setdefault(section, {})
+        old = where.get(key)
+        if old == new:
+            return
+        if new is None:
+            where.pop(key, None)
+        else:
+            where[key] = new
+        self.changes.append(Change(f"{section}.{key}" if section else key, old, new, why))
+
+    def refuse(self, field: str, message: str) -> None:
+        self.refusals.append(Finding("error", field, message))
+
+    def warn(self, field: str, message: str) -> None:
+        self.warnings.append(Finding("warning", field, message))
+
+
+def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile) -> Ported:
+    """``data`` (the spec's YAML mapping, ``spec`` its parsed form, written for ``source``)
+    rewritten for ``target``; raises PortRefused with every reason it cannot move."""
+    port = _Port(data, spec, source, target)
+    port.set(None, "profile", target.name, _profile_reason(source, target))
+    if spec.resources.gpus is not None:
+        _port_gpus(port)
+    else:
+        _port_cpu_shape(port)
+    _port_memory(port)
+    _port_time(port)
+    _port_modules(port)
+    _port_directives(port)
+    _port_account(port)
+    if port.refusals:
+        raise PortRefused(port.refusals)
+    resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
+    if resolution.errors:
+        raise PortRefused(resolution.errors)
+    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + resolution.warnings)
+
+
+def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
+    if source.is_retired and source.status.successor == target.name:
+        return f"{source.name} was retired on {source.status.retired_on}; {target.name} is its successor"
+    return f"moved from {source.name} to {target.name}"
+
+
+# ------------------------------------------------------------------------------------ GPUs
+
+
+class _GpuModel(NamedTuple):
+    """A GPU a job can ask for: a whole model, or a MIG instance of one."""
+
+    spelling: str                 # what the spec writes: the model name, or the MIG instance's gres
+    memory_mib: Optional[int]
+    vendor: str
+    node_types: Tuple[NodeType, ...]
+    mig: Optional[MigProfile] = None
+
+    @property
+    def label(self) -> str:
+        memory = f" {format_size(self.memory_mib)}" if self.memory_mib else ""
+        return f"{self.spelling.upper() if not self.mig else self.spelling}{memory}"
+
+
+def _gpu_models(profile: SiteProfile) -> List[_GpuModel]:
+    """Every whole GPU model and MIG instance of ``profile``, in profile order."""
+    models: Dict[str, _GpuModel] = {}
+    for node_type in (t for t in profile.node_types if t.gpus):
+        gpus = node_type.gpus
+        known = models.get(gpus.model)
+        types = (known.node_types if known else ()) + (node_type,)
+        models[gpus.model] = _GpuModel(gpus.model, gpus.memory_mib, gpus.vendor, types)
+        for mig in gpus.mig:
+            models[mig.gres] = _GpuModel(mig.gres, mig.memory_mib, gpus.vendor, (node_type,), mig)
+    return list(models.values())
+
+
+def _find_source_gpu(model: str, source: SiteProfile) -> Optional[_GpuModel]:
+    for candidate in _gpu_models(source):
+        gpus = candidate.node_types[0].gpus
+        names = ((candidate.mig.gres, f"{gpus.model}_{candidate.mig.profile}", candidate.mig.profile) if candidate.mig
+                 else (gpus.model, gpus.gres))
+        if model in names:
+            return candidate
+    return None
+
+
+def _closest_gpu(wanted: _GpuModel, target: SiteProfile) -> Tuple[Optional[_GpuModel], str]:
+    """The target's GPU for a job that ran on ``wanted``: same maker, the smallest with at least
+    as much memory (a MIG instance only for a MIG job), the most nodes on a tie; else the largest."""
+    same_maker = [m for m in _gpu_models(target) if m.vendor == wanted.vendor]
+    whole = [m for m in same_maker if not m.mig]
+    pool = [m for m in same_maker if m.mig] + whole if wanted.mig else whole
+    if not pool:
+        return None, ""
+    need = wanted.memory_mib or 0
+    enough = [m for m in pool if (m.memory_mib or 0) >= need]
+    if enough:
+        best = min(enough, key=lambda m: (m.mig is None, m.memory_mib or 0, -_node_count(m)))
+        return best, "the smallest with at least its memory"
+    return max(pool, key=lambda m: (m.memory_mib or 0, _node_count(m))), "the largest it has, with less memory per GPU"
+
+
+def _node_count(model: _GpuModel) -> int:
+    return sum(t.count or 0 for t in model.node_types)
+
+
+def _port_gpus(port: _Port) -> None:
+    request = port.spec.resources.gpus
+    if request.model is None:
+        _port_gpu_count(port, None, request.count, "any GPU model")
+        return
+    wanted = _find_source_gpu(request.model, port.source)
+    if wanted is None:
+        names = [m.spelling for m in _gpu_models(port.source)]
+        port.refuse("resources.gpus", f"{port.source.name} has no GPU called {request.model!r}{did_you_mean(request.model, names)}; "
+                    f"it has: {', '.join(names) or 'none'}")
+        return
+    chosen, how = _closest_gpu(wanted, port.target)
+    if chosen is None:
+        _refuse_gpu(port, wanted)
+        return
+    _suggest_mig(port, wanted, chosen)
+    why = f"{port.source.name}'s {wanted.label}; {port.target.name}'s {chosen.label} is {how}"
+    _port_gpu_count(port, chosen, request.count, why)
+    if chosen.mig is None:
+        _port_cores_per_gpu(port, wanted, chosen)
+
+
+def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:
+    others = sorted({m.node_types[0].gpus.model for m in _gpu_models(port.target)})
+    if others:
+        port.refuse("resources.gpus", f"{port.target.name}'s GPUs ({', '.join(others)}) are not {wanted.vendor.upper()} GPUs, so code "
+                    f"built for the {wanted.spelling.upper()} (CUDA) does not run there; port to a cluster with {wanted.vendor.upper()} GPUs")
+    else:
+        successor = f"; its successor {port.target.status.successor} may" if port.target.status.successor else ""
+        port.refuse("resources.gpus", f"{port.target.name} has no GPU nodes{successor}")
+
+
+def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel) -> None:
+    if wanted.mig or chosen.mig or not wanted.memory_mib:
+        return
+    slices = [m for m in _gpu_models(port.target) if m.mig and m.vendor == chosen.vendor and (m.memory_mib or 0) >= wanted.memory_mib]
+    if slices and port.spec.resources.gpus.count == 1 and port.spec.kind not in DISTRIBUTED_KINDS:
+        small = min(slices, key=lambda m: m.memory_mib or 0)
+        port.warn("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
+                  f"({format_size(small.memory_mib)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
+
+
+def _allowed_gpu_counts(port: _Port, chosen: Optional[_GpuModel]) -> List[int]:
+    """GPUs per node the target takes for this model: 1 for a MIG instance, else up to the
+    node's count, or only the whole-node counts where the site fixes them."""
+    if chosen is not None and chosen.mig:
+        return [1]
+    types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus]
+    most = max((t.gpus.count for t in types), default=0)
+    whole = port.target.scheduling.whole_node
+    fixed = whole.gpu_counts if whole and whole.gpu_counts else range(1, most + 1)
+    return [n for n in fixed if n <= most]
+
+
+def _port_gpu_count(port: _Port, chosen: Optional[_GpuModel], per_node: int, why: str) -> None:
+    """Keep the GPUs per node if the target takes them; a multi-node kind keeps the total
+    and spreads it over more nodes; anything else is refused."""
+    allowed = _allowed_gpu_counts(port, chosen)
+    spelling = (lambda n: f"{chosen.spelling}:{n}") if chosen else str
+    if per_node in allowed:
+        port.set("resources", "gpus", _gpu_value(port, chosen, per_node), why)
+        return
+    nodes = port.spec.resources.nodes
+    total = per_node * nodes
+    fits = [n for n in allowed if total % n == 0]
+    target_name = port.target.name
+    if port.spec.kind in MULTI_NODE_GPU_KINDS and fits:
+        new = max(fits)
+        port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; {target_name} takes {_counts(allowed)} per node")
+        port.set("resources", "nodes", total // new, f"the same {total} GPUs in all, {new} per node on {target_name}")
+        return
+    kind = port.spec.kind
+    hint = "; kind 'ddp', 'tf-multiworker' or 'horovod' can spread the GPUs over several nodes" if kind not in MULTI_NODE_GPU_KINDS else ""
+    port.refuse("resources.gpus", f"{spelling(per_node)} per node: {target_name} takes {_counts(allowed)} GPUs per node"
+                f"{' of that model' if chosen else ''}{hint}")
+
+
+def _counts(allowed: List[int]) -> str:
+    if allowed == list(range(1, len(allowed) + 1)) and len(allowed) > 2:
+        return f"1 to {allowed[-1]}"
+    return " or ".join(map(str, allowed)) or "no"
+
+
+def _gpu_value(port: _Port, chosen: Optional[_GpuModel], count: int):
+    """The new ``gpus`` value in the form the user wrote it (mapping, bare count or text)."""
+    written = port.resources.get("gpus")
+    if chosen is None:
+        return count if isinstance(written, int) else str(count)
+    if isinstance(written, dict):
+        return {**written, "model": chosen.spelling, "count": count}
+    return chosen.spelling if count == 1 and ":" not in str(written) else f"{chosen.spelling}:{count}"
+
+
+def _port_cores_per_gpu(port: _Port, wanted: _GpuModel, chosen: _GpuModel) -> None:
+    """An explicit cpus_per_task that was the source's bundle (its cores per GPU) becomes the
+    target's bundle; one above the target's advice comes down to it."""
+    asked = port.spec.resources.cpus_per_task
+    source_bundle = min((t.gpus.max_cores_per_gpu for t in wanted.node_types if t.gpus.max_cores_per_gpu), default=None)
+    target_bundle = min((t.gpus.max_cores_per_gpu for t in chosen.node_types if t.gpus.max_cores_per_gpu), default=None)
+    if asked is None or target_bundle is None:
+        return
+    gpus_per_task = _gpus_per_task(port)
+    per_gpu = asked / gpus_per_task
+    new = target_bundle * gpus_per_task
+    label = f"{port.target.name}'s {target_bundle} per {chosen.spelling.upper()}"
+    if per_gpu == source_bundle and source_bundle != target_bundle:
+        port.set("resources", "cpus_per_task", new, f"{port.source.name}'s {source_bundle} cores per {wanted.spelling.upper()} "
+                 f"(its bundle) becomes {label}")
+    elif per_gpu > target_bundle:
+        port.set("resources", "cpus_per_task", new, f"{asked} cores per task is above {label}")
+
+
+def _gpus_per_task(port: _Port) -> int:
+    """GPUs each task drives: one for the process-per-GPU kinds, all of them otherwise."""
+    spec = port.spec
+    single = spec.kind == "multigpu" and (spec.launch.framework or "pytorch") == "tensorflow"
+    per_node = spec.resources.gpus.count
+    if spec.kind in DISTRIBUTED_KINDS and not single:
+        return 1
+    return max(1, per_node // (spec.resources.tasks_per_node or 1))
+
+
+# ------------------------------------------------------------------------------- CPU shape
+
+
+def _whole_cores(profile: SiteProfile) -> Optional[int]:
+    whole = profile.scheduling.whole_node
+    return whole.cores if whole and whole.cores else None
+
+
+def _port_cpu_shape(port: _Port) -> None:
+    """Whole-node sites fill nodes: moving onto one fits the job to its nodes, moving off one
+    asks explicitly for the node it used to fill."""
+    source_whole, target_whole = _whole_cores(port.source), _whole_cores(port.target)
+    if target_whole and target_whole != source_whole:
+        _onto_whole_nodes(port, target_whole)
+    elif source_whole and not target_whole:
+        _off_whole_nodes(port, source_whole)
+
+
+def _onto_whole_nodes(port: _Port, cores: int) -> None:
+    res, kind, target = port.spec.resources, port.spec.kind, port.target.name
+    tasks, cpus = _source_shape(port)
+    if kind == "mpi":
+        if cores % cpus:
+            port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
+                        f"pick a divisor of {cores}")
+            return
+        per_node = cores // cpus
+        ranks = res.nodes * tasks
+        nodes = max(1, math.ceil(ranks / per_node))
+        why = f"{target} schedules whole nodes of {cores} cores: {ranks} ranks of {cpus} core(s) fit in {nodes} node(s)"
+        if nodes != res.nodes:
+            port.set("resources", "nodes", nodes, why)
+        if res.tasks_per_node is not None:
+            port.set("resources", "tasks_per_node", per_node, f"{why}; {nodes * per_node} ranks fill them")
+        elif nodes * per_node != ranks:
+            port.warn("resources.tasks_per_node", f"the job fills its nodes: {nodes * per_node} ranks on {target}, {ranks} on {port.source.name}")
+    elif kind == "threaded" and tasks == 1:
+        if res.cpus_per_task is not None:
+            port.set("resources", "cpus_per_task", cores, f"{target} gives the job a whole node of {cores} cores")
+    else:
+        port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind!r} job of {tasks * cpus} core(s) would leave the "
+                    f"rest idle: run {cores // (tasks * cpus)} of them in one job (GNU parallel), or port to another cluster")
+
+
+def _source_shape(port: _Port) -> Tuple[int, int]:
+    """Tasks per node and CPUs per task the job had on the source (a whole-node site filled
+    the node with what the spec left out)."""
+    res = port.spec.resources
+    tasks, cpus = res.tasks_per_node, res.cpus_per_task
+    whole = _whole_cores(port.source)
+    if whole and port.spec.kind == "mpi" and tasks is None:
+        tasks = max(1, whole // (cpus or 1))
+    if whole and port.spec.kind == "threaded" and cpus is None:
+        cpus = max(1, whole // (tasks or 1))
+    return tasks or 1, cpus or 1
+
+
+def _off_whole_nodes(port: _Port, cores: int) -> None:
+    res, kind = port.spec.resources, port.spec.kind
+    why = f"{port.source.name} filled its {cores}-core nodes; {port.target.name} gives only what is asked"
+    if kind == "mpi" and res.tasks_per_node is None:
+        port.set("resources", "tasks_per_node", max(1, cores // (res.cpus_per_task or 1)), why)
+    elif kind == "threaded" and res.cpus_per_task is None:
+        port.set("resources", "cpus_per_task", max(1, cores // (res.tasks_per_node or 1)), why)
+
+
+# ---------------------------------------------------------------------------------- memory
+
+
+def _port_memory(port: _Port) -> None:
+    source_asks = port.source.scheduling.mem_request is not False
+    target_asks = port.target.scheduling.mem_request is not False
+    if not target_asks:
+        for key in ("mem", "mem_per_cpu"):
+            port.set("resources", key, None, f"{port.target.name} gives every job whole nodes with all their memory; it ignores memory requests")
+    elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None:
+        node = _largest_cpu_node(port.source)
+        if node and node.memory_mib:
+            port.set("resources", "mem", format_size(node.memory_mib), f"{port.source.name} gave every job its nodes' memory "
+                     f"({format_size(node.memory_mib)} each); {port.target.name} gives only what is asked")
+
+
+def _largest_cpu_node(profile: SiteProfile) -> Optional[NodeType]:
+    cpu = [t for t in profile.node_types if not t.gpus]
+    return max(cpu, key=lambda t: t.count or 0) if cpu else None
+
+
+# ------------------------------------------------------------------------------------ time
+
+
+def _port_time(port: _Port) -> None:
+    limit = port.target.scheduling.max_walltime_seconds
+    asked = port.spec.resources.time_s
+    if not limit or asked <= limit:
+        return
+    if port.spec.stage and port.spec.stage.checkpoint:
+        links = math.ceil(asked / limit)
+        port.warn("resources.time", f"{format_duration(asked)} is above {port.target.name}'s maximum walltime of {format_duration(limit)}: "
+                  f"it runs as a chain of {links} jobs of {format_duration(limit)} that resume from the checkpoint")
+        return
+    port.refuse("resources.time", f"{format_duration(asked)} is above {port.target.name}'s maximum walltime of {format_duration(limit)} "
+                f"({port.source.name} allowed {format_duration(port.source.scheduling.max_walltime_seconds or asked)}), and the job has no "
+                "stage.checkpoint to resume from: add one (slurmkit then runs a chain of jobs) or shorten the run")
+
+
+# --------------------------------------------------------------------------------- modules
+
+
+def _port_modules(port: _Port) -> None:
+    """Drop the source site's own stacks; move a pinned old StdEnv, and the versions that came
+    with it, to the target's standard environment."""
+    written = port.data.get("environment", {}).get("modules")
+    if not written:
+        return
+    modules = [written] if isinstance(written, str) else list(written)
+    kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
+    new_stdenv = port.target.software.stdenv
+    old_stdenv = next((m for m in kept if m.startswith("StdEnv/")), None)
+    if old_stdenv and new_stdenv and old_stdenv != new_stdenv:
+        kept = [_module_under(m, new_stdenv, port.target) for m in kept]
+    if kept != modules:
+        why = _modules_reason(modules, kept, old_stdenv, new_stdenv, port)
+        port.set("environment", "modules", kept, why)
+
+
+def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:
+    family, _, version = module.partition("/")
+    if family == "StdEnv":
+        return stdenv
+    if not version:
+        return module
+    return target.software.modules.get(family) or family
+
+
+def _modules_reason(before: List[str], after: List[str], old_stdenv, new_stdenv, port: _Port) -> str:
+    reasons = []
+    dropped = [m for m in before if SITE_STACK_MODULES.match(m)]
+    if dropped:
+        reasons.append(f"{', '.join(dropped)} belonged to {port.source.name}'s own stack; {port.target.name} uses the Alliance stack")
+    if old_stdenv and new_stdenv and old_stdenv != new_stdenv:
+        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}, and versions of "
+                       "the old one become the site's (or the default: check them with 'module spider NAME')")
+    return "; ".join(reasons)
+
+
+# ------------------------------------------------------------------------- directives, account
+
+
+def _port_directives(port: _Port) -> None:
+    written = port.data.get("extra_directives")
+    if not written:
+        return
+    kept, dropped = [], []
+    for directive in written:
+        option = directive.split("=", 1)[0]
+        (dropped if option in SITE_BOUND_OPTIONS else kept).append(directive)
+    if dropped:
+        what = sorted({SITE_BOUND_OPTIONS[d.split("=", 1)[0]] for d in dropped})
+        port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} name{'s' if len(dropped) == 1 else ''} {port.source.name}'s {' and '.join(what)}, "
+                 f"which {port.target.name} does not have")
+
+
+def _port_account(port: _Port) -> None:
+    account = port.spec.account
+    if account and account.startswith(CLUSTER_BOUND_ACCOUNTS):
+        port.warn("account", f"{account!r} is a RAC allocation, granted for one cluster: check that it exists on {port.target.name} "
+                  "(your def- account exists everywhere)")
+
+
+# ---------------------------------------------------------------------------------- output
+
+
+def ported_text(ported: Ported) -> str:
+    """The ported spec as YAML, headed by comments that list each change and why (so the file
+    itself says what moved); the same port gives the same bytes."""
+    import yaml
+
+    header = [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
+    header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
+    body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return "\n".join(header) + "\n" + body
+
+
+def _wrapped(text: str, width: int = 96) -> List[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent="    ") or [""]

@@ -1,0 +1,212 @@
+"""slurmkit port: a spec written for a retired cluster moves to its successor, every change
+listed with its reason; what cannot move is refused, and what ports resolves without errors."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from slurmkit.cli import main
+from slurmkit.errors import SlurmkitError
+from slurmkit.profiles import load_profile, load_profile_file
+from slurmkit.resolve import resolve
+from slurmkit.retarget import PortRefused, choose_target, port_spec, ported_text
+from slurmkit.spec import spec_from_mapping
+
+
+def port(data, to=None, source=None):
+    """Port ``data`` from its profile (or ``source``) to ``to`` (or the successor)."""
+    source = load_profile(source or data["profile"])
+    target = choose_target(source, to, load_profile)
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), source, target)
+
+
+def changed(ported):
+    return {c.field: (c.old, c.new) for c in ported.changes}
+
+
+GRAHAM_GPU = {
+    "name": "train", "profile": "graham", "account": "rrg-prof", "kind": "gpu",
+    "resources": {"gpus": "v100:2", "cpus_per_task": 10, "mem": "64G", "time": "3h"},
+    "environment": {"modules": ["StdEnv/2020", "python/3.8", "cuda/11.4", "scipy-stack"], "venv": {"packages": ["torch"]}},
+    "launch": "python train.py",
+    "extra_directives": ["--constraint=cascade", "--signal=USR2@60"],
+}
+
+
+def test_a_graham_gpu_job_moves_to_nibi_with_every_change_and_its_reason():
+    ported = port(GRAHAM_GPU)
+    assert ported.target == "nibi"
+    assert changed(ported) == {
+        "profile": ("graham", "nibi"),
+        "resources.gpus": ("v100:2", "h100:2"),
+        "resources.cpus_per_task": (10, 28),             # graham's 5 per V100 was its bundle; nibi's is 14 per H100
+        "environment.modules": (["StdEnv/2020", "python/3.8", "cuda/11.4", "scipy-stack"],
+                                ["StdEnv/2023", "python/3.11", "cuda", "scipy-stack"]),
+        "extra_directives": (["--constraint=cascade", "--signal=USR2@60"], ["--signal=USR2@60"]),
+    }
+    why = {c.field: c.why for c in ported.changes}
+    assert "retired on 2025-09-01; nibi is its successor" in why["profile"]
+    assert "V100 32G" in why["resources.gpus"] and "H100 80G" in why["resources.gpus"]
+    assert "node features" in why["extra_directives"]
+    assert any(w.field == "account" and "RAC" in w.message for w in ported.warnings)
+    assert ported.spec["resources"]["mem"] == "64G" and ported.spec["launch"] == "python train.py"   # the rest as written
+    assert GRAHAM_GPU["resources"]["gpus"] == "v100:2"   # the input is not modified
+
+
+def test_the_ported_file_says_what_moved_reads_back_and_resolves_without_errors():
+    ported = port(GRAHAM_GPU)
+    text = ported_text(ported)
+    assert text.startswith("# Ported from graham to nibi by slurmkit port.\n#   profile: graham -> nibi")
+    data = yaml.safe_load(text)
+    assert data == ported.spec
+    resolution = resolve(spec_from_mapping(data), load_profile("nibi"))
+    assert resolution.errors == () and ("--gpus-per-node", "h100:2") in resolution.plan.directives
+    assert ported_text(port(GRAHAM_GPU)) == text         # the same input, the same bytes
+
+
+def test_an_explicit_core_count_under_the_targets_advice_is_kept():
+    data = {**GRAHAM_GPU, "resources": {**GRAHAM_GPU["resources"], "cpus_per_task": 6}}
+    assert "resources.cpus_per_task" not in changed(port(data))
+
+
+def test_a_multi_node_kind_keeps_its_gpus_on_nodes_that_have_fewer():
+    data = {"name": "ddp", "profile": "graham", "kind": "ddp", "resources": {"gpus": "a100:8", "mem": "256G", "time": "1h"},
+            "launch": "python train.py"}
+    ported = port(data, to="fir")
+    assert changed(ported)["resources.gpus"] == ("a100:8", "h100:4")
+    assert changed(ported)["resources.nodes"] == (None, 2)
+
+
+def test_one_process_on_more_gpus_than_a_target_node_has_is_refused_with_the_way_out():
+    data = {"name": "big", "profile": "graham", "kind": "gpu", "resources": {"gpus": "a100:8", "time": "1h"}, "launch": "python a.py"}
+    with pytest.raises(PortRefused) as refused:
+        port(data, to="fir")
+    (finding,) = refused.value.findings
+    assert finding.field == "resources.gpus"
+    assert "fir takes 1 to 4 GPUs per node" in finding.message and "kind 'ddp'" in finding.message
+
+
+def test_trillium_takes_one_or_four_gpus_per_node():
+    data = {"name": "two", "profile": "graham", "kind": "gpu", "resources": {"gpus": "t4:2", "time": "1h"}, "launch": "python a.py"}
+    with pytest.raises(PortRefused, match="trillium takes 1 or 4 GPUs per node"):
+        port(data, to="trillium")
+
+
+def test_a_mig_instance_moves_to_the_smallest_instance_with_as_much_memory():
+    data = {"name": "mig", "profile": "narval", "kind": "gpu", "resources": {"gpus": "a100_3g.20gb", "time": "1h"}, "launch": "python a.py"}
+    assert changed(port(data, to="nibi"))["resources.gpus"] == ("a100_3g.20gb", "h100_2g.20gb")
+
+
+def test_a_small_single_gpu_job_hears_of_the_mig_instance_it_may_fit():
+    data = {"name": "t4", "profile": "graham", "kind": "gpu", "resources": {"gpus": "t4:1", "time": "1h"}, "launch": "python a.py"}
+    ported = port(data)
+    assert changed(ported)["resources.gpus"] == ("t4:1", "h100:1")
+    assert any("h100_2g.20gb" in w.message for w in ported.warnings)
+
+
+def test_cuda_code_is_not_moved_onto_amd_gpus(tmp_path):
+    amd = tmp_path / "amdonly.yaml"
+    amd.write_text(Path("site_profiles/nibi.yaml").read_text().replace("name: nibi", "name: amdonly")
+                   .split("  gpu-h100:")[0] + "  gpu-mi300a:" + Path("site_profiles/nibi.yaml").read_text().split("  gpu-mi300a:")[1])
+    target = load_profile_file(amd)
+    data = {"name": "c", "profile": "graham", "kind": "gpu", "resources": {"gpus": "v100:1", "time": "1h"}, "launch": "python a.py"}
+    with pytest.raises(PortRefused, match=r"amdonly's GPUs \(mi300a\) are not NVIDIA GPUs"):
+        port_spec(data, spec_from_mapping(data), load_profile("graham"), target)
+
+
+def test_niagara_mpi_fills_fewer_of_trilliums_larger_nodes_and_drops_its_own_stack():
+    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 4, "time": "12h"},
+            "environment": {"modules": ["NiaEnv/2019b", "intel", "openmpi"]}, "launch": {"command": "./a.out", "launcher": "mpirun"}}
+    ported = port(data)
+    assert ported.target == "trillium"
+    assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.nodes": (4, 1),
+                               "environment.modules": (["NiaEnv/2019b", "intel", "openmpi"], ["intel", "openmpi"])}
+    assert any("192 ranks on trillium, 160 on niagara" in w.message for w in ported.warnings)
+
+
+def test_explicit_niagara_ranks_become_trillium_ranks():
+    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 10, "tasks_per_node": 20, "cpus_per_task": 2, "time": "20h"},
+            "launch": "./a.out"}
+    assert changed(port(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 3), "resources.tasks_per_node": (20, 96)}
+
+
+def test_a_niagara_job_on_a_by_core_cluster_asks_for_the_node_it_used_to_fill():
+    data = {"name": "omp", "profile": "niagara", "kind": "threaded", "resources": {"time": "12h"}, "launch": "./omp"}
+    assert changed(port(data, to="nibi")) == {"profile": ("niagara", "nibi"), "resources.cpus_per_task": (None, 40),
+                                               "resources.mem": (None, "188G")}
+
+
+def test_memory_requests_are_removed_on_whole_node_sites():
+    data = {"name": "omp", "profile": "cedar", "kind": "threaded", "resources": {"cpus_per_task": 48, "mem": "180G", "time": "12h"},
+            "launch": "./omp"}
+    assert changed(port(data, to="trillium")) == {"profile": ("cedar", "trillium"), "resources.cpus_per_task": (48, 192),
+                                                   "resources.mem": ("180G", None)}
+
+
+def test_a_serial_job_has_no_place_on_a_whole_node_site():
+    data = {"name": "s", "profile": "graham", "resources": {"time": "1h"}, "launch": "./a"}
+    with pytest.raises(PortRefused, match="whole nodes of 192 cores; a 'serial' job of 1 core"):
+        port(data, to="trillium")
+
+
+def test_a_run_longer_than_the_targets_limit_needs_a_checkpoint():
+    data = {"name": "long", "profile": "cedar", "kind": "gpu", "resources": {"gpus": "p100:1", "time": "10d"}, "launch": "python x.py"}
+    with pytest.raises(PortRefused, match=r"10d is above fir's maximum walltime of 7d \(cedar allowed 28d\)"):
+        port(data)
+    data["stage"] = {"checkpoint": {"from": "ckpt", "to": "checkpoints"}}
+    ported = port(data)
+    assert any("chain of 2 jobs of 7d" in w.message for w in ported.warnings)
+
+
+def test_the_target_is_the_successor_and_never_a_retired_cluster():
+    assert choose_target(load_profile("beluga"), None, load_profile).name == "rorqual"
+    with pytest.raises(SlurmkitError, match="graham is retired; port to its successor instead: --to nibi"):
+        choose_target(load_profile("cedar"), "graham", load_profile)
+    with pytest.raises(SlurmkitError, match="nibi is in service.*give --to CLUSTER"):
+        choose_target(load_profile("nibi"), None, load_profile)
+
+
+def test_an_unknown_source_gpu_is_refused_with_a_did_you_mean():
+    data = {"name": "t", "profile": "graham", "kind": "gpu", "resources": {"gpus": "v10:1", "time": "1h"}, "launch": "x"}
+    with pytest.raises(PortRefused, match="graham has no GPU called 'v10' \\(did you mean 'v100'\\?\\)"):
+        port(data)
+
+
+# ------------------------------------------------------------------------------------- CLI
+
+
+def test_cli_writes_the_ported_spec_and_lists_the_changes(tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text(yaml.safe_dump(GRAHAM_GPU, sort_keys=False))
+    out = tmp_path / "nibi.yaml"
+    result = CliRunner().invoke(main, ["port", str(spec), "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "changed: resources.gpus: v100:2 -> h100:2:" in result.stderr
+    assert "warning: account:" in result.stderr
+    assert yaml.safe_load(out.read_text())["profile"] == "nibi"
+    again = CliRunner().invoke(main, ["port", str(spec), "-o", str(out)])
+    assert again.exit_code == 2 and "already exists; use --force" in again.stderr
+
+
+def test_cli_refusal_is_one_line_per_reason_with_the_line_and_writes_nothing(tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: long\nprofile: cedar\nkind: gpu\nresources:\n  gpus: p100:1\n  time: 10d\nlaunch: python x.py\n")
+    out = tmp_path / "fir.yaml"
+    result = CliRunner().invoke(main, ["port", str(spec), "-o", str(out)])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith(f"error: {spec}:6: resources.time: 10d is above fir's maximum walltime")
+    assert lines[-1] == f"error: {spec} cannot move from cedar to fir; nothing written"
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_cli_needs_to_know_where_the_spec_came_from(tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: a\nresources: {time: 1h}\nlaunch: ./a\n")
+    result = CliRunner().invoke(main, ["port", str(spec), "--to", "nibi"])
+    assert result.exit_code == 2 and "the spec names no cluster; give --from CLUSTER" in result.stderr
+    result = CliRunner().invoke(main, ["port", str(spec), "--from", "graham"])
+    assert result.exit_code == 0 and "profile: nibi" in result.stdout

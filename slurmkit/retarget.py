@@ -221,6 +221,7 @@ def _port_gpus(port: _Port) -> None:
     request = port.spec.resources.gpus
     if request.model is None:
         _port_gpu_count(port, None, request.count, "any GPU model")
+        _port_cores_per_gpu(port, None, None)
         return
     wanted = _find_source_gpu(request.model, port.source)
     if wanted is None:
@@ -310,33 +311,38 @@ def _gpu_value(port: _Port, chosen: Optional[_GpuModel], count: int):
     return chosen.spelling if count == 1 and ":" not in str(written) else f"{chosen.spelling}:{count}"
 
 
-def _port_cores_per_gpu(port: _Port, wanted: _GpuModel, chosen: _GpuModel) -> None:
+def _port_cores_per_gpu(port: _Port, wanted: Optional[_GpuModel], chosen: Optional[_GpuModel]) -> None:
     """An explicit cpus_per_task that was the source's bundle (its cores per GPU) becomes the
-    target's bundle; one above the target's advice comes down to it."""
+    target's bundle; one above the target's advice comes down to it. ``None``: any model."""
     asked = port.spec.resources.cpus_per_task
-    source_bundle = min((t.gpus.max_cores_per_gpu for t in wanted.node_types if t.gpus.max_cores_per_gpu), default=None)
-    target_bundle = min((t.gpus.max_cores_per_gpu for t in chosen.node_types if t.gpus.max_cores_per_gpu), default=None)
+    source_bundle = _bundle(wanted.node_types) if wanted else None
+    target_types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus]
+    target_bundle = _bundle(target_types)
     if asked is None or target_bundle is None:
         return
-    gpus_per_task = _gpus_per_task(port)
-    per_gpu = asked / gpus_per_task
-    new = target_bundle * gpus_per_task
-    label = f"{port.target.name}'s {target_bundle} per {chosen.spelling.upper()}"
+    gpus, tasks = port.spec.resources.gpus.count, _tasks_per_node(port)
+    per_gpu = asked * tasks / gpus
+    new = max(1, target_bundle * gpus // tasks)
+    label = f"{port.target.name}'s {target_bundle} per {chosen.spelling.upper() if chosen else 'GPU'}"
     if per_gpu == source_bundle and source_bundle != target_bundle:
         port.set("resources", "cpus_per_task", new, f"{port.source.name}'s {source_bundle} cores per {wanted.spelling.upper()} "
                  f"(its bundle) becomes {label}")
     elif per_gpu > target_bundle:
-        port.set("resources", "cpus_per_task", new, f"{asked} cores per task is above {label}")
+        port.set("resources", "cpus_per_task", new, f"{asked * tasks} cores for {gpus} GPU(s) is above {label}")
 
 
-def _gpus_per_task(port: _Port) -> int:
-    """GPUs each task drives: one for the process-per-GPU kinds, all of them otherwise."""
+def _bundle(node_types) -> Optional[int]:
+    """The site's cores per GPU on these nodes (the smallest, where they differ)."""
+    return min((t.gpus.max_cores_per_gpu for t in node_types if t.gpus.max_cores_per_gpu), default=None)
+
+
+def _tasks_per_node(port: _Port) -> int:
+    """Tasks per node with GPUs: one per GPU for the process-per-GPU kinds, as asked otherwise."""
     spec = port.spec
     single = spec.kind == "multigpu" and (spec.launch.framework or "pytorch") == "tensorflow"
-    per_node = spec.resources.gpus.count
     if spec.kind in DISTRIBUTED_KINDS and not single:
-        return 1
-    return max(1, per_node // (spec.resources.tasks_per_node or 1))
+        return spec.resources.gpus.count
+    return spec.resources.tasks_per_node or 1
 
 
 # ------------------------------------------------------------------------------- CPU shape
@@ -462,6 +468,18 @@ def _port_modules(port: _Port) -> None:
     if kept != modules:
         why = _modules_reason(modules, kept, old_stdenv, new_stdenv, port)
         port.set("environment", "modules", kept, why)
+    _warn_old_versions(port, kept)
+
+
+def _warn_old_versions(port: _Port, modules: List[str]) -> None:
+    """A pinned version other than the one the target's profile names may be gone there (old
+    scripts pin the versions of their day: python/3.6, gcc/9.3.0); the port cannot know, so it says so."""
+    for module in modules:
+        family, _, version = module.partition("/")
+        usual = port.target.software.modules.get(family)
+        if version and usual and usual != module and family != "StdEnv":
+            port.warn("environment.modules", f"{module}: {port.target.name}'s profile names {usual}; check that {module} "
+                      f"exists there ('module spider {module}') or use {usual}")
 
 
 def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:

@@ -210,3 +210,76 @@ def test_cli_needs_to_know_where_the_spec_came_from(tmp_path):
     assert result.exit_code == 2 and "the spec names no cluster; give --from CLUSTER" in result.stderr
     result = CliRunner().invoke(main, ["port", str(spec), "--from", "graham"])
     assert result.exit_code == 0 and "profile: nibi" in result.stdout
+
+
+# ------------------------------------------------- real scripts: Alliance docs and HPC courses
+
+#: The TensorFlow MultiWorkerMirroredStrategy job of the Alliance TensorFlow page (StdEnv/2020 era).
+ALLIANCE_TF_MULTIWORKER = """#!/bin/bash
+#SBATCH --nodes 2
+#SBATCH --gres=gpu:2
+#SBATCH --ntasks-per-node=2
+#SBATCH --mem=8G
+#SBATCH --time=0-00:30
+#SBATCH --output=%N-%j.out
+srun -N $SLURM_NNODES -n $SLURM_NNODES config_env.sh
+module load gcc/9.3.0 cuda/11.8
+export NCCL_BLOCKING_WAIT=1
+export XLA_FLAGS=--xla_gpu_cuda_data_dir=$CUDA_HOME
+srun launch_training.sh
+"""
+
+#: The Graham-era job script of the SHARCNET course "Leveraging HPC to Accelerate Machine Learning".
+SHARCNET_COURSE = """#!/bin/bash
+#SBATCH --time=0-10:05      # Run time limit (DD-HH:MM)
+#SBATCH --account=def-user  # account
+#SBATCH --ntasks=4         # Number of MPI processes, default 1
+#SBATCH --cpus-per-task=32 # Normally defined for threaded jobs
+#SBATCH --gres=gpu:2       # number of GPUs
+#SBATCH --mem=120G        # memory request
+
+srun ./myprog
+"""
+
+#: The machine-learning tutorial's starting point (its comments are from the Cedar/Béluga/Graham days).
+ALLIANCE_ML_TUTORIAL = """#!/bin/bash
+#SBATCH --gres=gpu:1       # Request GPU "generic resources"
+#SBATCH --cpus-per-task=3  # Cores proportional to GPUs: 6 on Cedar, 10 on Béluga, 16 on Graham.
+#SBATCH --mem=32000M       # Memory proportional to GPUs: 32000 Cedar, 47000 Béluga, 64000 Graham.
+#SBATCH --time=0-03:00
+#SBATCH --output=%N-%j.out
+module load python/3.6
+virtualenv --no-download $SLURM_TMPDIR/env
+source $SLURM_TMPDIR/env/bin/activate
+pip install --no-index tensorflow_gpu
+python train.py
+"""
+
+
+@pytest.mark.parametrize("old", ["graham", "cedar", "beluga"])
+@pytest.mark.parametrize("script", ["ALLIANCE_DDP", "ALLIANCE_TF_MULTIWORKER", "SHARCNET_COURSE", "ALLIANCE_ML_TUTORIAL"])
+def test_doc_and_course_scripts_imported_for_an_old_cluster_port_to_its_successor(old, script):
+    from slurmkit.porting import import_script
+
+    from .test_import import ALLIANCE_DDP  # noqa: F401 - looked up by name below
+
+    text = {**globals(), "ALLIANCE_DDP": ALLIANCE_DDP}[script]
+    imported = import_script(text, name="doc", profile=old)
+    ported = port(imported.spec)
+    assert ported.source == old and ported.target == load_profile(old).status.successor
+    assert resolve(spec_from_mapping(ported.spec), load_profile(ported.target)).errors == ()
+
+
+def test_the_course_scripts_128_cores_for_2_gpus_come_down_to_the_new_advice():
+    from slurmkit.porting import import_script
+
+    ported = port(import_script(SHARCNET_COURSE, name="course", profile="graham").spec)
+    assert changed(ported)["resources.cpus_per_task"] == (32, 7)    # 4 tasks x 7 = nibi's 14 per GPU x 2
+    assert "128 cores for 2 GPU(s) is above nibi's 14 per GPU" in {c.field: c.why for c in ported.changes}["resources.cpus_per_task"]
+
+
+def test_versions_of_an_older_day_are_flagged_where_the_new_site_names_another():
+    from slurmkit.porting import import_script
+
+    ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
+    assert any(w.message.startswith("python/3.6: fir's profile names python/3.11; check") for w in ported.warnings)

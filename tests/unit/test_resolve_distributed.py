@@ -155,3 +155,16 @@ def test_multi_node_job_local_venv_is_made_on_every_node():
     assert r.plan.venv.per_node and r.plan.venv.nodes == 2
     lasting = job("local", {"nodes": 2}, kind="ddp", account="def-test", environment={"venv": {"path": "/project/env"}})
     assert not lasting.plan.venv.per_node
+
+
+def test_default_cores_per_gpu_never_exceed_a_nodes_fair_share():
+    # Graham caps cores per GPU at 16, but its T4 nodes have 44 cores for 4 GPUs: 11 each.
+    from slurmkit.profiles import load_profile
+    from slurmkit.resolve import resolve
+    from slurmkit.spec import spec_from_mapping
+
+    spec = spec_from_mapping({"name": "d", "kind": "ddp", "resources": {"nodes": 2, "gpus": "t4:4", "mem": "64G", "time": "1h"},
+                              "launch": "python x.py"})
+    resolution = resolve(spec, load_profile("graham"))
+    assert resolution.errors == ()
+    assert ("--cpus-per-task", "11") in resolution.plan.directives

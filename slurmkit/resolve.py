@@ -7,7 +7,7 @@ reads files, the clock or the environment: the same inputs always give the same 
 
 import itertools
 import shlex
-from typing import List, NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, Plan, StagePlan, StageStep, VenvPlan
@@ -244,15 +244,15 @@ def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> T
         findings.error("resources.tasks_per_node", f"kind {spec.kind!r} runs {tasks} task(s) per node ({why}); leave tasks_per_node out")
     cpus = spec.resources.cpus_per_task
     if cpus is None:
-        cpus = _default_cores_per_gpu(gpus) * (gpus.count if single else 1)
+        cpus = cores_per_gpu(gpus.node_types) * (gpus.count if single else 1)
     return tasks, cpus
 
 
-def _default_cores_per_gpu(gpus: GpuChoice) -> int:
+def cores_per_gpu(node_types: Sequence[NodeType]) -> int:
     """The site's cores per GPU, but never more than a node's fair share (its cores over its
     GPUs): Graham's cap of 16 per GPU would ask 64 cores of a 44-core node with 4 T4s. Where
     node types differ, the one that gives the most."""
-    shares = [min(t.gpus.max_cores_per_gpu or t.cores, max(1, t.cores // t.gpus.count)) for t in gpus.node_types if t.cores]
+    shares = [min(t.gpus.max_cores_per_gpu or t.cores, max(1, t.cores // t.gpus.count)) for t in node_types if t.gpus and t.cores]
     return max(shares, default=1)
 
 

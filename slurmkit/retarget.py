@@ -19,7 +19,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
 from .profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
-from .resolve import Finding, resolve
+from .resolve import Finding, cores_per_gpu, resolve
 from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
 from .units import format_duration, format_size
 
@@ -316,7 +316,8 @@ def _port_cores_per_gpu(port: _Port, wanted: Optional[_GpuModel], chosen: Option
     target's bundle; one above the target's advice comes down to it. ``None``: any model."""
     asked = port.spec.resources.cpus_per_task
     source_bundle = _bundle(wanted.node_types) if wanted else None
-    target_types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus]
+    makers = {t.gpus.vendor for t in port.source.node_types if t.gpus}
+    target_types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus and t.gpus.vendor in makers]
     target_bundle = _bundle(target_types)
     if asked is None or target_bundle is None:
         return
@@ -332,8 +333,8 @@ def _port_cores_per_gpu(port: _Port, wanted: Optional[_GpuModel], chosen: Option
 
 
 def _bundle(node_types) -> Optional[int]:
-    """The site's cores per GPU on these nodes (the smallest, where they differ)."""
-    return min((t.gpus.max_cores_per_gpu for t in node_types if t.gpus.max_cores_per_gpu), default=None)
+    """The site's cores per GPU on these nodes, as the resolver gives them by default."""
+    return cores_per_gpu(node_types) if any(t.gpus for t in node_types) else None
 
 
 def _tasks_per_node(port: _Port) -> int:
@@ -366,6 +367,7 @@ def _port_cpu_shape(port: _Port) -> None:
 def _onto_whole_nodes(port: _Port, cores: int) -> None:
     res, kind, target = port.spec.resources, port.spec.kind, port.target.name
     tasks, cpus = _source_shape(port)
+    _warn_pinned_core_counts(port, tasks * cpus, cores)
     if kind == "mpi":
         if cores % cpus:
             port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
@@ -387,6 +389,15 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
     else:
         port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind!r} job of {tasks * cpus} core(s) would leave the "
                     f"rest idle: run {cores // (tasks * cpus)} of them in one job (GNU parallel), or port to another cluster")
+
+
+def _warn_pinned_core_counts(port: _Port, old: int, new: int) -> None:
+    """Variables set to the old node's core count (thread pools: TF_NUM_INTRAOP_THREADS=40)
+    would use a fraction of the new node; the port cannot know what they mean, so it says so."""
+    for name, value in port.spec.environment.variables:
+        if old != new and str(value).strip() == str(old):
+            port.warn(f"environment.variables.{name}", f"{value} is the {old} cores the job had on {port.source.name}; "
+                      f"on {port.target.name} it has {new}: set it to match, or leave it out where slurmkit sets it")
 
 
 def _source_shape(port: _Port) -> Tuple[int, int]:
@@ -441,10 +452,7 @@ def _port_time(port: _Port) -> None:
     if not limit or asked <= limit:
         return
     if port.spec.stage and port.spec.stage.checkpoint:
-        links = math.ceil(asked / limit)
-        port.warn("resources.time", f"{format_duration(asked)} is above {port.target.name}'s maximum walltime of {format_duration(limit)}: "
-                  f"it runs as a chain of {links} jobs of {format_duration(limit)} that resume from the checkpoint")
-        return
+        return   # the resolver makes it a chain, and says so
     port.refuse("resources.time", f"{format_duration(asked)} is above {port.target.name}'s maximum walltime of {format_duration(limit)} "
                 f"({port.source.name} allowed {format_duration(port.source.scheduling.max_walltime_seconds or asked)}), and the job has no "
                 "stage.checkpoint to resume from: add one (slurmkit then runs a chain of jobs) or shorten the run")
@@ -477,7 +485,7 @@ def _warn_old_versions(port: _Port, modules: List[str]) -> None:
     for module in modules:
         family, _, version = module.partition("/")
         usual = port.target.software.modules.get(family)
-        if version and usual and usual != module and family != "StdEnv":
+        if version and usual and not (usual + ".").startswith(module + ".") and family != "StdEnv":
             port.warn("environment.modules", f"{module}: {port.target.name}'s profile names {usual}; check that {module} "
                       f"exists there ('module spider {module}') or use {usual}")
 

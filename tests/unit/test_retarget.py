@@ -158,7 +158,7 @@ def test_a_run_longer_than_the_targets_limit_needs_a_checkpoint():
         port(data)
     data["stage"] = {"checkpoint": {"from": "ckpt", "to": "checkpoints"}}
     ported = port(data)
-    assert any("chain of 2 jobs of 7d" in w.message for w in ported.warnings)
+    assert any("runs as a chain of 2 jobs" in w.message for w in ported.warnings)
 
 
 def test_the_target_is_the_successor_and_never_a_retired_cluster():
@@ -283,3 +283,13 @@ def test_versions_of_an_older_day_are_flagged_where_the_new_site_names_another()
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
     assert any(w.message.startswith("python/3.6: fir's profile names python/3.11; check") for w in ported.warnings)
+
+
+def test_a_thread_count_pinned_to_the_old_nodes_cores_is_flagged():
+    data = {"name": "tf", "profile": "niagara", "kind": "threaded", "resources": {"time": "1h"}, "launch": "python tf.py",
+            "environment": {"variables": {"TF_NUM_INTRAOP_THREADS": "40", "TF_NUM_INTEROP_THREADS": "2"},
+                            "modules": ["python/3.11"]}}
+    ported = port(data)
+    flagged = [w for w in ported.warnings if w.field.startswith("environment.")]
+    assert [w.field for w in flagged] == ["environment.variables.TF_NUM_INTRAOP_THREADS"]   # python/3.11 is trillium's 3.11.5
+    assert "on trillium it has 192" in flagged[0].message

@@ -544,7 +544,7 @@ def ported_text(ported: Ported) -> str:
 
     header = [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
     header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
-    body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
     return "\n".join(header) + "\n" + body
 
 

@@ -71,3 +71,13 @@ def test_an_examples_payloads_compile(name, tmp_path):
     assert programs, name
     for program in programs:
         py_compile.compile(str(program), cfile=str(tmp_path / (program.name + "c")), doraise=True)
+
+
+def test_the_cookbook_page_shows_each_spec_as_it_is():
+    import re
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cookbook.md").read_text()
+    shown = dict(re.findall(r"`examples/([\w-]+)/job\.yaml`:\n\n```yaml\n(.*?)```", page, re.S))
+    assert sorted(shown) == sorted(COOKBOOK)
+    for name, text in shown.items():
+        assert text == (EXAMPLES / name / "job.yaml").read_text(), f"docs/cookbook.md shows an old {name}/job.yaml"

@@ -2,9 +2,9 @@
 
 Each runs its own payload from a copy of its folder, with the spec's keys replaced only where
 the local cluster differs: profile and account, its 2 nodes of 2 CPUs and 4000M, no real GPUs
-(PyTorch falls back to gloo on CPUs), and smaller problem sizes. The TensorFlow and Horovod
-examples are rendered and ported in tests/unit/test_cookbook.py only: neither TensorFlow nor a
-Horovod build is available on the test machine. The sweep's whole 1,000-point array takes about
+(PyTorch falls back to gloo on CPUs, TensorFlow runs its CPU build from PyPI), and smaller problem
+sizes. The Horovod example is rendered and ported in tests/unit/test_cookbook.py only: Horovod's
+source build is the slow tier's (tests/integration/test_horovod_build_slow.py). The sweep's whole 1,000-point array takes about
 12 minutes on the 2 x 2 CPUs here, so CI runs 8 of its points and the slow tier
 (``bash tests/run -m slow``) all of them.
 """
@@ -27,6 +27,19 @@ from .test_distributed_on_cluster import torch_venv  # noqa: F401 - the lasting 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
+TENSORFLOW = "tensorflow-cpu==2.21.0"   # the CPU build: the local cluster's GPUs are stand-ins
+
+
+@pytest.fixture(scope="module")
+def tf_venv():
+    """A lasting virtualenv with TensorFlow (CPU), made once in the cluster's state folder."""
+    venv = STATE / "venvs" / TENSORFLOW.replace("==", "-")
+    if not (venv / "ready").exists():
+        subprocess.run(["rm", "-rf", str(venv)], check=True)
+        subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", TENSORFLOW], check=True)
+        (venv / "ready").write_text("")
+    return venv
 
 
 def _local_copy(tmp_path: Path, name: str, **replaced) -> Path:
@@ -134,3 +147,37 @@ def test_the_long_run_chain_resumes_in_a_second_link_and_ends_completed(cluster,
     assert states[0] != "COMPLETED" and "COMPLETED" in states[1:], states     # the first link ran out of time
     state = json.loads((spec.parent / "checkpoints" / "state.json").read_text())
     assert state["step"] == 45 and len(state["starts"]) >= 2, state
+
+
+def test_tf_cpu_threads_sets_its_thread_pools_from_the_spec(cluster, tmp_path, tf_venv):
+    spec = _local_copy(tmp_path, "tf-cpu-threads", resources={"cpus_per_task": 2, "mem": "3000M", "time": "10m"},
+                       environment={"venv": {"path": str(tf_venv)},
+                                    "variables": {"TF_NUM_INTRAOP_THREADS": "2", "TF_NUM_INTEROP_THREADS": "1",
+                                                  "KMP_BLOCKTIME": "0", "KMP_AFFINITY": "granularity=fine,compact,1,0"}},
+                       launch="python tf_cpu.py --samples 4000 --epochs 1")
+    out = _run(spec)
+    assert "tf intra_op=2 " in out and re.search(r"\d+ samples/s", out), out[-3000:]
+
+
+def test_tf_multiworker_trains_with_a_worker_on_each_node(cluster, tmp_path, tf_venv):
+    spec = _local_copy(tmp_path, "tf-multiworker", resources={"nodes": 2, "cpus_per_task": 2, "mem": "3000M", "time": "10m"},
+                       environment={"venv": {"path": str(tf_venv)}},
+                       launch={"command": "python train_multiworker.py --batch-per-worker 64 --epochs 1 --steps-per-epoch 20",
+                               "batch_size": 64})
+    out = _run(spec)
+    workers = re.findall(r"worker=(\d) final_loss=([\d.]+)", out)
+    assert sorted(w for w, _ in workers) == ["0", "1"], out[-3000:]
+    assert len({loss for _, loss in workers}) == 1          # the workers stay in step
+
+
+def test_mnist_keras_reads_its_staged_data_with_one_mirrored_process(cluster, tmp_path, tf_venv):
+    spec = _local_copy(tmp_path, "mnist-keras-multigpu", resources={"gpus": "p100:2", "cpus_per_task": 2, "mem": "3000M", "time": "10m"},
+                       environment={"venv": {"path": str(tf_venv)}},
+                       launch={"command": "python mnist_keras.py --data $SLURM_TMPDIR/mnist.npz --batch-per-replica 128 --epochs 1",
+                               "framework": "tensorflow", "batch_size": 128})
+    # MNIST's shapes and types (the real file is not shipped), made with the venv's numpy
+    make = ("import numpy as n; r = n.random.default_rng(0); u = lambda *s: r.integers(0, 256, s, dtype=n.uint8); "
+            "n.savez('data/mnist.npz', x_train=u(2000, 28, 28), y_train=u(2000) % 10, x_test=u(500, 28, 28), y_test=u(500) % 10)")
+    subprocess.run([str(tf_venv / "bin" / "python"), "-c", make], cwd=spec.parent, check=True)
+    out = _run(spec)
+    assert "(2000 training images)" in out and "replicas=1 " in out, out[-3000:]   # the stand-in GPUs are no CUDA devices

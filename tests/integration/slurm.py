@@ -10,6 +10,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
+STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
+
+
+def lasting_venv(requirement: str) -> Path:
+    """A virtualenv with ``requirement`` (``name==version``), made once and kept in the cluster's
+    state folder, as users keep one on project space; a half-made one is made again."""
+    venv = STATE / "venvs" / requirement.replace("==", "-")
+    if not (venv / "ready").exists():
+        subprocess.run(["rm", "-rf", str(venv)], check=True)
+        subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", requirement], check=True)
+        (venv / "ready").write_text("")
+    return venv
+
+
 TERMINAL_STATES = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE"}
 
 

@@ -22,24 +22,23 @@ import yaml
 
 from slurmkit import Job
 
-from .slurm import sacct_rows, sbatch, wait_for_job
-from .test_distributed_on_cluster import torch_venv  # noqa: F401 - the lasting PyTorch venv fixture
+from .slurm import STATE, lasting_venv, sacct_rows, sbatch, wait_for_job
+from .test_distributed_on_cluster import TORCH
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
 TENSORFLOW = "tensorflow-cpu==2.21.0"   # the CPU build: the local cluster's GPUs are stand-ins
 
 
 @pytest.fixture(scope="module")
+def torch_venv():
+    """A lasting virtualenv with PyTorch (CPU)."""
+    return lasting_venv(TORCH)
+
+
+@pytest.fixture(scope="module")
 def tf_venv():
-    """A lasting virtualenv with TensorFlow (CPU), made once in the cluster's state folder."""
-    venv = STATE / "venvs" / TENSORFLOW.replace("==", "-")
-    if not (venv / "ready").exists():
-        subprocess.run(["rm", "-rf", str(venv)], check=True)
-        subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", TENSORFLOW], check=True)
-        (venv / "ready").write_text("")
-    return venv
+    """A lasting virtualenv with TensorFlow (CPU)."""
+    return lasting_venv(TENSORFLOW)
 
 
 def _local_copy(tmp_path: Path, name: str, **replaced) -> Path:
@@ -65,7 +64,7 @@ def _run(spec_path: Path, timeout: float = 600) -> str:
     return out
 
 
-def test_ddp_multinode_trains_on_two_nodes_with_every_rank_in_step(cluster, tmp_path, torch_venv):  # noqa: F811
+def test_ddp_multinode_trains_on_two_nodes_with_every_rank_in_step(cluster, tmp_path, torch_venv):
     spec = _local_copy(tmp_path, "ddp-multinode",
                        resources={"nodes": 2, "tasks_per_node": 2, "mem": "1500M", "time": "10m"},
                        environment={"venv": {"path": str(torch_venv)}},

@@ -6,16 +6,14 @@ mpi4py is built once through the build cache, under its lock, and a second job r
 """
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from slurmkit.job import Job
 
-from .slurm import wait_for_job, sbatch
+from .slurm import lasting_venv, sbatch, wait_for_job
 
-STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
 TORCH = "torch==2.13.0"   # the CPU wheel this machine keeps on disk (pip finds it through its find-links)
 
 DDP_PROGRAM = '''
@@ -47,15 +45,8 @@ dist.destroy_process_group()
 
 @pytest.fixture(scope="module")
 def torch_venv():
-    """A lasting virtualenv with PyTorch (CPU), made once and kept in the cluster's state folder,
-    as users keep one on project space."""
-    venv = STATE / "venvs" / "torch-2.13.0"
-    if not (venv / "ready").exists():
-        subprocess.run(["rm", "-rf", str(venv)], check=True)
-        subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", TORCH], check=True)
-        (venv / "ready").write_text("")
-    return venv
+    """A lasting virtualenv with PyTorch (CPU)."""
+    return lasting_venv(TORCH)
 
 
 def _run(tmp_path: Path, **fields) -> str:

@@ -15,7 +15,6 @@ toolkit module would be needed.
 
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
@@ -24,10 +23,9 @@ import pytest
 from slurmkit.builds import build_spec
 from slurmkit.job import Job
 
-from .slurm import sbatch, wait_for_job
+from .slurm import lasting_venv, sbatch, wait_for_job
 
 pytestmark = pytest.mark.slow
-STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
 TORCH = os.environ.get("SLURMKIT_HOROVOD_TORCH", "2.0.1")
 
 HOROVOD_PROGRAM = '''
@@ -40,13 +38,7 @@ print(f"horovod rank={hvd.rank()} size={hvd.size()} sum={total.item():.0f} mpi={
 
 @pytest.fixture(scope="module")
 def old_torch_venv():
-    venv = STATE / "venvs" / f"torch-{TORCH}"
-    if not (venv / "ready").exists():
-        subprocess.run(["rm", "-rf", str(venv)], check=True)
-        subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"torch=={TORCH}"], check=True)
-        (venv / "ready").write_text("")
-    return venv
+    return lasting_venv(f"torch=={TORCH}")
 
 
 def _run(tmp_path: Path, name: str, script: str, timeout: float) -> str:

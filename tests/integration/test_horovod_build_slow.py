@@ -6,11 +6,13 @@ Horovod's last release (0.28.1) compiles its PyTorch part as C++14, which PyTorc
 later refuse (horovod/horovod#3996, fixed on master, unreleased): the build is against the
 newest PyTorch it compiles with, 2.0.1 (SLURMKIT_HOROVOD_TORCH picks another).
 
-Not yet passing: on the development VM (2026-11-26) the build job failed after 2 min 23 s at
-Horovod's CMake step. PyPI's torch 2.0.1 is a CUDA build and the VM has an nvcc on its PATH,
-so Horovod went for its CUDA operations and found no CUDA runtime ("Could NOT find
-CUDAToolkit"). A CPU-only torch 2.0 (download.pytorch.org, unreachable there) or a CUDA
-toolkit module would be needed.
+Not yet passing on the development VM (2026-11-26): the build job fails at Horovod's CMake step
+("Could NOT find CUDAToolkit"). Horovod's FindPytorch takes the CUDA path when
+``torch.version.cuda`` is set (PyPI's torch 2.0.1 is a CUDA build) and torch finds a CUDA_HOME,
+which it always does there: ``/usr/local/bin/nvcc`` wraps CUDA 13 and ``/usr/local/cuda``
+exists, without a runtime. An Alliance CPU node without ``module load cuda`` has neither. A
+CPU-only torch 2.0 (download.pytorch.org, unreachable there) or a machine without that partial
+CUDA would let it pass.
 """
 
 import os

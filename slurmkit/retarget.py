@@ -18,7 +18,7 @@ import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
-from .profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
+from .profiles import MigProfile, NodeType, SiteProfile, did_you_mean
 from .resolve import Finding, cores_per_gpu, resolve
 from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
 from .units import format_duration, format_size

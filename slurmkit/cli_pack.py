@@ -9,17 +9,20 @@ from .errors import SlurmkitError
 @click.command("pack")
 @click.argument("folder", type=click.Path(file_okay=False))
 @click.option("--output", "-o", required=True, type=click.Path(),
-              help="data.tar, data.tar.zst, or a data.pack folder (shards for parallel extraction).")
+              help="data.tar, data.tar.zst, a data.pack folder (shards for parallel extraction), "
+                   "or a data.sqfs squashfs image (mounted, not extracted).")
 @click.option("--shards", type=click.IntRange(1, 256), default=4, show_default=True, help="Shards of a .pack folder.")
 @click.option("--compression", type=click.Choice(["auto", "zstd", "none"]), default="auto", show_default=True,
               help="auto: zstd when it is installed and a sample of the data compresses.")
 def pack_command(folder, output, shards, compression):
     """Pack FOLDER once; stage the result (stage: inputs: [OUTPUT]) in every job."""
-    from .staging import pack
+    from .staging import IMAGE_SUFFIXES, pack
 
     try:
         manifest = pack(folder, output, shards=shards, compression=compression)
     except SlurmkitError as error:
         fail(error)
+    count = len(manifest.shards)
+    form = "a squashfs image" if output.lower().endswith(IMAGE_SUFFIXES) else f"{count} shard{'s' if count > 1 else ''}"
     click.echo(f"packed {manifest.files} files, {manifest.bytes / (1 << 20):.1f} MiB, into {output} "
-               f"({len(manifest.shards)} shard{'s' if len(manifest.shards) > 1 else ''}, compression {manifest.compression})")
+               f"({form}, compression {manifest.compression})")

@@ -36,9 +36,11 @@ class StageStep(NamedTuple):
     """One input brought into $SLURM_TMPDIR. Paths are shell words ($NAME expands, $$ is a $)."""
 
     action: str      # copy (into target) | copy-as (becomes target) | extract | extract-shards
+    #                  | mount-image (copied, then mounted) | extract-image (copied, then unsquashfs)
     source: str
     target: str
     tar_options: Tuple[str, ...] = ()   # how tar reads this archive (-z, -J, --zstd)
+    local_copy: str = ""                # an image's copy on the node-local disk
 
 
 class StagePlan(NamedTuple):
@@ -49,6 +51,7 @@ class StagePlan(NamedTuple):
     outputs: Tuple[Tuple[str, str], ...] = ()      # ($SLURM_TMPDIR/source, destination)
     checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
     lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
+    mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
 
 
 class ChainPlan(NamedTuple):

@@ -7,12 +7,14 @@ reads files, the clock or the environment: the same inputs always give the same 
 
 import itertools
 import shlex
+from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .spec import DISTRIBUTED_KINDS, JobSpec
+from .staging import IMAGE_SUFFIXES
 from .units import format_duration, format_size, format_slurm_time
 
 #: the launchers each kind may use, the first being its default.
@@ -521,9 +523,10 @@ DEFAULT_LEAD_S = 300
 def _extraction_parallelism(profile: SiteProfile, cores: int) -> int:
     """Shards extracted at once: all the job's cores on a RAM disk, one at a time on a disk.
 
-    Measured with bench/staging.py (20,000 files of 40 KB, 2 shards, 2 cores): parallel
-    extraction took 0.79 s against 1.44 s for one archive on tmpfs, but 3.89 s against 2.62 s
-    on ext4, where the extractors contend for the journal."""
+    Measured with bench/staging.py (20,000 files of 40 KB, 2 shards, 2 cores, cold cache):
+    parallel extraction took 0.79 s against 1.44 s for one archive on tmpfs, but on ext4 two
+    extractors at once took 2.44 s against 1.54 s one after the other (medians of 5, each run
+    into a fresh folder): they contend for the journal."""
     tmpdir = profile.storage.slurm_tmpdir
     return max(1, cores) if tmpdir and tmpdir.kind == "ramdisk" else 1
 
@@ -532,7 +535,8 @@ def _stage(spec: JobSpec, cores: int, findings: _Findings, chain: Optional[Chain
     stage = spec.stage
     if stage is None:
         return None
-    steps = tuple(_stage_step(item.source, item.to) for item in stage.inputs)
+    several_nodes = spec.resources.nodes > 1
+    steps = tuple(_stage_step(index, item.source, item.to, several_nodes, findings) for index, item in enumerate(stage.inputs))
     outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to)) for out in stage.outputs)
     checkpoint = None
     if stage.checkpoint:
@@ -545,13 +549,22 @@ def _stage(spec: JobSpec, cores: int, findings: _Findings, chain: Optional[Chain
         if lead >= time_s:
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
-    return StagePlan(steps, spec.resources.nodes > 1, spec.resources.nodes, max(1, cores), outputs, checkpoint, lead)
+    mounts = tuple(step.target for step in steps if step.action == "mount-image")
+    return StagePlan(steps, several_nodes, spec.resources.nodes, max(1, cores), outputs, checkpoint, lead, mounts)
 
 
-def _stage_step(source: str, to: str) -> StageStep:
+def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:
     target = "$SLURM_TMPDIR" + ("/" + _literal(to) if to else "")
     where = _from_submit_dir(source)
     name = source.rstrip("/").lower()
+    if name.endswith(IMAGE_SUFFIXES):
+        if not to:
+            stem = PurePosixPath(source.rstrip("/")).stem
+            findings.error(f"stage.inputs.{index}", f"a squashfs image is mounted on a folder of its own: "
+                           f"give it one ({{from: {source}, to: {stem}}})")
+        # A mount made inside a job step ends with that step, so several nodes extract instead.
+        action = "extract-image" if several_nodes else "mount-image"
+        return StageStep(action, where, target, local_copy=f"$SLURM_TMPDIR/.slurmkit/image-{index}.sqfs")
     if name.endswith(PACK_SUFFIX):
         return StageStep("extract-shards", where, target)
     for suffix, options in TAR_SUFFIXES:

@@ -2,9 +2,11 @@
 
 Reading one large file from Lustre is far faster than reading thousands of small ones, so a
 dataset of many small files is packed once (``slurmkit pack``) and each job extracts the pack
-on its node-local disk. A pack is either one tar archive or, with shards, a ``NAME.pack``
-folder of tar archives that the job extracts in parallel; both carry a manifest of files and
-bytes. GNU tar does the archiving (fast, and the same tool extracts on the node).
+on its node-local disk. A pack is one tar archive; or, with shards, a ``NAME.pack`` folder of
+tar archives that the job extracts in parallel; or a squashfs image (``NAME.sqfs``) that the job
+copies whole and mounts read-only, so that no file is created on the node at all. Each carries a
+manifest of files and bytes. GNU tar does the archiving (fast, and the same tool extracts on the
+node); mksquashfs (squashfs-tools) makes the images.
 """
 
 import json
@@ -18,6 +20,7 @@ from typing import List, NamedTuple, Sequence, Tuple
 from .errors import SlurmkitError
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
+IMAGE_SUFFIXES = (".sqfs", ".squashfs")
 
 
 class PackError(SlurmkitError):
@@ -81,13 +84,18 @@ def looks_compressible(folder: Path, files: Sequence[Tuple[str, int]], sample_by
 
 
 def pack(folder, output, shards: int = 1, compression: str = "auto") -> Manifest:
-    """Archive ``folder`` into ``output`` (``.tar``/``.tar.zst``, or a ``.pack`` folder of shards)."""
+    """Archive ``folder`` into ``output`` (``.tar``/``.tar.zst``, a ``.pack`` folder of shards,
+    or a ``.sqfs`` squashfs image)."""
     folder, output = Path(folder), Path(output)
     if not folder.is_dir():
         raise PackError(f"{folder}: not a folder")
     files = list_files(folder)
     if not files:
         raise PackError(f"{folder}: no files to pack")
+    if output.name.lower().endswith(IMAGE_SUFFIXES):
+        zstd = compression == "zstd" or (compression == "auto" and looks_compressible(folder, files))
+        shard_list = (_squash(folder, files, output, zstd),)
+        return _write_manifest(folder, files, zstd, shard_list, output)
     zstd = _choose_compression(folder, files, compression)
     groups = split_evenly(files, shards) if output.suffix == ".pack" else [files]
     if output.suffix == ".pack":
@@ -98,6 +106,10 @@ def pack(folder, output, shards: int = 1, compression: str = "auto") -> Manifest
             raise PackError(f"{output}: the data compresses, so name it .tar.zst (or use --compression none)")
         targets = [output]
     shard_list = tuple(_tar(folder, group, target, zstd) for group, target in zip(groups, targets))
+    return _write_manifest(folder, files, zstd, shard_list, output)
+
+
+def _write_manifest(folder: Path, files, zstd: bool, shard_list, output: Path) -> Manifest:
     manifest = Manifest(str(folder.resolve()), len(files), sum(s for _, s in files), "zstd" if zstd else "none", shard_list)
     manifest_path = output / "manifest.json" if output.suffix == ".pack" else output.with_name(output.name + ".manifest.json")
     manifest_path.write_text(manifest.to_json())
@@ -128,6 +140,24 @@ def _tar(folder: Path, group, target: Path, zstd: bool) -> Shard:
     if result.returncode != 0:
         raise PackError(f"tar could not pack {folder}: {result.stderr.strip()}")
     return Shard(target.name, len(group), sum(size for _, size in group))
+
+
+def _squash(folder: Path, files, target: Path, zstd: bool) -> Shard:
+    """One squashfs image of ``folder``, written beside ``target`` and renamed when whole.
+
+    Data that does not compress is stored as it is (``-noD``...): the image then reads at disk
+    speed through squashfuse, with no decompression on the node."""
+    if shutil.which("mksquashfs") is None:
+        raise PackError("mksquashfs is not installed here: install squashfs-tools, or pack to .tar or .pack")
+    partial = target.with_name(target.name + ".partial")
+    argv = ["mksquashfs", str(folder), str(partial), "-noappend", "-no-progress", "-quiet", "-no-xattrs"]
+    argv += ["-comp", "zstd"] if zstd else ["-noI", "-noD", "-noF", "-noX"]
+    result = subprocess.run(argv, capture_output=True, text=True)
+    if result.returncode != 0:
+        partial.unlink(missing_ok=True)
+        raise PackError(f"mksquashfs could not pack {folder}: {result.stderr.strip() or result.stdout.strip()}")
+    partial.replace(target)
+    return Shard(target.name, len(files), sum(size for _, size in files))
 
 
 # ------------------------------------------------------------------------------------ inspect

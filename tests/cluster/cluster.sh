@@ -40,7 +40,7 @@ DB_PORT=$((PORT_BASE + 6))
 CLUSTER=lab
 ACCOUNTS=(def-test def-other)
 PACKAGES=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server openmpi-bin libopenmpi-dev
-          lmod python3-venv python3-virtualenv shellcheck)
+          lmod python3-venv python3-virtualenv shellcheck squashfs-tools squashfuse fuse3)
 CTLD_HOST=$(hostname -s)
 export SLURM_CONF=$BASE/etc/slurm.conf
 

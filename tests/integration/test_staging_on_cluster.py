@@ -43,15 +43,45 @@ def test_a_two_node_job_stages_its_inputs_onto_both_nodes(cluster, registry, tmp
     for i in range(6):
         (tmp_path / "many" / f"m{i}").write_text(str(i))
     pack(tmp_path / "many", tmp_path / "many.pack", shards=3, compression="none")
+    pack(tmp_path / "many", tmp_path / "many.sqfs", compression="none")
     listing = "echo $$(hostname): $$(cd $$SLURM_TMPDIR && find . -type f | sort | tr '\\n' ' ')"
     handle = _job(tmp_path, kind="mpi", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
-                  stage={"inputs": ["archive.tar.gz", {"from": "dataset", "to": "data"}, "config.json", "many.pack"]},
+                  stage={"inputs": ["archive.tar.gz", {"from": "dataset", "to": "data"}, "config.json", "many.pack",
+                                    {"from": "many.sqfs", "to": "image"}]},
                   launch={"command": ["bash", "-c", listing]}).submit()
     assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    # On two nodes the image is extracted on each (a mount would end with the step that made it).
     expected = ("./config.json ./data/part0.txt ./data/part1.txt ./data/part2.txt ./data/part3.txt ./data/part4.txt "
-                "./from-archive/a.bin ./m0 ./m1 ./m2 ./m3 ./m4 ./m5")
+                "./from-archive/a.bin ./image/m0 ./image/m1 ./image/m2 ./image/m3 ./image/m4 ./image/m5 "
+                "./m0 ./m1 ./m2 ./m3 ./m4 ./m5")
     lines = sorted(line.strip() for line in handle.stdout().splitlines())
     assert lines == [f"node1: {expected}", f"node2: {expected}"]
+
+
+def _scratch_of(cluster, handle, node="node1"):
+    return cluster.base / "nodes" / node / "localscratch" / f"root.{handle.job_id}.0"
+
+
+def test_a_squashfs_image_is_mounted_read_only_and_unmounted_when_the_job_ends(cluster, registry, tmp_path):
+    from slurmkit.staging import pack
+
+    (tmp_path / "shots").mkdir()
+    for i in range(50):
+        (tmp_path / "shots" / f"s{i:02d}.txt").write_text(f"shot {i}\n")
+    pack(tmp_path / "shots", tmp_path / "shots.sqfs", compression="none")
+    probe = ("d=$$SLURM_TMPDIR/shots; mountpoint -q $$d && echo mounted; cat $$d/s07.txt; ls $$d | wc -l; "
+             "touch $$d/new 2>/dev/null || echo read-only; mkdir -p $$SLURM_TMPDIR/out && echo done > $$SLURM_TMPDIR/out/r")
+    handle = _job(tmp_path, stage={"inputs": [{"from": "shots.sqfs", "to": "shots"}], "outputs": [{"from": "out", "to": "out"}]},
+                  launch={"command": ["bash", "-c", probe]}).submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert handle.stdout().split("\n")[:4] == ["mounted", "shot 7", "50", "read-only"]
+    assert (tmp_path / "out" / "r").read_text() == "done\n"
+    # The epilog's rm -rf --one-file-system cannot remove a folder with a mount still on it.
+    scratch = _scratch_of(cluster, handle, handle.nodes)
+    deadline = time.monotonic() + 30
+    while scratch.exists() and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert not scratch.exists(), f"{scratch} is still there: the image was not unmounted"
 
 
 PRODUCER = ("mkdir -p $$SLURM_TMPDIR/results; for i in $$(seq 1 100); do echo $$i > $$SLURM_TMPDIR/results/r$$i; done; "

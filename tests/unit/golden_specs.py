@@ -25,7 +25,7 @@ def spec_for(profile, kind: str) -> dict:
             resources["tasks_per_node"] = min(4, cpu_cores)
         if profile.software.module_system == "lmod":
             spec["environment"] = {"modules": [profile.software.modules.get("openmpi", "openmpi")]}
-        spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, "inputs.pack"]}
+        spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, "inputs.pack", {"from": "tables.sqfs", "to": "tables"}]}
         spec["launch"] = {"command": "./simulate --steps 1000"}
     elif kind == "gpu":
         models = profile.gpu_models
@@ -45,6 +45,8 @@ def spec_for(profile, kind: str) -> dict:
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
         spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch"]}}
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
+        if kind == "multigpu":
+            spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
         if kind == "horovod":
             spec["environment"]["builds"] = ["horovod"]
             spec["launch"]["launcher"] = "mpirun"

@@ -1,6 +1,7 @@
 """slurmkit pack: archives that tar reads back, shards of even size, a manifest, and check's advice."""
 
 import json
+import shutil
 import subprocess
 import tarfile
 
@@ -83,3 +84,36 @@ def test_shards_are_extracted_in_parallel_only_on_a_ram_disk(profile, parallel):
     job = Job(name="s", profile=profile, account="def-x", kind="threaded",
               resources={"time": "3h", **({} if whole else {"cpus_per_task": 8})}, stage={"inputs": ["d.pack"]}, launch="x")
     assert job.resolve().plan.stage.parallel == parallel
+
+
+def test_a_squashfs_image_holds_every_file_and_is_written_whole(tmp_path):
+    _dataset(tmp_path / "data")
+    manifest = pack(tmp_path / "data", tmp_path / "data.sqfs", compression="none")
+    assert (manifest.files, manifest.bytes, manifest.compression, manifest.shards[0].name) == (30, 30000, "none", "data.sqfs")
+    listing = subprocess.run(["unsquashfs", "-lc", "-d", "", str(tmp_path / "data.sqfs")], capture_output=True, text=True, check=True).stdout
+    assert sorted(line.lstrip("/") for line in listing.split()) == sorted(f"d{i // 10}/f{i:03d}.txt" for i in range(30))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "data.sqfs", "data.sqfs.manifest.json"]
+
+
+def test_compressible_data_makes_a_zstd_image(tmp_path):
+    _dataset(tmp_path / "text", text=True)
+    assert pack(tmp_path / "text", tmp_path / "text.sqfs").compression == "zstd"
+    stats = subprocess.run(["unsquashfs", "-s", str(tmp_path / "text.sqfs")], capture_output=True, text=True, check=True).stdout
+    assert "Compression zstd" in stats
+
+
+def test_pack_to_an_image_without_mksquashfs_is_one_line_and_writes_nothing(tmp_path, monkeypatch):
+    _dataset(tmp_path / "data", count=3)
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name: None if name == "mksquashfs" else real_which(name))
+    result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.sqfs")])
+    assert result.exit_code == 2
+    assert result.output == "error: mksquashfs is not installed here: install squashfs-tools, or pack to .tar or .pack\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_pack_cli_says_it_made_an_image(tmp_path):
+    _dataset(tmp_path / "data", count=3)
+    result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.sqfs"), "--compression", "none"])
+    assert result.exit_code == 0, result.output
+    assert result.output == f"packed 3 files, 0.0 MiB, into {tmp_path / 'data.sqfs'} (a squashfs image, compression none)\n"

@@ -4,6 +4,7 @@ import pytest
 
 from slurmkit import Job
 from slurmkit.errors import SpecError
+from slurmkit.plan import StageStep
 
 
 def plan_of(**fields):
@@ -84,3 +85,21 @@ def test_bad_stage_sections_are_one_line_errors(stage, message):
     with pytest.raises(SpecError) as caught:
         Job(name="s", profile="nibi", resources={"time": "1h"}, launch="x", stage=stage)
     assert message in str(caught.value)
+
+
+def test_a_squashfs_image_is_mounted_on_one_node_and_extracted_on_several():
+    one = plan_of(stage={"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}).plan.stage
+    assert one.inputs == (StageStep("mount-image", "$SLURM_SUBMIT_DIR/imagenet.sqfs", "$SLURM_TMPDIR/data",
+                                    local_copy="$SLURM_TMPDIR/.slurmkit/image-0.sqfs"),)
+    assert one.mounts == ("$SLURM_TMPDIR/data",)
+    several = plan_of(kind="mpi", resources={"time": "3h", "nodes": 2, "tasks_per_node": 4},
+                      stage={"inputs": ["a.tar", {"from": "/p/t.squashfs", "to": "t"}]}).plan.stage
+    assert [s.action for s in several.inputs] == ["extract", "extract-image"]
+    assert several.inputs[1].local_copy == "$SLURM_TMPDIR/.slurmkit/image-1.sqfs" and several.mounts == ()
+
+
+def test_a_squashfs_image_without_a_folder_of_its_own_is_an_error():
+    resolution = plan_of(stage={"inputs": ["data/imagenet.sqfs"]})
+    (error,) = resolution.errors
+    assert (error.field, error.message) == ("stage.inputs.0", "a squashfs image is mounted on a folder of its own: "
+                                            "give it one ({from: data/imagenet.sqfs, to: imagenet})")

@@ -524,9 +524,10 @@ def _extraction_parallelism(profile: SiteProfile, cores: int) -> int:
     """Shards extracted at once: all the job's cores on a RAM disk, one at a time on a disk.
 
     Measured with bench/staging.py (20,000 files of 40 KB, 2 shards, 2 cores, cold cache):
-    parallel extraction took 0.79 s against 1.44 s for one archive on tmpfs, but on ext4 two
-    extractors at once took 2.44 s against 1.54 s one after the other (medians of 5, each run
-    into a fresh folder): they contend for the journal."""
+    parallel extraction took 0.79 s against 1.44 s for one archive on tmpfs. On ext4, two
+    extractors at once were bimodal (0.9-1.3 s or 1.9-3.0 s; median 2.08 s over 10 runs,
+    each into a fresh folder) where one after the other was steady (1.4-2.2 s; median 1.62 s):
+    they contend for the journal."""
     tmpdir = profile.storage.slurm_tmpdir
     return max(1, cores) if tmpdir and tmpdir.kind == "ramdisk" else 1
 
@@ -622,13 +623,16 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
     """Warnings about what the inputs hold (``shapes`` from staging.inspect_inputs): many small
     files, and on RAM-disk sites, staged bytes that eat the job's memory."""
     findings = _Findings()
+    tmpdir = profile.storage.slurm_tmpdir
+    # Shards pay only where they are extracted at once: on a RAM disk (see _extraction_parallelism).
+    ramdisk = bool(tmpdir and tmpdir.kind == "ramdisk")
     for shape in shapes:
         if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
             name = shape.path.rstrip("/").split("/")[-1]
+            packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
             findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
-                          f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {name}.pack --shards 4) "
-                          f"and stage {name}.pack")
-    tmpdir = profile.storage.slurm_tmpdir
+                          f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
+                          f"and stage {packed}")
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)
         memory = spec.resources.mem_mb or min((t.memory_mib for t in profile.node_types if not t.gpus), default=None)

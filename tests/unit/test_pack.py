@@ -62,7 +62,18 @@ def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
     findings = Job.from_yaml(tmp_path / "job.yaml").check()
     (warning,) = [f for f in findings if f.field == "stage.inputs.0"]
     assert warning.message.startswith("images holds 1200 files of 100B on average: many small files read slowly from Lustre;")
-    assert "slurmkit pack images -o images.pack --shards 4" in warning.message
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage images.tar")
+
+
+def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
+    folder = tmp_path / "images"
+    folder.mkdir()
+    for i in range(1200):
+        (folder / f"{i}.jpg").write_bytes(b"x" * 100)
+    (tmp_path / "job.yaml").write_text("name: s\nprofile: trillium\naccount: def-x\nkind: threaded\nresources: {time: 3h}\n"
+                                      "stage: {inputs: [images]}\nlaunch: python a.py\n")
+    (warning,) = [f for f in Job.from_yaml(tmp_path / "job.yaml").check() if f.field == "stage.inputs.0"]
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage images.pack")
 
 
 def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):

@@ -52,6 +52,7 @@ class StagePlan(NamedTuple):
     checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
     lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
     mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
+    cores: int = 1                      # the job's cores on a node (unsquashfs's threads)
 
 
 class ChainPlan(NamedTuple):

@@ -103,7 +103,8 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     launcher = _launcher(spec, profile, tasks_per_node, cpus_per_task, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
-    stage = _stage(spec, _extraction_parallelism(profile, cpus_per_task * tasks_per_node), findings, chain)
+    cores = cpus_per_task * tasks_per_node
+    stage = _stage(spec, _extraction_parallelism(profile, cores), cores, findings, chain)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
@@ -532,7 +533,8 @@ def _extraction_parallelism(profile: SiteProfile, cores: int) -> int:
     return max(1, cores) if tmpdir and tmpdir.kind == "ramdisk" else 1
 
 
-def _stage(spec: JobSpec, cores: int, findings: _Findings, chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
+def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
+           chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
         return None
@@ -551,7 +553,7 @@ def _stage(spec: JobSpec, cores: int, findings: _Findings, chain: Optional[Chain
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
-    return StagePlan(steps, several_nodes, spec.resources.nodes, max(1, cores), outputs, checkpoint, lead, mounts)
+    return StagePlan(steps, several_nodes, spec.resources.nodes, max(1, parallel), outputs, checkpoint, lead, mounts, max(1, cores))
 
 
 def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:

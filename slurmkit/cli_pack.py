@@ -16,7 +16,8 @@ from .errors import SlurmkitError
               help="auto: zstd when it is installed and a sample of the data compresses.")
 def pack_command(folder, output, shards, compression):
     """Pack FOLDER once; stage the result (stage: inputs: [OUTPUT]) in every job."""
-    from .staging import IMAGE_SUFFIXES, pack
+    from .resolve import IMAGE_SUFFIXES
+    from .staging import pack
 
     try:
         manifest = pack(folder, output, shards=shards, compression=compression)

@@ -14,7 +14,6 @@ from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .spec import DISTRIBUTED_KINDS, JobSpec
-from .staging import IMAGE_SUFFIXES
 from .units import format_duration, format_size, format_slurm_time
 
 #: the launchers each kind may use, the first being its default.
@@ -518,6 +517,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
 TAR_SUFFIXES = ((".tar.zst", ("--zstd",)), (".tzst", ("--zstd",)), (".tar.gz", ("-z",)), (".tgz", ("-z",)),
                 (".tar.xz", ("-J",)), (".txz", ("-J",)), (".tar.bz2", ("-j",)), (".tar", ()))
 PACK_SUFFIX = ".pack"          # a folder of tar shards made by `slurmkit pack --shards`
+IMAGE_SUFFIXES = (".sqfs", ".squashfs")   # a squashfs image made by `slurmkit pack -o NAME.sqfs`
 DEFAULT_LEAD_S = 300
 
 

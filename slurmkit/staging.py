@@ -20,7 +20,6 @@ from typing import List, NamedTuple, Sequence, Tuple
 from .errors import SlurmkitError
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
-IMAGE_SUFFIXES = (".sqfs", ".squashfs")
 
 
 class PackError(SlurmkitError):
@@ -92,6 +91,8 @@ def pack(folder, output, shards: int = 1, compression: str = "auto") -> Manifest
     files = list_files(folder)
     if not files:
         raise PackError(f"{folder}: no files to pack")
+    from .resolve import IMAGE_SUFFIXES  # here: the resolver reads input names, pack writes them
+
     if output.name.lower().endswith(IMAGE_SUFFIXES):
         zstd = compression == "zstd" or (compression == "auto" and looks_compressible(folder, files))
         shard_list = (_squash(folder, files, output, zstd),)

@@ -52,27 +52,25 @@ def test_pack_cli_refuses_a_missing_folder_in_one_line(tmp_path):
     assert result.exit_code == 2 and result.output.strip() == f"error: {tmp_path / 'nope'}: not a folder"
 
 
-def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
+def _small_files_advice(tmp_path, profile_lines):
     folder = tmp_path / "images"
     folder.mkdir()
     for i in range(1200):
         (folder / f"{i}.jpg").write_bytes(b"x" * 100)
-    (tmp_path / "job.yaml").write_text("name: s\nprofile: nibi\naccount: def-x\nresources: {time: 3h}\n"
+    (tmp_path / "job.yaml").write_text(f"name: s\n{profile_lines}account: def-x\nresources: {{time: 3h}}\n"
                                       "stage: {inputs: [images]}\nlaunch: python a.py\n")
-    findings = Job.from_yaml(tmp_path / "job.yaml").check()
-    (warning,) = [f for f in findings if f.field == "stage.inputs.0"]
+    (warning,) = [f for f in Job.from_yaml(tmp_path / "job.yaml").check() if f.field == "stage.inputs.0"]
+    return warning
+
+
+def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
+    warning = _small_files_advice(tmp_path, "profile: nibi\n")
     assert warning.message.startswith("images holds 1200 files of 100B on average: many small files read slowly from Lustre;")
     assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage images.tar")
 
 
 def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
-    folder = tmp_path / "images"
-    folder.mkdir()
-    for i in range(1200):
-        (folder / f"{i}.jpg").write_bytes(b"x" * 100)
-    (tmp_path / "job.yaml").write_text("name: s\nprofile: trillium\naccount: def-x\nkind: threaded\nresources: {time: 3h}\n"
-                                      "stage: {inputs: [images]}\nlaunch: python a.py\n")
-    (warning,) = [f for f in Job.from_yaml(tmp_path / "job.yaml").check() if f.field == "stage.inputs.0"]
+    warning = _small_files_advice(tmp_path, "profile: trillium\nkind: threaded\n")
     assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage images.pack")
 
 

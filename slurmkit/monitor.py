@@ -125,10 +125,17 @@ def poll(job_ids: Sequence[str], folders: Optional[Mapping[str, str]] = None, ru
     sources = (lambda: parse_sacct(run(sacct_command(job_ids))),
                lambda: parse_scontrol(run(["scontrol", "-o", "show", "job"])))
     known: Dict[str, JobStatus] = {}
+    exit_files: Dict[str, Optional[JobStatus]] = {}
+
+    def exit_file(job: str) -> Optional[JobStatus]:
+        """The job's exit file, read once per poll."""
+        if job not in exit_files:
+            exit_files[job] = exit_file_status(job, folders.get(job) or folders.get(job.split("_")[0]))
+        return exit_files[job]
 
     def settled(job: str) -> bool:
         """Answered, and not contradicted by an exit file (sacct lags behind a job that just ended)."""
-        return job in known and (known[job].done or _exit_file(job, folders) is None)
+        return job in known and (known[job].done or exit_file(job) is None)
 
     for source in sources:  # the next source only for jobs the previous one could not settle
         if known and all(settled(job) for job in _wanted_ids(job_ids, sizes, known)):
@@ -143,15 +150,11 @@ def poll(job_ids: Sequence[str], folders: Optional[Mapping[str, str]] = None, ru
     wanted = _wanted_ids(job_ids, sizes, known)
     for job in wanted:
         if job not in known or not known[job].done:
-            from_file = _exit_file(job, folders)
+            from_file = exit_file(job)
             if from_file:  # the file knows how it ended; a stale answer may still know where it ran
                 earlier = known.get(job)
                 known[job] = from_file._replace(nodes=earlier.nodes, elapsed_s=earlier.elapsed_s) if earlier else from_file
     return {job: known.get(job, JobStatus(job, "UNKNOWN")) for job in wanted}
-
-
-def _exit_file(job: str, folders: Mapping[str, str]) -> Optional[JobStatus]:
-    return exit_file_status(job, folders.get(job) or folders.get(job.split("_")[0]))
 
 
 def _wanted_ids(job_ids, array_sizes, known=None) -> List[str]:

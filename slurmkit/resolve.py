@@ -529,8 +529,12 @@ def _extraction_parallelism(profile: SiteProfile, cores: int) -> int:
     extractors at once were bimodal (0.9-1.3 s or 1.9-3.0 s; median 2.08 s over 10 runs,
     each into a fresh folder) where one after the other was steady (1.4-2.2 s; median 1.62 s):
     they contend for the journal."""
+    return max(1, cores) if _on_ramdisk(profile) else 1
+
+
+def _on_ramdisk(profile: SiteProfile) -> bool:
     tmpdir = profile.storage.slurm_tmpdir
-    return max(1, cores) if tmpdir and tmpdir.kind == "ramdisk" else 1
+    return bool(tmpdir and tmpdir.kind == "ramdisk")
 
 
 def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
@@ -625,9 +629,8 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
     """Warnings about what the inputs hold (``shapes`` from staging.inspect_inputs): many small
     files, and on RAM-disk sites, staged bytes that eat the job's memory."""
     findings = _Findings()
-    tmpdir = profile.storage.slurm_tmpdir
     # Shards pay only where they are extracted at once: on a RAM disk (see _extraction_parallelism).
-    ramdisk = bool(tmpdir and tmpdir.kind == "ramdisk")
+    ramdisk = _on_ramdisk(profile)
     for shape in shapes:
         if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
             name = shape.path.rstrip("/").split("/")[-1]
@@ -635,6 +638,7 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
             findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
                           f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
                           f"and stage {packed}")
+    tmpdir = profile.storage.slurm_tmpdir
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)
         memory = spec.resources.mem_mb or min((t.memory_mib for t in profile.node_types if not t.gpus), default=None)

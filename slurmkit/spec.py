@@ -33,7 +33,7 @@ LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what environment.builds can build once per toolchain and cache as a wheel.
 BUILDS = ("horovod", "mpi4py")
-BUILD_RE = re.compile(r"^(horovod|mpi4py)(==[0-9][0-9A-Za-z.+]*)?$")
+BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
 MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIMIT_80", "ARRAY_TASKS")
 

@@ -6,6 +6,7 @@ reads files, the clock or the environment: the same inputs always give the same 
 """
 
 import itertools
+import posixpath
 import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple
@@ -544,11 +545,15 @@ def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
         return None
     several_nodes = spec.resources.nodes > 1
     steps = tuple(_stage_step(index, item.source, item.to, several_nodes, findings) for index, item in enumerate(stage.inputs))
-    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to)) for out in stage.outputs)
+    per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
+    for index, out in enumerate(stage.outputs):
+        _check_destination(out.to, f"stage.outputs.{index}.to", findings)
+    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to) + per_task) for out in stage.outputs)
     checkpoint = None
     if stage.checkpoint:
         c = stage.checkpoint
-        checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to), c.every_s)
+        _check_destination(c.to, "stage.checkpoint.to", findings)
+        checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to) + per_task, c.every_s)
     lead = 0
     if outputs or checkpoint:
         time_s = chain.link_time_s if chain else spec.resources.time_s
@@ -558,6 +563,16 @@ def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
                            "ask more time or a shorter lead")
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
     return StagePlan(steps, several_nodes, spec.resources.nodes, max(1, parallel), outputs, checkpoint, lead, mounts, max(1, cores))
+
+
+def _check_destination(to: str, field: str, findings: _Findings) -> None:
+    """A save replaces its destination whole (the new copy is renamed into its place), so the
+    destination must be a folder of its own: never the spec's folder, one above it, or /.
+    (In an array, each task saves into DESTINATION/<task id>, so that no task replaces another's.)"""
+    parts = [part for part in posixpath.normpath(to).split("/") if part not in ("", ".")]
+    if all(part == ".." for part in parts):
+        findings.error(field, f"{to!r} would be replaced whole by the output: "
+                       "give it a folder of its own (e.g. results), not the spec's folder or one above it")
 
 
 def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:

@@ -1,0 +1,243 @@
+"""The rendered script's copy-back, run with bash: each save is checked, retried once, swapped
+in whole, and its outcome written to the exit file (the contract of docs/templates.md).
+
+The whole rendered script of a small serial job runs here, with SLURM's variables set by hand
+and, where a test needs one, a fake ``cp`` first on PATH. The same faults on the real cluster
+(an immutable folder, a full filesystem, a job killed mid-save, a true time limit) are in
+tests/faults/test_copy_back.py. Nothing here depends on the Slurm version.
+"""
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from slurmkit import Job
+
+BASH = shutil.which("bash")
+REAL_CP = shutil.which("cp")
+MAKE_OUT = "mkdir -p $$SLURM_TMPDIR/out && for i in 1 2 3 4 5; do head -c 20000 /dev/zero > $$SLURM_TMPDIR/out/f$$i; done"
+
+
+def _render(tmp_path, command, **stage):
+    stage.setdefault("outputs", [{"from": "out", "to": "saved/out"}])
+    job = Job(name="cb", profile="local", account="def-x", resources={"time": "1h"},
+              launch={"command": ["bash", "-c", command]}, stage=stage)
+    script = tmp_path / "job.sh"
+    script.write_text(job.render(warn=False))
+    return script
+
+
+class Run:
+    def __init__(self, tmp_path):
+        self.root = tmp_path
+        self.submit = tmp_path / "submit"
+        self.node = tmp_path / "node"
+        self.jobs = tmp_path / "jobs"
+        self.bin = tmp_path / "bin"
+        for folder in (self.submit, self.node, self.jobs, self.bin):
+            folder.mkdir()
+        (self.bin / "module").write_text("#!/bin/sh\n")    # the local profile loads modules; none here
+        (self.bin / "module").chmod(0o755)
+
+    @property
+    def env(self):
+        return {"PATH": f"{self.bin}:/usr/bin:/bin", "SLURM_TMPDIR": str(self.node), "SLURM_SUBMIT_DIR": str(self.submit),
+                "SLURM_JOB_ID": "42", "SLURMKIT_JOB_DIR": str(self.jobs), "HOME": str(self.root)}
+
+    def fake_cp(self, body):
+        """A ``cp`` first on PATH; ``$REAL_CP`` is the real one, ``$CALLS`` counts the calls."""
+        (self.bin / "cp").write_text(f"#!/bin/bash\nREAL_CP={REAL_CP}\necho x >> {self.root}/cp-calls\n"
+                                     f"CALLS=$(wc -l < {self.root}/cp-calls)\n{body}\n")
+        (self.bin / "cp").chmod(0o755)
+
+    def start(self, script):
+        return subprocess.Popen([BASH, str(script)], env=self.env, cwd=self.submit, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def __call__(self, script):
+        process = self.start(script)
+        out, err = process.communicate(timeout=60)
+        return process.returncode, err
+
+    def exit_lines(self):
+        return (self.jobs / "42.exit").read_text().splitlines()
+
+    def leftovers(self):
+        return sorted(p.name for p in self.submit.rglob("*") if ".partial-" in p.name or p.name.endswith(".slurmkit-old"))
+
+
+@contextlib.contextmanager
+def unwritable(folder):
+    """Nothing can be created in ``folder``: ``chattr +i`` as root (as on the cluster), else mode 0555."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+    try:
+        yield "Operation not permitted" if os.geteuid() == 0 else "Permission denied"
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+def test_outputs_that_arrive_whole_are_saved_and_listed_in_the_exit_file(tmp_path):
+    run = Run(tmp_path)
+    rc, err = run(_render(tmp_path, MAKE_OUT))
+    assert rc == 0, err
+    assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out"]
+    assert sorted(p.name for p in (run.submit / "saved" / "out").iterdir()) == ["f1", "f2", "f3", "f4", "f5"]
+    assert run.leftovers() == []
+
+
+def test_an_unwritable_destination_is_not_saved_the_job_exits_74_and_says_why(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "saved").mkdir()
+    with unwritable(run.submit / "saved") as errno_text:
+        rc, err = run(_render(tmp_path, MAKE_OUT))
+    assert rc == 74
+    code, line = run.exit_lines()
+    assert code == "74"
+    state, destination, reason = line.split("\t")
+    assert (state, destination) == ("not-saved", f"{run.submit}/saved/out")
+    assert reason.startswith("cp: cannot create") and reason.endswith(errno_text)
+    assert f"slurmkit: NOT saved: {run.submit}/saved/out: {reason}" in err.splitlines()
+    assert "trying once more" in err
+    assert list((run.submit / "saved").iterdir()) == []
+
+
+def test_a_short_copy_is_caught_by_the_check_and_the_previous_destination_stays_whole(tmp_path):
+    run = Run(tmp_path)
+    previous = run.submit / "saved" / "out"
+    previous.mkdir(parents=True)
+    (previous / "old").write_text("the previous run\n")
+    # A copy that says it succeeded but left two files out and cut another short, as a full disk can.
+    run.fake_cp('"$REAL_CP" "$@" || exit; d=${@: -1}; rm -f "$d/f4" "$d/f5"; truncate -s 4096 "$d/f3"')
+    rc, err = run(_render(tmp_path, MAKE_OUT))
+    assert rc == 74, err
+    assert run.exit_lines()[1] == f"not-saved\t{previous}\t3 of 5 files, 43.1 KiB of 97.7 KiB arrived"
+    assert sorted(p.name for p in previous.iterdir()) == ["old"]
+    assert run.leftovers() == []
+
+
+def test_a_save_that_fails_once_is_tried_again_and_saved(tmp_path):
+    run = Run(tmp_path)
+    run.fake_cp('if [ "$CALLS" = 1 ]; then echo "cp: error writing \'x\': Input/output error" >&2; exit 1; fi\nexec "$REAL_CP" "$@"')
+    rc, err = run(_render(tmp_path, MAKE_OUT))
+    assert rc == 0, err
+    assert "failed (cp: error writing 'x': Input/output error): trying once more" in err
+    assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out"]
+    assert len((tmp_path / "cp-calls").read_text().splitlines()) == 2
+    assert run.leftovers() == []
+
+
+def test_a_new_save_replaces_the_previous_destination_whole(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "saved" / "out").mkdir(parents=True)
+    (run.submit / "saved" / "out" / "stale").write_text("from before\n")
+    rc, err = run(_render(tmp_path, MAKE_OUT))
+    assert rc == 0, err
+    assert sorted(p.name for p in (run.submit / "saved" / "out").iterdir()) == ["f1", "f2", "f3", "f4", "f5"]
+
+
+def test_a_failed_payload_keeps_its_code_and_the_exit_file_still_says_what_was_lost(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "saved").mkdir()
+    with unwritable(run.submit / "saved"):
+        rc, _ = run(_render(tmp_path, MAKE_OUT + " && exit 3"))
+    assert rc == 3
+    assert run.exit_lines()[0] == "3" and run.exit_lines()[1].startswith("not-saved\t")
+
+
+def test_an_output_the_job_never_wrote_is_not_saved(tmp_path):
+    run = Run(tmp_path)
+    rc, _ = run(_render(tmp_path, "true"))
+    assert rc == 74
+    assert run.exit_lines() == ["74", f"not-saved\t{run.submit}/saved/out\tthe job left nothing at {run.node}/out"]
+
+
+def test_usr1_at_the_time_limit_saves_the_outputs_exits_124_and_says_timeout(tmp_path):
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, MAKE_OUT + " && touch $$SLURM_TMPDIR/ready && sleep 60"))
+    deadline = time.monotonic() + 30
+    while not (run.node / "ready").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 124, err
+    assert run.exit_lines() == ["124", "timeout", f"saved\t{run.submit}/saved/out"]
+    assert len(list((run.submit / "saved" / "out").iterdir())) == 5
+
+
+CHECKPOINTED = ("cat $$SLURM_TMPDIR/ckpt/step 2>/dev/null || echo none; mkdir -p $$SLURM_TMPDIR/out; "
+                "echo 2 > $$SLURM_TMPDIR/ckpt/step; echo done > $$SLURM_TMPDIR/out/r")
+
+
+def test_the_checkpoint_is_swapped_in_and_the_exit_file_lists_it(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "ck").mkdir()
+    (run.submit / "ck" / "step").write_text("1\n")
+    process = run.start(_render(tmp_path, CHECKPOINTED, checkpoint={"from": "ckpt", "to": "ck", "every": "1h"}))
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (0, "1\n"), err
+    assert (run.submit / "ck" / "step").read_text() == "2\n"
+    assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out", f"saved\t{run.submit}/ck"]
+    assert run.leftovers() == []
+
+
+def test_a_crash_between_the_two_renames_resumes_from_the_previous_checkpoint(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "ck.slurmkit-old").mkdir()           # ck was moved aside, the new copy never took its place
+    (run.submit / "ck.slurmkit-old" / "step").write_text("1\n")
+    (run.submit / "ck.partial-41").mkdir()             # and a killed job's half-made copy
+    (run.submit / "ck.partial-41" / "step").write_text("")
+    process = run.start(_render(tmp_path, CHECKPOINTED, checkpoint={"from": "ckpt", "to": "ck", "every": "1h"}))
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out) == (0, "1\n"), err
+    assert (run.submit / "ck" / "step").read_text() == "2\n"
+    assert run.leftovers() == []
+
+
+def test_a_failed_final_checkpoint_save_leaves_the_previous_one_and_no_chain_marker(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "ck").mkdir()
+    (run.submit / "ck" / "step").write_text("1\n")
+    job = Job(name="cb", profile="local", account="def-x", resources={"time": "1h"}, resubmit={"max_links": 2},
+              launch={"command": ["bash", "-c", CHECKPOINTED]},
+              stage={"checkpoint": {"from": "ckpt", "to": "ck", "every": "1h"}, "lead": "60s"})
+    script = tmp_path / "job.sh"
+    script.write_text(job.render(warn=False))
+    with unwritable(run.submit):
+        rc, err = run(script)
+    assert rc == 74, err
+    assert (run.submit / "ck" / "step").read_text() == "1\n"
+    assert sorted(p.name for p in (run.submit / "ck").iterdir()) == ["step"]   # no .slurmkit-chain-done
+
+
+def test_the_periodic_checkpoint_save_is_stopped_before_the_final_one(tmp_path):
+    """Every save records its start and end; with a save every second and a slow cp, none may overlap."""
+    run = Run(tmp_path)
+    log = tmp_path / "saves"
+    run.fake_cp(f'case "${{@: -1}}" in *.partial-*) echo start >> {log}; sleep 0.7; "$REAL_CP" "$@"; s=$?; echo end >> {log}; exit $s;; esac\n'
+                'exec "$REAL_CP" "$@"')
+    script = _render(tmp_path, "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/ckpt/x; sleep 2.5; echo r > $$SLURM_TMPDIR/out/r",
+                     checkpoint={"from": "ckpt", "to": "ck", "every": "1s"})
+    rc, err = run(script)
+    assert rc == 0, err
+    events = log.read_text().split()
+    assert events == ["start", "end"] * (len(events) // 2) and len(events) >= 6   # periodic ones, then the two finals
+    assert run.leftovers() == []
+
+
+@pytest.mark.parametrize("size, text", [(0, "0 B"), (1023, "1023 B"), (65536, "64 KiB"), (1 << 20, "1 MiB"), (1536 << 20, "1.5 GiB"), (1048474, "1023.9 KiB")])
+def test_sizes_in_a_reason_read_as_a_person_would_write_them(tmp_path, size, text):
+    script = _render(tmp_path, "true").read_text()
+    start = script.index("_sk_bytes() {")
+    function = script[start:script.index("\n}\n", start) + 3]
+    result = subprocess.run([BASH, "-c", f"{function}_sk_bytes {size}"], capture_output=True, text=True, check=True)
+    assert result.stdout == f"{text}\n"

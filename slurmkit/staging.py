@@ -9,6 +9,7 @@ manifest of files and bytes. GNU tar does the archiving (fast, and the same tool
 node); mksquashfs (squashfs-tools) makes the images.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -95,25 +96,64 @@ def pack(folder, output, shards: int = 1, compression: str = "auto") -> Manifest
 
     if output.name.lower().endswith(IMAGE_SUFFIXES):
         zstd = compression == "zstd" or (compression == "auto" and looks_compressible(folder, files))
-        shard_list = (_squash(folder, files, output, zstd),)
-        return _write_manifest(folder, files, zstd, shard_list, output)
+        with written_whole(output) as partial:
+            shard_list = (_squash(folder, files, partial, output.name, zstd),)
+        return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
     zstd = _choose_compression(folder, files, compression)
-    groups = split_evenly(files, shards) if output.suffix == ".pack" else [files]
-    if output.suffix == ".pack":
-        output.mkdir(parents=True, exist_ok=True)
-        targets = [output / f"shard-{i:03d}.tar{'.zst' if zstd else ''}" for i in range(len(groups))]
-    else:
+    if output.suffix != ".pack":
         if zstd and not output.name.endswith((".tar.zst", ".tzst")):
             raise PackError(f"{output}: the data compresses, so name it .tar.zst (or use --compression none)")
-        targets = [output]
-    shard_list = tuple(_tar(folder, group, target, zstd) for group, target in zip(groups, targets))
-    return _write_manifest(folder, files, zstd, shard_list, output)
+        with written_whole(output) as partial:
+            shard_list = (_tar(folder, files, partial, output.name, zstd),)
+        return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
+    # A .pack folder is made whole under its temporary name, manifest last, then renamed.
+    with written_whole(output) as partial:
+        partial.mkdir(parents=True)
+        names = [f"shard-{i:03d}.tar{'.zst' if zstd else ''}" for i in range(shards)]
+        shard_list = tuple(_tar(folder, group, partial / name, name, zstd) for group, name in zip(split_evenly(files, shards), names))
+        manifest = _write_manifest(folder, files, zstd, shard_list, partial / "manifest.json")
+    return manifest
 
 
-def _write_manifest(folder: Path, files, zstd: bool, shard_list, output: Path) -> Manifest:
+@contextlib.contextmanager
+def written_whole(target: Path):
+    """A temporary path beside ``target`` (``NAME.partial``) that becomes ``target`` only when
+    the block completes: an archive, shard folder or manifest is never seen half-written under
+    its own name. A failure or an interruption (Ctrl-C) removes the temporary; a kill leaves it,
+    named as what it is, and the next pack replaces it. A previous ``target`` stays whole until
+    the new one takes its place."""
+    partial = target.with_name(target.name + ".partial")
+    _remove(partial)
+    try:
+        yield partial
+    except BaseException:
+        _remove(partial)
+        raise
+    try:
+        if target.is_dir() and not target.is_symlink():   # a folder cannot be renamed onto another
+            old = target.with_name(target.name + ".old")
+            _remove(old)
+            target.rename(old)
+            partial.rename(target)
+            _remove(old)
+        else:
+            partial.replace(target)
+    except OSError as error:
+        _remove(partial)
+        raise PackError(f"{target}: cannot put the new pack in place ({error.strerror}): remove or rename it and pack again") from None
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+
+
+def _write_manifest(folder: Path, files, zstd: bool, shard_list, path: Path) -> Manifest:
     manifest = Manifest(str(folder.resolve()), len(files), sum(s for _, s in files), "zstd" if zstd else "none", shard_list)
-    manifest_path = output / "manifest.json" if output.suffix == ".pack" else output.with_name(output.name + ".manifest.json")
-    manifest_path.write_text(manifest.to_json())
+    with written_whole(path) as partial:
+        partial.write_text(manifest.to_json())
     return manifest
 
 
@@ -128,7 +168,7 @@ def _choose_compression(folder: Path, files, compression: str) -> bool:
     return available and looks_compressible(folder, files)
 
 
-def _tar(folder: Path, group, target: Path, zstd: bool) -> Shard:
+def _tar(folder: Path, group, target: Path, name: str, zstd: bool) -> Shard:
     listing = target.with_name(target.name + ".files")
     listing.write_text("".join(f"{relative}\n" for relative, _ in group))
     argv = ["tar", "-cf", str(target), "--owner=0", "--group=0", "--numeric-owner", "-b", "2048", "-C", str(folder), "-T", str(listing)]
@@ -140,25 +180,22 @@ def _tar(folder: Path, group, target: Path, zstd: bool) -> Shard:
         listing.unlink()
     if result.returncode != 0:
         raise PackError(f"tar could not pack {folder}: {result.stderr.strip()}")
-    return Shard(target.name, len(group), sum(size for _, size in group))
+    return Shard(name, len(group), sum(size for _, size in group))
 
 
-def _squash(folder: Path, files, target: Path, zstd: bool) -> Shard:
-    """One squashfs image of ``folder``, written beside ``target`` and renamed when whole.
+def _squash(folder: Path, files, target: Path, name: str, zstd: bool) -> Shard:
+    """One squashfs image of ``folder`` at ``target``.
 
     Data that does not compress is stored as it is (``-noD``...): the image then reads at disk
     speed through squashfuse, with no decompression on the node."""
     if shutil.which("mksquashfs") is None:
         raise PackError("mksquashfs is not installed here: install squashfs-tools, or pack to .tar or .pack")
-    partial = target.with_name(target.name + ".partial")
-    argv = ["mksquashfs", str(folder), str(partial), "-noappend", "-no-progress", "-quiet", "-no-xattrs"]
+    argv = ["mksquashfs", str(folder), str(target), "-noappend", "-no-progress", "-quiet", "-no-xattrs"]
     argv += ["-comp", "zstd"] if zstd else ["-noI", "-noD", "-noF", "-noX"]
     result = subprocess.run(argv, capture_output=True, text=True)
     if result.returncode != 0:
-        partial.unlink(missing_ok=True)
         raise PackError(f"mksquashfs could not pack {folder}: {result.stderr.strip() or result.stdout.strip()}")
-    partial.replace(target)
-    return Shard(target.name, len(files), sum(size for _, size in files))
+    return Shard(name, len(files), sum(size for _, size in files))
 
 
 # ------------------------------------------------------------------------------------ inspect

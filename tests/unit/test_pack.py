@@ -126,3 +126,88 @@ def test_pack_cli_says_it_made_an_image(tmp_path):
     result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.sqfs"), "--compression", "none"])
     assert result.exit_code == 0, result.output
     assert result.output == f"packed 3 files, 0.0 MiB, into {tmp_path / 'data.sqfs'} (a squashfs image, compression none)\n"
+
+
+# ------------------------------------------------------------------ never half-written (issue 14)
+
+def _interrupt_on_call(monkeypatch, number):
+    """subprocess.run as slurmkit.staging calls it, but Ctrl-C arrives during call ``number``
+    (after the archiver has written part of its output)."""
+    import slurmkit.staging as staging
+
+    real_run, calls = subprocess.run, []
+
+    def run(argv, **kwargs):
+        calls.append(argv)
+        if len(calls) == number:
+            real_run(argv, **kwargs)          # the archive (or shard) is there, the pack is not done
+            raise KeyboardInterrupt
+        return real_run(argv, **kwargs)
+
+    monkeypatch.setattr(staging.subprocess, "run", run)
+    return calls
+
+
+@pytest.mark.parametrize("name, number", [("data.tar", 1), ("data.pack", 2), ("data.sqfs", 1)])
+def test_an_interrupted_pack_leaves_nothing_that_looks_whole(tmp_path, monkeypatch, name, number):
+    _dataset(tmp_path / "data")
+    calls = _interrupt_on_call(monkeypatch, number)
+    with pytest.raises(KeyboardInterrupt):
+        pack(tmp_path / "data", tmp_path / name, shards=3, compression="none")
+    assert len(calls) == number
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def _packed(tmp_path):
+    """Every file of the packs beside ``data``, with its bytes."""
+    return {str(p.relative_to(tmp_path)): p.read_bytes() for p in sorted(tmp_path.rglob("*"))
+            if p.is_file() and p.relative_to(tmp_path).parts[0] != "data"}
+
+
+@pytest.mark.parametrize("name, failing_call", [("data.tar", 1), ("data.pack", 2)])
+def test_a_failed_repack_leaves_the_previous_pack_whole(tmp_path, monkeypatch, name, failing_call):
+    import slurmkit.staging as staging
+
+    _dataset(tmp_path / "data")
+    pack(tmp_path / "data", tmp_path / name, shards=2, compression="none")
+    before = _packed(tmp_path)
+    (tmp_path / "data" / "new.txt").write_text("more\n")
+    real_run, calls = subprocess.run, []
+
+    def run(argv, **kwargs):   # tar fails on its last shard, after the others were written
+        calls.append(argv)
+        return real_run(["false"] if len(calls) == failing_call else argv, **kwargs)
+
+    monkeypatch.setattr(staging.subprocess, "run", run)
+    with pytest.raises(staging.PackError):
+        pack(tmp_path / "data", tmp_path / name, shards=2, compression="none")
+    assert _packed(tmp_path) == before and len(before) >= 2
+
+
+def test_a_killed_pack_leaves_only_a_partial_name_and_the_next_pack_replaces_it(tmp_path):
+    """SIGKILL cannot be caught: what it leaves is named .partial, never data.tar."""
+    import os
+    import signal
+    import sys
+    import time
+
+    _dataset(tmp_path / "data")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # A tar that writes the start of its archive, then hangs: the kill lands in the middle.
+    (fake / "tar").write_text('#!/bin/bash\nhead -c 10240 /dev/zero > "$2"\nsleep 60\n')   # tar -cf ARCHIVE ...
+    (fake / "tar").chmod(0o755)
+    code = f"from slurmkit.staging import pack; pack({str(tmp_path / 'data')!r}, {str(tmp_path / 'data.tar')!r}, compression='none')"
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
+    process = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "data.tar.partial").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert "data.tar" not in names and "data.tar.manifest.json" not in names and "data.tar.partial" in names
+    pack(tmp_path / "data", tmp_path / "data.tar", compression="none")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "data", "data.tar", "data.tar.manifest.json"]
+    with tarfile.open(tmp_path / "data.tar") as archive:
+        assert len([m for m in archive.getmembers() if m.isfile()]) == 30

@@ -1,0 +1,134 @@
+"""Copy-back under the faults of issue 14, on the real local cluster: jobs submitted through
+slurmkit, the outcome read from sacct and from the job's exit file.
+
+Proved on Debian's Slurm 22.05; nothing used here (sacct's State and ExitCode, --signal=B:USR1,
+scancel --signal=KILL, afterany) differs in the Alliance's 23.x/24.x.
+"""
+
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from slurmkit import Job
+from tests.integration.slurm import wait_for_job
+
+from .conftest import immutable, node_pids, on_node, small_filesystem
+
+MAKE_OUT = "mkdir -p $$SLURM_TMPDIR/out && for i in 1 2 3 4 5; do head -c 40000 /dev/urandom > $$SLURM_TMPDIR/out/f$$i; done"
+
+
+def _job(tmp_path, name="cb", **fields):
+    spec = {"name": name, "profile": "local", "account": "def-test", "resources": {"time": "5m"}, **fields}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return Job.from_yaml(path)
+
+
+def _ended(handle, timeout=120):
+    """sacct's row for the job once it has ended, and the lines of its exit file."""
+    row = wait_for_job(handle.job_id, timeout)
+    exit_file = Path(handle.paths.folder) / f"{handle.job_id}.exit"
+    deadline = time.monotonic() + 10
+    while not exit_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return row, exit_file.read_text().splitlines()
+
+
+def test_an_immutable_destination_ends_failed_74_and_the_exit_file_says_operation_not_permitted(cluster, registry, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    with immutable(locked):
+        handle = _job(tmp_path, stage={"outputs": [{"from": "out", "to": "locked/out"}]},
+                      launch={"command": ["bash", "-c", MAKE_OUT]}).submit()
+        row, lines = _ended(handle)
+    assert (row["State"], row["ExitCode"]) == ("FAILED", "74:0")
+    assert lines[0] == "74"
+    state, destination, reason = lines[1].split("\t")
+    assert (state, destination) == ("not-saved", f"{tmp_path}/locked/out")
+    assert reason.startswith("cp: cannot create") and reason.endswith("Operation not permitted")
+    assert f"slurmkit: NOT saved: {tmp_path}/locked/out: {reason}" in handle.stderr()
+    assert list(locked.iterdir()) == []
+
+
+def test_a_full_destination_ends_failed_74_no_space_and_the_previous_copy_stays_whole(cluster, registry, tmp_path):
+    with small_filesystem(cluster, "64k") as full:
+        for node in node_pids(cluster):          # a previous run's output, on every node's filesystem
+            on_node(cluster, node, "sh", "-c", f"mkdir {full}/out && echo previous > {full}/out/old")
+        handle = _job(tmp_path, stage={"outputs": [{"from": "out", "to": f"{full}/out"}]},
+                      launch={"command": ["bash", "-c", MAKE_OUT]}).submit()
+        row, lines = _ended(handle)
+        left = on_node(cluster, row["NodeList"], "sh", "-c", f"ls -A {full}; cat {full}/out/old").stdout
+    assert (row["State"], row["ExitCode"]) == ("FAILED", "74:0"), (row, lines, handle.stderr())
+    assert lines[0] == "74"
+    state, destination, reason = lines[1].split("\t")
+    assert (state, destination) == ("not-saved", f"{full}/out")
+    assert reason.endswith("No space left on device"), reason
+    assert left == "out\nprevious\n"             # no partial copy left, the previous output untouched
+
+
+# The first periodic save goes through; the second stops half-way (some files copied) and hangs,
+# so that the job is killed in the middle of it. Later saves (the next link's) go through.
+STALLING_CP = """#!/bin/bash
+case "${@: -1}" in
+*/ckpt) ;;              # the resume, into $SLURM_TMPDIR
+*)
+    echo x >> SAVES
+    if [ "$(wc -l < SAVES)" = 2 ]; then
+        /bin/cp "$@"
+        rm -f "${@: -1}/big"
+        touch STALLED
+        exec sleep 300
+    fi;;
+esac
+exec /bin/cp "$@"
+"""
+
+RESUMING = ("step=$$(cat $$SLURM_TMPDIR/ckpt/step 2>/dev/null || echo 0); echo resumed at $$step; "
+            "if [ $$step = 0 ]; then echo 1 > $$SLURM_TMPDIR/ckpt/step; head -c 300000 /dev/urandom > $$SLURM_TMPDIR/ckpt/big; "
+            "sleep 3; echo 2 > $$SLURM_TMPDIR/ckpt/step; sleep 300; else echo $$((step + 1)) > $$SLURM_TMPDIR/ckpt/step; fi")
+
+
+def test_a_job_killed_during_a_checkpoint_save_leaves_the_previous_checkpoint_and_the_next_link_resumes(
+        cluster, registry, tmp_path, monkeypatch):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "cp").write_text(STALLING_CP.replace("SAVES", str(tmp_path / "saves")).replace("STALLED", str(tmp_path / "stalled")))
+    (fake / "cp").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")     # sbatch exports it to the job
+    chain = _job(tmp_path, resources={"time": "2m"}, resubmit={"max_links": 2},
+                 stage={"checkpoint": {"from": "ckpt", "to": "saved", "every": "2s"}, "lead": "30s"},
+                 launch={"command": ["bash", "-c", RESUMING]}).submit()
+    first, second = chain.links
+    deadline = time.monotonic() + 90
+    while not (tmp_path / "stalled").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (tmp_path / "stalled").exists(), first.stderr()
+    # Mid-save: the half-made copy sits beside the checkpoint, which is still the first save, whole.
+    assert [p.name for p in tmp_path.glob("saved.partial-*")] == [f"saved.partial-{first.job_id}"]
+    assert (tmp_path / "saved" / "step").read_text() == "1\n" and (tmp_path / "saved" / "big").stat().st_size == 300000
+    # SIGKILL to every process of the batch step at once, as a node crash: no trap runs. (Without
+    # --batch, scancel --signal=KILL cancels the job the usual way: TERM first, and the trap saves.)
+    subprocess.run(["scancel", "--batch", "--signal=KILL", first.job_id], check=True)
+    killed = wait_for_job(first.job_id, 60)
+    row = wait_for_job(second.job_id, 120)
+    assert killed["State"] != "COMPLETED", (killed, first.stderr())
+    assert (row["State"], row["ExitCode"]) == ("COMPLETED", "0:0"), second.stderr()
+    assert second.stdout().strip() == "resumed at 1", (killed, first.stderr())
+    assert (tmp_path / "saved" / "step").read_text() == "2\n"
+    assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == [".slurmkit-chain-done", "big", "step"]
+    assert list(tmp_path.glob("saved.*")) == []           # the killed job's partial was removed on resume
+
+
+PRODUCER = ("mkdir -p $$SLURM_TMPDIR/results; for i in $$(seq 1 100); do echo $$i > $$SLURM_TMPDIR/results/r$$i; done; "
+            "sleep 600")
+
+
+def test_at_a_real_one_minute_time_limit_the_outputs_come_back_and_the_exit_file_says_timeout(cluster, registry, tmp_path):
+    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
+                  launch={"command": ["bash", "-c", PRODUCER]}).submit()
+    row, lines = _ended(handle, 180)
+    assert lines == ["124", "timeout", f"saved\t{tmp_path}/saved"]
+    assert (row["State"], row["ExitCode"]) in (("FAILED", "124:0"), ("TIMEOUT", "0:0"))
+    assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(f"r{i}" for i in range(1, 101))

@@ -241,3 +241,20 @@ def test_sizes_in_a_reason_read_as_a_person_would_write_them(tmp_path, size, tex
     function = script[start:script.index("\n}\n", start) + 3]
     result = subprocess.run([BASH, "-c", f"{function}_sk_bytes {size}"], capture_output=True, text=True, check=True)
     assert result.stdout == f"{text}\n"
+
+
+def test_a_python_callables_setup_restores_its_checkpoint_with_the_save_functions_it_calls(tmp_path):
+    """submit_function() runs the environment part of the script (setup.sh.j2) without its traps;
+    its checkpoint restore calls _sk_recover, so the save functions must be there too."""
+    from slurmkit.functions import setup_lines
+
+    run = Run(tmp_path)
+    (run.submit / "ck.slurmkit-old").mkdir()
+    (run.submit / "ck.slurmkit-old" / "step").write_text("1\n")
+    job = Job(name="cb", profile="local", account="def-x", resources={"time": "1h"}, launch="true",
+              stage={"checkpoint": {"from": "ckpt", "to": "ck", "every": "1h"}})
+    lines = "\n".join(setup_lines(job.resolve().plan))
+    result = subprocess.run([BASH, "-c", f"set -euo pipefail\n{lines}\nkill \"$_sk_sync\"\n"], env=run.env, cwd=run.submit,
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert (run.node / "ckpt" / "step").read_text() == "1\n"

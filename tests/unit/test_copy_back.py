@@ -258,3 +258,28 @@ def test_a_python_callables_setup_restores_its_checkpoint_with_the_save_function
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
     assert (run.node / "ckpt" / "step").read_text() == "1\n"
+
+
+def test_each_array_task_saves_into_a_folder_of_its_own_and_writes_its_own_exit_file(tmp_path):
+    """A save replaces its destination whole: tasks sharing one would replace each other's."""
+    run = Run(tmp_path)
+    job = Job(name="cb", profile="local", account="def-x", kind="array", resources={"time": "1h"},
+              array={"parameters": {"lr": ["0.1", "0.01"]}}, stage={"outputs": [{"from": "out", "to": "sweep"}]},
+              launch={"command": ["bash", "-c", "mkdir -p $$SLURM_TMPDIR/out && echo $$lr > $$SLURM_TMPDIR/out/lr"]})
+    script = tmp_path / "job.sh"
+    script.write_text(job.render(warn=False))
+    for task in ("0", "1"):
+        env = {**run.env, "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": task, "SLURM_JOB_ID": f"4{task}"}
+        result = subprocess.run([BASH, str(script)], env=env, cwd=run.submit, capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert (run.jobs / f"40_{task}.exit").read_text() == f"0\nsaved\t{run.submit}/sweep/{task}\n"
+    assert [(run.submit / "sweep" / t / "lr").read_text() for t in ("0", "1")] == ["0.1\n", "0.01\n"]
+
+
+@pytest.mark.parametrize("to", [".", "..", "results/..", "/"])
+def test_a_destination_that_is_the_specs_folder_or_above_is_refused(to):
+    job = Job(name="cb", profile="local", account="def-x", resources={"time": "1h"}, launch="true",
+              stage={"outputs": [{"from": "out", "to": to}]})
+    (error,) = job.resolve().errors
+    assert error.field == "stage.outputs.0.to"
+    assert error.message.endswith("give it a folder of its own (e.g. results), not the spec's folder or one above it")

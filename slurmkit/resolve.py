@@ -548,7 +548,7 @@ def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
     per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
     for index, out in enumerate(stage.outputs):
         _check_destination(out.to, f"stage.outputs.{index}.to", findings)
-    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to) + per_task) for out in stage.outputs)
+    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to)) for out in stage.outputs)
     checkpoint = None
     if stage.checkpoint:
         c = stage.checkpoint
@@ -566,9 +566,10 @@ def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
 
 
 def _check_destination(to: str, field: str, findings: _Findings) -> None:
-    """A save replaces its destination whole (the new copy is renamed into its place), so the
-    destination must be a folder of its own: never the spec's folder, one above it, or /.
-    (In an array, each task saves into DESTINATION/<task id>, so that no task replaces another's.)"""
+    """A save is first copied whole beside its destination (DEST.partial-JOBID), and a checkpoint
+    then replaces its destination whole, so a destination must be a path of its own: never the
+    spec's folder, one above it, or /. (In an array, each task's checkpoint is
+    DESTINATION/<task id>, so that no task replaces another's; outputs join one folder.)"""
     parts = [part for part in posixpath.normpath(to).split("/") if part not in ("", ".")]
     if all(part == ".." for part in parts):
         findings.error(field, f"{to!r} would be replaced whole by the output: "

@@ -1,5 +1,6 @@
 """The rendered script's copy-back, run with bash: each save is checked, retried once, swapped
-in whole, and its outcome written to the exit file (the contract of docs/templates.md).
+in (an output's files join its destination, a checkpoint replaces the previous one whole),
+and its outcome written to the exit file (the contract of docs/templates.md).
 
 The whole rendered script of a small serial job runs here, with SLURM's variables set by hand
 and, where a test needs one, a fake ``cp`` first on PATH. The same faults on the real cluster
@@ -136,13 +137,30 @@ def test_a_save_that_fails_once_is_tried_again_and_saved(tmp_path):
     assert run.leftovers() == []
 
 
-def test_a_new_save_replaces_the_previous_destination_whole(tmp_path):
+def test_an_outputs_files_join_its_destination_and_what_else_is_there_stays(tmp_path):
+    """Outputs merge, as `cp -r` into a results folder always did: a later job (or chain link)
+    never deletes an earlier one's results; a file of the same name is replaced whole."""
     run = Run(tmp_path)
     (run.submit / "saved" / "out").mkdir(parents=True)
-    (run.submit / "saved" / "out" / "stale").write_text("from before\n")
+    (run.submit / "saved" / "out" / "earlier").write_text("from before\n")
+    (run.submit / "saved" / "out" / "f1").write_text("an older f1\n")
     rc, err = run(_render(tmp_path, MAKE_OUT))
     assert rc == 0, err
-    assert sorted(p.name for p in (run.submit / "saved" / "out").iterdir()) == ["f1", "f2", "f3", "f4", "f5"]
+    assert sorted(p.name for p in (run.submit / "saved" / "out").iterdir()) == ["earlier", "f1", "f2", "f3", "f4", "f5"]
+    assert (run.submit / "saved" / "out" / "f1").stat().st_size == 20000
+    assert (run.submit / "saved" / "out" / "earlier").read_text() == "from before\n"
+    assert run.leftovers() == []
+
+
+def test_a_folder_output_never_replaces_a_file_of_the_same_name(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "saved").mkdir()
+    (run.submit / "saved" / "out").write_text("a file the user keeps\n")
+    rc, err = run(_render(tmp_path, MAKE_OUT))
+    assert rc == 74, err
+    assert run.exit_lines()[1] == f"not-saved\t{run.submit}/saved/out\t{run.submit}/saved/out is a file: a folder does not replace it"
+    assert (run.submit / "saved" / "out").read_text() == "a file the user keeps\n"
+    assert run.leftovers() == []
 
 
 def test_a_failed_payload_keeps_its_code_and_the_exit_file_still_says_what_was_lost(tmp_path):
@@ -187,6 +205,18 @@ def test_the_checkpoint_is_swapped_in_and_the_exit_file_lists_it(tmp_path):
     assert (process.returncode, out) == (0, "1\n"), err
     assert (run.submit / "ck" / "step").read_text() == "2\n"
     assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out", f"saved\t{run.submit}/ck"]
+    assert run.leftovers() == []
+
+
+def test_a_checkpoint_replaces_the_previous_one_whole(tmp_path):
+    """A file the program deleted from its checkpoint does not come back from the saved copy."""
+    run = Run(tmp_path)
+    (run.submit / "ck").mkdir()
+    (run.submit / "ck" / "old-shard").write_text("deleted by the program\n")
+    command = "rm $$SLURM_TMPDIR/ckpt/old-shard && echo 2 > $$SLURM_TMPDIR/ckpt/step && mkdir -p $$SLURM_TMPDIR/out"
+    rc, err = run(_render(tmp_path, command, checkpoint={"from": "ckpt", "to": "ck", "every": "1h"}))
+    assert rc == 0, err
+    assert sorted(p.name for p in (run.submit / "ck").iterdir()) == ["step"]
     assert run.leftovers() == []
 
 
@@ -260,20 +290,23 @@ def test_a_python_callables_setup_restores_its_checkpoint_with_the_save_function
     assert (run.node / "ckpt" / "step").read_text() == "1\n"
 
 
-def test_each_array_task_saves_into_a_folder_of_its_own_and_writes_its_own_exit_file(tmp_path):
-    """A save replaces its destination whole: tasks sharing one would replace each other's."""
+def test_array_tasks_outputs_join_one_folder_and_each_task_keeps_its_own_checkpoint(tmp_path):
+    """A checkpoint replaces its destination whole, so each task's is DEST/<task>; outputs join."""
     run = Run(tmp_path)
     job = Job(name="cb", profile="local", account="def-x", kind="array", resources={"time": "1h"},
-              array={"parameters": {"lr": ["0.1", "0.01"]}}, stage={"outputs": [{"from": "out", "to": "sweep"}]},
-              launch={"command": ["bash", "-c", "mkdir -p $$SLURM_TMPDIR/out && echo $$lr > $$SLURM_TMPDIR/out/lr"]})
+              array={"parameters": {"lr": ["0.1", "0.01"]}},
+              stage={"outputs": [{"from": "out", "to": "sweep"}], "checkpoint": {"from": "ckpt", "to": "ck", "every": "1h"}},
+              launch={"command": ["bash", "-c", "mkdir -p $$SLURM_TMPDIR/out && echo $$lr > $$SLURM_TMPDIR/out/lr-$$SLURM_ARRAY_TASK_ID"
+                                  " && echo $$lr > $$SLURM_TMPDIR/ckpt/state"]})
     script = tmp_path / "job.sh"
     script.write_text(job.render(warn=False))
     for task in ("0", "1"):
         env = {**run.env, "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": task, "SLURM_JOB_ID": f"4{task}"}
         result = subprocess.run([BASH, str(script)], env=env, cwd=run.submit, capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
-        assert (run.jobs / f"40_{task}.exit").read_text() == f"0\nsaved\t{run.submit}/sweep/{task}\n"
-    assert [(run.submit / "sweep" / t / "lr").read_text() for t in ("0", "1")] == ["0.1\n", "0.01\n"]
+        assert (run.jobs / f"40_{task}.exit").read_text() == f"0\nsaved\t{run.submit}/sweep\nsaved\t{run.submit}/ck/{task}\n"
+    assert [(run.submit / "sweep" / f"lr-{t}").read_text() for t in ("0", "1")] == ["0.1\n", "0.01\n"]
+    assert [(run.submit / "ck" / t / "state").read_text() for t in ("0", "1")] == ["0.1\n", "0.01\n"]
 
 
 @pytest.mark.parametrize("to", [".", "..", "results/..", "/"])

@@ -224,6 +224,9 @@ def _watch(job_ids, interval: float) -> int:
         final = _live(watch, records) if pretty_output() else _plain(watch, records)
     except SlurmkitError as error:
         _fail(error)
+    except KeyboardInterrupt:
+        click.echo("stopped watching; the jobs run on (`slurmkit status` shows them)", err=True)
+        return 130
     _print_reports(ids)
     return 0 if final and all(s.ok for s in final.values()) else 1
 

@@ -505,13 +505,19 @@ def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=No
     import time
 
     from .monitor import Cadence
+    from .slurmcli import SchedulerError
 
     clock, sleep = clock or time.monotonic, sleep or time.sleep
     deadline, cadence = clock() + settle_s, Cadence(4.0)
     while True:
-        effs = report_for(job_id, retry_for=0.0)
-        if all(eff.done for eff in effs):
+        try:
+            effs = report_for(job_id, retry_for=0.0)
+        except SchedulerError as error:   # no record yet is lag too; anything else is final
+            if not error.message.startswith("sacct has no record") or clock() >= deadline:
+                raise
+            effs = []
+        if effs and all(eff.done for eff in effs):
             return effs, True
-        if clock() >= deadline:
+        if effs and clock() >= deadline:
             return effs, False
         sleep(cadence.next())

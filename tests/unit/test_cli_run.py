@@ -149,3 +149,10 @@ def test_watch_prints_preliminary_above_a_report_taken_before_accounting_settled
     out = CliRunner().invoke(main, ["watch", "5"]).stdout
     assert "preliminary report for 5: accounting has not recorded its end yet" in out
 
+
+
+def test_a_job_accounting_has_not_recorded_yet_is_asked_about_again_before_the_report(monkeypatch):
+    answers = iter(["", "5|COMPLETED|0:0|4|60|0|1|1G||billing=1|1|\n"])
+    fake(monkeypatch, sacct=lambda argv: next(answers))
+    effs, settled = efficiency.settled_report("5", sleep=lambda s: None)
+    assert settled and effs[0].state == "COMPLETED"

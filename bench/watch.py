@@ -105,7 +105,7 @@ def drain(leaders, seconds: float) -> None:
 def baseline_code(work: Path, commit: str) -> Path:
     target = work / "baseline"
     target.mkdir()
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "slurmkit"], check=True, capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "slurmkit", "site_profiles", "templates"], check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target
 
@@ -121,6 +121,8 @@ def measure_wait(codes, work: Path, job_s: int) -> dict:
     for name, (process, out) in runs.items():
         process.wait(timeout=job_s + 300)
         counts = json.loads(out.read_text())
+        if "_state" not in counts:
+            raise SystemExit(f"the {name} wait child failed (exit {process.returncode}); run it alone to see why")
         result[name] = {"calls": sum(v for k, v in counts.items() if not k.startswith("_")), "by_command": {
             k: v for k, v in counts.items() if not k.startswith("_")}, "state": counts.get("_state"), "wait_s": counts.get("_wait_s"),
             "code": counts.get("_code")}
@@ -146,18 +148,31 @@ def measure_watch(codes, work: Path, tasks: int, settle_s: float, watch_s: float
         drain(leaders, watch_s)
         share = {key: (cpu_s(process.pid) - before[key]) / watch_s for key, (process, _) in processes.items()}
     finally:
-        for process, _ in processes.values():
-            process.send_signal(signal.SIGINT)
-        for process, leader in processes.values():
-            process.wait(timeout=60)
-            if leader is not None:
-                os.close(leader)
+        stop(processes)
         subprocess.run(["scancel", sweep.job_id], check=False)
     result = {}
     for (name, mode), _ in processes.items():
-        counts = json.loads((work / f"watch-{name}-{mode}.json").read_text())
+        out = work / f"watch-{name}-{mode}.json"
+        counts = json.loads(out.read_text()) if out.exists() else None   # None: it had to be killed
         result.setdefault(name, {})[mode] = {"cpu_share": round(share[(name, mode)], 4), "slurm_calls": counts}
     return result
+
+
+def stop(processes) -> None:
+    """Ctrl-C each watch, reading the terminals meanwhile (a full pty would block its last
+    words); kill what has not ended within a minute."""
+    for process, _ in processes.values():
+        process.send_signal(signal.SIGINT)
+    leaders = [leader for _, leader in processes.values() if leader is not None]
+    deadline = time.monotonic() + 60
+    while any(process.poll() is None for process, _ in processes.values()) and time.monotonic() < deadline:
+        drain(leaders, 0.5)
+    for process, leader in processes.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if leader is not None:
+            os.close(leader)
 
 
 def main() -> None:

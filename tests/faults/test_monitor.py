@@ -61,6 +61,8 @@ def test_status_without_slurm_conf_is_one_line_exit_1_within_seconds(cluster, re
     assert result.returncode == 1 and took < 5
     assert line.startswith("error: SLURM's commands found no configuration (SLURM_CONF is unset")
     assert line.endswith("set SLURM_CONF or run on a login node")
+    watched, took = cli("watch", "12345", env=env, timeout=30)    # not UNKNOWN forever
+    assert watched.returncode == 1 and took < 5 and one_error_line(watched) == line
 
 
 def test_status_with_controller_and_accounting_stopped_names_both_within_seconds(cluster, registry):

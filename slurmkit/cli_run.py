@@ -53,13 +53,28 @@ def _ids_and_folders(job_ids):
     return ids, folders, sizes, records
 
 
+COLUMNS = ("job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs")
+#: more rows than this and `watch` shows counts per state, then only running and failed tasks.
+SUMMARY_AT = 20
+#: at most this many rows of each kind (running, failed) under the counts.
+SUMMARY_ROWS = 15
+
+
+def _row(job_id, status, record):
+    from .monitor import exit_text, outputs_text
+
+    return {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
+            "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
+            "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
+            "outputs": outputs_text(status), "ok": status.ok}
+
+
 def _rows(statuses, records):
     """One row a job; the links of a chain fold into one row for the chain, listing its links."""
     rows, chains = [], {}
     for job_id, status in statuses.items():
         record = records.get(job_id.split("_")[0])
-        row = {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
-               "elapsed_s": status.elapsed_s, "nodes": status.nodes, "source": status.source}
+        row = _row(job_id, status, record)
         if record is not None and record.chain:
             chains.setdefault(record.chain, []).append((record.link, row))
         else:
@@ -68,31 +83,36 @@ def _rows(statuses, records):
         links = [row for _, row in sorted(links, key=lambda pair: pair[0] or 0)]
         current = next((row for row in links if row["state"] not in TERMINAL_STATES), links[-1])
         rows.append({**current, "job": chain_id, "name": f"{current['name']} (chain, link {links.index(current) + 1}/{len(links)})",
-                     "links": [{"job": row["job"], "state": row["state"], "exit_code": row["exit_code"]} for row in links]})
+                     "links": [{"job": row["job"], "state": row["state"], "exit_code": row["exit_code"], "signal": row["signal"]}
+                               for row in links]})
     return rows
 
 
+def _cells(row):
+    state = "TIMEOUT (outputs saved)" if row["state"] == "TIMEOUT" and row["outputs"] == "outputs saved" else row["state"]
+    return [state if c == "state" else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
+
+
 def _print_table(rows, title=None):
-    columns = ("job", "name", "state", "exit_code", "elapsed_s", "nodes", "source")
     if not pretty_output():
         for row in rows:
-            click.echo("\t".join("" if row[c] is None else str(row[c]) for c in columns))
+            click.echo("\t".join(_cells(row)))
         return
     from rich.console import Console
 
-    Console().print(_rich_table(rows, columns, title))
+    Console().print(_rich_table(rows, title))
 
 
-def _rich_table(rows, columns, title=None):
+def _rich_table(rows, title=None):
     from rich.table import Table
 
     table = Table(title=title)
-    for column in columns:
-        table.add_column(column.replace("_", " "))
+    for column in COLUMNS:
+        table.add_column(column.replace("_", " "), overflow="fold")
     colours = {"COMPLETED": "green", "RUNNING": "cyan", "PENDING": "yellow"}
     for row in rows:
-        cells = ["" if row[c] is None else str(row[c]) for c in columns]
-        colour = colours.get(row["state"], "red" if row["state"] not in ("UNKNOWN",) else "white")
+        cells = _cells(row)
+        colour = "red" if row["unsaved"] else colours.get(row["state"], "red" if row["state"] != "UNKNOWN" else "white")
         cells[2] = f"[{colour}]{cells[2]}[/]"
         table.add_row(*cells)
     return table
@@ -103,54 +123,128 @@ def _rich_table(rows, columns, title=None):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status_command(job_ids, as_json):
     """Where jobs stand (default: the last 20 submissions)."""
+    # Exit 1, one line, when SLURM cannot be asked: never a table of UNKNOWN.
     from .monitor import poll
 
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     if not ids:
         click.echo("no jobs submitted with slurmkit yet")
         return
-    rows = _rows(poll(ids, folders, array_sizes=sizes), records)
+    try:
+        rows = _rows(poll(ids, folders, array_sizes=sizes), records)
+    except SlurmkitError as error:
+        _fail(error)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
         _print_table(rows)
 
 
+# -------------------------------------------------------------------------------------- watch
+
+def _counts(statuses) -> str:
+    counts = {}
+    for status in statuses.values():
+        counts[status.state] = counts.get(status.state, 0) + 1
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _summary_rows(rows):
+    """The rows worth a line when there are many: running ones, then those that ended badly."""
+    running = [row for row in rows if row["state"] == "RUNNING"]
+    failed = [row for row in rows if row["state"] in TERMINAL_STATES and not row["ok"]]
+    shown = running[:SUMMARY_ROWS] + failed[:SUMMARY_ROWS]
+    hidden = len(running) + len(failed) - len(shown)
+    return shown, hidden
+
+
+def _view(statuses, records, lost):
+    """What the terminal shows: the table, or counts then running and failed rows when large."""
+    from rich.console import Group
+    from rich.text import Text
+
+    rows = _rows(statuses, records)
+    title = f"{sum(s.done for s in statuses.values())}/{len(statuses)} done"
+    parts = []
+    if lost is not None:
+        parts.append(Text(f"lost the controller, retrying: {lost.message}", style="bold red"))
+    if len(rows) > SUMMARY_AT:
+        shown, hidden = _summary_rows(rows)
+        parts.append(Text(f"{title}: {_counts(statuses)}"))
+        parts.append(_rich_table(shown, title=f"running and failed ({hidden} more not shown)" if hidden else "running and failed"))
+    else:
+        parts.append(_rich_table(rows, title=title))
+    return Group(*parts)
+
+
+def _live(watch, records):
+    """Follow on a terminal: render only when something changed, with no refresh thread."""
+    from rich.live import Live
+
+    final, shown = {}, None
+    with Live(auto_refresh=False) as live:
+        for final in watch:
+            key = (tuple(final.values()), watch.lost is not None)
+            if key != shown:
+                shown = key
+                live.update(_view(final, records, watch.lost), refresh=True)
+    return final
+
+
+def _plain(watch, records):
+    """Follow piped: a line per change; many jobs as a counts line and a line per bad ending."""
+    from .monitor import verdict
+
+    final, seen, lost, counts = {}, {}, None, None
+    for final in watch:
+        now = time.strftime("%H:%M:%S")
+        if (watch.lost is None) != (lost is None):
+            click.echo(f"{now} lost the controller, retrying: {watch.lost.message}" if watch.lost else f"{now} the controller answers again")
+        lost = watch.lost
+        summary = len(final) > SUMMARY_AT
+        if summary and _counts(final) != counts:
+            counts = _counts(final)
+            click.echo(f"{now} {len(final)} jobs: {counts}")
+        for job_id, status in final.items():
+            line = verdict(status) if status.done else status.state
+            if seen.get(job_id) != line:
+                seen[job_id] = line
+                if not summary or (status.done and not status.ok):
+                    click.echo(f"{now} {job_id} {line}")
+    return final
+
+
 def _watch(job_ids, interval: float) -> int:
-    """Poll until every job is done; 0 if all completed, else 1."""
+    """Poll until every job is done; 0 if all completed with their outputs saved, else 1."""
     from .monitor import Watch
 
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
-    final = {}
-    if pretty_output():
-        from rich.live import Live
-
-        with Live(refresh_per_second=2) as live:
-            for final in watch:
-                live.update(_rich_table(_rows(final, records), ("job", "name", "state", "exit_code", "elapsed_s", "nodes", "source"),
-                                        title=f"{sum(s.done for s in final.values())}/{len(final)} done"))
-    else:
-        seen = {}
-        for final in watch:
-            for job_id, status in final.items():
-                if seen.get(job_id) != status.state:
-                    seen[job_id] = status.state
-                    code = "" if status.exit_code is None else f" exit {status.exit_code}"
-                    click.echo(f"{time.strftime('%H:%M:%S')} {job_id} {status.state}{code if status.done else ''}")
+    try:
+        final = _live(watch, records) if pretty_output() else _plain(watch, records)
+    except SlurmkitError as error:
+        _fail(error)
+    except KeyboardInterrupt:
+        click.echo("stopped watching; the jobs run on (`slurmkit status` shows them)", err=True)
+        return 130
     _print_reports(ids)
     return 0 if final and all(s.ok for s in final.values()) else 1
 
 
 def _print_reports(job_ids) -> None:
-    """The efficiency report of each job once it ended (skipped, with a note, without accounting)."""
+    """The efficiency report of each job once accounting has its end (or marked preliminary)."""
     from . import efficiency
 
     for job_id in job_ids:
         try:
-            click.echo(efficiency.format_report(efficiency.report_for(job_id)), nl=False)
+            effs, settled = efficiency.settled_report(job_id)
         except SlurmkitError as error:
             click.echo(f"no efficiency report for {job_id}: {error.message}", err=True)
+            continue
+        if not settled:
+            click.echo(f"preliminary report for {job_id}: accounting has not recorded its end yet "
+                       f"(run `slurmkit report {job_id}` later for the final one)")
+        click.echo(efficiency.format_report(effs), nl=False)
 
 
 @click.command("watch")
@@ -161,18 +255,52 @@ def watch_command(job_ids, interval):
     sys.exit(_watch(job_ids, interval))
 
 
+# ------------------------------------------------------------------------------------- cancel
+
+def _cancel_verdicts(job_ids, statuses):
+    """Each given id -> "live" (something to cancel), "unknown", or the verdict of how it ended."""
+    from .monitor import verdict
+
+    found = {}
+    for job_id in job_ids:
+        mine = [s for key, s in statuses.items() if key == job_id or key.startswith(job_id + "_")]
+        if not mine or all(s.state == "UNKNOWN" for s in mine):
+            found[job_id] = "unknown"
+        elif any(not s.done for s in mine):
+            found[job_id] = "live"
+        else:
+            found[job_id] = verdict(mine[0]) if len(mine) == 1 else f"every task ended ({_counts({s.job_id: s for s in mine})})"
+    return found
+
+
 @click.command("cancel")
 @click.argument("job_ids", nargs=-1, required=True)
 def cancel_command(job_ids):
     """Cancel jobs."""
+    # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
+    from .monitor import poll
     from .slurmcli import run_slurm
 
+    _, folders, sizes, _ = _ids_and_folders(job_ids)
     try:
-        run_slurm(["scancel", *job_ids])
+        verdicts = _cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
+        live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
+        if live:
+            run_slurm(["scancel", *live])
     except SlurmkitError as error:
         _fail(error)
-    click.echo(f"cancelled {' '.join(job_ids)}")
+    if live:
+        click.echo(f"cancelled {' '.join(live)}")
+    for job_id in job_ids:
+        if verdicts[job_id] == "unknown":
+            click.echo(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)", err=True)
+        elif verdicts[job_id] != "live":
+            click.echo(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel", err=True)
+    if len(live) < len(job_ids):
+        sys.exit(1)
 
+
+# --------------------------------------------------------------------------------------- logs
 
 @click.command("logs")
 @click.argument("job_id")
@@ -180,28 +308,49 @@ def cancel_command(job_ids):
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
 def logs_command(job_id, err, follow):
     """Print a job's output (an array task as ID_TASK)."""
-    from .monitor import poll
     from .registry import find
 
     record = find([job_id]).get(job_id.split("_")[0])
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
-    position = 0
+    if not follow:
+        if not path.exists():
+            _fail(SlurmkitError(f"no {path.name} yet in {record.folder}: the job has not started writing"))
+        _print_from(path, 0)
+        return
+    _follow(job_id, path, record.folder)
+
+
+def _print_from(path: Path, position: int) -> int:
+    """Print what ``path`` holds past ``position``; the new position."""
+    if not path.exists():
+        return position
+    with open(path, "rb") as handle:
+        handle.seek(position)
+        chunk = handle.read()
+    sys.stdout.write(chunk.decode("utf-8", "replace"))
+    sys.stdout.flush()
+    return position + len(chunk)
+
+
+def _follow(job_id: str, path: Path, folder: str, read_every_s: float = 1.0) -> None:
+    """Print the log as it grows (a local read each second); ask SLURM on the polling Cadence."""
+    from .monitor import Cadence, Poller, SlurmNotConfigured, SlurmUnreachable
+
+    poller, cadence = Poller({job_id.split("_")[0]: folder}), Cadence(30.0)
+    position, next_poll = 0, time.monotonic()
     while True:
-        if path.exists():
-            with open(path, "rb") as handle:
-                handle.seek(position)
-                chunk = handle.read()
-                position += len(chunk)
-            sys.stdout.write(chunk.decode("utf-8", "replace"))
-            sys.stdout.flush()
-        if not follow:
-            if not path.exists():
-                _fail(SlurmkitError(f"no {path.name} yet in {record.folder}: the job has not started writing"))
-            return
-        status = poll([job_id], {job_id.split("_")[0]: record.folder}).get(job_id)
-        if status is not None and status.done:
-            follow = False  # one last read above caught the tail
-            continue
-        time.sleep(1.0)
+        position = _print_from(path, position)
+        if time.monotonic() >= next_poll:
+            try:
+                status = poller.poll([job_id]).get(job_id)
+            except SlurmNotConfigured as error:
+                _fail(error)
+            except SlurmUnreachable:
+                status = None
+            if status is not None and status.done:
+                _print_from(path, position)   # the tail written as it ended
+                return
+            next_poll = time.monotonic() + cadence.next()
+        time.sleep(read_every_s)

@@ -480,12 +480,44 @@ def as_json(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int
     return {"jobs": jobs, "summary": summary}
 
 
-def report_for(job_id: str) -> List[JobEfficiency]:
+def report_for(job_id: str, retry_for: float = 15.0) -> List[JobEfficiency]:
     """Ask sacct about ``job_id`` (one call) and parse it; SchedulerError when it cannot answer."""
     from .slurmcli import SchedulerError, run_slurm
 
-    text = run_slurm(sacct_command(job_id), retry_for=15.0, failed=f"sacct could not report on job {job_id}").stdout
+    text = run_slurm(sacct_command(job_id), retry_for=retry_for, timeout=10.0, failed=f"sacct could not report on job {job_id}").stdout
     effs = parse(text)
     if not effs:
         raise SchedulerError(f"sacct has no record of job {job_id}: check the id, and that it ran on this cluster")
     return effs
+
+
+#: how long ``settled_report`` waits for accounting to record that a job ended.
+SETTLE_S = 20.0
+
+
+def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=None) -> Tuple[List[JobEfficiency], bool]:
+    """The report of a job that has just ended, and whether accounting has its end.
+
+    slurmdbd records a job's end a few seconds after the exit file says it ended, so a report
+    taken at once can say RUNNING under "COMPLETED exit 0". Ask again on a Cadence for up to
+    ``settle_s`` seconds; past that, the caller prints it marked preliminary.
+    """
+    import time
+
+    from .monitor import Cadence
+    from .slurmcli import SchedulerError
+
+    clock, sleep = clock or time.monotonic, sleep or time.sleep
+    deadline, cadence = clock() + settle_s, Cadence(4.0)
+    while True:
+        try:
+            effs = report_for(job_id, retry_for=0.0)
+        except SchedulerError as error:   # no record yet is lag too; anything else is final
+            if not error.message.startswith("sacct has no record") or clock() >= deadline:
+                raise
+            effs = []
+        if effs and all(eff.done for eff in effs):
+            return effs, True
+        if effs and clock() >= deadline:
+            return effs, False
+        sleep(cadence.next())

@@ -54,7 +54,7 @@ def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mappin
         except FileNotFoundError:
             raise SchedulerError(f"{argv[0]} is not installed here: run slurmkit where SLURM's commands are (a login node)") from None
         except subprocess.TimeoutExpired:
-            result = subprocess.CompletedProcess(argv, 1, "", f"{argv[0]}: Socket timed out after {timeout:.0f}s")
+            result = subprocess.CompletedProcess(argv, 1, "", f"Socket timed out: no answer within {timeout:g} s")
         if result.returncode == 0:
             return result
         if not is_transient(result.stderr) or time.monotonic() + delay > deadline:

@@ -19,43 +19,71 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from .files import write_atomic
-from .monitor import JobStatus, poll
+from .monitor import Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable
 from .registry import Submission, record
 from .slurmcli import SchedulerError, run_slurm
 
 DEPENDENCY_TYPES = ("ok", "any", "notok")
+#: the longest wait between two polls of JobHandle.wait() (its Cadence doubles from 0.5 s up to this).
+WAIT_CAP_S = 15.0
 
 
 class SlurmkitWatcher(SlurmInfoWatcher):
-    """submitit's shared watcher with slurmkit's poller: one query for all registered jobs,
-    and answers from the controller or exit-status files when sacct has none."""
+    """submitit's shared watcher with slurmkit's Poller: one query for all registered jobs,
+    answers from the controller or exit files when sacct has none, and ended jobs never asked
+    about again."""
 
     def __init__(self, delay_s: int = 30) -> None:
         super().__init__(delay_s=delay_s)
         self.folders: Dict[str, str] = {}
         self.statuses: Dict[str, JobStatus] = {}
+        self.poller = Poller(self.folders)
 
     def register_folder(self, job_id: str, folder: Path) -> None:
         self.folders[job_id.split("_")[0]] = str(folder)
 
     def update(self) -> None:
+        """One poll of every registered job that has not ended (SlurmUnreachable when SLURM is not answering)."""
         pending = sorted(self._registered - self._finished)
         if not pending:
             return
         self._num_calls += 1
-        fresh = poll(pending, self.folders)
+        self._last_status_check = time.time()
+        fresh = self.poller.poll(pending)
         self.statuses.update(fresh)
         for job_id, status in fresh.items():
             self._info_dict[job_id] = {"JobID": job_id, "State": status.state, "NodeList": status.nodes,
                                        "ExitCode": "" if status.exit_code is None else f"{status.exit_code}:{status.signal or 0}"}
-        self._last_status_check = time.time()
         for job_id in pending:
             if self.is_done(job_id, mode="cache"):
                 self._finished.add(job_id)
 
+    def status_of(self, job_id: str) -> JobStatus:
+        return self.statuses.get(job_id, JobStatus(job_id, "UNKNOWN"))
+
+
+def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S) -> List[JobStatus]:
+    """Block until every handle's job ends: one batched poll on a Cadence (0.5 s doubling to
+    ``poll_s``). A poll that cannot reach SLURM is tried again on the same back-off (the jobs
+    run on regardless); a missing SLURM configuration is raised at once."""
+    cadence = Cadence(poll_s)
+    watcher = JobHandle.watcher
+    while True:
+        try:
+            watcher.update()
+        except SlurmNotConfigured:
+            raise
+        except SlurmUnreachable:
+            pass
+        statuses = [watcher.status_of(h.job_id) for h in handles]
+        if all(s.done for s in statuses):
+            return statuses
+        time.sleep(cadence.next())
+
 
 class JobHandle(SlurmJob):
-    """A submitted job (or one array task): submitit's future, plus exit code, elapsed, nodes."""
+    """A submitted job (or one array task): submitit's future, plus exit code, elapsed, nodes,
+    and what became of its outputs (``status().saved`` / ``unsaved``)."""
 
     watcher = SlurmkitWatcher(delay_s=30)
 
@@ -65,7 +93,7 @@ class JobHandle(SlurmJob):
 
     def status(self, force: bool = False) -> JobStatus:
         self.watcher.get_state(self.job_id, mode="force" if force else "standard")
-        return self.watcher.statuses.get(self.job_id, JobStatus(self.job_id, "UNKNOWN"))
+        return self.watcher.status_of(self.job_id)
 
     @property
     def exit_code(self) -> Optional[int]:
@@ -79,11 +107,9 @@ class JobHandle(SlurmJob):
     def nodes(self) -> str:
         return self.status().nodes
 
-    def wait(self, poll_s: float = 1.0) -> JobStatus:  # type: ignore[override]
-        """Block until the job ends; returns its final status (no result pickle needed)."""
-        while not self.status(force=True).done:
-            time.sleep(poll_s)
-        return self.status()
+    def wait(self, poll_s: float = WAIT_CAP_S) -> JobStatus:  # type: ignore[override]
+        """Block until the job ends (polling at most every ``poll_s`` seconds); its final status."""
+        return wait_all([self], poll_s)[0]
 
 
 class SweepHandle:
@@ -97,15 +123,13 @@ class SweepHandle:
         """Every task's status, from one forced poll (the watcher asks for all tasks at once)."""
         if self.tasks:
             self.tasks[0].status(force=True)
-        return {t.job_id: JobHandle.watcher.statuses.get(t.job_id, JobStatus(t.job_id, "UNKNOWN")) for t in self.tasks}
+        return {t.job_id: JobHandle.watcher.status_of(t.job_id) for t in self.tasks}
 
     def done(self) -> bool:
         return all(s.done for s in self.statuses().values())
 
-    def wait(self, poll_s: float = 1.0) -> Dict[str, JobStatus]:
-        while not self.done():
-            time.sleep(poll_s)
-        return self.statuses()
+    def wait(self, poll_s: float = WAIT_CAP_S) -> Dict[str, JobStatus]:
+        return {s.job_id: s for s in wait_all(self.tasks, poll_s)}
 
     def cancel(self) -> None:
         run_slurm(["scancel", self.job_id])
@@ -118,11 +142,9 @@ class ChainHandle:
         self.links = links
         self.job_id = links[0].job_id
 
-    def wait(self, poll_s: float = 1.0) -> JobStatus:
-        """Wait for every link; the chain's outcome is its last link's."""
-        for link in self.links:
-            final = link.wait(poll_s)
-        return final
+    def wait(self, poll_s: float = WAIT_CAP_S) -> JobStatus:
+        """Wait for every link (one poll for all); the chain's outcome is its last link's."""
+        return wait_all(self.links, poll_s)[-1]
 
     def cancel(self) -> None:
         run_slurm(["scancel", *(link.job_id for link in self.links)])

@@ -146,7 +146,7 @@ def test_without_accounting_jobs_still_reach_their_terminal_states_and_codes(clu
     assert (final[ok.job_id].state, final[ok.job_id].exit_code) == ("COMPLETED", 0)
     assert (final[bad.job_id].state, final[bad.job_id].exit_code) == ("FAILED", 5)
     assert final[long.job_id].state == "CANCELLED"
-    assert {s.source for s in final.values()} <= {"scontrol", "exit-file"}
+    assert {s.source for s in final.values()} <= {"squeue", "exit-file"}
 
 
 def test_the_exit_file_answers_when_neither_accounting_nor_the_controller_remembers(cluster, registry, tmp_path):

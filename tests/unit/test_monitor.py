@@ -1,11 +1,13 @@
 """Parsing SLURM's answers and choosing between them (monitor.py), without a cluster.
 
-The texts below were captured from the local test cluster (Slurm 22.05).
+The texts below were captured from the local test cluster (Slurm 22.05); squeue's raw
+exit_code field is printed the same way by 23.x and 24.x (src/squeue/print.c).
 """
 
 import pytest
 
-from slurmkit.monitor import JobStatus, Watch, parse_sacct, parse_scontrol, poll
+from slurmkit.monitor import (Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable, Watch, parse_exit_file,
+                              parse_sacct, parse_squeue, poll, verdict)
 from slurmkit.slurmcli import SchedulerError
 
 SACCT = """\
@@ -16,42 +18,55 @@ SACCT = """\
 151|CANCELLED by 0|0:15|3|node1
 """
 
-SCONTROL = (
-    "JobId=151 ArrayJobId=150 ArrayTaskId=0 ArrayTaskThrottle=1 JobName=wrap JobState=RUNNING Reason=None "
-    "ExitCode=0:0 RunTime=00:00:02 TimeLimit=00:05:00 NodeList=node1\n"
-    "JobId=150 ArrayJobId=150 ArrayTaskId=1-2%1 ArrayTaskThrottle=1 JobName=wrap JobState=PENDING "
-    "Reason=JobArrayTaskLimit ExitCode=0:0 RunTime=00:00:00 NodeList=(null)\n"
-    "JobId=200 JobName=x JobState=FAILED Reason=NonZeroExitCode ExitCode=5:0 RunTime=1-00:00:07 NodeList=node2\n"
+SQUEUE = (  # squeue -h -t all --jobs=... -O JobArrayID:|,State:|,exit_code:|,TimeUsed:|,NodeList:|
+    "150_0|RUNNING|0|0:02|node1|\n"
+    "150_[1-2%1]|PENDING|0|0:00||\n"
+    "200|FAILED|1280|1-00:00:07|node2|\n"
+    "201|FAILED|9|0:03|node1|\n"
 )
 
 
 def test_sacct_rows_become_statuses_with_exit_codes_and_expanded_array_ranges():
     found = parse_sacct(SACCT)
-    assert found["48"] == JobStatus("48", "FAILED", 3, 0, 1, "node1", "sacct")
+    assert found["48"] == JobStatus("48", "FAILED", 3, None, 1, "node1", "sacct")
     assert found["151"].state == "CANCELLED" and found["151"].signal == 15
     assert [found[f"150_{i}"].state for i in range(3)] == ["RUNNING", "PENDING", "PENDING"]
     assert found["150_1"].nodes == ""
 
 
-def test_scontrol_lines_become_statuses_keyed_like_sacct():
-    found = parse_scontrol(SCONTROL)
-    assert found["150_0"].state == "RUNNING" and found["150_0"].nodes == "node1"
+def test_squeue_lines_become_statuses_keyed_like_sacct_with_the_wait_status_decoded():
+    found = parse_squeue(SQUEUE)
+    assert found["150_0"] == JobStatus("150_0", "RUNNING", None, None, 2, "node1", "squeue")
     assert found["150_1"].state == found["150_2"].state == "PENDING"
-    assert found["200"] == JobStatus("200", "FAILED", 5, 0, 86407, "node2", "scontrol")
+    assert found["200"] == JobStatus("200", "FAILED", 5, None, 86407, "node2", "squeue")
+    assert (found["201"].exit_code, found["201"].signal) == (None, 9)
+
+
+def test_a_running_job_has_no_exit_code_yet():
+    assert parse_sacct(SACCT)["150_0"].exit_code is None
+    assert parse_squeue(SQUEUE)["150_0"].exit_code is None
+
+
+def test_a_job_killed_by_a_signal_shows_the_signal_not_exit_0():
+    status = parse_sacct("7|FAILED|0:9|3|node1\n")["7"]
+    assert (status.exit_code, status.signal) == (None, 9)
+    assert verdict(status) == "FAILED KILLED by signal 9"
 
 
 class FakeSlurm:
-    """Answers like sacct and scontrol would; either can be 'down'. Records every call."""
+    """Answers like sacct and squeue would; either can be 'down'. Records every call."""
 
-    def __init__(self, sacct="", scontrol="", sacct_down=False, scontrol_down=False):
-        self.texts = {"sacct": sacct, "scontrol": scontrol}
-        self.down = {"sacct": sacct_down, "scontrol": scontrol_down}
-        self.calls = []
+    def __init__(self, sacct="", squeue="", sacct_down=False, squeue_down=False, reason="Connection refused"):
+        self.texts = {"sacct": sacct, "squeue": squeue}
+        self.down = {"sacct": sacct_down, "squeue": squeue_down}
+        self.reason = reason
+        self.calls, self.argvs = [], []
 
     def __call__(self, argv):
         self.calls.append(argv[0])
+        self.argvs.append(list(argv))
         if self.down[argv[0]]:
-            raise SchedulerError(f"{argv[0]} failed: Connection refused")
+            raise SchedulerError(f"{argv[0]} failed: {self.reason}")
         return self.texts[argv[0]]
 
 
@@ -62,34 +77,99 @@ def test_one_sacct_call_answers_for_all_jobs_when_accounting_knows_them():
     assert list(found) == ["48", "58", "150_0", "150_1", "150_2"]
 
 
-def test_the_controller_is_asked_only_for_jobs_sacct_does_not_know():
-    slurm = FakeSlurm(sacct=SACCT, scontrol=SCONTROL)
+def test_the_controller_is_asked_only_for_jobs_sacct_does_not_know_and_by_their_ids():
+    slurm = FakeSlurm(sacct=SACCT, squeue=SQUEUE)
     found = poll(["48", "200"], run=slurm)
-    assert slurm.calls == ["sacct", "scontrol"]
-    assert (found["48"].source, found["200"].source) == ("sacct", "scontrol")
+    assert slurm.calls == ["sacct", "squeue"]
+    assert "--jobs=200" in slurm.argvs[1]          # never every job on the cluster
+    assert (found["48"].source, found["200"].source) == ("sacct", "squeue")
 
 
 def test_when_sacct_lags_behind_an_ended_job_the_controller_settles_it(tmp_path):
     (tmp_path / "150_0.exit").write_text("0\n")
-    slurm = FakeSlurm(sacct=SACCT, scontrol="JobId=151 ArrayJobId=150 ArrayTaskId=0 JobState=COMPLETED ExitCode=0:0 RunTime=00:00:09 NodeList=node1\n")
+    slurm = FakeSlurm(sacct=SACCT, squeue="150_0|COMPLETED|0|0:09|node1|\n")
     found = poll(["150_0"], {"150": str(tmp_path)}, run=slurm)
-    assert slurm.calls == ["sacct", "scontrol"]
-    assert (found["150_0"].state, found["150_0"].source, found["150_0"].elapsed_s) == ("COMPLETED", "scontrol", 9)
+    assert slurm.calls == ["sacct", "squeue"]
+    assert (found["150_0"].state, found["150_0"].source, found["150_0"].elapsed_s) == ("COMPLETED", "squeue", 9)
 
 
 def test_with_accounting_down_the_controller_answers():
-    slurm = FakeSlurm(scontrol=SCONTROL, sacct_down=True)
+    slurm = FakeSlurm(squeue=SQUEUE, sacct_down=True)
     assert poll(["200"], run=slurm)["200"].exit_code == 5
 
 
-def test_with_both_down_the_exit_file_answers_and_other_jobs_stay_unknown(tmp_path):
+def test_with_both_down_the_exit_files_answer_for_the_jobs_that_have_one(tmp_path):
     (tmp_path / "300.exit").write_text("0\n")
     (tmp_path / "301.exit").write_text("42\n")
-    found = poll(["300", "301", "302"], {"300": str(tmp_path), "301": str(tmp_path), "302": str(tmp_path)},
-                 run=FakeSlurm(sacct_down=True, scontrol_down=True))
+    found = poll(["300", "301"], {"300": str(tmp_path), "301": str(tmp_path)}, run=FakeSlurm(sacct_down=True, squeue_down=True))
     assert (found["300"].state, found["300"].exit_code) == ("COMPLETED", 0)
     assert (found["301"].state, found["301"].exit_code, found["301"].source) == ("FAILED", 42, "exit-file")
-    assert found["302"].state == "UNKNOWN" and not found["302"].done
+
+
+def test_with_both_down_a_job_without_an_answer_is_an_error_naming_both_commands_not_unknown(tmp_path):
+    (tmp_path / "300.exit").write_text("0\n")
+    with pytest.raises(SlurmUnreachable) as raised:
+        poll(["300", "302"], {"300": str(tmp_path), "302": str(tmp_path)}, run=FakeSlurm(sacct_down=True, squeue_down=True))
+    assert "sacct failed: Connection refused" in raised.value.message and "squeue failed" in raised.value.message
+    assert not isinstance(raised.value, SlurmNotConfigured)
+
+
+def test_no_slurm_configuration_says_to_set_slurm_conf(monkeypatch):
+    monkeypatch.delenv("SLURM_CONF", raising=False)
+    slurm = FakeSlurm(sacct_down=True, squeue_down=True, reason="squeue: fatal: Could not establish a configuration source")
+    with pytest.raises(SlurmNotConfigured) as raised:
+        poll(["5"], run=slurm)
+    assert raised.value.message.endswith("set SLURM_CONF or run on a login node")
+    assert "SLURM_CONF is unset" in raised.value.message
+
+
+def test_a_job_the_controller_does_not_know_is_unknown_when_everything_answered():
+    found = poll(["99999"], run=FakeSlurm(sacct="", squeue=""))
+    assert found["99999"].state == "UNKNOWN"
+
+
+def test_with_accounting_down_sacct_is_tried_on_a_doubling_number_of_polls():
+    slurm = FakeSlurm(squeue="5|RUNNING|0|0:02|node1|\n", sacct_down=True)
+    poller = Poller(run=slurm)
+    tried = []
+    for _ in range(12):
+        before = slurm.calls.count("sacct")
+        assert poller.poll(["5"])["5"].state == "RUNNING"
+        tried.append(slurm.calls.count("sacct") - before)
+    assert tried == [1, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0]   # skips 1, 2, 4, ... polls
+    assert slurm.calls.count("squeue") == 12
+
+
+def test_sacct_is_used_again_once_accounting_answers():
+    slurm = FakeSlurm(squeue="5|RUNNING|0|0:02|node1|\n", sacct_down=True)
+    poller = Poller(run=slurm)
+    poller.poll(["5"])
+    slurm.down["sacct"], slurm.texts["sacct"] = False, "5|RUNNING|0:0|2|node1\n"
+    poller.poll(["5"])                      # skipped once
+    calls = len(slurm.calls)
+    assert poller.poll(["5"])["5"].source == "sacct" and slurm.calls[calls:] == ["sacct"]
+
+
+def test_a_job_that_ended_is_not_asked_about_again():
+    slurm = FakeSlurm(sacct="1|COMPLETED|0:0|3|node1\n2|RUNNING|0:0|3|node1\n")
+    poller = Poller(run=slurm)
+    poller.poll(["1", "2"])
+    poller.poll(["1", "2"])
+    assert slurm.argvs[-1][-1] == "2"       # only the running one
+    slurm.texts["sacct"] = "2|COMPLETED|0:0|9|node1\n"
+    poller.poll(["1", "2"])
+    calls = len(slurm.calls)
+    assert [s.state for s in poller.poll(["1", "2"]).values()] == ["COMPLETED", "COMPLETED"]
+    assert len(slurm.calls) == calls        # nothing left to ask
+
+
+def test_an_array_with_few_open_tasks_is_asked_about_by_those_tasks():
+    slurm = FakeSlurm(sacct="".join(f"9_{i}|COMPLETED|0:0|1|node1\n" for i in range(98)) + "9_98|RUNNING|0:0|1|node1\n9_99|PENDING|0:0|0|None assigned\n")
+    poller = Poller(run=slurm, array_sizes={"9": 100})
+    poller.poll(["9"])
+    assert slurm.argvs[0][-1] == "9"        # many open: the array id
+    poller.poll(["9"])
+    assert slurm.argvs[-1][-1] == "9_98,9_99"
 
 
 def test_an_exit_file_overrides_a_stale_running_state(tmp_path):
@@ -100,18 +180,58 @@ def test_an_exit_file_overrides_a_stale_running_state(tmp_path):
 
 
 def test_an_array_that_no_source_remembers_is_listed_by_its_size(tmp_path):
-    found = poll(["400"], {"400": str(tmp_path)}, run=FakeSlurm(sacct_down=True, scontrol_down=True), array_sizes={"400": 3})
+    for task in range(3):
+        (tmp_path / f"400_{task}.exit").write_text("0\n")
+    found = poll(["400"], {"400": str(tmp_path)}, run=FakeSlurm(sacct_down=True, squeue_down=True), array_sizes={"400": 3})
     assert list(found) == ["400_0", "400_1", "400_2"]
 
 
-def test_watch_polls_often_while_young_then_never_slower_than_the_interval():
+def test_the_cadence_doubles_from_half_a_second_to_its_cap():
+    cadence = Cadence(15.0)
+    assert [cadence.next() for _ in range(8)] == [0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0]
+
+
+def test_watching_a_60_s_job_with_a_15_s_cap_makes_at_most_15_slurm_calls():
     now = [0.0]
-    watch = Watch(["1"], interval=30.0, run=FakeSlurm(), clock=lambda: now[0], sleep=lambda s: None)
-    delays = []
-    for age in (0, 2, 20, 100, 1000):
-        now[0] = age
-        delays.append(watch.delay())
-    assert delays == [0.5, 0.5, 5.0, 25.0, 30.0]
+    slurm = FakeSlurm()
+    slurm.texts = {"squeue": ""}
+
+    def run(argv):
+        slurm.calls.append(argv[0])
+        state = "RUNNING" if now[0] < 60 else "COMPLETED"
+        return f"1|{state}|0:0|{int(now[0])}|node1\n"
+
+    watch = Watch(["1"], interval=15.0, run=run, sleep=lambda s: now.__setitem__(0, now[0] + s))
+    states = [s["1"].state for s in watch]
+    assert states[-1] == "COMPLETED" and len(slurm.calls) <= 15
+    assert now[0] < 60 + 15 + 0.01           # seen within one cap of its end
+
+
+def test_watch_reports_a_lost_controller_keeps_trying_and_resumes():
+    answers = iter([SchedulerError("squeue failed: Unable to contact slurm controller (connect failure)")] * 4
+                   + ["1|RUNNING|0|0:05|node1|\n", "1|COMPLETED|0|0:09|node1|\n"])
+
+    def run(argv):
+        if argv[0] == "sacct":
+            raise SchedulerError("sacct failed: Connection refused")
+        answer = next(answers)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    slept, lost = [], []
+    watch = Watch(["1"], interval=30.0, run=run, sleep=slept.append)
+    for statuses in watch:
+        lost.append(watch.lost is not None)
+    assert lost == [True, True, True, True, False, False]
+    assert statuses["1"].state == "COMPLETED"
+    assert slept == [0.5, 1.0, 2.0, 4.0, 8.0]        # backing off while lost, then on the same cadence
+
+
+def test_watch_without_slurm_configuration_stops_at_once():
+    watch = Watch(["1"], run=FakeSlurm(sacct_down=True, squeue_down=True, reason="fatal: Could not establish a configuration source"))
+    with pytest.raises(SlurmNotConfigured):
+        next(iter(watch))
 
 
 def test_watch_stops_after_the_poll_where_every_job_is_done():
@@ -127,3 +247,32 @@ def test_watch_stops_after_the_poll_where_every_job_is_done():
 def test_terminal_states_are_read_as_done(sacct_line, state):
     status = parse_sacct(sacct_line)["5"]
     assert status.state == state and status.done
+
+
+# ------------------------------------------------------------------------------ exit files
+
+def test_an_exit_file_lists_timeout_and_what_was_saved_and_what_was_not():
+    record = parse_exit_file("74\nsaved\tresults/model.pt\nnot-saved\tresults/runs\tNo space left on device\n")
+    assert (record.code, record.timeout) == (74, False)
+    assert record.saved == ("results/model.pt",)
+    assert record.unsaved == ("results/runs: No space left on device",)
+    assert parse_exit_file("0\n") == (0, False, (), ())          # an old exit file is still valid
+    assert parse_exit_file("") is None and parse_exit_file("oops\n") is None
+
+
+def test_a_job_stopped_at_its_limit_after_saving_is_timeout_not_failed_124(tmp_path):
+    (tmp_path / "8.exit").write_text("124\ntimeout\nsaved\tresults\n")
+    status = poll(["8"], {"8": str(tmp_path)}, run=FakeSlurm(sacct="8|FAILED|124:0|61|node1\n"))["8"]
+    assert (status.state, status.exit_code, status.saved) == ("TIMEOUT", 124, ("results",))
+    assert verdict(status) == "TIMEOUT (outputs saved)" and status.done and not status.ok
+
+
+def test_outputs_not_saved_make_a_job_not_ok_and_are_said_plainly(tmp_path):
+    (tmp_path / "9.exit").write_text("74\nnot-saved\tresults/runs\tNo space left on device\n")
+    status = poll(["9"], {"9": str(tmp_path)}, run=FakeSlurm(sacct="9|FAILED|74:0|6|node1\n"))["9"]
+    assert status.unsaved == ("results/runs: No space left on device",) and not status.ok
+    assert verdict(status) == "FAILED exit 74; outputs NOT saved: results/runs: No space left on device"
+
+
+def test_a_completed_job_with_an_unsaved_output_is_not_ok():
+    assert not JobStatus("1", "COMPLETED", 0, unsaved=("x: y",)).ok and JobStatus("1", "COMPLETED", 0).ok

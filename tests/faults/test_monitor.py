@@ -1,0 +1,213 @@
+"""Monitoring under faults, on the real local cluster (Debian's Slurm 22.05): SLURM unreachable
+is an error in bounded time, a lost controller is reported and survived, accounting down costs
+one short sacct attempt now and then, and ended jobs show how they really ended.
+
+Each test undoes its fault (the harness in conftest.py restarts or continues the daemon).
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from slurmkit import Job
+from slurmkit import monitor
+from slurmkit.monitor import Poller, Watch
+
+from .conftest import paused, stopped
+
+CLI = [sys.executable, "-m", "slurmkit.cli"]
+
+
+def job(tmp_path, name="m", command=("true",), time_limit="5m", **fields):
+    spec = {"name": name, "profile": "local", "account": "def-test", "resources": {"time": time_limit},
+            "launch": {"command": list(command)}, **fields}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return Job.from_yaml(path)
+
+
+def cli(*args, env=None, timeout=120):
+    started = time.monotonic()
+    result = subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return result, time.monotonic() - started
+
+
+def one_error_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    return lines[0]
+
+
+def wait_until(predicate, timeout=60.0, step=0.3):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(step)
+
+
+# ------------------------------------------------------------------------- SLURM unreachable
+
+def test_status_without_slurm_conf_is_one_line_exit_1_within_seconds(cluster, registry):
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_CONF"}
+    result, took = cli("status", "12345", env=env)
+    line = one_error_line(result)
+    assert result.returncode == 1 and took < 5
+    assert line.startswith("error: SLURM's commands found no configuration (SLURM_CONF is unset")
+    assert line.endswith("set SLURM_CONF or run on a login node")
+    watched, took = cli("watch", "12345", env=env, timeout=30)    # not UNKNOWN forever
+    assert watched.returncode == 1 and took < 5 and one_error_line(watched) == line
+
+
+def test_status_with_controller_and_accounting_stopped_names_both_within_seconds(cluster, registry):
+    with stopped(cluster, "slurmdbd"), stopped(cluster, "slurmctld"):
+        result, took = cli("status", "12345")
+    line = one_error_line(result)
+    assert result.returncode == 1 and took < 15, (took, line)
+    assert line.startswith("error: SLURM is not answering (") and "sacct failed" in line and "squeue failed" in line
+
+
+def test_status_with_the_controller_paused_errors_in_bounded_time_unless_accounting_answers(cluster, registry, tmp_path):
+    """A controller stuck under load makes squeue wait 20 s; status gives up after its query
+    timeout. A job that accounting knows is still answered, from sacct."""
+    done = job(tmp_path, command=["true"]).submit()
+    done.wait(1.0)
+    wait_until(lambda: "COMPLETED" in subprocess.run(["sacct", "-n", "-X", "-j", done.job_id], capture_output=True, text=True).stdout)
+    with paused(cluster, "slurmctld"):
+        unknown, took = cli("status", "99990")
+        known, _ = cli("status", done.job_id, "--json")
+    assert unknown.returncode == 1 and took < monitor.SACCT_TIMEOUT_S + monitor.SQUEUE_TIMEOUT_S + 4, took
+    assert "squeue failed: Socket timed out" in one_error_line(unknown)
+    assert known.returncode == 0 and json.loads(known.stdout)[0]["state"] == "COMPLETED"
+
+
+def test_watch_through_a_controller_outage_reports_the_loss_and_resumes_to_the_real_end(cluster, registry, tmp_path):
+    """Accounting down (so only the controller can answer), then the controller paused for 20 s:
+    longer than squeue's query timeout, so that polls fail rather than wait it out."""
+    with stopped(cluster, "slurmdbd"):
+        handle = job(tmp_path, command=["sleep", "12"]).submit()
+        watcher = subprocess.Popen([*CLI, "watch", handle.job_id, "--interval", "2"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: handle.status(force=True).state == "RUNNING")
+        with paused(cluster, "slurmctld"):
+            time.sleep(monitor.SQUEUE_TIMEOUT_S * 2.5)
+        out, err = watcher.communicate(timeout=120)
+    assert re.search(r"^\S+ lost the controller, retrying: SLURM is not answering \(.*squeue failed", out, re.M), out
+    assert re.search(r"^\S+ the controller answers again$", out, re.M), out
+    assert re.search(rf"^\S+ {handle.job_id} COMPLETED exit 0$", out, re.M), out
+    assert watcher.returncode == 0, err
+
+
+# ------------------------------------------------------------------------ accounting down
+
+def test_with_accounting_stopped_each_poll_costs_at_most_one_short_sacct_attempt(cluster, registry, tmp_path):
+    calls = []
+
+    def counting(argv):
+        started = time.monotonic()
+        try:
+            return monitor._run(argv)
+        finally:
+            calls.append((watch.polls, argv[0], time.monotonic() - started))
+
+    with stopped(cluster, "slurmdbd"):
+        ok = job(tmp_path, name="ok", command=["bash", "-c", "sleep 6"]).submit()
+        bad = job(tmp_path, name="bad", command=["bash", "-c", "sleep 6; exit 5"]).submit()
+        ids = [ok.job_id, bad.job_id]
+        watch = Watch(ids, interval=1.0, folders={i: str(h.paths.folder) for i, h in zip(ids, (ok, bad))}, run=counting)
+        for final in watch:
+            pass
+    sacct = [(poll, took) for poll, name, took in calls if name == "sacct"]
+    assert all(n <= 1 for n in (sum(1 for p, _ in sacct if p == poll) for poll in range(1, watch.polls + 1)))
+    assert len(sacct) < watch.polls and max(took for _, took in sacct) < 2.0, (sacct, watch.polls)
+    assert (final[ok.job_id].state, final[ok.job_id].exit_code) == ("COMPLETED", 0)
+    assert (final[bad.job_id].state, final[bad.job_id].exit_code) == ("FAILED", 5)
+    assert {s.source for s in final.values()} <= {"squeue", "exit-file"}
+
+
+# --------------------------------------------------------------------------- true states
+
+def test_a_sigkilled_job_shows_killed_by_signal_9_in_status_and_json(cluster, registry, tmp_path):
+    """The payload SIGKILLs its parent, the job's batch shell (``$$`` is a literal ``$`` in a
+    spec), so no EXIT trap runs and only SLURM knows the signal."""
+    handle = job(tmp_path, name="killed", command=["bash", "-c", "kill -9 $$PPID"]).submit()
+    final = handle.wait(1.0)
+    assert (final.exit_code, final.signal) == (None, 9)
+    row = json.loads(cli("status", handle.job_id, "--json")[0].stdout)[0]
+    assert (row["signal"], row["exit_code"], row["exit"]) == (9, None, "KILLED by signal 9")
+    plain = cli("status", handle.job_id)[0].stdout
+    assert "KILLED by signal 9" in plain and "\t0\t" not in plain.split("KILLED")[0]
+
+
+def test_cancel_of_an_unknown_and_a_finished_job_is_exit_1_and_the_live_one_is_still_cancelled(cluster, registry, tmp_path):
+    finished = job(tmp_path, name="fin", command=["true"]).submit()
+    finished.wait(1.0)
+    live = job(tmp_path, name="live", command=["sleep", "120"]).submit()
+    result, _ = cli("cancel", "99999", finished.job_id, live.job_id)
+    assert result.returncode == 1
+    assert result.stdout == f"cancelled {live.job_id}\n"
+    assert result.stderr.splitlines() == [
+        "error: job 99999: SLURM knows no such job: check the id (`slurmkit status` lists yours)",
+        f"error: job {finished.job_id} had already ended (COMPLETED exit 0): nothing to cancel"]
+    assert live.wait(1.0).state == "CANCELLED"
+    alone, _ = cli("cancel", "99999")
+    assert alone.returncode == 1 and "no such job" in one_error_line(alone) and alone.stdout == ""
+
+
+# ------------------------------------------------------------------------------ large arrays
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_watch_of_a_1000_task_array_is_a_summary_and_costs_under_5_percent_of_a_core(cluster, registry, tmp_path):
+    """Held, so that the tasks stay pending (no payload work at all); piped and on a terminal
+    (a pty: rich Live), both polling every 5 s, measured over 20 s after a 6 s start-up."""
+    import pty
+
+    sweep = job(tmp_path, name="big", kind="array", command=["true"], extra_directives=["--hold"],
+                array={"parameters": {"point": list(range(1000))}}).submit()
+    try:
+        argv = [*CLI, "watch", sweep.job_id, "--interval", "5"]
+        piped = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        leader, follower = pty.openpty()
+        terminal = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env={**os.environ, "COLUMNS": "120"})
+        os.close(follower)
+        screen = bytearray()
+
+        def drain(seconds):
+            import select
+
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline:
+                if select.select([leader], [], [], 0.2)[0]:
+                    try:
+                        screen.extend(os.read(leader, 65536))
+                    except OSError:
+                        return
+
+        drain(6)
+        before = {p.pid: cpu_s(p.pid) for p in (piped, terminal)}
+        drain(20)
+        used = {p.pid: (cpu_s(p.pid) - before[p.pid]) / 20 for p in (piped, terminal)}
+    finally:
+        for process in (piped, terminal):
+            process.send_signal(signal.SIGINT)
+        subprocess.run(["scancel", sweep.job_id], check=False)
+        out = piped.communicate(timeout=60)[0]
+        terminal.wait(timeout=60)
+        os.close(leader)
+    print(f"watch of 1000 pending tasks, CPU share of a core: piped {used[piped.pid]:.2%}, terminal {used[terminal.pid]:.2%}")
+    assert used[piped.pid] < 0.05 and used[terminal.pid] < 0.05, used
+    assert re.search(r"^\S+ 1000 jobs: 1000 PENDING$", out, re.M), out
+    assert len(out.splitlines()) < 10, out
+    text = screen.decode("utf-8", "replace")
+    assert "0/1000 done: 1000 PENDING" in text and "running and failed" in text

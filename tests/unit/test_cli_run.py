@@ -1,0 +1,158 @@
+"""``slurmkit status``, ``watch``, ``cancel`` and the report after ``--wait``, with SLURM faked at
+``run_slurm`` (the texts are what Slurm 22.05 prints; the real commands are exercised in
+tests/faults/test_monitor.py)."""
+
+import json
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+
+from slurmkit import efficiency, monitor, slurmcli
+from slurmkit.cli import main
+from slurmkit.registry import Submission, record
+from slurmkit.slurmcli import SchedulerError
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    path = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(path))
+    return path
+
+
+def remember(job_id, folder, array_size=None):
+    record(Submission(job_id=job_id, name=f"job{job_id}", folder=str(folder), profile="local",
+                      submitted="2026-01-01T00:00:00+00:00", array_size=array_size))
+
+
+class FakeSlurm:
+    """``run_slurm`` answering from a table of command -> stdout (or an exception to raise)."""
+
+    def __init__(self, **answers):
+        self.answers, self.calls = answers, []
+
+    def __call__(self, argv, **kwargs):
+        self.calls.append(list(argv))
+        answer = self.answers.get(argv[0], "")
+        if callable(answer):
+            answer = answer(argv)
+        if isinstance(answer, Exception):
+            raise answer
+        return subprocess.CompletedProcess(argv, 0, answer, "")
+
+
+def fake(monkeypatch, **answers) -> FakeSlurm:
+    slurm = FakeSlurm(**answers)
+    monkeypatch.setattr(monitor, "run_slurm", slurm)
+    monkeypatch.setattr(slurmcli, "run_slurm", slurm)
+    return slurm
+
+
+def test_status_when_slurm_is_not_answering_is_one_line_and_exit_1(monkeypatch, registry):
+    down = SchedulerError("squeue failed: Unable to contact slurm controller (connect failure)")
+    fake(monkeypatch, sacct=SchedulerError("sacct failed: Connection refused"), squeue=down)
+    result = CliRunner().invoke(main, ["status", "12"])
+    assert result.exit_code == 1
+    assert result.output == ("error: SLURM is not answering (sacct failed: Connection refused; squeue failed: Unable to "
+                             "contact slurm controller (connect failure)): check `scontrol ping`, or try again when the "
+                             "controller is back\n")
+
+
+def test_status_json_has_the_signal_no_exit_code_while_running_and_the_unsaved_outputs(monkeypatch, registry, tmp_path):
+    (tmp_path / "3.exit").write_text("74\nsaved\tresults/model.pt\nnot-saved\tresults/runs\tNo space left on device\n")
+    for job in ("1", "2", "3"):
+        remember(job, tmp_path)
+    fake(monkeypatch, sacct="1|RUNNING|0:0|5|node1\n2|FAILED|0:9|3|node1\n3|FAILED|74:0|6|node2\n")
+    rows = {row["job"]: row for row in json.loads(CliRunner().invoke(main, ["status", "1", "2", "3", "--json"]).output)}
+    assert (rows["1"]["exit_code"], rows["1"]["signal"], rows["1"]["exit"]) == (None, None, "")
+    assert (rows["2"]["exit_code"], rows["2"]["signal"], rows["2"]["exit"]) == (None, 9, "KILLED by signal 9")
+    assert rows["3"]["unsaved"] == ["results/runs: No space left on device"] and rows["3"]["saved"] == ["results/model.pt"]
+    assert rows["3"]["ok"] is False
+
+
+def test_status_says_timeout_with_outputs_saved_and_names_outputs_not_saved(monkeypatch, registry, tmp_path):
+    (tmp_path / "4.exit").write_text("124\ntimeout\nsaved\tcheckpoints\n")
+    (tmp_path / "5.exit").write_text("74\nnot-saved\tresults/runs\tNo space left on device\n")
+    remember("4", tmp_path)
+    remember("5", tmp_path)
+    fake(monkeypatch, sacct="4|FAILED|124:0|60|node1\n5|FAILED|74:0|6|node1\n")
+    lines = CliRunner().invoke(main, ["status", "4", "5"]).output.splitlines()
+    assert lines[0].split("\t")[2:4] == ["TIMEOUT (outputs saved)", "exit 124"]
+    assert lines[1].split("\t")[-1] == "outputs NOT saved: results/runs: No space left on device"
+
+
+def test_cancel_refuses_unknown_and_ended_jobs_and_still_cancels_the_live_one(monkeypatch, registry):
+    slurm = fake(monkeypatch, sacct="7|COMPLETED|0:0|3|node1\n8|RUNNING|0:0|3|node1\n")
+    result = CliRunner().invoke(main, ["cancel", "99999", "7", "8"])
+    assert result.exit_code == 1
+    assert result.stdout == "cancelled 8\n"
+    assert result.stderr.splitlines() == [
+        "error: job 99999: SLURM knows no such job: check the id (`slurmkit status` lists yours)",
+        "error: job 7 had already ended (COMPLETED exit 0): nothing to cancel"]
+    assert [argv for argv in slurm.calls if argv[0] == "scancel"] == [["scancel", "8"]]
+
+
+def test_cancel_of_live_jobs_only_is_exit_0(monkeypatch, registry):
+    fake(monkeypatch, sacct="8|PENDING|0:0|0|None assigned\n")
+    result = CliRunner().invoke(main, ["cancel", "8"])
+    assert (result.exit_code, result.output) == (0, "cancelled 8\n")
+
+
+def test_watch_of_a_large_array_prints_counts_and_only_the_tasks_that_ended_badly(monkeypatch, registry, tmp_path):
+    remember("9", tmp_path, array_size=1000)
+    rounds = iter([["RUNNING"] * 3 + ["PENDING"] * 997,
+                   ["COMPLETED"] * 998 + ["FAILED", "COMPLETED"]])
+
+    def sacct(argv):
+        states = next(rounds)
+        return "".join(f"9_{i}|{state}|{'1' if state == 'FAILED' else '0'}:0|1|node1\n" for i, state in enumerate(states))
+
+    fake(monkeypatch, sacct=sacct)
+    monkeypatch.setattr(monitor.time, "sleep", lambda s: None)
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id: (_ for _ in ()).throw(SchedulerError("skipped")))
+    result = CliRunner().invoke(main, ["watch", "9"])
+    lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
+    assert lines == ["1000 jobs: 997 PENDING, 3 RUNNING", "1000 jobs: 999 COMPLETED, 1 FAILED", "9_998 FAILED exit 1"]
+    assert result.exit_code == 1
+
+
+def test_watch_exits_1_when_a_completed_job_lost_an_output(monkeypatch, registry, tmp_path):
+    (tmp_path / "6.exit").write_text("0\nnot-saved\tout\tNo space left on device\n")
+    remember("6", tmp_path)
+    fake(monkeypatch, sacct="6|COMPLETED|0:0|3|node1\n")
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id: (_ for _ in ()).throw(SchedulerError("skipped")))
+    result = CliRunner().invoke(main, ["watch", "6"])
+    assert result.exit_code == 1
+    assert result.stdout.split(" ", 1)[1] == "6 COMPLETED exit 0; outputs NOT saved: out: No space left on device\n"
+
+
+def test_the_report_after_a_watch_waits_for_accounting_to_record_the_end(monkeypatch):
+    answers = iter(["5|RUNNING|0:0|3|60|0|1|1G||billing=1|1|\n", "5|COMPLETED|0:0|4|60|0|1|1G||billing=1|1|\n"])
+    fake(monkeypatch, sacct=lambda argv: next(answers))
+    effs, settled = efficiency.settled_report("5", sleep=lambda s: None)
+    assert settled and effs[0].state == "COMPLETED"
+
+
+def test_a_report_that_does_not_settle_in_time_is_marked_preliminary(monkeypatch):
+    now = [0.0]
+    fake(monkeypatch, sacct="5|RUNNING|0:0|3|60|0|1|1G||billing=1|1|\n")
+    effs, settled = efficiency.settled_report("5", settle_s=10, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s))
+    assert not settled and effs[0].state == "RUNNING" and now[0] >= 10
+
+
+def test_watch_prints_preliminary_above_a_report_taken_before_accounting_settled(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    fake(monkeypatch, sacct="5|COMPLETED|0:0|3|node1\n")
+    running = efficiency.parse("5|RUNNING|0:0|3|60|0|1|1G||billing=1|1|\n")
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id: (running, False))
+    out = CliRunner().invoke(main, ["watch", "5"]).stdout
+    assert "preliminary report for 5: accounting has not recorded its end yet" in out
+
+
+
+def test_a_job_accounting_has_not_recorded_yet_is_asked_about_again_before_the_report(monkeypatch):
+    answers = iter(["", "5|COMPLETED|0:0|4|60|0|1|1G||billing=1|1|\n"])
+    fake(monkeypatch, sacct=lambda argv: next(answers))
+    effs, settled = efficiency.settled_report("5", sleep=lambda s: None)
+    assert settled and effs[0].state == "COMPLETED"

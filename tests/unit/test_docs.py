@@ -37,3 +37,18 @@ def test_mkdocs_builds_the_site_in_strict_mode(tmp_path):
     assert (site / "index.html").is_file()
     for page in ("cli", "profiles", "job-spec", "troubleshooting"):
         assert (site / page / "index.html").is_file(), f"{page}.md is missing from the site"
+
+
+def test_every_test_the_fault_table_names_exists():
+    """docs/faults.md promises behaviour under each fault and names the test that holds it: a
+    renamed or deleted test must not leave a promise that nothing checks."""
+    import re
+
+    text = (REPO / "docs" / "faults.md").read_text(encoding="utf-8")
+    named = re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?`", text)
+    assert len(named) >= 20
+    for path, test in named:
+        source = (REPO / path).read_text(encoding="utf-8") if (REPO / path).is_file() else None
+        assert source is not None, f"docs/faults.md names {path}, which does not exist"
+        if test:
+            assert re.search(rf"^def {test}\(", source, re.M), f"docs/faults.md names {path}::{test}, which does not exist"

@@ -1,26 +1,27 @@
 """Submitting rendered scripts, and the handles that follow them: submitit's Job, extended.
 
-``submit_script`` runs ``sbatch --parsable`` (retrying a busy controller), puts the logs where
-submitit's ``JobPaths`` looks for them (``<folder>/<id>_0_log.out``), records the submission
-in the registry, and returns a ``JobHandle``: submitit's ``SlurmJob`` (``state``, ``done()``,
-``wait()``, ``cancel()``, ``stdout()``, ``stderr()``) whose watcher is ``SlurmkitWatcher``, which
+``submit_script`` records its intent in the registry, runs ``sbatch --parsable`` with a token
+of its own (a failure that may have reached the controller is looked up by that token before
+sbatch runs again: one job, never two), puts the logs where submitit's ``JobPaths`` looks for
+them (``<folder>/<id>_0_log.out``), records the job id, and returns a ``JobHandle``:
+submitit's ``SlurmJob`` (``state``, ``done()``, ``wait()``, ``cancel()``, ``stdout()``,
+``stderr()``) whose watcher is ``SlurmkitWatcher``, which
 asks sacct, then the controller, then the job's exit-status file (monitor.py), so that a job
 always ends with its real exit code even when accounting is down.
 """
 
-import datetime
 import os
 import re
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from .files import write_atomic
 from .monitor import JobStatus, poll
-from .registry import Submission, record
+from .registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, query_tokens, record, registry_path
 from .slurmcli import SchedulerError, run_slurm
 
 DEPENDENCY_TYPES = ("ok", "any", "notok")
@@ -146,8 +147,10 @@ def log_pattern(folder: Path, array: bool, stream: str) -> str:
 
 
 def sbatch_command(script: Path, folder: Path, array: bool, after: Sequence[str] = (), after_type: str = "ok",
-                   test_only: bool = False) -> List[str]:
+                   test_only: bool = False, token: Optional[str] = None) -> List[str]:
     argv = ["sbatch", "--parsable", f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
+    if token:
+        argv.append(f"--comment={COMMENT_PREFIX}{token}")  # squeue %k, sacct SubmitLine/Comment find it by this
     if after:
         if after_type not in DEPENDENCY_TYPES:
             raise ValueError(f"after_type must be one of {', '.join(DEPENDENCY_TYPES)}")
@@ -165,32 +168,123 @@ def parse_job_id(stdout: str) -> str:
     return match.group(1)
 
 
+class NotRecorded(RegistryError):
+    """sbatch accepted the job but its id could not be recorded: the caller must still show the id."""
+
+    def __init__(self, job_id: str, handle, reason: RegistryError, path: Path):
+        super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.message}; "
+                         "once that is fixed, `slurmkit status` adopts it from its intent record")
+        self.job_id, self.handle = job_id, handle
+
+
+def retry_window_s() -> float:
+    """How long a submission keeps trying a controller that does not answer
+    (``$SLURMKIT_SUBMIT_RETRY_S``, default 60 s)."""
+    try:
+        return max(float(os.environ.get("SLURMKIT_SUBMIT_RETRY_S", "60")), 0.0)
+    except ValueError:
+        return 60.0
+
+
+def _lookup_until_answered(token: str, deadline: float, sleep: Callable[[float], None],
+                           lookup: Callable[[], Dict[str, str]]) -> Optional[str]:
+    """The id of the job with ``token``, or None once the controller answered (twice, a pause
+    apart: a request queued in a stopped controller's socket is handled when it resumes) that
+    there is none. Raises SchedulerError when it never answers before ``deadline``."""
+    delay, answers = 0.5, 0
+    while True:
+        try:
+            known = lookup()
+        except SchedulerError:
+            if time.monotonic() + delay > deadline:
+                raise
+            sleep(delay)
+            delay = min(delay * 2, 8.0)
+            continue
+        if token in known:
+            return known[token]
+        answers += 1
+        if answers == 2:
+            return None
+        sleep(2.0)
+
+
+def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: Optional[float] = None,
+                sleep: Callable[[float], None] = time.sleep, lookup: Optional[Callable[[], Dict[str, str]]] = None) -> str:
+    """Run sbatch and return the job id; never two jobs for one token.
+
+    A failure that may have reached the controller (a timeout, a busy controller) is not
+    retried blindly: the job is looked up by its token first, and sbatch runs again only when
+    the controller said that no job has it. A controller that never answers within
+    ``retry_for`` gives an error that says the job may exist and how to find it.
+    """
+    retry_for = retry_window_s() if retry_for is None else retry_for
+    lookup = lookup or (lambda: query_tokens(retry_for=0.0))
+    deadline = time.monotonic() + retry_for
+    while True:
+        try:
+            return parse_job_id(run_slurm(argv, retry_for=0.0, env=env, cwd=cwd, failed="sbatch refused the job").stdout)
+        except SchedulerError as error:
+            if not error.transient:
+                raise
+            reason = error.message
+        try:
+            job_id = _lookup_until_answered(token, deadline, sleep, lookup)
+        except SchedulerError:
+            raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): the job may have been "
+                                 f"submitted (token {token}); `slurmkit status` adopts it once the controller answers",
+                                 transient=True) from None
+        if job_id is not None:
+            return job_id
+        if time.monotonic() >= deadline:
+            raise SchedulerError(f"{reason} (no job was submitted; tried for {retry_for:.0f}s)")
+
+
+def _close_intent(entry: Submission, why: str) -> None:
+    """Mark an intent as one that made no job, so that nothing looks for it (best effort:
+    an open intent is only looked up in vain later)."""
+    try:
+        record(entry._replace(note=why, host=None, pid=None))
+    except RegistryError:
+        pass
+
+
 def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None):
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
 
     sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
-    ``$SLURM_SUBMIT_DIR`` is it. Nothing is recorded unless sbatch accepted the job.
+    ``$SLURM_SUBMIT_DIR`` is it. The intent is recorded before sbatch runs (nothing is
+    submitted when it cannot be) and the job id after; NotRecorded, carrying the handle, says
+    that the job exists but its id could not be recorded.
     """
     folder = Path(folder).resolve()
-    # A name of its own: concurrent submits of one spec must not rename each other's script.
-    script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.sbatch", script_text, 0o755)
-    env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
-    argv = sbatch_command(script, folder, array_size is not None, after, after_type)
+    token = uuid.uuid4().hex
+    planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
+                     chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
     try:
-        result = run_slurm(argv, env=env, cwd=workdir or Path.cwd(), failed="sbatch refused the job")
-    except SchedulerError:
+        record(planned)
+    except RegistryError as error:
+        raise RegistryError(f"nothing was submitted: {error.message}") from None
+    # A name of its own: concurrent submits of one spec must not rename each other's script.
+    script = write_atomic(folder / f".{name}.{os.getpid()}.{token[:8]}.sbatch", script_text, 0o755)
+    env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
+    argv = sbatch_command(script, folder, array_size is not None, after, after_type, token=token)
+    try:
+        job_id = sbatch_once(argv, token, env=env, cwd=workdir or Path.cwd())
+    except SchedulerError as error:
         script.unlink(missing_ok=True)
+        if not error.transient:
+            _close_intent(planned, f"sbatch refused it: {error.message}")
         raise
-    job_id = parse_job_id(result.stdout)
     os.replace(script, folder / f"{job_id}_submission.sh")  # where submitit's JobPaths looks
-    record(Submission(job_id=job_id, name=name, folder=str(folder), profile=profile,
-                      submitted=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      array_size=array_size, spec=spec, after=",".join(after) or None,
-                      chain=(chain[0] or job_id) if chain else None, link=chain[1] if chain else None,
-                      links=chain[2] if chain else None))
-    return SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
+    handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
+    try:
+        record(adopted(planned, job_id))
+    except RegistryError as error:
+        raise NotRecorded(job_id, handle, error, registry_path()) from None
+    return handle
 
 
 def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:

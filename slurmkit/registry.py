@@ -58,9 +58,15 @@ _REQUIRED = ("job_id", "name", "folder", "profile", "submitted")
 
 
 class RegistryError(SlurmkitError):
-    """The registry file cannot be read or written (full, read-only, a folder, a bad path)."""
+    """The registry file cannot be read or written (full, read-only, a folder, a bad path).
+
+    ``reason`` is the message without the file's name (for messages that name it already)."""
 
     exit_code = 1
+
+    def __init__(self, message: str, reason: Optional[str] = None):
+        super().__init__(message)
+        self.reason = reason or self.message
 
 
 def registry_path(env=None) -> Path:
@@ -85,7 +91,7 @@ def _os_problem(path: Path, error: OSError, doing: str) -> RegistryError:
         what = f"{error.strerror}; make it writable or set SLURMKIT_REGISTRY to a file you can write"
     else:
         what = f"{error.strerror or error}; fix that or set SLURMKIT_REGISTRY to another file"
-    return RegistryError(f"cannot {doing} the job registry {path}: {what}")
+    return RegistryError(f"cannot {doing} the job registry {path}: {what}", reason=what)
 
 
 def _lock(fd: int, path: Path, kind: int, wait_s: float) -> None:

@@ -172,7 +172,7 @@ class NotRecorded(RegistryError):
     """sbatch accepted the job but its id could not be recorded: the caller must still show the id."""
 
     def __init__(self, job_id: str, handle, reason: RegistryError, path: Path):
-        super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.message}; "
+        super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.reason}; "
                          "once that is fixed, `slurmkit status` adopts it from its intent record")
         self.job_id, self.handle = job_id, handle
 

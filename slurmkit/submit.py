@@ -21,7 +21,8 @@ from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from .files import write_atomic
 from .monitor import JobStatus, poll
-from .registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, query_tokens, record, registry_path
+from .registry import (COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record,
+                       registry_path)
 from .slurmcli import SchedulerError, run_slurm
 
 DEPENDENCY_TYPES = ("ok", "any", "notok")
@@ -219,7 +220,8 @@ def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: 
     ``retry_for`` gives an error that says the job may exist and how to find it.
     """
     retry_for = retry_window_s() if retry_for is None else retry_for
-    lookup = lookup or (lambda: query_tokens(retry_for=0.0))
+    since = now_iso()
+    lookup = lookup or (lambda: query_tokens(since, retry_for=0.0))
     deadline = time.monotonic() + retry_for
     while True:
         try:
@@ -276,7 +278,7 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     except SchedulerError as error:
         script.unlink(missing_ok=True)
         if not error.transient:
-            _close_intent(planned, f"sbatch refused it: {error.message}")
+            _close_intent(planned, f"not submitted: {error.message}")
         raise
     os.replace(script, folder / f"{job_id}_submission.sh")  # where submitit's JobPaths looks
     handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)

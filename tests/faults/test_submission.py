@@ -175,10 +175,14 @@ def test_submit_function_is_recorded_and_leaves_an_exit_file(cluster, registry, 
             "launch": "unused"}
     folder = tmp_path / "fn"
     job = submit_function(int, "7", spec=spec, folder=folder)
+    failing = submit_function(int, "seven", spec=spec, folder=folder)
     assert job.result() == 7
-    [entry] = submissions(registry)
-    assert (entry.job_id, entry.name, entry.folder, entry.profile) == (job.job_id, "fn", str(folder), "local")
-    assert jobs_with_token(entry.token) == [job.job_id]
-    exit_file = folder / f"{job.job_id}.exit"
-    wait_for(exit_file.exists, what="the exit file")
-    assert exit_file.read_text() == "0\n"
+    with pytest.raises(Exception, match="invalid literal for int"):
+        failing.result()
+    entries = submissions(registry)
+    assert [(e.job_id, e.name, e.folder, e.profile) for e in entries] == [(j.job_id, "fn", str(folder), "local") for j in (job, failing)]
+    assert [jobs_with_token(e.token) for e in entries] == [[job.job_id], [failing.job_id]]
+    for handle, code in ((job, "0"), (failing, "1")):
+        exit_file = folder / f"{handle.job_id}.exit"
+        wait_for(exit_file.exists, what="the exit file")
+        assert exit_file.read_text() == f"{code}\n"

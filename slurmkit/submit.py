@@ -19,6 +19,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
+from .errors import SlurmkitError
 from .files import write_atomic
 from .monitor import JobStatus, poll
 from .registry import (COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record,
@@ -251,6 +252,30 @@ def _close_intent(entry: Submission, why: str) -> None:
         pass
 
 
+class SubmitError(SlurmkitError):
+    """The job could not be handed to sbatch (its script could not be written)."""
+
+    exit_code = 1
+
+
+def _write_script(folder: Path, name: str, suffix: str, script_text: str) -> Path:
+    """The script under a name of its own (concurrent submits of one spec must not rename each
+    other's script); an unwritable folder is one line."""
+    try:
+        return write_atomic(folder / f".{name}.{os.getpid()}.{suffix}.sbatch", script_text, 0o755)
+    except OSError as error:
+        raise SubmitError(f"nothing was submitted: cannot write the job script in {folder}: "
+                          f"{error.strerror or error}; make that folder writable or choose another (--folder)") from None
+
+
+def _keep_script(script: Path, job_id: str) -> None:
+    """Where submitit's JobPaths looks for it; a folder that refuses the rename keeps the first name."""
+    try:
+        os.replace(script, script.parent / f"{job_id}_submission.sh")
+    except OSError:
+        pass
+
+
 def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None):
@@ -263,14 +288,14 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     """
     folder = Path(folder).resolve()
     token = uuid.uuid4().hex
+    script = _write_script(folder, name, token[:8], script_text)
     planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
     try:
         record(planned)
     except RegistryError as error:
+        script.unlink(missing_ok=True)
         raise RegistryError(f"nothing was submitted: {error.message}") from None
-    # A name of its own: concurrent submits of one spec must not rename each other's script.
-    script = write_atomic(folder / f".{name}.{os.getpid()}.{token[:8]}.sbatch", script_text, 0o755)
     env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
     argv = sbatch_command(script, folder, array_size is not None, after, after_type, token=token)
     try:
@@ -280,7 +305,7 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
         if not error.transient:
             _close_intent(planned, f"not submitted: {error.message}")
         raise
-    os.replace(script, folder / f"{job_id}_submission.sh")  # where submitit's JobPaths looks
+    _keep_script(script, job_id)
     handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
     try:
         record(adopted(planned, job_id))
@@ -292,7 +317,7 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
 def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
-    script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.test-only.sbatch", script_text, 0o755)
+    script = _write_script(folder, name, f"{uuid.uuid4().hex[:8]}.test-only", script_text)
     try:
         result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(), failed="sbatch refused the job")
     finally:

@@ -84,6 +84,18 @@ def test_nothing_is_submitted_when_the_intent_cannot_be_recorded(tmp_path, monke
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_folder_where_the_script_cannot_be_written_submits_and_records_nothing(tmp_path, monkeypatch):
+    from slurmkit.submit import SubmitError
+
+    _counting_sbatch(tmp_path, "echo 1\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(SubmitError, match=f"^nothing was submitted: cannot write the job script in {tmp_path}/a-file/logs: "):
+        submit_script("#!/bin/bash\ntrue\n", tmp_path / "a-file" / "logs", "t", "local")
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "jobs.jsonl").exists()
+
+
 def test_the_exit_file_lines_of_a_function_job_pass_bash_n_and_shellcheck(tmp_path):
     script = tmp_path / "setup.sh"
     script.write_text("#!/bin/bash\n" + "\n".join(exit_file_lines(tmp_path / "it's here")) + "\n")

@@ -131,15 +131,33 @@ class ChainHandle:
         run_slurm(["scancel", *(link.job_id for link in self.links)])
 
 
+class ChainIncomplete(SlurmkitError):
+    """A link of a chain failed after the links before it were submitted: their ids are in the
+    message, so that none runs unseen."""
+
+    exit_code = 1
+
+    def __init__(self, error: SlurmkitError, handles: List["JobHandle"], links: int):
+        ids = " ".join(handle.job_id for handle in handles)
+        super().__init__(f"{error.message} (the chain stopped at link {len(handles) + 1} of {links}; links 1-{len(handles)} "
+                         f"are jobs {ids}: `slurmkit cancel {ids}` drops them)")
+        self.handles = handles
+
+
 def submit_chain(script_text: str, links: int, folder, name: str, profile: str, spec: Optional[str] = None,
                  after: Sequence[str] = (), after_type: str = "ok", workdir=None) -> ChainHandle:
     """Submit ``links`` copies of a chain link, each after the previous one ends (afterany)."""
     handles: List[JobHandle] = []
     for link in range(1, links + 1):
         previous = (handles[-1].job_id,) if handles else tuple(after)
-        handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
-                                     after_type="any" if handles else after_type, workdir=workdir,
-                                     chain=(handles[0].job_id if handles else None, link, links)))
+        try:
+            handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
+                                         after_type="any" if handles else after_type, workdir=workdir,
+                                         chain=(handles[0].job_id if handles else None, link, links)))
+        except SlurmkitError as error:
+            if not handles:
+                raise
+            raise ChainIncomplete(error, handles, links) from None
     return ChainHandle(handles)
 
 

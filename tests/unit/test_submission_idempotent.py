@@ -96,6 +96,20 @@ def test_a_folder_where_the_script_cannot_be_written_submits_and_records_nothing
     assert not (tmp_path / "runs").exists() and not (tmp_path / "jobs.jsonl").exists()
 
 
+def test_a_chain_that_breaks_after_its_first_link_names_the_jobs_already_submitted(tmp_path, monkeypatch):
+    from slurmkit.registry import submissions
+    from slurmkit.submit import ChainIncomplete, submit_chain
+
+    _counting_sbatch(tmp_path, 'if [ $n -eq 1 ]; then echo 101; exit 0; fi\necho "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2; exit 1\n')
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+    with pytest.raises(ChainIncomplete) as caught:
+        submit_chain("#!/bin/bash\ntrue\n", 3, tmp_path / "logs", "long", "local")
+    assert caught.value.message == ("sbatch refused the job: QOSMaxSubmitJobPerUserLimit (the chain stopped at link 2 of 3; "
+                                    "links 1-1 are jobs 101: `slurmkit cancel 101` drops them)")
+    assert [(s.job_id, s.chain, s.link, s.links) for s in submissions(tmp_path / "jobs.jsonl")] == [("101", "101", 1, 3)]
+
+
 def test_the_exit_file_lines_of_a_function_job_pass_bash_n_and_shellcheck(tmp_path):
     script = tmp_path / "setup.sh"
     script.write_text("#!/bin/bash\n" + "\n".join(exit_file_lines(tmp_path / "it's here")) + "\n")

@@ -40,6 +40,9 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_):
         handle, unrecorded = error.handle, error
     except SlurmkitError as error:
         _fail(error)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it", err=True)
+        sys.exit(130)
     size = getattr(handle, "size", None)
     click.echo(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {handle.paths.folder if size is None else handle.tasks[0].paths.folder}")
     if unrecorded is not None:

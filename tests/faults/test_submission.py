@@ -186,3 +186,14 @@ def test_submit_function_is_recorded_and_leaves_an_exit_file(cluster, registry, 
         exit_file = folder / f"{handle.job_id}.exit"
         wait_for(exit_file.exists, what="the exit file")
         assert exit_file.read_text() == f"{code}\n"
+
+
+def test_a_submit_interrupted_with_ctrl_c_after_sbatch_says_so_in_one_line_and_status_adopts(cluster, registry, tmp_path,
+                                                                                            held_sbatch):
+    submit = start_cli("submit", write_spec(tmp_path, "ctrlc"), env=held_sbatch.env)
+    job_id = held_sbatch.submitted()
+    submit.send_signal(signal.SIGINT)
+    out, err = submit.communicate(timeout=30)
+    assert (submit.returncode, out) == (130, "")
+    assert err == "error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it\n"
+    assert f"adopted job {job_id} (submitted by an interrupted slurmkit)" in run_cli("status").stderr

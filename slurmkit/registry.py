@@ -150,7 +150,7 @@ def record_all(entries: Sequence[Submission], path: Optional[Path] = None, wait_
     try:
         _lock(fd, path, fcntl.LOCK_EX, wait_s)
         if unless is not None:
-            entries = list(unless(_parse(_read_fd(fd, path), path)[0]))
+            entries = list(unless(_parse(_read_fd(fd, path))[0]))
         if entries:
             _append_locked(fd, path, b"".join(_line(entry) for entry in entries))
         return list(entries)
@@ -177,7 +177,7 @@ def now_iso() -> str:
 
 def _read_fd(fd: int, path: Path) -> bytes:
     try:
-        return os.pread(fd, max(os.fstat(fd).st_size, 0), 0)
+        return os.pread(fd, os.fstat(fd).st_size, 0)
     except OSError as error:
         raise _os_problem(path, error, "read") from None
 
@@ -196,7 +196,7 @@ def _as_record(data) -> Optional[Submission]:
     return Submission(**values)
 
 
-def _parse(raw: bytes, path: Path) -> Tuple[List[Submission], List[int]]:
+def _parse(raw: bytes) -> Tuple[List[Submission], List[int]]:
     """Every record in ``raw`` and the numbers of the lines that are not records."""
     found, bad = [], []
     for number, line in enumerate(raw.split(b"\n"), start=1):
@@ -204,7 +204,7 @@ def _parse(raw: bytes, path: Path) -> Tuple[List[Submission], List[int]]:
             continue
         try:
             entry = _as_record(json.loads(line.decode("utf-8")))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
             entry = None
         if entry is None:
             bad.append(number)
@@ -239,7 +239,7 @@ def all_records(path: Optional[Path] = None) -> List[Submission]:
         raw = _read_fd(fd, path)
     finally:
         os.close(fd)
-    found, bad = _parse(raw, path)
+    found, bad = _parse(raw)
     _warn_once(path, bad)
     return found
 

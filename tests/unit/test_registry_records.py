@@ -162,3 +162,12 @@ def test_tokens_are_read_from_squeue_comments_and_sacct_submit_lines():
     assert parse_token_lines(squeue) == {"aa11": "11", "bb22": "12"}
     assert parse_token_lines(sacct) == {"cc33": "15", "dd44": "16"}
     assert token_in("sbatch --comment=slurmkit:ab12|slurmkit:ab12") == "ab12"
+
+
+def test_deeply_nested_or_undecodable_lines_are_skipped_like_any_bad_line(tmp_path, capsys):
+    path = tmp_path / "jobs.jsonl"
+    record(_job("1"), path)
+    with open(path, "ab") as handle:
+        handle.write(b"[" * 100000 + b"\n\xff\xfe\n")
+    assert [s.job_id for s in submissions(path)] == ["1"]
+    assert capsys.readouterr().err == f"warning: {path}: lines 2, 3 are not slurmkit records and were skipped\n"

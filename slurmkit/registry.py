@@ -306,21 +306,27 @@ def parse_token_lines(stdout: str) -> Dict[str, str]:
     return found
 
 
-def query_tokens(since: Optional[str] = None, retry_for: float = 0.0) -> Dict[str, str]:
-    """token -> job id of every job with a slurmkit token that the controller (then accounting,
-    from ``since`` on) knows. Raises SchedulerError when the controller does not answer;
-    accounting being away only leaves its jobs out (the controller still knows recent ones)."""
+class Known(NamedTuple):
+    """What SLURM knows of slurmkit's tokens."""
+
+    jobs: Dict[str, str]  # token -> job id
+    complete: bool        # accounting answered too (the controller forgets a job minutes after it ends)
+
+
+def query_tokens(since: Optional[str] = None, retry_for: float = 0.0) -> Known:
+    """Every job with a slurmkit token that the controller (then accounting, from ``since`` on)
+    knows. Raises SchedulerError when the controller does not answer; accounting being away
+    only leaves its jobs out (``complete`` False)."""
     from .slurmcli import SchedulerError, run_slurm
 
     found = parse_token_lines(run_slurm(["squeue", "--me", "-h", "-t", "all", "-o", "%i|%k"], retry_for=retry_for,
                                         timeout=30.0).stdout)
     argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", _sacct_time(since)] if since else [])
     try:
-        for token, job_id in parse_token_lines(run_slurm(argv, retry_for=0.0, timeout=30.0).stdout).items():
-            found.setdefault(token, job_id)
+        accounted = parse_token_lines(run_slurm(argv, retry_for=0.0, timeout=30.0).stdout)
     except SchedulerError:
-        pass
-    return found
+        return Known(found, complete=False)
+    return Known({**accounted, **found}, complete=True)
 
 
 def _sacct_time(iso: str) -> str:
@@ -346,15 +352,15 @@ def _age_s(entry: Submission) -> float:
 
 
 def in_flight(entry: Submission) -> bool:
-    """Is the slurmkit that wrote this intent perhaps still submitting it?"""
-    if entry.host != socket.gethostname() or entry.pid is None:
-        return _age_s(entry) < IN_FLIGHT_S
-    try:
-        os.kill(entry.pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
+    """Is the slurmkit that wrote this intent perhaps still submitting it? Not when it ran here
+    and has ended; else for IN_FLIGHT_S (its sbatch retry window, with room to spare)."""
+    if entry.host == socket.gethostname() and entry.pid is not None:
+        try:
+            os.kill(entry.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
     return _age_s(entry) < IN_FLIGHT_S
 
 
@@ -365,7 +371,7 @@ def adopted(entry: Submission, job_id: str) -> Submission:
 
 
 def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
-                      lookup: Callable[[Optional[str]], Dict[str, str]] = query_tokens,
+                      lookup: Callable[[Optional[str]], Known] = query_tokens,
                       on_error: Optional[Callable[[RegistryError], None]] = None) -> List[Submission]:
     """Complete the intents that an interrupted slurmkit left: each one SLURM knows by its token
     becomes a job record ("adopted job N"); one nobody knows after GIVE_UP_S is closed with a
@@ -385,12 +391,13 @@ def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
     if not waiting:
         return []
     try:
-        known = lookup(min(entry.submitted for entry in waiting))
+        answer = lookup(min(entry.submitted for entry in waiting))
     except SlurmkitError as error:
         say(f"warning: {len(waiting)} interrupted submission(s) not looked up: {error.message}")
         return []
+    known = answer.jobs
     fresh = [adopted(e, known[e.token]) if e.token in known else e._replace(note=NEVER_REACHED, host=None, pid=None)
-             for e in waiting if e.token in known or _age_s(e) >= GIVE_UP_S]
+             for e in waiting if e.token in known or (answer.complete and _age_s(e) >= GIVE_UP_S)]
     written = _record_still_open(fresh, path, say)
     for entry in written:
         if entry.job_id:
@@ -398,8 +405,9 @@ def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
         else:
             say(f"the submission of {entry.name} at {entry.submitted} (token {entry.token}) {NEVER_REACHED}; "
                 "it is no longer looked up")
+    closed = {entry.token for entry in written}
     for entry in waiting:
-        if entry.token not in known and _age_s(entry) < GIVE_UP_S:
+        if entry.token not in known and entry.token not in closed:
             say(f"warning: the submission of {entry.name} at {entry.submitted} (token {entry.token}) is not known to "
                 f"SLURM; if it stays unknown it is reported as {NEVER_REACHED} a day after it was made")
     return written

@@ -240,7 +240,7 @@ def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: 
     """
     retry_for = retry_window_s() if retry_for is None else retry_for
     since = now_iso()
-    lookup = lookup or (lambda: query_tokens(since, retry_for=0.0))
+    lookup = lookup or (lambda: query_tokens(since, retry_for=0.0).jobs)
     deadline = time.monotonic() + retry_for
     while True:
         try:

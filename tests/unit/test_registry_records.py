@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from slurmkit import registry
-from slurmkit.registry import (NEVER_REACHED, RegistryError, Submission, adopt_interrupted, all_records, intent,
+from slurmkit.registry import (NEVER_REACHED, Known, RegistryError, Submission, adopt_interrupted, all_records, intent,
                                open_intents, parse_token_lines, record, submissions, token_in)
 
 
@@ -103,8 +103,8 @@ def test_status_adopts_an_intent_slurm_knows_by_its_token_once(tmp_path):
     path = tmp_path / "jobs.jsonl"
     record(intent("n", "/f", "local", "tok1")._replace(pid=_dead_pid()), path)
     said = []
-    adopt_interrupted(said.append, path, lookup=lambda since: {"tok1": "42"})
-    adopt_interrupted(said.append, path, lookup=lambda since: {"tok1": "42"})
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({"tok1": "42"}, True))
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({"tok1": "42"}, True))
     assert said == ["adopted job 42 (submitted by an interrupted slurmkit)"]
     assert [(s.job_id, s.token) for s in submissions(path)] == [("42", "tok1")]
 
@@ -113,7 +113,7 @@ def test_the_intent_of_a_live_submit_is_left_to_it(tmp_path):
     path = tmp_path / "jobs.jsonl"
     record(intent("n", "/f", "local", "tok1"), path)   # this process: alive, still submitting
     looked = []
-    assert adopt_interrupted(print, path, lookup=lambda since: looked.append(since) or {"tok1": "42"}) == []
+    assert adopt_interrupted(print, path, lookup=lambda since: looked.append(since) or Known({"tok1": "42"}, True)) == []
     assert looked == [] and submissions(path) == []
 
 
@@ -124,14 +124,24 @@ def test_an_unknown_intent_is_kept_and_after_a_day_said_once_to_have_never_reach
     record(young, path)
     record(old, path)
     said = []
-    adopt_interrupted(said.append, path, lookup=lambda since: {})
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({}, True))
     assert said[0] == f"the submission of old at {old.submitted} (token tok-old) {NEVER_REACHED}; it is no longer looked up"
     assert said[1].startswith("warning: the submission of young at") and "not known to SLURM" in said[1]
     said.clear()
-    adopt_interrupted(said.append, path, lookup=lambda since: {})
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({}, True))
     assert len(said) == 1 and "young" in said[0]
     assert [entry.token for entry in open_intents(all_records(path))] == ["tok-young"]
     assert [entry.name for entry in all_records(path)] == ["young", "old", "old"]   # nothing lost
+
+
+def test_an_old_intent_is_not_given_up_while_accounting_does_not_answer(tmp_path):
+    path = tmp_path / "jobs.jsonl"
+    old = intent("old", "/f", "local", "tok-old")._replace(pid=_dead_pid(), submitted="2020-01-01T00:00:00+00:00")
+    record(old, path)
+    said = []
+    assert adopt_interrupted(said.append, path, lookup=lambda since: Known({}, complete=False)) == []
+    assert len(said) == 1 and "not known to SLURM" in said[0]
+    assert open_intents(all_records(path)) == [old]
 
 
 def test_a_controller_that_does_not_answer_leaves_intents_open_with_a_warning(tmp_path):

@@ -181,10 +181,11 @@ def sbatch_command(script: Path, folder: Path, array: bool, after: Sequence[str]
 
 
 def parse_job_id(stdout: str) -> str:
-    """``sbatch --parsable`` prints ``ID`` or ``ID;CLUSTER``."""
+    """``sbatch --parsable`` prints ``ID`` or ``ID;CLUSTER``. Anything else may still have made
+    a job (transient: look it up by its token before trying again)."""
     match = re.match(r"\s*(\d+)", stdout)
     if not match:
-        raise SchedulerError(f"sbatch printed no job id: {stdout.strip()!r}")
+        raise SchedulerError(f"sbatch printed no job id: {stdout.strip()!r}", transient=True)
     return match.group(1)
 
 

@@ -62,6 +62,12 @@ def test_a_controller_that_never_answers_says_the_job_may_exist_and_gives_the_to
     assert caught.value.transient and _runs(tmp_path) == 1
 
 
+def test_an_sbatch_that_succeeds_without_printing_an_id_is_looked_up_not_rerun(tmp_path):
+    sbatch = _counting_sbatch(tmp_path, 'echo "Submitted to a site plugin"\n')
+    job_id = sbatch_once([str(sbatch)], "tok", retry_for=30, sleep=lambda s: None, lookup=lambda: {"tok": "79"})
+    assert job_id == "79" and _runs(tmp_path) == 1
+
+
 def test_a_refusal_is_neither_retried_nor_looked_up(tmp_path):
     sbatch = _counting_sbatch(tmp_path, 'echo "sbatch: error: Invalid account" >&2; exit 1\n')
     with pytest.raises(SchedulerError, match="sbatch refused the job: Invalid account") as caught:

@@ -30,6 +30,8 @@ GIVE_UP_S = 24 * 3600.0
 #: an intent from another machine may still be on its way to sbatch for this long.
 IN_FLIGHT_S = 15 * 60.0
 NEVER_REACHED = "never reached SLURM"
+#: a note that keeps the intent open: "not known yet" was said once and is not said again.
+NOT_KNOWN_YET = "not known to SLURM yet"
 
 
 class Submission(NamedTuple):
@@ -47,7 +49,7 @@ class Submission(NamedTuple):
     token: Optional[str] = None  # sbatch --comment=slurmkit:<token>: finds the job if the id was lost
     host: Optional[str] = None   # where the submitting slurmkit ran ...
     pid: Optional[int] = None    # ... and its process (an intent of a live process is in flight)
-    note: Optional[str] = None   # an intent given up on: why (NEVER_REACHED)
+    note: Optional[str] = None   # an intent given up on: why (NEVER_REACHED); or NOT_KNOWN_YET
 
 
 #: the type each field must have (None is allowed for every optional field).
@@ -255,14 +257,18 @@ def submissions(path: Optional[Path] = None) -> List[Submission]:
 
 
 def open_intents(records: Iterable[Submission]) -> List[Submission]:
-    """The intents that no job record (nor a give-up note) with the same token follows."""
+    """The intents that no job record (nor a note that gives up on them) with the same token follows."""
     records = list(records)
-    closed = {r.token for r in records if r.token and (r.job_id or r.note)}
+    closed = {r.token for r in records if r.token and (r.job_id or (r.note and r.note != NOT_KNOWN_YET))}
     open_ = {}
     for entry in records:
         if entry.token and not entry.job_id and not entry.note and entry.token not in closed:
             open_.setdefault(entry.token, entry)
     return list(open_.values())
+
+
+def _said_unknown(records: Iterable[Submission]) -> set:
+    return {r.token for r in records if r.note == NOT_KNOWN_YET}
 
 
 def find(job_ids: Iterable[str], path: Optional[Path] = None) -> Dict[str, Submission]:
@@ -374,20 +380,22 @@ def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
                       lookup: Callable[[Optional[str]], Known] = query_tokens,
                       on_error: Optional[Callable[[RegistryError], None]] = None) -> List[Submission]:
     """Complete the intents that an interrupted slurmkit left: each one SLURM knows by its token
-    becomes a job record ("adopted job N"); one nobody knows after GIVE_UP_S is closed with a
-    note, said once. Returns the records written.
+    becomes a job record ("adopted job N"). One that nobody knows is said once to be unknown and
+    kept (looked up again each time); after GIVE_UP_S, with accounting answering, it is closed
+    as NEVER_REACHED, said once. Returns the records written.
 
     A registry that cannot be read goes to ``on_error`` (raised without one); one that cannot
     be written only loses the adoption for now, with a warning.
     """
     path = path or registry_path()
     try:
-        waiting = [entry for entry in open_intents(all_records(path)) if not in_flight(entry)]
+        records = all_records(path)
     except RegistryError as error:
         if on_error is None:
             raise
         on_error(error)
         return []
+    waiting = [entry for entry in open_intents(records) if not in_flight(entry)]
     if not waiting:
         return []
     try:
@@ -395,35 +403,41 @@ def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
     except SlurmkitError as error:
         say(f"warning: {len(waiting)} interrupted submission(s) not looked up: {error.message}")
         return []
-    known = answer.jobs
-    fresh = [adopted(e, known[e.token]) if e.token in known else e._replace(note=NEVER_REACHED, host=None, pid=None)
-             for e in waiting if e.token in known or (answer.complete and _age_s(e) >= GIVE_UP_S)]
-    written = _record_still_open(fresh, path, say)
+    written = _record_still_open([_outcome(entry, answer) for entry in waiting], path, say, _said_unknown(records))
     for entry in written:
-        if entry.job_id:
-            say(f"adopted job {entry.job_id} (submitted by an interrupted slurmkit)")
-        else:
-            say(f"the submission of {entry.name} at {entry.submitted} (token {entry.token}) {NEVER_REACHED}; "
-                "it is no longer looked up")
-    closed = {entry.token for entry in written}
-    for entry in waiting:
-        if entry.token not in known and entry.token not in closed:
-            say(f"warning: the submission of {entry.name} at {entry.submitted} (token {entry.token}) is not known to "
-                f"SLURM; if it stays unknown it is reported as {NEVER_REACHED} a day after it was made")
+        say(_said(entry))
     return written
 
 
-def _record_still_open(fresh: List[Submission], path: Path, say: Callable[[str], None]) -> List[Submission]:
-    """Append the records that close intents still open under the lock (another slurmkit may
-    have closed them since): each job is adopted once."""
-    def still_open(records):
-        tokens = {entry.token for entry in open_intents(records)}
-        return [entry for entry in fresh if entry.token in tokens]
+def _outcome(entry: Submission, answer: Known) -> Submission:
+    """The record that an open intent gets from a lookup."""
+    if entry.token in answer.jobs:
+        return adopted(entry, answer.jobs[entry.token])
+    note = NEVER_REACHED if answer.complete and _age_s(entry) >= GIVE_UP_S else NOT_KNOWN_YET
+    return entry._replace(note=note, host=None, pid=None)
 
-    if not fresh:
-        return []
+
+def _said(entry: Submission) -> str:
+    what = f"the submission of {entry.name} at {entry.submitted} (token {entry.token})"
+    if entry.job_id:
+        return f"adopted job {entry.job_id} (submitted by an interrupted slurmkit)"
+    if entry.note == NEVER_REACHED:
+        return f"{what} {NEVER_REACHED}; it is no longer looked up"
+    return (f"warning: {what} is {NOT_KNOWN_YET}; slurmkit status keeps looking, and reports it as {NEVER_REACHED} "
+            "if it is still unknown a day after it was made")
+
+
+def _record_still_open(fresh: List[Submission], path: Path, say: Callable[[str], None], said: set) -> List[Submission]:
+    """Append the records that close intents still open under the lock (another slurmkit may
+    have closed them since): each job is adopted once, and "not known yet" is said once."""
+    def news(records, said):
+        tokens = {entry.token for entry in open_intents(records)}
+        return [e for e in fresh if e.token in tokens and not (e.note == NOT_KNOWN_YET and e.token in said)]
+
+    if all(entry.note == NOT_KNOWN_YET and entry.token in said for entry in fresh):
+        return []   # nothing new to write or say
     try:
-        return record_all(fresh, path, unless=still_open)
+        return record_all(fresh, path, unless=lambda records: news(records, said | _said_unknown(records)))
     except RegistryError as error:
         say(f"warning: {len(fresh)} interrupted submission(s) not adopted: {error.message}")
         return []

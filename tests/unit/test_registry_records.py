@@ -117,7 +117,7 @@ def test_the_intent_of_a_live_submit_is_left_to_it(tmp_path):
     assert looked == [] and submissions(path) == []
 
 
-def test_an_unknown_intent_is_kept_and_after_a_day_said_once_to_have_never_reached_slurm(tmp_path):
+def test_an_unknown_intent_is_said_once_kept_and_after_a_day_closed_as_never_reached(tmp_path):
     path = tmp_path / "jobs.jsonl"
     young = intent("young", "/f", "local", "tok-young")._replace(pid=_dead_pid())
     old = intent("old", "/f", "local", "tok-old")._replace(pid=_dead_pid(), submitted="2020-01-01T00:00:00+00:00")
@@ -125,13 +125,18 @@ def test_an_unknown_intent_is_kept_and_after_a_day_said_once_to_have_never_reach
     record(old, path)
     said = []
     adopt_interrupted(said.append, path, lookup=lambda since: Known({}, True))
-    assert said[0] == f"the submission of old at {old.submitted} (token tok-old) {NEVER_REACHED}; it is no longer looked up"
-    assert said[1].startswith("warning: the submission of young at") and "not known to SLURM" in said[1]
+    assert said[0].startswith(f"warning: the submission of young at {young.submitted} (token tok-young) is not known to "
+                              "SLURM yet; slurmkit status keeps looking")
+    assert said[1] == f"the submission of old at {old.submitted} (token tok-old) {NEVER_REACHED}; it is no longer looked up"
     said.clear()
-    adopt_interrupted(said.append, path, lookup=lambda since: Known({}, True))
-    assert len(said) == 1 and "young" in said[0]
+    looked = []
+    adopt_interrupted(said.append, path, lookup=lambda since: looked.append(since) or Known({}, True))
+    assert said == [] and looked == [young.submitted]   # still looked up, not said again
     assert [entry.token for entry in open_intents(all_records(path))] == ["tok-young"]
-    assert [entry.name for entry in all_records(path)] == ["young", "old", "old"]   # nothing lost
+    assert [(entry.name, entry.note) for entry in all_records(path)] == [
+        ("young", None), ("old", None), ("young", "not known to SLURM yet"), ("old", NEVER_REACHED)]   # nothing lost
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({"tok-young": "43"}, True))
+    assert said == ["adopted job 43 (submitted by an interrupted slurmkit)"] and open_intents(all_records(path)) == []
 
 
 def test_an_old_intent_is_not_given_up_while_accounting_does_not_answer(tmp_path):
@@ -139,9 +144,11 @@ def test_an_old_intent_is_not_given_up_while_accounting_does_not_answer(tmp_path
     old = intent("old", "/f", "local", "tok-old")._replace(pid=_dead_pid(), submitted="2020-01-01T00:00:00+00:00")
     record(old, path)
     said = []
-    assert adopt_interrupted(said.append, path, lookup=lambda since: Known({}, complete=False)) == []
-    assert len(said) == 1 and "not known to SLURM" in said[0]
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({}, complete=False))
+    assert len(said) == 1 and "is not known to SLURM yet" in said[0]
     assert open_intents(all_records(path)) == [old]
+    adopt_interrupted(said.append, path, lookup=lambda since: Known({}, complete=True))
+    assert NEVER_REACHED in said[1] and open_intents(all_records(path)) == []
 
 
 def test_a_controller_that_does_not_answer_leaves_intents_open_with_a_warning(tmp_path):

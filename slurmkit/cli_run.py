@@ -26,7 +26,9 @@ from .cli import PROFILE_OPTION, fail as _fail, pretty_output
 def submit_command(spec, profile, folder, after, after_type, dry_run, wait_):
     """Render SPEC and submit it."""
     from .job import Job
+    from .submit import NotRecorded
 
+    unrecorded = None
     try:
         job = Job.from_yaml(spec)
         warn = lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True)  # noqa: E731
@@ -34,17 +36,25 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_):
             click.echo(job.test_only(profile, folder))
             return
         handle = job.submit(profile, folder, after=after, after_type=after_type, warn=warn)
+    except NotRecorded as error:  # the job exists: its id comes first, then why it is not recorded
+        handle, unrecorded = error.handle, error
     except SlurmkitError as error:
         _fail(error)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it", err=True)
+        sys.exit(130)
     size = getattr(handle, "size", None)
     click.echo(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {handle.paths.folder if size is None else handle.tasks[0].paths.folder}")
+    if unrecorded is not None:
+        _fail(unrecorded)
     if wait_:
         sys.exit(_watch([handle.job_id], interval=30.0))
 
 
 def _ids_and_folders(job_ids):
-    from .registry import find, submissions
+    from .registry import adopt_interrupted, find, submissions
 
+    adopt_interrupted(lambda line: click.echo(line, err=True), on_error=_fail)  # what an interrupted submit left
     records = find(job_ids) if job_ids else {s.job_id: s for s in submissions()[-20:]}
     links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
     ids = list(dict.fromkeys([*job_ids, *links])) or list(records)

@@ -45,19 +45,58 @@ def setup_lines(plan: Plan) -> List[str]:
     return [line for line in render_setup(plan).splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+#: the exit-status file of the job contract (line 1: the exit code), written atomically on exit.
+_EXIT_TRAP = ('_sk_on_exit() { local rc=$? f; '
+              'f="$SLURMKIT_JOB_DIR/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit"; '
+              'echo "$rc" > "$f.$$.tmp" && mv -f -- "$f.$$.tmp" "$f"; }')
+
+
+def exit_file_lines(folder) -> List[str]:
+    """Setup lines that make a submitit job leave an exit-status file as slurmkit's scripts do,
+    so that its outcome is known without accounting."""
+    import shlex
+
+    return [f"export SLURMKIT_JOB_DIR={shlex.quote(str(folder))}", _EXIT_TRAP, "trap _sk_on_exit EXIT"]
+
+
 def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = None, folder=None, **kwargs: Any):
     """Run ``fn(*args, **kwargs)`` as a job described by ``spec`` (a Job, a mapping, or a job.yaml path).
 
-    Returns submitit's job future, watched by slurmkit's watcher (accounting or not).
+    Returns submitit's job future, watched by slurmkit's watcher (accounting or not). The job
+    is recorded in the registry like a script's (intent first, then its id) and carries a
+    token in its comment, so that ``slurmkit status`` finds it if the id is lost.
     """
+    import uuid
+    from pathlib import Path
+
     import submitit
 
     from .job import Job
-    from .submit import JobHandle
+    from .registry import COMMENT_PREFIX, RegistryError, adopted, intent, record, registry_path
+    from .slurmcli import SchedulerError
+    from .submit import JobHandle, NotRecorded
 
     job = spec if isinstance(spec, Job) else Job(**spec) if isinstance(spec, dict) else Job.from_yaml(spec)
     plan = job._plan(profile, None)
-    executor = submitit.SlurmExecutor(folder=str(folder or job.folder()))
+    folder = Path(folder or job.folder()).resolve()
+    token = uuid.uuid4().hex
+    planned = intent(job.spec.name, str(folder), plan.profile, token, spec=job._spec_path())
+    try:
+        record(planned)
+    except RegistryError as error:
+        raise RegistryError(f"nothing was submitted: {error.message}") from None
+    executor = submitit.SlurmExecutor(folder=str(folder))
     executor.job_class = JobHandle
-    executor.update_parameters(**executor_parameters(plan), setup=setup_lines(plan))
-    return executor.submit(fn, *args, **kwargs)
+    executor.update_parameters(**executor_parameters(plan), comment=f"{COMMENT_PREFIX}{token}",
+                               setup=exit_file_lines(folder) + setup_lines(plan))
+    try:
+        submitted = executor.submit(fn, *args, **kwargs)
+    except Exception as error:  # submitit raises its own kinds; the reason is what matters
+        reason = " ".join(str(error).split())[:300]
+        raise SchedulerError(f"submitit could not submit {job.spec.name}: {reason} (token {token}: if the job was "
+                             "made after all, `slurmkit status` adopts it)") from None
+    try:
+        record(adopted(planned, submitted.job_id))
+    except RegistryError as error:
+        raise NotRecorded(submitted.job_id, submitted, error, registry_path()) from None
+    return submitted

@@ -23,9 +23,18 @@ TRANSIENT = (
 
 
 class SchedulerError(SlurmkitError):
-    """SLURM refused or could not do what was asked (the message is its reason)."""
+    """SLURM refused or could not do what was asked (the message is its reason).
+
+    ``transient`` says the failure may have been the controller being busy or away rather than
+    a refusal: such a request may still have reached the controller (sbatch must look before
+    it tries again).
+    """
 
     exit_code = 1
+
+    def __init__(self, message: str, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
 
 
 def is_transient(stderr: str) -> bool:
@@ -58,6 +67,7 @@ def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mappin
         if result.returncode == 0:
             return result
         if not is_transient(result.stderr) or time.monotonic() + delay > deadline:
-            raise SchedulerError(f"{failed or argv[0] + ' failed'}: {scheduler_reason(result.stderr)}")
+            raise SchedulerError(f"{failed or argv[0] + ' failed'}: {scheduler_reason(result.stderr)}",
+                                 transient=is_transient(result.stderr))
         sleep(delay)
         delay = min(delay * 2, 8.0)

@@ -1,26 +1,29 @@
 """Submitting rendered scripts, and the handles that follow them: submitit's Job, extended.
 
-``submit_script`` runs ``sbatch --parsable`` (retrying a busy controller), puts the logs where
-submitit's ``JobPaths`` looks for them (``<folder>/<id>_0_log.out``), records the submission
-in the registry, and returns a ``JobHandle``: submitit's ``SlurmJob`` (``state``, ``done()``,
-``wait()``, ``cancel()``, ``stdout()``, ``stderr()``) whose watcher is ``SlurmkitWatcher``, which
+``submit_script`` records its intent in the registry, runs ``sbatch --parsable`` with a token
+of its own (a failure that may have reached the controller is looked up by that token before
+sbatch runs again: one job, never two), puts the logs where submitit's ``JobPaths`` looks for
+them (``<folder>/<id>_0_log.out``), records the job id, and returns a ``JobHandle``:
+submitit's ``SlurmJob`` (``state``, ``done()``, ``wait()``, ``cancel()``, ``stdout()``,
+``stderr()``) whose watcher is ``SlurmkitWatcher``, which
 asks sacct, then the controller, then the job's exit-status file (monitor.py), so that a job
 always ends with its real exit code even when accounting is down.
 """
 
-import datetime
 import os
 import re
 import time
 import uuid
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
+from .errors import SlurmkitError
 from .files import write_atomic
 from .monitor import Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable
-from .registry import Submission, record
+from .registry import (COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record,
+                       registry_path)
 from .slurmcli import SchedulerError, run_slurm
 
 DEPENDENCY_TYPES = ("ok", "any", "notok")
@@ -150,15 +153,33 @@ class ChainHandle:
         run_slurm(["scancel", *(link.job_id for link in self.links)])
 
 
+class ChainIncomplete(SlurmkitError):
+    """A link of a chain failed after the links before it were submitted: their ids are in the
+    message, so that none runs unseen."""
+
+    exit_code = 1
+
+    def __init__(self, error: SlurmkitError, handles: List["JobHandle"], links: int):
+        ids = " ".join(handle.job_id for handle in handles)
+        super().__init__(f"{error.message} (the chain stopped at link {len(handles) + 1} of {links}; links 1-{len(handles)} "
+                         f"are jobs {ids}: `slurmkit cancel {ids}` drops them)")
+        self.handles = handles
+
+
 def submit_chain(script_text: str, links: int, folder, name: str, profile: str, spec: Optional[str] = None,
                  after: Sequence[str] = (), after_type: str = "ok", workdir=None) -> ChainHandle:
     """Submit ``links`` copies of a chain link, each after the previous one ends (afterany)."""
     handles: List[JobHandle] = []
     for link in range(1, links + 1):
         previous = (handles[-1].job_id,) if handles else tuple(after)
-        handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
-                                     after_type="any" if handles else after_type, workdir=workdir,
-                                     chain=(handles[0].job_id if handles else None, link, links)))
+        try:
+            handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
+                                         after_type="any" if handles else after_type, workdir=workdir,
+                                         chain=(handles[0].job_id if handles else None, link, links)))
+        except SlurmkitError as error:
+            if not handles:
+                raise
+            raise ChainIncomplete(error, handles, links) from None
     return ChainHandle(handles)
 
 
@@ -168,8 +189,10 @@ def log_pattern(folder: Path, array: bool, stream: str) -> str:
 
 
 def sbatch_command(script: Path, folder: Path, array: bool, after: Sequence[str] = (), after_type: str = "ok",
-                   test_only: bool = False) -> List[str]:
+                   test_only: bool = False, token: Optional[str] = None) -> List[str]:
     argv = ["sbatch", "--parsable", f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
+    if token:
+        argv.append(f"--comment={COMMENT_PREFIX}{token}")  # squeue %k, sacct SubmitLine/Comment find it by this
     if after:
         if after_type not in DEPENDENCY_TYPES:
             raise ValueError(f"after_type must be one of {', '.join(DEPENDENCY_TYPES)}")
@@ -180,11 +203,118 @@ def sbatch_command(script: Path, folder: Path, array: bool, after: Sequence[str]
 
 
 def parse_job_id(stdout: str) -> str:
-    """``sbatch --parsable`` prints ``ID`` or ``ID;CLUSTER``."""
+    """``sbatch --parsable`` prints ``ID`` or ``ID;CLUSTER``. Anything else may still have made
+    a job (transient: look it up by its token before trying again)."""
     match = re.match(r"\s*(\d+)", stdout)
     if not match:
-        raise SchedulerError(f"sbatch printed no job id: {stdout.strip()!r}")
+        raise SchedulerError(f"sbatch printed no job id: {stdout.strip()!r}", transient=True)
     return match.group(1)
+
+
+class NotRecorded(RegistryError):
+    """sbatch accepted the job but its id could not be recorded: the caller must still show the id."""
+
+    def __init__(self, job_id: str, handle, reason: RegistryError, path: Path):
+        super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.reason}; "
+                         "once that is fixed, `slurmkit status` adopts it from its intent record")
+        self.job_id, self.handle = job_id, handle
+
+
+def retry_window_s() -> float:
+    """How long a submission keeps trying a controller that does not answer
+    (``$SLURMKIT_SUBMIT_RETRY_S``, default 60 s)."""
+    try:
+        return max(float(os.environ.get("SLURMKIT_SUBMIT_RETRY_S", "60")), 0.0)
+    except ValueError:
+        return 60.0
+
+
+def _lookup_until_answered(token: str, deadline: float, sleep: Callable[[float], None],
+                           lookup: Callable[[], Dict[str, str]]) -> Optional[str]:
+    """The id of the job with ``token``, or None once the controller answered (twice, a pause
+    apart: a request queued in a stopped controller's socket is handled when it resumes) that
+    there is none. Raises SchedulerError when it never answers before ``deadline``."""
+    delay, answers = 0.5, 0
+    while True:
+        try:
+            known = lookup()
+        except SchedulerError:
+            if time.monotonic() + delay > deadline:
+                raise
+            sleep(delay)
+            delay = min(delay * 2, 8.0)
+            continue
+        if token in known:
+            return known[token]
+        answers += 1
+        if answers == 2:
+            return None
+        sleep(2.0)
+
+
+def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: Optional[float] = None,
+                sleep: Callable[[float], None] = time.sleep, lookup: Optional[Callable[[], Dict[str, str]]] = None) -> str:
+    """Run sbatch and return the job id; never two jobs for one token.
+
+    A failure that may have reached the controller (a timeout, a busy controller) is not
+    retried blindly: the job is looked up by its token first, and sbatch runs again only when
+    the controller said that no job has it. A controller that never answers within
+    ``retry_for`` gives an error that says the job may exist and how to find it.
+    """
+    retry_for = retry_window_s() if retry_for is None else retry_for
+    since = now_iso()
+    lookup = lookup or (lambda: query_tokens(since, retry_for=0.0).jobs)
+    deadline = time.monotonic() + retry_for
+    while True:
+        try:
+            return parse_job_id(run_slurm(argv, retry_for=0.0, env=env, cwd=cwd, failed="sbatch refused the job").stdout)
+        except SchedulerError as error:
+            if not error.transient:
+                raise
+            reason = error.message
+        try:
+            job_id = _lookup_until_answered(token, deadline, sleep, lookup)
+        except SchedulerError:
+            raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): the job may have been "
+                                 f"submitted (token {token}); `slurmkit status` adopts it once the controller answers",
+                                 transient=True) from None
+        if job_id is not None:
+            return job_id
+        if time.monotonic() >= deadline:
+            raise SchedulerError(f"{reason} (no job was submitted; tried for {retry_for:.0f}s)")
+
+
+def _close_intent(entry: Submission, why: str) -> None:
+    """Mark an intent as one that made no job, so that nothing looks for it (best effort:
+    an open intent is only looked up in vain later)."""
+    try:
+        record(entry._replace(note=why, host=None, pid=None))
+    except RegistryError:
+        pass
+
+
+class SubmitError(SlurmkitError):
+    """The job could not be handed to sbatch (its script could not be written)."""
+
+    exit_code = 1
+
+
+def _write_script(folder: Path, name: str, suffix: str, script_text: str) -> Path:
+    """The script under a name of its own (concurrent submits of one spec must not rename each
+    other's script); an unwritable folder is one line."""
+    try:
+        return write_atomic(folder / f".{name}.{os.getpid()}.{suffix}.sbatch", script_text, 0o755)
+    except OSError as error:
+        raise SubmitError(f"nothing was submitted: cannot write the job script in {folder}: "
+                          f"{error.strerror or error}; make that folder writable or choose another (--folder)") from None
+
+
+def _keep_script(script: Path, job_id: str) -> None:
+    """Where submitit's JobPaths looks for it; a folder that refuses the rename keeps the first name."""
+    try:
+        os.replace(script, script.parent / f"{job_id}_submission.sh")
+    except OSError:
+        pass
 
 
 def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
@@ -193,32 +323,42 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
 
     sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
-    ``$SLURM_SUBMIT_DIR`` is it. Nothing is recorded unless sbatch accepted the job.
+    ``$SLURM_SUBMIT_DIR`` is it. The intent is recorded before sbatch runs (nothing is
+    submitted when it cannot be) and the job id after; NotRecorded, carrying the handle, says
+    that the job exists but its id could not be recorded.
     """
     folder = Path(folder).resolve()
-    # A name of its own: concurrent submits of one spec must not rename each other's script.
-    script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.sbatch", script_text, 0o755)
-    env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
-    argv = sbatch_command(script, folder, array_size is not None, after, after_type)
+    token = uuid.uuid4().hex
+    script = _write_script(folder, name, token[:8], script_text)
+    planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
+                     chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
     try:
-        result = run_slurm(argv, env=env, cwd=workdir or Path.cwd(), failed="sbatch refused the job")
-    except SchedulerError:
+        record(planned)
+    except RegistryError as error:
         script.unlink(missing_ok=True)
+        raise RegistryError(f"nothing was submitted: {error.message}") from None
+    env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
+    argv = sbatch_command(script, folder, array_size is not None, after, after_type, token=token)
+    try:
+        job_id = sbatch_once(argv, token, env=env, cwd=workdir or Path.cwd())
+    except SchedulerError as error:
+        script.unlink(missing_ok=True)
+        if not error.transient:
+            _close_intent(planned, f"not submitted: {error.message}")
         raise
-    job_id = parse_job_id(result.stdout)
-    os.replace(script, folder / f"{job_id}_submission.sh")  # where submitit's JobPaths looks
-    record(Submission(job_id=job_id, name=name, folder=str(folder), profile=profile,
-                      submitted=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      array_size=array_size, spec=spec, after=",".join(after) or None,
-                      chain=(chain[0] or job_id) if chain else None, link=chain[1] if chain else None,
-                      links=chain[2] if chain else None))
-    return SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
+    _keep_script(script, job_id)
+    handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
+    try:
+        record(adopted(planned, job_id))
+    except RegistryError as error:
+        raise NotRecorded(job_id, handle, error, registry_path()) from None
+    return handle
 
 
 def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
-    script = write_atomic(folder / f".{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.test-only.sbatch", script_text, 0o755)
+    script = _write_script(folder, name, f"{uuid.uuid4().hex[:8]}.test-only", script_text)
     try:
         result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(), failed="sbatch refused the job")
     finally:

@@ -101,7 +101,9 @@ def test_usr1_before_the_time_limit_stops_the_payload_and_saves_every_output(clu
     _wait_for_output(handle, "produced")
     subprocess.run(["scancel", "--batch", "--signal=USR1", handle.job_id], check=True)
     status = handle.wait(0.5)
-    assert (status.state, status.exit_code) == ("FAILED", 124)
+    # sacct says FAILED 124; the exit file's `timeout` line makes it what it is (Slurm 22.05).
+    assert (status.state, status.exit_code, status.saved) == ("TIMEOUT", 124, (str(tmp_path / "saved" / "results"),))
+    assert status.unsaved == ()
     assert sorted(p.name for p in (tmp_path / "saved" / "results").iterdir()) == sorted(f"r{i}" for i in range(1, 101))
     assert "the time limit is near" in handle.stderr()
 
@@ -111,7 +113,7 @@ def test_a_true_one_minute_limit_still_brings_every_output_back(cluster, registr
                   launch={"command": ["bash", "-c", PRODUCER]}).submit()
     assert "--signal=B:USR1@30" in (tmp_path / "logs" / f"{handle.job_id}_submission.sh").read_text()
     status = handle.wait(1.0)
-    assert status.state in ("FAILED", "TIMEOUT")
+    assert (status.state, status.saved, status.unsaved) == ("TIMEOUT", (str(tmp_path / "saved"),), ())
     assert len(list((tmp_path / "saved").iterdir())) == 100
 
 
@@ -119,7 +121,7 @@ def test_a_failing_payload_still_copies_back_and_ends_failed(cluster, registry, 
     failing = "mkdir -p $$SLURM_TMPDIR/results && echo partial > $$SLURM_TMPDIR/results/log.txt && exit 3"
     status = _job(tmp_path, stage={"outputs": [{"from": "results", "to": "out"}]},
                   launch={"command": ["bash", "-c", failing]}).submit().wait(0.5)
-    assert (status.state, status.exit_code) == ("FAILED", 3)
+    assert (status.state, status.exit_code, status.saved) == ("FAILED", 3, (str(tmp_path / "out"),))
     assert (tmp_path / "out" / "log.txt").read_text() == "partial\n"
 
 

@@ -318,9 +318,12 @@ def cancel_command(job_ids):
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
 def logs_command(job_id, err, follow):
     """Print a job's output (an array task as ID_TASK)."""
-    from .registry import find
+    from .registry import RegistryError, find
 
-    record = find([job_id]).get(job_id.split("_")[0])
+    try:
+        record = find([job_id]).get(job_id.split("_")[0])
+    except RegistryError as error:
+        _fail(error)
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"

@@ -141,15 +141,16 @@ def test_a_registry_made_read_only_after_sbatch_prints_the_job_id_then_the_error
     assert f"adopted job {job_id} (submitted by an interrupted slurmkit)" in run_cli("status").stderr
 
 
-def test_a_registry_that_is_a_folder_is_one_line_for_submit_and_status(cluster, registry, tmp_path):
+def test_a_registry_that_is_a_folder_is_one_line_for_submit_status_watch_and_logs(cluster, registry, tmp_path):
     registry.mkdir(parents=True)
     submit = run_cli("submit", write_spec(tmp_path, unique("folder")))
     assert (submit.returncode, submit.stdout) == (1, "")
     assert submit.stderr == (f"error: nothing was submitted: cannot write the job registry {registry}: it is a folder, "
                              "not a file; remove it or set SLURMKIT_REGISTRY to a file\n")
-    status = run_cli("status")
-    assert (status.returncode, status.stderr) == (1, f"error: cannot read the job registry {registry}: it is a folder, "
-                                                     "not a file; remove it or set SLURMKIT_REGISTRY to a file\n")
+    for argv in (("status",), ("watch", "1"), ("logs", "1")):
+        result = run_cli(*argv)
+        assert (result.returncode, result.stderr) == (1, f"error: cannot read the job registry {registry}: it is a folder, "
+                                                         "not a file; remove it or set SLURMKIT_REGISTRY to a file\n"), argv
 
 
 def test_xdg_state_home_that_is_a_file_is_one_line_naming_the_registry(cluster, tmp_path, monkeypatch):

@@ -17,6 +17,14 @@ def _job_id(ctx, param, value: str) -> str:
     return value
 
 
+def log_folder(job_id: str):
+    """Where slurmkit put the job's logs and exit files (None for a job it did not submit)."""
+    from .registry import find
+
+    record = find([job_id]).get(job_id.split("_")[0])
+    return record.folder if record else None
+
+
 @click.command("report")
 @click.argument("job_id", metavar="JOBID", callback=_job_id)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON.")
@@ -25,7 +33,7 @@ def report_command(job_id, as_json):
     from . import efficiency
 
     try:
-        effs = efficiency.report_for(job_id)
+        effs = efficiency.with_exit_files(efficiency.report_for(job_id), log_folder(job_id))
     except SlurmkitError as error:
         fail(error)
     if as_json:

@@ -244,10 +244,12 @@ def _watch(job_ids, interval: float) -> int:
 def _print_reports(job_ids) -> None:
     """The efficiency report of each job once accounting has its end (or marked preliminary)."""
     from . import efficiency
+    from .cli_report import log_folder
 
     for job_id in job_ids:
         try:
             effs, settled = efficiency.settled_report(job_id)
+            effs = efficiency.with_exit_files(effs, log_folder(job_id))
         except SlurmkitError as error:
             click.echo(f"no efficiency report for {job_id}: {error.message}", err=True)
             continue

@@ -66,6 +66,8 @@ class JobEfficiency(NamedTuple):
     peak_estimated: bool              # True when that figure multiplies MaxRSS by several tasks
     gpus: int
     steps: Tuple[str, ...] = ()       # step names: batch, extern, 0, 1, ...
+    saved: Tuple[str, ...] = ()       # from the job's exit file: outputs that arrived whole
+    unsaved: Tuple[str, ...] = ()     # ... and "DEST: REASON" for those that did not
 
     @property
     def done(self) -> bool:
@@ -423,6 +425,10 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
     if eff.memory_efficiency is not None:
         lines.append(f"Memory Efficiency: {eff.memory_efficiency:.2%} of {format_request(eff.req_mem_mib)}")
     lines.append(f"GPUs: {eff.gpus} (utilisation not recorded by sacct)" if eff.gpus else "GPUs: none")
+    if eff.unsaved:
+        lines.append("Outputs: NOT saved: " + "; ".join(eff.unsaved))
+    elif eff.saved:
+        lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
     return "\n".join(lines + _advice_lines(said)) + "\n"
 
 
@@ -437,6 +443,10 @@ def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
     lines.append("CPU Efficiency (min/median/max): " + _triple(summary.cpu_efficiency, lambda v: f"{v:.2%}"))
     lines.append("Memory Utilized (min/median/max): " + _triple(summary.peak_mib, format_mem))
     lines.append(f"GPUs per task: {first.gpus} (utilisation not recorded by sacct)" if first.gpus else "GPUs: none")
+    lost = [eff for eff in effs if eff.unsaved]
+    if lost:
+        shown = ", ".join(eff.job_id for eff in lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
+        lines.append(f"Outputs NOT saved by {_count(len(lost), 'task')}: {shown} (first: {lost[0].unsaved[0]})")
     unfinished = [eff.job_id for eff in effs if eff.state != "COMPLETED"]
     if unfinished:
         shown = ", ".join(unfinished[:10]) + (f" and {len(unfinished) - 10} more" if len(unfinished) > 10 else "")
@@ -489,6 +499,23 @@ def report_for(job_id: str, retry_for: float = 15.0) -> List[JobEfficiency]:
     if not effs:
         raise SchedulerError(f"sacct has no record of job {job_id}: check the id, and that it ran on this cluster")
     return effs
+
+
+def with_exit_files(effs: Sequence[JobEfficiency], folder: Optional[str]) -> List[JobEfficiency]:
+    """Each record completed by its job's exit file (in ``folder``, the job's log folder): which
+    outputs were saved and which were not, and TIMEOUT where the script stopped at its time
+    limit (sacct says FAILED 124 when the trap saved the outputs first)."""
+    from .monitor import read_exit_file
+
+    completed = []
+    for eff in effs:
+        record = read_exit_file(eff.job_id, folder) if eff.done else None
+        if record is None:
+            completed.append(eff)
+            continue
+        state = "TIMEOUT" if record.timeout and eff.state in ("FAILED", "TIMEOUT") else eff.state
+        completed.append(eff._replace(state=state, saved=record.saved, unsaved=record.unsaved))
+    return completed
 
 
 #: how long ``settled_report`` waits for accounting to record that a job ended.

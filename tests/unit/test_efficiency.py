@@ -441,3 +441,41 @@ def test_cli_rejects_what_is_not_a_job_id(sacct_answers, job_id):
 def test_report_is_listed_in_help_without_importing_it():
     result = CliRunner().invoke(main, ["--help"])
     assert "report" in result.output and "Efficiency of a finished job" in result.output
+
+
+def _submitted(monkeypatch, tmp_path, job_id, exit_files):
+    """A registry that knows ``job_id`` with its log folder, and the exit files the script left there."""
+    from slurmkit.registry import Submission, record
+
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    record(Submission(job_id=job_id, name="t", folder=str(folder), profile="local", submitted="2026-11-26T10:00:00+00:00"))
+    for name, text in exit_files.items():
+        (folder / f"{name}.exit").write_text(text)
+
+
+def test_the_report_says_which_outputs_were_not_saved_and_why(sacct_answers, monkeypatch, tmp_path):
+    lost = "74\nnot-saved\t/p/results/runs\tNo space left on device\n"
+    _submitted(monkeypatch, tmp_path, "49", {"49": lost})
+    sacct_answers(SINGLE.replace("COMPLETED|0:0", "FAILED|74:0"))
+    result = CliRunner().invoke(main, ["report", "49"])
+    assert result.exit_code == 0, result.output
+    assert "Outputs: NOT saved: /p/results/runs: No space left on device\n" in result.output
+    data = json.loads(CliRunner().invoke(main, ["report", "49", "--json"]).output)
+    assert data["jobs"][0]["unsaved"] == ["/p/results/runs: No space left on device"]
+
+
+def test_the_report_of_a_job_stopped_at_its_limit_after_saving_says_timeout_and_saved(sacct_answers, monkeypatch, tmp_path):
+    """sacct says FAILED 124 when the USR1 trap saved the outputs and exited; the exit file says why."""
+    _submitted(monkeypatch, tmp_path, "52", {"52": "124\ntimeout\nsaved\t/p/out\n"})
+    sacct_answers(FAILED.replace("3:0", "124:0"))
+    output = CliRunner().invoke(main, ["report", "52"]).output
+    assert "State: TIMEOUT\n" in output and "Outputs: saved (/p/out)\n" in output
+
+
+def test_an_array_report_counts_the_tasks_that_lost_outputs(sacct_answers, monkeypatch, tmp_path):
+    _submitted(monkeypatch, tmp_path, "50", {"50_0": "0\nsaved\t/p/s\n", "50_2": "74\nnot-saved\t/p/s\tOperation not permitted\n"})
+    sacct_answers(ARRAY)
+    output = CliRunner().invoke(main, ["report", "50"]).output
+    assert "Outputs NOT saved by 1 task: 50_2 (first: /p/s: Operation not permitted)\n" in output

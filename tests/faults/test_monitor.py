@@ -14,23 +14,18 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
-from slurmkit import Job
 from slurmkit import monitor
-from slurmkit.monitor import Poller, Watch
+from slurmkit.monitor import Watch
+
+from tests.integration.slurm import local_job
 
 from .conftest import paused, stopped
 
 CLI = [sys.executable, "-m", "slurmkit.cli"]
 
 
-def job(tmp_path, name="m", command=("true",), time_limit="5m", **fields):
-    spec = {"name": name, "profile": "local", "account": "def-test", "resources": {"time": time_limit},
-            "launch": {"command": list(command)}, **fields}
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return Job.from_yaml(path)
+def job(tmp_path, name="m", **fields):
+    return local_job(tmp_path, name, **fields)
 
 
 def cli(*args, env=None, timeout=120):

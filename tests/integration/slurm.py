@@ -76,3 +76,17 @@ def run_job(tmp_path: Path, body: str, *args: str, timeout: float = 120):
     row = wait_for_job(submission.job_id, timeout)
     output = tmp_path / f"{submission.job_id}.out"
     return row, (output.read_text() if output.exists() else ""), submission.job_id
+
+
+def local_job(tmp_path: Path, name: str = "t", command=("true",), time_limit: str = "5m", **fields):
+    """A slurmkit Job for the local cluster, written as ``<tmp_path>/<name>.yaml`` (so its logs go to
+    ``<tmp_path>/logs``): ``command`` is its launch command, ``fields`` any other spec keys."""
+    import yaml
+
+    from slurmkit import Job
+
+    spec = {"name": name, "profile": "local", "account": "def-test", "resources": {"time": time_limit},
+            "launch": {"command": list(command)}, **fields}
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return Job.from_yaml(path)

@@ -8,16 +8,15 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import yaml
 
-from slurmkit import Job
 from slurmkit.monitor import Watch, poll
 from slurmkit.registry import submissions
 
 from .conftest import CLUSTER_SCRIPT
+from .slurm import local_job as job
 
 
 @pytest.fixture
@@ -27,12 +26,6 @@ def registry(tmp_path, monkeypatch):
     return path
 
 
-def job(tmp_path, name="t", command=("true",), time_limit="5m", **fields):
-    spec = {"name": name, "profile": "local", "account": "def-test", "resources": {"time": time_limit},
-            "launch": {"command": list(command)}, **fields}
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(spec))
-    return Job.from_yaml(path)
 
 
 def test_submit_and_wait_reaches_completed_with_exit_code_zero(cluster, registry, tmp_path):

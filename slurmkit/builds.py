@@ -9,6 +9,7 @@ the job that will use it, so that the cache key matches and that job starts in s
 from typing import Optional, Sequence
 
 from .errors import SpecError
+from .resolve import build_frameworks
 from .spec import BUILDS, JobSpec, spec_from_mapping
 
 FRAMEWORK_PACKAGES = {"pytorch": "torch", "tensorflow": "tensorflow"}
@@ -31,15 +32,15 @@ def build_spec(names: Sequence[str], spec: Optional[JobSpec] = None, profile: Op
         environment["modules"] = list(dict.fromkeys([*environment.get("modules", []), *modules]))
     if build_cache:
         environment["build_cache"] = build_cache
-    framework = framework or base.pop("framework", None) or "pytorch"
-    environment.setdefault("venv", {"packages": [FRAMEWORK_PACKAGES[framework]]})
+    framework = framework or base.pop("framework", None)
+    environment.setdefault("venv", {"packages": [FRAMEWORK_PACKAGES[framework or "pytorch"]]})
     resources = base["resources"]
     if gpus:
         resources["gpus"] = gpus
     resources.setdefault("cpus_per_task", _build_cpus(profile or base.get("profile"), bool(resources.get("gpus"))))
     resources.update(time=BUILD_JOB_TIME, nodes=1)
     data = dict(base, name="build-" + "-".join(wanted), kind="gpu" if resources.get("gpus") else "serial",
-                launch={"command": ["python", "-c", _CHECK], "framework": framework})
+                launch={"command": ["python", "-c", _CHECK], **({"framework": framework} if framework else {})})
     if profile:
         data["profile"] = profile
     if account:
@@ -83,7 +84,10 @@ def _from_job(spec: JobSpec) -> dict:
         resources["gpus"] = {"model": g.model, "count": 1} if g.model else 1
     if spec.resources.mem_mb:
         resources["mem"] = f"{spec.resources.mem_mb}M"
-    data = {"resources": resources, "environment": environment, "framework": spec.launch.framework}
+    # The framework the job's Horovod is for (its check imports horovod.torch or horovod.tensorflow):
+    # the build job must decide the same, whatever kind it is.
+    frameworks = build_frameworks(spec)
+    data = {"resources": resources, "environment": environment, "framework": frameworks[0] if len(frameworks) == 1 else None}
     for key in ("profile", "account"):
         if getattr(spec, key):
             data[key] = getattr(spec, key)

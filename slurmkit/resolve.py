@@ -29,15 +29,12 @@ KIND_LAUNCHERS = {
     "tf-multiworker": ("srun",),
     "horovod": ("srun", "mpirun"),
 }
-#: The mpirun line HPC courses teach for Horovod (Open MPI): ranks bound to cores with their
-#: threads beside them, bindings printed, the environment exported, no openib BTL.
-HOROVOD_MPIRUN = ("-bind-to", "core", "-map-by", "slot:PE={cpus_per_task}", "-report-bindings",
-                  "-x", "LD_LIBRARY_PATH", "-x", "PATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib")
-HOROVOD_MPIRUN_GPU = HOROVOD_MPIRUN[:5] + ("-x", "NCCL_DEBUG=INFO") + HOROVOD_MPIRUN[5:]
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
 SMALL_BATCH_PER_GPU = 32
 #: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
 #: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
+#: No transport overrides (``-mca pml``/``btl``) for any kind: the site's MPI module picks the
+#: transport for its fabric (UCX on InfiniBand), and ``-mca pml ob1`` would turn UCX off.
 MPIRUN_BINDING = {
     "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
     "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
@@ -353,9 +350,7 @@ def _launcher(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, findin
         mpi = profile.launch.mpi.srun_mpi
         # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again.
         return ("srun", *((f"--mpi={mpi}",) if spec.kind in ("mpi", "horovod") and mpi else ()), *((f"--cpus-per-task={cpus}",) if cpus > 1 else ()))
-    flags = profile.launch.mpi.bind_flags or _mpirun_binding(profile)[0]
-    if spec.kind == "horovod" and (profile.launch.mpi.flavour or "openmpi") == "openmpi":
-        flags = HOROVOD_MPIRUN_GPU if spec.resources.gpus else HOROVOD_MPIRUN
+    flags = profile.launch.mpi.bind_flags or _mpirun_binding(profile)[0]   # horovod and mpi alike
     total = spec.resources.nodes * tasks
     return ("mpirun", "-np", str(total), *(flag.format(cpus_per_task=cpus, tasks_per_node=tasks) for flag in flags))
 
@@ -401,14 +396,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         return ()
     if spec.environment.venv and not any(m.split("/")[0] == "python" for m in user) and software.modules.get("python"):
         user.append(software.modules["python"])  # a virtualenv needs the site's python, not the OS one
-    for family, build in _build_module_families(spec, gpus):  # a build compiles against these
-        if any(m.split("/")[0] == family for m in user):
-            continue
-        if software.modules.get(family):
-            user.append(software.modules[family])
-        else:
-            findings.warn("environment.modules", f"the {build} build needs the {family} module, and "
-                          f"{profile.name}'s profile does not name its version; add it to environment.modules (e.g. {family}/VERSION)")
+    user += _build_modules(spec, profile, gpus, user, findings)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
@@ -682,7 +670,11 @@ BUILD_REQUIRES = {
     "mpi4py": ("setuptools", "wheel", "cython"),
     "horovod": ("setuptools", "wheel", "cmake", "packaging", "psutil", "pyyaml", "cloudpickle", "cffi"),
 }
-BUILD_CHECKS = {"mpi4py": "from mpi4py import MPI", "horovod": "import horovod"}
+#: The module a build's check imports for each framework: ``import horovod`` alone loads none of
+#: Horovod's compiled framework extensions, so a wheel made for another torch would pass it.
+HOROVOD_MODULES = {"pytorch": "horovod.torch", "tensorflow": "horovod.tensorflow"}
+#: Python package names that say which framework a virtualenv installs.
+FRAMEWORK_PACKAGES = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
 
 
 def _check_builds(spec: JobSpec, findings: _Findings) -> None:
@@ -691,10 +683,29 @@ def _check_builds(spec: JobSpec, findings: _Findings) -> None:
                        "(e.g. venv: {packages: [torch]})")
 
 
-def _build_module_families(spec: JobSpec, gpus) -> Tuple[Tuple[str, str], ...]:
-    """(module family, the build that needs it): MPI for every build, CUDA and NCCL for Horovod on GPUs."""
+def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], findings: _Findings) -> List[str]:
+    """The modules a build compiles against that the spec does not load: the profile's version
+    of each, or one error naming those to add. A source build reads $EBROOTNCCL and $CUDA_HOME
+    under ``set -u``, so rendering it without its modules would only fail later, on the node."""
+    added, missing = [], {}
+    for family, build in _build_module_families(spec, profile, gpus):
+        if any(m.split("/")[0] == family for m in user):
+            continue
+        if profile.software.modules.get(family):
+            added.append(profile.software.modules[family])
+        else:
+            missing.setdefault(build, []).append(family)
+    for build, families in missing.items():
+        findings.error("environment.modules", f"the {build} build compiles against {' and '.join(families)}, and {profile.name}'s "
+                       f"profile names no version: add {', '.join(f + '/VERSION' for f in families)} to environment.modules "
+                       "(`module spider NAME` lists the versions)")
+    return added
+
+
+def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[Tuple[str, str], ...]:
+    """(module family, the build that needs it): the site's MPI for every build, CUDA and NCCL for Horovod on GPUs."""
     names = [b.name for b in spec.environment.builds]
-    families = (("openmpi", names[0]),) if names else ()
+    families = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
     if "horovod" in names and gpus:
         families += (("cuda", "horovod"), ("nccl", "horovod"))
     return families
@@ -717,23 +728,51 @@ def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
         name=b.name,
         requirement=b.requirement,
         cache=cache,
-        variables=_build_variables(b.name, spec, gpus),
+        variables=_build_variables(b.name, spec, gpus, profile.software.module_system not in (None, "none")),
         build_requires=BUILD_REQUIRES[b.name],
         from_wheelhouse=wheelhouse and b.name == "horovod",
         pip_options=("--no-index",) if wheelhouse else (),
-        check=BUILD_CHECKS[b.name],
+        check=_build_check(b.name, spec),
     ) for b in spec.environment.builds)
 
 
-def _build_variables(name: str, spec: JobSpec, gpus) -> Tuple[Tuple[str, str], ...]:
+def build_frameworks(spec: JobSpec) -> Tuple[str, ...]:
+    """The frameworks a Horovod build is for: launch.framework when given, else those the venv's
+    packages install, else the kind's own. (A requirements file is not read: nothing here reads files.)"""
+    if spec.launch.framework:
+        return (spec.launch.framework,)
+    venv = spec.environment.venv
+    named = [_package_name(p) for p in (venv.packages if venv else ())]
+    found = tuple(sorted({FRAMEWORK_PACKAGES[n] for n in named if n in FRAMEWORK_PACKAGES}, key=tuple(HOROVOD_MODULES).index))
+    return found or (_framework(spec),)
+
+
+def _package_name(requirement: str) -> str:
+    """``torch==2.3.0`` -> ``torch``: the name before any version, extra or marker."""
+    name = requirement.strip()
+    for stop in "<>=!~[; @":
+        name = name.split(stop, 1)[0]
+    return name.lower().replace("_", "-")
+
+
+def _build_check(name: str, spec: JobSpec) -> str:
+    """What the wheelhouse and the build cache must pass: an import that loads the compiled parts."""
+    if name == "mpi4py":
+        return "from mpi4py import MPI"
+    return "import " + ", ".join(HOROVOD_MODULES[f] for f in build_frameworks(spec))
+
+
+def _build_variables(name: str, spec: JobSpec, gpus, modules: bool) -> Tuple[Tuple[str, str], ...]:
     if name == "mpi4py":
         return (("MPICC", "mpicc"),)
-    framework = _framework(spec)
+    frameworks = build_frameworks(spec)
     variables = [("HOROVOD_WITH_MPI", "1"), ("HOROVOD_WITHOUT_MXNET", "1"), ("HOROVOD_WITHOUT_GLOO", "1")]
-    variables.append(("HOROVOD_WITH_PYTORCH", "1") if framework == "pytorch" else ("HOROVOD_WITHOUT_PYTORCH", "1"))
-    variables.append(("HOROVOD_WITH_TENSORFLOW", "1") if framework == "tensorflow" else ("HOROVOD_WITHOUT_TENSORFLOW", "1"))
+    variables.append(("HOROVOD_WITH_PYTORCH", "1") if "pytorch" in frameworks else ("HOROVOD_WITHOUT_PYTORCH", "1"))
+    variables.append(("HOROVOD_WITH_TENSORFLOW", "1") if "tensorflow" in frameworks else ("HOROVOD_WITHOUT_TENSORFLOW", "1"))
     if gpus:
-        variables += [("HOROVOD_GPU_OPERATIONS", "NCCL"), ("HOROVOD_NCCL_HOME", "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
+        variables.append(("HOROVOD_GPU_OPERATIONS", "NCCL"))
+        if modules:   # set by the cuda and nccl modules, which _build_modules made sure are loaded
+            variables += [("HOROVOD_NCCL_HOME", "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
     else:
         variables.append(("HOROVOD_CPU_OPERATIONS", "MPI"))
     return tuple(variables)

@@ -1,7 +1,7 @@
 """The distributed kinds on the real local cluster (CPUs: gloo and MPI stand in for NCCL).
 
 A 2-node x 2-task PyTorch DDP job trains a small model and every rank ends with the same
-loss; the Horovod mpirun line runs 4 ranks across both nodes with their bindings printed;
+loss; the Horovod mpirun line (no transport flags) runs 4 ranks across both nodes with their bindings printed;
 mpi4py is built once through the build cache, under its lock, and a second job reuses it.
 """
 
@@ -80,7 +80,8 @@ def test_horovod_mpirun_line_runs_four_ranks_across_the_nodes_with_bindings(clus
     out = _run(tmp_path, name="hvd", kind="horovod", resources={"time": "10m", "nodes": 2, "tasks_per_node": 2},
                environment={"modules": ["openmpi/4.1.5"]},
                launch={"launcher": "mpirun", "command": ["bash", "-c", "echo rank=$${OMPI_COMM_WORLD_RANK} of $${OMPI_COMM_WORLD_SIZE} on $$(hostname)"]})
-    assert "mpirun -np 4 -bind-to core -map-by slot:PE=1 -report-bindings" in (tmp_path / "hvd.sbatch").read_text()
+    script = (tmp_path / "hvd.sbatch").read_text()
+    assert "mpirun -np 4 --bind-to core --map-by slot:PE=1 --report-bindings bash" in script and "-mca" not in script
     bindings = re.findall(r"\[(node\d):\d+\] MCW rank (\d) bound to (socket \d\[core \d\[hwt \d\]\])", out)
     assert sorted(rank for _, rank, _ in bindings) == ["0", "1", "2", "3"], out
     assert {node for node, _, _ in bindings} == {"node1", "node2"}

@@ -47,11 +47,11 @@ def spec_for(profile, kind: str) -> dict:
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
         if kind == "multigpu":
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
-        if kind == "horovod":
+        if kind == "horovod":   # srun, the site's launcher; the resolver loads the MPI, cuda and nccl modules the profile names
             spec["environment"]["builds"] = ["horovod"]
-            spec["launch"]["launcher"] = "mpirun"
-            if profile.software.module_system == "lmod":
-                spec["environment"]["modules"] = [m for m in (profile.software.modules.get("cuda"), profile.software.modules.get("nccl")) if m]
+            software = profile.software
+            if software.module_system == "lmod" and not (software.modules.get("cuda") and software.modules.get("nccl")):
+                spec["environment"]["modules"] = ["cuda/12.2", "nccl/2.18.3"]   # both in the Alliance's Modules_avx2 list
     elif kind == "array":
         spec["array"] = {"parameters": {"lr": ["0.1", "0.01"], "seed": [1, 2, 3]}, "throttle": 2}
         spec["launch"] = {"command": "python main.py --lr $lr --seed $seed"}

@@ -79,12 +79,6 @@ def test_tensorflow_on_cpus_gets_intels_kmp_settings():
     assert env(r)["KMP_AFFINITY"] == "granularity=fine,compact,1,0"
 
 
-def test_horovod_with_mpirun_uses_the_line_hpc_courses_teach():
-    r = job("narval", {"gpus": "a100:4", "nodes": 2, "cpus_per_task": 12}, kind="horovod", launch={"command": "python hvd.py", "launcher": "mpirun"})
-    assert r.plan.launcher == ("mpirun", "-np", "8", "-bind-to", "core", "-map-by", "slot:PE=12", "-report-bindings", "-x", "NCCL_DEBUG=INFO",
-                               "-x", "LD_LIBRARY_PATH", "-x", "PATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib")
-
-
 def test_horovod_with_srun_goes_through_the_sites_mpi_plugin():
     r = job("local", {"nodes": 2, "tasks_per_node": 2}, kind="horovod", account="def-test")
     assert r.plan.launcher == ("srun", "--mpi=pmix")
@@ -136,12 +130,6 @@ def test_on_a_wheelhouse_site_horovod_comes_from_the_wheelhouse_first_and_the_ca
     (build,) = r.plan.builds
     assert build.from_wheelhouse and build.pip_options == ("--no-index",)
     assert build.cache == "/scratch/$USER/slurmkit-builds"
-
-
-def test_a_build_module_the_profile_does_not_name_is_warned_about():
-    r = job("nibi", {"gpus": "h100:2"}, kind="horovod", environment={"venv": {"packages": ["torch"]}, "builds": ["horovod"]})
-    messages = warnings_of(r, "environment.modules")
-    assert any("needs the nccl module" in m for m in messages)
 
 
 def test_an_unknown_build_is_refused_with_a_suggestion():

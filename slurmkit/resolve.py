@@ -674,7 +674,7 @@ BUILD_REQUIRES = {
 #: Horovod's compiled framework extensions, so a wheel made for another torch would pass it.
 HOROVOD_MODULES = {"pytorch": "horovod.torch", "tensorflow": "horovod.tensorflow"}
 #: Python package names that say which framework a virtualenv installs.
-FRAMEWORK_PACKAGES = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
+PACKAGE_FRAMEWORKS = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
 
 
 def _check_builds(spec: JobSpec, findings: _Findings) -> None:
@@ -743,7 +743,7 @@ def build_frameworks(spec: JobSpec) -> Tuple[str, ...]:
         return (spec.launch.framework,)
     venv = spec.environment.venv
     named = [_package_name(p) for p in (venv.packages if venv else ())]
-    found = tuple(sorted({FRAMEWORK_PACKAGES[n] for n in named if n in FRAMEWORK_PACKAGES}, key=tuple(HOROVOD_MODULES).index))
+    found = tuple(sorted({PACKAGE_FRAMEWORKS[n] for n in named if n in PACKAGE_FRAMEWORKS}, key=tuple(HOROVOD_MODULES).index))
     return found or (_framework(spec),)
 
 

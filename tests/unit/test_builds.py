@@ -69,3 +69,14 @@ def test_a_build_job_on_a_whole_node_site_asks_for_the_whole_node():
     spec = build_spec(["mpi4py"], profile="trillium", account="def-someprof")
     assert spec.resources.cpus_per_task == 192
     assert Job(spec).resolve().plan is not None
+
+
+def test_a_gpu_horovod_build_job_without_cuda_and_nccl_is_refused_and_with_them_checks_horovod_torch():
+    result = run("build", "horovod", "--profile", "nibi", "--account", "def-x", "--gpus", "h100:1", "--print")
+    assert_bad_input(result)
+    assert result.stdout == "" and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: slurmkit build: environment.modules: the horovod build compiles against cuda and nccl")
+    result = run("build", "horovod", "--profile", "nibi", "--account", "def-x", "--gpus", "h100:1", "--module", "cuda/12.2",
+                 "--module", "nccl/2.18.3", "--framework", "tensorflow", "--print")
+    assert result.exit_code == 0, result.output
+    assert "python -c 'import horovod.tensorflow'; then" in result.stdout and "HOROVOD_WITH_TENSORFLOW=1" in result.stdout

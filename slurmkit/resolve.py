@@ -51,11 +51,12 @@ DEFAULT_VENV_COMMAND = "virtualenv --no-download"
 #: time: the variable sbatch sets from that directive, and what the count is when the directive
 #: is gone (sbatch's own default), so that `set -u` never meets an unset one. Checked on the
 #: local cluster (Slurm 22.05): SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE are set in the
-#: batch step only when their directive is given; SLURM_NTASKS and SLURM_NNODES always are.
+#: batch step only when their directive is given, SLURM_NTASKS only when --ntasks or
+#: --ntasks-per-node is (without them a job has one task per node); SLURM_NNODES always is.
 SLURM_COUNTS = {
     "cpus_per_task": ("SLURM_CPUS_PER_TASK", "1"),
     "tasks_per_node": ("SLURM_NTASKS_PER_NODE", "1"),
-    "ntasks": ("SLURM_NTASKS", "1"),
+    "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
 }
 _COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
 

@@ -257,7 +257,7 @@ def test_mpirun_maps_ranks_by_cpus_per_task_and_counts_every_rank():
     resolution = job("nibi", kind="mpi", resources={"nodes": 3, "tasks_per_node": 4, "cpus_per_task": 8},
                      launch={"command": "./a", "launcher": "mpirun"})
     assert directives(resolution)["--ntasks-per-node"] == "4" and directives(resolution)["--cpus-per-task"] == "8"
-    assert tuple(map(str, resolution.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-1}\"", "--bind-to", "core", "--map-by",
+    assert tuple(map(str, resolution.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "--bind-to", "core", "--map-by",
                                                          "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "--report-bindings")
 
 

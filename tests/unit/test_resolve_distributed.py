@@ -81,7 +81,7 @@ def test_tensorflow_on_cpus_gets_intels_kmp_settings():
 
 def test_horovod_with_mpirun_uses_the_line_hpc_courses_teach():
     r = job("narval", {"gpus": "a100:4", "nodes": 2, "cpus_per_task": 12}, kind="horovod", launch={"command": "python hvd.py", "launcher": "mpirun"})
-    assert tuple(map(str, r.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-1}\"", "-bind-to", "core", "-map-by", "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "-report-bindings", "-x", "NCCL_DEBUG=INFO",
+    assert tuple(map(str, r.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "-bind-to", "core", "-map-by", "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "-report-bindings", "-x", "NCCL_DEBUG=INFO",
                                "-x", "LD_LIBRARY_PATH", "-x", "PATH", "-mca", "pml", "ob1", "-mca", "btl", "^openib")
 
 

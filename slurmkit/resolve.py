@@ -472,7 +472,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, lau
     if spec.kind in ("mpi", "gpu") + DISTRIBUTED_KINDS:
         env.update(profile.launch.env)
     if spec.kind in DISTRIBUTED_KINDS:
-        env.update(_distributed_environment(spec, profile, cpus, gpus, node_types))
+        env.update(_distributed_environment(spec, cpus, gpus, node_types))
     mpirun = _uses_mpirun(launcher)
     if mpirun:
         env.update((k, from_slurm(v)) for k, v in _mpirun_binding(profile)[1].items())
@@ -480,7 +480,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, lau
     return tuple(env.items())
 
 
-def _distributed_environment(spec: JobSpec, profile: SiteProfile, cpus: int, gpus: Optional[GpuChoice],
+def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice],
                              node_types: Tuple[NodeType, ...]) -> dict:
     """Threads per process and the framework's own thread pools; for PyTorch on GPUs, the
     error handling the Alliance PyTorch page means (its TORCH_NCCL_ASYNC_HANDLING is a typo

@@ -14,6 +14,17 @@ from typing import NamedTuple, Optional, Tuple
 from . import __version__
 
 
+class FromSlurm(NamedTuple):
+    """A word whose count SLURM supplies at run time (``--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"``),
+    so that a hand edit of one #SBATCH line keeps the script consistent. ``text`` is the whole
+    shell word, quoted already (resolve.from_slurm makes it); templates print it as it is."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class VenvPlan(NamedTuple):
     """Create (or reuse) a virtualenv and install into it."""
 
@@ -114,9 +125,9 @@ class Plan(NamedTuple):
     profile: str
     name: str
     directives: Tuple[Tuple[str, str], ...]       # ("--time", "0-03:00:00") -> #SBATCH --time=0-03:00:00
-    environment: Tuple[Tuple[str, str], ...]      # exported literally (quoted)
+    environment: Tuple[Tuple[str, object], ...]   # a str is exported literally (quoted); a FromSlurm expands
     modules: Tuple[str, ...]
-    launcher: Tuple[str, ...]                     # launch prefix argv (srun ..., mpirun ...)
+    launcher: Tuple[object, ...]                  # launch prefix argv (srun ..., mpirun ...): str or FromSlurm
     command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
     venv: Optional[VenvPlan] = None
     stage: Optional[StagePlan] = None

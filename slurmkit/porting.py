@@ -10,6 +10,8 @@ import re
 import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from .variables import typo_note
+
 #: short sbatch options -> long names
 SHORT = {"-J": "job-name", "-A": "account", "-t": "time", "-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task",
          "-o": "output", "-e": "error", "-p": "partition", "-a": "array", "-d": "dependency", "-C": "constraint",
@@ -253,6 +255,9 @@ def _export_line(build, words):
     if words[0] != "export" or len(words) < 2 or "=" not in words[1]:
         return None
     name, _, value = words[1].partition("=")
+    typo = typo_note(name)
+    if typo:  # it does nothing where it is; setting the right one would change what the job does
+        return ("dropped", typo)
     if name in DERIVED_VARIABLES:
         return ("dropped", f"slurmkit sets {name} from cpus_per_task")
     if "$" in value or "`" in value:

@@ -7,12 +7,13 @@ reads files, the clock or the environment: the same inputs always give the same 
 
 import itertools
 import posixpath
+import re
 import shlex
 from pathlib import PurePosixPath
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from .errors import closest
-from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, Plan, StagePlan, StageStep, VenvPlan
+from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
@@ -43,6 +44,18 @@ MPIRUN_BINDING = {
                                                 "MV2_SHOW_CPU_BINDING": "1"}),
 }
 DEFAULT_VENV_COMMAND = "virtualenv --no-download"
+#: The counts the #SBATCH header holds, as the script body reads them back from SLURM at run
+#: time: the variable sbatch sets from that directive, and what the count is when the directive
+#: is gone (sbatch's own default), so that `set -u` never meets an unset one. Checked on the
+#: local cluster (Slurm 22.05): SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE are set in the
+#: batch step only when their directive is given, SLURM_NTASKS only when --ntasks or
+#: --ntasks-per-node is (without them a job has one task per node); SLURM_NNODES always is.
+SLURM_COUNTS = {
+    "cpus_per_task": ("SLURM_CPUS_PER_TASK", "1"),
+    "tasks_per_node": ("SLURM_NTASKS_PER_NODE", "1"),
+    "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
+}
+_COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
 
 
 class Finding(NamedTuple):
@@ -335,6 +348,23 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
                       f"ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
 
 
+def from_slurm(template: str) -> Union[str, FromSlurm]:
+    """``template`` with its ``{cpus_per_task}``, ``{tasks_per_node}`` and ``{ntasks}`` read from
+    SLURM's variables at run time, so that a hand edit of one #SBATCH line changes every use of
+    it; a template without them stays a literal word."""
+    parts = _COUNT_FIELD.split(template)
+    if len(parts) == 1:
+        return template
+    text = ""
+    for index, part in enumerate(parts):
+        if index % 2:
+            variable, default = SLURM_COUNTS[part]
+            text += '"${' + variable + ":-" + default + '}"'
+        elif part:
+            text += shlex.quote(part)
+    return FromSlurm(text)
+
+
 def _launcher(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, findings: _Findings) -> Tuple[str, ...]:
     allowed = KIND_LAUNCHERS[spec.kind]
     name = spec.launch.launcher or _default_launcher(spec, profile, allowed)
@@ -345,14 +375,14 @@ def _launcher(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, findin
         return ()
     if name == "torchrun":
         # --no-python: the command runs as written (python, a wrapper, -m module...), each rank inside _sk_task.
-        return ("torchrun", "--standalone", f"--nproc-per-node={tasks}", "--no-python")
+        return ("torchrun", "--standalone", from_slurm("--nproc-per-node={tasks_per_node}"), "--no-python")
     if name == "srun":
         mpi = profile.launch.mpi.srun_mpi
-        # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again.
-        return ("srun", *((f"--mpi={mpi}",) if spec.kind in ("mpi", "horovod") and mpi else ()), *((f"--cpus-per-task={cpus}",) if cpus > 1 else ()))
+        # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again,
+        # always, so that a hand-edited #SBATCH --cpus-per-task reaches the tasks too.
+        return ("srun", *((f"--mpi={mpi}",) if spec.kind in ("mpi", "horovod") and mpi else ()), from_slurm("--cpus-per-task={cpus_per_task}"))
     flags = profile.launch.mpi.bind_flags or _mpirun_binding(profile)[0]   # horovod and mpi alike
-    total = spec.resources.nodes * tasks
-    return ("mpirun", "-np", str(total), *(flag.format(cpus_per_task=cpus, tasks_per_node=tasks) for flag in flags))
+    return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
 
 
 def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, ...]) -> str:
@@ -423,37 +453,38 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
 
 def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
                  node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
-    env = {"OMP_NUM_THREADS": str(cpus), "MKL_NUM_THREADS": str(cpus)}
+    threads = from_slurm("{cpus_per_task}")
+    env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     if spec.kind == "threaded":
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
     if spec.kind in ("mpi", "gpu") + DISTRIBUTED_KINDS:
         env.update(profile.launch.env)
     if spec.kind in DISTRIBUTED_KINDS:
-        env.update(_distributed_environment(spec, profile, cpus, gpus, node_types))
+        env.update(_distributed_environment(spec, cpus, gpus, node_types))
     mpirun = _uses_mpirun(launcher)
     if mpirun:
-        env.update((k, v.format(cpus_per_task=cpus, tasks_per_node=tasks)) for k, v in _mpirun_binding(profile)[1].items())
+        env.update((k, from_slurm(v)) for k, v in _mpirun_binding(profile)[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
 
 
-def _distributed_environment(spec: JobSpec, profile: SiteProfile, cpus: int, gpus: Optional[GpuChoice],
+def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice],
                              node_types: Tuple[NodeType, ...]) -> dict:
-    """Threads per process, the framework's own thread pools, and NCCL's settings for the fabric."""
+    """Threads per process and the framework's own thread pools; for PyTorch on GPUs, the
+    error handling the Alliance PyTorch page means (its TORCH_NCCL_ASYNC_HANDLING is a typo
+    that PyTorch never reads). Each name is one its program reads: see variables.READERS."""
     env = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
     tensorflow = _framework(spec) == "tensorflow"
     if tensorflow:
         sockets = min((t.sockets for t in node_types if t.sockets), default=1)
-        env.update(TF_NUM_INTRAOP_THREADS=str(cpus), TF_NUM_INTEROP_THREADS=str(max(1, min(sockets, cpus))))
+        # Inter-op threads: one per socket, which SLURM does not know, so it stays a number.
+        env.update(TF_NUM_INTRAOP_THREADS=from_slurm("{cpus_per_task}"), TF_NUM_INTEROP_THREADS=str(max(1, min(sockets, cpus))))
         if not gpus:  # Intel's advice for TensorFlow on CPUs (oneDNN/OpenMP threads)
             env.update(KMP_BLOCKTIME="0", KMP_AFFINITY="granularity=fine,compact,1,0")
-    if gpus:
-        if tensorflow:
-            env["NCCL_BLOCKING_WAIT"] = "1"          # the Alliance TensorFlow examples
-        else:
-            env["TORCH_NCCL_ASYNC_HANDLING"] = "1"   # the Alliance PyTorch DDP recipe
-        if profile.launch.interconnect.fabric == "ethernet":
-            env["NCCL_IB_DISABLE"] = "1"             # no InfiniBand: go straight to sockets
+    # Only torch.distributed's NCCL process group reads it (Horovod has its own); 1: a rank that
+    # meets an NCCL error aborts and ends, rather than hang until the time limit.
+    if gpus and spec.kind in ("ddp", "multigpu") and not tensorflow:
+        env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
     return env
 
 

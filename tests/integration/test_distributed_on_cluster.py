@@ -81,7 +81,8 @@ def test_horovod_mpirun_line_runs_four_ranks_across_the_nodes_with_bindings(clus
                environment={"modules": ["openmpi/4.1.5"]},
                launch={"launcher": "mpirun", "command": ["bash", "-c", "echo rank=$${OMPI_COMM_WORLD_RANK} of $${OMPI_COMM_WORLD_SIZE} on $$(hostname)"]})
     script = (tmp_path / "hvd.sbatch").read_text()
-    assert "mpirun -np 4 --bind-to core --map-by slot:PE=1 --report-bindings bash" in script and "-mca" not in script
+    assert 'mpirun -np "${SLURM_NTASKS:-$SLURM_NNODES}" --bind-to core --map-by slot:PE="${SLURM_CPUS_PER_TASK:-1}" --report-bindings bash' in script
+    assert "-mca" not in script
     bindings = re.findall(r"\[(node\d):\d+\] MCW rank (\d) bound to (socket \d\[core \d\[hwt \d\]\])", out)
     assert sorted(rank for _, rank, _ in bindings) == ["0", "1", "2", "3"], out
     assert {node for node, _, _ in bindings} == {"node1", "node2"}

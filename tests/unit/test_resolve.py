@@ -179,7 +179,7 @@ def test_niagara_gives_a_threaded_job_all_40_cores_and_as_many_threads():
     resolution = job("niagara", kind="threaded")
     assert directives(resolution)["--cpus-per-task"] == "40"
     env = dict(resolution.plan.environment)
-    assert (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"]) == ("40", "40")
+    assert (str(env["OMP_NUM_THREADS"]), str(env["MKL_NUM_THREADS"])) == ("\"${SLURM_CPUS_PER_TASK:-1}\"",) * 2  # the 40 of the header
 
 
 def test_partial_node_on_niagara_is_an_error():
@@ -256,19 +256,24 @@ def test_serial_cannot_launch_with_mpirun():
 def test_mpirun_maps_ranks_by_cpus_per_task_and_counts_every_rank():
     resolution = job("nibi", kind="mpi", resources={"nodes": 3, "tasks_per_node": 4, "cpus_per_task": 8},
                      launch={"command": "./a", "launcher": "mpirun"})
-    assert resolution.plan.launcher == ("mpirun", "-np", "12", "--bind-to", "core", "--map-by", "slot:PE=8", "--report-bindings")
+    assert directives(resolution)["--ntasks-per-node"] == "4" and directives(resolution)["--cpus-per-task"] == "8"
+    assert tuple(map(str, resolution.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "--bind-to", "core", "--map-by",
+                                                         "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "--report-bindings")
 
 
 def test_srun_on_local_names_pmix_for_mpi():
-    assert job("local", kind="mpi", resources={"tasks_per_node": 2}).plan.launcher == ("srun", "--mpi=pmix")
+    assert tuple(map(str, job("local", kind="mpi", resources={"tasks_per_node": 2}).plan.launcher)) == (
+        "srun", "--mpi=pmix", "--cpus-per-task=\"${SLURM_CPUS_PER_TASK:-1}\"")
 
 
 def test_srun_without_a_site_mpi_type_adds_no_flag():
-    assert job("nibi", kind="mpi", resources={"tasks_per_node": 2}).plan.launcher == ("srun",)
+    assert tuple(map(str, job("nibi", kind="mpi", resources={"tasks_per_node": 2}).plan.launcher)) == (
+        "srun", "--cpus-per-task=\"${SLURM_CPUS_PER_TASK:-1}\"")
 
 
 def test_srun_for_a_serial_job_never_names_an_mpi_type():
-    assert job("local", launch={"command": "./a", "launcher": "srun"}).plan.launcher == ("srun",)
+    assert tuple(map(str, job("local", launch={"command": "./a", "launcher": "srun"}).plan.launcher)) == (
+        "srun", "--cpus-per-task=\"${SLURM_CPUS_PER_TASK:-1}\"")
 
 
 def test_serial_job_runs_its_command_directly():
@@ -291,12 +296,13 @@ def test_threaded_job_with_one_cpu_is_a_warning():
 
 def test_thread_variables_follow_cpus_per_task():
     env = dict(job("nibi", kind="threaded", resources={"cpus_per_task": 6}).plan.environment)
-    assert (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"], env["OMP_PLACES"], env["OMP_PROC_BIND"]) == ("6", "6", "cores", "close")
+    threads = "\"${SLURM_CPUS_PER_TASK:-1}\""  # the header's --cpus-per-task=6, read back at run time
+    assert tuple(map(str, (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"], env["OMP_PLACES"], env["OMP_PROC_BIND"]))) == (threads, threads, "cores", "close")
 
 
 def test_user_variables_are_added_after_the_thread_variables_and_win():
     env = job("nibi", environment={"variables": {"OMP_NUM_THREADS": "2", "DATA": "/x"}}).plan.environment
-    assert env == (("OMP_NUM_THREADS", "2"), ("MKL_NUM_THREADS", "1"), ("DATA", "/x"))
+    assert tuple((name, str(value)) for name, value in env) == (("OMP_NUM_THREADS", "2"), ("MKL_NUM_THREADS", "\"${SLURM_CPUS_PER_TASK:-1}\""), ("DATA", "/x"))
 
 
 def test_a_virtualenv_gets_the_site_python_module():

@@ -20,22 +20,23 @@ def _mpirun_job():
 def test_intel_mpi_sites_pin_with_i_mpi_variables_and_ppn(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "intelmpi")
     plan = _mpirun_job().resolve().plan
-    assert plan.launcher == ("mpirun", "-np", "4", "-ppn", "2")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
     assert ("I_MPI_PIN_DOMAIN", "omp") in plan.environment and ("I_MPI_DEBUG", "4") in plan.environment
 
 
 def test_mvapich2_sites_bind_with_mv2_variables(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "mvapich2")
     plan = _mpirun_job().resolve().plan
-    assert plan.launcher == ("mpirun", "-np", "4", "-ppn", "2")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
     assert ("MV2_CPU_BINDING_POLICY", "hybrid") in plan.environment
-    assert ("MV2_THREADS_PER_PROCESS", "1") in plan.environment
+    assert str(dict(plan.environment)["MV2_THREADS_PER_PROCESS"]) == "\"${SLURM_CPUS_PER_TASK:-1}\""
 
 
 def test_open_mpi_is_the_default_flavour_with_report_bindings(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "openmpi")
     plan = _mpirun_job().resolve().plan
-    assert plan.launcher == ("mpirun", "-np", "4", "--bind-to", "core", "--map-by", "slot:PE=1", "--report-bindings")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "--bind-to", "core", "--map-by",
+                                              "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "--report-bindings")
     assert not any(name.startswith(("I_MPI", "MV2")) for name, _ in plan.environment)
 
 

@@ -1,0 +1,70 @@
+"""One process per GPU gets its own GPU, on the real local cluster (Slurm 22.05).
+
+The local nodes have two p100 stand-ins each (gres.conf with File=); SLURM sets
+CUDA_VISIBLE_DEVICES=0,1 for the batch step and for every task of a plain ``srun`` step
+(measured here), so without a binding every task sees both GPUs. A 2-node x 2-task job of each
+kind that starts one process per GPU prints, from inside each task, its SLURM_LOCALID and the
+CUDA_VISIBLE_DEVICES it was left with: each must see exactly one GPU, a different one from its
+neighbour on the node. The payload is a shell line, not TensorFlow or PyTorch: what is tested is
+the view the process starts with, which is all a framework can use.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from slurmkit.job import Job
+
+from .slurm import sbatch, wait_for_job
+
+VIEW = ["bash", "-c", "echo view host=$$(hostname) procid=$${SLURM_PROCID} localid=$${SLURM_LOCALID} "
+        "mpi_local=$${OMPI_COMM_WORLD_LOCAL_RANK:--} cvd=$${CUDA_VISIBLE_DEVICES-unset}"]
+
+
+def _views(tmp_path: Path, kind: str, launcher: str = "", modules: tuple = ()) -> list:
+    """Run ``kind`` on 2 nodes x 2 tasks with 2 GPUs per node; the (host, rank, local id, GPUs) each task printed."""
+    script = tmp_path / f"{kind}.sbatch"
+    script.write_text(Job(name=kind, kind=kind, profile="local", account="def-test",
+                          resources={"time": "10m", "nodes": 2, "tasks_per_node": 2, "gpus": "p100:2", "mem": "500M"},
+                          environment={"modules": list(modules)},
+                          launch={"command": VIEW, **({"launcher": launcher} if launcher else {})}).render())
+    submission = sbatch(script)
+    assert submission.returncode == 0, submission.stderr
+    row = wait_for_job(submission.job_id, timeout=300)
+    out = (tmp_path / f"{kind}-{submission.job_id}.out").read_text()
+    assert row["State"] == "COMPLETED", out
+    views = re.findall(r"view host=(node\d) procid=(\d) localid=(\d) mpi_local=(\S+) cvd=(\S+)", out)
+    assert len(views) == 4, out
+    return views
+
+
+def _assert_one_distinct_gpu_per_task(views: list) -> None:
+    by_node = {}
+    for host, _, _, _, gpus in views:
+        assert gpus != "unset" and "," not in gpus, views      # exactly one GPU in view
+        by_node.setdefault(host, []).append(gpus)
+    assert sorted(by_node) == ["node1", "node2"], views
+    for gpus in by_node.values():
+        assert sorted(gpus) == ["0", "1"], views                 # distinct on each node, none left idle
+
+
+@pytest.mark.parametrize("kind", ["ddp", "tf-multiworker"])
+def test_each_srun_task_sees_exactly_its_own_gpu(cluster, tmp_path, kind):
+    """ddp and tf-multiworker start one task per GPU with srun: task i on a node keeps GPU i."""
+    views = _views(tmp_path, kind)
+    _assert_one_distinct_gpu_per_task(views)
+    assert {(local, gpus) for _, _, local, _, gpus in views} == {("0", "0"), ("1", "1")}
+
+
+def test_each_horovod_srun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
+    """Horovod through srun: each rank keeps the GPU at its SLURM_LOCALID."""
+    _assert_one_distinct_gpu_per_task(_views(tmp_path, "horovod", launcher="srun", modules=("openmpi/4.1.5",)))
+
+
+def test_each_horovod_mpirun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
+    """Horovod through mpirun (Open MPI): SLURM_LOCALID is the batch step's there, so each rank
+    keeps the GPU at its OMPI_COMM_WORLD_LOCAL_RANK instead."""
+    views = _views(tmp_path, "horovod", launcher="mpirun", modules=("openmpi/4.1.5",))
+    _assert_one_distinct_gpu_per_task(views)
+    assert {(mpi_local, gpus) for _, _, _, mpi_local, gpus in views} == {("0", "0"), ("1", "1")}

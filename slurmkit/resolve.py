@@ -120,7 +120,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         stage=stage,
         chain=chain,
         array=array,
-        distributed=_distributed(spec, tasks_per_node, launcher),
+        distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
         builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
     )
@@ -469,15 +469,53 @@ def _distributed_environment(spec: JobSpec, profile: SiteProfile, cpus: int, gpu
     return env
 
 
-def _distributed(spec: JobSpec, tasks: int, launcher: Tuple[str, ...]) -> Optional[DistributedPlan]:
+def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+                 findings: _Findings) -> Optional[DistributedPlan]:
     kind = spec.kind
+    gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
     if kind == "ddp":
-        return DistributedPlan(rendezvous=True, ranks_from_slurm=True, tasks_per_node=tasks)
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=True, tasks_per_node=tasks, gpu_rank=gpu_rank)
     if kind == "tf-multiworker":
-        return DistributedPlan(rendezvous=True, tf_config=True, tasks_per_node=tasks)
+        return DistributedPlan(rendezvous=True, tf_config=True, tasks_per_node=tasks, gpu_rank=gpu_rank)
     if kind == "multigpu" and launcher[:1] == ("torchrun",):
-        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True)
+        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
+    if gpu_rank:
+        return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None
+
+
+#: Where each launcher puts a process's rank on its node (0, 1, ... on every node), for GPU binding:
+#: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's LOCAL_RANK (torchrun docs);
+#: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",
+#: https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html). Under mpirun,
+#: SLURM_LOCALID is the batch step's (0 for every rank), so it must not be used there.
+LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}
+
+
+def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+              findings: _Findings) -> str:
+    """Which variable picks each process's GPU, where a kind starts one process per GPU.
+
+    SLURM gives every task of a plain ``srun`` step, and every rank mpirun or torchrun starts, all
+    the GPUs of its node (CUDA_VISIBLE_DEVICES=0,1 on the local cluster, Slurm 22.05, measured).
+    TensorFlow then takes every GPU it sees in each worker; the Alliance TensorFlow page avoids
+    that with SlurmClusterResolver, which sets CUDA_VISIBLE_DEVICES to the task's own GPU by its
+    place on the node. The per-task wrapper does the same, for every launcher: it keeps the entry
+    of the node's CUDA_VISIBLE_DEVICES at the process's local rank. Slurm's own binding was
+    weighed and not taken: ``srun --gpus-per-task=1`` is refused when the job asked typed GPUs
+    ("Invalid GRES specification", measured on 22.05), and ``--gpu-bind`` reaches srun tasks only,
+    not the ranks of mpirun or torchrun."""
+    one_process_per_gpu = spec.kind in ("ddp", "tf-multiworker", "horovod") or (spec.kind == "multigpu" and bool(launcher))
+    if not gpus or not one_process_per_gpu or not launcher:
+        return ""
+    name = launcher[0]
+    if name == "mpirun":
+        name = profile.launch.mpi.flavour or "openmpi"
+    if name not in LOCAL_RANK_VARIABLE:
+        findings.warn("launch.launcher", f"mpirun of {name} gives slurmkit no documented local rank, so every rank sees every GPU "
+                      "of its node; use launcher: srun to give each rank its own GPU")
+        return ""
+    return LOCAL_RANK_VARIABLE[name]
 
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],

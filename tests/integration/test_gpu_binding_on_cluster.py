@@ -16,35 +16,36 @@ import pytest
 
 from slurmkit.job import Job
 
-from .slurm import sbatch, wait_for_job
+from .slurm import lasting_venv, sbatch, wait_for_job
 
 VIEW = ["bash", "-c", "echo view host=$$(hostname) procid=$${SLURM_PROCID} localid=$${SLURM_LOCALID} "
-        "mpi_local=$${OMPI_COMM_WORLD_LOCAL_RANK:--} cvd=$${CUDA_VISIBLE_DEVICES-unset}"]
+        "mpi_local=$${OMPI_COMM_WORLD_LOCAL_RANK:--} local_rank=$${LOCAL_RANK:--} cvd=$${CUDA_VISIBLE_DEVICES-unset}"]
 
 
-def _views(tmp_path: Path, kind: str, launcher: str = "", modules: tuple = ()) -> list:
-    """Run ``kind`` on 2 nodes x 2 tasks with 2 GPUs per node; the (host, rank, local id, GPUs) each task printed."""
+def _views(tmp_path: Path, kind: str, launcher: str = "", modules: tuple = (), nodes: int = 2, venv: str = "") -> list:
+    """Run ``kind`` on ``nodes`` nodes with 2 GPUs each (a process per GPU); what each process
+    printed: host, SLURM_PROCID, SLURM_LOCALID, Open MPI's local rank, LOCAL_RANK, its GPUs."""
     script = tmp_path / f"{kind}.sbatch"
     script.write_text(Job(name=kind, kind=kind, profile="local", account="def-test",
-                          resources={"time": "10m", "nodes": 2, "tasks_per_node": 2, "gpus": "p100:2", "mem": "500M"},
-                          environment={"modules": list(modules)},
+                          resources={"time": "10m", "nodes": nodes, "gpus": "p100:2", "mem": "500M"},
+                          environment={"modules": list(modules), **({"venv": {"path": venv}} if venv else {})},
                           launch={"command": VIEW, **({"launcher": launcher} if launcher else {})}).render())
     submission = sbatch(script)
     assert submission.returncode == 0, submission.stderr
     row = wait_for_job(submission.job_id, timeout=300)
     out = (tmp_path / f"{kind}-{submission.job_id}.out").read_text()
     assert row["State"] == "COMPLETED", out
-    views = re.findall(r"view host=(node\d) procid=(\d) localid=(\d) mpi_local=(\S+) cvd=(\S+)", out)
-    assert len(views) == 4, out
+    views = re.findall(r"view host=(node\d) procid=(\d) localid=(\d) mpi_local=(\S+) local_rank=(\S+) cvd=(\S+)", out)
+    assert len(views) == 2 * nodes, out
     return views
 
 
 def _assert_one_distinct_gpu_per_task(views: list) -> None:
     by_node = {}
-    for host, _, _, _, gpus in views:
+    for host, *_, gpus in views:
         assert gpus != "unset" and "," not in gpus, views      # exactly one GPU in view
         by_node.setdefault(host, []).append(gpus)
-    assert sorted(by_node) == ["node1", "node2"], views
+    assert len(by_node) == len(views) // 2, views
     for gpus in by_node.values():
         assert sorted(gpus) == ["0", "1"], views                 # distinct on each node, none left idle
 
@@ -54,7 +55,7 @@ def test_each_srun_task_sees_exactly_its_own_gpu(cluster, tmp_path, kind):
     """ddp and tf-multiworker start one task per GPU with srun: task i on a node keeps GPU i."""
     views = _views(tmp_path, kind)
     _assert_one_distinct_gpu_per_task(views)
-    assert {(local, gpus) for _, _, local, _, gpus in views} == {("0", "0"), ("1", "1")}
+    assert {(local, gpus) for _, _, local, _, _, gpus in views} == {("0", "0"), ("1", "1")}
 
 
 def test_each_horovod_srun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
@@ -67,4 +68,15 @@ def test_each_horovod_mpirun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
     keeps the GPU at its OMPI_COMM_WORLD_LOCAL_RANK instead."""
     views = _views(tmp_path, "horovod", launcher="mpirun", modules=("openmpi/4.1.5",))
     _assert_one_distinct_gpu_per_task(views)
-    assert {(mpi_local, gpus) for _, _, _, mpi_local, gpus in views} == {("0", "0"), ("1", "1")}
+    assert {(mpi_local, gpus) for _, _, _, mpi_local, _, gpus in views} == {("0", "0"), ("1", "1")}
+
+
+def test_each_torchrun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
+    """multigpu through torchrun on one node: torchrun starts the ranks itself, all in the batch
+    step (SLURM_LOCALID is 0 for both), so each keeps the GPU at its LOCAL_RANK."""
+    venv = cluster.base / "venvs" / "torch-2.13.0"   # the one test_distributed_on_cluster keeps
+    if not (venv / "ready").exists():
+        venv = lasting_venv("torch==2.13.0")
+    views = _views(tmp_path, "multigpu", nodes=1, venv=str(venv))
+    _assert_one_distinct_gpu_per_task(views)
+    assert {(local_rank, gpus) for *_, local_rank, gpus in views} == {("0", "0"), ("1", "1")}

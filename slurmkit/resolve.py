@@ -504,16 +504,17 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gp
     of the node's CUDA_VISIBLE_DEVICES at the process's local rank. Slurm's own binding was
     weighed and not taken: ``srun --gpus-per-task=1`` is refused when the job asked typed GPUs
     ("Invalid GRES specification", measured on 22.05), and ``--gpu-bind`` reaches srun tasks only,
-    not the ranks of mpirun or torchrun."""
-    one_process_per_gpu = spec.kind in ("ddp", "tf-multiworker", "horovod") or (spec.kind == "multigpu" and bool(launcher))
-    if not gpus or not one_process_per_gpu or not launcher:
-        return ""
+    not the ranks of mpirun or torchrun. The cost: code that picks its device by local rank among
+    all the node's GPUs (``torch.cuda.set_device(local_rank)``) must pick device 0 instead; NCCL
+    keeps P2P between such processes (measured on 2 H100s: docs/distributed.md)."""
+    if not gpus or not launcher or spec.kind not in ("ddp", "tf-multiworker", "horovod", "multigpu"):
+        return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
     name = launcher[0]
     if name == "mpirun":
         name = profile.launch.mpi.flavour or "openmpi"
     if name not in LOCAL_RANK_VARIABLE:
-        findings.warn("launch.launcher", f"mpirun of {name} gives slurmkit no documented local rank, so every rank sees every GPU "
-                      "of its node; use launcher: srun to give each rank its own GPU")
+        findings.warn("launch.launcher", f"slurmkit does not know where {name}'s mpirun puts a rank's place on its node, so every rank "
+                      "sees every GPU of its node; use launcher: srun to give each rank its own GPU")
         return ""
     return LOCAL_RANK_VARIABLE[name]
 

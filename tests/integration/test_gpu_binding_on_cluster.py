@@ -80,3 +80,23 @@ def test_each_torchrun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
     views = _views(tmp_path, "multigpu", nodes=1, venv=str(venv))
     _assert_one_distinct_gpu_per_task(views)
     assert {(local_rank, gpus) for *_, local_rank, gpus in views} == {("0", "0"), ("1", "1")}
+
+
+
+def test_a_hand_edited_gpu_count_below_the_tasks_fails_the_job_with_one_line(cluster, tmp_path):
+    """--gpus-per-node edited from p100:2 to p100:1 by hand, two tasks per node left: the second
+    task on each node has no GPU of its own; the job fails (never two tasks on one GPU unseen)
+    and says which process and why."""
+    script = tmp_path / "edited.sbatch"
+    text = Job(name="edited", kind="ddp", profile="local", account="def-test",
+               resources={"time": "10m", "nodes": 2, "gpus": "p100:2", "mem": "500M"}, launch={"command": VIEW}).render()
+    assert "#SBATCH --gpus-per-node=p100:2\n" in text and "#SBATCH --ntasks-per-node=2\n" in text
+    script.write_text(text.replace("#SBATCH --gpus-per-node=p100:2\n", "#SBATCH --gpus-per-node=p100:1\n"))
+    submission = sbatch(script)
+    assert submission.returncode == 0, submission.stderr
+    row = wait_for_job(submission.job_id, timeout=120)
+    out = (tmp_path / f"edited-{submission.job_id}.out").read_text()
+    assert row["State"] == "FAILED", out
+    lines = re.findall(r"^slurmkit: process SLURM_LOCALID=1 on (node\d) has no GPU of its own in CUDA_VISIBLE_DEVICES=0: "
+                       r"ask one task per GPU on each node$", out, re.M)
+    assert sorted(lines) == ["node1", "node2"], out

@@ -83,12 +83,13 @@ def test_torchrun_ranks_get_their_gpu_before_their_share_of_the_cpus():
     assert body.index("CUDA_VISIBLE_DEVICES=${gpus[rank]}") < body.index("exec taskset")
 
 
-def test_a_gpu_slurm_has_bound_already_is_kept():
-    assert _run_task(_script("ddp"), SLURM_LOCALID="1", CUDA_VISIBLE_DEVICES="3").stdout == "gpus=3\n"
+def test_one_gpu_per_node_stays_with_the_nodes_only_task():
+    assert _run_task(_script("ddp"), SLURM_LOCALID="0", CUDA_VISIBLE_DEVICES="3").stdout == "gpus=3\n"
 
 
 @pytest.mark.parametrize("variables", [
     {"SLURM_LOCALID": "2", "CUDA_VISIBLE_DEVICES": "0,1"},      # a hand edit: 3 tasks per node on 2 GPUs
+    {"SLURM_LOCALID": "1", "CUDA_VISIBLE_DEVICES": "0"},        # a hand edit: 2 tasks on 1 GPU never share it silently
     {"SLURM_LOCALID": "0"},                                      # no GPU in view at all
     {"CUDA_VISIBLE_DEVICES": "0,1"},                             # no local rank
 ])

@@ -88,8 +88,8 @@ class DistributedPlan(NamedTuple):
     """How the processes of a distributed job find each other.
 
     ``per_task`` wraps each process (srun tasks, torchrun ranks) in a small shell function that
-    exports its rank from SLURM's variables, builds ``TF_CONFIG``, or binds it to its share of
-    the CPUs; the batch script itself sets ``MASTER_ADDR``/``MASTER_PORT`` once."""
+    exports its rank from SLURM's variables, builds ``TF_CONFIG``, leaves it its own GPU, or
+    binds it to its share of the CPUs; the batch script itself sets ``MASTER_ADDR``/``MASTER_PORT`` once."""
 
     rendezvous: bool = False          # MASTER_ADDR = first host, MASTER_PORT from the job id
     port_base: int = 20000            # MASTER_PORT = port_base + job id % port_span
@@ -98,10 +98,11 @@ class DistributedPlan(NamedTuple):
     tf_config: bool = False           # TF_CONFIG per task: all tasks as workers, this one's index
     tasks_per_node: int = 1
     bind_ranks: bool = False          # torchrun ranks: each on its own slice of the job's CPUs
+    gpu_rank: str = ""                # one GPU per process: the variable that holds its rank on the node
 
     @property
     def wraps_tasks(self) -> bool:
-        return self.ranks_from_slurm or self.tf_config or self.bind_ranks
+        return self.ranks_from_slurm or self.tf_config or self.bind_ranks or bool(self.gpu_rank)
 
 
 class BuildPlan(NamedTuple):

@@ -130,7 +130,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         stage=stage,
         chain=chain,
         array=array,
-        distributed=_distributed(spec, tasks_per_node, launcher),
+        distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
         builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
     )
@@ -488,15 +488,60 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     return env
 
 
-def _distributed(spec: JobSpec, tasks: int, launcher: Tuple[str, ...]) -> Optional[DistributedPlan]:
+def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+                 findings: _Findings) -> Optional[DistributedPlan]:
     kind = spec.kind
+    gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
     if kind == "ddp":
-        return DistributedPlan(rendezvous=True, ranks_from_slurm=True, tasks_per_node=tasks)
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=True, tasks_per_node=tasks, gpu_rank=gpu_rank)
     if kind == "tf-multiworker":
-        return DistributedPlan(rendezvous=True, tf_config=True, tasks_per_node=tasks)
+        return DistributedPlan(rendezvous=True, tf_config=True, tasks_per_node=tasks, gpu_rank=gpu_rank)
     if kind == "multigpu" and launcher[:1] == ("torchrun",):
-        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True)
+        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
+    if gpu_rank:
+        return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None
+
+
+#: Where each launcher puts a process's rank on its node (0, 1, ... on every node), for GPU binding:
+#: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's LOCAL_RANK (torchrun docs);
+#: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",
+#: https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html). Under mpirun,
+#: SLURM_LOCALID is the batch step's (0 for every rank), so it must not be used there.
+LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}
+
+
+def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+              findings: _Findings) -> str:
+    """Which variable picks each process's GPU, where a kind starts one process per GPU and each
+    process is to see only its own (``launch.gpu_view: own``); "" where it sees every GPU of its node.
+
+    SLURM gives every task of a plain ``srun`` step, and every rank mpirun or torchrun starts, all
+    the GPUs of its node (CUDA_VISIBLE_DEVICES=0,1 on the local cluster, Slurm 22.05, measured).
+    TensorFlow then takes every GPU it sees in each worker; the Alliance TensorFlow page avoids
+    that with SlurmClusterResolver, which sets CUDA_VISIBLE_DEVICES to the task's own GPU by its
+    place on the node: so tf-multiworker workers see their own GPU by default. PyTorch and Horovod
+    pick a GPU by local rank among all the node's GPUs (``torch.cuda.set_device(local_rank)`` in
+    the Alliance PyTorch page's DDP example, ``hvd.local_rank()`` in Horovod's): with only one
+    GPU in view, device ``local_rank`` > 0 does not exist ("invalid device ordinal"), so those
+    kinds keep the node's GPUs in view by default and ``gpu_view: own`` is asked for by code that
+    uses device 0. The per-task wrapper keeps the entry of the node's CUDA_VISIBLE_DEVICES at the
+    process's local rank. Slurm's own binding was weighed and not taken: ``srun --gpus-per-task=1``
+    is refused when the job asked typed GPUs ("Invalid GRES specification", measured on 22.05),
+    and ``--gpu-bind`` reaches srun tasks only, not the ranks of mpirun or torchrun. NCCL keeps P2P
+    between processes that each see one GPU (measured on 2 H100s: docs/distributed.md)."""
+    if not gpus or not launcher or spec.kind not in ("ddp", "tf-multiworker", "horovod", "multigpu"):
+        return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
+    if (spec.launch.gpu_view or ("own" if spec.kind == "tf-multiworker" else "node")) == "node":
+        return ""
+    name = launcher[0]
+    if name == "mpirun":
+        name = profile.launch.mpi.flavour or "openmpi"
+    if name not in LOCAL_RANK_VARIABLE:
+        findings.warn("launch.launcher", f"slurmkit does not know where {name}'s mpirun puts a rank's place on its node, so every rank "
+                      "sees every GPU of its node; use launcher: srun to give each rank its own GPU")
+        return ""
+    return LOCAL_RANK_VARIABLE[name]
 
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],

@@ -31,6 +31,8 @@ KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-mul
 DISTRIBUTED_KINDS = ("multigpu", "ddp", "tf-multiworker", "horovod")
 LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
 FRAMEWORKS = ("pytorch", "tensorflow")
+#: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
+GPU_VIEWS = ("own", "node")
 #: what environment.builds can build once per toolchain and cache as a wheel.
 BUILDS = ("horovod", "mpi4py")
 BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
@@ -103,6 +105,7 @@ class Launch(NamedTuple):
     launcher: Optional[str] = None
     framework: Optional[str] = None     # pytorch | tensorflow, for the distributed kinds
     batch_size: Optional[int] = None    # per process; lets the resolver warn about jobs too small for their GPUs
+    gpu_view: Optional[str] = None      # own | node; None: the kind's default (resolve._gpu_rank)
 
 
 class ArraySpec(NamedTuple):
@@ -393,7 +396,8 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
 def _read_launch(read: _Reader, value) -> Launch:
     if isinstance(value, (str, list)):
         value = {"command": value}
-    launch = read.mapping(value, ("launch",), ("command", "launcher", "framework", "batch_size"), required=("command",))
+    launch = read.mapping(value, ("launch",), ("command", "launcher", "framework", "batch_size", "gpu_view"),
+                         required=("command",))
     command = launch["command"]
     path = ("launch", "command")
     if isinstance(command, str):
@@ -408,7 +412,8 @@ def _read_launch(read: _Reader, value) -> Launch:
     launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
     framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
     batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
-    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch)
+    view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
+    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view)
 
 
 def _read_array(read: _Reader, value) -> Optional[ArraySpec]:

@@ -35,6 +35,7 @@ READERS: Dict[str, Reader] = {
     "MKL_NUM_THREADS": Reader("mkl", _MKL),
     "KMP_BLOCKTIME": Reader("intel-openmp", _INTEL_TF),
     "KMP_AFFINITY": Reader("intel-openmp", _INTEL_TF),
+    "CUDA_VISIBLE_DEVICES": Reader("cuda", "https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html"),
     "PYTHONUNBUFFERED": Reader("python", "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONUNBUFFERED"),
     "TF_NUM_INTRAOP_THREADS": Reader("tensorflow", _TF_THREADS),
     "TF_NUM_INTEROP_THREADS": Reader("tensorflow", _TF_THREADS),

@@ -60,7 +60,7 @@ def test_misspelt_resource_key_suggests_gpus():
 
 @pytest.mark.parametrize("data, expected", [
     (minimal(launch={"comand": "x"}),
-     "job.yaml: launch.comand: unknown key; did you mean 'command'? allowed: command, launcher, framework, batch_size"),
+     "job.yaml: launch.comand: unknown key; did you mean 'command'? allowed: command, launcher, framework, batch_size, gpu_view"),
     (minimal(environment={"venv": {"packges": ["numpy"]}}),
      "job.yaml: environment.venv.packges: unknown key; did you mean 'packages'? allowed: path, requirements, packages"),
     (minimal(environment={"modlues": ["gcc"]}),
@@ -109,7 +109,7 @@ def test_a_required_key_given_as_null_counts_as_missing():
     (with_resources(cpus_per_task=2.5), "job.yaml: resources.cpus_per_task: expected a whole number of at least 1, got float 2.5"),
     (minimal(resources=["1h"]), f"job.yaml: resources: expected a mapping with keys {RESOURCE_KEYS}, got a list"),
     (minimal(name=["a"]), "job.yaml: name: expected text, got a list"),
-    (minimal(launch=5), "job.yaml: launch: expected a mapping with keys command, launcher, framework, batch_size, got int 5"),
+    (minimal(launch=5), "job.yaml: launch: expected a mapping with keys command, launcher, framework, batch_size, gpu_view, got int 5"),
     (minimal(environment={"modules": {"gcc": 1}}), "job.yaml: environment.modules: expected a list, got a mapping"),
     (minimal(environment={"variables": 5}),
      "job.yaml: environment.variables: expected a mapping of variable names to values, got int 5"),

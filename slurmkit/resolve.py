@@ -417,6 +417,18 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     return ArrayPlan(tuple(zip(names, columns)), size)
 
 
+#: the program of a command that is a Python interpreter: python, python3, python3.11 (any folder).
+_PYTHON_PROGRAM = re.compile(r"(?:.*/)?python(?:\d+(?:\.\d+)?)?")
+
+
+def runs_python(command: Sequence[str]) -> bool:
+    """Whether the payload is a Python interpreter (the first word that is not VAR=value): such a
+    job needs the site's python module, since the OS python on a compute node has none of the
+    site's wheels and is not the one the Alliance Python page supports."""
+    program = next((word for word in command if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)), "")
+    return bool(_PYTHON_PROGRAM.fullmatch(program))
+
+
 def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[str, ...]:
     software = profile.software
     user = list(spec.environment.modules)
@@ -424,8 +436,9 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         if user:
             findings.error("environment.modules", f"{profile.name} has no module system; remove the modules")
         return ()
-    if spec.environment.venv and not any(m.split("/")[0] == "python" for m in user) and software.modules.get("python"):
-        user.append(software.modules["python"])  # a virtualenv needs the site's python, not the OS one
+    if (spec.environment.venv or runs_python(spec.launch.command)) and not any(m.split("/")[0] == "python" for m in user) \
+            and software.modules.get("python"):
+        user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
     user += _build_modules(spec, profile, gpus, user, findings)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):

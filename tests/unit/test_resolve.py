@@ -318,7 +318,7 @@ def test_a_python_module_the_user_chose_is_kept_instead_of_the_default():
 
 def test_niagara_preloads_the_alliance_stack_before_the_users_modules():
     assert job("niagara", kind="mpi", environment={"modules": ["openmpi/4.1.5"]}).plan.modules == (
-        "CCEnv", "arch/avx512", "StdEnv/2023", "openmpi/4.1.5")
+        "CCEnv", "arch/avx512", "StdEnv/2023", "openmpi/4.1.5", "python/3.11")   # the payload is python
 
 
 def test_modules_on_a_site_without_a_module_system_are_an_error():

@@ -505,16 +505,13 @@ def with_exit_files(effs: Sequence[JobEfficiency], folder: Optional[str]) -> Lis
     """Each record completed by its job's exit file (in ``folder``, the job's log folder): which
     outputs were saved and which were not, and TIMEOUT where the script stopped at its time
     limit (sacct says FAILED 124 when the trap saved the outputs first)."""
-    from .monitor import read_exit_file
+    from .monitor import ended_state, read_exit_file
 
     completed = []
     for eff in effs:
         record = read_exit_file(eff.job_id, folder) if eff.done else None
-        if record is None:
-            completed.append(eff)
-            continue
-        state = "TIMEOUT" if record.timeout and eff.state in ("FAILED", "TIMEOUT") else eff.state
-        completed.append(eff._replace(state=state, saved=record.saved, unsaved=record.unsaved))
+        completed.append(eff if record is None else
+                         eff._replace(state=ended_state(eff.state, record), saved=record.saved, unsaved=record.unsaved))
     return completed
 
 

@@ -72,19 +72,16 @@ def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = Non
     import submitit
 
     from .job import Job
-    from .registry import COMMENT_PREFIX, RegistryError, adopted, intent, record, registry_path
+    from .registry import COMMENT_PREFIX, intent
     from .slurmcli import SchedulerError
-    from .submit import JobHandle, NotRecorded
+    from .submit import JobHandle, record_intent, record_job
 
     job = spec if isinstance(spec, Job) else Job(**spec) if isinstance(spec, dict) else Job.from_yaml(spec)
     plan = job._plan(profile, None)
     folder = Path(folder or job.folder()).resolve()
     token = uuid.uuid4().hex
     planned = intent(job.spec.name, str(folder), plan.profile, token, spec=job._spec_path())
-    try:
-        record(planned)
-    except RegistryError as error:
-        raise RegistryError(f"nothing was submitted: {error.message}") from None
+    record_intent(planned)
     executor = submitit.SlurmExecutor(folder=str(folder))
     executor.job_class = JobHandle
     executor.update_parameters(**executor_parameters(plan), comment=f"{COMMENT_PREFIX}{token}",
@@ -95,8 +92,5 @@ def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = Non
         reason = " ".join(str(error).split())[:300]
         raise SchedulerError(f"submitit could not submit {job.spec.name}: {reason} (token {token}: if the job was "
                              "made after all, `slurmkit status` adopts it)") from None
-    try:
-        record(adopted(planned, submitted.job_id))
-    except RegistryError as error:
-        raise NotRecorded(submitted.job_id, submitted, error, registry_path()) from None
+    record_job(planned, submitted.job_id, submitted)
     return submitted

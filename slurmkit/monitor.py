@@ -216,13 +216,17 @@ def from_exit_record(job_id: str, record: ExitRecord) -> JobStatus:
     return JobStatus(job_id, state, record.code, None, None, "", "exit-file", record.saved, record.unsaved)
 
 
+def ended_state(state: str, record: ExitRecord) -> str:
+    """SLURM's word for an ended job, corrected by its exit file: TIMEOUT where the script was
+    stopped at its limit (SLURM says FAILED 124 when the trap saved the outputs and exited)."""
+    return "TIMEOUT" if record.timeout and state in ("FAILED", "TIMEOUT") else state
+
+
 def with_exit_record(status: JobStatus, record: Optional[ExitRecord]) -> JobStatus:
-    """A SLURM answer for an ended job, completed by its exit file: the outputs, and TIMEOUT where
-    the script was stopped at its limit (SLURM says FAILED 124 when the trap saved the outputs)."""
+    """A SLURM answer for an ended job, completed by its exit file: its true state and its outputs."""
     if record is None or not status.done:
         return status
-    state = "TIMEOUT" if record.timeout and status.state in ("FAILED", "TIMEOUT") else status.state
-    return status._replace(state=state, saved=record.saved, unsaved=record.unsaved)
+    return status._replace(state=ended_state(status.state, record), saved=record.saved, unsaved=record.unsaved)
 
 
 # ------------------------------------------------------------------------------------- poll

@@ -110,7 +110,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     memory = _memory_directive(spec, profile, findings)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
-    launcher = _launcher(spec, profile, tasks_per_node, cpus_per_task, findings)
+    launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     cores = cpus_per_task * tasks_per_node
@@ -122,7 +122,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         profile=profile.name,
         name=spec.name,
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain),
-        environment=_environment(spec, profile, tasks_per_node, cpus_per_task, launcher, gpus, node_types),
+        environment=_environment(spec, profile, cpus_per_task, launcher, gpus, node_types),
         modules=modules,
         launcher=launcher,
         command=spec.launch.command,
@@ -365,7 +365,8 @@ def from_slurm(template: str) -> Union[str, FromSlurm]:
     return FromSlurm(text)
 
 
-def _launcher(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, findings: _Findings) -> Tuple[str, ...]:
+def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple[object, ...]:
+    """The launch prefix; its counts are read from SLURM at run time (from_slurm)."""
     allowed = KIND_LAUNCHERS[spec.kind]
     name = spec.launch.launcher or _default_launcher(spec, profile, allowed)
     if name not in allowed:
@@ -464,7 +465,7 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
     )
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, tasks: int, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
                  node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
     threads = from_slurm("{cpus_per_task}")
     env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}

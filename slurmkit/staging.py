@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import List, NamedTuple, Sequence, Tuple
 
 from .errors import SlurmkitError
+from .files import write_atomic
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
 
@@ -152,8 +153,7 @@ def _remove(path: Path) -> None:
 
 def _write_manifest(folder: Path, files, zstd: bool, shard_list, path: Path) -> Manifest:
     manifest = Manifest(str(folder.resolve()), len(files), sum(s for _, s in files), "zstd" if zstd else "none", shard_list)
-    with written_whole(path) as partial:
-        partial.write_text(manifest.to_json())
+    write_atomic(path, manifest.to_json())
     return manifest
 
 

@@ -220,6 +220,22 @@ class NotRecorded(RegistryError):
         self.job_id, self.handle = job_id, handle
 
 
+def record_intent(planned: Submission) -> None:
+    """The record written before sbatch runs; when it cannot be written, nothing is submitted."""
+    try:
+        record(planned)
+    except RegistryError as error:
+        raise RegistryError(f"nothing was submitted: {error.message}") from None
+
+
+def record_job(planned: Submission, job_id: str, handle) -> None:
+    """The record of the job sbatch accepted; NotRecorded (carrying the handle) when it cannot be written."""
+    try:
+        record(adopted(planned, job_id))
+    except RegistryError as error:
+        raise NotRecorded(job_id, handle, error, registry_path()) from None
+
+
 def retry_window_s() -> float:
     """How long a submission keeps trying a controller that does not answer
     (``$SLURMKIT_SUBMIT_RETRY_S``, default 60 s)."""
@@ -333,10 +349,10 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
     planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
     try:
-        record(planned)
-    except RegistryError as error:
+        record_intent(planned)
+    except RegistryError:
         script.unlink(missing_ok=True)
-        raise RegistryError(f"nothing was submitted: {error.message}") from None
+        raise
     env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
     argv = sbatch_command(script, folder, array_size is not None, after, after_type, token=token)
     try:
@@ -348,10 +364,7 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
         raise
     _keep_script(script, job_id)
     handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
-    try:
-        record(adopted(planned, job_id))
-    except RegistryError as error:
-        raise NotRecorded(job_id, handle, error, registry_path()) from None
+    record_job(planned, job_id, handle)
     return handle
 
 

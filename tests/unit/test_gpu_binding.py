@@ -140,3 +140,16 @@ def test_scripts_with_gpu_binding_pass_bash_n_and_shellcheck(tmp_path, kind, lau
     assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
     check = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
+
+
+def test_a_misspelled_gpu_view_is_one_line_with_a_did_you_mean(tmp_path):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: t\nprofile: narval\naccount: def-x\nkind: ddp\nresources: {nodes: 2, gpus: a100:4, time: 1h}\n"
+                    "launch: {command: python t.py, gpu_view: owned}\n")
+    result = CliRunner().invoke(main, ["render", str(spec), "-o", str(tmp_path / "out.sbatch")])
+    assert result.exit_code == 2 and not (tmp_path / "out.sbatch").exists()
+    assert result.output.strip() == f"error: {spec}:6: launch.gpu_view: 'owned' is not one of them; did you mean 'own'? allowed: own, node"

@@ -27,7 +27,7 @@ import yaml
 from .bundled import profiles_dir
 from .errors import closest, NoProfileDetected, ProfileError, ProfileNotFound, UnitError
 from .units import parse_duration, parse_size
-from .yamlfile import KeyPath, format_keypath, parse_yaml, read_yaml_file
+from .yamlfile import KeyPath, format_keypath, parse_yaml, read_text
 
 
 
@@ -637,8 +637,7 @@ def parse_profile_text(text: str, path: Union[str, Path]) -> ParsedFile:
 
 
 def _read(path: Path) -> ParsedFile:
-    text, _ = read_yaml_file(path, ProfileError)
-    return parse_profile_text(text, path)
+    return parse_profile_text(read_text(path, ProfileError), path)
 
 
 # ------------------------------------------------------------------------------- search path

@@ -1,0 +1,301 @@
+"""Hostile and malformed input (issue 15): every entry point ends bad input with one line,
+exit 2 and nothing written, in bounded time and memory measured here.
+
+The bounded cases run each command in a child process (as a user would run it) that reports
+its own CPU time and peak resident memory; the child's address space is capped at 1.5 GiB so
+that a regression fails fast instead of swapping the machine.
+"""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from slurmkit.errors import InputError, SpecError
+from slurmkit.yamlfile import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_VALUES, parse_yaml
+
+#: the bounds the issue sets for refusing a hostile file, whole process included.
+CPU_LIMIT_S = 1.0
+PEAK_LIMIT_MB = 100
+
+GOOD_SPEC = """\
+name: ok
+profile: local
+account: def-someprof
+resources: {time: 1h}
+launch: python main.py
+"""
+
+
+def billion_laughs() -> str:
+    """A spec whose array parameters expand, alias by alias, to 10^9 values."""
+    lines = ["name: lol", "kind: array", "profile: local", "resources: {time: 1h}", "launch: python run.py $a",
+             "array:", "  parameters:", "    a: &a [" + ", ".join(["lol"] * 10) + "]"]
+    for previous, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"    {name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def nested_aliases_288() -> str:
+    """The issue's 288-byte spec: 7 levels of 9 aliases each (9^7 values), padded to 288 bytes."""
+    lines = ["name: n", "resources: {time: 1h}", "launch: python a.py", "x: &a [1,1,1,1,1,1,1,1,1]"]
+    for previous, name in zip("abcdef", "bcdefg"):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+    text = "\n".join(lines) + "\n"
+    return text + "#" * (287 - len(text)) + "\n"
+
+
+def line_of(text: str, start: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if line.lstrip().startswith(start))
+
+
+TOO_MANY_VALUES = (f"more than {MAX_VALUES:,} values once aliases are expanded, slurmkit's limit for one file "
+                   f"(a spec or profile has a few hundred); write the values out or shorten the file")
+SELF_ALIAS = "alias *a is inside the value it names (&a), which would contain itself without end; write the value out instead"
+
+
+class Outcome(NamedTuple):
+    rc: int
+    stdout: str
+    stderr: str
+    cpu_s: float
+    peak_mb: float
+
+
+_CHILD = """\
+import atexit, json, os, resource, sys
+def _usage():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    with open(os.environ["SK_USAGE"], "w") as out:
+        json.dump({"cpu": r.ru_utime + r.ru_stime, "peak_kb": r.ru_maxrss}, out)
+atexit.register(_usage)
+"""
+
+
+def _cap_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+
+
+def measured(code: str, cwd: Path, home: Path) -> Outcome:
+    """Run ``code`` in a child python in ``cwd``, with ``home`` as HOME and XDG folders."""
+    usage = home / "usage.json"
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+           "XDG_CACHE_HOME": str(home / "cache"), "SK_USAGE": str(usage), "NO_COLOR": "1"}
+    for variable in ("SLURMKIT_PROFILE", "CC_CLUSTER", "SLURM_CLUSTER_NAME"):
+        env.pop(variable, None)
+    done = subprocess.run([sys.executable, "-c", _CHILD + code], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=60, preexec_fn=_cap_memory)
+    report = json.loads(usage.read_text())
+    return Outcome(done.returncode, done.stdout, done.stderr, report["cpu"], report["peak_kb"] / 1024)
+
+
+def cli(*args: str) -> str:
+    return f"import sys; from slurmkit.cli import main; sys.argv = ['slurmkit', *{list(args)!r}]; main()\n"
+
+
+FROM_YAML = ("from slurmkit import Job\nfrom slurmkit.errors import SlurmkitError\n"
+             "try:\n    Job.from_yaml('job.yaml')\nexcept SlurmkitError as error:\n"
+             "    print('error: ' + error.message, file=sys.stderr); sys.exit(error.exit_code)\n")
+SPEC_ENTRY_POINTS = {
+    "check": cli("check", "job.yaml"),
+    "render": cli("render", "job.yaml", "-o", "job.sbatch"),
+    "submit --dry-run": cli("submit", "--dry-run", "job.yaml"),
+    "port": cli("port", "job.yaml", "--from", "cedar", "--to", "nibi", "-o", "ported.yaml"),
+    "Job.from_yaml": "import sys\n" + FROM_YAML,
+}
+
+
+@pytest.fixture
+def folders(tmp_path):
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    return work, home
+
+
+def refused(work: Path, home: Path, code: str, expected: str) -> Outcome:
+    """Run ``code``; assert one exact error line, exit 2, nothing new in ``work``, and the bounds."""
+    before = sorted(work.rglob("*"))
+    outcome = measured(code, work, home)
+    assert outcome.stderr == f"error: {expected}\n"
+    assert outcome.rc == 2
+    assert sorted(work.rglob("*")) == before
+    assert outcome.cpu_s < CPU_LIMIT_S, outcome
+    assert outcome.peak_mb < PEAK_LIMIT_MB, outcome
+    return outcome
+
+
+# ----------------------------------------------------------------------- alias bombs, recursion
+
+@pytest.mark.parametrize("entry", sorted(SPEC_ENTRY_POINTS))
+def test_billion_laughs_spec_is_one_line_on_every_entry_point_in_bounded_time_and_memory(folders, entry):
+    work, home = folders
+    text = billion_laughs()
+    (work / "job.yaml").write_text(text)
+    refused(work, home, SPEC_ENTRY_POINTS[entry], f"job.yaml:{line_of(text, 'e:')}: {TOO_MANY_VALUES}")
+
+
+@pytest.mark.parametrize("entry", sorted(SPEC_ENTRY_POINTS))
+def test_288_byte_nested_alias_spec_is_refused_in_bounded_time_and_memory(folders, entry):
+    work, home = folders
+    text = nested_aliases_288()
+    assert len(text.encode()) == 288
+    (work / "job.yaml").write_text(text)
+    refused(work, home, SPEC_ENTRY_POINTS[entry], f"job.yaml:{line_of(text, 'e:')}: {TOO_MANY_VALUES}")
+
+
+@pytest.mark.parametrize("entry", sorted(SPEC_ENTRY_POINTS))
+def test_a_self_referencing_alias_in_a_spec_is_one_line_not_a_recursion_error(folders, entry):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC + "a: &a [*a]\n")
+    refused(work, home, SPEC_ENTRY_POINTS[entry], f"job.yaml:6: {SELF_ALIAS}")
+
+
+def _bad_profile(work: Path, body: str) -> Path:
+    folder = work / "site_profiles"
+    folder.mkdir()
+    path = folder / "mine.yaml"
+    path.write_text("name: mine\nextends: local\n" + body)
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    ("a: &a [*a]\n", f"mine.yaml:3: {SELF_ALIAS}"),
+    (billion_laughs().split("array:\n  parameters:\n")[1].replace("    ", ""), f"mine.yaml:7: {TOO_MANY_VALUES}"),
+], ids=["self-alias", "billion-laughs"])
+@pytest.mark.parametrize("command", ["show", "validate", "check"])
+def test_a_hostile_user_profile_is_one_line_when_used(folders, body, message, command):
+    work, home = folders
+    _bad_profile(work, body)
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    code = {"show": cli("profiles", "show", "mine"), "validate": cli("profiles", "validate", "site_profiles/mine.yaml"),
+            "check": cli("check", "job.yaml", "--profile", "mine")}[command]
+    # validate names the file as given; the others as found on the search path
+    folder = "site_profiles" if command == "validate" else work / "site_profiles"
+    refused(work, home, code, f"{folder}/{message}")
+
+
+def test_a_hostile_user_profile_is_skipped_by_profiles_list_and_the_rest_are_listed(folders):
+    work, home = folders
+    _bad_profile(work, "a: &a [*a]\n")
+    outcome = refused(work, home, cli("profiles", "list"),
+                      f"{work}/site_profiles/mine.yaml:3: {SELF_ALIAS} (skipped; the other profiles are listed)")
+    names = [line.split()[0] for line in outcome.stdout.splitlines()[1:]]
+    assert "local" in names and "nibi" in names and "mine" not in names
+
+
+def test_a_hostile_user_profile_does_not_break_a_spec_that_names_another_profile(folders):
+    work, home = folders
+    _bad_profile(work, "a: &a [*a]\n")
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    outcome = measured(cli("render", "job.yaml"), work, home)
+    assert outcome.rc == 0, outcome.stderr
+    assert outcome.stdout.startswith("#!/bin/bash")
+
+
+# ------------------------------------------------------------------- each limit, one line each
+
+def parse_error(text: str) -> str:
+    with pytest.raises(SpecError) as caught:
+        parse_yaml(text, "job.yaml", SpecError)
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+def test_more_aliases_than_the_limit_are_refused_at_the_first_one_past_it():
+    text = "a: &a 1\nb: [" + ", ".join(["*a"] * (MAX_ALIASES + 1)) + "]\n"
+    assert parse_error(text) == (f"job.yaml:2: more than {MAX_ALIASES:,} aliases (*name), slurmkit's limit for one "
+                                 f"file; write the values out")
+    parse_yaml("a: &a 1\nb: [" + ", ".join(["*a"] * MAX_ALIASES) + "]\n", "job.yaml", SpecError)
+
+
+def test_nesting_deeper_than_the_limit_is_refused_even_when_aliases_build_it():
+    # Each alias adds the depth of what it names: 8 levels written 9 times over.
+    lines = ["l0: &l0 " + "[" * 8 + "1" + "]" * 8]
+    lines += [f"l{i}: &l{i} " + "[" * 8 + f"*l{i - 1}" + "]" * 8 for i in range(1, 9)]
+    assert parse_error("\n".join(lines) + "\n") == (
+        f"job.yaml:{(MAX_DEPTH - 1) // 8 + 1}: nested more than {MAX_DEPTH} levels deep (aliases expanded), slurmkit's limit")
+
+
+def test_nesting_libyaml_accepts_but_python_recursion_would_not_is_one_line():
+    assert parse_error("a: " + "[" * 990 + "]" * 990 + "\n") == (
+        f"job.yaml:1: nested more than {MAX_DEPTH} levels deep (aliases expanded), slurmkit's limit")
+
+
+def test_an_undefined_alias_and_a_twice_defined_anchor_are_one_line_each():
+    assert parse_error("a: *nope\n") == "job.yaml:1: alias *nope names no anchor (&nope) defined above it"
+    assert parse_error("a: &x 1\nb: &x 2\n") == "job.yaml:2: anchor &x is defined twice (first on line 1); give each its own name"
+
+
+def test_a_second_document_is_refused():
+    assert parse_error("a: 1\n---\nb: 2\n") == "job.yaml:2: a second YAML document starts here; a spec or profile is one document"
+
+
+def test_a_file_larger_than_the_limit_is_refused_before_it_is_read_whole(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC + "#" * MAX_BYTES + "\n")
+    refused(work, home, cli("check", "job.yaml"),
+            "job.yaml: larger than 1 MiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
+
+
+def test_an_endless_spec_file_is_refused_not_read_forever(folders):
+    work, home = folders
+    refused(work, home, cli("check", "/dev/zero"),
+            "/dev/zero: larger than 1 MiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
+
+
+def test_import_refuses_an_oversized_script_in_one_line(folders):
+    work, home = folders
+    (work / "big.sh").write_text("#!/bin/bash\n" + "echo hi\n" * (MAX_BYTES // 8 + 1))
+    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),
+            "big.sh: larger than 1 MiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
+
+
+def test_the_values_and_lines_of_an_ordinary_file_are_unchanged_by_the_bounds():
+    text = textwrap.dedent("""\
+        base: &base {cpus: 4, mem: 8G}
+        merged:
+          <<: *base
+          gpus: 1
+        list: [*base, *base]
+        tagged: !!set {a, b}
+        """)
+    data, lines, _ = parse_yaml(text, "x.yaml")
+    assert data == yaml.safe_load(text)
+    assert lines[("merged", "gpus")] == 4 and lines[("list",)] == 5
+
+
+# Random documents of anchors and aliases: what the bounded reader returns is what yaml's own
+# loader returns, whenever the expanded document is within the limit; past it, the one error.
+
+@st.composite
+def alias_documents(draw):
+    count = draw(st.integers(1, 6))
+    lines, sizes = [], []
+    for i in range(count):
+        items = draw(st.lists(st.one_of(st.integers(0, 9).map(str), st.integers(0, max(i - 1, 0))
+                                        .map(lambda j: f"*d{j}") if i else st.just("x")), min_size=0, max_size=12))
+        lines.append(f"d{i}: &d{i} [{', '.join(items)}]")
+        sizes.append(1 + sum(sizes[int(item[2:])] if item.startswith("*") else 1 for item in items))
+    # the file's values: each key and each anchored list (aliases counted in full)
+    return "\n".join(lines) + "\n", 1 + count + sum(sizes)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(alias_documents())
+def test_bounded_reader_agrees_with_yaml_or_refuses_past_the_limit(document):
+    text, expanded = document
+    if expanded <= MAX_VALUES:
+        assert parse_yaml(text, "x.yaml")[0] == yaml.safe_load(text)
+    else:
+        with pytest.raises(InputError, match="values once aliases are expanded"):
+            parse_yaml(text, "x.yaml")

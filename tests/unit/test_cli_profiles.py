@@ -109,6 +109,7 @@ def test_show_of_a_retired_profile_warns_with_its_successor(run):
     result = run("show", "old")
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
+        "note: using ./site_profiles/old.yaml from the current folder",
         "warning: profile 'old' describes a cluster retired on 2025-09-01; its successor is 'new': use --profile new"]
 
 

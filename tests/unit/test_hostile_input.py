@@ -299,3 +299,90 @@ def test_bounded_reader_agrees_with_yaml_or_refuses_past_the_limit(document):
     else:
         with pytest.raises(InputError, match="values once aliases are expanded"):
             parse_yaml(text, "x.yaml")
+
+
+# ------------------------------------------------------------------ templates from the folder
+
+REPO = Path(__file__).resolve().parents[2]
+SANDBOX = "templates run sandboxed: they format the plan and cannot reach Python objects"
+LOCAL_TEMPLATE_NOTE = "note: using ./templates/serial.sbatch.j2 from the current folder, in place of the bundled serial.sbatch.j2\n"
+
+
+def _local_template(work: Path, body: str) -> Path:
+    (work / "templates").mkdir()
+    path = work / "templates" / "serial.sbatch.j2"
+    path.write_text('{% extends "base.sbatch.j2" %}\n{% block stage_in %}\n' + body + "\n{% endblock %}\n")
+    return path
+
+
+ESCAPES = {
+    "dunder of the plan": ("{{ plan.__class__.__mro__ }}", "access to attribute '__class__' of 'Plan' object is unsafe"),
+    "globals through cycler": ("{{ cycler.__init__.__globals__.os.popen('touch pwned').read() }}",
+                               "access to attribute '__init__' of 'type' object is unsafe"),
+    "globals through lipsum": ("{{ lipsum.__globals__['os'].system('touch pwned') }}",
+                               "access to attribute '__globals__' of 'function' object is unsafe"),
+    "subclasses of object": ("{{ ''.__class__.__mro__[1].__subclasses__() }}",
+                             "access to attribute '__class__' of 'str' object is unsafe"),
+    "a list changed": ("{% set l = [] %}{{ l.append(1) }}", "access to attribute 'append' of 'list' object is unsafe"),
+    "the template's context": ("{{ self._TemplateReference__context }}",
+                               "access to attribute '_TemplateReference__context' of 'TemplateReference' object is unsafe"),
+}
+
+
+@pytest.mark.parametrize("escape", sorted(ESCAPES))
+@pytest.mark.parametrize("command", [("render", "job.yaml", "-o", "job.sbatch"), ("submit", "--dry-run", "job.yaml")],
+                         ids=["render", "submit --dry-run"])
+def test_a_template_in_the_folder_that_reaches_for_python_fails_in_one_line_and_runs_nothing(folders, escape, command):
+    work, home = folders
+    payload, message = ESCAPES[escape]
+    template = _local_template(work, payload)
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    before = sorted(work.rglob("*"))
+    outcome = measured(cli(*command), work, home)
+    assert outcome.stderr == LOCAL_TEMPLATE_NOTE + f"error: {template}:3: {message}; {SANDBOX}\n"
+    assert outcome.rc == 2
+    assert sorted(work.rglob("*")) == before  # no script, no logs/, no pwned
+
+
+def test_a_template_escape_from_python_is_an_input_error_at_its_line(tmp_path, monkeypatch):
+    from slurmkit import Job
+
+    monkeypatch.chdir(tmp_path)
+    template = _local_template(tmp_path, "ok\n{{ plan.__class__ }}")
+    with pytest.raises(InputError) as caught:
+        Job(name="s", profile="local", account="def-x", resources={"time": "1h"}, launch="python a.py").render()
+    assert str(caught.value) == f"{template}:4: access to attribute '__class__' of 'Plan' object is unsafe; {SANDBOX}"
+
+
+def test_a_template_that_only_formats_the_plan_still_renders_in_the_sandbox(folders):
+    work, home = folders
+    _local_template(work, 'echo {{ plan.name | quote }} {{ plan.modules | join(",") | quote }} {{ "%s-%d" | format("a", 1) }}')
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    outcome = measured(cli("render", "job.yaml"), work, home)
+    assert (outcome.rc, outcome.stderr) == (0, LOCAL_TEMPLATE_NOTE)
+    (line,) = [line for line in outcome.stdout.splitlines() if line.startswith("echo ")]
+    assert line == "echo ok StdEnv/2023,python/3.11 a-1"  # the local profile's default modules
+
+
+def test_templates_and_profiles_from_the_folder_are_announced_once_with_what_they_replace(folders):
+    work, home = folders
+    _local_template(work, "echo hook")
+    (work / "site_profiles").mkdir()
+    (work / "site_profiles" / "local.yaml").write_text("name: local\nextends: local\ndescription: ours\n")
+    (work / "site_profiles" / "mylab.yaml").write_text("name: mylab\nextends: local\n")
+    (work / "site_profiles" / "unused.yaml").write_text("name: unused\nextends: local\n")
+    twice = ("import sys\nfrom slurmkit import Job\n"
+             "for _ in range(2):\n"
+             "    Job(name='s', profile='mylab', account='def-x', resources={'time': '1h'}, launch='python a.py').render()\n")
+    outcome = measured(twice, work, home)
+    assert outcome.rc == 0, outcome.stderr
+    assert outcome.stderr == ("note: using ./site_profiles/mylab.yaml from the current folder\n"
+                              "note: using ./site_profiles/local.yaml from the current folder, in place of the bundled local.yaml\n"
+                              + LOCAL_TEMPLATE_NOTE)
+
+
+def test_nothing_is_announced_inside_slurmkits_own_checkout(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    outcome = measured(cli("render", str(work / "job.yaml")), REPO, home)
+    assert (outcome.rc, outcome.stderr) == (0, "")

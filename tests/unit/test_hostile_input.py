@@ -386,3 +386,100 @@ def test_nothing_is_announced_inside_slurmkits_own_checkout(folders):
     (work / "job.yaml").write_text(GOOD_SPEC)
     outcome = measured(cli("render", str(work / "job.yaml")), REPO, home)
     assert (outcome.rc, outcome.stderr) == (0, "")
+
+
+# ------------------------------------------------------------------------- private files, cancel
+
+SECRET_SPEC = dict(name="sec", profile="local", account="def-x", resources={"time": "1h"},
+                   environment={"variables": {"API_TOKEN": "s3cret"}}, launch="python main.py")
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+@pytest.fixture
+def fake_slurm(tmp_path, monkeypatch):
+    """sbatch answers job 4242; scancel records its arguments; the registry lives in tmp_path."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 4242\n")
+    (bin_dir / "scancel").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/scancel.args\n')
+    for program in bin_dir.iterdir():
+        program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("SLURMKIT_REGISTRY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture(params=[0o022, 0o000], ids=["umask 022", "umask 000"])
+def umask(request):
+    previous = os.umask(request.param)
+    yield request.param
+    os.umask(previous)
+
+
+def test_the_kept_script_the_job_folder_and_the_registry_are_private_whatever_the_umask(fake_slurm, umask):
+    from slurmkit import Job
+
+    handle = Job(**SECRET_SPEC).submit()
+    assert handle.job_id == "4242"
+    logs, state = fake_slurm / "logs", fake_slurm / "state"
+    script = logs / "4242_submission.sh"
+    assert "API_TOKEN=s3cret" in script.read_text()
+    assert (_mode(logs), _mode(script)) == (0o700, 0o600)
+    registry = state / "slurmkit" / "jobs.jsonl"
+    assert (_mode(state), _mode(state / "slurmkit"), _mode(registry)) == (0o700, 0o700, 0o600)
+    assert sorted(p.name for p in logs.iterdir()) == ["4242_submission.sh"]  # no other copy left
+
+
+def test_a_registry_left_readable_by_others_is_narrowed_on_the_next_submission(fake_slurm):
+    from slurmkit import Job
+
+    registry = fake_slurm / "state" / "slurmkit" / "jobs.jsonl"
+    registry.parent.mkdir(parents=True)
+    registry.write_text("")
+    registry.chmod(0o644)
+    Job(**SECRET_SPEC).submit()
+    assert _mode(registry) == 0o600 and registry.read_text().count("\n") == 2  # intent, then the job
+
+
+def test_a_job_folder_the_user_made_keeps_its_mode(fake_slurm):
+    from slurmkit import Job
+
+    (fake_slurm / "shared-logs").mkdir(mode=0o750)
+    (fake_slurm / "shared-logs").chmod(0o750)
+    Job(**SECRET_SPEC).submit(folder=fake_slurm / "shared-logs")
+    assert _mode(fake_slurm / "shared-logs") == 0o750
+    assert _mode(fake_slurm / "shared-logs" / "4242_submission.sh") == 0o600
+
+
+def test_a_script_written_with_render_o_follows_the_umask(fake_slurm):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    (fake_slurm / "job.yaml").write_text(GOOD_SPEC)
+    previous = os.umask(0o077)
+    try:
+        result = CliRunner().invoke(main, ["render", "job.yaml", "-o", "job.sbatch"])
+    finally:
+        os.umask(previous)
+    assert result.exit_code == 0, result.output
+    assert _mode(fake_slurm / "job.sbatch") == 0o700
+
+
+@pytest.mark.parametrize("argv, word", [(["--", "--user=nobody"], "--user=nobody"), (["12", "--", "-u", "x"], "-u"),
+                                        (["12;rm"], "12;rm"), (["1_2_3"], "1_2_3"), (["١٢"], "١٢")])
+def test_cancel_takes_job_ids_only_and_runs_no_scancel_otherwise(fake_slurm, argv, word):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    result = CliRunner().invoke(main, ["cancel", *argv])
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: {word!r} is not a job id; cancel takes job ids such as 12345, or 12345_7 for one "
+                             f"task of an array\n")
+    assert not (fake_slurm / "scancel.args").exists()

@@ -12,6 +12,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from . import limits
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
@@ -108,6 +109,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     _check_distributed(spec, gpus, findings)
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
+    findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
     memory = _memory_directive(spec, profile, findings)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
     launcher = _launcher(spec, profile, findings)
@@ -115,6 +117,9 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     modules = _modules(spec, profile, gpus, findings)
     cores = cpus_per_task * tasks_per_node
     stage = _stage(spec, _extraction_parallelism(profile, cores), cores, findings, chain)
+    if spec.array and spec.stage:
+        outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
+        findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
@@ -406,15 +411,19 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     if spec.array is None:
         return None
     names = [name for name, _ in spec.array.parameters]
-    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
-    columns = tuple(zip(*points))
-    size = len(points)
+    size = limits.array_size(spec.array.parameters)  # the grid is built only once it is known to fit
     limit = profile.scheduling.max_array_size
     if limit and size > limit:
         findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
     jobs = profile.scheduling.max_jobs_per_user
     if jobs and size > jobs:
         findings.error("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued per user")
+    too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
+    findings.extend(Finding(*f) for f in too_many)
+    if too_many or (limit and size > limit) or (jobs and size > jobs):
+        return None
+    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
+    columns = tuple(zip(*points))
     return ArrayPlan(tuple(zip(names, columns)), size)
 
 

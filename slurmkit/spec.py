@@ -17,11 +17,11 @@ A spec looks like::
 """
 
 import re
-import shlex
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from . import sanity
 from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
@@ -254,6 +254,18 @@ class _Reader:
         except UnitError as error:
             self.fail(path, error.message)
 
+    def duration(self, value, path: KeyPath, minimum_s: int = 0) -> int:
+        """A duration in seconds; ``M:S`` (what SLURM makes of ``25:00``) is refused with the
+        spelling that means hours, and anything under ``minimum_s``."""
+        problem = sanity.minutes_seconds_problem(value)
+        if problem:
+            self.fail(path, problem)
+        seconds = self.unit(parse_duration, value, path)
+        if seconds < minimum_s:
+            self.fail(path, f"at least {minimum_s // 60} minute{'s' if minimum_s > 60 else ''}, got {_describe(value)}; "
+                            f"a shorter interval copies without pause")
+        return seconds
+
 
 def _describe(value) -> str:
     if value is None:
@@ -310,7 +322,7 @@ def _read_resources(read: _Reader, value) -> Resources:
     at = lambda key: ("resources", key)  # noqa: E731 - a key path, nothing more
     if res.get("mem") is not None and res.get("mem_per_cpu") is not None:
         read.fail(at("mem_per_cpu"), "give either mem (per node) or mem_per_cpu, not both")
-    time_s = read.unit(parse_duration, res["time"], at("time"))
+    time_s = read.duration(res["time"], at("time"))
     if time_s <= 0:
         read.fail(at("time"), "must be longer than zero")
     return Resources(
@@ -400,9 +412,13 @@ def _read_launch(read: _Reader, value) -> Launch:
                          required=("command",))
     command = launch["command"]
     path = ("launch", "command")
+    length = len(command) if isinstance(command, str) else sum(len(str(word)) + 1 for word in command) if isinstance(command, list) else 0
+    too_long = sanity.command_length_problem(length)
+    if too_long:
+        read.fail(path, too_long)
     if isinstance(command, str):
         try:
-            argv = tuple(shlex.split(command))
+            argv = sanity.split_command(command)
         except ValueError as error:
             read.fail(path, f"cannot split it into arguments ({error}); give a list of arguments instead")
     else:
@@ -470,8 +486,15 @@ _DIRECTIVE_RE = re.compile(r"^--?[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\$`]*)?$")
 
 
 def _read_extra(read: _Reader, value) -> Tuple[str, ...]:
-    return read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
-                          "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+    directives = read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
+                                "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+    seen: Dict[str, int] = {}
+    for index, directive in enumerate(directives):
+        problem = sanity.directive_problem(directive, seen)
+        if problem:
+            read.fail(("extra_directives", index), problem)
+        seen.setdefault(directive.partition("=")[0], index)
+    return directives
 
 
 # A staged path is relative (to the spec's folder, or to $SLURM_TMPDIR) and stays inside it.
@@ -491,10 +514,15 @@ def _read_stage(read: _Reader, value) -> Optional[Stage]:
     if stage.get("checkpoint") is not None:
         at = ("stage", "checkpoint")
         spec = read.mapping(stage["checkpoint"], at, ("from", "to", "every"), required=("from", "to"))
-        every = read.unit(parse_duration, spec.get("every", "30m"), at + ("every",))
+        every = read.duration(spec.get("every", "30m"), at + ("every",), sanity.MIN_CHECKPOINT_S)
         checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
                                 read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
-    lead = None if stage.get("lead") is None else read.unit(parse_duration, stage["lead"], ("stage", "lead"))
+    lead = None if stage.get("lead") is None else read.duration(stage["lead"], ("stage", "lead"))
+    destinations = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
+    destinations += [(("stage", "checkpoint", "to"), checkpoint.to)] if checkpoint else []
+    collision = sanity.output_collision(destinations)
+    if collision:
+        read.fail(*collision)
     return Stage(inputs, outputs, checkpoint, lead)
 
 

@@ -203,6 +203,10 @@ class _BoundedComposer:
 
 
 _PLAIN_MAP, _PLAIN_SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+#: a plain scalar resolved as one of these is a number; written with ':' it is YAML 1.1's
+#: base-60 form, which YAML 1.2 dropped and which nobody means: ``time: 1:00:00`` is kept as
+#: the text "1:00:00" (an hour, as sbatch reads it), not the number 3600 (3600 minutes).
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 
 def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, error):
@@ -226,6 +230,8 @@ def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, e
         return out
     if isinstance(node, yaml.SequenceNode) and node.tag == _PLAIN_SEQ:
         return [_construct(loader, item, path + (index,), lines, source, error) for index, item in enumerate(node.value)]
+    if isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _NUMBER_TAGS and ":" in node.value:
+        return node.value  # YAML 1.1's base 60 (1:00:00 = 3600): for a time, what SLURM reads it as
     # Scalars, and anything tagged: the safe constructor refuses tags it does not know.
     return loader.construct_object(node, deep=True)
 

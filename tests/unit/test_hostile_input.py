@@ -483,3 +483,206 @@ def test_cancel_takes_job_ids_only_and_runs_no_scancel_otherwise(fake_slurm, arg
     assert result.stderr == (f"error: {word!r} is not a job id; cancel takes job ids such as 12345, or 12345_7 for one "
                              f"task of an array\n")
     assert not (fake_slurm / "scancel.args").exists()
+
+
+# ------------------------------------------------------------------------------- sanity limits
+
+def spec_error(data: dict) -> str:
+    from slurmkit.spec import spec_from_mapping
+
+    with pytest.raises(SpecError) as caught:
+        spec_from_mapping(data, source="job.yaml")
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+def spec_of(**fields) -> dict:
+    return {"name": "s", "profile": "local", "account": "def-x", "resources": {"time": "1h"}, "launch": "python a.py", **fields}
+
+
+def findings_of(profile: str = "local", **fields):
+    from slurmkit import Job
+
+    return [str(f) for f in Job(**{**spec_of(**fields), "profile": profile}).resolve().findings]
+
+
+def test_more_nodes_than_the_cluster_has_is_refused_with_how_many_it_has(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC.replace("resources: {time: 1h}", "resources: {time: 1h, nodes: 1000000}"))
+    refused(work, home, cli("render", "job.yaml", "-o", "job.sbatch"),
+            "job.yaml:4: resources.nodes: 1000000 nodes is more than local has of the node types that fit this job "
+            "(2 gpu-p100); ask at most 2")
+
+
+def test_as_many_nodes_as_the_cluster_has_is_fine():
+    assert not [f for f in findings_of(resources={"time": "1h", "nodes": 2}) if f.startswith("error")]
+
+
+@pytest.mark.parametrize("directive, message", [
+    ("--array=10-1", "'--array=10-1' sets what kind: array with array.parameters says; use kind: array with array.parameters "
+                     "instead (slurmkit writes --array from it)"),
+    ("--time=25:00:00", "'--time=25:00:00' sets what resources.time says; use resources.time instead (slurmkit writes --time from it)"),
+    ("--tim=1:00:00", "'--tim=1:00:00' sets what resources.time says; use resources.time instead (slurmkit writes --time from it)"),
+    ("-t=60", "'-t=60' sets what resources.time says; use resources.time instead (slurmkit writes --time from it)"),
+    ("--mem=4G", "'--mem=4G' sets what resources.mem says; use resources.mem instead (slurmkit writes --mem from it)"),
+    ("--nodes=2", "'--nodes=2' sets what resources.nodes says; use resources.nodes instead (slurmkit writes --nodes from it)"),
+    ("-N2", "'-N2' sets what resources.nodes says; use resources.nodes instead (slurmkit writes --nodes from it)"),
+    ("--ntasks=8", "'--ntasks=8' sets what resources.nodes and resources.tasks_per_node says; use resources.nodes and "
+                   "resources.tasks_per_node instead (slurmkit writes --ntasks from it)"),
+    ("--gres=gpu:2", "'--gres=gpu:2' asks for GPUs, which resources.gpus says; use resources.gpus instead (slurmkit writes "
+                     "the GPU request from it)"),
+    ("--job-name=x", "'--job-name=x' sets what name says; use name instead (slurmkit writes --job-name from it)"),
+    ("--output=o.txt", "'--output=o.txt' cannot be given: slurmkit names the logs (<folder>/<id>_0_log.out; choose the "
+                       "folder with submit --folder)"),
+    ("--comment=x", "'--comment=x' cannot be given: slurmkit's submission token lives there (it finds a job whose id was lost by it)"),
+])
+def test_an_extra_directive_that_a_spec_key_decides_is_refused_with_the_key_to_use(directive, message):
+    assert spec_error(spec_of(extra_directives=["--constraint=cascade", directive])) == f"job.yaml: extra_directives[1]: {message}"
+
+
+def test_an_extra_directive_given_twice_is_refused_and_others_pass():
+    assert spec_error(spec_of(extra_directives=["--constraint=a", "--gres=lscratch:10", "--constraint=b"])) == (
+        "job.yaml: extra_directives[2]: --constraint is given twice (first at extra_directives[0]); keep one")
+    from slurmkit.spec import spec_from_mapping
+
+    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--mem-per-gpu=4G", "--exclusive")
+    assert spec_from_mapping(spec_of(extra_directives=list(passed))).extra_directives == passed
+
+
+@pytest.mark.parametrize("every, message", [
+    ("0", "at least 1 minute, got str '0'; a shorter interval copies without pause"),
+    ("30s", "at least 1 minute, got str '30s'; a shorter interval copies without pause"),
+    (0, "at least 1 minute, got int 0; a shorter interval copies without pause"),
+])
+def test_a_checkpoint_every_under_a_minute_is_refused(every, message):
+    stage = {"checkpoint": {"from": "ckpt", "to": "saved", "every": every}}
+    assert spec_error(spec_of(stage=stage)) == f"job.yaml: stage.checkpoint.every: {message}"
+
+
+@pytest.mark.parametrize("written, message", [
+    ("25:00", "'25:00' is minutes:seconds to SLURM (25m), rarely what is meant: write '25:00:00' or '1-01:00:00' for 25h, or '25m' for 25m"),
+    ("2:30", "'2:30' is minutes:seconds to SLURM (2m30s), rarely what is meant: write '2:30:00' for 2h30m, or '2m30s' for 2m30s"),
+])
+def test_a_time_slurm_reads_as_minutes_seconds_is_refused_with_the_spelling_for_hours(written, message):
+    assert spec_error(spec_of(resources={"time": written})) == f"job.yaml: resources.time: {message}"
+
+
+def test_an_unquoted_time_in_yaml_is_read_as_sbatch_reads_it_not_as_a_base_60_number(tmp_path):
+    from slurmkit.spec import load_spec
+
+    path = tmp_path / "job.yaml"
+    path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1:00:00}"))
+    assert load_spec(path).resources.time_s == 3600  # YAML 1.1 would make it 3600, read as minutes: 60 hours
+    path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 25:00}"))
+    with pytest.raises(SpecError, match=r"job.yaml:4: resources.time: '25:00' is minutes:seconds to SLURM \(25m\)"):
+        load_spec(path)
+
+
+@pytest.mark.parametrize("stage, message", [
+    ({"outputs": [{"from": "a", "to": "results"}, {"from": "b", "to": "results/"}]},
+     "stage.outputs[1].to: 'results/' is also where stage.outputs[0] goes: their files would overwrite each other; "
+     "give each its own destination"),
+    ({"outputs": [{"from": "a", "to": "results"}, {"from": "b", "to": "./results/b"}]},
+     "stage.outputs[1].to: './results/b' and stage.outputs[0]'s destination are one inside the other: one copy back would "
+     "overwrite or replace the other's files; give them separate folders"),
+    ({"outputs": [{"from": "a", "to": "results/run"}], "checkpoint": {"from": "c", "to": "results"}},
+     "stage.checkpoint.to: 'results' and stage.outputs[0]'s destination are one inside the other: one copy back would "
+     "overwrite or replace the other's files; give them separate folders"),
+])
+def test_outputs_that_land_on_one_another_are_refused(stage, message):
+    assert spec_error(spec_of(stage=stage)) == f"job.yaml: {message}"
+
+
+def test_outputs_side_by_side_are_fine():
+    from slurmkit.spec import spec_from_mapping
+
+    stage = {"outputs": [{"from": "a", "to": "results/a"}, {"from": "b", "to": "results/ab"}], "checkpoint": {"from": "c", "to": "ckpt"}}
+    assert len(spec_from_mapping(spec_of(stage=stage)).stage.outputs) == 2
+
+
+def test_array_outputs_that_every_task_sends_to_one_place_are_warned_about():
+    array = {"parameters": {"lr": ["0.1", "0.2"]}}
+    same = findings_of(kind="array", array=array, stage={"outputs": [{"from": "out", "to": "results"}]})
+    assert ("warning: stage.outputs.0.to: 'results' is the same for every task of the array: each task's files overwrite "
+            "the last one's; put the task in it, e.g. results/$SLURM_ARRAY_TASK_ID") in same
+    for to in ("results/$SLURM_ARRAY_TASK_ID", "results/${SLURM_ARRAY_TASK_ID}", "results/lr-$lr"):
+        varied = findings_of(kind="array", array=array, stage={"outputs": [{"from": "out", "to": to}]})
+        assert not [f for f in varied if "same for every task" in f], to
+
+
+def test_an_array_larger_than_slurmkits_cap_on_a_profile_without_limits_is_refused():
+    array = {"parameters": {"a": list(map(str, range(30))), "b": list(map(str, range(30))), "c": list(map(str, range(30)))}}
+    errors = [f for f in findings_of("fir", kind="array", array=array, launch="python a.py $a $b $c") if f.startswith("error")]
+    assert ("error: array.parameters: 27000 tasks are more than slurmkit's cap of 10000 for one array (fir's profile states "
+            "no MaxArraySize or job limit); split the sweep") in errors
+
+
+def test_a_sweep_of_a_billion_tasks_is_refused_without_building_it(folders):
+    work, home = folders
+    values = "[" + ", ".join(map(str, range(1000))) + "]"
+    text = (GOOD_SPEC.replace("profile: local", "profile: fir") + "kind: array\n"
+            f"array:\n  parameters:\n    a: {values}\n    b: {values}\n    c: {values}\n")
+    (work / "job.yaml").write_text(text)
+    outcome = refused(work, home, cli("render", "job.yaml", "-o", "job.sbatch"),
+                      f"job.yaml:{line_of(text, 'parameters:')}: array.parameters: 1000000000 tasks are more than slurmkit's cap of 10000 for one array "
+                      "(fir's profile states no MaxArraySize or job limit); split the sweep")
+    assert outcome.peak_mb < PEAK_LIMIT_MB
+
+
+def test_a_one_megabyte_command_is_refused_in_one_line_quickly(folders):
+    from slurmkit.sanity import MAX_COMMAND_CHARS
+
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC.replace("launch: python main.py", "launch: 'python a.py " + "x" * 1_000_000 + "'"))
+    refused(work, home, cli("check", "job.yaml"),
+            f"job.yaml:5: launch.command: 1000012 characters, more than slurmkit's limit of {MAX_COMMAND_CHARS} (the most "
+            f"Linux passes as one argument); put a long command in a script, or its data in a file the program reads")
+
+
+def _split_seconds(text: str) -> float:
+    import time
+
+    from slurmkit.sanity import split_command
+
+    start = time.perf_counter()
+    split_command(text)
+    return time.perf_counter() - start
+
+
+def test_a_command_below_the_limit_is_split_in_linear_time():
+    from slurmkit.sanity import MAX_COMMAND_CHARS
+
+    half, full = "x" * (MAX_COMMAND_CHARS // 2), "x" * MAX_COMMAND_CHARS
+    for text_half, text_full in ((half, full), ("'" + half + "'", "'" + full + "'"), ('"' + half + '"', '"' + full + '"'),
+                                 ("a " * (MAX_COMMAND_CHARS // 4), "a " * (MAX_COMMAND_CHARS // 2))):
+        short, long = min(_split_seconds(text_half) for _ in range(3)), min(_split_seconds(text_full) for _ in range(3))
+        assert long < 0.25 and long < 4 * short + 0.005, (short, long)  # shlex: 4x and more for twice the length
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab $'\"\\\t\n\r\x0b\xa0#")), max_size=30))
+def test_the_linear_split_reads_every_command_as_shlex_does(text):
+    import shlex
+
+    from slurmkit.sanity import split_command
+
+    try:
+        expected = tuple(shlex.split(text))
+    except ValueError as error:
+        with pytest.raises(ValueError, match=str(error)):
+            split_command(text)
+    else:
+        assert split_command(text) == expected
+
+
+def test_import_refuses_a_backwards_or_huge_array_range_in_one_note_each():
+    from slurmkit.porting import import_script
+
+    imported = import_script("#!/bin/bash\n#SBATCH --array=10-1\n#SBATCH --array=0-99999999999\n#SBATCH --array=1-x\n"
+                             "#SBATCH --time=30:00\npython a.py\n")
+    assert [(n.line, n.outcome, n.reason) for n in imported.notes if n.outcome == "unmapped"] == [
+        (2, "unmapped", "--array=10-1: '10-1' runs backwards or has step 0; write it FIRST-LAST (e.g. 1-10) with a step of 1 or more"),
+        (3, "unmapped", "--array=0-99999999999: 100000000000 tasks, more than slurmkit's cap of 10000 for one array; split the sweep"),
+        (4, "unmapped", "--array=1-x: '1-x' is not FIRST, FIRST-LAST or FIRST-LAST:STEP"),
+    ]
+    assert imported.spec["resources"]["time"] == "30m" and "array" not in imported.spec

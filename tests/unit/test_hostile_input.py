@@ -686,3 +686,44 @@ def test_import_refuses_a_backwards_or_huge_array_range_in_one_note_each():
         (4, "unmapped", "--array=1-x: '1-x' is not FIRST, FIRST-LAST or FIRST-LAST:STEP"),
     ]
     assert imported.spec["resources"]["time"] == "30m" and "array" not in imported.spec
+
+
+# --------------------------------------------------------------------- ~ and $HOME in stage paths
+
+def test_tilde_and_home_variables_in_stage_paths_render_as_the_shell_would_read_them():
+    from slurmkit import Job
+
+    script = Job(**spec_of(stage={"inputs": ["~/d.tar", {"from": "$SCRATCH/x", "to": "x"}, "rel/y"],
+                                  "outputs": [{"from": "out", "to": "~/scratch/run-$SLURM_JOB_ID"}],
+                                  "checkpoint": {"from": "ck", "to": "$PROJECT/$USER/ck"}})).render()
+    assert 'tar -b 2048 -xf "${HOME}/d.tar" -C "${SLURM_TMPDIR}"' in script
+    assert 'cp -rT -- "${SCRATCH}/x" "${SLURM_TMPDIR}/x"' in script
+    assert 'cp -r -- "${SLURM_SUBMIT_DIR}/rel/y" "${SLURM_TMPDIR}"/' in script
+    assert '_sk_save "${SLURM_TMPDIR}/out" "${HOME}/scratch/run-${SLURM_JOB_ID}"' in script
+    assert '_sk_save "${SLURM_TMPDIR}/ck" "${PROJECT}/${USER}/ck" replace' in script
+    assert "/~" not in script
+
+
+@pytest.mark.parametrize("to", ["~", "~/", "$HOME", "${SCRATCH}/"])
+def test_a_whole_home_or_scratch_folder_as_a_destination_is_refused(to):
+    from slurmkit import Job
+
+    (error,) = Job(**spec_of(stage={"outputs": [{"from": "out", "to": to}]})).resolve().errors
+    assert str(error) == (f"error: stage.outputs.0.to: {to!r} is a whole folder such as your home or scratch, which the "
+                          f"output would replace or fill: give it a folder of its own inside it (e.g. {to.rstrip('/')}/results)")
+
+
+def test_check_looks_at_a_tilde_input_where_the_job_will_find_it(tmp_path, monkeypatch):
+    from slurmkit.spec import spec_from_mapping
+    from slurmkit.staging import inspect_inputs
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("SCRATCH", str(tmp_path / "scratch"))
+    monkeypatch.delenv("PROJECT", raising=False)
+    for folder in ("home/data", "scratch/more"):
+        (tmp_path / folder).mkdir(parents=True)
+        for i in range(3):
+            (tmp_path / folder / f"f{i}").write_text("x" * 10)
+    spec = spec_from_mapping(spec_of(stage={"inputs": ["~/data", "$SCRATCH/more", "$PROJECT/gone"]}))
+    shapes = inspect_inputs(spec, tmp_path / "spec-folder")
+    assert [(s.index, s.files, s.bytes) for s in shapes] == [(0, 3, 30), (1, 3, 30)]  # $PROJECT unset here: not looked at

@@ -193,6 +193,9 @@ class _Reader:
     def __init__(self, source: Optional[str], lines: Dict[KeyPath, int]):
         self.source = source
         self.lines = lines
+        # A number or boolean read as text keeps the spelling the YAML file gave it (yamlfile.KeyLines):
+        # an array value 0.00001 reaches the job as 0.00001, not as Python's 1e-05.
+        self.spellings: Dict[KeyPath, str] = getattr(lines, "spellings", {})
 
     def fail(self, path: KeyPath, message: str):
         raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
@@ -226,7 +229,9 @@ class _Reader:
         return value
 
     def text(self, value, path: KeyPath, pattern=None, what: str = "") -> str:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        if not isinstance(value, str) and path in self.spellings:
+            value = self.spellings[path]
+        elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail(path, f"expected text, got {_describe(value)}")
         value = str(value)
         if pattern is not None and not pattern.fullmatch(value):  # fullmatch: "$" would let a trailing newline in
@@ -242,6 +247,8 @@ class _Reader:
         return value
 
     def text_list(self, value, path: KeyPath, pattern=None, what: str = "") -> Tuple[str, ...]:
+        if path in self.spellings:  # one number or boolean, as the YAML file spelled it
+            return (self.text(value, path, pattern, what),)
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             value = [value]
         if not isinstance(value, (list, tuple)):
@@ -284,7 +291,7 @@ RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu
 
 def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
     """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
-    read = _Reader(source, lines or {})
+    read = _Reader(source, {} if lines is None else lines)
     top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources", "launch"))
     kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
@@ -407,7 +414,9 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
 
 def _read_launch(read: _Reader, value) -> Launch:
     if isinstance(value, (str, list)):
-        value = {"command": value}
+        value = {"command": value}  # the short form: launch's own items are the command's
+        read.spellings = {**read.spellings, **{("launch", "command", *path[1:]): text for path, text in read.spellings.items()
+                                               if path[:1] == ("launch",)}}
     launch = read.mapping(value, ("launch",), ("command", "launcher", "framework", "batch_size", "gpu_view"),
                          required=("command",))
     command = launch["command"]

@@ -30,6 +30,16 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 KeyPath = Tuple[Union[str, int], ...]
 
+
+class KeyLines(dict):
+    """``{key path: 1-based line}``, and ``spellings``: the text of each plain number or boolean,
+    as written (``0.00001``, ``010``, ``yes``), for the values that reach a job as text, where
+    Python's spelling (``1e-05``, ``8``, ``True``) would not be what the user wrote."""
+
+    def __init__(self):
+        super().__init__()
+        self.spellings: Dict[KeyPath, str] = {}
+
 #: the most bytes one YAML file may have (a job spec is a few hundred, a profile under 10 KiB).
 MAX_BYTES = 1 << 20
 #: the most aliases (``*name``) one file may use.
@@ -48,7 +58,7 @@ def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = In
     loader = _Loader(text)
     try:
         root = _BoundedComposer(loader, source, error).single_node()
-        lines: Dict[KeyPath, int] = {}
+        lines = KeyLines()
         data = None if root is None else _construct(loader, root, (), lines, source, error)
     except yaml.MarkedYAMLError as problem:
         mark = problem.problem_mark or problem.context_mark
@@ -207,6 +217,8 @@ _PLAIN_MAP, _PLAIN_SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
 #: base-60 form, which YAML 1.2 dropped and which nobody means: ``time: 1:00:00`` is kept as
 #: the text "1:00:00" (an hour, as sbatch reads it), not the number 3600 (3600 minutes).
 _NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_SPELLED_TAGS = (*_NUMBER_TAGS, _BOOL_TAG)
 
 
 def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, error):
@@ -230,8 +242,11 @@ def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, e
         return out
     if isinstance(node, yaml.SequenceNode) and node.tag == _PLAIN_SEQ:
         return [_construct(loader, item, path + (index,), lines, source, error) for index, item in enumerate(node.value)]
-    if isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _NUMBER_TAGS and ":" in node.value:
-        return node.value  # YAML 1.1's base 60 (1:00:00 = 3600): for a time, what SLURM reads it as
+    if isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _SPELLED_TAGS:
+        if ":" in node.value and node.tag != _BOOL_TAG:
+            return node.value  # YAML 1.1's base 60 (1:00:00 = 3600): for a time, what SLURM reads it as
+        if isinstance(lines, KeyLines):
+            lines.spellings[path] = node.value
     # Scalars, and anything tagged: the safe constructor refuses tags it does not know.
     return loader.construct_object(node, deep=True)
 

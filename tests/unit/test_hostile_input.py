@@ -727,3 +727,48 @@ def test_check_looks_at_a_tilde_input_where_the_job_will_find_it(tmp_path, monke
     spec = spec_from_mapping(spec_of(stage={"inputs": ["~/data", "$SCRATCH/more", "$PROJECT/gone"]}))
     shapes = inspect_inputs(spec, tmp_path / "spec-folder")
     assert [(s.index, s.files, s.bytes) for s in shapes] == [(0, 3, 30), (1, 3, 30)]  # $PROJECT unset here: not looked at
+
+
+# ------------------------------------------------------------------- values keep their spelling
+
+SPELLINGS = ["0.00001", "1.0", "1.10", "1e-3", "010", "0x1F", "1_000", ".5", "yes", "off"]
+
+
+def test_array_values_reach_the_job_as_the_yaml_file_spells_them(tmp_path):
+    import subprocess
+
+    from slurmkit import Job
+
+    path = tmp_path / "job.yaml"
+    path.write_text(GOOD_SPEC + "kind: array\narray:\n  parameters:\n"
+                    f"    lr: [{', '.join(SPELLINGS)}]\n    wd: 0.000010\n")
+    job = Job.from_yaml(path)
+    assert dict(job.spec.array.parameters) == {"lr": tuple(SPELLINGS), "wd": ("0.000010",)}
+    script = job.render()
+    table = "\n".join(line for line in script.splitlines() if line.startswith(("_sk_lr=", "lr=", "_sk_wd=", "wd=")))
+    for task, spelled in enumerate(SPELLINGS):
+        out = subprocess.run(["bash", "-c", table + '\necho "$lr $wd"'], capture_output=True, text=True, check=True,
+                             env={"SLURM_ARRAY_TASK_ID": str(task), "PATH": os.environ["PATH"]}).stdout
+        assert out == f"{spelled} 0.000010\n"
+
+
+def test_variables_and_command_words_keep_their_spelling_too(tmp_path):
+    from slurmkit.spec import load_spec
+
+    path = tmp_path / "job.yaml"
+    path.write_text(GOOD_SPEC.replace("launch: python main.py", "launch: [python, main.py, 0.00001, 010]")
+                    + "environment:\n  variables: {SEED: 0.00001, DEBUG: on}\n")
+    spec = load_spec(path)
+    assert spec.launch.command == ("python", "main.py", "0.00001", "010")
+    assert dict(spec.environment.variables) == {"SEED": "0.00001", "DEBUG": "on"}
+
+
+def test_counts_stay_numbers_and_quoted_values_stay_as_quoted(tmp_path):
+    from slurmkit.spec import load_spec
+
+    path = tmp_path / "job.yaml"
+    path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1h, nodes: 2, cpus_per_task: 010}")
+                    + "kind: array\narray:\n  parameters:\n    lr: ['1e-05', \"0.1\"]\n")
+    spec = load_spec(path)
+    assert (spec.resources.nodes, spec.resources.cpus_per_task) == (2, 8)  # a count is a number (YAML 1.1: 010 is 8)
+    assert dict(spec.array.parameters) == {"lr": ("1e-05", "0.1")}

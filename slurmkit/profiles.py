@@ -724,10 +724,14 @@ class ProfileCatalog:
     def announce_local(self, pf: ProfileFile) -> None:
         """Say once (local_files.py) which files of ``pf``'s extends chain come from
         ``./site_profiles``, and which file of the same name each one replaces."""
+        here = os.path.realpath(Path.cwd() / "site_profiles")
+        chain = self._chain(pf)
+        if not any(os.path.realpath(step.path.parent) == here for step in chain):
+            return
         from .local_files import announce, in_current_folder
 
         bundled = profiles_dir()
-        for step in self._chain(pf):
+        for step in chain:
             if in_current_folder(step.path, "site_profiles", bundled):
                 below = [f for f in self.files.get(step.name, []) if f.layer > step.layer]
                 replaces = None if not below else (f"the bundled {below[0].path.name}"

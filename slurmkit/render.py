@@ -86,14 +86,19 @@ def _bytecode_cache():
 
 def _loader(search_path: Sequence[Path]):
     """A FileSystemLoader that announces each template it takes from the current folder."""
+    import os
+
     import jinja2
 
-    from .local_files import announce_template
+    here = os.path.join(os.getcwd(), "templates") + os.sep
 
     class AnnouncingLoader(jinja2.FileSystemLoader):
         def get_source(self, environment, template):
             source, filename, uptodate = super().get_source(environment, template)
-            announce_template(template, filename, self.searchpath)
+            if filename.startswith(here):
+                from .local_files import announce_template
+
+                announce_template(template, filename, self.searchpath)
             return source, filename, uptodate
 
     return AnnouncingLoader([str(p) for p in search_path])

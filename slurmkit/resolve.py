@@ -12,7 +12,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import limits, userpaths
+from . import limits
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
@@ -661,7 +661,7 @@ def _check_destination(to: str, field: str, findings: _Findings) -> None:
     if all(part == ".." for part in parts):
         findings.error(field, f"{to!r} would be replaced whole by the output: "
                        "give it a folder of its own (e.g. results), not the spec's folder or one above it")
-    elif re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", posixpath.normpath(userpaths.with_home(to))):
+    elif re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", posixpath.normpath("$HOME" + to[1:] if to[:2] in ("~", "~/") else to)):
         findings.error(field, f"{to!r} is a whole folder such as your home or scratch, which the output would replace "
                        f"or fill: give it a folder of its own inside it (e.g. {to.rstrip('/')}/results)")
 
@@ -694,7 +694,9 @@ def _literal(path: str) -> str:
 def _from_submit_dir(path: str) -> str:
     """Relative paths are from the spec's folder, which is where slurmkit runs sbatch; ``~`` and
     ``$HOME``, ``$SCRATCH``, ... expand in the job, as in the user's shell (userpaths.py)."""
-    return userpaths.in_job(path)
+    from .userpaths import in_job  # here: only a spec with stage paths needs it
+
+    return in_job(path)
 
 
 # ------------------------------------------------------------------------------------- chains

@@ -19,13 +19,13 @@ MIN_CHECKPOINT_S = 60
 
 # ------------------------------------------------------------------------------- time spelling
 
-_MINUTES_SECONDS = re.compile(r"(\d+):(\d+)")
+_MINUTES_SECONDS = r"(\d+):(\d+)"
 
 
 def minutes_seconds_problem(value) -> Optional[str]:
     """Why ``value`` must not be a duration: SLURM reads ``M:S`` as minutes and seconds, and
     a user who writes ``25:00`` means 25 hours more often than not; None for other spellings."""
-    match = _MINUTES_SECONDS.fullmatch(value.strip()) if isinstance(value, str) else None
+    match = re.fullmatch(_MINUTES_SECONDS, value.strip()) if isinstance(value, str) and ":" in value else None
     if not match:
         return None
     first, second = int(match.group(1)), int(match.group(2))
@@ -38,16 +38,29 @@ def minutes_seconds_problem(value) -> Optional[str]:
 # ------------------------------------------------------------------------------ the command
 
 # shlex.split's POSIX rules, as one regular expression: shlex builds each word a character at a
-# time (quadratic: a 1 MB word took 16 s); this reads the same words in one linear pass.
-_PART = re.compile(r"""[^ \t\r\n'"\\]+|'[^']*'|"[^"\\]*(?:\\[\s\S][^"\\]*)*"|\\[\s\S]|[ \t\r\n]+|(?P<bad>['"\\])""")
-_ESCAPED_IN_DOUBLE_QUOTES = re.compile(r'\\(["\\])')
+# time (quadratic: a 1 MB word took 16 s); this reads the same words in one linear pass. (The
+# patterns are compiled on first use, through re's cache: most commands are short, and shlex
+# splits them sooner than this pattern compiles.)
+_PART = r"""[^ \t\r\n'"\\]+|'[^']*'|"[^"\\]*(?:\\[\s\S][^"\\]*)*"|\\[\s\S]|[ \t\r\n]+|(?P<bad>['"\\])"""
+_ESCAPED_IN_DOUBLE_QUOTES = r'\\(["\\])'
+#: below this many characters shlex's quadratic cost is smaller than compiling _PART.
+_SHORT_COMMAND = 2048
 
 
 def split_command(text: str) -> Tuple[str, ...]:
-    """``shlex.split(text)``, in linear time; raises ValueError as shlex does (an unclosed quote,
-    a trailing backslash)."""
+    """``shlex.split(text)``, in time linear in its length; raises ValueError as shlex does (an
+    unclosed quote, a trailing backslash)."""
+    if len(text) <= _SHORT_COMMAND:
+        import shlex
+
+        return tuple(shlex.split(text))
+    return split_linear(text)
+
+
+def split_linear(text: str) -> Tuple[str, ...]:
+    """split_command's own reading, for any length."""
     words, word, in_word = [], [], False
-    for match in _PART.finditer(text):
+    for match in re.finditer(_PART, text):
         part = match.group()
         if match.group("bad"):
             raise ValueError(_unclosed(text, match.start()))
@@ -61,7 +74,7 @@ def split_command(text: str) -> Tuple[str, ...]:
         if first == "'":
             word.append(part[1:-1])
         elif first == '"':
-            word.append(_ESCAPED_IN_DOUBLE_QUOTES.sub(r"\1", part[1:-1]))
+            word.append(re.sub(_ESCAPED_IN_DOUBLE_QUOTES, r"\1", part[1:-1]))
         elif first == "\\":
             word.append(part[1])
         else:
@@ -71,7 +84,7 @@ def split_command(text: str) -> Tuple[str, ...]:
     return tuple(words)
 
 
-_DOUBLE_QUOTED_REST = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
+_DOUBLE_QUOTED_REST = r'[^"\\]*(?:\\[\s\S][^"\\]*)*'
 
 
 def _unclosed(text: str, start: int) -> str:
@@ -79,7 +92,7 @@ def _unclosed(text: str, start: int) -> str:
     at the very end (alone, or last inside an open double quote) escapes nothing."""
     if text[start] == "\\":
         return "No escaped character"
-    if text[start] == '"' and _DOUBLE_QUOTED_REST.match(text, start + 1).end() < len(text):
+    if text[start] == '"' and re.compile(_DOUBLE_QUOTED_REST).match(text, start + 1).end() < len(text):
         return "No escaped character"
     return "No closing quotation"
 

@@ -20,7 +20,6 @@ from typing import List, NamedTuple, Sequence, Tuple
 
 from .errors import SlurmkitError
 from .files import write_atomic
-from .userpaths import on_submit_host
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
 
@@ -212,6 +211,8 @@ def inspect_inputs(spec, base_dir: Path) -> List[InputShape]:
     """What each staged input holds on disk (missing inputs are left out: they may not exist yet)."""
     shapes = []
     for index, item in enumerate(spec.stage.inputs if spec.stage else ()):
+        from .userpaths import on_submit_host
+
         path = on_submit_host(item.source, base_dir)  # ~ and $SCRATCH as the job will read them
         if path is None:
             continue

@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 from typing import Mapping, Optional
 
-_VARIABLE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-_LEADING_VARIABLE = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_])")
+_VARIABLE = r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+_LEADING_VARIABLE = r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_])"
 
 
 def with_home(path: str) -> str:
@@ -25,7 +25,7 @@ def with_home(path: str) -> str:
 def stands_alone(path: str) -> bool:
     """Whether ``path`` names its place without the spec's folder: ``/...``, ``~``, ``$VAR/...``."""
     path = with_home(path)
-    return path.startswith("/") or bool(_LEADING_VARIABLE.match(path))
+    return path.startswith("/") or bool(re.match(_LEADING_VARIABLE, path))
 
 
 def in_job(path: str) -> str:
@@ -50,7 +50,7 @@ def on_submit_host(path: str, base: Path, env: Optional[Mapping[str, str]] = Non
             return ""
         return env[name]
 
-    text = _VARIABLE.sub(value, with_home(path))
+    text = re.sub(_VARIABLE, value, with_home(path))
     if unset:
         return None
     return Path(text) if stands_alone(path) else Path(base) / text

@@ -15,6 +15,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
+from .reads import unprovided_reads
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
@@ -56,6 +57,13 @@ SLURM_COUNTS = {
     "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
 }
 _COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
+#: The job's cores on one node as SLURM counts them when the job runs (CPUs per task x tasks per
+#: node): the CPUs of a step of one task per node (staging, a per-node virtualenv), which srun
+#: no longer passes on by itself since Slurm 22.05, and the extractors' threads. Inside that
+#: step, started with --ntasks-per-node=1 --cpus-per-task=N, the same word gives N, since srun
+#: sets SLURM_NTASKS_PER_NODE=1 and SLURM_CPUS_PER_TASK=N there ("only set if the option is
+#: specified", srun(1); measured on the local cluster, Slurm 22.05): one word for both places.
+NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
 
 
 class Finding(NamedTuple):
@@ -113,8 +121,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
-    cores = cpus_per_task * tasks_per_node
-    stage = _stage(spec, _extraction_parallelism(profile, cores), cores, findings, chain)
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
@@ -134,6 +141,8 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
     )
+    for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
+        findings.warn(field, message)
     return Resolution(plan, tuple(findings))
 
 
@@ -462,6 +471,7 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
         nodes=spec.resources.nodes,
+        node_cores=NODE_CORES,
     )
 
 
@@ -600,15 +610,16 @@ IMAGE_SUFFIXES = (".sqfs", ".squashfs")   # a squashfs image made by `slurmkit p
 DEFAULT_LEAD_S = 300
 
 
-def _extraction_parallelism(profile: SiteProfile, cores: int) -> int:
-    """Shards extracted at once: all the job's cores on a RAM disk, one at a time on a disk.
+def _extraction_parallelism(profile: SiteProfile) -> Union[str, FromSlurm]:
+    """Shards extracted at once: all the node's cores on a RAM disk (read at run time, so that a
+    hand-edited #SBATCH line changes it too), one at a time on a disk.
 
     Measured with bench/staging.py (20,000 files of 40 KB, 2 shards, 2 cores, cold cache):
     parallel extraction took 0.79 s against 1.44 s for one archive on tmpfs. On ext4, two
     extractors at once were bimodal (0.9-1.3 s or 1.9-3.0 s; median 2.08 s over 10 runs,
     each into a fresh folder) where one after the other was steady (1.4-2.2 s; median 1.62 s):
     they contend for the journal."""
-    return max(1, cores) if _on_ramdisk(profile) else 1
+    return NODE_CORES if _on_ramdisk(profile) else "1"
 
 
 def _on_ramdisk(profile: SiteProfile) -> bool:
@@ -616,7 +627,7 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
     return bool(tmpdir and tmpdir.kind == "ramdisk")
 
 
-def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
+def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
            chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
@@ -640,7 +651,21 @@ def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
-    return StagePlan(steps, several_nodes, spec.resources.nodes, max(1, parallel), outputs, checkpoint, lead, mounts, max(1, cores))
+    return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, mounts, NODE_CORES,
+                     _output_folders(out.source for out in stage.outputs))
+
+
+def _output_folders(sources) -> Tuple[str, ...]:
+    """The folders a program writes its outputs into, made before it starts: an output named
+    like a file (with a suffix: metrics.csv, logs/train.log) gets the folder it is in, any other
+    (runs) is taken to be a folder and is made itself. $SLURM_TMPDIR itself is there already."""
+    folders = []
+    for source in sources:
+        path = posixpath.normpath(source)
+        folder = posixpath.dirname(path) if "." in posixpath.basename(path).lstrip(".") else path
+        if folder not in ("", "."):
+            folders.append("$SLURM_TMPDIR/" + _literal(folder))
+    return tuple(dict.fromkeys(folders))
 
 
 def _check_destination(to: str, field: str, findings: _Findings) -> None:

@@ -106,6 +106,7 @@ class Launch(NamedTuple):
     framework: Optional[str] = None     # pytorch | tensorflow, for the distributed kinds
     batch_size: Optional[int] = None    # per process; lets the resolver warn about jobs too small for their GPUs
     gpu_view: Optional[str] = None      # own | node; None: the kind's default (resolve._gpu_rank)
+    text: str = ""                      # the command as written, when one line (its quotes: reads.py)
 
 
 class ArraySpec(NamedTuple):
@@ -413,7 +414,8 @@ def _read_launch(read: _Reader, value) -> Launch:
     framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
     batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
     view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
-    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view)
+    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view,
+                  text=command if isinstance(command, str) else "")
 
 
 def _read_array(read: _Reader, value) -> Optional[ArraySpec]:

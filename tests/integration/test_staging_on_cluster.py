@@ -1,6 +1,8 @@
 """Staging to $SLURM_TMPDIR and back, on the real cluster: every node, every way a job ends."""
 
+import os
 import re
+import shutil
 import subprocess
 import tarfile
 import time
@@ -56,6 +58,34 @@ def test_a_two_node_job_stages_its_inputs_onto_both_nodes(cluster, registry, tmp
                 "./m0 ./m1 ./m2 ./m3 ./m4 ./m5")
     lines = sorted(line.strip() for line in handle.stdout().splitlines())
     assert lines == [f"node1: {expected}", f"node2: {expected}"]
+
+
+@pytest.mark.parametrize("kind", ["ddp", "tf-multiworker", "horovod"])
+def test_every_task_of_a_two_node_distributed_job_reads_the_input_staged_on_its_own_node(cluster, registry, tmp_path,
+                                                                                         monkeypatch, kind):
+    """2 nodes x 2 tasks (one per stand-in GPU): the input is extracted into each node's own
+    $SLURM_TMPDIR by one srun task per node, and that task has the node's 2 cores: a `tar` first
+    on PATH records the cores the step counts (what the extractors' threads read). On Slurm
+    22.05 a step does not get --cpus-per-task from the job, so without the flag it counted 1."""
+    token = f"staged-for-{kind}"
+    (tmp_path / "token").write_text(token + "\n")
+    with tarfile.open(tmp_path / "data.tar", "w") as archive:
+        archive.add(tmp_path / "token", arcname="token")
+    probe_bin = tmp_path / "bin"
+    probe_bin.mkdir()
+    (probe_bin / "tar").write_text(f'#!/bin/bash\necho "$(hostname) $((${{SLURM_CPUS_PER_TASK:-1}} * ${{SLURM_NTASKS_PER_NODE:-1}}))" '
+                                   f'>> {tmp_path}/tar-calls\nexec {shutil.which("tar")} "$@"\n')
+    (probe_bin / "tar").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{probe_bin}:{os.environ['PATH']}")   # sbatch passes it on to the job
+    probe = "echo task=$$SLURM_PROCID host=$$(hostname) token=$$(cat $$SLURM_TMPDIR/data/token)"
+    job = _job(tmp_path, kind=kind, resources={"time": "5m", "nodes": 2, "gpus": "p100:2"},
+               stage={"inputs": [{"from": "data.tar", "to": "data"}]}, launch={"command": ["bash", "-c", probe]})
+    assert [f for f in job.check() if f.field.startswith(("launch", "stage"))] == []
+    handle = job.submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    tasks = sorted(re.findall(r"task=(\d) host=(node\d) token=(\S*)", handle.stdout()))
+    assert tasks == [("0", "node1", token), ("1", "node1", token), ("2", "node2", token), ("3", "node2", token)], handle.stdout()
+    assert sorted((tmp_path / "tar-calls").read_text().splitlines()) == ["node1 2", "node2 2"]
 
 
 def _scratch_of(cluster, handle, node="node1"):

@@ -2,6 +2,9 @@
 
 They are written the way a user of that cluster would write them (its GPU model, whole nodes
 where the site schedules whole nodes) so that every golden script is one a user could get.
+A command that reads from $SLURM_TMPDIR has what it reads staged there (on every node), as
+`slurmkit check` asks (tests/unit/test_reads.py holds them to it); the serial job reads its
+small input where it is, in the spec's folder.
 """
 
 KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
@@ -17,8 +20,11 @@ def spec_for(profile, kind: str) -> dict:
         resources["mem"] = "2G"
     spec = {"name": f"{kind}-demo", "profile": profile.name, "account": "def-someprof", "kind": kind,
             "resources": resources, "launch": {"command": "python main.py --input $SLURM_TMPDIR/data --tag 'run 1'"}}
-    if kind == "threaded":
+    if kind == "serial":
+        spec["launch"] = {"command": "python main.py --input data.csv --tag 'run 1'"}
+    elif kind == "threaded":
         resources["cpus_per_task"] = whole_cores or min(8, cpu_cores)
+        spec["stage"] = {"inputs": [{"from": "data.tar", "to": "data"}]}    # the Alliance ML tutorial's tar xf -C $SLURM_TMPDIR/data
     elif kind == "mpi":
         resources["nodes"] = 2
         if not whole_cores:
@@ -47,6 +53,8 @@ def spec_for(profile, kind: str) -> dict:
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
         if kind == "multigpu":
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
+        else:   # on each of the nodes: $SLURM_TMPDIR is every node's own disk
+            spec["stage"] = {"inputs": [{"from": "data.tar", "to": "data"}]}
         if kind == "horovod":   # srun, the site's launcher; the resolver loads the MPI, cuda and nccl modules the profile names
             spec["environment"]["builds"] = ["horovod"]
             software = profile.software

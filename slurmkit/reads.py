@@ -32,9 +32,11 @@ TMPDIR = "SLURM_TMPDIR"
 _TMPDIR_PATH = re.compile(r"""["']?(/[^\s"'`$;,:|&<>(){}\[\]*?=]*)?""")
 
 #: Set in every job: by the login environment that sbatch passes on (the Alliance's $SCRATCH,
-#: $PROJECT, $ARCHIVE, $BBUFFER and $CC_CLUSTER: alliance_facts.md §2.1, §5.4) and by bash itself.
+#: $PROJECT, $ARCHIVE, $BBUFFER and $CC_CLUSTER: alliance_facts.md §2.1, §5.4), by bash itself,
+#: and TMPDIR, which slurmstepd sets to /tmp where the environment has none (measured on the
+#: local cluster, Slurm 22.05).
 LOGIN_VARIABLES = frozenset((
-    "HOME", "USER", "LOGNAME", "PATH", "SHELL", "PWD", "LANG", "TERM",
+    "HOME", "USER", "LOGNAME", "PATH", "SHELL", "PWD", "LANG", "TERM", "TMPDIR",
     "SCRATCH", "PROJECT", "ARCHIVE", "BBUFFER", "CC_CLUSTER",
     "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH", "BASH_VERSION", "BASHPID", "PPID", "UID", "EUID",
     "RANDOM", "SECONDS", "LINENO", "SHLVL", "IFS", "OPTIND",

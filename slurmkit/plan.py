@@ -128,6 +128,7 @@ class Plan(NamedTuple):
     directives: Tuple[Tuple[str, str], ...]       # ("--time", "0-03:00:00") -> #SBATCH --time=0-03:00:00
     environment: Tuple[Tuple[str, object], ...]   # a str is exported literally (quoted); a FromSlurm expands
     modules: Tuple[str, ...]
+    module_environment: Tuple[Tuple[str, str, str], ...]  # after `module load`: (name, shell word reading what the modules set, why)
     launcher: Tuple[object, ...]                  # launch prefix argv (srun ..., mpirun ...): str or FromSlurm
     command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
     venv: Optional[VenvPlan] = None

@@ -124,6 +124,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain),
         environment=_environment(spec, profile, cpus_per_task, launcher, gpus, node_types),
         modules=modules,
+        module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
         command=spec.launch.command,
         venv=_venv(spec, profile),
@@ -440,11 +441,34 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
     if (spec.environment.venv or runs_python(spec.launch.command)) and not any(m.split("/")[0] == "python" for m in user) \
             and software.modules.get("python"):
         user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
+    if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
+        # The TensorFlow page loads cuda (StdEnv/2023 does not); with no version in the profile,
+        # Lmod's default for the site.
+        user.append(software.modules.get("cuda") or "cuda")
     user += _build_modules(spec, profile, gpus, user, findings)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
     return tuple(dict.fromkeys(base + user))
+
+
+def uses_tensorflow(spec: JobSpec) -> bool:
+    """Whether the job runs TensorFlow: its kind or framework says so, or its venv installs it."""
+    venv = spec.environment.venv
+    packages = venv.packages if venv else ()
+    return _framework(spec) == "tensorflow" or any(_package_name(p).startswith("tensorflow") for p in packages)
+
+
+def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple[str, ...]) -> Tuple[Tuple[str, str, str], ...]:
+    """Variables read from what the modules set, so exported after ``module load``: XLA finds
+    CUDA's libdevice through ``--xla_gpu_cuda_data_dir`` (the Alliance TensorFlow page's
+    ``XLA_FLAGS=--xla_gpu_cuda_data_dir=$CUDA_HOME``). The user's own XLA_FLAGS win."""
+    if not (gpus and uses_tensorflow(spec)) or "XLA_FLAGS" in dict(spec.environment.variables):
+        return ()
+    if not any(m.split("/")[0] == "cuda" for m in modules):
+        return ()
+    return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
+             "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
 
 
 def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:

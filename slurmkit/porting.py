@@ -10,6 +10,7 @@ import re
 import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from .spec import NODE_MEMORY
 from .variables import typo_note
 
 #: short sbatch options -> long names
@@ -152,8 +153,8 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         res["tasks_per_node"] = int(value)
     elif option == "cpus-per-task" and value and value.isdigit():
         res["cpus_per_task"] = int(value)
-    elif option == "mem" and value and value != "0":
-        res["mem"] = value
+    elif option == "mem" and value:
+        res["mem"] = NODE_MEMORY if value == "0" else value   # --mem=0: all of each node's memory
     elif option == "mem-per-cpu" and value:
         res["mem_per_cpu"] = value
     elif option == "tmp" and value:

@@ -12,9 +12,11 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from . import sizing
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
+from .sizing import cores_per_gpu
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
@@ -108,8 +110,10 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     _check_distributed(spec, gpus, findings)
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
-    memory = _memory_directive(spec, profile, findings)
+    memory = _memory_directive(spec, profile, findings) \
+        or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
+    sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
     launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
@@ -242,6 +246,8 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
                            f"(tasks_per_node x cpus_per_task): make it {whole.cores}, e.g. tasks_per_node: {whole.cores // cpus}")
     if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+    if gpus and cpus is None:
+        cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     if spec.kind == "threaded" and (cpus or 1) == 1:
         findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
     return tasks or 1, cpus or 1
@@ -260,14 +266,6 @@ def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> T
     if cpus is None:
         cpus = cores_per_gpu(gpus.node_types) * (gpus.count if single else 1)
     return tasks, cpus
-
-
-def cores_per_gpu(node_types: Sequence[NodeType]) -> int:
-    """The site's cores per GPU, but never more than a node's fair share (its cores over its
-    GPUs): Graham's cap of 16 per GPU would ask 64 cores of a 44-core node with 4 T4s. Where
-    node types differ, the one that gives the most."""
-    shares = [min(t.gpus.max_cores_per_gpu or t.cores, max(1, t.cores // t.gpus.count)) for t in node_types if t.gpus and t.cores]
-    return max(shares, default=1)
 
 
 def _framework(spec: JobSpec) -> str:
@@ -336,7 +334,7 @@ def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: _Findings) 
         findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; memory requests are ignored there: remove it")
         return None
     if res.mem_mb is not None:
-        return ("--mem", format_size(res.mem_mb))
+        return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
     return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
 
 

@@ -431,7 +431,8 @@ def _port_memory(port: _Port) -> None:
     if not target_asks:
         for key in ("mem", "mem_per_cpu"):
             port.set("resources", key, None, f"{port.target.name} gives every job whole nodes with all their memory; it ignores memory requests")
-    elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None:
+    elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None \
+            and port.spec.resources.gpus is None:   # a GPU job gets its GPUs' bundle from the resolver (sizing.py)
         node = _largest_cpu_node(port.source)
         if node and node.memory_mib:
             port.set("resources", "mem", format_size(node.memory_mib), f"{port.source.name} gave every job its nodes' memory "

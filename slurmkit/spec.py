@@ -37,6 +37,8 @@ GPU_VIEWS = ("own", "node")
 BUILDS = ("horovod", "mpi4py")
 BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
+#: ``mem: node``: all the memory of each node (``--mem=0``).
+NODE_MEMORY = "node"
 MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIMIT_80", "ARRAY_TASKS")
 
 # Values that end up inside #SBATCH lines or module commands, where shell quoting cannot help:
@@ -64,7 +66,7 @@ class Resources(NamedTuple):
     tasks_per_node: Optional[int] = None   # None: not said (the resolver may fill whole nodes)
     cpus_per_task: Optional[int] = None
     time_s: int = 0
-    mem_mb: Optional[int] = None           # per node (--mem)
+    mem_mb: Optional[int] = None           # per node (--mem); 0 (mem: node): all of each node's (--mem=0)
     mem_per_cpu_mb: Optional[int] = None   # per CPU (--mem-per-cpu)
     gpus: Optional[GpuRequest] = None
     tmp_mb: Optional[int] = None           # node-local disk (--tmp)
@@ -318,11 +320,27 @@ def _read_resources(read: _Reader, value) -> Resources:
         tasks_per_node=None if res.get("tasks_per_node") is None else read.integer(res["tasks_per_node"], at("tasks_per_node")),
         cpus_per_task=None if res.get("cpus_per_task") is None else read.integer(res["cpus_per_task"], at("cpus_per_task")),
         time_s=time_s,
-        mem_mb=None if res.get("mem") is None else read.unit(parse_size, res["mem"], at("mem")),
+        mem_mb=None if res.get("mem") is None else _read_memory(read, res["mem"], at("mem")),
         mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else read.unit(parse_size, res["mem_per_cpu"], at("mem_per_cpu")),
         gpus=_read_gpus(read, res.get("gpus")),
         tmp_mb=None if res.get("tmp") is None else read.unit(parse_size, res["tmp"], at("tmp")),
     )
+
+
+def _read_memory(read: _Reader, value, path: KeyPath) -> int:
+    """A size in MiB, or ``node`` (0): all the memory of each node, as sbatch's ``--mem=0`` means
+    (Advanced MPI scheduling: a whole-node job asks ``--ntasks-per-node=<cores> --mem=0``)."""
+    if isinstance(value, str) and value.strip().lower() == NODE_MEMORY:
+        return 0
+    try:
+        return parse_size(value)
+    except UnitError as error:
+        if not isinstance(value, str):   # a number: negative
+            read.fail(path, error.message)
+        close = closest(value.strip().lower(), [NODE_MEMORY], cutoff=0.7)
+        hint = f"did you mean '{close}'? " if close else ""
+        read.fail(path, error.message.replace("is not a size: ", "is not a size: " + hint, 1)
+                  + f"; or '{NODE_MEMORY}' for all the memory of each node (--mem=0)")
 
 
 def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:

@@ -5,15 +5,17 @@ where the site schedules whole nodes) so that every golden script is one a user 
 """
 
 KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
+GPU_KINDS = ("gpu", "multigpu", "ddp", "tf-multiworker", "horovod")
 
 
 def spec_for(profile, kind: str) -> dict:
     whole = profile.scheduling.whole_node
     whole_cores = whole.cores if whole and whole.cores else None
     cpu_cores = max(t.cores for t in profile.node_types if not t.gpus) if any(not t.gpus for t in profile.node_types) else 1
-    gpu_cores = min((t.cores for t in profile.node_types if t.gpus), default=1)
     resources = {"time": "3h"}
-    if profile.scheduling.mem_request is not False:
+    # GPU jobs say neither cores nor memory: they get the site's bundle per GPU (sizing.py),
+    # which the GPU's charge covers; 2G would starve a PyTorch or TensorFlow process.
+    if profile.scheduling.mem_request is not False and kind not in GPU_KINDS:
         resources["mem"] = "2G"
     spec = {"name": f"{kind}-demo", "profile": profile.name, "account": "def-someprof", "kind": kind,
             "resources": resources, "launch": {"command": "python main.py --input $SLURM_TMPDIR/data --tag 'run 1'"}}
@@ -31,7 +33,6 @@ def spec_for(profile, kind: str) -> dict:
         models = profile.gpu_models
         count = min(whole.gpu_counts) if whole and whole.gpu_counts else 1
         resources["gpus"] = f"{models[0]}:{count}" if models else "1"
-        resources["cpus_per_task"] = min(4, gpu_cores)
         spec["environment"] = {"venv": {"requirements": "requirements.txt"}}
         spec["stage"] = {"inputs": ["data.tar.zst"], "outputs": [{"from": "runs", "to": "results/runs"}],
                          "checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "30m"}}

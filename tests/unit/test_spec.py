@@ -140,6 +140,10 @@ def test_wrong_type_says_what_was_expected_and_what_was_given(data, expected):
 def test_unknown_size_unit_says_how_to_write_a_size():
     assert error_of(with_resources(mem="4X")) == (
         "job.yaml: resources.mem: '4X' is not a size: use a number with K, M, G or T "
+        "(binary units: 4G, 4000M, 4GiB, 7T, 512K); a bare number means MiB; or 'node' for all the memory "
+        "of each node (--mem=0)")
+    assert error_of(with_resources(mem_per_cpu="4X")) == (
+        "job.yaml: resources.mem_per_cpu: '4X' is not a size: use a number with K, M, G or T "
         "(binary units: 4G, 4000M, 4GiB, 7T, 512K); a bare number means MiB")
 
 

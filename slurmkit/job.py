@@ -39,13 +39,16 @@ class Job:
 
     def check(self, profile: Optional[str] = None) -> Tuple[Finding, ...]:
         """Every error and warning for this job on its cluster, including what its staged inputs
-        hold on disk (many small files; RAM-disk sites)."""
+        hold on disk (many small files; RAM-disk sites) and what a task file holds."""
+        from .manytasks import task_file_findings
         from .resolve import staged_data_findings
         from .staging import inspect_inputs
 
         site = self.profile(profile)
         shapes = inspect_inputs(self.spec, self.base_dir())
-        return resolve(self.spec, site).findings + staged_data_findings(self.spec, site, shapes)
+        resolution = resolve(self.spec, site)
+        return (resolution.findings + staged_data_findings(self.spec, site, shapes)
+                + task_file_findings(self.spec, site, resolution.plan, self.base_dir()))
 
     def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.

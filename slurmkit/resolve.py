@@ -26,6 +26,7 @@ KIND_LAUNCHERS = {
     "threaded": ("direct", "srun"),
     "gpu": ("direct", "srun"),
     "array": ("direct", "srun"),
+    "many-tasks": ("direct",),              # GNU Parallel on each node; several nodes: srun starts one per node
     "mpi": ("srun", "mpirun"),
     "multigpu": ("torchrun", "direct"),     # direct: one process drives every GPU (TensorFlow MirroredStrategy)
     "ddp": ("srun",),
@@ -119,6 +120,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     modules = _modules(spec, profile, gpus, findings)
     cores = cpus_per_task * tasks_per_node
     stage = _stage(spec, _extraction_parallelism(profile, cores), cores, findings, chain)
+    tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
@@ -135,6 +137,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         stage=stage,
         chain=chain,
         array=array,
+        tasks=tasks,
         distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
         builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
@@ -174,7 +177,7 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
     advice = profile.scheduling.min_walltime_advice_seconds
     if advice and asked < advice:
         findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
-                      f"{format_duration(advice)}; bundle short tasks (an array or GNU parallel)")
+                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)")
 
 
 def _gpu_names(profile: SiteProfile) -> List[str]:
@@ -236,21 +239,42 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
-        if spec.kind in ("mpi",) and tasks is None:
+        if spec.kind in ("mpi", "many-tasks") and tasks is None:
             tasks = max(1, whole.cores // (cpus or 1))
         elif spec.kind == "threaded" and cpus is None:
             cpus = max(1, whole.cores // (tasks or 1))
         tasks, cpus = tasks or 1, cpus or 1
         if tasks * cpus != whole.cores:
-            findings.error("resources", f"{profile.name} schedules whole nodes of {whole.cores} cores; this asks {tasks * cpus} per node "
-                           f"(tasks_per_node x cpus_per_task): make it {whole.cores}, e.g. tasks_per_node: {whole.cores // cpus}")
+            findings.error("resources", _not_whole_node(spec.kind, profile.name, whole.cores, tasks, cpus))
     if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
     if gpus and cpus is None:
         cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     if spec.kind == "threaded" and (cpus or 1) == 1:
         findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
+    if spec.kind == "many-tasks" and (tasks or 1) == 1 and spec.resources.nodes == 1:
+        findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
+                      "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
+
+
+def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> str:
+    """How to fill a whole node: more ranks for MPI; one process (serial, an array task, a
+    threaded job below a node) runs many at a time in one job, as the Trillium Quickstart advises."""
+    asked = f"{site} schedules whole nodes of {cores} cores"
+    if cores % cpus:
+        divisors = [d for d in range(2, min(cores, 64) + 1) if cores % d == 0]
+        return f"{asked}, which {cpus} cores per task does not divide: pick one that does (e.g. {', '.join(map(str, divisors[:4]))})"
+    per_node, bundle = cores // cpus, "in one job of kind 'many-tasks' (GNU Parallel"
+    if kind == "serial":
+        return f"{asked} and a serial job uses {tasks * cpus}: run such tasks {per_node} at a time {bundle}; tasks_per_node: {per_node})"
+    if kind == "array":
+        return (f"{asked} and each array task uses {cpus}: put the sweep's points in a task file and run them {per_node} at a time "
+                f"{bundle}; tasks_per_node: {per_node}" + (f", cpus_per_task: {cpus})" if cpus > 1 else ")"))
+    if kind == "threaded" and tasks == 1:
+        return (f"{asked} and this threaded job uses {cpus}: give it the node (cpus_per_task: {cores}), or run such jobs "
+                f"{per_node} at a time {bundle}; tasks_per_node: {per_node}, cpus_per_task: {cpus})")
+    return f"{asked}; this asks {tasks * cpus} per node (tasks_per_node x cpus_per_task): make it {cores}, e.g. tasks_per_node: {per_node}"
 
 
 def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
@@ -444,6 +468,9 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         # Lmod's default for the site.
         user.append(software.modules.get("cuda") or "cuda")
     user += _build_modules(spec, profile, gpus, user, findings)
+    if spec.kind == "many-tasks":
+        from .manytasks import parallel_module   # beside this module: it reads resolve's path rules
+        user += parallel_module(profile, user)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
@@ -704,6 +731,15 @@ def _literal(path: str) -> str:
 def _from_submit_dir(path: str) -> str:
     """Relative paths are from the spec's folder, which is where slurmkit runs sbatch."""
     return _literal(path) if path.startswith("/") else "$SLURM_SUBMIT_DIR/" + _literal(path)
+
+
+def _tasks(spec: JobSpec, findings: _Findings):
+    """Kind many-tasks: the task file and joblogs (slurmkit/manytasks.py)."""
+    if spec.tasks is None:
+        return None
+    from .manytasks import tasks_plan   # beside this module: it reads resolve's path rules
+
+    return tasks_plan(spec, findings)
 
 
 # ------------------------------------------------------------------------------------- chains

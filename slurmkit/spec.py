@@ -26,7 +26,7 @@ from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
 #: the kinds that run one process per GPU (or per task) and talk over NCCL, gloo or MPI.
 DISTRIBUTED_KINDS = ("multigpu", "ddp", "tf-multiworker", "horovod")
 LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
@@ -117,6 +117,17 @@ class ArraySpec(NamedTuple):
     throttle: Optional[int] = None
 
 
+class Tasks(NamedTuple):
+    """Many small tasks that GNU Parallel runs inside the job's nodes (kind ``many-tasks``):
+    each non-blank line of ``file`` is one task, a shell command of its own (``commands``) or
+    the arguments of launch.command, which GNU Parallel puts where ``{}`` is (``arguments``)."""
+
+    file: str                          # relative to the spec's folder, or absolute
+    lines: str                         # "commands" | "arguments"
+    separator: Optional[str] = None    # arguments: split each line into {1} {2} ... (GNU Parallel's --colsep)
+    joblog: Optional[str] = None       # the joblog folder; None: <name>.joblog beside the spec
+
+
 class Dependency(NamedTuple):
     type: str
     job_ids: Tuple[str, ...]
@@ -172,6 +183,7 @@ class JobSpec(NamedTuple):
     account: Optional[str] = None
     environment: Environment = Environment()
     array: Optional[ArraySpec] = None
+    tasks: Optional[Tasks] = None
     dependencies: Tuple[Dependency, ...] = ()
     mail: Optional[Mail] = None
     extra_directives: Tuple[str, ...] = ()
@@ -267,21 +279,28 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "stage", "resubmit",
-             "dependencies", "mail", "extra_directives")
+SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "tasks", "stage",
+             "resubmit", "dependencies", "mail", "extra_directives")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
 
 
 def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
     """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
     read = _Reader(source, lines or {})
-    top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources", "launch"))
+    top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources"))
     kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
     if kind == "array" and array is None:
         read.fail(("array",), "kind 'array' needs an array section with the parameters to sweep")
     if array is not None and kind != "array":
         read.fail(("array",), f"only kind 'array' sweeps parameters; set kind: array (it is {kind!r})")
+    tasks = _read_tasks(read, top.get("tasks"), kind)
+    commands_file = tasks is not None and tasks.lines == "commands"
+    if top.get("launch") is None and not commands_file:
+        read.fail(("launch",), "is required")
+    if top.get("launch") is not None and commands_file:
+        read.fail(("launch",), "each line of tasks.commands is a command of its own: leave launch out, or give the lines "
+                  "as tasks.arguments of launch.command")
     return JobSpec(
         name=read.text(top["name"], ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'"),
         profile=None if top.get("profile") is None else read.text(top["profile"], ("profile",), NAME_RE, "a profile name"),
@@ -289,8 +308,9 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
         kind=kind,
         resources=_read_resources(read, top["resources"]),
         environment=_read_environment(read, top.get("environment")),
-        launch=_read_launch(read, top["launch"]),
+        launch=Launch(command=()) if tasks and tasks.lines == "commands" else _read_launch(read, top["launch"]),
         array=array,
+        tasks=tasks,
         dependencies=_read_dependencies(read, top.get("dependencies")),
         mail=_read_mail(read, top.get("mail")),
         extra_directives=_read_extra(read, top.get("extra_directives")),
@@ -453,6 +473,32 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
         parameters.append((str(name), values))
     throttle = None if array.get("throttle") is None else read.integer(array["throttle"], ("array", "throttle"))
     return ArraySpec(tuple(parameters), throttle)
+
+
+def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
+    """``tasks: {commands: FILE}`` or ``tasks: {arguments: FILE, separator: "\\t"}``, and ``joblog``."""
+    path = ("tasks",)
+    if value is None:
+        if kind == "many-tasks":
+            read.fail(path, "kind 'many-tasks' needs a tasks section: {commands: FILE} (a command a line) "
+                      "or {arguments: FILE} (the arguments of launch.command, a line each)")
+        return None
+    if kind != "many-tasks":
+        read.fail(path, f"only kind 'many-tasks' runs a task file; set kind: many-tasks (it is {kind!r})")
+    tasks = read.mapping(value, path, ("commands", "arguments", "separator", "joblog"))
+    given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]
+    if len(given) != 1:
+        read.fail(path, "give one of commands (a file with a command a line) or arguments (a file with the arguments "
+                  "of launch.command, a line each)" + (", not both" if given else ""))
+    lines = given[0]
+    if lines == "commands" and tasks.get("separator") is not None:
+        read.fail(path + ("separator",), "splits argument lines into {1} {2} ...; a commands file has no columns: use arguments")
+    file = read.text(tasks[lines], path + (lines,), _ANY_PATH_RE, "a file path (relative to the spec's folder, or absolute)")
+    separator = None if tasks.get("separator") is None else read.text(tasks["separator"], path + ("separator",), _ANY_PATH_RE,
+                                                                      'a column separator such as "\\t" or ","')
+    joblog = None if tasks.get("joblog") is None else read.text(tasks["joblog"], path + ("joblog",), _ANY_PATH_RE,
+                                                               "a folder (relative to the spec's folder, or absolute)")
+    return Tasks(file, lines, separator, joblog)
 
 
 def _read_dependencies(read: _Reader, value) -> Tuple[Dependency, ...]:

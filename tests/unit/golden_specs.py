@@ -4,7 +4,7 @@ They are written the way a user of that cluster would write them (its GPU model,
 where the site schedules whole nodes) so that every golden script is one a user could get.
 """
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
 GPU_KINDS = ("gpu", "multigpu", "ddp", "tf-multiworker", "horovod")
 
 
@@ -53,6 +53,15 @@ def spec_for(profile, kind: str) -> dict:
             software = profile.software
             if software.module_system == "lmod" and not (software.modules.get("cuda") and software.modules.get("nccl")):
                 spec["environment"]["modules"] = ["cuda/12.2", "nccl/2.18.3"]   # both in the Alliance's Modules_avx2 list
+    elif kind == "many-tasks":   # the GNU Parallel page's parameter sweep: 2G per core, a tab-separated argument file
+        if not whole_cores:
+            any_cores = max((t.cores for t in profile.node_types), default=8)
+            resources["tasks_per_node"] = min(32, cpu_cores if cpu_cores > 1 else any_cores)
+        if resources.pop("mem", None):   # 2G a core, or a core's share of the smallest node
+            share = min((t.memory_mib // t.cores for t in profile.node_types), default=2048)
+            resources["mem_per_cpu"] = "2G" if share >= 2048 else f"{share}M"
+        spec["tasks"] = {"arguments": "params.txt", "separator": "\t"}
+        spec["launch"] = {"command": "python simulate.py --alpha {1} --beta {2} --out results/{1}-{2}.json"}
     elif kind == "array":
         spec["array"] = {"parameters": {"lr": ["0.1", "0.01"], "seed": [1, 2, 3]}, "throttle": 2}
         spec["launch"] = {"command": "python main.py --lr $lr --seed $seed"}

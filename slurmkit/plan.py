@@ -87,6 +87,16 @@ class ArrayPlan(NamedTuple):
     size: int
 
 
+class TasksPlan(NamedTuple):
+    """Many small tasks: GNU Parallel on each node, ``$SLURM_NTASKS_PER_NODE`` at a time, over
+    that node's share of the task file, with a joblog per node that lets a later job resume."""
+
+    file: str                          # a shell word: the task file
+    lines: str                         # "commands" (each line runs as it is) | "arguments" (of plan.command)
+    joblog: str                        # a shell word: the folder of the joblogs
+    separator: Optional[str] = None    # --colsep: argument lines split into {1} {2} ...
+
+
 class DistributedPlan(NamedTuple):
     """How the processes of a distributed job find each other.
 
@@ -131,12 +141,14 @@ class Plan(NamedTuple):
     directives: Tuple[Tuple[str, str], ...]       # ("--time", "0-03:00:00") -> #SBATCH --time=0-03:00:00
     environment: Tuple[Tuple[str, object], ...]   # a str is exported literally (quoted); a FromSlurm expands
     modules: Tuple[str, ...]
+    module_environment: Tuple[Tuple[str, str, str], ...]  # after `module load`: (name, shell word reading what the modules set, why)
     launcher: Tuple[object, ...]                  # launch prefix argv (srun ..., mpirun ...): str or FromSlurm
     command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
     venv: Optional[VenvPlan] = None
     stage: Optional[StagePlan] = None
     chain: Optional[ChainPlan] = None
     array: Optional[ArrayPlan] = None
+    tasks: Optional[TasksPlan] = None
     distributed: Optional[DistributedPlan] = None
     builds: Tuple[BuildPlan, ...] = ()
     module_system: str = "lmod"

@@ -12,10 +12,12 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from . import sizing
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .reads import unprovided_reads
+from .sizing import cores_per_gpu
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
@@ -25,6 +27,7 @@ KIND_LAUNCHERS = {
     "threaded": ("direct", "srun"),
     "gpu": ("direct", "srun"),
     "array": ("direct", "srun"),
+    "many-tasks": ("direct",),              # GNU Parallel on each node; several nodes: srun starts one per node
     "mpi": ("srun", "mpirun"),
     "multigpu": ("torchrun", "direct"),     # direct: one process drives every GPU (TensorFlow MirroredStrategy)
     "ddp": ("srun",),
@@ -116,12 +119,15 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     _check_distributed(spec, gpus, findings)
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
-    memory = _memory_directive(spec, profile, findings)
+    memory = _memory_directive(spec, profile, findings) \
+        or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
+    sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
     launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
@@ -131,12 +137,14 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain),
         environment=_environment(spec, profile, cpus_per_task, launcher, gpus, node_types),
         modules=modules,
+        module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
         command=spec.launch.command,
         venv=_venv(spec, profile),
         stage=stage,
         chain=chain,
         array=array,
+        tasks=tasks,
         distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
         builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
@@ -178,7 +186,7 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
     advice = profile.scheduling.min_walltime_advice_seconds
     if advice and asked < advice:
         findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
-                      f"{format_duration(advice)}; bundle short tasks (an array or GNU parallel)")
+                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)")
 
 
 def _gpu_names(profile: SiteProfile) -> List[str]:
@@ -240,19 +248,42 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
-        if spec.kind in ("mpi",) and tasks is None:
+        if spec.kind in ("mpi", "many-tasks") and tasks is None:
             tasks = max(1, whole.cores // (cpus or 1))
         elif spec.kind == "threaded" and cpus is None:
             cpus = max(1, whole.cores // (tasks or 1))
         tasks, cpus = tasks or 1, cpus or 1
         if tasks * cpus != whole.cores:
-            findings.error("resources", f"{profile.name} schedules whole nodes of {whole.cores} cores; this asks {tasks * cpus} per node "
-                           f"(tasks_per_node x cpus_per_task): make it {whole.cores}, e.g. tasks_per_node: {whole.cores // cpus}")
+            findings.error("resources", _not_whole_node(spec.kind, profile.name, whole.cores, tasks, cpus))
     if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+    if gpus and cpus is None:
+        cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     if spec.kind == "threaded" and (cpus or 1) == 1:
         findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
+    if spec.kind == "many-tasks" and (tasks or 1) == 1 and spec.resources.nodes == 1:
+        findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
+                      "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
+
+
+def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> str:
+    """How to fill a whole node: more ranks for MPI; one process (serial, an array task, a
+    threaded job below a node) runs many at a time in one job, as the Trillium Quickstart advises."""
+    asked = f"{site} schedules whole nodes of {cores} cores"
+    if cores % cpus:
+        divisors = [d for d in range(2, min(cores, 64) + 1) if cores % d == 0]
+        return f"{asked}, which {cpus} cores per task does not divide: pick one that does (e.g. {', '.join(map(str, divisors[:4]))})"
+    per_node, bundle = cores // cpus, "in one job of kind 'many-tasks' (GNU Parallel"
+    if kind == "serial":
+        return f"{asked} and a serial job uses {tasks * cpus}: run such tasks {per_node} at a time {bundle}; tasks_per_node: {per_node})"
+    if kind == "array":
+        return (f"{asked} and each array task uses {cpus}: put the sweep's points in a task file and run them {per_node} at a time "
+                f"{bundle}; tasks_per_node: {per_node}" + (f", cpus_per_task: {cpus})" if cpus > 1 else ")"))
+    if kind == "threaded" and tasks == 1:
+        return (f"{asked} and this threaded job uses {cpus}: give it the node (cpus_per_task: {cores}), or run such jobs "
+                f"{per_node} at a time {bundle}; tasks_per_node: {per_node}, cpus_per_task: {cpus})")
+    return f"{asked}; this asks {tasks * cpus} per node (tasks_per_node x cpus_per_task): make it {cores}, e.g. tasks_per_node: {per_node}"
 
 
 def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
@@ -268,14 +299,6 @@ def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> T
     if cpus is None:
         cpus = cores_per_gpu(gpus.node_types) * (gpus.count if single else 1)
     return tasks, cpus
-
-
-def cores_per_gpu(node_types: Sequence[NodeType]) -> int:
-    """The site's cores per GPU, but never more than a node's fair share (its cores over its
-    GPUs): Graham's cap of 16 per GPU would ask 64 cores of a 44-core node with 4 T4s. Where
-    node types differ, the one that gives the most."""
-    shares = [min(t.gpus.max_cores_per_gpu or t.cores, max(1, t.cores // t.gpus.count)) for t in node_types if t.gpus and t.cores]
-    return max(shares, default=1)
 
 
 def _framework(spec: JobSpec) -> str:
@@ -344,7 +367,7 @@ def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: _Findings) 
         findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; memory requests are ignored there: remove it")
         return None
     if res.mem_mb is not None:
-        return ("--mem", format_size(res.mem_mb))
+        return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
     return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
 
 
@@ -449,11 +472,37 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
     if (spec.environment.venv or runs_python(spec.launch.command)) and not any(m.split("/")[0] == "python" for m in user) \
             and software.modules.get("python"):
         user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
+    if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
+        # The TensorFlow page loads cuda (StdEnv/2023 does not); with no version in the profile,
+        # Lmod's default for the site.
+        user.append(software.modules.get("cuda") or "cuda")
     user += _build_modules(spec, profile, gpus, user, findings)
+    if spec.kind == "many-tasks":
+        from .manytasks import parallel_module   # beside this module: it reads resolve's path rules
+        user += parallel_module(profile, user)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
     return tuple(dict.fromkeys(base + user))
+
+
+def uses_tensorflow(spec: JobSpec) -> bool:
+    """Whether the job runs TensorFlow: its kind or framework says so, or its venv installs it."""
+    venv = spec.environment.venv
+    packages = venv.packages if venv else ()
+    return _framework(spec) == "tensorflow" or any(_package_name(p).startswith("tensorflow") for p in packages)
+
+
+def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple[str, ...]) -> Tuple[Tuple[str, str, str], ...]:
+    """Variables read from what the modules set, so exported after ``module load``: XLA finds
+    CUDA's libdevice through ``--xla_gpu_cuda_data_dir`` (the Alliance TensorFlow page's
+    ``XLA_FLAGS=--xla_gpu_cuda_data_dir=$CUDA_HOME``). The user's own XLA_FLAGS win."""
+    if not (gpus and uses_tensorflow(spec)) or "XLA_FLAGS" in dict(spec.environment.variables):
+        return ()
+    if not any(m.split("/")[0] == "cuda" for m in modules):
+        return ()
+    return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
+             "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
 
 
 def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
@@ -707,6 +756,15 @@ def _literal(path: str) -> str:
 def _from_submit_dir(path: str) -> str:
     """Relative paths are from the spec's folder, which is where slurmkit runs sbatch."""
     return _literal(path) if path.startswith("/") else "$SLURM_SUBMIT_DIR/" + _literal(path)
+
+
+def _tasks(spec: JobSpec, findings: _Findings):
+    """Kind many-tasks: the task file and joblogs (slurmkit/manytasks.py)."""
+    if spec.tasks is None:
+        return None
+    from .manytasks import tasks_plan   # beside this module: it reads resolve's path rules
+
+    return tasks_plan(spec, findings)
 
 
 # ------------------------------------------------------------------------------------- chains

@@ -88,6 +88,18 @@ def test_every_task_of_a_two_node_distributed_job_reads_the_input_staged_on_its_
     assert sorted((tmp_path / "tar-calls").read_text().splitlines()) == ["node1 2", "node2 2"]
 
 
+def test_a_failed_step_of_a_two_node_stage_in_fails_the_job_before_the_payload(cluster, registry, tmp_path):
+    """The per-node stage-in runs under `bash -euo pipefail`: a corrupt archive (not the last
+    step) ends the job; the payload never starts on half its inputs (Slurm 22.05)."""
+    _inputs(tmp_path)
+    (tmp_path / "broken.tar").write_bytes(b"not a tar archive" * 100)
+    handle = _job(tmp_path, kind="mpi", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
+                  stage={"inputs": [{"from": "broken.tar", "to": "broken"}, {"from": "dataset", "to": "data"}]},
+                  launch={"command": ["bash", "-c", "echo payload-ran"]}).submit()
+    assert handle.wait(0.5).state == "FAILED"
+    assert "payload-ran" not in handle.stdout()
+
+
 def _scratch_of(cluster, handle, node="node1"):
     return cluster.base / "nodes" / node / "localscratch" / f"root.{handle.job_id}.0"
 

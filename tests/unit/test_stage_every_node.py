@@ -33,25 +33,25 @@ DISTRIBUTED = [
 @pytest.mark.parametrize("kind, resources, extra", DISTRIBUTED)
 def test_every_multi_node_kind_stages_its_inputs_once_on_each_node_with_the_nodes_cores(kind, resources, extra):
     text = script(kind=kind, resources=resources, stage={"inputs": [{"from": "data.tar", "to": "data"}]}, **extra)
-    assert f"{PER_NODE} bash -c _sk_stage_in\n" in text
+    assert f"{PER_NODE} bash -euo pipefail -c _sk_stage_in\n" in text
 
 
 @pytest.mark.parametrize("kind, resources, extra", DISTRIBUTED[:4])
 def test_a_job_local_venv_is_made_on_each_node_with_the_nodes_cores(kind, resources, extra):
     text = script(kind=kind, resources=resources, environment={"venv": {"packages": ["numpy"]}}, **extra)
-    assert f"{PER_NODE} bash -c _sk_make_venv\n" in text
+    assert f"{PER_NODE} bash -euo pipefail -c _sk_make_venv\n" in text
 
 
 def test_a_lasting_venv_under_slurm_tmpdir_is_per_node_too():
     text = script(kind="mpi", resources={"nodes": 2}, environment={"venv": {"path": "$SLURM_TMPDIR/myenv"}})
-    assert f"{PER_NODE} bash -c _sk_make_venv\n" in text
+    assert f"{PER_NODE} bash -euo pipefail -c _sk_make_venv\n" in text
     lasting = script(kind="mpi", resources={"nodes": 2}, environment={"venv": {"path": "/project/def-x/envs/torch"}})
     assert "_sk_make_venv" not in lasting
 
 
 def test_one_node_stages_in_the_batch_step():
     text = script(stage={"inputs": [{"from": "data.tar", "to": "data"}]})
-    assert "\n_sk_stage_in\n" in text and "bash -c _sk_stage_in" not in text
+    assert "\n_sk_stage_in\n" in text and "bash -euo pipefail -c _sk_stage_in" not in text
 
 
 def test_extraction_parallelism_is_read_from_slurm_at_run_time_on_a_ram_disk():

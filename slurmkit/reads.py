@@ -169,6 +169,7 @@ def unprovided_reads(spec, plan) -> List[Found]:
     """Paths under $SLURM_TMPDIR that nothing puts there, and variables that nothing sets, in
     every word of ``spec`` that names a path or that the script expands."""
     found = list(_unstaged_paths(spec, plan))
+    found += _unnamed_stage_paths(spec, plan)
     found += _unset_variables(spec, plan)
     return found
 
@@ -197,6 +198,44 @@ def _unstaged_paths(spec, plan) -> Iterator[Found]:
                               "checkpoint makes it), so a program that reads it finds nothing there; stage it "
                               f"(stage.inputs: [{{from: DATA, to: {path}}}]); if the program writes it, save it with "
                               f"stage.outputs ({{from: {path}, to: DESTINATION}}), or it is lost when the job ends")
+
+
+def _staged_places(spec, plan) -> Iterator[Tuple[str, str, str]]:
+    """(field, path under $SLURM_TMPDIR, "input" | "output") for what staging puts on the node or takes from it."""
+    stage = spec.stage
+    if not stage:
+        return
+    for i, (item, step) in enumerate(zip(stage.inputs, plan.stage.inputs)):
+        place = posixpath.basename(item.source.rstrip("/")) if step.action == "copy" else item.to
+        if place:                       # an archive spread over $SLURM_TMPDIR itself names no one place
+            yield f"stage.inputs.{i}", posixpath.normpath(place), "input"
+    for i, out in enumerate(stage.outputs):
+        yield f"stage.outputs.{i}.from", posixpath.normpath(out.source), "output"
+    if stage.checkpoint:
+        yield "stage.checkpoint.from", posixpath.normpath(stage.checkpoint.source), "output"
+
+
+def _unnamed_stage_paths(spec, plan) -> Iterator[Found]:
+    """Staged places that nothing in the command names: an input the program does not read
+    there was copied for nothing (it reads the shared filesystem's copy, if any), and an output
+    it does not write there is "not saved", which turns a finished job into exit 74. Where the
+    command names $SLURM_TMPDIR itself (``cd $SLURM_TMPDIR``, ``--root $SLURM_TMPDIR``), or
+    its tasks are lines of a file, the program may find its places alone: nothing is said."""
+    if spec.tasks is not None and spec.tasks.lines == "commands":
+        return
+    named = [path for _, word in _path_words(spec) for path in tmpdir_paths(word)]
+    if "" in named or "." in named:
+        return
+    for field, place, direction in _staged_places(spec, plan):
+        if any(_covers(path, place) for path in named):
+            continue
+        if direction == "input":
+            yield field, (f"the command never names $SLURM_TMPDIR/{place}: unless the program looks there by itself, "
+                          f"it does not read the staged copy; pass the path (e.g. --data $SLURM_TMPDIR/{place})")
+        else:
+            yield field, (f"the command never names $SLURM_TMPDIR/{place}: unless the program writes there by itself, "
+                          f"nothing is saved and a finished job ends with exit 74; pass the path "
+                          f"(e.g. --out $SLURM_TMPDIR/{place})")
 
 
 def _expanded_words(spec) -> Iterator[Tuple[str, str]]:

@@ -483,7 +483,17 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
-    return tuple(dict.fromkeys(base + user))
+    return tuple(dict.fromkeys(base + sorted(user, key=_load_order)))
+
+
+#: Module families that others are built under in the Alliance's Lmod hierarchy (compiler
+#: branches with MPI or CUDA sub-branches: Standard software environments): loaded first, so
+#: that ``nccl`` or ``cudnn`` is found when its turn comes (the order is otherwise the user's).
+HIERARCHY_ROOTS = ("gcc", "intel", "cuda")
+
+
+def _load_order(module: str) -> int:
+    return 0 if module.split("/")[0] in HIERARCHY_ROOTS else 1
 
 
 def uses_tensorflow(spec: JobSpec) -> bool:

@@ -31,15 +31,16 @@ def spec_for(profile, kind: str) -> dict:
         if profile.software.module_system == "lmod":
             spec["environment"] = {"modules": [profile.software.modules.get("openmpi", "openmpi")]}
         spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, "inputs.pack", {"from": "tables.sqfs", "to": "tables"}]}
-        spec["launch"] = {"command": "./simulate --steps 1000"}
+        spec["launch"] = {"command": "./simulate --steps 1000 --mesh $SLURM_TMPDIR/mesh --tables $SLURM_TMPDIR/tables"}
     elif kind == "gpu":
         models = profile.gpu_models
         count = min(whole.gpu_counts) if whole and whole.gpu_counts else 1
         resources["gpus"] = f"{models[0]}:{count}" if models else "1"
         spec["environment"] = {"venv": {"requirements": "requirements.txt"}}
-        spec["stage"] = {"inputs": ["data.tar.zst"], "outputs": [{"from": "runs", "to": "results/runs"}],
+        spec["stage"] = {"inputs": [{"from": "data.tar.zst", "to": "data"}], "outputs": [{"from": "runs", "to": "results/runs"}],
                          "checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "30m"}}
-        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data"}
+        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data --out $SLURM_TMPDIR/runs "
+                                     "--checkpoint $SLURM_TMPDIR/ckpt"}
     elif kind in ("multigpu", "ddp", "tf-multiworker", "horovod"):
         models = profile.gpu_models
         most = max((t.gpus.count for t in profile.node_types if t.gpus), default=2)
@@ -57,7 +58,9 @@ def spec_for(profile, kind: str) -> dict:
             spec["environment"]["builds"] = ["horovod"]
             software = profile.software
             if software.module_system == "lmod" and not (software.modules.get("cuda") and software.modules.get("nccl")):
-                spec["environment"]["modules"] = ["cuda/12.2", "nccl/2.18.3"]   # both in the Alliance's Modules_avx2 list
+                # Only what the profile does not name: its own cuda (Trillium's cuda/12.6) stays.
+                spec["environment"]["modules"] = [family for family in ("cuda/12.2", "nccl/2.18.3")   # both in the Alliance's Modules_avx2 list
+                                                  if not software.modules.get(family.split("/")[0])]
     elif kind == "many-tasks":   # the GNU Parallel page's parameter sweep: 2G per core, a tab-separated argument file
         if not whole_cores:
             any_cores = max((t.cores for t in profile.node_types), default=8)

@@ -58,7 +58,7 @@ def _small_files_advice(tmp_path, profile_lines):
     for i in range(1200):
         (folder / f"{i}.jpg").write_bytes(b"x" * 100)
     (tmp_path / "job.yaml").write_text(f"name: s\n{profile_lines}account: def-x\nresources: {{time: 3h}}\n"
-                                      "stage: {inputs: [images]}\nlaunch: python a.py\n")
+                                      "stage: {inputs: [images]}\nlaunch: python a.py --images $SLURM_TMPDIR/images\n")
     (warning,) = [f for f in Job.from_yaml(tmp_path / "job.yaml").check() if f.field == "stage.inputs.0"]
     return warning
 

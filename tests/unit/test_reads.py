@@ -222,7 +222,7 @@ def test_golden_specs_read_nothing_that_nothing_provides(profile_name, kind):
     resolution = Job(**spec_for(profile(profile_name), kind)).resolve()
     if resolution.plan is None:
         return   # a kind the cluster cannot run is pinned as its .errors file
-    assert [f for f in resolution.warnings if f.field.startswith(("launch", "environment"))] == []
+    assert [f for f in resolution.warnings if f.field.startswith(("launch", "environment", "stage"))] == []
 
 
 # ------------------------------------------------------------- files on the submit host
@@ -241,7 +241,7 @@ def local_warnings(job):
 
 
 def test_a_staged_input_or_requirements_file_that_is_not_here_is_warned(tmp_path):
-    job = spec_file(tmp_path, stage={"inputs": ["data.tar", {"from": "cfg", "to": "cfg"}]},
+    job = spec_file(tmp_path, stage={"inputs": ["data.tar", {"from": "cfg", "to": "cfg"}]}, launch="python t.py --cfg $SLURM_TMPDIR/cfg",
                     environment={"venv": {"requirements": "requirements.txt"}})
     assert local_warnings(job) == [
         ("stage.inputs.0", f"data.tar is not on this host ({tmp_path}/data.tar): the job stops when it stages it in, "

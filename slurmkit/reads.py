@@ -223,7 +223,8 @@ def _unnamed_stage_paths(spec, plan) -> Iterator[Found]:
     its tasks are lines of a file, the program may find its places alone: nothing is said."""
     if spec.tasks is not None and spec.tasks.lines == "commands":
         return
-    named = [path for _, word in _path_words(spec) for path in tmpdir_paths(word)]
+    # `$$SLURM_TMPDIR` (a `$` the program's own shell expands, as in `bash -c '...'`) names it too.
+    named = [path for _, word in _path_words(spec) for path in tmpdir_paths(word.replace("$$", "$"))]
     if "" in named or "." in named:
         return
     for field, place, direction in _staged_places(spec, plan):

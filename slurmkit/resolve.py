@@ -822,9 +822,11 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
         if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
             name = shape.path.rstrip("/").split("/")[-1]
             packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
+            # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
+            place = spec.stage.inputs[shape.index].to or name
             findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
                           f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
-                          f"and stage {packed}")
+                          f"and stage it where the folder was: {{from: {packed}, to: {place}}}")
     tmpdir = profile.storage.slurm_tmpdir
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)

@@ -197,3 +197,25 @@ def test_a_chain_resumes_from_its_checkpoint_and_ends_completed(cluster, registr
                                       capture_output=True, text=True, check=True).stdout)
     assert len(shown) == 1 and shown[0]["job"] == chain.job_id and shown[0]["state"] == "COMPLETED"
     assert [link["state"] for link in shown[0]["links"]] == ["FAILED", "FAILED", "COMPLETED", "COMPLETED"]
+
+
+def test_checks_packing_advice_followed_as_written_gives_the_job_its_folder(cluster, registry, tmp_path, monkeypatch):
+    """Issue 18: `check` advises packing a folder of small files; the pack command and the stage
+    line it names, taken as written, give the job $SLURM_TMPDIR/dataset with every file."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    (tmp_path / "dataset").mkdir()
+    for i in range(1200):
+        (tmp_path / "dataset" / f"f{i}.txt").write_text(f"row {i}\n")
+    command = ["bash", "-c", "find $$SLURM_TMPDIR/dataset -type f | wc -l"]
+    job = _job(tmp_path, stage={"inputs": ["dataset"]}, launch={"command": command})
+    [advice] = [f.message for f in job.check() if f.field == "stage.inputs.0" and "pack it once" in f.message]
+    pack_args = re.search(r"\(slurmkit (pack [^)]*)\)", advice).group(1).split()
+    stage_from, stage_to = re.search(r"\{from: (\S+), to: (\S+)\}", advice).groups()
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, pack_args).exit_code == 0
+    handle = _job(tmp_path, stage={"inputs": [{"from": stage_from, "to": stage_to}]}, launch={"command": command}).submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert handle.stdout().split() == ["1200"]

@@ -66,12 +66,12 @@ def _small_files_advice(tmp_path, profile_lines):
 def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
     warning = _small_files_advice(tmp_path, "profile: nibi\n")
     assert warning.message.startswith("images holds 1200 files of 100B on average: many small files read slowly from Lustre;")
-    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage images.tar")
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage it where the folder was: {from: images.tar, to: images}")
 
 
 def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
     warning = _small_files_advice(tmp_path, "profile: trillium\nkind: threaded\n")
-    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage images.pack")
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage it where the folder was: {from: images.pack, to: images}")
 
 
 def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
@@ -127,7 +127,9 @@ def test_pack_cli_says_it_made_an_image(tmp_path):
     _dataset(tmp_path / "data", count=3)
     result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.sqfs"), "--compression", "none"])
     assert result.exit_code == 0, result.output
-    assert result.output == f"packed 3 files, 0.0 MiB, into {tmp_path / 'data.sqfs'} (a squashfs image, compression none)\n"
+    assert result.output == (f"packed 3 files, 0.0 MiB, into {tmp_path / 'data.sqfs'} (a squashfs image, compression none)\n"
+                             f"stage it in a job with: stage: {{inputs: [{{from: {tmp_path / 'data.sqfs'}, to: data}}]}} "
+                             "(the job finds the files in $SLURM_TMPDIR/data)\n")
 
 
 # ------------------------------------------------------------------ never half-written (issue 14)

@@ -302,3 +302,19 @@ def test_slurmkit_check_shows_each_read_with_its_line_and_exits_zero(tmp_path, m
         f"warning: job.yaml:7: stage.inputs.0: mesh.tar is not on this host ({tmp_path}/mesh.tar): the job stops when "
         "it stages it in, unless something puts it there before the job starts",
     ]
+
+
+def test_a_staged_place_named_for_the_programs_own_shell_counts_as_named():
+    """`$$SLURM_TMPDIR/data` reaches `bash -c` as `$SLURM_TMPDIR/data`, which that shell expands."""
+    resolution = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"},
+                     stage={"inputs": [{"from": "d.tar", "to": "data"}], "outputs": [{"from": "out", "to": "results"}]},
+                     launch={"command": ["bash", "-c", "wc -l $$SLURM_TMPDIR/data/x > $$SLURM_TMPDIR/out/n"]}).resolve()
+    assert [f for f in resolution.warnings if "never names" in f.message] == []
+
+
+def test_a_staged_place_the_command_never_names_is_warned_for_inputs_and_outputs():
+    resolution = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"},
+                     stage={"inputs": [{"from": "d.tar", "to": "data"}], "outputs": [{"from": "out", "to": "results"}]},
+                     launch="./simulate --steps 10").resolve()
+    fields = sorted(f.field for f in resolution.warnings if "never names" in f.message)
+    assert fields == ["stage.inputs.0", "stage.outputs.0.from"]

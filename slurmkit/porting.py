@@ -11,6 +11,7 @@ import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .sanity import directive_problem
+from .spec import NODE_MEMORY
 from .units import format_duration
 from .variables import typo_note
 
@@ -28,6 +29,17 @@ DROPPED = {"output": "slurmkit names the logs (<folder>/<id>_0_log.out)", "error
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 SRUN_VALUE_OPTIONS = {"-N", "-n", "-c", "-p", "-w", "-o", "-e", "-t", "--ntasks", "--nodes", "--cpus-per-task",
                       "--ntasks-per-node", "--mpi", "--gres", "--gpus-per-task", "--cpu-bind", "--distribution", "-m"}
+#: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
+PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
+                          "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
+                          "--memfree", "--load", "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"}
+#: GNU Parallel's options that the many-tasks kind sets itself, or replaces, and why.
+PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed with --resume-failed",
+                     "--resume": "resumes with --resume-failed", "--resume-failed": "resumes with --resume-failed",
+                     "--sshloginfile": "srun starts one GNU Parallel per node, not SSH", "--slf": "srun starts one GNU Parallel per node, not SSH",
+                     "-S": "srun starts one GNU Parallel per node, not SSH", "--sshlogin": "srun starts one GNU Parallel per node, not SSH",
+                     "--sshdelay": "no SSH", "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
+                     "--env": "tasks inherit the job's environment"}
 MPIRUN_VALUE_OPTIONS = {"-np", "-n", "-c", "--map-by", "--bind-to", "-map-by", "-bind-to", "-x", "-mca", "--mca",
                         "-hostfile", "--hostfile", "-ppn", "-npernode", "--npernode", "-H", "--host", "-genv"}
 
@@ -54,6 +66,7 @@ class _Builder:
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
         self.gpus_total: Optional[str] = None
+        self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
 
     def note(self, line, text, outcome, reason=""):
         self.notes.append(Note(line, text, outcome, reason))
@@ -159,8 +172,8 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         res["tasks_per_node"] = int(value)
     elif option == "cpus-per-task" and value and value.isdigit():
         res["cpus_per_task"] = int(value)
-    elif option == "mem" and value and value != "0":
-        res["mem"] = value
+    elif option == "mem" and value:
+        res["mem"] = NODE_MEMORY if value == "0" else value   # --mem=0: all of each node's memory
     elif option == "mem-per-cpu" and value:
         res["mem_per_cpu"] = value
     elif option == "tmp" and value:
@@ -306,11 +319,14 @@ def _stage_line(build, words):
 
 def _is_launch(line: str) -> bool:
     first = line.split()[0] if line.split() else ""
-    return first in ("srun", "mpirun", "mpiexec", "torchrun", "python", "python3", "horovodrun") or first.startswith("./")
+    return first in ("srun", "mpirun", "mpiexec", "torchrun", "python", "python3", "horovodrun", "parallel") or first.startswith("./")
 
 
 def _launch_line(build: _Builder, number: int, line: str) -> None:
     words = shlex.split(line, comments=True)
+    if words[0] == "parallel":
+        _parallel_line(build, number, line, words)
+        return
     launcher = None
     if words[0] in ("srun", "mpirun", "mpiexec"):
         launcher = "srun" if words[0] == "srun" else "mpirun"
@@ -326,6 +342,58 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         build.note(number, line, "unmapped", "$(...) in the command is literal in a spec; compute it in your program")
     else:
         build.note(number, line, "mapped", reason)
+
+
+def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> None:
+    """GNU Parallel as the Alliance's GNU Parallel page runs it: ``parallel [OPTIONS] < FILE`` (a
+    command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each)."""
+    options: Dict[str, str] = {}
+    index = 1
+    while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
+        option, equals, value = words[index].partition("=")
+        if not equals and option in PARALLEL_VALUE_OPTIONS and index + 1 < len(words):
+            index, value = index + 1, words[index + 1]
+        elif not equals and re.fullmatch(r"-j\d+", option):
+            option, value = "-j", option[2:]
+        options[option] = value
+        index += 1
+    rest, file = words[index:], options.get("-a") or options.get("--arg-file")
+    command = rest
+    for position, word in enumerate(rest):
+        if word in (":::", "::::", "<") or word.startswith("<"):
+            command, after = rest[:position], rest[position + 1:position + 2]
+            file = None if word == ":::" else word[1:] if word not in ("::::", "<") else (after[0] if after else None)
+            break
+    if not file:
+        build.note(number, line, "unmapped", "kind many-tasks reads GNU Parallel's tasks from a file (`:::: FILE`, `< FILE`): "
+                   "put them in one, a line each, as tasks.arguments")
+        build.spec["launch"] = {"command": "true"}
+        return
+    # With a command, each line is its argument; without one, each line is a command.
+    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    colsep = options.get("--colsep", options.get("-C"))
+    if colsep is not None and (colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep)):
+        build.spec["tasks"]["separator"] = "\t" if colsep == "\\t" else colsep
+    elif colsep is not None:   # tasks.separator is literal text, --colsep a regular expression
+        build.note(number, line, "unmapped", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
+    if command:
+        build.spec["launch"] = {"command": " ".join(_spec_word(w) for w in command)}
+    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
+    build.note(number, line, "mapped", "kind many-tasks" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+
+
+def _many_tasks_shape(build: _Builder) -> None:
+    """GNU Parallel's page asks ``--cpus-per-task=32`` and runs ``-j $SLURM_CPUS_PER_TASK``: 32
+    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
+    res, jobs = build.spec["resources"], build.parallel_jobs
+    cpus = res.get("cpus_per_task")
+    if "tasks_per_node" in res or not cpus:
+        return
+    if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
+        res["tasks_per_node"] = res.pop("cpus_per_task")
+    elif jobs.isdigit() and int(jobs) and cpus % int(jobs) == 0:
+        res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
 
 
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
@@ -345,7 +413,10 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     res.setdefault("time", "1h")
     array = spec.pop("array_range", None)
     tasks = res.get("tasks_per_node", 1) * nodes
-    if array:
+    if "tasks" in spec:
+        spec["kind"] = "many-tasks"
+        _many_tasks_shape(build)
+    elif array:
         spec["kind"] = "array"
         spec["array"] = _array_section(array)
         spec["launch"]["command"] = spec["launch"]["command"].replace("$SLURM_ARRAY_TASK_ID", "$task_id").replace("${SLURM_ARRAY_TASK_ID}", "$task_id")
@@ -360,7 +431,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         spec["kind"] = "serial"
     if spec["kind"] in ("serial", "threaded", "gpu") and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
-    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "launch", "array",
+    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
              "dependencies", "mail", "extra_directives"]
     build.spec = {key: spec[key] for key in order if key in spec}
 

@@ -18,7 +18,8 @@ from typing import Iterable, Optional, Sequence
 
 from .plan import Plan
 
-_REFERENCE = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+#: What shell_word expands (``$NAME``, ``${NAME}``) and ``$$``, a literal ``$``; reads.py reads the same.
+REFERENCE = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPE_IN_DOUBLE_QUOTES = str.maketrans({"\\": "\\\\", '"': '\\"', "`": "\\`", "$": "\\$"})
 
 
@@ -28,7 +29,7 @@ def shell_word(text: str) -> str:
     Everything else is literal, whatever it contains (quotes, ``$(...)``, backticks, newlines).
     """
     parts, position = [], 0
-    for match in _REFERENCE.finditer(text):
+    for match in REFERENCE.finditer(text):
         parts.append(text[position:match.start()].translate(_ESCAPE_IN_DOUBLE_QUOTES))
         token = match.group()
         parts.append("\\$" if token == "$$" else "${" + token.strip("${}") + "}")

@@ -39,6 +39,9 @@ READERS: Dict[str, Reader] = {
     "PYTHONUNBUFFERED": Reader("python", "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONUNBUFFERED"),
     "TF_NUM_INTRAOP_THREADS": Reader("tensorflow", _TF_THREADS),
     "TF_NUM_INTEROP_THREADS": Reader("tensorflow", _TF_THREADS),
+    # XLA reads its flags from XLA_FLAGS (https://openxla.org/xla/flags_guidance); the Alliance
+    # TensorFlow page sets --xla_gpu_cuda_data_dir=$CUDA_HOME after loading cuda.
+    "XLA_FLAGS": Reader("tensorflow", "https://docs.alliancecan.ca/wiki/TensorFlow/en"),
     "TF_CONFIG": Reader("tensorflow", "https://www.tensorflow.org/guide/distributed_training#setting_up_the_tf_config_environment_variable"),
     "MASTER_ADDR": Reader("pytorch", _TORCH_DIST),
     "MASTER_PORT": Reader("pytorch", _TORCH_DIST),

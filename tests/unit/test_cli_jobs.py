@@ -304,7 +304,7 @@ def test_check_json_has_the_spec_and_one_row_per_finding():
     assert_bad_input(result)
     assert json.loads(result.stdout) == {"spec": "job.yaml", "findings": [
         {"level": "warning", "field": "resources.time", "line": 6,
-         "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks (an array or GNU parallel)"},
+         "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"},
         {"level": "error", "field": "resources.gpus", "line": 7,
          "message": "nibi has no GPU called 'h10'; did you mean 'h100'? it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a"},
     ]}
@@ -321,7 +321,7 @@ def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     assert_bad_input(result)
     assert result.stdout == ""
     assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
-                             "allowed: serial, threaded, mpi, gpu, array, multigpu, ddp, tf-multiworker, horovod\n")
+                             "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod\n")
 
 
 @pytest.mark.parametrize("command", ["render", "check"])

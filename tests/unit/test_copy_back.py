@@ -188,6 +188,14 @@ def test_an_output_the_job_never_wrote_is_not_saved(tmp_path):
     assert run.exit_lines() == ["74", f"not-saved\t{run.submit}/saved/out\tthe job left nothing at {run.node}/out"]
 
 
+def test_the_output_folder_is_there_for_the_payload_to_write_into(tmp_path):
+    run = Run(tmp_path)
+    rc, err = run(_render(tmp_path, "echo r > $$SLURM_TMPDIR/out/r"))
+    assert rc == 0, err
+    assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out"]
+    assert (run.submit / "saved" / "out" / "r").read_text() == "r\n"
+
+
 def test_usr1_at_the_time_limit_saves_the_outputs_exits_124_and_says_timeout(tmp_path):
     run = Run(tmp_path)
     process = run.start(_render(tmp_path, MAKE_OUT + " && touch $$SLURM_TMPDIR/ready && sleep 60"))
@@ -222,7 +230,7 @@ def test_a_checkpoint_replaces_the_previous_one_whole(tmp_path):
     run = Run(tmp_path)
     (run.submit / "ck").mkdir()
     (run.submit / "ck" / "old-shard").write_text("deleted by the program\n")
-    command = "rm $$SLURM_TMPDIR/ckpt/old-shard && echo 2 > $$SLURM_TMPDIR/ckpt/step && mkdir -p $$SLURM_TMPDIR/out"
+    command = "rm $$SLURM_TMPDIR/ckpt/old-shard && echo 2 > $$SLURM_TMPDIR/ckpt/step && echo r > $$SLURM_TMPDIR/out/r"
     rc, err = run(_render(tmp_path, command, checkpoint={"from": "ckpt", "to": "ck", "every": "1h"}))
     assert rc == 0, err
     assert sorted(p.name for p in (run.submit / "ck").iterdir()) == ["step"]

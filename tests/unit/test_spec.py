@@ -8,7 +8,7 @@ from slurmkit.errors import InputError, SpecError
 from slurmkit.job import Job
 from slurmkit.spec import Dependency, GpuRequest, load_spec, spec_from_mapping
 
-TOP_KEYS = "name, profile, account, kind, resources, environment, launch, array, stage, resubmit, dependencies, mail, extra_directives"
+TOP_KEYS = "name, profile, account, kind, resources, environment, launch, array, tasks, stage, resubmit, dependencies, mail, extra_directives"
 RESOURCE_KEYS = "nodes, tasks_per_node, cpus_per_task, mem, mem_per_cpu, gpus, time, tmp"
 
 
@@ -126,7 +126,7 @@ def test_a_required_key_given_as_null_counts_as_missing():
      "job.yaml: resources.gpus.count: expected a whole number of at least 1, got int 0"),
     (with_resources(gpus="h100:two"), "job.yaml: resources.gpus: 'h100:two' is not MODEL:COUNT (e.g. h100:2)"),
     (with_resources(gpus="h100:\u00b2"), "job.yaml: resources.gpus: 'h100:\u00b2' is not MODEL:COUNT (e.g. h100:2)"),
-    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, multigpu, ddp, tf-multiworker, horovod"),
+    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"),
     (minimal(launch={"command": "x", "launcher": "srunn"}),
      "job.yaml: launch.launcher: 'srunn' is not one of them; did you mean 'srun'? allowed: direct, srun, mpirun, torchrun"),
 ])
@@ -140,6 +140,10 @@ def test_wrong_type_says_what_was_expected_and_what_was_given(data, expected):
 def test_unknown_size_unit_says_how_to_write_a_size():
     assert error_of(with_resources(mem="4X")) == (
         "job.yaml: resources.mem: '4X' is not a size: use a number with K, M, G or T "
+        "(binary units: 4G, 4000M, 4GiB, 7T, 512K); a bare number means MiB; or 'node' for all the memory "
+        "of each node (--mem=0)")
+    assert error_of(with_resources(mem_per_cpu="4X")) == (
+        "job.yaml: resources.mem_per_cpu: '4X' is not a size: use a number with K, M, G or T "
         "(binary units: 4G, 4000M, 4GiB, 7T, 512K); a bare number means MiB")
 
 

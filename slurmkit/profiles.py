@@ -15,6 +15,7 @@ file, line and key path:
 import fnmatch
 import os
 import re
+import shlex
 import warnings
 from datetime import date
 from pathlib import Path
@@ -1071,14 +1072,18 @@ def _detect(catalog: ProfileCatalog, explicit: Optional[str], env: Mapping[str, 
         f"or describe this cluster with `slurmkit profiles detect -o site_profiles/NAME.yaml`")
 
 
-def retirement_notice(profile: SiteProfile) -> Optional[str]:
-    """The one line a user of a retired cluster's profile should read, or None."""
+def retirement_notice(profile: SiteProfile, spec_file: Optional[str] = None) -> Optional[str]:
+    """The one line a user of a retired cluster's profile should read, or None; with the spec's
+    file, the port command to run is exact."""
     if not profile.is_retired:
         return None
     when = f" on {profile.status.retired_on.isoformat()}" if profile.status.retired_on else ""
     note = f" ({profile.status.note})" if profile.status.note else ""
+    # `port`, not `--profile SUCCESSOR`: GPU models, whole-node rules and limits differ, and only
+    # port rewrites the spec for them (a spec asking Graham's t4 fails on Nibi as it is).
     return (f"profile {profile.name!r} describes a cluster retired{when}; its successor is "
-            f"{profile.status.successor!r}: use --profile {profile.status.successor}{note}")
+            f"{profile.status.successor!r}: move the job with `slurmkit port {shlex.quote(spec_file or 'JOB.yaml')} --to {profile.status.successor} "
+            f"-o {profile.status.successor}.yaml`{note}")
 
 
 def select_profile(explicit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,

@@ -110,7 +110,7 @@ class _Findings(list):
 def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     """Decide everything about ``spec`` on ``profile``; see the module docstring."""
     findings = _Findings()
-    _check_profile_status(profile, findings)
+    _check_profile_status(profile, findings, spec)
     account = _check_account(spec, profile, findings)
     chain = _chain(spec, profile, findings)
     _check_time(spec, profile, findings, chain)
@@ -161,8 +161,9 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
 # ------------------------------------------------------------------------------------ checks
 
 
-def _check_profile_status(profile: SiteProfile, findings: _Findings) -> None:
-    notice = retirement_notice(profile)
+def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:
+    source = spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
+    notice = retirement_notice(profile, source)
     if notice:
         findings.warn("profile", notice)
 

@@ -395,7 +395,7 @@ def test_retired_profile_warns_once_and_names_the_successor(tmp_path):
             profile, _ = sp.select_profile("graham", env={}, dirs=[tmp_path])
     assert profile.is_retired
     assert len(caught) == 1 and issubclass(caught[0].category, sp.RetiredProfileWarning)
-    assert "retired on 2025-09-01" in str(caught[0].message) and "--profile nibi" in str(caught[0].message)
+    assert "retired on 2025-09-01" in str(caught[0].message) and "slurmkit port JOB.yaml --to nibi" in str(caught[0].message)
     assert sp.retirement_notice(sp.load_profile("nibi", dirs=[tmp_path])) is None
 
 

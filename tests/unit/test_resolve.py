@@ -234,7 +234,7 @@ def test_retired_cluster_is_a_warning_naming_its_successor(cluster, successor, d
     resolution = job(cluster, kind="mpi", resources={"nodes": 1} if cluster != "niagara" else {})
     assert resolution.plan is not None
     (warning,) = warnings_of(resolution, "profile")
-    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': use --profile {successor}")
+    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': move the job with `slurmkit port job.yaml --to {successor} -o {successor}.yaml`")
 
 
 def test_in_service_cluster_has_no_profile_warning():

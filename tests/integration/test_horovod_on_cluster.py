@@ -50,9 +50,13 @@ def test_submit_refuses_a_gpu_horovod_build_without_cuda_and_nccl_before_sbatch(
     result = _slurmkit(tmp_path, "submit", spec.name)
     assert result.returncode == 2, result.stderr
     line = spec.read_text().splitlines().index("environment:") + 1
-    assert result.stderr == (f"error: {spec.name}:{line}: environment.modules: the horovod build compiles against cuda and nccl, and "
-                             "lab-nocuda's profile names no version: add cuda/VERSION, nccl/VERSION to environment.modules "
-                             "(`module spider NAME` lists the versions)\n")
+    # Before it: the note that the profile comes from the current folder, and the memory warning of a 500M GPU job.
+    assert result.stderr.splitlines()[0] == "note: using ./site_profiles/lab-nocuda.yaml from the current folder"
+    assert result.stderr.splitlines()[-1] == (
+        f"error: {spec.name}:{line}: environment.modules: the horovod build compiles against cuda and nccl, and "
+        "lab-nocuda's profile names no version: add cuda/VERSION, nccl/VERSION to environment.modules "
+        "(`module spider NAME` lists the versions)")
+    assert [l for l in result.stderr.splitlines() if l.startswith("error:")] == result.stderr.splitlines()[-1:]
     assert result.stdout == ""
     assert _jobs_named(name) == [] and submissions(registry) == []
 

@@ -15,6 +15,7 @@ from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
+from .shellwords import split_at_operators
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
@@ -127,6 +128,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
         command=spec.launch.command,
+        setup=spec.environment.setup,
         venv=_venv(spec, profile),
         stage=stage,
         chain=chain,
@@ -431,6 +433,11 @@ def runs_python(command: Sequence[str]) -> bool:
     return bool(_PYTHON_PROGRAM.fullmatch(program))
 
 
+def _payload(spec: JobSpec) -> Sequence[str]:
+    """The payload's argv; for a ``launch.shell`` line the first command of it, as written."""
+    return split_at_operators(spec.launch.shell)[0].split() if spec.launch.shell else spec.launch.command
+
+
 def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[str, ...]:
     software = profile.software
     user = list(spec.environment.modules)
@@ -438,7 +445,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         if user:
             findings.error("environment.modules", f"{profile.name} has no module system; remove the modules")
         return ()
-    if (spec.environment.venv or runs_python(spec.launch.command)) and not any(m.split("/")[0] == "python" for m in user) \
+    if (spec.environment.venv or runs_python(_payload(spec))) and not any(m.split("/")[0] == "python" for m in user) \
             and software.modules.get("python"):
         user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
     if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
@@ -605,7 +612,9 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if spec.dependencies:
         pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}" for d in spec.dependencies)))
     if spec.mail:
-        pairs += [("--mail-user", spec.mail.user), ("--mail-type", ",".join(spec.mail.events))]
+        # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
+        pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
+        pairs.append(("--mail-type", ",".join(spec.mail.events)))
     if stage and stage.lead_s:
         pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
     for extra in spec.extra_directives:

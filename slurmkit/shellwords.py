@@ -1,0 +1,48 @@
+"""Where a line of shell stops being one command: its unquoted operators (``>``, ``|``, ``&&``, ``;``).
+
+Both the spec reader (a ``launch.command`` with ``>`` in it is refused, since the program would get
+``>`` as an argument) and ``import`` (the launch line of a script may be a pipeline) need to know
+this, and neither ``shlex.split`` (which drops the quotes) nor ``shlex``'s punctuation mode (which
+splits ``--x="a>b"``) tells it.
+"""
+
+import re
+from typing import List, Tuple
+
+OPERATOR_CHARS = "|&;<>"
+_OPERATOR = re.compile(r"\d*(>>|>&|<&|>\||&>>|&>|>|<<<|<<|<)\d*-?|\|\||\||&&|;;|;|&")
+
+
+def split_at_operators(line: str) -> Tuple[str, List[str]]:
+    """``("python t.py", [">", ...])``: the text before the first unquoted operator, and the
+    operators found (in order). Text inside quotes, ``$(...)``, ``$((...))`` and after a
+    backslash is not an operator."""
+    quote, depth, index, first, operators = "", 0, 0, None, []
+    while index < len(line):
+        char = line[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif line.startswith("$(", index):
+            depth += 1
+            index += 2
+            continue
+        elif char == ")" and depth:
+            depth -= 1
+        elif char in OPERATOR_CHARS and not depth:
+            start = index
+            while start > 0 and line[start - 1].isdigit() and (start == 1 or line[start - 2].isspace()):
+                start -= 1  # the 2 of 2>&1
+            match = _OPERATOR.match(line, start)
+            token = match.group() if match else char
+            operators.append(token)
+            first = start if first is None else first
+            index = start + len(token)
+            continue
+        index += 1
+    return (line if first is None else line[:first]).rstrip(), operators

@@ -17,10 +17,9 @@ from .files import write_atomic
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @PROFILE_OPTION
 def import_command(script, output, name, force, profile):
-    """Read an sbatch SCRIPT into a job spec; report every line that could not be mapped."""
-    import yaml
-
-    from .porting import import_script
+    """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
+    environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
+    from .porting import import_script, imported_text
     from .spec import spec_from_mapping
 
     imported = import_script(Path(script).read_text(), name=name or Path(script).stem.replace(" ", "-"), profile=profile)
@@ -28,7 +27,7 @@ def import_command(script, output, name, force, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
-    text = yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False)
+    text = imported_text(imported, Path(script).name)
     if output:
         if Path(output).exists() and not force:
             fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
@@ -39,7 +38,10 @@ def import_command(script, output, name, force, profile):
     for note in imported.notes:
         if note.outcome != "mapped" or note.reason:
             where = f"{script}:{note.line}" if note.line else script
-            click.echo(f"{note.outcome}: {where}: {note.text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+            text = note.text.split("\n")[0]
+            click.echo(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+    if imported.unmapped:
+        click.echo(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them", err=True)
 
 
 @click.command("port")

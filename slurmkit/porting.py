@@ -2,14 +2,20 @@
 
 Users of the retired clusters arrive with scripts written by hand. ``import_script`` reads the
 ``#SBATCH`` directives in every spelling sbatch accepts, the ``module load`` lines, a
-virtualenv recipe, staging to ``$SLURM_TMPDIR`` and the launch line, and reports every line it
-could not map, so that nothing is silently lost.
+virtualenv recipe, staging to ``$SLURM_TMPDIR``, hand-made distributed set-ups and the launch
+line (its launcher's options read with their arity, see launch_options.py). Every line of the
+script ends in one of four places, each with a note: mapped onto a spec field, dropped because
+slurmkit does it itself, kept as written in ``environment.setup`` (slurmkit has no concept for
+it), or left for the user ("to do"), with the reason. Nothing is lost without a note, and a
+"to do" stays in the spec file, where ``slurmkit check`` finds it.
 """
 
 import re
 import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from . import launch_options
+from .shellwords import raw_words, split_at_operators
 from .variables import typo_note
 
 #: short sbatch options -> long names
@@ -19,21 +25,30 @@ SHORT = {"-J": "job-name", "-A": "account", "-t": "time", "-N": "nodes", "-n": "
 #: long options that take no value
 FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
 #: options slurmkit sets itself, and why they are dropped
-DROPPED = {"output": "slurmkit names the logs (<folder>/<id>_0_log.out)", "error": "slurmkit names the logs",
+DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an array)", "error": "slurmkit names the logs",
            "signal": "slurmkit asks for USR1 itself when the spec has stage outputs",
            "export": "jobs get the submitting environment, as sbatch's default",
            "partition": "the Alliance clusters choose the partition from the request; do not name one"}
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
-SRUN_VALUE_OPTIONS = {"-N", "-n", "-c", "-p", "-w", "-o", "-e", "-t", "--ntasks", "--nodes", "--cpus-per-task",
-                      "--ntasks-per-node", "--mpi", "--gres", "--gpus-per-task", "--cpu-bind", "--distribution", "-m"}
-MPIRUN_VALUE_OPTIONS = {"-np", "-n", "-c", "--map-by", "--bind-to", "-map-by", "-bind-to", "-x", "-mca", "--mca",
-                        "-hostfile", "--hostfile", "-ppn", "-npernode", "--npernode", "-H", "--host", "-genv"}
+#: variables of a hand-made rendezvous, which the distributed kinds set themselves
+RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
+#: the first word of a line that runs the job's program
+PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "python", "python3", "parallel",
+            "Rscript", "julia", "java", "bash", "sh", "apptainer", "singularity")
+#: commands that only print, kept as they are
+INFORMATIONAL = ("echo", "printf", "date", "hostname", "nvidia-smi", "env", "printenv", "pwd", "ls", "which", "lscpu",
+                 "free", "df", "uname", "sleep", "module list", "ml list")
+CONDA_NOTE = ("the Alliance does not support conda (docs.alliancecan.ca/wiki/Anaconda/en): list the environment's "
+              "packages (conda env export --from-history) and give them as environment.venv.packages or requirements")
+STANDARD_SHELL_OPTIONS = re.compile(r"^set\s+(-[euo]+|-o\s+(errexit|nounset|pipefail)|\+[x])(\s+(pipefail|-[euo]+))*\s*$")
+
+OUTCOMES = ("mapped", "dropped", "kept", "to do")
 
 
 class Note(NamedTuple):
     line: int
     text: str
-    outcome: str        # mapped | dropped | unmapped
+    outcome: str        # one of OUTCOMES
     reason: str = ""
 
 
@@ -43,7 +58,8 @@ class Imported(NamedTuple):
 
     @property
     def unmapped(self) -> Tuple[Note, ...]:
-        return tuple(n for n in self.notes if n.outcome == "unmapped")
+        """The notes the user must act on."""
+        return tuple(n for n in self.notes if n.outcome == "to do")
 
 
 class _Builder:
@@ -52,6 +68,11 @@ class _Builder:
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
         self.gpus_total: Optional[str] = None
+        self.setup: List[str] = []
+        self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
+        self.signal_lead: Optional[str] = None
+        self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
+        self.launcher_name: Optional[str] = None
 
     def note(self, line, text, outcome, reason=""):
         self.notes.append(Note(line, text, outcome, reason))
@@ -59,49 +80,99 @@ class _Builder:
     def section(self, name) -> Dict:
         return self.spec.setdefault(name, {})
 
+    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)"):
+        self.setup.append(text)
+        self.note(number, text, "kept", reason)
+
 
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
     """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
     build = _Builder()
-    lines = text.splitlines()
-    body_started = False
-    launch: Optional[Tuple[int, str]] = None
-    heredoc_end = None
-    for number, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if heredoc_end is not None:
-            if line == heredoc_end:
-                heredoc_end = None
-                continue
-            _body_line(build, number, line)
-            continue
-        if not line or (line.startswith("#") and not line.startswith("#SBATCH")):
-            continue
-        if line.startswith("#SBATCH"):
-            if body_started:
-                build.note(number, line, "unmapped", "an #SBATCH line after the first command is ignored by sbatch")
-            else:
-                _directive_line(build, number, line[len("#SBATCH"):])
-            continue
-        body_started = True
-        heredoc = re.search(r"<<-?\s*'?\"?(\w+)", line)
-        if heredoc:
-            heredoc_end = heredoc.group(1)
-            build.note(number, line, "mapped", "per-node setup; slurmkit builds the environment in each job")
-            continue
-        if _is_launch(line):
-            if launch is not None:
-                build.note(launch[0], launch[1], "unmapped", "a command before the last one: put it in your program or a wrapper script")
-            launch = (number, line)
-            continue
-        _body_line(build, number, line)
-    if launch is not None:
-        _launch_line(build, *launch)
-    else:
-        build.note(0, "", "unmapped", "no command to run was found; set launch.command")
+    units = _units(text)
+    first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
+    for number, unit in units[:first_body]:
+        _directive_line(build, number, unit[len("#SBATCH"):])
+    body = units[first_body:]
+    launch_at = _launch_index(body)
+    _collect_traps(build, body)
+    for index, (number, unit) in enumerate(body):
+        if unit.startswith("#SBATCH"):
+            build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+        elif index == launch_at:
+            _launch_line(build, number, unit)
+        elif launch_at is not None and index > launch_at:
+            _after_launch(build, number, unit)
+        else:
+            _body_unit(build, number, unit)
+    if launch_at is None:
+        build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
     _finish(build, name, profile)
     return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
+
+
+# ------------------------------------------------------------------------------------ lines
+
+_OPENERS = {"if": "fi", "for": "done", "while": "done", "until": "done", "case": "esac", "{": "}"}
+
+
+def _units(text: str) -> List[Tuple[int, str]]:
+    """The script as (first line number, text) units: continued lines joined, a heredoc, an
+    ``if``/``for``/``while``/``case`` block and a function body each one unit."""
+    units: List[Tuple[int, str]] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        number, current = index + 1, lines[index].strip()
+        index += 1
+        while current.endswith("\\") and index < len(lines):
+            current = current[:-1].rstrip() + " " + lines[index].strip()
+            index += 1
+        if not current or (current.startswith("#") and not current.startswith("#SBATCH")):
+            continue
+        heredoc = re.search(r"<<-?\s*['\"]?(\w+)", current) if not current.startswith("#") else None
+        depth = _depth(current)
+        while (heredoc or depth > 0) and index < len(lines):
+            line = lines[index]
+            index += 1
+            current += "\n" + line.rstrip()
+            if heredoc and line.strip() == heredoc.group(1):
+                heredoc = None
+            elif not heredoc:
+                depth += _depth(line.strip())
+        units.append((number, current))
+    return units
+
+
+def _depth(line: str) -> int:
+    """How many blocks ``line`` opens minus how many it closes (words outside quotes)."""
+    words = [w.rstrip(";") for w in raw_words(line.split(" #")[0])]
+    change = sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in ("fi", "done", "esac", "}"))
+    return change + (1 if re.search(r"\(\)\s*\{?\s*$", line) and not line.rstrip().endswith("{") else 0)
+
+
+def _words(unit: str) -> List[str]:
+    try:
+        return shlex.split(unit.split("\n")[0], comments=True)
+    except ValueError:
+        return []
+
+
+def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
+    """The last unit that runs a program: the job's payload."""
+    found = None
+    for index, (_, unit) in enumerate(body):
+        words = _words(unit)
+        if "\n" in unit or not words or _is_staging(words) or words[0] in ("export", "cd", "set", "module", "ml", "source", "."):
+            continue
+        if words[0] in PROGRAMS and words[:3] not in (["python", "-m", "venv"], ["python3", "-m", "venv"]) \
+                and not (words[0] == "srun" and "<<" in unit) or words[0].startswith("./"):
+            found = index
+    return found
+
+
+def _is_staging(words: List[str]) -> bool:
+    return words[0] in ("cp", "tar", "rsync", "mkdir", "unzip", "mv") and any("SLURM_TMPDIR" in w for w in words)
 
 
 # ---------------------------------------------------------------------------------- directives
@@ -110,14 +181,14 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
     try:
         tokens = shlex.split(text, comments=True)
     except ValueError as error:
-        build.note(number, "#SBATCH" + text, "unmapped", f"cannot read it ({error})")
+        build.note(number, "#SBATCH" + text, "to do", f"cannot read it ({error})")
         return
     index = 0
     while index < len(tokens):
         token = tokens[index]
         option, value = _split_option(token)
         if option is None:
-            build.note(number, "#SBATCH" + text, "unmapped", f"{token!r} is not an option")
+            build.note(number, "#SBATCH" + text, "to do", f"{token!r} is not an option")
             return
         if value is None and option not in FLAGS and index + 1 < len(tokens):
             index += 1
@@ -140,6 +211,7 @@ def _split_option(token: str):
 def _directive(build: _Builder, number: int, line: str, option: str, value: Optional[str]) -> None:
     res = build.spec["resources"]
     simple = {"job-name": ("name", None), "account": ("account", None)}
+    reason = ""
     if option in simple:
         build.spec[simple[option][0]] = value
     elif option == "time":
@@ -171,68 +243,125 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         build.section("mail")["user"] = value
     elif option == "mail-type" and value:
         build.section("mail")["events"] = value.split(",")
+        if "mail-user" not in line and "user" not in build.spec["mail"]:
+            reason = "no --mail-user: mail goes to the address registered with your account"
     elif option == "dependency" and value:
         deps = []
         for part in value.split(","):
             kind, _, jobs = part.partition(":")
             deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
         build.spec["dependencies"] = deps
+    elif option == "signal" and value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value):
+        build.signal_lead = value.rpartition("@")[2]
+        build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies "
+                                           "results back on USR1; slurmkit asks for the signal itself")
+        return
     elif option in DROPPED and not (option == "partition" and value == "debug"):
         build.note(number, line, "dropped", DROPPED[option])
         return
     elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
         build.spec.setdefault("extra_directives", []).append(f"--{option}" + (f"={value}" if value is not None else ""))
     else:
-        build.note(number, line, "unmapped", f"--{option}={value} has no spec field and cannot pass through")
+        build.note(number, line, "to do", f"--{option}={value} has no spec field and cannot pass through")
         return
-    build.note(number, line, "mapped")
+    build.note(number, line, "mapped", reason)
 
 
 # ---------------------------------------------------------------------------------------- body
 
-def _body_line(build: _Builder, number: int, line: str) -> None:
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        build.note(number, line, "unmapped", "cannot read it as a command")
+def _body_unit(build: _Builder, number: int, unit: str) -> None:
+    if "<<" in unit.split("\n")[0]:
+        _heredoc(build, number, unit)
         return
-    if not words or words[0] in ("set", "shopt") or line.startswith("#!"):
+    if "\n" in unit:
+        _block(build, number, unit)
         return
-    handlers = (_module_line, _venv_line, _export_line, _stage_line)
-    for handler in handlers:
-        outcome = handler(build, words)
+    words = _words(unit)
+    if not words:
+        build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
+        return
+    for handler in (_shell_option_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
+                    _trap_line):
+        outcome = handler(build, words, unit)
         if outcome:
-            build.note(number, line, *outcome)
+            if outcome[0] == "kept":
+                build.keep(number, _array_names(build, unit), *outcome[1:])
+            else:
+                build.note(number, unit, *outcome)
             return
-    build.note(number, line, "unmapped", "a command slurmkit does not model: put it in your program or a wrapper script")
+    build.keep(number, _array_names(build, unit))
 
 
-def _module_line(build, words):
+def _heredoc(build: _Builder, number: int, unit: str) -> None:
+    """The Alliance's ``srun ... bash << EOF`` that makes a virtualenv on every node."""
+    lines = unit.split("\n")
+    body = [line.strip() for line in lines[1:-1]]
+    recognised = [bool(_venv_line(build, _words(line), line) or _module_line(build, _words(line), line)) for line in body if _words(line)]
+    if recognised and all(recognised):
+        build.note(number, lines[0], "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
+    else:
+        build.keep(number, unit)
+
+
+def _block(build: _Builder, number: int, unit: str) -> None:
+    function = re.match(r"(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", unit)
+    if function and function.group(1) in build.traps and _copy_backs(build, unit):
+        build.note(number, unit.split("\n")[0], "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit "
+                                                         "saves them on every exit and before the time limit")
+        return
+    build.keep(number, _array_names(build, unit))
+
+
+def _shell_option_line(build, words, unit):
+    if words[0] == "shopt" or STANDARD_SHELL_OPTIONS.match(unit):
+        return ("dropped", "slurmkit's scripts run with set -euo pipefail")
+    return None
+
+
+def _module_line(build, words, unit=""):
     if words[0] not in ("module", "ml"):
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
     if words[0] == "module" and rest[:1] in (["load"], ["add"]):
         build.section("environment").setdefault("modules", []).extend(rest[1:])
         return ("mapped",)
-    if words[0] == "ml" and rest:
+    if words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "use", "unload", "spider", "av"):
         build.section("environment").setdefault("modules", []).extend(rest)
         return ("mapped",)
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
+    return ("kept",) if unit else None
+
+
+def _conda_line(build, words, unit):
+    if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
+                               and not words[1].endswith("/bin/activate")):
+        if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
+            packages = [w for w in words[2:] if not w.startswith("-") and w not in ("-c",)]
+            if packages:
+                build.section("environment").setdefault("venv", {}).setdefault("packages", []).extend(packages)
+                return ("mapped", "conda's packages go into a virtualenv (the Alliance does not support conda); "
+                                  "check that each has a wheel: avail_wheels NAME")
+        build.section("environment").setdefault("venv", {})
+        return ("to do", CONDA_NOTE)
     return None
 
 
-def _venv_line(build, words):
-    venv = build.section("environment").setdefault("venv", {}) if _is_venv(words) else None
-    if venv is None:
+def _venv_line(build, words, unit=""):
+    if not words or not _is_venv(words):
         return None
+    venv = build.section("environment").setdefault("venv", {})
     if words[0] in ("virtualenv", "python", "python3"):
         path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
         if path and not path.startswith("$SLURM_TMPDIR"):
-            venv["path"] = path
+            venv["path"] = _home(path)
         return ("mapped",)
     if words[0] in ("source", "."):
-        return ("mapped",)
+        folder = words[1][:-len("/bin/activate")]
+        if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+            return ("mapped",)
+        venv["path"] = _home(folder)
+        return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
     requirements = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
     packages = [w for i, w in enumerate(words[2:], 2) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
     if requirements:
@@ -243,74 +372,202 @@ def _venv_line(build, words):
     return ("mapped",)
 
 
+def _home(path: str) -> str:
+    """``~/x`` as ``$HOME/x``: a spec path expands ``$NAME`` but not ``~``."""
+    return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
+
+
 def _is_venv(words) -> bool:
     if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
         return True
     if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
         return True
-    return words[:2] in (["pip", "install"], ["pip3", "install"])
+    return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
 
 
-def _export_line(build, words):
-    if words[0] != "export" or len(words) < 2 or "=" not in words[1]:
+def _export_line(build, words, unit):
+    assignment = words[1] if words[0] == "export" and len(words) > 1 else words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+    if assignment is None or "=" not in assignment:
         return None
-    name, _, value = words[1].partition("=")
+    name, _, value = assignment.partition("=")
     typo = typo_note(name)
     if typo:  # it does nothing where it is; setting the right one would change what the job does
         return ("dropped", typo)
     if name in DERIVED_VARIABLES:
         return ("dropped", f"slurmkit sets {name} from cpus_per_task")
-    if "$" in value or "`" in value:
-        return ("unmapped", f"{name}'s value is computed by the shell; set it in your program or as a literal")
+    if name in RENDEZVOUS_VARIABLES:
+        build.rendezvous.append((0, unit, name))
+    if "$" in unit or "`" in unit or words[0] != "export":
+        return ("kept", "computed by the shell: run as written before the program (environment.setup)")
     build.section("environment").setdefault("variables", {})[name] = value
     return ("mapped",)
 
 
-def _stage_line(build, words):
-    """``tar -xf X -C $SLURM_TMPDIR`` / ``cp [-r] X $SLURM_TMPDIR[/..]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
+def _cd_line(build, words, unit):
+    if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
+        return ("dropped", "a job starts in the folder it was submitted from")
+    return None
+
+
+def _stage_line(build, words, unit):
+    """``tar -xf X -C $SLURM_TMPDIR[/to]`` / ``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
     paths = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] == "tar" and "-C" in words and words[words.index("-C") + 1].startswith("$SLURM_TMPDIR"):
+    if words[0] == "tar" and "-C" in words[:-1] and _tmpdir(words[words.index("-C") + 1]) is not None:
         archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
         if archive:
-            build.section("stage").setdefault("inputs", []).append(archive)
+            to = _tmpdir(words[words.index("-C") + 1])
+            build.section("stage").setdefault("inputs", []).append({"from": _home(archive), "to": to} if to else _home(archive))
             return ("mapped",)
     if words[0] == "cp" and len(paths) == 2:
         source, target = paths
-        if target.startswith("$SLURM_TMPDIR") and not source.startswith("$"):
-            to = target[len("$SLURM_TMPDIR"):].strip("/")
-            build.section("stage").setdefault("inputs", []).append({"from": source, "to": to} if to else source)
+        if _tmpdir(target) is not None and "$" not in source:
+            to = _tmpdir(target)
+            build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
             return ("mapped",)
-        if source.startswith("$SLURM_TMPDIR/") and not target.startswith("$"):
-            build.section("stage").setdefault("outputs", []).append({"from": source[len("$SLURM_TMPDIR/"):].strip("/"), "to": target})
-            return ("mapped",)
+        if _tmpdir(source) and "$" not in target.replace("$HOME", ""):
+            build.section("stage").setdefault("outputs", []).append({"from": _tmpdir(source), "to": _home(target)})
+            return ("mapped", "copied back on every exit, and before the time limit")
+    if words[0] == "mkdir" and paths and all(_tmpdir(p) is not None for p in paths):
+        return ("kept", "the program writes there: made as written before it starts (environment.setup)")
     return None
+
+
+def _tmpdir(path: str) -> Optional[str]:
+    """``$SLURM_TMPDIR/data/`` -> ``data``; ``$SLURM_TMPDIR`` -> ``""``; None where it is not under it."""
+    match = re.fullmatch(r"\$\{?SLURM_TMPDIR\}?(/.*)?", path)
+    return None if match is None else (match.group(1) or "").strip("/")
+
+
+def _collect_traps(build: _Builder, body) -> None:
+    for number, unit in body:
+        words = _words(unit)
+        if words[:1] == ["trap"] and len(words) >= 3 and any(s in ("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM")
+                                                             for s in words[2:]):
+            build.traps[words[1].strip()] = (number, unit)
+
+
+def _trap_line(build, words, unit):
+    if words[0] != "trap" or len(words) < 3:
+        return None
+    action = words[1]
+    if action in build.traps and re.fullmatch(r"[A-Za-z_]\w*", action):
+        return ("dropped", "slurmkit saves stage.outputs on every exit and on USR1 before the time limit")
+    if _copy_backs(build, action):
+        return ("mapped", "a copy-back trap: its copies are stage.outputs, saved on every exit and before the time limit")
+    return ("kept",)
+
+
+def _copy_backs(build: _Builder, text: str) -> bool:
+    """Map each ``cp [-r] $SLURM_TMPDIR/X Y`` in ``text`` (a trap action or function body) to stage.outputs."""
+    found = False
+    for command in re.split(r"[;\n]|&&|\|\|", text):
+        words = _words(command.strip().strip("'\""))
+        if words and words[0] in ("cp", "rsync"):
+            paths = [w for w in words[1:] if not w.startswith("-")]
+            if len(paths) == 2 and _tmpdir(paths[0]):
+                build.section("stage").setdefault("outputs", []).append({"from": _tmpdir(paths[0]), "to": _home(paths[1])})
+                found = True
+    return found
+
+
+def _after_launch(build: _Builder, number: int, unit: str) -> None:
+    words = _words(unit)
+    if words and words[0] in ("cp", "rsync") and _copy_backs(build, unit):
+        build.note(number, unit, "mapped", "stage.outputs: copied back on every exit, and before the time limit")
+    elif words and (words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL):
+        build.note(number, unit, "dropped", "it ran after the program only to report: `slurmkit status` and the "
+                                            "job's log say how it ended")
+    elif words and words[0] in ("exit", "wait"):
+        build.note(number, unit, "dropped", "the job ends with the program's exit code")
+    else:
+        build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it: "
+                                          "put it in a wrapper script that the launch runs, or in a job that depends on this one")
 
 
 # -------------------------------------------------------------------------------------- launch
 
-def _is_launch(line: str) -> bool:
-    first = line.split()[0] if line.split() else ""
-    return first in ("srun", "mpirun", "mpiexec", "torchrun", "python", "python3", "horovodrun") or first.startswith("./")
-
-
 def _launch_line(build: _Builder, number: int, line: str) -> None:
-    words = shlex.split(line, comments=True)
-    launcher = None
-    if words[0] in ("srun", "mpirun", "mpiexec"):
-        launcher = "srun" if words[0] == "srun" else "mpirun"
-        values = SRUN_VALUE_OPTIONS if launcher == "srun" else MPIRUN_VALUE_OPTIONS
-        index = 1
-        while index < len(words) and words[index].startswith("-"):
-            index += 2 if words[index] in values else 1
-        words = words[index:]
-    command = " ".join(_spec_word(w) for w in words)
-    build.spec["launch"] = {"command": command, **({"launcher": launcher} if launcher else {})}
-    reason = "launcher flags dropped: slurmkit derives binding and mapping" if launcher == "mpirun" else ""
-    if "$(" in line or "`" in line:
-        build.note(number, line, "unmapped", "$(...) in the command is literal in a spec; compute it in your program")
+    head, operators = split_at_operators(line)
+    raw = raw_words(head)
+    words = [_unquote(w) for w in raw]
+    parsed = launch_options.parse(words)
+    program_raw = raw[len(raw) - len(parsed.program):] if parsed.program else []
+    if parsed.launcher == "torchrun" and not any(o[0] in ("--no_python", "--no-python") for o in parsed.options):
+        module = any(o[0] in ("-m", "--module") for o in parsed.options)
+        program_raw = ["python", *(["-m"] if module else []), *program_raw]
+    _launcher_options(build, number, line, parsed)
+    launch: Dict = {}
+    if parsed.launcher in ("srun", "mpirun"):
+        launch["launcher"] = parsed.launcher
+    build.launcher_name = parsed.launcher
+    tail = _array_names(build, line[len(head):].strip())
+    program_raw = [_array_names(build, w) for w in program_raw]
+    program_text = " ".join(program_raw)
+    needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
+    if needs_shell:
+        launch["shell"] = program_text + (" " + tail if tail else "")
+        reason = "a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...)/glob"])) + "): launch.shell, run by bash as written"
+        if operators and parsed.launcher in ("srun", "mpirun"):
+            reason += "; it now runs once per task, each with its own redirection"
     else:
-        build.note(number, line, "mapped", reason)
+        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
+        reason = ""
+    build.spec["launch"] = launch
+    build.note(number, line, "mapped", reason)
 
+
+def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
+    dropped: Dict[str, List[str]] = {}
+    for option, values, action in parsed.options:
+        spelled = " ".join((option, *values))
+        if action == "environment" and values:
+            name, equals, value = (values[0].partition("=") if len(values) == 1 else (values[0], "=", values[1]))
+            if equals and re.fullmatch(r"[A-Za-z_]\w*", name):
+                build.section("environment").setdefault("variables", {})[name] = value
+                build.note(number, spelled, "mapped", f"environment.variables.{name}")
+                continue
+            action = "exported"
+        if action == "unknown":
+            build.note(number, spelled, "to do", f"{parsed.launcher} option {option} is not one slurmkit knows: "
+                                                 "if it takes a value, the command is wrong; carry it over by hand")
+            continue
+        dropped.setdefault(action, []).append(spelled)
+    for action, spelled in dropped.items():
+        build.note(number, " ".join(spelled), "dropped", launch_options.ACTIONS[action])
+
+
+def _unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if len(parts) == 1 else word
+
+
+def _unquote_all(words):
+    return [_unquote(w) for w in words]
+
+
+def _array_names(build: _Builder, text: str) -> str:
+    """In an array job, the task's number is the parameter ``task_id`` (slurmkit numbers the tasks from 0)."""
+    if "array_range" not in build.spec:
+        return text
+    return text.replace("${SLURM_ARRAY_TASK_ID}", "${task_id}").replace("$SLURM_ARRAY_TASK_ID", "$task_id")
+
+
+def _spec_word(word: str, raw: str) -> str:
+    """A word of the script as a word of a spec command: variables still expand, nothing else does."""
+    if word.startswith("~/"):
+        word = "$HOME" + word[1:]
+    if "$" not in word:
+        return shlex.quote(word)
+    if raw.startswith("'"):       # '$x' was literal in the script
+        return shlex.quote(word.replace("$", "$$"))
+    escaped = re.sub(r"\$(?!\{?[A-Za-z_][A-Za-z0-9_]*)", "$$", word)
+    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r"[\s'\"]", word) else escaped
+
+
+# -------------------------------------------------------------------------------------- finish
 
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
     spec, res = build.spec, build.spec["resources"]
@@ -319,7 +576,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         if build.ntasks % nodes == 0:
             res["tasks_per_node"] = build.ntasks // nodes
         else:
-            build.note(0, f"--ntasks={build.ntasks}", "unmapped", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
+            build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
@@ -327,26 +584,98 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     res.setdefault("time", "1h")
+    _stage_lead(build)
     array = spec.pop("array_range", None)
-    tasks = res.get("tasks_per_node", 1) * nodes
     if array:
         spec["kind"] = "array"
         spec["array"] = _array_section(array)
-        spec["launch"]["command"] = spec["launch"]["command"].replace("$SLURM_ARRAY_TASK_ID", "$task_id").replace("${SLURM_ARRAY_TASK_ID}", "$task_id")
-    elif tasks > 1:
-        spec["kind"] = "mpi"
-        spec["launch"].setdefault("launcher", "srun")
-    elif "gpus" in res:
-        spec["kind"] = "gpu"
-    elif res.get("cpus_per_task", 1) > 1:
-        spec["kind"] = "threaded"
     else:
-        spec["kind"] = "serial"
-    if spec["kind"] in ("serial", "threaded", "gpu") and spec["launch"].get("launcher") == "mpirun":
+        spec["kind"] = _distributed_kind(build) or _plain_kind(build)
+    if spec["kind"] in ("serial", "threaded", "gpu", "array") and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
+    if build.setup:
+        spec.setdefault("environment", {})["setup"] = build.setup
     order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "launch", "array",
              "dependencies", "mail", "extra_directives"]
     build.spec = {key: spec[key] for key in order if key in spec}
+
+
+def _plain_kind(build: _Builder) -> str:
+    res, launch = build.spec["resources"], build.spec["launch"]
+    if res.get("tasks_per_node", 1) * res.get("nodes", 1) > 1:
+        launch.setdefault("launcher", "srun")
+        return "mpi"
+    if build.launcher_name == "torchrun" and "gpus" in res:
+        launch["launcher"] = "torchrun"
+        build.note(0, "torchrun", "mapped", "kind multigpu: torchrun starts one process per GPU of the node")
+        return "multigpu"
+    if "gpus" in res:
+        return "gpu"
+    return "threaded" if res.get("cpus_per_task", 1) > 1 else "serial"
+
+
+def _distributed_kind(build: _Builder) -> Optional[str]:
+    """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
+    hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    text = " ".join([launch.get("command", ""), launch.get("shell", ""), *build.setup,
+                     *spec.get("environment", {}).get("venv", {}).get("packages", [])]).lower()
+    variables = {name for _, _, name in build.rendezvous}
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    kind = None
+    if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
+        kind = "horovod"
+    elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
+        kind = "tf-multiworker"
+    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "init_method" in text or "lightning" in text
+                            or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+        kind = "ddp"
+    if kind is None:
+        return None
+    _adopt_rendezvous(build, kind)
+    return kind
+
+
+def _adopt_rendezvous(build: _Builder, kind: str) -> None:
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    sets = {"ddp": "MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK and WORLD_SIZE",
+            "tf-multiworker": "TF_CONFIG", "horovod": "the ranks (mpirun or srun --mpi)"}[kind]
+    for _, unit, name in build.rendezvous:
+        if unit in build.setup:
+            build.setup.remove(unit)
+            build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {sets} itself")
+                              for n in build.notes]
+    if kind == "horovod":
+        launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
+    else:
+        launch["launcher"] = "srun"
+    if kind == "tf-multiworker":
+        launch["framework"] = "tensorflow"
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if kind in ("ddp", "tf-multiworker") and "tasks_per_node" in res:
+        if gpus.isdigit() and res["tasks_per_node"] != int(gpus):
+            build.note(0, f"tasks_per_node: {res['tasks_per_node']}", "to do",
+                       f"kind {kind} runs one process per GPU ({gpus} per node): the script ran {res['tasks_per_node']}")
+        res.pop("tasks_per_node")
+    if kind == "ddp" and "gpus" in res:
+        launch["gpu_view"] = "node"
+    for key in ("command", "shell"):
+        if key in launch:
+            launch[key] = re.sub(r"(tcp://\$\{?MASTER_ADDR\}?):\d+", r"\1:$MASTER_PORT", launch[key])
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}"
+               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if kind == "ddp" else ""))
+
+
+def _stage_lead(build: _Builder) -> None:
+    stage = build.spec.get("stage")
+    if build.signal_lead is None:
+        return
+    if stage and stage.get("outputs"):
+        stage["lead"] = f"{build.signal_lead}s"
+    else:
+        build.note(0, f"--signal=...@{build.signal_lead}", "dropped", "nothing is copied back before the time limit: no signal is needed")
 
 
 def _array_section(text: str) -> Dict:
@@ -363,9 +692,33 @@ def _array_section(text: str) -> Dict:
     return section
 
 
-def _spec_word(word: str) -> str:
-    """A word of the script as a word of a spec command: variables still expand, nothing else does."""
-    if "$" not in word:
-        return shlex.quote(word)
-    escaped = re.sub(r"\$(?!\{?[A-Za-z_][A-Za-z0-9_]*)", "$$", word)
-    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r"[\s'\"]", word) else escaped
+# ------------------------------------------------------------------------------ the spec file
+
+TODO_PREFIX = "# to do: "
+
+
+def imported_text(imported: Imported, script: str) -> str:
+    """The spec as YAML, after comments listing every note that is not a plain mapping; a note the
+    user must act on is a ``# to do:`` line, which ``slurmkit check`` reports until it is removed."""
+    import yaml
+
+    lines = [f"# Imported by slurmkit from {script}."]
+    for note in imported.notes:
+        if note.outcome == "mapped" and not note.reason:
+            continue
+        where = f"line {note.line}" if note.line else "script"
+        text = note.text.split("\n")[0]
+        prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
+        lines.append(f"{prefix}{where}: {text}{': ' + note.reason if note.reason else ''}")
+    return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def pending_import_notes(text: str) -> Tuple[str, ...]:
+    """The ``# to do:`` notes ``import`` left in a spec file's leading comments."""
+    notes = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(TODO_PREFIX):
+            notes.append(line[len(TODO_PREFIX):])
+    return tuple(notes)

@@ -46,3 +46,34 @@ def split_at_operators(line: str) -> Tuple[str, List[str]]:
             continue
         index += 1
     return (line if first is None else line[:first]).rstrip(), operators
+
+
+def raw_words(text: str) -> List[str]:
+    """The words of ``text`` split at unquoted blanks, each still spelled as written (quotes,
+    ``$`` and all), so that a piece of a line can be put back together exactly."""
+    words, current, quote, depth, index = [], "", "", 0, 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and quote != "'":
+            current += text[index:index + 2]
+            index += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif text.startswith("$(", index):
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        elif char.isspace() and not depth:
+            if current:
+                words.append(current)
+            current = ""
+            index += 1
+            continue
+        current += char
+        index += 1
+    if current:
+        words.append(current)
+    return words

@@ -51,12 +51,12 @@ def test_directives_in_every_spelling(directives, expected):
     assert spec["resources"] == expected
 
 
-def test_lines_it_cannot_map_are_reported_with_their_reason():
+def test_lines_without_a_spec_field_are_kept_as_written_in_setup_each_with_a_note():
     imported = import_script("#!/bin/bash\n#SBATCH -t 10\ncd /somewhere\nexport X=$(date)\necho first\npython a.py\n")
-    reasons = {n.line: n.reason for n in imported.unmapped}
-    assert set(reasons) == {3, 4, 5}
-    assert "computed by the shell" in reasons[4]
-    assert imported.spec["launch"] == {"command": "python a.py"}
+    assert imported.spec["environment"]["setup"] == ["cd /somewhere", "export X=$(date)", "echo first"]
+    assert {n.line: n.outcome for n in imported.notes if n.line in (3, 4, 5)} == {3: "kept", 4: "kept", 5: "kept"}
+    assert "computed by the shell" in [n.reason for n in imported.notes if n.line == 4][0]
+    assert imported.spec["launch"] == {"command": "python a.py"} and imported.unmapped == ()
 
 
 def test_an_array_becomes_a_task_id_parameter_and_staging_is_recognised():

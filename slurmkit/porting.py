@@ -159,16 +159,22 @@ def _words(unit: str) -> List[str]:
 
 
 def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
-    """The last unit that runs a program: the job's payload."""
+    """The last unit that runs a program (in any command of an ``&&``/``;`` chain): the job's payload."""
     found = None
     for index, (_, unit) in enumerate(body):
-        words = _words(unit)
-        if "\n" in unit or not words or _is_staging(words) or words[0] in ("export", "cd", "set", "module", "ml", "source", "."):
+        if "\n" in unit or not _words(unit):
             continue
-        if words[0] in PROGRAMS and words[:3] not in (["python", "-m", "venv"], ["python3", "-m", "venv"]) \
-                and not (words[0] == "srun" and "<<" in unit) or words[0].startswith("./"):
+        if any(_runs_program(_words(segment)) for segment in re.split(r"&&|\|\||;", unit)):
             found = index
     return found
+
+
+def _runs_program(words: List[str]) -> bool:
+    if not words or _is_staging(words) or words[0] in ("export", "cd", "set", "module", "ml", "source", ".", "trap"):
+        return False
+    if words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or "install" in words[:4]:
+        return False
+    return words[0] in PROGRAMS or words[0].startswith("./")
 
 
 def _is_staging(words: List[str]) -> bool:
@@ -323,8 +329,10 @@ def _module_line(build, words, unit=""):
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
     if words[0] == "module" and rest[:1] in (["load"], ["add"]):
-        build.section("environment").setdefault("modules", []).extend(rest[1:])
-        return ("mapped",)
+        conda = [m for m in rest[1:] if re.match(r"(mini|ana)?conda", m.split("/")[0])]
+        if conda != rest[1:]:
+            build.section("environment").setdefault("modules", []).extend(m for m in rest[1:] if m not in conda)
+        return ("dropped", CONDA_NOTE) if conda and conda == rest[1:] else ("mapped",)
     if words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "use", "unload", "spider", "av"):
         build.section("environment").setdefault("modules", []).extend(rest)
         return ("mapped",)
@@ -342,7 +350,9 @@ def _conda_line(build, words, unit):
                 build.section("environment").setdefault("venv", {}).setdefault("packages", []).extend(packages)
                 return ("mapped", "conda's packages go into a virtualenv (the Alliance does not support conda); "
                                   "check that each has a wheel: avail_wheels NAME")
-        build.section("environment").setdefault("venv", {})
+        venv = build.spec.get("environment", {}).get("venv", {})
+        if venv.get("packages") and words[1:2] == ["activate"]:
+            return ("dropped", "the packages conda installed above go into the job's virtualenv")
         return ("to do", CONDA_NOTE)
     return None
 
@@ -506,7 +516,8 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
     if needs_shell:
         launch["shell"] = program_text + (" " + tail if tail else "")
-        reason = "a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...)/glob"])) + "): launch.shell, run by bash as written"
+        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
+                  + "): launch.shell, run by bash as written")
         if operators and parsed.launcher in ("srun", "mpirun"):
             reason += "; it now runs once per task, each with its own redirection"
     else:
@@ -602,16 +613,45 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
 
 def _plain_kind(build: _Builder) -> str:
     res, launch = build.spec["resources"], build.spec["launch"]
-    if res.get("tasks_per_node", 1) * res.get("nodes", 1) > 1:
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1:
+        return _one_process(build)
+    if tasks > 1:
         launch.setdefault("launcher", "srun")
         return "mpi"
     if build.launcher_name == "torchrun" and "gpus" in res:
         launch["launcher"] = "torchrun"
-        build.note(0, "torchrun", "mapped", "kind multigpu: torchrun starts one process per GPU of the node")
+        gpus = str(res["gpus"]).rpartition(":")[2]
+        why = "kind multigpu: torchrun starts one process per GPU of the node"
+        if "cpus_per_task" in res and gpus.isdigit() and int(gpus) > 1:
+            res["cpus_per_task"] = max(1, res["cpus_per_task"] // int(gpus))
+            why += f"; the job's cores are shared among them ({res['cpus_per_task']} each)"
+        build.note(0, "torchrun", "mapped", why)
         return "multigpu"
     if "gpus" in res:
         return "gpu"
     return "threaded" if res.get("cpus_per_task", 1) > 1 else "serial"
+
+
+_TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
+
+
+def _one_process(build: _Builder) -> str:
+    """Tasks asked for, but the program started without srun or mpirun: it ran once, on all of
+    them as cores (GNU parallel, make -j, a threaded program). Kind threaded keeps that."""
+    res, launch = build.spec["resources"], build.spec["launch"]
+    tasks = res.pop("tasks_per_node")
+    cores = tasks * res.get("cpus_per_task", 1)
+    res["cpus_per_task"] = cores
+    renamed = False
+    for key in ("command", "shell"):
+        if key in launch and _TASK_COUNTS.search(launch[key]):
+            launch[key], renamed = _TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", launch[key]), True
+    build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    build.note(0, f"tasks_per_node: {tasks}", "mapped",
+               f"the program starts without srun or mpirun, so it ran once: kind threaded with the same {cores} cores"
+               + ("; $SLURM_NTASKS_PER_NODE became $SLURM_CPUS_PER_TASK" if renamed else ""))
+    return "threaded"
 
 
 def _distributed_kind(build: _Builder) -> Optional[str]:
@@ -661,11 +701,21 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
         res.pop("tasks_per_node")
     if kind == "ddp" and "gpus" in res:
         launch["gpu_view"] = "node"
+    port = ""
     for key in ("command", "shell"):
-        if key in launch:
+        if key in launch and re.search(r"tcp://\$\{?MASTER_ADDR\}?:\d+", launch[key]):
             launch[key] = re.sub(r"(tcp://\$\{?MASTER_ADDR\}?):\d+", r"\1:$MASTER_PORT", launch[key])
-    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}"
+            port = "; the fixed port of tcp://$MASTER_ADDR became $MASTER_PORT (from the job id: jobs sharing a node do not clash)"
+    if kind == "ddp" and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
+        launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
+        port += "; the world size computed from SLURM's counts became $WORLD_SIZE"
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}{port}"
                + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if kind == "ddp" else ""))
+
+
+_COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
+#: the world size as hand-made DDP scripts compute it: $((A * B)) of the tasks per node and nodes, or $SLURM_NTASKS
+_WORLD_SIZE = re.compile(rf"\$\(\(\s*{_COUNT}\s*\*\s*{_COUNT}\s*\)\)|\$\{{?SLURM_NTASKS\}}?(?!_)")
 
 
 def _stage_lead(build: _Builder) -> None:

@@ -435,11 +435,18 @@ def _stage_line(build, words, unit):
             build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
             return ("mapped",)
         if _tmpdir(source) and "$" not in target.replace("$HOME", ""):
-            build.section("stage").setdefault("outputs", []).append({"from": _tmpdir(source), "to": _home(target)})
+            _add_output(build, {"from": _tmpdir(source), "to": _home(target)})
             return ("mapped", "copied back on every exit, and before the time limit")
     if words[0] == "mkdir" and paths and all(_tmpdir(p) is not None for p in paths):
         return ("kept", "the program writes there: made as written before it starts (environment.setup)")
     return None
+
+
+def _add_output(build: _Builder, output: Dict) -> None:
+    """A copy back, once: a trap and the script's last line often copy the same folder."""
+    outputs = build.section("stage").setdefault("outputs", [])
+    if output not in outputs:
+        outputs.append(output)
 
 
 def _tmpdir(path: str) -> Optional[str]:
@@ -475,7 +482,7 @@ def _copy_backs(build: _Builder, text: str) -> bool:
         if words and words[0] in ("cp", "rsync"):
             paths = [w for w in words[1:] if not w.startswith("-")]
             if len(paths) == 2 and _tmpdir(paths[0]):
-                build.section("stage").setdefault("outputs", []).append({"from": _tmpdir(paths[0]), "to": _home(paths[1])})
+                _add_output(build, {"from": _tmpdir(paths[0]), "to": _home(paths[1])})
                 found = True
     return found
 
@@ -650,7 +657,7 @@ def _one_process(build: _Builder) -> str:
     build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
                f"the program starts without srun or mpirun, so it ran once: kind threaded with the same {cores} cores"
-               + ("; $SLURM_NTASKS_PER_NODE became $SLURM_CPUS_PER_TASK" if renamed else ""))
+               + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
     return "threaded"
 
 

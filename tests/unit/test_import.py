@@ -90,3 +90,86 @@ def test_import_render_import_keeps_the_meaning_of_the_directives(script):
     rendered = Job(**first).render()
     second = import_script(rendered, name="rt", profile=profile).spec
     assert _resources(second) == {**{"nodes": 1, "tasks_per_node": 1, "cpus_per_task": 1}, **_resources(first)}
+
+
+# ----------------------------------------------------------------- the patterns of issue 16
+
+
+def test_mail_type_without_a_user_imports_and_mails_the_registered_address():
+    imported = import_script("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00 --mail-type=FAIL,END\npython a.py\n", profile="nibi")
+    assert imported.spec["mail"] == {"events": ["FAIL", "END"]}
+    script = Job(**imported.spec).render()
+    assert "#SBATCH --mail-type=FAIL,END\n" in script and "--mail-user" not in script
+
+
+@pytest.mark.parametrize("line, path", [
+    ("source ~/envs/x/bin/activate", "$HOME/envs/x"), ("source $HOME/envs/x/bin/activate", "$HOME/envs/x"),
+    (". /project/def-x/venv/bin/activate", "/project/def-x/venv"),
+])
+def test_an_existing_virtualenv_is_used_by_its_path_not_replaced_by_an_empty_one(line, path):
+    imported = import_script(f"#!/bin/bash\n#SBATCH -A def-x -t 1:00:00\n{line}\npython a.py\n", profile="nibi")
+    assert imported.spec["environment"]["venv"] == {"path": path}
+    script = Job(**imported.spec).render()
+    assert "if [ ! -x " in script and "~" not in script.split("set -euo pipefail")[1]
+
+
+@pytest.mark.parametrize("line, shell", [
+    ("python train.py > log.txt", "python train.py > log.txt"),
+    ("srun python train.py 2>&1 | tee train.log", "python train.py 2>&1 | tee train.log"),
+    ("python a.py --n $(nproc)", "python a.py --n $(nproc)"),
+    ("python a.py data/*.csv", "python a.py data/*.csv"),
+])
+def test_a_launch_line_with_shell_in_it_becomes_a_shell_line_never_literal_arguments(line, shell):
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 1:00:00\n{line}\n")
+    assert imported.spec["launch"]["shell"] == shell and "command" not in imported.spec["launch"]
+    spec_from_mapping(imported.spec)
+
+
+def test_the_hand_made_ddp_pattern_becomes_kind_ddp_with_slurmkits_rendezvous():
+    script = ("#!/bin/bash\n#SBATCH -N 2 --gres=gpu:v100:2 --ntasks-per-node=2 -t 1:00:00\nexport MASTER_ADDR=$(hostname)\n"
+              "srun python train.py --init_method tcp://$MASTER_ADDR:3456 --world_size $((SLURM_NTASKS_PER_NODE * SLURM_JOB_NUM_NODES))\n")
+    imported = import_script(script, profile="graham")
+    spec = imported.spec
+    assert spec["kind"] == "ddp" and "tasks_per_node" not in spec["resources"] and "environment" not in spec
+    assert spec["launch"]["shell"] == "python train.py --init_method tcp://$MASTER_ADDR:$MASTER_PORT --world_size $WORLD_SIZE"
+    assert [n.outcome for n in imported.notes if n.line == 3] == ["dropped"]
+    assert Job(**dict(spec, account="def-x")).resolve().errors == ()
+
+
+@pytest.mark.parametrize("line", ["mpirun -np 4 python train_horovod.py", "horovodrun -np 4 -H localhost:4 python train.py",
+                                  "srun python hvd_train.py"])
+def test_horovod_scripts_become_kind_horovod(line):
+    imported = import_script(f"#!/bin/bash\n#SBATCH --gres=gpu:4 --ntasks-per-node=4 -t 1:00:00\n{line}\n")
+    assert imported.spec["kind"] == "horovod"
+
+
+def test_a_trap_copy_back_becomes_a_stage_output_with_the_signals_lead():
+    script = ("#!/bin/bash\n#SBATCH -t 2:00:00 --signal=B:USR1@300\n"
+              "trap 'cp -r $SLURM_TMPDIR/out $HOME/res' USR1\npython a.py\n")
+    stage = import_script(script).spec["stage"]
+    assert stage == {"outputs": [{"from": "out", "to": "$HOME/res"}], "lead": "300s"}
+
+
+def test_array_setup_lines_read_the_tasks_original_number():
+    script = "#!/bin/bash\n#SBATCH --array=1-3 -t 10\nF=$(sed -n \"${SLURM_ARRAY_TASK_ID}p\" list.txt)\npython p.py \"$F\"\n"
+    spec = import_script(script).spec
+    assert spec["environment"]["setup"] == ['F=$(sed -n "${task_id}p" list.txt)']
+    assert spec["array"]["parameters"]["task_id"] == ["1", "2", "3"]
+
+
+def test_conda_is_a_to_do_that_check_reports(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    script = tmp_path / "old.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00\nmodule load anaconda3\nconda activate myenv\npython a.py\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["import", str(script), "--profile", "nibi", "-o", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "to do: " in result.stderr and "does not support conda" in result.stderr
+    check = CliRunner().invoke(main, ["check", "job.yaml"])
+    assert "no problems" not in check.output and "import: to do: line 4: conda activate myenv" in check.output
+    done = "".join(line for line in (tmp_path / "job.yaml").read_text().splitlines(True) if not line.startswith("# to do"))
+    (tmp_path / "job.yaml").write_text(done)
+    assert "no problems found" in CliRunner().invoke(main, ["check", "job.yaml"]).output

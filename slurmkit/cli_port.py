@@ -82,9 +82,17 @@ def port_command(spec, to, from_, output, force):
         click.echo(f"changed: {change}", err=True)
     for finding in ported.warnings:
         click.echo(f"warning: {finding.field}: {finding.message}", err=True)
-    text = ported_text(ported)
+    text = _carried_todos(spec) + ported_text(ported)
     if output:
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _carried_todos(spec) -> str:
+    """The ``# to do:`` lines ``import`` left in SPEC, kept at the top of the ported spec: they
+    are still to do on the new cluster, and `slurmkit check` goes on reporting them there."""
+    from .porting import TODO_PREFIX, pending_import_notes
+
+    return "".join(f"{TODO_PREFIX}{note}\n" for note in pending_import_notes(Path(spec).read_text(errors="replace")))

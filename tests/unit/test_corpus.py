@@ -89,3 +89,17 @@ def test_the_imported_spec_renders_a_script_that_passes_bash_n_and_shellcheck(sc
     if shutil.which("shellcheck"):
         result = subprocess.run(["shellcheck", "--shell=bash", str(tmp_path / "job.sh")], capture_output=True, text=True)
         assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("script", [s for s in SCRIPTS if cluster_of(s) != "local"], ids=lambda p: p.stem)
+def test_the_imported_spec_ports_to_the_successor_as_reviewed(script, tmp_path, monkeypatch):
+    """`slurmkit port` of the imported spec (what it changed and warned, and the spec, or why it
+    refused): the to-do notes of import travel with it."""
+    imported = imported_of(script)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(imported_text(imported, script.name))
+    result = CliRunner().invoke(main, ["port", "job.yaml"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    _golden(script.with_suffix(".port.txt"), result.output)
+    if result.exit_code == 0:
+        assert len(pending_import_notes(result.stdout)) == len(imported.unmapped)

@@ -34,7 +34,8 @@ DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
 #: the first word of a line that runs the job's program
 PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "python", "python3", "parallel",
-            "Rscript", "julia", "java", "bash", "sh", "apptainer", "singularity")
+            "Rscript", "R", "julia", "java", "matlab", "octave", "bash", "sh", "apptainer", "singularity", "timeout",
+            "time", "stdbuf", "numactl", "taskset", "make")
 #: commands that only print, kept as they are
 INFORMATIONAL = ("echo", "printf", "date", "hostname", "nvidia-smi", "env", "printenv", "pwd", "ls", "which", "lscpu",
                  "free", "df", "uname", "sleep", "module list", "ml list")
@@ -108,6 +109,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
     _finish(build, name, profile)
+    _validated(build)
     return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
 
 
@@ -162,9 +164,10 @@ def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
     """The last unit that runs a program (in any command of an ``&&``/``;`` chain): the job's payload."""
     found = None
     for index, (_, unit) in enumerate(body):
-        if "\n" in unit or not _words(unit):
-            continue
-        if any(_runs_program(_words(segment)) for segment in re.split(r"&&|\|\||;", unit)):
+        if "\n" in unit and re.match(r"(for|while|until|if)\b", unit) and _runs_program(_words(unit.split("\n", 1)[1])):
+            found = index   # a loop of runs: the whole block is the payload
+        elif "\n" not in unit and _words(unit) and \
+                any(_runs_program(_words(segment)) for segment in re.split(r"&&|\|\||;|\bdo\b|\bthen\b", unit)):
             found = index
     return found
 
@@ -174,7 +177,7 @@ def _runs_program(words: List[str]) -> bool:
         return False
     if words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or "install" in words[:4]:
         return False
-    return words[0] in PROGRAMS or words[0].startswith("./")
+    return words[0] in PROGRAMS or words[0].startswith("./") or ("/" in words[0] and not _tmpdir(words[0]))
 
 
 def _is_staging(words: List[str]) -> bool:
@@ -218,7 +221,10 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
     res = build.spec["resources"]
     simple = {"job-name": ("name", None), "account": ("account", None)}
     reason = ""
-    if option in simple:
+    if option == "job-name" and value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
+        build.spec["name"] = re.sub(r"[^A-Za-z0-9._+-]+", "-", value).strip("-._+")[:128] or "imported"
+        reason = f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'"
+    elif option in simple:
         build.spec[simple[option][0]] = value
     elif option == "time":
         res["time"] = value
@@ -504,6 +510,10 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
 # -------------------------------------------------------------------------------------- launch
 
 def _launch_line(build: _Builder, number: int, line: str) -> None:
+    if "\n" in line:
+        build.spec["launch"] = {"shell": _array_names(build, line)}
+        build.note(number, line, "mapped", "a loop of runs: launch.shell, run by bash as written")
+        return
     head, operators = split_at_operators(line)
     raw = raw_words(head)
     words = [_unquote(w) for w in raw]
@@ -747,6 +757,55 @@ def _array_section(text: str) -> Dict:
     if throttle:
         section["throttle"] = int(throttle)
     return section
+
+
+#: what stands in for a required field import had to leave out
+_REQUIRED = {("name",): "imported", ("resources", "time"): "1h", ("launch",): {"command": "true"}}
+
+
+def _validated(build: _Builder) -> None:
+    """A spec import writes always reads: a value the spec reader refuses (a job name with a
+    space, a memory sbatch took but slurmkit does not) is left out, or replaced where the field
+    is required, with a "to do" that says what it was and why."""
+    from .errors import SpecError
+    from .spec import spec_from_mapping
+
+    for _ in range(20):
+        try:
+            spec_from_mapping(build.spec)
+            return
+        except SpecError as error:
+            path = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", error.keypath))
+            if not path or not _leave_out(build.spec, path):
+                raise
+            build.note(0, error.keypath, "to do", f"left out, the spec reader refuses it ({error.detail}): set it by hand")
+
+
+def _leave_out(spec: Dict, path: Tuple) -> bool:
+    parent = spec
+    for key in path[:-1]:
+        if not isinstance(parent, (dict, list)) or (isinstance(parent, dict) and key not in parent):
+            return False
+        parent = parent[key]
+    last = path[-1]
+    if isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+        parent.pop(last)
+        if not parent and len(path) > 1:
+            return _leave_out(spec, path[:-1])
+    elif isinstance(parent, dict) and last in parent:
+        del parent[last]
+    else:
+        return False
+    for required, value in _REQUIRED.items():
+        if required == path[:len(required)]:
+            _put(spec, required, value)
+    return True
+
+
+def _put(spec: Dict, path: Tuple, value) -> None:
+    for key in path[:-1]:
+        spec = spec.setdefault(key, {})
+    spec[path[-1]] = value
 
 
 # ------------------------------------------------------------------------------ the spec file

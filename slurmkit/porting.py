@@ -15,7 +15,7 @@ import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import launch_options
-from .shellwords import raw_words, split_at_operators
+from .shellwords import commands, raw_words, split_at_operators
 from .variables import typo_note
 
 #: short sbatch options -> long names
@@ -74,6 +74,7 @@ class _Builder:
         self.signal_lead: Optional[str] = None
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
+        self.module_use = False
 
     def note(self, line, text, outcome, reason=""):
         self.notes.append(Note(line, text, outcome, reason))
@@ -164,10 +165,13 @@ def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
     """The last unit that runs a program (in any command of an ``&&``/``;`` chain): the job's payload."""
     found = None
     for index, (_, unit) in enumerate(body):
+        first = unit.split("\n", 1)[0]
         if "\n" in unit and re.match(r"(for|while|until|if)\b", unit) and _runs_program(_words(unit.split("\n", 1)[1])):
             found = index   # a loop of runs: the whole block is the payload
+        elif "\n" in unit and "<<" in first and _runs_program(_words(first)) and not {"bash", "sh"} & set(_words(first)):
+            found = index   # python - << EOF ... EOF: a program with its input in the script
         elif "\n" not in unit and _words(unit) and \
-                any(_runs_program(_words(segment)) for segment in re.split(r"&&|\|\||;|\bdo\b|\bthen\b", unit)):
+                any(_runs_program(_words(re.sub(r"^(do|then|else)\s+", "", piece))) for piece in commands(unit)):
             found = index
     return found
 
@@ -310,7 +314,7 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
     body = [line.strip() for line in lines[1:-1]]
     recognised = [bool(_venv_line(build, _words(line), line) or _module_line(build, _words(line), line)) for line in body if _words(line)]
     if recognised and all(recognised):
-        build.note(number, lines[0], "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
+        build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
     else:
         build.keep(number, unit)
 
@@ -318,7 +322,7 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
 def _block(build: _Builder, number: int, unit: str) -> None:
     function = re.match(r"(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", unit)
     if function and function.group(1) in build.traps and _copy_backs(build, unit):
-        build.note(number, unit.split("\n")[0], "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit "
+        build.note(number, unit, "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit "
                                                          "saves them on every exit and before the time limit")
         return
     build.keep(number, _array_names(build, unit))
@@ -334,6 +338,13 @@ def _module_line(build, words, unit=""):
     if words[0] not in ("module", "ml"):
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
+    if rest[:1] == ["use"] or (words[0] == "ml" and rest[:1] == ["use"]):
+        build.module_use = True
+        return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
+    loads = (words[0] == "module" and rest[:1] in (["load"], ["add"])) or \
+        (words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "unload", "spider", "av"))
+    if loads and build.module_use:
+        return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
     if words[0] == "module" and rest[:1] in (["load"], ["add"]):
         conda = [m for m in rest[1:] if re.match(r"(mini|ana)?conda", m.split("/")[0])]
         if conda != rest[1:]:
@@ -512,7 +523,7 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
 def _launch_line(build: _Builder, number: int, line: str) -> None:
     if "\n" in line:
         build.spec["launch"] = {"shell": _array_names(build, line)}
-        build.note(number, line, "mapped", "a loop of runs: launch.shell, run by bash as written")
+        build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
     head, operators = split_at_operators(line)
     raw = raw_words(head)
@@ -555,6 +566,12 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
                 build.note(number, spelled, "mapped", f"environment.variables.{name}")
                 continue
             action = "exported"
+        if action == "counts" and option in ("-n", "-np", "--ntasks", "--np", "--n", "--num-proc") and values:
+            expected = _total_tasks(build)
+            if values[0] != str(expected) and values[0].strip("${}") not in ("SLURM_NTASKS", "SLURM_NPROCS"):
+                build.note(number, spelled, "to do", f"the script started {values[0]} tasks here where the job has "
+                                                     f"{expected}: slurmkit starts {expected}; change the request or the program")
+                continue
         if action == "unknown":
             build.note(number, spelled, "to do", f"{parsed.launcher} option {option} is not one slurmkit knows: "
                                                  "if it takes a value, the command is wrong; carry it over by hand")
@@ -562,6 +579,11 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
         dropped.setdefault(action, []).append(spelled)
     for action, spelled in dropped.items():
         build.note(number, " ".join(spelled), "dropped", launch_options.ACTIONS[action])
+
+
+def _total_tasks(build: _Builder) -> int:
+    res = build.spec["resources"]
+    return build.ntasks or res.get("tasks_per_node", 1) * res.get("nodes", 1)
 
 
 def _unquote(word: str) -> str:
@@ -825,7 +847,7 @@ def imported_text(imported: Imported, script: str) -> str:
         where = f"line {note.line}" if note.line else "script"
         text = note.text.split("\n")[0]
         prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
-        lines.append(f"{prefix}{where}: {text}{': ' + note.reason if note.reason else ''}")
+        lines.append(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": "))
     return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
 
 

@@ -17,7 +17,23 @@ def split_at_operators(line: str) -> Tuple[str, List[str]]:
     """``("python t.py", [">", ...])``: the text before the first unquoted operator, and the
     operators found (in order). Text inside quotes, ``$(...)``, ``$((...))`` and after a
     backslash is not an operator."""
-    quote, depth, index, first, operators = "", 0, 0, None, []
+    found = _operators(line)
+    head = line if not found else line[:found[0][0]]
+    return head.rstrip(), [token for _, token in found]
+
+
+def commands(line: str) -> List[str]:
+    """The pieces of ``line`` between its unquoted operators (``a && b | c`` -> a, b, c)."""
+    pieces, start = [], 0
+    for position, token in _operators(line):
+        pieces.append(line[start:position].strip())
+        start = position + len(token)
+    pieces.append(line[start:].strip())
+    return [piece for piece in pieces if piece]
+
+
+def _operators(line: str) -> List[Tuple[int, str]]:
+    quote, depth, index, operators = "", 0, 0, []
     while index < len(line):
         char = line[index]
         if char == "\\" and quote != "'":
@@ -40,12 +56,11 @@ def split_at_operators(line: str) -> Tuple[str, List[str]]:
                 start -= 1  # the 2 of 2>&1
             match = _OPERATOR.match(line, start)
             token = match.group() if match else char
-            operators.append(token)
-            first = start if first is None else first
+            operators.append((start, token))
             index = start + len(token)
             continue
         index += 1
-    return (line if first is None else line[:first]).rstrip(), operators
+    return operators
 
 
 def raw_words(text: str) -> List[str]:

@@ -66,9 +66,9 @@ def test_every_line_of_the_script_has_a_note_or_a_field(script):
     """Nothing silently lost: each command line of the script is named by a note, unless it is a
     plain mapping (an #SBATCH option, a module or a literal variable)."""
     imported = imported_of(script)
-    noted = {n.line for n in imported.notes}
+    noted = {line for n in imported.notes for line in range(n.line, n.line + n.text.count("\n") + 1)}
     for number, line in enumerate(script.read_text().splitlines(), 1):
-        if line.strip() and not line.startswith("#") and not line.startswith((" ", "\t", "}")):
+        if line.strip() and not line.startswith("#"):
             assert number in noted, f"{script.name}:{number}: {line!r} has no note"
 
 

@@ -75,6 +75,7 @@ class _Builder:
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
         self.module_use = False
+        self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
 
     def note(self, line, text, outcome, reason=""):
         self.notes.append(Note(line, text, outcome, reason))
@@ -547,7 +548,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
                   + "): launch.shell, run by bash as written")
         if operators and parsed.launcher in ("srun", "mpirun"):
-            reason += "; it now runs once per task, each with its own redirection"
+            build.per_task_shell = (number, line, operators)
     else:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
         reason = ""
@@ -643,11 +644,33 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         spec["kind"] = _distributed_kind(build) or _plain_kind(build)
     if spec["kind"] in ("serial", "threaded", "gpu", "array") and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
+    _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
     order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "launch", "array",
              "dependencies", "mail", "extra_directives"]
     build.spec = {key: spec[key] for key in order if key in spec}
+
+
+def _per_task_shell(build: _Builder) -> None:
+    """``srun prog > log.txt``: the batch shell redirected srun's output, all tasks' together; as
+    a shell line under the launcher each task runs the redirection (or pipe) itself. One task
+    does what the script did; several write the same file at once, which the user must resolve."""
+    if build.per_task_shell is None:
+        return
+    number, line, operators = build.per_task_shell
+    if not any(">" in op or "|" in op for op in operators):
+        return   # a chain (&&, ;) runs once per task as well, with nothing shared to clash over
+    res, launch = build.spec["resources"], build.spec["launch"]
+    launcher = launch.get("launcher") or build.launcher_name
+    if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED:
+        return
+    build.note(number, " ".join(dict.fromkeys(operators)), "to do",
+               f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
+               "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
+
+
+DISTRIBUTED = ("ddp", "tf-multiworker", "horovod", "multigpu")
 
 
 def _plain_kind(build: _Builder) -> str:

@@ -173,3 +173,11 @@ def test_conda_is_a_to_do_that_check_reports(tmp_path, monkeypatch):
     done = "".join(line for line in (tmp_path / "job.yaml").read_text().splitlines(True) if not line.startswith("# to do"))
     (tmp_path / "job.yaml").write_text(done)
     assert "no problems found" in CliRunner().invoke(main, ["check", "job.yaml"]).output
+
+
+def test_a_redirection_of_a_multi_task_launch_is_a_to_do_and_of_one_task_is_not():
+    many = import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app > app.log\n")
+    assert many.spec["launch"] == {"launcher": "srun", "shell": "./app > app.log"}
+    assert [n.text for n in many.unmapped] == [">"] and "$SLURM_PROCID" in many.unmapped[0].reason
+    assert import_script("#!/bin/bash\n#SBATCH -n 1 -t 10\nsrun ./app > app.log\n").unmapped == ()
+    assert import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app && echo ok\n").unmapped == ()

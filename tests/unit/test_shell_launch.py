@@ -90,3 +90,37 @@ def test_command_and_shell_together_are_refused():
 def test_mail_without_a_user_goes_to_the_registered_address():
     script = script_of(mail={"events": ["FAIL"]}, launch="true")
     assert "#SBATCH --mail-type=FAIL\n" in script and "--mail-user" not in script
+
+
+# ------------------------------------------------------------------ any text reaches bash exactly
+
+from hypothesis import given  # noqa: E402
+
+from .test_quoting import PROPERTY, hostile  # noqa: E402
+
+
+@PROPERTY
+@given(value=hostile)
+def test_a_shell_line_reaches_bash_exactly_as_written(tmp_path_factory, value):
+    import shlex
+
+    folder = tmp_path_factory.mktemp("line")
+    script = script_of(launch={"shell": f"printf '%s' {shlex.quote(value)} > out.bin"})
+    result = _run(script, folder)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "out.bin").read_bytes() == value.encode("utf-8", "surrogateescape")
+    assert not (folder / "pwned").exists()
+
+
+@PROPERTY
+@given(value=hostile)
+def test_a_setup_line_reaches_bash_exactly_and_its_assignment_reaches_the_launch(tmp_path_factory, value):
+    import shlex
+
+    folder = tmp_path_factory.mktemp("setup")
+    script = script_of(environment={"setup": [f"SK_VALUE={shlex.quote(value)}"]},
+                       launch={"shell": "printf '%s' \"$SK_VALUE\" > out.bin"})
+    result = _run(script, folder)
+    assert result.returncode == 0, result.stderr
+    assert (folder / "out.bin").read_bytes() == value.encode("utf-8", "surrogateescape")
+    assert not (folder / "pwned").exists()

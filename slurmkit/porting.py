@@ -35,7 +35,7 @@ RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOC
 #: the first word of a line that runs the job's program
 PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "python", "python3", "parallel",
             "Rscript", "R", "julia", "java", "matlab", "octave", "bash", "sh", "apptainer", "singularity", "timeout",
-            "time", "stdbuf", "numactl", "taskset", "make")
+            "time", "stdbuf", "numactl", "taskset", "make", "xargs")
 #: commands that only print, kept as they are
 INFORMATIONAL = ("echo", "printf", "date", "hostname", "nvidia-smi", "env", "printenv", "pwd", "ls", "which", "lscpu",
                  "free", "df", "uname", "sleep", "module list", "ml list")

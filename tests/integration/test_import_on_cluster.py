@@ -120,3 +120,29 @@ def test_a_chained_and_piped_launch_line_runs_both_commands_and_tees(cluster, re
     second = _seen(tmp_path / "second.0.json")
     assert second["argv"] == ["--out", "second", "--cores", "2"]
     assert json.loads((tmp_path / "chain.log").read_text().splitlines()[-1]) == second
+
+
+def test_a_loop_of_runs_is_the_payload_and_runs_each(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_loop", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert [_seen(tmp_path / f"loop-{n}.0.json")["argv"] for n in ("one", "two")] == [["--out", "loop-one"], ["--out", "loop-two"]]
+
+
+def test_a_python_heredoc_is_the_payload_with_its_input(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_heredoc", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert (tmp_path / "heredoc.txt").read_text() == f"job {handle.job_id}\n"
+
+
+def test_an_inline_copy_back_trap_becomes_an_output_that_arrives(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_trap_inline", tmp_path)
+    status = handle.wait(0.5)
+    assert status.state == "COMPLETED", handle.stderr()
+    assert _seen(tmp_path / "ckpt_back" / "state.0.json")["argv"][0] == "--out"
+    assert status.unsaved == () and len(status.saved) == 1
+
+
+def test_tasks_without_a_launcher_become_cores_of_one_process(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_xargs", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert sorted(_seen(tmp_path / f"x-{n}.0.json")["argv"][1] for n in "abc") == ["x-a", "x-b", "x-c"]

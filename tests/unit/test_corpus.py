@@ -103,3 +103,35 @@ def test_the_imported_spec_ports_to_the_successor_as_reviewed(script, tmp_path, 
     _golden(script.with_suffix(".port.txt"), result.output)
     if result.exit_code == 0:
         assert len(pending_import_notes(result.stdout)) == len(imported.unmapped)
+
+
+# -------------------------------------------------------------- never a traceback, always a spec
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FRAGMENTS = [line for script in SCRIPTS for line in script.read_text().splitlines()] + [
+    "if [ -f x ]; then", "fi", "done", "}", "f() {", "EOF", "cat <<EOF", "'", '"', "\\", "srun", "mpirun -np",
+    "#SBATCH --array=", "#SBATCH --gres=gpu:", "#SBATCH -n", "export =", "trap", "source", "tar -C", "cp", "$(", "`",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=20)), max_size=12))
+def test_any_script_imports_into_a_spec_that_reads_or_a_clear_error(lines):
+    from slurmkit.errors import SlurmkitError
+    from slurmkit.spec import spec_from_mapping
+
+    try:
+        imported = import_script("#!/bin/bash\n" + "\n".join(lines) + "\n", name="fuzz")
+    except SlurmkitError:
+        return
+    spec_from_mapping(imported.spec)
+
+
+@pytest.mark.parametrize("golden", sorted((Path(__file__).parent.parent / "golden").glob("*/*.sbatch"))[::7],
+                         ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_a_script_slurmkit_rendered_imports_too(golden):
+    from slurmkit.spec import spec_from_mapping
+
+    spec_from_mapping(import_script(golden.read_text(), name="again").spec)

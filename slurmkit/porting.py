@@ -29,6 +29,13 @@ DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an ar
            "signal": "slurmkit asks for USR1 itself when the spec has stage outputs",
            "export": "jobs get the submitting environment, as sbatch's default",
            "partition": "the Alliance clusters choose the partition from the request; do not name one"}
+#: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
+OWN_OPTIONS = {"nodes": "nodes: N", "ntasks": "tasks_per_node: N", "ntasks-per-node": "tasks_per_node: N",
+               "tasks-per-node": "tasks_per_node: N", "cpus-per-task": "cpus_per_task: N", "mem": "mem: 4G",
+               "mem-per-cpu": "mem_per_cpu: 2G", "gres": "gpus: MODEL:N", "gpus-per-node": "gpus: MODEL:N",
+               "gpus": "gpus: MODEL:N", "time": "time: 3h", "array": "array.parameters", "job-name": "name",
+               "account": "account", "mail-user": "mail.user", "mail-type": "mail.events", "dependency": "dependencies",
+               "tmp": "tmp: 100G", "gpus-per-task": "gpus: MODEL:N"}
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 #: variables of a hand-made rendezvous, which the distributed kinds set themselves
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
@@ -69,6 +76,7 @@ class _Builder:
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
         self.gpus_total: Optional[str] = None
+        self.gpus_per_task: Optional[str] = None
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
         self.signal_lead: Optional[str] = None
@@ -273,8 +281,14 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies "
                                            "results back on USR1; slurmkit asks for the signal itself")
         return
+    elif option == "gpus-per-task" and value and value.rpartition(":")[2].isdigit():
+        build.gpus_per_task = value
     elif option in DROPPED and not (option == "partition" and value == "debug"):
         build.note(number, line, "dropped", DROPPED[option])
+        return
+    elif option in OWN_OPTIONS and not (option == "mem" and value == "0"):
+        build.note(number, line, "to do", f"slurmkit writes --{option} itself and cannot read {value!r}: "
+                                          f"set resources by hand ({OWN_OPTIONS[option]})")
         return
     elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
         build.spec.setdefault("extra_directives", []).append(f"--{option}" + (f"={value}" if value is not None else ""))
@@ -628,6 +642,11 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
             res["tasks_per_node"] = build.ntasks // nodes
         else:
             build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
+    if build.gpus_per_task and "gpus" not in res:
+        model, _, count = build.gpus_per_task.rpartition(":")
+        res["gpus"] = f"{model + ':' if model else ''}{int(count) * res.get('tasks_per_node', 1)}"
+        build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped", f"gpus: {res['gpus']} per node, one "
+                   "process per GPU as the kind starts them")
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"

@@ -181,3 +181,10 @@ def test_a_redirection_of_a_multi_task_launch_is_a_to_do_and_of_one_task_is_not(
     assert [n.text for n in many.unmapped] == [">"] and "$SLURM_PROCID" in many.unmapped[0].reason
     assert import_script("#!/bin/bash\n#SBATCH -n 1 -t 10\nsrun ./app > app.log\n").unmapped == ()
     assert import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app && echo ok\n").unmapped == ()
+
+
+def test_gpus_per_task_becomes_gpus_per_node_and_an_unreadable_count_is_a_to_do_not_a_second_directive():
+    spec = import_script("#!/bin/bash\n#SBATCH -N 2 --ntasks-per-node=4 --gpus-per-task=v100:1 -t 1:00:00\nsrun ./a\n").spec
+    assert spec["resources"]["gpus"] == "v100:4"
+    imported = import_script("#!/bin/bash\n#SBATCH --nodes=1-2 -t 10\nsrun ./a\n")
+    assert "extra_directives" not in imported.spec and "--nodes itself" in imported.unmapped[0].reason

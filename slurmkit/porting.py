@@ -749,7 +749,8 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
         kind = "horovod"
     elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
         kind = "tf-multiworker"
-    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "init_method" in text or "lightning" in text
+    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
+                            or "lightning" in text
                             or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
         kind = "ddp"
     if kind is None:
@@ -758,16 +759,29 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     return kind
 
 
+#: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each
+#: task, would name each task's own node), tcp://${MASTER_ADDR}:$MASTER_PORT
+_RENDEZVOUS_URL = re.compile(r"tcp://(\$\{?MASTER_ADDR\}?|\$\(hostname\)|`hostname`):(\d+|\$\{?MASTER_PORT\}?)")
+
+
 def _adopt_rendezvous(build: _Builder, kind: str) -> None:
     spec, res = build.spec, build.spec["resources"]
     launch = spec["launch"]
     sets = {"ddp": "MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK and WORLD_SIZE",
             "tf-multiworker": "TF_CONFIG", "horovod": "the ranks (mpirun or srun --mpi)"}[kind]
+    variables = spec.get("environment", {}).get("variables", {})
     for _, unit, name in build.rendezvous:
+        if kind == "horovod":
+            continue
         if unit in build.setup:
             build.setup.remove(unit)
-            build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {sets} itself")
-                              for n in build.notes]
+        variables.pop(name, None)
+        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {sets} itself")
+                          for n in build.notes]
+    if not variables and "variables" in spec.get("environment", {}):
+        del spec["environment"]["variables"]
+        if not spec["environment"]:
+            del spec["environment"]
     if kind == "horovod":
         launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
     else:
@@ -776,17 +790,23 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
         launch["framework"] = "tensorflow"
     gpus = str(res.get("gpus", "")).rpartition(":")[2]
     if kind in ("ddp", "tf-multiworker") and "tasks_per_node" in res:
-        if gpus.isdigit() and res["tasks_per_node"] != int(gpus):
-            build.note(0, f"tasks_per_node: {res['tasks_per_node']}", "to do",
-                       f"kind {kind} runs one process per GPU ({gpus} per node): the script ran {res['tasks_per_node']}")
-        res.pop("tasks_per_node")
+        tasks = res.pop("tasks_per_node")
+        if gpus.isdigit() and tasks != int(gpus):
+            cores = ""
+            if "cpus_per_task" in res:
+                res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
+                cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
+            build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
+                       f"where the script ran {tasks}{cores}: check that the program expects that")
     if kind == "ddp" and "gpus" in res:
         launch["gpu_view"] = "node"
     port = ""
     for key in ("command", "shell"):
-        if key in launch and re.search(r"tcp://\$\{?MASTER_ADDR\}?:\d+", launch[key]):
-            launch[key] = re.sub(r"(tcp://\$\{?MASTER_ADDR\}?):\d+", r"\1:$MASTER_PORT", launch[key])
-            port = "; the fixed port of tcp://$MASTER_ADDR became $MASTER_PORT (from the job id: jobs sharing a node do not clash)"
+        rewritten = _RENDEZVOUS_URL.sub("tcp://$MASTER_ADDR:$MASTER_PORT", launch.get(key, ""))
+        if key in launch and rewritten != launch[key]:
+            launch[key] = rewritten
+            port = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
+                    "the job id: jobs sharing a node do not clash)")
     if kind == "ddp" and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
         launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
         port += "; the world size computed from SLURM's counts became $WORLD_SIZE"

@@ -526,6 +526,9 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
     elif words and (words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL):
         build.note(number, unit, "dropped", "it ran after the program only to report: `slurmkit status` and the "
                                             "job's log say how it ended")
+    elif words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
+        build.spec["launch"]["shell"] += "\nwait"
+        build.note(number, unit, "mapped", "it waits for the runs the launch started in the background: part of launch.shell")
     elif words and words[0] in ("exit", "wait"):
         build.note(number, unit, "dropped", "the job ends with the program's exit code")
     else:
@@ -729,6 +732,12 @@ def _one_process(build: _Builder) -> str:
         if key in launch and _TASK_COUNTS.search(launch[key]):
             launch[key], renamed = _TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", launch[key]), True
     build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
+        build.note(0, f"tasks_per_node: {tasks}", "to do",
+                   f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
+                   f"that; as kind threaded the job has one task of {cores} cores, so check each step asks for -c 1, "
+                   "or use kind array (one task per run)")
+        return "threaded"
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
                f"the program starts without srun or mpirun, so it ran once: kind threaded with the same {cores} cores"
                + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))

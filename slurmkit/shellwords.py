@@ -52,9 +52,11 @@ def _operators(line: str) -> List[Tuple[int, str]]:
             depth -= 1
         elif char in OPERATOR_CHARS and not depth:
             start = index
-            while start > 0 and line[start - 1].isdigit() and (start == 1 or line[start - 2].isspace()):
+            while char in "<>" and start > 0 and line[start - 1].isdigit() and (start == 1 or line[start - 2].isspace()):
                 start -= 1  # the 2 of 2>&1
             match = _OPERATOR.match(line, start)
+            if match is None:
+                start, match = index, _OPERATOR.match(line, index)
             token = match.group() if match else char
             operators.append((start, token))
             index = start + len(token)

@@ -83,6 +83,7 @@ class _Builder:
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
         self.module_use = False
+        self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
 
     def note(self, line, text, outcome, reason=""):
@@ -529,11 +530,28 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
     elif words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
         build.spec["launch"]["shell"] += "\nwait"
         build.note(number, unit, "mapped", "it waits for the runs the launch started in the background: part of launch.shell")
+    elif words and (words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]):
+        build.note(number, unit, "dropped", "the job ends after the program: there is nothing to undo")
+    elif words and words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
+        build.note(number, unit, "dropped", "$SLURM_TMPDIR is removed when the job ends")
     elif words and words[0] in ("exit", "wait"):
         build.note(number, unit, "dropped", "the job ends with the program's exit code")
+    elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
+        _run_after(build, number, unit)
     else:
-        build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it: "
-                                          "put it in a wrapper script that the launch runs, or in a job that depends on this one")
+        build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it that runs once "
+                                          "per job: put it in a wrapper script, or in a job that depends on this one")
+
+
+def _run_after(build: _Builder, number: int, unit: str) -> None:
+    """A command after a program started without a launcher: the launch becomes a shell block
+    that runs both, in order, as the script did (the job's exit code is the last one's, as there)."""
+    launch = build.spec["launch"]
+    if "command" in launch:
+        del launch["command"]
+        launch["shell"] = build.launch_as_written
+    launch["shell"] += "\n" + _array_names(build, unit)
+    build.note(number, unit, "kept", "it ran after the program: the launch is now a shell block that runs both, in order")
 
 
 # -------------------------------------------------------------------------------------- launch
@@ -559,6 +577,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     tail = _array_names(build, line[len(head):].strip())
     program_raw = [_array_names(build, w) for w in program_raw]
     program_text = " ".join(program_raw)
+    build.launch_as_written = program_text + (" " + tail if tail else "")
     needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
     if needs_shell:
         launch["shell"] = program_text + (" " + tail if tail else "")

@@ -146,3 +146,10 @@ def test_tasks_without_a_launcher_become_cores_of_one_process(cluster, registry,
     handle = _import_and_submit("local_xargs", tmp_path)
     assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
     assert sorted(_seen(tmp_path / f"x-{n}.0.json")["argv"][1] for n in "abc") == ["x-a", "x-b", "x-c"]
+
+
+def test_a_command_after_the_program_runs_after_it(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_after", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert _seen(tmp_path / f"renamed-{handle.job_id}.json")["argv"] == ["--out", "main"]
+    assert not (tmp_path / "main.0.json").exists()

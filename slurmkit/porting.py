@@ -141,9 +141,12 @@ def _units(text: str) -> List[Tuple[int, str]]:
         while current.endswith("\\") and index < len(lines):
             current = current[:-1].rstrip() + " " + lines[index].strip()
             index += 1
+        if re.search(r"\(\)\s*$", current) and index < len(lines):   # f()  with its { on the next line
+            current += "\n" + lines[index].rstrip()
+            index += 1
         if not current or (current.startswith("#") and not current.startswith("#SBATCH")):
             continue
-        heredoc = re.search(r"<<-?\s*['\"]?(\w+)", current) if not current.startswith("#") else None
+        heredoc = _HEREDOC.search(current) if not current.startswith("#") else None
         depth = _depth(current)
         while (heredoc or depth > 0) and index < len(lines):
             line = lines[index]
@@ -157,11 +160,15 @@ def _units(text: str) -> List[Tuple[int, str]]:
     return units
 
 
+#: a heredoc's start (not ``<<<``, not a shift in ``$((1<<2))``), and its end word
+_HEREDOC = re.compile(r"(?<![<\d])<<-?\s*['\"]?([A-Za-z_]\w*)")
+
+
 def _depth(line: str) -> int:
     """How many blocks ``line`` opens minus how many it closes (words outside quotes)."""
     words = [w.rstrip(";") for w in raw_words(line.split(" #")[0])]
     change = sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in ("fi", "done", "esac", "}"))
-    return change + (1 if re.search(r"\(\)\s*\{?\s*$", line) and not line.rstrip().endswith("{") else 0)
+    return change
 
 
 def _words(unit: str) -> List[str]:

@@ -188,3 +188,12 @@ def test_gpus_per_task_becomes_gpus_per_node_and_an_unreadable_count_is_a_to_do_
     assert spec["resources"]["gpus"] == "v100:4"
     imported = import_script("#!/bin/bash\n#SBATCH --nodes=1-2 -t 10\nsrun ./a\n")
     assert "extra_directives" not in imported.spec and "--nodes itself" in imported.unmapped[0].reason
+
+
+def test_a_function_with_its_brace_on_the_next_line_a_here_string_and_a_shift_are_not_blocks_that_swallow_the_script():
+    script = ("#!/bin/bash\n#SBATCH -t 1:00:00 --signal=B:USR1@120\nsave()\n{\n    cp -r $SLURM_TMPDIR/out /home/me/out\n}\n"
+              "trap save USR1\nx=$((1<<2))\ngrep a <<< \"$x\"\npython run.py\n")
+    spec = import_script(script).spec
+    assert spec["launch"] == {"command": "python run.py"}
+    assert spec["environment"]["setup"] == ["x=$((1<<2))", 'grep a <<< "$x"']
+    assert spec["stage"] == {"outputs": [{"from": "out", "to": "/home/me/out"}], "lead": "120s"}

@@ -335,8 +335,10 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
     """The Alliance's ``srun ... bash << EOF`` that makes a virtualenv on every node."""
     lines = unit.split("\n")
     body = [line.strip() for line in lines[1:-1]]
-    recognised = [bool(_venv_line(build, _words(line), line) or _module_line(build, _words(line), line)) for line in body if _words(line)]
-    if recognised and all(recognised):
+    commands_ = [_words(line) for line in body if _words(line)]
+    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_):
+        for words in commands_:
+            _venv_line(build, words) or _module_line(build, words)
         build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
     else:
         build.keep(number, unit)
@@ -401,7 +403,7 @@ def _venv_line(build, words, unit=""):
     if not words or not _is_venv(words):
         return None
     venv = build.section("environment").setdefault("venv", {})
-    if words[0] in ("virtualenv", "python", "python3"):
+    if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
         path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
         if path and not path.startswith("$SLURM_TMPDIR"):
             venv["path"] = _home(path)
@@ -412,8 +414,9 @@ def _venv_line(build, words, unit=""):
             return ("mapped",)
         venv["path"] = _home(folder)
         return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+    start = words.index("install") + 1
     requirements = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
-    packages = [w for i, w in enumerate(words[2:], 2) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
+    packages = [w for i, w in enumerate(words[start:], start) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
     if requirements:
         venv["requirements"] = requirements[0]
     packages = [p for p in packages if p != "pip"]
@@ -439,6 +442,8 @@ def _export_line(build, words, unit):
     assignment = words[1] if words[0] == "export" and len(words) > 1 else words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
     if assignment is None or "=" not in assignment:
         return None
+    if words[0] == "export" and len(raw_words(unit.split(" #")[0])) > 2:
+        return ("kept", "several assignments: run as written before the program (environment.setup)")
     name, _, value = assignment.partition("=")
     typo = typo_note(name)
     if typo:  # it does nothing where it is; setting the right one would change what the job does

@@ -197,3 +197,11 @@ def test_a_function_with_its_brace_on_the_next_line_a_here_string_and_a_shift_ar
     assert spec["launch"] == {"command": "python run.py"}
     assert spec["environment"]["setup"] == ["x=$((1<<2))", 'grep a <<< "$x"']
     assert spec["stage"] == {"outputs": [{"from": "out", "to": "/home/me/out"}], "lead": "120s"}
+
+
+def test_python_m_pip_fills_the_venv_export_of_several_names_is_kept_and_a_heredoc_file_is_not_a_venv_recipe():
+    script = ("#!/bin/bash\n#SBATCH -t 1:00:00\nexport A=1 B=2\nexport C=$(date +%s)\n"
+              "python -m pip install --no-index numpy==1.26 -r req.txt\ncat > cfg.ini <<EOF\n[a]\npip install nope\nEOF\npython run.py\n")
+    env = import_script(script).spec["environment"]
+    assert env["venv"] == {"requirements": "req.txt", "packages": ["numpy==1.26"]}
+    assert env["setup"] == ["export A=1 B=2", "export C=$(date +%s)", "cat > cfg.ini <<EOF\n[a]\npip install nope\nEOF"]

@@ -1,5 +1,7 @@
 """``slurmkit pack DIR -o OUT``: archive a dataset once for fast staging into $SLURM_TMPDIR."""
 
+import os
+
 import click
 
 from .cli import fail
@@ -27,3 +29,7 @@ def pack_command(folder, output, shards, compression):
     form = "a squashfs image" if output.lower().endswith(IMAGE_SUFFIXES) else f"{count} shard{'s' if count > 1 else ''}"
     click.echo(f"packed {manifest.files} files, {manifest.bytes / (1 << 20):.1f} MiB, into {output} "
                f"({form}, compression {manifest.compression})")
+    # The pack holds FOLDER's contents: `to` names the folder the job finds them in.
+    name = os.path.basename(os.path.normpath(folder))
+    click.echo(f"stage it in a job with: stage: {{inputs: [{{from: {output}, to: {name}}}]}} "
+               f"(the job finds the files in $SLURM_TMPDIR/{name})")

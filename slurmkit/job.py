@@ -39,13 +39,20 @@ class Job:
 
     def check(self, profile: Optional[str] = None) -> Tuple[Finding, ...]:
         """Every error and warning for this job on its cluster, including what its staged inputs
-        hold on disk (many small files; RAM-disk sites)."""
+        hold on disk (many small files; RAM-disk sites), what a task file holds, and the files it
+        needs that are not on this host (staged inputs, requirements, a lasting virtualenv)."""
+        from .manytasks import task_file_findings
+        from .reads import missing_local_paths
         from .resolve import staged_data_findings
         from .staging import inspect_inputs
 
         site = self.profile(profile)
         shapes = inspect_inputs(self.spec, self.base_dir())
-        return resolve(self.spec, site).findings + staged_data_findings(self.spec, site, shapes)
+        resolution = resolve(self.spec, site)
+        missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
+        return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
+                + staged_data_findings(self.spec, site, shapes)
+                + task_file_findings(self.spec, site, resolution.plan, self.base_dir()))
 
     def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.

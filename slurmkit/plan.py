@@ -36,11 +36,13 @@ class VenvPlan(NamedTuple):
     reuse_existing: bool = False       # a lasting env: create only if missing
     upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
     nodes: int = 1                     # per_node: made on each of these nodes at once (srun)
+    node_cores: object = "1"           # the per-node step's --cpus-per-task: a FromSlurm word
 
     @property
     def per_node(self) -> bool:
-        """A job-local env on several nodes lives on each node's local disk."""
-        return self.nodes > 1 and not self.reuse_existing
+        """An env on several nodes' local disks (a job-local one, or a path in $SLURM_TMPDIR) is made on each."""
+        local = not self.reuse_existing or self.path.startswith(("$SLURM_TMPDIR", "${SLURM_TMPDIR}"))
+        return self.nodes > 1 and local
 
 
 class StageStep(NamedTuple):
@@ -58,12 +60,13 @@ class StagePlan(NamedTuple):
     inputs: Tuple[StageStep, ...] = ()
     per_node: bool = False              # several nodes: stage in once on each
     nodes: int = 1
-    parallel: int = 1                   # shards extracted at once
+    parallel: object = "1"              # shards extracted at once: "1", or the node's cores (a FromSlurm word)
     outputs: Tuple[Tuple[str, str], ...] = ()      # ($SLURM_TMPDIR/source, destination)
     checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
     lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
     mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
-    cores: int = 1                      # the job's cores on a node (unsquashfs's threads)
+    node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads, the per-node step's CPUs
+    output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
 
 
 class ChainPlan(NamedTuple):
@@ -82,6 +85,16 @@ class ArrayPlan(NamedTuple):
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (name, value for each task)
     size: int
+
+
+class TasksPlan(NamedTuple):
+    """Many small tasks: GNU Parallel on each node, ``$SLURM_NTASKS_PER_NODE`` at a time, over
+    that node's share of the task file, with a joblog per node that lets a later job resume."""
+
+    file: str                          # a shell word: the task file
+    lines: str                         # "commands" (each line runs as it is) | "arguments" (of plan.command)
+    joblog: str                        # a shell word: the folder of the joblogs
+    separator: Optional[str] = None    # --colsep: argument lines split into {1} {2} ...
 
 
 class DistributedPlan(NamedTuple):
@@ -135,6 +148,7 @@ class Plan(NamedTuple):
     stage: Optional[StagePlan] = None
     chain: Optional[ChainPlan] = None
     array: Optional[ArrayPlan] = None
+    tasks: Optional[TasksPlan] = None
     distributed: Optional[DistributedPlan] = None
     builds: Tuple[BuildPlan, ...] = ()
     module_system: str = "lmod"

@@ -15,7 +15,10 @@ import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from . import launch_options
+from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
+from .spec import NODE_MEMORY
+from .units import format_duration
 from .variables import typo_note
 
 #: short sbatch options -> long names
@@ -37,6 +40,17 @@ OWN_OPTIONS = {"nodes": "nodes: N", "ntasks": "tasks_per_node: N", "ntasks-per-n
                "account": "account", "mail-user": "mail.user", "mail-type": "mail.events", "dependency": "dependencies",
                "tmp": "tmp: 100G", "gpus-per-task": "gpus: MODEL:N"}
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
+#: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
+PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
+                          "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
+                          "--memfree", "--load", "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"}
+#: GNU Parallel's options that the many-tasks kind sets itself, or replaces, and why.
+PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed with --resume-failed",
+                     "--resume": "resumes with --resume-failed", "--resume-failed": "resumes with --resume-failed",
+                     "--sshloginfile": "srun starts one GNU Parallel per node, not SSH", "--slf": "srun starts one GNU Parallel per node, not SSH",
+                     "-S": "srun starts one GNU Parallel per node, not SSH", "--sshlogin": "srun starts one GNU Parallel per node, not SSH",
+                     "--sshdelay": "no SSH", "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
+                     "--env": "tasks inherit the job's environment"}
 #: variables of a hand-made rendezvous, which the distributed kinds set themselves
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
 #: the first word of a line that runs the job's program
@@ -83,6 +97,7 @@ class _Builder:
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
         self.module_use = False
+        self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
 
@@ -247,6 +262,11 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         reason = f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'"
     elif option in simple:
         build.spec[simple[option][0]] = value
+    elif option == "time" and value and re.fullmatch(r"\d+:\d+", value):
+        minutes, seconds = (int(part) for part in value.split(":"))
+        res["time"] = format_duration(minutes * 60 + seconds)  # a spec refuses M:S, which users misread
+        build.note(number, line, "mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
+        return
     elif option == "time":
         res["time"] = value
     elif option in ("nodes",) and value and value.isdigit():
@@ -257,8 +277,8 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         res["tasks_per_node"] = int(value)
     elif option == "cpus-per-task" and value and value.isdigit():
         res["cpus_per_task"] = int(value)
-    elif option == "mem" and value and value != "0":
-        res["mem"] = value
+    elif option == "mem" and value:
+        res["mem"] = NODE_MEMORY if value == "0" else value   # --mem=0: all of each node's memory
     elif option == "mem-per-cpu" and value:
         res["mem_per_cpu"] = value
     elif option == "tmp" and value:
@@ -271,6 +291,10 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
     elif option == "gpus" and value:
         build.gpus_total = value
     elif option == "array" and value:
+        problem = array_range_problem(value)
+        if problem:
+            build.note(number, line, "to do", problem)
+            return
         build.spec["array_range"] = value
     elif option == "mail-user" and value:
         build.section("mail")["user"] = value
@@ -299,7 +323,12 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
                                           f"set resources by hand ({OWN_OPTIONS[option]})")
         return
     elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
-        build.spec.setdefault("extra_directives", []).append(f"--{option}" + (f"={value}" if value is not None else ""))
+        directive = f"--{option}" + (f"={value}" if value is not None else "")
+        problem = directive_problem(directive, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
+        if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
+            build.note(number, line, "to do", problem)
+            return
+        build.spec.setdefault("extra_directives", []).append(directive)
     else:
         build.note(number, line, "to do", f"--{option}={value} has no spec field and cannot pass through")
         return
@@ -573,6 +602,12 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         build.spec["launch"] = {"shell": _array_names(build, line)}
         build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
+    try:
+        whole = shlex.split(line, comments=True)
+    except ValueError:
+        whole = []
+    if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
+        return
     head, operators = split_at_operators(line)
     raw = raw_words(head)
     words = [_unquote(w) for w in raw]
@@ -602,6 +637,57 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         reason = ""
     build.spec["launch"] = launch
     build.note(number, line, "mapped", reason)
+
+
+def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
+    """GNU Parallel as the Alliance's GNU Parallel page runs it: ``parallel [OPTIONS] < FILE`` (a
+    command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each), as kind
+    many-tasks. False where its tasks are not in a file (``::: a b c``): the line then stays a
+    shell line, run as written."""
+    options: Dict[str, str] = {}
+    index = 1
+    while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
+        option, equals, value = words[index].partition("=")
+        if not equals and option in PARALLEL_VALUE_OPTIONS and index + 1 < len(words):
+            index, value = index + 1, words[index + 1]
+        elif not equals and re.fullmatch(r"-j\d+", option):
+            option, value = "-j", option[2:]
+        options[option] = value
+        index += 1
+    rest, file = words[index:], options.get("-a") or options.get("--arg-file")
+    command = rest
+    for position, word in enumerate(rest):
+        if word in (":::", "::::", "<") or word.startswith("<"):
+            command, after = rest[:position], rest[position + 1:position + 2]
+            file = None if word == ":::" else word[1:] if word not in ("::::", "<") else (after[0] if after else None)
+            break
+    if not file:
+        return False
+    # With a command, each line is its argument; without one, each line is a command.
+    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    colsep = options.get("--colsep", options.get("-C"))
+    if colsep is not None and (colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep)):
+        build.spec["tasks"]["separator"] = "\t" if colsep == "\\t" else colsep
+    elif colsep is not None:   # tasks.separator is literal text, --colsep a regular expression
+        build.note(number, line, "to do", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
+    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
+    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
+    build.note(number, line, "mapped", "kind many-tasks" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+    return True
+
+
+def _many_tasks_shape(build: _Builder) -> None:
+    """GNU Parallel's page asks ``--cpus-per-task=32`` and runs ``-j $SLURM_CPUS_PER_TASK``: 32
+    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
+    res, jobs = build.spec["resources"], build.parallel_jobs
+    cpus = res.get("cpus_per_task")
+    if "tasks_per_node" in res or not cpus:
+        return
+    if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
+        res["tasks_per_node"] = res.pop("cpus_per_task")
+    elif jobs.isdigit() and int(jobs) and cpus % int(jobs) == 0:
+        res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
 
 
 def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
@@ -690,7 +776,10 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     res.setdefault("time", "1h")
     _stage_lead(build)
     array = spec.pop("array_range", None)
-    if array:
+    if "tasks" in spec:
+        spec["kind"] = "many-tasks"
+        _many_tasks_shape(build)
+    elif array:
         spec["kind"] = "array"
         spec["array"] = _array_section(array)
     else:
@@ -700,7 +789,9 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
-    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "launch", "array",
+    if spec.get("kind") == "many-tasks" and not spec["launch"]:
+        del spec["launch"]    # each line of tasks.commands is the command
+    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
              "dependencies", "mail", "extra_directives"]
     build.spec = {key: spec[key] for key in order if key in spec}
 
@@ -869,13 +960,39 @@ def _stage_lead(build: _Builder) -> None:
         build.note(0, f"--signal=...@{build.signal_lead}", "dropped", "nothing is copied back before the time limit: no signal is needed")
 
 
+_ARRAY_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+
+
+def array_range_problem(text: str) -> Optional[str]:
+    """Why an ``--array`` value cannot become a sweep (checked before any id is made): not
+    SLURM's FIRST[-LAST[:STEP]],...[%THROTTLE], a range backwards or with step 0, or more task
+    ids than limits.DEFAULT_MAX_ARRAY_TASKS."""
+    from .limits import DEFAULT_MAX_ARRAY_TASKS
+
+    ranges, _, throttle = text.partition("%")
+    if throttle and not throttle.isdigit():
+        return f"--array={text}: the throttle after % is not a number"
+    count = 0
+    for part in ranges.split(","):
+        match = _ARRAY_RANGE.fullmatch(part)
+        if not match:
+            return f"--array={text}: {part!r} is not FIRST, FIRST-LAST or FIRST-LAST:STEP"
+        first, last, step = int(match.group(1)), int(match.group(2) or match.group(1)), int(match.group(3) or 1)
+        if last < first or step < 1:
+            return f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) with a step of 1 or more"
+        count += (last - first) // step + 1
+    if count > DEFAULT_MAX_ARRAY_TASKS:
+        return f"--array={text}: {count} tasks, more than slurmkit's cap of {DEFAULT_MAX_ARRAY_TASKS} for one array; split the sweep"
+    return None
+
+
 def _array_section(text: str) -> Dict:
-    """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle."""
+    """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle
+    (``text`` has passed array_range_problem)."""
     ranges, _, throttle = text.partition("%")
     ids: List[int] = []
     for part in ranges.split(","):
-        span, _, step = part.partition(":")
-        first, _, last = span.partition("-")
+        first, last, step = _ARRAY_RANGE.fullmatch(part).groups()
         ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
     section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
     if throttle:

@@ -12,10 +12,13 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from . import limits, sizing
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
+from .reads import unprovided_reads
 from .shellwords import split_at_operators
+from .sizing import cores_per_gpu
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
@@ -25,6 +28,7 @@ KIND_LAUNCHERS = {
     "threaded": ("direct", "srun"),
     "gpu": ("direct", "srun"),
     "array": ("direct", "srun"),
+    "many-tasks": ("direct",),              # GNU Parallel on each node; several nodes: srun starts one per node
     "mpi": ("srun", "mpirun"),
     "multigpu": ("torchrun", "direct"),     # direct: one process drives every GPU (TensorFlow MirroredStrategy)
     "ddp": ("srun",),
@@ -57,6 +61,13 @@ SLURM_COUNTS = {
     "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
 }
 _COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
+#: The job's cores on one node as SLURM counts them when the job runs (CPUs per task x tasks per
+#: node): the CPUs of a step of one task per node (staging, a per-node virtualenv), which srun
+#: no longer passes on by itself since Slurm 22.05, and the extractors' threads. Inside that
+#: step, started with --ntasks-per-node=1 --cpus-per-task=N, the same word gives N, since srun
+#: sets SLURM_NTASKS_PER_NODE=1 and SLURM_CPUS_PER_TASK=N there ("only set if the option is
+#: specified", srun(1); measured on the local cluster, Slurm 22.05): one word for both places.
+NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
 
 
 class Finding(NamedTuple):
@@ -100,7 +111,7 @@ class _Findings(list):
 def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     """Decide everything about ``spec`` on ``profile``; see the module docstring."""
     findings = _Findings()
-    _check_profile_status(profile, findings)
+    _check_profile_status(profile, findings, spec)
     account = _check_account(spec, profile, findings)
     chain = _chain(spec, profile, findings)
     _check_time(spec, profile, findings, chain)
@@ -109,13 +120,19 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     _check_distributed(spec, gpus, findings)
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
-    memory = _memory_directive(spec, profile, findings)
+    findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
+    memory = _memory_directive(spec, profile, findings) \
+        or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
+    sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
     launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
-    cores = cpus_per_task * tasks_per_node
-    stage = _stage(spec, _extraction_parallelism(profile, cores), cores, findings, chain)
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    if spec.array and spec.stage:
+        outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
+        findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
+    tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     plan = Plan(
@@ -133,18 +150,22 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         stage=stage,
         chain=chain,
         array=array,
+        tasks=tasks,
         distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
         builds=_builds(spec, profile, gpus),
         module_system=profile.software.module_system or "none",
     )
+    for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
+        findings.warn(field, message)
     return Resolution(plan, tuple(findings))
 
 
 # ------------------------------------------------------------------------------------ checks
 
 
-def _check_profile_status(profile: SiteProfile, findings: _Findings) -> None:
-    notice = retirement_notice(profile)
+def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:
+    source = spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
+    notice = retirement_notice(profile, source)
     if notice:
         findings.warn("profile", notice)
 
@@ -172,7 +193,7 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
     advice = profile.scheduling.min_walltime_advice_seconds
     if advice and asked < advice:
         findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
-                      f"{format_duration(advice)}; bundle short tasks (an array or GNU parallel)")
+                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)")
 
 
 def _gpu_names(profile: SiteProfile) -> List[str]:
@@ -234,19 +255,42 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
-        if spec.kind in ("mpi",) and tasks is None:
+        if spec.kind in ("mpi", "many-tasks") and tasks is None:
             tasks = max(1, whole.cores // (cpus or 1))
         elif spec.kind == "threaded" and cpus is None:
             cpus = max(1, whole.cores // (tasks or 1))
         tasks, cpus = tasks or 1, cpus or 1
         if tasks * cpus != whole.cores:
-            findings.error("resources", f"{profile.name} schedules whole nodes of {whole.cores} cores; this asks {tasks * cpus} per node "
-                           f"(tasks_per_node x cpus_per_task): make it {whole.cores}, e.g. tasks_per_node: {whole.cores // cpus}")
+            findings.error("resources", _not_whole_node(spec.kind, profile.name, whole.cores, tasks, cpus))
     if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+    if gpus and cpus is None:
+        cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     if spec.kind == "threaded" and (cpus or 1) == 1:
         findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
+    if spec.kind == "many-tasks" and (tasks or 1) == 1 and spec.resources.nodes == 1:
+        findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
+                      "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
+
+
+def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> str:
+    """How to fill a whole node: more ranks for MPI; one process (serial, an array task, a
+    threaded job below a node) runs many at a time in one job, as the Trillium Quickstart advises."""
+    asked = f"{site} schedules whole nodes of {cores} cores"
+    if cores % cpus:
+        divisors = [d for d in range(2, min(cores, 64) + 1) if cores % d == 0]
+        return f"{asked}, which {cpus} cores per task does not divide: pick one that does (e.g. {', '.join(map(str, divisors[:4]))})"
+    per_node, bundle = cores // cpus, "in one job of kind 'many-tasks' (GNU Parallel"
+    if kind == "serial":
+        return f"{asked} and a serial job uses {tasks * cpus}: run such tasks {per_node} at a time {bundle}; tasks_per_node: {per_node})"
+    if kind == "array":
+        return (f"{asked} and each array task uses {cpus}: put the sweep's points in a task file and run them {per_node} at a time "
+                f"{bundle}; tasks_per_node: {per_node}" + (f", cpus_per_task: {cpus})" if cpus > 1 else ")"))
+    if kind == "threaded" and tasks == 1:
+        return (f"{asked} and this threaded job uses {cpus}: give it the node (cpus_per_task: {cores}), or run such jobs "
+                f"{per_node} at a time {bundle}; tasks_per_node: {per_node}, cpus_per_task: {cpus})")
+    return f"{asked}; this asks {tasks * cpus} per node (tasks_per_node x cpus_per_task): make it {cores}, e.g. tasks_per_node: {per_node}"
 
 
 def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
@@ -262,14 +306,6 @@ def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> T
     if cpus is None:
         cpus = cores_per_gpu(gpus.node_types) * (gpus.count if single else 1)
     return tasks, cpus
-
-
-def cores_per_gpu(node_types: Sequence[NodeType]) -> int:
-    """The site's cores per GPU, but never more than a node's fair share (its cores over its
-    GPUs): Graham's cap of 16 per GPU would ask 64 cores of a 44-core node with 4 T4s. Where
-    node types differ, the one that gives the most."""
-    shares = [min(t.gpus.max_cores_per_gpu or t.cores, max(1, t.cores // t.gpus.count)) for t in node_types if t.gpus and t.cores]
-    return max(shares, default=1)
 
 
 def _framework(spec: JobSpec) -> str:
@@ -338,7 +374,7 @@ def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: _Findings) 
         findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; memory requests are ignored there: remove it")
         return None
     if res.mem_mb is not None:
-        return ("--mem", format_size(res.mem_mb))
+        return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
     return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
 
 
@@ -409,15 +445,19 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     if spec.array is None:
         return None
     names = [name for name, _ in spec.array.parameters]
-    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
-    columns = tuple(zip(*points))
-    size = len(points)
+    size = limits.array_size(spec.array.parameters)  # the grid is built only once it is known to fit
     limit = profile.scheduling.max_array_size
     if limit and size > limit:
         findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
     jobs = profile.scheduling.max_jobs_per_user
     if jobs and size > jobs:
         findings.error("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued per user")
+    too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
+    findings.extend(Finding(*f) for f in too_many)
+    if too_many or (limit and size > limit) or (jobs and size > jobs):
+        return None
+    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
+    columns = tuple(zip(*points))
     return ArrayPlan(tuple(zip(names, columns)), size)
 
 
@@ -453,10 +493,23 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         # Lmod's default for the site.
         user.append(software.modules.get("cuda") or "cuda")
     user += _build_modules(spec, profile, gpus, user, findings)
+    if spec.kind == "many-tasks":
+        from .manytasks import parallel_module   # beside this module: it reads resolve's path rules
+        user += parallel_module(profile, user)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
-    return tuple(dict.fromkeys(base + user))
+    return tuple(dict.fromkeys(base + sorted(user, key=_load_order)))
+
+
+#: Module families that others are built under in the Alliance's Lmod hierarchy (compiler
+#: branches with MPI or CUDA sub-branches: Standard software environments): loaded first, so
+#: that ``nccl`` or ``cudnn`` is found when its turn comes (the order is otherwise the user's).
+HIERARCHY_ROOTS = ("gcc", "intel", "cuda")
+
+
+def _load_order(module: str) -> int:
+    return 0 if module.split("/")[0] in HIERARCHY_ROOTS else 1
 
 
 def uses_tensorflow(spec: JobSpec) -> bool:
@@ -493,6 +546,7 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
         nodes=spec.resources.nodes,
+        node_cores=NODE_CORES,
     )
 
 
@@ -633,15 +687,16 @@ IMAGE_SUFFIXES = (".sqfs", ".squashfs")   # a squashfs image made by `slurmkit p
 DEFAULT_LEAD_S = 300
 
 
-def _extraction_parallelism(profile: SiteProfile, cores: int) -> int:
-    """Shards extracted at once: all the job's cores on a RAM disk, one at a time on a disk.
+def _extraction_parallelism(profile: SiteProfile) -> Union[str, FromSlurm]:
+    """Shards extracted at once: all the node's cores on a RAM disk (read at run time, so that a
+    hand-edited #SBATCH line changes it too), one at a time on a disk.
 
     Measured with bench/staging.py (20,000 files of 40 KB, 2 shards, 2 cores, cold cache):
     parallel extraction took 0.79 s against 1.44 s for one archive on tmpfs. On ext4, two
     extractors at once were bimodal (0.9-1.3 s or 1.9-3.0 s; median 2.08 s over 10 runs,
     each into a fresh folder) where one after the other was steady (1.4-2.2 s; median 1.62 s):
     they contend for the journal."""
-    return max(1, cores) if _on_ramdisk(profile) else 1
+    return NODE_CORES if _on_ramdisk(profile) else "1"
 
 
 def _on_ramdisk(profile: SiteProfile) -> bool:
@@ -649,7 +704,7 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
     return bool(tmpdir and tmpdir.kind == "ramdisk")
 
 
-def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
+def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
            chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
@@ -673,7 +728,21 @@ def _stage(spec: JobSpec, parallel: int, cores: int, findings: _Findings,
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
-    return StagePlan(steps, several_nodes, spec.resources.nodes, max(1, parallel), outputs, checkpoint, lead, mounts, max(1, cores))
+    return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, mounts, NODE_CORES,
+                     _output_folders(out.source for out in stage.outputs))
+
+
+def _output_folders(sources) -> Tuple[str, ...]:
+    """The folders a program writes its outputs into, made before it starts: an output named
+    like a file (with a suffix: metrics.csv, logs/train.log) gets the folder it is in, any other
+    (runs) is taken to be a folder and is made itself. $SLURM_TMPDIR itself is there already."""
+    folders = []
+    for source in sources:
+        path = posixpath.normpath(source)
+        folder = posixpath.dirname(path) if "." in posixpath.basename(path).lstrip(".") else path
+        if folder not in ("", "."):
+            folders.append("$SLURM_TMPDIR/" + _literal(folder))
+    return tuple(dict.fromkeys(folders))
 
 
 def _check_destination(to: str, field: str, findings: _Findings) -> None:
@@ -685,6 +754,9 @@ def _check_destination(to: str, field: str, findings: _Findings) -> None:
     if all(part == ".." for part in parts):
         findings.error(field, f"{to!r} would be replaced whole by the output: "
                        "give it a folder of its own (e.g. results), not the spec's folder or one above it")
+    elif re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", posixpath.normpath("$HOME" + to[1:] if to[:2] in ("~", "~/") else to)):
+        findings.error(field, f"{to!r} is a whole folder such as your home or scratch, which the output would replace "
+                       f"or fill: give it a folder of its own inside it (e.g. {to.rstrip('/')}/results)")
 
 
 def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:
@@ -713,8 +785,20 @@ def _literal(path: str) -> str:
 
 
 def _from_submit_dir(path: str) -> str:
-    """Relative paths are from the spec's folder, which is where slurmkit runs sbatch."""
-    return _literal(path) if path.startswith("/") else "$SLURM_SUBMIT_DIR/" + _literal(path)
+    """Relative paths are from the spec's folder, which is where slurmkit runs sbatch; ``~`` and
+    ``$HOME``, ``$SCRATCH``, ... expand in the job, as in the user's shell (userpaths.py)."""
+    from .userpaths import in_job  # here: only a spec with stage paths needs it
+
+    return in_job(path)
+
+
+def _tasks(spec: JobSpec, findings: _Findings):
+    """Kind many-tasks: the task file and joblogs (slurmkit/manytasks.py)."""
+    if spec.tasks is None:
+        return None
+    from .manytasks import tasks_plan   # beside this module: it reads resolve's path rules
+
+    return tasks_plan(spec, findings)
 
 
 # ------------------------------------------------------------------------------------- chains
@@ -762,9 +846,11 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
         if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
             name = shape.path.rstrip("/").split("/")[-1]
             packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
+            # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
+            place = spec.stage.inputs[shape.index].to or name
             findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
                           f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
-                          f"and stage {packed}")
+                          f"and stage it where the folder was: {{from: {packed}, to: {place}}}")
     tmpdir = profile.storage.slurm_tmpdir
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)

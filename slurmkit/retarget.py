@@ -386,9 +386,23 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
     elif kind == "threaded" and tasks == 1:
         if res.cpus_per_task is not None:
             port.set("resources", "cpus_per_task", cores, f"{target} gives the job a whole node of {cores} cores")
+    elif kind == "many-tasks":
+        _many_tasks_onto_whole_nodes(port, cores, tasks, cpus)
     else:
         port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind!r} job of {tasks * cpus} core(s) would leave the "
-                    f"rest idle: run {cores // (tasks * cpus)} of them in one job (GNU parallel), or port to another cluster")
+                    f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind 'many-tasks' (GNU Parallel, "
+                    "a task file with a line each), or port to another cluster")
+
+
+def _many_tasks_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
+    """GNU Parallel fills each whole node: as many tasks at a time as it has cores for."""
+    target = port.target.name
+    if cores % cpus:
+        port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not "
+                    f"divide; pick a divisor of {cores}")
+    elif port.spec.resources.tasks_per_node is not None:
+        port.set("resources", "tasks_per_node", cores // cpus, f"{target} gives whole nodes of {cores} cores: {cores // cpus} tasks "
+                 f"of {cpus} core(s) at a time fill one ({tasks} on {port.source.name})")
 
 
 def _warn_pinned_core_counts(port: _Port, old: int, new: int) -> None:
@@ -406,7 +420,7 @@ def _source_shape(port: _Port) -> Tuple[int, int]:
     res = port.spec.resources
     tasks, cpus = res.tasks_per_node, res.cpus_per_task
     whole = _whole_cores(port.source)
-    if whole and port.spec.kind == "mpi" and tasks is None:
+    if whole and port.spec.kind in ("mpi", "many-tasks") and tasks is None:
         tasks = max(1, whole // (cpus or 1))
     if whole and port.spec.kind == "threaded" and cpus is None:
         cpus = max(1, whole // (tasks or 1))
@@ -416,7 +430,7 @@ def _source_shape(port: _Port) -> Tuple[int, int]:
 def _off_whole_nodes(port: _Port, cores: int) -> None:
     res, kind = port.spec.resources, port.spec.kind
     why = f"{port.source.name} filled its {cores}-core nodes; {port.target.name} gives only what is asked"
-    if kind == "mpi" and res.tasks_per_node is None:
+    if kind in ("mpi", "many-tasks") and res.tasks_per_node is None:
         port.set("resources", "tasks_per_node", max(1, cores // (res.cpus_per_task or 1)), why)
     elif kind == "threaded" and res.cpus_per_task is None:
         port.set("resources", "cpus_per_task", max(1, cores // (res.tasks_per_node or 1)), why)
@@ -431,7 +445,8 @@ def _port_memory(port: _Port) -> None:
     if not target_asks:
         for key in ("mem", "mem_per_cpu"):
             port.set("resources", key, None, f"{port.target.name} gives every job whole nodes with all their memory; it ignores memory requests")
-    elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None:
+    elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None \
+            and port.spec.resources.gpus is None:   # a GPU job gets its GPUs' bundle from the resolver (sizing.py)
         node = _largest_cpu_node(port.source)
         if node and node.memory_mib:
             port.set("resources", "mem", format_size(node.memory_mib), f"{port.source.name} gave every job its nodes' memory "

@@ -22,11 +22,14 @@ DEFAULT_COMMANDS = {
     "mpi": "./my_mpi_program",
     "gpu": "python train.py",
     "array": "python main.py --lr $lr",
+    "many-tasks": "python main.py --seed {}",
     "multigpu": "python train.py",
     "ddp": "python train.py",
     "tf-multiworker": "python train.py",
     "horovod": "python train.py",
 }
+#: A many-tasks job's first task file: one line per task, each the {} of its command.
+EXAMPLE_TASKS = ("tasks.txt", "1\n2\n3\n4\n")
 #: GPUs per node the scaffold starts from, for the kinds that need several.
 MULTI_GPU_KINDS = {"multigpu": 2, "ddp": 2, "tf-multiworker": 2, "horovod": 2}
 
@@ -38,7 +41,8 @@ class ScaffoldError(SlurmkitError):
 def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = None, account: Optional[str] = None,
              time: Optional[str] = None, gpus: Optional[str] = None, command: Optional[str] = None,
              force: bool = False, ask: Optional[Callable] = None, env=None, warn: Optional[Callable] = None) -> List[Path]:
-    """Write ``name/job.yaml`` and ``name/job.sbatch``; ``ask(prompt, default=...)`` fills gaps,
+    """Write ``name/job.yaml`` and ``name/job.sbatch`` (a many-tasks job also gets a first
+    ``name/tasks.txt``, unless one is there); ``ask(prompt, default=...)`` fills gaps,
     ``warn(finding)`` hears the resolver's warnings."""
     env = os.environ if env is None else env
     folder = Path(name)
@@ -66,14 +70,22 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         resources.update(nodes=1, tasks_per_node=4)
     if kind == "threaded":
         resources["cpus_per_task"] = 4
+    if kind == "many-tasks" and not _whole_nodes(profile):
+        resources["tasks_per_node"] = 4
     data["resources"] = resources
     if kind == "array":
         data["array"] = {"parameters": {"lr": ["0.1", "0.01", "0.001"]}}
+    if kind == "many-tasks":
+        data["tasks"] = {"arguments": EXAMPLE_TASKS[0]}
     data["launch"] = {"command": command or ask("Command", default=DEFAULT_COMMANDS[kind])}
     spec_text = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
     job = Job(**data)
     script = job.render(warn=warn)
-    return [write_atomic(targets[0], spec_text), write_atomic(targets[1], script, 0o755)]
+    written = [write_atomic(targets[0], spec_text)]
+    task_file = folder / EXAMPLE_TASKS[0]
+    if kind == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
+        written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
+    return written + [write_atomic(targets[1], script, 0o755)]
 
 
 def _detected(env) -> str:
@@ -81,6 +93,12 @@ def _detected(env) -> str:
         return detect_profile(env=env).name
     except SlurmkitError:
         return "generic"
+
+
+def _whole_nodes(profile: str) -> bool:
+    from .profiles import load_profile
+
+    return bool(load_profile(profile).scheduling.whole_node)
 
 
 def _first_gpu(profile: str, count: int = 1) -> str:

@@ -94,3 +94,12 @@ def raw_words(text: str) -> List[str]:
     if current:
         words.append(current)
     return words
+
+
+_ASSIGNED = re.compile(r"(?:^|[;&|({]\s*|\b(?:export|declare|local|readonly)\s+(?:-\w+\s+)*)([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
+
+
+def assigned_names(lines) -> set:
+    """The variable names shell lines assign (``X=...``, ``export X=...``, ``a; Y=...``): after
+    environment.setup they are set, and exported, where the launch expands them."""
+    return {match.group(1) for line in lines for match in _ASSIGNED.finditer(line)}

@@ -17,17 +17,17 @@ A spec looks like::
 """
 
 import re
-import shlex
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from . import sanity
 from .errors import SpecError, UnitError, closest
 from .shellwords import split_at_operators
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
 #: the kinds that run one process per GPU (or per task) and talk over NCCL, gloo or MPI.
 DISTRIBUTED_KINDS = ("multigpu", "ddp", "tf-multiworker", "horovod")
 LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
@@ -38,6 +38,8 @@ GPU_VIEWS = ("own", "node")
 BUILDS = ("horovod", "mpi4py")
 BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
+#: ``mem: node``: all the memory of each node (``--mem=0``).
+NODE_MEMORY = "node"
 MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIMIT_80", "ARRAY_TASKS")
 
 # Values that end up inside #SBATCH lines or module commands, where shell quoting cannot help:
@@ -65,7 +67,7 @@ class Resources(NamedTuple):
     tasks_per_node: Optional[int] = None   # None: not said (the resolver may fill whole nodes)
     cpus_per_task: Optional[int] = None
     time_s: int = 0
-    mem_mb: Optional[int] = None           # per node (--mem)
+    mem_mb: Optional[int] = None           # per node (--mem); 0 (mem: node): all of each node's (--mem=0)
     mem_per_cpu_mb: Optional[int] = None   # per CPU (--mem-per-cpu)
     gpus: Optional[GpuRequest] = None
     tmp_mb: Optional[int] = None           # node-local disk (--tmp)
@@ -111,6 +113,7 @@ class Launch(NamedTuple):
     framework: Optional[str] = None     # pytorch | tensorflow, for the distributed kinds
     batch_size: Optional[int] = None    # per process; lets the resolver warn about jobs too small for their GPUs
     gpu_view: Optional[str] = None      # own | node; None: the kind's default (resolve._gpu_rank)
+    text: str = ""                      # the command as written, when one line (its quotes: reads.py)
     shell: Optional[str] = None         # the bash line as the user wrote it, when given as launch.shell
 
 
@@ -119,6 +122,17 @@ class ArraySpec(NamedTuple):
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]
     throttle: Optional[int] = None
+
+
+class Tasks(NamedTuple):
+    """Many small tasks that GNU Parallel runs inside the job's nodes (kind ``many-tasks``):
+    each non-blank line of ``file`` is one task, a shell command of its own (``commands``) or
+    the arguments of launch.command, which GNU Parallel puts where ``{}`` is (``arguments``)."""
+
+    file: str                          # relative to the spec's folder, or absolute
+    lines: str                         # "commands" | "arguments"
+    separator: Optional[str] = None    # arguments: split each line into {1} {2} ... (GNU Parallel's --colsep)
+    joblog: Optional[str] = None       # the joblog folder; None: <name>.joblog beside the spec
 
 
 class Dependency(NamedTuple):
@@ -178,6 +192,7 @@ class JobSpec(NamedTuple):
     account: Optional[str] = None
     environment: Environment = Environment()
     array: Optional[ArraySpec] = None
+    tasks: Optional[Tasks] = None
     dependencies: Tuple[Dependency, ...] = ()
     mail: Optional[Mail] = None
     extra_directives: Tuple[str, ...] = ()
@@ -201,6 +216,9 @@ class _Reader:
     def __init__(self, source: Optional[str], lines: Dict[KeyPath, int]):
         self.source = source
         self.lines = lines
+        # A number or boolean read as text keeps the spelling the YAML file gave it (yamlfile.KeyLines):
+        # an array value 0.00001 reaches the job as 0.00001, not as Python's 1e-05.
+        self.spellings: Dict[KeyPath, str] = getattr(lines, "spellings", {})
 
     def fail(self, path: KeyPath, message: str):
         raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
@@ -234,7 +252,9 @@ class _Reader:
         return value
 
     def text(self, value, path: KeyPath, pattern=None, what: str = "") -> str:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        if not isinstance(value, str) and path in self.spellings:
+            value = self.spellings[path]
+        elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail(path, f"expected text, got {_describe(value)}")
         value = str(value)
         if pattern is not None and not pattern.fullmatch(value):  # fullmatch: "$" would let a trailing newline in
@@ -250,6 +270,8 @@ class _Reader:
         return value
 
     def text_list(self, value, path: KeyPath, pattern=None, what: str = "") -> Tuple[str, ...]:
+        if path in self.spellings:  # one number or boolean, as the YAML file spelled it
+            return (self.text(value, path, pattern, what),)
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             value = [value]
         if not isinstance(value, (list, tuple)):
@@ -262,6 +284,18 @@ class _Reader:
         except UnitError as error:
             self.fail(path, error.message)
 
+    def duration(self, value, path: KeyPath, minimum_s: int = 0) -> int:
+        """A duration in seconds; ``M:S`` (what SLURM makes of ``25:00``) is refused with the
+        spelling that means hours, and anything under ``minimum_s``."""
+        problem = sanity.minutes_seconds_problem(value)
+        if problem:
+            self.fail(path, problem)
+        seconds = self.unit(parse_duration, value, path)
+        if seconds < minimum_s:
+            self.fail(path, f"at least {minimum_s // 60} minute{'s' if minimum_s > 60 else ''}, got {_describe(value)}; "
+                            f"a shorter interval copies without pause")
+        return seconds
+
 
 def _describe(value) -> str:
     if value is None:
@@ -273,21 +307,28 @@ def _describe(value) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
-SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "stage", "resubmit",
-             "dependencies", "mail", "extra_directives")
+SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "tasks", "stage",
+             "resubmit", "dependencies", "mail", "extra_directives")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
 
 
 def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
     """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
-    read = _Reader(source, lines or {})
-    top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources", "launch"))
+    read = _Reader(source, {} if lines is None else lines)
+    top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources"))
     kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
     if kind == "array" and array is None:
         read.fail(("array",), "kind 'array' needs an array section with the parameters to sweep")
     if array is not None and kind != "array":
         read.fail(("array",), f"only kind 'array' sweeps parameters; set kind: array (it is {kind!r})")
+    tasks = _read_tasks(read, top.get("tasks"), kind)
+    commands_file = tasks is not None and tasks.lines == "commands"
+    if top.get("launch") is None and not commands_file:
+        read.fail(("launch",), "is required")
+    if top.get("launch") is not None and commands_file:
+        read.fail(("launch",), "each line of tasks.commands is a command of its own: leave launch out, or give the lines "
+                  "as tasks.arguments of launch.command")
     return JobSpec(
         name=read.text(top["name"], ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'"),
         profile=None if top.get("profile") is None else read.text(top["profile"], ("profile",), NAME_RE, "a profile name"),
@@ -295,8 +336,9 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
         kind=kind,
         resources=_read_resources(read, top["resources"]),
         environment=_read_environment(read, top.get("environment")),
-        launch=_read_launch(read, top["launch"]),
+        launch=Launch(command=()) if tasks and tasks.lines == "commands" else _read_launch(read, top["launch"]),
         array=array,
+        tasks=tasks,
         dependencies=_read_dependencies(read, top.get("dependencies")),
         mail=_read_mail(read, top.get("mail")),
         extra_directives=_read_extra(read, top.get("extra_directives")),
@@ -318,7 +360,7 @@ def _read_resources(read: _Reader, value) -> Resources:
     at = lambda key: ("resources", key)  # noqa: E731 - a key path, nothing more
     if res.get("mem") is not None and res.get("mem_per_cpu") is not None:
         read.fail(at("mem_per_cpu"), "give either mem (per node) or mem_per_cpu, not both")
-    time_s = read.unit(parse_duration, res["time"], at("time"))
+    time_s = read.duration(res["time"], at("time"))
     if time_s <= 0:
         read.fail(at("time"), "must be longer than zero")
     return Resources(
@@ -326,11 +368,27 @@ def _read_resources(read: _Reader, value) -> Resources:
         tasks_per_node=None if res.get("tasks_per_node") is None else read.integer(res["tasks_per_node"], at("tasks_per_node")),
         cpus_per_task=None if res.get("cpus_per_task") is None else read.integer(res["cpus_per_task"], at("cpus_per_task")),
         time_s=time_s,
-        mem_mb=None if res.get("mem") is None else read.unit(parse_size, res["mem"], at("mem")),
+        mem_mb=None if res.get("mem") is None else _read_memory(read, res["mem"], at("mem")),
         mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else read.unit(parse_size, res["mem_per_cpu"], at("mem_per_cpu")),
         gpus=_read_gpus(read, res.get("gpus")),
         tmp_mb=None if res.get("tmp") is None else read.unit(parse_size, res["tmp"], at("tmp")),
     )
+
+
+def _read_memory(read: _Reader, value, path: KeyPath) -> int:
+    """A size in MiB, or ``node`` (0): all the memory of each node, as sbatch's ``--mem=0`` means
+    (Advanced MPI scheduling: a whole-node job asks ``--ntasks-per-node=<cores> --mem=0``)."""
+    if isinstance(value, str) and value.strip().lower() == NODE_MEMORY:
+        return 0
+    try:
+        return parse_size(value)
+    except UnitError as error:
+        if not isinstance(value, str):   # a number: negative
+            read.fail(path, error.message)
+        close = closest(value.strip().lower(), [NODE_MEMORY], cutoff=0.7)
+        hint = f"did you mean '{close}'? " if close else ""
+        read.fail(path, error.message.replace("is not a size: ", "is not a size: " + hint, 1)
+                  + f"; or '{NODE_MEMORY}' for all the memory of each node (--mem=0)")
 
 
 def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
@@ -407,7 +465,9 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
 
 def _read_launch(read: _Reader, value) -> Launch:
     if isinstance(value, (str, list)):
-        value = {"command": value}
+        value = {"command": value}  # the short form: launch's own items are the command's
+        read.spellings = {**read.spellings, **{("launch", "command", *path[1:]): text for path, text in read.spellings.items()
+                                               if path[:1] == ("launch",)}}
     launch = read.mapping(value, ("launch",), ("command", "shell", "launcher", "framework", "batch_size", "gpu_view"))
     if launch.get("command") is None and launch.get("shell") is None:
         read.fail(("launch", "command"), "is required")
@@ -416,6 +476,9 @@ def _read_launch(read: _Reader, value) -> Launch:
     shell = None
     if launch.get("shell") is not None:
         shell = read.text(launch["shell"], ("launch", "shell"), _SETUP_RE, "a bash line such as: python t.py > log.txt")
+        too_long = sanity.command_length_problem(len(shell))
+        if too_long:
+            read.fail(("launch", "shell"), too_long)
         argv = ("bash", "-c", shell.replace("$", "$$"))
     else:
         argv = _read_command(read, launch["command"])
@@ -423,18 +486,24 @@ def _read_launch(read: _Reader, value) -> Launch:
     framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
     batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
     view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
-    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view, shell=shell)
+    command = launch.get("command")
+    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view,
+                  text=command if isinstance(command, str) else "", shell=shell)
 
 
 def _read_command(read: _Reader, command) -> Tuple[str, ...]:
     """A command string is split as the shell would; an unquoted ``>``, ``|`` or ``&&`` in it is
     refused, since as an argument it would reach the program as text instead of redirecting."""
     path = ("launch", "command")
+    length = len(command) if isinstance(command, str) else sum(len(str(word)) + 1 for word in command) if isinstance(command, list) else 0
+    too_long = sanity.command_length_problem(length)
+    if too_long:
+        read.fail(path, too_long)
     if not isinstance(command, str):
         argv = read.text_list(command, path)
     else:
         try:
-            argv = tuple(shlex.split(command))
+            argv = sanity.split_command(command)
         except ValueError as error:
             read.fail(path, f"cannot split it into arguments ({error}); give a list of arguments instead")
         operators = split_at_operators(command)[1]
@@ -465,6 +534,32 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
         parameters.append((str(name), values))
     throttle = None if array.get("throttle") is None else read.integer(array["throttle"], ("array", "throttle"))
     return ArraySpec(tuple(parameters), throttle)
+
+
+def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
+    """``tasks: {commands: FILE}`` or ``tasks: {arguments: FILE, separator: "\\t"}``, and ``joblog``."""
+    path = ("tasks",)
+    if value is None:
+        if kind == "many-tasks":
+            read.fail(path, "kind 'many-tasks' needs a tasks section: {commands: FILE} (a command a line) "
+                      "or {arguments: FILE} (the arguments of launch.command, a line each)")
+        return None
+    if kind != "many-tasks":
+        read.fail(path, f"only kind 'many-tasks' runs a task file; set kind: many-tasks (it is {kind!r})")
+    tasks = read.mapping(value, path, ("commands", "arguments", "separator", "joblog"))
+    given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]
+    if len(given) != 1:
+        read.fail(path, "give one of commands (a file with a command a line) or arguments (a file with the arguments "
+                  "of launch.command, a line each)" + (", not both" if given else ""))
+    lines = given[0]
+    if lines == "commands" and tasks.get("separator") is not None:
+        read.fail(path + ("separator",), "splits argument lines into {1} {2} ...; a commands file has no columns: use arguments")
+    file = read.text(tasks[lines], path + (lines,), _ANY_PATH_RE, "a file path (relative to the spec's folder, or absolute)")
+    separator = None if tasks.get("separator") is None else read.text(tasks["separator"], path + ("separator",), _ANY_PATH_RE,
+                                                                      'a column separator such as "\\t" or ","')
+    joblog = None if tasks.get("joblog") is None else read.text(tasks["joblog"], path + ("joblog",), _ANY_PATH_RE,
+                                                               "a folder (relative to the spec's folder, or absolute)")
+    return Tasks(file, lines, separator, joblog)
 
 
 def _read_dependencies(read: _Reader, value) -> Tuple[Dependency, ...]:
@@ -501,8 +596,15 @@ _DIRECTIVE_RE = re.compile(r"^--?[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\$`]*)?$")
 
 
 def _read_extra(read: _Reader, value) -> Tuple[str, ...]:
-    return read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
-                          "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+    directives = read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
+                                "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+    seen: Dict[str, int] = {}
+    for index, directive in enumerate(directives):
+        problem = sanity.directive_problem(directive, seen)
+        if problem:
+            read.fail(("extra_directives", index), problem)
+        seen.setdefault(directive.partition("=")[0], index)
+    return directives
 
 
 # A staged path is relative (to the spec's folder, or to $SLURM_TMPDIR) and stays inside it.
@@ -522,10 +624,15 @@ def _read_stage(read: _Reader, value) -> Optional[Stage]:
     if stage.get("checkpoint") is not None:
         at = ("stage", "checkpoint")
         spec = read.mapping(stage["checkpoint"], at, ("from", "to", "every"), required=("from", "to"))
-        every = read.unit(parse_duration, spec.get("every", "30m"), at + ("every",))
+        every = read.duration(spec.get("every", "30m"), at + ("every",), sanity.MIN_CHECKPOINT_S)
         checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
                                 read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
-    lead = None if stage.get("lead") is None else read.unit(parse_duration, stage["lead"], ("stage", "lead"))
+    lead = None if stage.get("lead") is None else read.duration(stage["lead"], ("stage", "lead"))
+    destinations = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
+    destinations += [(("stage", "checkpoint", "to"), checkpoint.to)] if checkpoint else []
+    collision = sanity.output_collision(destinations)
+    if collision:
+        read.fail(*collision)
     return Stage(inputs, outputs, checkpoint, lead)
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real SLURM cluster on this one machine, for slurmkit's integration tests.
 #
-#   cluster.sh install   apt-get the packages it needs (munge, slurm, mariadb, Open MPI, Lmod)
+#   cluster.sh install   apt-get the packages it needs (munge, slurm, mariadb, Open MPI, Lmod, GNU Parallel)
 #   cluster.sh up        boot it (idempotent; installs first if a package is missing)
 #   cluster.sh env       print the exports a client needs:  eval "$(cluster.sh env)"
 #   cluster.sh status    which daemons run, and sinfo
@@ -40,7 +40,7 @@ DB_PORT=$((PORT_BASE + 6))
 CLUSTER=lab
 ACCOUNTS=(def-test def-other)
 PACKAGES=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server openmpi-bin libopenmpi-dev
-          lmod python3-venv python3-virtualenv shellcheck squashfs-tools squashfuse fuse3)
+          lmod python3-venv python3-virtualenv shellcheck squashfs-tools squashfuse fuse3 parallel)
 CTLD_HOST=$(hostname -s)
 export SLURM_CONF=$BASE/etc/slurm.conf
 

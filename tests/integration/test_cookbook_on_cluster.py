@@ -180,3 +180,13 @@ def test_mnist_keras_reads_its_staged_data_with_one_mirrored_process(cluster, tm
     subprocess.run([str(tf_venv / "bin" / "python"), "-c", make], cwd=spec.parent, check=True)
     out = _run(spec)
     assert "(2000 training images)" in out and "replicas=1 " in out, out[-3000:]   # the stand-in GPUs are no CUDA devices
+
+
+def test_the_serial_farm_runs_every_line_of_its_task_file_on_two_nodes(cluster, tmp_path):
+    # All 400 runs, on both nodes (2 x 2 at a time): each line's result file, written once.
+    spec = _local_copy(tmp_path, "serial-farm", resources={"nodes": 2, "tasks_per_node": 2, "mem_per_cpu": "200M", "time": "10m"})
+    out = _run(spec)
+    assert "slurmkit: 400 of 400 tasks succeeded, 0 failed, 0 not run" in out, out[-3000:]
+    lines = (spec.parent / "params.tsv").read_text().split("\n")[:-1]
+    expected = sorted(f"{float(a):g}-{float(b):g}.txt" for a, b in (line.split("\t") for line in lines))
+    assert sorted(p.name for p in (spec.parent / "results").iterdir()) == expected

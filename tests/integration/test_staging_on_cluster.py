@@ -1,6 +1,8 @@
 """Staging to $SLURM_TMPDIR and back, on the real cluster: every node, every way a job ends."""
 
+import os
 import re
+import shutil
 import subprocess
 import tarfile
 import time
@@ -56,6 +58,46 @@ def test_a_two_node_job_stages_its_inputs_onto_both_nodes(cluster, registry, tmp
                 "./m0 ./m1 ./m2 ./m3 ./m4 ./m5")
     lines = sorted(line.strip() for line in handle.stdout().splitlines())
     assert lines == [f"node1: {expected}", f"node2: {expected}"]
+
+
+@pytest.mark.parametrize("kind", ["ddp", "tf-multiworker", "horovod"])
+def test_every_task_of_a_two_node_distributed_job_reads_the_input_staged_on_its_own_node(cluster, registry, tmp_path,
+                                                                                         monkeypatch, kind):
+    """2 nodes x 2 tasks (one per stand-in GPU): the input is extracted into each node's own
+    $SLURM_TMPDIR by one srun task per node, and that task has the node's 2 cores: a `tar` first
+    on PATH records the cores the step counts (what the extractors' threads read). On Slurm
+    22.05 a step does not get --cpus-per-task from the job, so without the flag it counted 1."""
+    token = f"staged-for-{kind}"
+    (tmp_path / "token").write_text(token + "\n")
+    with tarfile.open(tmp_path / "data.tar", "w") as archive:
+        archive.add(tmp_path / "token", arcname="token")
+    probe_bin = tmp_path / "bin"
+    probe_bin.mkdir()
+    (probe_bin / "tar").write_text(f'#!/bin/bash\necho "$(hostname) $((${{SLURM_CPUS_PER_TASK:-1}} * ${{SLURM_NTASKS_PER_NODE:-1}}))" '
+                                   f'>> {tmp_path}/tar-calls\nexec {shutil.which("tar")} "$@"\n')
+    (probe_bin / "tar").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{probe_bin}:{os.environ['PATH']}")   # sbatch passes it on to the job
+    probe = "echo task=$$SLURM_PROCID host=$$(hostname) token=$$(cat $$SLURM_TMPDIR/data/token)"
+    job = _job(tmp_path, kind=kind, resources={"time": "5m", "nodes": 2, "gpus": "p100:2"},
+               stage={"inputs": [{"from": "data.tar", "to": "data"}]}, launch={"command": ["bash", "-c", probe]})
+    assert [f for f in job.check() if f.field.startswith(("launch", "stage"))] == []
+    handle = job.submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    tasks = sorted(re.findall(r"task=(\d) host=(node\d) token=(\S*)", handle.stdout()))
+    assert tasks == [("0", "node1", token), ("1", "node1", token), ("2", "node2", token), ("3", "node2", token)], handle.stdout()
+    assert sorted((tmp_path / "tar-calls").read_text().splitlines()) == ["node1 2", "node2 2"]
+
+
+def test_a_failed_step_of_a_two_node_stage_in_fails_the_job_before_the_payload(cluster, registry, tmp_path):
+    """The per-node stage-in runs under `bash -euo pipefail`: a corrupt archive (not the last
+    step) ends the job; the payload never starts on half its inputs (Slurm 22.05)."""
+    _inputs(tmp_path)
+    (tmp_path / "broken.tar").write_bytes(b"not a tar archive" * 100)
+    handle = _job(tmp_path, kind="mpi", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
+                  stage={"inputs": [{"from": "broken.tar", "to": "broken"}, {"from": "dataset", "to": "data"}]},
+                  launch={"command": ["bash", "-c", "echo payload-ran"]}).submit()
+    assert handle.wait(0.5).state == "FAILED"
+    assert "payload-ran" not in handle.stdout()
 
 
 def _scratch_of(cluster, handle, node="node1"):
@@ -155,3 +197,25 @@ def test_a_chain_resumes_from_its_checkpoint_and_ends_completed(cluster, registr
                                       capture_output=True, text=True, check=True).stdout)
     assert len(shown) == 1 and shown[0]["job"] == chain.job_id and shown[0]["state"] == "COMPLETED"
     assert [link["state"] for link in shown[0]["links"]] == ["FAILED", "FAILED", "COMPLETED", "COMPLETED"]
+
+
+def test_checks_packing_advice_followed_as_written_gives_the_job_its_folder(cluster, registry, tmp_path, monkeypatch):
+    """Issue 18: `check` advises packing a folder of small files; the pack command and the stage
+    line it names, taken as written, give the job $SLURM_TMPDIR/dataset with every file."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    (tmp_path / "dataset").mkdir()
+    for i in range(1200):
+        (tmp_path / "dataset" / f"f{i}.txt").write_text(f"row {i}\n")
+    command = ["bash", "-c", "find $$SLURM_TMPDIR/dataset -type f | wc -l"]
+    job = _job(tmp_path, stage={"inputs": ["dataset"]}, launch={"command": command})
+    [advice] = [f.message for f in job.check() if f.field == "stage.inputs.0" and "pack it once" in f.message]
+    pack_args = re.search(r"\(slurmkit (pack [^)]*)\)", advice).group(1).split()
+    stage_from, stage_to = re.search(r"\{from: (\S+), to: (\S+)\}", advice).groups()
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, pack_args).exit_code == 0
+    handle = _job(tmp_path, stage={"inputs": [{"from": stage_from, "to": stage_to}]}, launch={"command": command}).submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert handle.stdout().split() == ["1200"]

@@ -2,21 +2,26 @@
 
 They are written the way a user of that cluster would write them (its GPU model, whole nodes
 where the site schedules whole nodes) so that every golden script is one a user could get.
+A command that reads from $SLURM_TMPDIR has what it reads staged there (on every node), as
+`slurmkit check` asks (tests/unit/test_reads.py holds them to it); the simple jobs (serial,
+threaded) read their small input where it is, in the spec's folder, and stage nothing.
 """
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "multigpu", "ddp", "tf-multiworker", "horovod")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
+GPU_KINDS = ("gpu", "multigpu", "ddp", "tf-multiworker", "horovod")
 
 
 def spec_for(profile, kind: str) -> dict:
     whole = profile.scheduling.whole_node
     whole_cores = whole.cores if whole and whole.cores else None
     cpu_cores = max(t.cores for t in profile.node_types if not t.gpus) if any(not t.gpus for t in profile.node_types) else 1
-    gpu_cores = min((t.cores for t in profile.node_types if t.gpus), default=1)
     resources = {"time": "3h"}
-    if profile.scheduling.mem_request is not False:
+    # GPU jobs say neither cores nor memory: they get the site's bundle per GPU (sizing.py),
+    # which the GPU's charge covers; 2G would starve a PyTorch or TensorFlow process.
+    if profile.scheduling.mem_request is not False and kind not in GPU_KINDS:
         resources["mem"] = "2G"
     spec = {"name": f"{kind}-demo", "profile": profile.name, "account": "def-someprof", "kind": kind,
-            "resources": resources, "launch": {"command": "python main.py --input $SLURM_TMPDIR/data --tag 'run 1'"}}
+            "resources": resources, "launch": {"command": "python main.py --input data.csv --tag 'run 1'"}}
     if kind == "threaded":
         resources["cpus_per_task"] = whole_cores or min(8, cpu_cores)
     elif kind == "mpi":
@@ -26,16 +31,16 @@ def spec_for(profile, kind: str) -> dict:
         if profile.software.module_system == "lmod":
             spec["environment"] = {"modules": [profile.software.modules.get("openmpi", "openmpi")]}
         spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, "inputs.pack", {"from": "tables.sqfs", "to": "tables"}]}
-        spec["launch"] = {"command": "./simulate --steps 1000"}
+        spec["launch"] = {"command": "./simulate --steps 1000 --mesh $SLURM_TMPDIR/mesh --tables $SLURM_TMPDIR/tables"}
     elif kind == "gpu":
         models = profile.gpu_models
         count = min(whole.gpu_counts) if whole and whole.gpu_counts else 1
         resources["gpus"] = f"{models[0]}:{count}" if models else "1"
-        resources["cpus_per_task"] = min(4, gpu_cores)
         spec["environment"] = {"venv": {"requirements": "requirements.txt"}}
-        spec["stage"] = {"inputs": ["data.tar.zst"], "outputs": [{"from": "runs", "to": "results/runs"}],
+        spec["stage"] = {"inputs": [{"from": "data.tar.zst", "to": "data"}], "outputs": [{"from": "runs", "to": "results/runs"}],
                          "checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "30m"}}
-        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data"}
+        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data --out $SLURM_TMPDIR/runs "
+                                     "--checkpoint $SLURM_TMPDIR/ckpt"}
     elif kind in ("multigpu", "ddp", "tf-multiworker", "horovod"):
         models = profile.gpu_models
         most = max((t.gpus.count for t in profile.node_types if t.gpus), default=2)
@@ -47,11 +52,24 @@ def spec_for(profile, kind: str) -> dict:
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
         if kind == "multigpu":
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
+        else:   # on each of the nodes: $SLURM_TMPDIR is every node's own disk
+            spec["stage"] = {"inputs": [{"from": "data.tar", "to": "data"}]}
         if kind == "horovod":   # srun, the site's launcher; the resolver loads the MPI, cuda and nccl modules the profile names
             spec["environment"]["builds"] = ["horovod"]
             software = profile.software
             if software.module_system == "lmod" and not (software.modules.get("cuda") and software.modules.get("nccl")):
-                spec["environment"]["modules"] = ["cuda/12.2", "nccl/2.18.3"]   # both in the Alliance's Modules_avx2 list
+                # Only what the profile does not name: its own cuda (Trillium's cuda/12.6) stays.
+                spec["environment"]["modules"] = [family for family in ("cuda/12.2", "nccl/2.18.3")   # both in the Alliance's Modules_avx2 list
+                                                  if not software.modules.get(family.split("/")[0])]
+    elif kind == "many-tasks":   # the GNU Parallel page's parameter sweep: 2G per core, a tab-separated argument file
+        if not whole_cores:
+            any_cores = max((t.cores for t in profile.node_types), default=8)
+            resources["tasks_per_node"] = min(32, cpu_cores if cpu_cores > 1 else any_cores)
+        if resources.pop("mem", None):   # 2G a core, or a core's share of the smallest node
+            share = min((t.memory_mib // t.cores for t in profile.node_types), default=2048)
+            resources["mem_per_cpu"] = "2G" if share >= 2048 else f"{share}M"
+        spec["tasks"] = {"arguments": "params.txt", "separator": "\t"}
+        spec["launch"] = {"command": "python simulate.py --alpha {1} --beta {2} --out results/{1}-{2}.json"}
     elif kind == "array":
         spec["array"] = {"parameters": {"lr": ["0.1", "0.01"], "seed": [1, 2, 3]}, "throttle": 2}
         spec["launch"] = {"command": "python main.py --lr $lr --seed $seed"}

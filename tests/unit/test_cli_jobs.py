@@ -148,7 +148,7 @@ def test_new_for_a_retired_cluster_warns_in_one_line():
     result = run("new", "demo", "--yes", "--profile", "graham", "--account", "def-x")
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: profile: profile 'graham' describes a cluster retired on 2025-09-01; its successor is 'nibi': "
-                             "use --profile nibi (retired 2025-09-01; its files remain available on Nibi, which shares its file systems)\n")
+                             "move the job with `slurmkit port JOB.yaml --to nibi -o nibi.yaml` (retired 2025-09-01; its files remain available on Nibi, which shares its file systems)\n")
 
 
 def test_new_reports_the_resolvers_warnings_on_stderr():
@@ -215,7 +215,7 @@ def test_render_for_a_retired_cluster_warns_once_with_its_location():
     result = run("render", spec)
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: job.yaml:2: profile: profile 'niagara' describes a cluster retired on 2025-09-30; its successor "
-                             "is 'trillium': use --profile trillium (retired 2025-09-30; Trillium replaced Niagara and Mist)\n")
+                             "is 'trillium': move the job with `slurmkit port job.yaml --to trillium -o trillium.yaml` (retired 2025-09-30; Trillium replaced Niagara and Mist)\n")
 
 
 def test_render_with_profile_option_overrides_the_spec():
@@ -304,7 +304,7 @@ def test_check_json_has_the_spec_and_one_row_per_finding():
     assert_bad_input(result)
     assert json.loads(result.stdout) == {"spec": "job.yaml", "findings": [
         {"level": "warning", "field": "resources.time", "line": 6,
-         "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks (an array or GNU parallel)"},
+         "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"},
         {"level": "error", "field": "resources.gpus", "line": 7,
          "message": "nibi has no GPU called 'h10'; did you mean 'h100'? it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a"},
     ]}
@@ -321,7 +321,7 @@ def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     assert_bad_input(result)
     assert result.stdout == ""
     assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
-                             "allowed: serial, threaded, mpi, gpu, array, multigpu, ddp, tf-multiworker, horovod\n")
+                             "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod\n")
 
 
 @pytest.mark.parametrize("command", ["render", "check"])

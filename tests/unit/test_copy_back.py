@@ -24,13 +24,22 @@ REAL_CP = shutil.which("cp")
 MAKE_OUT = "mkdir -p $$SLURM_TMPDIR/out && for i in 1 2 3 4 5; do head -c 20000 /dev/zero > $$SLURM_TMPDIR/out/f$$i; done"
 
 
-def _render(tmp_path, command, **stage):
+def _render(tmp_path, command, every_s=None, **stage):
     stage.setdefault("outputs", [{"from": "out", "to": "saved/out"}])
     job = Job(name="cb", profile="local", account="def-x", resources={"time": "1h"},
               launch={"command": ["bash", "-c", command]}, stage=stage)
+    if every_s is not None:
+        job = checkpoint_every(job, every_s)
     script = tmp_path / "job.sh"
     script.write_text(job.render(warn=False))
     return script
+
+
+def checkpoint_every(job, seconds: int):
+    """``job`` with a checkpoint period shorter than a spec may ask (at least 1 minute), so that
+    a test sees several periodic saves in seconds: the script's loop is the same at any period."""
+    stage = job.spec.stage
+    return Job(job.spec._replace(stage=stage._replace(checkpoint=stage.checkpoint._replace(every_s=seconds))))
 
 
 class Run:
@@ -179,6 +188,14 @@ def test_an_output_the_job_never_wrote_is_not_saved(tmp_path):
     assert run.exit_lines() == ["74", f"not-saved\t{run.submit}/saved/out\tthe job left nothing at {run.node}/out"]
 
 
+def test_the_output_folder_is_there_for_the_payload_to_write_into(tmp_path):
+    run = Run(tmp_path)
+    rc, err = run(_render(tmp_path, "echo r > $$SLURM_TMPDIR/out/r"))
+    assert rc == 0, err
+    assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out"]
+    assert (run.submit / "saved" / "out" / "r").read_text() == "r\n"
+
+
 def test_usr1_at_the_time_limit_saves_the_outputs_exits_124_and_says_timeout(tmp_path):
     run = Run(tmp_path)
     process = run.start(_render(tmp_path, MAKE_OUT + " && touch $$SLURM_TMPDIR/ready && sleep 60"))
@@ -213,7 +230,7 @@ def test_a_checkpoint_replaces_the_previous_one_whole(tmp_path):
     run = Run(tmp_path)
     (run.submit / "ck").mkdir()
     (run.submit / "ck" / "old-shard").write_text("deleted by the program\n")
-    command = "rm $$SLURM_TMPDIR/ckpt/old-shard && echo 2 > $$SLURM_TMPDIR/ckpt/step && mkdir -p $$SLURM_TMPDIR/out"
+    command = "rm $$SLURM_TMPDIR/ckpt/old-shard && echo 2 > $$SLURM_TMPDIR/ckpt/step && echo r > $$SLURM_TMPDIR/out/r"
     rc, err = run(_render(tmp_path, command, checkpoint={"from": "ckpt", "to": "ck", "every": "1h"}))
     assert rc == 0, err
     assert sorted(p.name for p in (run.submit / "ck").iterdir()) == ["step"]
@@ -256,7 +273,7 @@ def test_the_periodic_checkpoint_save_is_stopped_before_the_final_one(tmp_path):
     run.fake_cp(f'case "${{@: -1}}" in *.partial-*) echo start >> {log}; sleep 0.7; "$REAL_CP" "$@"; s=$?; echo end >> {log}; exit $s;; esac\n'
                 'exec "$REAL_CP" "$@"')
     script = _render(tmp_path, "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/ckpt/x; sleep 2.5; echo r > $$SLURM_TMPDIR/out/r",
-                     checkpoint={"from": "ckpt", "to": "ck", "every": "1s"})
+                     checkpoint={"from": "ckpt", "to": "ck"}, every_s=1)
     rc, err = run(script)
     assert rc == 0, err
     events = log.read_text().split()

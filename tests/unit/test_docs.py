@@ -52,3 +52,23 @@ def test_every_test_the_fault_table_names_exists():
         assert source is not None, f"docs/faults.md names {path}, which does not exist"
         if test:
             assert re.search(rf"^def {test}\(", source, re.M), f"docs/faults.md names {path}::{test}, which does not exist"
+
+
+def test_why_the_script_explains_every_line_of_the_ddp_golden_script():
+    """docs/why-the-script.md walks through a rendered DDP job line by line: its bash blocks,
+    joined, must be that golden script exactly, so the page cannot fall behind the renderer."""
+    import re
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "why-the-script.md").read_text()
+    blocks = re.findall(r"```bash\n(.*?)```", page, re.S)
+    assert "".join(blocks) == (root / "tests" / "golden" / "fir" / "ddp.sbatch").read_text()
+
+
+def test_the_spec_on_why_the_script_renders_that_script(tmp_path):
+    import re
+    from slurmkit.job import Job
+    root = Path(__file__).resolve().parents[2]
+    spec = re.search(r"```yaml\n(.*?)```", (root / "docs" / "why-the-script.md").read_text(), re.S).group(1)
+    (tmp_path / "job.yaml").write_text(spec)
+    script = Job.from_yaml(tmp_path / "job.yaml").render(profile="fir")
+    assert script == (root / "tests" / "golden" / "fir" / "ddp.sbatch").read_text()

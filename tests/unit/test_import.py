@@ -87,9 +87,23 @@ def test_import_render_import_keeps_the_meaning_of_the_directives(script):
         script, profile = getattr(test_retarget, script), "graham"
     first = import_script(script, name="rt", profile=profile).spec
     first.setdefault("account", "def-x")
-    rendered = Job(**first).render()
+    job = Job(**first)
+    rendered = job.render()
     second = import_script(rendered, name="rt", profile=profile).spec
-    assert _resources(second) == {**{"nodes": 1, "tasks_per_node": 1, "cpus_per_task": 1}, **_resources(first)}
+    assert _resources(second) == {**_filled_in(job), **_resources(first)}
+
+
+def _filled_in(job) -> dict:
+    """What the resolver decides where a script said nothing: one node and one task; one CPU per
+    task and SLURM's memory per core, except that a GPU job gets its GPUs' bundle of cores and
+    memory (sizing.py), which the directives it rendered show."""
+    directives = dict(job.resolve().plan.directives)
+    filled = {"nodes": 1, "tasks_per_node": 1, "cpus_per_task": 1}
+    if job.spec.resources.gpus:
+        filled["cpus_per_task"] = int(directives["--cpus-per-task"])
+        if "--mem" in directives:
+            filled["mem"] = parse_size(directives["--mem"])
+    return filled
 
 
 # ----------------------------------------------------------------- the patterns of issue 16

@@ -58,7 +58,7 @@ def _small_files_advice(tmp_path, profile_lines):
     for i in range(1200):
         (folder / f"{i}.jpg").write_bytes(b"x" * 100)
     (tmp_path / "job.yaml").write_text(f"name: s\n{profile_lines}account: def-x\nresources: {{time: 3h}}\n"
-                                      "stage: {inputs: [images]}\nlaunch: python a.py\n")
+                                      "stage: {inputs: [images]}\nlaunch: python a.py --images $SLURM_TMPDIR/images\n")
     (warning,) = [f for f in Job.from_yaml(tmp_path / "job.yaml").check() if f.field == "stage.inputs.0"]
     return warning
 
@@ -66,12 +66,12 @@ def _small_files_advice(tmp_path, profile_lines):
 def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
     warning = _small_files_advice(tmp_path, "profile: nibi\n")
     assert warning.message.startswith("images holds 1200 files of 100B on average: many small files read slowly from Lustre;")
-    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage images.tar")
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage it where the folder was: {from: images.tar, to: images}")
 
 
 def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
     warning = _small_files_advice(tmp_path, "profile: trillium\nkind: threaded\n")
-    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage images.pack")
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage it where the folder was: {from: images.pack, to: images}")
 
 
 def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
@@ -87,12 +87,14 @@ def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
     assert warning.level == "warning"
 
 
-@pytest.mark.parametrize("profile, parallel", [("trillium", 192), ("nibi", 1)])
+@pytest.mark.parametrize("profile, parallel", [("trillium", '"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"'),
+                                               ("nibi", "1")])
 def test_shards_are_extracted_in_parallel_only_on_a_ram_disk(profile, parallel):
+    """On a RAM disk, with all the node's cores, as SLURM counts them when the job runs."""
     whole = profile == "trillium"
     job = Job(name="s", profile=profile, account="def-x", kind="threaded",
               resources={"time": "3h", **({} if whole else {"cpus_per_task": 8})}, stage={"inputs": ["d.pack"]}, launch="x")
-    assert job.resolve().plan.stage.parallel == parallel
+    assert str(job.resolve().plan.stage.parallel) == parallel
 
 
 def test_a_squashfs_image_holds_every_file_and_is_written_whole(tmp_path):
@@ -125,7 +127,9 @@ def test_pack_cli_says_it_made_an_image(tmp_path):
     _dataset(tmp_path / "data", count=3)
     result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.sqfs"), "--compression", "none"])
     assert result.exit_code == 0, result.output
-    assert result.output == f"packed 3 files, 0.0 MiB, into {tmp_path / 'data.sqfs'} (a squashfs image, compression none)\n"
+    assert result.output == (f"packed 3 files, 0.0 MiB, into {tmp_path / 'data.sqfs'} (a squashfs image, compression none)\n"
+                             f"stage it in a job with: stage: {{inputs: [{{from: {tmp_path / 'data.sqfs'}, to: data}}]}} "
+                             "(the job finds the files in $SLURM_TMPDIR/data)\n")
 
 
 # ------------------------------------------------------------------ never half-written (issue 14)

@@ -1,5 +1,6 @@
 """Site profiles: units, loading, merging, validation, search path, detection, detect's parsers."""
 
+import re
 import textwrap
 import warnings
 from datetime import date
@@ -82,7 +83,8 @@ def test_local_profile_states_the_test_cluster_facts():
     assert local.launch.mpi.srun_mpi == "pmix" and local.launch.mpi.flavour == "openmpi"
     assert local.software.stdenv == "StdEnv/2023"
     assert dict(local.software.modules) == {"gcc": "gcc/12.3", "python": "python/3.11", "cuda": "cuda/12.2",
-                                            "cudnn": "cudnn/8.9.5.29", "openmpi": "openmpi/4.1.5", "nccl": "nccl/2.18.3"}
+                                            "cudnn": "cudnn/8.9.5.29", "openmpi": "openmpi/4.1.5", "nccl": "nccl/2.18.3",
+                                            "parallel": ""}
     assert local.storage.internet_on_compute is True
 
 
@@ -92,6 +94,8 @@ def test_local_profile_agrees_with_the_cluster_script():
     assert "CLUSTER=lab" in script and "MaxTime=7-00:00:00" in script and "Gres=gpu:p100:$GPUS" in script
     assert "MpiDefault=pmix" in script and "DefMemPerCPU=256" in script
     assert local.scheduling.default_mem_per_cpu_mib == 256
+    # parallel: "" (no module) because the script installs Debian's parallel on the machine
+    assert local.software.modules["parallel"] == "" and re.search(r"PACKAGES=\([^)]*\bparallel\b", script)
 
 
 @pytest.mark.parametrize("name", ["generic", "local"])
@@ -391,7 +395,7 @@ def test_retired_profile_warns_once_and_names_the_successor(tmp_path):
             profile, _ = sp.select_profile("graham", env={}, dirs=[tmp_path])
     assert profile.is_retired
     assert len(caught) == 1 and issubclass(caught[0].category, sp.RetiredProfileWarning)
-    assert "retired on 2025-09-01" in str(caught[0].message) and "--profile nibi" in str(caught[0].message)
+    assert "retired on 2025-09-01" in str(caught[0].message) and "slurmkit port JOB.yaml --to nibi" in str(caught[0].message)
     assert sp.retirement_notice(sp.load_profile("nibi", dirs=[tmp_path])) is None
 
 

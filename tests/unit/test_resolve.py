@@ -158,7 +158,7 @@ def test_very_short_job_is_a_warning():
     resolution = job("nibi", resources={"time": "10m"})
     assert resolution.plan is not None
     assert resolution.warnings == (Finding("warning", "resources.time", "10m is short: nibi asks production jobs to run at least 1h; "
-                                                                        "bundle short tasks (an array or GNU parallel)"),)
+                                                                        "bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"),)
     assert directives(resolution)["--time"] == "0-00:10:00"
 
 
@@ -190,8 +190,9 @@ def test_partial_node_on_niagara_is_an_error():
 
 def test_partial_node_on_trillium_is_an_error():
     error = only_error(job("trillium", kind="threaded", resources={"cpus_per_task": 8}))
-    assert error.message == ("trillium schedules whole nodes of 192 cores; this asks 8 per node "
-                             "(tasks_per_node x cpus_per_task): make it 192, e.g. tasks_per_node: 24")
+    assert error.message == ("trillium schedules whole nodes of 192 cores and this threaded job uses 8: give it the node "
+                             "(cpus_per_task: 192), or run such jobs 24 at a time in one job of kind 'many-tasks' "
+                             "(GNU Parallel; tasks_per_node: 24, cpus_per_task: 8)")
 
 
 @pytest.mark.parametrize("cluster", ["niagara", "trillium"])
@@ -233,7 +234,7 @@ def test_retired_cluster_is_a_warning_naming_its_successor(cluster, successor, d
     resolution = job(cluster, kind="mpi", resources={"nodes": 1} if cluster != "niagara" else {})
     assert resolution.plan is not None
     (warning,) = warnings_of(resolution, "profile")
-    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': use --profile {successor}")
+    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': move the job with `slurmkit port job.yaml --to {successor} -o {successor}.yaml`")
 
 
 def test_in_service_cluster_has_no_profile_warning():

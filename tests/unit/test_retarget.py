@@ -139,6 +139,14 @@ def test_a_niagara_job_on_a_by_core_cluster_asks_for_the_node_it_used_to_fill():
                                                "resources.mem": (None, "188G")}
 
 
+def test_a_trillium_gpu_job_on_a_by_core_cluster_gets_its_gpus_bundle_not_a_whole_nodes_memory():
+    data = {"name": "t", "profile": "trillium", "kind": "gpu", "resources": {"gpus": "h100:1", "time": "3h"}, "launch": "python t.py"}
+    ported = port(data, to="nibi")
+    assert changed(ported) == {"profile": ("trillium", "nibi")}
+    d = dict(resolve(spec_from_mapping({**ported.spec, "account": "def-x"}), load_profile("nibi")).plan.directives)
+    assert (d["--cpus-per-task"], d["--mem"]) == ("14", "250G")    # one H100's bundle on Nibi, not 749G
+
+
 def test_memory_requests_are_removed_on_whole_node_sites():
     data = {"name": "omp", "profile": "cedar", "kind": "threaded", "resources": {"cpus_per_task": 48, "mem": "180G", "time": "12h"},
             "launch": "./omp"}

@@ -64,3 +64,11 @@ def test_pytorch_and_cpu_tensorflow_get_neither(fields):
     assert plan is not None, resolution.errors
     assert not any(m.split("/")[0] == "cuda" for m in plan.modules)
     assert "XLA_FLAGS" not in render(plan)
+
+
+def test_cuda_loads_before_the_modules_built_under_it():
+    """In the Alliance's Lmod hierarchy nccl and cudnn live under cuda: loaded before it, they
+    are not found. The resolver puts cuda (and compilers) first, the rest in the user's order."""
+    plan = job("trillium", {"nodes": 2, "gpus": 4}, kind="horovod", launch="python t.py",
+               environment={"modules": ["nccl/2.18.3"], "venv": {"packages": ["torch"]}, "builds": ["horovod"]}).plan
+    assert plan.modules.index("cuda/12.6") < plan.modules.index("nccl/2.18.3")

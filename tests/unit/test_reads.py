@@ -1,0 +1,320 @@
+"""What a job reads that nothing provides (slurmkit/reads.py): paths on the node-local disk,
+shell variables the batch script expands, and files that are not on the submit host.
+
+Each case is one a user met: a command that reads $SLURM_TMPDIR/data with no stage section
+(issue 22, class 5), $MASTER_ADDR in an mpi job and $i inside single quotes under `set -u`, a
+requirements file or staged input that is not there (issue 15)."""
+
+import functools
+import os
+import re
+
+import pytest
+
+from slurmkit import Job
+from slurmkit.profiles import load_profile
+from slurmkit.reads import BATCH_SET_BY, PER_PROCESS, SET_BY_SPEC, batch_variables, tmpdir_paths
+from slurmkit.resolve import resolve
+from slurmkit.spec import spec_from_mapping
+
+from .golden_specs import KINDS, spec_for
+
+
+@functools.lru_cache(maxsize=None)
+def profile(name):
+    return load_profile(name)
+
+
+def resolved(command, profile_name="nibi", **fields):
+    data = {"name": "r", "account": "def-x", "resources": {"time": "3h"}, "launch": {"command": command}}
+    for key, value in fields.items():
+        data[key] = {**data[key], **value} if key in ("resources", "launch") else value
+    return resolve(spec_from_mapping(data, source="job.yaml"), profile(profile_name))
+
+
+def read_warnings(resolution, field="launch.command"):
+    assert resolution.plan is not None, resolution.errors
+    return [f.message for f in resolution.warnings if f.field == field]
+
+
+UNSTAGED = ("$SLURM_TMPDIR/data: nothing puts it on the node (no stage input, venv, build or checkpoint makes it), "
+            "so a program that reads it finds nothing there; stage it (stage.inputs: [{from: DATA, to: data}]); "
+            "if the program writes it, save it with stage.outputs ({from: data, to: DESTINATION}), or it is lost when the job ends")
+
+
+# ------------------------------------------------------------------ paths under $SLURM_TMPDIR
+
+
+@pytest.mark.parametrize("command", [
+    "python main.py --data $SLURM_TMPDIR/data",
+    "python main.py --data ${SLURM_TMPDIR}/data",
+    'python main.py --data "$SLURM_TMPDIR"/data',
+    'python main.py --data "${SLURM_TMPDIR}/data/"',
+    "python main.py --data=$SLURM_TMPDIR/data/*.png",
+    ["python", "main.py", '--data="$SLURM_TMPDIR"/data'],
+    ["bash", "-c", "ls $SLURM_TMPDIR/data; python main.py"],
+])
+def test_every_spelling_of_a_path_under_slurm_tmpdir_that_nothing_stages_is_warned(command):
+    assert read_warnings(resolved(command)) == [UNSTAGED]
+
+
+def test_the_warning_names_the_path_as_deep_as_the_command_does():
+    (message,) = read_warnings(resolved("python main.py --data=$SLURM_TMPDIR/data/train/*.png"))
+    assert message.startswith("$SLURM_TMPDIR/data/train: nothing puts it on the node")
+    assert "(stage.inputs: [{from: DATA, to: data/train}])" in message
+
+
+@pytest.mark.parametrize("kind, resources", [
+    ("serial", {}), ("threaded", {"cpus_per_task": 4}), ("mpi", {"nodes": 2, "tasks_per_node": 4}),
+    ("ddp", {"nodes": 2, "gpus": "h100:4"}), ("tf-multiworker", {"nodes": 2, "gpus": "h100:4"}),
+])
+def test_the_warning_holds_for_every_kind(kind, resources):
+    assert read_warnings(resolved("python t.py --data $SLURM_TMPDIR/data", kind=kind, resources=resources)) == [UNSTAGED]
+
+
+@pytest.mark.parametrize("stage, read", [
+    ({"inputs": [{"from": "d.tar", "to": "data"}]}, "data/train"),               # extracted to data: covers what is under it
+    ({"inputs": [{"from": "d.tar", "to": "data/train"}]}, "data"),               # data is made to hold train
+    ({"inputs": ["dataset"]}, "dataset/x.csv"),                                 # a folder copied in keeps its name
+    ({"inputs": ["/project/def-x/cfg.json"]}, "cfg.json"),
+    ({"inputs": ["images.pack"]}, "anything/at/all"),                           # shards spread over $SLURM_TMPDIR: unknown contents
+    ({"inputs": ["data.tar.zst"]}, "data"),
+    ({"inputs": [{"from": "i.sqfs", "to": "images"}]}, "images/001.png"),
+    ({"outputs": [{"from": "runs", "to": "results"}]}, "runs/epoch1"),          # the program writes its outputs
+    ({"checkpoint": {"from": "ckpt", "to": "checkpoints"}}, "ckpt/last.pt"),    # restored before the payload
+])
+def test_what_a_stage_section_puts_on_the_node_covers_the_read(stage, read):
+    assert read_warnings(resolved(f"python t.py --data $SLURM_TMPDIR/{read}", stage=stage)) == []
+
+
+def test_a_stage_input_elsewhere_does_not_cover_the_read():
+    resolution = resolved("python t.py --data $SLURM_TMPDIR/data", stage={"inputs": [{"from": "d.tar", "to": "other"}]})
+    assert read_warnings(resolution) == [UNSTAGED]
+
+
+def test_the_venv_and_a_build_cache_under_slurm_tmpdir_are_made_by_the_job():
+    assert read_warnings(resolved("$SLURM_TMPDIR/env/bin/python t.py", environment={"venv": {"packages": ["numpy"]}})) == []
+    built = resolved("ls $SLURM_TMPDIR/wheels/horovod", environment={"venv": {}, "builds": ["mpi4py"],
+                                                                   "build_cache": "$SLURM_TMPDIR/wheels"})
+    assert read_warnings(built) == []
+
+
+def test_a_literal_dollar_and_the_folder_itself_are_not_reads():
+    assert read_warnings(resolved("python t.py --pattern $$SLURM_TMPDIR/data --cwd $SLURM_TMPDIR")) == []
+
+
+def test_a_requirements_file_and_a_variable_value_under_slurm_tmpdir_are_reads_too():
+    resolution = resolved("python t.py", environment={"venv": {"requirements": "$SLURM_TMPDIR/req.txt"},
+                                                      "variables": {"DATA": "$SLURM_TMPDIR/data"}})
+    assert [m.split(":")[0] for m in read_warnings(resolution, "environment.venv.requirements")] == ["$SLURM_TMPDIR/req.txt"]
+    assert read_warnings(resolution, "environment.variables.DATA") == [UNSTAGED]
+
+
+def test_tmpdir_paths_finds_each_path_relative_to_slurm_tmpdir():
+    assert tmpdir_paths("--a=$SLURM_TMPDIR/x,${SLURM_TMPDIR}/y/z:'$SLURM_TMPDIR'/w $SLURM_TMPDIR") == ["x", "y/z", "w", ""]
+    assert tmpdir_paths("$SLURM_TMPDIRX/a $$SLURM_TMPDIR/b") == []
+
+
+# --------------------------------------------------------------------------- variables
+
+
+def test_master_addr_in_an_mpi_job_is_unset_and_the_warning_names_kind_ddp():
+    (message,) = read_warnings(resolved("./solver --peer $MASTER_ADDR", kind="mpi", resources={"nodes": 2}))
+    assert message == ("$MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' does), so under set -u the job stops "
+                       "with 'MASTER_ADDR: unbound variable'; use kind 'ddp', or set it in environment.variables")
+
+
+def test_what_the_kind_the_spec_and_slurm_set_is_not_warned():
+    ddp = resolved("python t.py --addr $MASTER_ADDR:$MASTER_PORT --threads $OMP_NUM_THREADS --job $SLURM_JOB_ID --home $HOME "
+                   "--scratch $SCRATCH --token $TOKEN --env $VIRTUAL_ENV --gpus $CUDA_VISIBLE_DEVICES",
+                   kind="ddp", resources={"nodes": 2, "gpus": "h100:4"}, environment={"variables": {"TOKEN": "x"}, "venv": {}})
+    assert read_warnings(ddp) == []
+    array = resolved("python t.py --lr $lr --task $SLURM_ARRAY_TASK_ID", kind="array", array={"parameters": {"lr": [0.1, 0.2]}})
+    assert read_warnings(array) == []
+
+
+def test_a_variable_nothing_sets_is_warned_with_what_to_do():
+    (message,) = read_warnings(resolved("python t.py --data $DATASET"))
+    assert message == ("$DATASET: nothing sets it (not SLURM, the spec, the script or a login shell), so under set -u the job "
+                       "stops with 'DATASET: unbound variable' unless it is exported when you submit; set it in "
+                       "environment.variables, or write $$DATASET if a shell inside the command sets it")
+
+
+def test_an_array_variable_outside_an_array_job_names_kind_array():
+    (message,) = read_warnings(resolved("python t.py --seed $SLURM_ARRAY_TASK_ID"))
+    assert message == ("$SLURM_ARRAY_TASK_ID: SLURM sets it only in array jobs (kind 'array'), so under set -u this job stops "
+                       "with 'SLURM_ARRAY_TASK_ID: unbound variable'")
+
+
+def test_a_process_own_variable_in_the_command_is_expanded_once_by_the_batch_script():
+    (message,) = read_warnings(resolved("python t.py --rank $RANK", kind="ddp", resources={"nodes": 2, "gpus": "h100:4"}))
+    assert message == ("$RANK: each process gets it in its environment (from kind 'ddp' or torchrun), but the batch script "
+                       "expands the command once, before any process starts, and it is unset there, so under set -u the job "
+                       "stops with 'RANK: unbound variable'; read it in the program (os.environ['RANK']), or write $$RANK "
+                       "inside a bash -c '...' for each process's shell to expand")
+    (procid,) = read_warnings(resolved("python t.py --rank $SLURM_PROCID", kind="mpi", resources={"tasks_per_node": 4}))
+    assert procid == ("$SLURM_PROCID: the batch script expands the command once, so every process gets the batch script's "
+                      "value, not its own; read it in the program (os.environ['SLURM_PROCID']), or write $$SLURM_PROCID "
+                      "inside a bash -c '...' for each process's shell to expand")
+    assert read_warnings(resolved("python t.py --rank $SLURM_PROCID")) == []     # one process: the batch step's 0 is its own
+
+
+def test_a_module_variable_is_warned_when_its_module_is_not_loaded():
+    (message,) = read_warnings(resolved("./build.sh $EBROOTNCCL"))
+    assert message == ("$EBROOTNCCL: the nccl module sets it, and this job does not load it, so under set -u the job stops "
+                       "with 'EBROOTNCCL: unbound variable'; add nccl/VERSION to environment.modules")
+    assert read_warnings(resolved("./build.sh $EBROOTNCCL $CUDA_HOME", environment={"modules": ["cuda/12.2", "nccl/2.18.3"]})) == []
+    assert read_warnings(resolved("./build.sh $EBROOTGCC")) == []                # StdEnv loads gcc
+
+
+def test_venv_path_requirements_and_build_cache_are_expanded_too():
+    resolution = resolved("python t.py", environment={"venv": {"path": "$ENVS/torch", "requirements": "$REQ"}})
+    assert [m.split(":")[0] for m in read_warnings(resolution, "environment.venv.path")] == ["$ENVS"]
+    assert [m.split(":")[0] for m in read_warnings(resolution, "environment.venv.requirements")] == ["$REQ"]
+
+
+def test_the_kinds_table_says_what_each_kind_really_sets():
+    """BATCH_SET_BY names the kinds whose batch script sets each name; PER_PROCESS's slurmkit
+    names are exported by that kind's per-task wrapper. Checked on each kind's golden spec."""
+    fir = profile("fir")
+    sets = {kind: batch_variables(Job(**spec_for(fir, kind)).resolve().plan) for kind in KINDS}
+    common = set.intersection(*sets.values())
+    for name, kinds in BATCH_SET_BY.items():
+        assert {kind for kind in KINDS if name in sets[kind]} == set(kinds), name
+    array_parameters = {"lr", "seed"}
+    for kind, names in sets.items():
+        assert names - common <= set(BATCH_SET_BY) | set(SET_BY_SPEC) | set(fir.launch.env) | array_parameters, kind
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "TF_CONFIG"):
+        kind = "tf-multiworker" if name == "TF_CONFIG" else "ddp"
+        assert f"kind '{kind}'" in PER_PROCESS[name]
+        assert re.search(rf"^ *export .*\b{name}=", Job(**spec_for(fir, kind)).render(), flags=re.M), name
+
+
+# ---------------------------------------------------------------------- single quotes
+
+
+def test_a_name_inside_single_quotes_is_explained():
+    (message,) = read_warnings(resolved("bash -c 'for i in 1 2; do echo $i; done'"))
+    assert message == ("$i is inside single quotes, but slurmkit expands $NAME in every word of the command, quoted or not "
+                       "(docs/job-spec.md#launch): the batch script replaces it before the program starts, and nothing sets "
+                       "i there, so under set -u the job stops with 'i: unbound variable'; write $$i for the program to see $i")
+
+
+def test_a_set_name_inside_single_quotes_is_explained_without_the_unbound_part():
+    (message,) = read_warnings(resolved("bash -c 'echo $HOME'"))
+    assert message == ("$HOME is inside single quotes, but slurmkit expands $NAME in every word of the command, quoted or not "
+                       "(docs/job-spec.md#launch): the batch script replaces it before the program starts; write $$HOME "
+                       "for the program to see $HOME")
+
+
+@pytest.mark.parametrize("command", ["bash -c 'echo $$i'", "bash -c \"echo $HOME\"", "echo \"it's $HOME\"", "echo \\'$HOME\\'"])
+def test_no_single_quote_warning_where_none_is_due(command):
+    assert read_warnings(resolved(command)) == []
+
+
+# ------------------------------------------------------------------ the golden specs
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("profile_name", ["fir", "nibi", "trillium", "local"])
+def test_golden_specs_read_nothing_that_nothing_provides(profile_name, kind):
+    """The golden scripts are examples to copy: they stage what their commands read."""
+    resolution = Job(**spec_for(profile(profile_name), kind)).resolve()
+    if resolution.plan is None:
+        return   # a kind the cluster cannot run is pinned as its .errors file
+    assert [f for f in resolution.warnings if f.field.startswith(("launch", "environment", "stage"))] == []
+
+
+# ------------------------------------------------------------- files on the submit host
+
+
+def spec_file(tmp_path, **fields):
+    import yaml
+
+    data = {"name": "r", "profile": "nibi", "account": "def-x", "resources": {"time": "3h"}, "launch": "python t.py", **fields}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(data))
+    return Job.from_yaml(tmp_path / "job.yaml")
+
+
+def local_warnings(job):
+    return [(f.field, f.message) for f in job.check() if f.level == "warning"]
+
+
+def test_a_staged_input_or_requirements_file_that_is_not_here_is_warned(tmp_path):
+    job = spec_file(tmp_path, stage={"inputs": ["data.tar", {"from": "cfg", "to": "cfg"}]}, launch="python t.py --cfg $SLURM_TMPDIR/cfg",
+                    environment={"venv": {"requirements": "requirements.txt"}})
+    assert local_warnings(job) == [
+        ("stage.inputs.0", f"data.tar is not on this host ({tmp_path}/data.tar): the job stops when it stages it in, "
+                           "unless something puts it there before the job starts"),
+        ("stage.inputs.1", f"cfg is not on this host ({tmp_path}/cfg): the job stops when it stages it in, "
+                           "unless something puts it there before the job starts"),
+        ("environment.venv.requirements", f"requirements.txt is not on this host ({tmp_path}/requirements.txt): "
+                                          "pip install -r stops the job"),
+    ]
+    (tmp_path / "data.tar").write_bytes(b"")
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    assert local_warnings(job) == []
+
+
+def test_a_venv_path_that_is_not_a_virtualenv_is_warned(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    job = spec_file(tmp_path, environment={"venv": {"path": "$HOME/envs/torch"}})
+    assert local_warnings(job) == [
+        ("environment.venv.path", f"$HOME/envs/torch is not on this host ({tmp_path}/envs/torch): the job makes a new, "
+                                  "empty virtualenv there and installs into it; if you meant an existing one, correct the path")]
+    (tmp_path / "envs" / "torch").mkdir(parents=True)
+    assert local_warnings(job) == [
+        ("environment.venv.path", f"$HOME/envs/torch ({tmp_path}/envs/torch) is not a virtualenv (no bin/python): "
+                                  "the job makes a new one in it")]
+    (tmp_path / "envs" / "torch" / "bin").mkdir()
+    (tmp_path / "envs" / "torch" / "bin" / "python").write_text("")
+    os.chmod(tmp_path / "envs" / "torch" / "bin" / "python", 0o755)
+    assert local_warnings(job) == []
+
+
+def test_paths_that_only_the_node_knows_are_not_looked_for(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROJECT_DIR", raising=False)
+    job = spec_file(tmp_path, environment={"venv": {"requirements": "$PROJECT_DIR/req.txt", "path": "$SLURM_TMPDIR/env2"}})
+    assert [message.split(":")[0] for _, message in local_warnings(job)] == ["$PROJECT_DIR"]   # the resolver's: it is unset
+
+
+# ------------------------------------------------------------------------ slurmkit check
+
+
+def test_slurmkit_check_shows_each_read_with_its_line_and_exits_zero(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text("name: sim\nprofile: nibi\naccount: def-x\nkind: mpi\nresources: {time: 3h, nodes: 2}\n"
+                                       "stage:\n  inputs: [{from: mesh.tar, to: mesh}]\n"
+                                       "launch: ./solver --peer $MASTER_ADDR --mesh ${SLURM_TMPDIR}/mesh --out $SLURM_TMPDIR/out\n")
+    result = CliRunner().invoke(main, ["check", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "warning: job.yaml:8: launch.command: $SLURM_TMPDIR/out: nothing puts it on the node (no stage input, venv, build or "
+        "checkpoint makes it), so a program that reads it finds nothing there; stage it (stage.inputs: [{from: DATA, to: out}]); "
+        "if the program writes it, save it with stage.outputs ({from: out, to: DESTINATION}), or it is lost when the job ends",
+        "warning: job.yaml:8: launch.command: $MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' does), so under "
+        "set -u the job stops with 'MASTER_ADDR: unbound variable'; use kind 'ddp', or set it in environment.variables",
+        f"warning: job.yaml:7: stage.inputs.0: mesh.tar is not on this host ({tmp_path}/mesh.tar): the job stops when "
+        "it stages it in, unless something puts it there before the job starts",
+    ]
+
+
+def test_a_staged_place_named_for_the_programs_own_shell_counts_as_named():
+    """`$$SLURM_TMPDIR/data` reaches `bash -c` as `$SLURM_TMPDIR/data`, which that shell expands."""
+    resolution = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"},
+                     stage={"inputs": [{"from": "d.tar", "to": "data"}], "outputs": [{"from": "out", "to": "results"}]},
+                     launch={"command": ["bash", "-c", "wc -l $$SLURM_TMPDIR/data/x > $$SLURM_TMPDIR/out/n"]}).resolve()
+    assert [f for f in resolution.warnings if "never names" in f.message] == []
+
+
+def test_a_staged_place_the_command_never_names_is_warned_for_inputs_and_outputs():
+    resolution = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"},
+                     stage={"inputs": [{"from": "d.tar", "to": "data"}], "outputs": [{"from": "out", "to": "results"}]},
+                     launch="./simulate --steps 10").resolve()
+    fields = sorted(f.field for f in resolution.warnings if "never names" in f.message)
+    assert fields == ["stage.inputs.0", "stage.outputs.0.from"]

@@ -1,6 +1,5 @@
 """``slurmkit new``, ``render`` and ``check``: thin click commands over ``slurmkit.Job``."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from .files import write_atomic
 from .spec import KINDS
 
 from .cli import PROFILE_OPTION, fail as _fail, pretty_output
+from .cli_json import JsonCommand
 
 
 def _load(spec_path: str):
@@ -58,9 +58,9 @@ def render_command(spec, output, profile):
         click.echo(script, nl=False)
 
 
-@click.command("check")
+@click.command("check", cls=JsonCommand)
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; docs/json.md).")
 @PROFILE_OPTION
 def check_command(spec, as_json, profile):
     """List the errors and warnings of a job spec on its cluster (exit 2 on errors)."""
@@ -70,8 +70,10 @@ def check_command(spec, as_json, profile):
     except SlurmkitError as error:
         _fail(error)
     if as_json:
+        from .cli_json import emit
+
         rows = [{"level": f.level, "field": f.field, "line": job.spec.line_of(f.field), "message": f.message} for f in findings]
-        click.echo(json.dumps({"spec": spec, "findings": rows}, indent=2))
+        emit(spec=spec, findings=rows)
     else:
         _print_findings(job, findings)
     sys.exit(2 if any(f.level == "error" for f in findings) else 0)

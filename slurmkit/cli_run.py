@@ -1,7 +1,6 @@
 """``slurmkit submit``, ``status``, ``watch``, ``cancel`` and ``logs``: thin commands over
 submit.py, monitor.py and the registry."""
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ from .errors import SlurmkitError
 from .monitor import TERMINAL as TERMINAL_STATES
 
 from .cli import PROFILE_OPTION, fail as _fail, pretty_output
+from .cli_json import JsonCommand, emit
 
 
 @click.command("submit")
@@ -105,6 +105,7 @@ def _cells(row):
 
 def _print_table(rows, title=None):
     if not pretty_output():
+        click.echo("\t".join(COLUMNS))  # the header, so a pipe knows the columns (cut, awk)
         for row in rows:
             click.echo("\t".join(_cells(row)))
         return
@@ -128,9 +129,9 @@ def _rich_table(rows, title=None):
     return table
 
 
-@click.command("status")
+@click.command("status", cls=JsonCommand)
 @click.argument("job_ids", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
 def status_command(job_ids, as_json):
     """Where jobs stand (default: the last 20 submissions)."""
     # Exit 1, one line, when SLURM cannot be asked: never a table of UNKNOWN.
@@ -138,14 +139,17 @@ def status_command(job_ids, as_json):
 
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     if not ids:
-        click.echo("no jobs submitted with slurmkit yet")
+        if as_json:
+            emit(jobs=[])
+        else:
+            click.echo("no jobs submitted with slurmkit yet")
         return
     try:
         rows = _rows(poll(ids, folders, array_sizes=sizes), records)
     except SlurmkitError as error:
         _fail(error)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        emit(jobs=rows)
     else:
         _print_table(rows)
 

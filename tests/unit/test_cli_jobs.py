@@ -302,7 +302,7 @@ def test_check_with_only_warnings_exits_zero():
 def test_check_json_has_the_spec_and_one_row_per_finding():
     result = run("check", write_spec(GPU_SPEC.replace("time: 3h", "time: 10m").replace("h100:1", "h10")), "--json")
     assert_bad_input(result)
-    assert json.loads(result.stdout) == {"spec": "job.yaml", "findings": [
+    assert json.loads(result.stdout) == {"schema": 1, "spec": "job.yaml", "findings": [
         {"level": "warning", "field": "resources.time", "line": 6,
          "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"},
         {"level": "error", "field": "resources.gpus", "line": 7,
@@ -313,13 +313,15 @@ def test_check_json_has_the_spec_and_one_row_per_finding():
 def test_check_json_of_a_good_spec_is_an_empty_list():
     result = run("check", write_spec(GPU_SPEC), "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"spec": "job.yaml", "findings": []}
+    assert json.loads(result.stdout) == {"schema": 1, "spec": "job.yaml", "findings": []}
 
 
 def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     result = run("check", write_spec(GPU_SPEC.replace("kind: gpu", "kind: gpus")), "--json")
     assert_bad_input(result)
-    assert result.stdout == ""
+    assert json.loads(result.stdout)["error"] == {"code": "spec-invalid", "file": "job.yaml", "line": 4, "field": "kind", "message":
+                                                  "'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, "
+                                                  "gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"}
     assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
                              "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod\n")
 

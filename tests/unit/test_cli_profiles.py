@@ -60,7 +60,7 @@ def test_list_prints_a_plain_table_when_piped(run):
 
 def test_list_json_gives_every_column_for_scripts(run):
     result = run("list", "--json")
-    entries = {entry["name"]: entry for entry in json.loads(result.stdout)}
+    entries = {entry["name"]: entry for entry in json.loads(result.stdout)["profiles"]}
     assert entries["local"]["node_types"] == ["gpu-p100"] and entries["local"]["max_walltime_seconds"] == 604800
     assert entries["generic"]["max_walltime"] == "-"
 

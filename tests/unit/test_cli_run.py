@@ -64,7 +64,7 @@ def test_status_json_has_the_signal_no_exit_code_while_running_and_the_unsaved_o
     for job in ("1", "2", "3"):
         remember(job, tmp_path)
     fake(monkeypatch, sacct="1|RUNNING|0:0|5|node1\n2|FAILED|0:9|3|node1\n3|FAILED|74:0|6|node2\n")
-    rows = {row["job"]: row for row in json.loads(CliRunner().invoke(main, ["status", "1", "2", "3", "--json"]).output)}
+    rows = {row["job"]: row for row in json.loads(CliRunner().invoke(main, ["status", "1", "2", "3", "--json"]).stdout)["jobs"]}
     assert (rows["1"]["exit_code"], rows["1"]["signal"], rows["1"]["exit"]) == (None, None, "")
     assert (rows["2"]["exit_code"], rows["2"]["signal"], rows["2"]["exit"]) == (None, 9, "KILLED by signal 9")
     assert rows["3"]["unsaved"] == ["results/runs: No space left on device"] and rows["3"]["saved"] == ["results/model.pt"]
@@ -77,7 +77,8 @@ def test_status_says_timeout_with_outputs_saved_and_names_outputs_not_saved(monk
     remember("4", tmp_path)
     remember("5", tmp_path)
     fake(monkeypatch, sacct="4|FAILED|124:0|60|node1\n5|FAILED|74:0|6|node1\n")
-    lines = CliRunner().invoke(main, ["status", "4", "5"]).output.splitlines()
+    header, *lines = CliRunner().invoke(main, ["status", "4", "5"]).output.splitlines()
+    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs"]
     assert lines[0].split("\t")[2:4] == ["TIMEOUT (outputs saved)", "exit 124"]
     assert lines[1].split("\t")[-1] == "outputs NOT saved: results/runs: No space left on device"
 

@@ -232,17 +232,30 @@ def _watch(job_ids, interval: float) -> int:
     """Poll until every job is done; 0 if all completed with their outputs saved, else 1."""
     from .monitor import Watch
 
-    ids, folders, sizes, records = _ids_and_folders(job_ids)
-    watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
     try:
+        ids, folders, sizes, records = _ids_and_folders(job_ids)
+        watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
         final = _live(watch, records) if pretty_output() else _plain(watch, records)
     except SlurmkitError as error:
         _fail(error)
-    except KeyboardInterrupt:
-        click.echo("stopped watching; the jobs run on (`slurmkit status` shows them)", err=True)
+    except (KeyboardInterrupt, click.Abort):
+        click.echo(_still_running(job_ids), err=True)
         return 130
-    _print_reports(ids)
+    try:
+        _print_reports(ids)
+    except (KeyboardInterrupt, click.Abort):
+        return 130   # every job had ended: only its report is cut short
     return 0 if final and all(s.ok for s in final.values()) else 1
+
+
+def _still_running(job_ids) -> str:
+    """What Ctrl-C during a watch says: the jobs run on, and the commands that follow or end them."""
+    ids = " ".join(job_ids)
+    if not ids:
+        return "stopped watching; the jobs run on: `slurmkit status` shows them"
+    which = f"job {ids} keeps" if len(job_ids) == 1 else f"jobs {ids} keep"
+    return (f"stopped watching; {which} running: follow with `slurmkit watch {ids}`, "
+            f"cancel with `slurmkit cancel {ids}`")
 
 
 def _print_reports(job_ids) -> None:

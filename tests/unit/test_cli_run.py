@@ -157,3 +157,33 @@ def test_a_job_accounting_has_not_recorded_yet_is_asked_about_again_before_the_r
     fake(monkeypatch, sacct=lambda argv: next(answers))
     effs, settled = efficiency.settled_report("5", sleep=lambda s: None)
     assert settled and effs[0].state == "COMPLETED"
+
+
+def _ctrl_c(argv):
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_during_submit_wait_says_the_job_keeps_running_and_how_to_follow_or_cancel_it(monkeypatch, registry, tmp_path):
+    from slurmkit.job import Job
+
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: hello\nprofile: local\naccount: def-lab\nkind: serial\nresources: {time: 10m}\nlaunch: {command: echo hi}\n")
+    handle = type("Handle", (), {"job_id": "77", "paths": type("Paths", (), {"folder": str(tmp_path)})()})()
+    monkeypatch.setattr(Job, "submit", lambda self, *args, **kwargs: handle)
+    remember("77", tmp_path)
+    fake(monkeypatch, sacct=_ctrl_c)   # the user presses Ctrl-C while slurmkit asks SLURM
+    result = CliRunner().invoke(main, ["submit", str(spec), "--wait"])
+    assert result.exit_code == 130
+    assert result.stdout == f"submitted job 77; logs in {tmp_path}\n"
+    assert result.stderr == ("stopped watching; job 77 keeps running: follow with `slurmkit watch 77`, "
+                             "cancel with `slurmkit cancel 77`\n")
+    assert "Aborted" not in result.output
+
+
+def test_ctrl_c_during_watch_of_several_jobs_names_them_all(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    remember("6", tmp_path)
+    fake(monkeypatch, sacct=_ctrl_c)
+    result = CliRunner().invoke(main, ["watch", "5", "6"])
+    assert (result.exit_code, result.stderr) == (130, "stopped watching; jobs 5 6 keep running: follow with "
+                                                      "`slurmkit watch 5 6`, cancel with `slurmkit cancel 5 6`\n")

@@ -113,13 +113,19 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
     """Scaffold NAME/job.yaml and its rendered NAME/job.sbatch."""
     from .scaffold import scaffold
 
-    interactive = not yes and sys.stdin.isatty()
+    interactive = not yes and _can_ask()
     try:
         written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
                            force=force, ask=click.prompt if interactive else None,
-                           warn=lambda finding: click.echo(str(finding), err=True))
+                           warn=lambda finding: click.echo(str(finding), err=True),
+                           tell=lambda line: click.echo(line, err=True))
     except SlurmkitError as error:
         _fail(error)
     for path in written:
         click.echo(f"wrote {path}")
     click.echo(Path(written[-1]).read_text(), nl=False)
+
+
+def _can_ask() -> bool:
+    """Questions only for a person at a terminal; a pipe or a batch job takes flags and defaults."""
+    return sys.stdin.isatty()

@@ -104,14 +104,14 @@ def test_new_with_force_overwrites():
 
 @pytest.mark.parametrize("args, message", [
     (["--kind", "gpu", "--gpus", "nope:1"],
-     "error: Job(...): resources.gpus: nibi has no GPU called 'nope'; it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a\n"),
+     "error: --gpus: nibi has no GPU called 'nope'; it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a\n"),
     (["--time", "7 days"],
-     "error: Job(...): resources.time: '7 days' is not a duration: use a SLURM time (7-00:00:00, 24:00:00, 1:00:00, 0-03:00, "
+     "error: --time: '7 days' is not a duration: use a SLURM time (7-00:00:00, 24:00:00, 1:00:00, 0-03:00, "
      "or minutes such as 30) or a short form (7d, 24h, 90m, 3h30m)\n"),
     (["--time", "8d"],
-     "error: Job(...): resources.time: 8d is above nibi's maximum walltime of 7d; split the work into shorter jobs that resume from a checkpoint\n"),
+     "error: --time: 8d is above nibi's maximum walltime of 7d; split the work into shorter jobs that resume from a checkpoint\n"),
     (["--command", "python 'unclosed"],
-     "error: Job(...): launch.command: cannot split it into arguments (No closing quotation); give a list of arguments instead\n"),
+     "error: --command: cannot split it into arguments (No closing quotation); give a list of arguments instead\n"),
 ])
 def test_new_with_a_bad_answer_writes_nothing(args, message):
     result = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-x", *args)
@@ -123,7 +123,7 @@ def test_new_with_a_bad_answer_writes_nothing(args, message):
 def test_new_without_an_account_where_one_is_required_writes_nothing():
     result = run("new", "demo", "--yes", "--profile", "local")
     assert_bad_input(result)
-    assert result.stderr == ("error: Job(...): account: local needs an account: add 'account: def-yourprof' to the spec "
+    assert result.stderr == ("error: --account: local needs an account: give one such as def-yourprof "
                              "(or export SBATCH_ACCOUNT)\n")
     assert files_under() == []
 

@@ -63,6 +63,21 @@ def complete_profile_names(ctx, param, incomplete: str):
     return [profile.name for profile in found if profile.name.startswith(incomplete)]
 
 
+def complete_job_ids(ctx, param, incomplete: str):
+    """Shell completion of job ids: the jobs submitted with slurmkit here, newest first, as
+    ``ID`` with the job's name beside it (shells that show descriptions show it)."""
+    from click.shell_completion import CompletionItem
+
+    from .errors import SlurmkitError
+    from .registry import submissions
+
+    try:
+        jobs = submissions()
+    except SlurmkitError:   # an unreadable registry completes nothing rather than printing a traceback
+        return []
+    return [CompletionItem(job.job_id, help=job.name) for job in reversed(jobs) if job.job_id.startswith(incomplete)]
+
+
 #: the --profile option of every command that takes a job spec.
 PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).",
                               shell_complete=complete_profile_names)

@@ -4,7 +4,7 @@ import re
 
 import click
 
-from .cli import fail
+from .cli import complete_job_ids, fail
 from .cli_json import JsonCommand, emit
 from .errors import SlurmkitError
 
@@ -26,7 +26,7 @@ def log_folder(job_id: str):
 
 
 @click.command("report", cls=JsonCommand)
-@click.argument("job_id", metavar="JOBID", callback=_job_id)
+@click.argument("job_id", metavar="JOBID", callback=_job_id, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; docs/json.md).")
 def report_command(job_id, as_json):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""

@@ -10,7 +10,7 @@ import click
 from .errors import SlurmkitError
 from .monitor import TERMINAL as TERMINAL_STATES
 
-from .cli import PROFILE_OPTION, fail as _fail, pretty_output
+from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, pretty_output
 from .cli_json import JsonCommand, emit
 
 
@@ -130,7 +130,7 @@ def _rich_table(rows, title=None):
 
 
 @click.command("status", cls=JsonCommand)
-@click.argument("job_ids", nargs=-1)
+@click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
 def status_command(job_ids, as_json):
     """Where jobs stand (default: the last 20 submissions)."""
@@ -277,7 +277,7 @@ def _print_reports(job_ids) -> None:
 
 
 @click.command("watch")
-@click.argument("job_ids", nargs=-1)
+@click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
 def watch_command(job_ids, interval):
     """Follow jobs until they end; exit 0 only if all completed."""
@@ -303,7 +303,7 @@ def _cancel_verdicts(job_ids, statuses):
 
 
 @click.command("cancel")
-@click.argument("job_ids", nargs=-1, required=True)
+@click.argument("job_ids", nargs=-1, required=True, shell_complete=complete_job_ids)
 def cancel_command(job_ids):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
@@ -332,7 +332,7 @@ def cancel_command(job_ids):
 # --------------------------------------------------------------------------------------- logs
 
 @click.command("logs")
-@click.argument("job_id")
+@click.argument("job_id", shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
 def logs_command(job_id, err, follow):

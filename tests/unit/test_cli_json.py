@@ -240,3 +240,13 @@ def test_shell_completion_offers_the_profile_names(words):
     result = CliRunner().invoke(main, [], prog_name="slurmkit", env={
         "_SLURMKIT_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)})
     assert result.stdout.splitlines() == ["plain,niagara", "plain,nibi"]
+
+
+@pytest.mark.parametrize("command", ["status", "watch", "cancel", "logs", "report"])
+def test_shell_completion_offers_the_ids_of_the_jobs_submitted_here(command, tmp_path):
+    for job_id, name in (("41", "prep"), ("42", "train"), ("5", "other")):
+        record(Submission(job_id=job_id, name=name, folder=str(tmp_path), profile="local",
+                          submitted="2026-01-01T00:00:00+00:00"))
+    result = CliRunner().invoke(main, [], prog_name="slurmkit", env={
+        "_SLURMKIT_COMPLETE": "zsh_complete", "COMP_WORDS": f"slurmkit {command} 4", "COMP_CWORD": "2"})
+    assert result.stdout.splitlines() == ["plain", "42", "train", "plain", "41", "prep"]

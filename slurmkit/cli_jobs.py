@@ -42,7 +42,10 @@ def _render_or_fail(job, profile):
         sys.exit(2)
     from .render import render
 
-    return render(resolution.plan)
+    try:
+        return render(resolution.plan)
+    except SlurmkitError as error:  # a template that failed, or tried to leave the sandbox
+        _fail(error)
 
 
 @click.command("render")

@@ -23,7 +23,14 @@ def import_command(script, output, name, force, profile):
     from .porting import import_script
     from .spec import spec_from_mapping
 
-    imported = import_script(Path(script).read_text(), name=name or Path(script).stem.replace(" ", "-"), profile=profile)
+    from .errors import InputError
+    from .yamlfile import read_text
+
+    try:
+        text = read_text(Path(script), InputError)
+    except SlurmkitError as error:
+        fail(error)
+    imported = import_script(text, name=name or Path(script).stem.replace(" ", "-"), profile=profile)
     try:
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:

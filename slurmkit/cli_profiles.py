@@ -60,8 +60,8 @@ def list_command(as_json, include_abstract):
         rows = [[p.name, _status_text(p), _first([t.name for t in p.node_types], 4),
                  ", ".join(p.gpu_models) or "-", _walltime(p)] for p in found]
         _table(["name", "status", "node types", "GPU models", "max walltime"], rows)
-    for error in errors:
-        click.echo(f"error: {error.message}", err=True)
+    for error in errors:  # one broken file hides only its own profile
+        click.echo(f"error: {error.message} (skipped; the other profiles are listed)", err=True)
     if errors:
         sys.exit(2)
 

@@ -1,6 +1,7 @@
 """``slurmkit submit``, ``status``, ``watch``, ``cancel`` and ``logs``: thin commands over
 submit.py, monitor.py and the registry."""
 
+import re
 import sys
 import time
 from pathlib import Path
@@ -302,6 +303,17 @@ def _cancel_verdicts(job_ids, statuses):
     return found
 
 
+_JOB_ID = re.compile(r"[0-9]+(_[0-9]+)?")
+
+
+def _only_job_ids(job_ids) -> None:
+    """scancel takes options too (``--user``, ``--state``): what reaches it must be job ids."""
+    for job_id in job_ids:
+        if not (job_id.isascii() and _JOB_ID.fullmatch(job_id)):
+            _fail(SlurmkitError(f"{job_id!r} is not a job id; cancel takes job ids such as 12345, or 12345_7 for "
+                                f"one task of an array"))
+
+
 @click.command("cancel")
 @click.argument("job_ids", nargs=-1, required=True, shell_complete=complete_job_ids)
 def cancel_command(job_ids):
@@ -310,6 +322,7 @@ def cancel_command(job_ids):
     from .monitor import poll
     from .slurmcli import run_slurm
 
+    _only_job_ids(job_ids)
     _, folders, sizes, _ = _ids_and_folders(job_ids)
     try:
         verdicts = _cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))

@@ -71,6 +71,7 @@ def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = Non
 
     import submitit
 
+    from .files import make_private_folder
     from .job import Job
     from .registry import COMMENT_PREFIX, intent
     from .slurmcli import SchedulerError
@@ -79,6 +80,7 @@ def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = Non
     job = spec if isinstance(spec, Job) else Job(**spec) if isinstance(spec, dict) else Job.from_yaml(spec)
     plan = job._plan(profile, None)
     folder = Path(folder or job.folder()).resolve()
+    make_private_folder(folder)  # submitit keeps the pickled call and its script there
     token = uuid.uuid4().hex
     planned = intent(job.spec.name, str(folder), plan.profile, token, spec=job._spec_path())
     record_intent(planned)

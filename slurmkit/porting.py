@@ -10,7 +10,9 @@ import re
 import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from .sanity import directive_problem
 from .spec import NODE_MEMORY
+from .units import format_duration
 from .variables import typo_note
 
 #: short sbatch options -> long names
@@ -155,6 +157,11 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
     simple = {"job-name": ("name", None), "account": ("account", None)}
     if option in simple:
         build.spec[simple[option][0]] = value
+    elif option == "time" and value and re.fullmatch(r"\d+:\d+", value):
+        minutes, seconds = (int(part) for part in value.split(":"))
+        res["time"] = format_duration(minutes * 60 + seconds)  # a spec refuses M:S, which users misread
+        build.note(number, line, "mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
+        return
     elif option == "time":
         res["time"] = value
     elif option in ("nodes",) and value and value.isdigit():
@@ -179,6 +186,10 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
     elif option == "gpus" and value:
         build.gpus_total = value
     elif option == "array" and value:
+        problem = array_range_problem(value)
+        if problem:
+            build.note(number, line, "unmapped", problem)
+            return
         build.spec["array_range"] = value
     elif option == "mail-user" and value:
         build.section("mail")["user"] = value
@@ -194,7 +205,12 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         build.note(number, line, "dropped", DROPPED[option])
         return
     elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
-        build.spec.setdefault("extra_directives", []).append(f"--{option}" + (f"={value}" if value is not None else ""))
+        directive = f"--{option}" + (f"={value}" if value is not None else "")
+        problem = directive_problem(directive, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
+        if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
+            build.note(number, line, "unmapped", problem)
+            return
+        build.spec.setdefault("extra_directives", []).append(directive)
     else:
         build.note(number, line, "unmapped", f"--{option}={value} has no spec field and cannot pass through")
         return
@@ -420,13 +436,39 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     build.spec = {key: spec[key] for key in order if key in spec}
 
 
+_ARRAY_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+
+
+def array_range_problem(text: str) -> Optional[str]:
+    """Why an ``--array`` value cannot become a sweep (checked before any id is made): not
+    SLURM's FIRST[-LAST[:STEP]],...[%THROTTLE], a range backwards or with step 0, or more task
+    ids than limits.DEFAULT_MAX_ARRAY_TASKS."""
+    from .limits import DEFAULT_MAX_ARRAY_TASKS
+
+    ranges, _, throttle = text.partition("%")
+    if throttle and not throttle.isdigit():
+        return f"--array={text}: the throttle after % is not a number"
+    count = 0
+    for part in ranges.split(","):
+        match = _ARRAY_RANGE.fullmatch(part)
+        if not match:
+            return f"--array={text}: {part!r} is not FIRST, FIRST-LAST or FIRST-LAST:STEP"
+        first, last, step = int(match.group(1)), int(match.group(2) or match.group(1)), int(match.group(3) or 1)
+        if last < first or step < 1:
+            return f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) with a step of 1 or more"
+        count += (last - first) // step + 1
+    if count > DEFAULT_MAX_ARRAY_TASKS:
+        return f"--array={text}: {count} tasks, more than slurmkit's cap of {DEFAULT_MAX_ARRAY_TASKS} for one array; split the sweep"
+    return None
+
+
 def _array_section(text: str) -> Dict:
-    """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle."""
+    """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle
+    (``text`` has passed array_range_problem)."""
     ranges, _, throttle = text.partition("%")
     ids: List[int] = []
     for part in ranges.split(","):
-        span, _, step = part.partition(":")
-        first, _, last = span.partition("-")
+        first, last, step = _ARRAY_RANGE.fullmatch(part).groups()
         ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
     section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
     if throttle:

@@ -12,7 +12,6 @@ file, line and key path:
 ``SiteProfile.raw`` keeps the merged mapping itself, as plain dicts and lists.
 """
 
-import copy
 import fnmatch
 import os
 import re
@@ -28,7 +27,7 @@ import yaml
 from .bundled import profiles_dir
 from .errors import closest, NoProfileDetected, ProfileError, ProfileNotFound, UnitError
 from .units import parse_duration, parse_size
-from .yamlfile import KeyPath, format_keypath, parse_yaml, read_yaml_file
+from .yamlfile import KeyPath, format_keypath, parse_yaml, read_text
 
 
 
@@ -638,8 +637,7 @@ def parse_profile_text(text: str, path: Union[str, Path]) -> ParsedFile:
 
 
 def _read(path: Path) -> ParsedFile:
-    text, _ = read_yaml_file(path, ProfileError)
-    return parse_profile_text(text, path)
+    return parse_profile_text(read_text(path, ProfileError), path)
 
 
 # ------------------------------------------------------------------------------- search path
@@ -718,7 +716,37 @@ class ProfileCatalog:
     # -- loading -----------------------------------------------------------------------------
 
     def load(self, name: str) -> SiteProfile:
-        return self.load_file(self.find(name))
+        """The profile ``name`` for use: its files from the current folder are announced."""
+        pf = self.find(name)
+        profile = self.load_file(pf)
+        self.announce_local(pf)
+        return profile
+
+    def announce_local(self, pf: ProfileFile) -> None:
+        """Say once (local_files.py) which files of ``pf``'s extends chain come from
+        ``./site_profiles``, and which file of the same name each one replaces."""
+        here = os.path.realpath(Path.cwd() / "site_profiles")
+        chain = self._chain(pf)
+        if not any(os.path.realpath(step.path.parent) == here for step in chain):
+            return
+        from .local_files import announce, in_current_folder
+
+        bundled = profiles_dir()
+        for step in chain:
+            if in_current_folder(step.path, "site_profiles", bundled):
+                below = [f for f in self.files.get(step.name, []) if f.layer > step.layer]
+                replaces = None if not below else (f"the bundled {below[0].path.name}"
+                                                   if os.path.realpath(below[0].path.parent) == os.path.realpath(bundled)
+                                                   else str(below[0].path))
+                announce(step.path, "site_profiles", replaces)
+
+    def _chain(self, pf: ProfileFile) -> List[ProfileFile]:
+        """``pf`` and the profiles it extends, nearest first (a loaded profile has no cycle)."""
+        chain = [pf]
+        while self.parsed(chain[-1].path).data.get("extends") is not None:
+            parsed = self.parsed(chain[-1].path)
+            chain.append(self._parent(parsed.data["extends"], chain[-1], parsed))
+        return chain
 
     def load_file(self, pf: Union[ProfileFile, str, Path]) -> SiteProfile:
         """Merge, check and convert one profile; raises the first ProfileError found."""
@@ -751,7 +779,7 @@ class ProfileCatalog:
         profiles, errors = [], []
         for name in self.names():
             try:
-                profile = self.load(name)
+                profile = self.load_file(self.find(name))
             except ProfileError as error:
                 errors.append(error)
                 continue
@@ -775,7 +803,7 @@ class ProfileCatalog:
         _check_identity(parsed, pf)
         parent_name = data.get("extends")
         if parent_name is None:
-            return copy.deepcopy(data), origins
+            return _copy_tree(data), origins
         parent = self._parent(parent_name, pf, parsed)
         seen = [os.path.realpath(p.path) for p in chain + (pf,)]
         if os.path.realpath(parent.path) in seen:
@@ -849,9 +877,20 @@ def deep_merge(parent: Any, child: Any) -> Any:
     if isinstance(parent, dict) and isinstance(child, dict):
         merged = dict(parent)
         for key, value in child.items():
-            merged[key] = deep_merge(parent[key], value) if key in parent else copy.deepcopy(value)
+            merged[key] = deep_merge(parent[key], value) if key in parent else _copy_tree(value)
         return merged
-    return copy.deepcopy(child)
+    return _copy_tree(child)
+
+
+def _copy_tree(value: Any) -> Any:
+    """A copy of loaded YAML data: mappings and lists copied, scalars shared. What deepcopy
+    would give here, without its memo and dispatch: several times faster on the profiles
+    every command loads (bench/startup.py)."""
+    if isinstance(value, dict):
+        return {key: _copy_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_tree(item) for item in value]
+    return value
 
 
 def _keypaths(data: Any, path: KeyPath = ()) -> Iterable[KeyPath]:
@@ -967,8 +1006,13 @@ def _catalog_for(path: Path, dirs) -> ProfileCatalog:
 def list_profiles(dirs: Optional[Sequence[Union[str, Path]]] = None,
                   include_abstract: bool = False) -> Tuple[List[SiteProfile], List[ProfileError]]:
     """Every profile on the search path (the first of each name), and the errors of those
-    that do not load: one broken user file must not hide the others."""
-    return ProfileCatalog(dirs).all(include_abstract)
+    that do not load: one broken user file must not hide the others. Those from the
+    current folder are announced (local_files.py)."""
+    catalog = ProfileCatalog(dirs)
+    profiles, errors = catalog.all(include_abstract)
+    for profile in profiles:
+        catalog.announce_local(catalog.find(profile.name))
+    return profiles, errors
 
 
 # --------------------------------------------------------------------------------- detection

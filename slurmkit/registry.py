@@ -115,11 +115,21 @@ def _line(submission: Submission) -> bytes:
 
 
 def _open_for_append(path: Path) -> int:
+    """The registry, private: it holds every job's name, folder and spec path. One left
+    readable by others (an older slurmkit's, or copied in) is narrowed to 0600 on first write."""
+    from .files import PRIVATE_FILE, make_private_folder
+
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        make_private_folder(path.parent)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
     except OSError as error:
         raise _os_problem(path, error, "write") from None
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            os.fchmod(fd, PRIVATE_FILE)
+    except OSError:
+        pass  # not ours to change (a shared file set up on purpose): it is still written
+    return fd
 
 
 def _append_locked(fd: int, path: Path, data: bytes) -> None:

@@ -4,6 +4,11 @@ Every value a user wrote reaches the script through one of two filters: ``quote`
 shell word, shlex.quote) or ``word`` (a double-quoted word in which only ``$NAME``/``${NAME}``
 expand, so that ``--data $SLURM_TMPDIR/data`` works while ``$(...)`` and backticks stay text).
 The same plan always gives the same bytes.
+
+Templates are found in the current folder first (``./templates``), so a cloned repository's
+templates run when slurmkit is used inside it. They run in Jinja's immutable sandbox: they
+read the plan and format it, and cannot reach Python objects (``__class__``, ``__globals__``)
+or change a list; a template that tries is one ``error:`` line naming its file and line.
 """
 
 import re
@@ -71,7 +76,8 @@ def _bytecode_cache():
     import jinja2
 
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(root, "slurmkit", "jinja")
+    # Not the unsandboxed environment's old folder: code compiled there calls functions unchecked.
+    folder = os.path.join(root, "slurmkit", "jinja-sandboxed")
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError:
@@ -79,12 +85,33 @@ def _bytecode_cache():
     return jinja2.FileSystemBytecodeCache(folder) if os.access(folder, os.W_OK) else None
 
 
-def _environment(search_path: Sequence[Path]):
+def _loader(search_path: Sequence[Path]):
+    """A FileSystemLoader that announces each template it takes from the current folder."""
+    import os
+
     import jinja2
 
-    env = jinja2.Environment(
+    here = os.path.join(os.getcwd(), "templates") + os.sep
+
+    class AnnouncingLoader(jinja2.FileSystemLoader):
+        def get_source(self, environment, template):
+            source, filename, uptodate = super().get_source(environment, template)
+            if filename.startswith(here):
+                from .local_files import announce_template
+
+                announce_template(template, filename, self.searchpath)
+            return source, filename, uptodate
+
+    return AnnouncingLoader([str(p) for p in search_path])
+
+
+def _environment(search_path: Sequence[Path]):
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(
         bytecode_cache=_bytecode_cache(),
-        loader=jinja2.FileSystemLoader([str(p) for p in search_path]),
+        loader=_loader(search_path),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -97,11 +124,38 @@ def _environment(search_path: Sequence[Path]):
 
 def render(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
     """The sbatch script for ``plan``: the template named after its kind, on the search path."""
-    env = _environment(search_path if search_path is not None else template_search_path())
-    return env.get_template(f"{plan.kind}.sbatch.j2").render(plan=plan)
+    return _render(f"{plan.kind}.sbatch.j2", plan, search_path)
 
 
 def render_setup(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
     """The environment, module and virtualenv part of ``plan``'s script (templates/setup.sh.j2)."""
+    return _render("setup.sh.j2", plan, search_path)
+
+
+def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]]) -> str:
+    import jinja2
+
     env = _environment(search_path if search_path is not None else template_search_path())
-    return env.get_template("setup.sh.j2").render(plan=plan)
+    try:
+        return env.get_template(name).render(plan=plan)
+    except jinja2.TemplateError as error:
+        raise _template_error(error, name) from None
+
+
+def _template_error(error, name: str):
+    """A template's failure as one InputError at its file and line (from Jinja's rewritten
+    traceback, whose frames carry the template's file name and line)."""
+    import traceback
+
+    from jinja2.sandbox import SecurityError
+
+    from .errors import InputError
+
+    file, line = getattr(error, "filename", None), getattr(error, "lineno", None)
+    if file is None:
+        frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.endswith(".j2")]
+        file, line = (frames[-1].filename, frames[-1].lineno) if frames else (name, None)
+    message = (error.message or type(error).__name__).rstrip(".")
+    if isinstance(error, SecurityError):
+        message += "; templates run sandboxed: they format the plan and cannot reach Python objects"
+    return InputError(file, line, "", message)

@@ -12,7 +12,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from . import sizing
+from . import limits, sizing
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
@@ -119,6 +119,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     _check_distributed(spec, gpus, findings)
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
+    findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
     memory = _memory_directive(spec, profile, findings) \
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
@@ -127,6 +128,9 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    if spec.array and spec.stage:
+        outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
+        findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
@@ -450,15 +454,19 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     if spec.array is None:
         return None
     names = [name for name, _ in spec.array.parameters]
-    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
-    columns = tuple(zip(*points))
-    size = len(points)
+    size = limits.array_size(spec.array.parameters)  # the grid is built only once it is known to fit
     limit = profile.scheduling.max_array_size
     if limit and size > limit:
         findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
     jobs = profile.scheduling.max_jobs_per_user
     if jobs and size > jobs:
         findings.error("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued per user")
+    too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
+    findings.extend(Finding(*f) for f in too_many)
+    if too_many or (limit and size > limit) or (jobs and size > jobs):
+        return None
+    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
+    columns = tuple(zip(*points))
     return ArrayPlan(tuple(zip(names, columns)), size)
 
 
@@ -748,6 +756,9 @@ def _check_destination(to: str, field: str, findings: _Findings) -> None:
     if all(part == ".." for part in parts):
         findings.error(field, f"{to!r} would be replaced whole by the output: "
                        "give it a folder of its own (e.g. results), not the spec's folder or one above it")
+    elif re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", posixpath.normpath("$HOME" + to[1:] if to[:2] in ("~", "~/") else to)):
+        findings.error(field, f"{to!r} is a whole folder such as your home or scratch, which the output would replace "
+                       f"or fill: give it a folder of its own inside it (e.g. {to.rstrip('/')}/results)")
 
 
 def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:
@@ -776,8 +787,11 @@ def _literal(path: str) -> str:
 
 
 def _from_submit_dir(path: str) -> str:
-    """Relative paths are from the spec's folder, which is where slurmkit runs sbatch."""
-    return _literal(path) if path.startswith("/") else "$SLURM_SUBMIT_DIR/" + _literal(path)
+    """Relative paths are from the spec's folder, which is where slurmkit runs sbatch; ``~`` and
+    ``$HOME``, ``$SCRATCH``, ... expand in the job, as in the user's shell (userpaths.py)."""
+    from .userpaths import in_job  # here: only a spec with stage paths needs it
+
+    return in_job(path)
 
 
 def _tasks(spec: JobSpec, findings: _Findings):

@@ -17,11 +17,11 @@ A spec looks like::
 """
 
 import re
-import shlex
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from . import sanity
 from .errors import SpecError, UnitError, closest
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
@@ -208,6 +208,9 @@ class _Reader:
     def __init__(self, source: Optional[str], lines: Dict[KeyPath, int]):
         self.source = source
         self.lines = lines
+        # A number or boolean read as text keeps the spelling the YAML file gave it (yamlfile.KeyLines):
+        # an array value 0.00001 reaches the job as 0.00001, not as Python's 1e-05.
+        self.spellings: Dict[KeyPath, str] = getattr(lines, "spellings", {})
 
     def fail(self, path: KeyPath, message: str):
         raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
@@ -241,7 +244,9 @@ class _Reader:
         return value
 
     def text(self, value, path: KeyPath, pattern=None, what: str = "") -> str:
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        if not isinstance(value, str) and path in self.spellings:
+            value = self.spellings[path]
+        elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail(path, f"expected text, got {_describe(value)}")
         value = str(value)
         if pattern is not None and not pattern.fullmatch(value):  # fullmatch: "$" would let a trailing newline in
@@ -257,6 +262,8 @@ class _Reader:
         return value
 
     def text_list(self, value, path: KeyPath, pattern=None, what: str = "") -> Tuple[str, ...]:
+        if path in self.spellings:  # one number or boolean, as the YAML file spelled it
+            return (self.text(value, path, pattern, what),)
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):
             value = [value]
         if not isinstance(value, (list, tuple)):
@@ -268,6 +275,18 @@ class _Reader:
             return parse(value)
         except UnitError as error:
             self.fail(path, error.message)
+
+    def duration(self, value, path: KeyPath, minimum_s: int = 0) -> int:
+        """A duration in seconds; ``M:S`` (what SLURM makes of ``25:00``) is refused with the
+        spelling that means hours, and anything under ``minimum_s``."""
+        problem = sanity.minutes_seconds_problem(value)
+        if problem:
+            self.fail(path, problem)
+        seconds = self.unit(parse_duration, value, path)
+        if seconds < minimum_s:
+            self.fail(path, f"at least {minimum_s // 60} minute{'s' if minimum_s > 60 else ''}, got {_describe(value)}; "
+                            f"a shorter interval copies without pause")
+        return seconds
 
 
 def _describe(value) -> str:
@@ -287,7 +306,7 @@ RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu
 
 def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
     """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
-    read = _Reader(source, lines or {})
+    read = _Reader(source, {} if lines is None else lines)
     top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources"))
     kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
@@ -333,7 +352,7 @@ def _read_resources(read: _Reader, value) -> Resources:
     at = lambda key: ("resources", key)  # noqa: E731 - a key path, nothing more
     if res.get("mem") is not None and res.get("mem_per_cpu") is not None:
         read.fail(at("mem_per_cpu"), "give either mem (per node) or mem_per_cpu, not both")
-    time_s = read.unit(parse_duration, res["time"], at("time"))
+    time_s = read.duration(res["time"], at("time"))
     if time_s <= 0:
         read.fail(at("time"), "must be longer than zero")
     return Resources(
@@ -434,14 +453,20 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
 
 def _read_launch(read: _Reader, value) -> Launch:
     if isinstance(value, (str, list)):
-        value = {"command": value}
+        value = {"command": value}  # the short form: launch's own items are the command's
+        read.spellings = {**read.spellings, **{("launch", "command", *path[1:]): text for path, text in read.spellings.items()
+                                               if path[:1] == ("launch",)}}
     launch = read.mapping(value, ("launch",), ("command", "launcher", "framework", "batch_size", "gpu_view"),
                          required=("command",))
     command = launch["command"]
     path = ("launch", "command")
+    length = len(command) if isinstance(command, str) else sum(len(str(word)) + 1 for word in command) if isinstance(command, list) else 0
+    too_long = sanity.command_length_problem(length)
+    if too_long:
+        read.fail(path, too_long)
     if isinstance(command, str):
         try:
-            argv = tuple(shlex.split(command))
+            argv = sanity.split_command(command)
         except ValueError as error:
             read.fail(path, f"cannot split it into arguments ({error}); give a list of arguments instead")
     else:
@@ -536,8 +561,15 @@ _DIRECTIVE_RE = re.compile(r"^--?[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\$`]*)?$")
 
 
 def _read_extra(read: _Reader, value) -> Tuple[str, ...]:
-    return read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
-                          "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+    directives = read.text_list(value or [], ("extra_directives",), _DIRECTIVE_RE,
+                                "an sbatch option such as --constraint=cascade (one option, no spaces or quotes)")
+    seen: Dict[str, int] = {}
+    for index, directive in enumerate(directives):
+        problem = sanity.directive_problem(directive, seen)
+        if problem:
+            read.fail(("extra_directives", index), problem)
+        seen.setdefault(directive.partition("=")[0], index)
+    return directives
 
 
 # A staged path is relative (to the spec's folder, or to $SLURM_TMPDIR) and stays inside it.
@@ -557,10 +589,15 @@ def _read_stage(read: _Reader, value) -> Optional[Stage]:
     if stage.get("checkpoint") is not None:
         at = ("stage", "checkpoint")
         spec = read.mapping(stage["checkpoint"], at, ("from", "to", "every"), required=("from", "to"))
-        every = read.unit(parse_duration, spec.get("every", "30m"), at + ("every",))
+        every = read.duration(spec.get("every", "30m"), at + ("every",), sanity.MIN_CHECKPOINT_S)
         checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
                                 read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
-    lead = None if stage.get("lead") is None else read.unit(parse_duration, stage["lead"], ("stage", "lead"))
+    lead = None if stage.get("lead") is None else read.duration(stage["lead"], ("stage", "lead"))
+    destinations = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
+    destinations += [(("stage", "checkpoint", "to"), checkpoint.to)] if checkpoint else []
+    collision = sanity.output_collision(destinations)
+    if collision:
+        read.fail(*collision)
     return Stage(inputs, outputs, checkpoint, lead)
 
 

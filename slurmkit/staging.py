@@ -211,7 +211,11 @@ def inspect_inputs(spec, base_dir: Path) -> List[InputShape]:
     """What each staged input holds on disk (missing inputs are left out: they may not exist yet)."""
     shapes = []
     for index, item in enumerate(spec.stage.inputs if spec.stage else ()):
-        path = Path(item.source) if item.source.startswith("/") else base_dir / item.source
+        from .userpaths import on_submit_host
+
+        path = on_submit_host(item.source, base_dir)  # ~ and $SCRATCH as the job will read them
+        if path is None:
+            continue
         if path.is_dir() and path.suffix != ".pack":
             files = list_files(path)
             shapes.append(InputShape(index, item.source, len(files), sum(s for _, s in files)))

@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from .errors import SlurmkitError
-from .files import write_atomic
+from .files import PRIVATE_FILE, make_private_folder, write_atomic
 from .monitor import Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable
 from .registry import (COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record,
                        registry_path)
@@ -317,9 +317,12 @@ class SubmitError(SlurmkitError):
 
 def _write_script(folder: Path, name: str, suffix: str, script_text: str) -> Path:
     """The script under a name of its own (concurrent submits of one spec must not rename each
-    other's script); an unwritable folder is one line."""
+    other's script); an unwritable folder is one line. It holds the spec's values (its
+    environment variables among them), so it is private, in a private folder when slurmkit
+    makes it; sbatch reads it and never runs the file itself, so it needs no execute bit."""
     try:
-        return write_atomic(folder / f".{name}.{os.getpid()}.{suffix}.sbatch", script_text, 0o755)
+        make_private_folder(folder)
+        return write_atomic(folder / f".{name}.{os.getpid()}.{suffix}.sbatch", script_text, PRIVATE_FILE)
     except OSError as error:
         raise SubmitError(f"nothing was submitted: cannot write the job script in {folder}: "
                           f"{error.strerror or error}; make that folder writable or choose another (--folder)") from None

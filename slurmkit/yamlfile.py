@@ -1,15 +1,27 @@
-"""Reading YAML so that every value can be traced back to its line.
+"""Reading YAML so that every value can be traced back to its line, with bounded work.
 
 Job specs and site profiles are validated after loading; an error must still say
 ``job.yaml:12: resources.mem: ...``. One pass over the composed node tree gives the plain
 data, the line of every key path, and refuses what plain YAML loading would hide (a duplicate
 key silently replacing the first, a key that is not a string).
+
+This is the one YAML reader of slurmkit, and YAML lets a small file describe a huge value:
+aliases (``*name``) repeat what an anchor (``&name``) names, so 300 bytes can expand to a
+billion values (a "billion laughs"), and ``a: &a [*a]`` is a list that contains itself. The
+nodes are therefore composed here, from the parser's events, counting as they come: the file
+size, the aliases, the values once every alias is expanded, and the nesting depth are capped
+at the limits below (no real job spec or profile comes near them: the bundled profiles have
+about 330 values and no alias), and an alias inside the node it names is refused. Each limit
+is one ``error(source, line, "", message)``, reached in well under a second and 100 MB.
 """
 
 from pathlib import Path
-from typing import Any, Dict, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import yaml
+from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
+                         SequenceStartEvent, StreamEndEvent)
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from .errors import InputError
 
@@ -19,6 +31,25 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KeyPath = Tuple[Union[str, int], ...]
 
 
+class KeyLines(dict):
+    """``{key path: 1-based line}``, and ``spellings``: the text of each plain number or boolean,
+    as written (``0.00001``, ``010``, ``yes``), for the values that reach a job as text, where
+    Python's spelling (``1e-05``, ``8``, ``True``) would not be what the user wrote."""
+
+    def __init__(self):
+        super().__init__()
+        self.spellings: Dict[KeyPath, str] = {}
+
+#: the most bytes one YAML file may have (a job spec is a few hundred, a profile under 10 KiB).
+MAX_BYTES = 1 << 20
+#: the most aliases (``*name``) one file may use.
+MAX_ALIASES = 1000
+#: the most values (keys, list items and scalars) one file may hold, every alias expanded.
+MAX_VALUES = 50_000
+#: the deepest nesting of mappings and lists, every alias expanded.
+MAX_DEPTH = 64
+
+
 def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = InputError) -> Tuple[Any, Dict[KeyPath, int], Any]:
     """Parse ``text``; return ``(data, {key path: 1-based line}, root node)``.
 
@@ -26,8 +57,8 @@ def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = In
     """
     loader = _Loader(text)
     try:
-        root = loader.get_single_node()
-        lines: Dict[KeyPath, int] = {}
+        root = _BoundedComposer(loader, source, error).single_node()
+        lines = KeyLines()
         data = None if root is None else _construct(loader, root, (), lines, source, error)
     except yaml.MarkedYAMLError as problem:
         mark = problem.problem_mark or problem.context_mark
@@ -41,16 +72,153 @@ def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = In
 
 def read_yaml_file(path: Path, error: Type[InputError] = InputError) -> Tuple[str, Tuple[Any, Dict[KeyPath, int], Any]]:
     """The text of ``path`` and what parse_yaml makes of it; unreadable files are ``error``s."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as problem:
-        raise error(path, None, "", f"cannot read it: {problem.strerror or problem}") from None
-    except UnicodeDecodeError as problem:
-        raise error(path, None, "", f"not UTF-8 text (byte {problem.start} cannot be decoded)") from None
+    text = read_text(path, error)
     return text, parse_yaml(text, path, error)
 
 
+def read_text(path: Path, error: Type[InputError] = InputError, limit: int = MAX_BYTES) -> str:
+    """The UTF-8 text of ``path``, refused beyond ``limit`` bytes before more is read (a
+    named pipe or ``/dev/zero`` given as a spec ends here, not in memory)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as problem:
+        raise error(path, None, "", f"cannot read it: {problem.strerror or problem}") from None
+    if len(data) > limit:
+        raise error(path, None, "", f"larger than {_size(limit)}, slurmkit's limit for this file; "
+                                    f"a job spec or profile is a few KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as problem:
+        raise error(path, None, "", f"not UTF-8 text (byte {problem.start} cannot be decoded)") from None
+
+
+def _size(count: int) -> str:
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count >> 10} KiB"
+
+
+class _BoundedComposer:
+    """yaml's composer, rebuilt over the parser's events so that it can count as it goes.
+
+    Each node's expanded size (itself and everything under it, aliases included) and height
+    are known when it closes; an alias can only name a closed node (one still open is the
+    alias inside its own anchor), so its cost is known the moment it is met.
+    """
+
+    def __init__(self, loader, source, error: Type[InputError]):
+        self.loader, self.source, self.error = loader, source, error
+        self.anchors: Dict[str, Any] = {}
+        self.cost: Dict[int, Tuple[int, int]] = {}   # id(node) -> (values, height), once closed
+        self.values = 0
+        self.aliases = 0
+
+    def single_node(self):
+        """The root node of the one document (None for an empty stream), as get_single_node."""
+        loader = self.loader
+        loader.get_event()  # stream start
+        root = None
+        if not loader.check_event(StreamEndEvent):
+            loader.get_event()  # document start
+            root = self._compose()
+            loader.get_event()  # document end
+        if not loader.check_event(StreamEndEvent):
+            self._fail(loader.get_event(), "a second YAML document starts here; a spec or profile is one document")
+        return root
+
+    def _fail(self, event, message: str):
+        raise self.error(self.source, event.start_mark.line + 1, "", message)
+
+    def _compose(self):
+        loader = self.loader
+        # Each open collection: [node, pending mapping key or None, values so far, tallest child].
+        stack: List[list] = []
+        while True:
+            event = loader.get_event()
+            kind = type(event)
+            if kind is SequenceEndEvent or kind is MappingEndEvent:
+                node, _, size, height = stack.pop()
+                node.end_mark = event.end_mark
+                self.cost[id(node)] = (size, height + 1)
+            elif kind is AliasEvent:
+                node = self._alias(event, stack)
+            else:
+                node = self._new_node(event, len(stack))
+                if kind is not ScalarEvent:
+                    stack.append([node, None, 1, 0])
+                    continue
+            if not stack:
+                return node
+            self._attach(stack[-1], node)
+
+    def _new_node(self, event, depth: int):
+        loader = self.loader
+        anchor = event.anchor
+        if anchor is not None and anchor in self.anchors:
+            self._fail(event, f"anchor &{anchor} is defined twice (first on line "
+                              f"{self.anchors[anchor].start_mark.line + 1}); give each its own name")
+        self._count(event, 1, depth + 1)
+        kind = type(event)
+        if kind is ScalarEvent:
+            tag = event.tag if event.tag not in (None, "!") else loader.resolve(ScalarNode, event.value, event.implicit)
+            node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+            self.cost[id(node)] = (1, 1)
+        elif kind is SequenceStartEvent or kind is MappingStartEvent:
+            node_class = SequenceNode if kind is SequenceStartEvent else MappingNode
+            tag = event.tag if event.tag not in (None, "!") else loader.resolve(node_class, None, event.implicit)
+            node = node_class(tag, [], event.start_mark, None, flow_style=event.flow_style)
+        else:  # a stream or document event where a value belongs: the parser has already refused this
+            raise yaml.composer.ComposerError(None, None, f"unexpected {kind.__name__}", event.start_mark)
+        if anchor is not None:
+            self.anchors[anchor] = node
+        return node
+
+    def _alias(self, event, stack: List[list]):
+        anchor = event.anchor
+        node = self.anchors.get(anchor)
+        if node is None:
+            self._fail(event, f"alias *{anchor} names no anchor (&{anchor}) defined above it")
+        self.aliases += 1
+        if self.aliases > MAX_ALIASES:
+            self._fail(event, f"more than {MAX_ALIASES:,} aliases (*name), slurmkit's limit for one file; write the values out")
+        if id(node) not in self.cost:
+            self._fail(event, f"alias *{anchor} is inside the value it names (&{anchor}), which would contain "
+                              f"itself without end; write the value out instead")
+        size, height = self.cost[id(node)]
+        self._count(event, size, len(stack) + height)
+        return node
+
+    def _count(self, event, size: int, depth: int) -> None:
+        """Add ``size`` values at ``depth``; refuse the file past MAX_VALUES or MAX_DEPTH."""
+        self.values += size
+        if self.values > MAX_VALUES:
+            self._fail(event, f"more than {MAX_VALUES:,} values once aliases are expanded, slurmkit's limit for one "
+                              f"file (a spec or profile has a few hundred); write the values out or shorten the file")
+        if depth > MAX_DEPTH:
+            self._fail(event, f"nested more than {MAX_DEPTH} levels deep (aliases expanded), slurmkit's limit")
+
+    def _attach(self, parent: list, node) -> None:
+        """Put ``node`` in the open collection ``parent``, adding up its size and height."""
+        size, height = self.cost[id(node)]
+        parent[2] += size
+        parent[3] = max(parent[3], height)
+        collection = parent[0]
+        if isinstance(collection, MappingNode):
+            if parent[1] is None:
+                parent[1] = node
+            else:
+                collection.value.append((parent[1], node))
+                parent[1] = None
+        else:
+            collection.value.append(node)
+
+
 _PLAIN_MAP, _PLAIN_SEQ = "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+#: a plain scalar resolved as one of these is a number; written with ':' it is YAML 1.1's
+#: base-60 form, which YAML 1.2 dropped and which nobody means: ``time: 1:00:00`` is kept as
+#: the text "1:00:00" (an hour, as sbatch reads it), not the number 3600 (3600 minutes).
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+_SPELLED_TAGS = (*_NUMBER_TAGS, _BOOL_TAG)
 
 
 def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, error):
@@ -74,6 +242,11 @@ def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, e
         return out
     if isinstance(node, yaml.SequenceNode) and node.tag == _PLAIN_SEQ:
         return [_construct(loader, item, path + (index,), lines, source, error) for index, item in enumerate(node.value)]
+    if isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _SPELLED_TAGS:
+        if ":" in node.value and node.tag != _BOOL_TAG:
+            return node.value  # YAML 1.1's base 60 (1:00:00 = 3600): for a time, what SLURM reads it as
+        if isinstance(lines, KeyLines):
+            lines.spellings[path] = node.value
     # Scalars, and anything tagged: the safe constructor refuses tags it does not know.
     return loader.construct_object(node, deep=True)
 

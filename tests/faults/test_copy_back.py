@@ -13,6 +13,7 @@ import yaml
 
 from slurmkit import Job
 from tests.integration.slurm import wait_for_job
+from tests.unit.test_copy_back import checkpoint_every
 
 from .conftest import immutable, node_pids, on_node, small_filesystem
 
@@ -97,9 +98,10 @@ def test_a_job_killed_during_a_checkpoint_save_leaves_the_previous_checkpoint_an
     (fake / "cp").write_text(STALLING_CP.replace("SAVES", str(tmp_path / "saves")).replace("STALLED", str(tmp_path / "stalled")))
     (fake / "cp").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")     # sbatch exports it to the job
-    chain = _job(tmp_path, resources={"time": "2m"}, resubmit={"max_links": 2},
-                 stage={"checkpoint": {"from": "ckpt", "to": "saved", "every": "2s"}, "lead": "30s"},
-                 launch={"command": ["bash", "-c", RESUMING]}).submit()
+    job = _job(tmp_path, resources={"time": "2m"}, resubmit={"max_links": 2},
+               stage={"checkpoint": {"from": "ckpt", "to": "saved"}, "lead": "30s"},
+               launch={"command": ["bash", "-c", RESUMING]})
+    chain = checkpoint_every(job, 2).submit()  # a save every 2 s: below what a spec may ask
     first, second = chain.links
     deadline = time.monotonic() + 90
     while not (tmp_path / "stalled").exists() and time.monotonic() < deadline:

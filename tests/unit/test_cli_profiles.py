@@ -72,7 +72,8 @@ def test_list_names_a_broken_user_profile_and_still_lists_the_rest(run):
     assert "local" in result.stdout
     (line,) = result.stderr.splitlines()
     assert line.startswith("error: ") and line.endswith(
-        "site_profiles/mine.yaml:2: status.state: got 'in-sevice'; allowed: one of in-service, retired (did you mean 'in-service'?)")
+        "site_profiles/mine.yaml:2: status.state: got 'in-sevice'; allowed: one of in-service, retired (did you mean 'in-service'?) "
+        "(skipped; the other profiles are listed)")
 
 
 def test_show_prints_a_summary_and_the_node_types(run):
@@ -108,6 +109,7 @@ def test_show_of_a_retired_profile_warns_with_its_successor(run):
     result = run("show", "old")
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
+        "note: using ./site_profiles/old.yaml from the current folder",
         "warning: profile 'old' describes a cluster retired on 2025-09-01; its successor is 'new': move the job with `slurmkit port JOB.yaml --to new -o new.yaml`"]
 
 

@@ -24,13 +24,22 @@ REAL_CP = shutil.which("cp")
 MAKE_OUT = "mkdir -p $$SLURM_TMPDIR/out && for i in 1 2 3 4 5; do head -c 20000 /dev/zero > $$SLURM_TMPDIR/out/f$$i; done"
 
 
-def _render(tmp_path, command, **stage):
+def _render(tmp_path, command, every_s=None, **stage):
     stage.setdefault("outputs", [{"from": "out", "to": "saved/out"}])
     job = Job(name="cb", profile="local", account="def-x", resources={"time": "1h"},
               launch={"command": ["bash", "-c", command]}, stage=stage)
+    if every_s is not None:
+        job = checkpoint_every(job, every_s)
     script = tmp_path / "job.sh"
     script.write_text(job.render(warn=False))
     return script
+
+
+def checkpoint_every(job, seconds: int):
+    """``job`` with a checkpoint period shorter than a spec may ask (at least 1 minute), so that
+    a test sees several periodic saves in seconds: the script's loop is the same at any period."""
+    stage = job.spec.stage
+    return Job(job.spec._replace(stage=stage._replace(checkpoint=stage.checkpoint._replace(every_s=seconds))))
 
 
 class Run:
@@ -264,7 +273,7 @@ def test_the_periodic_checkpoint_save_is_stopped_before_the_final_one(tmp_path):
     run.fake_cp(f'case "${{@: -1}}" in *.partial-*) echo start >> {log}; sleep 0.7; "$REAL_CP" "$@"; s=$?; echo end >> {log}; exit $s;; esac\n'
                 'exec "$REAL_CP" "$@"')
     script = _render(tmp_path, "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/ckpt/x; sleep 2.5; echo r > $$SLURM_TMPDIR/out/r",
-                     checkpoint={"from": "ckpt", "to": "ck", "every": "1s"})
+                     checkpoint={"from": "ckpt", "to": "ck"}, every_s=1)
     rc, err = run(script)
     assert rc == 0, err
     events = log.read_text().split()

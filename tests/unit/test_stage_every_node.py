@@ -73,8 +73,9 @@ def test_the_node_cores_word_gives_the_cores_under_set_u(env, cores):
 
 
 def test_output_folders_are_made_before_the_payload():
-    text = script(stage={"outputs": [{"from": "runs", "to": "results/runs"}, {"from": "metrics.csv", "to": "results"},
-                                     {"from": "logs/train.log", "to": "results"}]})
+    # (each output its own destination: two on one `to` would overwrite each other, which a spec refuses)
+    text = script(stage={"outputs": [{"from": "runs", "to": "results/runs"}, {"from": "metrics.csv", "to": "results/metrics.csv"},
+                                     {"from": "logs/train.log", "to": "results/train.log"}]})
     made = '\n# The outputs\' folders, for the program to write into.\nmkdir -p -- "${SLURM_TMPDIR}/runs" "${SLURM_TMPDIR}/logs"\n'
     assert made in text
     assert text.index(made) < text.index("_sk_payload=$!")

@@ -1,0 +1,188 @@
+"""What a job spec may not ask even when each value has the right shape (issue 15).
+
+spec.py calls these while it reads a spec, so that each problem is one SpecError at its key:
+a time that SLURM reads as minutes:seconds, a command too long (split in linear time below
+the limit), an extra directive that says again, or otherwise, what a spec key says, and stage
+outputs that land on one another. The limits that need the cluster (node counts, array sizes)
+are the resolver's (limits.py).
+"""
+
+import posixpath
+import re
+from typing import Dict, Optional, Sequence, Tuple
+
+#: the longest launch.command, in characters: the most Linux passes as one argument
+#: (MAX_ARG_STRLEN); a longer one belongs in a script or a file the program reads.
+MAX_COMMAND_CHARS = 128 * 1024
+#: the shortest checkpoint interval: a shorter one copies without pause and slows the job.
+MIN_CHECKPOINT_S = 60
+
+# ------------------------------------------------------------------------------- time spelling
+
+_MINUTES_SECONDS = r"(\d+):(\d+)"
+
+
+def minutes_seconds_problem(value) -> Optional[str]:
+    """Why ``value`` must not be a duration: SLURM reads ``M:S`` as minutes and seconds, and
+    a user who writes ``25:00`` means 25 hours more often than not; None for other spellings."""
+    match = re.fullmatch(_MINUTES_SECONDS, value.strip()) if isinstance(value, str) and ":" in value else None
+    if not match:
+        return None
+    first, second = int(match.group(1)), int(match.group(2))
+    hours = f"'{first}:{second:02d}:00'" + (f" or '{first // 24}-{first % 24:02d}:{second:02d}:00'" if first >= 24 else "")
+    short = f"{first}m" + (f"{second}s" if second else "")
+    return (f"{value!r} is minutes:seconds to SLURM ({short}), rarely what is meant: write {hours} for "
+            f"{first}h{f'{second}m' if second else ''}, or '{short}' for {short}")
+
+
+# ------------------------------------------------------------------------------ the command
+
+# shlex.split's POSIX rules, as one regular expression: shlex builds each word a character at a
+# time (quadratic: a 1 MB word took 16 s); this reads the same words in one linear pass. (The
+# patterns are compiled on first use, through re's cache: most commands are short, and shlex
+# splits them sooner than this pattern compiles.)
+_PART = r"""[^ \t\r\n'"\\]+|'[^']*'|"[^"\\]*(?:\\[\s\S][^"\\]*)*"|\\[\s\S]|[ \t\r\n]+|(?P<bad>['"\\])"""
+_ESCAPED_IN_DOUBLE_QUOTES = r'\\(["\\])'
+#: below this many characters shlex's quadratic cost is smaller than compiling _PART.
+_SHORT_COMMAND = 2048
+
+
+def split_command(text: str) -> Tuple[str, ...]:
+    """``shlex.split(text)``, in time linear in its length; raises ValueError as shlex does (an
+    unclosed quote, a trailing backslash)."""
+    if len(text) <= _SHORT_COMMAND:
+        import shlex
+
+        return tuple(shlex.split(text))
+    return split_linear(text)
+
+
+def split_linear(text: str) -> Tuple[str, ...]:
+    """split_command's own reading, for any length."""
+    words, word, in_word = [], [], False
+    for match in re.finditer(_PART, text):
+        part = match.group()
+        if match.group("bad"):
+            raise ValueError(_unclosed(text, match.start()))
+        first = part[0]
+        if first in " \t\r\n":
+            if in_word:
+                words.append("".join(word))
+                word, in_word = [], False
+            continue
+        in_word = True
+        if first == "'":
+            word.append(part[1:-1])
+        elif first == '"':
+            word.append(re.sub(_ESCAPED_IN_DOUBLE_QUOTES, r"\1", part[1:-1]))
+        elif first == "\\":
+            word.append(part[1])
+        else:
+            word.append(part)
+    if in_word:
+        words.append("".join(word))
+    return tuple(words)
+
+
+_DOUBLE_QUOTED_REST = r'[^"\\]*(?:\\[\s\S][^"\\]*)*'
+
+
+def _unclosed(text: str, start: int) -> str:
+    """shlex's message for the quote or backslash at ``start`` that nothing closes: a backslash
+    at the very end (alone, or last inside an open double quote) escapes nothing."""
+    if text[start] == "\\":
+        return "No escaped character"
+    if text[start] == '"' and re.compile(_DOUBLE_QUOTED_REST).match(text, start + 1).end() < len(text):
+        return "No escaped character"
+    return "No closing quotation"
+
+
+def command_length_problem(length: int) -> Optional[str]:
+    if length <= MAX_COMMAND_CHARS:
+        return None
+    return (f"{length} characters, more than slurmkit's limit of {MAX_COMMAND_CHARS} (the most Linux passes as one "
+            f"argument); put a long command in a script, or its data in a file the program reads")
+
+
+# ------------------------------------------------------------------------- extra directives
+
+#: sbatch options a spec key already decides (long names, sbatch's aliases included), and the key.
+SPEC_OPTIONS: Dict[str, str] = {
+    "time": "resources.time", "nodes": "resources.nodes", "ntasks": "resources.nodes and resources.tasks_per_node",
+    "ntasks-per-node": "resources.tasks_per_node", "tasks-per-node": "resources.tasks_per_node",
+    "cpus-per-task": "resources.cpus_per_task", "mem": "resources.mem", "mem-per-cpu": "resources.mem_per_cpu",
+    "gpus": "resources.gpus", "gpus-per-node": "resources.gpus", "gpus-per-task": "resources.gpus",
+    "tmp": "resources.tmp", "job-name": "name", "account": "account", "array": "kind: array with array.parameters",
+    "dependency": "dependencies", "mail-user": "mail.user", "mail-type": "mail.events",
+}
+#: options slurmkit sets itself, and why they cannot be given again.
+SLURMKIT_OPTIONS: Dict[str, str] = {
+    "output": "slurmkit names the logs (<folder>/<id>_0_log.out; choose the folder with submit --folder)",
+    "error": "slurmkit names the logs (<folder>/<id>_0_log.err; choose the folder with submit --folder)",
+    "comment": "slurmkit's submission token lives there (it finds a job whose id was lost by it)",
+    "parsable": "it is an option of the sbatch command line, not a directive",
+    "test-only": "use slurmkit submit --dry-run",
+}
+#: sbatch's one-letter options for the above.
+SHORT_OPTIONS = {"t": "time", "N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "J": "job-name",
+                 "A": "account", "a": "array", "d": "dependency", "o": "output", "e": "error"}
+
+
+def _long_name(option: str) -> Optional[str]:
+    """The long option ``option`` means: itself, its long form, or the owned option it
+    abbreviates (sbatch, through getopt_long, takes any unique prefix: ``--tim`` is --time)."""
+    if not option.startswith("--"):
+        return SHORT_OPTIONS.get(option[1:2])
+    name = option[2:]
+    owned = [*SPEC_OPTIONS, *SLURMKIT_OPTIONS]
+    if name in owned:
+        return name
+    longer = [full for full in owned if full.startswith(name)] if len(name) >= 2 else []
+    return min(longer, key=len) if longer else None
+
+
+def directive_problem(directive: str, seen: Dict[str, int]) -> Optional[str]:
+    """Why ``directive`` (``--mem=4G``) cannot be an extra directive, or None; ``seen`` maps
+    each option already given to its index, to catch one given twice."""
+    option, _, value = directive.partition("=")
+    name = _long_name(option)
+    if name == "gres" or (name is None and option == "--gres"):
+        name = None
+    if option in ("--gres",) and value.split(":")[0] == "gpu":
+        return f"{directive!r} asks for GPUs, which resources.gpus says; use resources.gpus instead (slurmkit writes the GPU request from it)"
+    if name in SPEC_OPTIONS:
+        return f"{directive!r} sets what {SPEC_OPTIONS[name]} says; use {SPEC_OPTIONS[name]} instead (slurmkit writes --{name} from it)"
+    if name in SLURMKIT_OPTIONS:
+        return f"{directive!r} cannot be given: {SLURMKIT_OPTIONS[name]}"
+    if option in seen:
+        return f"{option} is given twice (first at extra_directives[{seen[option]}]); keep one"
+    return None
+
+
+# ---------------------------------------------------------------------------------- outputs
+
+def output_collision(destinations: Sequence[Tuple[tuple, str]]) -> Optional[Tuple[tuple, str]]:
+    """The first ``(key path, message)`` where two outputs (the checkpoint among them) land on
+    one destination, or one inside another: their files would overwrite each other, and a
+    checkpoint replaces its destination whole. ``destinations`` are ``(key path of to, to)``."""
+    seen = []
+    for path, to in destinations:
+        where = posixpath.normpath(to)
+        for other_path, other in seen:
+            name = _owner(other_path)
+            if where == other:
+                return path, f"{to!r} is also where {name} goes: their files would overwrite each other; give each its own destination"
+            if _inside(where, other) or _inside(other, where):
+                return path, (f"{to!r} and {name}'s destination are one inside the other: one copy back would overwrite "
+                              f"or replace the other's files; give them separate folders")
+        seen.append((path, where))
+    return None
+
+
+def _owner(path: tuple) -> str:
+    """``stage.outputs[1]`` or ``stage.checkpoint``: whose ``to`` a key path is."""
+    return "stage.checkpoint" if path[1] == "checkpoint" else f"stage.outputs[{path[2]}]"
+
+
+def _inside(path: str, folder: str) -> bool:
+    return folder in (".", "/") or path.startswith(folder.rstrip("/") + "/")

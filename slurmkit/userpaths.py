@@ -1,0 +1,56 @@
+"""Paths on the submit host's file systems, as users write them: ``~/data.tar``, ``$SCRATCH/runs``.
+
+A stage input's ``from``, an output's ``to`` and the checkpoint's ``to`` mean in the job what
+the user's shell would make of them: ``~`` (alone, or before ``/``) is ``$HOME``; ``$NAME`` and
+``${NAME}`` expand when the job runs (``$HOME``, ``$USER``, ``$SCRATCH``, ``$PROJECT``, or any
+other, as in the command: sbatch passes the submitting shell's variables to the job); ``$$`` is
+a literal ``$``. A path that starts with ``/``, ``~`` or a variable stands on its own; any other
+is relative to the spec's folder, ``$SLURM_SUBMIT_DIR``, where slurmkit runs sbatch.
+"""
+
+import os
+import re
+from pathlib import Path
+from typing import Mapping, Optional
+
+_VARIABLE = r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+_LEADING_VARIABLE = r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_])"
+
+
+def with_home(path: str) -> str:
+    """``~`` and ``~/...`` as ``$HOME`` and ``$HOME/...`` (``~user`` is left as written)."""
+    return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
+
+
+def stands_alone(path: str) -> bool:
+    """Whether ``path`` names its place without the spec's folder: ``/...``, ``~``, ``$VAR/...``."""
+    path = with_home(path)
+    return path.startswith("/") or bool(re.match(_LEADING_VARIABLE, path))
+
+
+def in_job(path: str) -> str:
+    """``path`` as a word of the plan (rendered by the ``word`` filter, which expands ``$NAME``
+    and keeps ``$$`` a literal ``$``)."""
+    path = with_home(path)
+    return path if stands_alone(path) else "$SLURM_SUBMIT_DIR/" + path
+
+
+def on_submit_host(path: str, base: Path, env: Optional[Mapping[str, str]] = None) -> Optional[Path]:
+    """Where ``path`` is here and now, for looking at what will be staged; None when it reads a
+    variable this shell does not set (the job may still have it)."""
+    env = os.environ if env is None else env
+    unset = []
+
+    def value(match) -> str:
+        if match.group() == "$$":
+            return "$"
+        name = match.group(1) or match.group(2)
+        if name not in env:
+            unset.append(name)
+            return ""
+        return env[name]
+
+    text = re.sub(_VARIABLE, value, with_home(path))
+    if unset:
+        return None
+    return Path(text) if stands_alone(path) else Path(base) / text

@@ -1,0 +1,71 @@
+"""Issue 15 on the real cluster (Slurm 22.05): ``~``, ``$HOME``, ``$SCRATCH`` and ``$USER`` in
+stage paths land where the user meant, and the files slurmkit keeps are private.
+
+HOME, SCRATCH and USER are set for the submitting process only; sbatch passes them to the job
+(its default --export=ALL), as a login shell's do on an Alliance cluster.
+"""
+
+import os
+import tarfile
+
+import pytest
+import yaml
+
+from slurmkit import Job
+
+
+@pytest.fixture
+def places(tmp_path, monkeypatch):
+    home, scratch, work = tmp_path / "home", tmp_path / "scratch-fs", tmp_path / "work"
+    for folder in (home, scratch, work):
+        folder.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SCRATCH", str(scratch))
+    monkeypatch.setenv("USER", "sktester")
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "registry.jsonl"))
+    return home, scratch, work
+
+
+def _job(work, **fields):
+    spec = {"name": "paths", "profile": "local", "account": "def-test", "resources": {"time": "5m"}, **fields}
+    path = work / "job.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return Job.from_yaml(path)
+
+
+def test_home_and_scratch_paths_in_stage_inputs_and_outputs_land_where_the_user_meant(cluster, places):
+    home, scratch, work = places
+    (home / "a.txt").write_text("a\n")
+    with tarfile.open(home / "d.tar", "w") as archive:
+        archive.add(home / "a.txt", arcname="from-tar/a.txt")
+    (home / "c.txt").write_text("c\n")
+    (scratch / "in").mkdir()
+    (scratch / "in" / "b.txt").write_text("b\n")
+    listing = ("cd $$SLURM_TMPDIR && find from-tar in c.txt -type f | sort | tr '\\n' ' ' && mkdir -p out out2 && "
+               "echo one > out/result.txt && echo two > out2/r2.txt")
+    handle = _job(work, stage={"inputs": ["~/d.tar", {"from": "$SCRATCH/in", "to": "in"}, {"from": "${HOME}/c.txt", "to": "c.txt"}],
+                               "outputs": [{"from": "out", "to": "~/scratch/run-$SLURM_JOB_ID"},
+                                           {"from": "out2", "to": "$SCRATCH/res-$USER"}]},
+                  launch={"command": ["bash", "-c", listing]}).submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert handle.stdout().split() == ["c.txt", "from-tar/a.txt", "in/b.txt"]
+    assert (home / "scratch" / f"run-{handle.job_id}" / "result.txt").read_text() == "one\n"
+    assert (scratch / "res-sktester" / "r2.txt").read_text() == "two\n"
+    # nothing under the spec's folder named after the unexpanded spelling
+    assert sorted(p.name for p in work.iterdir()) == ["job.yaml", "logs"]
+
+
+def test_the_files_slurmkit_keeps_for_a_real_job_are_private(cluster, places):
+    _, _, work = places
+    old = os.umask(0o022)
+    try:
+        handle = _job(work, environment={"variables": {"API_TOKEN": "s3cret"}}, launch="true").submit()
+    finally:
+        os.umask(old)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    logs = work / "logs"
+    script = logs / f"{handle.job_id}_submission.sh"
+    assert "API_TOKEN=s3cret" in script.read_text()
+    assert (logs.stat().st_mode & 0o777, script.stat().st_mode & 0o777) == (0o700, 0o600)
+    registry = work.parent / "registry.jsonl"
+    assert registry.stat().st_mode & 0o777 == 0o600

@@ -69,7 +69,7 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     try:
         script = Job(**data).render(warn=warn)
     except InputError as error:
-        raise _flag_error(error, answers) from None
+        raise _flag_error(error) from None
     written = [write_atomic(targets[0], yaml.safe_dump(data, sort_keys=False, default_flow_style=False))]
     task_file = folder / EXAMPLE_TASKS[0]
     if answers["kind"] == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
@@ -134,7 +134,7 @@ def _problem(name: str, key: str, answers: dict, env) -> Optional[str]:
         return error.detail if error.keypath == FIELDS[key] else None
     except SlurmkitError as error:   # a profile that is not there (with its did-you-mean)
         return error.message
-    return next((_for_new(f.field, f.message) for f in errors if f.field == FIELDS[key]), None)
+    return next((_for_new(f.message) for f in errors if f.field == FIELDS[key]), None)
 
 
 def _spec_data(name: str, answers: dict) -> dict:
@@ -163,15 +163,15 @@ def _spec_data(name: str, answers: dict) -> dict:
     return data
 
 
-def _for_new(field: str, message: str) -> str:
+def _for_new(message: str) -> str:
     """A resolver message in the words of ``new``: no spec exists yet to "add it to"."""
     return message.replace("add 'account: def-yourprof' to the spec", "give one such as def-yourprof")
 
 
-def _flag_error(error: InputError, answers: dict) -> ScaffoldError:
+def _flag_error(error: InputError) -> ScaffoldError:
     """The spec's error as the flag (or question) that set the value: ``--gpus: nibi has no GPU ...``."""
     flag = FLAGS.get(error.keypath, error.keypath)
-    return ScaffoldError(f"{flag}: {_for_new(error.keypath, error.detail)}" if flag else error.detail)
+    return ScaffoldError(f"{flag}: {_for_new(error.detail)}" if flag else error.detail)
 
 
 def _environment_account(env) -> str:

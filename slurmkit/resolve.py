@@ -171,17 +171,28 @@ def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optio
 
 
 def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[str]:
+    """The spec's account, else the one sbatch would take from the environment (accounts.py)."""
+    from . import accounts
+
     rule = profile.accounts.required
-    if spec.account is None:
+    account, where = spec.account, ""
+    if account is None and accounts.from_environment():
+        account, variable = accounts.from_environment()
+        where = f" (from ${variable})"
+    elif account is not None and accounts.overriding(account):
+        override = accounts.overriding(account)
+        findings.warn("account", f"$SBATCH_ACCOUNT={override} overrides it: sbatch charges {override}, not {account}; "
+                                 "unset SBATCH_ACCOUNT or make the two agree")
+    if account is None:
         if rule == "always":
             findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
         elif rule == "when-several":
             findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; add 'account: def-yourprof'")
         return None
     prefixes = profile.accounts.prefixes
-    if prefixes and not spec.account.startswith(tuple(prefixes)):
-        findings.warn("account", f"{spec.account!r} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
-    return spec.account
+    if prefixes and not account.startswith(tuple(prefixes)):
+        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
+    return account
 
 
 def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=None) -> None:

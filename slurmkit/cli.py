@@ -55,12 +55,44 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
+def complete_profile_names(ctx, param, incomplete: str):
+    """Shell completion of --profile: the names of the profiles on the search path (not abstract)."""
+    from .profiles import list_profiles
+
+    found, _ = list_profiles()
+    return [profile.name for profile in found if profile.name.startswith(incomplete)]
+
+
+def complete_job_ids(ctx, param, incomplete: str):
+    """Shell completion of job ids: the jobs submitted with slurmkit here, newest first, as
+    ``ID`` with the job's name beside it (shells that show descriptions show it)."""
+    from click.shell_completion import CompletionItem
+
+    from .errors import SlurmkitError
+    from .registry import submissions
+
+    try:
+        jobs = submissions()
+    except SlurmkitError:   # an unreadable registry completes nothing rather than printing a traceback
+        return []
+    return [CompletionItem(job.job_id, help=job.name) for job in reversed(jobs) if job.job_id.startswith(incomplete)]
+
+
 #: the --profile option of every command that takes a job spec.
-PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).")
+PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).",
+                              shell_complete=complete_profile_names)
 
 
 def fail(error) -> None:
-    """End a command on a SlurmkitError: its one line on stderr, its exit code (2 bad input, 1 cluster)."""
+    """End a command on a SlurmkitError: its one line on stderr, its exit code (2 bad input, 1 cluster).
+
+    Under ``--json`` the error is also a JSON document on stdout (see cli_json.py), so a script
+    reads one document whatever happened."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.params.get("as_json"):
+        from .cli_json import emit, error_object
+
+        emit(error=error_object(error))
     click.echo(f"error: {error.message}", err=True)
     raise SystemExit(error.exit_code)
 

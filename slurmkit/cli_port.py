@@ -17,10 +17,9 @@ from .files import write_atomic
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @PROFILE_OPTION
 def import_command(script, output, name, force, profile):
-    """Read an sbatch SCRIPT into a job spec; report every line that could not be mapped."""
-    import yaml
-
-    from .porting import import_script
+    """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
+    environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
+    from .porting import import_script, imported_text
     from .spec import spec_from_mapping
 
     from .errors import InputError
@@ -35,7 +34,7 @@ def import_command(script, output, name, force, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
-    text = yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False)
+    text = imported_text(imported, Path(script).name)
     if output:
         if Path(output).exists() and not force:
             fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
@@ -46,7 +45,10 @@ def import_command(script, output, name, force, profile):
     for note in imported.notes:
         if note.outcome != "mapped" or note.reason:
             where = f"{script}:{note.line}" if note.line else script
-            click.echo(f"{note.outcome}: {where}: {note.text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+            text = note.text.split("\n")[0]
+            click.echo(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+    if imported.unmapped:
+        click.echo(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them", err=True)
 
 
 @click.command("port")
@@ -87,9 +89,17 @@ def port_command(spec, to, from_, output, force):
         click.echo(f"changed: {change}", err=True)
     for finding in ported.warnings:
         click.echo(f"warning: {finding.field}: {finding.message}", err=True)
-    text = ported_text(ported)
+    text = _carried_todos(spec) + ported_text(ported)
     if output:
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
+
+
+def _carried_todos(spec) -> str:
+    """The ``# to do:`` lines ``import`` left in SPEC, kept at the top of the ported spec: they
+    are still to do on the new cluster, and `slurmkit check` goes on reporting them there."""
+    from .porting import TODO_PREFIX, pending_import_notes
+
+    return "".join(f"{TODO_PREFIX}{note}\n" for note in pending_import_notes(Path(spec).read_text(errors="replace")))

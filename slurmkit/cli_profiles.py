@@ -5,14 +5,14 @@ are imported inside the commands so that ``slurmkit profiles --help`` stays chea
 """
 
 import functools
-import json
 import sys
 import warnings
 from pathlib import Path
 
 import click
 
-from .cli import fail
+from .cli import complete_profile_names, fail, pretty_output
+from .cli_json import JsonCommand, emit, error_object
 from .errors import SlurmkitError
 from .files import write_atomic
 
@@ -41,8 +41,8 @@ def profiles():
 
 # -------------------------------------------------------------------------------------- list
 
-@profiles.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+@profiles.command("list", cls=JsonCommand)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (schema 1; docs/json.md).")
 @click.option("--all", "include_abstract", is_flag=True, help="Include abstract bases (such as alliance).")
 @_reports_errors
 def list_command(as_json, include_abstract):
@@ -55,7 +55,7 @@ def list_command(as_json, include_abstract):
 
     found, errors = list_profiles(include_abstract=include_abstract)
     if as_json:
-        click.echo(json.dumps([_list_entry(p) for p in found], indent=2))
+        emit(profiles=[_list_entry(p) for p in found], errors=[error_object(e) for e in errors])
     else:
         rows = [[p.name, _status_text(p), _first([t.name for t in p.node_types], 4),
                  ", ".join(p.gpu_models) or "-", _walltime(p)] for p in found]
@@ -104,10 +104,10 @@ def _walltime(profile) -> str:
 
 # -------------------------------------------------------------------------------------- show
 
-@profiles.command("show")
-@click.argument("name", required=False)
+@profiles.command("show", cls=JsonCommand)
+@click.argument("name", required=False, shell_complete=complete_profile_names)
 @click.option("--yaml", "as_yaml", is_flag=True, help="Print the merged profile as YAML.")
-@click.option("--json", "as_json", is_flag=True, help="Print the merged profile as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the merged profile as JSON (schema 1; docs/json.md).")
 @_reports_errors
 def show_command(name, as_yaml, as_json):
     """Summarise profile NAME (default: the one detected here)."""
@@ -126,7 +126,7 @@ def show_command(name, as_yaml, as_json):
 
         click.echo(yaml.safe_dump(profile.raw, sort_keys=False, allow_unicode=True, width=100), nl=False)
     elif as_json:
-        click.echo(json.dumps(profile.raw, indent=2, default=str))
+        emit(name=profile.name, chosen_by=reason, profile=profile.raw)
     else:
         for line in _summary(profile, reason):
             click.echo(line)
@@ -278,7 +278,7 @@ def detect_command(output, name, force):
 
 def _table(headers, rows) -> None:
     """A rich table on a terminal, tab-free aligned columns when piped (for grep and awk)."""
-    if sys.stdout.isatty():
+    if pretty_output():
         from rich.console import Console
         from rich.table import Table
 

@@ -1,11 +1,11 @@
 """``slurmkit report JOBID``: how well a job (or every task of an array) used what it asked for."""
 
-import json
 import re
 
 import click
 
-from .cli import fail
+from .cli import complete_job_ids, fail
+from .cli_json import JsonCommand, emit
 from .errors import SlurmkitError
 
 _JOB_ID_RE = re.compile(r"^\d+(?:_\d+)?$")
@@ -25,9 +25,9 @@ def log_folder(job_id: str):
     return record.folder if record else None
 
 
-@click.command("report")
-@click.argument("job_id", metavar="JOBID", callback=_job_id)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON.")
+@click.command("report", cls=JsonCommand)
+@click.argument("job_id", metavar="JOBID", callback=_job_id, shell_complete=complete_job_ids)
+@click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; docs/json.md).")
 def report_command(job_id, as_json):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
     from . import efficiency
@@ -37,6 +37,6 @@ def report_command(job_id, as_json):
     except SlurmkitError as error:
         fail(error)
     if as_json:
-        click.echo(json.dumps(efficiency.as_json(effs), indent=2))
+        emit(**efficiency.as_json(effs))
     else:
         click.echo(efficiency.format_report(effs), nl=False)

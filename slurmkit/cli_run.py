@@ -1,7 +1,6 @@
 """``slurmkit submit``, ``status``, ``watch``, ``cancel`` and ``logs``: thin commands over
 submit.py, monitor.py and the registry."""
 
-import json
 import re
 import sys
 import time
@@ -12,7 +11,8 @@ import click
 from .errors import SlurmkitError
 from .monitor import TERMINAL as TERMINAL_STATES
 
-from .cli import PROFILE_OPTION, fail as _fail, pretty_output
+from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, pretty_output
+from .cli_json import JsonCommand, emit
 
 
 @click.command("submit")
@@ -106,6 +106,7 @@ def _cells(row):
 
 def _print_table(rows, title=None):
     if not pretty_output():
+        click.echo("\t".join(COLUMNS))  # the header, so a pipe knows the columns (cut, awk)
         for row in rows:
             click.echo("\t".join(_cells(row)))
         return
@@ -129,9 +130,9 @@ def _rich_table(rows, title=None):
     return table
 
 
-@click.command("status")
-@click.argument("job_ids", nargs=-1)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.command("status", cls=JsonCommand)
+@click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
 def status_command(job_ids, as_json):
     """Where jobs stand (default: the last 20 submissions)."""
     # Exit 1, one line, when SLURM cannot be asked: never a table of UNKNOWN.
@@ -139,14 +140,17 @@ def status_command(job_ids, as_json):
 
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     if not ids:
-        click.echo("no jobs submitted with slurmkit yet")
+        if as_json:
+            emit(jobs=[])
+        else:
+            click.echo("no jobs submitted with slurmkit yet")
         return
     try:
         rows = _rows(poll(ids, folders, array_sizes=sizes), records)
     except SlurmkitError as error:
         _fail(error)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        emit(jobs=rows)
     else:
         _print_table(rows)
 
@@ -229,17 +233,30 @@ def _watch(job_ids, interval: float) -> int:
     """Poll until every job is done; 0 if all completed with their outputs saved, else 1."""
     from .monitor import Watch
 
-    ids, folders, sizes, records = _ids_and_folders(job_ids)
-    watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
     try:
+        ids, folders, sizes, records = _ids_and_folders(job_ids)
+        watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
         final = _live(watch, records) if pretty_output() else _plain(watch, records)
     except SlurmkitError as error:
         _fail(error)
-    except KeyboardInterrupt:
-        click.echo("stopped watching; the jobs run on (`slurmkit status` shows them)", err=True)
+    except (KeyboardInterrupt, click.Abort):
+        click.echo(_still_running(job_ids), err=True)
         return 130
-    _print_reports(ids)
+    try:
+        _print_reports(ids)
+    except (KeyboardInterrupt, click.Abort):
+        return 130   # every job had ended: only its report is cut short
     return 0 if final and all(s.ok for s in final.values()) else 1
+
+
+def _still_running(job_ids) -> str:
+    """What Ctrl-C during a watch says: the jobs run on, and the commands that follow or end them."""
+    ids = " ".join(job_ids)
+    if not ids:
+        return "stopped watching; the jobs run on: `slurmkit status` shows them"
+    which = f"job {ids} keeps" if len(job_ids) == 1 else f"jobs {ids} keep"
+    return (f"stopped watching; {which} running: follow with `slurmkit watch {ids}`, "
+            f"cancel with `slurmkit cancel {ids}`")
 
 
 def _print_reports(job_ids) -> None:
@@ -261,7 +278,7 @@ def _print_reports(job_ids) -> None:
 
 
 @click.command("watch")
-@click.argument("job_ids", nargs=-1)
+@click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
 def watch_command(job_ids, interval):
     """Follow jobs until they end; exit 0 only if all completed."""
@@ -298,7 +315,7 @@ def _only_job_ids(job_ids) -> None:
 
 
 @click.command("cancel")
-@click.argument("job_ids", nargs=-1, required=True)
+@click.argument("job_ids", nargs=-1, required=True, shell_complete=complete_job_ids)
 def cancel_command(job_ids):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
@@ -328,7 +345,7 @@ def cancel_command(job_ids):
 # --------------------------------------------------------------------------------------- logs
 
 @click.command("logs")
-@click.argument("job_id")
+@click.argument("job_id", shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
 def logs_command(job_id, err, follow):

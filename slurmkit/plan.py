@@ -152,4 +152,5 @@ class Plan(NamedTuple):
     distributed: Optional[DistributedPlan] = None
     builds: Tuple[BuildPlan, ...] = ()
     module_system: str = "lmod"
+    setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
     version: str = __version__

@@ -2,15 +2,21 @@
 
 Users of the retired clusters arrive with scripts written by hand. ``import_script`` reads the
 ``#SBATCH`` directives in every spelling sbatch accepts, the ``module load`` lines, a
-virtualenv recipe, staging to ``$SLURM_TMPDIR`` and the launch line, and reports every line it
-could not map, so that nothing is silently lost.
+virtualenv recipe, staging to ``$SLURM_TMPDIR``, hand-made distributed set-ups and the launch
+line (its launcher's options read with their arity, see launch_options.py). Every line of the
+script ends in one of four places, each with a note: mapped onto a spec field, dropped because
+slurmkit does it itself, kept as written in ``environment.setup`` (slurmkit has no concept for
+it), or left for the user ("to do"), with the reason. Nothing is lost without a note, and a
+"to do" stays in the spec file, where ``slurmkit check`` finds it.
 """
 
 import re
 import shlex
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
+from . import launch_options
 from .sanity import directive_problem
+from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
 from .units import format_duration
 from .variables import typo_note
@@ -22,13 +28,18 @@ SHORT = {"-J": "job-name", "-A": "account", "-t": "time", "-N": "nodes", "-n": "
 #: long options that take no value
 FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
 #: options slurmkit sets itself, and why they are dropped
-DROPPED = {"output": "slurmkit names the logs (<folder>/<id>_0_log.out)", "error": "slurmkit names the logs",
+DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an array)", "error": "slurmkit names the logs",
            "signal": "slurmkit asks for USR1 itself when the spec has stage outputs",
            "export": "jobs get the submitting environment, as sbatch's default",
            "partition": "the Alliance clusters choose the partition from the request; do not name one"}
+#: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
+OWN_OPTIONS = {"nodes": "nodes: N", "ntasks": "tasks_per_node: N", "ntasks-per-node": "tasks_per_node: N",
+               "tasks-per-node": "tasks_per_node: N", "cpus-per-task": "cpus_per_task: N", "mem": "mem: 4G",
+               "mem-per-cpu": "mem_per_cpu: 2G", "gres": "gpus: MODEL:N", "gpus-per-node": "gpus: MODEL:N",
+               "gpus": "gpus: MODEL:N", "time": "time: 3h", "array": "array.parameters", "job-name": "name",
+               "account": "account", "mail-user": "mail.user", "mail-type": "mail.events", "dependency": "dependencies",
+               "tmp": "tmp: 100G", "gpus-per-task": "gpus: MODEL:N"}
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
-SRUN_VALUE_OPTIONS = {"-N", "-n", "-c", "-p", "-w", "-o", "-e", "-t", "--ntasks", "--nodes", "--cpus-per-task",
-                      "--ntasks-per-node", "--mpi", "--gres", "--gpus-per-task", "--cpu-bind", "--distribution", "-m"}
 #: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
 PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
                           "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
@@ -40,14 +51,26 @@ PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed w
                      "-S": "srun starts one GNU Parallel per node, not SSH", "--sshlogin": "srun starts one GNU Parallel per node, not SSH",
                      "--sshdelay": "no SSH", "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
                      "--env": "tasks inherit the job's environment"}
-MPIRUN_VALUE_OPTIONS = {"-np", "-n", "-c", "--map-by", "--bind-to", "-map-by", "-bind-to", "-x", "-mca", "--mca",
-                        "-hostfile", "--hostfile", "-ppn", "-npernode", "--npernode", "-H", "--host", "-genv"}
+#: variables of a hand-made rendezvous, which the distributed kinds set themselves
+RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
+#: the first word of a line that runs the job's program
+PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "python", "python3", "parallel",
+            "Rscript", "R", "julia", "java", "matlab", "octave", "bash", "sh", "apptainer", "singularity", "timeout",
+            "time", "stdbuf", "numactl", "taskset", "make", "xargs")
+#: commands that only print, kept as they are
+INFORMATIONAL = ("echo", "printf", "date", "hostname", "nvidia-smi", "env", "printenv", "pwd", "ls", "which", "lscpu",
+                 "free", "df", "uname", "sleep", "module list", "ml list")
+CONDA_NOTE = ("the Alliance does not support conda (docs.alliancecan.ca/wiki/Anaconda/en): list the environment's "
+              "packages (conda env export --from-history) and give them as environment.venv.packages or requirements")
+STANDARD_SHELL_OPTIONS = re.compile(r"^set\s+(-[euo]+|-o\s+(errexit|nounset|pipefail)|\+[x])(\s+(pipefail|-[euo]+))*\s*$")
+
+OUTCOMES = ("mapped", "dropped", "kept", "to do")
 
 
 class Note(NamedTuple):
     line: int
     text: str
-    outcome: str        # mapped | dropped | unmapped
+    outcome: str        # one of OUTCOMES
     reason: str = ""
 
 
@@ -57,7 +80,8 @@ class Imported(NamedTuple):
 
     @property
     def unmapped(self) -> Tuple[Note, ...]:
-        return tuple(n for n in self.notes if n.outcome == "unmapped")
+        """The notes the user must act on."""
+        return tuple(n for n in self.notes if n.outcome == "to do")
 
 
 class _Builder:
@@ -66,7 +90,16 @@ class _Builder:
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
         self.gpus_total: Optional[str] = None
+        self.gpus_per_task: Optional[str] = None
+        self.setup: List[str] = []
+        self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
+        self.signal_lead: Optional[str] = None
+        self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
+        self.launcher_name: Optional[str] = None
+        self.module_use = False
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
+        self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
+        self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
 
     def note(self, line, text, outcome, reason=""):
         self.notes.append(Note(line, text, outcome, reason))
@@ -74,49 +107,117 @@ class _Builder:
     def section(self, name) -> Dict:
         return self.spec.setdefault(name, {})
 
+    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)"):
+        self.setup.append(text)
+        self.note(number, text, "kept", reason)
+
 
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
     """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
     build = _Builder()
-    lines = text.splitlines()
-    body_started = False
-    launch: Optional[Tuple[int, str]] = None
-    heredoc_end = None
-    for number, raw in enumerate(lines, 1):
-        line = raw.strip()
-        if heredoc_end is not None:
-            if line == heredoc_end:
-                heredoc_end = None
-                continue
-            _body_line(build, number, line)
-            continue
-        if not line or (line.startswith("#") and not line.startswith("#SBATCH")):
-            continue
-        if line.startswith("#SBATCH"):
-            if body_started:
-                build.note(number, line, "unmapped", "an #SBATCH line after the first command is ignored by sbatch")
-            else:
-                _directive_line(build, number, line[len("#SBATCH"):])
-            continue
-        body_started = True
-        heredoc = re.search(r"<<-?\s*'?\"?(\w+)", line)
-        if heredoc:
-            heredoc_end = heredoc.group(1)
-            build.note(number, line, "mapped", "per-node setup; slurmkit builds the environment in each job")
-            continue
-        if _is_launch(line):
-            if launch is not None:
-                build.note(launch[0], launch[1], "unmapped", "a command before the last one: put it in your program or a wrapper script")
-            launch = (number, line)
-            continue
-        _body_line(build, number, line)
-    if launch is not None:
-        _launch_line(build, *launch)
-    else:
-        build.note(0, "", "unmapped", "no command to run was found; set launch.command")
+    units = _units(text)
+    first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
+    for number, unit in units[:first_body]:
+        _directive_line(build, number, unit[len("#SBATCH"):])
+    body = units[first_body:]
+    launch_at = _launch_index(body)
+    _collect_traps(build, body)
+    for index, (number, unit) in enumerate(body):
+        if unit.startswith("#SBATCH"):
+            build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+        elif index == launch_at:
+            _launch_line(build, number, unit)
+        elif launch_at is not None and index > launch_at:
+            _after_launch(build, number, unit)
+        else:
+            _body_unit(build, number, unit)
+    if launch_at is None:
+        build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
     _finish(build, name, profile)
+    _validated(build)
     return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
+
+
+# ------------------------------------------------------------------------------------ lines
+
+_OPENERS = {"if": "fi", "for": "done", "while": "done", "until": "done", "case": "esac", "{": "}"}
+
+
+def _units(text: str) -> List[Tuple[int, str]]:
+    """The script as (first line number, text) units: continued lines joined, a heredoc, an
+    ``if``/``for``/``while``/``case`` block and a function body each one unit."""
+    units: List[Tuple[int, str]] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        number, current = index + 1, lines[index].strip()
+        index += 1
+        while current.endswith("\\") and index < len(lines):
+            current = current[:-1].rstrip() + " " + lines[index].strip()
+            index += 1
+        if re.search(r"\(\)\s*$", current) and index < len(lines):   # f()  with its { on the next line
+            current += "\n" + lines[index].rstrip()
+            index += 1
+        if not current or (current.startswith("#") and not current.startswith("#SBATCH")):
+            continue
+        heredoc = _HEREDOC.search(current) if not current.startswith("#") else None
+        depth = _depth(current)
+        while (heredoc or depth > 0) and index < len(lines):
+            line = lines[index]
+            index += 1
+            current += "\n" + line.rstrip()
+            if heredoc and line.strip() == heredoc.group(1):
+                heredoc = None
+            elif not heredoc:
+                depth += _depth(line.strip())
+        units.append((number, current))
+    return units
+
+
+#: a heredoc's start (not ``<<<``, not a shift in ``$((1<<2))``), and its end word
+_HEREDOC = re.compile(r"(?<![<\d])<<-?\s*['\"]?([A-Za-z_]\w*)")
+
+
+def _depth(line: str) -> int:
+    """How many blocks ``line`` opens minus how many it closes (words outside quotes)."""
+    words = [w.rstrip(";") for w in raw_words(line.split(" #")[0])]
+    change = sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in ("fi", "done", "esac", "}"))
+    return change
+
+
+def _words(unit: str) -> List[str]:
+    try:
+        return shlex.split(unit.split("\n")[0], comments=True)
+    except ValueError:
+        return []
+
+
+def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
+    """The last unit that runs a program (in any command of an ``&&``/``;`` chain): the job's payload."""
+    found = None
+    for index, (_, unit) in enumerate(body):
+        first = unit.split("\n", 1)[0]
+        if "\n" in unit and re.match(r"(for|while|until|if)\b", unit) and _runs_program(_words(unit.split("\n", 1)[1])):
+            found = index   # a loop of runs: the whole block is the payload
+        elif "\n" in unit and "<<" in first and _runs_program(_words(first)) and not {"bash", "sh"} & set(_words(first)):
+            found = index   # python - << EOF ... EOF: a program with its input in the script
+        elif "\n" not in unit and _words(unit) and \
+                any(_runs_program(_words(re.sub(r"^(do|then|else)\s+", "", piece))) for piece in commands(unit)):
+            found = index
+    return found
+
+
+def _runs_program(words: List[str]) -> bool:
+    if not words or _is_staging(words) or words[0] in ("export", "cd", "set", "module", "ml", "source", ".", "trap"):
+        return False
+    if words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or "install" in words[:4]:
+        return False
+    return words[0] in PROGRAMS or words[0].startswith("./") or ("/" in words[0] and not _tmpdir(words[0]))
+
+
+def _is_staging(words: List[str]) -> bool:
+    return words[0] in ("cp", "tar", "rsync", "mkdir", "unzip", "mv") and any("SLURM_TMPDIR" in w for w in words)
 
 
 # ---------------------------------------------------------------------------------- directives
@@ -125,14 +226,14 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
     try:
         tokens = shlex.split(text, comments=True)
     except ValueError as error:
-        build.note(number, "#SBATCH" + text, "unmapped", f"cannot read it ({error})")
+        build.note(number, "#SBATCH" + text, "to do", f"cannot read it ({error})")
         return
     index = 0
     while index < len(tokens):
         token = tokens[index]
         option, value = _split_option(token)
         if option is None:
-            build.note(number, "#SBATCH" + text, "unmapped", f"{token!r} is not an option")
+            build.note(number, "#SBATCH" + text, "to do", f"{token!r} is not an option")
             return
         if value is None and option not in FLAGS and index + 1 < len(tokens):
             index += 1
@@ -155,7 +256,11 @@ def _split_option(token: str):
 def _directive(build: _Builder, number: int, line: str, option: str, value: Optional[str]) -> None:
     res = build.spec["resources"]
     simple = {"job-name": ("name", None), "account": ("account", None)}
-    if option in simple:
+    reason = ""
+    if option == "job-name" and value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
+        build.spec["name"] = re.sub(r"[^A-Za-z0-9._+-]+", "-", value).strip("-._+")[:128] or "imported"
+        reason = f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'"
+    elif option in simple:
         build.spec[simple[option][0]] = value
     elif option == "time" and value and re.fullmatch(r"\d+:\d+", value):
         minutes, seconds = (int(part) for part in value.split(":"))
@@ -188,82 +293,159 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
     elif option == "array" and value:
         problem = array_range_problem(value)
         if problem:
-            build.note(number, line, "unmapped", problem)
+            build.note(number, line, "to do", problem)
             return
         build.spec["array_range"] = value
     elif option == "mail-user" and value:
         build.section("mail")["user"] = value
     elif option == "mail-type" and value:
         build.section("mail")["events"] = value.split(",")
+        if "mail-user" not in line and "user" not in build.spec["mail"]:
+            reason = "no --mail-user: mail goes to the address registered with your account"
     elif option == "dependency" and value:
         deps = []
         for part in value.split(","):
             kind, _, jobs = part.partition(":")
             deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
         build.spec["dependencies"] = deps
+    elif option == "signal" and value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value):
+        build.signal_lead = value.rpartition("@")[2]
+        build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies "
+                                           "results back on USR1; slurmkit asks for the signal itself")
+        return
+    elif option == "gpus-per-task" and value and value.rpartition(":")[2].isdigit():
+        build.gpus_per_task = value
     elif option in DROPPED and not (option == "partition" and value == "debug"):
         build.note(number, line, "dropped", DROPPED[option])
+        return
+    elif option in OWN_OPTIONS and not (option == "mem" and value == "0"):
+        build.note(number, line, "to do", f"slurmkit writes --{option} itself and cannot read {value!r}: "
+                                          f"set resources by hand ({OWN_OPTIONS[option]})")
         return
     elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
         directive = f"--{option}" + (f"={value}" if value is not None else "")
         problem = directive_problem(directive, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
         if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
-            build.note(number, line, "unmapped", problem)
+            build.note(number, line, "to do", problem)
             return
         build.spec.setdefault("extra_directives", []).append(directive)
     else:
-        build.note(number, line, "unmapped", f"--{option}={value} has no spec field and cannot pass through")
+        build.note(number, line, "to do", f"--{option}={value} has no spec field and cannot pass through")
         return
-    build.note(number, line, "mapped")
+    build.note(number, line, "mapped", reason)
 
 
 # ---------------------------------------------------------------------------------------- body
 
-def _body_line(build: _Builder, number: int, line: str) -> None:
-    try:
-        words = shlex.split(line, comments=True)
-    except ValueError:
-        build.note(number, line, "unmapped", "cannot read it as a command")
+def _body_unit(build: _Builder, number: int, unit: str) -> None:
+    if "<<" in unit.split("\n")[0]:
+        _heredoc(build, number, unit)
         return
-    if not words or words[0] in ("set", "shopt") or line.startswith("#!"):
+    if "\n" in unit:
+        _block(build, number, unit)
         return
-    handlers = (_module_line, _venv_line, _export_line, _stage_line)
-    for handler in handlers:
-        outcome = handler(build, words)
+    words = _words(unit)
+    if not words:
+        build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
+        return
+    for handler in (_shell_option_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
+                    _trap_line):
+        outcome = handler(build, words, unit)
         if outcome:
-            build.note(number, line, *outcome)
+            if outcome[0] == "kept":
+                build.keep(number, _array_names(build, unit), *outcome[1:])
+            else:
+                build.note(number, unit, *outcome)
             return
-    build.note(number, line, "unmapped", "a command slurmkit does not model: put it in your program or a wrapper script")
+    build.keep(number, _array_names(build, unit))
 
 
-def _module_line(build, words):
+def _heredoc(build: _Builder, number: int, unit: str) -> None:
+    """The Alliance's ``srun ... bash << EOF`` that makes a virtualenv on every node."""
+    lines = unit.split("\n")
+    body = [line.strip() for line in lines[1:-1]]
+    commands_ = [_words(line) for line in body if _words(line)]
+    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_):
+        for words in commands_:
+            _venv_line(build, words) or _module_line(build, words)
+        build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
+    else:
+        build.keep(number, unit)
+
+
+def _block(build: _Builder, number: int, unit: str) -> None:
+    function = re.match(r"(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", unit)
+    if function and function.group(1) in build.traps and _copy_backs(build, unit):
+        build.note(number, unit, "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit "
+                                                         "saves them on every exit and before the time limit")
+        return
+    build.keep(number, _array_names(build, unit))
+
+
+def _shell_option_line(build, words, unit):
+    if words[0] == "shopt" or STANDARD_SHELL_OPTIONS.match(unit):
+        return ("dropped", "slurmkit's scripts run with set -euo pipefail")
+    return None
+
+
+def _module_line(build, words, unit=""):
     if words[0] not in ("module", "ml"):
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
+    if rest[:1] == ["use"] or (words[0] == "ml" and rest[:1] == ["use"]):
+        build.module_use = True
+        return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
+    loads = (words[0] == "module" and rest[:1] in (["load"], ["add"])) or \
+        (words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "unload", "spider", "av"))
+    if loads and build.module_use:
+        return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
     if words[0] == "module" and rest[:1] in (["load"], ["add"]):
-        build.section("environment").setdefault("modules", []).extend(rest[1:])
-        return ("mapped",)
-    if words[0] == "ml" and rest:
+        conda = [m for m in rest[1:] if re.match(r"(mini|ana)?conda", m.split("/")[0])]
+        if conda != rest[1:]:
+            build.section("environment").setdefault("modules", []).extend(m for m in rest[1:] if m not in conda)
+        return ("dropped", CONDA_NOTE) if conda and conda == rest[1:] else ("mapped",)
+    if words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "use", "unload", "spider", "av"):
         build.section("environment").setdefault("modules", []).extend(rest)
         return ("mapped",)
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
+    return ("kept",) if unit else None
+
+
+def _conda_line(build, words, unit):
+    if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
+                               and not words[1].endswith("/bin/activate")):
+        if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
+            packages = [w for w in words[2:] if not w.startswith("-") and w not in ("-c",)]
+            if packages:
+                build.section("environment").setdefault("venv", {}).setdefault("packages", []).extend(packages)
+                return ("mapped", "conda's packages go into a virtualenv (the Alliance does not support conda); "
+                                  "check that each has a wheel: avail_wheels NAME")
+        venv = build.spec.get("environment", {}).get("venv", {})
+        if venv.get("packages") and words[1:2] == ["activate"]:
+            return ("dropped", "the packages conda installed above go into the job's virtualenv")
+        return ("to do", CONDA_NOTE)
     return None
 
 
-def _venv_line(build, words):
-    venv = build.section("environment").setdefault("venv", {}) if _is_venv(words) else None
-    if venv is None:
+def _venv_line(build, words, unit=""):
+    if not words or not _is_venv(words):
         return None
-    if words[0] in ("virtualenv", "python", "python3"):
+    venv = build.section("environment").setdefault("venv", {})
+    if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
         path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
         if path and not path.startswith("$SLURM_TMPDIR"):
-            venv["path"] = path
+            venv["path"] = _home(path)
         return ("mapped",)
     if words[0] in ("source", "."):
-        return ("mapped",)
+        folder = words[1][:-len("/bin/activate")]
+        if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+            return ("mapped",)
+        venv["path"] = _home(folder)
+        return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+    start = words.index("install") + 1
     requirements = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
-    packages = [w for i, w in enumerate(words[2:], 2) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
+    packages = [w for i, w in enumerate(words[start:], start) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
     if requirements:
         venv["requirements"] = requirements[0]
     packages = [p for p in packages if p != "pip"]
@@ -272,81 +454,196 @@ def _venv_line(build, words):
     return ("mapped",)
 
 
+def _home(path: str) -> str:
+    """``~/x`` as ``$HOME/x``: a spec path expands ``$NAME`` but not ``~``."""
+    return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
+
+
 def _is_venv(words) -> bool:
     if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
         return True
     if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
         return True
-    return words[:2] in (["pip", "install"], ["pip3", "install"])
+    return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
 
 
-def _export_line(build, words):
-    if words[0] != "export" or len(words) < 2 or "=" not in words[1]:
+def _export_line(build, words, unit):
+    assignment = words[1] if words[0] == "export" and len(words) > 1 else words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+    if assignment is None or "=" not in assignment:
         return None
-    name, _, value = words[1].partition("=")
+    if words[0] == "export" and len(raw_words(unit.split(" #")[0])) > 2:
+        return ("kept", "several assignments: run as written before the program (environment.setup)")
+    name, _, value = assignment.partition("=")
     typo = typo_note(name)
     if typo:  # it does nothing where it is; setting the right one would change what the job does
         return ("dropped", typo)
     if name in DERIVED_VARIABLES:
         return ("dropped", f"slurmkit sets {name} from cpus_per_task")
-    if "$" in value or "`" in value:
-        return ("unmapped", f"{name}'s value is computed by the shell; set it in your program or as a literal")
+    if name in RENDEZVOUS_VARIABLES:
+        build.rendezvous.append((0, unit, name))
+    if "$" in unit or "`" in unit or words[0] != "export":
+        return ("kept", "computed by the shell: run as written before the program (environment.setup)")
     build.section("environment").setdefault("variables", {})[name] = value
     return ("mapped",)
 
 
-def _stage_line(build, words):
-    """``tar -xf X -C $SLURM_TMPDIR`` / ``cp [-r] X $SLURM_TMPDIR[/..]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
+def _cd_line(build, words, unit):
+    if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
+        return ("dropped", "a job starts in the folder it was submitted from")
+    return None
+
+
+def _stage_line(build, words, unit):
+    """``tar -xf X -C $SLURM_TMPDIR[/to]`` / ``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
     paths = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] == "tar" and "-C" in words and words[words.index("-C") + 1].startswith("$SLURM_TMPDIR"):
+    if words[0] == "tar" and "-C" in words[:-1] and _tmpdir(words[words.index("-C") + 1]) is not None:
         archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
         if archive:
-            build.section("stage").setdefault("inputs", []).append(archive)
+            to = _tmpdir(words[words.index("-C") + 1])
+            build.section("stage").setdefault("inputs", []).append({"from": _home(archive), "to": to} if to else _home(archive))
             return ("mapped",)
     if words[0] == "cp" and len(paths) == 2:
         source, target = paths
-        if target.startswith("$SLURM_TMPDIR") and not source.startswith("$"):
-            to = target[len("$SLURM_TMPDIR"):].strip("/")
-            build.section("stage").setdefault("inputs", []).append({"from": source, "to": to} if to else source)
+        if _tmpdir(target) is not None and "$" not in source:
+            to = _tmpdir(target)
+            build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
             return ("mapped",)
-        if source.startswith("$SLURM_TMPDIR/") and not target.startswith("$"):
-            build.section("stage").setdefault("outputs", []).append({"from": source[len("$SLURM_TMPDIR/"):].strip("/"), "to": target})
-            return ("mapped",)
+        if _tmpdir(source) and "$" not in target.replace("$HOME", ""):
+            _add_output(build, {"from": _tmpdir(source), "to": _home(target)})
+            return ("mapped", "copied back on every exit, and before the time limit")
+    if words[0] == "mkdir" and paths and all(_tmpdir(p) is not None for p in paths):
+        return ("kept", "the program writes there: made as written before it starts (environment.setup)")
     return None
+
+
+def _add_output(build: _Builder, output: Dict) -> None:
+    """A copy back, once: a trap and the script's last line often copy the same folder."""
+    outputs = build.section("stage").setdefault("outputs", [])
+    if output not in outputs:
+        outputs.append(output)
+
+
+def _tmpdir(path: str) -> Optional[str]:
+    """``$SLURM_TMPDIR/data/`` -> ``data``; ``$SLURM_TMPDIR`` -> ``""``; None where it is not under it."""
+    match = re.fullmatch(r"\$\{?SLURM_TMPDIR\}?(/.*)?", path)
+    return None if match is None else (match.group(1) or "").strip("/")
+
+
+def _collect_traps(build: _Builder, body) -> None:
+    for number, unit in body:
+        words = _words(unit)
+        if words[:1] == ["trap"] and len(words) >= 3 and any(s in ("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM")
+                                                             for s in words[2:]):
+            build.traps[words[1].strip()] = (number, unit)
+
+
+def _trap_line(build, words, unit):
+    if words[0] != "trap" or len(words) < 3:
+        return None
+    action = words[1]
+    if action in build.traps and re.fullmatch(r"[A-Za-z_]\w*", action):
+        return ("dropped", "slurmkit saves stage.outputs on every exit and on USR1 before the time limit")
+    if _copy_backs(build, action):
+        return ("mapped", "a copy-back trap: its copies are stage.outputs, saved on every exit and before the time limit")
+    return ("kept",)
+
+
+def _copy_backs(build: _Builder, text: str) -> bool:
+    """Map each ``cp [-r] $SLURM_TMPDIR/X Y`` in ``text`` (a trap action or function body) to stage.outputs."""
+    found = False
+    for command in re.split(r"[;\n]|&&|\|\|", text):
+        words = _words(command.strip().strip("'\""))
+        if words and words[0] in ("cp", "rsync"):
+            paths = [w for w in words[1:] if not w.startswith("-")]
+            if len(paths) == 2 and _tmpdir(paths[0]):
+                _add_output(build, {"from": _tmpdir(paths[0]), "to": _home(paths[1])})
+                found = True
+    return found
+
+
+def _after_launch(build: _Builder, number: int, unit: str) -> None:
+    words = _words(unit)
+    if words and words[0] in ("cp", "rsync") and _copy_backs(build, unit):
+        build.note(number, unit, "mapped", "stage.outputs: copied back on every exit, and before the time limit")
+    elif words and (words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL):
+        build.note(number, unit, "dropped", "it ran after the program only to report: `slurmkit status` and the "
+                                            "job's log say how it ended")
+    elif words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
+        build.spec["launch"]["shell"] += "\nwait"
+        build.note(number, unit, "mapped", "it waits for the runs the launch started in the background: part of launch.shell")
+    elif words and (words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]):
+        build.note(number, unit, "dropped", "the job ends after the program: there is nothing to undo")
+    elif words and words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
+        build.note(number, unit, "dropped", "$SLURM_TMPDIR is removed when the job ends")
+    elif words and words[0] in ("exit", "wait"):
+        build.note(number, unit, "dropped", "the job ends with the program's exit code")
+    elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
+        _run_after(build, number, unit)
+    else:
+        build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it that runs once "
+                                          "per job: put it in a wrapper script, or in a job that depends on this one")
+
+
+def _run_after(build: _Builder, number: int, unit: str) -> None:
+    """A command after a program started without a launcher: the launch becomes a shell block
+    that runs both, in order, as the script did (the job's exit code is the last one's, as there)."""
+    launch = build.spec["launch"]
+    if "command" in launch:
+        del launch["command"]
+        launch["shell"] = build.launch_as_written
+    launch["shell"] += "\n" + _array_names(build, unit)
+    build.note(number, unit, "kept", "it ran after the program: the launch is now a shell block that runs both, in order")
 
 
 # -------------------------------------------------------------------------------------- launch
 
-def _is_launch(line: str) -> bool:
-    first = line.split()[0] if line.split() else ""
-    return first in ("srun", "mpirun", "mpiexec", "torchrun", "python", "python3", "horovodrun", "parallel") or first.startswith("./")
-
-
 def _launch_line(build: _Builder, number: int, line: str) -> None:
-    words = shlex.split(line, comments=True)
-    if words[0] == "parallel":
-        _parallel_line(build, number, line, words)
+    if "\n" in line:
+        build.spec["launch"] = {"shell": _array_names(build, line)}
+        build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
-    launcher = None
-    if words[0] in ("srun", "mpirun", "mpiexec"):
-        launcher = "srun" if words[0] == "srun" else "mpirun"
-        values = SRUN_VALUE_OPTIONS if launcher == "srun" else MPIRUN_VALUE_OPTIONS
-        index = 1
-        while index < len(words) and words[index].startswith("-"):
-            index += 2 if words[index] in values else 1
-        words = words[index:]
-    command = " ".join(_spec_word(w) for w in words)
-    build.spec["launch"] = {"command": command, **({"launcher": launcher} if launcher else {})}
-    reason = "launcher flags dropped: slurmkit derives binding and mapping" if launcher == "mpirun" else ""
-    if "$(" in line or "`" in line:
-        build.note(number, line, "unmapped", "$(...) in the command is literal in a spec; compute it in your program")
+    try:
+        whole = shlex.split(line, comments=True)
+    except ValueError:
+        whole = []
+    if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
+        return
+    head, operators = split_at_operators(line)
+    raw = raw_words(head)
+    words = [_unquote(w) for w in raw]
+    parsed = launch_options.parse(words)
+    program_raw = raw[len(raw) - len(parsed.program):] if parsed.program else []
+    if parsed.launcher == "torchrun" and not any(o[0] in ("--no_python", "--no-python") for o in parsed.options):
+        module = any(o[0] in ("-m", "--module") for o in parsed.options)
+        program_raw = ["python", *(["-m"] if module else []), *program_raw]
+    _launcher_options(build, number, line, parsed)
+    launch: Dict = {}
+    if parsed.launcher in ("srun", "mpirun"):
+        launch["launcher"] = parsed.launcher
+    build.launcher_name = parsed.launcher
+    tail = _array_names(build, line[len(head):].strip())
+    program_raw = [_array_names(build, w) for w in program_raw]
+    program_text = " ".join(program_raw)
+    build.launch_as_written = program_text + (" " + tail if tail else "")
+    needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
+    if needs_shell:
+        launch["shell"] = program_text + (" " + tail if tail else "")
+        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
+                  + "): launch.shell, run by bash as written")
+        if operators and parsed.launcher in ("srun", "mpirun"):
+            build.per_task_shell = (number, line, operators)
     else:
-        build.note(number, line, "mapped", reason)
+        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
+        reason = ""
+    build.spec["launch"] = launch
+    build.note(number, line, "mapped", reason)
 
 
-def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> None:
+def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
     """GNU Parallel as the Alliance's GNU Parallel page runs it: ``parallel [OPTIONS] < FILE`` (a
-    command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each)."""
+    command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each), as kind
+    many-tasks. False where its tasks are not in a file (``::: a b c``): the line then stays a
+    shell line, run as written."""
     options: Dict[str, str] = {}
     index = 1
     while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
@@ -365,22 +662,19 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
             file = None if word == ":::" else word[1:] if word not in ("::::", "<") else (after[0] if after else None)
             break
     if not file:
-        build.note(number, line, "unmapped", "kind many-tasks reads GNU Parallel's tasks from a file (`:::: FILE`, `< FILE`): "
-                   "put them in one, a line each, as tasks.arguments")
-        build.spec["launch"] = {"command": "true"}
-        return
+        return False
     # With a command, each line is its argument; without one, each line is a command.
     build.spec["tasks"] = {"arguments" if command else "commands": file}
     colsep = options.get("--colsep", options.get("-C"))
     if colsep is not None and (colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep)):
         build.spec["tasks"]["separator"] = "\t" if colsep == "\\t" else colsep
     elif colsep is not None:   # tasks.separator is literal text, --colsep a regular expression
-        build.note(number, line, "unmapped", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
-    if command:
-        build.spec["launch"] = {"command": " ".join(_spec_word(w) for w in command)}
+        build.note(number, line, "to do", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
+    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
     build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
     replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
     build.note(number, line, "mapped", "kind many-tasks" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+    return True
 
 
 def _many_tasks_shape(build: _Builder) -> None:
@@ -396,6 +690,70 @@ def _many_tasks_shape(build: _Builder) -> None:
         res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
 
 
+def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
+    dropped: Dict[str, List[str]] = {}
+    for option, values, action in parsed.options:
+        spelled = " ".join((option, *values))
+        if action == "environment" and values:
+            name, equals, value = (values[0].partition("=") if len(values) == 1 else (values[0], "=", values[1]))
+            if equals and re.fullmatch(r"[A-Za-z_]\w*", name):
+                build.section("environment").setdefault("variables", {})[name] = value
+                build.note(number, spelled, "mapped", f"environment.variables.{name}")
+                continue
+            action = "exported"
+        if action == "counts" and option in ("-n", "-np", "--ntasks", "--np", "--n", "--num-proc") and values:
+            expected = _total_tasks(build)
+            if values[0] != str(expected) and values[0].strip("${}") not in ("SLURM_NTASKS", "SLURM_NPROCS"):
+                build.note(number, spelled, "to do", f"the script started {values[0]} tasks here where the job has "
+                                                     f"{expected}: slurmkit starts {expected}; change the request or the program")
+                continue
+        if action == "unknown":
+            build.note(number, spelled, "to do", f"{parsed.launcher} option {option} is not one slurmkit knows: "
+                                                 "if it takes a value, the command is wrong; carry it over by hand")
+            continue
+        dropped.setdefault(action, []).append(spelled)
+    for action, spelled in dropped.items():
+        build.note(number, " ".join(spelled), "dropped", launch_options.ACTIONS[action])
+
+
+def _total_tasks(build: _Builder) -> int:
+    res = build.spec["resources"]
+    return build.ntasks or res.get("tasks_per_node", 1) * res.get("nodes", 1)
+
+
+def _unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if len(parts) == 1 else word
+
+
+def _unquote_all(words):
+    return [_unquote(w) for w in words]
+
+
+def _array_names(build: _Builder, text: str) -> str:
+    """In an array job, the task's number is the parameter ``task_id`` (slurmkit numbers the tasks from 0)."""
+    if "array_range" not in build.spec:
+        return text
+    return text.replace("${SLURM_ARRAY_TASK_ID}", "${task_id}").replace("$SLURM_ARRAY_TASK_ID", "$task_id")
+
+
+def _spec_word(word: str, raw: str) -> str:
+    """A word of the script as a word of a spec command: variables still expand, nothing else does."""
+    if word.startswith("~/"):
+        word = "$HOME" + word[1:]
+    if "$" not in word:
+        return shlex.quote(word)
+    if raw.startswith("'"):       # '$x' was literal in the script
+        return shlex.quote(word.replace("$", "$$"))
+    escaped = re.sub(r"\$(?!\{?[A-Za-z_][A-Za-z0-9_]*)", "$$", word)
+    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r"[\s'\"]", word) else escaped
+
+
+# -------------------------------------------------------------------------------------- finish
+
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
     spec, res = build.spec, build.spec["resources"]
     nodes = res.get("nodes", 1)
@@ -403,7 +761,12 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         if build.ntasks % nodes == 0:
             res["tasks_per_node"] = build.ntasks // nodes
         else:
-            build.note(0, f"--ntasks={build.ntasks}", "unmapped", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
+            build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
+    if build.gpus_per_task and "gpus" not in res:
+        model, _, count = build.gpus_per_task.rpartition(":")
+        res["gpus"] = f"{model + ':' if model else ''}{int(count) * res.get('tasks_per_node', 1)}"
+        build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped", f"gpus: {res['gpus']} per node, one "
+                   "process per GPU as the kind starts them")
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
@@ -411,29 +774,190 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     res.setdefault("time", "1h")
+    _stage_lead(build)
     array = spec.pop("array_range", None)
-    tasks = res.get("tasks_per_node", 1) * nodes
     if "tasks" in spec:
         spec["kind"] = "many-tasks"
         _many_tasks_shape(build)
     elif array:
         spec["kind"] = "array"
         spec["array"] = _array_section(array)
-        spec["launch"]["command"] = spec["launch"]["command"].replace("$SLURM_ARRAY_TASK_ID", "$task_id").replace("${SLURM_ARRAY_TASK_ID}", "$task_id")
-    elif tasks > 1:
-        spec["kind"] = "mpi"
-        spec["launch"].setdefault("launcher", "srun")
-    elif "gpus" in res:
-        spec["kind"] = "gpu"
-    elif res.get("cpus_per_task", 1) > 1:
-        spec["kind"] = "threaded"
     else:
-        spec["kind"] = "serial"
-    if spec["kind"] in ("serial", "threaded", "gpu") and spec["launch"].get("launcher") == "mpirun":
+        spec["kind"] = _distributed_kind(build) or _plain_kind(build)
+    if spec["kind"] in ("serial", "threaded", "gpu", "array") and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
+    _per_task_shell(build)
+    if build.setup:
+        spec.setdefault("environment", {})["setup"] = build.setup
+    if spec.get("kind") == "many-tasks" and not spec["launch"]:
+        del spec["launch"]    # each line of tasks.commands is the command
     order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
              "dependencies", "mail", "extra_directives"]
     build.spec = {key: spec[key] for key in order if key in spec}
+
+
+def _per_task_shell(build: _Builder) -> None:
+    """``srun prog > log.txt``: the batch shell redirected srun's output, all tasks' together; as
+    a shell line under the launcher each task runs the redirection (or pipe) itself. One task
+    does what the script did; several write the same file at once, which the user must resolve."""
+    if build.per_task_shell is None:
+        return
+    number, line, operators = build.per_task_shell
+    if not any(">" in op or "|" in op for op in operators):
+        return   # a chain (&&, ;) runs once per task as well, with nothing shared to clash over
+    res, launch = build.spec["resources"], build.spec["launch"]
+    launcher = launch.get("launcher") or build.launcher_name
+    if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED:
+        return
+    build.note(number, " ".join(dict.fromkeys(operators)), "to do",
+               f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
+               "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
+
+
+DISTRIBUTED = ("ddp", "tf-multiworker", "horovod", "multigpu")
+
+
+def _plain_kind(build: _Builder) -> str:
+    res, launch = build.spec["resources"], build.spec["launch"]
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1:
+        return _one_process(build)
+    if tasks > 1:
+        launch.setdefault("launcher", "srun")
+        return "mpi"
+    if build.launcher_name == "torchrun" and "gpus" in res:
+        launch["launcher"] = "torchrun"
+        gpus = str(res["gpus"]).rpartition(":")[2]
+        why = "kind multigpu: torchrun starts one process per GPU of the node"
+        if "cpus_per_task" in res and gpus.isdigit() and int(gpus) > 1:
+            res["cpus_per_task"] = max(1, res["cpus_per_task"] // int(gpus))
+            why += f"; the job's cores are shared among them ({res['cpus_per_task']} each)"
+        build.note(0, "torchrun", "mapped", why)
+        return "multigpu"
+    if "gpus" in res:
+        return "gpu"
+    return "threaded" if res.get("cpus_per_task", 1) > 1 else "serial"
+
+
+_TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
+
+
+def _one_process(build: _Builder) -> str:
+    """Tasks asked for, but the program started without srun or mpirun: it ran once, on all of
+    them as cores (GNU parallel, make -j, a threaded program). Kind threaded keeps that."""
+    res, launch = build.spec["resources"], build.spec["launch"]
+    tasks = res.pop("tasks_per_node")
+    cores = tasks * res.get("cpus_per_task", 1)
+    res["cpus_per_task"] = cores
+    renamed = False
+    for key in ("command", "shell"):
+        if key in launch and _TASK_COUNTS.search(launch[key]):
+            launch[key], renamed = _TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", launch[key]), True
+    build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
+        build.note(0, f"tasks_per_node: {tasks}", "to do",
+                   f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
+                   f"that; as kind threaded the job has one task of {cores} cores, so check each step asks for -c 1, "
+                   "or use kind array (one task per run)")
+        return "threaded"
+    build.note(0, f"tasks_per_node: {tasks}", "mapped",
+               f"the program starts without srun or mpirun, so it ran once: kind threaded with the same {cores} cores"
+               + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
+    return "threaded"
+
+
+def _distributed_kind(build: _Builder) -> Optional[str]:
+    """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
+    hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    text = " ".join([launch.get("command", ""), launch.get("shell", ""), *build.setup,
+                     *spec.get("environment", {}).get("venv", {}).get("packages", [])]).lower()
+    variables = {name for _, _, name in build.rendezvous}
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    kind = None
+    if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
+        kind = "horovod"
+    elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
+        kind = "tf-multiworker"
+    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
+                            or "lightning" in text
+                            or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+        kind = "ddp"
+    if kind is None:
+        return None
+    _adopt_rendezvous(build, kind)
+    return kind
+
+
+#: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each
+#: task, would name each task's own node), tcp://${MASTER_ADDR}:$MASTER_PORT
+_RENDEZVOUS_URL = re.compile(r"tcp://(\$\{?MASTER_ADDR\}?|\$\(hostname\)|`hostname`):(\d+|\$\{?MASTER_PORT\}?)")
+
+
+def _adopt_rendezvous(build: _Builder, kind: str) -> None:
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    sets = {"ddp": "MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK and WORLD_SIZE",
+            "tf-multiworker": "TF_CONFIG", "horovod": "the ranks (mpirun or srun --mpi)"}[kind]
+    variables = spec.get("environment", {}).get("variables", {})
+    for _, unit, name in build.rendezvous:
+        if kind == "horovod":
+            continue
+        if unit in build.setup:
+            build.setup.remove(unit)
+        variables.pop(name, None)
+        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {sets} itself")
+                          for n in build.notes]
+    if not variables and "variables" in spec.get("environment", {}):
+        del spec["environment"]["variables"]
+        if not spec["environment"]:
+            del spec["environment"]
+    if kind == "horovod":
+        launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
+    else:
+        launch["launcher"] = "srun"
+    if kind == "tf-multiworker":
+        launch["framework"] = "tensorflow"
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if kind in ("ddp", "tf-multiworker") and "tasks_per_node" in res:
+        tasks = res.pop("tasks_per_node")
+        if gpus.isdigit() and tasks != int(gpus):
+            cores = ""
+            if "cpus_per_task" in res:
+                res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
+                cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
+            build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
+                       f"where the script ran {tasks}{cores}: check that the program expects that")
+    if kind == "ddp" and "gpus" in res:
+        launch["gpu_view"] = "node"
+    port = ""
+    for key in ("command", "shell"):
+        rewritten = _RENDEZVOUS_URL.sub("tcp://$MASTER_ADDR:$MASTER_PORT", launch.get(key, ""))
+        if key in launch and rewritten != launch[key]:
+            launch[key] = rewritten
+            port = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
+                    "the job id: jobs sharing a node do not clash)")
+    if kind == "ddp" and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
+        launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
+        port += "; the world size computed from SLURM's counts became $WORLD_SIZE"
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}{port}"
+               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if kind == "ddp" else ""))
+
+
+_COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
+#: the world size as hand-made DDP scripts compute it: $((A * B)) of the tasks per node and nodes, or $SLURM_NTASKS
+_WORLD_SIZE = re.compile(rf"\$\(\(\s*{_COUNT}\s*\*\s*{_COUNT}\s*\)\)|\$\{{?SLURM_NTASKS\}}?(?!_)")
+
+
+def _stage_lead(build: _Builder) -> None:
+    stage = build.spec.get("stage")
+    if build.signal_lead is None:
+        return
+    if stage and stage.get("outputs"):
+        stage["lead"] = f"{build.signal_lead}s"
+    else:
+        build.note(0, f"--signal=...@{build.signal_lead}", "dropped", "nothing is copied back before the time limit: no signal is needed")
 
 
 _ARRAY_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
@@ -476,9 +1000,82 @@ def _array_section(text: str) -> Dict:
     return section
 
 
-def _spec_word(word: str) -> str:
-    """A word of the script as a word of a spec command: variables still expand, nothing else does."""
-    if "$" not in word:
-        return shlex.quote(word)
-    escaped = re.sub(r"\$(?!\{?[A-Za-z_][A-Za-z0-9_]*)", "$$", word)
-    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r"[\s'\"]", word) else escaped
+#: what stands in for a required field import had to leave out
+_REQUIRED = {("name",): "imported", ("resources", "time"): "1h", ("launch",): {"command": "true"}}
+
+
+def _validated(build: _Builder) -> None:
+    """A spec import writes always reads: a value the spec reader refuses (a job name with a
+    space, a memory sbatch took but slurmkit does not) is left out, or replaced where the field
+    is required, with a "to do" that says what it was and why."""
+    from .errors import SpecError
+    from .spec import spec_from_mapping
+
+    for _ in range(20):
+        try:
+            spec_from_mapping(build.spec)
+            return
+        except SpecError as error:
+            path = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", error.keypath))
+            if not path or not _leave_out(build.spec, path):
+                raise
+            build.note(0, error.keypath, "to do", f"left out, the spec reader refuses it ({error.detail}): set it by hand")
+
+
+def _leave_out(spec: Dict, path: Tuple) -> bool:
+    parent = spec
+    for key in path[:-1]:
+        if not isinstance(parent, (dict, list)) or (isinstance(parent, dict) and key not in parent):
+            return False
+        parent = parent[key]
+    last = path[-1]
+    if isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+        parent.pop(last)
+        if not parent and len(path) > 1:
+            return _leave_out(spec, path[:-1])
+    elif isinstance(parent, dict) and last in parent:
+        del parent[last]
+    else:
+        return False
+    for required, value in _REQUIRED.items():
+        if required == path[:len(required)]:
+            _put(spec, required, value)
+    return True
+
+
+def _put(spec: Dict, path: Tuple, value) -> None:
+    for key in path[:-1]:
+        spec = spec.setdefault(key, {})
+    spec[path[-1]] = value
+
+
+# ------------------------------------------------------------------------------ the spec file
+
+TODO_PREFIX = "# to do: "
+
+
+def imported_text(imported: Imported, script: str) -> str:
+    """The spec as YAML, after comments listing every note that is not a plain mapping; a note the
+    user must act on is a ``# to do:`` line, which ``slurmkit check`` reports until it is removed."""
+    import yaml
+
+    lines = [f"# Imported by slurmkit from {script}."]
+    for note in imported.notes:
+        if note.outcome == "mapped" and not note.reason:
+            continue
+        where = f"line {note.line}" if note.line else "script"
+        text = note.text.split("\n")[0]
+        prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
+        lines.append(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": "))
+    return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def pending_import_notes(text: str) -> Tuple[str, ...]:
+    """The ``# to do:`` notes ``import`` left in a spec file's leading comments."""
+    notes = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(TODO_PREFIX):
+            notes.append(line[len(TODO_PREFIX):])
+    return tuple(notes)

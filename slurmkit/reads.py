@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from .render import REFERENCE
+from .shellwords import assigned_names
 
 Found = Tuple[str, str]          # (spec field, message)
 
@@ -225,6 +226,7 @@ def _unnamed_stage_paths(spec, plan) -> Iterator[Found]:
         return
     # `$$SLURM_TMPDIR` (a `$` the program's own shell expands, as in `bash -c '...'`) names it too.
     named = [path for _, word in _path_words(spec) for path in tmpdir_paths(word.replace("$$", "$"))]
+    named += [path for line in spec.environment.setup for path in tmpdir_paths(line)]   # cd $SLURM_TMPDIR, mkdir -p ...
     if "" in named or "." in named:
         return
     for field, place, direction in _staged_places(spec, plan):
@@ -253,7 +255,7 @@ def _expanded_words(spec) -> Iterator[Tuple[str, str]]:
 
 
 def _unset_variables(spec, plan) -> List[Found]:
-    batch = batch_variables(plan)
+    batch = batch_variables(plan) | assigned_names(spec.environment.setup)   # the job's own lines set these
     quoted = set(single_quoted_references(spec.launch.text))
     found, said = [], set()
     for field, word in _expanded_words(spec):

@@ -17,6 +17,7 @@ from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .reads import unprovided_reads
+from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_duration, format_size, format_slurm_time
@@ -144,6 +145,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
         module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
         command=spec.launch.command,
+        setup=spec.environment.setup,
         venv=_venv(spec, profile),
         stage=stage,
         chain=chain,
@@ -169,17 +171,28 @@ def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optio
 
 
 def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[str]:
+    """The spec's account, else the one sbatch would take from the environment (accounts.py)."""
+    from . import accounts
+
     rule = profile.accounts.required
-    if spec.account is None:
+    account, where = spec.account, ""
+    if account is None and accounts.from_environment():
+        account, variable = accounts.from_environment()
+        where = f" (from ${variable})"
+    elif account is not None and accounts.overriding(account):
+        override = accounts.overriding(account)
+        findings.warn("account", f"$SBATCH_ACCOUNT={override} overrides it: sbatch charges {override}, not {account}; "
+                                 "unset SBATCH_ACCOUNT or make the two agree")
+    if account is None:
         if rule == "always":
             findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
         elif rule == "when-several":
             findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; add 'account: def-yourprof'")
         return None
     prefixes = profile.accounts.prefixes
-    if prefixes and not spec.account.startswith(tuple(prefixes)):
-        findings.warn("account", f"{spec.account!r} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
-    return spec.account
+    if prefixes and not account.startswith(tuple(prefixes)):
+        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
+    return account
 
 
 def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=None) -> None:
@@ -471,6 +484,11 @@ def runs_python(command: Sequence[str]) -> bool:
     return bool(_PYTHON_PROGRAM.fullmatch(program))
 
 
+def _payload(spec: JobSpec) -> Sequence[str]:
+    """The payload's argv; for a ``launch.shell`` line the first command of it, as written."""
+    return split_at_operators(spec.launch.shell)[0].split() if spec.launch.shell else spec.launch.command
+
+
 def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[str, ...]:
     software = profile.software
     user = list(spec.environment.modules)
@@ -478,7 +496,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         if user:
             findings.error("environment.modules", f"{profile.name} has no module system; remove the modules")
         return ()
-    if (spec.environment.venv or runs_python(spec.launch.command)) and not any(m.split("/")[0] == "python" for m in user) \
+    if (spec.environment.venv or runs_python(_payload(spec))) and not any(m.split("/")[0] == "python" for m in user) \
             and software.modules.get("python"):
         user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
     if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
@@ -659,7 +677,9 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if spec.dependencies:
         pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}" for d in spec.dependencies)))
     if spec.mail:
-        pairs += [("--mail-user", spec.mail.user), ("--mail-type", ",".join(spec.mail.events))]
+        # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
+        pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
+        pairs.append(("--mail-type", ",".join(spec.mail.events)))
     if stage and stage.lead_s:
         pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
     for extra in spec.extra_directives:

@@ -6,14 +6,14 @@ half-made folder behind; an existing job is never overwritten without ``force``.
 
 import os
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import yaml
 
-from .errors import SlurmkitError
+from .errors import InputError, SlurmkitError
 from .files import write_atomic
 from .job import Job
-from .profiles import detect_profile
+from .profiles import detect_profile, load_profile
 from .spec import KINDS, NAME_RE
 
 DEFAULT_COMMANDS = {
@@ -38,13 +38,24 @@ class ScaffoldError(SlurmkitError):
     """``slurmkit new`` cannot write the job (it exists, or the name is not usable)."""
 
 
+#: the flag of ``slurmkit new`` that sets each spec field: errors name what the user typed.
+FLAGS = {"profile": "--profile", "kind": "--kind", "account": "--account", "resources.time": "--time",
+         "resources.gpus": "--gpus", "launch.command": "--command"}
+#: answer -> the spec field it fills (the key path findings and errors carry).
+FIELDS = {"profile": "profile", "kind": "kind", "account": "account", "time": "resources.time",
+          "gpus": "resources.gpus", "command": "launch.command"}
+
+
 def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = None, account: Optional[str] = None,
              time: Optional[str] = None, gpus: Optional[str] = None, command: Optional[str] = None,
-             force: bool = False, ask: Optional[Callable] = None, env=None, warn: Optional[Callable] = None) -> List[Path]:
+             force: bool = False, ask: Optional[Callable] = None, env=None, warn: Optional[Callable] = None,
+             tell: Optional[Callable[[str], None]] = None) -> List[Path]:
     """Write ``name/job.yaml`` and ``name/job.sbatch`` (a many-tasks job also gets a first
-    ``name/tasks.txt``, unless one is there); ``ask(prompt, default=...)`` fills gaps,
-    ``warn(finding)`` hears the resolver's warnings."""
+    ``name/tasks.txt``, unless one is there); ``ask(prompt, default=...)`` fills gaps, each answer
+    checked as it is given (a bad one is told with ``tell`` and asked again); ``tell(line)`` also
+    hears which profile was detected and why; ``warn(finding)`` hears the resolver's warnings."""
     env = os.environ if env is None else env
+    tell = tell or (lambda _line: None)
     folder = Path(name)
     if not NAME_RE.fullmatch(folder.name):
         raise ScaffoldError(f"{name!r}: a job name uses letters, digits, '.', '_', '+' and '-'")
@@ -52,18 +63,89 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     existing = [str(t) for t in targets if t.exists()]
     if existing and not force:
         raise ScaffoldError(f"{', '.join(existing)} already exist; use --force to overwrite")
-    ask = ask or (lambda _prompt, default=None: default)
-    profile = profile or ask("Site profile", default=_detected(env))
-    kind = kind or ask(f"Kind ({', '.join(KINDS)})", default="serial")
-    data = {"name": folder.name, "profile": profile, "kind": kind}
-    account = account or ask("Account", default=env.get("SBATCH_ACCOUNT") or env.get("SLURM_ACCOUNT") or "")
-    if account:
-        data["account"] = account
-    resources = {"time": time or ask("Time limit", default="1h")}
-    if kind == "gpu" or kind in MULTI_GPU_KINDS:
-        resources["gpus"] = gpus or ask("GPUs per node (MODEL:COUNT)", default=_first_gpu(profile, MULTI_GPU_KINDS.get(kind, 1)))
-    elif gpus:
-        resources["gpus"] = gpus
+    given = {"profile": profile, "kind": kind, "account": account, "time": time, "gpus": gpus, "command": command}
+    answers = _answers(folder.name, given, ask, env, tell)
+    data = _spec_data(folder.name, answers)
+    try:
+        script = Job(**data).render(warn=warn)
+    except InputError as error:
+        raise _flag_error(error) from None
+    written = [write_atomic(targets[0], yaml.safe_dump(data, sort_keys=False, default_flow_style=False))]
+    task_file = folder / EXAMPLE_TASKS[0]
+    if answers["kind"] == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
+        written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
+    return written + [write_atomic(targets[1], script, 0o755)]
+
+
+def _answers(name: str, given: dict, ask: Optional[Callable], env, tell) -> dict:
+    """The flags, and for each one not given the answer to its question (or its default without
+    ``ask``), in the order the questions make sense: profile and kind decide the others' defaults."""
+    answers = dict(given)
+    for key in ("profile", "kind", "account", "time", "gpus", "command"):
+        if answers[key] is not None or not _asked(key, answers):
+            continue
+        prompt, default = _question(key, answers, env, tell, ask is not None)
+        if ask is None:
+            answers[key] = default
+            continue
+        while True:
+            answers[key] = ask(prompt, default=default)
+            problem = _problem(name, key, answers, env)
+            if problem is None:
+                break
+            tell(f"  {problem}")
+    return answers
+
+
+def _asked(key: str, answers: dict) -> bool:
+    return key != "gpus" or answers["kind"] == "gpu" or answers["kind"] in MULTI_GPU_KINDS
+
+
+def _question(key: str, answers: dict, env, tell, interactive: bool):
+    """The prompt and the default of one question (the profile's says where it was detected)."""
+    if key == "profile":
+        detected, reason = _detected(env)
+        tell(f"profile {detected}, {reason}" + ("" if interactive else
+                                                 "; choose another with --profile NAME (`slurmkit profiles list`)"))
+        return "Site profile", detected
+    kind = answers["kind"]
+    return {
+        "kind": (f"Kind ({', '.join(KINDS)})", "serial"),
+        "account": ("Account", _environment_account(env)),
+        "time": ("Time limit (e.g. 3h, 1-00:00:00)", "1h"),
+        "gpus": (f"GPUs per node (MODEL:COUNT; {', '.join(_gpu_models(answers['profile'])) or 'no models'})",
+                 _first_gpu(answers["profile"], MULTI_GPU_KINDS.get(kind, 1))),
+        "command": ("Command", DEFAULT_COMMANDS.get(kind, "python main.py")),
+    }[key]
+
+
+def _problem(name: str, key: str, answers: dict, env) -> Optional[str]:
+    """What is wrong with ``answers[key]``, checked as the final spec will be (the answers so far,
+    defaults for the rest), or None. Problems of later questions are left to them."""
+    filled = dict(answers)
+    try:
+        load_profile(filled["profile"])
+        for later in ("kind", "account", "time", "gpus", "command"):
+            if filled[later] is None and _asked(later, filled):
+                filled[later] = _question(later, filled, env, lambda _line: None, True)[1]
+        job = Job(**_spec_data(name, filled))
+        errors = job.resolve().errors
+    except InputError as error:
+        return error.detail if error.keypath == FIELDS[key] else None
+    except SlurmkitError as error:   # a profile that is not there (with its did-you-mean)
+        return error.message
+    return next((_for_new(f.message) for f in errors if f.field == FIELDS[key]), None)
+
+
+def _spec_data(name: str, answers: dict) -> dict:
+    """job.yaml's keys from the answers: the kind decides the shape (nodes, tasks, parameters)."""
+    kind, profile = answers["kind"], answers["profile"]
+    data = {"name": name, "profile": profile, "kind": kind}
+    if answers["account"]:
+        data["account"] = answers["account"]
+    resources = {"time": answers["time"]}
+    if answers["gpus"]:
+        resources["gpus"] = answers["gpus"]
     if kind in ("ddp", "tf-multiworker", "horovod"):
         resources["nodes"] = 2
     if kind == "mpi":
@@ -77,32 +159,46 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         data["array"] = {"parameters": {"lr": ["0.1", "0.01", "0.001"]}}
     if kind == "many-tasks":
         data["tasks"] = {"arguments": EXAMPLE_TASKS[0]}
-    data["launch"] = {"command": command or ask("Command", default=DEFAULT_COMMANDS[kind])}
-    spec_text = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
-    job = Job(**data)
-    script = job.render(warn=warn)
-    written = [write_atomic(targets[0], spec_text)]
-    task_file = folder / EXAMPLE_TASKS[0]
-    if kind == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
-        written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
-    return written + [write_atomic(targets[1], script, 0o755)]
+    data["launch"] = {"command": answers["command"]}
+    return data
 
 
-def _detected(env) -> str:
+def _for_new(message: str) -> str:
+    """A resolver message in the words of ``new``: no spec exists yet to "add it to"."""
+    return message.replace("add 'account: def-yourprof' to the spec", "give one such as def-yourprof")
+
+
+def _flag_error(error: InputError) -> ScaffoldError:
+    """The spec's error as the flag (or question) that set the value: ``--gpus: nibi has no GPU ...``."""
+    flag = FLAGS.get(error.keypath, error.keypath)
+    return ScaffoldError(f"{flag}: {_for_new(error.detail)}" if flag else error.detail)
+
+
+def _environment_account(env) -> str:
+    from .accounts import from_environment
+
+    found = from_environment(env)
+    return found.account if found else ""
+
+
+def _detected(env) -> Tuple[str, str]:
+    """The detected profile and why; ``generic`` (saying so) when nothing names a cluster."""
     try:
-        return detect_profile(env=env).name
+        detection = detect_profile(env=env)
     except SlurmkitError:
-        return "generic"
+        return "generic", ("which knows no site's rules: no cluster detected (no $SLURMKIT_PROFILE, $CC_CLUSTER or "
+                           "$SLURM_CLUSTER_NAME, and no profile matches this hostname)")
+    return detection.name, f"detected from {detection.reason}"
+
+
+def _gpu_models(profile: str):
+    return load_profile(profile).gpu_models
 
 
 def _whole_nodes(profile: str) -> bool:
-    from .profiles import load_profile
-
     return bool(load_profile(profile).scheduling.whole_node)
 
 
 def _first_gpu(profile: str, count: int = 1) -> str:
-    from .profiles import load_profile
-
     models = load_profile(profile).gpu_models
     return f"{models[0]}:{count}" if models else str(count)

@@ -23,6 +23,7 @@ from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from . import sanity
 from .errors import SpecError, UnitError, closest
+from .shellwords import split_at_operators
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
@@ -98,10 +99,14 @@ class Environment(NamedTuple):
     variables: Tuple[Tuple[str, str], ...] = ()
     builds: Tuple[Build, ...] = ()
     build_cache: Optional[str] = None  # where built wheels are kept (a shell word); None: the site's default
+    setup: Tuple[str, ...] = ()        # shell lines run as written before the payload (kept by `import`)
 
 
 class Launch(NamedTuple):
-    """``command`` is an argv; ``$NAME``/``${NAME}`` in it expand at run time, ``$$`` is a ``$``."""
+    """``command`` is an argv; ``$NAME``/``${NAME}`` in it expand at run time, ``$$`` is a ``$``.
+
+    A ``shell`` line (redirections, pipes, ``&&``) is run by bash under the launcher: ``command``
+    is then ``("bash", "-c", LINE)`` with every ``$`` doubled, so that the line reaches bash as written."""
 
     command: Tuple[str, ...]
     launcher: Optional[str] = None
@@ -109,6 +114,7 @@ class Launch(NamedTuple):
     batch_size: Optional[int] = None    # per process; lets the resolver warn about jobs too small for their GPUs
     gpu_view: Optional[str] = None      # own | node; None: the kind's default (resolve._gpu_rank)
     text: str = ""                      # the command as written, when one line (its quotes: reads.py)
+    shell: Optional[str] = None         # the bash line as the user wrote it, when given as launch.shell
 
 
 class ArraySpec(NamedTuple):
@@ -135,7 +141,9 @@ class Dependency(NamedTuple):
 
 
 class Mail(NamedTuple):
-    user: str
+    """``user`` None: SLURM mails the address registered with the account (the Alliance's CCDB one)."""
+
+    user: Optional[str]
     events: Tuple[str, ...] = ("END", "FAIL")
 
 
@@ -407,7 +415,7 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
 
 
 def _read_environment(read: _Reader, value) -> Environment:
-    env = read.mapping(value, ("environment",), ("modules", "venv", "variables", "builds", "build_cache"))
+    env = read.mapping(value, ("environment",), ("modules", "venv", "variables", "builds", "build_cache", "setup"))
     variables = read.named(env.get("variables"), ("environment", "variables"), "variable names to values")
     for name in variables:
         read.text(name, ("environment", "variables", name), IDENTIFIER_RE, "a variable name is letters, digits and '_'")
@@ -417,7 +425,11 @@ def _read_environment(read: _Reader, value) -> Environment:
         variables=tuple((str(name), read.text(v, ("environment", "variables", name))) for name, v in sorted(variables.items())),
         builds=_read_builds(read, env.get("builds")),
         build_cache=None if env.get("build_cache") is None else read.text(env["build_cache"], ("environment", "build_cache")),
+        setup=read.text_list(env.get("setup") or [], ("environment", "setup"), _SETUP_RE, "a shell line (no NUL byte)"),
     )
+
+
+_SETUP_RE = re.compile(r"^[^\x00]*\S[^\x00]*$")
 
 
 def _read_builds(read: _Reader, value) -> Tuple[Build, ...]:
@@ -456,29 +468,51 @@ def _read_launch(read: _Reader, value) -> Launch:
         value = {"command": value}  # the short form: launch's own items are the command's
         read.spellings = {**read.spellings, **{("launch", "command", *path[1:]): text for path, text in read.spellings.items()
                                                if path[:1] == ("launch",)}}
-    launch = read.mapping(value, ("launch",), ("command", "launcher", "framework", "batch_size", "gpu_view"),
-                         required=("command",))
-    command = launch["command"]
+    launch = read.mapping(value, ("launch",), ("command", "shell", "launcher", "framework", "batch_size", "gpu_view"))
+    if launch.get("command") is None and launch.get("shell") is None:
+        read.fail(("launch", "command"), "is required")
+    if launch.get("command") is not None and launch.get("shell") is not None:
+        read.fail(("launch", "shell"), "give command (a program and its arguments) or shell (a bash line), not both")
+    shell = None
+    if launch.get("shell") is not None:
+        shell = read.text(launch["shell"], ("launch", "shell"), _SETUP_RE, "a bash line such as: python t.py > log.txt")
+        too_long = sanity.command_length_problem(len(shell))
+        if too_long:
+            read.fail(("launch", "shell"), too_long)
+        argv = ("bash", "-c", shell.replace("$", "$$"))
+    else:
+        argv = _read_command(read, launch["command"])
+    launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
+    framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
+    batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
+    view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
+    command = launch.get("command")
+    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view,
+                  text=command if isinstance(command, str) else "", shell=shell)
+
+
+def _read_command(read: _Reader, command) -> Tuple[str, ...]:
+    """A command string is split as the shell would; an unquoted ``>``, ``|`` or ``&&`` in it is
+    refused, since as an argument it would reach the program as text instead of redirecting."""
     path = ("launch", "command")
     length = len(command) if isinstance(command, str) else sum(len(str(word)) + 1 for word in command) if isinstance(command, list) else 0
     too_long = sanity.command_length_problem(length)
     if too_long:
         read.fail(path, too_long)
-    if isinstance(command, str):
+    if not isinstance(command, str):
+        argv = read.text_list(command, path)
+    else:
         try:
             argv = sanity.split_command(command)
         except ValueError as error:
             read.fail(path, f"cannot split it into arguments ({error}); give a list of arguments instead")
-    else:
-        argv = read.text_list(command, path)
+        operators = split_at_operators(command)[1]
+        if operators:
+            read.fail(path, f"{operators[0]!r} is shell syntax, not an argument: write launch: {{shell: {command!r}}} "
+                            f"to run it as a bash line, or quote it ('{operators[0]}') to pass it to the program")
     if not argv:
         read.fail(path, "is empty: say what the job runs")
-    launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
-    framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
-    batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
-    view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
-    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view,
-                  text=command if isinstance(command, str) else "")
+    return argv
 
 
 def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
@@ -551,10 +585,11 @@ def _read_mail(read: _Reader, value) -> Optional[Mail]:
         return None
     if isinstance(value, str):
         value = {"user": value}
-    mail = read.mapping(value, ("mail",), ("user", "events"), required=("user",))
+    mail = read.mapping(value, ("mail",), ("user", "events"))
     events = tuple(read.choice(str(e).upper(), ("mail", "events", i), MAIL_EVENTS)
                    for i, e in enumerate(read.text_list(mail.get("events", ["END", "FAIL"]), ("mail", "events"))))
-    return Mail(read.text(mail["user"], ("mail", "user"), MAIL_RE, "an e-mail address"), events)
+    user = None if mail.get("user") is None else read.text(mail["user"], ("mail", "user"), MAIL_RE, "an e-mail address")
+    return Mail(user, events)
 
 
 _DIRECTIVE_RE = re.compile(r"^--?[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\$`]*)?$")

@@ -79,7 +79,7 @@ def test_status_with_the_controller_paused_errors_in_bounded_time_unless_account
         known, _ = cli("status", done.job_id, "--json")
     assert unknown.returncode == 1 and took < monitor.SACCT_TIMEOUT_S + monitor.SQUEUE_TIMEOUT_S + 4, took
     assert "squeue failed: Socket timed out" in one_error_line(unknown)
-    assert known.returncode == 0 and json.loads(known.stdout)[0]["state"] == "COMPLETED"
+    assert known.returncode == 0 and json.loads(known.stdout)["jobs"][0]["state"] == "COMPLETED"
 
 
 def test_watch_through_a_controller_outage_reports_the_loss_and_resumes_to_the_real_end(cluster, registry, tmp_path):
@@ -134,7 +134,7 @@ def test_a_sigkilled_job_shows_killed_by_signal_9_in_status_and_json(cluster, re
     handle = job(tmp_path, name="killed", command=["bash", "-c", "kill -9 $$PPID"]).submit()
     final = handle.wait(1.0)
     assert (final.exit_code, final.signal) == (None, 9)
-    row = json.loads(cli("status", handle.job_id, "--json")[0].stdout)[0]
+    row = json.loads(cli("status", handle.job_id, "--json")[0].stdout)["jobs"][0]
     assert (row["signal"], row["exit_code"], row["exit"]) == (9, None, "KILLED by signal 9")
     plain = cli("status", handle.job_id)[0].stdout
     assert "KILLED by signal 9" in plain and "\t0\t" not in plain.split("KILLED")[0]

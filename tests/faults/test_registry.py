@@ -95,7 +95,7 @@ def test_a_torn_last_line_hides_neither_the_job_before_it_nor_the_next(cluster, 
     second = re.search(r"submitted job (\d+)", run_cli("submit", write_spec(tmp_path, "after")).stdout).group(1)
     status = run_cli("status")
     assert status.returncode == 0
-    assert [line.split("\t")[:2] for line in status.stdout.splitlines()] == [[first, "before"], [second, "after"]]
+    assert [line.split("\t")[:2] for line in status.stdout.splitlines()] == [["job", "name"], [first, "before"], [second, "after"]]
     assert status.stderr == f"warning: {registry}: line 3 is not a slurmkit record and was skipped\n"
     assert registry.read_text().splitlines()[2] == '{"job_id": "99", "na'   # the next append began a line of its own
     assert [(entry.name, entry.job_id) for entry in all_records(registry)] == [("before", ""), ("before", first),
@@ -110,7 +110,7 @@ def test_lines_that_are_not_records_never_break_status_or_watch(cluster, registr
     warning = f"warning: {registry}: lines 3, 4, 5 are not slurmkit records and were skipped\n"
     status = run_cli("status")
     assert status.returncode == 0 and status.stderr == warning
-    assert status.stdout.startswith(f"{job_id}\tamong\t")
+    assert status.stdout.splitlines()[1].startswith(f"{job_id}\tamong\t")
     watch = run_cli("watch", job_id, "--interval", "1")
     assert watch.returncode == 0 and watch.stderr.count("warning:") == 1 and warning in watch.stderr
     assert re.search(rf"{job_id} COMPLETED exit 0", watch.stdout)

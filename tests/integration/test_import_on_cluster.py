@@ -1,17 +1,38 @@
-"""Imported scripts, rendered for the local cluster, are accepted by its controller."""
+"""Imported scripts, rendered for the local cluster, are accepted by its controller; and the
+corpus scripts written for it (tests/corpus/local_*.sh) run to COMPLETED doing what the
+original did: the program sees its arguments and environment, staged files arrive, outputs
+come back, the log redirection works. Proven on Slurm 22.05 (the local cluster)."""
 
+import json
 import re
+import shutil
+import tarfile
+from pathlib import Path
 
 import pytest
 
 from slurmkit import Job
-from slurmkit.porting import import_script
+from slurmkit.porting import import_script, imported_text
+
+CORPUS = Path(__file__).parent.parent / "corpus"
 
 SCRIPTS = [
     "#!/bin/bash\n#SBATCH -A def-test\n#SBATCH --nodes 2 --ntasks-per-node=2 --mem 1G -t 0-00:10\nmodule load StdEnv/2023 openmpi/4.1.5\nsrun ./app\n",
     "#!/bin/bash\n#SBATCH --account=def-test --gres=gpu:p100:2 -c 1 --mem=2000M --time=30\n#SBATCH --output=%N-%j.out\npython train.py\n",
     "#!/bin/bash\n#SBATCH -A def-test -c 2 --mem-per-cpu=500M -t 10 --array=0-9%3\nexport MODE=fast\npython run.py $SLURM_ARRAY_TASK_ID\n",
 ]
+
+#: The program of the local corpus scripts: it records what it was given, one file per rank.
+SHOW = '''import json, os, sys
+args = sys.argv[1:]
+rank = os.environ.get("OMPI_COMM_WORLD_RANK") or os.environ.get("SLURM_PROCID", "0")
+names = ("SHOW_FLAG", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "FILE", "SLURM_ARRAY_TASK_ID")
+info = {"argv": args, "rank": rank, "cwd": os.getcwd(), "env": {n: os.environ.get(n) for n in names},
+        "data": sorted(os.listdir(args[args.index("--data") + 1])) if "--data" in args else None}
+print(json.dumps(info))
+with open(args[args.index("--out") + 1] + "." + rank + ".json", "w") as out:
+    json.dump(info, out)
+'''
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -21,3 +42,114 @@ def test_an_imported_script_renders_and_the_controller_accepts_it(cluster, tmp_p
     job = Job(**imported.spec)
     answer = job.test_only(folder=tmp_path / "logs")
     assert re.match(r"Job \d+ to start at \S+ using \d+ processors on nodes node", answer), answer
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "registry.jsonl"))
+
+
+def _import_and_submit(name: str, folder: Path):
+    """As a user would: the script beside its files, imported into job.yaml there, then submitted."""
+    script = CORPUS / f"{name}.sh"
+    shutil.copy(script, folder / script.name)
+    (folder / "show.py").write_text(SHOW)
+    imported = import_script(script.read_text(), name=name.replace("_", "-"), profile="local")
+    assert imported.unmapped == ()
+    (folder / "job.yaml").write_text(imported_text(imported, script.name))
+    return Job.from_yaml(folder / "job.yaml").submit()
+
+
+def _seen(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def test_a_redirected_launch_line_writes_its_log_and_the_setup_lines_run(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_redirect", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    log = (tmp_path / "log.txt").read_text()
+    assert _seen(tmp_path / "log.0.json")["argv"] == ["--out", "log", "--epochs", "3", "two words"]
+    assert json.loads(log.splitlines()[-1])["argv"] == ["--out", "log", "--epochs", "3", "two words"]
+    assert re.search(r"^started on node\d at ", handle.stdout(), re.M)
+
+
+def test_mpirun_options_become_variables_and_the_ranks_run(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_mpirun_env", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    ranks = [_seen(tmp_path / f"rank.{r}.json") for r in (0, 1)]
+    assert [r["env"]["SHOW_FLAG"] for r in ranks] == ["on", "on"]
+    assert all(r["argv"] == ["--out", "rank"] for r in ranks)
+
+
+def test_a_tar_into_a_subfolder_is_staged_and_the_trap_copy_back_becomes_an_output(cluster, registry, tmp_path):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text(name)
+    with tarfile.open(tmp_path / "inputs.tar", "w") as archive:
+        for name in ("a.txt", "b.txt"):
+            archive.add(tmp_path / name, arcname=name)
+    handle = _import_and_submit("local_stage_trap", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert _seen(tmp_path / "results_back" / "seen.0.json")["data"] == ["a.txt", "b.txt"]
+
+
+def test_an_array_reads_its_line_of_the_list_with_the_original_task_numbers(cluster, registry, tmp_path):
+    (tmp_path / "list.txt").write_text("alpha\nbeta\ngamma\n")
+    handle = _import_and_submit("local_array_sed", tmp_path)
+    assert [s.state for s in handle.wait(0.5).values()] == ["COMPLETED"] * 3
+    for task, word in ((1, "alpha"), (2, "beta"), (3, "gamma")):
+        seen = _seen(tmp_path / f"task-{task}.0.json")
+        assert seen["argv"] == ["--out", f"task-{task}", "--file", word] and seen["env"]["FILE"] == word
+
+
+def test_a_hand_made_ddp_script_runs_as_kind_ddp_with_slurmkits_rendezvous(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_ddp", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    ranks = [_seen(tmp_path / f"ddp.{r}.json") for r in (0, 1)]
+    assert [r["env"]["RANK"] for r in ranks] == ["0", "1"]
+    for seen in ranks:
+        env = seen["env"]
+        assert seen["argv"] == ["--out", "ddp", "--init_method", f"tcp://{env['MASTER_ADDR']}:{env['MASTER_PORT']}",
+                                "--world_size", "2"]
+        assert env["WORLD_SIZE"] == "2" and env["MASTER_ADDR"] == "node1"
+
+
+def test_a_chained_and_piped_launch_line_runs_both_commands_and_tees(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_chain", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert (tmp_path / "first.0.json").exists()
+    second = _seen(tmp_path / "second.0.json")
+    assert second["argv"] == ["--out", "second", "--cores", "2"]
+    assert json.loads((tmp_path / "chain.log").read_text().splitlines()[-1]) == second
+
+
+def test_a_loop_of_runs_is_the_payload_and_runs_each(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_loop", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert [_seen(tmp_path / f"loop-{n}.0.json")["argv"] for n in ("one", "two")] == [["--out", "loop-one"], ["--out", "loop-two"]]
+
+
+def test_a_python_heredoc_is_the_payload_with_its_input(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_heredoc", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert (tmp_path / "heredoc.txt").read_text() == f"job {handle.job_id}\n"
+
+
+def test_an_inline_copy_back_trap_becomes_an_output_that_arrives(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_trap_inline", tmp_path)
+    status = handle.wait(0.5)
+    assert status.state == "COMPLETED", handle.stderr()
+    assert _seen(tmp_path / "ckpt_back" / "state.0.json")["argv"][0] == "--out"
+    assert status.unsaved == () and len(status.saved) == 1
+
+
+def test_tasks_without_a_launcher_become_cores_of_one_process(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_xargs", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert sorted(_seen(tmp_path / f"x-{n}.0.json")["argv"][1] for n in "abc") == ["x-a", "x-b", "x-c"]
+
+
+def test_a_command_after_the_program_runs_after_it(cluster, registry, tmp_path):
+    handle = _import_and_submit("local_after", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert _seen(tmp_path / f"renamed-{handle.job_id}.json")["argv"] == ["--out", "main"]
+    assert not (tmp_path / "main.0.json").exists()

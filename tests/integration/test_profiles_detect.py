@@ -63,7 +63,7 @@ def test_detect_writes_a_profile_that_every_command_can_use(workdir):
     assert lab.scheduling.max_walltime_seconds == 7 * 86400
     assert lab.accounts.required == "always" and lab.accounts.prefixes == ("def-",)
 
-    listed = {e["name"]: e for e in json.loads(slurmkit("profiles", "list", "--json").stdout)}
+    listed = {e["name"]: e for e in json.loads(slurmkit("profiles", "list", "--json").stdout)["profiles"]}
     assert listed["lab"]["gpu_models"] == ["p100"] and listed["lab"]["path"] == str(written)
     shown = slurmkit("profiles", "show", env={"SLURM_CLUSTER_NAME": "lab"})
     assert shown.exit_code == 0 and shown.stdout.startswith("lab: ")  # the user's profile wins over bundled local

@@ -188,7 +188,7 @@ def test_cli_submit_wait_status_and_logs_from_another_process(cluster, registry,
     job_id = re.search(r"submitted job (\d+)", waited.stdout).group(1)
     assert re.search(rf"^\S+ {job_id} COMPLETED exit 0$", waited.stdout, re.M)
     assert f"Job ID: {job_id}\nState: COMPLETED (exit code 0)\n" in waited.stdout   # the efficiency report
-    status = json.loads(subprocess.run([*cli, "status", job_id, "--json"], capture_output=True, text=True, check=True).stdout)
+    status = json.loads(subprocess.run([*cli, "status", job_id, "--json"], capture_output=True, text=True, check=True).stdout)["jobs"]
     assert [(row["job"], row["name"], row["state"], row["exit_code"]) for row in status] == [(job_id, "cli", "COMPLETED", 0)]
     assert subprocess.run([*cli, "logs", job_id], capture_output=True, text=True).stdout == "out-line\n"
     assert subprocess.run([*cli, "logs", job_id, "--err"], capture_output=True, text=True).stdout == "err-line\n"

@@ -104,14 +104,14 @@ def test_new_with_force_overwrites():
 
 @pytest.mark.parametrize("args, message", [
     (["--kind", "gpu", "--gpus", "nope:1"],
-     "error: Job(...): resources.gpus: nibi has no GPU called 'nope'; it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a\n"),
+     "error: --gpus: nibi has no GPU called 'nope'; it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a\n"),
     (["--time", "7 days"],
-     "error: Job(...): resources.time: '7 days' is not a duration: use a SLURM time (7-00:00:00, 24:00:00, 1:00:00, 0-03:00, "
+     "error: --time: '7 days' is not a duration: use a SLURM time (7-00:00:00, 24:00:00, 1:00:00, 0-03:00, "
      "or minutes such as 30) or a short form (7d, 24h, 90m, 3h30m)\n"),
     (["--time", "8d"],
-     "error: Job(...): resources.time: 8d is above nibi's maximum walltime of 7d; split the work into shorter jobs that resume from a checkpoint\n"),
+     "error: --time: 8d is above nibi's maximum walltime of 7d; split the work into shorter jobs that resume from a checkpoint\n"),
     (["--command", "python 'unclosed"],
-     "error: Job(...): launch.command: cannot split it into arguments (No closing quotation); give a list of arguments instead\n"),
+     "error: --command: cannot split it into arguments (No closing quotation); give a list of arguments instead\n"),
 ])
 def test_new_with_a_bad_answer_writes_nothing(args, message):
     result = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-x", *args)
@@ -123,7 +123,7 @@ def test_new_with_a_bad_answer_writes_nothing(args, message):
 def test_new_without_an_account_where_one_is_required_writes_nothing():
     result = run("new", "demo", "--yes", "--profile", "local")
     assert_bad_input(result)
-    assert result.stderr == ("error: Job(...): account: local needs an account: add 'account: def-yourprof' to the spec "
+    assert result.stderr == ("error: --account: local needs an account: give one such as def-yourprof "
                              "(or export SBATCH_ACCOUNT)\n")
     assert files_under() == []
 
@@ -302,7 +302,7 @@ def test_check_with_only_warnings_exits_zero():
 def test_check_json_has_the_spec_and_one_row_per_finding():
     result = run("check", write_spec(GPU_SPEC.replace("time: 3h", "time: 10m").replace("h100:1", "h10")), "--json")
     assert_bad_input(result)
-    assert json.loads(result.stdout) == {"spec": "job.yaml", "findings": [
+    assert json.loads(result.stdout) == {"schema": 1, "spec": "job.yaml", "findings": [
         {"level": "warning", "field": "resources.time", "line": 6,
          "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"},
         {"level": "error", "field": "resources.gpus", "line": 7,
@@ -313,13 +313,15 @@ def test_check_json_has_the_spec_and_one_row_per_finding():
 def test_check_json_of_a_good_spec_is_an_empty_list():
     result = run("check", write_spec(GPU_SPEC), "--json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"spec": "job.yaml", "findings": []}
+    assert json.loads(result.stdout) == {"schema": 1, "spec": "job.yaml", "findings": []}
 
 
 def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     result = run("check", write_spec(GPU_SPEC.replace("kind: gpu", "kind: gpus")), "--json")
     assert_bad_input(result)
-    assert result.stdout == ""
+    assert json.loads(result.stdout)["error"] == {"code": "spec-invalid", "file": "job.yaml", "line": 4, "field": "kind", "message":
+                                                  "'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, "
+                                                  "gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"}
     assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
                              "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod\n")
 

@@ -60,7 +60,7 @@ def test_list_prints_a_plain_table_when_piped(run):
 
 def test_list_json_gives_every_column_for_scripts(run):
     result = run("list", "--json")
-    entries = {entry["name"]: entry for entry in json.loads(result.stdout)}
+    entries = {entry["name"]: entry for entry in json.loads(result.stdout)["profiles"]}
     assert entries["local"]["node_types"] == ["gpu-p100"] and entries["local"]["max_walltime_seconds"] == 604800
     assert entries["generic"]["max_walltime"] == "-"
 
@@ -153,3 +153,34 @@ def test_detect_never_overwrites_without_force(run):
     result = run("detect", "-o", str(existing))
     assert result.exit_code == 2 and "exists; pass --force" in result.stderr
     assert existing.read_text() == "name: lab\n"
+
+
+def _on_a_terminal(argv, env) -> str:
+    """What ``slurmkit ARGV`` prints with its stdout on a terminal (a pseudo-terminal)."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-m", "slurmkit.cli", *argv], stdout=follower, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "COLUMNS": "200", **env})
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:   # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    process.wait(timeout=60)
+    os.close(leader)
+    return b"".join(chunks).decode()
+
+
+def test_list_on_a_terminal_honours_no_color(tmp_path):
+    """https://no-color.org: NO_COLOR set (to anything) means no colour, even on a terminal."""
+    coloured = _on_a_terminal(["profiles", "list"], {"XDG_CONFIG_HOME": str(tmp_path)})
+    plain = _on_a_terminal(["profiles", "list"], {"XDG_CONFIG_HOME": str(tmp_path), "NO_COLOR": "1"})
+    assert "\x1b[" in coloured   # the terminal does get colour without it
+    assert "\x1b[" not in plain and plain.splitlines()[0].split() == ["name", "status", "node", "types", "GPU", "models", "max", "walltime"]

@@ -64,7 +64,7 @@ def test_status_json_has_the_signal_no_exit_code_while_running_and_the_unsaved_o
     for job in ("1", "2", "3"):
         remember(job, tmp_path)
     fake(monkeypatch, sacct="1|RUNNING|0:0|5|node1\n2|FAILED|0:9|3|node1\n3|FAILED|74:0|6|node2\n")
-    rows = {row["job"]: row for row in json.loads(CliRunner().invoke(main, ["status", "1", "2", "3", "--json"]).output)}
+    rows = {row["job"]: row for row in json.loads(CliRunner().invoke(main, ["status", "1", "2", "3", "--json"]).stdout)["jobs"]}
     assert (rows["1"]["exit_code"], rows["1"]["signal"], rows["1"]["exit"]) == (None, None, "")
     assert (rows["2"]["exit_code"], rows["2"]["signal"], rows["2"]["exit"]) == (None, 9, "KILLED by signal 9")
     assert rows["3"]["unsaved"] == ["results/runs: No space left on device"] and rows["3"]["saved"] == ["results/model.pt"]
@@ -77,7 +77,8 @@ def test_status_says_timeout_with_outputs_saved_and_names_outputs_not_saved(monk
     remember("4", tmp_path)
     remember("5", tmp_path)
     fake(monkeypatch, sacct="4|FAILED|124:0|60|node1\n5|FAILED|74:0|6|node1\n")
-    lines = CliRunner().invoke(main, ["status", "4", "5"]).output.splitlines()
+    header, *lines = CliRunner().invoke(main, ["status", "4", "5"]).output.splitlines()
+    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs"]
     assert lines[0].split("\t")[2:4] == ["TIMEOUT (outputs saved)", "exit 124"]
     assert lines[1].split("\t")[-1] == "outputs NOT saved: results/runs: No space left on device"
 
@@ -156,3 +157,33 @@ def test_a_job_accounting_has_not_recorded_yet_is_asked_about_again_before_the_r
     fake(monkeypatch, sacct=lambda argv: next(answers))
     effs, settled = efficiency.settled_report("5", sleep=lambda s: None)
     assert settled and effs[0].state == "COMPLETED"
+
+
+def _ctrl_c(argv):
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_during_submit_wait_says_the_job_keeps_running_and_how_to_follow_or_cancel_it(monkeypatch, registry, tmp_path):
+    from slurmkit.job import Job
+
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: hello\nprofile: local\naccount: def-lab\nkind: serial\nresources: {time: 10m}\nlaunch: {command: echo hi}\n")
+    handle = type("Handle", (), {"job_id": "77", "paths": type("Paths", (), {"folder": str(tmp_path)})()})()
+    monkeypatch.setattr(Job, "submit", lambda self, *args, **kwargs: handle)
+    remember("77", tmp_path)
+    fake(monkeypatch, sacct=_ctrl_c)   # the user presses Ctrl-C while slurmkit asks SLURM
+    result = CliRunner().invoke(main, ["submit", str(spec), "--wait"])
+    assert result.exit_code == 130
+    assert result.stdout == f"submitted job 77; logs in {tmp_path}\n"
+    assert result.stderr == ("stopped watching; job 77 keeps running: follow with `slurmkit watch 77`, "
+                             "cancel with `slurmkit cancel 77`\n")
+    assert "Aborted" not in result.output
+
+
+def test_ctrl_c_during_watch_of_several_jobs_names_them_all(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    remember("6", tmp_path)
+    fake(monkeypatch, sacct=_ctrl_c)
+    result = CliRunner().invoke(main, ["watch", "5", "6"])
+    assert (result.exit_code, result.stderr) == (130, "stopped watching; jobs 5 6 keep running: follow with "
+                                                      "`slurmkit watch 5 6`, cancel with `slurmkit cancel 5 6`\n")

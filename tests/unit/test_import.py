@@ -51,12 +51,12 @@ def test_directives_in_every_spelling(directives, expected):
     assert spec["resources"] == expected
 
 
-def test_lines_it_cannot_map_are_reported_with_their_reason():
+def test_lines_without_a_spec_field_are_kept_as_written_in_setup_each_with_a_note():
     imported = import_script("#!/bin/bash\n#SBATCH -t 10\ncd /somewhere\nexport X=$(date)\necho first\npython a.py\n")
-    reasons = {n.line: n.reason for n in imported.unmapped}
-    assert set(reasons) == {3, 4, 5}
-    assert "computed by the shell" in reasons[4]
-    assert imported.spec["launch"] == {"command": "python a.py"}
+    assert imported.spec["environment"]["setup"] == ["cd /somewhere", "export X=$(date)", "echo first"]
+    assert {n.line: n.outcome for n in imported.notes if n.line in (3, 4, 5)} == {3: "kept", 4: "kept", 5: "kept"}
+    assert "computed by the shell" in [n.reason for n in imported.notes if n.line == 4][0]
+    assert imported.spec["launch"] == {"command": "python a.py"} and imported.unmapped == ()
 
 
 def test_an_array_becomes_a_task_id_parameter_and_staging_is_recognised():
@@ -104,3 +104,118 @@ def _filled_in(job) -> dict:
         if "--mem" in directives:
             filled["mem"] = parse_size(directives["--mem"])
     return filled
+
+
+# ----------------------------------------------------------------- the patterns of issue 16
+
+
+def test_mail_type_without_a_user_imports_and_mails_the_registered_address():
+    imported = import_script("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00 --mail-type=FAIL,END\npython a.py\n", profile="nibi")
+    assert imported.spec["mail"] == {"events": ["FAIL", "END"]}
+    script = Job(**imported.spec).render()
+    assert "#SBATCH --mail-type=FAIL,END\n" in script and "--mail-user" not in script
+
+
+@pytest.mark.parametrize("line, path", [
+    ("source ~/envs/x/bin/activate", "$HOME/envs/x"), ("source $HOME/envs/x/bin/activate", "$HOME/envs/x"),
+    (". /project/def-x/venv/bin/activate", "/project/def-x/venv"),
+])
+def test_an_existing_virtualenv_is_used_by_its_path_not_replaced_by_an_empty_one(line, path):
+    imported = import_script(f"#!/bin/bash\n#SBATCH -A def-x -t 1:00:00\n{line}\npython a.py\n", profile="nibi")
+    assert imported.spec["environment"]["venv"] == {"path": path}
+    script = Job(**imported.spec).render()
+    assert "if [ ! -x " in script and "~" not in script.split("set -euo pipefail")[1]
+
+
+@pytest.mark.parametrize("line, shell", [
+    ("python train.py > log.txt", "python train.py > log.txt"),
+    ("srun python train.py 2>&1 | tee train.log", "python train.py 2>&1 | tee train.log"),
+    ("python a.py --n $(nproc)", "python a.py --n $(nproc)"),
+    ("python a.py data/*.csv", "python a.py data/*.csv"),
+])
+def test_a_launch_line_with_shell_in_it_becomes_a_shell_line_never_literal_arguments(line, shell):
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 1:00:00\n{line}\n")
+    assert imported.spec["launch"]["shell"] == shell and "command" not in imported.spec["launch"]
+    spec_from_mapping(imported.spec)
+
+
+def test_the_hand_made_ddp_pattern_becomes_kind_ddp_with_slurmkits_rendezvous():
+    script = ("#!/bin/bash\n#SBATCH -N 2 --gres=gpu:v100:2 --ntasks-per-node=2 -t 1:00:00\nexport MASTER_ADDR=$(hostname)\n"
+              "srun python train.py --init_method tcp://$MASTER_ADDR:3456 --world_size $((SLURM_NTASKS_PER_NODE * SLURM_JOB_NUM_NODES))\n")
+    imported = import_script(script, profile="graham")
+    spec = imported.spec
+    assert spec["kind"] == "ddp" and "tasks_per_node" not in spec["resources"] and "environment" not in spec
+    assert spec["launch"]["shell"] == "python train.py --init_method tcp://$MASTER_ADDR:$MASTER_PORT --world_size $WORLD_SIZE"
+    assert [n.outcome for n in imported.notes if n.line == 3] == ["dropped"]
+    assert Job(**dict(spec, account="def-x")).resolve().errors == ()
+
+
+@pytest.mark.parametrize("line", ["mpirun -np 4 python train_horovod.py", "horovodrun -np 4 -H localhost:4 python train.py",
+                                  "srun python hvd_train.py"])
+def test_horovod_scripts_become_kind_horovod(line):
+    imported = import_script(f"#!/bin/bash\n#SBATCH --gres=gpu:4 --ntasks-per-node=4 -t 1:00:00\n{line}\n")
+    assert imported.spec["kind"] == "horovod"
+
+
+def test_a_trap_copy_back_becomes_a_stage_output_with_the_signals_lead():
+    script = ("#!/bin/bash\n#SBATCH -t 2:00:00 --signal=B:USR1@300\n"
+              "trap 'cp -r $SLURM_TMPDIR/out $HOME/res' USR1\npython a.py\n")
+    stage = import_script(script).spec["stage"]
+    assert stage == {"outputs": [{"from": "out", "to": "$HOME/res"}], "lead": "300s"}
+
+
+def test_array_setup_lines_read_the_tasks_original_number():
+    script = "#!/bin/bash\n#SBATCH --array=1-3 -t 10\nF=$(sed -n \"${SLURM_ARRAY_TASK_ID}p\" list.txt)\npython p.py \"$F\"\n"
+    spec = import_script(script).spec
+    assert spec["environment"]["setup"] == ['F=$(sed -n "${task_id}p" list.txt)']
+    assert spec["array"]["parameters"]["task_id"] == ["1", "2", "3"]
+
+
+def test_conda_is_a_to_do_that_check_reports(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    script = tmp_path / "old.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00\nmodule load anaconda3\nconda activate myenv\npython a.py\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["import", str(script), "--profile", "nibi", "-o", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "to do: " in result.stderr and "does not support conda" in result.stderr
+    check = CliRunner().invoke(main, ["check", "job.yaml"])
+    assert "no problems" not in check.output and "import: to do: line 4: conda activate myenv" in check.output
+    done = "".join(line for line in (tmp_path / "job.yaml").read_text().splitlines(True) if not line.startswith("# to do"))
+    (tmp_path / "job.yaml").write_text(done)
+    assert "no problems found" in CliRunner().invoke(main, ["check", "job.yaml"]).output
+
+
+def test_a_redirection_of_a_multi_task_launch_is_a_to_do_and_of_one_task_is_not():
+    many = import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app > app.log\n")
+    assert many.spec["launch"] == {"launcher": "srun", "shell": "./app > app.log"}
+    assert [n.text for n in many.unmapped] == [">"] and "$SLURM_PROCID" in many.unmapped[0].reason
+    assert import_script("#!/bin/bash\n#SBATCH -n 1 -t 10\nsrun ./app > app.log\n").unmapped == ()
+    assert import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app && echo ok\n").unmapped == ()
+
+
+def test_gpus_per_task_becomes_gpus_per_node_and_an_unreadable_count_is_a_to_do_not_a_second_directive():
+    spec = import_script("#!/bin/bash\n#SBATCH -N 2 --ntasks-per-node=4 --gpus-per-task=v100:1 -t 1:00:00\nsrun ./a\n").spec
+    assert spec["resources"]["gpus"] == "v100:4"
+    imported = import_script("#!/bin/bash\n#SBATCH --nodes=1-2 -t 10\nsrun ./a\n")
+    assert "extra_directives" not in imported.spec and "--nodes itself" in imported.unmapped[0].reason
+
+
+def test_a_function_with_its_brace_on_the_next_line_a_here_string_and_a_shift_are_not_blocks_that_swallow_the_script():
+    script = ("#!/bin/bash\n#SBATCH -t 1:00:00 --signal=B:USR1@120\nsave()\n{\n    cp -r $SLURM_TMPDIR/out /home/me/out\n}\n"
+              "trap save USR1\nx=$((1<<2))\ngrep a <<< \"$x\"\npython run.py\n")
+    spec = import_script(script).spec
+    assert spec["launch"] == {"command": "python run.py"}
+    assert spec["environment"]["setup"] == ["x=$((1<<2))", 'grep a <<< "$x"']
+    assert spec["stage"] == {"outputs": [{"from": "out", "to": "/home/me/out"}], "lead": "120s"}
+
+
+def test_python_m_pip_fills_the_venv_export_of_several_names_is_kept_and_a_heredoc_file_is_not_a_venv_recipe():
+    script = ("#!/bin/bash\n#SBATCH -t 1:00:00\nexport A=1 B=2\nexport C=$(date +%s)\n"
+              "python -m pip install --no-index numpy==1.26 -r req.txt\ncat > cfg.ini <<EOF\n[a]\npip install nope\nEOF\npython run.py\n")
+    env = import_script(script).spec["environment"]
+    assert env["venv"] == {"requirements": "req.txt", "packages": ["numpy==1.26"]}
+    assert env["setup"] == ["export A=1 B=2", "export C=$(date +%s)", "cat > cfg.ini <<EOF\n[a]\npip install nope\nEOF"]

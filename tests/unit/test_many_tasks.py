@@ -310,10 +310,11 @@ def test_the_gnu_parallel_pages_scripts_import_as_many_tasks_jobs():
     assert resolve(spec_from_mapping(arguments.spec), profile("fir")).errors == ()
 
 
-def test_gnu_parallel_with_values_on_its_command_line_is_reported_as_not_mapped():
+def test_gnu_parallel_with_values_on_its_command_line_runs_as_written():
+    """Values after ``:::`` are not a file of tasks for kind many-tasks: the line stays GNU
+    Parallel's own, a launch.shell run as written (issue 16: nothing lost, nothing to do)."""
     from slurmkit.porting import import_script
 
     imported = import_script("#!/bin/bash\n#SBATCH --time=1:00:00\nparallel -j 4 sim {1} {2} ::: 1 2 ::: a b\n", name="x")
-    (note,) = imported.unmapped
-    assert note.line == 3 and note.reason.startswith("kind many-tasks reads GNU Parallel's tasks from a file")
-    assert "tasks" not in imported.spec
+    assert imported.unmapped == () and "tasks" not in imported.spec
+    assert imported.spec["launch"] == {"command": "parallel -j 4 sim '{1}' '{2}' ::: 1 2 ::: a b"}

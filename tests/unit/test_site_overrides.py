@@ -54,7 +54,8 @@ def test_new_asks_for_what_the_flags_did_not_say(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     asked = []
     answers = {"Site profile": "nibi", "Kind (serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod)": "gpu", "Account": "def-me",
-               "Time limit": "2h", "GPUs per node (MODEL:COUNT)": "h100:2", "Command": "python train.py"}
+               "Time limit (e.g. 3h, 1-00:00:00)": "2h", "GPUs per node (MODEL:COUNT; h100, mi300a)": "h100:2",
+               "Command": "python train.py"}
 
     def ask(prompt, default=None):
         asked.append((prompt, default))
@@ -63,6 +64,6 @@ def test_new_asks_for_what_the_flags_did_not_say(tmp_path, monkeypatch):
     written = scaffold("job1", ask=ask, env={"SBATCH_ACCOUNT": "def-env"})
     assert [p for p, _ in asked] == list(answers)
     assert dict(asked)["Account"] == "def-env"            # the default comes from SBATCH_ACCOUNT
-    assert dict(asked)["GPUs per node (MODEL:COUNT)"] == "h100:1"
+    assert dict(asked)["GPUs per node (MODEL:COUNT; h100, mi300a)"] == "h100:1"
     script = written[1].read_text()
     assert "#SBATCH --gpus-per-node=h100:2\n" in script and "#SBATCH --time=0-02:00:00\n" in script

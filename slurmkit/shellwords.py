@@ -1,0 +1,105 @@
+"""Where a line of shell stops being one command: its unquoted operators (``>``, ``|``, ``&&``, ``;``).
+
+Both the spec reader (a ``launch.command`` with ``>`` in it is refused, since the program would get
+``>`` as an argument) and ``import`` (the launch line of a script may be a pipeline) need to know
+this, and neither ``shlex.split`` (which drops the quotes) nor ``shlex``'s punctuation mode (which
+splits ``--x="a>b"``) tells it.
+"""
+
+import re
+from typing import List, Tuple
+
+OPERATOR_CHARS = "|&;<>"
+_OPERATOR = re.compile(r"\d*(>>|>&|<&|>\||&>>|&>|>|<<<|<<|<)\d*-?|\|\||\||&&|;;|;|&")
+
+
+def split_at_operators(line: str) -> Tuple[str, List[str]]:
+    """``("python t.py", [">", ...])``: the text before the first unquoted operator, and the
+    operators found (in order). Text inside quotes, ``$(...)``, ``$((...))`` and after a
+    backslash is not an operator."""
+    found = _operators(line)
+    head = line if not found else line[:found[0][0]]
+    return head.rstrip(), [token for _, token in found]
+
+
+def commands(line: str) -> List[str]:
+    """The pieces of ``line`` between its unquoted operators (``a && b | c`` -> a, b, c)."""
+    pieces, start = [], 0
+    for position, token in _operators(line):
+        pieces.append(line[start:position].strip())
+        start = position + len(token)
+    pieces.append(line[start:].strip())
+    return [piece for piece in pieces if piece]
+
+
+def _operators(line: str) -> List[Tuple[int, str]]:
+    quote, depth, index, operators = "", 0, 0, []
+    while index < len(line):
+        char = line[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif line.startswith("$(", index):
+            depth += 1
+            index += 2
+            continue
+        elif char == ")" and depth:
+            depth -= 1
+        elif char in OPERATOR_CHARS and not depth:
+            start = index
+            while char in "<>" and start > 0 and line[start - 1].isdigit() and (start == 1 or line[start - 2].isspace()):
+                start -= 1  # the 2 of 2>&1
+            match = _OPERATOR.match(line, start)
+            if match is None:
+                start, match = index, _OPERATOR.match(line, index)
+            token = match.group() if match else char
+            operators.append((start, token))
+            index = start + len(token)
+            continue
+        index += 1
+    return operators
+
+
+def raw_words(text: str) -> List[str]:
+    """The words of ``text`` split at unquoted blanks, each still spelled as written (quotes,
+    ``$`` and all), so that a piece of a line can be put back together exactly."""
+    words, current, quote, depth, index = [], "", "", 0, 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and quote != "'":
+            current += text[index:index + 2]
+            index += 2
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif text.startswith("$(", index):
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        elif char.isspace() and not depth:
+            if current:
+                words.append(current)
+            current = ""
+            index += 1
+            continue
+        current += char
+        index += 1
+    if current:
+        words.append(current)
+    return words
+
+
+_ASSIGNED = re.compile(r"(?:^|[;&|({]\s*|\b(?:export|declare|local|readonly)\s+(?:-\w+\s+)*)([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
+
+
+def assigned_names(lines) -> set:
+    """The variable names shell lines assign (``X=...``, ``export X=...``, ``a; Y=...``): after
+    environment.setup they are set, and exported, where the launch expands them."""
+    return {match.group(1) for line in lines for match in _ASSIGNED.finditer(line)}

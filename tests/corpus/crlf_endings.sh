@@ -1,0 +1,7 @@
+#!/bin/bash
+# cluster: graham
+#SBATCH --account=def-prof
+#SBATCH --time=01:00:00
+#SBATCH --mem=1G
+module load python/3.10
+python run.py --in data.txt

@@ -1,0 +1,39 @@
+"""Where a shell line stops being one command (shellwords.py): quotes, $(...), and redirections."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slurmkit.shellwords import commands, raw_words, split_at_operators
+
+
+@pytest.mark.parametrize("line, head, operators", [
+    ("python t.py > log.txt", "python t.py", [">"]),
+    ("python t.py 2>&1 | tee t.log", "python t.py", ["2>&1", "|"]),
+    ("for i in 0 1 2 3; do srun ./t $i & done", "for i in 0 1 2 3", [";", "&"]),   # a digit before ';' is a word
+    ("sleep 3; echo", "sleep 3", [";"]),
+    ('python t.py ">" x', 'python t.py ">" x', []),
+    ('python a.py --x="a>b|c"', 'python a.py --x="a>b|c"', []),
+    ("echo $((A*B>2)) $(a|b)", "echo $((A*B>2)) $(a|b)", []),
+    ("p x\\&y", "p x\\&y", []),
+])
+def test_operators_are_found_outside_quotes_and_substitutions(line, head, operators):
+    assert split_at_operators(line) == (head, operators)
+
+
+def test_commands_are_the_pieces_between_operators():
+    assert commands('matlab -r "run(1); exit" && echo ok | tee x') == ['matlab -r "run(1); exit"', "echo ok", "tee x"]
+
+
+def test_raw_words_keep_their_quotes():
+    assert raw_words("srun python t.py --a \"b c\" $(echo a b) 'x y'") == [
+        "srun", "python", "t.py", "--a", '"b c"', "$(echo a b)", "'x y'"]
+
+
+@settings(max_examples=500, deadline=1000)
+@given(st.text(alphabet="0123 ;&|<>'\"\\$()ab\n", max_size=30))
+def test_any_line_is_scanned_to_its_end(line):
+    head, operators = split_at_operators(line)
+    assert len(head) <= len(line) and all(operators)
+    raw_words(line)
+    commands(line)

@@ -252,3 +252,44 @@ def staged_tmp_findings(spec, profile: SiteProfile, shapes) -> List[Finding]:
                     f"{format_size(asked or tmpdir.size_mib)} $SLURM_TMPDIR; add 'tmp: {format_size(want)}' to resources (--tmp from "
                     f"{format_size(rule.min_mib)} to {format_size(rule.max_mib)} reaches the nodes with more local disk, shared with "
                     f"other jobs on the node){_source(rule.source)}")]
+
+
+# ---------------------------------------------------------------------------- as text
+
+def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
+    """Each rule as (what slurmkit checks, its first source): ``profiles show`` and
+    docs/profiles.md print these, so that what is enforced and what is documented agree."""
+    rules, lines = profile.rules, []
+    ro = rules.read_only_in_job
+    if ro:
+        lines.append((f"read-only inside jobs: {', '.join(ro.paths)}; check and submit refuse a log folder or copy-back "
+                      f"destination there ({ro.fix or 'write elsewhere'})", ro.source[0]))
+    if rules.jobs_submit_jobs and not rules.jobs_submit_jobs.allowed:
+        lines.append(("jobs cannot submit jobs: a command that calls sbatch is refused; slurmkit's chains (resubmit:) "
+                      "and --after are submitted from the login node", rules.jobs_submit_jobs.source[0]))
+    login = rules.login_nodes
+    if login:
+        lines.append((f"GPU jobs only from {', '.join(login.gpu) or '?'}, CPU jobs only from {', '.join(login.cpu) or '?'} "
+                      f"(check and submit match the host name)", login.source[0]))
+    whole = profile.scheduling.whole_node
+    if whole and whole.gpu_counts:
+        lines.append((f"GPUs per node: {' or '.join(map(str, whole.gpu_counts))}", _first(profile.raw.get("scheduling"))))
+    for rule in rules.min_versions:
+        if rule.gpu_models and not set(rule.gpu_models) & set(profile.gpu_models):
+            continue   # no such GPUs here (Narval has no H100)
+        on = f" on {', '.join(rule.gpu_models)} GPUs" if rule.gpu_models else ""
+        lines.append((f"{rule.package} {rule.version} or later{on} (a lower pin in venv packages or requirements is warned about)",
+                      rule.source[0]))
+    if rules.oldest_python:
+        lines.append((f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
+                      rules.oldest_python.source[0]))
+    tmp = rules.tmp_request
+    if tmp:
+        lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
+                      f"(staged data above the default $SLURM_TMPDIR needs it; above the range is refused)", tmp.source[0]))
+    return lines
+
+
+def _first(section) -> str:
+    source = (section or {}).get("source") if isinstance(section, dict) else None
+    return (source[0] if isinstance(source, list) else source) or ""

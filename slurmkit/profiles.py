@@ -265,6 +265,7 @@ _GPUS = Fields({
     "gres": Str(),
     "max_cores_per_gpu": Int(1),
     "vendor": Enum(*GPU_VENDORS),
+    "whole_node": Bool(),        # true: a job takes every GPU of the node (Nibi's MI300A nodes)
     "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
                          required=("profile", "gres"))),
 }, required=("model", "count"))
@@ -400,6 +401,7 @@ class Gpus(NamedTuple):
     max_cores_per_gpu: Optional[int] = None
     mig: Tuple[MigProfile, ...] = ()
     vendor: str = "nvidia"
+    whole_node: bool = False
 
 
 class NodeType(NamedTuple):
@@ -699,6 +701,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             max_cores_per_gpu=gpus.get("max_cores_per_gpu"),
             mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
             vendor=gpus.get("vendor") or "nvidia",
+            whole_node=bool(gpus.get("whole_node")),
         ),
     )
 

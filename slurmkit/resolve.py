@@ -166,8 +166,7 @@ def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuCh
     """The profile's ``rules:`` that the spec alone decides (slurmkit/siterules.py)."""
     from .siterules import job_findings
 
-    models = [t.gpus.model for t in gpus.node_types] if gpus else []
-    return [Finding(*f) for f in job_findings(spec, profile, models, modules)]
+    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
 
 
 def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:

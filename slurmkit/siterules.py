@@ -63,11 +63,19 @@ def _older(pin_version: str, operator: str, minimum: str) -> bool:
 
 # ------------------------------------------------------------------------- from the spec alone
 
-def job_findings(spec, profile: SiteProfile, gpu_models: Iterable[str], modules: Sequence[str]) -> List[Finding]:
-    """The rules resolve() can check: ``gpu_models`` are those of the node types the job may run on."""
+#: Modules whose code runs only on NVIDIA GPUs (CUDA and the libraries built on it).
+CUDA_MODULES = ("cuda", "cudnn", "nccl", "cudacore")
+
+
+def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modules: Sequence[str] = (),
+                 gpu_count: int = 0) -> List[Finding]:
+    """The rules resolve() can check: ``gpu_node_types`` are the node types the job's GPU
+    request may run on, ``gpu_count`` the GPUs it asks for per node."""
     findings: List[Finding] = []
     rules = profile.rules
+    gpu_models = [t.gpus.model for t in gpu_node_types]
     findings += _self_submission(spec, profile)
+    findings += _gpu_node_rules(profile, gpu_node_types, modules, gpu_count)
     findings += _pins(spec.environment.venv.packages if spec.environment.venv else (), "environment.venv.packages",
                       profile, gpu_models)
     if rules.oldest_python:
@@ -85,6 +93,31 @@ def job_findings(spec, profile: SiteProfile, gpu_models: Iterable[str], modules:
                                 f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
                                 f"rest from scratch{_source(tmp.source)}"))
     return findings
+
+
+def _gpu_node_rules(profile: SiteProfile, node_types: Sequence, modules: Sequence[str], count: int) -> List[Finding]:
+    """Per node type: GPUs taken whole (Nibi's MI300A nodes), and CUDA asked on AMD GPUs."""
+    findings = []
+    whole = [t for t in node_types if t.gpus.whole_node and count != t.gpus.count]
+    if whole and len(whole) == len(node_types):
+        kind = whole[0]
+        findings.append(Finding("error", "resources.gpus",
+                                f"{profile.name}'s {kind.name} nodes are scheduled whole: ask for all {kind.gpus.count} "
+                                f"{kind.gpus.model} GPUs of a node ({kind.gpus.gres or kind.gpus.model}:{kind.gpus.count}), "
+                                f"not {count}{_source(_node_sources(kind, profile))}"))
+    cuda = [m for m in modules if m.split("/")[0] in CUDA_MODULES]
+    amd = [t for t in node_types if t.gpus.vendor == "amd"]
+    if cuda and amd and len(amd) == len(node_types):
+        findings.append(Finding("error", "environment.modules",
+                                f"{', '.join(cuda)} is NVIDIA's CUDA, but {profile.name}'s {amd[0].gpus.model} GPUs are AMD: CUDA "
+                                f"code does not run there; build for ROCm (/opt/rocm) and drop the CUDA modules, or ask for NVIDIA "
+                                f"GPUs{_source(_node_sources(amd[0], profile))}"))
+    return findings
+
+
+def _node_sources(node_type, profile: SiteProfile) -> Tuple[str, ...]:
+    source = (profile.raw.get("node_types") or {}).get(node_type.name, {}).get("source")
+    return tuple(source) if isinstance(source, list) else ((source,) if source else ())
 
 
 def _self_submission(spec, profile: SiteProfile) -> List[Finding]:
@@ -274,6 +307,12 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
     whole = profile.scheduling.whole_node
     if whole and whole.gpu_counts:
         lines.append((f"GPUs per node: {' or '.join(map(str, whole.gpu_counts))}", _first(profile.raw.get("scheduling"))))
+    for node_type in profile.node_types:
+        gpus = node_type.gpus
+        if gpus and gpus.whole_node:
+            lines.append((f"{node_type.name}: whole nodes only ({gpus.gres or gpus.model}:{gpus.count})", _node_sources(node_type, profile)[0]))
+        if gpus and gpus.vendor == "amd":
+            lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
     for rule in rules.min_versions:
         if rule.gpu_models and not set(rule.gpu_models) & set(profile.gpu_models):
             continue   # no such GPUs here (Narval has no H100)

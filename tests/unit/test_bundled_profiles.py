@@ -261,6 +261,8 @@ def test_nibi_mi300a_has_128g_unified_memory_and_24_cores_per_apu():
     assert gpus("nibi", "gpu-mi300a")["memory"] == "128G"
     assert gpus("nibi", "gpu-mi300a")["max_cores_per_gpu"] == 24
     assert gpus("nibi", "gpu-mi300a")["vendor"] == "amd"
+    assert gpus("nibi", "gpu-mi300a")["whole_node"] is True
+    assert "whole_node" not in gpus("nibi", "gpu-h100")
 
 
 def test_rorqual_h100_nodes_have_4_gpus_spelled_h100_and_16_cores_per_gpu():

@@ -104,6 +104,29 @@ def test_trillium_gives_gpu_jobs_1_or_4_gpus_per_node(count, ok):
         assert found == [f"trillium gives GPU jobs 1 or 4 GPUs per node, not {count}"]
 
 
+@pytest.mark.parametrize("gpus, ok", [("mi300a:1", False), ("mi300a:2", False), ("mi300a:4", True), ("h100:1", True)])
+def test_nibi_mi300a_nodes_are_taken_whole_and_its_h100_nodes_are_not(gpus, ok):
+    found = [f for f in findings("nibi", kind="gpu", resources={"time": "3h", "gpus": gpus}) if f.level == "error"]
+    assert (found == []) is ok
+    if not ok:
+        assert found[0].message.startswith("nibi's gpu-mi300a nodes are scheduled whole: ask for all 4 mi300a GPUs of a node (mi300a:4)")
+        assert "https://docs.alliancecan.ca/wiki/Nibi/en" in found[0].message
+
+
+@pytest.mark.parametrize("gpus, modules, ok", [
+    ("mi300a:4", ["cuda/12.2"], False),
+    ("mi300a:4", ["cudnn"], False),
+    ("mi300a:4", [], True),
+    ("h100:1", ["cuda/12.2"], True),
+])
+def test_cuda_modules_on_nibi_amd_mi300a_are_an_error_and_on_h100_pass(gpus, modules, ok):
+    found = messages(findings("nibi", kind="gpu", resources={"time": "3h", "gpus": gpus}, environment={"modules": modules}),
+                     "environment.modules")
+    assert (found == []) is ok
+    if not ok:
+        assert "GPUs are AMD: CUDA code does not run there; build for ROCm (/opt/rocm)" in found[0]
+
+
 # ------------------------------------------------------------------------ (d) software pins
 
 @pytest.mark.parametrize("pin", ["torch==2.4.0", "torch<2.5", "torch<=2.5.0", "torch~=2.3.0", "torch==2.1.2+cu121"])

@@ -157,7 +157,7 @@ def _expand(path: str, env: Mapping[str, str]) -> Optional[str]:
     """``$VAR`` and ``~`` expanded from ``env``; None when a variable is unset (the rule's
     path is then unknown here, and not guessed)."""
     unset = [name for name in re.findall(r"\$\{?(\w+)\}?", path) if not env.get(name)]
-    if unset:
+    if unset or "$$" in path:   # $$ is a literal $ in a stage path (userpaths.py): not a variable to expand
         return None
     expanded = re.sub(r"\$\{?(\w+)\}?", lambda m: env[m.group(1)], path)
     if expanded.startswith("~"):

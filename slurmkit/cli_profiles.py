@@ -182,6 +182,10 @@ def _summary(profile, reason):
                                                    f"srun --mpi={mpi.srun_mpi}" if mpi.srun_mpi else "",
                                                    " ".join(filter(None, [launch.interconnect.fabric, launch.interconnect.speed])),
                                                    ]))))
+    from .siterules import rule_lines
+
+    for index, (rule, source) in enumerate(rule_lines(profile)):
+        rows.append(("rules" if index == 0 else "", f"{rule} [{source}]"))
     if profile.docs:
         rows.append(("docs", " ".join(profile.docs)))
     width = max(len(label) for label, _ in rows)

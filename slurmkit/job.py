@@ -52,7 +52,23 @@ class Job:
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes)
-                + task_file_findings(self.spec, site, resolution.plan, self.base_dir()))
+                + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
+                + self._host_rule_findings(site, resolution.plan, None, shapes))
+
+    def _host_rule_findings(self, site: SiteProfile, plan, folder, shapes=None) -> Tuple[Finding, ...]:
+        """The site rules that need this host (slurmkit/siterules.py): the folders the job
+        writes, the login node it goes from, the requirements file, the bytes it stages."""
+        import os
+        import socket
+
+        from .siterules import host_findings, staged_tmp_findings
+        from .staging import inspect_inputs
+
+        log_folder = Path(folder).resolve() if folder else self.folder()
+        found = host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ, socket.gethostname())
+        if shapes is None:
+            shapes = inspect_inputs(self.spec, self.base_dir()) if site.rules.tmp_request else ()
+        return tuple(Finding(*f) for f in found + staged_tmp_findings(self.spec, site, shapes))
 
     def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.
@@ -91,6 +107,7 @@ class Job:
         from .submit import submit_chain, submit_script
 
         plan = self._plan(profile, warn)
+        self._refuse_on_host_rules(self.profile(profile), plan, folder, warn)
         if plan.chain:
             return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
                                 spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
@@ -98,6 +115,17 @@ class Job:
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
                              after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir())
+
+    def _refuse_on_host_rules(self, site: SiteProfile, plan, folder, warn) -> None:
+        """Submit nothing that a site rule says cannot run (a log under a path read-only inside
+        jobs, a GPU job from a CPU login node): the first error is raised as a SpecError."""
+        findings = self._host_rule_findings(site, plan, folder)
+        for finding in findings:
+            if finding.level == "warning" and warn:
+                warn(finding)
+        errors = [f for f in findings if f.level == "error"]
+        if errors:
+            raise SpecError(self.spec.source, self.spec.line_of(errors[0].field), errors[0].field, errors[0].message)
 
     def test_only(self, profile: Optional[str] = None, folder=None) -> str:
         """Ask the controller where and when this job would start (``sbatch --test-only``)."""

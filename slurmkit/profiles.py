@@ -169,6 +169,9 @@ class Sources(Spec):
     """``source:`` and ``docs:``: one reference or a list of them (URLs, or for a detected
     or local profile the command or file the facts came from)."""
 
+    def __init__(self, nullable=True):
+        self.nullable = nullable
+
     def allowed(self):
         return "a URL, or a list of URLs"
 
@@ -262,6 +265,7 @@ _GPUS = Fields({
     "gres": Str(),
     "max_cores_per_gpu": Int(1),
     "vendor": Enum(*GPU_VENDORS),
+    "whole_node": Bool(),        # true: a job takes every GPU of the node (Nibi's MI300A nodes)
     "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
                          required=("profile", "gres"))),
 }, required=("model", "count"))
@@ -275,6 +279,27 @@ _NODE_TYPE = Fields({
     "gpus": _GPUS,
     "source": _SOURCE,
 }, required=("cores", "memory"))
+
+#: Rules that decide whether a job runs at all (issue 17). Each carries its own ``source`` so
+#: that the finding it gives can name it; slurmkit/siterules.py enforces them.
+_RULE_SOURCE = Sources(nullable=False)
+_RULES = Fields({
+    # Paths the job cannot write (Trillium: $HOME and $PROJECT); $VARS expand on the submit host.
+    "read_only_in_job": Fields({"paths": _NAMES, "fix": Str(), "source": _RULE_SOURCE}, required=("paths", "source")),
+    # false: a job's own sbatch fails (Trillium); chains go from the login node.
+    "jobs_submit_jobs": Fields({"allowed": Bool(nullable=False), "source": _RULE_SOURCE}, required=("allowed", "source")),
+    # Login-node roles: a GPU job submitted from a CPU login node (matched by hostname) is refused.
+    "login_nodes": Fields({"gpu": _NAMES, "cpu": _NAMES, "source": _RULE_SOURCE}, required=("source",)),
+    # Lowest package versions that work on a GPU model (torch on H100).
+    "min_versions": ListOf(Fields({"package": Str(nullable=False), "version": Str(nullable=False, numbers=True),
+                                   "gpu_models": _NAMES, "source": _RULE_SOURCE},
+                                  required=("package", "version", "source"))),
+    # The oldest python the wheelhouse is still built for.
+    "oldest_python": Fields({"version": Str(nullable=False, numbers=True), "source": _RULE_SOURCE}, required=("version", "source")),
+    # --tmp steers a job to nodes with more local disk (Rorqual: 370G to 3360G).
+    "tmp_request": Fields({"min": Size(nullable=False), "max": Size(nullable=False), "source": _RULE_SOURCE},
+                          required=("min", "max", "source")),
+})
 
 SCHEMA = Fields({
     "name": Str(nullable=False),
@@ -337,6 +362,7 @@ SCHEMA = Fields({
         "env": MapOf(Str(nullable=False, numbers=True), "variable -> value"),
         "source": _SOURCE,
     }),
+    "rules": _RULES,
 }, required=("name", "status"), nullable=False)
 
 
@@ -375,6 +401,7 @@ class Gpus(NamedTuple):
     max_cores_per_gpu: Optional[int] = None
     mig: Tuple[MigProfile, ...] = ()
     vendor: str = "nvidia"
+    whole_node: bool = False
 
 
 class NodeType(NamedTuple):
@@ -472,6 +499,52 @@ class Launch(NamedTuple):
     env: Mapping[str, str] = MappingProxyType({})
 
 
+class ReadOnlyInJob(NamedTuple):
+    paths: Tuple[str, ...]
+    fix: Optional[str]
+    source: Tuple[str, ...]
+
+
+class JobsSubmitJobs(NamedTuple):
+    allowed: bool
+    source: Tuple[str, ...]
+
+
+class LoginNodes(NamedTuple):
+    gpu: Tuple[str, ...]
+    cpu: Tuple[str, ...]
+    source: Tuple[str, ...]
+
+
+class MinVersion(NamedTuple):
+    package: str
+    version: str
+    gpu_models: Tuple[str, ...]
+    source: Tuple[str, ...]
+
+
+class OldestPython(NamedTuple):
+    version: str
+    source: Tuple[str, ...]
+
+
+class TmpRequest(NamedTuple):
+    min_mib: int
+    max_mib: int
+    source: Tuple[str, ...]
+
+
+class Rules(NamedTuple):
+    """What decides whether a job runs at all; None or () where the site states nothing."""
+
+    read_only_in_job: Optional[ReadOnlyInJob] = None
+    jobs_submit_jobs: Optional[JobsSubmitJobs] = None
+    login_nodes: Optional[LoginNodes] = None
+    min_versions: Tuple[MinVersion, ...] = ()
+    oldest_python: Optional[OldestPython] = None
+    tmp_request: Optional[TmpRequest] = None
+
+
 class SiteProfile(NamedTuple):
     """One cluster, merged and checked; ``raw`` is the merged mapping as YAML gave it."""
 
@@ -491,6 +564,7 @@ class SiteProfile(NamedTuple):
     software: Software
     launch: Launch
     raw: Dict[str, Any]
+    rules: Rules = Rules()
 
     @property
     def is_retired(self) -> bool:
@@ -584,6 +658,24 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             env=MappingProxyType({k: str(v) for k, v in (launch.get("env") or {}).items()}),
         ),
         raw=data,
+        rules=_build_rules(_sub(data, "rules")),
+    )
+
+
+def _build_rules(rules: dict) -> Rules:
+    def given(key):
+        value = rules.get(key)
+        return value if isinstance(value, dict) and value else None
+
+    ro, submit, login, python, tmp = (given(k) for k in ("read_only_in_job", "jobs_submit_jobs", "login_nodes", "oldest_python", "tmp_request"))
+    return Rules(
+        read_only_in_job=ro and ReadOnlyInJob(_names(ro.get("paths")), ro.get("fix"), _names(ro.get("source"))),
+        jobs_submit_jobs=submit and JobsSubmitJobs(bool(submit.get("allowed")), _names(submit.get("source"))),
+        login_nodes=login and LoginNodes(_names(login.get("gpu")), _names(login.get("cpu")), _names(login.get("source"))),
+        min_versions=tuple(MinVersion(str(m["package"]), str(m["version"]), _names(m.get("gpu_models")), _names(m.get("source")))
+                           for m in rules.get("min_versions") or ()),
+        oldest_python=python and OldestPython(str(python["version"]), _names(python.get("source"))),
+        tmp_request=tmp and TmpRequest(_mib(tmp["min"]), _mib(tmp["max"]), _names(tmp.get("source"))),
     )
 
 
@@ -609,6 +701,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             max_cores_per_gpu=gpus.get("max_cores_per_gpu"),
             mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
             vendor=gpus.get("vendor") or "nvidia",
+            whole_node=bool(gpus.get("whole_node")),
         ),
     )
 

@@ -128,6 +128,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
+    findings += site_rule_findings(spec, profile, gpus, modules)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
@@ -161,6 +162,13 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
 
 
 # ------------------------------------------------------------------------------------ checks
+
+
+def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules) -> List[Finding]:
+    """The profile's ``rules:`` that the spec alone decides (slurmkit/siterules.py)."""
+    from .siterules import job_findings
+
+    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
 
 
 def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:

@@ -101,6 +101,40 @@ def test_beluga_note_says_compute_nodes_are_off_since_2025_07_31():
     assert "2025-07-31" in raw("beluga")["status"]["note"]
 
 
+def test_beluga_note_says_its_storage_ended_on_2026_06_20():
+    """Béluga/en: "March, 2019, to June, 2026" (facts §11): no longer "being decommissioned"."""
+    note = raw("beluga")["status"]["note"]
+    assert "ended on 2026-06-20" in note and "being decommissioned" not in note
+
+
+@pytest.mark.parametrize("name, value, url", [
+    ("narval", "a100_3g.20gb", "https://docs.alliancecan.ca/wiki/Narval/en"),
+    ("fir", "max_jobs_per_user: 1000", "https://docs.alliancecan.ca/wiki/Running_jobs/en"),
+    ("cedar", "internet_on_compute: true", "https://docs.alliancecan.ca/wiki/Singularity/en"),
+    ("nibi", "memory: 128G", "https://docs.alliancecan.ca/wiki/Using_GPUs_with_Slurm/en"),
+    ("nibi", "max_cores_per_gpu: 24", "https://docs.alliancecan.ca/wiki/Nibi/en"),
+    ("beluga", "ended on 2026-06-20", "https://docs.alliancecan.ca/wiki/B%C3%A9luga/en"),
+])
+def test_facts_corrected_in_2026_carry_their_source_on_their_own_or_the_mig_line(name, value, url):
+    """Each value re-checked in facts §11 has its source URL beside it (same line, or for a
+    MIG list, on the ``mig:`` line above)."""
+    lines = open(os.path.join(str(BUNDLED), f"{name}.yaml"), encoding="utf-8").read().splitlines()
+    at = next(i for i, line in enumerate(lines) if value in line)
+    beside = [lines[at]] + [line for line in lines[max(0, at - 3):at] if line.strip().startswith("mig:")]
+    assert any(url in line for line in beside)
+
+
+@pytest.mark.parametrize("name, stale", [
+    ("nibi", "documented for 1g.10gb only"),
+    ("nibi", "no per-node-type whole-node key"),
+    ("alliance", "Cedar and Fir undocumented"),
+    ("beluga", "still being decommissioned"),
+    ("narval", "Took the English page"),
+])
+def test_stale_comments_are_gone(name, stale):
+    assert stale not in open(os.path.join(str(BUNDLED), f"{name}.yaml"), encoding="utf-8").read()
+
+
 @pytest.mark.parametrize("name", IN_SERVICE)
 def test_successor_generation_and_narval_are_in_service(name):
     status = raw(name)["status"]
@@ -186,9 +220,9 @@ def test_narval_a100_nodes_have_4_gpus_spelled_a100_and_12_cores_per_gpu():
     assert gpus("narval", "gpu-a100")["max_cores_per_gpu"] == 12
 
 
-def test_narval_mig_instances_are_spelled_a100_size_including_4g_20gb():
-    assert [m["gres"] for m in gpus("narval", "gpu-a100")["mig"]] == [
-        "a100_1g.5gb", "a100_2g.10gb", "a100_3g.20gb", "a100_4g.20gb"]
+def test_narval_mig_instances_are_the_three_a100_sizes_without_4g_20gb():
+    """Narval/en rev 2026-04-17 (facts §11): 1g.5gb, 2g.10gb, 3g.20gb; the 4g profile is gone."""
+    assert [m["gres"] for m in gpus("narval", "gpu-a100")["mig"]] == ["a100_1g.5gb", "a100_2g.10gb", "a100_3g.20gb"]
 
 
 def test_fir_h100_nodes_have_4_gpus_spelled_h100_and_12_cores_per_gpu():
@@ -220,6 +254,15 @@ def test_nibi_mig_instances_are_spelled_h100_size():
 def test_nibi_mi300a_nodes_have_4_apus_spelled_mi300a():
     assert gpus("nibi", "gpu-mi300a")["gres"] == "mi300a"
     assert gpus("nibi", "gpu-mi300a")["count"] == 4
+
+
+def test_nibi_mi300a_has_128g_unified_memory_and_24_cores_per_apu():
+    """Using_GPUs_with_Slurm/en lists MI300A-128gb; the Nibi example gives 24 cores per APU (facts §11)."""
+    assert gpus("nibi", "gpu-mi300a")["memory"] == "128G"
+    assert gpus("nibi", "gpu-mi300a")["max_cores_per_gpu"] == 24
+    assert gpus("nibi", "gpu-mi300a")["vendor"] == "amd"
+    assert gpus("nibi", "gpu-mi300a")["whole_node"] is True
+    assert "whole_node" not in gpus("nibi", "gpu-h100")
 
 
 def test_rorqual_h100_nodes_have_4_gpus_spelled_h100_and_16_cores_per_gpu():
@@ -296,7 +339,8 @@ def test_general_purpose_cluster_shares_nodes_and_honours_mem(name):
 
 @pytest.mark.parametrize("name, limit", [
     ("graham", 1000), ("beluga", 1000), ("narval", 1000), ("nibi", 1000), ("rorqual", 1000),
-    ("cedar", None), ("fir", None),
+    ("fir", 1000),       # Running_jobs/en rev 2026-02-27 (facts §11)
+    ("cedar", None),
 ])
 def test_max_jobs_per_user_is_1000_where_documented_and_null_elsewhere(name, limit):
     assert raw(name)["scheduling"]["max_jobs_per_user"] == limit
@@ -326,7 +370,7 @@ def test_slurm_tmpdir_is_a_ram_disk_that_counts_against_memory(name):
 
 
 @pytest.mark.parametrize("name, internet", [
-    ("graham", False), ("beluga", False), ("cedar", None), ("niagara", False), ("narval", False),
+    ("graham", False), ("beluga", False), ("cedar", True), ("niagara", False), ("narval", False),
     ("fir", True), ("nibi", True), ("rorqual", False), ("trillium", False),
 ])
 def test_internet_on_compute_nodes(name, internet):

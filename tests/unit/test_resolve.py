@@ -49,7 +49,15 @@ def test_unknown_gpu_model_suggests_the_closest_from_the_profile():
 
 def test_unknown_gpu_model_with_nothing_close_lists_the_models_only():
     error = only_error(job("narval", kind="gpu", resources={"gpus": "zzz:1"}))
-    assert error.message == "narval has no GPU called 'zzz'; it has: a100, a100_1g.5gb, a100_2g.10gb, a100_3g.20gb, a100_4g.20gb"
+    assert error.message == "narval has no GPU called 'zzz'; it has: a100, a100_1g.5gb, a100_2g.10gb, a100_3g.20gb"
+
+
+def test_narval_refuses_the_retired_4g_20gb_mig_profile_naming_the_sizes_it_offers():
+    """Narval/en rev 2026-04-17: no 4g.20gb any more (facts §11); the job would never start."""
+    error = only_error(job("narval", kind="gpu", resources={"gpus": "a100_4g.20gb:1"}))
+    assert error == Finding("error", "resources.gpus", "narval has no GPU called 'a100_4g.20gb'; did you mean 'a100_3g.20gb'? "
+                                                        "it has: a100, a100_1g.5gb, a100_2g.10gb, a100_3g.20gb")
+    assert only_error(job("narval", kind="gpu", resources={"gpus": "4g.20gb:1"})).field == "resources.gpus"
 
 
 def test_more_gpus_per_node_than_any_node_has_is_an_error():

@@ -124,10 +124,14 @@ def _self_submission(spec, profile: SiteProfile) -> List[Finding]:
     rule = profile.rules.jobs_submit_jobs
     if rule is None or rule.allowed:
         return []
-    if not any(_CALLS_SBATCH.search(line) for line in spec.launch.command):
+    # The argv, the bash line of launch.shell, and the setup lines: each runs inside the job.
+    places = [("launch.shell" if spec.launch.shell else "launch.command", (spec.launch.shell,) if spec.launch.shell else spec.launch.command),
+              ("environment.setup", spec.environment.setup)]
+    field = next((name for name, lines in places if any(_CALLS_SBATCH.search(line) for line in lines)), None)
+    if field is None:
         return []
-    return [Finding("error", "launch.command",
-                    f"the command calls sbatch, but jobs cannot submit jobs on {profile.name}{_source(rule.source)}; submit "
+    return [Finding("error", field,
+                    f"the job calls sbatch, but jobs cannot submit jobs on {profile.name}{_source(rule.source)}; submit "
                     f"the next job from the login node: 'resubmit:' in the spec (slurmkit submits every link of the chain from "
                     f"the login node) or 'slurmkit submit --after JOBID'")]
 

@@ -76,9 +76,13 @@ def test_a_rule_without_its_source_is_a_profile_error(tmp_path):
 
 # ------------------------------------------------------------------- (b) jobs submitting jobs
 
-@pytest.mark.parametrize("command", ["python train.py && sbatch next.sh", "sbatch job.sh", "bash -c 'x; /usr/bin/sbatch again.sh'"])
-def test_a_command_that_calls_sbatch_is_an_error_on_trillium_naming_the_chain_and_the_source(command):
-    found = messages(findings("trillium", launch={"command": command}), "launch.command")
+@pytest.mark.parametrize("launch, field", [
+    ({"shell": "python train.py && sbatch next.sh"}, "launch.shell"),
+    ({"command": "sbatch job.sh"}, "launch.command"),
+    ({"command": "bash -c 'x; /usr/bin/sbatch again.sh'"}, "launch.command"),
+])
+def test_a_command_that_calls_sbatch_is_an_error_on_trillium_naming_the_chain_and_the_source(launch, field):
+    found = messages(findings("trillium", launch=launch), field)
     assert len(found) == 1
     assert "jobs cannot submit jobs on trillium" in found[0] and QUICKSTART in found[0]
     assert "'resubmit:'" in found[0] and "slurmkit submit --after JOBID" in found[0]
@@ -90,7 +94,13 @@ def test_a_command_that_calls_sbatch_is_an_error_on_trillium_naming_the_chain_an
     ("fir", "python train.py && sbatch next.sh"),   # no such rule stated for Fir
 ])
 def test_commands_that_do_not_submit_or_sites_that_allow_it_pass(name, command):
-    assert messages(findings(name, launch={"command": command}), "launch.command") == []
+    assert messages(findings(name, launch={"shell": command}), "launch.shell") == []
+
+
+def test_setup_lines_that_call_sbatch_are_an_error_on_trillium():
+    found = messages(findings("trillium", launch={"command": "python t.py"}, environment={"setup": ["sbatch other.sh"]}),
+                     "environment.setup")
+    assert len(found) == 1 and "jobs cannot submit jobs on trillium" in found[0]
 
 
 # ------------------------------------------------------------------------ (c) GPUs per node

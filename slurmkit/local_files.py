@@ -26,10 +26,22 @@ def in_current_folder(path: Path, folder: str, bundled: Path) -> bool:
     return _same(parent, Path.cwd() / folder) and not _same(parent, bundled)
 
 
-def announce(path: Path, folder: str, replaces: Optional[str]) -> None:
-    """``note: using ./<folder>/<name> from the current folder[, in place of <replaces>]``, once."""
+def _identical(a: Path, b: Optional[Path]) -> bool:
+    """Whether ``b`` exists and has the same bytes as ``a``: a copy that changes nothing (a clone of
+    slurmkit's own repository, with slurmkit installed from it) is not worth a note."""
+    if b is None:
+        return False
+    try:
+        return Path(a).read_bytes() == Path(b).read_bytes()
+    except OSError:
+        return False
+
+
+def announce(path: Path, folder: str, replaces: Optional[str], replaced: Optional[Path] = None) -> None:
+    """``note: using ./<folder>/<name> from the current folder[, in place of <replaces>]``, once;
+    nothing when ``replaced`` (the file it takes the place of) holds the same bytes."""
     key = os.path.realpath(path)
-    if key in _ANNOUNCED:
+    if key in _ANNOUNCED or _identical(path, replaced):
         return
     _ANNOUNCED.add(key)
     instead = f", in place of {replaces}" if replaces else ""
@@ -49,4 +61,4 @@ def announce_template(name: str, filename: str, searchpath: Sequence[str]) -> No
     later = [folder / name for folder in folders[here + 1:]]
     other = next((path for path in later if path.is_file()), None)
     replaces = None if other is None else (f"the bundled {name}" if _same(other.parent, bundled) else str(other))
-    announce(Path(filename), "templates", replaces)
+    announce(Path(filename), "templates", replaces, other)

@@ -831,7 +831,7 @@ class ProfileCatalog:
                 replaces = None if not below else (f"the bundled {below[0].path.name}"
                                                    if os.path.realpath(below[0].path.parent) == os.path.realpath(bundled)
                                                    else str(below[0].path))
-                announce(step.path, "site_profiles", replaces)
+                announce(step.path, "site_profiles", replaces, below[0].path if below else None)
 
     def _chain(self, pf: ProfileFile) -> List[ProfileFile]:
         """``pf`` and the profiles it extends, nearest first (a loaded profile has no cycle)."""

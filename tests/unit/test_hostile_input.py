@@ -388,6 +388,24 @@ def test_nothing_is_announced_inside_slurmkits_own_checkout(folders):
     assert (outcome.rc, outcome.stderr) == (0, "")
 
 
+def test_a_clone_of_slurmkits_repository_is_not_announced_while_an_edited_file_is(folders):
+    """The README's first command runs inside a clone, whose templates/ and site_profiles/ are
+    copies of the bundled ones: identical files change nothing and are not announced; a file
+    edited there is."""
+    import shutil
+
+    work, home = folders
+    shutil.copytree(REPO / "templates", work / "templates")
+    shutil.copytree(REPO / "site_profiles", work / "site_profiles")
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    outcome = measured(cli("render", "job.yaml"), work, home)
+    assert (outcome.rc, outcome.stderr) == (0, "")
+    with open(work / "templates" / "serial.sbatch.j2", "a") as template:
+        template.write("{# ours #}\n")
+    outcome = measured(cli("render", "job.yaml"), work, home)
+    assert (outcome.rc, outcome.stderr) == (0, LOCAL_TEMPLATE_NOTE)
+
+
 # ------------------------------------------------------------------------- private files, cancel
 
 SECRET_SPEC = dict(name="sec", profile="local", account="def-x", resources={"time": "1h"},

@@ -5,18 +5,21 @@ run badly. Each finding names the spec field it is about and says what to do. No
 reads files, the clock or the environment: the same inputs always give the same plan.
 """
 
+from __future__ import annotations
+
 import itertools
 import posixpath
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from . import limits, sizing
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .reads import unprovided_reads
+from .records import Record
 from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
 from .spec import DISTRIBUTED_KINDS, JobSpec
@@ -70,7 +73,7 @@ _COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
 NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     level: str      # "error" | "warning"
     field: str      # the spec key path it is about, e.g. "resources.gpus"
     message: str
@@ -79,7 +82,7 @@ class Finding(NamedTuple):
         return f"{self.level}: {self.field}: {self.message}"
 
 
-class Resolution(NamedTuple):
+class Resolution(Record):
     plan: Optional[Plan]              # None when there are errors
     findings: Tuple[Finding, ...]
 
@@ -92,7 +95,7 @@ class Resolution(NamedTuple):
         return tuple(f for f in self.findings if f.level == "warning")
 
 
-class GpuChoice(NamedTuple):
+class GpuChoice(Record):
     """The GPU request in the site's spelling, and the node types that can take it."""
 
     spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)

@@ -12,13 +12,16 @@ cluster). Last, the ported spec is resolved on the target: whatever the resolver
 is refused too, so a spec that ports is a spec that renders.
 """
 
+from __future__ import annotations
+
 import copy
 import math
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
 from .profiles import MigProfile, NodeType, SiteProfile, did_you_mean
+from .records import Record
 from .resolve import Finding, cores_per_gpu, resolve
 from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
 from .units import format_duration, format_size
@@ -41,7 +44,7 @@ SITE_STACK_MODULES = re.compile(r"^(NiaEnv|MistEnv|CCEnv|arch)(/|$)")
 CLUSTER_BOUND_ACCOUNTS = ("rrg-", "rpp-")
 
 
-class Change(NamedTuple):
+class Change(Record):
     """One value the port rewrote: the key path, the value before and after (None: absent)."""
 
     field: str
@@ -53,7 +56,7 @@ class Change(NamedTuple):
         return f"{self.field}: {_shown(self.old)} -> {_shown(self.new)}: {self.why}"
 
 
-class Ported(NamedTuple):
+class Ported(Record):
     source: str                       # profile names
     target: str
     spec: Dict[str, Any]              # the ported spec, as a YAML mapping
@@ -159,7 +162,7 @@ def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
 # ------------------------------------------------------------------------------------ GPUs
 
 
-class _GpuModel(NamedTuple):
+class _GpuModel(Record):
     """A GPU a job can ask for: a whole model, or a MIG instance of one."""
 
     spelling: str                 # what the spec writes: the model name, or the MIG instance's gres

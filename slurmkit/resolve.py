@@ -8,6 +8,7 @@ reads files, the clock or the environment: the same inputs always give the same 
 from __future__ import annotations
 
 import itertools
+import os
 import posixpath
 import re
 import shlex
@@ -161,6 +162,10 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)
+    if any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in os.environ):
+        from .sbatch_environment import findings as environment_findings
+
+        findings.extend(Finding(*f) for f in environment_findings(plan.directives))
     return Resolution(plan, tuple(findings))
 
 

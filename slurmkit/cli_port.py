@@ -89,6 +89,8 @@ def port_command(spec, to, from_, output, force):
         click.echo(f"changed: {change}", err=True)
     for finding in ported.warnings:
         click.echo(f"warning: {finding.field}: {finding.message}", err=True)
+    for todo in ported.todos:
+        click.echo(f"to do: {todo}", err=True)
     text = _carried_todos(spec) + ported_text(ported)
     if output:
         write_atomic(output, text)

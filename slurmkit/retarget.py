@@ -18,6 +18,7 @@ import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
+from .modulecat import check_module
 from .profiles import MigProfile, NodeType, SiteProfile, did_you_mean
 from .resolve import Finding, cores_per_gpu, resolve
 from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
@@ -59,6 +60,7 @@ class Ported(NamedTuple):
     spec: Dict[str, Any]              # the ported spec, as a YAML mapping
     changes: Tuple[Change, ...]
     warnings: Tuple[Finding, ...]     # the port's own advice, then the resolver's on the target
+    todos: Tuple[str, ...] = ()       # what the user must do first: ``# to do:`` lines of the ported spec
 
 
 class PortRefused(SlurmkitError):
@@ -104,6 +106,7 @@ class _Port:
         self.changes: List[Change] = []
         self.warnings: List[Finding] = []
         self.refusals: List[Finding] = []
+        self.todos: List[str] = []          # what the user must do before the ported job can run
 
     @property
     def resources(self) -> Dict[str, Any]:
@@ -147,7 +150,8 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
     if resolution.errors:
         raise PortRefused(resolution.errors)
-    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + resolution.warnings)
+    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + resolution.warnings,
+                  tuple(port.todos))
 
 
 def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
@@ -477,21 +481,44 @@ def _port_time(port: _Port) -> None:
 
 
 def _port_modules(port: _Port) -> None:
-    """Drop the source site's own stacks; move a pinned old StdEnv, and the versions that came
-    with it, to the target's standard environment."""
+    """Drop the source site's own stacks; move a pinned old StdEnv to the target's standard
+    environment; check each module against the target's catalogue (modulecat.py), rewriting a
+    version it does not have to the nearest one it has."""
     written = port.data.get("environment", {}).get("modules")
     if not written:
         return
     modules = [written] if isinstance(written, str) else list(written)
     kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
-    new_stdenv = port.target.software.stdenv
+    new_stdenv, catalogue = port.target.software.stdenv, port.target.software.catalogue
     old_stdenv = next((m for m in kept if m.startswith("StdEnv/")), None)
-    if old_stdenv and new_stdenv and old_stdenv != new_stdenv:
-        kept = [_module_under(m, new_stdenv, port.target) for m in kept]
+    moved_stdenv = bool(old_stdenv and new_stdenv and old_stdenv != new_stdenv)
+    if moved_stdenv:
+        kept = [new_stdenv if m.startswith("StdEnv/") else m if catalogue else _module_under(m, new_stdenv, port.target) for m in kept]
+    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
+    checks = [check_module(m, catalogue, port.target.name, oldest) for m in kept] if catalogue else []
+    kept = [c.new for c in checks] if checks else kept
     if kept != modules:
-        why = _modules_reason(modules, kept, old_stdenv, new_stdenv, port)
+        why = _modules_reason(modules, old_stdenv if moved_stdenv else None, new_stdenv, port, [c.why for c in checks if c.why])
         port.set("environment", "modules", kept, why)
-    _warn_old_versions(port, kept)
+    for check in checks:
+        if check.warning:
+            port.warn("environment.modules", check.warning)
+    if not catalogue:
+        _warn_old_versions(port, kept)
+    _port_venv(port, old_stdenv if moved_stdenv else None, [c for c in checks if c.why and c.module.startswith("python/")])
+
+
+def _port_venv(port: _Port, old_stdenv: Optional[str], pythons) -> None:
+    """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
+    Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
+    venv = port.spec.environment.venv
+    if venv is None or venv.path is None or not (old_stdenv or pythons):
+        return
+    built = " and ".join(filter(None, [old_stdenv, ", ".join(c.module for c in pythons)]))
+    now = " and ".join(filter(None, [port.target.software.stdenv if old_stdenv else None, ", ".join(c.new for c in pythons)]))
+    port.todos.append(f"environment.venv.path: {venv.path} was built under {built} on {port.source.name}; a virtualenv works only "
+                      f"with the Python and StdEnv it was made with: rebuild it on {port.target.name} under {now} "
+                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
 
 
 def _warn_old_versions(port: _Port, modules: List[str]) -> None:
@@ -514,15 +541,17 @@ def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:
     return target.software.modules.get(family) or family
 
 
-def _modules_reason(before: List[str], after: List[str], old_stdenv, new_stdenv, port: _Port) -> str:
+def _modules_reason(before: List[str], old_stdenv, new_stdenv, port: _Port, rewrites: List[str]) -> str:
     reasons = []
     dropped = [m for m in before if SITE_STACK_MODULES.match(m)]
     if dropped:
         reasons.append(f"{', '.join(dropped)} belonged to {port.source.name}'s own stack; {port.target.name} uses the Alliance stack")
-    if old_stdenv and new_stdenv and old_stdenv != new_stdenv:
+    if old_stdenv and port.target.software.catalogue:
+        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}")
+    elif old_stdenv:
         reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}, and versions of "
                        "the old one become the site's (or the default: check them with 'module spider NAME')")
-    return "; ".join(reasons)
+    return "; ".join(reasons + rewrites)
 
 
 # ------------------------------------------------------------------------- directives, account
@@ -557,7 +586,10 @@ def ported_text(ported: Ported) -> str:
     itself says what moved); the same port gives the same bytes."""
     import yaml
 
-    header = [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
+    from .porting import TODO_PREFIX
+
+    header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
+    header += [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
     header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
     body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
     return "\n".join(header) + "\n" + body

@@ -44,7 +44,7 @@ def test_a_graham_gpu_job_moves_to_nibi_with_every_change_and_its_reason():
         "resources.gpus": ("v100:2", "h100:2"),
         "resources.cpus_per_task": (10, 28),             # graham's 5 per V100 was its bundle; nibi's is 14 per H100
         "environment.modules": (["StdEnv/2020", "python/3.8", "cuda/11.4", "scipy-stack"],
-                                ["StdEnv/2023", "python/3.11", "cuda", "scipy-stack"]),
+                                ["StdEnv/2023", "python/3.11.5", "cuda/12.2", "scipy-stack"]),   # the nearest of nibi's catalogue
         "extra_directives": (["--constraint=cascade", "--signal=USR2@60"], ["--signal=USR2@60"]),
     }
     why = {c.field: c.why for c in ported.changes}
@@ -286,11 +286,79 @@ def test_the_course_scripts_128_cores_for_2_gpus_come_down_to_the_new_advice():
     assert "128 cores for 2 GPU(s) is above nibi's 14 per GPU" in {c.field: c.why for c in ported.changes}["resources.cpus_per_task"]
 
 
-def test_versions_of_an_older_day_are_flagged_where_the_new_site_names_another():
+def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
     from slurmkit.porting import import_script
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
-    assert any(w.message.startswith("python/3.6: fir's profile names python/3.11; check") for w in ported.warnings)
+    assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.11.5"])
+    assert "python/3.6 is not in fir's stack, which has python 3.10.13, 3.11.5, 3.12.4, 3.13.2; python/3.11.5 is the nearest of those it builds wheels for (python/3.11 and newer)" \
+        in {c.field: c.why for c in ported.changes}["environment.modules"]
+
+
+OLD_STACK = {"name": "old", "profile": "graham", "kind": "mpi", "resources": {"nodes": 2, "tasks_per_node": 8, "time": "3h"},
+             "launch": "./a.out"}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("gcc/9.3.0", "gcc/12.3"), ("openmpi/4.0.3", "openmpi/4.1.5"), ("cuda/11.4", "cuda/12.2"), ("cuda/11.8.0", "cuda/12.2"),
+    ("intel/2019u4", "intel/2023.2.1"), ("scipy-stack/2019a", "scipy-stack/2023b"), ("python/3.11.2", "python/3.11.5"),
+    ("python/3.14", "python/3.13.2"), ("python/3.8", "python/3.11.5"), ("cudnn/8.2.0", "cudnn/9.2.1.18"), ("nccl/2.18.3", "nccl/2.26.2"),
+    ("arrow/8", "arrow/24.0.0"), ("opencv/4.5.1", "opencv/4.8.1"),
+])
+def test_a_module_the_target_lacks_becomes_the_nearest_version_it_has(old, new):
+    ported = port({**OLD_STACK, "environment": {"modules": [old]}})
+    assert changed(ported)["environment.modules"] == ([old], [new])
+    assert f"{old} is not in nibi's stack" in {c.field: c.why for c in ported.changes}["environment.modules"]
+
+
+@pytest.mark.parametrize("module", ["gcc/12.3", "python/3.11", "python/3.13", "cuda/12.6", "openmpi/4.1.5", "scipy-stack/2025a",
+                                    "arrow/24", "opencv/4.13", "cudnn/9.2", "python", "StdEnv/2023"])
+def test_a_module_the_target_has_is_kept_as_written(module):
+    ported = port({**OLD_STACK, "environment": {"modules": [module]}})
+    assert "environment.modules" not in changed(ported)
+    assert not [w for w in ported.warnings if w.field == "environment.modules"]
+
+
+def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_nearest():
+    ported = port({**OLD_STACK, "environment": {"modules": ["pyhton/3.11", "gromacs/2023.2"]}})
+    assert "environment.modules" not in changed(ported)
+    warnings = [w.message for w in ported.warnings if w.field == "environment.modules"]
+    assert warnings[0].startswith("pyhton/3.11: 'pyhton' is not in nibi's module catalogue (did you mean 'python': python/3.10.13, ")
+    assert warnings[1] == ("gromacs/2023.2: 'gromacs' is not in nibi's module catalogue; check that it exists there "
+                           "('module spider gromacs') before submitting")
+
+
+def test_every_module_a_profile_names_is_in_its_catalogue():
+    from slurmkit.bundled import profiles_dir
+    from slurmkit.modulecat import families, is_available
+
+    for name in sorted(p.stem for p in profiles_dir().glob("*.yaml") if p.stem != "alliance"):
+        profile = load_profile(name)
+        table = families(profile.software.catalogue)
+        for module in filter(None, profile.software.modules.values()):
+            if table:
+                family, _, version = module.partition("/")
+                assert family in table and is_available(version, table[family]), (name, module)
+
+
+def test_a_lasting_virtualenv_built_under_the_old_stack_must_be_rebuilt(tmp_path, monkeypatch):
+    data = {**OLD_STACK, "kind": "serial", "resources": {"time": "1h"}, "account": "def-prof",
+            "environment": {"modules": ["StdEnv/2020", "python/3.8"], "venv": {"path": "$HOME/envs/py38"}}}
+    ported = port(data)
+    assert ported.todos == ("environment.venv.path: $HOME/envs/py38 was built under StdEnv/2020 and python/3.8 on graham; a "
+                            "virtualenv works only with the Python and StdEnv it was made with: rebuild it on nibi under StdEnv/2023 "
+                            "and python/3.11.5 (virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line",)
+    # In the ported file it is a to-do, so `slurmkit check` does not say "no problems" until it is done.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(main, ["port", "job.yaml", "-o", "ported.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "to do: environment.venv.path: $HOME/envs/py38 was built under" in result.output
+    check = CliRunner().invoke(main, ["check", "ported.yaml"])
+    assert "environment.venv.path: $HOME/envs/py38 was built under" in check.output and "no problems" not in check.output
+    # A venv built per job (no path), or one under the same stack, needs nothing.
+    assert port({**data, "environment": {"modules": ["StdEnv/2020", "python/3.8"], "venv": {"requirements": "r.txt"}}}).todos == ()
+    assert port({**data, "environment": {"modules": ["python/3.11"], "venv": {"path": "$HOME/envs/py311"}}}).todos == ()
 
 
 def test_a_thread_count_pinned_to_the_old_nodes_cores_is_flagged():

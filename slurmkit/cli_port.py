@@ -57,7 +57,8 @@ def import_command(script, output, name, force, profile):
 @click.option("--from", "from_", metavar="CLUSTER", help="The cluster the spec was written for, when it names no profile.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the ported spec here (default: print it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
-def port_command(spec, to, from_, output, force):
+@click.option("--repack", is_flag=True, help="Pack an MPI job's ranks (kept by default) into as few of the new cluster's whole nodes as hold them.")
+def port_command(spec, to, from_, output, force, repack):
     """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
     whole-node rules, listing every change and why; refuse what cannot move."""
     from .profiles import load_profile
@@ -74,7 +75,7 @@ def port_command(spec, to, from_, output, force):
             raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
         source = load_profile(source_name)
         target = choose_target(source, to, load_profile)
-        ported = port_spec(data, parsed, source, target)
+        ported = port_spec(data, parsed, source, target, repack)
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)

@@ -61,6 +61,7 @@ class Ported(NamedTuple):
     changes: Tuple[Change, ...]
     warnings: Tuple[Finding, ...]     # the port's own advice, then the resolver's on the target
     todos: Tuple[str, ...] = ()       # what the user must do first: ``# to do:`` lines of the ported spec
+    notes: Tuple[str, ...] = ()       # warnings the ported spec's comments repeat
 
 
 class PortRefused(SlurmkitError):
@@ -101,12 +102,14 @@ def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfi
 class _Port:
     """The spec being rewritten, with the changes, warnings and refusals found so far."""
 
-    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile):
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False):
         self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
+        self.repack = repack                # pack the ranks into fewer whole nodes (port --repack)
         self.changes: List[Change] = []
         self.warnings: List[Finding] = []
         self.refusals: List[Finding] = []
         self.todos: List[str] = []          # what the user must do before the ported job can run
+        self.notes: List[str] = []          # warnings the ported file repeats (nodes partly used)
 
     @property
     def resources(self) -> Dict[str, Any]:
@@ -130,11 +133,17 @@ class _Port:
     def warn(self, field: str, message: str) -> None:
         self.warnings.append(Finding("warning", field, message))
 
+    def note(self, field: str, message: str) -> None:
+        """A warning that the ported file also states, in its leading comments."""
+        self.warn(field, message)
+        self.notes.append(f"{field}: {message}")
 
-def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile) -> Ported:
+
+def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> Ported:
     """``data`` (the spec's YAML mapping, ``spec`` its parsed form, written for ``source``)
-    rewritten for ``target``; raises PortRefused with every reason it cannot move."""
-    port = _Port(data, spec, source, target)
+    rewritten for ``target``; raises PortRefused with every reason it cannot move. MPI rank
+    counts are kept unless ``repack`` asks to pack them into fewer whole nodes."""
+    port = _Port(data, spec, source, target, repack)
     port.set(None, "profile", target.name, _profile_reason(source, target))
     if spec.resources.gpus is not None:
         _port_gpus(port)
@@ -150,8 +159,14 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
     if resolution.errors:
         raise PortRefused(resolution.errors)
-    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + resolution.warnings,
-                  tuple(port.todos))
+    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + _not_repeated(resolution.warnings, port),
+                  tuple(port.todos), tuple(port.notes))
+
+
+def _not_repeated(warnings: Tuple[Finding, ...], port: _Port) -> Tuple[Finding, ...]:
+    """The resolver's warnings less its partly-used-nodes one where the port said it already (naming --repack)."""
+    said = any("partly used" in note for note in port.notes) or any("partly used" in c.why for c in port.changes)
+    return tuple(w for w in warnings if not (said and w.field == "resources" and "idle but charged" in w.message))
 
 
 def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
@@ -377,16 +392,7 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
             port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
                         f"pick a divisor of {cores}")
             return
-        per_node = cores // cpus
-        ranks = res.nodes * tasks
-        nodes = max(1, math.ceil(ranks / per_node))
-        why = f"{target} schedules whole nodes of {cores} cores: {ranks} ranks of {cpus} core(s) fit in {nodes} node(s)"
-        if nodes != res.nodes:
-            port.set("resources", "nodes", nodes, why)
-        if res.tasks_per_node is not None:
-            port.set("resources", "tasks_per_node", per_node, f"{why}; {nodes * per_node} ranks fill them")
-        elif nodes * per_node != ranks:
-            port.warn("resources.tasks_per_node", f"the job fills its nodes: {nodes * per_node} ranks on {target}, {ranks} on {port.source.name}")
+        _mpi_onto_whole_nodes(port, cores, tasks, cpus)
     elif kind == "threaded" and tasks == 1:
         if res.cpus_per_task is not None:
             port.set("resources", "cpus_per_task", cores, f"{target} gives the job a whole node of {cores} cores")
@@ -396,6 +402,41 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
         port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind!r} job of {tasks * cpus} core(s) would leave the "
                     f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind 'many-tasks' (GNU Parallel, "
                     "a task file with a line each), or port to another cluster")
+
+
+def _mpi_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
+    """The rank count is the user's (it is the domain decomposition): kept, on as many nodes as
+    before, unless ``--repack`` (or more ranks per node than a new node holds) packs the same
+    ranks into as few of the target's whole nodes as hold them, evenly."""
+    res, source, target = port.spec.resources, port.source.name, port.target.name
+    per_node, ranks = cores // cpus, res.nodes * tasks
+    packed = _packed_nodes(ranks, per_node)
+    if (port.repack or tasks > per_node) and packed and packed != res.nodes:
+        asked = "--repack" if port.repack else f"{tasks} ranks of {cpus} core(s) do not fit one of {target}'s nodes"
+        why = (f"{asked}: the same {ranks} ranks ({res.nodes} x {tasks} on {source}) packed into {packed} whole node(s) of "
+               f"{cores} cores, {ranks // packed} per node")
+        port.set("resources", "nodes", packed, why)
+        port.set("resources", "tasks_per_node", ranks // packed, why)
+        return
+    if port.repack and math.ceil(ranks / per_node) < res.nodes:
+        port.note("resources.nodes", f"--repack: {ranks} ranks do not split evenly into fewer than {res.nodes} node(s) of at most "
+                  f"{per_node} ranks; kept as {res.nodes} x {tasks}")
+    unused = f"{target}'s nodes of {cores} cores are partly used ({tasks * cpus} each, charged whole)"
+    hint = f"; slurmkit port --repack packs them into {packed} node(s)" if packed and packed < res.nodes else ""
+    if res.tasks_per_node is None:
+        port.set("resources", "tasks_per_node", tasks, f"{source} filled its nodes with {tasks} ranks: the {ranks} ranks are kept "
+                 f"({res.nodes} x {tasks}), as {target} would fill its larger nodes with {per_node}; {unused}{hint}")
+    elif tasks * cpus < cores:
+        port.note("resources.tasks_per_node", f"the {ranks} ranks are kept ({res.nodes} x {tasks}); {unused}{hint}")
+
+
+def _packed_nodes(ranks: int, per_node: int) -> Optional[int]:
+    """The fewest nodes of at most ``per_node`` ranks that hold ``ranks`` evenly (a spec says
+    ranks per node), or None when only one rank a node would."""
+    for nodes in range(max(1, math.ceil(ranks / per_node)), ranks):
+        if ranks % nodes == 0:
+            return nodes
+    return 1 if ranks <= per_node else None
 
 
 def _many_tasks_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
@@ -585,12 +626,14 @@ def ported_text(ported: Ported) -> str:
     """The ported spec as YAML, headed by comments that list each change and why (so the file
     itself says what moved); the same port gives the same bytes."""
     import yaml
-
     from .porting import TODO_PREFIX
 
     header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
     header += [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
     header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
+    for note in ported.notes:
+        first, *rest = _wrapped(note)
+        header += [f"# note: {first}"] + [f"#   {line}" for line in rest]
     body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
     return "\n".join(header) + "\n" + body
 

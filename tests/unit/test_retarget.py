@@ -117,20 +117,75 @@ def test_cuda_code_is_not_moved_onto_amd_gpus(tmp_path):
         port_spec(data, spec_from_mapping(data), load_profile("graham"), target)
 
 
-def test_niagara_mpi_fills_fewer_of_trilliums_larger_nodes_and_drops_its_own_stack():
-    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 4, "time": "12h"},
-            "environment": {"modules": ["NiaEnv/2019b", "intel", "openmpi"]}, "launch": {"command": "./a.out", "launcher": "mpirun"}}
-    ported = port(data)
+def port_repacked(data, to=None):
+    source = load_profile(data["profile"])
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data), source, choose_target(source, to, load_profile), repack=True)
+
+
+NIAGARA_MPI = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 4, "time": "12h"},
+               "environment": {"modules": ["NiaEnv/2019b", "intel", "openmpi"]}, "launch": {"command": "./a.out", "launcher": "mpirun"}}
+
+
+def test_niagara_mpi_keeps_its_rank_count_on_trillium_and_says_how_to_repack():
+    """4 x 40 = 160 ranks stay 160 (a changed rank count changes the domain decomposition: the
+    user's choice, issue 16), on 4 nodes that Trillium charges whole."""
+    ported = port(NIAGARA_MPI)
     assert ported.target == "trillium"
-    assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.nodes": (4, 1),
+    assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.tasks_per_node": (None, 40),
                                "environment.modules": (["NiaEnv/2019b", "intel", "openmpi"], ["intel", "openmpi"])}
-    assert any("192 ranks on trillium, 160 on niagara" in w.message for w in ported.warnings)
+    why = {c.field: c.why for c in ported.changes}["resources.tasks_per_node"]
+    assert why == ("niagara filled its nodes with 40 ranks: the 160 ranks are kept (4 x 40), as trillium would fill its larger nodes "
+                   "with 192; trillium's nodes of 192 cores are partly used (40 each, charged whole); slurmkit port --repack packs "
+                   "them into 1 node(s)")
+    assert "partly used" in ported_text(ported)      # the ported file says it too
+    plan = resolve(spec_from_mapping({**ported.spec, "account": "def-x"}), load_profile("trillium")).plan
+    assert (dict(plan.directives)["--nodes"], dict(plan.directives)["--ntasks-per-node"]) == ("4", "40")
 
 
-def test_explicit_niagara_ranks_become_trillium_ranks():
+def test_repack_packs_niagaras_ranks_into_fewer_whole_trillium_nodes():
+    ported = port_repacked({**NIAGARA_MPI, "resources": {"nodes": 4, "tasks_per_node": 80, "time": "12h"}})   # 80: Hyper-Threading
+    assert changed(ported)["resources.nodes"] == (4, 2) and changed(ported)["resources.tasks_per_node"] == (80, 160)
+    why = {c.field: c.why for c in ported.changes}["resources.nodes"]
+    assert why == "--repack: the same 320 ranks (4 x 80 on niagara) packed into 2 whole node(s) of 192 cores, 160 per node"
+    assert "--repack: the same 320 ranks" in ported_text(ported)
+    plan = resolve(spec_from_mapping({**ported.spec, "account": "def-x"}), load_profile("trillium")).plan
+    assert (dict(plan.directives)["--nodes"], dict(plan.directives)["--ntasks-per-node"]) == ("2", "160")
+
+
+def test_explicit_niagara_ranks_are_kept_and_repacked_evenly_on_request():
     data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 10, "tasks_per_node": 20, "cpus_per_task": 2, "time": "20h"},
             "launch": "./a.out"}
-    assert changed(port(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 3), "resources.tasks_per_node": (20, 96)}
+    kept = port(data)
+    assert changed(kept) == {"profile": ("niagara", "trillium")}
+    assert [w.message for w in kept.warnings if w.field == "resources.tasks_per_node"] == [
+        "the 200 ranks are kept (10 x 20); trillium's nodes of 192 cores are partly used (40 each, charged whole); slurmkit port "
+        "--repack packs them into 4 node(s)"]
+    assert "# note: resources.tasks_per_node: the 200 ranks are kept (10 x 20); trillium's nodes" in ported_text(kept)
+    assert not [w for w in kept.warnings if "idle but charged" in w.message]     # the resolver's same warning is not repeated
+    # 200 ranks of 2 cores: 96 fit a node; 3 nodes cannot hold 200 evenly, 4 do (50 each).
+    assert changed(port_repacked(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 4), "resources.tasks_per_node": (20, 50)}
+
+
+def test_repack_of_ranks_that_split_evenly_only_one_a_node_keeps_them_and_says_so():
+    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 1, "tasks_per_node": 37, "time": "1h"},
+            "launch": "./a.out"}
+    assert changed(port_repacked(data)) == {"profile": ("niagara", "trillium")}
+    assert not [w for w in port_repacked(data).warnings if w.field == "resources.nodes"]     # one node: nothing to pack
+    data["resources"]["nodes"] = 7                     # 259 = 7 x 37 ranks: 2 nodes of 192 hold them, but not evenly
+    ported = port_repacked(data)
+    assert changed(ported) == {"profile": ("niagara", "trillium")}
+    assert any(w.message.startswith("--repack: 259 ranks do not split evenly into fewer than 7 node(s)") for w in ported.warnings)
+
+
+def test_port_repack_on_the_command_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump({**NIAGARA_MPI, "resources": {"nodes": 4, "tasks_per_node": 80, "time": "12h"}}))
+    plain = CliRunner().invoke(main, ["port", "job.yaml"])
+    assert plain.exit_code == 0 and "--repack packs them into 2 node(s)" in plain.output and "nodes: 4" in plain.stdout
+    packed = CliRunner().invoke(main, ["port", "job.yaml", "--repack"])
+    assert packed.exit_code == 0, packed.output
+    assert "changed: resources.nodes: 4 -> 2: --repack: the same 320 ranks (4 x 80 on niagara)" in packed.output
+    assert "nodes: 2" in packed.stdout and "tasks_per_node: 160" in packed.stdout
 
 
 def test_a_niagara_job_on_a_by_core_cluster_asks_for_the_node_it_used_to_fill():

@@ -68,7 +68,7 @@ def port_command(spec, to, from_, output, force, repack):
     from .yamlfile import read_yaml_file
 
     try:
-        _, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
+        original, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
         parsed = spec_from_mapping(data, spec, lines)
         source_name = from_ or parsed.profile
         if source_name is None:
@@ -92,17 +92,11 @@ def port_command(spec, to, from_, output, force, repack):
         click.echo(f"warning: {finding.field}: {finding.message}", err=True)
     for todo in ported.todos:
         click.echo(f"to do: {todo}", err=True)
-    text = _carried_todos(spec) + ported_text(ported)
+    # The user's file as written, with only the changed values rewritten: its comments (and the
+    # "# to do:" lines import left, still to do on the new cluster) stay.
+    text = ported_text(ported, original, data)
     if output:
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
-
-
-def _carried_todos(spec) -> str:
-    """The ``# to do:`` lines ``import`` left in SPEC, kept at the top of the ported spec: they
-    are still to do on the new cluster, and `slurmkit check` goes on reporting them there."""
-    from .porting import TODO_PREFIX, pending_import_notes
-
-    return "".join(f"{TODO_PREFIX}{note}\n" for note in pending_import_notes(Path(spec).read_text(errors="replace")))

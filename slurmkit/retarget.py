@@ -622,10 +622,11 @@ def _port_account(port: _Port) -> None:
 # ---------------------------------------------------------------------------------- output
 
 
-def ported_text(ported: Ported) -> str:
+def ported_text(ported: Ported, original: Optional[str] = None, original_data: Any = None) -> str:
     """The ported spec as YAML, headed by comments that list each change and why (so the file
-    itself says what moved); the same port gives the same bytes."""
-    import yaml
+    itself says what moved); the same port gives the same bytes. Given the ``original`` text
+    of the spec (read as ``original_data``), the rest of that file is kept as written, with its
+    comments, key order and quoting (roundtrip.py); else the mapping is written afresh."""
     from .porting import TODO_PREFIX
 
     header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
@@ -634,6 +635,12 @@ def ported_text(ported: Ported) -> str:
     for note in ported.notes:
         first, *rest = _wrapped(note)
         header += [f"# note: {first}"] + [f"#   {line}" for line in rest]
+    if original is not None:
+        from .roundtrip import rewritten_text
+
+        return rewritten_text(original, original_data, ported.spec, header)
+    import yaml
+
     body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
     return "\n".join(header) + "\n" + body
 

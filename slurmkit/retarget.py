@@ -386,7 +386,8 @@ def _port_cpu_shape(port: _Port) -> None:
 def _onto_whole_nodes(port: _Port, cores: int) -> None:
     res, kind, target = port.spec.resources, port.spec.kind, port.target.name
     tasks, cpus = _source_shape(port)
-    _warn_pinned_core_counts(port, tasks * cpus, cores)
+    if kind != "mpi":     # an mpi job keeps its ranks per node unless repacked (which says so itself)
+        _warn_pinned_core_counts(port, tasks * cpus, cores)
     if kind == "mpi":
         if cores % cpus:
             port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
@@ -417,6 +418,7 @@ def _mpi_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> Non
                f"{cores} cores, {ranks // packed} per node")
         port.set("resources", "nodes", packed, why)
         port.set("resources", "tasks_per_node", ranks // packed, why)
+        _warn_pinned_core_counts(port, tasks * cpus, ranks // packed * cpus)
         return
     if port.repack and math.ceil(ranks / per_node) < res.nodes:
         port.note("resources.nodes", f"--repack: {ranks} ranks do not split evenly into fewer than {res.nodes} node(s) of at most "

@@ -24,6 +24,7 @@ def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()
 
     from ruamel.yaml import YAML
 
+    original = original.replace("\r\n", "\n")   # written with \n, as everything slurmkit writes (a CRLF file's comments kept their \r)
     indent, offset = _indents(original)
     yaml = YAML()                     # round-trip: keeps comments and key order
     yaml.preserve_quotes = True

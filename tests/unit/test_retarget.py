@@ -416,6 +416,14 @@ def test_a_lasting_virtualenv_built_under_the_old_stack_must_be_rebuilt(tmp_path
     assert port({**data, "environment": {"modules": ["python/3.11"], "venv": {"path": "$HOME/envs/py311"}}}).todos == ()
 
 
+def test_a_count_pinned_to_the_old_ranks_per_node_is_flagged_only_when_repacking_changes_it():
+    data = {**NIAGARA_MPI, "environment": {"variables": {"RANKS_PER_NODE": "40"}}}
+    assert not [w for w in port(data).warnings if w.field.startswith("environment.")]      # still 40 per node
+    flagged = [w for w in port_repacked(data).warnings if w.field.startswith("environment.")]
+    assert [w.field for w in flagged] == ["environment.variables.RANKS_PER_NODE"]
+    assert "on trillium it has 160" in flagged[0].message                                   # 160 ranks on 1 node
+
+
 def test_a_thread_count_pinned_to_the_old_nodes_cores_is_flagged():
     data = {"name": "tf", "profile": "niagara", "kind": "threaded", "resources": {"time": "1h"}, "launch": "python tf.py",
             "environment": {"variables": {"TF_NUM_INTRAOP_THREADS": "40", "TF_NUM_INTEROP_THREADS": "2"},

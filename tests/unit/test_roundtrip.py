@@ -93,6 +93,12 @@ def test_the_files_indentation_is_kept(modules):
     assert out == text.replace("2020", "2023").replace("11.4", "12.2")
 
 
+def test_a_file_with_crlf_line_ends_comes_out_with_plain_line_ends():
+    text = "name: x   # the name\r\nenvironment:\r\n  modules: [gcc/9.3.0]\r\n"
+    out = rewritten_text(text, yaml.safe_load(text), {"name": "x", "environment": {"modules": ["gcc/12.3"]}})
+    assert out == "name: x   # the name\nenvironment:\n  modules: [gcc/12.3]\n"
+
+
 def test_a_key_the_port_adds_goes_last_in_its_mapping_and_a_removed_one_goes_with_its_comment():
     text = "resources:\n  nodes: 4      # four\n  mem: 100G     # a lot\n  time: 3h\n"
     new = {"resources": {"nodes": 4, "time": "3h", "tasks_per_node": 40}}

@@ -1,6 +1,7 @@
 """Rewrite some values of a user's YAML file and keep the rest as the user wrote it: comments,
-key order, quoting, indentation. ``slurmkit port`` writes the ported spec this way (PyYAML,
-which the rest of slurmkit reads with, drops comments when it writes).
+key order, quoting, indentation. ``slurmkit port`` writes the ported spec this way, and
+``slurmkit new --force`` a spec it replaces (PyYAML, which the rest of slurmkit reads with,
+drops comments when it writes).
 
 This is the only module that uses ruamel.yaml (a round-trip YAML library), and it imports it
 inside the functions: ``slurmkit render``, ``check`` and ``--help`` never load it (their
@@ -14,7 +15,7 @@ exactly as it was.
 """
 
 import re
-from typing import Any, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 
 def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()) -> str:
@@ -36,6 +37,21 @@ def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()
     out = io.StringIO()
     yaml.dump(tree, out)
     return "".join(f"{line}\n" for line in header) + out.getvalue()
+
+
+def rewritten_file(path, new: Any) -> Optional[str]:
+    """The YAML file at ``path`` (one the user may have edited: ``slurmkit new --force`` over
+    an existing spec) with ``new``'s values and the user's comments and layout; None when there is
+    no such file, or it is not a readable mapping (then it is written afresh)."""
+    from .errors import SlurmkitError
+    from .yamlfile import parse_yaml, read_text
+
+    try:
+        text = read_text(path)
+        old = parse_yaml(text, path)[0]
+    except (OSError, SlurmkitError):
+        return None
+    return rewritten_text(text, old, new) if isinstance(old, dict) else None
 
 
 def _indents(text: str) -> Tuple[int, int]:

@@ -1,4 +1,4 @@
-"""The user's YAML survives `slurmkit port`: comments, key order, quoting and indentation stay,
+"""The user's YAML survives `slurmkit port` (and `new --force`): comments, key order, quoting and indentation stay,
 only the values the port changed differ (roundtrip.py, the one user of ruamel.yaml); and the
 commands whose start-up is budgeted never import ruamel.yaml."""
 
@@ -128,6 +128,23 @@ def test_a_spec_written_by_new_and_commented_by_its_user_keeps_the_comments(tmp_
     result = CliRunner().invoke(main, ["port", "job.yaml"])
     assert result.exit_code == 0, result.output
     assert "# my first job\n" in result.stdout and "kind: gpu   # one GPU is enough\n" in result.stdout
+
+
+def test_new_force_over_a_spec_the_user_commented_keeps_the_comments(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    flags = ["new", "train", "--profile", "nibi", "--kind", "serial", "--account", "def-prof", "--command", "python a.py", "--yes"]
+    assert CliRunner().invoke(main, [*flags, "--time", "2h"]).exit_code == 0
+    spec = tmp_path / "train" / "job.yaml"
+    fresh = spec.read_text()
+    spec.write_text("# my notes on this job\n" + fresh.replace("kind: serial", "kind: serial    # one core is enough"))
+    result = CliRunner().invoke(main, [*flags, "--time", "5h", "--force"])
+    assert result.exit_code == 0, result.output
+    assert spec.read_text() == "# my notes on this job\n" + fresh.replace("kind: serial", "kind: serial    # one core is enough") \
+        .replace("time: 2h", "time: 5h")
+    # A file that is not a mapping (or not YAML) is replaced by a fresh one, as before.
+    spec.write_text("- not a spec\n")
+    assert CliRunner().invoke(main, [*flags, "--time", "2h", "--force"]).exit_code == 0
+    assert spec.read_text() == fresh
 
 
 @pytest.mark.parametrize("argv", [["render", "job.yaml"], ["--help"], ["render", "--help"], ["check", "job.yaml"]])

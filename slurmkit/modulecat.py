@@ -4,7 +4,9 @@ loads against the target's catalogue (``software.catalogue`` of its profile).
 Old scripts pin the versions of their day (``gcc/9.3.0``, ``cuda/11.4``, ``python/3.8``,
 ``intel/2019u4``, ``scipy-stack/2019a``); under StdEnv/2023 those modules do not exist, and the
 ported job would die at ``module load``. A module of a family the catalogue lists is kept when
-its version is there, and otherwise rewritten to the nearest version that is, with the reason.
+its version is there, and otherwise rewritten to the nearest version that is, with the reason;
+one newer than every listed version is kept with a warning (the catalogue lists documented
+versions only, so a newer install may exist).
 A module of a family the catalogue does not list is kept with a warning (the catalogue holds only
 the families a source documents for the stack), naming the closest family name where one is
 close: a typo then reads as one.
@@ -71,6 +73,10 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
     versions = table[family]
     if not version or not versions or is_available(version, versions):
         return ModuleCheck(module, module)
+    if _version_key(version) > max(map(_version_key, versions)):
+        return ModuleCheck(module, module, warning=f"{module} is newer than the {family} versions of {target}'s module catalogue "
+                           f"({', '.join(versions)}), which lists only documented ones: check that it exists there "
+                           f"('module spider {module}'), or use {family}/{nearest_version(version, versions)}")
     served = [v for v in versions if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
     new = f"{family}/{nearest_version(version, served or versions)}"
     which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != versions else ""

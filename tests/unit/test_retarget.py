@@ -357,7 +357,7 @@ OLD_STACK = {"name": "old", "profile": "graham", "kind": "mpi", "resources": {"n
 @pytest.mark.parametrize("old, new", [
     ("gcc/9.3.0", "gcc/12.3"), ("openmpi/4.0.3", "openmpi/4.1.5"), ("cuda/11.4", "cuda/12.2"), ("cuda/11.8.0", "cuda/12.2"),
     ("intel/2019u4", "intel/2023.2.1"), ("scipy-stack/2019a", "scipy-stack/2023b"), ("python/3.11.2", "python/3.11.5"),
-    ("python/3.14", "python/3.13.2"), ("python/3.8", "python/3.11.5"), ("cudnn/8.2.0", "cudnn/9.2.1.18"), ("nccl/2.18.3", "nccl/2.26.2"),
+    ("python/3.8", "python/3.11.5"), ("cudnn/8.2.0", "cudnn/9.2.1.18"), ("nccl/2.18.3", "nccl/2.26.2"),
     ("arrow/8", "arrow/24.0.0"), ("opencv/4.5.1", "opencv/4.8.1"),
 ])
 def test_a_module_the_target_lacks_becomes_the_nearest_version_it_has(old, new):
@@ -372,6 +372,16 @@ def test_a_module_the_target_has_is_kept_as_written(module):
     ported = port({**OLD_STACK, "environment": {"modules": [module]}})
     assert "environment.modules" not in changed(ported)
     assert not [w for w in ported.warnings if w.field == "environment.modules"]
+
+
+@pytest.mark.parametrize("module, nearest", [("python/3.14", "python/3.13.2"), ("openmpi/5.0.3", "openmpi/4.1.5"), ("cuda/13.2", "cuda/12.9")])
+def test_a_version_newer_than_the_catalogue_knows_is_kept_with_a_warning(module, nearest):
+    ported = port({**OLD_STACK, "environment": {"modules": [module]}})
+    assert "environment.modules" not in changed(ported)
+    family = module.split("/")[0]
+    assert [w.message for w in ported.warnings if w.field == "environment.modules"] == [
+        f"{module} is newer than the {family} versions of nibi's module catalogue ({', '.join(v.split('/')[1] for v in load_profile('nibi').software.catalogue if v.startswith(family + '/'))}), "
+        f"which lists only documented ones: check that it exists there ('module spider {module}'), or use {nearest}"]
 
 
 def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_nearest():

@@ -351,6 +351,7 @@ SCHEMA = Fields({
         "stdenv": Str(),
         "preload": _NAMES,
         "modules": MapOf(Str(), "tool -> module name/version (null: unverified)"),
+        "catalogue": _NAMES,
         "virtualenv": Fields({"command": Str(), "wheelhouse": Bool()}),
         "source": _SOURCE,
     }),
@@ -482,6 +483,7 @@ class Software(Record):
     preload: Tuple[str, ...] = ()
     modules: Mapping[str, str] = MappingProxyType({})
     virtualenv: Virtualenv = Virtualenv()
+    catalogue: Tuple[str, ...] = ()        # family/version of the stack's modules that port checks against (modulecat.py)
 
 
 class Mpi(Record):
@@ -652,6 +654,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             preload=_names(software.get("preload")),
             modules=MappingProxyType(dict(software.get("modules") or {})),
             virtualenv=Virtualenv(_sub(software, "virtualenv").get("command"), _sub(software, "virtualenv").get("wheelhouse")),
+            catalogue=_names(software.get("catalogue")),
         ),
         launch=Launch(
             default=launch.get("default"),

@@ -287,7 +287,9 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
         elif spec.kind == "threaded" and cpus is None:
             cpus = max(1, whole.cores // (tasks or 1))
         tasks, cpus = tasks or 1, cpus or 1
-        if tasks * cpus != whole.cores:
+        if spec.kind == "mpi" and tasks * cpus < whole.cores and whole.cores % cpus == 0:
+            findings.warn("resources", _part_of_whole_node(profile.name, whole.cores, tasks, cpus))
+        elif tasks * cpus != whole.cores:
             findings.error("resources", _not_whole_node(spec.kind, profile.name, whole.cores, tasks, cpus))
     if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
@@ -299,6 +301,14 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
         findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
                       "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
+
+
+def _part_of_whole_node(site: str, cores: int, tasks: int, cpus: int) -> str:
+    """An MPI job's rank count is the user's (its domain decomposition): fewer ranks than a
+    whole node's cores run, on nodes charged whole; said, not refused."""
+    return (f"{site} schedules whole nodes of {cores} cores; this uses {tasks * cpus} per node (tasks_per_node x cpus_per_task), "
+            f"the other {cores - tasks * cpus} are idle but charged: fill them (tasks_per_node: {cores // cpus}) where the rank "
+            "count is yours to choose")
 
 
 def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> str:

@@ -70,11 +70,20 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         script = Job(**data).render(warn=warn)
     except InputError as error:
         raise _flag_error(error) from None
-    written = [write_atomic(targets[0], yaml.safe_dump(data, sort_keys=False, default_flow_style=False))]
+    written = [write_atomic(targets[0], schema_comment() + yaml.safe_dump(data, sort_keys=False, default_flow_style=False))]
     task_file = folder / EXAMPLE_TASKS[0]
     if answers["kind"] == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
         written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
     return written + [write_atomic(targets[1], script, 0o755)]
+
+
+def schema_comment() -> str:
+    """job.yaml's first line: editors on yaml-language-server (VS Code's YAML extension, and
+    others) complete and check its keys against the JSON Schema shipped with this slurmkit
+    (a file, not a URL: it matches the installed version and needs no network; docs/job-spec.md)."""
+    from .schemas import job_schema_path
+
+    return f"# yaml-language-server: $schema={job_schema_path()}\n"
 
 
 def _answers(name: str, given: dict, ask: Optional[Callable], env, tell) -> dict:

@@ -32,8 +32,8 @@ def gauges(eff: JobEfficiency) -> List[Gauge]:
         Gauge("cpu", eff.cpu_efficiency,
               f"{eff.cpu_s / eff.elapsed_s:.1f} of {eff.cores} cores busy" if eff.cpu_efficiency is not None else "not known"),
         Gauge("memory", eff.memory_efficiency,
-              f"{format_mem(eff.peak_mib)} of {format_request(eff.req_mem_mib)}" if eff.memory_efficiency is not None
-              else "not recorded"),
+              f"{format_mem(eff.peak_mib)} of {format_request(eff.req_mem_mib)}"
+              if eff.peak_mib is not None and eff.req_mem_mib else "not recorded"),
     ]
     if eff.gpus:
         used = eff.gpu_utilisation

@@ -16,24 +16,21 @@ result): slurmkit's answers with the exit status instead, which is what a script
 """
 
 import time
-from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Sequence, TypeVar
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Protocol, Sequence, TypeVar
 
 from .errors import SlurmkitError
 
-if TYPE_CHECKING:   # typing.Protocol's names only; nothing heavy at import
-    from typing import Protocol
-
+if TYPE_CHECKING:   # for the hints only: submit.py imports submitit
     from .monitor import JobStatus
     from .submit import JobHandle
-else:
-    Protocol = object
 
 #: the lines of a failed job's log that JobFailed shows.
 TAIL_LINES = 20
 
 
 class Handle(Protocol):
-    """What every handle has (a structural type: JobHandle, SweepHandle and ChainHandle)."""
+    """What every handle has (a structural type: JobHandle, SweepHandle and ChainHandle), for
+    type checkers: ``def follow(handles: Sequence[slurmkit.Handle]) -> None``."""
 
     job_id: str
 
@@ -186,7 +183,7 @@ def sweep_result(tasks: Sequence["JobHandle"], statuses: Sequence["JobStatus"]) 
     if failed:
         first_task, first = failed[0]
         raise JobFailed(first, log_tail(first_task), failed=[s.job_id for _, s in failed])
-    return [s.exit_code for s in statuses]
+    return [0 for _ in statuses]   # every task completed with exit status 0
 
 
 def joined_logs(tasks: Sequence["JobHandle"], stream: str) -> Optional[str]:

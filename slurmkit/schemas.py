@@ -102,7 +102,7 @@ def size(nullable: bool = True, extra: Optional[str] = None) -> Schema:
 
 
 def closed(section: str, properties: Dict[str, Schema], required: Iterable[str] = (), nullable: bool = False,
-           **more: Any) -> Schema:
+           **more: Any) -> Schema:   # more: other keywords of the mapping's schema (anyOf, not, ...)
     """A mapping with exactly the keys the reader allows in ``section`` (spec.SECTION_KEYS)."""
     from .spec import SECTION_KEYS
 
@@ -235,8 +235,8 @@ def _array(spec) -> Schema:
 def _tasks(spec) -> Schema:
     path = text(spec._ANY_PATH_RE, nullable=True)
     tasks = closed("tasks", {"commands": path, "arguments": path, "separator": path, "joblog": path},
-                   oneOf=[_given("commands"), _given("arguments")],
-                   **{"not": {"allOf": [_given("commands"), _given("separator")]}})
+                   oneOf=[_given("commands"), _given("arguments")])
+    tasks["not"] = {"allOf": [_given("commands"), _given("separator")]}   # a commands file has no columns
     return {"anyOf": [NULL, tasks]}
 
 

@@ -6,7 +6,7 @@ half-made folder behind; an existing job is never overwritten without ``force``.
 
 import os
 from pathlib import Path
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import yaml
 
@@ -67,26 +67,61 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     answers = _answers(folder.name, given, ask, env, tell)
     data = _spec_data(folder.name, answers)
     try:
-        script = Job(**data).render(warn=warn)
+        job = Job(**data)
+        script = job.render(warn=warn)
     except InputError as error:
         raise _flag_error(error) from None
-    written = [write_atomic(targets[0], _spec_text(targets[0], data))]
+    written = [write_atomic(targets[0], _spec_text(targets[0], data, sizing_notes(job)))]
     task_file = folder / EXAMPLE_TASKS[0]
     if answers["kind"] == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
         written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
     return written + [write_atomic(targets[1], script, 0o755)]
 
 
-def _spec_text(path: Path, data: dict) -> str:
-    """The spec as YAML; over a spec the user edited (--force), their comments and layout stay
-    where their keys do (roundtrip.py, which loads ruamel.yaml only here)."""
+def _spec_text(path: Path, data: dict, notes: Dict[str, str]) -> str:
+    """The spec as YAML, each value of ``notes`` commented with where it came from; over a spec
+    the user edited (--force), their comments and layout stay where their keys do (roundtrip.py,
+    which loads ruamel.yaml only here)."""
     if path.exists():
         from .roundtrip import rewritten_file
 
         kept = rewritten_file(path, data)
         if kept is not None:
             return kept
-    return schema_comment() + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    text = yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return schema_comment() + _with_notes(text, notes)
+
+
+#: Where a first CPU job's memory comes from: SLURM's default of 256M a core starves most
+#: Python programs, and the Alliance's advice for a first test job is 2G a core.
+FIRST_JOB_MEM_PER_CPU = "2G"
+_BEST_PRACTICES = "https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en"
+_RUNNING_JOBS = "https://docs.alliancecan.ca/wiki/Running_jobs/en"
+_GPU_BUNDLES = "https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en"
+
+
+def sizing_notes(job: Job) -> Dict[str, str]:
+    """``{line of job.yaml: comment}``: where the cores and memory of a new job come from. A GPU
+    job says neither and gets its GPUs' bundle (sizing.py); the comment says what the script
+    asks and why. A CPU job's memory is the first-job advice, beside the site's default."""
+    plan = job.resolve().plan
+    asks = dict(plan.directives) if plan else {}
+    res, profile = job.spec.resources, job.spec.profile
+    notes = {}
+    if res.gpus and res.cpus_per_task is None and res.mem_mb is None and "--cpus-per-task" in asks:
+        memory = f" and --mem={asks['--mem']}" if asks.get("--mem") else ""
+        notes[f"  gpus: {res.gpus.model}:{res.gpus.count}" if res.gpus.model else f"  gpus: {res.gpus.count}"] = (
+            f"no cores or memory said: job.sbatch asks --cpus-per-task={asks['--cpus-per-task']}{memory}, "
+            f"the share of a {profile} GPU node that each GPU's charge covers ({_GPU_BUNDLES})")
+    if res.mem_per_cpu_mb is not None and "--mem-per-cpu" in asks:
+        notes[f"  mem_per_cpu: {FIRST_JOB_MEM_PER_CPU}"] = (
+            f"a first job's memory per core ({_BEST_PRACTICES}); without it SLURM gives 256M ({_RUNNING_JOBS})")
+    return notes
+
+
+def _with_notes(text: str, notes: Dict[str, str]) -> str:
+    """``text`` with ``  # note`` after each line that ``notes`` names."""
+    return "".join(f"{line}  # {notes[line]}\n" if line in notes else f"{line}\n" for line in text.splitlines())
 
 
 def schema_comment() -> str:
@@ -175,6 +210,8 @@ def _spec_data(name: str, answers: dict) -> dict:
         resources["cpus_per_task"] = 4
     if kind == "many-tasks" and not _whole_nodes(profile):
         resources["tasks_per_node"] = 4
+    if not answers["gpus"] and _asks_memory(profile):
+        resources["mem_per_cpu"] = FIRST_JOB_MEM_PER_CPU
     data["resources"] = resources
     if kind == "array":
         data["array"] = {"parameters": {"lr": ["0.1", "0.01", "0.001"]}}
@@ -218,6 +255,13 @@ def _gpu_models(profile: str):
 
 def _whole_nodes(profile: str) -> bool:
     return bool(load_profile(profile).scheduling.whole_node)
+
+
+def _asks_memory(profile: str) -> bool:
+    """Whether a CPU job there asks its memory: not where jobs take whole nodes (all of each
+    node's memory comes with them) or the site ignores memory requests."""
+    scheduling = load_profile(profile).scheduling
+    return not scheduling.whole_node and scheduling.mem_request is not False
 
 
 def _first_gpu(profile: str, count: int = 1) -> str:

@@ -82,6 +82,41 @@ def test_new_points_editors_at_the_shipped_json_schema_which_the_spec_meets(tmp_
     assert not list(jsonschema.Draft7Validator(schema).iter_errors(yaml.safe_load(rest)))
 
 
+@pytest.mark.parametrize("profile, kind, line", [
+    ("nibi", "gpu", "  gpus: h100:1  # no cores or memory said: job.sbatch asks --cpus-per-task=14 and --mem=250G, the share "
+                    "of a nibi GPU node that each GPU's charge covers (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"),
+    ("fir", "gpu", "  gpus: h100:1  # no cores or memory said: job.sbatch asks --cpus-per-task=12 and --mem=281G, the share "
+                   "of a fir GPU node that each GPU's charge covers (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"),
+    ("nibi", "serial", "  mem_per_cpu: 2G  # a first job's memory per core (https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "
+                       "without it SLURM gives 256M (https://docs.alliancecan.ca/wiki/Running_jobs/en)"),
+    ("narval", "mpi", "  mem_per_cpu: 2G  # a first job's memory per core (https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "
+                      "without it SLURM gives 256M (https://docs.alliancecan.ca/wiki/Running_jobs/en)"),
+])
+def test_new_says_where_the_cores_and_memory_of_the_job_come_from(tmp_path, profile, kind, line):
+    """Issue 18: a first job runs well as is, and its spec says why each size is what it is;
+    the comment and the rendered script agree, and check has nothing to say."""
+    args = ["--gpus", "h100:1"] if kind == "gpu" else []
+    result = run("new", "demo", "--yes", "--profile", profile, "--account", "def-x", "--kind", kind, *args)
+    assert result.exit_code == 0, result.output
+    spec = (tmp_path / "demo" / "job.yaml").read_text()
+    assert line in spec.splitlines(), spec
+    script = (tmp_path / "demo" / "job.sbatch").read_text()
+    for asked in ("--cpus-per-task", "--mem", "--mem-per-cpu"):
+        if f"{asked}=" in line:
+            value = line.split(f"{asked}=")[1].split()[0].rstrip(",")
+            assert f"#SBATCH {asked}={value}\n" in script
+    if "mem_per_cpu" in line:
+        assert "#SBATCH --mem-per-cpu=2G\n" in script
+    checked = run("check", "demo/job.yaml")
+    assert checked.exit_code == 0 and "warning" not in checked.output, checked.output
+
+
+def test_new_on_a_whole_node_site_asks_no_memory_for_a_cpu_job(tmp_path):
+    assert run("new", "demo", "--yes", "--profile", "trillium", "--account", "def-x", "--kind", "mpi").exit_code == 0
+    spec = (tmp_path / "demo" / "job.yaml").read_text()
+    assert "mem" not in spec
+
+
 def test_new_writes_a_spec_that_renders_to_the_same_script():
     assert run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-x", "--time", "2h").exit_code == 0
     result = run("render", "demo/job.yaml")

@@ -38,7 +38,7 @@ def test_typos_are_caught_at_the_question_that_asked_and_asked_again(monkeypatch
     assert len(told) == 4
     assert result.stdout.count("Site profile [generic]:") == 2 and result.stdout.count("GPUs per node") == 2
     spec = open("demo/job.yaml").read()
-    assert "profile: nibi\n" in spec and "kind: gpu\n" in spec and "gpus: h100:1\n" in spec
+    assert "profile: nibi\n" in spec and "kind: gpu\n" in spec and "  gpus: h100:1  # no cores or memory said" in spec
 
 
 def test_a_blank_account_where_the_site_needs_one_is_asked_again(monkeypatch):

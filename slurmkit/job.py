@@ -35,7 +35,15 @@ class Job:
         return select_profile(profile or self.spec.profile, warn_retired=False)[0]
 
     def resolve(self, profile: Optional[str] = None) -> Resolution:
-        return resolve(self.spec, self.profile(profile))
+        """The plan and findings, with what this host knows that the site's rules use (the bytes
+        staged inputs take on a node's disk: localfacts.py)."""
+        site = self.profile(profile)
+        return self._resolve_on(site)
+
+    def _resolve_on(self, site: SiteProfile) -> Resolution:
+        from .localfacts import gather
+
+        return resolve(self.spec, site, gather(self.spec, site, self.base_dir()))
 
     def check(self, profile: Optional[str] = None) -> Tuple[Finding, ...]:
         """Every error and warning for this job on its cluster, including what its staged inputs
@@ -48,27 +56,25 @@ class Job:
 
         site = self.profile(profile)
         shapes = inspect_inputs(self.spec, self.base_dir())
-        resolution = resolve(self.spec, site)
+        resolution = self._resolve_on(site)
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
-                + self._host_rule_findings(site, resolution.plan, None, shapes))
+                + self._host_rule_findings(site, resolution.plan, None))
 
-    def _host_rule_findings(self, site: SiteProfile, plan, folder, shapes=None) -> Tuple[Finding, ...]:
+    def _host_rule_findings(self, site: SiteProfile, plan, folder) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/siterules.py): the folders the job
-        writes, the login node it goes from, the requirements file, the bytes it stages."""
+        writes, the login node it goes from, the requirements file. (The bytes it stages are
+        resolve()'s, from localfacts.)"""
         import os
         import socket
 
-        from .siterules import host_findings, staged_tmp_findings
-        from .staging import inspect_inputs
+        from .siterules import host_findings
 
         log_folder = Path(folder).resolve() if folder else self.folder()
-        found = host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ, socket.gethostname())
-        if shapes is None:
-            shapes = inspect_inputs(self.spec, self.base_dir()) if site.rules.tmp_request else ()
-        return tuple(Finding(*f) for f in found + staged_tmp_findings(self.spec, site, shapes))
+        return tuple(Finding(*f) for f in host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ,
+                                                        socket.gethostname()))
 
     def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.

@@ -6,9 +6,11 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 - ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
   cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
   builds wheels for, a ``--tmp`` above the site's range). resolve() calls it.
-- ``host_findings`` and ``staged_tmp_findings``: from the submit host, where ``slurmkit check``
-  and ``slurmkit submit`` run (the folders the job will write, the login node it is submitted
-  from, a requirements file, the bytes a job stages). Job.check and Job.submit call them.
+- ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
+  (the folders the job will write, the login node it is submitted from, a requirements file).
+  Job.check and Job.submit call it.
+- ``tmp_for_staged``: from the bytes the staged inputs take on a node's disk, measured on the
+  submit host at render time (localfacts.py) and passed to resolve(), which adds the --tmp.
 
 Every finding names the rule's source and the fix.
 """
@@ -271,24 +273,47 @@ def gpu_models_of(plan, profile: SiteProfile) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(models))
 
 
-def staged_tmp_findings(spec, profile: SiteProfile, shapes) -> List[Finding]:
-    """Staged bytes above the default local disk where --tmp reaches nodes with more (Rorqual):
-    ask for --tmp within the site's range, or stage less when even its largest is too small."""
+def tmp_for_staged(spec, profile: SiteProfile, staged) -> Tuple[Optional[int], List[Finding]]:
+    """The --tmp (MiB) to add for staged inputs above the default local disk where --tmp reaches
+    nodes with more (Rorqual), with a warning saying what was added and why; or an error when even
+    the range's largest cannot hold them, or when the spec's own tmp is smaller than they are.
+    ``staged`` is localdisk.staged_sizes' (measured on the submit host at render time)."""
     rule, tmpdir = profile.rules.tmp_request, profile.storage.slurm_tmpdir
-    if rule is None or tmpdir is None or tmpdir.size_mib is None or not shapes:
-        return []
-    staged_mib = -(-sum(s.bytes for s in shapes) // (1 << 20))
+    if rule is None or tmpdir is None or tmpdir.size_mib is None or not staged:
+        return None, []
+    from .localdisk import HEADROOM_PERCENT, gib, tmp_for
+
+    total = sum(s.bytes for s in staged)
+    staged_mib, need = -(-total // (1 << 20)), tmp_for(total)
+    what = f"{gib(total)} staged ({_staged_detail(staged)})"
     asked = spec.resources.tmp_mb
-    if staged_mib <= (asked or tmpdir.size_mib):
-        return []
+    if asked is not None:
+        if staged_mib <= asked:
+            return None, []
+        return None, [Finding("error", "resources.tmp", f"{what} does not fit the --tmp={format_size(asked)} the spec asks; ask "
+                              f"'tmp: {format_size(min(max(need, rule.min_mib), rule.max_mib))}' (--tmp from {format_size(rule.min_mib)} "
+                              f"to {format_size(rule.max_mib)}){_source(rule.source)}")]
+    if need <= tmpdir.size_mib:
+        return None, []
     if staged_mib > rule.max_mib:
-        return [Finding("error", "stage.inputs", f"{format_size(staged_mib)} staged is more than any {profile.name} node's local disk "
-                        f"holds (--tmp at most {format_size(rule.max_mib)}); stage less, or read the rest from scratch{_source(rule.source)}")]
-    want = max(-(-staged_mib // 1024) * 1024, rule.min_mib)   # whole gigabytes, at least the range's start
-    return [Finding("error", "resources.tmp", f"{format_size(staged_mib)} staged does not fit {profile.name}'s "
-                    f"{format_size(asked or tmpdir.size_mib)} $SLURM_TMPDIR; add 'tmp: {format_size(want)}' to resources (--tmp from "
-                    f"{format_size(rule.min_mib)} to {format_size(rule.max_mib)} reaches the nodes with more local disk, shared with "
-                    f"other jobs on the node){_source(rule.source)}")]
+        return None, [Finding("error", "stage.inputs", f"{what} is more than any {profile.name} node's local disk holds (--tmp at "
+                              f"most {format_size(rule.max_mib)}); stage less, or read the rest from scratch"
+                              + ("; if the estimate is too high, set resources.tmp yourself" if any(s.estimated for s in staged) else "")
+                              + _source(rule.source))]
+    tmp = min(max(need, rule.min_mib), rule.max_mib)
+    room = f"{HEADROOM_PERCENT}%"
+    sized = f"the staged bytes and {room} more for what the job writes there, rounded up to whole gigabytes"
+    if tmp < need:
+        sized = f"the range's largest, which leaves less than the {room} beyond the staged bytes that slurmkit asks for what the job writes"
+    return tmp, [Finding("warning", "resources.tmp",
+                         f"{what} does not fit {profile.name}'s default {format_size(tmpdir.size_mib)} $SLURM_TMPDIR: slurmkit "
+                         f"added --tmp={format_size(tmp)} ({sized}), which sends the job to the nodes with more local disk "
+                         f"(--tmp from {format_size(rule.min_mib)} to {format_size(rule.max_mib)}; the disk is shared with other "
+                         f"jobs on the node); set resources.tmp to choose the size yourself{_source(rule.source)}")]
+
+
+def _staged_detail(staged) -> str:
+    return "; ".join(f"{s.path}: {s.how}" for s in staged)
 
 
 # ---------------------------------------------------------------------------- as text
@@ -329,7 +354,7 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
     tmp = rules.tmp_request
     if tmp:
         lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
-                      f"(staged data above the default $SLURM_TMPDIR needs it; above the range is refused)", tmp.source[0]))
+                      f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; above the range is refused)", tmp.source[0]))
     return lines
 
 

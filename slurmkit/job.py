@@ -133,6 +133,13 @@ class Job:
         if errors:
             raise SpecError(self.spec.source, self.spec.line_of(errors[0].field), errors[0].field, errors[0].message)
 
+    def build_env(self, profile: Optional[str] = None, force: bool = False) -> Path:
+        """Build this job's virtualenv here, on the login node, where the site builds them there
+        and its jobs only activate them (Trillium; slurmkit/envbuild.py); returns its folder."""
+        from .envbuild import build
+
+        return build(self, profile, force)[0]
+
     def test_only(self, profile: Optional[str] = None, folder=None) -> str:
         """Ask the controller where and when this job would start (``sbatch --test-only``)."""
         from .submit import test_only

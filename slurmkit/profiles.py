@@ -299,6 +299,9 @@ _RULES = Fields({
     # --tmp steers a job to nodes with more local disk (Rorqual: 370G to 3360G).
     "tmp_request": Fields({"min": Size(nullable=False), "max": Size(nullable=False), "source": _RULE_SOURCE},
                           required=("min", "max", "source")),
+    # Python environments are built on a login node, under ``path``, and jobs only activate them
+    # (Trillium); ``slurmkit env build`` builds them (slurmkit/envbuild.py).
+    "env_build": Fields({"path": Str(nullable=False), "source": _RULE_SOURCE}, required=("path", "source")),
 })
 
 SCHEMA = Fields({
@@ -534,6 +537,11 @@ class TmpRequest(NamedTuple):
     source: Tuple[str, ...]
 
 
+class EnvBuild(NamedTuple):
+    path: str                      # where environments are built: a shell word ($HOME/...)
+    source: Tuple[str, ...]
+
+
 class Rules(NamedTuple):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -543,6 +551,7 @@ class Rules(NamedTuple):
     min_versions: Tuple[MinVersion, ...] = ()
     oldest_python: Optional[OldestPython] = None
     tmp_request: Optional[TmpRequest] = None
+    env_build: Optional[EnvBuild] = None
 
 
 class SiteProfile(NamedTuple):
@@ -667,7 +676,8 @@ def _build_rules(rules: dict) -> Rules:
         value = rules.get(key)
         return value if isinstance(value, dict) and value else None
 
-    ro, submit, login, python, tmp = (given(k) for k in ("read_only_in_job", "jobs_submit_jobs", "login_nodes", "oldest_python", "tmp_request"))
+    ro, submit, login, python, tmp, env = (given(k) for k in ("read_only_in_job", "jobs_submit_jobs", "login_nodes", "oldest_python",
+                                                               "tmp_request", "env_build"))
     return Rules(
         read_only_in_job=ro and ReadOnlyInJob(_names(ro.get("paths")), ro.get("fix"), _names(ro.get("source"))),
         jobs_submit_jobs=submit and JobsSubmitJobs(bool(submit.get("allowed")), _names(submit.get("source"))),
@@ -676,6 +686,7 @@ def _build_rules(rules: dict) -> Rules:
                            for m in rules.get("min_versions") or ()),
         oldest_python=python and OldestPython(str(python["version"]), _names(python.get("source"))),
         tmp_request=tmp and TmpRequest(_mib(tmp["min"]), _mib(tmp["max"]), _names(tmp.get("source"))),
+        env_build=env and EnvBuild(str(env["path"]), _names(env.get("source"))),
     )
 
 

@@ -138,6 +138,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
+    venv = _venv(spec, profile, modules, local)
     plan = Plan(
         kind=spec.kind,
         profile=profile.name,
@@ -149,13 +150,13 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         launcher=launcher,
         command=spec.launch.command,
         setup=spec.environment.setup,
-        venv=_venv(spec, profile),
+        venv=venv,
         stage=stage,
         chain=chain,
         array=array,
         tasks=tasks,
         distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
-        builds=_builds(spec, profile, gpus),
+        builds=() if venv and venv.prebuilt_key else _builds(spec, profile, gpus),   # prebuilt: built with the env
         module_system=profile.software.module_system or "none",
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
@@ -563,13 +564,15 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
              "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
 
 
-def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
+def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:
+    """The job's virtualenv; where the site builds them on the login node, the one built there (envbuild.py)."""
     venv = spec.environment.venv
     if venv is None:
         return None
+    from .envbuild import on_login_node
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     command = profile.software.virtualenv.command or DEFAULT_VENV_COMMAND
-    return VenvPlan(
+    plan = VenvPlan(
         path=venv.path or "$SLURM_TMPDIR/env",
         create=tuple(shlex.split(command)),
         pip_options=("--no-index",) if wheelhouse else (),
@@ -580,6 +583,7 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
         nodes=spec.resources.nodes,
         node_cores=NODE_CORES,
     )
+    return on_login_node(plan, spec, profile, modules, local)
 
 
 def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],

@@ -171,6 +171,11 @@ def _expand(path: str, env: Mapping[str, str]) -> Optional[str]:
     return expanded
 
 
+def expand_variables(path: str, env: Mapping[str, str]) -> Optional[str]:
+    """``path`` with its ``$VAR`` and ``~`` from ``env``; None when one is unset."""
+    return _expand(path, env)
+
+
 def _real(path: str) -> str:
     """The path with links resolved (``$HOME/links/scratch`` is /scratch), as far as it exists."""
     return os.path.realpath(path)
@@ -256,7 +261,25 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
     models = gpu_models_of(plan, profile) if plan else ()
     uses_gpus = bool(spec.resources.gpus)
     return (read_only_findings(spec, profile, base_dir, log_folder, env) + login_node_findings(profile, hostname, uses_gpus)
-            + requirements_findings(spec, profile, base_dir, models))
+            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env))
+
+
+def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str]) -> List[Finding]:
+    """An error when the job activates an environment built on the login node (Trillium) and
+    none is built here for it (envbuild.py): the job would stop at its first line."""
+    venv = plan.venv if plan else None
+    if venv is None or not venv.prebuilt_key:
+        return []
+    from .envbuild import built_key
+
+    path = _expand(venv.path, env)
+    if path is None or built_key(path) == venv.prebuilt_key:
+        return []
+    rule = profile.rules.env_build
+    return [Finding("error", "environment.venv",
+                    f"no virtualenv is built for this job at {path}: {profile.name} builds Python environments on its login "
+                    f"nodes and its jobs only activate them; run '{venv.build_command}' here, then submit"
+                    f"{_source(rule.source if rule else ())}")]
 
 
 def gpu_models_of(plan, profile: SiteProfile) -> Tuple[str, ...]:
@@ -351,6 +374,10 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
     if rules.oldest_python:
         lines.append((f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
                       rules.oldest_python.source[0]))
+    if rules.env_build:
+        lines.append((f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "
+                      "builds the job's there and the job only activates it (check and submit refuse a job whose environment "
+                      "is not built)", rules.env_build.source[0]))
     tmp = rules.tmp_request
     if tmp:
         lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "

@@ -208,3 +208,24 @@ def test_the_cli_builds_and_reports(here, monkeypatch):
     assert again.exit_code == 0 and "already built" in again.output
     refused = CliRunner().invoke(main, ["env", "build", "job.yaml", "--profile", "local"])
     assert refused.exit_code == 2 and "jobs make their own virtualenv" in refused.output
+
+
+def test_the_cookbook_kmeans_ported_to_trillium_activates_an_env_whose_build_makes_mpi4py():
+    """docs/cookbook.md's Trillium entry: `slurmkit env build` makes the venv and mpi4py's build; the job activates it."""
+    import copy
+    from pathlib import Path
+
+    from slurmkit.render import render_env_build
+    from slurmkit.retarget import choose_target, port_spec
+    from slurmkit.yamlfile import read_yaml_file
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "kmeans-mpi4py" / "job.yaml"
+    _, (data, lines, _) = read_yaml_file(path)
+    source = load_profile("niagara")
+    ported = port_spec(copy.deepcopy(data), spec_from_mapping(data, str(path), lines), source, choose_target(source, None, load_profile))
+    moved = spec_from_mapping(ported.spec, str(path.with_name("trillium.yaml")))
+    job_plan = plan(moved)
+    assert job_plan.venv.prebuilt_key and job_plan.builds == () and "slurmkit env build trillium.yaml" == job_plan.venv.build_command
+    built = render_env_build(plan(moved, local=LocalFacts(building_env=True)))
+    assert "module load StdEnv/2023" in built and "pip install --no-index numpy" in built and "_sk_build mpi4py" in built
+    assert f'virtualenv --no-download "${{HOME}}/.slurmkit/envs/{job_plan.venv.prebuilt_key}"' in built

@@ -45,10 +45,12 @@ class Job:
 
         return resolve(self.spec, site, gather(self.spec, site, self.base_dir()))
 
-    def check(self, profile: Optional[str] = None) -> Tuple[Finding, ...]:
+    def check(self, profile: Optional[str] = None, folder=None) -> Tuple[Finding, ...]:
         """Every error and warning for this job on its cluster, including what its staged inputs
         hold on disk (many small files; RAM-disk sites), what a task file holds, and the files it
-        needs that are not on this host (staged inputs, requirements, a lasting virtualenv)."""
+        needs that are not on this host (staged inputs, requirements, a lasting virtualenv).
+        ``folder``: the log folder it will be submitted with (submit's ``folder``; default logs/
+        beside the spec), which the site rules check (a folder read-only inside jobs)."""
         from .manytasks import task_file_findings
         from .reads import missing_local_paths
         from .resolve import staged_data_findings
@@ -61,7 +63,7 @@ class Job:
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
-                + self._host_rule_findings(site, resolution.plan, None))
+                + self._host_rule_findings(site, resolution.plan, folder))
 
     def _host_rule_findings(self, site: SiteProfile, plan, folder) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/siterules.py): the folders the job

@@ -241,6 +241,28 @@ def test_check_and_submit_refuse_a_trillium_spec_under_home(tmp_path, monkeypatc
     assert calls == [tmp_path / "scratch" / "logs"]
 
 
+def test_check_folder_checks_the_job_as_submitted_with_that_log_folder(tmp_path, monkeypatch):
+    """slurmkit check --folder DIR: the same rule as submit --folder (the log folder under $HOME, or not)."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    home = tmp_path / "home" / "me"
+    (home / "proj").mkdir(parents=True)
+    spec_path = home / "proj" / "job.yaml"
+    spec_path.write_text("name: demo\nprofile: trillium\naccount: def-someprof\nkind: threaded\nresources: {time: 3h}\n"
+                         "launch: {command: python main.py}\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("NO_COLOR", "1")
+    refused = CliRunner().invoke(main, ["check", str(spec_path)])
+    assert refused.exit_code == 2 and f"{home}/proj/logs (the job's log and exit-status files) is under $HOME" in refused.output
+    scratch = tmp_path / "scratch" / "logs"
+    passed = CliRunner().invoke(main, ["check", str(spec_path), "--folder", str(scratch)])
+    assert passed.exit_code == 0, passed.output
+    assert "read-only" not in passed.output
+    assert [f.field for f in Job.from_yaml(spec_path).check(folder=home / "elsewhere") if f.level == "error"] == ["folder"]
+
+
 # --------------------------------------------------------------------------- login-node roles
 
 @pytest.mark.parametrize("hostname, gpus, field", [

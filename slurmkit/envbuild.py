@@ -101,6 +101,15 @@ def expanded(word: str, env=None) -> Optional[Path]:
     return Path(text) if text else None
 
 
+def refuse_build_job(spec, profile) -> None:
+    """``slurmkit build`` makes a build job; where environments are built on the login node,
+    the builds run there, with the environment (a build job would only find no environment)."""
+    if profile.rules.env_build is not None:
+        raise InputError(spec.source, None, "environment.builds", f"{profile.name} builds Python environments on its login "
+                         "nodes, and the builds with them: run 'slurmkit env build SPEC' there (the job's spec, with its "
+                         "builds) instead of a build job")
+
+
 # ----------------------------------------------------------------------------- the build
 
 def build(job, profile: Optional[str] = None, force: bool = False) -> Tuple[Path, bool]:

@@ -229,3 +229,16 @@ def test_the_cookbook_kmeans_ported_to_trillium_activates_an_env_whose_build_mak
     built = render_env_build(plan(moved, local=LocalFacts(building_env=True)))
     assert "module load StdEnv/2023" in built and "pip install --no-index numpy" in built and "_sk_build mpi4py" in built
     assert f'virtualenv --no-download "${{HOME}}/.slurmkit/envs/{job_plan.venv.prebuilt_key}"' in built
+
+
+def test_env_build_without_the_module_command_stops_with_one_line(tmp_path):
+    """A shell without Lmod (not a login shell of the cluster): the build stops before making anything."""
+    from slurmkit.render import render_env_build
+
+    building = plan(spec(venv={"packages": ["numpy"]}), local=LocalFacts(building_env=True))
+    result = subprocess.run(["bash", "-c", render_env_build(building)], capture_output=True, text=True, cwd=tmp_path,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 1
+    assert result.stderr == ("slurmkit: the module command is not defined in this shell: run slurmkit env build in a login "
+                             "shell of the cluster\n")
+    assert not (tmp_path / ".slurmkit").exists()

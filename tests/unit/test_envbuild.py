@@ -242,3 +242,23 @@ def test_env_build_without_the_module_command_stops_with_one_line(tmp_path):
     assert result.stderr == ("slurmkit: the module command is not defined in this shell: run slurmkit env build in a login "
                              "shell of the cluster\n")
     assert not (tmp_path / ".slurmkit").exists()
+
+
+@pytest.mark.parametrize("kind", ["gpu", "multigpu", "ddp", "tf-multiworker", "horovod", "mpi", "threaded"])
+def test_the_env_build_script_of_every_trillium_kind_passes_bash_n_and_shellcheck(kind, tmp_path):
+    import shutil
+
+    from slurmkit.render import render_env_build
+    from tests.unit.golden_specs import spec_for
+
+    data = spec_for(load_profile("trillium"), kind)
+    data.setdefault("environment", {}).setdefault("venv", {"packages": ["numpy"]})
+    building = plan(spec_from_mapping(data, source="job.yaml"), local=LocalFacts(building_env=True))
+    script = tmp_path / "build.sh"
+    script.write_text(render_env_build(building))
+    text = script.read_text()
+    assert "srun" not in text and "SLURM_TMPDIR" not in text and "python main.py" not in text   # the environment only
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    if shutil.which("shellcheck"):
+        result = subprocess.run(["shellcheck", "--shell=bash", str(script)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout

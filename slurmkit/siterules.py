@@ -261,12 +261,14 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
     models = gpu_models_of(plan, profile) if plan else ()
     uses_gpus = bool(spec.resources.gpus)
     return (read_only_findings(spec, profile, base_dir, log_folder, env) + login_node_findings(profile, hostname, uses_gpus)
-            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env))
+            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname))
 
 
-def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str]) -> List[Finding]:
+def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "") -> List[Finding]:
     """An error when the job activates an environment built on the login node (Trillium) and
-    none is built here for it (envbuild.py): the job would stop at its first line."""
+    none is built here for it (envbuild.py): the job would stop at its first line. A warning
+    instead on a host that is none of the site's login nodes (a laptop: the environment may
+    well be built on the cluster)."""
     venv = plan.venv if plan else None
     if venv is None or not venv.prebuilt_key:
         return []
@@ -275,10 +277,12 @@ def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str]) ->
     path = _expand(venv.path, env)
     if path is None or built_key(path) == venv.prebuilt_key:
         return []
-    rule = profile.rules.env_build
-    return [Finding("error", "environment.venv",
+    rule, login = profile.rules.env_build, profile.rules.login_nodes
+    elsewhere = bool(login and hostname) and not any(fnmatch.fnmatch(hostname.split(".")[0], p) for p in login.gpu + login.cpu)
+    where = f"on {profile.name}'s login node" if elsewhere else "here"
+    return [Finding("warning" if elsewhere else "error", "environment.venv",
                     f"no virtualenv is built for this job at {path}: {profile.name} builds Python environments on its login "
-                    f"nodes and its jobs only activate them; run '{venv.build_command}' here, then submit"
+                    f"nodes and its jobs only activate them; run '{venv.build_command}' {where}, then submit"
                     f"{_source(rule.source if rule else ())}")]
 
 

@@ -95,6 +95,7 @@ def test_builds_run_when_the_env_is_built_not_in_the_job():
 
 
 def test_check_says_the_env_is_not_built_and_passes_once_it_is(tmp_path, monkeypatch):
+    monkeypatch.setattr("socket.gethostname", lambda: "trig-login01")   # Trillium's GPU login node
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "scratch").mkdir()
     path = tmp_path / "scratch" / "job.yaml"
@@ -112,6 +113,17 @@ def test_check_says_the_env_is_not_built_and_passes_once_it_is(tmp_path, monkeyp
     env.mkdir(parents=True)
     (env / KEY_FILE).write_text(job.resolve().plan.venv.prebuilt_key + "\n")
     assert [f for f in job.check() if f.level == "error"] == []
+
+
+def test_off_the_cluster_a_missing_env_is_a_warning_to_build_it_on_the_login_node(tmp_path):
+    from slurmkit.siterules import prebuilt_env_findings
+
+    job_plan = plan(spec())
+    env = {"HOME": str(tmp_path)}
+    (on_login,) = prebuilt_env_findings(load_profile("trillium"), job_plan, env, "trig-login01.scinet.local")
+    (laptop,) = prebuilt_env_findings(load_profile("trillium"), job_plan, env, "my-laptop")
+    assert on_login.level == "error" and "run 'slurmkit env build job.yaml' here, then submit" in on_login.message
+    assert laptop.level == "warning" and "run 'slurmkit env build job.yaml' on trillium's login node, then submit" in laptop.message
 
 
 # ------------------------------------------------------------------- slurmkit env build, here

@@ -8,14 +8,18 @@ it, so slurmkit writes whichever it takes into the script as ``--account``: the 
 says which account it charges, whatever environment submits it later.
 """
 
+from __future__ import annotations
+
 import os
-from typing import Mapping, NamedTuple, Optional
+from typing import Mapping, Optional
+
+from .records import Record
 
 #: the variables read, in order: what sbatch reads first, then the allocation's own.
 ACCOUNT_VARIABLES = ("SBATCH_ACCOUNT", "SLURM_ACCOUNT")
 
 
-class EnvironmentAccount(NamedTuple):
+class EnvironmentAccount(Record):
     account: str
     variable: str   # the variable it came from, for messages
 

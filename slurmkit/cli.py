@@ -79,6 +79,18 @@ def complete_job_ids(ctx, param, incomplete: str):
     return [CompletionItem(job.job_id, help=job.name) for job in reversed(jobs) if job.job_id.startswith(incomplete)]
 
 
+def job_id_arguments(ctx, param, value):
+    """Click callback of every JOBID argument: a job id (``123``, a job or a whole array) or an
+    array task (``123_4``), nothing else. The ids reach sacct, squeue and scancel as arguments:
+    an option there (``--user=x``) would change what is asked, and a mistyped id would read as a
+    controller that does not answer."""
+    for job_id in (value,) if isinstance(value, str) else value:
+        if not (job_id.isascii() and job_id.replace("_", "", 1).isdigit() and not job_id.startswith("_")
+                and not job_id.endswith("_")):
+            raise click.BadParameter(f"{job_id!r} is not a job id: use 123 (a job or a whole array) or 123_4 (one array task)")
+    return value
+
+
 #: the --profile option of every command that takes a job spec.
 PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).",
                               shell_complete=complete_profile_names)

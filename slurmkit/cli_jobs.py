@@ -122,7 +122,7 @@ def _print_findings(job, findings):
 @click.option("--gpus", help="GPUs per node, MODEL:COUNT (e.g. h100:1).")
 @click.option("--command", "command", help="What the job runs.")
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing: take the flags and defaults.")
-@click.option("--force", is_flag=True, help="Overwrite NAME/job.yaml and NAME/job.sbatch if they exist.")
+@click.option("--force", is_flag=True, help="Overwrite NAME/job.yaml (keeping your comments in it) and NAME/job.sbatch if they exist.")
 @PROFILE_OPTION
 def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
     """Scaffold NAME/job.yaml and its rendered NAME/job.sbatch."""

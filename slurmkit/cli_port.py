@@ -57,7 +57,8 @@ def import_command(script, output, name, force, profile):
 @click.option("--from", "from_", metavar="CLUSTER", help="The cluster the spec was written for, when it names no profile.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the ported spec here (default: print it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
-def port_command(spec, to, from_, output, force):
+@click.option("--repack", is_flag=True, help="Pack an MPI job's ranks (kept by default) into as few of the new cluster's whole nodes as hold them.")
+def port_command(spec, to, from_, output, force, repack):
     """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
     whole-node rules, listing every change and why; refuse what cannot move."""
     from .profiles import load_profile
@@ -67,14 +68,14 @@ def port_command(spec, to, from_, output, force):
     from .yamlfile import read_yaml_file
 
     try:
-        _, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
+        original, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
         parsed = spec_from_mapping(data, spec, lines)
         source_name = from_ or parsed.profile
         if source_name is None:
             raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
         source = load_profile(source_name)
         target = choose_target(source, to, load_profile)
-        ported = port_spec(data, parsed, source, target)
+        ported = port_spec(data, parsed, source, target, repack)
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)
@@ -89,17 +90,13 @@ def port_command(spec, to, from_, output, force):
         click.echo(f"changed: {change}", err=True)
     for finding in ported.warnings:
         click.echo(f"warning: {finding.field}: {finding.message}", err=True)
-    text = _carried_todos(spec) + ported_text(ported)
+    for todo in ported.todos:
+        click.echo(f"to do: {todo}", err=True)
+    # The user's file as written, with only the changed values rewritten: its comments (and the
+    # "# to do:" lines import left, still to do on the new cluster) stay.
+    text = ported_text(ported, original, data)
     if output:
         write_atomic(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         click.echo(text, nl=False)
-
-
-def _carried_todos(spec) -> str:
-    """The ``# to do:`` lines ``import`` left in SPEC, kept at the top of the ported spec: they
-    are still to do on the new cluster, and `slurmkit check` goes on reporting them there."""
-    from .porting import TODO_PREFIX, pending_import_notes
-
-    return "".join(f"{TODO_PREFIX}{note}\n" for note in pending_import_notes(Path(spec).read_text(errors="replace")))

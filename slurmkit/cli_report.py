@@ -1,21 +1,10 @@
 """``slurmkit report JOBID``: how well a job (or every task of an array) used what it asked for."""
 
-import re
-
 import click
 
-from .cli import complete_job_ids, fail
+from .cli import complete_job_ids, fail, job_id_arguments
 from .cli_json import JsonCommand, emit
 from .errors import SlurmkitError
-
-_JOB_ID_RE = re.compile(r"^\d+(?:_\d+)?$")
-
-
-def _job_id(ctx, param, value: str) -> str:
-    if not _JOB_ID_RE.match(value):
-        raise click.BadParameter(f"{value!r} is not a job id: use 123 (a job or a whole array) or 123_4 (one array task)")
-    return value
-
 
 def log_folder(job_id: str):
     """Where slurmkit put the job's logs and exit files (None for a job it did not submit)."""
@@ -26,7 +15,7 @@ def log_folder(job_id: str):
 
 
 @click.command("report", cls=JsonCommand)
-@click.argument("job_id", metavar="JOBID", callback=_job_id, shell_complete=complete_job_ids)
+@click.argument("job_id", metavar="JOBID", callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; docs/json.md).")
 def report_command(job_id, as_json):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""

@@ -1,7 +1,6 @@
 """``slurmkit submit``, ``status``, ``watch``, ``cancel`` and ``logs``: thin commands over
 submit.py, monitor.py and the registry."""
 
-import re
 import sys
 import time
 from pathlib import Path
@@ -11,7 +10,7 @@ import click
 from .errors import SlurmkitError
 from .monitor import TERMINAL as TERMINAL_STATES
 
-from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, pretty_output
+from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, job_id_arguments, pretty_output
 from .cli_json import JsonCommand, emit
 
 
@@ -131,7 +130,7 @@ def _rich_table(rows, title=None):
 
 
 @click.command("status", cls=JsonCommand)
-@click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
+@click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
 def status_command(job_ids, as_json):
     """Where jobs stand (default: the last 20 submissions)."""
@@ -278,7 +277,7 @@ def _print_reports(job_ids) -> None:
 
 
 @click.command("watch")
-@click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
+@click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
 def watch_command(job_ids, interval):
     """Follow jobs until they end; exit 0 only if all completed."""
@@ -303,26 +302,14 @@ def _cancel_verdicts(job_ids, statuses):
     return found
 
 
-_JOB_ID = re.compile(r"[0-9]+(_[0-9]+)?")
-
-
-def _only_job_ids(job_ids) -> None:
-    """scancel takes options too (``--user``, ``--state``): what reaches it must be job ids."""
-    for job_id in job_ids:
-        if not (job_id.isascii() and _JOB_ID.fullmatch(job_id)):
-            _fail(SlurmkitError(f"{job_id!r} is not a job id; cancel takes job ids such as 12345, or 12345_7 for "
-                                f"one task of an array"))
-
-
 @click.command("cancel")
-@click.argument("job_ids", nargs=-1, required=True, shell_complete=complete_job_ids)
+@click.argument("job_ids", nargs=-1, required=True, callback=job_id_arguments, shell_complete=complete_job_ids)
 def cancel_command(job_ids):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
     from .monitor import poll
     from .slurmcli import run_slurm
 
-    _only_job_ids(job_ids)
     _, folders, sizes, _ = _ids_and_folders(job_ids)
     try:
         verdicts = _cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
@@ -345,7 +332,7 @@ def cancel_command(job_ids):
 # --------------------------------------------------------------------------------------- logs
 
 @click.command("logs")
-@click.argument("job_id", shell_complete=complete_job_ids)
+@click.argument("job_id", callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
 def logs_command(job_id, err, follow):

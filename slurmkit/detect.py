@@ -10,6 +10,8 @@ the file passes ``profiles validate`` and a person can fill in the rest.
 Parsing is kept apart from running the commands: the ``parse_*`` functions take captured text.
 """
 
+from __future__ import annotations
+
 import getpass
 import os
 import re
@@ -18,9 +20,10 @@ import socket
 import subprocess
 from pathlib import Path
 from types import MappingProxyType
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import ClusterError
+from .records import Record
 from .units import format_size, parse_duration
 
 KeyPath = Tuple[str, ...]
@@ -33,7 +36,7 @@ _WHEELHOUSE = Path("/cvmfs/soft.computecanada.ca/custom/python/wheelhouse")
 
 # ------------------------------------------------------------------------------------- facts
 
-class Gres(NamedTuple):
+class Gres(Record):
     """One GRES entry of a node, ``gpu:p100:2`` -> name gpu, type p100, count 2."""
 
     name: str
@@ -46,7 +49,7 @@ class Gres(NamedTuple):
         return match.group(1).lower() if match else None
 
 
-class NodeInfo(NamedTuple):
+class NodeInfo(Record):
     name: str
     cores: int
     sockets: int
@@ -58,7 +61,7 @@ class NodeInfo(NamedTuple):
     state: str
 
 
-class PartitionInfo(NamedTuple):
+class PartitionInfo(Record):
     name: str
     default: bool
     max_time: Optional[str]  # SLURM's own text, None when UNLIMITED
@@ -67,7 +70,7 @@ class PartitionInfo(NamedTuple):
     exclusive: bool
 
 
-class NodeGroup(NamedTuple):
+class NodeGroup(Record):
     """Nodes that are the same to a job: one node type of the profile."""
 
     name: str
@@ -88,7 +91,7 @@ class NodeGroup(NamedTuple):
         return tuple(g for g in self.gpus if g.mig_profile)
 
 
-class ClusterFacts(NamedTuple):
+class ClusterFacts(Record):
     """Everything ``profiles detect`` learned, before it becomes a profile."""
 
     cluster_name: str
@@ -254,7 +257,7 @@ def host_patterns(hostname: str) -> List[str]:
 
 # ----------------------------------------------------------------------------------- running
 
-class CommandResult(NamedTuple):
+class CommandResult(Record):
     returncode: int
     stdout: str
     stderr: str
@@ -362,7 +365,7 @@ def _fabric() -> Optional[str]:
 
 # ---------------------------------------------------------------------------- to a profile
 
-class DetectedProfile(NamedTuple):
+class DetectedProfile(Record):
     """The profile as data, the comments that go with it, and the finished YAML text."""
 
     name: str

@@ -18,11 +18,14 @@ What sacct says, and how it is read here (checked on Slurm 22.05):
 GPU utilisation is not in sacct, and nothing here pretends otherwise.
 """
 
+from __future__ import annotations
+
 import math
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .monitor import TERMINAL, int_or_none as _int
+from .records import Record
 from .units import format_duration, format_size
 
 SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "TimelimitRaw", "TotalCPU", "NCPUS", "ReqMem",
@@ -49,7 +52,7 @@ _SIZE_FACTORS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 ** 2, "P": 1024 ** 
 _CPU_TIME_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 
 
-class JobEfficiency(NamedTuple):
+class JobEfficiency(Record):
     """One job, or one array task: what it asked for and what it used."""
 
     job_id: str                       # "123", or "123_4" for an array task
@@ -93,7 +96,7 @@ class JobEfficiency(NamedTuple):
         return self.elapsed_s / self.timelimit_s
 
 
-class ArraySummary(NamedTuple):
+class ArraySummary(Record):
     """Several tasks of one array at a glance: counts, (min, median, max) of each figure, one advice."""
 
     job_id: str                                         # the array's id, "123"

@@ -8,7 +8,11 @@ Sources: srun(1) and mpirun(1) of Slurm 22.05 / Open MPI 4.1, Intel MPI's mpiexe
 ``torchrun --help`` (PyTorch 2.x), ``horovodrun --help`` (0.28).
 """
 
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+from .records import Record
 
 #: what an option is for -> what import does with it, and why (the note the user reads)
 ACTIONS = {
@@ -25,7 +29,7 @@ ACTIONS = {
 }
 
 
-class Option(NamedTuple):
+class Option(Record):
     arity: int          # values after the option word (0 for a flag; --opt=value is always one word)
     action: str         # a key of ACTIONS, or "unknown"
 
@@ -92,7 +96,7 @@ GLUED_SHORT = {"srun"}
 TORCH_MODULES = ("torch.distributed.launch", "torch.distributed.run")
 
 
-class Parsed(NamedTuple):
+class Parsed(Record):
     launcher: Optional[str]                      # srun | mpirun | torchrun | horovodrun | None (no launcher)
     options: Tuple[Tuple[str, Tuple[str, ...], str], ...]   # (option, its values, action)
     program: Tuple[str, ...]                     # the command the launcher starts

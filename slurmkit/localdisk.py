@@ -19,10 +19,13 @@ The ``--tmp`` asked is those bytes plus ``HEADROOM_PERCENT`` for what the job wr
 rounded up to whole gigabytes.
 """
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
+from .records import Record
 from .units import format_size
 
 #: A compressed archive without a manifest is taken to unpack to this many times its size:
@@ -36,7 +39,7 @@ HEADROOM_PERCENT = 10
 MIB = 1 << 20
 
 
-class StagedSize(NamedTuple):
+class StagedSize(Record):
     """One staged input as it will lie on the node's disk."""
 
     index: int           # its place in stage.inputs

@@ -6,13 +6,16 @@ nothing itself, so the same spec, profile and facts always give the same script;
 them (job.py), only for a site whose rules use them.
 """
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import NamedTuple, Optional, Tuple
+from typing import Optional, Tuple
 
 from .localdisk import StagedSize, staged_sizes
+from .records import Record
 
 
-class LocalFacts(NamedTuple):
+class LocalFacts(Record):
     staged: Tuple[StagedSize, ...] = ()     # each staged input on the node's disk (localdisk.py)
     requirements_digest: Optional[str] = None   # sha256 of the venv's requirements file, where envs are built on the login node
     building_env: bool = False              # the plan is for slurmkit env build on the login node, not for the job

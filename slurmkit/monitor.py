@@ -20,11 +20,14 @@ no answer at all, ``SlurmUnreachable`` names the commands and SLURM's reasons (a
 has a short timeout and no retry: the caller polls again on its ``Cadence``.
 """
 
+from __future__ import annotations
+
 import re
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from .records import Record
 from .slurmcli import SchedulerError, run_slurm
 
 TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
@@ -41,7 +44,7 @@ SACCT_MAX_SKIP = 16
 TASK_IDS_MAX = 64
 
 
-class JobStatus(NamedTuple):
+class JobStatus(Record):
     job_id: str                   # "123", or "123_4" for an array task
     state: str                    # SLURM's state word (PENDING, RUNNING, COMPLETED, ...) or UNKNOWN
     exit_code: Optional[int] = None   # None while the job runs, and when a signal ended it
@@ -169,7 +172,7 @@ def _wait_status(text: str) -> Tuple[Optional[int], Optional[int]]:
 
 # -------------------------------------------------------------------------------- exit files
 
-class ExitRecord(NamedTuple):
+class ExitRecord(Record):
     """What a job's EXIT trap wrote (contract 1): its code, then ``timeout``/``saved``/``not-saved`` lines."""
 
     code: int

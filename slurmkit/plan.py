@@ -3,18 +3,22 @@
 resolve() builds it; render() formats it. Nothing here decides anything, so a template never
 needs logic beyond loops and "is this set".
 
-slurmkit's plain data are typing.NamedTuple records rather than frozen dataclasses: creating a
-dataclass costs about 1.3 ms at import (its methods are generated with exec), and with ~40 of
-them `slurmkit render` spent a quarter of its time defining classes (bench/startup.py: 1.45x
-the import floor with dataclasses, 1.15-1.2x with NamedTuple).
+slurmkit's plain data are tuple records (slurmkit/records.py: written like typing.NamedTuple,
+built for a tenth of its cost) rather than frozen dataclasses: creating a dataclass costs
+about 1.3 ms at import (its methods are generated with exec), and with ~40 of them `slurmkit
+render` spent a quarter of its time defining classes (bench/startup.py: 1.45x the import floor
+with dataclasses, 1.15-1.2x with NamedTuple at the time).
 """
 
-from typing import NamedTuple, Optional, Tuple
+from __future__ import annotations
+
+from typing import Optional, Tuple
 
 from . import __version__
+from .records import Record
 
 
-class FromSlurm(NamedTuple):
+class FromSlurm(Record):
     """A word whose count SLURM supplies at run time (``--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"``),
     so that a hand edit of one #SBATCH line keeps the script consistent. ``text`` is the whole
     shell word, quoted already (resolve.from_slurm makes it); templates print it as it is."""
@@ -25,7 +29,7 @@ class FromSlurm(NamedTuple):
         return self.text
 
 
-class VenvPlan(NamedTuple):
+class VenvPlan(Record):
     """Create (or reuse) a virtualenv and install into it."""
 
     path: str                          # a shell word: $VAR references expand (e.g. $SLURM_TMPDIR/env)
@@ -47,7 +51,7 @@ class VenvPlan(NamedTuple):
         return self.nodes > 1 and local
 
 
-class StageStep(NamedTuple):
+class StageStep(Record):
     """One input brought into $SLURM_TMPDIR. Paths are shell words ($NAME expands, $$ is a $)."""
 
     action: str      # copy (into target) | copy-as (becomes target) | extract | extract-shards
@@ -58,7 +62,7 @@ class StageStep(NamedTuple):
     local_copy: str = ""                # an image's copy on the node-local disk
 
 
-class StagePlan(NamedTuple):
+class StagePlan(Record):
     inputs: Tuple[StageStep, ...] = ()
     per_node: bool = False              # several nodes: stage in once on each
     nodes: int = 1
@@ -71,7 +75,7 @@ class StagePlan(NamedTuple):
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
 
 
-class ChainPlan(NamedTuple):
+class ChainPlan(Record):
     """A run longer than one job: ``links`` jobs, each after the previous one ends (afterany).
 
     Each link resumes from the saved checkpoint; the first whose payload exits 0 leaves
@@ -82,14 +86,14 @@ class ChainPlan(NamedTuple):
     marker: str          # a shell word
 
 
-class ArrayPlan(NamedTuple):
+class ArrayPlan(Record):
     """A sweep: point i of the grid of ``parameters`` for array task i."""
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (name, value for each task)
     size: int
 
 
-class TasksPlan(NamedTuple):
+class TasksPlan(Record):
     """Many small tasks: GNU Parallel on each node, ``$SLURM_NTASKS_PER_NODE`` at a time, over
     that node's share of the task file, with a joblog per node that lets a later job resume."""
 
@@ -99,7 +103,7 @@ class TasksPlan(NamedTuple):
     separator: Optional[str] = None    # --colsep: argument lines split into {1} {2} ...
 
 
-class DistributedPlan(NamedTuple):
+class DistributedPlan(Record):
     """How the processes of a distributed job find each other.
 
     ``per_task`` wraps each process (srun tasks, torchrun ranks) in a small shell function that
@@ -120,7 +124,7 @@ class DistributedPlan(NamedTuple):
         return self.ranks_from_slurm or self.tf_config or self.bind_ranks or bool(self.gpu_rank)
 
 
-class BuildPlan(NamedTuple):
+class BuildPlan(Record):
     """A wheel built once per toolchain, kept in the build cache, installed into the job's venv.
 
     The cache key is computed in the job from what is really loaded (modules, python, framework
@@ -136,7 +140,7 @@ class BuildPlan(NamedTuple):
     check: str = ""                    # python statement that proves the install works
 
 
-class Plan(NamedTuple):
+class Plan(Record):
     kind: str
     profile: str
     name: str

@@ -10,11 +10,14 @@ it), or left for the user ("to do"), with the reason. Nothing is lost without a 
 "to do" stays in the spec file, where ``slurmkit check`` finds it.
 """
 
+from __future__ import annotations
+
 import re
 import shlex
-from typing import Dict, List, NamedTuple, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from . import launch_options
+from .records import Record
 from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
@@ -67,14 +70,14 @@ STANDARD_SHELL_OPTIONS = re.compile(r"^set\s+(-[euo]+|-o\s+(errexit|nounset|pipe
 OUTCOMES = ("mapped", "dropped", "kept", "to do")
 
 
-class Note(NamedTuple):
+class Note(Record):
     line: int
     text: str
     outcome: str        # one of OUTCOMES
     reason: str = ""
 
 
-class Imported(NamedTuple):
+class Imported(Record):
     spec: Dict
     notes: Tuple[Note, ...]
 

@@ -7,10 +7,12 @@ file, line and key path:
 1. parse each file with yaml's composed nodes, keeping the line of every key path;
 2. merge the ``extends:`` chain (deeply; lists and scalars from the child replace);
 3. check the merged mapping against ``SCHEMA`` (the line comes from whichever file set the key);
-4. convert it into immutable NamedTuple records (sizes in MiB, durations in seconds).
+4. convert it into immutable records (slurmkit/records.py) (sizes in MiB, durations in seconds).
 
 ``SiteProfile.raw`` keeps the merged mapping itself, as plain dicts and lists.
 """
+
+from __future__ import annotations
 
 import fnmatch
 import os
@@ -20,12 +22,13 @@ import warnings
 from datetime import date
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import yaml
 
 from .bundled import profiles_dir
 from .errors import closest, NoProfileDetected, ProfileError, ProfileNotFound, UnitError
+from .records import Record
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, parse_yaml, read_text
 
@@ -351,6 +354,7 @@ SCHEMA = Fields({
         "stdenv": Str(),
         "preload": _NAMES,
         "modules": MapOf(Str(), "tool -> module name/version (null: unverified)"),
+        "catalogue": _NAMES,
         "virtualenv": Fields({"command": Str(), "wheelhouse": Bool()}),
         "source": _SOURCE,
     }),
@@ -371,7 +375,7 @@ SCHEMA = Fields({
 
 # ------------------------------------------------------------------------------ typed profile
 
-class Status(NamedTuple):
+class Status(Record):
     state: str = "in-service"
     since: Optional[date] = None
     retired_on: Optional[date] = None
@@ -379,24 +383,24 @@ class Status(NamedTuple):
     note: Optional[str] = None
 
 
-class Detect(NamedTuple):
+class Detect(Record):
     cc_cluster: Tuple[str, ...] = ()
     slurm_cluster_name: Tuple[str, ...] = ()
     hostnames: Tuple[str, ...] = ()
 
 
-class LocalDisk(NamedTuple):
+class LocalDisk(Record):
     size_mib: Optional[int] = None
     kind: Optional[str] = None
 
 
-class MigProfile(NamedTuple):
+class MigProfile(Record):
     profile: str
     gres: str
     memory_mib: Optional[int] = None
 
 
-class Gpus(NamedTuple):
+class Gpus(Record):
     model: str
     count: int
     memory_mib: Optional[int] = None
@@ -407,7 +411,7 @@ class Gpus(NamedTuple):
     whole_node: bool = False
 
 
-class NodeType(NamedTuple):
+class NodeType(Record):
     """One kind of node. ``cores`` and ``memory_mib`` are never None in a concrete profile
     (the schema requires them); an abstract base may leave them to its children."""
 
@@ -424,17 +428,17 @@ class NodeType(NamedTuple):
         return self.gpus is not None
 
 
-class WholeNode(NamedTuple):
+class WholeNode(Record):
     cores: Optional[int] = None
     gpu_counts: Tuple[int, ...] = ()
 
 
-class Partitions(NamedTuple):
+class Partitions(Record):
     name_partition: Optional[str] = None
     allowed: Tuple[str, ...] = ()
 
 
-class Scheduling(NamedTuple):
+class Scheduling(Record):
     max_walltime_seconds: Optional[int] = None
     min_walltime_advice_seconds: Optional[int] = None
     whole_node: Optional[WholeNode] = None
@@ -445,25 +449,25 @@ class Scheduling(NamedTuple):
     max_array_size: Optional[int] = None
 
 
-class Accounts(NamedTuple):
+class Accounts(Record):
     required: Optional[str] = None
     prefixes: Tuple[str, ...] = ()
     env: Tuple[str, ...] = ()
 
 
-class StorageArea(NamedTuple):
+class StorageArea(Record):
     path: Optional[str] = None
     quota_mib: Optional[int] = None
     purged: Optional[bool] = None
 
 
-class SlurmTmpdir(NamedTuple):
+class SlurmTmpdir(Record):
     kind: Optional[str] = None
     size_mib: Optional[int] = None
     counts_against_memory: Optional[bool] = None
 
 
-class Storage(NamedTuple):
+class Storage(Record):
     home: Optional[StorageArea] = None
     project: Optional[StorageArea] = None
     scratch: Optional[StorageArea] = None
@@ -471,78 +475,79 @@ class Storage(NamedTuple):
     internet_on_compute: Optional[bool] = None
 
 
-class Virtualenv(NamedTuple):
+class Virtualenv(Record):
     command: Optional[str] = None
     wheelhouse: Optional[bool] = None
 
 
-class Software(NamedTuple):
+class Software(Record):
     module_system: Optional[str] = None
     stdenv: Optional[str] = None
     preload: Tuple[str, ...] = ()
     modules: Mapping[str, str] = MappingProxyType({})
     virtualenv: Virtualenv = Virtualenv()
+    catalogue: Tuple[str, ...] = ()        # family/version of the stack's modules that port checks against (modulecat.py)
 
 
-class Mpi(NamedTuple):
+class Mpi(Record):
     flavour: Optional[str] = None
     srun_mpi: Optional[str] = None
     bind_flags: Tuple[str, ...] = ()
 
 
-class Interconnect(NamedTuple):
+class Interconnect(Record):
     fabric: Optional[str] = None
     speed: Optional[str] = None
 
 
-class Launch(NamedTuple):
+class Launch(Record):
     default: Optional[str] = None
     mpi: Mpi = Mpi()
     interconnect: Interconnect = Interconnect()
     env: Mapping[str, str] = MappingProxyType({})
 
 
-class ReadOnlyInJob(NamedTuple):
+class ReadOnlyInJob(Record):
     paths: Tuple[str, ...]
     fix: Optional[str]
     source: Tuple[str, ...]
 
 
-class JobsSubmitJobs(NamedTuple):
+class JobsSubmitJobs(Record):
     allowed: bool
     source: Tuple[str, ...]
 
 
-class LoginNodes(NamedTuple):
+class LoginNodes(Record):
     gpu: Tuple[str, ...]
     cpu: Tuple[str, ...]
     source: Tuple[str, ...]
 
 
-class MinVersion(NamedTuple):
+class MinVersion(Record):
     package: str
     version: str
     gpu_models: Tuple[str, ...]
     source: Tuple[str, ...]
 
 
-class OldestPython(NamedTuple):
+class OldestPython(Record):
     version: str
     source: Tuple[str, ...]
 
 
-class TmpRequest(NamedTuple):
+class TmpRequest(Record):
     min_mib: int
     max_mib: int
     source: Tuple[str, ...]
 
 
-class EnvBuild(NamedTuple):
+class EnvBuild(Record):
     path: str                      # where environments are built: a shell word ($HOME/...)
     source: Tuple[str, ...]
 
 
-class Rules(NamedTuple):
+class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
     read_only_in_job: Optional[ReadOnlyInJob] = None
@@ -554,7 +559,7 @@ class Rules(NamedTuple):
     env_build: Optional[EnvBuild] = None
 
 
-class SiteProfile(NamedTuple):
+class SiteProfile(Record):
     """One cluster, merged and checked; ``raw`` is the merged mapping as YAML gave it."""
 
     name: str
@@ -658,6 +663,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             preload=_names(software.get("preload")),
             modules=MappingProxyType(dict(software.get("modules") or {})),
             virtualenv=Virtualenv(_sub(software, "virtualenv").get("command"), _sub(software, "virtualenv").get("wheelhouse")),
+            catalogue=_names(software.get("catalogue")),
         ),
         launch=Launch(
             default=launch.get("default"),
@@ -719,7 +725,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
 
 # ----------------------------------------------------------------------------------- parsing
 
-class ParsedFile(NamedTuple):
+class ParsedFile(Record):
     """One YAML file: its data, the line of every key path, and its nodes (for comments)."""
 
     path: Path
@@ -766,7 +772,7 @@ def _unique_dirs(dirs: Iterable[Path]) -> List[Path]:
     return out
 
 
-class ProfileFile(NamedTuple):
+class ProfileFile(Record):
     """A profile file on the search path; ``layer`` is its folder's place (0 wins)."""
 
     name: str
@@ -854,29 +860,36 @@ class ProfileCatalog:
 
     def load_file(self, pf: Union[ProfileFile, str, Path]) -> SiteProfile:
         """Merge, check and convert one profile; raises the first ProfileError found."""
-        problems = self.problems(pf)
+        pf = self._as_profile_file(pf)
+        data, problems = self._checked(pf)
         if problems:
             raise problems[0]
-        pf = self._as_profile_file(pf)
-        data, _ = self._merged(pf, ())
         return _build_profile(pf.path, data)
 
     def problems(self, pf: Union[ProfileFile, str, Path], provenance: bool = False) -> List[ProfileError]:
         """Every schema problem of the merged profile (and, if asked, of its sources)."""
         pf = self._as_profile_file(pf)
+        _, errors = self._checked(pf)
+        if provenance and not errors:
+            errors = provenance_problems(self.parsed(pf.path))
+        return errors
+
+    def _checked(self, pf: ProfileFile) -> Tuple[Optional[dict], List[ProfileError]]:
+        """The merged profile and its schema problems, each placed in the file and line that
+        set it (worked out only when there is a problem: every command loads a profile)."""
         try:
-            data, origins = self._merged(pf, ())
+            data = self._merged(pf, ())
         except ProfileError as error:
-            return [error]
+            return None, [error]
         complete = not data.get("abstract", False)
         found: List[Problem] = []
         SCHEMA.check(data, (), complete, found)
         if not found and complete:
             found = self._cross_checks(data)
-        errors = [_located(origins, pf.path, path, message) for path, message in found]
-        if provenance and not errors:
-            errors = provenance_problems(self.parsed(pf.path))
-        return errors
+        if not found:
+            return data, []
+        origins = self._origins(pf, data)
+        return data, [_located(origins, pf.path, path, message) for path, message in found]
 
     def all(self, include_abstract: bool = False) -> Tuple[List[SiteProfile], List[ProfileError]]:
         """The first profile of each name, and the errors of those that do not load."""
@@ -900,14 +913,14 @@ class ProfileCatalog:
                 return entry
         return ProfileFile(path.stem, path, -1)
 
-    def _merged(self, pf: ProfileFile, chain: Tuple[ProfileFile, ...]) -> Tuple[dict, Dict[KeyPath, Tuple[Path, int]]]:
+    def _merged(self, pf: ProfileFile, chain: Tuple[ProfileFile, ...]) -> dict:
+        """``pf`` merged onto the profiles it extends (``chain``: the files below it so far)."""
         parsed = self.parsed(pf.path)
         data = parsed.data
-        origins = {path: (pf.path, line) for path, line in parsed.lines.items()}
         _check_identity(parsed, pf)
         parent_name = data.get("extends")
         if parent_name is None:
-            return _copy_tree(data), origins
+            return _copy_tree(data)
         parent = self._parent(parent_name, pf, parsed)
         seen = [os.path.realpath(p.path) for p in chain + (pf,)]
         if os.path.realpath(parent.path) in seen:
@@ -918,12 +931,19 @@ class ProfileCatalog:
             cycle = " -> ".join([p.name for p in members] + [parent.name])
             raise ProfileError(members[0].path, first.lines.get(("extends",)), "extends",
                                f"{first.data.get('extends')!r} makes a cycle: {cycle}")
-        parent_data, parent_origins = self._merged(parent, chain + (pf,))
+        parent_data = self._merged(parent, chain + (pf,))
         for key in NOT_INHERITED:
             parent_data.pop(key, None)
-        merged = deep_merge(parent_data, data)
+        return deep_merge(parent_data, data)
+
+    def _origins(self, pf: ProfileFile, merged: dict) -> Dict[KeyPath, Tuple[Path, int]]:
+        """``{key path: (file, line)}`` for every value of ``merged``, the profile ``pf`` makes:
+        each from the nearest file of the extends chain that sets it."""
         keep = set(_keypaths(merged))
-        return merged, {**{p: o for p, o in parent_origins.items() if p in keep}, **origins}
+        origins: Dict[KeyPath, Tuple[Path, int]] = {}
+        for step in reversed(self._chain(pf)):  # the base first, so that nearer files win
+            origins.update((path, (step.path, line)) for path, line in self.parsed(step.path).lines.items() if path in keep)
+        return origins
 
     def _parent(self, name: str, pf: ProfileFile, parsed: ParsedFile) -> ProfileFile:
         """The profile ``extends:`` names; a profile that extends its own name (a user's
@@ -1121,7 +1141,7 @@ def list_profiles(dirs: Optional[Sequence[Union[str, Path]]] = None,
 
 # --------------------------------------------------------------------------------- detection
 
-class Detection(NamedTuple):
+class Detection(Record):
     """Which profile applies here, and why (for messages: "narval (from $CC_CLUSTER)")."""
 
     name: str

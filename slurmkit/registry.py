@@ -12,6 +12,8 @@ and is undone (truncated away) when it comes up short. A reader skips a line tha
 record, with one warning naming the file and line, and never loses the others.
 """
 
+from __future__ import annotations
+
 import errno
 import fcntl
 import json
@@ -20,9 +22,10 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
+from .records import Record
 
 LOCK_WAIT_S = 30.0
 #: an intent nobody knows after this long never reached SLURM: said once, then no longer looked up.
@@ -34,7 +37,7 @@ NEVER_REACHED = "never reached SLURM"
 NOT_KNOWN_YET = "not known to SLURM yet"
 
 
-class Submission(NamedTuple):
+class Submission(Record):
     job_id: str                 # "123" (an array: its array job id); "" in an intent record
     name: str
     folder: str                 # where its logs and exit-status files are
@@ -322,7 +325,7 @@ def parse_token_lines(stdout: str) -> Dict[str, str]:
     return found
 
 
-class Known(NamedTuple):
+class Known(Record):
     """What SLURM knows of slurmkit's tokens."""
 
     jobs: Dict[str, str]  # token -> job id

@@ -5,18 +5,22 @@ run badly. Each finding names the spec field it is about and says what to do. No
 reads files, the clock or the environment: the same inputs always give the same plan.
 """
 
+from __future__ import annotations
+
 import itertools
+import os
 import posixpath
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from . import limits, sizing
 from .errors import closest
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .reads import unprovided_reads
+from .records import Record
 from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
 from .spec import DISTRIBUTED_KINDS, JobSpec
@@ -70,7 +74,7 @@ _COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
 NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     level: str      # "error" | "warning"
     field: str      # the spec key path it is about, e.g. "resources.gpus"
     message: str
@@ -79,7 +83,7 @@ class Finding(NamedTuple):
         return f"{self.level}: {self.field}: {self.message}"
 
 
-class Resolution(NamedTuple):
+class Resolution(Record):
     plan: Optional[Plan]              # None when there are errors
     findings: Tuple[Finding, ...]
 
@@ -92,7 +96,7 @@ class Resolution(NamedTuple):
         return tuple(f for f in self.findings if f.level == "warning")
 
 
-class GpuChoice(NamedTuple):
+class GpuChoice(Record):
     """The GPU request in the site's spelling, and the node types that can take it."""
 
     spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)
@@ -161,6 +165,10 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)
+    if any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in os.environ):
+        from .sbatch_environment import findings as environment_findings
+
+        findings.extend(Finding(*f) for f in environment_findings(plan.directives))
     return Resolution(plan, tuple(findings))
 
 
@@ -293,7 +301,9 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
         elif spec.kind == "threaded" and cpus is None:
             cpus = max(1, whole.cores // (tasks or 1))
         tasks, cpus = tasks or 1, cpus or 1
-        if tasks * cpus != whole.cores:
+        if spec.kind == "mpi" and tasks * cpus < whole.cores and whole.cores % cpus == 0:
+            findings.warn("resources", _part_of_whole_node(profile.name, whole.cores, tasks, cpus))
+        elif tasks * cpus != whole.cores:
             findings.error("resources", _not_whole_node(spec.kind, profile.name, whole.cores, tasks, cpus))
     if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
@@ -305,6 +315,14 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
         findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
                       "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
+
+
+def _part_of_whole_node(site: str, cores: int, tasks: int, cpus: int) -> str:
+    """An MPI job's rank count is the user's (its domain decomposition): fewer ranks than a
+    whole node's cores run, on nodes charged whole; said, not refused."""
+    return (f"{site} schedules whole nodes of {cores} cores; this uses {tasks * cpus} per node (tasks_per_node x cpus_per_task), "
+            f"the other {cores - tasks * cpus} are idle but charged: fill them (tasks_per_node: {cores // cpus}) where the rank "
+            "count is yours to choose")
 
 
 def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> str:

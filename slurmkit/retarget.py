@@ -12,13 +12,17 @@ cluster). Last, the ported spec is resolved on the target: whatever the resolver
 is refused too, so a spec that ports is a spec that renders.
 """
 
+from __future__ import annotations
+
 import copy
 import math
 import re
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
+from .modulecat import check_module
 from .profiles import MigProfile, NodeType, SiteProfile, did_you_mean
+from .records import Record
 from .resolve import Finding, cores_per_gpu, resolve
 from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
 from .units import format_duration, format_size
@@ -41,7 +45,7 @@ SITE_STACK_MODULES = re.compile(r"^(NiaEnv|MistEnv|CCEnv|arch)(/|$)")
 CLUSTER_BOUND_ACCOUNTS = ("rrg-", "rpp-")
 
 
-class Change(NamedTuple):
+class Change(Record):
     """One value the port rewrote: the key path, the value before and after (None: absent)."""
 
     field: str
@@ -53,12 +57,14 @@ class Change(NamedTuple):
         return f"{self.field}: {_shown(self.old)} -> {_shown(self.new)}: {self.why}"
 
 
-class Ported(NamedTuple):
+class Ported(Record):
     source: str                       # profile names
     target: str
     spec: Dict[str, Any]              # the ported spec, as a YAML mapping
     changes: Tuple[Change, ...]
     warnings: Tuple[Finding, ...]     # the port's own advice, then the resolver's on the target
+    todos: Tuple[str, ...] = ()       # what the user must do first: ``# to do:`` lines of the ported spec
+    notes: Tuple[str, ...] = ()       # warnings the ported spec's comments repeat
 
 
 class PortRefused(SlurmkitError):
@@ -99,11 +105,14 @@ def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfi
 class _Port:
     """The spec being rewritten, with the changes, warnings and refusals found so far."""
 
-    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile):
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False):
         self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
+        self.repack = repack                # pack the ranks into fewer whole nodes (port --repack)
         self.changes: List[Change] = []
         self.warnings: List[Finding] = []
         self.refusals: List[Finding] = []
+        self.todos: List[str] = []          # what the user must do before the ported job can run
+        self.notes: List[str] = []          # warnings the ported file repeats (nodes partly used)
 
     @property
     def resources(self) -> Dict[str, Any]:
@@ -127,11 +136,17 @@ class _Port:
     def warn(self, field: str, message: str) -> None:
         self.warnings.append(Finding("warning", field, message))
 
+    def note(self, field: str, message: str) -> None:
+        """A warning that the ported file also states, in its leading comments."""
+        self.warn(field, message)
+        self.notes.append(f"{field}: {message}")
 
-def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile) -> Ported:
+
+def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> Ported:
     """``data`` (the spec's YAML mapping, ``spec`` its parsed form, written for ``source``)
-    rewritten for ``target``; raises PortRefused with every reason it cannot move."""
-    port = _Port(data, spec, source, target)
+    rewritten for ``target``; raises PortRefused with every reason it cannot move. MPI rank
+    counts are kept unless ``repack`` asks to pack them into fewer whole nodes."""
+    port = _Port(data, spec, source, target, repack)
     port.set(None, "profile", target.name, _profile_reason(source, target))
     if spec.resources.gpus is not None:
         _port_gpus(port)
@@ -147,7 +162,14 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
     if resolution.errors:
         raise PortRefused(resolution.errors)
-    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + resolution.warnings)
+    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + _not_repeated(resolution.warnings, port),
+                  tuple(port.todos), tuple(port.notes))
+
+
+def _not_repeated(warnings: Tuple[Finding, ...], port: _Port) -> Tuple[Finding, ...]:
+    """The resolver's warnings less its partly-used-nodes one where the port said it already (naming --repack)."""
+    said = any("partly used" in note for note in port.notes) or any("partly used" in c.why for c in port.changes)
+    return tuple(w for w in warnings if not (said and w.field == "resources" and "idle but charged" in w.message))
 
 
 def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
@@ -159,7 +181,7 @@ def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
 # ------------------------------------------------------------------------------------ GPUs
 
 
-class _GpuModel(NamedTuple):
+class _GpuModel(Record):
     """A GPU a job can ask for: a whole model, or a MIG instance of one."""
 
     spelling: str                 # what the spec writes: the model name, or the MIG instance's gres
@@ -367,22 +389,14 @@ def _port_cpu_shape(port: _Port) -> None:
 def _onto_whole_nodes(port: _Port, cores: int) -> None:
     res, kind, target = port.spec.resources, port.spec.kind, port.target.name
     tasks, cpus = _source_shape(port)
-    _warn_pinned_core_counts(port, tasks * cpus, cores)
+    if kind != "mpi":     # an mpi job keeps its ranks per node unless repacked (which says so itself)
+        _warn_pinned_core_counts(port, tasks * cpus, cores)
     if kind == "mpi":
         if cores % cpus:
             port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
                         f"pick a divisor of {cores}")
             return
-        per_node = cores // cpus
-        ranks = res.nodes * tasks
-        nodes = max(1, math.ceil(ranks / per_node))
-        why = f"{target} schedules whole nodes of {cores} cores: {ranks} ranks of {cpus} core(s) fit in {nodes} node(s)"
-        if nodes != res.nodes:
-            port.set("resources", "nodes", nodes, why)
-        if res.tasks_per_node is not None:
-            port.set("resources", "tasks_per_node", per_node, f"{why}; {nodes * per_node} ranks fill them")
-        elif nodes * per_node != ranks:
-            port.warn("resources.tasks_per_node", f"the job fills its nodes: {nodes * per_node} ranks on {target}, {ranks} on {port.source.name}")
+        _mpi_onto_whole_nodes(port, cores, tasks, cpus)
     elif kind == "threaded" and tasks == 1:
         if res.cpus_per_task is not None:
             port.set("resources", "cpus_per_task", cores, f"{target} gives the job a whole node of {cores} cores")
@@ -392,6 +406,42 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
         port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind!r} job of {tasks * cpus} core(s) would leave the "
                     f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind 'many-tasks' (GNU Parallel, "
                     "a task file with a line each), or port to another cluster")
+
+
+def _mpi_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
+    """The rank count is the user's (it is the domain decomposition): kept, on as many nodes as
+    before, unless ``--repack`` (or more ranks per node than a new node holds) packs the same
+    ranks into as few of the target's whole nodes as hold them, evenly."""
+    res, source, target = port.spec.resources, port.source.name, port.target.name
+    per_node, ranks = cores // cpus, res.nodes * tasks
+    packed = _packed_nodes(ranks, per_node)
+    if (port.repack or tasks > per_node) and packed and packed != res.nodes:
+        asked = "--repack" if port.repack else f"{tasks} ranks of {cpus} core(s) do not fit one of {target}'s nodes"
+        why = (f"{asked}: the same {ranks} ranks ({res.nodes} x {tasks} on {source}) packed into {packed} whole node(s) of "
+               f"{cores} cores, {ranks // packed} per node")
+        port.set("resources", "nodes", packed, why)
+        port.set("resources", "tasks_per_node", ranks // packed, why)
+        _warn_pinned_core_counts(port, tasks * cpus, ranks // packed * cpus)
+        return
+    if port.repack and math.ceil(ranks / per_node) < res.nodes:
+        port.note("resources.nodes", f"--repack: {ranks} ranks do not split evenly into fewer than {res.nodes} node(s) of at most "
+                  f"{per_node} ranks; kept as {res.nodes} x {tasks}")
+    unused = f"{target}'s nodes of {cores} cores are partly used ({tasks * cpus} each, charged whole)"
+    hint = f"; slurmkit port --repack packs them into {packed} node(s)" if packed and packed < res.nodes else ""
+    if res.tasks_per_node is None:
+        port.set("resources", "tasks_per_node", tasks, f"{source} filled its nodes with {tasks} ranks: the {ranks} ranks are kept "
+                 f"({res.nodes} x {tasks}), as {target} would fill its larger nodes with {per_node}; {unused}{hint}")
+    elif tasks * cpus < cores:
+        port.note("resources.tasks_per_node", f"the {ranks} ranks are kept ({res.nodes} x {tasks}); {unused}{hint}")
+
+
+def _packed_nodes(ranks: int, per_node: int) -> Optional[int]:
+    """The fewest nodes of at most ``per_node`` ranks that hold ``ranks`` evenly (a spec says
+    ranks per node), or None when only one rank a node would."""
+    for nodes in range(max(1, math.ceil(ranks / per_node)), ranks):
+        if ranks % nodes == 0:
+            return nodes
+    return 1 if ranks <= per_node else None
 
 
 def _many_tasks_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
@@ -477,21 +527,44 @@ def _port_time(port: _Port) -> None:
 
 
 def _port_modules(port: _Port) -> None:
-    """Drop the source site's own stacks; move a pinned old StdEnv, and the versions that came
-    with it, to the target's standard environment."""
+    """Drop the source site's own stacks; move a pinned old StdEnv to the target's standard
+    environment; check each module against the target's catalogue (modulecat.py), rewriting a
+    version it does not have to the nearest one it has."""
     written = port.data.get("environment", {}).get("modules")
     if not written:
         return
     modules = [written] if isinstance(written, str) else list(written)
     kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
-    new_stdenv = port.target.software.stdenv
+    new_stdenv, catalogue = port.target.software.stdenv, port.target.software.catalogue
     old_stdenv = next((m for m in kept if m.startswith("StdEnv/")), None)
-    if old_stdenv and new_stdenv and old_stdenv != new_stdenv:
-        kept = [_module_under(m, new_stdenv, port.target) for m in kept]
+    moved_stdenv = bool(old_stdenv and new_stdenv and old_stdenv != new_stdenv)
+    if moved_stdenv:
+        kept = [new_stdenv if m.startswith("StdEnv/") else m if catalogue else _module_under(m, new_stdenv, port.target) for m in kept]
+    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
+    checks = [check_module(m, catalogue, port.target.name, oldest) for m in kept] if catalogue else []
+    kept = [c.new for c in checks] if checks else kept
     if kept != modules:
-        why = _modules_reason(modules, kept, old_stdenv, new_stdenv, port)
+        why = _modules_reason(modules, old_stdenv if moved_stdenv else None, new_stdenv, port, [c.why for c in checks if c.why])
         port.set("environment", "modules", kept, why)
-    _warn_old_versions(port, kept)
+    for check in checks:
+        if check.warning:
+            port.warn("environment.modules", check.warning)
+    if not catalogue:
+        _warn_old_versions(port, kept)
+    _port_venv(port, old_stdenv if moved_stdenv else None, [c for c in checks if c.why and c.module.startswith("python/")])
+
+
+def _port_venv(port: _Port, old_stdenv: Optional[str], pythons) -> None:
+    """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
+    Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
+    venv = port.spec.environment.venv
+    if venv is None or venv.path is None or not (old_stdenv or pythons):
+        return
+    built = " and ".join(filter(None, [old_stdenv, ", ".join(c.module for c in pythons)]))
+    now = " and ".join(filter(None, [port.target.software.stdenv if old_stdenv else None, ", ".join(c.new for c in pythons)]))
+    port.todos.append(f"environment.venv.path: {venv.path} was built under {built} on {port.source.name}; a virtualenv works only "
+                      f"with the Python and StdEnv it was made with: rebuild it on {port.target.name} under {now} "
+                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
 
 
 def _warn_old_versions(port: _Port, modules: List[str]) -> None:
@@ -514,15 +587,17 @@ def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:
     return target.software.modules.get(family) or family
 
 
-def _modules_reason(before: List[str], after: List[str], old_stdenv, new_stdenv, port: _Port) -> str:
+def _modules_reason(before: List[str], old_stdenv, new_stdenv, port: _Port, rewrites: List[str]) -> str:
     reasons = []
     dropped = [m for m in before if SITE_STACK_MODULES.match(m)]
     if dropped:
         reasons.append(f"{', '.join(dropped)} belonged to {port.source.name}'s own stack; {port.target.name} uses the Alliance stack")
-    if old_stdenv and new_stdenv and old_stdenv != new_stdenv:
+    if old_stdenv and port.target.software.catalogue:
+        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}")
+    elif old_stdenv:
         reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}, and versions of "
                        "the old one become the site's (or the default: check them with 'module spider NAME')")
-    return "; ".join(reasons)
+    return "; ".join(reasons + rewrites)
 
 
 # ------------------------------------------------------------------------- directives, account
@@ -552,13 +627,25 @@ def _port_account(port: _Port) -> None:
 # ---------------------------------------------------------------------------------- output
 
 
-def ported_text(ported: Ported) -> str:
+def ported_text(ported: Ported, original: Optional[str] = None, original_data: Any = None) -> str:
     """The ported spec as YAML, headed by comments that list each change and why (so the file
-    itself says what moved); the same port gives the same bytes."""
+    itself says what moved); the same port gives the same bytes. Given the ``original`` text
+    of the spec (read as ``original_data``), the rest of that file is kept as written, with its
+    comments, key order and quoting (roundtrip.py); else the mapping is written afresh."""
+    from .porting import TODO_PREFIX
+
+    header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
+    header += [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
+    header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
+    for note in ported.notes:
+        first, *rest = _wrapped(note)
+        header += [f"# note: {first}"] + [f"#   {line}" for line in rest]
+    if original is not None:
+        from .roundtrip import rewritten_text
+
+        return rewritten_text(original, original_data, ported.spec, header)
     import yaml
 
-    header = [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
-    header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
     body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
     return "\n".join(header) + "\n" + body
 

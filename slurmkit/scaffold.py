@@ -70,11 +70,23 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         script = Job(**data).render(warn=warn)
     except InputError as error:
         raise _flag_error(error) from None
-    written = [write_atomic(targets[0], yaml.safe_dump(data, sort_keys=False, default_flow_style=False))]
+    written = [write_atomic(targets[0], _spec_text(targets[0], data))]
     task_file = folder / EXAMPLE_TASKS[0]
     if answers["kind"] == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
         written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
     return written + [write_atomic(targets[1], script, 0o755)]
+
+
+def _spec_text(path: Path, data: dict) -> str:
+    """The spec as YAML; over a spec the user edited (--force), their comments and layout stay
+    where their keys do (roundtrip.py, which loads ruamel.yaml only here)."""
+    if path.exists():
+        from .roundtrip import rewritten_file
+
+        kept = rewritten_file(path, data)
+        if kept is not None:
+            return kept
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
 
 
 def _answers(name: str, given: dict, ask: Optional[Callable], env, tell) -> dict:

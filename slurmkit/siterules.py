@@ -15,13 +15,16 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 Every finding names the rule's source and the fix.
 """
 
+from __future__ import annotations
+
 import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .profiles import SiteProfile
+from .records import Record
 from .units import format_size
 
 #: A shell word that runs sbatch: at the start, or after a separator, a pipe or a subshell.
@@ -30,7 +33,7 @@ _CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?sbatch(?=\s|$|[;&|)`])")
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*(==|<=|<|~=|===)\s*([0-9][0-9A-Za-z.+\-*]*)")
 
 
-class Finding(NamedTuple):
+class Finding(Record):
     """The same shape as resolve.Finding (level, field, message); converted by the callers."""
 
     level: str

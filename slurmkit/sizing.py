@@ -24,8 +24,11 @@ The rules, each with its source (docs/job-spec.md, "Memory and cores", says the 
 Nothing here reads files or the environment; resolve.py calls these at its hooks.
 """
 
-from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence, Tuple
+from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+
+from .records import Record
 from .spec import DISTRIBUTED_KINDS, JobSpec
 from .units import format_size, parse_size
 
@@ -48,7 +51,7 @@ FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "": "Python
 ROUND_TO_GIB_FROM_MIB = 10 * 1024
 
 
-class Bundle(NamedTuple):
+class Bundle(Record):
     """What the charge of one GPU asked covers on the nodes that can take the job."""
 
     cores: int

@@ -16,13 +16,16 @@ A spec looks like::
     launch: {command: python train.py --epochs 10}
 """
 
+from __future__ import annotations
+
 import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from . import sanity
 from .errors import SpecError, UnitError, closest
+from .records import Record
 from .shellwords import split_at_operators
 from .units import parse_duration, parse_size
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
@@ -55,14 +58,14 @@ _PACKAGE_RE = re.compile(r"^[^-\s].*$", re.S)
 MAIL_RE = re.compile(r"^[^\s@'\"\\$`]+@[^\s@'\"\\$`]+$")
 
 
-class GpuRequest(NamedTuple):
+class GpuRequest(Record):
     """GPUs per node, as the user named them (``model`` is resolved against the profile)."""
 
     model: Optional[str]
     count: int
 
 
-class Resources(NamedTuple):
+class Resources(Record):
     nodes: int = 1
     tasks_per_node: Optional[int] = None   # None: not said (the resolver may fill whole nodes)
     cpus_per_task: Optional[int] = None
@@ -73,7 +76,7 @@ class Resources(NamedTuple):
     tmp_mb: Optional[int] = None           # node-local disk (--tmp)
 
 
-class Venv(NamedTuple):
+class Venv(Record):
     """A Python virtualenv: built in ``$SLURM_TMPDIR`` per job unless ``path`` names a lasting one."""
 
     path: Optional[str] = None
@@ -81,7 +84,7 @@ class Venv(NamedTuple):
     packages: Tuple[str, ...] = ()
 
 
-class Build(NamedTuple):
+class Build(Record):
     """A Python package with compiled parts built against the loaded modules (``horovod``, ``mpi4py``)."""
 
     name: str
@@ -93,7 +96,7 @@ class Build(NamedTuple):
         return self.name + (f"=={self.version}" if self.version else "")
 
 
-class Environment(NamedTuple):
+class Environment(Record):
     modules: Tuple[str, ...] = ()
     venv: Optional[Venv] = None
     variables: Tuple[Tuple[str, str], ...] = ()
@@ -102,7 +105,7 @@ class Environment(NamedTuple):
     setup: Tuple[str, ...] = ()        # shell lines run as written before the payload (kept by `import`)
 
 
-class Launch(NamedTuple):
+class Launch(Record):
     """``command`` is an argv; ``$NAME``/``${NAME}`` in it expand at run time, ``$$`` is a ``$``.
 
     A ``shell`` line (redirections, pipes, ``&&``) is run by bash under the launcher: ``command``
@@ -117,14 +120,14 @@ class Launch(NamedTuple):
     shell: Optional[str] = None         # the bash line as the user wrote it, when given as launch.shell
 
 
-class ArraySpec(NamedTuple):
+class ArraySpec(Record):
     """A sweep: the grid of ``parameters`` (task i gets the i-th point), run ``throttle`` at a time."""
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]
     throttle: Optional[int] = None
 
 
-class Tasks(NamedTuple):
+class Tasks(Record):
     """Many small tasks that GNU Parallel runs inside the job's nodes (kind ``many-tasks``):
     each non-blank line of ``file`` is one task, a shell command of its own (``commands``) or
     the arguments of launch.command, which GNU Parallel puts where ``{}`` is (``arguments``)."""
@@ -135,19 +138,19 @@ class Tasks(NamedTuple):
     joblog: Optional[str] = None       # the joblog folder; None: <name>.joblog beside the spec
 
 
-class Dependency(NamedTuple):
+class Dependency(Record):
     type: str
     job_ids: Tuple[str, ...]
 
 
-class Mail(NamedTuple):
+class Mail(Record):
     """``user`` None: SLURM mails the address registered with the account (the Alliance's CCDB one)."""
 
     user: Optional[str]
     events: Tuple[str, ...] = ("END", "FAIL")
 
 
-class StageInput(NamedTuple):
+class StageInput(Record):
     """A file, folder or archive (``.tar``, ``.tar.gz``, ``.tar.zst``, ...; a pack manifest) to
     bring into ``$SLURM_TMPDIR/<to>`` before the payload; ``source`` is relative to the spec's folder."""
 
@@ -155,14 +158,14 @@ class StageInput(NamedTuple):
     to: str = ""
 
 
-class StageOutput(NamedTuple):
+class StageOutput(Record):
     """``$SLURM_TMPDIR/<source>`` copied back to ``<to>`` (relative to the spec's folder) on every exit."""
 
     source: str
     to: str
 
 
-class Checkpoint(NamedTuple):
+class Checkpoint(Record):
     """A folder in ``$SLURM_TMPDIR`` synced back every ``every_s`` seconds and at the end."""
 
     source: str
@@ -170,20 +173,20 @@ class Checkpoint(NamedTuple):
     every_s: int = 1800
 
 
-class Stage(NamedTuple):
+class Stage(Record):
     inputs: Tuple[StageInput, ...] = ()
     outputs: Tuple[StageOutput, ...] = ()
     checkpoint: Optional[Checkpoint] = None
     lead_s: Optional[int] = None          # how long before the time limit to stop and copy back
 
 
-class Resubmit(NamedTuple):
+class Resubmit(Record):
     """Run as a chain of jobs (afterany) that resume from the checkpoint: at most ``max_links``."""
 
     max_links: int = 10
 
 
-class JobSpec(NamedTuple):
+class JobSpec(Record):
     name: str
     launch: Launch
     resources: Resources

@@ -9,6 +9,8 @@ manifest of files and bytes. GNU tar does the archiving (fast, and the same tool
 node); mksquashfs (squashfs-tools) makes the images.
 """
 
+from __future__ import annotations
+
 import contextlib
 import json
 import os
@@ -16,10 +18,11 @@ import shutil
 import subprocess
 import zlib
 from pathlib import Path
-from typing import List, NamedTuple, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
 from .errors import SlurmkitError
 from .files import write_atomic
+from .records import Record
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
 
@@ -28,13 +31,13 @@ class PackError(SlurmkitError):
     """The folder cannot be packed (missing, empty, tar failed)."""
 
 
-class Shard(NamedTuple):
+class Shard(Record):
     name: str
     files: int
     bytes: int
 
 
-class Manifest(NamedTuple):
+class Manifest(Record):
     source: str
     files: int
     bytes: int
@@ -200,7 +203,7 @@ def _squash(folder: Path, files, target: Path, name: str, zstd: bool) -> Shard:
 
 # ------------------------------------------------------------------------------------ inspect
 
-class InputShape(NamedTuple):
+class InputShape(Record):
     index: int                     # its place in stage.inputs
     path: str
     files: int

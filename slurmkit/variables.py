@@ -9,10 +9,14 @@ rendered script to it), and ``slurmkit import`` names the right variable for kno
 A site profile's ``launch.env`` carries its own source URL beside the value.
 """
 
-from typing import Dict, NamedTuple
+from __future__ import annotations
+
+from typing import Dict
+
+from .records import Record
 
 
-class Reader(NamedTuple):
+class Reader(Record):
     program: str        # who reads it: "openmp", "pytorch", "tensorflow", ...
     source: str         # where that program documents (or reads) the name
 

@@ -12,7 +12,8 @@
 # it is touched except installing packages: munge, mariadb, slurmdbd, slurmctld and two slurmd
 # run on private sockets and non-default ports, so this can run beside a system SLURM. Each
 # slurmd runs in its own UTS+mount namespace, where it has its own hostname, its own
-# node-local $SLURM_TMPDIR, and /etc/hosts and /etc/slurm bind-mounted from this folder.
+# node-local $SLURM_TMPDIR, and /etc/hosts and /etc/slurm bind-mounted from this folder; and,
+# like an Alliance CPU node, no CUDA outside `module load cuda` (cpu_node.sh).
 #
 # Settings (environment):
 #   SLURMKIT_CLUSTER_NODES=2          how many slurmd "nodes"
@@ -429,7 +430,8 @@ start_slurmd() {  # start_slurmd NODE
             mount --bind "$2/nodes/$1/localscratch" "$2/localscratch"
             mount --bind "$2/etc/hosts" /etc/hosts
             if [ -d /etc/slurm ]; then mount --bind "$2/etc" /etc/slurm; fi
-            exec slurmd -N "$1" -f "$2/etc/slurm.conf"' _ "$node" "$BASE"
+            bash "$3" "$2/nodes/$1/usr-local"
+            exec slurmd -N "$1" -f "$2/etc/slurm.conf"' _ "$node" "$BASE" "$HERE/cpu_node.sh"
     else
         slurmd -N "$node" -f "$BASE/etc/slurm.conf"
     fi

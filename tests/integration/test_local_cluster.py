@@ -125,3 +125,17 @@ def test_gpu_request_beyond_the_nodes_is_rejected(cluster, tmp_path):
     submission = sbatch(script, *ACCOUNT, "--gres=gpu:p100:3")
     assert submission.returncode != 0
     assert "Requested node configuration is not available" in submission.stderr
+
+
+def test_nodes_have_no_cuda_until_the_module_is_loaded(cluster, tmp_path):
+    """Like an Alliance CPU node (cpu_node.sh): no /usr/local/cuda and no nvcc on PATH, even
+    where the machine running the cluster has a partial CUDA; `module load cuda` brings the
+    module's CUDA_HOME. Proven where the nodes run in their own namespaces."""
+    body = ('test ! -e /usr/local/cuda && echo "no /usr/local/cuda"\n'
+            'command -v nvcc || echo "no nvcc"\n'
+            'ls /usr/local/bin >/dev/null && echo "usr-local readable"\n'
+            'module load StdEnv/2023 cuda/12.2 && echo "module CUDA_HOME=$CUDA_HOME"\n')
+    row, out, _ = run_job(tmp_path, body, *ACCOUNT)
+    assert row["State"] == "COMPLETED", out
+    assert "no /usr/local/cuda" in out and "no nvcc" in out and "usr-local readable" in out, out
+    assert re.search(r"module CUDA_HOME=\S+/cuda/12\.2", out), out

@@ -1,11 +1,16 @@
-"""What every unit test starts from: no account in the environment, so that a spec without one
-renders the same bytes on every machine (the resolver takes $SBATCH_ACCOUNT and $SLURM_ACCOUNT
-as sbatch does, see slurmkit/accounts.py; inside a SLURM job $SLURM_ACCOUNT is always set)."""
+"""What every unit test starts from: no account and no sbatch input variable in the environment,
+so that a spec renders the same bytes and findings on every machine (the resolver takes
+$SBATCH_ACCOUNT and $SLURM_ACCOUNT as sbatch does, see slurmkit/accounts.py, and reports the
+other SBATCH_* variables, sbatch_environment.py; inside a SLURM job $SLURM_ACCOUNT is set)."""
+
+import os
 
 import pytest
 
 
 @pytest.fixture(autouse=True)
 def no_account_in_the_environment(monkeypatch):
-    for variable in ("SBATCH_ACCOUNT", "SLURM_ACCOUNT"):
+    for variable in ("SBATCH_ACCOUNT", "SLURM_ACCOUNT", "SLURM_CLUSTERS", "SLURM_HINT"):
         monkeypatch.delenv(variable, raising=False)
+    for variable in [name for name in os.environ if name.startswith("SBATCH_")]:
+        monkeypatch.delenv(variable)

@@ -104,7 +104,8 @@ def test_the_imported_spec_ports_to_the_successor_as_reviewed(script, tmp_path, 
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     _golden(script.with_suffix(".port.txt"), result.output)
     if result.exit_code == 0:
-        assert len(pending_import_notes(result.stdout)) == len(imported.unmapped)
+        port_todos = [line for line in result.stderr.splitlines() if line.startswith("to do: ")]   # a virtualenv to rebuild
+        assert len(pending_import_notes(result.stdout)) == len(imported.unmapped) + len(port_todos)
 
 
 # -------------------------------------------------------------- never a traceback, always a spec

@@ -489,18 +489,29 @@ def test_a_script_written_with_render_o_follows_the_umask(fake_slurm):
     assert _mode(fake_slurm / "job.sbatch") == 0o700
 
 
+@pytest.mark.parametrize("command", ["cancel", "status", "watch", "logs", "report"])
 @pytest.mark.parametrize("argv, word", [(["--", "--user=nobody"], "--user=nobody"), (["12", "--", "-u", "x"], "-u"),
-                                        (["12;rm"], "12;rm"), (["1_2_3"], "1_2_3"), (["١٢"], "١٢")])
-def test_cancel_takes_job_ids_only_and_runs_no_scancel_otherwise(fake_slurm, argv, word):
+                                        (["12;rm"], "12;rm"), (["1_2_3"], "1_2_3"), (["١٢"], "١٢"), (["_12"], "_12"),
+                                        (["12_"], "12_"), (["12\n"], "12\n")])
+def test_commands_that_name_jobs_take_job_ids_only_and_run_no_slurm_command_otherwise(fake_slurm, command, argv, word):
+    """Job ids reach sacct, squeue and scancel as arguments: an option there would change what
+    is asked (scancel --user cancels every job of a user), and a word that is no id made
+    status say the controller did not answer, and watch retry for ever."""
     from click.testing import CliRunner
 
     from slurmkit.cli import main
 
-    result = CliRunner().invoke(main, ["cancel", *argv])
-    assert result.exit_code == 2
-    assert result.stderr == (f"error: {word!r} is not a job id; cancel takes job ids such as 12345, or 12345_7 for one "
-                             f"task of an array\n")
-    assert not (fake_slurm / "scancel.args").exists()
+    if command in ("logs", "report") and len(argv) > 1 and argv[0] == "12":
+        argv = argv[1:]  # one id only: the second word would be refused as an extra argument
+    for tool in ("sacct", "squeue"):
+        (fake_slurm / "bin" / tool).write_text(f'#!/bin/sh\necho "$@" >> {fake_slurm}/{tool}.args\n')
+        (fake_slurm / "bin" / tool).chmod(0o755)
+    result = CliRunner().invoke(main, [command, *argv])
+    assert result.exit_code == 2, result.output
+    assert f"{word!r} is not a job id: use 123 (a job or a whole array) or 123_4 (one array task)" in result.stderr
+    assert "Traceback" not in result.output
+    for tool in ("scancel", "sacct", "squeue"):
+        assert not (fake_slurm / f"{tool}.args").exists(), tool
 
 
 # ------------------------------------------------------------------------------- sanity limits

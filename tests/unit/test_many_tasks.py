@@ -147,8 +147,8 @@ def test_gnu_parallels_module_is_loaded_where_the_profile_names_one(tmp_path, mo
     ("niagara", "array", {"cpus_per_task": 4}, "niagara schedules whole nodes of 40 cores and each array task uses 4: put the sweep's "
                                                "points in a task file and run them 10 at a time in one job of kind 'many-tasks' "
                                                "(GNU Parallel; tasks_per_node: 10, cpus_per_task: 4)"),
-    ("trillium", "mpi", {"tasks_per_node": 100}, "trillium schedules whole nodes of 192 cores; this asks 100 per node "
-                                                 "(tasks_per_node x cpus_per_task): make it 192, e.g. tasks_per_node: 192"),
+    ("trillium", "mpi", {"tasks_per_node": 100, "cpus_per_task": 5}, "trillium schedules whole nodes of 192 cores, which 5 cores per "
+                                                                     "task does not divide: pick one that does (e.g. 2, 3, 4, 6)"),
 ])
 def test_a_job_below_a_whole_node_is_refused_with_the_way_to_fill_it(name, kind, resources, message):
     data = {"name": "s", "account": "def-x", "kind": kind, "resources": {"time": "3h", **resources}, "launch": "./a"}

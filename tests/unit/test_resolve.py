@@ -190,10 +190,21 @@ def test_niagara_gives_a_threaded_job_all_40_cores_and_as_many_threads():
     assert (str(env["OMP_NUM_THREADS"]), str(env["MKL_NUM_THREADS"])) == ("\"${SLURM_CPUS_PER_TASK:-1}\"",) * 2  # the 40 of the header
 
 
-def test_partial_node_on_niagara_is_an_error():
-    error = only_error(job("niagara", kind="mpi", resources={"tasks_per_node": 4}))
-    assert error == Finding("error", "resources", "niagara schedules whole nodes of 40 cores; this asks 4 per node "
-                                                   "(tasks_per_node x cpus_per_task): make it 40, e.g. tasks_per_node: 40")
+def test_fewer_mpi_ranks_than_a_whole_niagara_node_has_cores_run_with_a_warning():
+    """The rank count is the user's domain decomposition (issue 16): nodes partly used are charged
+    whole, which is said, not refused."""
+    resolution = job("niagara", kind="mpi", resources={"tasks_per_node": 4})
+    assert resolution.errors == ()
+    assert Finding("warning", "resources", "niagara schedules whole nodes of 40 cores; this uses 4 per node (tasks_per_node x "
+                   "cpus_per_task), the other 36 are idle but charged: fill them (tasks_per_node: 40) where the rank count is "
+                   "yours to choose") in resolution.warnings
+    assert directives(resolution)["--ntasks-per-node"] == "4"
+
+
+def test_more_mpi_ranks_than_a_whole_niagara_node_has_cores_is_an_error():
+    errors = job("niagara", kind="mpi", resources={"tasks_per_node": 50}).errors
+    assert Finding("error", "resources", "niagara schedules whole nodes of 40 cores; this asks 50 per node "
+                                         "(tasks_per_node x cpus_per_task): make it 40, e.g. tasks_per_node: 40") in errors
 
 
 def test_partial_node_on_trillium_is_an_error():

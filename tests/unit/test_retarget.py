@@ -44,7 +44,7 @@ def test_a_graham_gpu_job_moves_to_nibi_with_every_change_and_its_reason():
         "resources.gpus": ("v100:2", "h100:2"),
         "resources.cpus_per_task": (10, 28),             # graham's 5 per V100 was its bundle; nibi's is 14 per H100
         "environment.modules": (["StdEnv/2020", "python/3.8", "cuda/11.4", "scipy-stack"],
-                                ["StdEnv/2023", "python/3.11", "cuda", "scipy-stack"]),
+                                ["StdEnv/2023", "python/3.11.5", "cuda/12.2", "scipy-stack"]),   # the nearest of nibi's catalogue
         "extra_directives": (["--constraint=cascade", "--signal=USR2@60"], ["--signal=USR2@60"]),
     }
     why = {c.field: c.why for c in ported.changes}
@@ -117,20 +117,75 @@ def test_cuda_code_is_not_moved_onto_amd_gpus(tmp_path):
         port_spec(data, spec_from_mapping(data), load_profile("graham"), target)
 
 
-def test_niagara_mpi_fills_fewer_of_trilliums_larger_nodes_and_drops_its_own_stack():
-    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 4, "time": "12h"},
-            "environment": {"modules": ["NiaEnv/2019b", "intel", "openmpi"]}, "launch": {"command": "./a.out", "launcher": "mpirun"}}
-    ported = port(data)
+def port_repacked(data, to=None):
+    source = load_profile(data["profile"])
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data), source, choose_target(source, to, load_profile), repack=True)
+
+
+NIAGARA_MPI = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 4, "time": "12h"},
+               "environment": {"modules": ["NiaEnv/2019b", "intel", "openmpi"]}, "launch": {"command": "./a.out", "launcher": "mpirun"}}
+
+
+def test_niagara_mpi_keeps_its_rank_count_on_trillium_and_says_how_to_repack():
+    """4 x 40 = 160 ranks stay 160 (a changed rank count changes the domain decomposition: the
+    user's choice, issue 16), on 4 nodes that Trillium charges whole."""
+    ported = port(NIAGARA_MPI)
     assert ported.target == "trillium"
-    assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.nodes": (4, 1),
+    assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.tasks_per_node": (None, 40),
                                "environment.modules": (["NiaEnv/2019b", "intel", "openmpi"], ["intel", "openmpi"])}
-    assert any("192 ranks on trillium, 160 on niagara" in w.message for w in ported.warnings)
+    why = {c.field: c.why for c in ported.changes}["resources.tasks_per_node"]
+    assert why == ("niagara filled its nodes with 40 ranks: the 160 ranks are kept (4 x 40), as trillium would fill its larger nodes "
+                   "with 192; trillium's nodes of 192 cores are partly used (40 each, charged whole); slurmkit port --repack packs "
+                   "them into 1 node(s)")
+    assert "partly used" in ported_text(ported)      # the ported file says it too
+    plan = resolve(spec_from_mapping({**ported.spec, "account": "def-x"}), load_profile("trillium")).plan
+    assert (dict(plan.directives)["--nodes"], dict(plan.directives)["--ntasks-per-node"]) == ("4", "40")
 
 
-def test_explicit_niagara_ranks_become_trillium_ranks():
+def test_repack_packs_niagaras_ranks_into_fewer_whole_trillium_nodes():
+    ported = port_repacked({**NIAGARA_MPI, "resources": {"nodes": 4, "tasks_per_node": 80, "time": "12h"}})   # 80: Hyper-Threading
+    assert changed(ported)["resources.nodes"] == (4, 2) and changed(ported)["resources.tasks_per_node"] == (80, 160)
+    why = {c.field: c.why for c in ported.changes}["resources.nodes"]
+    assert why == "--repack: the same 320 ranks (4 x 80 on niagara) packed into 2 whole node(s) of 192 cores, 160 per node"
+    assert "--repack: the same 320 ranks" in ported_text(ported)
+    plan = resolve(spec_from_mapping({**ported.spec, "account": "def-x"}), load_profile("trillium")).plan
+    assert (dict(plan.directives)["--nodes"], dict(plan.directives)["--ntasks-per-node"]) == ("2", "160")
+
+
+def test_explicit_niagara_ranks_are_kept_and_repacked_evenly_on_request():
     data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 10, "tasks_per_node": 20, "cpus_per_task": 2, "time": "20h"},
             "launch": "./a.out"}
-    assert changed(port(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 3), "resources.tasks_per_node": (20, 96)}
+    kept = port(data)
+    assert changed(kept) == {"profile": ("niagara", "trillium")}
+    assert [w.message for w in kept.warnings if w.field == "resources.tasks_per_node"] == [
+        "the 200 ranks are kept (10 x 20); trillium's nodes of 192 cores are partly used (40 each, charged whole); slurmkit port "
+        "--repack packs them into 4 node(s)"]
+    assert "# note: resources.tasks_per_node: the 200 ranks are kept (10 x 20); trillium's nodes" in ported_text(kept)
+    assert not [w for w in kept.warnings if "idle but charged" in w.message]     # the resolver's same warning is not repeated
+    # 200 ranks of 2 cores: 96 fit a node; 3 nodes cannot hold 200 evenly, 4 do (50 each).
+    assert changed(port_repacked(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 4), "resources.tasks_per_node": (20, 50)}
+
+
+def test_repack_of_ranks_that_split_evenly_only_one_a_node_keeps_them_and_says_so():
+    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 1, "tasks_per_node": 37, "time": "1h"},
+            "launch": "./a.out"}
+    assert changed(port_repacked(data)) == {"profile": ("niagara", "trillium")}
+    assert not [w for w in port_repacked(data).warnings if w.field == "resources.nodes"]     # one node: nothing to pack
+    data["resources"]["nodes"] = 7                     # 259 = 7 x 37 ranks: 2 nodes of 192 hold them, but not evenly
+    ported = port_repacked(data)
+    assert changed(ported) == {"profile": ("niagara", "trillium")}
+    assert any(w.message.startswith("--repack: 259 ranks do not split evenly into fewer than 7 node(s)") for w in ported.warnings)
+
+
+def test_port_repack_on_the_command_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump({**NIAGARA_MPI, "resources": {"nodes": 4, "tasks_per_node": 80, "time": "12h"}}))
+    plain = CliRunner().invoke(main, ["port", "job.yaml"])
+    assert plain.exit_code == 0 and "--repack packs them into 2 node(s)" in plain.output and "nodes: 4" in plain.stdout
+    packed = CliRunner().invoke(main, ["port", "job.yaml", "--repack"])
+    assert packed.exit_code == 0, packed.output
+    assert "changed: resources.nodes: 4 -> 2: --repack: the same 320 ranks (4 x 80 on niagara)" in packed.output
+    assert "nodes: 2" in packed.stdout and "tasks_per_node: 160" in packed.stdout
 
 
 def test_a_niagara_job_on_a_by_core_cluster_asks_for_the_node_it_used_to_fill():
@@ -286,11 +341,97 @@ def test_the_course_scripts_128_cores_for_2_gpus_come_down_to_the_new_advice():
     assert "128 cores for 2 GPU(s) is above nibi's 14 per GPU" in {c.field: c.why for c in ported.changes}["resources.cpus_per_task"]
 
 
-def test_versions_of_an_older_day_are_flagged_where_the_new_site_names_another():
+def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
     from slurmkit.porting import import_script
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
-    assert any(w.message.startswith("python/3.6: fir's profile names python/3.11; check") for w in ported.warnings)
+    assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.11.5"])
+    assert "python/3.6 is not in fir's stack, which has python 3.10.13, 3.11.5, 3.12.4, 3.13.2; python/3.11.5 is the nearest of those it builds wheels for (python/3.11 and newer)" \
+        in {c.field: c.why for c in ported.changes}["environment.modules"]
+
+
+OLD_STACK = {"name": "old", "profile": "graham", "kind": "mpi", "resources": {"nodes": 2, "tasks_per_node": 8, "time": "3h"},
+             "launch": "./a.out"}
+
+
+@pytest.mark.parametrize("old, new", [
+    ("gcc/9.3.0", "gcc/12.3"), ("openmpi/4.0.3", "openmpi/4.1.5"), ("cuda/11.4", "cuda/12.2"), ("cuda/11.8.0", "cuda/12.2"),
+    ("intel/2019u4", "intel/2023.2.1"), ("scipy-stack/2019a", "scipy-stack/2023b"), ("python/3.11.2", "python/3.11.5"),
+    ("python/3.8", "python/3.11.5"), ("cudnn/8.2.0", "cudnn/9.2.1.18"), ("nccl/2.18.3", "nccl/2.26.2"),
+    ("arrow/8", "arrow/24.0.0"), ("opencv/4.5.1", "opencv/4.8.1"),
+])
+def test_a_module_the_target_lacks_becomes_the_nearest_version_it_has(old, new):
+    ported = port({**OLD_STACK, "environment": {"modules": [old]}})
+    assert changed(ported)["environment.modules"] == ([old], [new])
+    assert f"{old} is not in nibi's stack" in {c.field: c.why for c in ported.changes}["environment.modules"]
+
+
+@pytest.mark.parametrize("module", ["gcc/12.3", "python/3.11", "python/3.13", "cuda/12.6", "openmpi/4.1.5", "scipy-stack/2025a",
+                                    "arrow/24", "opencv/4.13", "cudnn/9.2", "python", "StdEnv/2023"])
+def test_a_module_the_target_has_is_kept_as_written(module):
+    ported = port({**OLD_STACK, "environment": {"modules": [module]}})
+    assert "environment.modules" not in changed(ported)
+    assert not [w for w in ported.warnings if w.field == "environment.modules"]
+
+
+@pytest.mark.parametrize("module, nearest", [("python/3.14", "python/3.13.2"), ("openmpi/5.0.3", "openmpi/4.1.5"), ("cuda/13.2", "cuda/12.9")])
+def test_a_version_newer_than_the_catalogue_knows_is_kept_with_a_warning(module, nearest):
+    ported = port({**OLD_STACK, "environment": {"modules": [module]}})
+    assert "environment.modules" not in changed(ported)
+    family = module.split("/")[0]
+    assert [w.message for w in ported.warnings if w.field == "environment.modules"] == [
+        f"{module} is newer than the {family} versions of nibi's module catalogue ({', '.join(v.split('/')[1] for v in load_profile('nibi').software.catalogue if v.startswith(family + '/'))}), "
+        f"which lists only documented ones: check that it exists there ('module spider {module}'), or use {nearest}"]
+
+
+def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_nearest():
+    ported = port({**OLD_STACK, "environment": {"modules": ["pyhton/3.11", "gromacs/2023.2"]}})
+    assert "environment.modules" not in changed(ported)
+    warnings = [w.message for w in ported.warnings if w.field == "environment.modules"]
+    assert warnings[0].startswith("pyhton/3.11: 'pyhton' is not in nibi's module catalogue (did you mean 'python': python/3.10.13, ")
+    assert warnings[1] == ("gromacs/2023.2: 'gromacs' is not in nibi's module catalogue; check that it exists there "
+                           "('module spider gromacs') before submitting")
+
+
+def test_every_module_a_profile_names_is_in_its_catalogue():
+    from slurmkit.bundled import profiles_dir
+    from slurmkit.modulecat import families, is_available
+
+    for name in sorted(p.stem for p in profiles_dir().glob("*.yaml") if p.stem != "alliance"):
+        profile = load_profile(name)
+        table = families(profile.software.catalogue)
+        for module in filter(None, profile.software.modules.values()):
+            if table:
+                family, _, version = module.partition("/")
+                assert family in table and is_available(version, table[family]), (name, module)
+
+
+def test_a_lasting_virtualenv_built_under_the_old_stack_must_be_rebuilt(tmp_path, monkeypatch):
+    data = {**OLD_STACK, "kind": "serial", "resources": {"time": "1h"}, "account": "def-prof",
+            "environment": {"modules": ["StdEnv/2020", "python/3.8"], "venv": {"path": "$HOME/envs/py38"}}}
+    ported = port(data)
+    assert ported.todos == ("environment.venv.path: $HOME/envs/py38 was built under StdEnv/2020 and python/3.8 on graham; a "
+                            "virtualenv works only with the Python and StdEnv it was made with: rebuild it on nibi under StdEnv/2023 "
+                            "and python/3.11.5 (virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line",)
+    # In the ported file it is a to-do, so `slurmkit check` does not say "no problems" until it is done.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(main, ["port", "job.yaml", "-o", "ported.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "to do: environment.venv.path: $HOME/envs/py38 was built under" in result.output
+    check = CliRunner().invoke(main, ["check", "ported.yaml"])
+    assert "environment.venv.path: $HOME/envs/py38 was built under" in check.output and "no problems" not in check.output
+    # A venv built per job (no path), or one under the same stack, needs nothing.
+    assert port({**data, "environment": {"modules": ["StdEnv/2020", "python/3.8"], "venv": {"requirements": "r.txt"}}}).todos == ()
+    assert port({**data, "environment": {"modules": ["python/3.11"], "venv": {"path": "$HOME/envs/py311"}}}).todos == ()
+
+
+def test_a_count_pinned_to_the_old_ranks_per_node_is_flagged_only_when_repacking_changes_it():
+    data = {**NIAGARA_MPI, "environment": {"variables": {"RANKS_PER_NODE": "40"}}}
+    assert not [w for w in port(data).warnings if w.field.startswith("environment.")]      # still 40 per node
+    flagged = [w for w in port_repacked(data).warnings if w.field.startswith("environment.")]
+    assert [w.field for w in flagged] == ["environment.variables.RANKS_PER_NODE"]
+    assert "on trillium it has 160" in flagged[0].message                                   # 160 ranks on 1 node
 
 
 def test_a_thread_count_pinned_to_the_old_nodes_cores_is_flagged():

@@ -23,8 +23,6 @@ So, on such a site:
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Optional, Tuple
 
@@ -160,6 +158,7 @@ def _build_at(path: Path, key: str, plan, base_dir: Path, force: bool) -> bool:
     """Build under a lock (two builds of one environment at once would mix); a folder that
     slurmkit did not make is never removed."""
     import fcntl
+    import shutil
 
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(f"{path}.lock", "w") as lock:
@@ -183,6 +182,8 @@ def _build_at(path: Path, key: str, plan, base_dir: Path, force: bool) -> bool:
 
 
 def _run(plan, path: Path, base_dir: Path) -> None:
+    import subprocess
+
     from .render import render_env_build
 
     script = render_env_build(plan)

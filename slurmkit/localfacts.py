@@ -23,8 +23,10 @@ class LocalFacts(Record):
 
 def gather(spec, profile, base_dir: Path) -> LocalFacts:
     """The facts ``profile``'s rules use, read from this host for ``spec`` (relative paths from ``base_dir``)."""
-    from .envbuild import requirements_digest
-
     staged = staged_sizes(spec, base_dir) if profile.rules.tmp_request and spec.stage else ()
-    digest = requirements_digest(spec, base_dir) if profile.rules.env_build else None
+    digest = None
+    if profile.rules.env_build:
+        from .envbuild import requirements_digest
+
+        digest = requirements_digest(spec, base_dir)
     return LocalFacts(staged=staged, requirements_digest=digest)

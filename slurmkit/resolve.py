@@ -587,7 +587,6 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     venv = spec.environment.venv
     if venv is None:
         return None
-    from .envbuild import on_login_node
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     command = profile.software.virtualenv.command or DEFAULT_VENV_COMMAND
     plan = VenvPlan(
@@ -601,6 +600,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
         nodes=spec.resources.nodes,
         node_cores=NODE_CORES,
     )
+    if profile.rules.env_build is None:
+        return plan
+    from .envbuild import on_login_node   # here: only sites that build environments on the login node need it
+
     return on_login_node(plan, spec, profile, modules, local)
 
 

@@ -15,13 +15,16 @@ Lmod matches a version by prefix: ``python/3.11`` loads the site's 3.11.x, so it
 when any listed version starts with ``3.11.``.
 """
 
+from __future__ import annotations
+
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from .errors import closest
+from .records import Record
 
 
-class ModuleCheck(NamedTuple):
+class ModuleCheck(Record):
     """What the port does with one module: ``module`` as written, ``new`` what the ported spec
     loads (the same when kept), ``why`` the reason of a rewrite, ``warning`` what the user must check."""
 

@@ -130,6 +130,7 @@ def build(job, profile: Optional[str] = None, force: bool = False) -> Tuple[Path
     path = expanded(job_venv.path)
     if path is None:
         raise InputError(spec.source, None, "environment.venv.path", f"{job_venv.path} reads a variable that is not set here")
+    path = path if path.is_absolute() else base_dir / path   # relative: from the spec's folder, where the job starts
     building = _plan(spec, site, facts._replace(building_env=True), resolve)
     return path, _build_at(path, job_venv.prebuilt_key, building, base_dir, force)
 

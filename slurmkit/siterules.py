@@ -264,10 +264,11 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
     models = gpu_models_of(plan, profile) if plan else ()
     uses_gpus = bool(spec.resources.gpus)
     return (read_only_findings(spec, profile, base_dir, log_folder, env) + login_node_findings(profile, hostname, uses_gpus)
-            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname))
+            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
 
 
-def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "") -> List[Finding]:
+def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "",
+                          base_dir: Optional[Path] = None) -> List[Finding]:
     """An error when the job activates an environment built on the login node (Trillium) and
     none is built here for it (envbuild.py): the job would stop at its first line. A warning
     instead on a host that is none of the site's login nodes (a laptop: the environment may
@@ -278,6 +279,8 @@ def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], ho
     from .envbuild import built_key
 
     path = _expand(venv.path, env)
+    if path is not None and not path.startswith("/") and base_dir is not None:
+        path = str(base_dir / path)    # relative: from the spec's folder, where the job starts
     if path is None or built_key(path) == venv.prebuilt_key:
         return []
     rule, login = profile.rules.env_build, profile.rules.login_nodes

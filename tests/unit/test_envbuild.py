@@ -184,6 +184,17 @@ def test_env_build_replaces_a_half_built_env_and_never_a_folder_it_did_not_make(
     assert (mine / "notes.txt").read_text() == "keep me"
 
 
+def test_a_relative_venv_path_is_from_the_spec_folder_for_env_build_and_check(here, monkeypatch, tmp_path_factory):
+    data = yaml.safe_load((here / "job.yaml").read_text())
+    data["environment"]["venv"]["path"] = "envs/rel"
+    (here / "job.yaml").write_text(yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    job = Job.from_yaml(here / "job.yaml")
+    assert [f.field for f in job.check() if f.level == "error"] == ["environment.venv"]
+    assert job.build_env() == here / "envs" / "rel" and built_key(here / "envs" / "rel")
+    assert [f for f in job.check() if f.level == "error"] == []
+
+
 def test_env_build_refuses_inside_a_job_on_sites_without_the_rule_and_without_a_venv(here, monkeypatch):
     job = Job.from_yaml(here / "job.yaml")
     with pytest.raises(InputError, match="jobs make their own virtualenv"):

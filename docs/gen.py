@@ -231,6 +231,11 @@ def main_(argv=None) -> int:
     args = parser.parse_args(argv)
     for path in write_pages(args.out):
         print(f"wrote {path}")
+    if args.out == REPO / "docs":   # the JSON Schemas shipped in the package come from the readers too
+        from slurmkit import schemas
+
+        schemas.write()
+        print(f"wrote {schemas.SCHEMA_DIR}/*.json")
     return 0
 
 

@@ -140,8 +140,21 @@ LAZY_HELP = {
 
 @click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="slurmkit")
-def main():
-    """Turn a short job description into a correct sbatch script for a named cluster."""
+@click.option("--verbose", "-v", is_flag=True, help="Also say which profile a command took and why, and each SLURM "
+              "command run (with its time and exit status), on stderr.")
+@click.option("--quiet", "-q", is_flag=True, help="No notes and no 'wrote FILE' lines; the result, warnings and "
+              "errors still show.")
+def main(verbose, quiet):
+    """Turn a short job description into a correct sbatch script for a named cluster.
+
+    -v and -q go before the command (slurmkit -q new ...); $SLURMKIT_VERBOSITY (-1, 0, 1)
+    sets the same for the Python API.
+    """
+    from .verbosity import QUIET, VERBOSE, set_level
+
+    if verbose and quiet:
+        raise click.UsageError("give -v (more) or -q (less), not both")
+    set_level(VERBOSE if verbose else QUIET if quiet else None)   # None: $SLURMKIT_VERBOSITY, else NORMAL
 
 
 if __name__ == "__main__":  # pragma: no cover

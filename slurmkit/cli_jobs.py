@@ -136,7 +136,9 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
                            tell=lambda line: click.echo(line, err=True))
     except SlurmkitError as error:
         _fail(error)
-    for path in written:
+    from .verbosity import quiet
+
+    for path in written if not quiet() else ():
         click.echo(f"wrote {path}")
     click.echo(Path(written[-1]).read_text(), nl=False)
 

@@ -35,6 +35,8 @@ ERROR_CODES = {
     "PackError": "pack-failed",
     "PortRefused": "port-refused",
     "ScaffoldError": "scaffold-invalid",
+    "JobFailed": "job-failed",
+    "WaitTimeout": "wait-timeout",
     "SlurmkitError": "failed",
 }
 #: a command line click could not parse (unknown option, bad argument): exit 2.

@@ -15,7 +15,13 @@ What sacct says, and how it is read here (checked on Slurm 22.05):
   "estimated"); the job's peak is the largest step's;
 - steps get their figures when they end: a running job has no ``MaxRSS`` and no ``TotalCPU`` yet.
 
-GPU utilisation is not in sacct, and nothing here pretends otherwise.
+GPU utilisation is in sacct only where the site gathers it (``AcctGatherGpu``/NVML, Slurm 21.08
+and later): ``gres/gpuutil`` (percent) in a step's ``TRESUsageInAve`` and ``gres/gpumem`` in its
+``TRESUsageInMax``. Where they are missing (the local 22.05 cluster has no GPUs to gather from),
+the report says so and never invents a figure.
+
+Advice comes as :class:`Tip` records (which resource, which way, how much) and is made
+consistent before it is worded: no report says "ask more memory" and "ask 4G" together.
 """
 
 from __future__ import annotations
@@ -29,7 +35,10 @@ from .records import Record
 from .units import format_duration, format_size
 
 SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "TimelimitRaw", "TotalCPU", "NCPUS", "ReqMem",
-                "MaxRSS", "AllocTRES", "NNodes", "NTasks")
+                "MaxRSS", "AllocTRES", "NNodes", "NTasks", "TRESUsageInAve", "TRESUsageInMax")
+#: the fields a row must have; those after them (NTasks, the TRES usage) may be missing from
+#: text captured before slurmkit asked for them.
+_REQUIRED_FIELDS = 11
 
 #: Alliance's DefMemPerCPU: a job that asks for no memory gets this much per core.
 DEFAULT_MEM_PER_CPU_MIB = 256
@@ -40,6 +49,7 @@ TIME_FLOOR_S = 15 * 60    # never suggest less than this
 CLOSE_TO_LIMIT = 0.9      # at or above this fraction of a limit, a completed job had too little headroom
 CPU_ADVICE_MIN_S = 60     # CPU efficiency of a shorter job is mostly start-up noise
 LOW_CPU_EFFICIENCY = 0.5
+LOW_GPU_UTILISATION = 0.5
 
 #: Sizes worth asking for, in MiB: past 2G each step is x1.5 or x1.33 (4G, 6G, 8G, 12G, ...).
 _MEM_LADDER = (256, 512, 1024, 2048) + tuple(int(g * 1024) for k in range(2, 12) for g in (2 ** k, 1.5 * 2 ** k))
@@ -71,6 +81,8 @@ class JobEfficiency(Record):
     steps: Tuple[str, ...] = ()       # step names: batch, extern, 0, 1, ...
     saved: Tuple[str, ...] = ()       # from the job's exit file: outputs that arrived whole
     unsaved: Tuple[str, ...] = ()     # ... and "DEST: REASON" for those that did not
+    gpu_util_pct: Optional[float] = None   # gres/gpuutil of the busiest step (percent, all its GPUs); None: not gathered
+    gpu_mem_mib: Optional[float] = None    # gres/gpumem: the most GPU memory a step used
 
     @property
     def done(self) -> bool:
@@ -94,6 +106,14 @@ class JobEfficiency(Record):
         if not self.timelimit_s:
             return None
         return self.elapsed_s / self.timelimit_s
+
+    @property
+    def gpu_utilisation(self) -> Optional[float]:
+        """Average GPU utilisation over the allocated GPUs (0 to 1); None where sacct has none.
+        ``gres/gpuutil`` adds the percentages of a step's GPUs, hence the division by the count."""
+        if self.gpu_util_pct is None or not self.gpus:
+            return None
+        return min(1.0, self.gpu_util_pct / (100.0 * self.gpus))
 
 
 class ArraySummary(Record):
@@ -121,9 +141,9 @@ def parse(text: str) -> List[JobEfficiency]:
     steps: Dict[str, List[Dict[str, str]]] = {}
     for line in text.splitlines():
         parts = line.split("|")
-        if len(parts) < len(SACCT_FIELDS) - 1:  # NTasks may be missing from text captured without it
+        if len(parts) < _REQUIRED_FIELDS:
             continue
-        row = dict(zip(SACCT_FIELDS, parts))
+        row = dict(zip(SACCT_FIELDS, parts + [""] * (len(SACCT_FIELDS) - len(parts))))
         job, dot, step = row["JobID"].partition(".")
         if dot:
             steps.setdefault(job, []).append(dict(row, step=step))
@@ -143,6 +163,8 @@ def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEf
         tasks = _int(step.get("NTasks", "")) or 1
         if peak is None or rss * tasks > peak:
             peak, estimated = rss * tasks, tasks > 1
+    gpu_util = _most(tres_value(step["TRESUsageInAve"], "gres/gpuutil") for step in steps)
+    gpu_mem = _most(tres_size(step["TRESUsageInMax"], "gres/gpumem") for step in steps)
     cpu = parse_cpu_time(row["TotalCPU"])
     if cpu is None:
         cpu = sum(parse_cpu_time(step["TotalCPU"]) or 0.0 for step in steps)
@@ -162,7 +184,36 @@ def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEf
         peak_estimated=estimated,
         gpus=gpu_count(row["AllocTRES"]),
         steps=tuple(step["step"] for step in steps),
+        gpu_util_pct=gpu_util,
+        gpu_mem_mib=gpu_mem,
     )
+
+
+def _most(values) -> Optional[float]:
+    known = [value for value in values if value is not None]
+    return max(known) if known else None
+
+
+def tres_value(tres: str, name: str) -> Optional[float]:
+    """The number of ``name`` in a TRES string (``cpu=00:00:01,gres/gpuutil=87``); None if absent."""
+    for item in tres.split(","):
+        key, _, value = item.partition("=")
+        if key == name:
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
+
+
+def tres_size(tres: str, name: str) -> Optional[float]:
+    """A size in a TRES string (``gres/gpumem=1234M``; a bare number is bytes there) in MiB."""
+    for item in tres.split(","):
+        key, _, value = item.partition("=")
+        if key == name:
+            return parse_size(value, default_unit="M") if value[-1:].isalpha() else (
+                float(value) / 2 ** 20 if value.isdigit() else None)
+    return None
 
 
 def parse_size(text: str, default_unit: str = "M") -> Optional[float]:
@@ -210,71 +261,121 @@ def gpu_count(tres: str) -> int:
 
 # --------------------------------------------------------------------------------- advice
 
+class Tip(Record):
+    """One piece of advice: what it is about, which way it moves the request, and how far."""
+
+    resource: str                 # state | time | cpu | memory | gpu
+    direction: Optional[str]      # "more" | "less" | None (it tells, it asks no change)
+    text: str
+    suggest: Optional[float] = None   # what it asks: seconds, cores, MiB per node; None: no figure
+    asked: Optional[float] = None     # the request it moves, in the same unit
+
+
 def advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[str]:
     """Plain sentences about the job's end, then its time, cores, memory and GPUs; [] when all looks right."""
+    return [tip.text for tip in tips(eff, default_mem_per_cpu_mib)]
+
+
+def tips(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[Tip]:
+    """The advice for one record, made consistent (:func:`consistent`)."""
     said = _state_advice(eff)
     if eff.state in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "RESIZING") or not (eff.steps or eff.elapsed_s):
         return said
-    return said + _time_advice(eff) + _cpu_advice(eff) + _memory_advice(eff, default_mem_per_cpu_mib) + _gpu_advice(eff)
+    return consistent(said + _time_advice(eff) + _cpu_advice(eff) + _memory_advice(eff, default_mem_per_cpu_mib)
+                      + _gpu_advice(eff))
 
 
-def _state_advice(eff: JobEfficiency) -> List[str]:
+def consistent(said: Sequence[Tip]) -> List[Tip]:
+    """At most one way for each resource, said once: the first tip that moves a resource wins
+    over a later one that moves it the other way (a task that ran out of memory outweighs a
+    task that left memory unused); of two that move it the same way, the one that asks more
+    is kept when asking more, less when asking less; a tip that only tells about a resource
+    ("no memory advice") gives way to one that moves it."""
+    chosen: Dict[str, Tip] = {}
+    for tip in said:
+        if tip.direction is None or tip.resource == "state":
+            continue
+        held = chosen.get(tip.resource)
+        if held is None:
+            chosen[tip.resource] = tip
+        elif held.direction == tip.direction and tip.suggest is not None and (
+                held.suggest is None or (tip.suggest > held.suggest) == (tip.direction == "more")):
+            chosen[tip.resource] = tip
+    kept: List[Tip] = []
+    for tip in said:
+        if tip.resource == "state" or (tip.direction is None and tip.resource not in chosen):
+            kept.append(tip)
+        elif chosen.get(tip.resource) is tip:
+            kept.append(tip)
+    return kept
+
+
+def _state_advice(eff: JobEfficiency) -> List[Tip]:
     state = eff.state
     if state == "COMPLETED":
         return []
     if state == "PENDING":
-        return ["has not started yet: nothing to report"]
+        return [Tip("state", None, "has not started yet: nothing to report")]
     if state == "RUNNING":
-        return ["is still running: sacct records memory and CPU time when each step ends (sstat shows them now)"]
+        return [Tip("state", None, "is still running: sacct records memory and CPU time when each step ends (sstat shows them now)")]
     if state == "TIMEOUT":
-        return [f"hit its time limit{_of_limit(eff)}: ask more time or checkpoint"]
+        return [Tip("time", "more", f"hit its time limit{_of_limit(eff)}: ask more time or checkpoint", asked=eff.timelimit_s)]
     if state == "OUT_OF_MEMORY":
-        asked = eff.req_mem_mib or eff.peak_mib
-        if asked:
-            return [f"ran out of memory at {format_request(asked)}: ask {format_size(_round_up(asked * 2, _MEM_LADDER))} "
-                    f"or make it use less"]
-        return ["ran out of memory: ask more memory or make it use less"]
+        return [_out_of_memory(eff, "ran out of memory")]
     if state == "FAILED":
         code = f" with exit code {eff.exit_code}" if eff.exit_code else ""
-        return [f"failed{code}: read its output file; the figures below may not show a full run"]
+        return [Tip("state", None, f"failed{code}: read its output file; the figures below may not show a full run")]
     if state == "CANCELLED" and not (eff.steps or eff.elapsed_s):
-        return ["was cancelled before it started: nothing to report"]
+        return [Tip("state", None, "was cancelled before it started: nothing to report")]
     if state == "CANCELLED":
-        return ["was cancelled: the figures below cover only the part that ran"]
-    return [f"ended as {state}, not by its own doing: resubmit it"]
+        return [Tip("state", None, "was cancelled: the figures below cover only the part that ran")]
+    return [Tip("state", None, f"ended as {state}, not by its own doing: resubmit it")]
+
+
+def _out_of_memory(eff: JobEfficiency, said: str) -> Tip:
+    """Twice what it had, per node, on the ladder of sizes worth asking."""
+    nodes = max(eff.nodes, 1)
+    asked = (eff.req_mem_mib or eff.peak_mib or 0) / nodes
+    if not asked:
+        return Tip("memory", "more", f"{said}: ask more memory or make it use less")
+    suffix = " per node" if nodes > 1 else ""
+    suggest = _round_up(asked * 2, _MEM_LADDER)
+    return Tip("memory", "more", f"{said} at {format_request(asked)}{suffix}: ask {format_size(suggest)}{suffix} "
+                                 f"or make it use less", suggest, asked)
 
 
 def _of_limit(eff: JobEfficiency) -> str:
     return f" of {format_duration(eff.timelimit_s)}" if eff.timelimit_s else ""
 
 
-def _time_advice(eff: JobEfficiency) -> List[str]:
+def _time_advice(eff: JobEfficiency) -> List[Tip]:
     if eff.state != "COMPLETED" or not eff.timelimit_s:
         return []
     suggest = _round_up(max(eff.elapsed_s * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
     asked, used = format_duration(eff.timelimit_s), _short_duration(eff.elapsed_s)
     if suggest * 2 <= eff.timelimit_s:
-        return [f"asked {asked}, used {used}: ask {format_duration(suggest)}"]
+        return [Tip("time", "less", f"asked {asked}, used {used}: ask {format_duration(suggest)}", suggest, eff.timelimit_s)]
     if eff.elapsed_s >= CLOSE_TO_LIMIT * eff.timelimit_s:
-        return [f"used {used} of {asked}, close to the limit: ask {format_duration(suggest)}"]
+        return [Tip("time", "more", f"used {used} of {asked}, close to the limit: ask {format_duration(suggest)}",
+                    suggest, eff.timelimit_s)]
     return []
 
 
-def _cpu_advice(eff: JobEfficiency) -> List[str]:
+def _cpu_advice(eff: JobEfficiency) -> List[Tip]:
     efficiency = eff.cpu_efficiency
     if efficiency is None or eff.elapsed_s < CPU_ADVICE_MIN_S or eff.cores < 2 or efficiency >= LOW_CPU_EFFICIENCY:
         return []
     used = max(1, round(eff.cpu_s / eff.elapsed_s))
     more = "" if used == 1 else " more"
-    return [f"{eff.cores} cores at {efficiency:.0%} CPU efficiency: the program uses about {_count(used, 'core')}; "
-            f"ask cpus_per_task: {used} or make it use{more} threads"]
+    return [Tip("cpu", "less", f"{eff.cores} cores at {efficiency:.0%} CPU efficiency: the program uses about "
+                               f"{_count(used, 'core')}; ask cpus_per_task: {used} or make it use{more} threads", used, eff.cores)]
 
 
-def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -> List[str]:
+def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -> List[Tip]:
     if eff.state == "OUT_OF_MEMORY" or not eff.req_mem_mib:
         return []
     if eff.peak_mib is None:
-        return ["no peak memory recorded (steps shorter than the sampling interval leave none): no memory advice"]
+        return [Tip("memory", None, "no peak memory recorded (steps shorter than the sampling interval leave none): no memory advice")]
     if eff.state != "COMPLETED":
         return []
     per_node = eff.nodes > 1
@@ -284,17 +385,30 @@ def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -
     default = (default_mem_per_cpu_mib or 0) * max(eff.cores, 1)
     peak_text = ("about " if eff.peak_estimated else "") + format_mem(peak)
     if peak <= asked / 2 and eff.req_mem_mib > default and suggest < asked:
-        return [f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: ask {format_size(suggest)}{suffix}"]
+        return [Tip("memory", "less", f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: "
+                                      f"ask {format_size(suggest)}{suffix}", suggest, asked)]
     if peak >= CLOSE_TO_LIMIT * asked:
-        return [f"peak {peak_text}{suffix} of {format_request(asked)}, close to the limit: ask {format_size(suggest)}{suffix}"]
+        return [Tip("memory", "more", f"peak {peak_text}{suffix} of {format_request(asked)}, close to the limit: "
+                                      f"ask {format_size(suggest)}{suffix}", suggest, asked)]
     return []
 
 
-def _gpu_advice(eff: JobEfficiency) -> List[str]:
+def _gpu_advice(eff: JobEfficiency) -> List[Tip]:
     if not eff.gpus:
         return []
-    return [f"{_count(eff.gpus, 'GPU')} allocated: sacct does not record GPU utilisation; "
-            f"watch it with nvidia-smi on the node while the job runs"]
+    used = eff.gpu_utilisation
+    if used is None:
+        return [Tip("gpu", None, f"{_count(eff.gpus, 'GPU')} allocated: sacct does not record GPU utilisation; "
+                                 f"watch it with nvidia-smi on the node while the job runs")]
+    if eff.state != "COMPLETED" or used >= LOW_GPU_UTILISATION:
+        return []
+    if eff.gpus > 1 and round(used * eff.gpus) < eff.gpus:
+        fewer = max(1, round(used * eff.gpus))
+        return [Tip("gpu", "less", f"{_count(eff.gpus, 'GPU')} at {used:.0%} average utilisation: ask {_count(fewer, 'GPU')}, "
+                                   f"or feed them faster (more data-loader workers, data staged in $SLURM_TMPDIR)",
+                    fewer, eff.gpus)]
+    return [Tip("gpu", None, f"1 GPU at {used:.0%} average utilisation: feed it faster (more data-loader workers, "
+                             f"data staged in $SLURM_TMPDIR) or try a MIG slice")]
 
 
 def _round_up(value: float, ladder: Sequence[int]) -> int:
@@ -342,10 +456,7 @@ def summarize(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[i
         states[eff.state] = states.get(eff.state, 0) + task_count(eff.job_id)
     total = sum(states.values())
     finished = [eff for eff in effs if eff.done and eff.steps]
-    said = [_tasks_line(count, total, state) for state, count in sorted(states.items()) if state != "COMPLETED"]
-    completed = [eff for eff in effs if eff.state == "COMPLETED"]
-    if completed:
-        said += advice(_largest(completed), default_mem_per_cpu_mib)
+    said = array_tips(effs, states, default_mem_per_cpu_mib)
     return ArraySummary(
         job_id=effs[0].job_id.split("_")[0],
         tasks=total,
@@ -353,8 +464,31 @@ def summarize(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[i
         elapsed_s=_spread([eff.elapsed_s for eff in finished]),
         cpu_efficiency=_spread([eff.cpu_efficiency for eff in finished]),
         peak_mib=_spread([eff.peak_mib for eff in finished]),
-        advice=said,
+        advice=[tip.text for tip in said],
     )
+
+
+def array_tips(effs: Sequence[JobEfficiency], states: Dict[str, int],
+               default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[Tip]:
+    """One advice for an array: the tasks that did not complete first (they weigh most), then
+    the advice for the largest completed task, made consistent: an array where one task ran
+    out of memory is told to ask more, never also less."""
+    total = sum(states.values())
+    said = [_tasks_tip(effs, count, total, state) for state, count in sorted(states.items()) if state != "COMPLETED"]
+    completed = [eff for eff in effs if eff.state == "COMPLETED"]
+    if completed:
+        said += tips(_largest(completed), default_mem_per_cpu_mib)
+    return consistent(said)
+
+
+def _tasks_tip(effs: Sequence[JobEfficiency], count: int, total: int, state: str) -> Tip:
+    line = _tasks_line(count, total, state)
+    if state == "OUT_OF_MEMORY":
+        largest = max((eff for eff in effs if eff.state == state), key=lambda eff: eff.req_mem_mib or 0)
+        return _out_of_memory(largest, line.partition(":")[0])
+    if state == "TIMEOUT":
+        return Tip("time", "more", line, asked=effs[0].timelimit_s)
+    return Tip("state", None, line)
 
 
 def task_count(job_id: str) -> int:
@@ -427,7 +561,7 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
         lines.append(f"Memory Utilized: {format_mem(eff.peak_mib)}" + (" (estimated maximum)" if eff.peak_estimated else ""))
     if eff.memory_efficiency is not None:
         lines.append(f"Memory Efficiency: {eff.memory_efficiency:.2%} of {format_request(eff.req_mem_mib)}")
-    lines.append(f"GPUs: {eff.gpus} (utilisation not recorded by sacct)" if eff.gpus else "GPUs: none")
+    lines.append(_gpu_line(eff, "GPUs"))
     if eff.unsaved:
         lines.append("Outputs: NOT saved: " + "; ".join(eff.unsaved))
     elif eff.saved:
@@ -445,7 +579,7 @@ def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
     lines.append("Wall-clock (min/median/max): " + _triple(summary.elapsed_s, _clock))
     lines.append("CPU Efficiency (min/median/max): " + _triple(summary.cpu_efficiency, lambda v: f"{v:.2%}"))
     lines.append("Memory Utilized (min/median/max): " + _triple(summary.peak_mib, format_mem))
-    lines.append(f"GPUs per task: {first.gpus} (utilisation not recorded by sacct)" if first.gpus else "GPUs: none")
+    lines.append(_gpu_line(first, "GPUs per task", summary_of=effs))
     lost = [eff for eff in effs if eff.unsaved]
     if lost:
         shown = ", ".join(eff.job_id for eff in lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
@@ -455,6 +589,18 @@ def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
         shown = ", ".join(unfinished[:10]) + (f" and {len(unfinished) - 10} more" if len(unfinished) > 10 else "")
         lines.append(f"Not completed: {shown}")
     return "\n".join(lines + _advice_lines(summary.advice)) + "\n"
+
+
+def _gpu_line(eff: JobEfficiency, label: str, summary_of: Sequence[JobEfficiency] = ()) -> str:
+    """``GPUs: 2 (40% average utilisation)``, or that sacct did not record it."""
+    if not eff.gpus:
+        return "GPUs: none"
+    used = _spread([e.gpu_utilisation for e in summary_of]) if summary_of else eff.gpu_utilisation
+    if used is None:
+        return f"{label}: {eff.gpus} (utilisation not recorded by sacct)"
+    if summary_of:
+        return f"{label}: {eff.gpus} (average utilisation min/median/max: " + " / ".join(f"{v:.0%}" for v in used) + ")"
+    return f"{label}: {eff.gpus} ({used:.0%} average utilisation)"
 
 
 def _advice_lines(said: List[str]) -> List[str]:

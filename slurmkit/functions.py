@@ -59,6 +59,30 @@ def exit_file_lines(folder) -> List[str]:
     return [f"export SLURMKIT_JOB_DIR={shlex.quote(str(folder))}", _EXIT_TRAP, "trap _sk_on_exit EXIT"]
 
 
+#: what a function job's spec stands in for ``launch`` when it has none: the job runs the function, never this.
+FUNCTION_LAUNCH = {"command": "python"}
+
+
+def function_job(spec):
+    """The Job of a function's ``spec`` (a Job, a mapping or a job.yaml path); ``launch`` may be
+    left out, since submitit runs the function, not a command."""
+    from pathlib import Path
+
+    from .errors import SpecError
+    from .job import Job
+    from .spec import spec_from_mapping
+    from .yamlfile import read_yaml_file
+
+    if isinstance(spec, Job):
+        return spec
+    if isinstance(spec, dict):
+        return Job(**({"launch": FUNCTION_LAUNCH, **spec} if spec.get("launch") is None else spec))
+    _, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
+    if isinstance(data, dict) and data.get("launch") is None:
+        data = {**data, "launch": FUNCTION_LAUNCH}
+    return Job(spec_from_mapping(data, str(spec), lines))
+
+
 def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = None, folder=None, **kwargs: Any):
     """Run ``fn(*args, **kwargs)`` as a job described by ``spec`` (a Job, a mapping, or a job.yaml path).
 
@@ -72,12 +96,11 @@ def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = Non
     import submitit
 
     from .files import make_private_folder
-    from .job import Job
     from .registry import COMMENT_PREFIX, intent
     from .slurmcli import SchedulerError
     from .submit import JobHandle, record_intent, record_job
 
-    job = spec if isinstance(spec, Job) else Job(**spec) if isinstance(spec, dict) else Job.from_yaml(spec)
+    job = function_job(spec)
     plan = job._plan(profile, None)
     folder = Path(folder or job.folder()).resolve()
     make_private_folder(folder)  # submitit keeps the pickled call and its script there

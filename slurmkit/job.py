@@ -32,7 +32,12 @@ class Job:
 
     def profile(self, profile: Optional[str] = None) -> SiteProfile:
         """The site profile: ``profile`` if given, else the spec's, else the detected one."""
-        return select_profile(profile or self.spec.profile, warn_retired=False)[0]
+        from .verbosity import detail
+
+        site, detection = select_profile(profile or self.spec.profile, warn_retired=False)
+        why = "given" if profile else f"named in {self.spec.source}" if self.spec.profile else f"detected: {detection.reason}"
+        detail(f"profile {site.name} ({why})")
+        return site
 
     def resolve(self, profile: Optional[str] = None) -> Resolution:
         """The plan and findings, with what this host knows that the site's rules use (the bytes

@@ -45,8 +45,9 @@ def announce(path: Path, folder: str, replaces: Optional[str], replaced: Optiona
         return
     _ANNOUNCED.add(key)
     instead = f", in place of {replaces}" if replaces else ""
-    sys.stderr.write(f"note: using ./{folder}/{Path(path).name} from the current folder{instead}\n")
-    sys.stderr.flush()
+    from .verbosity import note
+
+    note(f"note: using ./{folder}/{Path(path).name} from the current folder{instead}")
 
 
 def announce_template(name: str, filename: str, searchpath: Sequence[str]) -> None:

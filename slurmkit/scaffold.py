@@ -86,7 +86,16 @@ def _spec_text(path: Path, data: dict) -> str:
         kept = rewritten_file(path, data)
         if kept is not None:
             return kept
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return schema_comment() + yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+
+
+def schema_comment() -> str:
+    """job.yaml's first line: editors on yaml-language-server (VS Code's YAML extension, and
+    others) complete and check its keys against the JSON Schema shipped with this slurmkit
+    (a file, not a URL: it matches the installed version and needs no network; docs/job-spec.md)."""
+    from .schemas import job_schema_path
+
+    return f"# yaml-language-server: $schema={job_schema_path()}\n"
 
 
 def _answers(name: str, given: dict, ask: Optional[Callable], env, tell) -> dict:

@@ -6,6 +6,7 @@ controller") are retried with back-off in one place, and everything else is repo
 scheduler's own reason.
 """
 
+import shlex
 import subprocess
 import time
 from typing import Callable, Mapping, Optional, Sequence
@@ -55,15 +56,19 @@ def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mappin
     Raises SchedulerError (``failed``, or "<command> failed", then the scheduler's reason) when
     the command fails for good.
     """
+    from .verbosity import detail
+
     deadline = time.monotonic() + retry_for
     delay = 0.5
     while True:
+        started = time.monotonic()
         try:
             result = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
         except FileNotFoundError:
             raise SchedulerError(f"{argv[0]} is not installed here: run slurmkit where SLURM's commands are (a login node)") from None
         except subprocess.TimeoutExpired:
             result = subprocess.CompletedProcess(argv, 1, "", f"Socket timed out: no answer within {timeout:g} s")
+        detail(f"ran {shlex.join(str(a) for a in argv)} ({time.monotonic() - started:.2f} s, exit {result.returncode})")
         if result.returncode == 0:
             return result
         if not is_transient(result.stderr) or time.monotonic() + delay > deadline:

@@ -313,6 +313,25 @@ def _describe(value) -> str:
 SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "tasks", "stage",
              "resubmit", "dependencies", "mail", "extra_directives")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
+#: The keys of every mapping in a spec, by its key path ("*": any item of a list): the reader
+#: allows these and nothing else, and slurmkit/schemas.py makes job.yaml's JSON Schema from them.
+SECTION_KEYS = {
+    "": SPEC_KEYS,
+    "resources": RESOURCE_KEYS,
+    "resources.gpus": ("model", "count"),
+    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup"),
+    "environment.venv": ("path", "requirements", "packages"),
+    "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view"),
+    "array": ("parameters", "throttle"),
+    "tasks": ("commands", "arguments", "separator", "joblog"),
+    "dependencies.*": ("after", "jobs"),
+    "mail": ("user", "events"),
+    "stage": ("inputs", "outputs", "checkpoint", "lead"),
+    "stage.inputs.*": ("from", "to"),
+    "stage.outputs.*": ("from", "to"),
+    "stage.checkpoint": ("from", "to", "every"),
+    "resubmit": ("max_links",),
+}
 
 
 def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
@@ -400,7 +419,7 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
     if value is None:
         return None
     if isinstance(value, Mapping):
-        gpus = read.mapping(value, path, ("model", "count"))
+        gpus = read.mapping(value, path, SECTION_KEYS["resources.gpus"])
         model = None if gpus.get("model") is None else read.text(gpus["model"], path + ("model",), NAME_RE, "a GPU model such as h100")
         return GpuRequest(model, read.integer(gpus.get("count", 1), path + ("count",)))
     if isinstance(value, int) and not isinstance(value, bool):
@@ -418,7 +437,7 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
 
 
 def _read_environment(read: _Reader, value) -> Environment:
-    env = read.mapping(value, ("environment",), ("modules", "venv", "variables", "builds", "build_cache", "setup"))
+    env = read.mapping(value, ("environment",), SECTION_KEYS["environment"])
     variables = read.named(env.get("variables"), ("environment", "variables"), "variable names to values")
     for name in variables:
         read.text(name, ("environment", "variables", name), IDENTIFIER_RE, "a variable name is letters, digits and '_'")
@@ -457,7 +476,7 @@ def _read_venv(read: _Reader, value) -> Optional[Venv]:
     if value is None or value is False:
         return None
     path = ("environment", "venv")
-    venv = read.mapping({} if value is True else value, path, ("path", "requirements", "packages"))
+    venv = read.mapping({} if value is True else value, path, SECTION_KEYS["environment.venv"])
     return Venv(
         path=None if venv.get("path") is None else read.text(venv["path"], path + ("path",)),
         requirements=None if venv.get("requirements") is None else read.text(venv["requirements"], path + ("requirements",)),
@@ -471,7 +490,7 @@ def _read_launch(read: _Reader, value) -> Launch:
         value = {"command": value}  # the short form: launch's own items are the command's
         read.spellings = {**read.spellings, **{("launch", "command", *path[1:]): text for path, text in read.spellings.items()
                                                if path[:1] == ("launch",)}}
-    launch = read.mapping(value, ("launch",), ("command", "shell", "launcher", "framework", "batch_size", "gpu_view"))
+    launch = read.mapping(value, ("launch",), SECTION_KEYS["launch"])
     if launch.get("command") is None and launch.get("shell") is None:
         read.fail(("launch", "command"), "is required")
     if launch.get("command") is not None and launch.get("shell") is not None:
@@ -521,7 +540,7 @@ def _read_command(read: _Reader, command) -> Tuple[str, ...]:
 def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
     if value is None:
         return None
-    array = read.mapping(value, ("array",), ("parameters", "throttle"), required=("parameters",))
+    array = read.mapping(value, ("array",), SECTION_KEYS["array"], required=("parameters",))
     params = read.named(array["parameters"], ("array", "parameters"), "parameter names to lists of values")
     if not params:
         read.fail(("array", "parameters"), "name at least one parameter and its values")
@@ -549,7 +568,7 @@ def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
         return None
     if kind != "many-tasks":
         read.fail(path, f"only kind 'many-tasks' runs a task file; set kind: many-tasks (it is {kind!r})")
-    tasks = read.mapping(value, path, ("commands", "arguments", "separator", "joblog"))
+    tasks = read.mapping(value, path, SECTION_KEYS["tasks"])
     given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]
     if len(given) != 1:
         read.fail(path, "give one of commands (a file with a command a line) or arguments (a file with the arguments "
@@ -576,7 +595,7 @@ def _read_dependencies(read: _Reader, value) -> Tuple[Dependency, ...]:
         at = ("dependencies", i)
         if not isinstance(item, Mapping):
             item = {"jobs": item}
-        dep = read.mapping(item, at, ("after", "jobs"), required=("jobs",))
+        dep = read.mapping(item, at, SECTION_KEYS["dependencies.*"], required=("jobs",))
         kind = read.choice(dep.get("after", "ok"), at + ("after",), DEPENDENCY_TYPES)
         jobs = read.text_list(dep["jobs"], at + ("jobs",), re.compile(r"^\d+(_\d+)?$"), "a job id such as 12345")
         result.append(Dependency(kind, jobs))
@@ -588,7 +607,7 @@ def _read_mail(read: _Reader, value) -> Optional[Mail]:
         return None
     if isinstance(value, str):
         value = {"user": value}
-    mail = read.mapping(value, ("mail",), ("user", "events"))
+    mail = read.mapping(value, ("mail",), SECTION_KEYS["mail"])
     events = tuple(read.choice(str(e).upper(), ("mail", "events", i), MAIL_EVENTS)
                    for i, e in enumerate(read.text_list(mail.get("events", ["END", "FAIL"]), ("mail", "events"))))
     user = None if mail.get("user") is None else read.text(mail["user"], ("mail", "user"), MAIL_RE, "an e-mail address")
@@ -618,7 +637,7 @@ _STAGE_PATH_HELP = "a relative path without '..' (inputs: from the spec's folder
 def _read_stage(read: _Reader, value) -> Optional[Stage]:
     if value is None:
         return None
-    stage = read.mapping(value, ("stage",), ("inputs", "outputs", "checkpoint", "lead"))
+    stage = read.mapping(value, ("stage",), SECTION_KEYS["stage"])
     inputs = tuple(_read_staged(read, item, ("stage", "inputs", i), StageInput, source_relative=False)
                    for i, item in enumerate(_as_list(stage.get("inputs"))))
     outputs = tuple(_read_staged(read, item, ("stage", "outputs", i), StageOutput, source_relative=True)
@@ -626,7 +645,7 @@ def _read_stage(read: _Reader, value) -> Optional[Stage]:
     checkpoint = None
     if stage.get("checkpoint") is not None:
         at = ("stage", "checkpoint")
-        spec = read.mapping(stage["checkpoint"], at, ("from", "to", "every"), required=("from", "to"))
+        spec = read.mapping(stage["checkpoint"], at, SECTION_KEYS["stage.checkpoint"], required=("from", "to"))
         every = read.duration(spec.get("every", "30m"), at + ("every",), sanity.MIN_CHECKPOINT_S)
         checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
                                 read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
@@ -647,7 +666,8 @@ def _read_staged(read: _Reader, item, at: KeyPath, kind, source_relative: bool):
     """``path`` or ``{from: path, to: path}``; outputs need a ``to``."""
     if isinstance(item, str):
         item = {"from": item}
-    entry = read.mapping(item, at, ("from", "to"), required=("from",) if kind is StageInput else ("from", "to"))
+    section = "stage.inputs.*" if kind is StageInput else "stage.outputs.*"
+    entry = read.mapping(item, at, SECTION_KEYS[section], required=("from",) if kind is StageInput else ("from", "to"))
     source = read.text(entry["from"], at + ("from",), _STAGE_PATH_RE if source_relative else _ANY_PATH_RE,
                        _STAGE_PATH_HELP if source_relative else "a path (relative to the spec's folder, or absolute)")
     to = "" if entry.get("to") is None else read.text(entry["to"], at + ("to",), _STAGE_PATH_RE if not source_relative else _ANY_PATH_RE, _STAGE_PATH_HELP)
@@ -663,5 +683,5 @@ def _read_resubmit(read: _Reader, value) -> Optional[Resubmit]:
         return None
     if value is True:
         return Resubmit()
-    resubmit = read.mapping(value, ("resubmit",), ("max_links",))
+    resubmit = read.mapping(value, ("resubmit",), SECTION_KEYS["resubmit"])
     return Resubmit(read.integer(resubmit.get("max_links", 10), ("resubmit", "max_links")))

@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
@@ -65,11 +65,14 @@ class SlurmkitWatcher(SlurmInfoWatcher):
         return self.statuses.get(job_id, JobStatus(job_id, "UNKNOWN"))
 
 
-def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S) -> List[JobStatus]:
+def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S, timeout: Optional[float] = None) -> List[JobStatus]:
     """Block until every handle's job ends: one batched poll on a Cadence (0.5 s doubling to
     ``poll_s``). A poll that cannot reach SLURM is tried again on the same back-off (the jobs
-    run on regardless); a missing SLURM configuration is raised at once."""
-    cadence = Cadence(poll_s)
+    run on regardless); a missing SLURM configuration is raised at once; ``timeout`` seconds
+    gone, WaitTimeout (handles.py)."""
+    from .handles import check_deadline, deadline_of
+
+    cadence, deadline = Cadence(poll_s), deadline_of(timeout)
     watcher = JobHandle.watcher
     while True:
         try:
@@ -81,12 +84,14 @@ def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S) -> List
         statuses = [watcher.status_of(h.job_id) for h in handles]
         if all(s.done for s in statuses):
             return statuses
+        check_deadline(deadline, "job " + " ".join(dict.fromkeys(h.job_id.split("_")[0] for h in handles)))
         time.sleep(cadence.next())
 
 
 class JobHandle(SlurmJob):
     """A submitted job (or one array task): submitit's future, plus exit code, elapsed, nodes,
-    and what became of its outputs (``status().saved`` / ``unsaved``)."""
+    and what became of its outputs (``status().saved`` / ``unsaved``). Its protocol (state,
+    done, wait, result, cancel, stdout, stderr) is every handle's: handles.py."""
 
     watcher = SlurmkitWatcher(delay_s=30)
 
@@ -110,13 +115,29 @@ class JobHandle(SlurmJob):
     def nodes(self) -> str:
         return self.status().nodes
 
-    def wait(self, poll_s: float = WAIT_CAP_S) -> JobStatus:  # type: ignore[override]
-        """Block until the job ends (polling at most every ``poll_s`` seconds); its final status."""
-        return wait_all([self], poll_s)[0]
+    def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> JobStatus:  # type: ignore[override]
+        """Block until the job ends (polling at most every ``poll_s`` seconds); its final status.
+        ``timeout`` (seconds; keyword only, since ``wait(0.5)`` has always meant ``poll_s``):
+        WaitTimeout when it runs out, the job running on."""
+        return wait_all([self], poll_s, timeout)[0]
+
+    @property
+    def is_function(self) -> bool:
+        """Whether it runs a Python function (submitit pickled the call) rather than a script."""
+        return self.paths.submitted_pickle.exists()
+
+    def result(self) -> Any:
+        """Wait for the job; a function job's return value (submitit's, raising what the
+        function raised), a script job's exit status: 0, or JobFailed with the end of its log."""
+        if self.is_function:
+            return super().result()
+        from .handles import script_result
+
+        return script_result(self, self.wait())
 
 
 class SweepHandle:
-    """An array job: one submission, a handle per task."""
+    """An array job: one submission, a handle per task; the handle protocol (handles.py) over all."""
 
     def __init__(self, folder, job_id: str, size: int) -> None:
         self.job_id, self.size = job_id, size
@@ -131,23 +152,75 @@ class SweepHandle:
     def done(self) -> bool:
         return all(s.done for s in self.statuses().values())
 
-    def wait(self, poll_s: float = WAIT_CAP_S) -> Dict[str, JobStatus]:
-        return {s.job_id: s for s in wait_all(self.tasks, poll_s)}
+    @property
+    def state(self) -> str:
+        """The array's state in one word (handles.sweep_state): COMPLETED only when every task did."""
+        from .handles import sweep_state
+
+        return sweep_state(list(self.statuses().values()))
+
+    def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> Dict[str, JobStatus]:
+        return {s.job_id: s for s in wait_all(self.tasks, poll_s, timeout)}
+
+    def result(self) -> List[int]:
+        """Wait for every task; their exit statuses in task order, or JobFailed naming the failed
+        tasks, with the end of the first one's log."""
+        from .handles import sweep_result
+
+        return sweep_result(self.tasks, list(self.wait().values()))
 
     def cancel(self) -> None:
         run_slurm(["scancel", self.job_id])
 
+    def stdout(self) -> Optional[str]:
+        """Every task's output log, each under a ``==> 123_4 <==`` line (None before any exists)."""
+        from .handles import joined_logs
+
+        return joined_logs(self.tasks, "stdout")
+
+    def stderr(self) -> Optional[str]:
+        from .handles import joined_logs
+
+        return joined_logs(self.tasks, "stderr")
+
 
 class ChainHandle:
-    """A chain of jobs, each starting after the previous one ended (afterany)."""
+    """A chain of jobs, each starting after the previous one ended (afterany). As a handle
+    (handles.py) it is its current link: the first that has not ended, else the last."""
 
     def __init__(self, links: List[JobHandle]) -> None:
         self.links = links
         self.job_id = links[0].job_id
 
-    def wait(self, poll_s: float = WAIT_CAP_S) -> JobStatus:
+    def current(self) -> JobHandle:
+        """The link that runs or waits now (the first not ended), else the last link."""
+        self.links[0].status(force=True)   # one poll for every link
+        return next((link for link in self.links if not JobHandle.watcher.status_of(link.job_id).done), self.links[-1])
+
+    @property
+    def state(self) -> str:
+        return JobHandle.watcher.status_of(self.current().job_id).state
+
+    def done(self) -> bool:
+        current = self.current()
+        return current is self.links[-1] and JobHandle.watcher.status_of(current.job_id).done
+
+    def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> JobStatus:
         """Wait for every link (one poll for all); the chain's outcome is its last link's."""
-        return wait_all(self.links, poll_s)[-1]
+        return wait_all(self.links, poll_s, timeout)[-1]
+
+    def result(self) -> int:
+        """Wait for every link; the last link's exit status (0), or JobFailed with its log's end."""
+        from .handles import script_result
+
+        return script_result(self.links[-1], self.wait())
+
+    def stdout(self) -> Optional[str]:
+        """The current link's output log."""
+        return self.current().stdout()
+
+    def stderr(self) -> Optional[str]:
+        return self.current().stderr()
 
     def cancel(self) -> None:
         run_slurm(["scancel", *(link.job_id for link in self.links)])

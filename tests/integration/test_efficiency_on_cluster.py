@@ -79,3 +79,24 @@ def test_report_of_an_unknown_job_fails_in_one_line(cluster):
     result = CliRunner().invoke(main, ["report", "99999999"])
     assert result.exit_code == 1
     assert result.output == "error: sacct has no record of job 99999999: check the id, and that it ran on this cluster\n"
+
+
+def test_report_of_an_array_names_the_task_far_from_the_rest(cluster, tmp_path):
+    """Slurm 22.05: five tasks hold 40 MiB, task 4 holds it three times as long; the gauges'
+    spread (report --json) and the piped report name task 4 as the outlier of time."""
+    import json
+
+    hold = HOLD_MIB.format(mib=40).replace("time.sleep(8)", "time.sleep(8 if $SLURM_ARRAY_TASK_ID != 4 else 24)")
+    job_id = submit(tmp_path, "--mem=512M", "--time=5", "--array=0-4", "--wrap", hold)
+    for task in range(5):
+        assert wait_for_job(f"{job_id}_{task}", timeout=180)["State"] == "COMPLETED"
+    records_once_steps_land(job_id, tasks=5)
+
+    data = json.loads(CliRunner().invoke(main, ["report", job_id, "--json"]).output)
+    spread = {s["name"]: s for s in data["spread"]}
+    assert [o["job_id"] for o in spread["time"]["outliers"]] == [f"{job_id}_4"], spread["time"]
+    assert set(data["gauges"]) == {f"{job_id}_{task}" for task in range(5)}
+    piped = CliRunner().invoke(main, ["report", job_id]).output
+    assert f"Outliers (time): {job_id}_4 (" in piped
+    memory = [line for line in data["summary"]["advice"] if "peak" in line or "memory" in line]
+    assert len(memory) <= 1, data["summary"]["advice"]

@@ -6,13 +6,12 @@ Horovod's last release (0.28.1) compiles its PyTorch part as C++14, which PyTorc
 later refuse (horovod/horovod#3996, fixed on master, unreleased): the build is against the
 newest PyTorch it compiles with, 2.0.1 (SLURMKIT_HOROVOD_TORCH picks another).
 
-Not yet passing on the development VM (2026-11-26): the build job fails at Horovod's CMake step
-("Could NOT find CUDAToolkit"). Horovod's FindPytorch takes the CUDA path when
-``torch.version.cuda`` is set (PyPI's torch 2.0.1 is a CUDA build) and torch finds a CUDA_HOME,
-which it always does there: ``/usr/local/bin/nvcc`` wraps CUDA 13 and ``/usr/local/cuda``
-exists, without a runtime. An Alliance CPU node without ``module load cuda`` has neither. A
-CPU-only torch 2.0 (download.pytorch.org, unreachable there) or a machine without that partial
-CUDA would let it pass.
+Passing since the local cluster's nodes have no CUDA (tests/cluster/cpu_node.sh), like an
+Alliance CPU node without ``module load cuda``: before, the development VM's partial CUDA
+(``/usr/local/cuda`` without a runtime, an ``nvcc`` wrapper in /usr/local/bin) made torch find a
+CUDA_HOME, and Horovod's CMake took its CUDA path and stopped ("Could NOT find CUDAToolkit").
+Measured 2026-11-26 on the 2-core VM under load: the build 6.8 min, the whole test 9 min 38 s
+(with installing torch 2.0.1 into its lasting venv); four ranks over two nodes then agree.
 """
 
 import os

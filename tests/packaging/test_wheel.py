@@ -22,6 +22,8 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     (wheel,) = dist.glob("slurmkit-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "slurmkit/templates/base.sbatch.j2" in names
+    assert "slurmkit/py.typed" in names
+    assert {"slurmkit/schema/job.schema.json", "slurmkit/schema/site-profile.schema.json"} <= set(names)
     for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")):
         assert f"slurmkit/site_profiles/{repo_file.name}" in names
 
@@ -35,4 +37,6 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     for folder in where:
         assert folder.startswith(str(venv)), f"{folder} is not inside the fresh virtualenv"
     assert (Path(where[0]) / "base.sbatch.j2").is_file()
+    shipped = _run(python, "-c", "from slurmkit.schemas import job_schema_path; print(job_schema_path())", cwd=tmp_path).strip()
+    assert shipped.startswith(str(venv)) and Path(shipped).is_file()
     assert sorted(p.name for p in Path(where[1]).glob("*.yaml")) == sorted(p.name for p in (REPO / "site_profiles").glob("*.yaml"))

@@ -68,6 +68,20 @@ def test_new_with_yes_writes_the_spec_and_its_script(tmp_path):
     assert files_under("demo") == ["job.sbatch", "job.yaml"]
 
 
+def test_new_points_editors_at_the_shipped_json_schema_which_the_spec_meets(tmp_path):
+    import jsonschema
+    import yaml
+
+    from slurmkit.schemas import job_schema_path
+
+    assert run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu").exit_code == 0
+    first, _, rest = (tmp_path / "demo" / "job.yaml").read_text().partition("\n")
+    assert first == f"# yaml-language-server: $schema={job_schema_path()}"
+    assert job_schema_path().is_file() and job_schema_path().is_absolute()
+    schema = json.loads(job_schema_path().read_text())
+    assert not list(jsonschema.Draft7Validator(schema).iter_errors(yaml.safe_load(rest)))
+
+
 def test_new_writes_a_spec_that_renders_to_the_same_script():
     assert run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-x", "--time", "2h").exit_code == 0
     result = run("render", "demo/job.yaml")

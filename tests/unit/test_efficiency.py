@@ -91,7 +91,7 @@ def record(**changes) -> JobEfficiency:
 def test_sacct_command_is_one_call_with_every_field_including_steps():
     assert sacct_command("50") == ["sacct", "-n", "-P", "-o",
                                    "JobID,State,ExitCode,ElapsedRaw,TimelimitRaw,TotalCPU,NCPUS,ReqMem,MaxRSS,"
-                                   "AllocTRES,NNodes,NTasks", "-j", "50"]
+                                   "AllocTRES,NNodes,NTasks,TRESUsageInAve,TRESUsageInMax", "-j", "50"]
     assert "-X" not in sacct_command("50_1")  # MaxRSS lives on the step rows
 
 
@@ -314,8 +314,16 @@ def test_array_summary_counts_states_and_sizes_advice_for_the_longest_and_larges
              record(job_id="9_[3-5]", state="PENDING", elapsed_s=0, steps=(), peak_mib=None)]
     summary = summarize(tasks)
     assert (summary.tasks, summary.states) == (6, {"COMPLETED": 2, "PENDING": 3, "TIMEOUT": 1})
+    # a task that hit the limit outweighs the completed ones that used little: no "ask 1h" beside "ask more time"
     assert summary.advice == ["3 of 6 tasks have not started yet", "1 of 6 tasks hit the time limit: ask more time or checkpoint",
-                              "asked 8h, used 25m: ask 1h", "asked 8G, peak 2G: ask 4G"]
+                              "asked 8G, peak 2G: ask 4G"]
+
+
+def test_an_array_where_one_task_ran_out_of_memory_is_told_to_ask_more_and_only_that():
+    """Issue 18: the report said both "ask more memory" and "ask 4G"."""
+    tasks = [record(job_id=f"9_{i}", req_mem_mib=8192.0, peak_mib=1500.0) for i in range(3)]
+    tasks.append(record(job_id="9_3", state="OUT_OF_MEMORY", req_mem_mib=8192.0, peak_mib=8100.0))
+    assert summarize(tasks).advice == ["1 of 4 tasks ran out of memory at 8G: ask 16G or make it use less"]
 
 
 def test_summarize_needs_a_record():

@@ -26,6 +26,7 @@ LAZY_COMMANDS = {
     "profiles": ".cli_profiles:profiles",
     "report": ".cli_report:report_command",
     "build": ".cli_build:build_command",
+    "env": ".cli_env:env_group",
 }
 
 
@@ -133,6 +134,7 @@ LAZY_HELP = {
     "profiles": "List, show, validate and detect site profiles.",
     "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
     "build": "Build Horovod or mpi4py into the build cache ahead of time, as a job.",
+    "env": "Build a job's Python environment on the login node (sites whose jobs only activate it).",
 }
 
 

@@ -26,6 +26,9 @@ def build_command(names, spec_path, profile, account, gpus, framework, modules, 
     try:
         spec = build_spec(names, load_spec(spec_path) if spec_path else None, profile, account, gpus, framework, modules)
         job = Job(spec)
+        from .envbuild import refuse_build_job
+
+        refuse_build_job(spec, job.profile())
         warn = lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True)  # noqa: E731
         if print_only:
             click.echo(job.render(warn=warn), nl=False)

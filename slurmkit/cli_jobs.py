@@ -65,11 +65,13 @@ def render_command(spec, output, profile):
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; docs/json.md).")
 @PROFILE_OPTION
-def check_command(spec, as_json, profile):
+@click.option("--folder", type=click.Path(file_okay=False),
+              help="Check the job as submitted with this log folder (slurmkit submit --folder; default: logs/ beside SPEC).")
+def check_command(spec, as_json, profile, folder):
     """List the errors and warnings of a job spec on its cluster (exit 2 on errors)."""
     job = _load(spec)
     try:
-        findings = job.check(profile) + _import_notes(spec)
+        findings = job.check(profile, folder) + _import_notes(spec)
     except SlurmkitError as error:
         _fail(error)
     if as_json:

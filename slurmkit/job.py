@@ -40,12 +40,22 @@ class Job:
         return site
 
     def resolve(self, profile: Optional[str] = None) -> Resolution:
-        return resolve(self.spec, self.profile(profile))
+        """The plan and findings, with what this host knows that the site's rules use (the bytes
+        staged inputs take on a node's disk: localfacts.py)."""
+        site = self.profile(profile)
+        return self._resolve_on(site)
 
-    def check(self, profile: Optional[str] = None) -> Tuple[Finding, ...]:
+    def _resolve_on(self, site: SiteProfile) -> Resolution:
+        from .localfacts import gather
+
+        return resolve(self.spec, site, gather(self.spec, site, self.base_dir()))
+
+    def check(self, profile: Optional[str] = None, folder=None) -> Tuple[Finding, ...]:
         """Every error and warning for this job on its cluster, including what its staged inputs
         hold on disk (many small files; RAM-disk sites), what a task file holds, and the files it
-        needs that are not on this host (staged inputs, requirements, a lasting virtualenv)."""
+        needs that are not on this host (staged inputs, requirements, a lasting virtualenv).
+        ``folder``: the log folder it will be submitted with (submit's ``folder``; default logs/
+        beside the spec), which the site rules check (a folder read-only inside jobs)."""
         from .manytasks import task_file_findings
         from .reads import missing_local_paths
         from .resolve import staged_data_findings
@@ -53,27 +63,25 @@ class Job:
 
         site = self.profile(profile)
         shapes = inspect_inputs(self.spec, self.base_dir())
-        resolution = resolve(self.spec, site)
+        resolution = self._resolve_on(site)
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
-                + self._host_rule_findings(site, resolution.plan, None, shapes))
+                + self._host_rule_findings(site, resolution.plan, folder))
 
-    def _host_rule_findings(self, site: SiteProfile, plan, folder, shapes=None) -> Tuple[Finding, ...]:
+    def _host_rule_findings(self, site: SiteProfile, plan, folder) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/siterules.py): the folders the job
-        writes, the login node it goes from, the requirements file, the bytes it stages."""
+        writes, the login node it goes from, the requirements file. (The bytes it stages are
+        resolve()'s, from localfacts.)"""
         import os
         import socket
 
-        from .siterules import host_findings, staged_tmp_findings
-        from .staging import inspect_inputs
+        from .siterules import host_findings
 
         log_folder = Path(folder).resolve() if folder else self.folder()
-        found = host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ, socket.gethostname())
-        if shapes is None:
-            shapes = inspect_inputs(self.spec, self.base_dir()) if site.rules.tmp_request else ()
-        return tuple(Finding(*f) for f in found + staged_tmp_findings(self.spec, site, shapes))
+        return tuple(Finding(*f) for f in host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ,
+                                                        socket.gethostname()))
 
     def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.
@@ -131,6 +139,13 @@ class Job:
         errors = [f for f in findings if f.level == "error"]
         if errors:
             raise SpecError(self.spec.source, self.spec.line_of(errors[0].field), errors[0].field, errors[0].message)
+
+    def build_env(self, profile: Optional[str] = None, force: bool = False) -> Path:
+        """Build this job's virtualenv here, on the login node, where the site builds them there
+        and its jobs only activate them (Trillium; slurmkit/envbuild.py); returns its folder."""
+        from .envbuild import build
+
+        return build(self, profile, force)[0]
 
     def test_only(self, profile: Optional[str] = None, folder=None) -> str:
         """Ask the controller where and when this job would start (``sbatch --test-only``)."""

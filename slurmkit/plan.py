@@ -41,6 +41,8 @@ class VenvPlan(Record):
     upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
     nodes: int = 1                     # per_node: made on each of these nodes at once (srun)
     node_cores: object = "1"           # the per-node step's --cpus-per-task: a FromSlurm word
+    prebuilt_key: str = ""             # set: built on the login node (slurmkit env build), the job only activates it
+    build_command: str = ""            # the command that builds it, for the line the job prints when it is missing
 
     @property
     def per_node(self) -> bool:

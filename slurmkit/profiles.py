@@ -302,6 +302,9 @@ _RULES = Fields({
     # --tmp steers a job to nodes with more local disk (Rorqual: 370G to 3360G).
     "tmp_request": Fields({"min": Size(nullable=False), "max": Size(nullable=False), "source": _RULE_SOURCE},
                           required=("min", "max", "source")),
+    # Python environments are built on a login node, under ``path``, and jobs only activate them
+    # (Trillium); ``slurmkit env build`` builds them (slurmkit/envbuild.py).
+    "env_build": Fields({"path": Str(nullable=False), "source": _RULE_SOURCE}, required=("path", "source")),
 })
 
 SCHEMA = Fields({
@@ -539,6 +542,11 @@ class TmpRequest(Record):
     source: Tuple[str, ...]
 
 
+class EnvBuild(Record):
+    path: str                      # where environments are built: a shell word ($HOME/...)
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -548,6 +556,7 @@ class Rules(Record):
     min_versions: Tuple[MinVersion, ...] = ()
     oldest_python: Optional[OldestPython] = None
     tmp_request: Optional[TmpRequest] = None
+    env_build: Optional[EnvBuild] = None
 
 
 class SiteProfile(Record):
@@ -673,7 +682,8 @@ def _build_rules(rules: dict) -> Rules:
         value = rules.get(key)
         return value if isinstance(value, dict) and value else None
 
-    ro, submit, login, python, tmp = (given(k) for k in ("read_only_in_job", "jobs_submit_jobs", "login_nodes", "oldest_python", "tmp_request"))
+    ro, submit, login, python, tmp, env = (given(k) for k in ("read_only_in_job", "jobs_submit_jobs", "login_nodes", "oldest_python",
+                                                               "tmp_request", "env_build"))
     return Rules(
         read_only_in_job=ro and ReadOnlyInJob(_names(ro.get("paths")), ro.get("fix"), _names(ro.get("source"))),
         jobs_submit_jobs=submit and JobsSubmitJobs(bool(submit.get("allowed")), _names(submit.get("source"))),
@@ -682,6 +692,7 @@ def _build_rules(rules: dict) -> Rules:
                            for m in rules.get("min_versions") or ()),
         oldest_python=python and OldestPython(str(python["version"]), _names(python.get("source"))),
         tmp_request=tmp and TmpRequest(_mib(tmp["min"]), _mib(tmp["max"]), _names(tmp.get("source"))),
+        env_build=env and EnvBuild(str(env["path"]), _names(env.get("source"))),
     )
 
 

@@ -339,7 +339,7 @@ def missing_local_paths(spec, plan, base_dir: Path, environ: Optional[Mapping[st
         if path is not None and not os.path.lexists(path):
             found.append((f"stage.inputs.{index}", f"{spec.stage.inputs[index].source} is not on this host ({path}): the job "
                                                    "stops when it stages it in, unless something puts it there before the job starts"))
-    venv = plan.venv
+    venv = plan.venv if plan.venv and not plan.venv.prebuilt_key else None   # built on the login node: siterules checks it
     if venv and venv.requirements:
         path = _on_this_host(venv.requirements, variables, base_dir)
         if path is not None and not path.is_file():

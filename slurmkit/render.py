@@ -164,6 +164,12 @@ def render_setup(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> st
     return _render("setup.sh.j2", plan, search_path)
 
 
+def render_env_build(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
+    """The modules, builds and virtualenv of ``plan``, run on the login node by ``slurmkit env
+    build`` (templates/envbuild.sh.j2; envbuild.py)."""
+    return _render("envbuild.sh.j2", plan, search_path)
+
+
 def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]]) -> str:
     import jinja2
 

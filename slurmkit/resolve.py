@@ -112,8 +112,9 @@ class _Findings(list):
         self.append(Finding("warning", field, message))
 
 
-def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
-    """Decide everything about ``spec`` on ``profile``; see the module docstring."""
+def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
+    """Decide everything about ``spec`` on ``profile``; see the module docstring. ``local``: what
+    the submit host knows that the spec does not say (localfacts.LocalFacts; None: nothing)."""
     findings = _Findings()
     _check_profile_status(profile, findings, spec)
     account = _check_account(spec, profile, findings)
@@ -133,6 +134,7 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules)
+    tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
@@ -140,24 +142,25 @@ def resolve(spec: JobSpec, profile: SiteProfile) -> Resolution:
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
+    venv = _venv(spec, profile, modules, local)
     plan = Plan(
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain),
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb),
         environment=_environment(spec, profile, cpus_per_task, launcher, gpus, node_types),
         modules=modules,
         module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
         command=spec.launch.command,
         setup=spec.environment.setup,
-        venv=_venv(spec, profile),
+        venv=venv,
         stage=stage,
         chain=chain,
         array=array,
         tasks=tasks,
         distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
-        builds=_builds(spec, profile, gpus),
+        builds=() if venv and venv.prebuilt_key else _builds(spec, profile, gpus),   # prebuilt: built with the env
         module_system=profile.software.module_system or "none",
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
@@ -177,6 +180,17 @@ def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuCh
     from .siterules import job_findings
 
     return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
+
+
+def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: _Findings) -> Optional[int]:
+    """The spec's --tmp, or the one the staged inputs need where the site's --tmp reaches more local disk (siterules.py)."""
+    if local is None or not local.staged:
+        return spec.resources.tmp_mb
+    from .siterules import tmp_for_staged
+
+    added, found = tmp_for_staged(spec, profile, local.staged)
+    findings.extend(Finding(*f) for f in found)
+    return added if added is not None else spec.resources.tmp_mb
 
 
 def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:
@@ -568,13 +582,14 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
              "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
 
 
-def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
+def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:
+    """The job's virtualenv; where the site builds them on the login node, the one built there (envbuild.py)."""
     venv = spec.environment.venv
     if venv is None:
         return None
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     command = profile.software.virtualenv.command or DEFAULT_VENV_COMMAND
-    return VenvPlan(
+    plan = VenvPlan(
         path=venv.path or "$SLURM_TMPDIR/env",
         create=tuple(shlex.split(command)),
         pip_options=("--no-index",) if wheelhouse else (),
@@ -585,6 +600,11 @@ def _venv(spec: JobSpec, profile: SiteProfile) -> Optional[VenvPlan]:
         nodes=spec.resources.nodes,
         node_cores=NODE_CORES,
     )
+    if profile.rules.env_build is None:
+        return plan
+    from .envbuild import on_login_node   # here: only sites that build environments on the login node need it
+
+    return on_login_node(plan, spec, profile, modules, local)
 
 
 def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
@@ -681,7 +701,7 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gp
 
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
-                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None):
+                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None):
     res = spec.resources
     pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
     if account:
@@ -692,8 +712,8 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         pairs.append(memory)
     if gpus:
         pairs.append(("--gpus-per-node", gpus.spelling))
-    if res.tmp_mb is not None:
-        pairs.append(("--tmp", format_size(res.tmp_mb)))
+    if tmp_mb is not None:
+        pairs.append(("--tmp", format_size(tmp_mb)))
     if array:
         throttle = f"%{spec.array.throttle}" if spec.array.throttle else ""
         pairs.append(("--array", f"0-{array.size - 1}{throttle}"))

@@ -6,9 +6,11 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 - ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
   cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
   builds wheels for, a ``--tmp`` above the site's range). resolve() calls it.
-- ``host_findings`` and ``staged_tmp_findings``: from the submit host, where ``slurmkit check``
-  and ``slurmkit submit`` run (the folders the job will write, the login node it is submitted
-  from, a requirements file, the bytes a job stages). Job.check and Job.submit call them.
+- ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
+  (the folders the job will write, the login node it is submitted from, a requirements file).
+  Job.check and Job.submit call it.
+- ``tmp_for_staged``: from the bytes the staged inputs take on a node's disk, measured on the
+  submit host at render time (localfacts.py) and passed to resolve(), which adds the --tmp.
 
 Every finding names the rule's source and the fix.
 """
@@ -172,6 +174,11 @@ def _expand(path: str, env: Mapping[str, str]) -> Optional[str]:
     return expanded
 
 
+def expand_variables(path: str, env: Mapping[str, str]) -> Optional[str]:
+    """``path`` with its ``$VAR`` and ``~`` from ``env``; None when one is unset."""
+    return _expand(path, env)
+
+
 def _real(path: str) -> str:
     """The path with links resolved (``$HOME/links/scratch`` is /scratch), as far as it exists."""
     return os.path.realpath(path)
@@ -257,7 +264,32 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
     models = gpu_models_of(plan, profile) if plan else ()
     uses_gpus = bool(spec.resources.gpus)
     return (read_only_findings(spec, profile, base_dir, log_folder, env) + login_node_findings(profile, hostname, uses_gpus)
-            + requirements_findings(spec, profile, base_dir, models))
+            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
+
+
+def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "",
+                          base_dir: Optional[Path] = None) -> List[Finding]:
+    """An error when the job activates an environment built on the login node (Trillium) and
+    none is built here for it (envbuild.py): the job would stop at its first line. A warning
+    instead on a host that is none of the site's login nodes (a laptop: the environment may
+    well be built on the cluster)."""
+    venv = plan.venv if plan else None
+    if venv is None or not venv.prebuilt_key:
+        return []
+    from .envbuild import built_key
+
+    path = _expand(venv.path, env)
+    if path is not None and not path.startswith("/") and base_dir is not None:
+        path = str(base_dir / path)    # relative: from the spec's folder, where the job starts
+    if path is None or built_key(path) == venv.prebuilt_key:
+        return []
+    rule, login = profile.rules.env_build, profile.rules.login_nodes
+    elsewhere = bool(login and hostname) and not any(fnmatch.fnmatch(hostname.split(".")[0], p) for p in login.gpu + login.cpu)
+    where = f"on {profile.name}'s login node" if elsewhere else "here"
+    return [Finding("warning" if elsewhere else "error", "environment.venv",
+                    f"no virtualenv is built for this job at {path}: {profile.name} builds Python environments on its login "
+                    f"nodes and its jobs only activate them; run '{venv.build_command}' {where}, then submit"
+                    f"{_source(rule.source if rule else ())}")]
 
 
 def gpu_models_of(plan, profile: SiteProfile) -> Tuple[str, ...]:
@@ -274,24 +306,47 @@ def gpu_models_of(plan, profile: SiteProfile) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(models))
 
 
-def staged_tmp_findings(spec, profile: SiteProfile, shapes) -> List[Finding]:
-    """Staged bytes above the default local disk where --tmp reaches nodes with more (Rorqual):
-    ask for --tmp within the site's range, or stage less when even its largest is too small."""
+def tmp_for_staged(spec, profile: SiteProfile, staged) -> Tuple[Optional[int], List[Finding]]:
+    """The --tmp (MiB) to add for staged inputs above the default local disk where --tmp reaches
+    nodes with more (Rorqual), with a warning saying what was added and why; or an error when even
+    the range's largest cannot hold them, or when the spec's own tmp is smaller than they are.
+    ``staged`` is localdisk.staged_sizes' (measured on the submit host at render time)."""
     rule, tmpdir = profile.rules.tmp_request, profile.storage.slurm_tmpdir
-    if rule is None or tmpdir is None or tmpdir.size_mib is None or not shapes:
-        return []
-    staged_mib = -(-sum(s.bytes for s in shapes) // (1 << 20))
+    if rule is None or tmpdir is None or tmpdir.size_mib is None or not staged:
+        return None, []
+    from .localdisk import HEADROOM_PERCENT, gib, tmp_for
+
+    total = sum(s.bytes for s in staged)
+    staged_mib, need = -(-total // (1 << 20)), tmp_for(total)
+    what = f"{gib(total)} staged ({_staged_detail(staged)})"
     asked = spec.resources.tmp_mb
-    if staged_mib <= (asked or tmpdir.size_mib):
-        return []
+    if asked is not None:
+        if staged_mib <= asked:
+            return None, []
+        return None, [Finding("error", "resources.tmp", f"{what} does not fit the --tmp={format_size(asked)} the spec asks; ask "
+                              f"'tmp: {format_size(min(max(need, rule.min_mib), rule.max_mib))}' (--tmp from {format_size(rule.min_mib)} "
+                              f"to {format_size(rule.max_mib)}){_source(rule.source)}")]
+    if need <= tmpdir.size_mib:
+        return None, []
     if staged_mib > rule.max_mib:
-        return [Finding("error", "stage.inputs", f"{format_size(staged_mib)} staged is more than any {profile.name} node's local disk "
-                        f"holds (--tmp at most {format_size(rule.max_mib)}); stage less, or read the rest from scratch{_source(rule.source)}")]
-    want = max(-(-staged_mib // 1024) * 1024, rule.min_mib)   # whole gigabytes, at least the range's start
-    return [Finding("error", "resources.tmp", f"{format_size(staged_mib)} staged does not fit {profile.name}'s "
-                    f"{format_size(asked or tmpdir.size_mib)} $SLURM_TMPDIR; add 'tmp: {format_size(want)}' to resources (--tmp from "
-                    f"{format_size(rule.min_mib)} to {format_size(rule.max_mib)} reaches the nodes with more local disk, shared with "
-                    f"other jobs on the node){_source(rule.source)}")]
+        return None, [Finding("error", "stage.inputs", f"{what} is more than any {profile.name} node's local disk holds (--tmp at "
+                              f"most {format_size(rule.max_mib)}); stage less, or read the rest from scratch"
+                              + ("; if the estimate is too high, set resources.tmp yourself" if any(s.estimated for s in staged) else "")
+                              + _source(rule.source))]
+    tmp = min(max(need, rule.min_mib), rule.max_mib)
+    room = f"{HEADROOM_PERCENT}%"
+    sized = f"the staged bytes and {room} more for what the job writes there, rounded up to whole gigabytes"
+    if tmp < need:
+        sized = f"the range's largest, which leaves less than the {room} beyond the staged bytes that slurmkit asks for what the job writes"
+    return tmp, [Finding("warning", "resources.tmp",
+                         f"{what} does not fit {profile.name}'s default {format_size(tmpdir.size_mib)} $SLURM_TMPDIR: slurmkit "
+                         f"added --tmp={format_size(tmp)} ({sized}), which sends the job to the nodes with more local disk "
+                         f"(--tmp from {format_size(rule.min_mib)} to {format_size(rule.max_mib)}; the disk is shared with other "
+                         f"jobs on the node); set resources.tmp to choose the size yourself{_source(rule.source)}")]
+
+
+def _staged_detail(staged) -> str:
+    return "; ".join(f"{s.path}: {s.how}" for s in staged)
 
 
 # ---------------------------------------------------------------------------- as text
@@ -329,10 +384,14 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
     if rules.oldest_python:
         lines.append((f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
                       rules.oldest_python.source[0]))
+    if rules.env_build:
+        lines.append((f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "
+                      "builds the job's there and the job only activates it (check and submit refuse a job whose environment "
+                      "is not built)", rules.env_build.source[0]))
     tmp = rules.tmp_request
     if tmp:
         lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
-                      f"(staged data above the default $SLURM_TMPDIR needs it; above the range is refused)", tmp.source[0]))
+                      f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; above the range is refused)", tmp.source[0]))
     return lines
 
 

@@ -105,6 +105,7 @@ def test_without_the_fix_the_job_cannot_write_its_log_and_slurmkit_refuses_it(cl
 
 def test_with_the_output_folder_elsewhere_the_same_job_runs_and_logs(cluster, read_only_home, tmp_path):
     job = Job.from_yaml(read_only_home / "proj" / "job.yaml")
+    assert [f for f in job.check(folder=tmp_path / "scratch" / "logs") if f.level == "error"] == []   # slurmkit check --folder
     handle = job.submit(folder=tmp_path / "scratch" / "logs")
     row = wait_for_job(handle.job_id)
     assert (row["State"], row["ExitCode"]) == ("COMPLETED", "0:0")

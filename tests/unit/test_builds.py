@@ -52,6 +52,14 @@ def test_build_with_nothing_to_build_is_one_line_of_bad_input():
     assert result.output == "error: slurmkit build: environment.builds: nothing to build: name one of horovod, mpi4py\n"
 
 
+def test_build_where_environments_are_built_on_the_login_node_points_to_env_build():
+    result = run("build", "mpi4py", "--profile", "trillium", "--account", "def-someprof", "--print")
+    assert_bad_input(result)
+    assert result.output == ("error: slurmkit build: environment.builds: trillium builds Python environments on its login nodes, "
+                             "and the builds with them: run 'slurmkit env build SPEC' there (the job's spec, with its builds) "
+                             "instead of a build job\n")
+
+
 def test_build_of_an_unknown_package_suggests_one():
     result = run("build", "horovd", "--profile", "local")
     assert result.exit_code == 2 and "'horovd' is not one of 'horovod', 'mpi4py'" in result.output

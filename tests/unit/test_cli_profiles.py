@@ -86,15 +86,17 @@ def test_show_prints_a_summary_and_the_node_types(run):
 
 
 def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources(run):
-    """Issue 17: Trillium's read-only paths, self-submission, login nodes and GPU counts."""
+    """Issue 17: Trillium's read-only paths, self-submission, login nodes, GPU counts and environments built on the login node."""
     result = run("show", "trillium")
     assert result.exit_code == 0, result.output
     rules = [line for line in result.stdout.splitlines() if "[https://" in line]
-    assert rules[0].split()[0] == "rules" and len(rules) == 6
+    assert rules[0].split()[0] == "rules" and len(rules) == 7
     assert "read-only inside jobs: $HOME, $PROJECT, /home, /project" in rules[0]
     assert any("jobs cannot submit jobs" in r and "Trillium_Quickstart/en]" in r for r in rules)
     assert any("GPU jobs only from trig-login*" in r for r in rules)
     assert any("GPUs per node: 1 or 4" in r for r in rules)
+    assert any("Python environments are built on a login node, in $HOME/.slurmkit/envs: 'slurmkit env build SPEC'" in r
+               and "wiki/Python/en]" in r for r in rules)
     rorqual = run("show", "rorqual").stdout
     assert "--tmp from 370G to 3360G" in rorqual and "[https://docs.alliancecan.ca/wiki/Rorqual/en]" in rorqual
     assert "torch 2.5.1" not in run("show", "narval").stdout   # no H100 there

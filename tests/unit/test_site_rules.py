@@ -9,14 +9,15 @@ import functools
 from pathlib import Path
 
 import pytest
+import yaml
 
 from slurmkit.errors import SpecError
 from slurmkit.job import Job
 from slurmkit.profiles import load_profile, validate_file
 from slurmkit.resolve import resolve
-from slurmkit.siterules import host_findings, login_node_findings, read_only_findings, staged_tmp_findings
+from slurmkit.localdisk import StagedSize
+from slurmkit.siterules import host_findings, login_node_findings, read_only_findings, tmp_for_staged
 from slurmkit.spec import spec_from_mapping
-from slurmkit.staging import InputShape
 
 QUICKSTART = "https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en"
 PYTORCH = "https://docs.alliancecan.ca/wiki/PyTorch/en"
@@ -240,6 +241,28 @@ def test_check_and_submit_refuse_a_trillium_spec_under_home(tmp_path, monkeypatc
     assert calls == [tmp_path / "scratch" / "logs"]
 
 
+def test_check_folder_checks_the_job_as_submitted_with_that_log_folder(tmp_path, monkeypatch):
+    """slurmkit check --folder DIR: the same rule as submit --folder (the log folder under $HOME, or not)."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    home = tmp_path / "home" / "me"
+    (home / "proj").mkdir(parents=True)
+    spec_path = home / "proj" / "job.yaml"
+    spec_path.write_text("name: demo\nprofile: trillium\naccount: def-someprof\nkind: threaded\nresources: {time: 3h}\n"
+                         "launch: {command: python main.py}\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("NO_COLOR", "1")
+    refused = CliRunner().invoke(main, ["check", str(spec_path)])
+    assert refused.exit_code == 2 and f"{home}/proj/logs (the job's log and exit-status files) is under $HOME" in refused.output
+    scratch = tmp_path / "scratch" / "logs"
+    passed = CliRunner().invoke(main, ["check", str(spec_path), "--folder", str(scratch)])
+    assert passed.exit_code == 0, passed.output
+    assert "read-only" not in passed.output
+    assert [f.field for f in Job.from_yaml(spec_path).check(folder=home / "elsewhere") if f.level == "error"] == ["folder"]
+
+
 # --------------------------------------------------------------------------- login-node roles
 
 @pytest.mark.parametrize("hostname, gpus, field", [
@@ -261,23 +284,94 @@ def test_a_job_from_the_right_login_node_or_another_host_passes(hostname, gpus):
 
 # ------------------------------------------------------------------------ (e) Rorqual --tmp
 
-def _shapes(gigabytes):
-    return [InputShape(0, "data.tar", 1, gigabytes * (1 << 30))]
+def _staged(gigabytes, estimated=False):
+    return (StagedSize(0, "data.tar", gigabytes * (1 << 30), f"{gigabytes}G copied", estimated),)
 
 
-def test_staged_bytes_above_rorqual_375g_ask_for_tmp_within_the_range(tmp_path):
-    found = staged_tmp_findings(spec(stage={"inputs": ["data.tar"]}), profile("rorqual"), _shapes(500))
-    assert [(f.level, f.field) for f in found] == [("error", "resources.tmp")]
-    assert "add 'tmp: 500G' to resources" in found[0].message and "370G to 3360G" in found[0].message and RORQUAL in found[0].message
+STAGED = spec(stage={"inputs": ["data.tar"]})
+
+
+def test_staged_bytes_below_rorqual_default_disk_add_no_tmp():
+    # 300G and 10% headroom is 330G: it fits the default 375G.
+    assert tmp_for_staged(STAGED, profile("rorqual"), _staged(300)) == (None, [])
+
+
+def test_staged_bytes_above_rorqual_375g_add_a_tmp_within_the_range_saying_what_and_why():
+    tmp, found = tmp_for_staged(STAGED, profile("rorqual"), _staged(400))
+    assert tmp == 440 * 1024     # 400G staged, 10% more for what the job writes: 440G
+    assert [(f.level, f.field) for f in found] == [("warning", "resources.tmp")]
+    assert found[0].message == (
+        "400G staged (data.tar: 400G copied) does not fit rorqual's default 375G $SLURM_TMPDIR: slurmkit added --tmp=440G (the "
+        "staged bytes and 10% more for what the job writes there, rounded up to whole gigabytes), which sends the job to the nodes "
+        "with more local disk (--tmp from 370G to 3360G; the disk is shared with other jobs on the node); set resources.tmp to "
+        f"choose the size yourself (source: {RORQUAL})")
+
+
+def test_staged_bytes_just_above_the_default_ask_at_least_the_range_start():
+    # 340G with 10% is 374G (fits); 345G is 380G (above 375G): asked as 380G, within 370..3360.
+    assert tmp_for_staged(STAGED, profile("rorqual"), _staged(340))[0] is None
+    assert tmp_for_staged(STAGED, profile("rorqual"), _staged(345))[0] == 380 * 1024
+
+
+def test_staged_bytes_whose_headroom_passes_the_range_get_its_largest():
+    tmp, found = tmp_for_staged(STAGED, profile("rorqual"), _staged(3200))
+    assert tmp == 3360 * 1024 and "the range's largest" in found[0].message
+
+
+def test_staged_bytes_above_rorqual_largest_tmp_are_an_error_to_stage_less():
+    tmp, found = tmp_for_staged(STAGED, profile("rorqual"), _staged(4000))
+    assert tmp is None and [(f.level, f.field) for f in found] == [("error", "stage.inputs")]
+    assert "stage less" in found[0].message and "--tmp at most 3360G" in found[0].message and RORQUAL in found[0].message
+    assert "estimate" not in found[0].message
+    assert "set resources.tmp yourself" in tmp_for_staged(STAGED, profile("rorqual"), _staged(4000, estimated=True))[1][0].message
+
+
+def test_the_spec_own_tmp_is_kept_and_one_too_small_is_an_error_naming_the_size():
     asked = spec(stage={"inputs": ["data.tar"]}, resources={"time": "3h", "tmp": "500G"})
-    assert staged_tmp_findings(asked, profile("rorqual"), _shapes(500)) == []
-    assert staged_tmp_findings(spec(stage={"inputs": ["data.tar"]}), profile("rorqual"), _shapes(300)) == []
+    assert tmp_for_staged(asked, profile("rorqual"), _staged(450)) == (None, [])
+    tmp, found = tmp_for_staged(asked, profile("rorqual"), _staged(600))
+    assert tmp is None and [(f.level, f.field) for f in found] == [("error", "resources.tmp")]
+    assert "does not fit the --tmp=500G the spec asks; ask 'tmp: 660G'" in found[0].message
 
 
-def test_staged_bytes_above_rorqual_largest_tmp_is_an_error_to_stage_less():
-    found = staged_tmp_findings(spec(stage={"inputs": ["data.tar"]}), profile("rorqual"), _shapes(4000))
-    assert [f.field for f in found] == ["stage.inputs"]
-    assert "stage less" in found[0].message and "3360G" in found[0].message
+def test_sites_without_a_tmp_range_add_nothing():
+    assert tmp_for_staged(STAGED, profile("fir"), _staged(4000)) == (None, [])
+
+
+def _rorqual_job(tmp_path, **fields):
+    data = {"name": "big", "profile": "rorqual", "account": "def-someprof", "resources": {"time": "3h"},
+            "stage": {"inputs": [{"from": "data.tar", "to": "data"}]}, "launch": {"command": "python main.py"}}
+    data.update(fields)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    return Job.from_yaml(tmp_path / "job.yaml")
+
+
+def _sparse(path, gigabytes):
+    with open(path, "wb") as handle:    # a sparse file: its size without its blocks
+        handle.truncate(gigabytes * (1 << 30))
+
+
+def test_the_rendered_rorqual_script_gets_the_tmp_its_staged_archive_needs(tmp_path):
+    _sparse(tmp_path / "data.tar", 400)
+    job = _rorqual_job(tmp_path)
+    warnings = []
+    script = job.render(warn=warnings.append)
+    assert "#SBATCH --tmp=440G\n" in script
+    assert any("slurmkit added --tmp=440G" in w.message for w in warnings)
+    assert any("slurmkit added --tmp=440G" in f.message for f in job.check())
+
+
+def test_the_rendered_rorqual_script_gets_no_tmp_for_a_small_input_or_a_missing_one(tmp_path):
+    job = _rorqual_job(tmp_path)
+    assert "--tmp" not in job.render()            # data.tar is not here yet: nothing to measure
+    _sparse(tmp_path / "data.tar", 10)
+    assert "--tmp" not in job.render()
+
+
+def test_too_much_staged_on_rorqual_stops_the_render_naming_the_fix(tmp_path):
+    _sparse(tmp_path / "data.tar", 4000)
+    with pytest.raises(SpecError, match="stage less"):
+        _rorqual_job(tmp_path).render()
 
 
 def test_a_tmp_request_above_rorqual_range_is_an_error_and_within_it_passes():

@@ -1,0 +1,27 @@
+"""``slurmkit env build``: a thin click command over slurmkit/envbuild.py."""
+
+import click
+
+from .cli import PROFILE_OPTION, fail as _fail
+from .errors import SlurmkitError
+
+
+@click.group("env")
+def env_group():
+    """Python environments built on the login node, for sites whose jobs only activate them."""
+
+
+@env_group.command("build")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@PROFILE_OPTION
+@click.option("--force", is_flag=True, help="Build again even if an environment with the same key is built.")
+def build_command(spec, profile, force):
+    """Build SPEC's virtualenv here, on the login node (Trillium), where its jobs will activate it."""
+    from .envbuild import build
+    from .job import Job
+
+    try:
+        path, built = build(Job.from_yaml(spec), profile, force)
+    except SlurmkitError as error:
+        _fail(error)
+    click.echo(f"{'built' if built else 'already built'}: {path}" + ("" if built else " (--force builds it again)"))

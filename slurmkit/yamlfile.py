@@ -48,6 +48,13 @@ MAX_ALIASES = 1000
 MAX_VALUES = 50_000
 #: the deepest nesting of mappings and lists, every alias expanded.
 MAX_DEPTH = 64
+#: the most characters of text (keys and scalars) one file may hold, every alias expanded: as
+#: much as the largest file holds with no alias, so that an alias can repeat a value but never
+#: turn a small file into a larger one (900 KB repeated by 999 aliases was a 900 MB script).
+MAX_CHARS = MAX_BYTES
+#: the most digits of a whole number: 2**63 has 19; a longer number means nothing to SLURM, and
+#: Python refuses to read one of more than 4,300 (its int_max_str_digits).
+MAX_DIGITS = 20
 
 
 def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = InputError) -> Tuple[Any, Dict[KeyPath, int], Any]:
@@ -108,8 +115,9 @@ class _BoundedComposer:
     def __init__(self, loader, source, error: Type[InputError]):
         self.loader, self.source, self.error = loader, source, error
         self.anchors: Dict[str, Any] = {}
-        self.cost: Dict[int, Tuple[int, int]] = {}   # id(node) -> (values, height), once closed
+        self.cost: Dict[int, Tuple[int, int, int]] = {}   # id(node) -> (values, height, chars), once closed
         self.values = 0
+        self.chars = 0
         self.aliases = 0
 
     def single_node(self):
@@ -130,21 +138,21 @@ class _BoundedComposer:
 
     def _compose(self):
         loader = self.loader
-        # Each open collection: [node, pending mapping key or None, values so far, tallest child].
+        # Each open collection: [node, pending mapping key or None, values so far, tallest child, chars so far].
         stack: List[list] = []
         while True:
             event = loader.get_event()
             kind = type(event)
             if kind is SequenceEndEvent or kind is MappingEndEvent:
-                node, _, size, height = stack.pop()
+                node, _, size, height, chars = stack.pop()
                 node.end_mark = event.end_mark
-                self.cost[id(node)] = (size, height + 1)
+                self.cost[id(node)] = (size, height + 1, chars)
             elif kind is AliasEvent:
                 node = self._alias(event, stack)
             else:
                 node = self._new_node(event, len(stack))
                 if kind is not ScalarEvent:
-                    stack.append([node, None, 1, 0])
+                    stack.append([node, None, 1, 0, 0])
                     continue
             if not stack:
                 return node
@@ -156,12 +164,12 @@ class _BoundedComposer:
         if anchor is not None and anchor in self.anchors:
             self._fail(event, f"anchor &{anchor} is defined twice (first on line "
                               f"{self.anchors[anchor].start_mark.line + 1}); give each its own name")
-        self._count(event, 1, depth + 1)
         kind = type(event)
+        self._count(event, 1, depth + 1, len(event.value) if kind is ScalarEvent else 0)
         if kind is ScalarEvent:
             tag = event.tag if event.tag not in (None, "!") else loader.resolve(ScalarNode, event.value, event.implicit)
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
-            self.cost[id(node)] = (1, 1)
+            self.cost[id(node)] = (1, 1, len(event.value))
         elif kind is SequenceStartEvent or kind is MappingStartEvent:
             node_class = SequenceNode if kind is SequenceStartEvent else MappingNode
             tag = event.tag if event.tag not in (None, "!") else loader.resolve(node_class, None, event.implicit)
@@ -183,13 +191,18 @@ class _BoundedComposer:
         if id(node) not in self.cost:
             self._fail(event, f"alias *{anchor} is inside the value it names (&{anchor}), which would contain "
                               f"itself without end; write the value out instead")
-        size, height = self.cost[id(node)]
-        self._count(event, size, len(stack) + height)
+        size, height, chars = self.cost[id(node)]
+        self._count(event, size, len(stack) + height, chars)
         return node
 
-    def _count(self, event, size: int, depth: int) -> None:
-        """Add ``size`` values at ``depth``; refuse the file past MAX_VALUES or MAX_DEPTH."""
+    def _count(self, event, size: int, depth: int, chars: int) -> None:
+        """Add ``size`` values of ``chars`` characters at ``depth``; refuse the file past
+        MAX_VALUES, MAX_CHARS or MAX_DEPTH."""
         self.values += size
+        self.chars += chars
+        if self.chars > MAX_CHARS:
+            self._fail(event, f"more than {MAX_CHARS:,} characters of text once aliases are expanded, slurmkit's limit "
+                              f"for one file (as much as the largest file holds); write the values out or shorten them")
         if self.values > MAX_VALUES:
             self._fail(event, f"more than {MAX_VALUES:,} values once aliases are expanded, slurmkit's limit for one "
                               f"file (a spec or profile has a few hundred); write the values out or shorten the file")
@@ -198,9 +211,10 @@ class _BoundedComposer:
 
     def _attach(self, parent: list, node) -> None:
         """Put ``node`` in the open collection ``parent``, adding up its size and height."""
-        size, height = self.cost[id(node)]
+        size, height, chars = self.cost[id(node)]
         parent[2] += size
         parent[3] = max(parent[3], height)
+        parent[4] += chars
         collection = parent[0]
         if isinstance(collection, MappingNode):
             if parent[1] is None:
@@ -224,21 +238,27 @@ _SPELLED_TAGS = (*_NUMBER_TAGS, _BOOL_TAG)
 def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, error):
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode) and node.tag == _PLAIN_MAP:
-        loader.flatten_mapping(node)
         out: Dict[str, Any] = {}
         seen: Dict[str, int] = {}
-        for key_node, value_node in node.value:
+        own = []
+        for key_node, value_node, explicit in _merged_pairs(node, source, error):
             where = key_node.start_mark.line + 1
             if not isinstance(key_node, yaml.ScalarNode):
                 raise error(source, where, "", "not valid YAML: found unhashable key")
-            key = loader.construct_object(key_node, deep=True)
+            key = _scalar(loader, key_node, path, source, error)
             if not isinstance(key, str):
                 raise error(source, where, format_keypath(path), f"key {key!r} is not a string; quote it")
             if key in seen:
+                if not explicit:
+                    continue  # a merged key (<<: *name) that the mapping or an earlier merge already gives
                 raise error(source, where, format_keypath(path + (key,)), f"is given twice (first on line {seen[key]}); keep one")
             seen[key] = where
+            if explicit:
+                own.append(key)
             lines[path + (key,)] = where  # the key's line, where users look
             out[key] = _construct(loader, value_node, path + (key,), lines, source, error)
+        if len(own) < len(out):  # merged keys first, in the order yaml gives them
+            out = {**{key: value for key, value in out.items() if key not in own}, **{key: out[key] for key in own}}
         return out
     if isinstance(node, yaml.SequenceNode) and node.tag == _PLAIN_SEQ:
         return [_construct(loader, item, path + (index,), lines, source, error) for index, item in enumerate(node.value)]
@@ -247,8 +267,45 @@ def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, e
             return node.value  # YAML 1.1's base 60 (1:00:00 = 3600): for a time, what SLURM reads it as
         if isinstance(lines, KeyLines):
             lines.spellings[path] = node.value
-    # Scalars, and anything tagged: the safe constructor refuses tags it does not know.
-    return loader.construct_object(node, deep=True)
+    return _scalar(loader, node, path, source, error)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _merged_pairs(node, source, error) -> List[Tuple[Any, Any, bool]]:
+    """The ``(key node, value node, explicit)`` of a mapping, merge keys (``<<: *name``) resolved
+    as YAML says: the mapping's own keys first, then each merged mapping's in the order given
+    (an earlier one wins), so that the first of each key is the one that counts. Unlike yaml's
+    flatten_mapping this leaves the node as it is: an alias may name it again."""
+    own, merged = [], []
+    for key_node, value_node in node.value:
+        if key_node.tag != _MERGE_TAG:
+            own.append((key_node, value_node, True))
+            continue
+        sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
+        for merged_node in sources:
+            if not isinstance(merged_node, MappingNode):
+                raise error(source, merged_node.start_mark.line + 1, "",
+                            "not valid YAML: a merge key (<<) takes a mapping or a list of mappings")
+            merged.extend((k, v, False) for k, v, _ in _merged_pairs(merged_node, source, error))
+    return own + merged
+
+
+def _scalar(loader, node, path: KeyPath, source, error):
+    """One scalar (or tagged node) as the safe constructor makes it, which refuses tags it does
+    not know; a whole number too long for any count, size or time is refused before Python reads
+    it (past 4,300 digits int() raises; a 0x number that long prints past that limit)."""
+    if node.tag == "tag:yaml.org,2002:int" and isinstance(node, ScalarNode):
+        digits = sum(ch.isalnum() for ch in node.value) - (2 if node.value.lstrip("+-")[:2].lower() in ("0x", "0b", "0o") else 0)
+        if digits > MAX_DIGITS:
+            raise error(source, node.start_mark.line + 1, format_keypath(path),
+                        f"a whole number of {digits:,} digits, longer than any count, size or time (slurmkit reads at most "
+                        f"{MAX_DIGITS}); quote it if it is text")
+    try:
+        return loader.construct_object(node, deep=True)
+    except ValueError as problem:  # what Python itself refuses to make of a scalar (a float's or int's limits)
+        raise error(source, node.start_mark.line + 1, format_keypath(path), f"cannot be read: {problem}") from None
 
 
 def line_of(lines: Dict[KeyPath, int], path: KeyPath) -> Optional[int]:

@@ -1,0 +1,138 @@
+"""Hostile input the YAML and spec readers must refuse in one line (issue 15, the attack report
+of 2026-11-26): numbers Python cannot read, aliases of long text, YAML 1.1's number forms,
+merge keys, NUL characters, values beyond any cluster, long extends chains.
+
+Bounds are measured as in test_hostile_input.py: a child process reports its CPU time and
+peak memory.
+"""
+
+import math
+import time
+from pathlib import Path
+
+import pytest
+
+from slurmkit.errors import SpecError
+from slurmkit.job import Job
+from slurmkit.yamlfile import MAX_CHARS, MAX_DIGITS, parse_yaml
+
+from .test_hostile_input import GOOD_SPEC, SPEC_ENTRY_POINTS, cli, folders, measured, refused  # noqa: F401 (fixture)
+
+BASE = """\
+name: myjob
+profile: local
+account: def-someprof
+kind: serial
+resources: {cpus_per_task: 1, mem: 4G, time: 1h}
+launch: python run.py
+"""
+
+
+def spec_error(**fields) -> str:
+    with pytest.raises(SpecError) as caught:
+        Job(**fields)
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+def yaml_spec_error(tmp_path: Path, text: str) -> str:
+    (tmp_path / "job.yaml").write_text(text)
+    with pytest.raises(SpecError) as caught:
+        Job.from_yaml(tmp_path / "job.yaml")
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+# ------------------------------------------------------------- 2: numbers Python cannot read
+
+HUGE_NUMBERS = {
+    "4,401 decimal digits": ("1" + "0" * 4400, 4401),
+    "0x and 4,000 hex digits": ("0x" + "f" * 4000, 4000),
+    "digits between underscores": ("1" + "_0" * 4400, 4401),
+}
+
+
+@pytest.mark.parametrize("entry", sorted(SPEC_ENTRY_POINTS))
+@pytest.mark.parametrize("number", sorted(HUGE_NUMBERS))
+def test_a_number_longer_than_python_reads_is_one_line_on_every_entry_point(folders, entry, number):
+    work, home = folders
+    written, digits = HUGE_NUMBERS[number]
+    (work / "job.yaml").write_text(BASE + f"note: {written}\n")
+    refused(work, home, SPEC_ENTRY_POINTS[entry],
+            f"job.yaml:7: note: a whole number of {digits:,} digits, longer than any count, size or time "
+            f"(slurmkit reads at most {MAX_DIGITS}); quote it if it is text")
+
+
+def test_a_profile_with_a_huge_number_is_skipped_by_profiles_list_and_the_rest_are_listed(folders):
+    work, home = folders
+    (work / "site_profiles").mkdir()
+    (work / "site_profiles" / "evil.yaml").write_text("name: evil\nextends: local\nnote: " + "9" * 4400 + "\n")
+    outcome = refused(work, home, cli("profiles", "list"),
+                      f"{work}/site_profiles/evil.yaml:3: note: a whole number of 4,400 digits, longer than any count, "
+                      f"size or time (slurmkit reads at most {MAX_DIGITS}); quote it if it is text "
+                      f"(skipped; the other profiles are listed)")
+    names = [line.split()[0] for line in outcome.stdout.splitlines()[1:]]
+    assert "local" in names and "nibi" in names and "evil" not in names
+
+
+def test_a_quoted_long_number_is_text_and_an_ordinary_one_is_a_number():
+    assert parse_yaml(f"a: '{'1' * 5000}'\nb: 12345678901234567890\n", "x.yaml")[0] == {"a": "1" * 5000, "b": 12345678901234567890}
+
+
+# --------------------------------------------------------------- 3: aliases of long text
+
+LONG = "x" * (MAX_CHARS // 2 + 1)
+
+
+@pytest.mark.parametrize("where, entry", [
+    ("environment:\n  variables:\n    V0: &a '{long}'\n    V1: *a\n", "check"),
+    ("environment:\n  variables:\n    V0: &a '{long}'\n    V1: *a\n", "render"),
+    ("environment:\n  setup:\n    - &a 'echo {long}'\n    - *a\n", "check"),
+    ("environment:\n  venv:\n    packages:\n      - &a 'p{long}'\n      - *a\n", "render"),
+])
+def test_aliases_that_repeat_long_text_past_the_character_cap_are_one_line(folders, where, entry):
+    work, home = folders
+    text = BASE + where.format(long=LONG)
+    (work / "job.yaml").write_text(text)
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "*a" in row)
+    refused(work, home, SPEC_ENTRY_POINTS[entry],
+            f"job.yaml:{line}: more than {MAX_CHARS:,} characters of text once aliases are expanded, slurmkit's limit "
+            f"for one file (as much as the largest file holds); write the values out or shorten them")
+
+
+def test_a_thousand_aliases_of_a_long_value_stop_at_the_cap_not_at_the_alias_limit():
+    text = "a: &a '" + "x" * 2000 + "'\nb: [" + ", ".join(["*a"] * 999) + "]\n"
+    with pytest.raises(SpecError, match="characters of text once aliases are expanded"):
+        parse_yaml(text, "job.yaml", SpecError)
+    parse_yaml("a: &a '" + "x" * 1000 + "'\nb: [" + ", ".join(["*a"] * 999) + "]\n", "job.yaml", SpecError)
+
+
+# ------------------------------------------------------------------------ 14: merge keys
+
+def test_an_explicit_key_overrides_a_merged_one_as_yaml_says(tmp_path):
+    text = BASE.replace("resources: {cpus_per_task: 1, mem: 4G, time: 1h}\n",
+                        "resources: {<<: &r {cpus_per_task: 1, mem: 4G, time: 1h}, mem: 8G}\n")
+    (tmp_path / "job.yaml").write_text(text)
+    job = Job.from_yaml(tmp_path / "job.yaml")
+    assert (job.spec.resources.mem_mb, job.spec.resources.cpus_per_task, job.spec.resources.time_s) == (8192, 1, 3600)
+    data, lines, _ = parse_yaml("r: &r {cpus_per_task: 1, mem: 4G, time: 1h}\nresources: {<<: *r, mem: 8G}\n", "job.yaml")
+    assert data["resources"] == {"cpus_per_task": 1, "mem": "8G", "time": "1h"}
+    assert lines[("resources", "mem")] == 2
+
+
+def test_earlier_merged_mappings_win_over_later_ones_and_an_alias_can_name_a_merged_mapping_again():
+    data = parse_yaml("a: &a {x: 1}\nb: &b {x: 2, y: 3}\nc: &c {<<: [*a, *b], z: 4}\nd: *c\ne: {<<: *c, z: 5}\n", "x.yaml")[0]
+    assert data["c"] == data["d"] == {"x": 1, "y": 3, "z": 4}
+    assert data["e"] == {"x": 1, "y": 3, "z": 5}
+
+
+def test_a_key_given_twice_explicitly_is_still_refused_beside_a_merge():
+    with pytest.raises(SpecError) as caught:
+        parse_yaml("r: &r {mem: 4G}\nres: {<<: *r, mem: 8G, mem: 9G}\n", "job.yaml", SpecError)
+    assert str(caught.value) == "job.yaml:2: res.mem: is given twice (first on line 2); keep one"
+
+
+def test_a_merge_key_that_names_no_mapping_is_one_line():
+    with pytest.raises(SpecError) as caught:
+        parse_yaml("a: &a [1]\nb: {<<: *a}\n", "job.yaml", SpecError)
+    assert str(caught.value) == "job.yaml:1: not valid YAML: a merge key (<<) takes a mapping or a list of mappings"

@@ -186,3 +186,46 @@ def _owner(path: tuple) -> str:
 
 def _inside(path: str, folder: str) -> bool:
     return folder in (".", "/") or path.startswith(folder.rstrip("/") + "/")
+
+
+# ------------------------------------------------------------------ YAML 1.1's number forms
+
+#: the most any count of a spec may be (nodes, tasks, CPUs, GPUs, throttle, links): no cluster
+#: has a million of anything a job counts; the cluster's own limits are the resolver's (limits.py).
+MAX_COUNT = 1_000_000
+#: launch.batch_size counts samples, which may be many more.
+MAX_BATCH = 10 ** 9
+
+_PLAIN_INTEGER = re.compile(r"[-+]?(0|[1-9][0-9]*)")
+_RADIX = {"0x": "hexadecimal", "0b": "binary", "0o": "octal"}
+
+
+def number_spelling_problem(spelling: str, value, what: str) -> Optional[str]:
+    """Why a number spelled ``spelling`` in YAML (read as ``value``) must be written otherwise
+    for a ``what`` ("count", "size" or "time"), or None. YAML 1.1 reads ``010`` as octal 8,
+    ``0b11`` as 3, ``0x10`` as 16 and ``1_000`` as 1000, where sbatch (and YAML 1.2) read
+    ``010`` as 10 and the others not at all: a value that silently changes is refused, with the
+    spelling that says what was meant."""
+    text = spelling.strip()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or _PLAIN_INTEGER.fullmatch(text):
+        return None
+    body = text.lstrip("+-")
+    radix = _RADIX.get(body[:2].lower())
+    if radix:
+        reading, meant = radix, value
+    elif isinstance(value, int) and body[:1] == "0" and len(body) > 1:
+        reading, meant = "octal", int(text.replace("_", ""), 10)
+    elif "_" in text:
+        reading, meant = "a number with '_' between digits", value
+    else:
+        return None  # a plain decimal float (1.5): the unit's own rules judge it
+    told = f"{value}" + (f", not {meant}" if meant != value else "")
+    return f"{text!r} is {reading} to YAML 1.1 ({told}), which sbatch does not read so: write {_spelled(meant, what)}"
+
+
+def _spelled(meant, what: str) -> str:
+    if what == "time" and isinstance(meant, int) and meant >= 0:
+        return f"{meant} (minutes) or '{meant // 60}:{meant % 60:02d}:00'"
+    if what == "size":
+        return f"{meant} (MiB) or a size with its unit, such as {meant}G"
+    return f"{meant}"

@@ -27,7 +27,7 @@ from . import sanity
 from .errors import SpecError, UnitError, closest
 from .records import Record
 from .shellwords import split_at_operators
-from .units import parse_duration, parse_size
+from .units import parse_duration, parse_size, shown
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
 KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
@@ -249,10 +249,17 @@ class _Reader:
             self.fail(path, f"expected a mapping of {what}, got {_describe(value)}")
         return value
 
-    def integer(self, value, path: KeyPath, minimum: int = 1) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.fail(path, f"expected a whole number of at least {minimum}, got {_describe(value)}")
+    def integer(self, value, path: KeyPath, minimum: int = 1, maximum: int = sanity.MAX_COUNT) -> int:
+        self.plain_number(value, path, "count")
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            self.fail(path, f"expected a whole number from {minimum} to {maximum:,}, got {_describe(value)}")
         return value
+
+    def plain_number(self, value, path: KeyPath, what: str) -> None:
+        """Refuse a number that YAML 1.1 read otherwise than sbatch would (``010`` is 8 to it)."""
+        problem = sanity.number_spelling_problem(self.spellings[path], value, what) if path in self.spellings else None
+        if problem:
+            self.fail(path, problem)
 
     def text(self, value, path: KeyPath, pattern=None, what: str = "") -> str:
         if not isinstance(value, str) and path in self.spellings:
@@ -282,6 +289,7 @@ class _Reader:
         return tuple(self.text(item, path + (i,), pattern, what) for i, item in enumerate(value))
 
     def unit(self, parse, value, path: KeyPath) -> int:
+        self.plain_number(value, path, "time" if parse is parse_duration else "size")
         try:
             return parse(value)
         except UnitError as error:
@@ -301,6 +309,8 @@ class _Reader:
 
 
 def _describe(value) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
+        return f"int, {shown(value)}"  # repr would fail past 4,300 digits
     if value is None:
         return "nothing"
     if isinstance(value, Mapping):
@@ -402,6 +412,7 @@ def _read_memory(read: _Reader, value, path: KeyPath) -> int:
     (Advanced MPI scheduling: a whole-node job asks ``--ntasks-per-node=<cores> --mem=0``)."""
     if isinstance(value, str) and value.strip().lower() == NODE_MEMORY:
         return 0
+    read.plain_number(value, path, "size")
     try:
         return parse_size(value)
     except UnitError as error:
@@ -427,6 +438,8 @@ def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
     if not isinstance(value, str):
         read.fail(path, f"expected a count, MODEL:COUNT or a mapping, got {_describe(value)}")
     text = value
+    if len(text) > 64:  # int() of thousands of digits is refused by Python itself
+        read.fail(path, f"{len(text):,} characters is not a GPU request: give a count, MODEL:COUNT (e.g. h100:2) or a mapping")
     if text.isascii() and text.isdigit():  # "2", as sbatch's --gres=gpu:2 means: any model
         return GpuRequest(None, read.integer(int(text), path))
     model, colon, count = text.partition(":")
@@ -506,7 +519,8 @@ def _read_launch(read: _Reader, value) -> Launch:
         argv = _read_command(read, launch["command"])
     launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
     framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
-    batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"))
+    batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"),
+                                                                       maximum=sanity.MAX_BATCH)
     view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
     command = launch.get("command")
     return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view,

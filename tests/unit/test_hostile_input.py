@@ -797,8 +797,8 @@ def test_counts_stay_numbers_and_quoted_values_stay_as_quoted(tmp_path):
     from slurmkit.spec import load_spec
 
     path = tmp_path / "job.yaml"
-    path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1h, nodes: 2, cpus_per_task: 010}")
+    path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1h, nodes: 2, cpus_per_task: 8}")
                     + "kind: array\narray:\n  parameters:\n    lr: ['1e-05', \"0.1\"]\n")
     spec = load_spec(path)
-    assert (spec.resources.nodes, spec.resources.cpus_per_task) == (2, 8)  # a count is a number (YAML 1.1: 010 is 8)
+    assert (spec.resources.nodes, spec.resources.cpus_per_task) == (2, 8)  # a count is a number (010, octal to YAML 1.1, is refused: test_hostile_reader)
     assert dict(spec.array.parameters) == {"lr": ("1e-05", "0.1")}

@@ -136,3 +136,100 @@ def test_a_merge_key_that_names_no_mapping_is_one_line():
     with pytest.raises(SpecError) as caught:
         parse_yaml("a: &a [1]\nb: {<<: *a}\n", "job.yaml", SpecError)
     assert str(caught.value) == "job.yaml:1: not valid YAML: a merge key (<<) takes a mapping or a list of mappings"
+
+
+# ------------------------------------------------------------------ 13: YAML 1.1 number forms
+
+@pytest.mark.parametrize("resources, message", [
+    ("time: 010", "resources.time: '010' is octal to YAML 1.1 (8, not 10), which sbatch does not read so: "
+                  "write 10 (minutes) or '0:10:00'"),
+    ("time: 0b11", "resources.time: '0b11' is binary to YAML 1.1 (3), which sbatch does not read so: "
+                   "write 3 (minutes) or '0:03:00'"),
+    ("time: 0x10", "resources.time: '0x10' is hexadecimal to YAML 1.1 (16), which sbatch does not read so: "
+                   "write 16 (minutes) or '0:16:00'"),
+    ("time: 1_000", "resources.time: '1_000' is a number with '_' between digits to YAML 1.1 (1000), which sbatch "
+                    "does not read so: write 1000 (minutes) or '16:40:00'"),
+    ("time: 1h, cpus_per_task: 010", "resources.cpus_per_task: '010' is octal to YAML 1.1 (8, not 10), which sbatch "
+                                     "does not read so: write 10"),
+    ("time: 1h, nodes: 0x2", "resources.nodes: '0x2' is hexadecimal to YAML 1.1 (2), which sbatch does not read so: write 2"),
+    ("time: 1h, gpus: 0b1", "resources.gpus: '0b1' is binary to YAML 1.1 (1), which sbatch does not read so: write 1"),
+    ("time: 1h, mem: 010", "resources.mem: '010' is octal to YAML 1.1 (8, not 10), which sbatch does not read so: "
+                           "write 10 (MiB) or a size with its unit, such as 10G"),
+    ("time: 1h, tmp: 1_024", "resources.tmp: '1_024' is a number with '_' between digits to YAML 1.1 (1024), which "
+                             "sbatch does not read so: write 1024 (MiB) or a size with its unit, such as 1024G"),
+    ("time: 1h, mem_per_cpu: 1_0.5", "resources.mem_per_cpu: '1_0.5' is a number with '_' between digits to YAML 1.1 "
+                                     "(10.5), which sbatch does not read so: write 10.5 (MiB) or a size with its unit, "
+                                     "such as 10.5G"),
+])
+def test_yaml_1_1_number_forms_in_counts_sizes_and_times_are_refused_with_the_spelling_to_use(tmp_path, resources, message):
+    text = BASE.replace("resources: {cpus_per_task: 1, mem: 4G, time: 1h}", "resources: {" + resources + "}")
+    assert yaml_spec_error(tmp_path, text) == f"{tmp_path}/job.yaml:5: {message}"
+
+
+def test_yaml_1_1_forms_elsewhere_in_a_spec_are_refused_too(tmp_path):
+    text = BASE + "kind: array\narray: {parameters: {p: [1]}, throttle: 010}\nstage:\n  checkpoint: {from: c, to: c, every: 0x3c}\n"
+    text = text.replace("kind: serial\n", "")
+    assert yaml_spec_error(tmp_path, text).endswith(
+        "array.throttle: '010' is octal to YAML 1.1 (8, not 10), which sbatch does not read so: write 10")
+    text = text.replace("throttle: 010", "throttle: 10")
+    assert yaml_spec_error(tmp_path, text).endswith(
+        "stage.checkpoint.every: '0x3c' is hexadecimal to YAML 1.1 (60), which sbatch does not read so: "
+        "write 60 (minutes) or '1:00:00'")
+
+
+def test_plain_decimal_numbers_and_quoted_ones_read_as_before(tmp_path):
+    text = BASE.replace("{cpus_per_task: 1, mem: 4G, time: 1h}", "{cpus_per_task: 10, mem: 1.5, time: '010', nodes: +2}")
+    (tmp_path / "job.yaml").write_text(text)
+    resources = Job.from_yaml(tmp_path / "job.yaml").spec.resources
+    assert (resources.cpus_per_task, resources.mem_mb, resources.time_s, resources.nodes) == (10, 2, 600, 2)
+
+
+# --------------------------------------------- 6: infinite, not-a-number and huge sizes, times, counts
+
+SIZE_HELP = "use a number with K, M, G or T (binary units: 4G, 4000M, 4GiB, 7T, 512K); a bare number means MiB"
+TOO_BIG_SIZE = "is more than slurmkit's largest size, 1024P, more than any node or file system holds"
+TOO_LONG = "is more than slurmkit's largest duration, 365 days; Alliance clusters run jobs of 28 days at most"
+
+
+@pytest.mark.parametrize("entry", ["check", "render"])
+@pytest.mark.parametrize("resources, message", [
+    ("mem: .inf", f"resources.mem: inf is not a size: {SIZE_HELP}"),
+    ("mem: .nan", f"resources.mem: nan is not a size: {SIZE_HELP}"),
+    ("mem_per_cpu: -.inf", f"resources.mem_per_cpu: -inf is not a size: {SIZE_HELP}"),
+    ("tmp: .NaN", f"resources.tmp: nan is not a size: {SIZE_HELP}"),
+    ("tmp: 99999999999999999999", f"resources.tmp: 99999999999999999999 {TOO_BIG_SIZE}"),
+    ("mem_per_cpu: '" + "9" * 400 + "G'", f"resources.mem_per_cpu: 401 characters is not a size: {SIZE_HELP}"),
+])
+def test_non_finite_and_huge_sizes_are_one_line(folders, entry, resources, message):
+    work, home = folders
+    (work / "job.yaml").write_text(BASE.replace("mem: 4G, time: 1h", "time: 1h, " + resources))
+    refused(work, home, SPEC_ENTRY_POINTS[entry], f"job.yaml:5: {message}")
+
+
+@pytest.mark.parametrize("resources, message", [
+    ({"time": "1h", "mem": float("nan")}, f"resources.mem: nan is not a size: {SIZE_HELP}"),
+    ({"time": "1h", "mem": float("inf")}, f"resources.mem: inf is not a size: {SIZE_HELP}"),
+    ({"time": "1h", "tmp": float("-inf")}, f"resources.tmp: -inf is not a size: {SIZE_HELP}"),
+    ({"time": "1h", "mem_per_cpu": 10 ** 5000}, f"resources.mem_per_cpu: a number of 5,001 digits {TOO_BIG_SIZE}"),
+    ({"time": 10 ** 5000}, f"resources.time: a number of 5,001 digits {TOO_LONG}"),
+    ({"time": "9" * 5000}, "resources.time: 5,000 characters is not a duration: use a SLURM time (7-00:00:00, 24:00:00, "
+                           "1:00:00, 0-03:00, or minutes such as 30) or a short form (7d, 24h, 90m, 3h30m)"),
+    ({"time": 525601}, f"resources.time: 525601 {TOO_LONG}"),
+    ({"time": "1h", "nodes": 10 ** 5000}, "resources.nodes: expected a whole number from 1 to 1,000,000, "
+                                          "got int, a number of 5,001 digits"),
+    ({"time": "1h", "cpus_per_task": 1_000_001}, "resources.cpus_per_task: expected a whole number from 1 to 1,000,000, "
+                                                 "got int 1000001"),
+    ({"time": "1h", "gpus": "h100:" + "1" * 5000}, "resources.gpus: 5,005 characters is not a GPU request: give a count, "
+                                                   "MODEL:COUNT (e.g. h100:2) or a mapping"),
+])
+def test_job_from_python_gives_a_spec_error_for_non_finite_and_huge_values(resources, message):
+    assert spec_error(name="j", profile="local", resources=resources, launch="python a.py") == f"Job(...): {message}"
+
+
+def test_a_huge_array_throttle_and_checkpoint_interval_are_refused(tmp_path):
+    text = BASE.replace("kind: serial\n", "kind: array\n") + "array: {parameters: {p: [1]}, throttle: 99999999999999999999}\n"
+    assert yaml_spec_error(tmp_path, text) == (f"{tmp_path}/job.yaml:7: array.throttle: expected a whole number from 1 to "
+                                               f"1,000,000, got int 99999999999999999999")
+    text = BASE + "stage:\n  checkpoint: {from: c, to: c, every: 99999999999999999999}\n"
+    assert yaml_spec_error(tmp_path, text) == f"{tmp_path}/job.yaml:8: stage.checkpoint.every: 99999999999999999999 {TOO_LONG}"
+    assert math.isfinite(1.0)

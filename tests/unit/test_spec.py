@@ -102,10 +102,10 @@ def test_a_required_key_given_as_null_counts_as_missing():
 
 
 @pytest.mark.parametrize("data, expected", [
-    (with_resources(nodes="two"), "job.yaml: resources.nodes: expected a whole number of at least 1, got str 'two'"),
-    (with_resources(nodes=True), "job.yaml: resources.nodes: expected a whole number of at least 1, got bool True"),
-    (with_resources(nodes=0), "job.yaml: resources.nodes: expected a whole number of at least 1, got int 0"),
-    (with_resources(cpus_per_task=2.5), "job.yaml: resources.cpus_per_task: expected a whole number of at least 1, got float 2.5"),
+    (with_resources(nodes="two"), "job.yaml: resources.nodes: expected a whole number from 1 to 1,000,000, got str 'two'"),
+    (with_resources(nodes=True), "job.yaml: resources.nodes: expected a whole number from 1 to 1,000,000, got bool True"),
+    (with_resources(nodes=0), "job.yaml: resources.nodes: expected a whole number from 1 to 1,000,000, got int 0"),
+    (with_resources(cpus_per_task=2.5), "job.yaml: resources.cpus_per_task: expected a whole number from 1 to 1,000,000, got float 2.5"),
     (minimal(resources=["1h"]), f"job.yaml: resources: expected a mapping with keys {RESOURCE_KEYS}, got a list"),
     (minimal(name=["a"]), "job.yaml: name: expected text, got a list"),
     (minimal(launch=5), "job.yaml: launch: expected a mapping with keys command, shell, launcher, framework, batch_size, gpu_view, got int 5"),
@@ -120,9 +120,9 @@ def test_a_required_key_given_as_null_counts_as_missing():
     (minimal(kind="array", array={"parameters": ["lr"]}),
      "job.yaml: array.parameters: expected a mapping of parameter names to lists of values, got a list"),
     (minimal(launch={"command": [["python"]]}), "job.yaml: launch.command[0]: expected text, got a list"),
-    (with_resources(gpus=0), "job.yaml: resources.gpus: expected a whole number of at least 1, got int 0"),
+    (with_resources(gpus=0), "job.yaml: resources.gpus: expected a whole number from 1 to 1,000,000, got int 0"),
     (with_resources(gpus={"model": "h100", "count": 0}),
-     "job.yaml: resources.gpus.count: expected a whole number of at least 1, got int 0"),
+     "job.yaml: resources.gpus.count: expected a whole number from 1 to 1,000,000, got int 0"),
     (with_resources(gpus="h100:two"), "job.yaml: resources.gpus: 'h100:two' is not MODEL:COUNT (e.g. h100:2)"),
     (with_resources(gpus="h100:\u00b2"), "job.yaml: resources.gpus: 'h100:\u00b2' is not MODEL:COUNT (e.g. h100:2)"),
     (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"),
@@ -291,7 +291,7 @@ def test_a_serial_job_is_the_default_so_an_array_section_alone_is_refused():
     ({"parameters": {"SLURM_ARRAY_TASK_ID": [1]}},
      "job.yaml: array.parameters.SLURM_ARRAY_TASK_ID: 'SLURM_ARRAY_TASK_ID' is not allowed here: a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
     ({"parameters": {"PATH": ["/x"]}}, "job.yaml: array.parameters.PATH: 'PATH' would replace the shell's own variable; choose another name"),
-    ({"parameters": {"lr": [1]}, "throttle": 0}, "job.yaml: array.throttle: expected a whole number of at least 1, got int 0"),
+    ({"parameters": {"lr": [1]}, "throttle": 0}, "job.yaml: array.throttle: expected a whole number from 1 to 1,000,000, got int 0"),
 ])
 def test_array_section_rules(array, expected):
     assert error_of(minimal(kind="array", array=array)) == expected

@@ -1057,6 +1057,12 @@ def _put(spec: Dict, path: Tuple, value) -> None:
 TODO_PREFIX = "# to do: "
 
 
+def _printable(comment: str) -> str:
+    """A comment line with each character YAML or a terminal cannot show as itself (NUL, ESC)
+    written as its escape (``\\x00``): the spec must read back, and a comment says what was there."""
+    return comment if comment.isprintable() else "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in comment)
+
+
 def imported_text(imported: Imported, script: str) -> str:
     """The spec as YAML, after comments listing every note that is not a plain mapping; a note the
     user must act on is a ``# to do:`` line, which ``slurmkit check`` reports until it is removed."""
@@ -1069,7 +1075,7 @@ def imported_text(imported: Imported, script: str) -> str:
         where = f"line {note.line}" if note.line else "script"
         text = note.text.split("\n")[0]
         prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
-        lines.append(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": "))
+        lines.append(_printable(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": ")))
     return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
 
 

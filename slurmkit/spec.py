@@ -267,9 +267,17 @@ class _Reader:
         elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail(path, f"expected text, got {_describe(value)}")
         value = str(value)
+        self.no_nul(value, path)
         if pattern is not None and not pattern.fullmatch(value):  # fullmatch: "$" would let a trailing newline in
             self.fail(path, f"{value!r} is not allowed here: {what}")
         return value
+
+    def no_nul(self, value: str, path: KeyPath) -> None:
+        """Every string of a spec reaches bash, which cannot hold a NUL character in a word: it
+        would drop it, and the job would see another value than the spec says."""
+        if "\x00" in value:
+            self.fail(path, f"holds a NUL character (\\0) at position {value.index(chr(0)) + 1}, which bash cannot carry "
+                            f"(it would drop it and the job would see another value); remove it")
 
     def choice(self, value, path: KeyPath, choices: Sequence[str]) -> str:
         value = self.text(value, path)
@@ -538,6 +546,7 @@ def _read_command(read: _Reader, command) -> Tuple[str, ...]:
     if not isinstance(command, str):
         argv = read.text_list(command, path)
     else:
+        read.no_nul(command, path)
         try:
             argv = sanity.split_command(command)
         except ValueError as error:

@@ -319,5 +319,6 @@ def format_keypath(path: Sequence[Union[str, int]]) -> str:
     """``("node_types", "gpu", "mig", 0)`` -> ``node_types.gpu.mig[0]``."""
     text = ""
     for part in path:
+        part = part if isinstance(part, int) or str(part).isprintable() else repr(part)  # a key with \0 or ESC in it
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
     return text

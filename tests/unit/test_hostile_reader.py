@@ -233,3 +233,69 @@ def test_a_huge_array_throttle_and_checkpoint_interval_are_refused(tmp_path):
     text = BASE + "stage:\n  checkpoint: {from: c, to: c, every: 99999999999999999999}\n"
     assert yaml_spec_error(tmp_path, text) == f"{tmp_path}/job.yaml:8: stage.checkpoint.every: 99999999999999999999 {TOO_LONG}"
     assert math.isfinite(1.0)
+
+
+# ------------------------------------------------------------------- 8: NUL in any string
+
+NUL_FIELDS = {
+    # field: (YAML lines appended to BASE or replacing its launch, key path, position of the NUL)
+    "variable": ('environment:\n  variables: {TOK: "abc\\0def"}\n', "environment.variables.TOK", 4),
+    "venv path": ('environment:\n  venv: {path: "/v\\0"}\n', "environment.venv.path", 3),
+    "venv requirements": ('environment:\n  venv: {requirements: "r\\0.txt"}\n', "environment.venv.requirements", 2),
+    "venv package": ('environment:\n  venv: {packages: ["n\\0umpy"]}\n', "environment.venv.packages[0]", 2),
+    "module": ('environment:\n  modules: ["py\\0"]\n', "environment.modules[0]", 3),
+    "build cache": ('environment:\n  build_cache: "/c\\0"\n', "environment.build_cache", 3),
+    "setup line": ('environment:\n  setup: ["echo \\0"]\n', "environment.setup[0]", 6),
+    "command word": ('launch: [python, "a\\0b"]\n', "launch.command[1]", 2),
+    "command line": ('launch: "python a\\0b"\n', "launch.command", 9),
+    "shell line": ('launch: {shell: "python a\\0b"}\n', "launch.shell", 9),
+    "name": ('name: "j\\0"\n', "name", 2),
+    "array value": ('kind: array\narray: {parameters: {p: ["1", "x\\0"]}}\n', "array.parameters.p[1]", 2),
+    "mail user": ('mail: {user: "a\\0@b.c"}\n', "mail.user", 2),
+    "stage output": ('stage: {outputs: [{from: o, to: "r\\0"}]}\n', "stage.outputs[0].to", 2),
+}
+
+
+@pytest.mark.parametrize("field", sorted(NUL_FIELDS))
+def test_a_nul_in_any_string_of_a_yaml_spec_is_refused_at_read_time_with_its_field(tmp_path, field):
+    lines, keypath, position = NUL_FIELDS[field]
+    kept = [row for row in BASE.splitlines(keepends=True)
+            if not any(row.startswith(added.split(":")[0] + ":") for added in lines.splitlines() if not added.startswith(" "))]
+    text = "".join(kept) + lines
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if "\\0" in row)
+    message = yaml_spec_error(tmp_path, text)
+    assert message.endswith(f": {keypath}: holds a NUL character (\\0) at position {position}, which bash cannot carry "
+                            f"(it would drop it and the job would see another value); remove it"), message
+    assert message.startswith(f"{tmp_path}/job.yaml:{line}:"), (message, line)
+
+
+@pytest.mark.parametrize("fields, keypath", [
+    ({"environment": {"variables": {"TOK": "abc\0def"}}}, "environment.variables.TOK"),
+    ({"environment": {"venv": {"path": "/v\0", "packages": ["x"]}}}, "environment.venv.path"),
+    ({"launch": ["python", "a\0"]}, "launch.command[1]"),
+    ({"launch": "python a\0"}, "launch.command"),
+    ({"environment": {"build_cache": "\0"}}, "environment.build_cache"),
+    ({"kind": "array", "array": {"parameters": {"p": ["\0"]}}}, "array.parameters.p[0]"),
+])
+def test_a_nul_from_python_is_the_same_spec_error(fields, keypath):
+    spec = {"name": "j", "profile": "local", "resources": {"time": "1h"}, "launch": "python a.py", **fields}
+    assert spec_error(**spec).startswith(f"Job(...): {keypath}: holds a NUL character (\\0)")
+
+
+def test_a_key_with_a_nul_is_named_with_the_nul_escaped():
+    message = spec_error(name="j", profile="local", resources={"time": "1h"}, launch="a",
+                         environment={"variables": {"A\0": "1"}})
+    assert "\0" not in message and message.startswith("Job(...): environment.variables.'A\\x00': ")
+
+
+def test_import_never_writes_a_nul_into_the_spec_it_writes(folders):
+    work, home = folders
+    (work / "s.sh").write_bytes(b"#!/bin/bash\n#SBATCH --time=1:00:00\n#SBATCH --comment=x\0y\nexport TOK=\"a\0b\"\n"
+                                b"cd /x\0y\nmodule load py\0thon\npython a\0b.py\necho do\0ne\n")
+    outcome = measured(cli("import", "s.sh", "-o", "job.yaml"), work, home)
+    assert outcome.rc == 0, outcome.stderr
+    written = (work / "job.yaml").read_bytes()
+    assert b"\0" not in written
+    assert b"#SBATCH --comment=x\\x00y" in written  # the comment says what was there
+    assert "environment.variables.TOK: left out, the spec reader refuses it (holds a NUL" in written.decode()
+    parse_yaml(written.decode(), "job.yaml")  # and it reads back

@@ -36,6 +36,9 @@ from .yamlfile import KeyPath, format_keypath, parse_yaml, read_text
 
 #: Keys a child never takes from the profile it extends: they say what the child itself is.
 NOT_INHERITED = ("name", "abstract", "aliases", "extends")
+#: the most links of an ``extends:`` chain: the bundled profiles use 1 (cedar extends alliance),
+#: a user's file adds one or two (docs/site-profiles.md).
+MAX_EXTENDS = 16
 
 #: Mappings that state facts and so must carry a source (docs/site-profiles.md, "Sources").
 FACT_SECTIONS = ("status", "detect", "scheduling", "accounts", "storage", "software", "launch")
@@ -851,12 +854,34 @@ class ProfileCatalog:
                 announce(step.path, "site_profiles", replaces, below[0].path if below else None)
 
     def _chain(self, pf: ProfileFile) -> List[ProfileFile]:
-        """``pf`` and the profiles it extends, nearest first (a loaded profile has no cycle)."""
+        """``pf`` and the profiles it extends, nearest first, each file's identity checked; a
+        cycle, or a chain of more than MAX_EXTENDS links, is a ProfileError at ``extends:``.
+        A loop, not a recursion: a chain of 1,500 files was a RecursionError."""
         chain = [pf]
-        while self.parsed(chain[-1].path).data.get("extends") is not None:
-            parsed = self.parsed(chain[-1].path)
-            chain.append(self._parent(parsed.data["extends"], chain[-1], parsed))
-        return chain
+        seen = {os.path.realpath(pf.path): 0}
+        while True:
+            step = chain[-1]
+            parsed = self.parsed(step.path)
+            _check_identity(parsed, step)
+            if parsed.data.get("extends") is None:
+                return chain
+            parent = self._parent(parsed.data["extends"], step, parsed)
+            key = os.path.realpath(parent.path)
+            if key in seen:
+                # Report at the extends: line of the cycle's first member (the file being loaded,
+                # when the cycle comes back to it), naming every step.
+                members = chain[seen[key]:]
+                first = self.parsed(members[0].path)
+                cycle = " -> ".join([p.name for p in members] + [parent.name])
+                raise ProfileError(members[0].path, first.lines.get(("extends",)), "extends",
+                                   f"{first.data.get('extends')!r} makes a cycle: {cycle}")
+            if len(chain) > MAX_EXTENDS:
+                names = " -> ".join([p.name for p in chain] + [parent.name, "..."])
+                raise ProfileError(pf.path, self.parsed(pf.path).lines.get(("extends",)), "extends",
+                                   f"the extends chain is longer than {MAX_EXTENDS} profiles, slurmkit's limit: {names}; "
+                                   f"merge some of them into one")
+            seen[key] = len(chain)
+            chain.append(parent)
 
     def load_file(self, pf: Union[ProfileFile, str, Path]) -> SiteProfile:
         """Merge, check and convert one profile; raises the first ProfileError found."""
@@ -878,7 +903,7 @@ class ProfileCatalog:
         """The merged profile and its schema problems, each placed in the file and line that
         set it (worked out only when there is a problem: every command loads a profile)."""
         try:
-            data = self._merged(pf, ())
+            data = self._merged(pf)
         except ProfileError as error:
             return None, [error]
         complete = not data.get("abstract", False)
@@ -913,28 +938,16 @@ class ProfileCatalog:
                 return entry
         return ProfileFile(path.stem, path, -1)
 
-    def _merged(self, pf: ProfileFile, chain: Tuple[ProfileFile, ...]) -> dict:
-        """``pf`` merged onto the profiles it extends (``chain``: the files below it so far)."""
-        parsed = self.parsed(pf.path)
-        data = parsed.data
-        _check_identity(parsed, pf)
-        parent_name = data.get("extends")
-        if parent_name is None:
-            return _copy_tree(data)
-        parent = self._parent(parent_name, pf, parsed)
-        seen = [os.path.realpath(p.path) for p in chain + (pf,)]
-        if os.path.realpath(parent.path) in seen:
-            # Report at the extends: line of the cycle's first member (the file being loaded,
-            # when the cycle comes back to it), naming every step.
-            members = (chain + (pf,))[seen.index(os.path.realpath(parent.path)):]
-            first = self.parsed(members[0].path)
-            cycle = " -> ".join([p.name for p in members] + [parent.name])
-            raise ProfileError(members[0].path, first.lines.get(("extends",)), "extends",
-                               f"{first.data.get('extends')!r} makes a cycle: {cycle}")
-        parent_data = self._merged(parent, chain + (pf,))
-        for key in NOT_INHERITED:
-            parent_data.pop(key, None)
-        return deep_merge(parent_data, data)
+    def _merged(self, pf: ProfileFile) -> dict:
+        """``pf`` merged onto the profiles it extends: the base copied once, then each file
+        above it merged in place (linear in the chain, where a merge per level copied it all)."""
+        chain = self._chain(pf)
+        data = _copy_tree(self.parsed(chain[-1].path).data)
+        for step in reversed(chain[:-1]):
+            for key in NOT_INHERITED:
+                data.pop(key, None)
+            _merge_into(data, self.parsed(step.path).data)
+        return data
 
     def _origins(self, pf: ProfileFile, merged: dict) -> Dict[KeyPath, Tuple[Path, int]]:
         """``{key path: (file, line)}`` for every value of ``merged``, the profile ``pf`` makes:
@@ -996,14 +1009,14 @@ def _located(origins: Dict[KeyPath, Tuple[Path, int]], default: Path, path: KeyP
     return ProfileError(file, line, format_keypath(path), message)
 
 
-def deep_merge(parent: Any, child: Any) -> Any:
-    """Mappings merge key by key; anything else from the child replaces the parent's."""
-    if isinstance(parent, dict) and isinstance(child, dict):
-        merged = dict(parent)
-        for key, value in child.items():
-            merged[key] = deep_merge(parent[key], value) if key in parent else _copy_tree(value)
-        return merged
-    return _copy_tree(child)
+def _merge_into(base: dict, child: dict) -> None:
+    """Merge ``child`` into ``base`` (a copy the caller owns): mappings merge key by key;
+    anything else from the child replaces the base's."""
+    for key, value in child.items():
+        if isinstance(base.get(key), dict) and isinstance(value, dict):
+            _merge_into(base[key], value)
+        else:
+            base[key] = _copy_tree(value)
 
 
 def _copy_tree(value: Any) -> Any:

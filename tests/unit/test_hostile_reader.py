@@ -299,3 +299,53 @@ def test_import_never_writes_a_nul_into_the_spec_it_writes(folders):
     assert b"#SBATCH --comment=x\\x00y" in written  # the comment says what was there
     assert "environment.variables.TOK: left out, the spec reader refuses it (holds a NUL" in written.decode()
     parse_yaml(written.decode(), "job.yaml")  # and it reads back
+
+
+# --------------------------------------------------------------- 15: a long extends chain
+
+def _chain_of_profiles(work: Path, length: int) -> None:
+    """q0 extends q1 ... extends q{length-1}, which extends local."""
+    folder = work / "site_profiles"
+    folder.mkdir()
+    for i in range(length):
+        parent = f"q{i + 1}" if i + 1 < length else "local"
+        (folder / f"q{i}.yaml").write_text(f"name: q{i}\nextends: {parent}\n")
+
+
+def test_a_long_extends_chain_is_one_line_naming_the_chain_not_a_recursion_error(folders):
+    from slurmkit.profiles import MAX_EXTENDS
+
+    work, home = folders
+    _chain_of_profiles(work, 1500)
+    names = " -> ".join(f"q{i}" for i in range(MAX_EXTENDS + 2))
+    refused(work, home, cli("profiles", "show", "q0"),
+            f"{work}/site_profiles/q0.yaml:2: extends: the extends chain is longer than {MAX_EXTENDS} profiles, "
+            f"slurmkit's limit: {names} -> ...; merge some of them into one")
+
+
+def test_profiles_list_with_a_1500_file_chain_skips_the_long_ones_in_linear_time(folders):
+    from slurmkit.profiles import MAX_EXTENDS
+
+    work, home = folders
+    _chain_of_profiles(work, 1500)
+    started = time.monotonic()
+    outcome = measured(cli("profiles", "list"), work, home)
+    took = time.monotonic() - started
+    assert outcome.rc == 2
+    skipped = [line for line in outcome.stderr.splitlines() if "the extends chain is longer than" in line]
+    # q1484 -> ... -> q1499 -> local is 16 links, the limit; q1483's chain is one more
+    assert len(skipped) == 1500 - MAX_EXTENDS and all(line.startswith("error: ") for line in skipped)
+    listed = [line.split()[0] for line in outcome.stdout.splitlines()[1:]]
+    assert "q1499" in listed and f"q{1500 - MAX_EXTENDS}" in listed and f"q{1500 - MAX_EXTENDS - 1}" not in listed
+    assert took < 20 and outcome.peak_mb < 200, (took, outcome)
+
+
+def test_a_chain_of_the_limit_loads_and_merges_as_before(tmp_path):
+    from slurmkit.profiles import MAX_EXTENDS, ProfileCatalog, profiles_dir
+
+    _chain_of_profiles(tmp_path, MAX_EXTENDS)
+    (tmp_path / "site_profiles" / "q3.yaml").write_text("name: q3\nextends: q4\nscheduling: {default_mem_per_cpu: 3G}\n")
+    profile = ProfileCatalog([tmp_path / "site_profiles", profiles_dir()]).load("q0")
+    local = ProfileCatalog([profiles_dir()]).load("local")
+    assert profile.name == "q0" and profile.scheduling.default_mem_per_cpu_mib == 3072
+    assert profile.scheduling.max_walltime_seconds == local.scheduling.max_walltime_seconds and profile.node_types == local.node_types

@@ -63,3 +63,47 @@ def shared_output_findings(outputs: Sequence[Tuple[int, str]], parameter_names: 
                           f"{to!r} is the same for every task of the array: each task's files overwrite the last one's; "
                           f"put the task in it, e.g. {to.rstrip('/')}/$SLURM_ARRAY_TASK_ID"))
     return found
+
+
+def spec_limit_findings(spec, profile, node_types: Sequence) -> List[Finding]:
+    """What the spec asks past the cluster or past itself: node-local disk no node that fits
+    the job has, a checkpoint interval longer than the job, an array throttle above its size."""
+    return (tmp_findings(spec.resources.tmp_mb, profile, node_types) + checkpoint_interval_findings(spec)
+            + throttle_findings(spec))
+
+
+def tmp_findings(tmp_mb: Optional[int], profile, node_types: Sequence) -> List[Finding]:
+    """``--tmp`` larger than the local disk of every node type that fits the job (where the
+    profile states each one's disk; a site rule, rules.tmp_request, says it otherwise)."""
+    disks = [t.local_disk.size_mib if t.local_disk else None for t in node_types]
+    if tmp_mb is None or not disks or None in disks or profile.rules.tmp_request or tmp_mb <= max(disks):
+        return []
+    from .units import format_size
+
+    largest = max(disks)
+    return [("error", "resources.tmp", f"{format_size(tmp_mb)} of node-local disk is more than any {profile.name} node that "
+                                       f"fits this job has (the largest: {format_size(largest)}); ask at most "
+                                       f"{format_size(largest)}, or read the rest from scratch")]
+
+
+def checkpoint_interval_findings(spec) -> List[Finding]:
+    """A checkpoint copied back less often than the job lasts is copied back only at its end."""
+    checkpoint = spec.stage.checkpoint if spec.stage else None
+    if checkpoint is None or checkpoint.every_s <= spec.resources.time_s:
+        return []
+    from .units import format_duration
+
+    return [("warning", "stage.checkpoint.every",
+             f"{format_duration(checkpoint.every_s)} is longer than the job's time ({format_duration(spec.resources.time_s)}): "
+             f"the checkpoint is copied back only when the job ends; choose an interval shorter than resources.time")]
+
+
+def throttle_findings(spec) -> List[Finding]:
+    """A throttle above the number of tasks limits nothing: a typo, or a sweep smaller than meant."""
+    if spec.array is None or spec.array.throttle is None:
+        return []
+    size = array_size(spec.array.parameters)
+    if spec.array.throttle <= size:
+        return []
+    return [("warning", "array.throttle", f"{spec.array.throttle} at a time is more than the array's {size} tasks, so it "
+                                          f"limits nothing; lower it or leave it out")]

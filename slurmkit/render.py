@@ -42,7 +42,11 @@ def shell_word(text: str) -> str:
 
 
 def quote(value) -> str:
-    return shlex.quote(str(value))
+    """shlex.quote, and a word that starts with ``=`` quoted too: ``export V==`` is what bash
+    reads as V='=', but shellcheck (SC1097) and a reader take it for a mistyped ``==``."""
+    text = str(value)
+    quoted = shlex.quote(text)
+    return f"'{text}'" if quoted == text and text.startswith("=") else quoted
 
 
 def quote_all(values: Iterable) -> str:

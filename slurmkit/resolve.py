@@ -126,6 +126,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
+    findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     memory = _memory_directive(spec, profile, findings) \
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)

@@ -409,7 +409,7 @@ def _read_resources(read: _Reader, value) -> Resources:
         cpus_per_task=None if res.get("cpus_per_task") is None else read.integer(res["cpus_per_task"], at("cpus_per_task")),
         time_s=time_s,
         mem_mb=None if res.get("mem") is None else _read_memory(read, res["mem"], at("mem")),
-        mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else read.unit(parse_size, res["mem_per_cpu"], at("mem_per_cpu")),
+        mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else _read_memory_per_cpu(read, res["mem_per_cpu"], at("mem_per_cpu")),
         gpus=_read_gpus(read, res.get("gpus")),
         tmp_mb=None if res.get("tmp") is None else read.unit(parse_size, res["tmp"], at("tmp")),
     )
@@ -422,7 +422,7 @@ def _read_memory(read: _Reader, value, path: KeyPath) -> int:
         return 0
     read.plain_number(value, path, "size")
     try:
-        return parse_size(value)
+        mib = parse_size(value)
     except UnitError as error:
         if not isinstance(value, str):   # a number: negative
             read.fail(path, error.message)
@@ -430,6 +430,19 @@ def _read_memory(read: _Reader, value, path: KeyPath) -> int:
         hint = f"did you mean '{close}'? " if close else ""
         read.fail(path, error.message.replace("is not a size: ", "is not a size: " + hint, 1)
                   + f"; or '{NODE_MEMORY}' for all the memory of each node (--mem=0)")
+    if mib == 0:  # sbatch's --mem=0, all of each node's memory: said by its name, never by a number that looks like none
+        read.fail(path, f"{shown(value)} is no memory at all to a reader, and all of each node's memory "
+                        f"to sbatch: write `mem: {NODE_MEMORY}` for all of each node's memory")
+    return mib
+
+
+def _read_memory_per_cpu(read: _Reader, value, path: KeyPath) -> int:
+    """A size in MiB, at least 1: ``--mem-per-cpu=0`` is no request sbatch documents."""
+    mib = read.unit(parse_size, value, path)
+    if mib == 0:
+        read.fail(path, f"{shown(value)} is no memory: ask at least 1M a CPU, or give "
+                        f"`mem: {NODE_MEMORY}` (not mem_per_cpu) for all of each node's memory")
+    return mib
 
 
 def _read_gpus(read: _Reader, value) -> Optional[GpuRequest]:
@@ -468,8 +481,18 @@ def _read_environment(read: _Reader, value) -> Environment:
         variables=tuple((str(name), read.text(v, ("environment", "variables", name))) for name, v in sorted(variables.items())),
         builds=_read_builds(read, env.get("builds")),
         build_cache=None if env.get("build_cache") is None else read.text(env["build_cache"], ("environment", "build_cache")),
-        setup=read.text_list(env.get("setup") or [], ("environment", "setup"), _SETUP_RE, "a shell line (no NUL byte)"),
+        setup=_read_setup(read, env.get("setup")),
     )
+
+
+def _read_setup(read: _Reader, value) -> Tuple[str, ...]:
+    """Shell lines, each at most as long as a launch command (sanity.MAX_COMMAND_CHARS)."""
+    path = ("environment", "setup")
+    for index, line in enumerate(value if isinstance(value, list) else [value] if value else []):
+        too_long = sanity.command_length_problem(len(line)) if isinstance(line, str) else None
+        if too_long:
+            read.fail(path + (index,) if isinstance(value, list) else path, too_long)
+    return read.text_list(value or [], path, _SETUP_RE, "a shell line (no NUL byte)")
 
 
 _SETUP_RE = re.compile(r"^[^\x00]*\S[^\x00]*$")

@@ -349,3 +349,84 @@ def test_a_chain_of_the_limit_loads_and_merges_as_before(tmp_path):
     local = ProfileCatalog([profiles_dir()]).load("local")
     assert profile.name == "q0" and profile.scheduling.default_mem_per_cpu_mib == 3072
     assert profile.scheduling.max_walltime_seconds == local.scheduling.max_walltime_seconds and profile.node_types == local.node_types
+
+
+# ------------------------------------------------------------------- 19: values past the job
+
+NODE = "write `mem: node` for all of each node's memory"
+
+
+@pytest.mark.parametrize("mem, shown", [("0", "0"), ("-0", "0"), ("'0G'", "'0G'"), ("'0'", "'0'")])
+def test_mem_zero_is_refused_with_the_spelling_for_all_of_each_nodes_memory(tmp_path, mem, shown):
+    text = BASE.replace("mem: 4G", f"mem: {mem}")
+    assert yaml_spec_error(tmp_path, text) == (f"{tmp_path}/job.yaml:5: resources.mem: {shown} is no memory at all to a "
+                                               f"reader, and all of each node's memory to sbatch: {NODE}")
+    assert spec_error(name="j", resources={"time": "1h", "mem": 0}, launch="a").endswith(NODE)
+    assert spec_error(name="j", resources={"time": "1h", "mem_per_cpu": "0M"}, launch="a") == (
+        "Job(...): resources.mem_per_cpu: '0M' is no memory: ask at least 1M a CPU, or give `mem: node` (not mem_per_cpu) "
+        "for all of each node's memory")
+
+
+def test_mem_node_still_asks_all_of_each_nodes_memory():
+    assert Job(name="j", resources={"time": "1h", "mem": "node"}, launch="a").spec.resources.mem_mb == 0
+
+
+def findings_of(profile: str, **fields):
+    spec = {"name": "j", "profile": profile, "account": "def-x", "resources": {"time": "1h"}, "launch": "python a.py", **fields}
+    return [(f.level, f.field, f.message) for f in Job(**spec).resolve().findings if f.field != "profile"]
+
+
+def test_tmp_beyond_the_largest_local_disk_of_the_nodes_that_fit_is_refused():
+    found = findings_of("narval", resources={"time": "1h", "tmp": "999999T"})
+    assert ("error", "resources.tmp", "999999T of node-local disk is more than any narval node that fits this job has "
+                                      "(the largest: 960G); ask at most 960G, or read the rest from scratch") in found
+    assert not [f for f in findings_of("narval", resources={"time": "1h", "tmp": "960G"}) if f[1] == "resources.tmp"]
+    # a profile that does not state its nodes' disks cannot say
+    assert not [f for f in findings_of("local", resources={"time": "1h", "tmp": "999T"}) if f[1] == "resources.tmp"]
+
+
+def test_a_checkpoint_interval_longer_than_the_job_is_warned_about():
+    found = findings_of("local", stage={"checkpoint": {"from": "c", "to": "c", "every": "2h"}})
+    assert ("warning", "stage.checkpoint.every", "2h is longer than the job's time (1h): the checkpoint is copied back "
+                                                 "only when the job ends; choose an interval shorter than resources.time") in found
+    assert not [f for f in findings_of("local", stage={"checkpoint": {"from": "c", "to": "c", "every": "1h"}})
+                if f[1] == "stage.checkpoint.every"]
+
+
+def test_an_array_throttle_above_the_array_size_is_warned_about():
+    array = {"kind": "array", "launch": "python a.py $p"}
+    found = findings_of("local", array={"parameters": {"p": [1, 2]}, "throttle": 5}, **array)
+    assert ("warning", "array.throttle", "5 at a time is more than the array's 2 tasks, so it limits nothing; "
+                                         "lower it or leave it out") in found
+    assert not [f for f in findings_of("local", array={"parameters": {"p": [1, 2]}, "throttle": 2}, **array)
+                if f[1] == "array.throttle"]
+
+
+def test_a_setup_line_is_capped_like_a_launch_command(folders):
+    from slurmkit.sanity import MAX_COMMAND_CHARS
+
+    work, home = folders
+    (work / "job.yaml").write_text(BASE + "environment:\n  setup:\n    - echo hi\n    - echo " + "x" * MAX_COMMAND_CHARS + "\n")
+    refused(work, home, cli("check", "job.yaml"),
+            f"job.yaml:10: environment.setup[1]: {MAX_COMMAND_CHARS + 5} characters, more than slurmkit's limit of "
+            f"{MAX_COMMAND_CHARS} (the most Linux passes as one argument); put a long command in a script, or its data "
+            f"in a file the program reads")
+
+
+# ------------------------------------------------------------- 20: a value that starts with '='
+
+def test_an_environment_value_starting_with_equals_is_quoted_so_shellcheck_passes(tmp_path):
+    import shutil
+    import subprocess
+
+    script = Job(name="j", profile="local", account="def-x", resources={"time": "1h"}, launch="python a.py",
+                 environment={"variables": {"V": "=", "W": "==x", "X": "a=b"}}).render()
+    assert "export V='='\n" in script and "export W='==x'\n" in script and "export X=a=b\n" in script
+    path = tmp_path / "job.sh"
+    path.write_text(script)
+    if shutil.which("shellcheck"):
+        done = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+    done = subprocess.run(["bash", "-c", f"source <(grep '^export [VW]=' {path}); printf '%s|' \"$V\" \"$W\""],
+                          capture_output=True, text=True)
+    assert done.stdout == "=|==x|"

@@ -746,7 +746,22 @@ def parse_profile_text(text: str, path: Union[str, Path]) -> ParsedFile:
         raise ProfileError(path, 1, "", "empty file; a profile is a mapping that starts with `name:`")
     if not isinstance(root, yaml.MappingNode):
         raise ProfileError(path, root.start_mark.line + 1, "", "a profile must be a mapping of keys (name:, status:, ...)")
+    _refuse_yaml_1_1_numbers(path, data, lines)
     return ParsedFile(path, data, lines, root, tuple(text.splitlines()))
+
+
+def _refuse_yaml_1_1_numbers(path: Path, data: dict, lines) -> None:
+    """A number YAML 1.1 reads otherwise than it looks (``cores: 010`` is 8) is an error, as in a
+    job spec (sanity.number_spelling_problem): a profile's counts and sizes are facts."""
+    from .sanity import number_spelling_problem
+
+    for keypath, spelling in getattr(lines, "spellings", {}).items():
+        value = data
+        for part in keypath:
+            value = value[part]
+        problem = number_spelling_problem(spelling, value, "count")
+        if problem:
+            raise ProfileError(path, lines.get(keypath), format_keypath(keypath), problem)
 
 
 def _read(path: Path) -> ParsedFile:

@@ -430,3 +430,13 @@ def test_an_environment_value_starting_with_equals_is_quoted_so_shellcheck_passe
     done = subprocess.run(["bash", "-c", f"source <(grep '^export [VW]=' {path}); printf '%s|' \"$V\" \"$W\""],
                           capture_output=True, text=True)
     assert done.stdout == "=|==x|"
+
+
+def test_a_profile_with_a_yaml_1_1_number_is_refused_and_skipped_by_profiles_list(folders):
+    work, home = folders
+    (work / "site_profiles").mkdir()
+    (work / "site_profiles" / "octal.yaml").write_text("name: octal\nextends: local\nscheduling:\n  max_array_size: 010\n")
+    outcome = refused(work, home, cli("profiles", "list"),
+                      f"{work}/site_profiles/octal.yaml:4: scheduling.max_array_size: '010' is octal to YAML 1.1 (8, not 10), "
+                      f"which sbatch does not read so: write 10 (skipped; the other profiles are listed)")
+    assert "local" in [line.split()[0] for line in outcome.stdout.splitlines()[1:]]

@@ -266,6 +266,8 @@ class _Reader:
             value = self.spellings[path]
         elif isinstance(value, bool) or not isinstance(value, (str, int, float)):
             self.fail(path, f"expected text, got {_describe(value)}")
+        if isinstance(value, int) and value.bit_length() > 100:  # str() fails past 4,300 digits
+            self.fail(path, f"expected text, got int, {shown(value)}")
         value = str(value)
         self.no_nul(value, path)
         if pattern is not None and not pattern.fullmatch(value):  # fullmatch: "$" would let a trailing newline in
@@ -562,7 +564,9 @@ def _read_command(read: _Reader, command) -> Tuple[str, ...]:
     """A command string is split as the shell would; an unquoted ``>``, ``|`` or ``&&`` in it is
     refused, since as an argument it would reach the program as text instead of redirecting."""
     path = ("launch", "command")
-    length = len(command) if isinstance(command, str) else sum(len(str(word)) + 1 for word in command) if isinstance(command, list) else 0
+    words = command if isinstance(command, list) else []
+    # a word that is a number is short, or text() refuses it (str() of a huge int would fail here)
+    length = len(command) if isinstance(command, str) else sum((len(w) if isinstance(w, str) else 32) + 1 for w in words)
     too_long = sanity.command_length_problem(length)
     if too_long:
         read.fail(path, too_long)

@@ -440,3 +440,13 @@ def test_a_profile_with_a_yaml_1_1_number_is_refused_and_skipped_by_profiles_lis
                       f"{work}/site_profiles/octal.yaml:4: scheduling.max_array_size: '010' is octal to YAML 1.1 (8, not 10), "
                       f"which sbatch does not read so: write 10 (skipped; the other profiles are listed)")
     assert "local" in [line.split()[0] for line in outcome.stdout.splitlines()[1:]]
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"name": 10 ** 5000}, "name: expected text, got int, a number of 5,001 digits"),
+    ({"environment": {"variables": {"N": 10 ** 5000}}}, "environment.variables.N: expected text, got int, a number of 5,001 digits"),
+    ({"launch": ["python", 10 ** 5000]}, "launch.command[1]: expected text, got int, a number of 5,001 digits"),
+])
+def test_a_huge_python_int_where_text_belongs_is_a_spec_error(fields, message):
+    spec = {"name": "j", "profile": "local", "resources": {"time": "1h"}, "launch": "python a.py", **fields}
+    assert spec_error(**spec) == f"Job(...): {message}"

@@ -52,9 +52,10 @@ MAX_DEPTH = 64
 #: much as the largest file holds with no alias, so that an alias can repeat a value but never
 #: turn a small file into a larger one (900 KB repeated by 999 aliases was a 900 MB script).
 MAX_CHARS = MAX_BYTES
-#: the most digits of a whole number: 2**63 has 19; a longer number means nothing to SLURM, and
-#: Python refuses to read one of more than 4,300 (its int_max_str_digits).
-MAX_DIGITS = 20
+#: the most digits of a whole number: far past any count, size or time (2**63 has 19), short of
+#: Python's own limit of 4,300 (int_max_str_digits), which a 0x number of 4,000 digits passes when
+#: read but not when printed. (An array value of 24 digits, a seed, stays as written.)
+MAX_DIGITS = 1000
 
 
 def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = InputError) -> Tuple[Any, Dict[KeyPath, int], Any]:

@@ -450,3 +450,10 @@ def test_a_profile_with_a_yaml_1_1_number_is_refused_and_skipped_by_profiles_lis
 def test_a_huge_python_int_where_text_belongs_is_a_spec_error(fields, message):
     spec = {"name": "j", "profile": "local", "resources": {"time": "1h"}, "launch": "python a.py", **fields}
     assert spec_error(**spec) == f"Job(...): {message}"
+
+
+def test_a_long_seed_as_an_array_value_keeps_its_spelling(tmp_path):
+    text = BASE.replace("kind: serial", "kind: array") + "array: {parameters: {seed: [123456789012345678901234, 7]}}\n"
+    text = text.replace("launch: python run.py", "launch: python run.py $seed")
+    (tmp_path / "job.yaml").write_text(text)
+    assert dict(Job.from_yaml(tmp_path / "job.yaml").spec.array.parameters) == {"seed": ("123456789012345678901234", "7")}

@@ -258,8 +258,9 @@ def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, e
                 own.append(key)
             lines[path + (key,)] = where  # the key's line, where users look
             out[key] = _construct(loader, value_node, path + (key,), lines, source, error)
-        if len(own) < len(out):  # merged keys first, in the order yaml gives them
-            out = {**{key: value for key, value in out.items() if key not in own}, **{key: out[key] for key in own}}
+        if len(own) < len(out):  # merged keys first, then the mapping's own, as yaml's loader puts them
+            mine = set(own)
+            out = {**{key: value for key, value in out.items() if key not in mine}, **{key: out[key] for key in own}}
         return out
     if isinstance(node, yaml.SequenceNode) and node.tag == _PLAIN_SEQ:
         return [_construct(loader, item, path + (index,), lines, source, error) for index, item in enumerate(node.value)]

@@ -484,3 +484,11 @@ def merge_documents(draw):
 @given(merge_documents())
 def test_merge_keys_read_as_yaml_reads_them(text):
     assert parse_yaml(text, "x.yaml")[0] == yaml.safe_load(text)
+
+
+def test_a_merge_into_a_mapping_of_many_keys_reads_in_linear_time():
+    text = "m: &m {z: 1}\nx:\n  <<: *m\n" + "".join(f"  k{i}: 1\n" for i in range(24_000))
+    started = time.process_time()
+    data = parse_yaml(text, "x.yaml")[0]
+    assert time.process_time() - started < 3
+    assert list(data["x"])[:2] == ["z", "k0"] and len(data["x"]) == 24_001

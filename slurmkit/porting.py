@@ -22,6 +22,7 @@ from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
 from .units import format_duration
+from .yamlfile import MAX_DIGITS
 from .variables import typo_note
 
 #: short sbatch options -> long names
@@ -256,7 +257,14 @@ def _split_option(token: str):
     return None, None
 
 
+_HUGE_NUMBER = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
+
+
 def _directive(build: _Builder, number: int, line: str, option: str, value: Optional[str]) -> None:
+    if value and _HUGE_NUMBER.search(value):  # int() refuses 4,300 digits; no count, size or time has 1,000
+        build.note(number, line, "to do", f"a number of more than {MAX_DIGITS} digits, longer than any count, size or time: "
+                                          f"left out; set it by hand")
+        return
     res = build.spec["resources"]
     simple = {"job-name": ("name", None), "account": ("account", None)}
     reason = ""

@@ -492,3 +492,17 @@ def test_a_merge_into_a_mapping_of_many_keys_reads_in_linear_time():
     data = parse_yaml(text, "x.yaml")[0]
     assert time.process_time() - started < 3
     assert list(data["x"])[:2] == ["z", "k0"] and len(data["x"]) == 24_001
+
+
+@pytest.mark.parametrize("directive", ["--nodes=", "--ntasks=", "--cpus-per-task=", "--ntasks-per-node=", "--gpus=",
+                                       "--array=0-", "--array=1-2%", "-N "])
+def test_import_leaves_a_huge_number_out_with_a_to_do_not_a_traceback(folders, directive):
+    work, home = folders
+    (work / "h.sh").write_text(f"#!/bin/bash\n#SBATCH --time=1:00:00\n#SBATCH {directive}1{'0' * 4400}\npython a.py\n")
+    outcome = measured(cli("import", "h.sh", "-o", "job.yaml"), work, home)
+    assert outcome.rc == 0 and "Traceback" not in outcome.stderr, outcome.stderr
+    assert (f"to do: h.sh:3: #SBATCH {directive}1") in outcome.stderr
+    assert f"a number of more than {MAX_DIGITS} digits, longer than any count, size or time: left out; set it by hand" \
+        in outcome.stderr
+    assert outcome.cpu_s < 1.5 and outcome.peak_mb < 100, outcome
+    parse_yaml((work / "job.yaml").read_text(), "job.yaml")

@@ -289,7 +289,7 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
     elif option == "cpus-per-task" and value and value.isdigit():
         res["cpus_per_task"] = int(value)
     elif option == "mem" and value:
-        res["mem"] = NODE_MEMORY if value == "0" else value   # --mem=0: all of each node's memory
+        res["mem"] = NODE_MEMORY if re.fullmatch(r"0+[KMGTP]?", value, re.I) else value   # --mem=0 (or 0G): all of each node's memory
     elif option == "mem-per-cpu" and value:
         res["mem_per_cpu"] = value
     elif option == "tmp" and value:

@@ -506,3 +506,11 @@ def test_import_leaves_a_huge_number_out_with_a_to_do_not_a_traceback(folders, d
         in outcome.stderr
     assert outcome.cpu_s < 1.5 and outcome.peak_mb < 100, outcome
     parse_yaml((work / "job.yaml").read_text(), "job.yaml")
+
+
+@pytest.mark.parametrize("mem", ["0", "0G", "00M"])
+def test_import_maps_any_zero_mem_to_mem_node_now_that_a_spec_refuses_zero(mem):
+    from slurmkit.porting import import_script
+
+    spec = import_script(f"#!/bin/bash\n#SBATCH --mem={mem} -t 1:00:00\nsrun ./app\n").spec
+    assert spec["resources"]["mem"] == "node"

@@ -514,3 +514,16 @@ def test_import_maps_any_zero_mem_to_mem_node_now_that_a_spec_refuses_zero(mem):
 
     spec = import_script(f"#!/bin/bash\n#SBATCH --mem={mem} -t 1:00:00\nsrun ./app\n").spec
     assert spec["resources"]["mem"] == "node"
+
+
+@pytest.mark.parametrize("written, message", [
+    ("cpus_per_task: 0o7", "resources.cpus_per_task: expected a whole number from 1 to 1,000,000, got str '0o7'"),
+    ("cpus_per_task: 1:30", "resources.cpus_per_task: expected a whole number from 1 to 1,000,000, got str '1:30'"),
+    ("mem: 1:30", "resources.mem: '1:30' is not a size: use a number with K, M, G or T (binary units: 4G, 4000M, 4GiB, "
+                  "7T, 512K); a bare number means MiB; or 'node' for all the memory of each node (--mem=0)"),
+])
+def test_octal_0o_and_base_60_forms_in_counts_and_sizes_are_text_and_refused(tmp_path, written, message):
+    text = BASE.replace("cpus_per_task: 1, mem: 4G", "cpus_per_task: 1, mem: 4G, " + written)
+    key = written.split(":")[0]
+    text = text.replace(f"{key}: 1, " if key == "cpus_per_task" else f"{key}: 4G, ", "", 1)
+    assert yaml_spec_error(tmp_path, text) == f"{tmp_path}/job.yaml:5: {message}"

@@ -26,6 +26,7 @@ LAZY_COMMANDS = {
     "profiles": ".cli_profiles:profiles",
     "report": ".cli_report:report_command",
     "build": ".cli_build:build_command",
+    "fetch": ".cli_remote:fetch_command",
 }
 
 
@@ -121,6 +122,7 @@ LAZY_HELP = {
     "profiles": "List, show, validate and detect site profiles.",
     "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
     "build": "Build Horovod or mpi4py into the build cache ahead of time, as a job.",
+    "fetch": "Bring a --remote job's logs and copied-back outputs here (rsync over the SSH master).",
 }
 
 

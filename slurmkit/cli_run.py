@@ -13,6 +13,7 @@ from .monitor import TERMINAL as TERMINAL_STATES
 
 from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, pretty_output
 from .cli_json import JsonCommand, emit
+from .cli_remote import REMOTE_OPTION
 
 
 @click.command("submit")
@@ -24,8 +25,13 @@ from .cli_json import JsonCommand, emit
               help="What the --after jobs must have done.")
 @click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
-def submit_command(spec, profile, folder, after, after_type, dry_run, wait_):
+@REMOTE_OPTION
+def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, remote):
     """Render SPEC and submit it."""
+    if remote:
+        from .cli_remote import submit_remote
+
+        return submit_remote(spec, remote, after, after_type, wait_)
     from .job import Job
     from .submit import NotRecorded
 
@@ -56,7 +62,7 @@ def _ids_and_folders(job_ids):
     from .registry import adopt_interrupted, find, submissions
 
     adopt_interrupted(lambda line: click.echo(line, err=True), on_error=_fail)  # what an interrupted submit left
-    records = find(job_ids) if job_ids else {s.job_id: s for s in submissions()[-20:]}
+    records = find(job_ids) if job_ids else {s.job_id: s for s in [s for s in submissions() if not s.remote][-20:]}
     links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
     ids = list(dict.fromkeys([*job_ids, *links])) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
@@ -133,8 +139,13 @@ def _rich_table(rows, title=None):
 @click.command("status", cls=JsonCommand)
 @click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
-def status_command(job_ids, as_json):
+@REMOTE_OPTION
+def status_command(job_ids, as_json, remote):
     """Where jobs stand (default: the last 20 submissions)."""
+    if remote:
+        from .cli_remote import status_remote
+
+        return status_remote(remote, job_ids, as_json)
     # Exit 1, one line, when SLURM cannot be asked: never a table of UNKNOWN.
     from .monitor import poll
 
@@ -280,8 +291,13 @@ def _print_reports(job_ids) -> None:
 @click.command("watch")
 @click.argument("job_ids", nargs=-1, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
-def watch_command(job_ids, interval):
+@REMOTE_OPTION
+def watch_command(job_ids, interval, remote):
     """Follow jobs until they end; exit 0 only if all completed."""
+    if remote:
+        from .cli_remote import watch_remote
+
+        watch_remote(remote, job_ids, interval)
     sys.exit(_watch(job_ids, interval))
 
 
@@ -316,13 +332,18 @@ def _only_job_ids(job_ids) -> None:
 
 @click.command("cancel")
 @click.argument("job_ids", nargs=-1, required=True, shell_complete=complete_job_ids)
-def cancel_command(job_ids):
+@REMOTE_OPTION
+def cancel_command(job_ids, remote):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
     from .monitor import poll
     from .slurmcli import run_slurm
 
     _only_job_ids(job_ids)
+    if remote:
+        from .cli_remote import cancel_remote
+
+        return cancel_remote(remote, job_ids)
     _, folders, sizes, _ = _ids_and_folders(job_ids)
     try:
         verdicts = _cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
@@ -348,8 +369,13 @@ def cancel_command(job_ids):
 @click.argument("job_id", shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
-def logs_command(job_id, err, follow):
+@REMOTE_OPTION
+def logs_command(job_id, err, follow, remote):
     """Print a job's output (an array task as ID_TASK)."""
+    if remote:
+        from .cli_remote import logs_remote
+
+        return logs_remote(remote, job_id, err, follow)
     from .registry import RegistryError, find
 
     try:

@@ -35,6 +35,7 @@ class Sshd:
     def __init__(self, folder: Path, slurm_conf: str) -> None:
         self.folder = folder
         self.port = free_port()
+        self.bare_port = free_port()   # a second port whose sessions find no SLURM (PATH=/nonexistent)
         self.log = folder / "sshd.log"
         self.scratch = folder / "scratch"
         self.slurm_conf = slurm_conf
@@ -49,9 +50,11 @@ class Sshd:
             keygen(folder / key)
         (folder / "authorized_keys").write_text((folder / "user_key.pub").read_text())
         host_pub = (folder / "host_key.pub").read_text().split()[:2]
-        (folder / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {' '.join(host_pub)}\n")
+        (folder / "known_hosts").write_text("".join(f"[127.0.0.1]:{port} {' '.join(host_pub)}\n"
+                                                    for port in (self.port, self.bare_port)))
         (folder / "sshd_config").write_text(f"""\
 Port {self.port}
+Port {self.bare_port}
 ListenAddress 127.0.0.1
 HostKey {folder}/host_key
 PidFile {folder}/sshd.pid
@@ -66,16 +69,19 @@ LogLevel VERBOSE
 MaxSessions 100
 SetEnv SLURM_CONF={self.slurm_conf} SCRATCH={self.scratch}
 Subsystem sftp internal-sftp
+Match LocalPort {self.bare_port}
+  SetEnv PATH=/nonexistent
 """)
         self.write_client_config("user_key")
 
-    def write_client_config(self, key: str, name: str = "ssh_config") -> Path:
-        """A ssh_config whose ``slurmkit-test`` host is this sshd, offering ``key`` only."""
+    def write_client_config(self, key: str, name: str = "ssh_config", bare: bool = False) -> Path:
+        """A ssh_config whose ``slurmkit-test`` host is this sshd, offering ``key`` only
+        (``bare``: on the port whose login shell finds no SLURM)."""
         path = self.folder / name
         path.write_text(f"""\
 Host {HOST_ALIAS}
   HostName 127.0.0.1
-  Port {self.port}
+  Port {self.bare_port if bare else self.port}
   User root
   IdentityFile {self.folder}/{key}
   IdentitiesOnly yes

@@ -158,6 +158,15 @@ def test_a_refused_key_gives_one_line(sshd, laptop, tmp_path):
     assert not Path(laptop["SLURMKIT_REGISTRY"]).exists()   # nothing was submitted, nothing recorded
 
 
+def test_a_far_side_without_slurm_gives_one_line(sshd, laptop, tmp_path):
+    """A host whose login shell finds no sbatch (here: sshd's second port, PATH=/nonexistent)."""
+    bare = sshd.write_client_config("user_key", "ssh_config_bare", bare=True)
+    config = Path(laptop["XDG_CONFIG_HOME"]) / "slurmkit" / "remote.yaml"
+    config.write_text(yaml.safe_dump({"ssh_config": str(bare), "clusters": {"local": {"host": HOST_ALIAS}}}))
+    line = _error_line(slurmkit(laptop, "status", "--remote", "local"))
+    assert line.startswith(f"error: no SLURM on {HOST_ALIAS}: `sbatch` is not on the PATH of a login shell there")
+
+
 def test_a_job_folder_over_the_size_limit_is_refused_with_advice(sshd, laptop, tmp_path):
     config = Path(laptop["XDG_CONFIG_HOME"]) / "slurmkit" / "remote.yaml"
     settings = yaml.safe_load(config.read_text())

@@ -15,6 +15,15 @@ REMOTE_OPTION = click.option("--remote", metavar="CLUSTER",
                              help="Do it on CLUSTER over one SSH connection from here (docs/laptop.md).")
 
 
+def refuse_remote_ids(records) -> None:
+    """A job submitted with --remote, named without it: say which --remote it needs (its id
+    means nothing to the SLURM here, or another job)."""
+    for job_id, record in records.items():
+        if record.remote:
+            fail(SlurmkitError(f"job {job_id} was submitted to {record.profile} with --remote: add "
+                               f"`--remote {record.profile}`"))
+
+
 def connect(cluster: str, gpu: bool = False, target: str = None):
     """A Connection to ``cluster`` (a profile name); ``target`` is a registry record's ssh target."""
     from .profiles import select_profile

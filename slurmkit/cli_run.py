@@ -13,7 +13,7 @@ from .monitor import TERMINAL as TERMINAL_STATES
 
 from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, pretty_output
 from .cli_json import JsonCommand, emit
-from .cli_remote import REMOTE_OPTION
+from .cli_remote import REMOTE_OPTION, refuse_remote_ids
 
 
 @click.command("submit")
@@ -63,6 +63,7 @@ def _ids_and_folders(job_ids):
 
     adopt_interrupted(lambda line: click.echo(line, err=True), on_error=_fail)  # what an interrupted submit left
     records = find(job_ids) if job_ids else {s.job_id: s for s in [s for s in submissions() if not s.remote][-20:]}
+    refuse_remote_ids(records)
     links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
     ids = list(dict.fromkeys([*job_ids, *links])) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
@@ -384,6 +385,7 @@ def logs_command(job_id, err, follow, remote):
         _fail(error)
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
+    refuse_remote_ids({record.job_id: record})
     path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
     if not follow:
         if not path.exists():

@@ -91,6 +91,11 @@ def test_submit_watch_logs_fetch_of_a_staged_job_end_to_end(sshd, laptop, tmp_pa
     [row] = json.loads(status.stdout)["jobs"]
     assert (row["job"], row["state"], row["outputs"]) == (job_id, "COMPLETED", "outputs saved")
 
+    report = slurmkit(laptop, "report", job_id, "--remote", "local")
+    assert report.returncode == 0 and "State: COMPLETED (exit code 0)" in report.stdout, report.stdout + report.stderr
+    local = slurmkit(laptop, "status", job_id)   # without --remote: which --remote it needs, not a wrong answer
+    assert local.returncode == 2 and f"error: job {job_id} was submitted to local with --remote: add `--remote local`" in local.stderr
+
     assert not (spec.parent / "results").exists()
     fetched = slurmkit(laptop, "fetch", job_id)
     assert fetched.returncode == 0, fetched.stderr
@@ -128,6 +133,19 @@ def test_a_connection_dropped_during_watch_is_reopened_once_and_the_watch_resume
     assert f"{job_id} COMPLETED exit 0" in out
     assert err.count("dropped; re-opening it") == 1, err
     assert sshd.connections() == 2   # the first master, and the one re-opened
+
+
+def test_logs_follow_and_cancel_over_the_connection(sshd, laptop, tmp_path):
+    quick = job_id_of(slurmkit(laptop, "submit", str(staged_job(tmp_path / "quick", sleep_s=3)), "--remote", "local").stdout)
+    followed = slurmkit(laptop, "logs", quick, "--remote", "local", "-f", timeout=120)
+    assert followed.returncode == 0 and followed.stdout.strip() == "hello-from-the-cluster", followed.stdout + followed.stderr
+
+    slow = job_id_of(slurmkit(laptop, "submit", str(staged_job(tmp_path / "slow", sleep_s=300)), "--remote", "local").stdout)
+    cancelled = slurmkit(laptop, "cancel", slow, "--remote", "local")
+    assert cancelled.returncode == 0 and cancelled.stdout.startswith(f"cancelled {slow} on {HOST_ALIAS}"), cancelled.stderr
+    watched = slurmkit(laptop, "watch", slow, "--remote", "local", "--interval", "1")
+    assert watched.returncode == 1 and f"{slow} CANCELLED" in watched.stdout
+    assert sshd.connections() == 1
 
 
 def _error_line(result) -> str:

@@ -37,6 +37,9 @@ DEFAULT_MAX_SYNC_MB = 100
 #: never synced: logs come back with `slurmkit fetch`, environments are built on the cluster.
 SYNC_EXCLUDES = ("logs/", ".git/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".slurmkit-remote/")
 SSH_TIMEOUT_S = 60.0
+#: the longest socket folder: a unix socket name holds 108 bytes, and ssh adds "/" + 40 hex
+#: (%C) + a 17-byte temporary suffix while it binds.
+SOCKET_FOLDER_MAX = 108 - 1 - 40 - 17 - 1
 
 _UNREACHABLE = ("Could not resolve hostname", "Connection refused", "Connection timed out", "No route to host",
                 "Network is unreachable", "Operation timed out", "Name or service not known",
@@ -209,7 +212,9 @@ def control_folder(env: Optional[Mapping[str, str]] = None) -> Path:
     ``/tmp/slurmkit-<uid>``, made 0700 and refused when another user owns it."""
     env = os.environ if env is None else env
     runtime = env.get("XDG_RUNTIME_DIR")
-    folder = Path(runtime) / "slurmkit" if runtime and os.path.isdir(runtime) else Path(f"/tmp/slurmkit-{os.getuid()}")
+    folder = Path(runtime) / "slurmkit" if runtime and os.path.isdir(runtime) else None
+    if folder is None or len(str(folder)) > SOCKET_FOLDER_MAX:   # ssh's socket name must fit sun_path
+        folder = Path(f"/tmp/slurmkit-{os.getuid()}")
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = folder.stat()
     if info.st_uid != os.getuid():
@@ -387,6 +392,9 @@ class Connection:
             if root == path or root.startswith(path + "/"):
                 raise RemoteConfigError(f"the job root {root} on {host} is under {path}, read-only inside jobs there: "
                                         f"set `root:` in {config_path()} to scratch (e.g. root: $SCRATCH/slurmkit)")
+        if not root.startswith("/"):
+            raise RemoteConfigError(f"the job root {self.remote.root} is {root!r} on {host}, not an absolute path: set `root:` "
+                                    f"in {config_path()} to one ($SCRATCH/slurmkit, $HOME/scratch/slurmkit; not ~)")
         self.home, self.root = values.get("home"), root
 
 

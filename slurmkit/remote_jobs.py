@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
-from .remote import SYNC_EXCLUDES, Connection, ConnectionDropped, QuotaExceeded, RemoteError, TooBig, remote_tokens
+from .remote import SYNC_EXCLUDES, Connection, ConnectionDropped, RemoteError, TooBig, remote_tokens
 from .slurmcli import SchedulerError, scheduler_reason
 
 
@@ -216,4 +216,4 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
     return [path.strip("/") for path in found if path and not path.startswith(("/", "$", "~"))]
 
 
-__all__ = ["RemoteHandle", "QuotaExceeded", "check_size", "fetch", "folder_size", "remote_job_dir", "submit", "sync_folder"]
+__all__ = ["RemoteHandle", "check_size", "fetch", "folder_size", "remote_job_dir", "submit", "sync_folder"]

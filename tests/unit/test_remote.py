@@ -1,8 +1,11 @@
 """remote.py and remote_jobs.py without a network: ssh is a scripted stand-in that answers
 each command line, so that every failure the issue names is checked to give its one line."""
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,8 +36,12 @@ class FakeSsh:
 
 @pytest.fixture(autouse=True)
 def runtime(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    """A short runtime folder, as /run/user/UID is (a socket name must fit 108 bytes)."""
+    short = Path(tempfile.mkdtemp(prefix="skr-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    yield short
+    shutil.rmtree(short)
 
 
 def connection(answers, up=True, **fields):
@@ -44,12 +51,12 @@ def connection(answers, up=True, **fields):
     return Connection(remote, say=said.append, run=fake), fake, said
 
 
-def test_every_command_shares_one_master_socket_in_a_private_folder(tmp_path):
+def test_every_command_shares_one_master_socket_in_a_private_folder(runtime):
     conn, fake, _ = connection([(0, PROBE_OK, "")])
     argv = conn.ssh_argv("true")
     assert ["-o", "ControlMaster=auto"] == argv[1:3] and "ControlPersist=600" in argv
     socket_folder = Path(conn.control_path).parent
-    assert socket_folder == tmp_path / "slurmkit" and socket_folder.stat().st_mode & 0o777 == 0o700
+    assert socket_folder == runtime / "slurmkit" and socket_folder.stat().st_mode & 0o777 == 0o700
     assert f"ControlPath={conn.control_path}" in conn.rsync_shell()   # rsync rides the same master
 
 
@@ -200,3 +207,17 @@ def test_slurmkit_help_imports_no_remote_module():
 def test_command_words_are_quoted_for_the_far_shell():
     line = remote_mod._command_line(["sbatch", "--comment=a b", "x;rm -rf ~"], "/scratch/me/my job", {"V": "$HOME"})
     assert line == "cd '/scratch/me/my job' && 'V=$HOME' sbatch '--comment=a b' 'x;rm -rf ~'"
+
+
+def test_a_root_that_is_not_absolute_on_the_cluster_is_refused():
+    conn, _, _ = connection([(0, "root=~/slurmkit\nsbatch=slurm 23.11.1\n", "")], root="~/slurmkit")
+    with pytest.raises(RemoteConfigError, match=r"is '~/slurmkit' on fir.example, not an absolute path"):
+        conn.open()
+
+
+def test_a_runtime_folder_too_long_for_a_socket_name_falls_back_to_tmp(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    folder = remote_mod.control_folder()
+    assert folder == Path(f"/tmp/slurmkit-{os.getuid()}") and folder.stat().st_mode & 0o777 == 0o700

@@ -151,6 +151,10 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
         click.echo(_still_running(job_ids).replace("`slurmkit watch", "`slurmkit watch --remote " + cluster)
                    .replace("`slurmkit cancel", "`slurmkit cancel --remote " + cluster), err=True)
         return 130
+    try:
+        _print_reports(conn, records, ids)
+    except (KeyboardInterrupt, click.Abort):
+        return 130   # every job had ended: only its report is cut short
     return 0 if final and all(s.ok for s in final.values()) else 1
 
 
@@ -236,13 +240,8 @@ def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
     try:
         conn = connect(cluster)
         conn.ensure_open()
-        effs = efficiency.parse(slurm_runner(conn)(efficiency.sacct_command(job_id)))
-        if not effs:
-            raise SlurmkitError(f"sacct on {conn.remote.host} has no record of job {job_id}: check the id")
         record = _records(cluster, [job_id]).get(job_id.split("_")[0])
-        if record is not None:
-            texts = read_remote_files(conn, [f"{record.folder}/{eff.job_id}.exit" for eff in effs if eff.done])
-            effs = [_with_exit(eff, texts.get(f"{record.folder}/{eff.job_id}.exit"), parse_exit_file) for eff in effs]
+        effs = _with_exit_files(conn, _sacct_report(conn, job_id), record)
     except SlurmkitError as error:
         fail(error)
     if as_json:
@@ -251,11 +250,51 @@ def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
         click.echo(efficiency.format_report(effs), nl=False)
 
 
-def _with_exit(eff, text, parse_exit_file):
-    from .monitor import ended_state
+def _sacct_report(conn, job_id: str, retry_for: float = 0.0):
+    """efficiency.report_for, asked of the cluster's sacct over the connection."""
+    from . import efficiency
+    from .remote import slurm_runner
+    from .slurmcli import SchedulerError
 
-    record = parse_exit_file(text) if text else None
-    return eff if record is None else eff._replace(state=ended_state(eff.state, record), saved=record.saved, unsaved=record.unsaved)
+    effs = efficiency.parse(slurm_runner(conn)(efficiency.sacct_command(job_id)))
+    if not effs:
+        raise SchedulerError(f"sacct has no record of job {job_id}: check the id, and that it ran on {conn.remote.host}")
+    return effs
+
+
+def _with_exit_files(conn, effs, record):
+    """efficiency.with_exit_files, the exit files read on the cluster (one command)."""
+    from .monitor import ended_state, parse_exit_file
+    from .remote import read_remote_files
+
+    if record is None:
+        return effs
+    paths = {eff.job_id: f"{record.folder}/{eff.job_id}.exit" for eff in effs if eff.done}
+    texts = read_remote_files(conn, list(paths.values()))
+    completed = []
+    for eff in effs:
+        text = texts.get(paths.get(eff.job_id, ""))
+        exit_record = parse_exit_file(text) if text else None
+        completed.append(eff if exit_record is None else eff._replace(
+            state=ended_state(eff.state, exit_record), saved=exit_record.saved, unsaved=exit_record.unsaved))
+    return completed
+
+
+def _print_reports(conn, records, job_ids) -> None:
+    """cli_run's reports after a watch, from the cluster: once accounting has the end, or preliminary."""
+    from . import efficiency
+
+    for job_id in job_ids:
+        try:
+            effs, settled = efficiency.settled_report(job_id, report=lambda job, retry_for: _sacct_report(conn, job))
+            effs = _with_exit_files(conn, effs, records.get(job_id.split("_")[0]))
+        except SlurmkitError as error:
+            click.echo(f"no efficiency report for {job_id}: {error.message}", err=True)
+            continue
+        if not settled:
+            click.echo(f"preliminary report for {job_id}: accounting has not recorded its end yet "
+                       f"(run `slurmkit report {job_id} --remote {conn.remote.name}` later for the final one)")
+        click.echo(efficiency.format_report(effs), nl=False)
 
 
 # ---------------------------------------------------------------------------------- fetch

@@ -109,7 +109,9 @@ def test_one_tcp_connection_serves_a_whole_submit_wait(sshd, laptop, tmp_path):
     spec = staged_job(tmp_path / "project", sleep_s=6)
     done = slurmkit(laptop, "submit", str(spec), "--remote", "local", "--wait")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "COMPLETED exit 0" in done.stdout
+    job_id = job_id_of(done.stdout)
+    assert f"{job_id} COMPLETED exit 0" in done.stdout
+    assert f"Job ID: {job_id}\nState: COMPLETED (exit code 0)" in done.stdout   # the report, from the cluster's sacct
     assert sessions(sshd) >= 8      # probe, mkdir, rsync, script, sbatch, mv and several polls ...
     assert sshd.connections() == 1  # ... all over one TCP connection
 

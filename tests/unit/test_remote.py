@@ -221,3 +221,11 @@ def test_a_runtime_folder_too_long_for_a_socket_name_falls_back_to_tmp(tmp_path,
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
     folder = remote_mod.control_folder()
     assert folder == Path(f"/tmp/slurmkit-{os.getuid()}") and folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_drop_under_a_command_that_may_have_run_is_not_run_again():
+    conn, fake, said = connection([(255, "", "Connection closed by remote host")], up=False)
+    conn.opened = True
+    with pytest.raises(ConnectionDropped, match="dropped while running sbatch"):
+        conn.run(["sbatch", "x.sbatch"], idempotent=False)
+    assert fake.commands == ["sbatch x.sbatch"] and said == []

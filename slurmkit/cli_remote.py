@@ -71,10 +71,17 @@ def _adopt(conn, cluster: str) -> None:
 
 # ------------------------------------------------------------------------------------ submit
 
-def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool) -> None:
+def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None) -> None:
+    """``unsupported``: the options of local submit given with --remote (refused: CLUSTER is the
+    profile, logs live beside the job's folder on the cluster, and --dry-run is not there yet)."""
     from .job import Job
     from .remote_jobs import submit
     from .submit import NotRecorded
+
+    given = [name for name, value in (unsupported or {}).items() if value and not (name == "--profile" and value == cluster)]
+    if given:
+        fail(SlurmkitError(f"{given[0]} is not taken with --remote: the cluster's profile is --remote's CLUSTER, its logs go "
+                           "to logs/ beside the job's folder there, and --dry-run is not available remotely yet"))
 
     unrecorded = None
     try:

@@ -31,7 +31,8 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
     if remote:
         from .cli_remote import submit_remote
 
-        return submit_remote(spec, remote, after, after_type, wait_)
+        return submit_remote(spec, remote, after, after_type, wait_, unsupported={"--profile": profile, "--folder": folder,
+                                                                                  "--dry-run": dry_run})
     from .job import Job
     from .submit import NotRecorded
 

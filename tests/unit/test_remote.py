@@ -229,3 +229,15 @@ def test_a_drop_under_a_command_that_may_have_run_is_not_run_again():
     with pytest.raises(ConnectionDropped, match="dropped while running sbatch"):
         conn.run(["sbatch", "x.sbatch"], idempotent=False)
     assert fake.commands == ["sbatch x.sbatch"] and said == []
+
+
+@pytest.mark.parametrize("option", [["--dry-run"], ["--folder", "elsewhere"], ["--profile", "nibi"]])
+def test_local_submit_options_that_mean_nothing_remotely_are_refused_in_one_line(tmp_path, option):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    (tmp_path / "job.yaml").write_text("name: x\nprofile: local\nresources: {time: 5m}\nlaunch: 'true'\n")
+    result = CliRunner().invoke(main, ["submit", str(tmp_path / "job.yaml"), "--remote", "local", *option])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {option[0]} is not taken with --remote")

@@ -241,3 +241,20 @@ def test_local_submit_options_that_mean_nothing_remotely_are_refused_in_one_line
     result = CliRunner().invoke(main, ["submit", str(tmp_path / "job.yaml"), "--remote", "local", *option])
     assert result.exit_code == 2
     assert result.output.startswith(f"error: {option[0]} is not taken with --remote")
+
+
+def test_a_remote_intent_is_never_looked_up_in_the_local_slurm_nor_listed_by_local_status(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+    from slurmkit.registry import adopt_interrupted, intent, record
+
+    registry = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(registry))
+    record(intent("far", "/scratch/me/x/logs", "fir", "tok1", remote="me@fir.example")._replace(
+        host="elsewhere", pid=None, submitted="2026-01-01T00:00:00+00:00"))   # long past in flight
+    asked = []
+    adopt_interrupted(lambda line: None, registry, lookup=lambda since: asked.append(since))
+    assert asked == []   # the local SLURM is not asked about a job on fir
+    result = CliRunner().invoke(main, ["status"])
+    assert result.exit_code == 0 and result.output == "no jobs submitted with slurmkit yet\n"

@@ -150,6 +150,28 @@ def test_logs_follow_and_cancel_over_the_connection(sshd, laptop, tmp_path):
     assert sshd.connections() == 1
 
 
+def test_status_remote_adopts_a_job_whose_submit_was_interrupted_by_its_token(sshd, laptop, tmp_path):
+    """The laptop recorded the intent, sbatch ran on the cluster, the id never came back: the
+    token, looked up on the cluster, gives the job to the registry."""
+    from datetime import datetime, timedelta, timezone
+
+    from slurmkit.registry import intent, record
+
+    token = "remoteadopt" + os.urandom(4).hex()
+    job_id = subprocess.run(["sbatch", "--parsable", "--hold", "-A", "def-test", "-t", "1", "-o", "/dev/null",
+                             f"--comment=slurmkit:{token}", "--wrap", "true"], check=True, capture_output=True,
+                            text=True).stdout.strip()
+    try:
+        then = (datetime.now(timezone.utc) - timedelta(minutes=20)).isoformat(timespec="seconds")
+        record(intent("lost", str(sshd.scratch / "x" / "logs"), "local", token, remote=HOST_ALIAS)._replace(
+            host="a-laptop", pid=None, submitted=then), Path(laptop["SLURMKIT_REGISTRY"]))
+        status = slurmkit(laptop, "status", "--remote", "local")
+        assert f"adopted job {job_id}" in status.stderr, status.stdout + status.stderr
+        assert status.stdout.splitlines()[1].startswith(f"{job_id}\tlost\tPENDING")
+    finally:
+        subprocess.run(["scancel", job_id], check=False)
+
+
 def _error_line(result) -> str:
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr

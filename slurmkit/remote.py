@@ -348,7 +348,9 @@ class Connection:
                                f"the profile's login_hosts), your network or VPN, and try `ssh {self.remote.target}`")
 
     def quota_error(self, stderr: str) -> QuotaExceeded:
-        return QuotaExceeded(f"disk quota exceeded on {self.remote.host} ({_first_line(stderr, _QUOTA)}): free space "
+        """One line for a quota (EDQUOT) or a full filesystem (ENOSPC) on the far side."""
+        what = "disk quota exceeded" if "quota" in stderr.lower() else "no space left"
+        return QuotaExceeded(f"{what} on {self.remote.host} ({_first_line(stderr, _QUOTA)}): free space "
                              f"under {self.root or self.remote.root} (`diskusage_report` shows your quotas) or set "
                              f"`root:` in {config_path()} to a filesystem with room")
 

@@ -209,6 +209,26 @@ def test_a_far_side_without_slurm_gives_one_line(sshd, laptop, tmp_path):
     assert line.startswith(f"error: no SLURM on {HOST_ALIAS}: `sbatch` is not on the PATH of a login shell there")
 
 
+def test_a_full_filesystem_on_the_far_side_gives_one_line(sshd, laptop, tmp_path):
+    """The root on a 256 KiB tmpfs (ENOSPC, as a full scratch gives; a quota's EDQUOT takes the
+    same path, tests/unit/test_remote.py): the copy fails with one line, nothing is submitted."""
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(full)], check=True)
+    try:
+        config = Path(laptop["XDG_CONFIG_HOME"]) / "slurmkit" / "remote.yaml"
+        settings = yaml.safe_load(config.read_text())
+        config.write_text(yaml.safe_dump({**settings, "root": str(full)}))
+        spec = staged_job(tmp_path / "project")
+        (spec.parent / "data.bin").write_bytes(os.urandom(1024 * 1024))
+        line = _error_line(slurmkit(laptop, "submit", str(spec), "--remote", "local"))
+        assert line.startswith(f"error: no space left on {HOST_ALIAS} (") and "No space left on device" in line
+        assert f"free space under {full}" in line
+        assert not Path(laptop["SLURMKIT_REGISTRY"]).exists()
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+
+
 def test_a_job_folder_over_the_size_limit_is_refused_with_advice(sshd, laptop, tmp_path):
     config = Path(laptop["XDG_CONFIG_HOME"]) / "slurmkit" / "remote.yaml"
     settings = yaml.safe_load(config.read_text())

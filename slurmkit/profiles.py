@@ -323,6 +323,10 @@ SCHEMA = Fields({
         "source": _SOURCE,
     }, required=("state",)),
     "detect": Fields({"cc_cluster": _NAMES, "slurm_cluster_name": _NAMES, "hostnames": _NAMES, "source": _SOURCE}),
+    # Where `--remote` connects (remote.py; docs/laptop.md): a host, and its role where the site
+    # has login nodes for CPU and for GPU jobs (Trillium).
+    "login_hosts": ListOf(Fields({"host": Str(nullable=False), "role": Enum("cpu", "gpu"), "source": _SOURCE},
+                                 required=("host",))),
     "node_types": MapOf(_NODE_TYPE, "node-type name -> node type"),
     "scheduling": Fields({
         "max_walltime": Duration(),

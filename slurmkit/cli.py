@@ -27,6 +27,7 @@ LAZY_COMMANDS = {
     "report": ".cli_report:report_command",
     "build": ".cli_build:build_command",
     "env": ".cli_env:env_group",
+    "fetch": ".cli_remote:fetch_command",
 }
 
 
@@ -135,6 +136,7 @@ LAZY_HELP = {
     "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
     "build": "Build Horovod or mpi4py into the build cache ahead of time, as a job.",
     "env": "Build a job's Python environment on the login node (sites whose jobs only activate it).",
+    "fetch": "Bring a --remote job's logs and copied-back outputs here (rsync over the SSH master).",
 }
 
 

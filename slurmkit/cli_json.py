@@ -37,6 +37,14 @@ ERROR_CODES = {
     "ScaffoldError": "scaffold-invalid",
     "JobFailed": "job-failed",
     "WaitTimeout": "wait-timeout",
+    "HostUnreachable": "remote-unreachable",
+    "AuthRefused": "remote-auth-refused",
+    "ConnectionDropped": "remote-dropped",
+    "NoSlurm": "remote-no-slurm",
+    "QuotaExceeded": "remote-quota-exceeded",
+    "TooBig": "remote-sync-too-big",
+    "RemoteConfigError": "remote-config-invalid",
+    "RemoteError": "remote-failed",
     "SlurmkitError": "failed",
 }
 #: a command line click could not parse (unknown option, bad argument): exit 2.

@@ -4,6 +4,7 @@ import click
 
 from .cli import complete_job_ids, fail, job_id_arguments, pretty_output
 from .cli_json import JsonCommand, emit
+from .cli_remote import REMOTE_OPTION
 from .errors import SlurmkitError
 
 def log_folder(job_id: str):
@@ -17,8 +18,13 @@ def log_folder(job_id: str):
 @click.command("report", cls=JsonCommand)
 @click.argument("job_id", metavar="JOBID", callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; docs/json.md).")
-def report_command(job_id, as_json):
+@REMOTE_OPTION
+def report_command(job_id, as_json, remote):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
+    if remote:
+        from .cli_remote import report_remote
+
+        return report_remote(remote, job_id, as_json)
     from . import efficiency, gauges
 
     try:

@@ -12,6 +12,7 @@ from .monitor import TERMINAL as TERMINAL_STATES
 
 from .cli import PROFILE_OPTION, complete_job_ids, fail as _fail, job_id_arguments, pretty_output
 from .cli_json import JsonCommand, emit
+from .cli_remote import REMOTE_OPTION, refuse_remote_ids
 
 
 @click.command("submit")
@@ -23,8 +24,14 @@ from .cli_json import JsonCommand, emit
               help="What the --after jobs must have done.")
 @click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
-def submit_command(spec, profile, folder, after, after_type, dry_run, wait_):
+@REMOTE_OPTION
+def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, remote):
     """Render SPEC and submit it."""
+    if remote:
+        from .cli_remote import submit_remote
+
+        return submit_remote(spec, remote, after, after_type, wait_, unsupported={"--profile": profile, "--folder": folder,
+                                                                                  "--dry-run": dry_run})
     from .job import Job
     from .submit import NotRecorded
 
@@ -55,7 +62,8 @@ def _ids_and_folders(job_ids):
     from .registry import adopt_interrupted, find, submissions
 
     adopt_interrupted(lambda line: click.echo(line, err=True), on_error=_fail)  # what an interrupted submit left
-    records = find(job_ids) if job_ids else {s.job_id: s for s in submissions()[-20:]}
+    records = find(job_ids) if job_ids else {s.job_id: s for s in [s for s in submissions() if not s.remote][-20:]}
+    refuse_remote_ids(records)
     links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
     ids = list(dict.fromkeys([*job_ids, *links])) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
@@ -132,8 +140,13 @@ def _rich_table(rows, title=None):
 @click.command("status", cls=JsonCommand)
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
-def status_command(job_ids, as_json):
+@REMOTE_OPTION
+def status_command(job_ids, as_json, remote):
     """Where jobs stand (default: the last 20 submissions)."""
+    if remote:
+        from .cli_remote import status_remote
+
+        return status_remote(remote, job_ids, as_json)
     # Exit 1, one line, when SLURM cannot be asked: never a table of UNKNOWN.
     from .monitor import poll
 
@@ -279,8 +292,13 @@ def _print_reports(job_ids) -> None:
 @click.command("watch")
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
-def watch_command(job_ids, interval):
+@REMOTE_OPTION
+def watch_command(job_ids, interval, remote):
     """Follow jobs until they end; exit 0 only if all completed."""
+    if remote:
+        from .cli_remote import watch_remote
+
+        watch_remote(remote, job_ids, interval)
     sys.exit(_watch(job_ids, interval))
 
 
@@ -304,12 +322,17 @@ def _cancel_verdicts(job_ids, statuses):
 
 @click.command("cancel")
 @click.argument("job_ids", nargs=-1, required=True, callback=job_id_arguments, shell_complete=complete_job_ids)
-def cancel_command(job_ids):
+@REMOTE_OPTION
+def cancel_command(job_ids, remote):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
     from .monitor import poll
     from .slurmcli import run_slurm
 
+    if remote:
+        from .cli_remote import cancel_remote
+
+        return cancel_remote(remote, job_ids)
     _, folders, sizes, _ = _ids_and_folders(job_ids)
     try:
         verdicts = _cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
@@ -335,8 +358,13 @@ def cancel_command(job_ids):
 @click.argument("job_id", callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
-def logs_command(job_id, err, follow):
+@REMOTE_OPTION
+def logs_command(job_id, err, follow, remote):
     """Print a job's output (an array task as ID_TASK)."""
+    if remote:
+        from .cli_remote import logs_remote
+
+        return logs_remote(remote, job_id, err, follow)
     from .registry import RegistryError, find
 
     try:
@@ -345,6 +373,7 @@ def logs_command(job_id, err, follow):
         _fail(error)
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
+    refuse_remote_ids({record.job_id: record})
     path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
     if not follow:
         if not path.exists():

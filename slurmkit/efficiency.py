@@ -668,12 +668,14 @@ def with_exit_files(effs: Sequence[JobEfficiency], folder: Optional[str]) -> Lis
 SETTLE_S = 20.0
 
 
-def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=None) -> Tuple[List[JobEfficiency], bool]:
+def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=None,
+                   report=None) -> Tuple[List[JobEfficiency], bool]:
     """The report of a job that has just ended, and whether accounting has its end.
 
     slurmdbd records a job's end a few seconds after the exit file says it ended, so a report
     taken at once can say RUNNING under "COMPLETED exit 0". Ask again on a Cadence for up to
-    ``settle_s`` seconds; past that, the caller prints it marked preliminary.
+    ``settle_s`` seconds; past that, the caller prints it marked preliminary. ``report`` asks
+    sacct (default ``report_for``; ``--remote`` asks the cluster's over ssh).
     """
     import time
 
@@ -684,7 +686,7 @@ def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=No
     deadline, cadence = clock() + settle_s, Cadence(4.0)
     while True:
         try:
-            effs = report_for(job_id, retry_for=0.0)
+            effs = (report or report_for)(job_id, retry_for=0.0)
         except SchedulerError as error:   # no record yet is lag too; anything else is final
             if not error.message.startswith("sacct has no record") or clock() >= deadline:
                 raise

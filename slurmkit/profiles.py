@@ -326,6 +326,10 @@ SCHEMA = Fields({
         "source": _SOURCE,
     }, required=("state",)),
     "detect": Fields({"cc_cluster": _NAMES, "slurm_cluster_name": _NAMES, "hostnames": _NAMES, "source": _SOURCE}),
+    # Where `--remote` connects (remote.py; docs/laptop.md): a host, and its role where the site
+    # has login nodes for CPU and for GPU jobs (Trillium).
+    "login_hosts": ListOf(Fields({"host": Str(nullable=False), "role": Enum("cpu", "gpu"), "source": _SOURCE},
+                                 required=("host",))),
     "node_types": MapOf(_NODE_TYPE, "node-type name -> node type"),
     "scheduling": Fields({
         "max_walltime": Duration(),
@@ -764,8 +768,36 @@ def _refuse_yaml_1_1_numbers(path: Path, data: dict, lines) -> None:
             raise ProfileError(path, lines.get(keypath), format_keypath(keypath), problem)
 
 
-def _read(path: Path) -> ParsedFile:
-    return parse_profile_text(read_text(path, ProfileError), path)
+class BundledFile:
+    """A profile shipped with slurmkit, read as plain data with libyaml: the line of each key and
+    the node tree (what error messages and ``profiles validate --provenance`` need) are made by
+    the tracking reader only when asked. Every command loads two bundled profiles, and the
+    tracking reader was most of a render's own time (bench/startup.py); the bundled files are
+    slurmkit's own, checked by its tests with the tracking reader (test_profiles), never input
+    from a user, whose profiles (./site_profiles, the config folder) always take that reader."""
+
+    def __init__(self, path: Path, text: str):
+        self.path, self._text = path, text
+        self.data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        self._full: Optional[ParsedFile] = None
+
+    def _parsed(self) -> ParsedFile:
+        if self._full is None:
+            self._full = parse_profile_text(self._text, self.path)
+        return self._full
+
+    lines = property(lambda self: self._parsed().lines)
+    root = property(lambda self: self._parsed().root)
+    text_lines = property(lambda self: self._parsed().text_lines)
+
+
+def _read(path: Path) -> Union[ParsedFile, BundledFile]:
+    text = read_text(path, ProfileError)
+    if os.path.dirname(os.path.realpath(path)) == os.path.realpath(profiles_dir()):
+        bundled = BundledFile(path, text)
+        if isinstance(bundled.data, dict):
+            return bundled
+    return parse_profile_text(text, path)
 
 
 # ------------------------------------------------------------------------------- search path

@@ -53,12 +53,13 @@ class Submission(Record):
     host: Optional[str] = None   # where the submitting slurmkit ran ...
     pid: Optional[int] = None    # ... and its process (an intent of a live process is in flight)
     note: Optional[str] = None   # an intent given up on: why (NEVER_REACHED); or NOT_KNOWN_YET
+    remote: Optional[str] = None  # submitted over ssh (remote.py): the ssh target; folder is on that host
 
 
 #: the type each field must have (None is allowed for every optional field).
 _TYPES = {"job_id": str, "name": str, "folder": str, "profile": str, "submitted": str, "array_size": int,
           "spec": str, "after": str, "chain": str, "link": int, "links": int, "token": str, "host": str,
-          "pid": int, "note": str}
+          "pid": int, "note": str, "remote": str}
 _REQUIRED = ("job_id", "name", "folder", "profile", "submitted")
 
 
@@ -391,14 +392,16 @@ def adopted(entry: Submission, job_id: str) -> Submission:
 
 def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
                       lookup: Callable[[Optional[str]], Known] = query_tokens,
-                      on_error: Optional[Callable[[RegistryError], None]] = None) -> List[Submission]:
+                      on_error: Optional[Callable[[RegistryError], None]] = None,
+                      which: Callable[[Submission], bool] = lambda entry: not entry.remote) -> List[Submission]:
     """Complete the intents that an interrupted slurmkit left: each one SLURM knows by its token
     becomes a job record ("adopted job N"). One that nobody knows is said once to be unknown and
     kept (looked up again each time); after GIVE_UP_S, with accounting answering, it is closed
     as NEVER_REACHED, said once. Returns the records written.
 
     A registry that cannot be read goes to ``on_error`` (raised without one); one that cannot
-    be written only loses the adoption for now, with a warning.
+    be written only loses the adoption for now, with a warning. ``which`` picks the intents that
+    ``lookup`` can answer: local ones by default; ``--remote`` passes one cluster's (looked up there).
     """
     path = path or registry_path()
     try:
@@ -408,7 +411,7 @@ def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
             raise
         on_error(error)
         return []
-    waiting = [entry for entry in open_intents(records) if not in_flight(entry)]
+    waiting = [entry for entry in open_intents(records) if which(entry) and not in_flight(entry)]
     if not waiting:
         return []
     try:

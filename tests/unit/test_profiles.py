@@ -516,3 +516,29 @@ def test_every_null_in_a_detected_profile_carries_a_comment():
         if "null" in line.split("#")[0]:
             assert "  # " in line, line
     assert yaml.safe_load(text)["node_types"]["gpu-p100"]["gpus"]["gres"] == "p100"
+
+
+def test_bundled_profiles_read_fast_give_what_the_tracking_reader_gives():
+    """Bundled profiles are read with libyaml and their lines made on demand (BundledFile);
+    the data must be what the bounded, line-tracking reader makes of the same file."""
+    from slurmkit.bundled import profiles_dir
+    from slurmkit.profiles import BundledFile, ProfileCatalog, parse_profile_text
+
+    catalog = ProfileCatalog([profiles_dir()])
+    for name in catalog.names():
+        path = catalog.find(name).path
+        fast, full = catalog.parsed(path), parse_profile_text(path.read_text(), path)
+        assert isinstance(fast, BundledFile)
+        assert fast.data == full.data, name
+        assert fast.lines == full.lines and fast.text_lines == full.text_lines, name
+
+
+def test_a_users_profile_is_always_read_by_the_tracking_reader(tmp_path):
+    """./site_profiles is input: its duplicate keys are refused, as the fast reader would not."""
+    from slurmkit.profiles import ProfileCatalog, ProfileError
+
+    folder = tmp_path / "site_profiles"
+    folder.mkdir()
+    (folder / "mine.yaml").write_text("name: mine\nextends: nibi\nname: mine\n")
+    with pytest.raises(ProfileError, match="given twice|duplicate"):
+        ProfileCatalog([folder]).parsed(folder / "mine.yaml")

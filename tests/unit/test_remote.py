@@ -1,0 +1,260 @@
+"""remote.py and remote_jobs.py without a network: ssh is a scripted stand-in that answers
+each command line, so that every failure the issue names is checked to give its one line."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from slurmkit import remote as remote_mod
+from slurmkit import remote_jobs
+from slurmkit.profiles import select_profile
+from slurmkit.remote import (AuthRefused, Connection, ConnectionDropped, HostUnreachable, NoSlurm, QuotaExceeded, Remote,
+                             RemoteConfigError, TooBig, read_config, remote_for)
+
+PROBE_OK = "root=/scratch/me/slurmkit\nhome=/home/me\nvar:SCRATCH=/scratch/me\nsbatch=slurm 23.11.10\n"
+
+
+class FakeSsh:
+    """subprocess.run for ssh: ``answers`` is a list of (returncode, stdout, stderr) for the
+    commands run on the far side, in order; ``-O check`` says whether the master is ``up``."""
+
+    def __init__(self, answers, up=True):
+        self.answers, self.up, self.commands = list(answers), up, []
+
+    def __call__(self, argv, **kwargs):
+        if "-O" in argv:
+            return subprocess.CompletedProcess(argv, 0 if self.up else 255, "", "")
+        self.commands.append(argv[-1])
+        code, out, err = self.answers.pop(0)
+        return subprocess.CompletedProcess(argv, code, out, err)
+
+
+@pytest.fixture(autouse=True)
+def runtime(tmp_path, monkeypatch):
+    """A short runtime folder, as /run/user/UID is (a socket name must fit 108 bytes)."""
+    short = Path(tempfile.mkdtemp(prefix="skr-", dir="/tmp"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(short))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    yield short
+    shutil.rmtree(short)
+
+
+def connection(answers, up=True, **fields):
+    remote = Remote(**{"name": "fir", "host": "fir.example", "user": "me", "root": "$SCRATCH/slurmkit", **fields})
+    said = []
+    fake = FakeSsh(answers, up)
+    return Connection(remote, say=said.append, run=fake), fake, said
+
+
+def test_every_command_shares_one_master_socket_in_a_private_folder(runtime):
+    conn, fake, _ = connection([(0, PROBE_OK, "")])
+    argv = conn.ssh_argv("true")
+    assert ["-o", "ControlMaster=auto"] == argv[1:3] and "ControlPersist=600" in argv
+    socket_folder = Path(conn.control_path).parent
+    assert socket_folder == runtime / "slurmkit" and socket_folder.stat().st_mode & 0o777 == 0o700
+    assert f"ControlPath={conn.control_path}" in conn.rsync_shell()   # rsync rides the same master
+
+
+def test_the_probe_learns_the_root_with_its_variables_expanded_on_the_cluster():
+    conn, fake, _ = connection([(0, PROBE_OK, "")])
+    conn.open()
+    assert conn.root == "/scratch/me/slurmkit"
+    assert '"$SCRATCH/slurmkit"' in fake.commands[0]
+
+
+@pytest.mark.parametrize("stderr, error, start", [
+    ("ssh: Could not resolve hostname fir.example: Name or service not known", HostUnreachable, "cannot reach fir.example ("),
+    ("ssh: connect to host fir.example port 22: Connection timed out", HostUnreachable, "cannot reach fir.example ("),
+    ("me@fir.example: Permission denied (publickey,keyboard-interactive).", AuthRefused,
+     "fir.example refused authentication for me@fir.example ("),
+])
+def test_ssh_failures_are_one_line_each(stderr, error, start):
+    conn, _, _ = connection([(255, "", stderr)])
+    with pytest.raises(error) as raised:
+        conn.open()
+    assert raised.value.message.startswith(start) and "\n" not in raised.value.message
+
+
+def test_no_sbatch_on_the_far_side_is_one_line():
+    conn, _, _ = connection([(0, "root=/scratch/me/slurmkit\nvar:SCRATCH=/scratch/me\nnosbatch\n", "")])
+    with pytest.raises(NoSlurm, match=r"^no SLURM on fir.example: `sbatch` is not on the PATH"):
+        conn.open()
+
+
+def test_a_slurm_too_old_is_refused():
+    conn, _, _ = connection([(0, PROBE_OK.replace("23.11.10", "17.02.1"), "")])
+    with pytest.raises(NoSlurm, match=r"runs no slurmkit-compatible SLURM .*17.11 or newer"):
+        conn.open()
+
+
+def test_an_unset_scratch_falls_back_to_the_profiles_scratch_and_else_says_what_to_set():
+    probe = "root=/slurmkit\nvar:SCRATCH=\nfallback=/home/me/scratch/slurmkit\nsbatch=slurm 23.11.1\n"
+    conn, _, _ = connection([(0, probe, "")], fallback_root="$HOME/scratch/slurmkit")
+    conn.open()
+    assert conn.root == "/home/me/scratch/slurmkit"
+    conn, _, _ = connection([(0, "root=/slurmkit\nvar:SCRATCH=\nsbatch=slurm 23.11.1\n", "")])
+    with pytest.raises(RemoteConfigError, match=r"^\$SCRATCH is not set on fir.example.*set `root:`"):
+        conn.open()
+
+
+def test_a_root_under_a_path_read_only_in_jobs_is_refused():
+    probe = "root=/home/me/slurmkit\nvar:HOME=/home/me\nro=/home/me\nro=\nsbatch=slurm 24.05.1\n"
+    conn, _, _ = connection([(0, probe, "")], root="$HOME/slurmkit", read_only=("$HOME", "$PROJECT"))
+    with pytest.raises(RemoteConfigError, match="read-only inside jobs there"):
+        conn.open()
+
+
+def test_a_quota_error_on_the_far_side_is_one_line_with_advice():
+    conn, _, _ = connection([(0, PROBE_OK, ""), (1, "", "mkdir: cannot create directory 'x': Disk quota exceeded")])
+    conn.open()
+    with pytest.raises(QuotaExceeded) as raised:
+        conn.run(["mkdir", "-p", "x"])
+    assert raised.value.message.startswith("disk quota exceeded on fir.example (mkdir: cannot create directory 'x': Disk quota exceeded)")
+    assert "diskusage_report" in raised.value.message
+
+
+def test_a_dropped_connection_is_reopened_once_for_a_query_and_the_query_asked_again():
+    conn, fake, said = connection([(255, "", ""), (0, PROBE_OK, ""), (0, "ok\n", "")], up=False)
+    conn.opened = True   # the master was up; ssh failing with no word and `-O check` failing: it dropped
+    assert conn.run(["squeue", "-h"]).stdout == "ok\n"
+    assert said == ["the connection to fir.example dropped; re-opening it"]
+    assert fake.commands[0] == fake.commands[2] == "squeue -h" and fake.commands[1].startswith("printf 'root=")
+
+
+def test_a_connection_that_cannot_be_reopened_ends_with_its_reason():
+    conn, _, said = connection([(255, "", "Connection closed by 1.2.3.4 port 22"),
+                                (255, "", "ssh: connect to host fir.example port 22: Connection refused")], up=False)
+    conn.opened = True
+    with pytest.raises(HostUnreachable, match="Connection refused"):
+        conn.run(["squeue", "-h"])
+    assert len(said) == 1
+
+
+def test_sbatch_is_never_run_again_blindly_after_a_drop_its_token_is_looked_up():
+    """A drop under sbatch may have submitted the job: the token is looked up on the cluster
+    (after the master is re-opened) and the job found there is the answer, not a second sbatch."""
+    token = "abc123"
+    answers = [(255, "", "Connection closed by remote host"),                 # sbatch: dropped
+               (0, PROBE_OK, ""),                                              # re-opened
+               (0, f"4242|slurmkit:{token}\n", ""), (0, "", "")]               # squeue finds it; sacct
+    conn, fake, said = connection(answers, up=False)
+    conn.opened = True
+    job_id = remote_jobs.sbatch_once(conn, ["sbatch", "--parsable", "x.sbatch"], token, cwd="/scratch/me/j", env={},
+                                     sleep=lambda s: None, retry_for=5)
+    assert job_id == "4242"
+    assert sum(command.startswith("cd /scratch/me/j && sbatch") for command in fake.commands) == 1
+
+
+def test_a_query_is_not_retried_when_the_master_is_still_up():
+    conn, _, said = connection([(255, "", "")], up=True)
+    conn.opened = True
+    with pytest.raises(HostUnreachable):
+        conn.run(["squeue"])
+    assert said == []
+
+
+def test_the_folder_over_the_limit_is_refused_naming_the_largest_and_the_advice(tmp_path):
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "a.bin").write_bytes(b"x" * (3 * 2**20))
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "huge.out").write_bytes(b"x" * (5 * 2**20))   # excluded: logs stay where they are
+    (tmp_path / "job.yaml").write_text("name: x\n")
+    with pytest.raises(TooBig) as raised:
+        remote_jobs.check_size(tmp_path, 2)
+    assert "holds 3 MiB to copy to the cluster, over the 2 MiB limit (largest: big (3 MiB)" in raised.value.message
+    assert "put big data on the cluster once" in raised.value.message
+    assert remote_jobs.check_size(tmp_path, 4) == 3 * 2**20 + len("name: x\n")
+
+
+def test_remote_yaml_unknown_keys_are_errors_with_a_did_you_mean(tmp_path):
+    path = tmp_path / "remote.yaml"
+    path.write_text("clusters:\n  fir: {hots: fir.example}\n")
+    with pytest.raises(RemoteConfigError, match=r"clusters.fir.hots: unknown key.*did you mean 'host'"):
+        read_config(path)
+
+
+def test_a_root_that_a_shell_would_run_is_refused():
+    with pytest.raises(RemoteConfigError, match="root:"):
+        remote_for(select_profile("fir")[0], config={"root": "$(rm -rf ~)/x"})
+
+
+def test_the_host_comes_from_the_profile_and_a_gpu_job_goes_to_the_gpu_login_node():
+    trillium = select_profile("trillium")[0]
+    assert remote_for(trillium, config={}).host == "trillium.alliancecan.ca"
+    assert remote_for(trillium, gpu=True, config={}).host == "trillium-gpu.alliancecan.ca"
+    fir = remote_for(select_profile("fir")[0], config={"user": "me", "clusters": {"fir": {"host": "fir-alias"}}})
+    assert (fir.target, fir.root, fir.fallback_root) == ("me@fir-alias", "$SCRATCH/slurmkit", "$HOME/scratch/slurmkit")
+
+
+def test_a_profile_without_login_hosts_says_where_to_name_one():
+    with pytest.raises(RemoteConfigError, match=r"profile local names no login host: add `clusters: \{local: \{host: HOST\}\}`"):
+        remote_for(select_profile("local")[0], config={})
+
+
+def test_slurmkit_help_imports_no_remote_module():
+    code = ("import sys; from slurmkit.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('slurmkit.remote') or m == 'slurmkit.cli_remote'))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_command_words_are_quoted_for_the_far_shell():
+    line = remote_mod._command_line(["sbatch", "--comment=a b", "x;rm -rf ~"], "/scratch/me/my job", {"V": "$HOME"})
+    assert line == "cd '/scratch/me/my job' && 'V=$HOME' sbatch '--comment=a b' 'x;rm -rf ~'"
+
+
+def test_a_root_that_is_not_absolute_on_the_cluster_is_refused():
+    conn, _, _ = connection([(0, "root=~/slurmkit\nsbatch=slurm 23.11.1\n", "")], root="~/slurmkit")
+    with pytest.raises(RemoteConfigError, match=r"is '~/slurmkit' on fir.example, not an absolute path"):
+        conn.open()
+
+
+def test_a_runtime_folder_too_long_for_a_socket_name_falls_back_to_tmp(tmp_path, monkeypatch):
+    deep = tmp_path / ("d" * 60)
+    deep.mkdir()
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    folder = remote_mod.control_folder()
+    assert folder == Path(f"/tmp/slurmkit-{os.getuid()}") and folder.stat().st_mode & 0o777 == 0o700
+
+
+def test_a_drop_under_a_command_that_may_have_run_is_not_run_again():
+    conn, fake, said = connection([(255, "", "Connection closed by remote host")], up=False)
+    conn.opened = True
+    with pytest.raises(ConnectionDropped, match="dropped while running sbatch"):
+        conn.run(["sbatch", "x.sbatch"], idempotent=False)
+    assert fake.commands == ["sbatch x.sbatch"] and said == []
+
+
+@pytest.mark.parametrize("option", [["--dry-run"], ["--folder", "elsewhere"], ["--profile", "nibi"]])
+def test_local_submit_options_that_mean_nothing_remotely_are_refused_in_one_line(tmp_path, option):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+
+    (tmp_path / "job.yaml").write_text("name: x\nprofile: local\nresources: {time: 5m}\nlaunch: 'true'\n")
+    result = CliRunner().invoke(main, ["submit", str(tmp_path / "job.yaml"), "--remote", "local", *option])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {option[0]} is not taken with --remote")
+
+
+def test_a_remote_intent_is_never_looked_up_in_the_local_slurm_nor_listed_by_local_status(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli import main
+    from slurmkit.registry import adopt_interrupted, intent, record
+
+    registry = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(registry))
+    record(intent("far", "/scratch/me/x/logs", "fir", "tok1", remote="me@fir.example")._replace(
+        host="elsewhere", pid=None, submitted="2026-01-01T00:00:00+00:00"))   # long past in flight
+    asked = []
+    adopt_interrupted(lambda line: None, registry, lookup=lambda since: asked.append(since))
+    assert asked == []   # the local SLURM is not asked about a job on fir
+    result = CliRunner().invoke(main, ["status"])
+    assert result.exit_code == 0 and result.output == "no jobs submitted with slurmkit yet\n"

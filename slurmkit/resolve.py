@@ -126,7 +126,6 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
-    findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     memory = _memory_directive(spec, profile, findings) \
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
@@ -140,6 +139,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
         findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
+    findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))

@@ -241,8 +241,6 @@ def _write(text: str) -> None:
 def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
     from . import efficiency
     from .cli_json import emit
-    from .monitor import parse_exit_file
-    from .remote import read_remote_files, slurm_runner
 
     try:
         conn = connect(cluster)

@@ -133,8 +133,8 @@ def as_completed(handles: Iterable[H], timeout: Optional[float] = None, poll_s: 
             pending.remove(handle)
             yield handle
         if pending:
-            ids = " ".join(getattr(h, "job_id", "?") for h in pending)
-            check_deadline(deadline, f"job(s) {ids}")
+            ids = " ".join(dict.fromkeys(getattr(h, "job_id", "?").split("_")[0] for h in pending))
+            check_deadline(deadline, f"job {ids}")
             time.sleep(cadence.next())
 
 

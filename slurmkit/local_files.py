@@ -8,7 +8,6 @@ current folder's ``templates/`` *is* the bundled folder, and nothing is announce
 """
 
 import os
-import sys
 from pathlib import Path
 from typing import Optional, Sequence, Set
 

@@ -21,7 +21,7 @@ from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from .errors import SlurmkitError
 from .files import PRIVATE_FILE, make_private_folder, write_atomic
-from .monitor import Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable
+from .monitor import JobStatus, Poller
 from .registry import (COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record,
                        registry_path)
 from .slurmcli import SchedulerError, run_slurm
@@ -66,26 +66,15 @@ class SlurmkitWatcher(SlurmInfoWatcher):
 
 
 def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S, timeout: Optional[float] = None) -> List[JobStatus]:
-    """Block until every handle's job ends: one batched poll on a Cadence (0.5 s doubling to
-    ``poll_s``). A poll that cannot reach SLURM is tried again on the same back-off (the jobs
-    run on regardless); a missing SLURM configuration is raised at once; ``timeout`` seconds
-    gone, WaitTimeout (handles.py)."""
-    from .handles import check_deadline, deadline_of
+    """Block until every handle's job ends; their statuses in the same order. The waiting is
+    handles.as_completed's: one batched poll a round on a Cadence (0.5 s doubling to ``poll_s``),
+    an unreachable SLURM tried again on the same back-off, a missing configuration raised at
+    once, WaitTimeout when ``timeout`` seconds are gone (the jobs run on)."""
+    from .handles import as_completed
 
-    cadence, deadline = Cadence(poll_s), deadline_of(timeout)
-    watcher = JobHandle.watcher
-    while True:
-        try:
-            watcher.update()
-        except SlurmNotConfigured:
-            raise
-        except SlurmUnreachable:
-            pass
-        statuses = [watcher.status_of(h.job_id) for h in handles]
-        if all(s.done for s in statuses):
-            return statuses
-        check_deadline(deadline, "job " + " ".join(dict.fromkeys(h.job_id.split("_")[0] for h in handles)))
-        time.sleep(cadence.next())
+    for _ in as_completed(handles, timeout=timeout, poll_s=poll_s):
+        pass
+    return [JobHandle.watcher.status_of(h.job_id) for h in handles]
 
 
 class JobHandle(SlurmJob):

@@ -86,7 +86,7 @@ def test_as_completed_yields_in_the_order_jobs_end_and_times_out(monkeypatch):
 
     monkeypatch.setattr(JobHandle, "watcher", FakeWatcher([]))
     monkeypatch.setattr(handles.time, "monotonic", iter(range(0, 1000, 10)).__next__)
-    with pytest.raises(WaitTimeout, match=r"job\(s\) 1 2 had not ended"):
+    with pytest.raises(WaitTimeout, match=r"job 1 2 had not ended"):
         list(slurmkit.as_completed([FakeTask("1"), FakeTask("2")], timeout=25))
 
 

@@ -143,34 +143,23 @@ def sbatch_once(conn: Connection, argv: Sequence[str], token: str, cwd: str, env
     connection, a busy controller) is looked up by its token on the cluster before sbatch runs
     again; never two jobs for one token."""
     from .registry import now_iso
-    from .submit import _lookup_until_answered, parse_job_id, retry_window_s
+    from .submit import sbatch_once as once
 
-    retry_for = retry_window_s() if retry_for is None else retry_for
-    since, deadline = now_iso(), time.monotonic() + retry_for
-    while True:
+    since = now_iso()
+
+    def run() -> str:
         try:
             result = conn.run(argv, cwd=cwd, env=env, idempotent=False, timeout=120.0)
         except ConnectionDropped as error:
-            reason = error.message
             conn.ensure_open()
-        else:
-            if result.returncode == 0:
-                return parse_job_id(result.stdout)
-            error = SchedulerError(f"sbatch on {conn.remote.host} refused the job: {scheduler_reason(result.stderr)}",
-                                   transient=_transient(result.stderr))
-            if not error.transient:
-                raise error
-            reason = error.message
-        try:
-            job_id = _lookup_until_answered(token, deadline, sleep, lambda: remote_tokens(conn, since).jobs)
-        except SchedulerError:
-            raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): the job may have been "
-                                 f"submitted (token {token}); `slurmkit status --remote {conn.remote.name}` adopts it",
-                                 transient=True) from None
-        if job_id is not None:
-            return job_id
-        if time.monotonic() >= deadline:
-            raise SchedulerError(f"{reason} (no job was submitted; tried for {retry_for:.0f}s)")
+            raise SchedulerError(error.message, transient=True) from None
+        if result.returncode != 0:
+            raise SchedulerError(f"sbatch on {conn.remote.host} refused the job: {scheduler_reason(result.stderr)}",
+                                 transient=_transient(result.stderr))
+        return result.stdout
+
+    return once(argv, token, retry_for=retry_for, sleep=sleep, lookup=lambda: remote_tokens(conn, since).jobs, run=run,
+                adopt=f"`slurmkit status --remote {conn.remote.name}` adopts it")
 
 
 def _transient(stderr: str) -> bool:

@@ -331,21 +331,25 @@ def _lookup_until_answered(token: str, deadline: float, sleep: Callable[[float],
 
 
 def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: Optional[float] = None,
-                sleep: Callable[[float], None] = time.sleep, lookup: Optional[Callable[[], Dict[str, str]]] = None) -> str:
+                sleep: Callable[[float], None] = time.sleep, lookup: Optional[Callable[[], Dict[str, str]]] = None,
+                run: Optional[Callable[[], str]] = None, adopt: str = "`slurmkit status` adopts it once the controller answers") -> str:
     """Run sbatch and return the job id; never two jobs for one token.
 
     A failure that may have reached the controller (a timeout, a busy controller) is not
     retried blindly: the job is looked up by its token first, and sbatch runs again only when
     the controller said that no job has it. A controller that never answers within
-    ``retry_for`` gives an error that says the job may exist and how to find it.
+    ``retry_for`` gives an error that says the job may exist and how to find it (``adopt``).
+    ``run`` (one sbatch, its stdout; a SchedulerError, transient or not, when it failed) and
+    ``lookup`` (token -> job id) default to this host's SLURM; remote_jobs passes its ssh ones.
     """
     retry_for = retry_window_s() if retry_for is None else retry_for
     since = now_iso()
     lookup = lookup or (lambda: query_tokens(since, retry_for=0.0).jobs)
+    run = run or (lambda: run_slurm(argv, retry_for=0.0, env=env, cwd=cwd, failed="sbatch refused the job").stdout)
     deadline = time.monotonic() + retry_for
     while True:
         try:
-            return parse_job_id(run_slurm(argv, retry_for=0.0, env=env, cwd=cwd, failed="sbatch refused the job").stdout)
+            return parse_job_id(run())
         except SchedulerError as error:
             if not error.transient:
                 raise
@@ -354,8 +358,7 @@ def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: 
             job_id = _lookup_until_answered(token, deadline, sleep, lookup)
         except SchedulerError:
             raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): the job may have been "
-                                 f"submitted (token {token}); `slurmkit status` adopts it once the controller answers",
-                                 transient=True) from None
+                                 f"submitted (token {token}); {adopt}", transient=True) from None
         if job_id is not None:
             return job_id
         if time.monotonic() >= deadline:

@@ -1,9 +1,12 @@
 """``slurmkit import`` (an sbatch script into a job spec) and ``slurmkit port`` (a job spec onto
 another cluster), each with a report of every line or value it changed."""
 
+import os
 from pathlib import Path
 
 import click
+
+from .output import message_line, verbatim
 
 from .cli import PROFILE_OPTION, fail
 from .errors import SlurmkitError
@@ -36,19 +39,22 @@ def import_command(script, output, name, force, profile):
         fail(error)
     text = imported_text(imported, Path(script).name)
     if output:
-        if Path(output).exists() and not force:
+        if os.path.lexists(output) and not force:
             fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
-        write_atomic(output, text)
-        click.echo(f"wrote {output}")
+        try:
+            write_atomic(output, text, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+        message_line(f"wrote {output}", err=False)
     else:
-        click.echo(text, nl=False)
+        verbatim(text)
     for note in imported.notes:
         if note.outcome != "mapped" or note.reason:
             where = f"{script}:{note.line}" if note.line else script
             text = note.text.split("\n")[0]
-            click.echo(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+            message_line(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}")
     if imported.unmapped:
-        click.echo(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them", err=True)
+        message_line(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them")
 
 
 @click.command("port")
@@ -79,24 +85,28 @@ def port_command(spec, to, from_, output, force, repack):
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)
-            click.echo(f"error: {spec}{':' + str(line) if line else ''}: {finding.field}: {finding.message}", err=True)
-        click.echo(f"error: {spec} cannot move from {source.name} to {target.name}; nothing written", err=True)
+            message_line(f"error: {spec}{':' + str(line) if line else ''}: {finding.field}: {finding.message}")
+        message_line(f"error: {spec} cannot move from {source.name} to {target.name}; nothing written")
         raise SystemExit(2)
     except SlurmkitError as error:
         fail(error)
-    if output and Path(output).exists() and not force:
+    if output and os.path.lexists(output) and not force:
         fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
-    for change in ported.changes:
-        click.echo(f"changed: {change}", err=True)
-    for finding in ported.warnings:
-        click.echo(f"warning: {finding.field}: {finding.message}", err=True)
-    for todo in ported.todos:
-        click.echo(f"to do: {todo}", err=True)
     # The user's file as written, with only the changed values rewritten: its comments (and the
     # "# to do:" lines import left, still to do on the new cluster) stay.
     text = ported_text(ported, original, data)
     if output:
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
+        try:   # first: a target that cannot be written is the one line of a failed port
+            write_atomic(output, text, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+    for change in ported.changes:
+        message_line(f"changed: {change}")
+    for finding in ported.warnings:
+        message_line(f"warning: {finding.field}: {finding.message}")
+    for todo in ported.todos:
+        message_line(f"to do: {todo}")
+    if output:
+        message_line(f"wrote {output}")
     else:
-        click.echo(text, nl=False)
+        verbatim(text)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Optional, Tuple
 
 from .errors import ClusterError, InputError, SpecError
+from .files import read_bytes_bounded
 
 #: The file inside a built environment that holds its key: written last (the job reads it too:
 #: templates/base.sbatch.j2's venv block names it).
@@ -71,6 +72,10 @@ def build_command(spec, profile) -> str:
     return f"slurmkit env build {os.path.basename(source)}{other}"
 
 
+#: the largest requirements file slurmkit reads (a few KiB in practice; pip's own files stay far below)
+MAX_REQUIREMENTS_BYTES = 4 << 20
+
+
 def requirements_digest(spec, base_dir: Path) -> Optional[str]:
     """The sha256 of the venv's requirements file as it is here; None when there is none or it cannot be read."""
     venv = spec.environment.venv
@@ -78,7 +83,7 @@ def requirements_digest(spec, base_dir: Path) -> Optional[str]:
         return None
     path = Path(venv.requirements) if venv.requirements.startswith("/") else base_dir / venv.requirements
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_bytes_bounded(path, MAX_REQUIREMENTS_BYTES)).hexdigest()
     except OSError:
         return None
 

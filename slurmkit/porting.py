@@ -1062,14 +1062,17 @@ def imported_text(imported: Imported, script: str) -> str:
     user must act on is a ``# to do:`` line, which ``slurmkit check`` reports until it is removed."""
     import yaml
 
-    lines = [f"# Imported by slurmkit from {script}."]
+    from .output import escaped
+
+    lines = [f"# Imported by slurmkit from {escaped(script)}."]
     for note in imported.notes:
         if note.outcome == "mapped" and not note.reason:
             continue
         where = f"line {note.line}" if note.line else "script"
         text = note.text.split("\n")[0]
         prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
-        lines.append(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": "))
+        # escaped: YAML refuses control characters even in comments, and the spec must read back
+        lines.append(escaped(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": ")))
     return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
 
 

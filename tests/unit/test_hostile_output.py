@@ -1,0 +1,386 @@
+"""Hostile input, second tier (issue 15's attack report): what slurmkit prints and writes.
+
+Scripts and specs printed on stdout are the bytes ``-o`` writes; messages escape control
+characters; every write that cannot happen is one line, exit 2; files slurmkit writes are
+private; a named pipe or a device never makes slurmkit wait.
+"""
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .test_hostile_input import GOOD_SPEC, cli, folders, measured, refused  # noqa: F401 (fixture)
+
+ESCAPES_SPEC = GOOD_SPEC.replace("launch:", 'environment:\n  variables:\n    ESC: "\\e[31mred\\e[0m\\a"\nlaunch:')
+PORTABLE_SPEC = """\
+name: p
+profile: cedar
+account: def-someprof
+resources: {cpus_per_task: 1, mem: 4G, time: 1h}
+environment:
+  variables:
+    ESC: "\\e[31mred\\e[0m"
+launch: python run.py
+"""
+
+
+def _stdout_bytes(args, cwd: Path, home: Path) -> bytes:
+    """What ``slurmkit ARGS > file`` writes: stdout a file, not a terminal (click would strip escapes)."""
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"), "XDG_CACHE_HOME": str(home / "cache"),
+           "XDG_STATE_HOME": str(home / "state")}
+    done = subprocess.run([sys.executable, "-c", cli(*args)], cwd=cwd, env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# ----------------------------------------------------------------- item 9: stdout is what -o writes
+
+def test_render_to_stdout_is_byte_identical_to_render_o_escape_sequences_included(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(ESCAPES_SPEC)
+    printed = _stdout_bytes(["render", "job.yaml"], work, home)
+    _stdout_bytes(["render", "job.yaml", "-o", "job.sbatch"], work, home)
+    assert b"\x1b[31mred\x1b[0m\x07" in printed
+    assert printed == (work / "job.sbatch").read_bytes()
+
+
+def test_port_and_import_to_stdout_are_byte_identical_to_their_o_files(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(PORTABLE_SPEC)
+    printed = _stdout_bytes(["port", "job.yaml", "--to", "fir"], work, home)
+    _stdout_bytes(["port", "job.yaml", "--to", "fir", "-o", "ported.yaml"], work, home)
+    assert printed == (work / "ported.yaml").read_bytes()
+    (work / "old.sh").write_bytes(b"#!/bin/bash\n#SBATCH --time=1:00:00\nexport ESC=$'\\e[1m'\necho '\x1b[31mred'\npython run.py\n")
+    printed = _stdout_bytes(["import", "old.sh"], work, home)
+    _stdout_bytes(["import", "old.sh", "-o", "imported.yaml"], work, home)
+    assert printed == (work / "imported.yaml").read_bytes()
+    assert b"\x1b" not in printed and b"# kept: line 4: echo '\\x1b[31mred'" in printed   # YAML refuses a raw ESC, even in a comment
+    outcome = measured(cli("check", "imported.yaml", "--profile", "local"), work, home)
+    assert "unacceptable character" not in outcome.stderr and "Traceback" not in outcome.stderr
+
+
+def test_new_prints_the_script_it_wrote_byte_for_byte(folders):
+    work, home = folders
+    printed = _stdout_bytes(["-q", "new", "myjob", "--yes", "--profile", "nibi", "--account", "def-x", "--time", "1h",
+                             "--command", "echo '\x1b[31mred'"], work, home)
+    assert b"\x1b[31mred" in printed and printed == (work / "myjob" / "job.sbatch").read_bytes()
+
+
+def test_logs_prints_a_jobs_output_byte_for_byte(tmp_path, monkeypatch, capfdbinary):
+    from slurmkit.cli_run import _print_from
+
+    log = tmp_path / "1.out"
+    log.write_bytes(b"\x1b[31mred\x1b[0m \xff not utf-8\n")
+    assert _print_from(log, 0) == log.stat().st_size
+    assert capfdbinary.readouterr().out == log.read_bytes()
+
+
+# ------------------------------------------------------- item 18: messages escape control characters
+
+def test_a_profile_file_name_with_terminal_escapes_is_shown_escaped_in_the_error(folders):
+    work, home = folders
+    (work / "site_profiles").mkdir()
+    (work / "site_profiles" / "x\x1b[2J\x1b]0;PWNED\x07.yaml").write_text("a: &a [*a]\n")
+    outcome = measured(cli("profiles", "list"), work, home)
+    line = outcome.stderr.splitlines()[0]
+    assert "\x1b" not in outcome.stderr and "\x07" not in outcome.stderr
+    assert "x\\x1b[2J\\x1b]0;PWNED\\x07.yaml" in line
+
+
+def test_a_spec_value_with_control_characters_is_escaped_in_errors_and_warnings(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC.replace("profile: local", "profile: \"lo\\e]0;x\\acal\""))
+    outcome = measured(cli("check", "job.yaml"), work, home)
+    assert outcome.rc == 2 and "\x1b" not in outcome.stderr and "\x07" not in outcome.stderr
+    assert "\\x1b]0;x\\x07" in outcome.stderr
+
+
+def test_escaped_keeps_tab_and_newline_and_shows_bidi_overrides():
+    from slurmkit.output import escaped
+
+    assert escaped("a\tb\nc\rd\x00e\x9b\u202ef") == "a\tb\nc\\rd\\x00e\\x9b\\u202ef"
+
+
+# ------------------------------------------------- items 5 and 10: writes that cannot happen, modes
+
+@pytest.mark.parametrize("target, reason", [("/sys/x.sh", "Permission denied"), ("/proc/x.sh", "No such file or directory")])
+@pytest.mark.parametrize("command", ["render", "port", "import"])
+def test_an_unwritable_target_is_one_line_exit_2(folders, command, target, reason):
+    work, home = folders
+    (work / "job.yaml").write_text(PORTABLE_SPEC)
+    (work / "ok.yaml").write_text(GOOD_SPEC)
+    (work / "old.sh").write_text("#!/bin/bash\n#SBATCH --time=1:00:00\npython run.py\n")
+    args = {"render": ["render", "ok.yaml"], "port": ["port", "job.yaml", "--to", "fir"], "import": ["import", "old.sh"]}
+    refused(work, home, cli(*args[command], "-o", target), f"{target}: cannot write it: {reason}")
+
+
+def test_a_read_only_folder_is_one_line(folders):
+    work, home = folders
+    if os.geteuid() == 0:
+        target = "/proc/self/x.sh"   # root writes into any folder whose mode says no; /proc refuses everyone
+        reason = "Permission denied"
+    else:
+        (work / "ro").mkdir(mode=0o500)
+        target, reason = str(work / "ro" / "x.sh"), "Permission denied"
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    outcome = measured(cli("render", "job.yaml", "-o", target), work, home)
+    assert outcome.rc == 2 and outcome.stderr.count("\n") == 1 and outcome.stderr.startswith(f"error: {target}: cannot write it")
+
+
+def test_a_255_byte_file_name_is_written_and_folders_made_private(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    name = "a" * 252 + ".sh"
+    outcome = measured(cli("render", "job.yaml", "-o", f"new/sub/{name}"), work, home)
+    assert (outcome.rc, outcome.stderr) == (0, "")
+    assert stat.S_IMODE((work / "new" / "sub" / name).stat().st_mode) == 0o700
+    assert stat.S_IMODE((work / "new").stat().st_mode) == stat.S_IMODE((work / "new" / "sub").stat().st_mode) == 0o700
+    assert sorted(p.name for p in (work / "new" / "sub").iterdir()) == [name]   # no temporary file left
+
+
+def test_an_existing_wider_file_is_replaced_private(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(PORTABLE_SPEC)
+    for existing in ("job.sbatch", "ported.yaml"):
+        (work / existing).write_text("old\n")
+        (work / existing).chmod(0o755)
+    assert measured(cli("render", "job.yaml", "-o", "job.sbatch"), work, home).rc == 0
+    assert measured(cli("port", "job.yaml", "--to", "fir", "-o", "ported.yaml", "--force"), work, home).rc == 0
+    assert stat.S_IMODE((work / "job.sbatch").stat().st_mode) == 0o700
+    assert stat.S_IMODE((work / "ported.yaml").stat().st_mode) == 0o600
+
+
+def test_new_makes_its_folder_0700_the_spec_0600_and_the_script_0700(folders):
+    work, home = folders
+    outcome = measured(cli("new", "myjob", "--yes", "--profile", "nibi", "--account", "def-x", "--time", "1h",
+                           "--command", "python a.py"), work, home)
+    assert outcome.rc == 0, outcome.stderr
+    modes = {p: stat.S_IMODE((work / p).stat().st_mode) for p in ("myjob", "myjob/job.yaml", "myjob/job.sbatch")}
+    assert modes == {"myjob": 0o700, "myjob/job.yaml": 0o600, "myjob/job.sbatch": 0o700}
+
+
+def _in_the_way(work: Path, what: str) -> str:
+    path = work / "out"
+    if what == "fifo":
+        os.mkfifo(path)
+    elif what == "symlink":
+        (work / "elsewhere").write_text("kept\n")
+        path.symlink_to("elsewhere")
+    elif what == "dangling symlink":
+        path.symlink_to("/proc/self/fd/1")
+    elif what == "socket":
+        import socket
+
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.close()
+    return "out"
+
+
+@pytest.mark.parametrize("what, message", [
+    ("fifo", "out: not a regular file (a named pipe): slurmkit replaces only regular files; remove it or name another file"),
+    ("socket", "out: not a regular file (a socket): slurmkit replaces only regular files; remove it or name another file"),
+    ("symlink", "out: a symbolic link: slurmkit does not write through links; remove it or name another file"),
+    ("dangling symlink", "out: a symbolic link: slurmkit does not write through links; remove it or name another file"),
+])
+def test_render_o_refuses_what_is_not_a_regular_file_at_the_target(folders, what, message):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    target = _in_the_way(work, what)
+    refused(work, home, cli("render", "job.yaml", "-o", target), message)
+    assert os.path.lexists(work / "out") and not (work / "out").is_file() or (work / "out").is_symlink()
+
+
+@pytest.mark.parametrize("command", ["port", "import"])
+def test_port_and_import_refuse_a_link_without_force_and_replace_the_link_with_it(folders, command):
+    work, home = folders
+    (work / "job.yaml").write_text(PORTABLE_SPEC)
+    (work / "old.sh").write_text("#!/bin/bash\n#SBATCH --time=1:00:00\npython run.py\n")
+    _in_the_way(work, "symlink")
+    args = ["port", "job.yaml", "--to", "fir"] if command == "port" else ["import", "old.sh"]
+    refused(work, home, cli(*args, "-o", "out"), "out already exists; use --force to overwrite")
+    outcome = measured(cli(*args, "-o", "out", "--force"), work, home)
+    assert outcome.rc == 0, outcome.stderr
+    assert not (work / "out").is_symlink() and (work / "elsewhere").read_text() == "kept\n"
+    _in_the_way_fifo = work / "pipe"
+    os.mkfifo(_in_the_way_fifo)
+    outcome = measured(cli(*args, "-o", "pipe", "--force"), work, home)
+    assert (outcome.rc, outcome.stderr.splitlines()[0]) == (2, "error: pipe: not a regular file (a named pipe): slurmkit "
+                                                               "replaces only regular files; remove it or name another file")
+
+
+# ------------------------------------------------- item 1: a named pipe or a device is never waited on
+
+def test_open_regular_refuses_a_fifo_a_device_and_a_folder_at_once(tmp_path):
+    from slurmkit.files import NotARegularFile, open_regular, read_bytes_bounded, TooLarge
+
+    os.mkfifo(tmp_path / "p")
+    with pytest.raises(NotARegularFile, match=r"not a regular file \(a named pipe\)"):
+        open_regular(tmp_path / "p")
+    with pytest.raises(NotARegularFile, match=r"not a regular file \(a character device\)"):
+        open_regular("/dev/zero")
+    with pytest.raises(IsADirectoryError):
+        open_regular(tmp_path)
+    (tmp_path / "f").write_bytes(b"x" * 11)
+    (tmp_path / "link").symlink_to("f")
+    assert read_bytes_bounded(tmp_path / "link", 11) == b"x" * 11
+    with pytest.raises(TooLarge):
+        read_bytes_bounded(tmp_path / "f", 10)
+    with pytest.raises(NotARegularFile, match="symbolic link"):
+        open_regular(tmp_path / "link", follow_symlinks=False)
+
+
+def _fifo_spec_outcome(work, home, code, rc=2):
+    outcome = measured(code, work, home)   # measured's timeout (60 s) would be the hang
+    assert outcome.rc == rc and "Traceback" not in outcome.stderr, outcome
+    assert outcome.cpu_s < 2
+    return outcome
+
+
+@pytest.mark.parametrize("entry", ["check", "render", "submit --dry-run", "port", "Job.from_yaml", "import",
+                                   "profiles validate"])
+def test_a_named_pipe_as_the_spec_is_one_line_on_every_entry_point(folders, entry):
+    from .test_hostile_input import SPEC_ENTRY_POINTS
+
+    work, home = folders
+    os.mkfifo(work / "job.yaml")
+    code = {**SPEC_ENTRY_POINTS, "import": cli("import", "job.yaml"),
+            "profiles validate": cli("profiles", "validate", "job.yaml")}[entry]
+    outcome = _fifo_spec_outcome(work, home, code)
+    assert outcome.stderr.splitlines()[-1] == "error: job.yaml: cannot read it: not a regular file (a named pipe)"
+    assert outcome.stderr.count("\n") == 1
+
+
+def test_a_named_pipe_in_site_profiles_is_skipped_by_list_and_refused_by_show(folders):
+    work, home = folders
+    (work / "site_profiles").mkdir()
+    os.mkfifo(work / "site_profiles" / "evil.yaml")
+    outcome = _fifo_spec_outcome(work, home, cli("profiles", "list"))
+    assert "evil.yaml: cannot read it: not a regular file (a named pipe) (skipped" in outcome.stderr
+    assert "nibi" in outcome.stdout
+    outcome = _fifo_spec_outcome(work, home, cli("profiles", "show", "evil"))
+    assert "not a regular file (a named pipe)" in outcome.stderr
+
+
+@pytest.mark.parametrize("field", ["requirements", "tasks"])
+def test_a_named_pipe_as_requirements_or_task_file_is_a_check_error_not_a_hang(folders, field):
+    work, home = folders
+    os.mkfifo(work / "pipe.txt")
+    if field == "requirements":
+        spec = GOOD_SPEC.replace("launch:", "environment:\n  venv: {path: $SLURM_TMPDIR/env, requirements: pipe.txt}\nlaunch:")
+        expected = f"environment.venv.requirements: {work}/pipe.txt: not a regular file (a named pipe)"
+    else:
+        spec = GOOD_SPEC.replace("launch: python main.py", "kind: many-tasks\ntasks: {commands: pipe.txt}")
+        expected = f"cannot read {work}/pipe.txt: not a regular file (a named pipe)"
+    (work / "job.yaml").write_text(spec)
+    outcome = _fifo_spec_outcome(work, home, cli("check", "job.yaml"))
+    assert expected in outcome.stdout + outcome.stderr
+
+
+def test_a_device_as_the_task_file_is_one_error_not_a_memory_error(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC.replace("launch: python main.py", "kind: many-tasks\ntasks: {commands: /dev/zero}"))
+    outcome = _fifo_spec_outcome(work, home, cli("check", "job.yaml"))
+    assert "cannot read /dev/zero: not a regular file (a character device)" in outcome.stdout + outcome.stderr
+
+
+def test_a_task_file_past_the_cap_is_one_error(folders, monkeypatch):
+    from slurmkit import manytasks
+    from slurmkit.manytasks import task_file_findings
+    from slurmkit.job import Job
+
+    work, _ = folders
+    (work / "tasks.txt").write_text("echo 1\n" * 100)
+    monkeypatch.setattr(manytasks, "MAX_TASK_FILE_BYTES", 64)
+    job = Job(name="t", profile="local", kind="many-tasks", resources={"time": "1h"}, tasks={"commands": "tasks.txt"})
+    findings = task_file_findings(job.spec, job.profile(), None, work)
+    assert [f.message for f in findings] == [f"cannot read {work}/tasks.txt: larger than 64 bytes, slurmkit's limit for this file"]
+
+
+def test_a_named_pipe_as_the_registry_is_one_line_for_status_and_submit(folders):
+    work, home = folders
+    (home / "state" / "slurmkit").mkdir(parents=True)
+    os.mkfifo(home / "state" / "slurmkit" / "jobs.jsonl")
+    code = f"import os; os.environ['XDG_STATE_HOME'] = {str(home / 'state')!r}\n" + cli("status")
+    outcome = _fifo_spec_outcome(work, home, code, rc=1)   # the registry's errors are the machine's (RegistryError: 1)
+    assert outcome.stderr.count("\n") == 1 and "jobs.jsonl" in outcome.stderr
+    assert "not a regular file (a named pipe); remove it or set SLURMKIT_REGISTRY to a file" in outcome.stderr
+
+
+def test_a_huge_line_in_the_registry_is_skipped_with_one_warning(tmp_path, monkeypatch, capsys):
+    from slurmkit import registry
+
+    path = tmp_path / "jobs.jsonl"
+    path.write_bytes(b'{"job_id": "1", "name": "a", "folder": "f", "profile": "p", "submitted": "t"}\n'
+                     + b'"' + b"x" * 4096 + b'"\n')
+    monkeypatch.setattr(registry, "MAX_RECORD_BYTES", 1024)
+    assert [r.job_id for r in registry.all_records(path)] == ["1"]
+    assert "line 2 is not a slurmkit record" in capsys.readouterr().err
+
+
+# ----------------------------------------------- item 4: any failure of a template is one line, bounded
+
+TOO_BIG = "would build about {:,} items, past the 1,048,576 a template may build; templates format the plan"
+
+
+@pytest.mark.parametrize("body, message", [
+    ('{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}', "RecursionError: maximum recursion depth exceeded"),
+    ('{% include "serial.sbatch.j2" %}', "RecursionError: maximum recursion depth exceeded"),
+    ('{{ "a" * 2000000000 }}', "'*' " + TOO_BIG.format(2000000000)),
+    ('{{ [0] * 1000000000 }}', "'*' " + TOO_BIG.format(1000000000)),
+    ('{{ 10 ** 10000000 }}', "'**' would build about 12,000,000 items"),
+    ('{{ "a"|center(2000000000) }}', "center " + TOO_BIG.format(2000000000)),
+    ('{{ "x"|indent(2000000000, true) }}', "indent " + TOO_BIG.format(2000000000)),
+    ('{{ "%2000000000s"|format("a") }}', "a %-format width " + TOO_BIG.format(2000000000)),
+    ('{{ "%2000000000s" % "a" }}', "a %-format width " + TOO_BIG.format(2000000000)),
+    ('{{ "{:2000000000}".format("a") }}', "a format width " + TOO_BIG.format(2000000000)),
+    ('{{ 1/0 }}', "ZeroDivisionError: division by zero"),
+    ('{{ 1 + "a" }}', "TypeError: unsupported operand type(s) for +: 'int' and 'str'"),
+    ('{% for i in range(10**9) %}{% endfor %}', "OverflowError: Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000)."),
+    ('{{ (10**5000)|string }}', "ValueError: Exceeds the limit (4300 digits) for integer string conversion"),
+    ('{% for i in range(100000) %}{% for j in range(100000) %}{{ i }}{% endfor %}{% endfor %}',
+     "the script would be larger than 16 MiB (a script is a few KiB): the template repeats without end"),
+], ids=lambda value: value[:40] if isinstance(value, str) else value)
+def test_a_template_that_fails_in_any_way_is_one_line_at_its_file_exit_2_bounded(folders, body, message):
+    work, home = folders
+    (work / "templates").mkdir()
+    (work / "templates" / "serial.sbatch.j2").write_text(body + "\nline two\n")
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    before = sorted(work.rglob("*"))
+    outcome = measured(cli("-q", "render", "job.yaml", "-o", "job.sbatch"), work, home)
+    assert outcome.rc == 2, outcome
+    assert outcome.stderr.count("\n") == 1 and "Traceback" not in outcome.stderr
+    assert outcome.stderr.startswith(f"error: {work}/templates/serial.sbatch.j2")
+    assert message in outcome.stderr
+    assert sorted(work.rglob("*")) == before
+    assert outcome.cpu_s < 6 and outcome.peak_mb < 200, outcome
+
+
+def test_a_template_that_loops_without_output_is_stopped_by_the_time_limit(tmp_path, monkeypatch):
+    from slurmkit import Job, template_limits
+    from slurmkit.errors import InputError
+
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "serial.sbatch.j2").write_text(
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(template_limits, "MAX_RENDER_SECONDS", 1)
+    job = Job(name="t", profile="local", account="def-x", resources={"time": "1h"}, launch="python a.py")
+    with pytest.raises(InputError, match="rendering took longer than 1 s"):
+        job.render()
+
+
+def test_templates_of_ordinary_size_still_render_in_the_bounded_sandbox(folders):
+    work, home = folders
+    (work / "templates").mkdir()
+    (work / "templates" / "serial.sbatch.j2").write_text(
+        '#!/bin/bash\n{{ "-" * 40 }}\n{{ "%-10s|"|format("ab") }}{{ "{:>6}".format("cd") }}{{ 2 ** 10 }} {{ 7 % 3 }}\n'
+        '{{ "x"|center(9) }}\n')
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    outcome = measured(cli("render", "job.yaml"), work, home)
+    assert outcome.rc == 0, outcome
+    assert outcome.stdout == '#!/bin/bash\n' + "-" * 40 + '\nab        |    cd1024 1\n    x    \n'

@@ -24,7 +24,7 @@ def pack_command(folder, output, shards, compression):
     from .staging import pack
 
     try:
-        manifest = pack(folder, output, shards=shards, compression=compression)
+        manifest = pack(folder, output, shards=shards, compression=compression, tell=message_line)
     except SlurmkitError as error:
         fail(error)
     count = len(manifest.shards)

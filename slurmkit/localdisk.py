@@ -109,10 +109,12 @@ def _manifest_bytes(manifest: Path) -> Optional[int]:
 
 
 def _bytes(path: Path) -> int:
+    """What ``path`` holds; a folder is counted within staging's walk caps (``from: /`` would
+    walk the whole file system), so a huge one gives at least what was counted."""
     if path.is_dir():
-        from .staging import list_files
+        from .staging import counted
 
-        return sum(size for _, size in list_files(path))
+        return sum(size for _, size in counted(path).files)
     return path.stat().st_size
 
 

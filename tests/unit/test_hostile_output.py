@@ -384,3 +384,77 @@ def test_templates_of_ordinary_size_still_render_in_the_bounded_sandbox(folders)
     outcome = measured(cli("render", "job.yaml"), work, home)
     assert outcome.rc == 0, outcome
     assert outcome.stdout == '#!/bin/bash\n' + "-" * 40 + '\nab        |    cd1024 1\n    x    \n'
+
+
+# ------------------------------------------ item 16: check's walk of staged folders is bounded
+
+def test_check_stops_counting_a_huge_staged_folder_with_a_warning(tmp_path, monkeypatch):
+    from slurmkit import Job, staging
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(50):
+        (data / f"f{i}").write_text("x")
+    monkeypatch.setattr(staging, "MAX_WALK_FILES", 20)
+    job = Job(name="w", profile="local", account="def-x", resources={"time": "1h"},
+              stage={"inputs": [{"from": str(data), "to": "d"}]}, launch="python run.py $SLURM_TMPDIR/d")
+    messages = [f.message for f in job.check() if f.field == "stage.inputs.0"]
+    assert f"{data}: stopped counting after 20 files or 2 s (check counts at most 20): its sizes and file counts are at " \
+           "least what was counted; is this the folder you meant to stage?" in messages
+
+
+def test_check_of_the_whole_file_system_as_an_input_ends_in_bounded_time(folders):
+    work, home = folders
+    (work / "job.yaml").write_text(GOOD_SPEC.replace("launch:", "stage:\n  inputs: [{from: /, to: d}]\nlaunch:"))
+    outcome = measured(cli("check", "job.yaml"), work, home)
+    assert outcome.cpu_s < 6, outcome
+    assert "Traceback" not in outcome.stderr
+
+
+def test_walk_skips_links_and_pipes_and_says_so(tmp_path):
+    from slurmkit.staging import walk
+
+    (tmp_path / "a").write_text("a")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b").write_text("bb")
+    (tmp_path / "link").symlink_to("a")
+    (tmp_path / "dirlink").symlink_to("sub")
+    os.mkfifo(tmp_path / "pipe")
+    seen = walk(tmp_path)
+    assert seen.files == [("a", 1), ("sub/b", 2)] and seen.complete
+    assert sorted(seen.skipped) == ["dirlink", "link", "pipe"]
+
+
+# --------------------------------------------------- item 20: pack says what it skipped; dry runs leave no folder
+
+def test_pack_reports_the_entries_it_did_not_pack(folders):
+    work, home = folders
+    (work / "data").mkdir()
+    (work / "data" / "a").write_text("a")
+    (work / "data" / "l").symlink_to("a")
+    os.mkfifo(work / "data" / "p")
+    outcome = measured(cli("pack", "data", "-o", "data.tar", "--compression", "none"), work, home)
+    assert outcome.rc == 0, outcome
+    assert outcome.stderr == ("warning: skipped 2 entries that are not regular files (symbolic links, named pipes, "
+                              "sockets and devices are not packed): l, p\n")
+    assert outcome.stdout.startswith("packed 1 files")
+
+
+def test_a_dry_run_that_sbatch_refuses_leaves_no_logs_folder(tmp_path, monkeypatch):
+    from slurmkit import Job
+    from slurmkit.errors import SlurmkitError
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid account' >&2\nexit 1\n")
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.chdir(tmp_path)
+    job = Job(name="d", profile="local", account="def-x", resources={"time": "1h"}, launch="python a.py")
+    with pytest.raises(SlurmkitError, match="Invalid account"):
+        job.test_only(folder=tmp_path / "logs" / "deep")
+    assert not (tmp_path / "logs").exists()
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(SlurmkitError):
+        job.test_only(folder=tmp_path / "kept")
+    assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())

@@ -81,7 +81,11 @@ def requirements_digest(spec, base_dir: Path) -> Optional[str]:
     venv = spec.environment.venv
     if venv is None or not venv.requirements:
         return None
-    path = Path(venv.requirements) if venv.requirements.startswith("/") else base_dir / venv.requirements
+    from .userpaths import on_submit_host   # ~ and $HOME as the job reads them
+
+    path = on_submit_host(venv.requirements, base_dir)
+    if path is None:
+        return None
     try:
         return hashlib.sha256(read_bytes_bounded(path, MAX_REQUIREMENTS_BYTES)).hexdigest()
     except OSError:

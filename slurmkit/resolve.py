@@ -126,6 +126,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
+    findings.extend(Finding(*f) for f in _other_home_findings(spec))
     memory = _memory_directive(spec, profile, findings) \
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
@@ -590,10 +591,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     command = profile.software.virtualenv.command or DEFAULT_VENV_COMMAND
     plan = VenvPlan(
-        path=venv.path or "$SLURM_TMPDIR/env",
+        path=_home(venv.path) or "$SLURM_TMPDIR/env",
         create=tuple(shlex.split(command)),
         pip_options=("--no-index",) if wheelhouse else (),
-        requirements=venv.requirements,
+        requirements=_home(venv.requirements),
         packages=venv.packages,
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
@@ -841,6 +842,19 @@ def _literal(path: str) -> str:
     return path.replace("$", "$$")
 
 
+def _other_home_findings(spec: JobSpec):
+    from .userpaths import other_home_findings   # here: only a spec with paths needs it
+
+    return other_home_findings(spec)
+
+
+def _home(path: Optional[str]) -> Optional[str]:
+    """``~`` and ``~/...`` as ``$HOME``: venv and build-cache paths read as stage paths do (userpaths.with_home)."""
+    from .userpaths import with_home
+
+    return with_home(path) if path else path
+
+
 def _from_submit_dir(path: str) -> str:
     """Relative paths are from the spec's folder, which is where slurmkit runs sbatch; ``~`` and
     ``$HOME``, ``$SCRATCH``, ... expand in the job, as in the user's shell (userpaths.py)."""
@@ -988,7 +1002,7 @@ def default_build_cache(profile: SiteProfile) -> str:
 def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     if not spec.environment.builds:
         return ()
-    cache = spec.environment.build_cache or default_build_cache(profile)
+    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     return tuple(BuildPlan(
         name=b.name,

@@ -250,8 +250,12 @@ def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models
     venv = spec.environment.venv
     if venv is None or not venv.requirements:
         return []
-    path = Path(venv.requirements) if venv.requirements.startswith("/") else base_dir / venv.requirements
     from .envbuild import MAX_REQUIREMENTS_BYTES
+    from .userpaths import on_submit_host   # ~ and $HOME as the job reads them
+
+    path = on_submit_host(venv.requirements, base_dir)
+    if path is None:
+        return []
     from .files import NotARegularFile, TooLarge, read_bytes_bounded
 
     try:

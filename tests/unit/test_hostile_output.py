@@ -458,3 +458,45 @@ def test_a_dry_run_that_sbatch_refuses_leaves_no_logs_folder(tmp_path, monkeypat
     with pytest.raises(SlurmkitError):
         job.test_only(folder=tmp_path / "kept")
     assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())
+
+
+# ---------------------------------------- item 7: ~ in venv and build-cache paths; ~user refused
+
+def test_tilde_in_venv_requirements_and_build_cache_renders_as_home(tmp_path):
+    from slurmkit import Job
+
+    job = Job(name="t", profile="nibi", account="def-x", resources={"time": "1h", "mem": "4G"},
+              environment={"venv": {"path": "~/venvs/torch", "requirements": "~/proj/req.txt", "packages": ["numpy"]},
+                           "builds": ["mpi4py"], "build_cache": "~/builds"}, launch="python run.py")
+    script = job.render()
+    assert 'virtualenv --no-download "${HOME}/venvs/torch"' in script
+    assert '-r "${HOME}/proj/req.txt"' in script
+    assert '"${HOME}/builds"' in script
+    assert "~" not in script.replace("~/.", "")   # no literal ~ path left (comments aside)
+
+
+def test_check_looks_for_a_tilde_requirements_file_in_home(tmp_path, monkeypatch):
+    from slurmkit import Job
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "req.txt").write_text("numpy\n")
+    job = Job(name="t", profile="nibi", account="def-x", resources={"time": "1h", "mem": "4G"},
+              environment={"venv": {"requirements": "~/req.txt"}}, launch="python run.py")
+    assert not [f for f in job.check() if "not on this host" in f.message]
+
+
+@pytest.mark.parametrize("field, spec", [
+    ("environment.venv.path", {"environment": {"venv": {"path": "~alice/venvs/t"}}}),
+    ("environment.venv.requirements", {"environment": {"venv": {"requirements": "~alice/r.txt"}}}),
+    ("environment.build_cache", {"environment": {"builds": ["mpi4py"], "build_cache": "~alice/b"}}),
+    ("stage.inputs.0.from", {"stage": {"inputs": [{"from": "~alice/d.tar", "to": "d"}]}}),
+    ("stage.outputs.0.to", {"stage": {"outputs": [{"from": "runs", "to": "~alice/runs"}]}}),
+    ("stage.checkpoint.to", {"stage": {"checkpoint": {"from": "ck", "to": "~alice/ck"}}}),
+])
+def test_another_users_home_is_refused_in_every_path_field(field, spec):
+    from slurmkit import Job
+
+    job = Job(name="t", profile="local", account="def-x", resources={"time": "1h"}, launch="python run.py $SLURM_TMPDIR", **spec)
+    errors = [f for f in job.resolve().errors if f.field == field]
+    assert len(errors) == 1 and "(another user's home) is not expanded: slurmkit cannot know where it is on the cluster; " \
+        "write the full path (e.g. /home/alice/...), or ~/... for your own" in errors[0].message

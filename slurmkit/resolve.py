@@ -137,6 +137,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     findings += site_rule_findings(spec, profile, gpus, modules)
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    _check_signal_directive(spec, stage, findings)
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
         findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
@@ -788,6 +789,19 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, mounts, NODE_CORES,
                      _output_folders(out.source for out in stage.outputs))
+
+
+def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
+    """An extra --signal (or an abbreviation of it) where slurmkit writes its own for the copy
+    back: the later directive wins, silently changing when the outputs are saved."""
+    if not (stage and stage.lead_s):
+        return
+    from .sanity import _long_name
+
+    for index, directive in enumerate(spec.extra_directives):
+        if _long_name(directive.partition("=")[0]) == "signal":
+            findings.error(f"extra_directives.{index}", f"{directive!r} replaces the --signal=B:USR1@{stage.lead_s} slurmkit writes "
+                           "to save the outputs before the time limit; use stage.lead to choose how long before")
 
 
 def _output_folders(sources) -> Tuple[str, ...]:

@@ -574,7 +574,7 @@ def test_an_extra_directive_given_twice_is_refused_and_others_pass():
         "job.yaml: extra_directives[2]: --constraint is given twice (first at extra_directives[0]); keep one")
     from slurmkit.spec import spec_from_mapping
 
-    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--mem-per-gpu=4G", "--exclusive")
+    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding", "--exclusive")   # --mem-per-gpu contradicts --mem (attack item 11)
     assert spec_from_mapping(spec_of(extra_directives=list(passed))).extra_directives == passed
 
 

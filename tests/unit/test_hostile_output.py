@@ -500,3 +500,45 @@ def test_another_users_home_is_refused_in_every_path_field(field, spec):
     errors = [f for f in job.resolve().errors if f.field == field]
     assert len(errors) == 1 and "(another user's home) is not expanded: slurmkit cannot know where it is on the cluster; " \
         "write the full path (e.g. /home/alice/...), or ~/... for your own" in errors[0].message
+
+
+# ---------------------- item 11: extra directives that clash with what slurmkit writes, abbreviations too
+
+@pytest.mark.parametrize("directive, message", [
+    ("--mem-per-gpu=8G", "'--mem-per-gpu=8G' contradicts --mem or --mem-per-cpu, which slurmkit writes from "
+                         "resources.mem or resources.mem_per_cpu; use resources.mem or resources.mem_per_cpu instead"),
+    ("--cpus-per-gpu=4", "'--cpus-per-gpu=4' contradicts --cpus-per-task, which slurmkit writes from resources.cpus_per_task; "
+                         "use resources.cpus_per_task instead"),
+    ("--ntasks-per-gpu=1", "'--ntasks-per-gpu=1' contradicts --ntasks-per-node"),
+    ("--gpus-per-socket=1", "'--gpus-per-socket=1' contradicts the GPU request"),
+    ("--chdir=/", "'--chdir=/' cannot be given: slurmkit runs the job in the spec's folder"),
+    ("-D/", "'-D/' cannot be given: slurmkit runs the job in the spec's folder"),
+    ("--gre=gpu:h100:1", "'--gre=gpu:h100:1' asks for GPUs, which resources.gpus says"),
+    ("--gres=gpu:h100:1", "'--gres=gpu:h100:1' asks for GPUs, which resources.gpus says"),
+    ("--mem-per-g=8G", "contradicts --mem or --mem-per-cpu"),
+    ("--chd=/tmp", "cannot be given: slurmkit runs the job in the spec's folder"),
+])
+def test_an_extra_directive_that_contradicts_what_slurmkit_writes_is_refused(directive, message):
+    from slurmkit.sanity import directive_problem
+
+    assert message in (directive_problem(directive, {}) or "")
+
+
+@pytest.mark.parametrize("directive", ["--gres=lscratch:10", "--gres-flags=enforce-binding", "--constraint=cascade",
+                                       "--signal=USR2@60", "--nodelist=n1"])
+def test_extra_directives_slurmkit_does_not_write_still_pass(directive):
+    from slurmkit.sanity import directive_problem
+
+    assert directive_problem(directive, {}) is None
+
+
+@pytest.mark.parametrize("directive", ["--signal=B:USR1@60", "--sig=B:USR1@60"])
+def test_an_extra_signal_is_refused_only_where_slurmkit_writes_its_own(directive):
+    from slurmkit import Job
+
+    base = dict(name="s", profile="local", account="def-x", resources={"time": "1h"}, launch="python run.py",
+                extra_directives=[directive])
+    errors = Job(**base, stage={"outputs": [{"from": "runs", "to": "res"}]}).resolve().errors
+    assert [e.field for e in errors] == ["extra_directives.0"]
+    assert "replaces the --signal=B:USR1@" in errors[0].message and "use stage.lead" in errors[0].message
+    assert not Job(**base).resolve().errors

@@ -141,6 +141,11 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
         findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
+        from .array_destinations import destination_findings   # here: only an array with outputs needs it
+
+        destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
+        destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
+        findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))

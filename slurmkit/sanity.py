@@ -180,9 +180,11 @@ def output_collision(destinations: Sequence[Tuple[tuple, str]]) -> Optional[Tupl
     """The first ``(key path, message)`` where two outputs (the checkpoint among them) land on
     one destination, or one inside another: their files would overwrite each other, and a
     checkpoint replaces its destination whole. ``destinations`` are ``(key path of to, to)``."""
+    from .userpaths import comparable   # ~/o and $HOME/o, $PWD/res and res are one place
+
     seen = []
     for path, to in destinations:
-        where = posixpath.normpath(to)
+        where = comparable(to)
         for other_path, other in seen:
             name = _owner(other_path)
             if where == other:

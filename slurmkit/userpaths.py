@@ -92,3 +92,18 @@ def other_home_findings(spec):
             user = path[1:].split("/", 1)[0]
             yield ("error", field, f"{path!r}: ~{user} (another user's home) is not expanded: slurmkit cannot know "
                                    f"where it is on the cluster; write the full path (e.g. /home/{user}/...), or ~/... for your own")
+
+
+_SUBMIT_DIR = re.compile(r"^(\$PWD|\$\{PWD\}|\$SLURM_SUBMIT_DIR|\$\{SLURM_SUBMIT_DIR\})(/|$)")
+_BRACED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def comparable(path: str) -> str:
+    """``path`` spelled one way, to compare destinations: ``~`` is ``$HOME``, ``${NAME}`` is
+    ``$NAME``, the spec's folder (``$PWD``, ``$SLURM_SUBMIT_DIR``, where slurmkit runs sbatch)
+    is left out of a path that starts with it, and the rest normalised (``a/./b/`` is ``a/b``)."""
+    import posixpath
+
+    text = _BRACED.sub(r"$\1", with_home(path))
+    text = _SUBMIT_DIR.sub("", text) or "."
+    return posixpath.normpath(text)

@@ -542,3 +542,53 @@ def test_an_extra_signal_is_refused_only_where_slurmkit_writes_its_own(directive
     assert [e.field for e in errors] == ["extra_directives.0"]
     assert "replaces the --signal=B:USR1@" in errors[0].message and "use stage.lead" in errors[0].message
     assert not Job(**base).resolve().errors
+
+
+# ------------------------ item 12: destinations compared after ~, $HOME, $PWD; array values in destinations
+
+@pytest.mark.parametrize("first, second", [("~/out", "$HOME/out"), ("$HOME/o", "~/o/x"), ("$PWD/res", "res"),
+                                           ("${SLURM_SUBMIT_DIR}/res/", "./res"), ("${HOME}/a", "~/a")])
+def test_outputs_that_are_one_place_spelled_two_ways_collide(first, second):
+    from slurmkit.sanity import output_collision
+
+    found = output_collision([(("stage", "outputs", 0, "to"), first), (("stage", "outputs", 1, "to"), second)])
+    assert found is not None and found[0] == ("stage", "outputs", 1, "to")
+
+
+def test_outputs_in_different_places_do_not_collide():
+    from slurmkit.sanity import output_collision
+
+    assert output_collision([(("stage", "outputs", 0, "to"), "~/out"), (("stage", "outputs", 1, "to"), "$SCRATCH/out"),
+                             (("stage", "outputs", 2, "to"), "$PWD/res"), (("stage", "outputs", 3, "to"), "results")]) is None
+
+
+def _array_findings(parameters, stage):
+    from slurmkit import Job
+
+    job = Job(name="a", profile="local", account="def-x", kind="array", resources={"time": "1h"},
+              array={"parameters": parameters}, stage=stage, launch="python run.py")
+    return [(f.level, f.field, f.message) for f in job.resolve().findings]
+
+
+def test_array_values_that_repeat_send_two_tasks_to_one_destination():
+    found = _array_findings({"p": ["1", "1"]}, {"outputs": [{"from": "out", "to": "res2/$p"}]})
+    assert ("warning", "stage.outputs.0.to", "'res2/$p' is 'res2/1' for two tasks of the array (p=1 and p=1): the second's "
+            "files overwrite the first's; make each task's destination its own, e.g. res2/$p/$SLURM_ARRAY_TASK_ID") in found
+
+
+def test_a_destination_that_leaves_out_a_parameter_of_the_grid_is_shared():
+    found = _array_findings({"p": ["1", "2"], "q": ["a", "b"]}, {"outputs": [{"from": "out", "to": "res/$p"}]})
+    assert any(level == "warning" and "'res/1' for two tasks of the array (p=1, q=a and p=1, q=b)" in message
+               for level, _, message in found)
+    assert not [f for f in _array_findings({"p": ["1", "2"], "q": ["a", "b"]},
+                                           {"outputs": [{"from": "out", "to": "res/$p-${q}"}]}) if "two tasks" in f[2]]
+
+
+@pytest.mark.parametrize("value", ["..", "a/b", "."])
+@pytest.mark.parametrize("stage", [{"checkpoint": {"from": "ck", "to": "ck/$p"}}, {"outputs": [{"from": "o", "to": "res/$p"}]}])
+def test_an_array_value_that_would_leave_the_destination_folder_is_refused(value, stage):
+    found = _array_findings({"p": ["1", value]}, stage)
+    assert [f for f in found if f[0] == "error"] == [
+        ("error", "array.parameters.p", f"the value {value!r} reaches {'stage.checkpoint.to' if 'checkpoint' in stage else 'stage.outputs.0.to'} "
+         f"({'ck/$p' if 'checkpoint' in stage else 'res/$p'!r}): a value in a destination is one folder name, without '/' and "
+         "not '.' or '..'; change the value, or keep it out of the destination")]

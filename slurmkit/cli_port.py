@@ -13,6 +13,10 @@ from .errors import SlurmkitError
 from .files import write_atomic
 
 
+#: how many of import's notes are told on stderr (the spec's comments hold them all).
+MAX_TOLD_NOTES = 100
+
+
 @click.command("import")
 @click.argument("script", type=click.Path(dir_okay=False, exists=True))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
@@ -22,14 +26,14 @@ from .files import write_atomic
 def import_command(script, output, name, force, profile):
     """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
     environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
-    from .porting import import_script, imported_text
+    from .porting import MAX_SCRIPT_BYTES, import_script, imported_text
     from .spec import spec_from_mapping
 
     from .errors import InputError
     from .yamlfile import read_text
 
     try:
-        text = read_text(Path(script), InputError)
+        text = read_text(Path(script), InputError, MAX_SCRIPT_BYTES)
     except SlurmkitError as error:
         fail(error)
     imported = import_script(text, name=name or Path(script).stem.replace(" ", "-"), profile=profile)
@@ -48,11 +52,14 @@ def import_command(script, output, name, force, profile):
         message_line(f"wrote {output}", err=False)
     else:
         verbatim(text)
-    for note in imported.notes:
-        if note.outcome != "mapped" or note.reason:
-            where = f"{script}:{note.line}" if note.line else script
-            text = note.text.split("\n")[0]
-            message_line(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}")
+    told = [note for note in imported.notes if note.outcome != "mapped" or note.reason]
+    for note in told[:MAX_TOLD_NOTES]:
+        where = f"{script}:{note.line}" if note.line else script
+        text = note.text.split("\n")[0]
+        text = text if len(text) <= 200 else text[:200] + "..."
+        message_line(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}")
+    if len(told) > MAX_TOLD_NOTES:
+        message_line(f"... and {len(told) - MAX_TOLD_NOTES} more notes, each a comment at the top of the spec")
     if imported.unmapped:
         message_line(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them")
 

@@ -256,8 +256,8 @@ def test_an_endless_spec_file_is_refused_not_read_forever(folders):
 def test_import_refuses_an_oversized_script_in_one_line(folders):
     work, home = folders
     (work / "big.sh").write_text("#!/bin/bash\n" + "echo hi\n" * (MAX_BYTES // 8 + 1))
-    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),
-            "big.sh: larger than 1 MiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
+    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),   # porting.MAX_SCRIPT_BYTES (attack item 17)
+            "big.sh: larger than 256 KiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
 
 
 def test_the_values_and_lines_of_an_ordinary_file_are_unchanged_by_the_bounds():

@@ -592,3 +592,35 @@ def test_an_array_value_that_would_leave_the_destination_folder_is_refused(value
         ("error", "array.parameters.p", f"the value {value!r} reaches {'stage.checkpoint.to' if 'checkpoint' in stage else 'stage.outputs.0.to'} "
          f"({'ck/$p' if 'checkpoint' in stage else 'res/$p'!r}): a value in a destination is one folder name, without '/' and "
          "not '.' or '..'; change the value, or keep it out of the destination")]
+
+
+# ---------------------------------------- item 17: import of pathological scripts is linear and quiet
+
+_HEAD = "#!/bin/bash\n#SBATCH --time=1:00:00\n"
+_NEAR_CAP = 250_000
+
+
+@pytest.mark.parametrize("body", [
+    "a" * _NEAR_CAP + "\n",
+    "echo " + "$(" * (_NEAR_CAP // 2) + "\n",
+    "echo " + "\\" * _NEAR_CAP + "\n",
+    ("echo " + "\\" * 8000 + "\n") * 30,
+    "cat <<EOF\n" + "x\n" * (_NEAR_CAP // 2) + "EOF\npython a.py\n",
+    "echo $A\n" * (_NEAR_CAP // 8),
+], ids=["long word", "nested $(", "backslashes", "many long lines", "huge heredoc", "many notes"])
+def test_import_reads_a_pathological_script_below_the_cap_quickly_with_bounded_notes(folders, body):
+    work, home = folders
+    (work / "odd.sh").write_text(_HEAD + body)
+    outcome = measured(cli("import", "odd.sh", "-o", "job.yaml"), work, home)
+    assert outcome.rc == 0 and "Traceback" not in outcome.stderr, outcome.stderr[-500:]
+    assert outcome.cpu_s < 4, outcome.cpu_s
+    assert len(outcome.stderr) < 40_000 and outcome.stderr.count("\n") <= 103
+
+
+def test_import_refuses_a_script_past_its_cap_in_one_line(folders):
+    from slurmkit.porting import MAX_SCRIPT_BYTES
+
+    work, home = folders
+    (work / "big.sh").write_text(_HEAD + "a" * MAX_SCRIPT_BYTES)
+    refused(work, home, cli("import", "big.sh"), "big.sh: larger than 256 KiB, slurmkit's limit for this file; "
+                                                  "a job spec or profile is a few KiB")

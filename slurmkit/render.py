@@ -68,7 +68,7 @@ def template_search_path(extra: Sequence[Path] = ()) -> list:
 
 
 def _bytecode_cache():
-    """Compiled templates kept in ``$XDG_CACHE_HOME/slurmkit/jinja-sandboxed``: compiling them
+    """Compiled templates kept in ``$XDG_CACHE_HOME/slurmkit/jinja-sandboxed-2``: compiling them
     is most of a render's own cost (bench/startup.py). Jinja keys entries by template source,
     so an edited template is recompiled. What is cached there is run, so the folder must be
     the user's own and closed to others (0700, as made here); otherwise, or where it cannot be

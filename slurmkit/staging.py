@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import zlib
 from pathlib import Path
-from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
 from .files import write_atomic
@@ -56,7 +56,7 @@ MAX_WALK_FILES = 200_000
 MAX_WALK_SECONDS = 2.0
 
 
-class Walk(NamedTuple):
+class Walk(Record):
     files: List[Tuple[str, int]]   # (relative path, bytes) of each regular file, in a stable order
     skipped: List[str]             # what is not a regular file: symbolic links, named pipes, sockets, devices
     complete: bool                 # False: stopped at the file or time cap

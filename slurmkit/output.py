@@ -16,12 +16,15 @@ import sys
 
 #: C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that
 #: make a name read other than it is (Trojan Source, CVE-2021-42574).
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]"   # compiled on first use (re's cache)
 
 
 def escaped(text: str) -> str:
     """``text`` with every control character shown as ``\\xNN`` / ``\\uNNNN`` (tab and newline kept)."""
-    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], str(text))
+    text = str(text)
+    if text.isprintable():
+        return text   # the common case, without a regular expression
+    return re.sub(_CONTROL, lambda m: ascii(m.group())[1:-1], text)
 
 
 def verbatim(text: str, err: bool = False) -> None:

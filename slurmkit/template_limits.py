@@ -10,7 +10,6 @@ no real template comes near these bounds.
 """
 
 import re
-import string
 from typing import Any
 
 #: the longest string, list or integer (in digits) one template operation may build.
@@ -55,16 +54,18 @@ def checked_binop(operator: str, left: Any, right: Any) -> None:
         check_percent_format(left)
 
 
-_PERCENT_WIDTH = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?")
+_PERCENT_WIDTH = r"%(?:\([^)]*\))?[-#0 +]*(\d*)(?:\.(\d*))?"   # compiled on first use (re's cache)
 
 
 def check_percent_format(template: str) -> None:
-    for width, precision in _PERCENT_WIDTH.findall(template):
+    for width, precision in re.findall(_PERCENT_WIDTH, template):
         _check_size(int(width or 0) + int(precision or 0), "a %-format width")
 
 
 def check_format_spec(template: str) -> None:
     """The widths in a ``str.format`` template (``{:2000000000}``), nested fields included."""
+    import string
+
     try:
         fields = list(string.Formatter().parse(template))
     except ValueError:

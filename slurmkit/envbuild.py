@@ -95,7 +95,7 @@ def requirements_digest(spec, base_dir: Path) -> Optional[str]:
 def built_key(path) -> Optional[str]:
     """The key of the environment built at ``path``; None when none was built whole there."""
     try:
-        return Path(path, KEY_FILE).read_text(encoding="utf-8").strip() or None
+        return read_bytes_bounded(Path(path, KEY_FILE), 1 << 16).decode("utf-8", "replace").strip() or None
     except OSError:
         return None
 

@@ -128,6 +128,7 @@ def _loader(search_path: Sequence[Path]):
 
     class AnnouncingLoader(jinja2.FileSystemLoader):
         def get_source(self, environment, template):
+            _refuse_special_templates(self.searchpath, template)
             source, filename, uptodate = super().get_source(environment, template)
             if filename.startswith(here):
                 from .local_files import announce_template
@@ -163,6 +164,27 @@ def _bounded_sandbox():
             return checked
 
     return BoundedSandbox
+
+
+def _refuse_special_templates(searchpath, template: str) -> None:
+    """The first file named ``template`` on the search path, refused if it is a named pipe or a
+    device (Jinja's open() would wait on a pipe for ever): files.NotARegularFile, one line."""
+    import os
+    import stat
+
+    from .files import NotARegularFile
+
+    for folder in searchpath:
+        candidate = os.path.join(folder, *template.split("/"))
+        try:
+            mode = os.stat(candidate).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            from .errors import InputError
+
+            raise InputError(candidate, None, "", NotARegularFile(candidate).strerror)
+        return
 
 
 def _environment(search_path: Sequence[Path]):

@@ -624,3 +624,21 @@ def test_import_refuses_a_script_past_its_cap_in_one_line(folders):
     (work / "big.sh").write_text(_HEAD + "a" * MAX_SCRIPT_BYTES)
     refused(work, home, cli("import", "big.sh"), "big.sh: larger than 256 KiB, slurmkit's limit for this file; "
                                                   "a job spec or profile is a few KiB")
+
+
+def test_a_named_pipe_as_a_template_in_the_folder_is_one_line(folders):
+    work, home = folders
+    (work / "templates").mkdir()
+    os.mkfifo(work / "templates" / "serial.sbatch.j2")
+    (work / "job.yaml").write_text(GOOD_SPEC)
+    refused(work, home, cli("render", "job.yaml"), f"{work}/templates/serial.sbatch.j2: not a regular file")
+
+
+def test_a_named_pipe_as_a_jobs_exit_file_or_an_input_manifest_is_not_waited_on(tmp_path):
+    from slurmkit.localdisk import _manifest_bytes
+    from slurmkit.monitor import read_exit_file
+
+    os.mkfifo(tmp_path / "7.exit")
+    os.mkfifo(tmp_path / "d.tar.manifest.json")
+    assert read_exit_file("7", str(tmp_path)) is None
+    assert _manifest_bytes(tmp_path / "d.tar.manifest.json") is None

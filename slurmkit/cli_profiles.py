@@ -131,7 +131,7 @@ def show_command(name, as_yaml, as_json):
         emit(name=profile.name, chosen_by=reason, profile=profile.raw)
     else:
         for line in _summary(profile, reason):
-            click.echo(line)
+            message_line(line, err=False)   # a profile's values may hold escape sequences ("\e" in YAML)
         if profile.node_types:
             click.echo("")
             _table(["node type", "nodes", "cores", "sockets", "memory", "local disk", "GPUs"],
@@ -298,4 +298,4 @@ def _table(headers, rows) -> None:
         return
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
     for row in [headers] + rows:
-        click.echo("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+        message_line("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip(), err=False)

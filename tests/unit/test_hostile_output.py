@@ -642,3 +642,12 @@ def test_a_named_pipe_as_a_jobs_exit_file_or_an_input_manifest_is_not_waited_on(
     os.mkfifo(tmp_path / "d.tar.manifest.json")
     assert read_exit_file("7", str(tmp_path)) is None
     assert _manifest_bytes(tmp_path / "d.tar.manifest.json") is None
+
+
+def test_profiles_show_escapes_control_characters_in_a_profiles_values(folders):
+    work, home = folders
+    (work / "site_profiles").mkdir()
+    (work / "site_profiles" / "mine.yaml").write_text('name: mine\nextends: local\ndescription: "x\\e]0;PWNED\\ay"\n')
+    outcome = measured(cli("profiles", "show", "mine"), work, home)
+    assert outcome.rc == 0, outcome.stderr
+    assert "\x1b" not in outcome.stdout and "mine: x\\x1b]0;PWNED\\x07y" in outcome.stdout

@@ -248,7 +248,7 @@ def _template_error(error, name: str):
     from jinja2.sandbox import SecurityError
 
     from .errors import InputError
-    from .template_limits import TemplateTooLarge
+    from .template_limits import MAX_RENDER_MEMORY, TemplateTooLarge
 
     file, line = getattr(error, "filename", None), getattr(error, "lineno", None)
     if file is None:
@@ -258,6 +258,9 @@ def _template_error(error, name: str):
         message = (error.message or type(error).__name__).rstrip(".")
     elif isinstance(error, TemplateTooLarge):
         message = str(error)
+    elif isinstance(error, MemoryError):
+        message = (f"MemoryError: the template asked for more than {MAX_RENDER_MEMORY >> 30} GiB of memory, "
+                   "slurmkit's bound for a render; templates format the plan")
     else:   # an error of Python's, raised by what the template computed
         detail = str(error).split("\n")[0][:200]
         message = type(error).__name__ + (f": {detail}" if detail else "")

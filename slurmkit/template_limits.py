@@ -18,6 +18,10 @@ MAX_VALUE_CHARS = 1 << 20
 MAX_OUTPUT_CHARS = 16 << 20
 #: how long a render may take on the main thread (a real one: milliseconds).
 MAX_RENDER_SECONDS = 10
+#: how much more address space a render may take on the main thread: what the checks above
+#: cannot see (``~`` joins that double a string in a loop or a recursive macro) ends in a
+#: MemoryError, reported as one line, instead of gigabytes.
+MAX_RENDER_MEMORY = 1 << 30
 
 
 class TemplateTooLarge(Exception):
@@ -110,16 +114,20 @@ def gathered(chunks) -> str:
 
 
 class time_limit:
-    """Stop a render that runs past MAX_RENDER_SECONDS (main thread only: signals go there)."""
+    """Stop a render that runs past MAX_RENDER_SECONDS, or that asks for MAX_RENDER_MEMORY more
+    address space (main thread only: signals go there, and the address-space limit is the
+    process's, so it is set only for the milliseconds a render takes, and put back)."""
 
     def __enter__(self):
         import signal
         import threading
 
         self.armed = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+        self.memory = None
         if self.armed:
             self.previous = signal.signal(signal.SIGALRM, self._expired)
             signal.setitimer(signal.ITIMER_REAL, MAX_RENDER_SECONDS)
+            self.memory = _cap_address_space()
         return self
 
     @staticmethod
@@ -133,4 +141,30 @@ class time_limit:
 
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.previous)
+        if self.memory is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, self.memory)
         return False
+
+
+def _cap_address_space():
+    """Lower RLIMIT_AS to what the process has now plus MAX_RENDER_MEMORY; the previous limits
+    (to put back), or None where it cannot be read or would not be lowered."""
+    try:
+        import os
+        import resource
+
+        with open("/proc/self/statm", "rb") as statm:
+            now = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+        previous = resource.getrlimit(resource.RLIMIT_AS)
+        wanted = now + MAX_RENDER_MEMORY
+        soft, hard = previous
+        if soft != resource.RLIM_INFINITY and soft <= wanted:
+            return None
+        if hard != resource.RLIM_INFINITY and wanted > hard:
+            return None
+        resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+        return previous
+    except (OSError, ValueError, ImportError):
+        return None

@@ -8,6 +8,8 @@ import importlib
 
 import click
 
+from .output import message_line
+
 from . import __version__
 
 #: command name -> "module:attribute" of its click command, imported on first use.
@@ -107,7 +109,7 @@ def fail(error) -> None:
         from .cli_json import emit, error_object
 
         emit(error=error_object(error))
-    click.echo(f"error: {error.message}", err=True)
+    message_line(f"error: {error.message}")
     raise SystemExit(error.exit_code)
 
 

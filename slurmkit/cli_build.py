@@ -2,6 +2,8 @@
 
 import click
 
+from .output import message_line, verbatim
+
 from .cli import PROFILE_OPTION, fail as _fail
 from .errors import SlurmkitError
 from .spec import BUILDS, FRAMEWORKS
@@ -29,9 +31,9 @@ def build_command(names, spec_path, profile, account, gpus, framework, modules, 
         from .envbuild import refuse_build_job
 
         refuse_build_job(spec, job.profile())
-        warn = lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True)  # noqa: E731
+        warn = lambda f: message_line(f"warning: {f.field}: {f.message}")  # noqa: E731
         if print_only:
-            click.echo(job.render(warn=warn), nl=False)
+            verbatim(job.render(warn=warn))
             return
         handle = job.submit(warn=warn)
     except SlurmkitError as error:

@@ -2,6 +2,8 @@
 
 import click
 
+from .output import message_line
+
 from .cli import PROFILE_OPTION, fail as _fail
 from .errors import SlurmkitError
 
@@ -24,4 +26,4 @@ def build_command(spec, profile, force):
         path, built = build(Job.from_yaml(spec), profile, force)
     except SlurmkitError as error:
         _fail(error)
-    click.echo(f"{'built' if built else 'already built'}: {path}" + ("" if built else " (--force builds it again)"))
+    message_line(f"{'built' if built else 'already built'}: {path}" + ("" if built else " (--force builds it again)"), err=False)

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import click
 
+from .output import message_line, verbatim
+
 from .errors import SlurmkitError
-from .files import write_atomic
+from .files import PRIVATE_SCRIPT, write_atomic
 from .spec import KINDS
 
 from .cli import PROFILE_OPTION, fail as _fail, pretty_output
@@ -35,10 +37,10 @@ def _render_or_fail(job, profile):
     except SlurmkitError as error:
         _fail(error)
     for finding in resolution.warnings:
-        click.echo(f"warning: {_located(job, finding)}", err=True)
+        message_line(f"warning: {_located(job, finding)}")
     if resolution.plan is None:
         for finding in resolution.errors:
-            click.echo(f"error: {_located(job, finding)}", err=True)
+            message_line(f"error: {_located(job, finding)}")
         sys.exit(2)
     from .render import render
 
@@ -56,9 +58,12 @@ def render_command(spec, output, profile):
     """Render the sbatch script of a job spec."""
     script = _render_or_fail(_load(spec), profile)
     if output:
-        write_atomic(output, script, 0o755)
+        try:
+            write_atomic(output, script, PRIVATE_SCRIPT)   # a link or a pipe at OUTPUT is refused: no --force here
+        except SlurmkitError as error:
+            _fail(error)
     else:
-        click.echo(script, nl=False)
+        verbatim(script)
 
 
 @click.command("check", cls=JsonCommand)
@@ -96,11 +101,11 @@ def _import_notes(spec) -> tuple:
 
 def _print_findings(job, findings):
     if not findings:
-        click.echo(f"{job.spec.source}: no problems found")
+        message_line(f"{job.spec.source}: no problems found", err=False)
         return
     if not pretty_output():
         for finding in findings:
-            click.echo(f"{finding.level}: {_located(job, finding)}")
+            message_line(f"{finding.level}: {_located(job, finding)}", err=False)
         return
     from rich.console import Console
     from rich.table import Table
@@ -132,15 +137,15 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
     try:
         written = scaffold(name, profile=profile, kind=kind, account=account, time=time_, gpus=gpus, command=command,
                            force=force, ask=click.prompt if interactive else None,
-                           warn=lambda finding: click.echo(str(finding), err=True),
-                           tell=lambda line: click.echo(line, err=True))
+                           warn=lambda finding: message_line(str(finding)),
+                           tell=lambda line: message_line(line))
     except SlurmkitError as error:
         _fail(error)
     from .verbosity import quiet
 
     for path in written if not quiet() else ():
-        click.echo(f"wrote {path}")
-    click.echo(Path(written[-1]).read_text(), nl=False)
+        message_line(f"wrote {path}", err=False)
+    verbatim(Path(written[-1]).read_text(encoding="utf-8"))
 
 
 def _can_ask() -> bool:

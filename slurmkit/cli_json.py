@@ -12,6 +12,8 @@ from typing import Optional
 
 import click
 
+from .output import message_line
+
 #: version of every JSON document; raised only when a field changes meaning or goes away.
 SCHEMA = 1
 
@@ -33,6 +35,7 @@ ERROR_CODES = {
     "ChainIncomplete": "chain-incomplete",
     "SubmitError": "submit-failed",
     "PackError": "pack-failed",
+    "CannotWrite": "write-failed",
     "PortRefused": "port-refused",
     "ScaffoldError": "scaffold-invalid",
     "JobFailed": "job-failed",
@@ -90,7 +93,7 @@ class JsonCommand(click.Command):
             if not as_json:
                 raise
             emit(error={"code": USAGE_CODE, "message": error.format_message(), "field": _param_name(error)})
-            click.echo(f"error: {error.format_message()}", err=True)
+            message_line(f"error: {error.format_message()}")
             raise SystemExit(2) from None
 
 

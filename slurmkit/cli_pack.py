@@ -4,6 +4,8 @@ import os
 
 import click
 
+from .output import message_line
+
 from .cli import fail
 from .errors import SlurmkitError
 
@@ -22,14 +24,14 @@ def pack_command(folder, output, shards, compression):
     from .staging import pack
 
     try:
-        manifest = pack(folder, output, shards=shards, compression=compression)
+        manifest = pack(folder, output, shards=shards, compression=compression, tell=message_line)
     except SlurmkitError as error:
         fail(error)
     count = len(manifest.shards)
     form = "a squashfs image" if output.lower().endswith(IMAGE_SUFFIXES) else f"{count} shard{'s' if count > 1 else ''}"
-    click.echo(f"packed {manifest.files} files, {manifest.bytes / (1 << 20):.1f} MiB, into {output} "
-               f"({form}, compression {manifest.compression})")
+    message_line(f"packed {manifest.files} files, {manifest.bytes / (1 << 20):.1f} MiB, into {output} "
+               f"({form}, compression {manifest.compression})", err=False)
     # The pack holds FOLDER's contents: `to` names the folder the job finds them in.
     name = os.path.basename(os.path.normpath(folder))
-    click.echo(f"stage it in a job with: stage: {{inputs: [{{from: {output}, to: {name}}}]}} "
-               f"(the job finds the files in $SLURM_TMPDIR/{name})")
+    message_line(f"stage it in a job with: stage: {{inputs: [{{from: {output}, to: {name}}}]}} "
+               f"(the job finds the files in $SLURM_TMPDIR/{name})", err=False)

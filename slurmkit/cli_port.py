@@ -1,13 +1,20 @@
 """``slurmkit import`` (an sbatch script into a job spec) and ``slurmkit port`` (a job spec onto
 another cluster), each with a report of every line or value it changed."""
 
+import os
 from pathlib import Path
 
 import click
 
+from .output import message_line, verbatim
+
 from .cli import PROFILE_OPTION, fail
 from .errors import SlurmkitError
 from .files import write_atomic
+
+
+#: how many of import's notes are told on stderr (the spec's comments hold them all).
+MAX_TOLD_NOTES = 100
 
 
 @click.command("import")
@@ -19,14 +26,14 @@ from .files import write_atomic
 def import_command(script, output, name, force, profile):
     """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
     environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
-    from .porting import import_script, imported_text
+    from .porting import MAX_SCRIPT_BYTES, import_script, imported_text
     from .spec import spec_from_mapping
 
     from .errors import InputError
     from .yamlfile import read_text
 
     try:
-        text = read_text(Path(script), InputError)
+        text = read_text(Path(script), InputError, MAX_SCRIPT_BYTES)
     except SlurmkitError as error:
         fail(error)
     imported = import_script(text, name=name or Path(script).stem.replace(" ", "-"), profile=profile)
@@ -36,19 +43,25 @@ def import_command(script, output, name, force, profile):
         fail(error)
     text = imported_text(imported, Path(script).name)
     if output:
-        if Path(output).exists() and not force:
+        if os.path.lexists(output) and not force:
             fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
-        write_atomic(output, text)
-        click.echo(f"wrote {output}")
+        try:
+            write_atomic(output, text, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+        message_line(f"wrote {output}", err=False)
     else:
-        click.echo(text, nl=False)
-    for note in imported.notes:
-        if note.outcome != "mapped" or note.reason:
-            where = f"{script}:{note.line}" if note.line else script
-            text = note.text.split("\n")[0]
-            click.echo(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}", err=True)
+        verbatim(text)
+    told = [note for note in imported.notes if note.outcome != "mapped" or note.reason]
+    for note in told[:MAX_TOLD_NOTES]:
+        where = f"{script}:{note.line}" if note.line else script
+        text = note.text.split("\n")[0]
+        text = text if len(text) <= 200 else text[:200] + "..."
+        message_line(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}")
+    if len(told) > MAX_TOLD_NOTES:
+        message_line(f"... and {len(told) - MAX_TOLD_NOTES} more notes, each a comment at the top of the spec")
     if imported.unmapped:
-        click.echo(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them", err=True)
+        message_line(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them")
 
 
 @click.command("port")
@@ -79,24 +92,28 @@ def port_command(spec, to, from_, output, force, repack):
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)
-            click.echo(f"error: {spec}{':' + str(line) if line else ''}: {finding.field}: {finding.message}", err=True)
-        click.echo(f"error: {spec} cannot move from {source.name} to {target.name}; nothing written", err=True)
+            message_line(f"error: {spec}{':' + str(line) if line else ''}: {finding.field}: {finding.message}")
+        message_line(f"error: {spec} cannot move from {source.name} to {target.name}; nothing written")
         raise SystemExit(2)
     except SlurmkitError as error:
         fail(error)
-    if output and Path(output).exists() and not force:
+    if output and os.path.lexists(output) and not force:
         fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
-    for change in ported.changes:
-        click.echo(f"changed: {change}", err=True)
-    for finding in ported.warnings:
-        click.echo(f"warning: {finding.field}: {finding.message}", err=True)
-    for todo in ported.todos:
-        click.echo(f"to do: {todo}", err=True)
     # The user's file as written, with only the changed values rewritten: its comments (and the
     # "# to do:" lines import left, still to do on the new cluster) stay.
     text = ported_text(ported, original, data)
     if output:
-        write_atomic(output, text)
-        click.echo(f"wrote {output}", err=True)
+        try:   # first: a target that cannot be written is the one line of a failed port
+            write_atomic(output, text, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+    for change in ported.changes:
+        message_line(f"changed: {change}")
+    for finding in ported.warnings:
+        message_line(f"warning: {finding.field}: {finding.message}")
+    for todo in ported.todos:
+        message_line(f"to do: {todo}")
+    if output:
+        message_line(f"wrote {output}")
     else:
-        click.echo(text, nl=False)
+        verbatim(text)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from .output import message_line, verbatim
+
 from .cli import complete_profile_names, fail, pretty_output
 from .cli_json import JsonCommand, emit, error_object
 from .errors import SlurmkitError
@@ -26,7 +28,7 @@ def _reports_errors(command):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("default")
-                warnings.showwarning = lambda message, *rest, **kw: click.echo(f"warning: {message}", err=True)
+                warnings.showwarning = lambda message, *rest, **kw: message_line(f"warning: {message}")
                 return command(*args, **kwargs)
         except SlurmkitError as error:
             fail(error)
@@ -61,7 +63,7 @@ def list_command(as_json, include_abstract):
                  ", ".join(p.gpu_models) or "-", _walltime(p)] for p in found]
         _table(["name", "status", "node types", "GPU models", "max walltime"], rows)
     for error in errors:  # one broken file hides only its own profile
-        click.echo(f"error: {error.message} (skipped; the other profiles are listed)", err=True)
+        message_line(f"error: {error.message} (skipped; the other profiles are listed)")
     if errors:
         sys.exit(2)
 
@@ -124,12 +126,12 @@ def show_command(name, as_yaml, as_json):
     if as_yaml:
         import yaml
 
-        click.echo(yaml.safe_dump(profile.raw, sort_keys=False, allow_unicode=True, width=100), nl=False)
+        verbatim(yaml.safe_dump(profile.raw, sort_keys=False, allow_unicode=True, width=100))
     elif as_json:
         emit(name=profile.name, chosen_by=reason, profile=profile.raw)
     else:
         for line in _summary(profile, reason):
-            click.echo(line)
+            message_line(line, err=False)   # a profile's values may hold escape sequences ("\e" in YAML)
         if profile.node_types:
             click.echo("")
             _table(["node type", "nodes", "cores", "sockets", "memory", "local disk", "GPUs"],
@@ -224,9 +226,9 @@ def validate_command(files):
     for file in files:
         errors = validate_file(file)
         for error in errors:
-            click.echo(f"error: {error.message}", err=True)
+            message_line(f"error: {error.message}")
         if not errors:
-            click.echo(f"ok: {file}")
+            message_line(f"ok: {file}", err=False)
         failed = failed or bool(errors)
     if failed:
         sys.exit(2)
@@ -262,20 +264,23 @@ def detect_command(output, name, force):
     detected = build_profile(facts, name)
     problems = validate_text(detected.text, target or Path.cwd() / "site_profiles" / f"{name}.yaml")
     if problems:  # a bug in detect, not in the user's input
-        click.echo(detected.text, err=True)
-        click.echo(f"error: the detected profile does not validate: {problems[0].message}", err=True)
+        message_line(detected.text)
+        message_line(f"error: the detected profile does not validate: {problems[0].message}")
         sys.exit(1)
     report = summary_lines(facts)
     if target is None:
-        click.echo(detected.text, nl=False)
+        verbatim(detected.text)
         for line in report:
-            click.echo(line, err=True)
+            message_line(line)
         return
-    write_atomic(target, detected.text)
+    try:
+        write_atomic(target, detected.text, replace_link=force)
+    except SlurmkitError as error:
+        fail(error)
     for line in report:
         click.echo(line)
-    click.echo(f"wrote {target}: check the nulls, then `slurmkit profiles show {name}`"
-               + ("" if target.parent.name == "site_profiles" else " (put it in ./site_profiles/ to use it by name)"))
+    message_line(f"wrote {target}: check the nulls, then `slurmkit profiles show {name}`"
+               + ("" if target.parent.name == "site_profiles" else " (put it in ./site_profiles/ to use it by name)"), err=False)
 
 
 # ------------------------------------------------------------------------------------ output
@@ -293,4 +298,4 @@ def _table(headers, rows) -> None:
         return
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
     for row in [headers] + rows:
-        click.echo("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())
+        message_line("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip(), err=False)

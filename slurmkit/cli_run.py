@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from .output import message_line
+
 from .errors import SlurmkitError
 from .monitor import TERMINAL as TERMINAL_STATES
 
@@ -38,7 +40,7 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
     unrecorded = None
     try:
         job = Job.from_yaml(spec)
-        warn = lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True)  # noqa: E731
+        warn = lambda f: message_line(f"warning: {f.field}: {f.message}")  # noqa: E731
         if dry_run:
             click.echo(job.test_only(profile, folder))
             return
@@ -48,10 +50,10 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
     except SlurmkitError as error:
         _fail(error)
     except KeyboardInterrupt:
-        click.echo("error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it", err=True)
+        message_line("error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it")
         sys.exit(130)
     size = getattr(handle, "size", None)
-    click.echo(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {handle.paths.folder if size is None else handle.tasks[0].paths.folder}")
+    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {handle.paths.folder if size is None else handle.tasks[0].paths.folder}", err=False)
     if unrecorded is not None:
         _fail(unrecorded)
     if wait_:
@@ -61,7 +63,7 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
 def _ids_and_folders(job_ids):
     from .registry import adopt_interrupted, find, submissions
 
-    adopt_interrupted(lambda line: click.echo(line, err=True), on_error=_fail)  # what an interrupted submit left
+    adopt_interrupted(lambda line: message_line(line), on_error=_fail)  # what an interrupted submit left
     records = find(job_ids) if job_ids else {s.job_id: s for s in [s for s in submissions() if not s.remote][-20:]}
     refuse_remote_ids(records)
     links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
@@ -115,7 +117,7 @@ def _print_table(rows, title=None):
     if not pretty_output():
         click.echo("\t".join(COLUMNS))  # the header, so a pipe knows the columns (cut, awk)
         for row in rows:
-            click.echo("\t".join(_cells(row)))
+            message_line("\t".join(_cells(row)), err=False)
         return
     from rich.console import Console
 
@@ -226,7 +228,7 @@ def _plain(watch, records):
     for final in watch:
         now = time.strftime("%H:%M:%S")
         if (watch.lost is None) != (lost is None):
-            click.echo(f"{now} lost the controller, retrying: {watch.lost.message}" if watch.lost else f"{now} the controller answers again")
+            message_line(f"{now} lost the controller, retrying: {watch.lost.message}" if watch.lost else f"{now} the controller answers again", err=False)
         lost = watch.lost
         summary = len(final) > SUMMARY_AT
         if summary and _counts(final) != counts:
@@ -237,7 +239,7 @@ def _plain(watch, records):
             if seen.get(job_id) != line:
                 seen[job_id] = line
                 if not summary or (status.done and not status.ok):
-                    click.echo(f"{now} {job_id} {line}")
+                    message_line(f"{now} {job_id} {line}", err=False)
     return final
 
 
@@ -252,7 +254,7 @@ def _watch(job_ids, interval: float) -> int:
     except SlurmkitError as error:
         _fail(error)
     except (KeyboardInterrupt, click.Abort):
-        click.echo(_still_running(job_ids), err=True)
+        message_line(_still_running(job_ids))
         return 130
     try:
         _print_reports(ids)
@@ -281,11 +283,11 @@ def _print_reports(job_ids) -> None:
             effs, settled = efficiency.settled_report(job_id)
             effs = efficiency.with_exit_files(effs, log_folder(job_id))
         except SlurmkitError as error:
-            click.echo(f"no efficiency report for {job_id}: {error.message}", err=True)
+            message_line(f"no efficiency report for {job_id}: {error.message}")
             continue
         if not settled:
-            click.echo(f"preliminary report for {job_id}: accounting has not recorded its end yet "
-                       f"(run `slurmkit report {job_id}` later for the final one)")
+            message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
+                       f"(run `slurmkit report {job_id}` later for the final one)", err=False)
         click.echo(efficiency.format_report(effs), nl=False)
 
 
@@ -345,9 +347,9 @@ def cancel_command(job_ids, remote):
         click.echo(f"cancelled {' '.join(live)}")
     for job_id in job_ids:
         if verdicts[job_id] == "unknown":
-            click.echo(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)", err=True)
+            message_line(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)")
         elif verdicts[job_id] != "live":
-            click.echo(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel", err=True)
+            message_line(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel")
     if len(live) < len(job_ids):
         sys.exit(1)
 
@@ -387,10 +389,13 @@ def _print_from(path: Path, position: int) -> int:
     """Print what ``path`` holds past ``position``; the new position."""
     if not path.exists():
         return position
-    with open(path, "rb") as handle:
+    from .files import open_regular
+
+    with open_regular(path) as handle:
         handle.seek(position)
         chunk = handle.read()
-    sys.stdout.write(chunk.decode("utf-8", "replace"))
+    sys.stdout.flush()
+    sys.stdout.buffer.write(chunk)   # the log's bytes as they are (escape sequences, any encoding)
     sys.stdout.flush()
     return position + len(chunk)
 

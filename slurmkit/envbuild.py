@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Optional, Tuple
 
 from .errors import ClusterError, InputError, SpecError
+from .files import read_bytes_bounded
 
 #: The file inside a built environment that holds its key: written last (the job reads it too:
 #: templates/base.sbatch.j2's venv block names it).
@@ -71,14 +72,22 @@ def build_command(spec, profile) -> str:
     return f"slurmkit env build {os.path.basename(source)}{other}"
 
 
+#: the largest requirements file slurmkit reads (a few KiB in practice; pip's own files stay far below)
+MAX_REQUIREMENTS_BYTES = 4 << 20
+
+
 def requirements_digest(spec, base_dir: Path) -> Optional[str]:
     """The sha256 of the venv's requirements file as it is here; None when there is none or it cannot be read."""
     venv = spec.environment.venv
     if venv is None or not venv.requirements:
         return None
-    path = Path(venv.requirements) if venv.requirements.startswith("/") else base_dir / venv.requirements
+    from .userpaths import on_submit_host   # ~ and $HOME as the job reads them
+
+    path = on_submit_host(venv.requirements, base_dir)
+    if path is None:
+        return None
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_bytes_bounded(path, MAX_REQUIREMENTS_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -86,7 +95,7 @@ def requirements_digest(spec, base_dir: Path) -> Optional[str]:
 def built_key(path) -> Optional[str]:
     """The key of the environment built at ``path``; None when none was built whole there."""
     try:
-        return Path(path, KEY_FILE).read_text(encoding="utf-8").strip() or None
+        return read_bytes_bounded(Path(path, KEY_FILE), 1 << 16).decode("utf-8", "replace").strip() or None
     except OSError:
         return None
 

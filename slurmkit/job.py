@@ -66,7 +66,7 @@ class Job:
         resolution = self._resolve_on(site)
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
-                + staged_data_findings(self.spec, site, shapes)
+                + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
                 + self._host_rule_findings(site, resolution.plan, folder))
 
@@ -153,3 +153,14 @@ class Job:
 
         plan = self._plan(profile, None)
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir())
+
+
+def _partly_counted(shapes) -> Tuple[Finding, ...]:
+    """A warning for each staged folder that check stopped counting (staging.MAX_WALK_FILES/SECONDS)."""
+    from .staging import MAX_WALK_FILES, MAX_WALK_SECONDS
+
+    return tuple(Finding("warning", f"stage.inputs.{shape.index}",
+                         f"{shape.path}: stopped counting after {shape.files:,} files or {MAX_WALK_SECONDS:g} s "
+                         f"(check counts at most {MAX_WALK_FILES:,}): its sizes and file counts are at least what was "
+                         "counted; is this the folder you meant to stage?")
+                 for shape in shapes if not shape.complete)

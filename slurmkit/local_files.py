@@ -31,7 +31,9 @@ def _identical(a: Path, b: Optional[Path]) -> bool:
     if b is None:
         return False
     try:
-        return Path(a).read_bytes() == Path(b).read_bytes()
+        from .files import read_bytes_bounded   # a pipe in ./templates is not waited on
+
+        return read_bytes_bounded(a, 1 << 20) == read_bytes_bounded(b, 1 << 20)
     except OSError:
         return False
 

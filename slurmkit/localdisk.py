@@ -102,17 +102,21 @@ def _unpacked(path: Path, manifest: Path, archive: int, compressed: bool) -> Tup
 
 def _manifest_bytes(manifest: Path) -> Optional[int]:
     try:
-        value = json.loads(manifest.read_text(encoding="utf-8")).get("bytes")
+        from .files import read_bytes_bounded   # a pipe named like a manifest is not waited on
+
+        value = json.loads(read_bytes_bounded(manifest, 1 << 20)).get("bytes")
     except (OSError, ValueError, AttributeError):
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _bytes(path: Path) -> int:
+    """What ``path`` holds; a folder is counted within staging's walk caps (``from: /`` would
+    walk the whole file system), so a huge one gives at least what was counted."""
     if path.is_dir():
-        from .staging import list_files
+        from .staging import counted
 
-        return sum(size for _, size in list_files(path))
+        return sum(size for _, size in counted(path).files)
     return path.stat().st_size
 
 

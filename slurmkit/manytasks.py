@@ -35,6 +35,7 @@ import shlex
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from .files import read_bytes_bounded
 from .plan import Plan, TasksPlan
 from .profiles import SiteProfile
 from .resolve import Finding, _Findings, _from_submit_dir, runs_python
@@ -84,6 +85,11 @@ def parallel_module(profile: SiteProfile, modules: List[str]) -> List[str]:
     return [name]
 
 
+#: the largest task file ``check`` reads: a million commands of 60 characters; the job itself
+#: reads its line with sed, so a larger file still runs, unchecked (check says so).
+MAX_TASK_FILE_BYTES = 64 << 20
+
+
 def task_file_findings(spec: JobSpec, profile: SiteProfile, plan: Optional[Plan], base_dir: Path) -> Tuple[Finding, ...]:
     """What ``check`` learns from reading the task file: missing, empty or with DOS line endings,
     fewer tasks than the job runs at a time, and commands that run Python with no python module loaded."""
@@ -92,8 +98,8 @@ def task_file_findings(spec: JobSpec, profile: SiteProfile, plan: Optional[Plan]
     findings = _Findings()
     field = f"tasks.{spec.tasks.lines}"
     path = Path(spec.tasks.file) if spec.tasks.file.startswith("/") else base_dir / spec.tasks.file
-    try:
-        text = path.read_bytes().decode(errors="replace")   # as bytes: read_text would hide "\r\n"
+    try:   # as bytes: read_text would hide "\r\n"; bounded, and a pipe or device is refused, not waited on
+        text = read_bytes_bounded(path, MAX_TASK_FILE_BYTES).decode(errors="replace")
     except OSError as error:
         findings.error(field, f"cannot read {path}: {error.strerror or error}")
         return tuple(findings)

@@ -204,7 +204,10 @@ def read_exit_file(job_id: str, folder: Optional[str]) -> Optional[ExitRecord]:
     if not folder:
         return None
     try:
-        return parse_exit_file((Path(folder) / f"{job_id}.exit").read_text())
+        from .files import read_bytes_bounded   # a pipe or a device there is not waited on
+
+        text = read_bytes_bounded(Path(folder) / f"{job_id}.exit", 1 << 20).decode("utf-8", "replace")
+        return parse_exit_file(text)
     except OSError:
         return None
 

@@ -148,6 +148,14 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
 _OPENERS = {"if": "fi", "for": "done", "while": "done", "until": "done", "case": "esac", "{": "}"}
 
 
+#: the largest script import reads (an sbatch script is a few KiB), and the longest line it
+#: parses as shell words (shlex is quadratic in a word's length; a longer line is kept as written).
+MAX_SCRIPT_BYTES = 256 << 10
+MAX_PARSED_LINE = 8 << 10
+#: the largest heredoc import looks into (the per-node virtualenv one is a few lines).
+MAX_HEREDOC_LINES = 200
+
+
 def _units(text: str) -> List[Tuple[int, str]]:
     """The script as (first line number, text) units: continued lines joined, a heredoc, an
     ``if``/``for``/``while``/``case`` block and a function body each one unit."""
@@ -166,16 +174,18 @@ def _units(text: str) -> List[Tuple[int, str]]:
         if not current or (current.startswith("#") and not current.startswith("#SBATCH")):
             continue
         heredoc = _HEREDOC.search(current) if not current.startswith("#") else None
+        end = heredoc.group(1) if heredoc else None
         depth = _depth(current)
-        while (heredoc or depth > 0) and index < len(lines):
+        parts = [current]   # joined once: adding to one string copies it each time (quadratic)
+        while (end or depth > 0) and index < len(lines):
             line = lines[index]
             index += 1
-            current += "\n" + line.rstrip()
-            if heredoc and line.strip() == heredoc.group(1):
-                heredoc = None
-            elif not heredoc:
+            parts.append(line.rstrip())
+            if end and line.strip() == end:
+                end = None
+            elif not end:
                 depth += _depth(line.strip())
-        units.append((number, current))
+        units.append((number, "\n".join(parts)))
     return units
 
 
@@ -185,14 +195,19 @@ _HEREDOC = re.compile(r"(?<![<\d])<<-?\s*['\"]?([A-Za-z_]\w*)")
 
 def _depth(line: str) -> int:
     """How many blocks ``line`` opens minus how many it closes (words outside quotes)."""
+    if len(line) > MAX_PARSED_LINE:
+        return 0   # not read as words (MAX_PARSED_LINE): kept as written
     words = [w.rstrip(";") for w in raw_words(line.split(" #")[0])]
     change = sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in ("fi", "done", "esac", "}"))
     return change
 
 
 def _words(unit: str) -> List[str]:
+    line = unit.split("\n", 1)[0]
+    if len(line) > MAX_PARSED_LINE:
+        return []   # shlex is quadratic in a word's length: a line this long is not read as a command
     try:
-        return shlex.split(unit.split("\n")[0], comments=True)
+        return shlex.split(line, comments=True)
     except ValueError:
         return []
 
@@ -374,8 +389,11 @@ def _body_unit(build: _Builder, number: int, unit: str) -> None:
 def _heredoc(build: _Builder, number: int, unit: str) -> None:
     """The Alliance's ``srun ... bash << EOF`` that makes a virtualenv on every node."""
     lines = unit.split("\n")
+    if len(lines) > MAX_HEREDOC_LINES:
+        build.keep(number, unit)
+        return
     body = [line.strip() for line in lines[1:-1]]
-    commands_ = [_words(line) for line in body if _words(line)]
+    commands_ = [words for words in map(_words, body) if words]
     if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_):
         for words in commands_:
             _venv_line(build, words) or _module_line(build, words)
@@ -1065,25 +1083,22 @@ def _put(spec: Dict, path: Tuple, value) -> None:
 TODO_PREFIX = "# to do: "
 
 
-def _printable(comment: str) -> str:
-    """A comment line with each character YAML or a terminal cannot show as itself (NUL, ESC)
-    written as its escape (``\\x00``): the spec must read back, and a comment says what was there."""
-    return comment if comment.isprintable() else "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in comment)
-
-
 def imported_text(imported: Imported, script: str) -> str:
     """The spec as YAML, after comments listing every note that is not a plain mapping; a note the
     user must act on is a ``# to do:`` line, which ``slurmkit check`` reports until it is removed."""
     import yaml
 
-    lines = [f"# Imported by slurmkit from {script}."]
+    from .output import escaped
+
+    lines = [f"# Imported by slurmkit from {escaped(script)}."]
     for note in imported.notes:
         if note.outcome == "mapped" and not note.reason:
             continue
         where = f"line {note.line}" if note.line else "script"
         text = note.text.split("\n")[0]
         prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
-        lines.append(_printable(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": ")))
+        # escaped: YAML refuses control characters even in comments, and the spec must read back
+        lines.append(escaped(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": ")))
     return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
 
 

@@ -19,12 +19,14 @@ import fcntl
 import json
 import os
 import socket
+import stat
 import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .errors import SlurmkitError
+from .files import NotARegularFile
 from .records import Record
 
 LOCK_WAIT_S = 30.0
@@ -89,6 +91,8 @@ def _os_problem(path: Path, error: OSError, doing: str) -> RegistryError:
     code = error.errno
     if code in (errno.ENOTDIR, errno.EEXIST):
         what = "a folder above it is a file, not a folder; point XDG_STATE_HOME or SLURMKIT_REGISTRY elsewhere"
+    elif isinstance(error, NotARegularFile):
+        what = f"{error.strerror}; remove it or set SLURMKIT_REGISTRY to a file"
     elif code == errno.EISDIR:
         what = "it is a folder, not a file; remove it or set SLURMKIT_REGISTRY to a file"
     elif code in (errno.ENOSPC, errno.EDQUOT):
@@ -125,9 +129,13 @@ def _open_for_append(path: Path) -> int:
 
     try:
         make_private_folder(path.parent)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, PRIVATE_FILE)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, PRIVATE_FILE)
     except OSError as error:
         raise _os_problem(path, error, "write") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):   # a named pipe would take the records and block
+        os.close(fd)
+        raise _os_problem(path, NotARegularFile(path), "write")
+    os.set_blocking(fd, True)
     try:
         if os.fstat(fd).st_mode & 0o077:
             os.fchmod(fd, PRIVATE_FILE)
@@ -191,6 +199,20 @@ def now_iso() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
+def _open_regular_fd(path: Path) -> int:
+    """The registry opened for reading, refused (files.NotARegularFile) when it is a named
+    pipe or a device: opening one would wait for a writer, reading one would not end."""
+    from .files import open_regular
+
+    with open_regular(path) as handle:
+        return os.dup(handle.fileno())
+
+
+#: a record is a few hundred bytes (a 128 KiB command at most): a longer line is not one, and
+#: is skipped unread rather than decoded (a 300 MB line would fill memory as JSON).
+MAX_RECORD_BYTES = 1 << 20
+
+
 def _read_fd(fd: int, path: Path) -> bytes:
     try:
         return os.pread(fd, os.fstat(fd).st_size, 0)
@@ -218,6 +240,9 @@ def _parse(raw: bytes) -> Tuple[List[Submission], List[int]]:
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
             continue
+        if len(line) > MAX_RECORD_BYTES:
+            bad.append(number)
+            continue
         try:
             entry = _as_record(json.loads(line.decode("utf-8")))
         except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past the parser's depth
@@ -238,14 +263,16 @@ def _warn_once(path: Path, bad: List[int]) -> None:
         _warned.add(key)
         shown = ", ".join(map(str, bad[:10])) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
         what = f"line {shown} is not a slurmkit record" if len(bad) == 1 else f"lines {shown} are not slurmkit records"
-        sys.stderr.write(f"warning: {path}: {what} and {'was' if len(bad) == 1 else 'were'} skipped\n")
+        from .output import escaped
+
+        sys.stderr.write(escaped(f"warning: {path}: {what} and {'was' if len(bad) == 1 else 'were'} skipped") + "\n")
 
 
 def all_records(path: Optional[Path] = None) -> List[Submission]:
     """Every record, intents included, oldest first (bad lines skipped, with one warning)."""
     path = path or registry_path()
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = _open_regular_fd(path)
     except FileNotFoundError:
         return []
     except OSError as error:

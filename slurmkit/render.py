@@ -72,7 +72,7 @@ def template_search_path(extra: Sequence[Path] = ()) -> list:
 
 
 def _bytecode_cache():
-    """Compiled templates kept in ``$XDG_CACHE_HOME/slurmkit/jinja-sandboxed``: compiling them
+    """Compiled templates kept in ``$XDG_CACHE_HOME/slurmkit/jinja-sandboxed-2``: compiling them
     is most of a render's own cost (bench/startup.py). Jinja keys entries by template source,
     so an edited template is recompiled. What is cached there is run, so the folder must be
     the user's own and closed to others (0700, as made here); otherwise, or where it cannot be
@@ -81,8 +81,9 @@ def _bytecode_cache():
     import stat
 
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # Not the unsandboxed environment's old folder: code compiled there calls functions unchecked.
-    folder = os.path.join(root, "slurmkit", "jinja-sandboxed")
+    # Not the unsandboxed environment's old folder: code compiled there calls functions unchecked;
+    # nor the first sandbox's: its code computes '*', '**', '+' and '%' unchecked (template_limits).
+    folder = os.path.join(root, "slurmkit", "jinja-sandboxed-2")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         status = os.stat(folder)
@@ -131,6 +132,7 @@ def _loader(search_path: Sequence[Path]):
 
     class AnnouncingLoader(jinja2.FileSystemLoader):
         def get_source(self, environment, template):
+            _refuse_special_templates(self.searchpath, template)
             source, filename, uptodate = super().get_source(environment, template)
             if filename.startswith(here):
                 from .local_files import announce_template
@@ -141,11 +143,60 @@ def _loader(search_path: Sequence[Path]):
     return AnnouncingLoader([str(p) for p in search_path])
 
 
-def _environment(search_path: Sequence[Path]):
-    import jinja2
+def _bounded_sandbox():
+    """Jinja's immutable sandbox, with the operators and ``str.format`` that size their result
+    checked first (template_limits.py): a template cannot ask for gigabytes."""
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = ImmutableSandboxedEnvironment(
+    from .template_limits import check_format_spec, checked_binop
+
+    class BoundedSandbox(ImmutableSandboxedEnvironment):
+        intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+        def call_binop(self, context, operator, left, right):
+            checked_binop(operator, left, right)
+            return super().call_binop(context, operator, left, right)
+
+        def wrap_str_format(self, value):
+            wrapped = super().wrap_str_format(value)
+            if wrapped is None:
+                return None
+
+            def checked(*args, **kwargs):
+                check_format_spec(value.__self__)
+                return wrapped(*args, **kwargs)
+            return checked
+
+    return BoundedSandbox
+
+
+def _refuse_special_templates(searchpath, template: str) -> None:
+    """The first file named ``template`` on the search path, refused if it is a named pipe or a
+    device (Jinja's open() would wait on a pipe for ever): files.NotARegularFile, one line."""
+    import os
+    import stat
+
+    from .files import NotARegularFile
+
+    for folder in searchpath:
+        candidate = os.path.join(folder, *template.split("/"))
+        try:
+            mode = os.stat(candidate).st_mode
+        except OSError:
+            continue
+        if not stat.S_ISREG(mode):
+            from .errors import InputError
+
+            raise InputError(candidate, None, "", NotARegularFile(candidate).strerror)
+        return
+
+
+def _environment(search_path: Sequence[Path]):
+    import jinja2
+
+    from .template_limits import bounded_filters
+
+    env = _bounded_sandbox()(
         bytecode_cache=_bytecode_cache(),
         loader=_loader(search_path),
         undefined=jinja2.StrictUndefined,
@@ -154,7 +205,7 @@ def _environment(search_path: Sequence[Path]):
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(quote=quote, quote_all=quote_all, word=shell_word, words=words)
+    env.filters.update(quote=quote, quote_all=quote_all, word=shell_word, words=words, **bounded_filters(env.filters))
     return env
 
 
@@ -177,11 +228,19 @@ def render_env_build(plan: Plan, search_path: Optional[Sequence[Path]] = None) -
 def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]]) -> str:
     import jinja2
 
+    from .errors import SlurmkitError
+    from .template_limits import gathered, time_limit
+
     env = _environment(search_path if search_path is not None else template_search_path())
+    template = None
     try:
-        return env.get_template(name).render(plan=plan)
-    except jinja2.TemplateError as error:
-        raise _template_error(error, name) from None
+        template = env.get_template(name)
+        with time_limit():   # a template is code from the current folder: bounded in time and size
+            return gathered(template.generate(plan=plan))
+    except SlurmkitError:
+        raise
+    except (jinja2.TemplateError, Exception) as error:   # MemoryError, RecursionError, TypeError...: one line
+        raise _template_error(error, getattr(template, "filename", None) or name) from None
 
 
 def _template_error(error, name: str):
@@ -189,15 +248,26 @@ def _template_error(error, name: str):
     traceback, whose frames carry the template's file name and line)."""
     import traceback
 
+    import jinja2
     from jinja2.sandbox import SecurityError
 
     from .errors import InputError
+    from .template_limits import MAX_RENDER_MEMORY, TemplateTooLarge
 
     file, line = getattr(error, "filename", None), getattr(error, "lineno", None)
     if file is None:
         frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.endswith(".j2")]
         file, line = (frames[-1].filename, frames[-1].lineno) if frames else (name, None)
-    message = (error.message or type(error).__name__).rstrip(".")
+    if isinstance(error, jinja2.TemplateError):
+        message = (error.message or type(error).__name__).rstrip(".")
+    elif isinstance(error, TemplateTooLarge):
+        message = str(error)
+    elif isinstance(error, MemoryError):
+        message = (f"MemoryError: the template asked for more than {MAX_RENDER_MEMORY >> 30} GiB of memory, "
+                   "slurmkit's bound for a render; templates format the plan")
+    else:   # an error of Python's, raised by what the template computed
+        detail = str(error).split("\n")[0][:200]
+        message = type(error).__name__ + (f": {detail}" if detail else "")
     if isinstance(error, SecurityError):
         message += "; templates run sandboxed: they format the plan and cannot reach Python objects"
     return InputError(file, line, "", message)

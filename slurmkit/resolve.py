@@ -126,6 +126,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_builds(spec, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
+    findings.extend(Finding(*f) for f in _other_home_findings(spec))
     memory = _memory_directive(spec, profile, findings) \
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
@@ -136,9 +137,15 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     findings += site_rule_findings(spec, profile, gpus, modules)
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    _check_signal_directive(spec, stage, findings)
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
         findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
+        from .array_destinations import destination_findings   # here: only an array with outputs needs it
+
+        destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
+        destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
+        findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
     findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
@@ -591,10 +598,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     command = profile.software.virtualenv.command or DEFAULT_VENV_COMMAND
     plan = VenvPlan(
-        path=venv.path or "$SLURM_TMPDIR/env",
+        path=_home(venv.path) or "$SLURM_TMPDIR/env",
         create=tuple(shlex.split(command)),
         pip_options=("--no-index",) if wheelhouse else (),
-        requirements=venv.requirements,
+        requirements=_home(venv.requirements),
         packages=venv.packages,
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
@@ -790,6 +797,19 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
                      _output_folders(out.source for out in stage.outputs))
 
 
+def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
+    """An extra --signal (or an abbreviation of it) where slurmkit writes its own for the copy
+    back: the later directive wins, silently changing when the outputs are saved."""
+    if not (stage and stage.lead_s):
+        return
+    from .sanity import _long_name
+
+    for index, directive in enumerate(spec.extra_directives):
+        if _long_name(directive.partition("=")[0]) == "signal":
+            findings.error(f"extra_directives.{index}", f"{directive!r} replaces the --signal=B:USR1@{stage.lead_s} slurmkit writes "
+                           "to save the outputs before the time limit; use stage.lead to choose how long before")
+
+
 def _output_folders(sources) -> Tuple[str, ...]:
     """The folders a program writes its outputs into, made before it starts: an output named
     like a file (with a suffix: metrics.csv, logs/train.log) gets the folder it is in, any other
@@ -840,6 +860,19 @@ def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings:
 def _literal(path: str) -> str:
     """A user's path as a shell word of the plan: its ``$`` stay literal."""
     return path.replace("$", "$$")
+
+
+def _other_home_findings(spec: JobSpec):
+    from .userpaths import other_home_findings   # here: only a spec with paths needs it
+
+    return other_home_findings(spec)
+
+
+def _home(path: Optional[str]) -> Optional[str]:
+    """``~`` and ``~/...`` as ``$HOME``: venv and build-cache paths read as stage paths do (userpaths.with_home)."""
+    from .userpaths import with_home
+
+    return with_home(path) if path else path
 
 
 def _from_submit_dir(path: str) -> str:
@@ -989,7 +1022,7 @@ def default_build_cache(profile: SiteProfile) -> str:
 def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     if not spec.environment.builds:
         return ()
-    cache = spec.environment.build_cache or default_build_cache(profile)
+    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     return tuple(BuildPlan(
         name=b.name,

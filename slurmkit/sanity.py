@@ -7,7 +7,6 @@ outputs that land on one another. The limits that need the cluster (node counts,
 are the resolver's (limits.py).
 """
 
-import posixpath
 import re
 from typing import Dict, Optional, Sequence, Tuple
 
@@ -115,6 +114,15 @@ SPEC_OPTIONS: Dict[str, str] = {
     "tmp": "resources.tmp", "job-name": "name", "account": "account", "array": "kind: array with array.parameters",
     "dependency": "dependencies", "mail-user": "mail.user", "mail-type": "mail.events",
 }
+#: options that contradict one slurmkit always writes (sbatch refuses --mem-per-gpu beside --mem
+#: or --mem-per-cpu, --cpus-per-gpu beside --cpus-per-task), or that ask again, another way, for
+#: the tasks and GPUs spec keys decide: the spec key to use.
+CLASHING_OPTIONS: Dict[str, Tuple[str, str]] = {
+    "mem-per-gpu": ("resources.mem or resources.mem_per_cpu", "--mem or --mem-per-cpu"),
+    "cpus-per-gpu": ("resources.cpus_per_task", "--cpus-per-task"),
+    "ntasks-per-gpu": ("resources.tasks_per_node", "--ntasks-per-node"),
+    "gpus-per-socket": ("resources.gpus", "the GPU request"),
+}
 #: options slurmkit sets itself, and why they cannot be given again.
 SLURMKIT_OPTIONS: Dict[str, str] = {
     "output": "slurmkit names the logs (<folder>/<id>_0_log.out; choose the folder with submit --folder)",
@@ -122,10 +130,15 @@ SLURMKIT_OPTIONS: Dict[str, str] = {
     "comment": "slurmkit's submission token lives there (it finds a job whose id was lost by it)",
     "parsable": "it is an option of the sbatch command line, not a directive",
     "test-only": "use slurmkit submit --dry-run",
+    "chdir": "slurmkit runs the job in the spec's folder ($SLURM_SUBMIT_DIR), which its relative paths are from; "
+             "cd in the command instead",
 }
+#: options checked by value or by what the job asks (directive_problem, resolve): named here so
+#: that their abbreviations (``--gre`` for --gres) are known too.
+CHECKED_OPTIONS = ("gres", "signal")
 #: sbatch's one-letter options for the above.
 SHORT_OPTIONS = {"t": "time", "N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "J": "job-name",
-                 "A": "account", "a": "array", "d": "dependency", "o": "output", "e": "error"}
+                 "A": "account", "a": "array", "d": "dependency", "o": "output", "e": "error", "D": "chdir"}
 
 
 def _long_name(option: str) -> Optional[str]:
@@ -134,7 +147,7 @@ def _long_name(option: str) -> Optional[str]:
     if not option.startswith("--"):
         return SHORT_OPTIONS.get(option[1:2])
     name = option[2:]
-    owned = [*SPEC_OPTIONS, *SLURMKIT_OPTIONS]
+    owned = [*SPEC_OPTIONS, *SLURMKIT_OPTIONS, *CLASHING_OPTIONS, *CHECKED_OPTIONS]
     if name in owned:
         return name
     longer = [full for full in owned if full.startswith(name)] if len(name) >= 2 else []
@@ -146,14 +159,15 @@ def directive_problem(directive: str, seen: Dict[str, int]) -> Optional[str]:
     each option already given to its index, to catch one given twice."""
     option, _, value = directive.partition("=")
     name = _long_name(option)
-    if name == "gres" or (name is None and option == "--gres"):
-        name = None
-    if option in ("--gres",) and value.split(":")[0] == "gpu":
+    if name == "gres" and value.split(":")[0] == "gpu":
         return f"{directive!r} asks for GPUs, which resources.gpus says; use resources.gpus instead (slurmkit writes the GPU request from it)"
     if name in SPEC_OPTIONS:
         return f"{directive!r} sets what {SPEC_OPTIONS[name]} says; use {SPEC_OPTIONS[name]} instead (slurmkit writes --{name} from it)"
     if name in SLURMKIT_OPTIONS:
         return f"{directive!r} cannot be given: {SLURMKIT_OPTIONS[name]}"
+    if name in CLASHING_OPTIONS:
+        key, written = CLASHING_OPTIONS[name]
+        return f"{directive!r} contradicts {written}, which slurmkit writes from {key}; use {key} instead"
     if option in seen:
         return f"{option} is given twice (first at extra_directives[{seen[option]}]); keep one"
     return None
@@ -165,9 +179,11 @@ def output_collision(destinations: Sequence[Tuple[tuple, str]]) -> Optional[Tupl
     """The first ``(key path, message)`` where two outputs (the checkpoint among them) land on
     one destination, or one inside another: their files would overwrite each other, and a
     checkpoint replaces its destination whole. ``destinations`` are ``(key path of to, to)``."""
+    from .userpaths import comparable   # ~/o and $HOME/o, $PWD/res and res are one place
+
     seen = []
     for path, to in destinations:
-        where = posixpath.normpath(to)
+        where = comparable(to)
         for other_path, other in seen:
             name = _owner(other_path)
             if where == other:

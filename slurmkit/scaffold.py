@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import yaml
 
 from .errors import InputError, SlurmkitError
-from .files import write_atomic
+from .files import PRIVATE_SCRIPT, write_atomic
 from .job import Job
 from .profiles import detect_profile, load_profile
 from .spec import KINDS, NAME_RE
@@ -60,7 +60,7 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     if not NAME_RE.fullmatch(folder.name):
         raise ScaffoldError(f"{name!r}: a job name uses letters, digits, '.', '_', '+' and '-'")
     targets = [folder / "job.yaml", folder / "job.sbatch"]
-    existing = [str(t) for t in targets if t.exists()]
+    existing = [str(t) for t in targets if os.path.lexists(t)]   # a dangling link is in the way too
     if existing and not force:
         raise ScaffoldError(f"{', '.join(existing)} already exist; use --force to overwrite")
     given = {"profile": profile, "kind": kind, "account": account, "time": time, "gpus": gpus, "command": command}
@@ -71,11 +71,11 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         script = job.render(warn=warn)
     except InputError as error:
         raise _flag_error(error) from None
-    written = [write_atomic(targets[0], _spec_text(targets[0], data, sizing_notes(job)))]
+    written = [write_atomic(targets[0], _spec_text(targets[0], data, sizing_notes(job)), replace_link=force)]
     task_file = folder / EXAMPLE_TASKS[0]
     if answers["kind"] == "many-tasks" and not task_file.exists():   # the user's own task list is never replaced
         written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
-    return written + [write_atomic(targets[1], script, 0o755)]
+    return written + [write_atomic(targets[1], script, PRIVATE_SCRIPT, replace_link=force)]
 
 
 def _spec_text(path: Path, data: dict, notes: Dict[str, str]) -> str:

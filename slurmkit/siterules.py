@@ -250,9 +250,18 @@ def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models
     venv = spec.environment.venv
     if venv is None or not venv.requirements:
         return []
-    path = Path(venv.requirements) if venv.requirements.startswith("/") else base_dir / venv.requirements
+    from .envbuild import MAX_REQUIREMENTS_BYTES
+    from .userpaths import on_submit_host   # ~ and $HOME as the job reads them
+
+    path = on_submit_host(venv.requirements, base_dir)
+    if path is None:
+        return []
+    from .files import NotARegularFile, TooLarge, read_bytes_bounded
+
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_bytes_bounded(path, MAX_REQUIREMENTS_BYTES).decode("utf-8", "replace").splitlines()
+    except (NotARegularFile, TooLarge) as error:
+        return [Finding("error", "environment.venv.requirements", f"{path}: {error.strerror}")]
     except OSError:
         return []   # a missing requirements file is reads.missing_local_paths' finding
     return _pins(lines, "environment.venv.requirements", profile, gpu_models, where=f" in {venv.requirements}")

@@ -385,12 +385,15 @@ def _write_script(folder: Path, name: str, suffix: str, script_text: str) -> Pat
     other's script); an unwritable folder is one line. It holds the spec's values (its
     environment variables among them), so it is private, in a private folder when slurmkit
     makes it; sbatch reads it and never runs the file itself, so it needs no execute bit."""
+    from .files import CannotWrite
+
     try:
         make_private_folder(folder)
         return write_atomic(folder / f".{name}.{os.getpid()}.{suffix}.sbatch", script_text, PRIVATE_FILE)
-    except OSError as error:
+    except (OSError, CannotWrite) as error:
+        reason = error.message.rsplit("cannot write it: ", 1)[-1] if isinstance(error, CannotWrite) else error.strerror or error
         raise SubmitError(f"nothing was submitted: cannot write the job script in {folder}: "
-                          f"{error.strerror or error}; make that folder writable or choose another (--folder)") from None
+                          f"{reason}; make that folder writable or choose another (--folder)") from None
 
 
 def _keep_script(script: Path, job_id: str) -> None:
@@ -439,10 +442,16 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
 def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
+    made = [p for p in (folder, *folder.parents) if not p.exists()]   # a dry run leaves no folder it made
     script = _write_script(folder, name, f"{uuid.uuid4().hex[:8]}.test-only", script_text)
     try:
         result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(), failed="sbatch refused the job")
     finally:
         script.unlink(missing_ok=True)
+        for step in made:   # deepest first; one that holds something now (another submit's) stays
+            try:
+                step.rmdir()
+            except OSError:
+                break
     lines = [line.split("sbatch:", 1)[-1].strip() for line in (result.stderr + result.stdout).splitlines() if "to start at" in line]
     return lines[0] if lines else (result.stderr or result.stdout).strip()

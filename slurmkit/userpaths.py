@@ -54,3 +54,56 @@ def on_submit_host(path: str, base: Path, env: Optional[Mapping[str, str]] = Non
     if unset:
         return None
     return Path(text) if stands_alone(path) else Path(base) / text
+
+
+_OTHER_HOME = re.compile(r"~[^/]+")
+
+
+def other_users_home(path: Optional[str]) -> bool:
+    """Whether ``path`` starts ``~user`` (another user's home folder, by name)."""
+    return bool(path) and bool(_OTHER_HOME.match(path))
+
+
+def path_fields(spec):
+    """(field, path) of every spec field that names a place on the cluster's file systems."""
+    env = spec.environment
+    if env.venv is not None:
+        yield "environment.venv.path", env.venv.path
+        yield "environment.venv.requirements", env.venv.requirements
+    yield "environment.build_cache", env.build_cache
+    if spec.tasks is not None:
+        yield f"tasks.{spec.tasks.lines}", spec.tasks.file
+    stage = spec.stage
+    if stage is not None:
+        for index, item in enumerate(stage.inputs):
+            yield f"stage.inputs.{index}.from", item.source
+        for index, item in enumerate(stage.outputs):
+            yield f"stage.outputs.{index}.to", item.to
+        if stage.checkpoint is not None:
+            yield "stage.checkpoint.to", stage.checkpoint.to
+
+
+def other_home_findings(spec):
+    """An error for each path that starts ``~user``: the job's shell would expand it to that
+    user's home on the cluster, which slurmkit cannot know here (nor check, nor compare with
+    other paths); ``~`` alone (your own home) is fine. (level, field, message) tuples."""
+    for field, path in path_fields(spec):
+        if other_users_home(path):
+            user = path[1:].split("/", 1)[0]
+            yield ("error", field, f"{path!r}: ~{user} (another user's home) is not expanded: slurmkit cannot know "
+                                   f"where it is on the cluster; write the full path (e.g. /home/{user}/...), or ~/... for your own")
+
+
+_SUBMIT_DIR = re.compile(r"^(\$PWD|\$\{PWD\}|\$SLURM_SUBMIT_DIR|\$\{SLURM_SUBMIT_DIR\})(/|$)")
+_BRACED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def comparable(path: str) -> str:
+    """``path`` spelled one way, to compare destinations: ``~`` is ``$HOME``, ``${NAME}`` is
+    ``$NAME``, the spec's folder (``$PWD``, ``$SLURM_SUBMIT_DIR``, where slurmkit runs sbatch)
+    is left out of a path that starts with it, and the rest normalised (``a/./b/`` is ``a/b``)."""
+    import posixpath
+
+    text = _BRACED.sub(r"$\1", with_home(path))
+    text = _SUBMIT_DIR.sub("", text) or "."
+    return posixpath.normpath(text)

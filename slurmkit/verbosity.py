@@ -40,12 +40,16 @@ def quiet() -> bool:
 def note(line: str) -> None:
     """A line about what slurmkit did, dropped under ``-q``."""
     if not quiet():
-        sys.stderr.write(line + "\n")
+        from .output import escaped
+
+        sys.stderr.write(escaped(line) + "\n")
         sys.stderr.flush()
 
 
 def detail(line: str) -> None:
     """A line only ``-v`` shows, marked so that it is not taken for output."""
     if level() >= VERBOSE:
-        sys.stderr.write(f"slurmkit: {line}\n")
+        from .output import escaped
+
+        sys.stderr.write(f"slurmkit: {escaped(line)}\n")
         sys.stderr.flush()

@@ -88,7 +88,9 @@ def read_text(path: Path, error: Type[InputError] = InputError, limit: int = MAX
     """The UTF-8 text of ``path``, refused beyond ``limit`` bytes before more is read (a
     named pipe or ``/dev/zero`` given as a spec ends here, not in memory)."""
     try:
-        with open(path, "rb") as handle:
+        from .files import open_regular   # a named pipe or a device refused before it can block
+
+        with open_regular(path) as handle:
             data = handle.read(limit + 1)
     except OSError as problem:
         raise error(path, None, "", f"cannot read it: {problem.strerror or problem}") from None

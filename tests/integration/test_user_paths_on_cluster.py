@@ -69,3 +69,27 @@ def test_the_files_slurmkit_keeps_for_a_real_job_are_private(cluster, places):
     assert (logs.stat().st_mode & 0o777, script.stat().st_mode & 0o777) == (0o700, 0o600)
     registry = work.parent / "registry.jsonl"
     assert registry.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_tilde_venv_path_and_requirements_file_are_in_home_on_the_cluster(cluster, places):
+    """Attack item 7: ``~/venvs/t`` and ``~/req.txt`` in environment.venv are ``$HOME/...`` in the
+    job (Slurm 22.05, sbatch's --export=ALL passes HOME), not a ``~`` folder beside the spec."""
+    import zipfile
+
+    home, _, work = places
+    wheel = home / "skdemo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("skdemo.py", "VALUE = 42\n")
+        archive.writestr("skdemo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: skdemo\nVersion: 1.0\n")
+        archive.writestr("skdemo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: slurmkit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr("skdemo-1.0.dist-info/RECORD", "")
+    (home / "req.txt").write_text(f"{wheel}\n")
+    code = "import sys, skdemo; print('value', skdemo.VALUE); print('prefix', sys.prefix)"
+    handle = _job(work, resources={"time": "10m"},
+                  environment={"modules": ["python/3.11"], "venv": {"path": "~/venvs/t", "requirements": "~/req.txt"}},
+                  launch={"command": ["python", "-c", code]}).submit()
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert "value 42" in handle.stdout()
+    assert f"prefix {home}/venvs/t" in handle.stdout()
+    assert (home / "venvs" / "t" / "bin" / "python").exists()
+    assert sorted(p.name for p in work.iterdir()) == ["job.yaml", "logs"]   # no literal ~ folder

@@ -64,7 +64,7 @@ def test_new_with_yes_writes_the_spec_and_its_script(tmp_path):
     spec, script = tmp_path / "demo" / "job.yaml", tmp_path / "demo" / "job.sbatch"
     assert "#SBATCH --gpus-per-node=h100:1\n" in script.read_text()
     assert result.stdout.endswith(script.read_text())
-    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables (issue 15)
     assert files_under("demo") == ["job.sbatch", "job.yaml"]
 
 
@@ -225,7 +225,7 @@ def test_render_to_a_file_writes_it_executable_and_leaves_no_temporary_file(tmp_
     assert result.stdout == ""
     script = tmp_path / "out" / "train.sbatch"
     assert script.read_text().startswith("#!/bin/bash\n")
-    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables (issue 15)
     assert os.listdir(tmp_path / "out") == ["train.sbatch"]
 
 

@@ -250,14 +250,14 @@ def test_a_file_larger_than_the_limit_is_refused_before_it_is_read_whole(folders
 def test_an_endless_spec_file_is_refused_not_read_forever(folders):
     work, home = folders
     refused(work, home, cli("check", "/dev/zero"),
-            "/dev/zero: larger than 1 MiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
+            "/dev/zero: cannot read it: not a regular file (a character device)")   # refused before a byte is read
 
 
 def test_import_refuses_an_oversized_script_in_one_line(folders):
     work, home = folders
     (work / "big.sh").write_text("#!/bin/bash\n" + "echo hi\n" * (MAX_BYTES // 8 + 1))
-    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),
-            "big.sh: larger than 1 MiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
+    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),   # porting.MAX_SCRIPT_BYTES (attack item 17)
+            "big.sh: larger than 256 KiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
 
 
 def test_the_values_and_lines_of_an_ordinary_file_are_unchanged_by_the_bounds():
@@ -574,7 +574,7 @@ def test_an_extra_directive_given_twice_is_refused_and_others_pass():
         "job.yaml: extra_directives[2]: --constraint is given twice (first at extra_directives[0]); keep one")
     from slurmkit.spec import spec_from_mapping
 
-    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--mem-per-gpu=4G", "--exclusive")
+    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding", "--exclusive")   # --mem-per-gpu contradicts --mem (attack item 11)
     assert spec_from_mapping(spec_of(extra_directives=list(passed))).extra_directives == passed
 
 

@@ -18,7 +18,7 @@ SPEC = dict(name="cached", profile="nibi", account="def-x", kind="serial",
 @pytest.fixture
 def cache_home(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    return tmp_path / "cache" / "slurmkit" / "jinja-sandboxed"
+    return tmp_path / "cache" / "slurmkit" / "jinja-sandboxed-2"
 
 
 def _entries(folder):

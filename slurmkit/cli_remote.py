@@ -286,20 +286,12 @@ def _with_exit_files(conn, effs, record):
 
 
 def _print_reports(conn, records, job_ids) -> None:
-    """cli_run's reports after a watch, from the cluster: once accounting has the end, or preliminary."""
-    from . import efficiency
+    """cli_run's reports after a watch, from the cluster's sacct and the job's remote folder."""
+    from .cli_run import print_reports
 
-    for job_id in job_ids:
-        try:
-            effs, settled = efficiency.settled_report(job_id, report=lambda job, retry_for: _sacct_report(conn, job))
-            effs = _with_exit_files(conn, effs, records.get(job_id.split("_")[0]))
-        except SlurmkitError as error:
-            click.echo(f"no efficiency report for {job_id}: {error.message}", err=True)
-            continue
-        if not settled:
-            click.echo(f"preliminary report for {job_id}: accounting has not recorded its end yet "
-                       f"(run `slurmkit report {job_id} --remote {conn.remote.name}` later for the final one)")
-        click.echo(efficiency.format_report(effs), nl=False)
+    print_reports(job_ids, report=lambda job, retry_for: _sacct_report(conn, job),
+                  with_exit_files=lambda job_id, effs: _with_exit_files(conn, effs, records.get(job_id.split("_")[0])),
+                  remote=f" --remote {conn.remote.name}")
 
 
 # ---------------------------------------------------------------------------------- fetch

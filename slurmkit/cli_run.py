@@ -257,7 +257,7 @@ def _watch(job_ids, interval: float) -> int:
         message_line(_still_running(job_ids))
         return 130
     try:
-        _print_reports(ids)
+        print_reports(ids)
     except (KeyboardInterrupt, click.Abort):
         return 130   # every job had ended: only its report is cut short
     return 0 if final and all(s.ok for s in final.values()) else 1
@@ -273,21 +273,24 @@ def _still_running(job_ids) -> str:
             f"cancel with `slurmkit cancel {ids}`")
 
 
-def _print_reports(job_ids) -> None:
-    """The efficiency report of each job once accounting has its end (or marked preliminary)."""
+def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "") -> None:
+    """The efficiency report of each job once accounting has its end (or marked preliminary).
+    ``report(job_id, retry_for)`` and ``with_exit_files(job_id, effs)`` default to this host's
+    sacct and the job's local folder; cli_remote passes its ssh ones and ``--remote NAME``."""
     from . import efficiency
     from .cli_report import log_folder
 
+    with_exit_files = with_exit_files or (lambda job_id, effs: efficiency.with_exit_files(effs, log_folder(job_id)))
     for job_id in job_ids:
         try:
-            effs, settled = efficiency.settled_report(job_id)
-            effs = efficiency.with_exit_files(effs, log_folder(job_id))
+            effs, settled = efficiency.settled_report(job_id, report=report)
+            effs = with_exit_files(job_id, effs)
         except SlurmkitError as error:
             message_line(f"no efficiency report for {job_id}: {error.message}")
             continue
         if not settled:
             message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
-                       f"(run `slurmkit report {job_id}` later for the final one)", err=False)
+                         f"(run `slurmkit report {job_id}{remote}` later for the final one)", err=False)
         click.echo(efficiency.format_report(effs), nl=False)
 
 

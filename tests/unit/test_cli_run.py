@@ -146,7 +146,7 @@ def test_watch_prints_preliminary_above_a_report_taken_before_accounting_settled
     remember("5", tmp_path)
     fake(monkeypatch, sacct="5|COMPLETED|0:0|3|node1\n")
     running = efficiency.parse("5|RUNNING|0:0|3|60|0|1|1G||billing=1|1|\n")
-    monkeypatch.setattr(efficiency, "settled_report", lambda job_id: (running, False))
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (running, False))
     out = CliRunner().invoke(main, ["watch", "5"]).stdout
     assert "preliminary report for 5: accounting has not recorded its end yet" in out
 

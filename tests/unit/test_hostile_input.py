@@ -71,12 +71,17 @@ class Outcome(NamedTuple):
     peak_mb: float
 
 
+# The child's peak memory is VmHWM, the high-water mark of its own address space. Not
+# ru_maxrss: Linux keeps that across execve, so a child forked from a large pytest (late in a
+# full run) would report the parent's size as its own.
 _CHILD = """\
 import atexit, json, os, resource, sys
 def _usage():
     r = resource.getrusage(resource.RUSAGE_SELF)
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
     with open(os.environ["SK_USAGE"], "w") as out:
-        json.dump({"cpu": r.ru_utime + r.ru_stime, "peak_kb": r.ru_maxrss}, out)
+        json.dump({"cpu": r.ru_utime + r.ru_stime, "peak_kb": peak}, out)
 atexit.register(_usage)
 """
 

@@ -9,10 +9,12 @@ them (job.py), only for a site whose rules use them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Tuple
+from typing import TYPE_CHECKING, Optional, Tuple
 
-from .localdisk import StagedSize, staged_sizes
 from .records import Record
+
+if TYPE_CHECKING:   # imported where a site's rules measure staged inputs (gather): render's start-up does not pay for it
+    from .localdisk import StagedSize
 
 
 class LocalFacts(Record):
@@ -23,7 +25,11 @@ class LocalFacts(Record):
 
 def gather(spec, profile, base_dir: Path) -> LocalFacts:
     """The facts ``profile``'s rules use, read from this host for ``spec`` (relative paths from ``base_dir``)."""
-    staged = staged_sizes(spec, base_dir) if profile.rules.tmp_request and spec.stage else ()
+    staged = ()
+    if profile.rules.tmp_request and spec.stage:
+        from .localdisk import staged_sizes
+
+        staged = staged_sizes(spec, base_dir)
     digest = None
     if profile.rules.env_build:
         from .envbuild import requirements_digest

@@ -172,7 +172,28 @@ def unprovided_reads(spec, plan) -> List[Found]:
     found = list(_unstaged_paths(spec, plan))
     found += _unnamed_stage_paths(spec, plan)
     found += _unset_variables(spec, plan)
+    found += _literal_tildes(spec)
     return found
+
+
+def _literal_tildes(spec) -> List[Found]:
+    """A ``~`` at the start of a command word (or after its ``=``) that a shell would make the
+    home folder: slurmkit quotes every word of the command, so the program gets ``~`` itself
+    (and ``open("~/data")`` fails). The path fields (stage, venv) do expand ``~``; the command
+    keeps every word as written, so this is a warning with the spelling that works."""
+    found = []
+    for word in spec.launch.command:
+        head, equals, value = word.partition("=")
+        tilde = word if _starts_with_home(word) else value if equals and _starts_with_home(value) else ""
+        if tilde:
+            home = "$HOME" + tilde[1:]
+            found.append(("launch.command", f"{word!r}: the program gets the ~ as it is (slurmkit quotes every word "
+                          f"of the command, so no shell expands it); write {word.replace(tilde, home, 1)!r}"))
+    return found
+
+
+def _starts_with_home(word: str) -> bool:
+    return word == "~" or word.startswith("~/")
 
 
 def _path_words(spec) -> Iterator[Tuple[str, str]]:

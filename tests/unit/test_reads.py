@@ -318,3 +318,15 @@ def test_a_staged_place_the_command_never_names_is_warned_for_inputs_and_outputs
                      launch="./simulate --steps 10").resolve()
     fields = sorted(f.field for f in resolution.warnings if "never names" in f.message)
     assert fields == ["stage.inputs.0", "stage.outputs.0.from"]
+
+
+@pytest.mark.parametrize("word, spelling", [("~/train.py", "$HOME/train.py"), ("~", "$HOME"),
+                                            ("--data=~/d", "--data=$HOME/d")])
+def test_a_tilde_the_program_gets_as_it_is_is_warned_with_home(word, spelling):
+    warnings = read_warnings(resolved(["python", word]))
+    assert any(f"{word!r}: the program gets the ~ as it is" in w and f"write {spelling!r}" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("word", ["x~/y", "~user/d", "$HOME/d", "a=b~/c"])
+def test_a_tilde_that_no_shell_would_expand_either_is_not_warned(word):
+    assert not [w for w in read_warnings(resolved(["python", word])) if "the program gets the ~" in w]

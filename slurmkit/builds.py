@@ -28,6 +28,9 @@ def build_spec(names: Sequence[str], spec: Optional[JobSpec] = None, profile: Op
         raise SpecError(spec.source if spec else "slurmkit build", None, "environment.builds", f"nothing to build: name one of {', '.join(BUILDS)}")
     environment = base["environment"]
     environment["builds"] = [known[n].requirement if n in known else n for n in wanted]
+    if spec is not None and spec.environment.nccl and "horovod" in wanted:   # the NCCL Horovod compiles against
+        nccl = spec.environment.nccl
+        environment["builds"].append({"nccl": nccl.path, "version": nccl.version})
     if modules:
         environment["modules"] = list(dict.fromkeys([*environment.get("modules", []), *modules]))
     if build_cache:

@@ -140,6 +140,17 @@ class BuildPlan(Record):
     check: str = ""                    # python statement that proves the install works
 
 
+class NcclPlan(Record):
+    """NCCL from the user's tarball: unpacked once into ``home`` (in the build cache, named by
+    its version), fixed up by the site's ``setrpaths`` command where it has one, then on
+    ``LD_LIBRARY_PATH`` for the job and ``HOROVOD_NCCL_HOME`` for the Horovod build."""
+
+    tarball: str                       # a shell word: where the job reads the tarball
+    version: str                       # 2.21.5-1+cuda12.4
+    home: str                          # a shell word: <build cache>/nccl/<version>
+    setrpaths: Optional[str] = None    # the site's command (setrpaths.sh), None: none to run
+
+
 class Plan(Record):
     kind: str
     profile: str
@@ -157,6 +168,7 @@ class Plan(Record):
     tasks: Optional[TasksPlan] = None
     distributed: Optional[DistributedPlan] = None
     builds: Tuple[BuildPlan, ...] = ()
+    nccl: Optional[NcclPlan] = None
     module_system: str = "lmod"
     setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
     version: str = __version__

@@ -362,6 +362,7 @@ SCHEMA = Fields({
         "preload": _NAMES,
         "modules": MapOf(Str(), "tool -> module name/version (null: unverified)"),
         "catalogue": _NAMES,
+        "setrpaths": Str(),
         "virtualenv": Fields({"command": Str(), "wheelhouse": Bool()}),
         "source": _SOURCE,
     }),
@@ -494,6 +495,7 @@ class Software(Record):
     modules: Mapping[str, str] = MappingProxyType({})
     virtualenv: Virtualenv = Virtualenv()
     catalogue: Tuple[str, ...] = ()        # family/version of the stack's modules that port checks against (modulecat.py)
+    setrpaths: Optional[str] = None        # the site's command that fixes up binaries installed by hand (setrpaths.sh)
 
 
 class Mpi(Record):
@@ -671,6 +673,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             modules=MappingProxyType(dict(software.get("modules") or {})),
             virtualenv=Virtualenv(_sub(software, "virtualenv").get("command"), _sub(software, "virtualenv").get("wheelhouse")),
             catalogue=_names(software.get("catalogue")),
+            setrpaths=software.get("setrpaths"),
         ),
         launch=Launch(
             default=launch.get("default"),

@@ -372,6 +372,11 @@ def missing_local_paths(spec, plan, base_dir: Path, environ: Optional[Mapping[st
                                                    "there and installs into it; if you meant an existing one, correct the path"))
         elif path is not None and not os.access(path / "bin" / "python", os.X_OK):
             found.append(("environment.venv.path", f"{venv.path} ({path}) is not a virtualenv (no bin/python): the job makes a new one in it"))
+    if plan.nccl:
+        path = _on_this_host(plan.nccl.tarball, variables, base_dir)
+        if path is not None and not path.is_file():
+            found.append(("environment.builds", f"{spec.environment.nccl.path} is not on this host ({path}): the job stops "
+                                                "when it unpacks NCCL, unless the build cache has NCCL " + plan.nccl.version + " already"))
     return found
 
 

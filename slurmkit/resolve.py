@@ -17,7 +17,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from . import limits, sizing
 from .errors import closest
-from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, Plan, StagePlan, StageStep, VenvPlan
+from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .reads import unprovided_reads
 from .records import Record
@@ -123,7 +123,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     gpus = _choose_gpus(spec, profile, findings)
     tasks_per_node, cpus_per_task = _shape(spec, profile, gpus, findings)
     _check_distributed(spec, gpus, findings)
-    _check_builds(spec, findings)
+    _check_builds(spec, profile, findings)
     node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
     findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
     findings.extend(Finding(*f) for f in _other_home_findings(spec))
@@ -169,6 +169,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         tasks=tasks,
         distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
         builds=() if venv and venv.prebuilt_key else _builds(spec, profile, gpus),   # prebuilt: built with the env
+        nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
@@ -977,10 +978,29 @@ HOROVOD_MODULES = {"pytorch": "horovod.torch", "tensorflow": "horovod.tensorflow
 PACKAGE_FRAMEWORKS = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
 
 
-def _check_builds(spec: JobSpec, findings: _Findings) -> None:
+def _check_builds(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> None:
     if spec.environment.builds and spec.environment.venv is None:
         findings.error("environment.builds", "a build installs into the job's virtualenv: add environment.venv "
                        "(e.g. venv: {packages: [torch]})")
+    if spec.environment.nccl and "horovod" not in {b.name for b in spec.environment.builds}:
+        findings.error("environment.builds", "an NCCL tarball is for the Horovod build to compile against: add horovod "
+                       "to environment.builds, or leave the tarball out (PyTorch's wheels bring their own NCCL)")
+    elif spec.environment.nccl and profile.rules.env_build is not None:
+        findings.error("environment.builds", f"{profile.name} builds Python environments on its login node (slurmkit env build), "
+                       "where slurmkit does not unpack an NCCL tarball yet: leave it out and load the site's nccl module")
+
+
+def _nccl(spec: JobSpec, profile: SiteProfile) -> Optional[NcclPlan]:
+    """Where the user's NCCL tarball is unpacked: the build cache's ``nccl/<version>``, so each
+    version is unpacked once and a Horovod build's cache key (its HOROVOD_NCCL_HOME) names it."""
+    tarball = spec.environment.nccl
+    if tarball is None:
+        return None
+    from .userpaths import in_job
+
+    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
+    return NcclPlan(tarball=in_job(tarball.path), version=tarball.version, home=f"{cache}/nccl/{tarball.version}",
+                    setrpaths=profile.software.setrpaths)
 
 
 def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], findings: _Findings) -> List[str]:
@@ -1007,7 +1027,7 @@ def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[T
     names = [b.name for b in spec.environment.builds]
     families = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
     if "horovod" in names and gpus:
-        families += (("cuda", "horovod"), ("nccl", "horovod"))
+        families += (("cuda", "horovod"),) + (() if spec.environment.nccl else (("nccl", "horovod"),))
     return families
 
 
@@ -1024,13 +1044,14 @@ def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
         return ()
     cache = _home(spec.environment.build_cache) or default_build_cache(profile)
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
+    nccl = _nccl(spec, profile)
     return tuple(BuildPlan(
         name=b.name,
         requirement=b.requirement,
         cache=cache,
-        variables=_build_variables(b.name, spec, gpus, profile.software.module_system not in (None, "none")),
+        variables=_build_variables(b.name, spec, gpus, profile.software.module_system not in (None, "none"), nccl),
         build_requires=BUILD_REQUIRES[b.name],
-        from_wheelhouse=wheelhouse and b.name == "horovod",
+        from_wheelhouse=wheelhouse and b.name == "horovod" and nccl is None,   # the site's wheel has the site's NCCL
         pip_options=("--no-index",) if wheelhouse else (),
         check=_build_check(b.name, spec),
     ) for b in spec.environment.builds)
@@ -1062,7 +1083,7 @@ def _build_check(name: str, spec: JobSpec) -> str:
     return "import " + ", ".join(HOROVOD_MODULES[f] for f in build_frameworks(spec))
 
 
-def _build_variables(name: str, spec: JobSpec, gpus, modules: bool) -> Tuple[Tuple[str, str], ...]:
+def _build_variables(name: str, spec: JobSpec, gpus, modules: bool, nccl: Optional[NcclPlan] = None) -> Tuple[Tuple[str, str], ...]:
     if name == "mpi4py":
         return (("MPICC", "mpicc"),)
     frameworks = build_frameworks(spec)
@@ -1072,7 +1093,9 @@ def _build_variables(name: str, spec: JobSpec, gpus, modules: bool) -> Tuple[Tup
     if gpus:
         variables.append(("HOROVOD_GPU_OPERATIONS", "NCCL"))
         if modules:   # set by the cuda and nccl modules, which _build_modules made sure are loaded
-            variables += [("HOROVOD_NCCL_HOME", "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
+            variables += [("HOROVOD_NCCL_HOME", nccl.home if nccl else "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
     else:
         variables.append(("HOROVOD_CPU_OPERATIONS", "MPI"))
+    if nccl and not (gpus and modules):   # named all the same: it is part of the build's cache key
+        variables.append(("HOROVOD_NCCL_HOME", nccl.home))
     return tuple(variables)

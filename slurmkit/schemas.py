@@ -189,6 +189,13 @@ def _resources(spec) -> Schema:
 _GPUS_TEXT = r"^(0*[1-9][0-9]*|(?![0-9]+$)[A-Za-z0-9][A-Za-z0-9._+-]{0,127}(:0*[1-9][0-9]*)?)$"
 
 
+def _nccl_tarball(spec) -> Schema:
+    """``{nccl: PATH, version: V}``: NVIDIA's NCCL tarball for the Horovod build (spec._read_nccl)."""
+    return {"type": "object", "properties": {"nccl": {"type": "string", "pattern": r"\S"},
+                                             "version": text(spec.NCCL_VERSION_RE, nullable=True)},
+            "required": ["nccl"], "additionalProperties": False}
+
+
 def _environment(spec) -> Schema:
     variables = {"type": ["object", "null"], "propertyNames": {"pattern": _pattern(spec.IDENTIFIER_RE)},
                  "additionalProperties": text()}
@@ -198,7 +205,7 @@ def _environment(spec) -> Schema:
         "modules": one_or_list(text(spec.MODULE_RE)),
         "venv": {"anyOf": [{"type": ["boolean", "null"]}, venv]},
         "variables": variables,
-        "builds": one_or_list(text(spec.BUILD_RE)),
+        "builds": one_or_list({"anyOf": [text(spec.BUILD_RE), _nccl_tarball(spec)]}),
         "build_cache": text(nullable=True),
         "setup": one_or_list(text(spec._SETUP_RE)),
     }, nullable=True)

@@ -40,6 +40,11 @@ GPU_VIEWS = ("own", "node")
 #: what environment.builds can build once per toolchain and cache as a wheel.
 BUILDS = ("horovod", "mpi4py")
 BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
+#: ``{nccl: PATH}`` in builds: NVIDIA's tarball, named as NVIDIA names it (the version comes from
+#: the name), or with ``version`` given; the keys such an item may have.
+NCCL_KEYS = ("nccl", "version")
+NCCL_TARBALL_RE = re.compile(r"nccl_([0-9]+\.[0-9]+\.[0-9]+-[0-9]+\+cuda[0-9]+(?:\.[0-9]+)*)_[a-z0-9_]+\.(?:txz|tar\.xz|tgz|tar\.gz)")
+NCCL_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,60}$")
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
 #: ``mem: node``: all the memory of each node (``--mem=0``).
 NODE_MEMORY = "node"
@@ -96,11 +101,21 @@ class Build(Record):
         return self.name + (f"=={self.version}" if self.version else "")
 
 
+class NcclTarball(Record):
+    """NVIDIA's NCCL as downloaded from developer.nvidia.com (``nccl_2.21.5-1+cuda12.4_x86_64.txz``),
+    for a Horovod build to compile against instead of the site's ``nccl`` module (the seed
+    course's recipe: unpack, ``setrpaths.sh --path DIR --add_origin``, ``HOROVOD_NCCL_HOME=DIR``)."""
+
+    path: str          # as written: ~ and $NAME expand in the job, a relative path is the spec folder's
+    version: str       # "2.21.5-1+cuda12.4": from the file's name, or the item's `version`
+
+
 class Environment(Record):
     modules: Tuple[str, ...] = ()
     venv: Optional[Venv] = None
     variables: Tuple[Tuple[str, str], ...] = ()
     builds: Tuple[Build, ...] = ()
+    nccl: Optional[NcclTarball] = None   # written as a builds item: {nccl: PATH}
     build_cache: Optional[str] = None  # where built wheels are kept (a shell word); None: the site's default
     setup: Tuple[str, ...] = ()        # shell lines run as written before the payload (kept by `import`)
 
@@ -482,6 +497,7 @@ def _read_environment(read: _Reader, value) -> Environment:
         venv=_read_venv(read, env.get("venv")),
         variables=tuple((str(name), read.text(v, ("environment", "variables", name))) for name, v in sorted(variables.items())),
         builds=_read_builds(read, env.get("builds")),
+        nccl=_read_nccl(read, env.get("builds")),
         build_cache=None if env.get("build_cache") is None else read.text(env["build_cache"], ("environment", "build_cache")),
         setup=_read_setup(read, env.get("setup")),
     )
@@ -500,16 +516,51 @@ def _read_setup(read: _Reader, value) -> Tuple[str, ...]:
 _SETUP_RE = re.compile(r"^[^\x00]*\S[^\x00]*$")
 
 
-def _read_builds(read: _Reader, value) -> Tuple[Build, ...]:
-    """``builds: [horovod, mpi4py==4.0.3]``."""
+def _listed(value) -> list:
+    return value if isinstance(value, list) else [] if value is None else [value]
+
+
+def _read_nccl(read: _Reader, value) -> Optional[NcclTarball]:
+    """``builds: [horovod, {nccl: ~/nccl_2.21.5-1+cuda12.4_x86_64.txz}]``: at most one, with its version."""
+    items = [(i, item) for i, item in enumerate(_listed(value)) if isinstance(item, Mapping)]
     path = ("environment", "builds")
-    items = read.text_list(value or [], path)
+    if len(items) > 1:
+        read.fail(path + (items[1][0],), "names a second NCCL; a job builds against one")
+    if not items:
+        return None
+    index, item = items[0]
+    here = path + ((index,) if isinstance(value, list) else ())
+    item = read.mapping(item, here, NCCL_KEYS, required=("nccl",))
+    tarball = read.text(item["nccl"], here + ("nccl",))
+    if not tarball.strip():
+        read.fail(here + ("nccl",), "is empty: give the path of NVIDIA's NCCL tarball")
+    named = NCCL_TARBALL_RE.fullmatch(tarball.rsplit("/", 1)[-1])
+    if item.get("version") is not None:
+        version = read.text(item["version"], here + ("version",), NCCL_VERSION_RE, "an NCCL version such as 2.21.5-1+cuda12.4")
+    elif named:
+        version = named.group(1)
+    else:
+        read.fail(here + ("nccl",), f"{tarball.rsplit('/', 1)[-1]!r} is not named as NVIDIA names NCCL's tarballs "
+                  "(nccl_2.21.5-1+cuda12.4_x86_64.txz), so its version is unknown: add version: 2.21.5-1+cuda12.4 "
+                  "(the version it unpacks, part of the build's cache key)")
+    return NcclTarball(tarball, version)
+
+
+def _read_builds(read: _Reader, value) -> Tuple[Build, ...]:
+    """``builds: [horovod, mpi4py==4.0.3]`` (an ``{nccl: PATH}`` item is _read_nccl's)."""
+    path = ("environment", "builds")
+    if isinstance(value, list):
+        items = [(i, read.text(item, path + (i,))) for i, item in enumerate(value) if not isinstance(item, Mapping)]
+    else:
+        items = [] if isinstance(value, Mapping) else list(enumerate(read.text_list(value or [], path)))
     builds = []
-    for i, item in enumerate(items):
+    for i, item in items:
         if not BUILD_RE.fullmatch(item):
             name = item.split("=")[0]
             close = closest(name, BUILDS)
             hint = f"did you mean '{close}'? " if close and close != name else ""
+            if name.strip().lower() == "nccl":
+                hint = "NCCL is not built from source: name NVIDIA's tarball as {nccl: PATH}, or load the site's nccl module; "
             read.fail(path + (i,), f"{item!r} cannot be built; {hint}slurmkit builds: {', '.join(BUILDS)} (optionally ==VERSION)")
         name, _, version = item.partition("==")
         builds.append(Build(name, version or None))

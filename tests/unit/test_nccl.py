@@ -1,0 +1,147 @@
+"""``builds: [horovod, {nccl: TARBALL}]``: NVIDIA's NCCL tarball for the Horovod build, read,
+planned and rendered (the job's unpack runs here in bash; on the cluster: test_nccl_on_cluster.py)."""
+
+import re
+import subprocess
+import tarfile
+
+import pytest
+
+from slurmkit import Job
+from slurmkit.errors import SpecError
+from slurmkit.profiles import load_profile
+from slurmkit.resolve import resolve
+from slurmkit.spec import spec_from_mapping
+
+TARBALL = "nccl_2.21.5-1+cuda12.4_x86_64.txz"
+
+
+def spec(builds, profile="narval", gpus="a100:4", modules=("python/3.11", "cuda/12.2")):
+    return spec_from_mapping({"name": "hvd", "profile": profile, "account": "def-x", "kind": "horovod",
+                              "resources": {"gpus": gpus, "nodes": 2, "time": "3h"} if gpus else {"nodes": 2, "time": "3h"},
+                              "environment": {"modules": list(modules), "venv": {"packages": ["torch"]}, "builds": builds},
+                              "launch": {"command": "python train.py"}}, source="job.yaml")
+
+
+def resolved(builds, **fields):
+    the_spec = spec(builds, **fields)
+    return resolve(the_spec, load_profile(the_spec.profile))
+
+
+def test_the_version_comes_from_nvidias_name_or_is_given():
+    assert spec(["horovod", {"nccl": f"~/{TARBALL}"}]).environment.nccl.version == "2.21.5-1+cuda12.4"
+    assert spec([{"nccl": "nccl.txz", "version": "2.23.4-1+cuda12.6"}, "horovod"]).environment.nccl.version == "2.23.4-1+cuda12.6"
+    assert [b.name for b in spec(["horovod", {"nccl": TARBALL}]).environment.builds] == ["horovod"]
+
+
+@pytest.mark.parametrize("builds, field, message", [
+    (["horovod", {"nccl": "my-nccl.txz"}], "environment.builds[1].nccl",
+     "'my-nccl.txz' is not named as NVIDIA names NCCL's tarballs (nccl_2.21.5-1+cuda12.4_x86_64.txz), so its version is unknown"),
+    (["horovod", {"nccl": TARBALL}, {"nccl": TARBALL}], "environment.builds[2]", "names a second NCCL; a job builds against one"),
+    (["horovod", {"nccl": TARBALL, "verison": "2"}], "environment.builds[1].verison", "unknown key; did you mean 'version'?"),
+    (["horovod", {"version": "2.1.1"}], "environment.builds[1].nccl", "is required"),
+    (["horovod", {"nccl": "x.txz", "version": "two"}], "environment.builds[1].version", "'two' is not allowed here"),
+])
+def test_a_wrong_nccl_item_is_one_located_line(builds, field, message):
+    with pytest.raises(SpecError) as raised:
+        spec(builds)
+    assert raised.value.keypath == field and message in raised.value.detail
+
+
+def test_the_build_compiles_against_the_tarball_not_the_module():
+    resolution = resolved(["horovod", {"nccl": f"~/{TARBALL}"}])
+    assert resolution.plan is not None, resolution.errors      # no nccl module asked for (narval names none)
+    plan = resolution.plan
+    assert plan.nccl.home == "/scratch/$USER/slurmkit-builds/nccl/2.21.5-1+cuda12.4"
+    assert plan.nccl.tarball == f"$HOME/{TARBALL}" and plan.nccl.setrpaths == "setrpaths.sh"
+    (build,) = plan.builds
+    assert ("HOROVOD_NCCL_HOME", plan.nccl.home) in build.variables and not build.from_wheelhouse
+    assert not any(m.startswith("nccl/") for m in plan.modules)
+
+
+def test_without_the_tarball_the_module_is_still_required():
+    resolution = resolved(["horovod"])
+    assert any("compiles against nccl" in e.message for e in resolution.errors)
+
+
+def test_a_tarball_without_horovod_is_refused():
+    resolution = resolved(["mpi4py", {"nccl": TARBALL}])
+    assert [e.message for e in resolution.errors if e.field == "environment.builds"] == [
+        "an NCCL tarball is for the Horovod build to compile against: add horovod to environment.builds, or leave the "
+        "tarball out (PyTorch's wheels bring their own NCCL)"]
+
+
+def test_each_version_is_its_own_build_key():
+    homes = {dict(resolved(["horovod", {"nccl": f"nccl_{v}_x86_64.txz"}]).plan.builds[0].variables)["HOROVOD_NCCL_HOME"]
+             for v in ("2.21.5-1+cuda12.4", "2.23.4-1+cuda12.6")}
+    assert len(homes) == 2
+
+
+def test_a_cpu_build_names_it_too():
+    plan = resolved(["horovod", {"nccl": TARBALL}], gpus=None).plan
+    assert dict(plan.builds[0].variables)["HOROVOD_NCCL_HOME"] == plan.nccl.home
+
+
+def _script(tmp_path, setrpaths=None):
+    profile = tmp_path / "site_profiles"
+    profile.mkdir(exist_ok=True)
+    (profile / "lab.yaml").write_text("name: lab\nextends: local\n" + (f"software:\n  setrpaths: {setrpaths}\n" if setrpaths else ""))
+    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h"},
+              environment={"venv": {"packages": ["torch"]}, "builds": ["horovod", {"nccl": TARBALL}],
+                           "build_cache": str(tmp_path / "cache")},
+              launch={"command": "python train.py"})
+    return job.render(warn=False)
+
+
+def _unpack_function(script):
+    """The script's _sk_unpack_nccl and its call, run alone."""
+    body = re.search(r"^_sk_unpack_nccl\(\) \{\n.*?^\}\n_sk_unpack_nccl .*?\nexport LD_LIBRARY_PATH=.*?\n", script, re.S | re.M).group()
+    return "set -euo pipefail\nSLURM_SUBMIT_DIR=$PWD\n" + body + 'echo "LD=${LD_LIBRARY_PATH:-}"\n'
+
+
+def _tarball(folder, name=TARBALL, layout=True):
+    top = folder / "top"
+    (top / "lib").mkdir(parents=True)
+    (top / "include").mkdir()
+    if layout:
+        (top / "lib" / "libnccl.so").write_text("lib")
+        (top / "include" / "nccl.h").write_text("h")
+    with tarfile.open(folder / name, "w:xz") as tar:
+        tar.add(top, arcname="nccl_x")
+
+
+def test_the_unpack_runs_once_with_setrpaths_and_is_renamed_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "setrpaths.sh").write_text(f'#!/bin/bash\necho "$@" >> {tmp_path}/calls\n')
+    (tmp_path / "setrpaths.sh").chmod(0o755)
+    script = _script(tmp_path, setrpaths=tmp_path / "setrpaths.sh")
+    subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+    _tarball(tmp_path)
+    home = tmp_path / "cache" / "nccl" / "2.21.5-1+cuda12.4"
+    runs = [subprocess.run(["bash", "-c", _unpack_function(script)], capture_output=True, text=True, cwd=tmp_path) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    assert "unpacking NCCL" in runs[0].stderr and "unpacking NCCL" not in runs[1].stderr
+    assert (home / "lib" / "libnccl.so").read_text() == "lib" and not (tmp_path / "cache" / "nccl" / "2.21.5-1+cuda12.4.partial").exists()
+    assert (tmp_path / "calls").read_text() == f"--path {home}.partial --add_origin\n"
+    assert runs[1].stdout == f"LD={home}/lib\n"
+
+
+def test_a_tarball_without_nccls_layout_stops_the_job_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = _script(tmp_path)
+    assert "setrpaths" not in script.split("_sk_unpack_nccl()")[1].split("\n}\n")[0]   # the local profile has none
+    _tarball(tmp_path, layout=False)
+    run = subprocess.run(["bash", "-c", _unpack_function(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 1
+    assert "is not an NCCL tarball (one folder holding lib/libnccl.so and include/nccl.h): nothing was unpacked" in run.stderr
+    assert [p.name for p in (tmp_path / "cache" / "nccl").iterdir()] == ["2.21.5-1+cuda12.4.lock"]
+
+
+def test_check_warns_when_the_tarball_is_not_on_this_host(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _script(tmp_path)
+    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h"},
+              environment={"venv": {"packages": ["torch"]}, "builds": ["horovod", {"nccl": TARBALL}]},
+              launch={"command": "python train.py"})
+    warnings = [w for w in job.check() if w.field == "environment.builds"]
+    assert warnings and f"{TARBALL} is not on this host" in warnings[0].message

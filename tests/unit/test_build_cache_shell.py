@@ -73,3 +73,11 @@ def test_a_folder_without_a_wheel_left_by_an_older_script_is_rebuilt(tmp_path):
     result = _run(tmp_path, fails=False)
     assert result.returncode == 0, result.stderr
     assert list(left.glob("*.whl")), "rebuilt in place"
+
+
+def test_pips_own_wheel_cache_is_bypassed(tmp_path):
+    """pip keys a cached wheel by its source alone: one built against an earlier toolchain's MPI
+    would come back for a new key (seen on the local cluster: a Horovod "build" of 6 seconds)."""
+    _run(tmp_path, fails=False)
+    (wheel_call,) = [line for line in (tmp_path / "pip.log").read_text().splitlines() if line.startswith("pip wheel")]
+    assert "--no-cache-dir" in wheel_call.split()

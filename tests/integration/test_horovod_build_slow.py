@@ -11,7 +11,10 @@ Alliance CPU node without ``module load cuda``: before, the development VM's par
 (``/usr/local/cuda`` without a runtime, an ``nvcc`` wrapper in /usr/local/bin) made torch find a
 CUDA_HOME, and Horovod's CMake took its CUDA path and stopped ("Could NOT find CUDAToolkit").
 Measured 2026-11-26 on the 2-core VM under load: the build 6.8 min, the whole test 9 min 38 s
-(with installing torch 2.0.1 into its lasting venv); four ranks over two nodes then agree.
+(with installing torch 2.0.1 into its lasting venv); four ranks over two nodes then agree. A
+later run on the same VM "built" in 6 s: pip handed back the wheel its own cache kept from the
+first, which is why builds now pass --no-cache-dir; with it, the build took 2.0 min and the
+whole test 8 min 2 s (torch's venv kept; the VM quiet but for the build).
 """
 
 import os
@@ -64,6 +67,7 @@ def test_horovod_builds_from_source_through_the_cache_and_runs_four_ranks(cluste
     build = _run(tmp_path, "build-horovod", Job(build_spec([], job.spec)).render(), timeout=3600)
     build_minutes = (time.monotonic() - started) / 60
     assert "slurmkit: building horovod==0.28.1" in build and "installed from the build cache" in build
+    assert "Building wheel for horovod" in build     # compiled here, not handed back by pip's own wheel cache
     (wheel,) = cache.glob("horovod/local-*/horovod-0.28.1-*.whl")
     print(f"horovod 0.28.1 built from source (CPU, MPI ops, PyTorch {TORCH}) in {build_minutes:.1f} min")
 

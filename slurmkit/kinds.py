@@ -155,3 +155,8 @@ def named(names: Tuple[str, ...]) -> str:
     """``'a', 'b' or 'c'``: kinds named in a message."""
     quoted = [f"'{n}'" for n in names]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+
+
+def first_kind(**wanted) -> Kind:
+    """The first kind whose attributes are ``wanted``: the kind a message suggests by what it does."""
+    return next(k for k in _ROWS if all(getattr(k, name) == value for name, value in wanted.items()))

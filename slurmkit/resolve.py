@@ -23,6 +23,7 @@ from .reads import unprovided_reads
 from .records import Record
 from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
+from .gpu_names import mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of
 from .spec import JobSpec
 from .units import format_duration, format_size, format_slurm_time
@@ -234,22 +235,12 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
                       f"{format_duration(advice)}; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)")
 
 
-def _gpu_names(profile: SiteProfile) -> List[str]:
-    names = []
-    for node_type in profile.node_types:
-        if node_type.gpus:
-            names += [node_type.gpus.model, node_type.gpus.gres or node_type.gpus.model]
-            for mig in node_type.gpus.mig:
-                names += [mig.gres, f"{node_type.gpus.model}_{mig.profile}"]
-    return list(dict.fromkeys(n for n in names if n))
-
-
 def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[GpuChoice]:
     request = spec.resources.gpus
     if request is None:
         if kind_of(spec).gpu_required:
             count = kind_of(spec).gpus_example
-            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
+            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (suggested_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
     if not gpu_types:
@@ -260,18 +251,18 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Op
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
     for node_type in gpu_types:
         for mig in node_type.gpus.mig:
-            if request.model in (mig.gres, f"{node_type.gpus.model}_{mig.profile}", mig.profile):
+            if request.model in mig_names(node_type.gpus, mig):
                 if request.count != 1:
                     findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 or for whole {node_type.gpus.model} GPUs")
                 return GpuChoice(f"{mig.gres}:1", 1, (node_type,))
-    matching = [t for t in gpu_types if request.model in (t.gpus.model, t.gpus.gres)]
+    matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
     if not matching:
-        names = _gpu_names(profile)
+        names = suggested_gpu_names(profile)
         close = closest(request.model, names, cutoff=0.5)
         hint = f"did you mean '{close}'? " if close else ""
         findings.error("resources.gpus", f"{profile.name} has no GPU called {request.model!r}; {hint}it has: {', '.join(names)}")
         return None
-    spelling = matching[0].gpus.gres or matching[0].gpus.model
+    spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = tuple(t for t in matching if t.gpus.count >= request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
 

@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Tuple
 from . import launch_options
 from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
 from .records import Record
+from .sbatch_options import PORT_HINTS, SHORT_NAMES
 from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
@@ -27,9 +28,8 @@ from .yamlfile import MAX_DIGITS
 from .variables import typo_note
 
 #: short sbatch options -> long names
-SHORT = {"-J": "job-name", "-A": "account", "-t": "time", "-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task",
-         "-o": "output", "-e": "error", "-p": "partition", "-a": "array", "-d": "dependency", "-C": "constraint",
-         "-G": "gpus", "-q": "qos", "-w": "nodelist", "-x": "exclude"}
+#: -D (--chdir) is left unread, as port always has: the script's lines that use it stay for the user.
+SHORT = {f"-{letter}": name for letter, name in SHORT_NAMES.items() if name != "chdir"}
 #: long options that take no value
 FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
 #: options slurmkit sets itself, and why they are dropped
@@ -38,12 +38,7 @@ DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an ar
            "export": "jobs get the submitting environment, as sbatch's default",
            "partition": "the Alliance clusters choose the partition from the request; do not name one"}
 #: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
-OWN_OPTIONS = {"nodes": "nodes: N", "ntasks": "tasks_per_node: N", "ntasks-per-node": "tasks_per_node: N",
-               "tasks-per-node": "tasks_per_node: N", "cpus-per-task": "cpus_per_task: N", "mem": "mem: 4G",
-               "mem-per-cpu": "mem_per_cpu: 2G", "gres": "gpus: MODEL:N", "gpus-per-node": "gpus: MODEL:N",
-               "gpus": "gpus: MODEL:N", "time": "time: 3h", "array": "array.parameters", "job-name": "name",
-               "account": "account", "mail-user": "mail.user", "mail-type": "mail.events", "dependency": "dependencies",
-               "tmp": "tmp: 100G", "gpus-per-task": "gpus: MODEL:N"}
+OWN_OPTIONS = PORT_HINTS
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 #: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
 PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",

@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
+from .kinds import BATCH_SET_BY as _BATCH_SET_BY
 from .render import REFERENCE
 from .shellwords import assigned_names
 
@@ -42,18 +43,8 @@ LOGIN_VARIABLES = frozenset((
     "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH", "BASH_VERSION", "BASHPID", "PPID", "UID", "EUID",
     "RANDOM", "SECONDS", "LINENO", "SHLVL", "IFS", "OPTIND",
 ))
-#: Set by the batch script of some kinds only (resolve._environment, templates/distributed.sbatch.j2):
-#: name -> those kinds. tests/unit/test_reads.py holds it to what each kind's plan sets.
-BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
-    "MASTER_ADDR": ("ddp",),
-    "MASTER_PORT": ("ddp", "tf-multiworker"),
-    "OMP_PLACES": ("threaded",),
-    "OMP_PROC_BIND": ("threaded",),
-    "TF_NUM_INTRAOP_THREADS": ("tf-multiworker",),
-    "TF_NUM_INTEROP_THREADS": ("tf-multiworker",),
-    "TORCH_NCCL_ASYNC_ERROR_HANDLING": ("ddp", "multigpu"),
-    "PYTHONUNBUFFERED": ("ddp", "tf-multiworker", "horovod", "multigpu"),
-}
+#: Set by the batch script of some kinds only: name -> those kinds (kinds.py keeps it with the kinds).
+BATCH_SET_BY: Dict[str, Tuple[str, ...]] = _BATCH_SET_BY
 #: Set in the batch script by what the spec asks for, in any kind: name -> the spec's key.
 SET_BY_SPEC: Dict[str, str] = {
     "VIRTUAL_ENV": "environment.venv (its bin/activate sets it)",

@@ -25,14 +25,14 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from . import sanity
 from .errors import SpecError, UnitError, closest
+from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, KINDS as KIND_ROWS
 from .records import Record
 from .shellwords import split_at_operators
 from .units import parse_duration, parse_size, shown
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
-#: the kinds that run one process per GPU (or per task) and talk over NCCL, gloo or MPI.
-DISTRIBUTED_KINDS = ("multigpu", "ddp", "tf-multiworker", "horovod")
+#: the kinds' names (kinds.py holds what each one is), and the distributed ones.
+KINDS, DISTRIBUTED_KINDS = KIND_NAMES, DISTRIBUTED_KINDS
 LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
@@ -205,7 +205,7 @@ class JobSpec(Record):
     name: str
     launch: Launch
     resources: Resources
-    kind: str = "serial"
+    kind: str = DEFAULT_KIND
     profile: Optional[str] = None
     account: Optional[str] = None
     environment: Environment = Environment()
@@ -373,11 +373,12 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
     """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
     read = _Reader(source, {} if lines is None else lines)
     top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources"))
-    kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
+    kind = read.choice(top.get("kind", DEFAULT_KIND), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
-    if kind == "array" and array is None:
+    sweeps = KIND_ROWS[kind].sweeps
+    if sweeps and array is None:
         read.fail(("array",), "kind 'array' needs an array section with the parameters to sweep")
-    if array is not None and kind != "array":
+    if array is not None and not sweeps:
         read.fail(("array",), f"only kind 'array' sweeps parameters; set kind: array (it is {kind!r})")
     tasks = _read_tasks(read, top.get("tasks"), kind)
     commands_file = tasks is not None and tasks.lines == "commands"
@@ -661,13 +662,13 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
 
 def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
     """``tasks: {commands: FILE}`` or ``tasks: {arguments: FILE, separator: "\\t"}``, and ``joblog``."""
-    path = ("tasks",)
+    path, runs_task_file = ("tasks",), KIND_ROWS[kind].runs_task_file
     if value is None:
-        if kind == "many-tasks":
+        if runs_task_file:
             read.fail(path, "kind 'many-tasks' needs a tasks section: {commands: FILE} (a command a line) "
                       "or {arguments: FILE} (the arguments of launch.command, a line each)")
         return None
-    if kind != "many-tasks":
+    if not runs_task_file:
         read.fail(path, f"only kind 'many-tasks' runs a task file; set kind: many-tasks (it is {kind!r})")
     tasks = read.mapping(value, path, SECTION_KEYS["tasks"])
     given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]

@@ -962,7 +962,13 @@ def _check_builds(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> N
     if spec.environment.nccl and "horovod" not in {b.name for b in spec.environment.builds}:
         findings.error("environment.builds", "an NCCL tarball is for the Horovod build to compile against: add horovod "
                        "to environment.builds, or leave the tarball out (PyTorch's wheels bring their own NCCL)")
-    elif spec.environment.nccl and profile.rules.env_build is not None:
+    elif spec.environment.nccl and not spec.resources.gpus:
+        findings.error("environment.builds", "Horovod uses NCCL for its GPU operations only, and this job has no GPUs: "
+                       "leave the NCCL tarball out (the CPU build uses MPI)")
+    elif spec.environment.nccl and any(m.split("/")[0] == "nccl" for m in spec.environment.modules):
+        findings.warn("environment.modules", "the nccl module is not what Horovod builds against or loads here (the "
+                      "NCCL tarball is, first on LD_LIBRARY_PATH): leave the module out, or the tarball")
+    if spec.environment.nccl and profile.rules.env_build is not None:
         findings.error("environment.builds", f"{profile.name} builds Python environments on its login node (slurmkit env build), "
                        "where slurmkit does not unpack an NCCL tarball yet: leave it out and load the site's nccl module")
 
@@ -975,7 +981,7 @@ def _nccl(spec: JobSpec, profile: SiteProfile) -> Optional[NcclPlan]:
         return None
     from .userpaths import in_job
 
-    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
+    cache = _build_cache(spec, profile)
     return NcclPlan(tarball=in_job(tarball.path), version=tarball.version, home=f"{cache}/nccl/{tarball.version}",
                     setrpaths=profile.software.setrpaths)
 
@@ -1008,6 +1014,15 @@ def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[T
     return families
 
 
+def _build_cache(spec: JobSpec, profile: SiteProfile) -> str:
+    """The build cache as a word of the plan: a relative ``build_cache`` is the spec folder's
+    (``$SLURM_SUBMIT_DIR/...``), so HOROVOD_NCCL_HOME and LD_LIBRARY_PATH hold where it is
+    wherever the job, pip or a rank runs from."""
+    from .userpaths import in_job
+
+    return in_job(spec.environment.build_cache) if spec.environment.build_cache else default_build_cache(profile)
+
+
 def default_build_cache(profile: SiteProfile) -> str:
     """Scratch where the site has it (a purge only costs a rebuild), else the home cache."""
     scratch = profile.storage.scratch
@@ -1019,7 +1034,7 @@ def default_build_cache(profile: SiteProfile) -> str:
 def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     if not spec.environment.builds:
         return ()
-    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
+    cache = _build_cache(spec, profile)
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     nccl = _nccl(spec, profile)
     return tuple(BuildPlan(
@@ -1073,6 +1088,6 @@ def _build_variables(name: str, spec: JobSpec, gpus, modules: bool, nccl: Option
             variables += [("HOROVOD_NCCL_HOME", nccl.home if nccl else "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
     else:
         variables.append(("HOROVOD_CPU_OPERATIONS", "MPI"))
-    if nccl and not (gpus and modules):   # named all the same: it is part of the build's cache key
+    if nccl and gpus and not modules:   # a site without modules: the tarball is still what it builds against
         variables.append(("HOROVOD_NCCL_HOME", nccl.home))
     return tuple(variables)

@@ -44,7 +44,7 @@ BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
 #: the name), or with ``version`` given; the keys such an item may have.
 NCCL_KEYS = ("nccl", "version")
 NCCL_TARBALL_RE = re.compile(r"nccl_([0-9]+\.[0-9]+\.[0-9]+-[0-9]+\+cuda[0-9]+(?:\.[0-9]+)*)_[a-z0-9_]+\.(?:txz|tar\.xz|tgz|tar\.gz)")
-NCCL_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,60}$")
+NCCL_VERSION_RE = re.compile(r"^(?!.*\.(?:partial|lock)$)[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,60}$")   # not the cache's own names
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
 #: ``mem: node``: all the memory of each node (``--mem=0``).
 NODE_MEMORY = "node"
@@ -538,6 +538,9 @@ def _read_nccl(read: _Reader, value) -> Optional[NcclTarball]:
     named = NCCL_TARBALL_RE.fullmatch(tarball.rsplit("/", 1)[-1])
     if item.get("version") is not None:
         version = read.text(item["version"], here + ("version",), NCCL_VERSION_RE, "an NCCL version such as 2.21.5-1+cuda12.4")
+        if named and named.group(1) != version:
+            read.fail(here + ("version",), f"{version!r} is not the version the tarball's name says ({named.group(1)}); "
+                      "leave version out, or give the tarball that holds it")
     elif named:
         version = named.group(1)
     else:

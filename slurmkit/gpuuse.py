@@ -370,7 +370,7 @@ def report_tips(eff: JobEfficiency, job: Optional[JobGpus], profile=None) -> Lis
     from .efficiency import consistent, tips
 
     base = tips(eff)
-    if job is None or not job.gpus:
+    if job is None or not job.gpus or not (eff.steps or eff.elapsed_s):   # accounting has not its steps yet
         return base
     return consistent([t for t in base if t.resource != "gpu"] + gpu_tips(eff, job, profile))
 

@@ -235,6 +235,8 @@ def test_gpu_advice_never_contradicts_itself_or_asks_below_use(case):
             assert tip.suggest >= round(eff.cpu_s / eff.elapsed_s)
         if tip.resource == "time" and tip.suggest is not None:
             assert tip.suggest >= eff.elapsed_s
+        if tip.resource == "memory" and tip.direction == "less":
+            assert tip.suggest >= eff.peak_mib / eff.nodes
 
 
 # ------------------------------------------------------------------------------------ report and --apply
@@ -370,6 +372,14 @@ def test_apply_without_a_spec_on_record_asks_for_the_path(job41, tmp_path, monke
     assert "pass it: slurmkit report 41 --apply job.yaml" in result.output
 
 
+def test_apply_is_refused_with_json_and_a_spec_without_apply(job41):
+    result = CliRunner().invoke(main, ["report", "41", "--apply", "--json"])
+    assert result.exit_code == 2 and "not with --json" in result.output
+    result = CliRunner().invoke(main, ["report", "41", str(job41)])
+    assert result.exit_code == 2 and "a spec is read only with --apply" in result.output
+    assert job41.read_text() == SPEC
+
+
 def test_apply_writes_a_mig_slice_in_the_clusters_spelling(tmp_path):
     from slurmkit.efficiency import Tip
     from slurmkit.rightsize import rewritten
@@ -381,3 +391,11 @@ def test_apply_writes_a_mig_slice_in_the_clusters_spelling(tmp_path):
     assert "gpus: a100_1g.5gb:1  # slurmkit report 9: GPU memory peak 2.9G\n" in after
     with pytest.raises(Exception, match="asks GPU memory a100_1g.5gb:1, below what it used"):
         rewritten(spec, "9", [Tip("gpu", "less", "...", 1, 1, "a100_1g.5gb:1")], dict(used, gpu_mem=6000.0), {"a100_1g.5gb": 5120})
+
+
+def test_the_end_of_watch_and_submit_wait_prints_the_gpu_lines(job41, capsys):
+    from slurmkit.cli_run import print_reports
+
+    print_reports(["41"])
+    out = capsys.readouterr().out
+    assert "GPU use (2 GPUs, idle under 5%):\n" in out and "  - asked 2 GPUs, GPU 1 on ng3 stayed idle" in out

@@ -50,9 +50,9 @@ def gpu_report(job_id: str, effs):
 def report_command(job_id, as_json, apply, yes, spec_path, remote):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
     if spec_path and not apply:
-        fail(SlurmkitError(f"{spec_path}: a spec is read only with --apply (slurmkit report {job_id} --apply {spec_path})"))
+        raise click.UsageError(f"{spec_path}: a spec is read only with --apply (slurmkit report {job_id} --apply {spec_path})")
     if apply and (as_json or remote):
-        fail(SlurmkitError(f"--apply writes a spec here, after showing its diff: not with {'--json' if as_json else '--remote'}"))
+        raise click.UsageError(f"--apply writes a spec here, after showing its diff: not with {'--json' if as_json else '--remote'}")
     if remote:
         from .cli_remote import report_remote
 

@@ -125,7 +125,7 @@ def test_a_required_key_given_as_null_counts_as_missing():
      "job.yaml: resources.gpus.count: expected a whole number from 1 to 1,000,000, got int 0"),
     (with_resources(gpus="h100:two"), "job.yaml: resources.gpus: 'h100:two' is not MODEL:COUNT (e.g. h100:2)"),
     (with_resources(gpus="h100:\u00b2"), "job.yaml: resources.gpus: 'h100:\u00b2' is not MODEL:COUNT (e.g. h100:2)"),
-    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"),
+    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate"),
     (minimal(launch={"command": "x", "launcher": "srunn"}),
      "job.yaml: launch.launcher: 'srunn' is not one of them; did you mean 'srun'? allowed: direct, srun, mpirun, torchrun"),
 ])

@@ -162,7 +162,6 @@ BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
     "TF_NUM_INTEROP_THREADS": ("tf-multiworker",),
     "TORCH_NCCL_ASYNC_ERROR_HANDLING": ("ddp", "multigpu", "lightning", "accelerate"),
     "PYTHONUNBUFFERED": ("ddp", "tf-multiworker", "horovod", "multigpu", "lightning", "accelerate"),
-    "ACCELERATE_USE_CPU": ("accelerate",),
 }
 
 

@@ -33,7 +33,7 @@ from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
 #: the kinds' names (kinds.py holds what each one is), and the distributed ones.
 KINDS, DISTRIBUTED_KINDS = KIND_NAMES, DISTRIBUTED_KINDS
-LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
+LAUNCHERS = ("direct", "srun", "mpirun", "torchrun", "accelerate")   # launchers.LAUNCHERS (tests/unit/test_kinds.py)
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
 GPU_VIEWS = ("own", "node")

@@ -799,7 +799,6 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     res.setdefault("time", "1h")
-    _stage_lead(build)
     array = spec.pop("array_range", None)
     if "tasks" in spec:
         spec["kind"] = first_kind(runs_task_file=True).name
@@ -809,6 +808,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         spec["array"] = _array_section(array)
     else:
         spec["kind"] = _distributed_kind(build) or _plain_kind(build)
+    _stage_lead(build)       # after the kind: a kind that requeues on the signal asks for it itself
     kind = KINDS[spec["kind"]]
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")

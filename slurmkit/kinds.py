@@ -77,6 +77,14 @@ class Kind(Record):
     runs_task_file: bool = False
     #: what the kind sets for the user's program, as `slurmkit port` says it.
     sets_in_environment: str = ""
+    #: MASTER_ADDR and MASTER_PORT are exported for the program, which reads them itself (Lightning, Accelerate).
+    master_env: bool = False
+    #: the program saves and requeues on SIGUSR1 before the limit (Lightning's auto-requeue: framework_kinds.py).
+    requeues_on_signal: bool = False
+    #: one `accelerate launch` per node starts the node's processes; it takes launch.mixed_precision.
+    launches_per_node: bool = False
+    #: variables its program needs on nodes without GPUs.
+    cpu_environment: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def one_process(self) -> bool:
@@ -119,6 +127,17 @@ _ROWS = (
     Kind("horovod", ("srun", "mpirun"), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), mpi_ranks=True, site_launch_env=True,
          sets_in_environment="the ranks (mpirun or srun --mpi)"),
+    # One srun task per GPU; Lightning's SLURMEnvironment reads the ranks from SLURM itself (framework_kinds.py).
+    Kind("lightning", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True, spreads_over_nodes=True,
+         example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker", site_launch_env=True,
+         torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True,
+         sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
+    # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).
+    Kind("accelerate", ("accelerate",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
+         spreads_over_nodes=True, example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker",
+         site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, launches_per_node=True,
+         cpu_environment=(("ACCELERATE_USE_CPU", "true"),),
+         sets_in_environment="MASTER_ADDR, MASTER_PORT and accelerate launch's machine rank and totals"),
 )
 #: the kind of a spec that names none.
 DEFAULT_KIND = "serial"
@@ -135,14 +154,14 @@ KIND_LAUNCHERS: Dict[str, Tuple[str, ...]] = {k.name: k.launchers for k in _ROWS
 #: name -> those kinds, in the order messages name them. tests/unit/test_reads.py holds it to
 #: what each kind's plan sets.
 BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
-    "MASTER_ADDR": ("ddp",),
-    "MASTER_PORT": ("ddp", "tf-multiworker"),
+    "MASTER_ADDR": ("ddp", "lightning", "accelerate"),
+    "MASTER_PORT": ("ddp", "tf-multiworker", "lightning", "accelerate"),
     "OMP_PLACES": ("threaded",),
     "OMP_PROC_BIND": ("threaded",),
     "TF_NUM_INTRAOP_THREADS": ("tf-multiworker",),
     "TF_NUM_INTEROP_THREADS": ("tf-multiworker",),
-    "TORCH_NCCL_ASYNC_ERROR_HANDLING": ("ddp", "multigpu"),
-    "PYTHONUNBUFFERED": ("ddp", "tf-multiworker", "horovod", "multigpu"),
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": ("ddp", "multigpu", "lightning", "accelerate"),
+    "PYTHONUNBUFFERED": ("ddp", "tf-multiworker", "horovod", "multigpu", "lightning", "accelerate"),
 }
 
 

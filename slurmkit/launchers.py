@@ -45,12 +45,22 @@ def _mpirun(at: LaunchContext) -> Tuple[object, ...]:
     return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
 
 
+def _accelerate(at: LaunchContext) -> Tuple[object, ...]:
+    """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
+    templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
+    from .plan import FromSlurm
+    from .resolve import NODE_CORES
+    return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
+            FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c", '_sk_node_launch "$@"', "_sk_node_launch")
+
+
 #: launcher name -> its argv builder; spec.LAUNCHERS is the names a spec may give.
 LAUNCHERS: Dict[str, Callable[[LaunchContext], Tuple[object, ...]]] = {
     "direct": _direct,
     "srun": _srun,
     "mpirun": _mpirun,
     "torchrun": _torchrun,
+    "accelerate": _accelerate,
 }
 
 

@@ -799,7 +799,6 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     res.setdefault("time", "1h")
-    _stage_lead(build)
     array = spec.pop("array_range", None)
     if "tasks" in spec:
         spec["kind"] = first_kind(runs_task_file=True).name
@@ -809,6 +808,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         spec["array"] = _array_section(array)
     else:
         spec["kind"] = _distributed_kind(build) or _plain_kind(build)
+    _stage_lead(build)       # after the kind: a kind that requeues on the signal asks for it itself
     kind = KINDS[spec["kind"]]
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
@@ -903,8 +903,9 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
         kind = first_kind(distributed=True, mpi_ranks=True).name
     elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
         kind = first_kind(tf_config=True).name
+    elif "gpus" in res and "lightning" in text and build.launcher_name in (None, "srun"):
+        kind = first_kind(requeues_on_signal=True).name   # srun python + Lightning: Lightning reads SLURM's ranks itself
     elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
-                            or "lightning" in text
                             or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
         kind = first_kind(ranks_from_slurm=True).name
     if kind is None:
@@ -979,6 +980,9 @@ def _stage_lead(build: _Builder) -> None:
         return
     if stage and stage.get("outputs"):
         stage["lead"] = f"{build.signal_lead}s"
+    elif KINDS[build.spec["kind"]].requeues_on_signal:
+        build.note(0, f"--signal=...@{build.signal_lead}", "dropped", f"kind {build.spec['kind']} asks for the signal itself "
+                   "(to the batch shell, which passes it to srun's tasks) and for the requeue")
     else:
         build.note(0, f"--signal=...@{build.signal_lead}", "dropped", "nothing is copied back before the time limit: no signal is needed")
 

@@ -122,7 +122,7 @@ def batch_variables(plan) -> Set[str]:
     rendezvous = plan.distributed and plan.distributed.rendezvous
     if rendezvous:
         names.add("MASTER_PORT")
-        if plan.distributed.ranks_from_slurm:
+        if plan.distributed.ranks_from_slurm or plan.distributed.master_env:
             names.add("MASTER_ADDR")
     if plan.venv:
         names.add("VIRTUAL_ENV")   # bin/activate sets it

@@ -26,6 +26,7 @@ from .sizing import cores_per_gpu
 from .gpu_names import mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of
 from .spec import JobSpec
+from .framework_kinds import accelerate_launch, requeue_directives, requeue_lead, stage_conflict
 from .units import format_duration, format_size, format_slurm_time
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -127,6 +128,9 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
     _check_signal_directive(spec, stage, findings)
+    conflict = stage_conflict(kind_of(spec), stage)
+    if conflict:
+        findings.error(*conflict)
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
         findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
@@ -366,6 +370,8 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
         other = KINDS[kind.other_framework_kind]
         findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
+    if spec.launch.mixed_precision is not None and not kind.launches_per_node:
+        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind 'accelerate' only, not {kind.name!r}")
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
@@ -604,6 +610,8 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple
         env.update(profile.launch.env)
     if kind.distributed:
         env.update(_distributed_environment(spec, cpus, gpus, node_types))
+    if not gpus:
+        env.update(kind.cpu_environment)
     mpirun = _uses_mpirun(launcher)
     if mpirun:
         env.update((k, from_slurm(v)) for k, v in _mpirun_binding(profile)[1].items())
@@ -636,8 +644,12 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tupl
     kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
     if kind.rendezvous:
+        lead = requeue_lead(spec.resources.time_s) if kind.requeues_on_signal else 0
+        node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
+            if kind.launches_per_node else ()
         return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
-                               tasks_per_node=tasks, gpu_rank=gpu_rank)
+                               tasks_per_node=tasks, gpu_rank=gpu_rank, master_env=kind.master_env, requeue_lead_s=lead,
+                               node_launcher=node_launcher)
     if kind.distributed and launcher[:1] == ("torchrun",):
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if gpu_rank:
@@ -714,6 +726,8 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         pairs.append(("--mail-type", ",".join(spec.mail.events)))
     if stage and stage.lead_s:
         pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
+    if kind_of(spec).requeues_on_signal:
+        pairs += requeue_directives(chain.link_time_s if chain else res.time_s)
     for extra in spec.extra_directives:
         flag, _, value = extra.partition("=")
         pairs.append((flag, value))

@@ -228,6 +228,7 @@ def _launch(spec) -> Schema:
         "framework": choice(spec.FRAMEWORKS),
         "batch_size": integer(),
         "gpu_view": choice(spec.GPU_VIEWS),
+        "mixed_precision": {"anyOf": [choice(spec.MIXED_PRECISIONS), {"const": False}]},   # a bare `no` reads as false
     }, anyOf=[_given("command"), _given("shell")], **_not_both("command", "shell"))
     return {"anyOf": [NULL, {"type": "string", "pattern": _COMMAND_TEXT["pattern"]}, _ARGUMENTS, long_form],
             "description": "the command (text or a list of arguments), or {command | shell, launcher, ...}"}

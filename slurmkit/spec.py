@@ -33,10 +33,11 @@ from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
 #: the kinds' names (kinds.py holds what each one is), and the distributed ones.
 KINDS, DISTRIBUTED_KINDS = KIND_NAMES, DISTRIBUTED_KINDS
-LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
+LAUNCHERS = ("direct", "srun", "mpirun", "torchrun", "accelerate")   # launchers.LAUNCHERS (tests/unit/test_kinds.py)
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
 GPU_VIEWS = ("own", "node")
+MIXED_PRECISIONS = ("no", "fp16", "bf16")   # accelerate launch --mixed_precision
 #: what environment.builds can build once per toolchain and cache as a wheel.
 BUILDS = ("horovod", "mpi4py")
 BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
@@ -131,6 +132,7 @@ class Launch(Record):
     framework: Optional[str] = None     # pytorch | tensorflow, for the distributed kinds
     batch_size: Optional[int] = None    # per process; lets the resolver warn about jobs too small for their GPUs
     gpu_view: Optional[str] = None      # own | node; None: the kind's default (resolve._gpu_rank)
+    mixed_precision: Optional[str] = None   # no | fp16 | bf16, for kind accelerate (framework_kinds.py)
     text: str = ""                      # the command as written, when one line (its quotes: reads.py)
     shell: Optional[str] = None         # the bash line as the user wrote it, when given as launch.shell
 
@@ -356,7 +358,7 @@ SECTION_KEYS = {
     "resources.gpus": ("model", "count"),
     "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup"),
     "environment.venv": ("path", "requirements", "packages"),
-    "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view"),
+    "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view", "mixed_precision"),
     "array": ("parameters", "throttle"),
     "tasks": ("commands", "arguments", "separator", "joblog"),
     "dependencies.*": ("after", "jobs"),
@@ -610,9 +612,16 @@ def _read_launch(read: _Reader, value) -> Launch:
     batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"),
                                                                        maximum=sanity.MAX_BATCH)
     view = None if launch.get("gpu_view") is None else read.choice(launch["gpu_view"], ("launch", "gpu_view"), GPU_VIEWS)
+    precision = None if launch.get("mixed_precision") is None else read.choice(
+        _precision_word(launch["mixed_precision"]), ("launch", "mixed_precision"), MIXED_PRECISIONS)
     command = launch.get("command")
-    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view,
+    return Launch(command=argv, launcher=launcher, framework=framework, batch_size=batch, gpu_view=view, mixed_precision=precision,
                   text=command if isinstance(command, str) else "", shell=shell)
+
+
+def _precision_word(value):
+    """YAML reads a bare ``no`` as false: it is Accelerate's word ``no``."""
+    return "no" if value is False else value
 
 
 def _read_command(read: _Reader, command) -> Tuple[str, ...]:

@@ -13,14 +13,14 @@ from typing import Dict, List
 STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
 
 
-def lasting_venv(requirement: str) -> Path:
-    """A virtualenv with ``requirement`` (``name==version``), made once and kept in the cluster's
-    state folder, as users keep one on project space; a half-made one is made again."""
-    venv = STATE / "venvs" / requirement.replace("==", "-")
+def lasting_venv(requirement: str, *more: str) -> Path:
+    """A virtualenv with ``requirement`` (``name==version``) and ``more``, made once and kept in the
+    cluster's state folder, as users keep one on project space; a half-made one is made again."""
+    venv = STATE / "venvs" / "+".join(r.replace("==", "-") for r in (requirement, *more))
     if not (venv / "ready").exists():
         subprocess.run(["rm", "-rf", str(venv)], check=True)
         subprocess.run(["/usr/bin/python3.11", "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", requirement], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", requirement, *more], check=True)
         (venv / "ready").write_text("")
     return venv
 

@@ -7,8 +7,9 @@ A command that reads from $SLURM_TMPDIR has what it reads staged there (on every
 threaded) read their small input where it is, in the spec's folder, and stage nothing.
 """
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
-GPU_KINDS = ("gpu", "multigpu", "ddp", "tf-multiworker", "horovod")
+KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod",
+         "lightning", "accelerate")
+GPU_KINDS = ("gpu", "multigpu", "ddp", "tf-multiworker", "horovod", "lightning", "accelerate")
 
 
 def spec_for(profile, kind: str) -> dict:
@@ -41,7 +42,7 @@ def spec_for(profile, kind: str) -> dict:
                          "checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "30m"}}
         spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data --out $SLURM_TMPDIR/runs "
                                      "--checkpoint $SLURM_TMPDIR/ckpt"}
-    elif kind in ("multigpu", "ddp", "tf-multiworker", "horovod"):
+    elif kind in ("multigpu", "ddp", "tf-multiworker", "horovod", "lightning", "accelerate"):
         models = profile.gpu_models
         most = max((t.gpus.count for t in profile.node_types if t.gpus), default=2)
         count = max(whole.gpu_counts) if whole and whole.gpu_counts else min(most, 4 if kind != "multigpu" else 2)
@@ -50,6 +51,8 @@ def spec_for(profile, kind: str) -> dict:
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
         spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch"]}}
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
+        if kind == "accelerate":
+            spec["launch"]["mixed_precision"] = "bf16"
         if kind == "multigpu":
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
         else:   # on each of the nodes: $SLURM_TMPDIR is every node's own disk

@@ -370,9 +370,9 @@ def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     assert_bad_input(result)
     assert json.loads(result.stdout)["error"] == {"code": "spec-invalid", "file": "job.yaml", "line": 4, "field": "kind", "message":
                                                   "'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, "
-                                                  "gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"}
+                                                  "gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate"}
     assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
-                             "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod\n")
+                             "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate\n")
 
 
 @pytest.mark.parametrize("command", ["render", "check"])

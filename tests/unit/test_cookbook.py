@@ -18,7 +18,8 @@ from slurmkit.yamlfile import read_yaml_file
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 COOKBOOK = ("mnist-keras-multigpu", "resnet50-horovod", "ddp-multinode", "tf-multiworker", "kmeans-mpi4py",
-            "tf-cpu-threads", "imagenet-tarball-staging", "sweep-1000", "long-run-chain", "serial-farm")
+            "tf-cpu-threads", "imagenet-tarball-staging", "sweep-1000", "long-run-chain", "serial-farm", "lightning-requeue",
+            "accelerate-multinode")
 OLD_CLUSTERS = ("graham", "cedar", "beluga", "niagara")
 
 

@@ -219,3 +219,14 @@ def test_python_m_pip_fills_the_venv_export_of_several_names_is_kept_and_a_hered
     env = import_script(script).spec["environment"]
     assert env["venv"] == {"requirements": "req.txt", "packages": ["numpy==1.26"]}
     assert env["setup"] == ["export A=1 B=2", "export C=$(date +%s)", "cat > cfg.ini <<EOF\n[a]\npip install nope\nEOF"]
+
+
+@pytest.mark.parametrize("venv_line", ["pip install --no-index lightning", "pip install --no-index pytorch-lightning"])
+def test_an_srun_python_script_using_lightning_becomes_kind_lightning(venv_line):
+    script = ("#!/bin/bash\n#SBATCH --nodes=2 --gres=gpu:v100:2 --ntasks-per-node=2 -t 3:00:00\n#SBATCH --signal=SIGUSR1@90\n"
+              f"{venv_line}\nsrun python train_lightning.py --epochs 5\n")
+    imported = import_script(script, profile="graham")
+    assert imported.spec["kind"] == "lightning", imported.spec
+    assert imported.spec["launch"]["launcher"] == "srun"
+    assert any("asks for the signal itself" in n.reason for n in imported.notes if n.outcome == "dropped")
+    assert Job(**dict(imported.spec, account="def-x")).resolve().errors == ()

@@ -32,7 +32,7 @@ def test_typos_are_caught_at_the_question_that_asked_and_asked_again(monkeypatch
     assert told[0].startswith("profile generic, which knows no site's rules: no cluster detected")
     assert told[1].startswith("no site profile named 'nibby' (did you mean 'nibi'?)")
     assert told[2] == ("'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, "
-                       "many-tasks, multigpu, ddp, tf-multiworker, horovod")
+                       "many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate")
     assert told[3] == ("nibi has no GPU called 'a100'; did you mean 'h100'? "
                        "it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a")
     assert len(told) == 4

@@ -14,7 +14,7 @@ from slurmkit.sbatch_options import OPTIONS, PORT_HINTS, SHORT_NAMES, SPEC_FIELD
 from .golden_specs import spec_for
 
 #: what the resolver writes that no spec field decides: the logs and the staging signal.
-SLURMKIT_WRITES = {"output", "signal"}
+SLURMKIT_WRITES = {"output", "signal", "requeue", "open-mode"}   # signal, requeue, open-mode: kind lightning, stage
 
 
 @pytest.mark.parametrize("profile", sorted(p.name for p in list_profiles()[0]))

@@ -53,7 +53,7 @@ def test_a_template_in_the_working_folder_overrides_the_bundled_one(tmp_path, mo
 def test_new_asks_for_what_the_flags_did_not_say(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     asked = []
-    answers = {"Site profile": "nibi", "Kind (serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod)": "gpu", "Account": "def-me",
+    answers = {"Site profile": "nibi", "Kind (serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate)": "gpu", "Account": "def-me",
                "Time limit (e.g. 3h, 1-00:00:00)": "2h", "GPUs per node (MODEL:COUNT; h100, mi300a)": "h100:2",
                "Command": "python train.py"}
 

@@ -60,7 +60,7 @@ def test_misspelt_resource_key_suggests_gpus():
 
 @pytest.mark.parametrize("data, expected", [
     (minimal(launch={"comand": "x"}),
-     "job.yaml: launch.comand: unknown key; did you mean 'command'? allowed: command, shell, launcher, framework, batch_size, gpu_view"),
+     "job.yaml: launch.comand: unknown key; did you mean 'command'? allowed: command, shell, launcher, framework, batch_size, gpu_view, mixed_precision"),
     (minimal(environment={"venv": {"packges": ["numpy"]}}),
      "job.yaml: environment.venv.packges: unknown key; did you mean 'packages'? allowed: path, requirements, packages"),
     (minimal(environment={"modlues": ["gcc"]}),
@@ -108,7 +108,7 @@ def test_a_required_key_given_as_null_counts_as_missing():
     (with_resources(cpus_per_task=2.5), "job.yaml: resources.cpus_per_task: expected a whole number from 1 to 1,000,000, got float 2.5"),
     (minimal(resources=["1h"]), f"job.yaml: resources: expected a mapping with keys {RESOURCE_KEYS}, got a list"),
     (minimal(name=["a"]), "job.yaml: name: expected text, got a list"),
-    (minimal(launch=5), "job.yaml: launch: expected a mapping with keys command, shell, launcher, framework, batch_size, gpu_view, got int 5"),
+    (minimal(launch=5), "job.yaml: launch: expected a mapping with keys command, shell, launcher, framework, batch_size, gpu_view, mixed_precision, got int 5"),
     (minimal(environment={"modules": {"gcc": 1}}), "job.yaml: environment.modules: expected a list, got a mapping"),
     (minimal(environment={"variables": 5}),
      "job.yaml: environment.variables: expected a mapping of variable names to values, got int 5"),
@@ -125,9 +125,9 @@ def test_a_required_key_given_as_null_counts_as_missing():
      "job.yaml: resources.gpus.count: expected a whole number from 1 to 1,000,000, got int 0"),
     (with_resources(gpus="h100:two"), "job.yaml: resources.gpus: 'h100:two' is not MODEL:COUNT (e.g. h100:2)"),
     (with_resources(gpus="h100:\u00b2"), "job.yaml: resources.gpus: 'h100:\u00b2' is not MODEL:COUNT (e.g. h100:2)"),
-    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod"),
+    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate"),
     (minimal(launch={"command": "x", "launcher": "srunn"}),
-     "job.yaml: launch.launcher: 'srunn' is not one of them; did you mean 'srun'? allowed: direct, srun, mpirun, torchrun"),
+     "job.yaml: launch.launcher: 'srunn' is not one of them; did you mean 'srun'? allowed: direct, srun, mpirun, torchrun, accelerate"),
 ])
 def test_wrong_type_says_what_was_expected_and_what_was_given(data, expected):
     assert error_of(data) == expected

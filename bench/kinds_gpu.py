@@ -1,0 +1,126 @@
+"""Multi-GPU scaling of the `lightning` and `accelerate` scripts slurmkit renders, beside a bare
+`torchrun --standalone` of the same synthetic ResNet-50 (batch 128 per GPU, bf16, channels-last).
+
+Two steps, because the GPU machine has no slurmkit dependencies and no SLURM:
+
+    python bench/kinds_gpu.py render           # here: bench/gpubox/out/{lightning,accelerate}-{1,2}gpu.sbatch
+    python bench/kinds_gpu.py run --out DIR    # on the 2-GPU machine (device tool, nvidia-h100-x2,
+                                               # carrying the ignored bench/gpubox/out)
+    python bench/kinds_gpu.py run --smoke      # anywhere: CPU, a tiny model, gloo; checks the plumbing
+
+`run` runs each rendered script with bash under `taskset` for the CPUs SLURM would give the job
+(16 per GPU), with SLURM's variables set as the batch step has them and bench/shim first on
+PATH: its `srun` starts --ntasks copies (else $SLURM_NTASKS) with SLURM_PROCID/SLURM_LOCALID/
+SLURM_NODEID set and passes signals on, its `scontrol show hostnames` says localhost. Payloads:
+bench/resnet_lightning.py, bench/resnet_accelerate.py, bench/resnet_bare.py (bench/resnet_synthetic.py).
+Runs alternate between launchers and repeat; it prints the median images/s on 1 and 2 GPUs and
+the 2/1 ratio of each, and writes DIR/kinds_gpu.json. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GPUBOX = ROOT / "bench" / "gpubox"
+OUT = GPUBOX / "out"
+SHIM = ROOT / "bench" / "shim"
+CORES_PER_GPU = 16
+KINDS = {"lightning": "bench/resnet_lightning.py", "accelerate": "bench/resnet_accelerate.py"}
+
+
+def render() -> None:
+    """The jobs as a user would write them for the gpubox profile, on 1 and 2 GPUs."""
+    os.chdir(GPUBOX)  # ./site_profiles holds the gpubox profile
+    sys.path.insert(0, str(ROOT))
+    from slurmkit.job import Job
+
+    OUT.mkdir(exist_ok=True)
+    for kind, payload in KINDS.items():
+        for gpus in (1, 2):
+            launch = {"command": ["python3", payload], "batch_size": 128}
+            if kind == "accelerate":
+                launch["mixed_precision"] = "bf16"
+            job = Job(name="resnet50", profile="gpubox", kind=kind, resources={"gpus": f"h100:{gpus}", "time": "1h", "mem": "64G"},
+                      launch=launch)
+            path = OUT / f"{kind}-{gpus}gpu.sbatch"
+            path.write_text(job.render(warn=False))
+            print(path.relative_to(ROOT))
+
+
+def _launch(label: str, gpus: int, smoke: bool) -> list:
+    extra = ["--smoke"] if smoke else []
+    if label == "bare":
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}", "bench/resnet_bare.py", *extra]
+    script = OUT / f"{label}-{gpus}gpu.sbatch"
+    if smoke:   # the payload's own words, plus --smoke: the script runs as rendered otherwise
+        text = script.read_text().replace(KINDS[label] + " &", KINDS[label] + " --smoke &")
+        script = OUT / f"smoke-{label}-{gpus}gpu.sbatch"
+        script.write_text(text)
+    cpus = f"0-{min(CORES_PER_GPU * gpus, os.cpu_count()) - 1}"
+    return ["taskset", "-c", cpus, "bash", str(script)]
+
+
+def _batch_step_environment(gpus: int, smoke: bool) -> dict:
+    """What SLURM gives the batch step of a one-node job of ``gpus`` tasks, and the shims first on PATH."""
+    env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
+               PATH=f"{SHIM}:{Path(sys.executable).parent}:{os.environ['PATH']}", PYTHONPATH=str(ROOT / "bench"),
+               SLURM_JOB_ID="4242", SLURM_JOB_NAME="resnet50", SLURM_JOB_NODELIST="localhost", SLURM_NNODES="1",
+               SLURM_NTASKS=str(gpus), SLURM_NTASKS_PER_NODE=str(gpus), SLURM_CPUS_PER_TASK=str(CORES_PER_GPU),
+               SLURM_TMPDIR="/tmp", SLURM_SUBMIT_DIR=str(ROOT))
+    if smoke:
+        env.update(ACCELERATE_USE_CPU="true", CUDA_VISIBLE_DEVICES="")
+    return env
+
+
+def _one(label: str, gpus: int, smoke: bool) -> dict:
+    done = subprocess.run(_launch(label, gpus, smoke), cwd=ROOT, env=_batch_step_environment(gpus, smoke), capture_output=True, text=True,
+                          timeout=600)
+    match = re.search(r"^BENCH (\{.*\})$", done.stdout, re.M)
+    if done.returncode != 0 or not match:
+        raise SystemExit(f"{label} on {gpus} GPU(s) failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
+    result = json.loads(match.group(1))
+    result["launcher"] = label
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def run(out: Path, reps: int, labels: list, smoke: bool) -> None:
+    missing = [label for label in labels if label != "bare" and not (OUT / f"{label}-1gpu.sbatch").exists()]
+    if missing:
+        raise SystemExit(f"no rendered scripts for {', '.join(missing)} in {OUT}: run `python bench/kinds_gpu.py render` first")
+    results = [_one(label, gpus, smoke) for _ in range(reps) for label in labels for gpus in (1, 2)]
+    summary = {}
+    for label in labels:
+        median = {g: statistics.median(r["images_per_s"] for r in results if r["launcher"] == label and r["gpus"] == g) for g in (1, 2)}
+        summary[label] = {"images_per_s_1gpu": median[1], "images_per_s_2gpu": median[2], "ratio": round(median[2] / median[1], 3)}
+    print("\nlauncher          1 GPU img/s   2 GPUs img/s   ratio   (medians of", reps, "runs each, device:", results[0]["device"] + ")")
+    for label, s in summary.items():
+        print(f"{label:16} {s['images_per_s_1gpu']:12.1f} {s['images_per_s_2gpu']:14.1f} {s['ratio']:7.3f}x")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "kinds_gpu.json").write_text(json.dumps({"smoke": smoke, "summary": summary, "runs": results}, indent=1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="step", required=True)
+    sub.add_parser("render")
+    go = sub.add_parser("run")
+    go.add_argument("--out", type=Path, default=Path("."))
+    go.add_argument("--reps", type=int, default=3)
+    go.add_argument("--labels", default="bare,lightning,accelerate")
+    go.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps, 1 rep: the plumbing, not a measure")
+    args = parser.parse_args()
+    if args.step == "render":
+        render()
+    else:
+        run(args.out, 1 if args.smoke else args.reps, args.labels.split(","), args.smoke)
+
+
+if __name__ == "__main__":
+    main()

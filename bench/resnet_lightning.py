@@ -1,0 +1,79 @@
+"""Synthetic ResNet-50 under PyTorch Lightning (precision "bf16-mixed", channels-last, DDP), one
+process per GPU started by srun as kind lightning's script does: Lightning reads the ranks from
+SLURM's variables (bench/shim/srun sets them where there is no SLURM)."""
+
+import os
+import time
+
+import torch
+import torch.distributed as dist
+
+import resnet_synthetic as common
+
+try:
+    import lightning.pytorch as pl
+except ImportError:
+    import pytorch_lightning as pl
+
+
+class Synthetic(pl.LightningModule):
+    """Each step trains on the same images, made once on the device: the loader yields only indices."""
+
+    def __init__(self, args):
+        super().__init__()
+        self.args = args
+        self.net = common.model(args.smoke)
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+
+    def on_fit_start(self):
+        self.images, self.labels = common.batch(self.args.batch, self.device, self.args.smoke)
+
+    def training_step(self, index, step):
+        return self.loss_fn(self.net(self.images), self.labels)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1, momentum=0.9)
+
+
+class Clock(pl.Callback):
+    """Times the steps after the warm-up, as the other payloads do; the slowest rank sets the pace."""
+
+    def __init__(self, args):
+        self.args, self.start = args, None
+
+    def _sync(self, module):
+        if not self.args.smoke:
+            torch.cuda.synchronize()
+
+    def on_train_batch_start(self, trainer, module, batch, index):
+        if index == self.args.warmup:
+            self._sync(module)
+            trainer.strategy.barrier()
+            self.start = time.perf_counter()
+
+    def on_train_end(self, trainer, module):
+        self._sync(module)
+        elapsed = torch.tensor([time.perf_counter() - self.start], device=module.device)
+        if dist.is_initialized():
+            dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
+        if trainer.is_global_zero:
+            name = "cpu" if self.args.smoke else torch.cuda.get_device_name(module.device)
+            common.report(self.args, trainer.world_size, elapsed.item(), name, precision=str(trainer.precision))
+
+
+def main() -> None:
+    args = common.arguments("lightning")
+    if not args.smoke:
+        torch.backends.cudnn.benchmark = True
+    per_node = int(os.environ.get("SLURM_NTASKS_PER_NODE", "1"))
+    total = args.warmup + args.steps
+    trainer = pl.Trainer(accelerator="cpu" if args.smoke else "gpu", devices=per_node, num_nodes=int(os.environ.get("SLURM_NNODES", "1")),
+                         strategy="ddp" if per_node > 1 else "auto", precision="bf16-mixed", max_steps=total, max_epochs=1,
+                         logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                         callbacks=[Clock(args)])
+    # More indices than steps on every rank (the sampler splits them among the ranks): max_steps ends it.
+    trainer.fit(Synthetic(args), torch.utils.data.DataLoader(range(total * 64), batch_size=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+"""A tiny Hugging Face Accelerate run on CPUs (gloo) for the local cluster: `accelerate launch`
+on each node starts its processes; every rank prints the final loss on the whole data."""
+import torch
+from accelerate import Accelerator
+from torch.utils.data import DataLoader, TensorDataset
+
+accelerator = Accelerator()
+torch.manual_seed(0)
+x = torch.randn(256, 8)
+y = x.sum(1, keepdim=True)
+model = torch.nn.Linear(8, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.02)
+model, optimizer, data = accelerator.prepare(model, optimizer, DataLoader(TensorDataset(x, y), batch_size=16, shuffle=True))
+for epoch in range(20):
+    for inputs, targets in data:
+        optimizer.zero_grad()
+        accelerator.backward(torch.nn.functional.mse_loss(model(inputs), targets))
+        optimizer.step()
+with torch.no_grad():
+    final = torch.nn.functional.mse_loss(accelerator.unwrap_model(model)(x), y).item()
+state = accelerator.state
+print(f"accelerate rank={accelerator.process_index} world={accelerator.num_processes} type={state.distributed_type} "
+      f"backend={state.backend} final_loss={final:.6f}", flush=True)

@@ -1,0 +1,155 @@
+"""Kinds lightning and accelerate: their shape, launch and directives, and the lightning script's
+requeue handling run in bash with a stand-in srun (the real one: tests/integration/test_framework_kinds_slow.py)."""
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from slurmkit.spec import load_spec
+from slurmkit.render import render
+
+from .test_resolve import directives, job, only_error
+
+STAND_IN_SRUN = """#!/bin/bash
+# srun as far as the batch shell sees it: relays USR1 and TERM to its task, like the real one.
+while [[ $1 == --* ]]; do shift; done
+"$@" &
+child=$!
+trap 'kill -USR1 $child' USR1
+trap 'kill -TERM $child; wait $child; exit 143' TERM
+while true; do
+    wait $child && exit 0
+    rc=$?
+    kill -0 $child 2> /dev/null || exit $rc
+done
+"""
+#: The payload: says when it has the signal (as Lightning would save and requeue) and runs on.
+PAYLOAD = "import signal, time, sys\nsignal.signal(signal.SIGUSR1, lambda *a: print('got USR1', flush=True))\ntime.sleep(30)\n"
+
+
+def env(resolution) -> dict:
+    assert resolution.plan is not None, resolution.errors
+    return dict(resolution.plan.environment)
+
+
+def words(resolution):
+    return [str(w) for w in resolution.plan.launcher]
+
+
+def test_lightning_runs_one_srun_task_per_gpu_with_the_requeue_directives():
+    r = job("narval", {"gpus": "a100:4", "nodes": 2, "time": "3h"}, kind="lightning")
+    d = directives(r)
+    assert d["--ntasks-per-node"] == "4" and d["--signal"] == "B:USR1@90" and "--requeue" in d and d["--open-mode"] == "append"
+    assert words(r) == ["srun", '--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"']
+    p = r.plan.distributed
+    assert p.rendezvous and p.master_env and not p.ranks_from_slurm and p.requeue_lead_s == 90
+    assert env(r)["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
+    text = render(r.plan)
+    assert "export MASTER_ADDR MASTER_PORT" in text and "trap _sk_on_requeue_signal USR1" in text
+
+
+def test_lightning_on_a_one_minute_job_is_told_half_way():
+    r = job("local", {"time": "1m", "nodes": 2, "tasks_per_node": 2}, kind="lightning")
+    assert directives(r)["--signal"] == "B:USR1@30"
+
+
+def test_lightning_refuses_a_copy_back_that_needs_the_same_signal():
+    r = job("narval", {"gpus": "a100:1"}, kind="lightning", stage={"outputs": [{"from": "runs", "to": "results"}]})
+    assert "SIGUSR1" in only_error(r).message
+
+
+def test_lightning_and_accelerate_run_pytorch_only():
+    for kind in ("lightning", "accelerate"):
+        r = job("narval", {"gpus": "a100:2"}, kind=kind, launch={"command": "python t.py", "framework": "tensorflow"})
+        assert only_error(r).field == "launch.framework"
+
+
+def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_rank():
+    r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py", "mixed_precision": "bf16"})
+    assert directives(r)["--ntasks-per-node"] == "4"     # processes per node, as the header says
+    assert words(r)[:4] == ["srun", '--nodes="$SLURM_NNODES"', '--ntasks="$SLURM_NNODES"', "--ntasks-per-node=1"]
+    launch = [str(w) for w in r.plan.distributed.node_launcher]
+    assert launch[:3] == ["accelerate", "launch", "--multi_gpu"]
+    assert '--machine_rank="$SLURM_NODEID"' in launch and "--mixed_precision=bf16" in launch and launch[-1] == "--no_python"
+    assert "ACCELERATE_USE_CPU" not in env(r)
+    text = render(r.plan)
+    assert "bash -c '_sk_node_launch \"$@\"' _sk_node_launch python t.py &" in text   # SLURM_NODEID expands in each node's task
+
+
+def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):
+    r = job("narval", {"gpus": "a100:1"}, kind="accelerate")
+    launch = [str(w) for w in r.plan.distributed.node_launcher]
+    assert "--mixed_precision=no" in launch and "--multi_gpu" not in launch     # one process: no multi-process launcher
+    yaml = tmp_path / "job.yaml"
+    yaml.write_text("name: t\nkind: accelerate\nprofile: narval\naccount: def-x\nresources: {gpus: 'a100:1', time: 1h}\n"
+                    "launch: {command: python t.py, mixed_precision: no}\n")     # YAML reads a bare no as false
+    assert load_spec(yaml).launch.mixed_precision == "no"
+
+
+def test_accelerate_on_cpu_nodes_tells_accelerate_so():
+    r = job("local", {"nodes": 2, "tasks_per_node": 2}, kind="accelerate")
+    assert env(r)["ACCELERATE_USE_CPU"] == "true"
+
+
+def test_mixed_precision_is_for_kind_accelerate_only():
+    r = job("narval", {"gpus": "a100:2"}, kind="ddp", launch={"command": "python t.py", "mixed_precision": "fp16"})
+    assert only_error(r).field == "launch.mixed_precision"
+
+
+# ---------------------------------------------------------------- the requeue, in bash
+
+
+def _lightning_script(tmp_path: Path) -> Path:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "srun").write_text(STAND_IN_SRUN)
+    (tmp_path / "bin" / "scontrol").write_text("#!/bin/bash\necho node1\n")
+    (tmp_path / "bin" / "module").write_text("#!/bin/bash\n")      # the local profile's Lmod: nothing to load here
+    for name in ("srun", "scontrol", "module"):
+        (tmp_path / "bin" / name).chmod(0o755)
+    (tmp_path / "payload.py").write_text(PAYLOAD)
+    r = job("local", {"time": "10m", "nodes": 1, "tasks_per_node": 1}, kind="lightning", launch={"command": f"python3 {tmp_path}/payload.py"})
+    script = tmp_path / "job.sh"
+    script.write_text(render(r.plan))
+    return script
+
+
+def _start(tmp_path: Path, script: Path):
+    env = {"PATH": f"{tmp_path}/bin:/usr/bin:/bin", "SLURMKIT_JOB_DIR": str(tmp_path), "SLURM_JOB_ID": "42",
+           "SLURM_JOB_NODELIST": "node1", "SLURM_NNODES": "1", "HOME": str(tmp_path)}
+    out = open(tmp_path / "log", "w")
+    process = subprocess.Popen(["bash", str(script)], env=env, stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+    time.sleep(1.5)
+    return process
+
+
+def test_usr1_reaches_the_ranks_and_the_requeues_term_writes_no_exit_file(tmp_path):
+    script = _lightning_script(tmp_path)
+    process = _start(tmp_path, script)
+    process.send_signal(signal.SIGUSR1)
+    time.sleep(1)
+    process.send_signal(signal.SIGTERM)      # what `scontrol requeue` does to a running job
+    assert process.wait(20) == 143
+    log = (tmp_path / "log").read_text()
+    assert "got USR1" in log and "requeued by Lightning" in log
+    assert not (tmp_path / "42.exit").exists()   # `slurmkit status` asks SLURM: the job is pending again
+
+
+def test_a_term_without_the_signal_first_is_an_ending_and_is_recorded(tmp_path):
+    script = _lightning_script(tmp_path)
+    process = _start(tmp_path, script)
+    process.send_signal(signal.SIGTERM)      # scancel
+    assert process.wait(20) == 143
+    assert (tmp_path / "42.exit").read_text().split() == ["143"]
+
+
+def test_a_payload_that_ends_after_the_signal_waits_for_the_requeue_rather_than_race_it(tmp_path):
+    script = _lightning_script(tmp_path)
+    (tmp_path / "payload.py").write_text("import signal, time\nsignal.signal(signal.SIGUSR1, lambda *a: None)\n"
+                                         "time.sleep(2)\n")
+    process = _start(tmp_path, script)
+    process.send_signal(signal.SIGUSR1)
+    time.sleep(2)                            # the payload has ended; the batch shell still waits
+    assert process.poll() is None
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(20) == 143 and not (tmp_path / "42.exit").exists()

@@ -154,6 +154,9 @@ def job_schema() -> Schema:
             "user": text(spec.MAIL_RE, nullable=True),
             "events": one_or_list(any_case(spec.MAIL_EVENTS), nullable=False)})]},
         "extra_directives": one_or_list(text(spec._DIRECTIVE_RE)),
+        "monitor": closed("monitor", {"gpu": {"type": ["boolean", "null"],
+                                              "description": "sample the GPUs' use while the job runs (default: on for a job with GPUs)"}},
+                          nullable=True),
     }, required=("name", "resources"))
     top["allOf"] = [
         # kind array <=> an array section; kind many-tasks <=> a tasks section

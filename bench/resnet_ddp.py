@@ -23,7 +23,7 @@ import time
 
 def smoke(args) -> None:
     """No GPU: the BENCH line's shape, from rank 0 only, after as long as a short run takes."""
-    time.sleep(3 + args.sleep * args.steps / 10)
+    time.sleep(1.5 + args.sleep * args.steps / 20)
     if int(os.environ.get("RANK", "0")) == 0:
         world = int(os.environ.get("WORLD_SIZE", "1"))
         print("BENCH " + json.dumps({"label": args.label, "gpus": world, "model": args.model, "batch_per_gpu": args.batch,

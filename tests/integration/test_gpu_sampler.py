@@ -143,3 +143,4 @@ def test_a_two_node_job_runs_one_sampler_per_node_beside_a_payload_that_fills_th
     assert len(re.findall(r"rank \d on node\d", handle.stdout())) == 4
     found = _assert_stopped_before_exit_file(handle, 2, gpus=2, hosts=2)
     assert sorted(found) == ["node1", "node2"]
+    assert "srun: error" not in handle.stderr() and "forcing job termination" not in handle.stderr(), handle.stderr()

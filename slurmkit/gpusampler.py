@@ -29,6 +29,8 @@ def sampler_plan(spec, gpus, chain) -> Optional[GpuSamplerPlan]:
     if gpus is None or spec.monitor.gpu is False:
         return None
     limit_s = chain.link_time_s if chain else spec.resources.time_s
-    amd = any(t.gpus and t.gpus.vendor == "amd" for t in gpus.node_types)
+    # Only where every node the job may get is AMD: a request for any model may land on either
+    # (Nibi's "2"), and there nvidia-smi is the likelier tool; on an AMD node it says unavailable.
+    amd = bool(gpus.node_types) and all(t.gpus and t.gpus.vendor == "amd" for t in gpus.node_types)
     return GpuSamplerPlan(tool="rocm-smi" if amd else "nvidia-smi", interval_s=interval_s(limit_s),
                           per_node=spec.resources.nodes > 1)

@@ -147,3 +147,18 @@ def test_a_stop_that_comes_before_the_sampler_has_started_still_leaves_its_state
     assert time.monotonic() - started < 5 and lines == []
     assert re.fullmatch(r"(stopped \d+ interval=1|unavailable nvidia-smi is not on PATH on \S+)\n", state)
     assert state.startswith("stopped" if path == "stand-in" else "unavailable")
+
+
+def test_a_request_for_any_gpu_model_on_a_site_with_amd_and_nvidia_nodes_uses_nvidia_smi():
+    """Nibi's "gpus: 2" may land on an H100 or an MI300A node: nvidia-smi, the likelier; on an
+    MI300A node the sampler then says unavailable and the job runs."""
+    assert _job(profile="nibi", gpus="2").resolve().plan.gpu_sampler.tool == "nvidia-smi"
+
+
+def test_slurmkit_import_still_finds_the_payload_of_a_script_with_the_amd_sampler():
+    from slurmkit.porting import import_script
+
+    def imported(monitor):
+        return import_script(_job(profile="nibi", gpus="mi300a:4", monitor={"gpu": monitor}).render(), name="s", profile="nibi").spec
+
+    assert imported(True) == imported(False) and "python train.py" in imported(True)["launch"]["shell"]

@@ -164,3 +164,13 @@ def test_slurmkit_import_still_finds_the_payload_of_a_script_with_the_amd_sample
     on, off = imported(True), imported(False)
     assert (on["kind"], on["resources"], on["launch"]) == (off["kind"], off["resources"], off["launch"])
     assert "python train.py" in on["launch"]["shell"]
+
+
+def test_the_environment_scripts_of_a_gpu_job_start_no_sampler():
+    """slurmkit env build (login node) and submit_function's setup lines (submitit's own script,
+    without slurmkit's exit trap to stop it) leave the sampler out."""
+    from slurmkit.render import render_env_build, render_setup
+
+    plan = _job().resolve().plan
+    assert plan.gpu_sampler is not None
+    assert "_sk_gpu" not in render_setup(plan) and "_sk_gpu" not in render_env_build(plan)

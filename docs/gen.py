@@ -84,7 +84,8 @@ def cli_page() -> str:
     root = click.Context(main, info_name="slurmkit", **main.context_settings)
     out = ["# CLI reference", "", NOTICE, "",
            "Every `slurmkit` command with its usage, help and options, as `slurmkit COMMAND --help` "
-           "prints them. Exit codes: 0 success, 1 the cluster or a job failed, 2 bad input. "
+           "prints them. Exit codes: 0 success, 1 the cluster, a job or the system failed (a full disk, an output "
+           "that cannot be written), 2 bad input. "
            "What `--json` prints (`\"schema\": 1`, error codes) is in [JSON output](json.md); "
            "shell completion in [Shell completion](json.md#shell-completion).", ""]
     for ctx in _commands(root):

@@ -9,6 +9,7 @@ the job that will use it, so that the cache key matches and that job starts in s
 from typing import Optional, Sequence
 
 from .errors import SpecError
+from .kinds import DEFAULT_KIND, ONE, first_kind
 from .resolve import build_frameworks
 from .spec import BUILDS, JobSpec, spec_from_mapping
 
@@ -42,7 +43,7 @@ def build_spec(names: Sequence[str], spec: Optional[JobSpec] = None, profile: Op
         resources["gpus"] = gpus
     resources.setdefault("cpus_per_task", _build_cpus(profile or base.get("profile"), bool(resources.get("gpus"))))
     resources.update(time=BUILD_JOB_TIME, nodes=1)
-    data = dict(base, name="build-" + "-".join(wanted), kind="gpu" if resources.get("gpus") else "serial",
+    data = dict(base, name="build-" + "-".join(wanted), kind=_build_kind(bool(resources.get("gpus"))),
                 launch={"command": ["python", "-c", _CHECK], **({"framework": framework} if framework else {})})
     if profile:
         data["profile"] = profile
@@ -58,6 +59,11 @@ _CHECK = ("import importlib.metadata as m\n"
           "        print(name, m.version(name), 'installed from the build cache')\n"
           "    except m.PackageNotFoundError:\n"
           "        pass")
+
+
+def _build_kind(gpu: bool) -> str:
+    """The build job's kind: one process, on a GPU node where the build needs one."""
+    return first_kind(gpu_required=True, processes=ONE).name if gpu else DEFAULT_KIND
 
 
 def _build_cpus(profile: Optional[str], gpu: bool) -> int:

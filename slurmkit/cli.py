@@ -118,7 +118,7 @@ def pretty_output() -> bool:
     import os
     import sys
 
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 #: command name -> one-line help shown by ``slurmkit --help`` without importing it.
@@ -184,6 +184,42 @@ def run() -> None:
         main()  # click's standalone mode: always ends in SystemExit
     except SystemExit as end:
         quick_exit(end.code)
+    except (OSError, AttributeError) as error:
+        if not _writing_output(error):
+            raise
+        _output_failed(error)
+
+
+#: the functions in which writing a command's output to stdout or stderr fails.
+_WRITERS = frozenset(("echo", "verbatim", "message_line", "_write_buffer", "_check_buffer"))
+
+
+def _writing_output(error: BaseException) -> bool:
+    """Whether ``error`` was raised writing to stdout or stderr (a full disk, a closed descriptor,
+    ``>&-``): the innermost of slurmkit's, click's or rich's writing functions on its traceback."""
+    import sys
+
+    if isinstance(error, AttributeError) and None not in (sys.stdout, sys.stderr):
+        return False
+    names = []
+    traceback = error.__traceback__
+    while traceback is not None:
+        names.append(traceback.tb_frame.f_code.co_name)
+        traceback = traceback.tb_next
+    return bool(names) and names[-1] in _WRITERS
+
+
+def _output_failed(error: BaseException) -> None:
+    """One line for an output that could not be written, then exit 1 (not a traceback)."""
+    import os
+    import sys
+
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else "the stream is closed"
+    try:
+        os.write(2, f"error: slurmkit could not write its output: {reason}\n".encode())
+    except OSError:
+        pass
+    os._exit(1)
 
 
 def quick_exit(code) -> None:
@@ -197,11 +233,12 @@ def quick_exit(code) -> None:
     if threading.active_count() > 1:
         raise SystemExit(code)
     atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):   # a closed pipe or stream: Python's own exit reports it
-        raise SystemExit(code) from None
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:   # None: started with that descriptor closed (`>&-`)
+                stream.flush()
+        except (OSError, ValueError):   # a closed pipe or stream: Python's own exit reports it
+            raise SystemExit(code) from None
     os._exit(status)
 
 
@@ -214,7 +251,8 @@ def _exit_status(code) -> int:
         return code & 0xFF
     import sys
 
-    print(code, file=sys.stderr)
+    if sys.stderr is not None:
+        print(code, file=sys.stderr)
     return 1
 
 

@@ -48,6 +48,7 @@ ERROR_CODES = {
     "TooBig": "remote-sync-too-big",
     "RemoteConfigError": "remote-config-invalid",
     "RemoteError": "remote-failed",
+    "NotApplied": "apply-refused",
     "SlurmkitError": "failed",
 }
 #: a command line click could not parse (unknown option, bad argument): exit 2.

@@ -7,20 +7,52 @@ from .cli_json import JsonCommand, emit
 from .cli_remote import REMOTE_OPTION
 from .errors import SlurmkitError
 
-def log_folder(job_id: str):
-    """Where slurmkit put the job's logs and exit files (None for a job it did not submit)."""
+def submission(job_id: str):
+    """slurmkit's record of the job (None for a job it did not submit)."""
     from .registry import find
 
-    record = find([job_id]).get(job_id.split("_")[0])
+    return find([job_id]).get(job_id.split("_")[0])
+
+
+def log_folder(job_id: str):
+    """Where slurmkit put the job's logs and exit files (None for a job it did not submit)."""
+    record = submission(job_id)
     return record.folder if record else None
+
+
+def job_profile(job_id: str):
+    """The site profile the job was rendered for (its GPUs, MIG slices, GPU counts); None when
+    slurmkit did not submit it or the profile is no longer found."""
+    from .profiles import load_profile
+
+    record = submission(job_id)
+    try:
+        return load_profile(record.profile) if record and record.profile else None
+    except (SlurmkitError, OSError):
+        return None
+
+
+def gpu_report(job_id: str, effs):
+    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report)."""
+    from .gpuuse import full_report
+
+    return full_report(effs, log_folder(job_id), job_profile(job_id))
 
 
 @click.command("report", cls=JsonCommand)
 @click.argument("job_id", metavar="JOBID", callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; docs/json.md).")
+@click.option("--apply", "apply", is_flag=True,
+              help="Write the advised time, memory, cores and GPUs into the job's spec (SPEC, or the one it was submitted from).")
+@click.option("--yes", is_flag=True, help="With --apply: write without asking.")
+@click.argument("spec_path", metavar="[SPEC]", required=False, type=click.Path(dir_okay=False))
 @REMOTE_OPTION
-def report_command(job_id, as_json, remote):
+def report_command(job_id, as_json, apply, yes, spec_path, remote):
     """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
+    if spec_path and not apply:
+        raise click.UsageError(f"{spec_path}: a spec is read only with --apply (slurmkit report {job_id} --apply {spec_path})")
+    if apply and (as_json or remote):
+        raise click.UsageError(f"--apply writes a spec here, after showing its diff: not with {'--json' if as_json else '--remote'}")
     if remote:
         from .cli_remote import report_remote
 
@@ -29,19 +61,44 @@ def report_command(job_id, as_json, remote):
 
     try:
         effs = efficiency.with_exit_files(efficiency.report_for(job_id), log_folder(job_id))
+        made = gpu_report(job_id, effs)
     except SlurmkitError as error:
         fail(error)
+    effs = list(made.effs)
     if as_json:
-        emit(**efficiency.as_json(effs), **gauges.as_json(effs))
-        return
-    head, _, advice = efficiency.format_report(effs).partition("\nAdvice:")
-    if pretty_output():
+        out = efficiency.as_json(effs)
+        if len(effs) == 1:
+            out["jobs"][0]["advice"] = [tip.text for tip in made.advice]
+        emit(**out, **gauges.as_json(effs), **_gpu_json(made))
+    elif pretty_output():
         from rich.console import Console
 
-        said = efficiency.advice(effs[0]) if len(effs) == 1 else efficiency.summarize(effs).advice
-        Console().print(gauges.rich_report(effs, head.splitlines(), said))
-        return
-    click.echo("\n".join([head, *outlier_lines(effs), "Advice:" + advice]), nl=False)
+        head = made.text.partition("\nAdvice:")[0]
+        Console().print(gauges.rich_report(effs, head.splitlines(), [tip.text for tip in made.advice], gpu_rows(made)))
+    else:
+        head, _, advice = made.text.partition("\nAdvice:")
+        click.echo("\n".join([head, *outlier_lines(effs), "Advice:" + advice]), nl=False)
+    if apply:
+        from .rightsize import apply_advice
+
+        apply_advice(job_id, effs, made, spec_path, yes)
+
+
+def _gpu_json(made):
+    from .gpuuse import as_json
+
+    return as_json(made.jobs)
+
+
+def gpu_rows(made):
+    """Per-GPU gauge rows of a single job: (label, mean utilisation as a fraction, the figures)."""
+    from .gpuuse import describe
+
+    if len(made.effs) != 1:
+        return []
+    job = made.jobs.get(made.effs[0].job_id)
+    return [(g.label, None if g.mean_util is None else g.mean_util / 100, describe(g).split(": ", 1)[1])
+            for g in (job.gpus if job else ())]
 
 
 def outlier_lines(effs):

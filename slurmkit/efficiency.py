@@ -269,6 +269,7 @@ class Tip(Record):
     text: str
     suggest: Optional[float] = None   # what it asks: seconds, cores, MiB per node; None: no figure
     asked: Optional[float] = None     # the request it moves, in the same unit
+    value: Optional[str] = None       # what to write in the spec where no number says it (a MIG gres, gpuuse.py)
 
 
 def advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[str]:

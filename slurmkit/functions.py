@@ -9,11 +9,11 @@ returns a future whose ``result()`` is the function's return value.
 from typing import Any, Callable, Dict, List, Optional
 
 from .plan import Plan
+from .sbatch_options import SUBMITIT_PARAMETERS
 from .units import parse_duration
 
 #: sbatch options that submitit takes as named parameters (the rest pass through as they are).
-_NAMED = {"--job-name": "job_name", "--nodes": "nodes", "--ntasks-per-node": "ntasks_per_node",
-          "--cpus-per-task": "cpus_per_task", "--mem": "mem", "--mem-per-cpu": "mem_per_cpu", "--account": "account"}
+_NAMED = SUBMITIT_PARAMETERS   # sbatch_options.py holds the table
 _INTEGERS = {"nodes", "ntasks_per_node", "cpus_per_task"}
 #: submitit writes its own logs; the script's output paths do not apply.
 _SKIPPED = {"--output", "--error"}

@@ -117,8 +117,10 @@ def colour(name: str, used: Optional[float]) -> str:
     return "green" if used >= 0.5 else "yellow"
 
 
-def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice: List[str]):
-    """A rich renderable: the report's first lines, the gauges (or the spread), the advice."""
+def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice: List[str],
+                gpu_rows: Sequence[Tuple[str, Optional[float], str]] = ()):
+    """A rich renderable: the report's first lines, the gauges (or the spread), one gauge per
+    sampled GPU (``gpu_rows``: label, mean utilisation, figures; gpuuse.py), the advice."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -131,6 +133,8 @@ def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice:
     if len(effs) == 1:
         for g in gauges(effs[0]):
             table.add_row(LABELS[g.name], Text(bar(g.used), style=colour(g.name, g.used)), _percent(g.used), g.text)
+        for label, used, text in gpu_rows:
+            table.add_row(f"  {label}", Text(bar(used), style=colour("gpu", used)), _percent(used), text)
     else:
         for s in spreads(effs):
             shown = ", ".join(f"{job} ({value:.0%})" for job, value, _ in s.outliers[:5])

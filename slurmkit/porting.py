@@ -17,7 +17,9 @@ import shlex
 from typing import Dict, List, Optional, Tuple
 
 from . import launch_options
+from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
 from .records import Record
+from .sbatch_options import PORT_HINTS, SHORT_NAMES
 from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
@@ -26,9 +28,8 @@ from .yamlfile import MAX_DIGITS
 from .variables import typo_note
 
 #: short sbatch options -> long names
-SHORT = {"-J": "job-name", "-A": "account", "-t": "time", "-N": "nodes", "-n": "ntasks", "-c": "cpus-per-task",
-         "-o": "output", "-e": "error", "-p": "partition", "-a": "array", "-d": "dependency", "-C": "constraint",
-         "-G": "gpus", "-q": "qos", "-w": "nodelist", "-x": "exclude"}
+#: -D (--chdir) is left unread, as port always has: the script's lines that use it stay for the user.
+SHORT = {f"-{letter}": name for letter, name in SHORT_NAMES.items() if name != "chdir"}
 #: long options that take no value
 FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
 #: options slurmkit sets itself, and why they are dropped
@@ -37,12 +38,7 @@ DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an ar
            "export": "jobs get the submitting environment, as sbatch's default",
            "partition": "the Alliance clusters choose the partition from the request; do not name one"}
 #: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
-OWN_OPTIONS = {"nodes": "nodes: N", "ntasks": "tasks_per_node: N", "ntasks-per-node": "tasks_per_node: N",
-               "tasks-per-node": "tasks_per_node: N", "cpus-per-task": "cpus_per_task: N", "mem": "mem: 4G",
-               "mem-per-cpu": "mem_per_cpu: 2G", "gres": "gpus: MODEL:N", "gpus-per-node": "gpus: MODEL:N",
-               "gpus": "gpus: MODEL:N", "time": "time: 3h", "array": "array.parameters", "job-name": "name",
-               "account": "account", "mail-user": "mail.user", "mail-type": "mail.events", "dependency": "dependencies",
-               "tmp": "tmp: 100G", "gpus-per-task": "gpus: MODEL:N"}
+OWN_OPTIONS = PORT_HINTS
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 #: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
 PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
@@ -806,19 +802,20 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _stage_lead(build)
     array = spec.pop("array_range", None)
     if "tasks" in spec:
-        spec["kind"] = "many-tasks"
+        spec["kind"] = first_kind(runs_task_file=True).name
         _many_tasks_shape(build)
     elif array:
-        spec["kind"] = "array"
+        spec["kind"] = first_kind(sweeps=True).name
         spec["array"] = _array_section(array)
     else:
         spec["kind"] = _distributed_kind(build) or _plain_kind(build)
-    if spec["kind"] in ("serial", "threaded", "gpu", "array") and spec["launch"].get("launcher") == "mpirun":
+    kind = KINDS[spec["kind"]]
+    if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
-    if spec.get("kind") == "many-tasks" and not spec["launch"]:
+    if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
              "dependencies", "mail", "extra_directives"]
@@ -836,14 +833,11 @@ def _per_task_shell(build: _Builder) -> None:
         return   # a chain (&&, ;) runs once per task as well, with nothing shared to clash over
     res, launch = build.spec["resources"], build.spec["launch"]
     launcher = launch.get("launcher") or build.launcher_name
-    if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED:
+    if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED_KINDS:
         return
     build.note(number, " ".join(dict.fromkeys(operators)), "to do",
                f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
                "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
-
-
-DISTRIBUTED = ("ddp", "tf-multiworker", "horovod", "multigpu")
 
 
 def _plain_kind(build: _Builder) -> str:
@@ -853,7 +847,7 @@ def _plain_kind(build: _Builder) -> str:
         return _one_process(build)
     if tasks > 1:
         launch.setdefault("launcher", "srun")
-        return "mpi"
+        return first_kind(rank_count_is_users=True).name
     if build.launcher_name == "torchrun" and "gpus" in res:
         launch["launcher"] = "torchrun"
         gpus = str(res["gpus"]).rpartition(":")[2]
@@ -862,10 +856,10 @@ def _plain_kind(build: _Builder) -> str:
             res["cpus_per_task"] = max(1, res["cpus_per_task"] // int(gpus))
             why += f"; the job's cores are shared among them ({res['cpus_per_task']} each)"
         build.note(0, "torchrun", "mapped", why)
-        return "multigpu"
+        return first_kind(distributed=True, one_node_only=True).name
     if "gpus" in res:
-        return "gpu"
-    return "threaded" if res.get("cpus_per_task", 1) > 1 else "serial"
+        return first_kind(gpu_required=True, processes=ONE).name
+    return first_kind(pins_threads=True).name if res.get("cpus_per_task", 1) > 1 else DEFAULT_KIND
 
 
 _TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
@@ -888,11 +882,11 @@ def _one_process(build: _Builder) -> str:
                    f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
                    f"that; as kind threaded the job has one task of {cores} cores, so check each step asks for -c 1, "
                    "or use kind array (one task per run)")
-        return "threaded"
+        return first_kind(pins_threads=True).name
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
                f"the program starts without srun or mpirun, so it ran once: kind threaded with the same {cores} cores"
                + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
-    return "threaded"
+    return first_kind(pins_threads=True).name
 
 
 def _distributed_kind(build: _Builder) -> Optional[str]:
@@ -906,13 +900,13 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
     kind = None
     if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
-        kind = "horovod"
+        kind = first_kind(distributed=True, mpi_ranks=True).name
     elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
-        kind = "tf-multiworker"
+        kind = first_kind(tf_config=True).name
     elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
                             or "lightning" in text
                             or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
-        kind = "ddp"
+        kind = first_kind(ranks_from_slurm=True).name
     if kind is None:
         return None
     _adopt_rendezvous(build, kind)
@@ -927,11 +921,11 @@ _RENDEZVOUS_URL = re.compile(r"tcp://(\$\{?MASTER_ADDR\}?|\$\(hostname\)|`hostna
 def _adopt_rendezvous(build: _Builder, kind: str) -> None:
     spec, res = build.spec, build.spec["resources"]
     launch = spec["launch"]
-    sets = {"ddp": "MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK and WORLD_SIZE",
-            "tf-multiworker": "TF_CONFIG", "horovod": "the ranks (mpirun or srun --mpi)"}[kind]
+    row = KINDS[kind]
+    sets = row.sets_in_environment
     variables = spec.get("environment", {}).get("variables", {})
     for _, unit, name in build.rendezvous:
-        if kind == "horovod":
+        if not row.rendezvous:   # MPI ranks (Horovod): the script's own lines stay
             continue
         if unit in build.setup:
             build.setup.remove(unit)
@@ -942,14 +936,14 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
         del spec["environment"]["variables"]
         if not spec["environment"]:
             del spec["environment"]
-    if kind == "horovod":
+    if not row.rendezvous:
         launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
     else:
         launch["launcher"] = "srun"
-    if kind == "tf-multiworker":
-        launch["framework"] = "tensorflow"
+    if row.framework_default != "pytorch":
+        launch["framework"] = row.framework_default
     gpus = str(res.get("gpus", "")).rpartition(":")[2]
-    if kind in ("ddp", "tf-multiworker") and "tasks_per_node" in res:
+    if row.rendezvous and "tasks_per_node" in res:
         tasks = res.pop("tasks_per_node")
         if gpus.isdigit() and tasks != int(gpus):
             cores = ""
@@ -958,7 +952,7 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
                 cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
             build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
                        f"where the script ran {tasks}{cores}: check that the program expects that")
-    if kind == "ddp" and "gpus" in res:
+    if row.ranks_from_slurm and "gpus" in res:   # PyTorch picks its GPU by local rank
         launch["gpu_view"] = "node"
     port = ""
     for key in ("command", "shell"):
@@ -967,11 +961,11 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
             launch[key] = rewritten
             port = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
                     "the job id: jobs sharing a node do not clash)")
-    if kind == "ddp" and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
+    if row.ranks_from_slurm and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
         launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
         port += "; the world size computed from SLURM's counts became $WORLD_SIZE"
     build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}{port}"
-               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if kind == "ddp" else ""))
+               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""))
 
 
 _COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"

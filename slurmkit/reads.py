@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
+from .kinds import BATCH_SET_BY as _BATCH_SET_BY
 from .render import REFERENCE
 from .shellwords import assigned_names
 
@@ -42,18 +43,8 @@ LOGIN_VARIABLES = frozenset((
     "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH", "BASH_VERSION", "BASHPID", "PPID", "UID", "EUID",
     "RANDOM", "SECONDS", "LINENO", "SHLVL", "IFS", "OPTIND",
 ))
-#: Set by the batch script of some kinds only (resolve._environment, templates/distributed.sbatch.j2):
-#: name -> those kinds. tests/unit/test_reads.py holds it to what each kind's plan sets.
-BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
-    "MASTER_ADDR": ("ddp",),
-    "MASTER_PORT": ("ddp", "tf-multiworker"),
-    "OMP_PLACES": ("threaded",),
-    "OMP_PROC_BIND": ("threaded",),
-    "TF_NUM_INTRAOP_THREADS": ("tf-multiworker",),
-    "TF_NUM_INTEROP_THREADS": ("tf-multiworker",),
-    "TORCH_NCCL_ASYNC_ERROR_HANDLING": ("ddp", "multigpu"),
-    "PYTHONUNBUFFERED": ("ddp", "tf-multiworker", "horovod", "multigpu"),
-}
+#: Set by the batch script of some kinds only: name -> those kinds (kinds.py keeps it with the kinds).
+BATCH_SET_BY: Dict[str, Tuple[str, ...]] = _BATCH_SET_BY
 #: Set in the batch script by what the spec asks for, in any kind: name -> the spec's key.
 SET_BY_SPEC: Dict[str, str] = {
     "VIRTUAL_ENV": "environment.venv (its bin/activate sets it)",
@@ -177,23 +168,23 @@ def unprovided_reads(spec, plan) -> List[Found]:
 
 
 def _literal_tildes(spec) -> List[Found]:
-    """A ``~`` at the start of a command word (or after its ``=``) that a shell would make the
-    home folder: slurmkit quotes every word of the command, so the program gets ``~`` itself
-    (and ``open("~/data")`` fails). The path fields (stage, venv) do expand ``~``; the command
-    keeps every word as written, so this is a warning with the spelling that works."""
-    found = []
+    """A ``~`` at the start of a command word (or after its first ``=``) that a shell would
+    expand (``~``, ``~/x``, ``~user``, ``~+``): slurmkit quotes every word of the command, so the
+    program gets the ``~`` itself (and ``open("~/data")`` fails). The path fields (stage, venv)
+    do expand ``~``; the command keeps every word as written, so this is a warning, once per
+    word, with the spelling that works."""
+    found, said = [], set()
     for word in spec.launch.command:
         head, equals, value = word.partition("=")
-        tilde = word if _starts_with_home(word) else value if equals and _starts_with_home(value) else ""
-        if tilde:
-            home = "$HOME" + tilde[1:]
-            found.append(("launch.command", f"{word!r}: the program gets the ~ as it is (slurmkit quotes every word "
-                          f"of the command, so no shell expands it); write {word.replace(tilde, home, 1)!r}"))
+        tilde, before = (word, "") if word.startswith("~") else (value, head + "=") if equals and value.startswith("~") else ("", "")
+        if not tilde or word in said:
+            continue
+        said.add(word)
+        name = tilde[1:].split("/", 1)[0]
+        advice = f"write {before + '$HOME' + tilde[1:]!r}" if not name else "write the path in full"
+        found.append(("launch.command", f"{word!r}: the program gets the ~ as it is (slurmkit quotes every word "
+                      f"of the command, so no shell expands it); {advice}"))
     return found
-
-
-def _starts_with_home(word: str) -> bool:
-    return word == "~" or word.startswith("~/")
 
 
 def _path_words(spec) -> Iterator[Tuple[str, str]]:
@@ -374,7 +365,10 @@ def missing_local_paths(spec, plan, base_dir: Path, environ: Optional[Mapping[st
             found.append(("environment.venv.path", f"{venv.path} ({path}) is not a virtualenv (no bin/python): the job makes a new one in it"))
     if plan.nccl:
         path = _on_this_host(plan.nccl.tarball, variables, base_dir)
-        if path is not None and not path.is_file():
+        if path is not None and path.is_dir():
+            found.append(("environment.builds", f"{spec.environment.nccl.path} ({path}) is a folder: give NVIDIA's NCCL tarball "
+                                                "(nccl_VERSION_ARCH.txz) itself"))
+        elif path is not None and not path.is_file():
             found.append(("environment.builds", f"{spec.environment.nccl.path} is not on this host ({path}): the job stops "
                                                 "when it unpacks NCCL, unless the build cache has NCCL " + plan.nccl.version + " already"))
     return found
@@ -393,4 +387,6 @@ def _on_this_host(word: str, variables: Mapping[str, str], base_dir: Path) -> Op
         position = match.end()
     parts.append(word[position:])
     path = Path("".join(parts))
-    return path if path.is_absolute() else base_dir / path
+    from .userpaths import examinable
+
+    return examinable(path if path.is_absolute() else base_dir / path)

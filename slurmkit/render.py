@@ -211,7 +211,8 @@ def _environment(search_path: Sequence[Path]):
 
 def render(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
     """The sbatch script for ``plan``: the template named after its kind, on the search path."""
-    return _render(f"{plan.kind}.sbatch.j2", plan, search_path)
+    from .kinds import KINDS
+    return _render(KINDS[plan.kind].script_template, plan, search_path)
 
 
 def render_setup(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:

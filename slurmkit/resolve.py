@@ -24,22 +24,11 @@ from .reads import unprovided_reads
 from .records import Record
 from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
-from .spec import DISTRIBUTED_KINDS, JobSpec
+from .gpu_names import mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
+from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of
+from .spec import JobSpec
 from .units import format_duration, format_size, format_slurm_time
 
-#: the launchers each kind may use, the first being its default.
-KIND_LAUNCHERS = {
-    "serial": ("direct", "srun"),
-    "threaded": ("direct", "srun"),
-    "gpu": ("direct", "srun"),
-    "array": ("direct", "srun"),
-    "many-tasks": ("direct",),              # GNU Parallel on each node; several nodes: srun starts one per node
-    "mpi": ("srun", "mpirun"),
-    "multigpu": ("torchrun", "direct"),     # direct: one process drives every GPU (TensorFlow MirroredStrategy)
-    "ddp": ("srun",),
-    "tf-multiworker": ("srun",),
-    "horovod": ("srun", "mpirun"),
-}
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
 SMALL_BATCH_PER_GPU = 32
 #: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
@@ -248,22 +237,12 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
                       f"{format_duration(advice)}; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)")
 
 
-def _gpu_names(profile: SiteProfile) -> List[str]:
-    names = []
-    for node_type in profile.node_types:
-        if node_type.gpus:
-            names += [node_type.gpus.model, node_type.gpus.gres or node_type.gpus.model]
-            for mig in node_type.gpus.mig:
-                names += [mig.gres, f"{node_type.gpus.model}_{mig.profile}"]
-    return list(dict.fromkeys(n for n in names if n))
-
-
 def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[GpuChoice]:
     request = spec.resources.gpus
     if request is None:
-        if spec.kind in ("gpu", "multigpu"):
-            count = 1 if spec.kind == "gpu" else 2
-            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
+        if kind_of(spec).gpu_required:
+            count = kind_of(spec).gpus_example
+            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (suggested_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
     if not gpu_types:
@@ -274,18 +253,18 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Op
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
     for node_type in gpu_types:
         for mig in node_type.gpus.mig:
-            if request.model in (mig.gres, f"{node_type.gpus.model}_{mig.profile}", mig.profile):
+            if request.model in mig_names(node_type.gpus, mig):
                 if request.count != 1:
                     findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 or for whole {node_type.gpus.model} GPUs")
                 return GpuChoice(f"{mig.gres}:1", 1, (node_type,))
-    matching = [t for t in gpu_types if request.model in (t.gpus.model, t.gpus.gres)]
+    matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
     if not matching:
-        names = _gpu_names(profile)
+        names = suggested_gpu_names(profile)
         close = closest(request.model, names, cutoff=0.5)
         hint = f"did you mean '{close}'? " if close else ""
         findings.error("resources.gpus", f"{profile.name} has no GPU called {request.model!r}; {hint}it has: {', '.join(names)}")
         return None
-    spelling = matching[0].gpus.gres or matching[0].gpus.model
+    spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = tuple(t for t in matching if t.gpus.count >= request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
 
@@ -302,27 +281,28 @@ def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SitePr
 
 def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[int, int]:
     """Tasks per node and CPUs per task; on whole-node sites, unset values fill the node."""
-    if spec.kind in DISTRIBUTED_KINDS and gpus:
+    kind = kind_of(spec)
+    if kind.distributed and gpus:
         return _gpu_process_shape(spec, gpus, findings)
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
-        if spec.kind in ("mpi", "many-tasks") and tasks is None:
+        if kind.fills_whole_node == "tasks" and tasks is None:
             tasks = max(1, whole.cores // (cpus or 1))
-        elif spec.kind == "threaded" and cpus is None:
+        elif kind.fills_whole_node == "threads" and cpus is None:
             cpus = max(1, whole.cores // (tasks or 1))
         tasks, cpus = tasks or 1, cpus or 1
-        if spec.kind == "mpi" and tasks * cpus < whole.cores and whole.cores % cpus == 0:
+        if kind.rank_count_is_users and tasks * cpus < whole.cores and whole.cores % cpus == 0:
             findings.warn("resources", _part_of_whole_node(profile.name, whole.cores, tasks, cpus))
         elif tasks * cpus != whole.cores:
-            findings.error("resources", _not_whole_node(spec.kind, profile.name, whole.cores, tasks, cpus))
-    if spec.kind in ("serial", "gpu", "array") and (tasks or 1) > 1 and spec.launch.launcher != "srun":
+            findings.error("resources", _not_whole_node(kind.whole_node_advice, profile.name, whole.cores, tasks, cpus))
+    if kind.one_process and (tasks or 1) > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
     if gpus and cpus is None:
         cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
-    if spec.kind == "threaded" and (cpus or 1) == 1:
+    if kind.pins_threads and (cpus or 1) == 1:
         findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
-    if spec.kind == "many-tasks" and (tasks or 1) == 1 and spec.resources.nodes == 1:
+    if kind.runs_task_file and (tasks or 1) == 1 and spec.resources.nodes == 1:
         findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
                       "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
@@ -336,7 +316,7 @@ def _part_of_whole_node(site: str, cores: int, tasks: int, cpus: int) -> str:
             "count is yours to choose")
 
 
-def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> str:
+def _not_whole_node(advice: str, site: str, cores: int, tasks: int, cpus: int) -> str:
     """How to fill a whole node: more ranks for MPI; one process (serial, an array task, a
     threaded job below a node) runs many at a time in one job, as the Trillium Quickstart advises."""
     asked = f"{site} schedules whole nodes of {cores} cores"
@@ -344,12 +324,12 @@ def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> 
         divisors = [d for d in range(2, min(cores, 64) + 1) if cores % d == 0]
         return f"{asked}, which {cpus} cores per task does not divide: pick one that does (e.g. {', '.join(map(str, divisors[:4]))})"
     per_node, bundle = cores // cpus, "in one job of kind 'many-tasks' (GNU Parallel"
-    if kind == "serial":
+    if advice == "one process":
         return f"{asked} and a serial job uses {tasks * cpus}: run such tasks {per_node} at a time {bundle}; tasks_per_node: {per_node})"
-    if kind == "array":
+    if advice == "sweep":
         return (f"{asked} and each array task uses {cpus}: put the sweep's points in a task file and run them {per_node} at a time "
                 f"{bundle}; tasks_per_node: {per_node}" + (f", cpus_per_task: {cpus})" if cpus > 1 else ")"))
-    if kind == "threaded" and tasks == 1:
+    if advice == "threads" and tasks == 1:
         return (f"{asked} and this threaded job uses {cpus}: give it the node (cpus_per_task: {cores}), or run such jobs "
                 f"{per_node} at a time {bundle}; tasks_per_node: {per_node}, cpus_per_task: {cpus})")
     return f"{asked}; this asks {tasks * cpus} per node (tasks_per_node x cpus_per_task): make it {cores}, e.g. tasks_per_node: {per_node}"
@@ -358,7 +338,7 @@ def _not_whole_node(kind: str, site: str, cores: int, tasks: int, cpus: int) -> 
 def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
     """One process per GPU (one task per node for a single TensorFlow process); CPUs per
     process as asked, else the site's cores per GPU."""
-    single = spec.kind == "multigpu" and _framework(spec) == "tensorflow"
+    single = _single_process(spec)
     tasks = 1 if single else gpus.count
     asked = spec.resources.tasks_per_node
     if asked is not None and asked != tasks:
@@ -371,26 +351,32 @@ def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> T
 
 
 def _framework(spec: JobSpec) -> str:
-    return spec.launch.framework or ("tensorflow" if spec.kind == "tf-multiworker" else "pytorch")
+    return kind_of(spec).framework(spec.launch.framework)
+
+
+def _single_process(spec: JobSpec) -> bool:
+    """One process drives every GPU (TensorFlow's MirroredStrategy under kind multigpu)."""
+    return kind_of(spec).single_process_framework == _framework(spec)
 
 
 def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Findings) -> None:
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
-    kind, nodes = spec.kind, spec.resources.nodes
-    if kind == "multigpu" and nodes > 1:
-        findings.error("resources.nodes", "kind 'multigpu' runs on one node; use kind 'ddp' (PyTorch), 'tf-multiworker' or 'horovod' for several")
-    if kind == "tf-multiworker" and _framework(spec) != "tensorflow":
-        findings.error("launch.framework", "kind 'tf-multiworker' runs TensorFlow; for PyTorch use kind 'ddp'")
-    if kind == "ddp" and _framework(spec) != "pytorch":
-        findings.error("launch.framework", "kind 'ddp' runs PyTorch; for TensorFlow use kind 'tf-multiworker'")
+    kind, nodes = kind_of(spec), spec.resources.nodes
+    if kind.one_node_only and nodes > 1:
+        findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; use kind 'ddp' (PyTorch), 'tf-multiworker' or 'horovod' for several")
+    if kind.framework_only and _framework(spec) != kind.framework_default:
+        other = KINDS[kind.other_framework_kind]
+        findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
+                       f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
     total = nodes * gpus.count if gpus else 0
-    if kind == "gpu" and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
-        findings.warn("resources.gpus", f"kind 'gpu' runs one process, which uses one of the {gpus.count} GPUs unless it "
-                      "distributes the work itself; use kind 'multigpu' (one process per GPU)")
-    if kind in DISTRIBUTED_KINDS and total == 1:
-        findings.warn("resources.gpus", f"kind {kind!r} on one GPU pays for communication it does not need; use kind 'gpu'")
+    if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
+        findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
+                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} (one process per GPU)")
+    if kind.distributed and total == 1:
+        findings.warn("resources.gpus", f"kind {kind.name!r} on one GPU pays for communication it does not need; "
+                      f"use kind {first_kind(gpu_required=True, processes=ONE).name!r}")
     batch = spec.launch.batch_size
-    if kind in DISTRIBUTED_KINDS and total > 1 and batch is not None and batch < SMALL_BATCH_PER_GPU:
+    if kind.distributed and total > 1 and batch is not None and batch < SMALL_BATCH_PER_GPU:
         findings.warn("launch.batch_size", f"{batch} samples per GPU and step is too little work for {total} GPUs: the gradient "
                       f"exchange outweighs it and the job runs slower than on fewer GPUs; use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
 
@@ -467,30 +453,21 @@ def from_slurm(template: str) -> Union[str, FromSlurm]:
 
 
 def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple[object, ...]:
-    """The launch prefix; its counts are read from SLURM at run time (from_slurm)."""
-    allowed = KIND_LAUNCHERS[spec.kind]
+    """The launch prefix (launchers.LAUNCHERS); its counts are read from SLURM at run time (from_slurm)."""
+    kind = kind_of(spec)
+    allowed = kind.launchers
     name = spec.launch.launcher or _default_launcher(spec, profile, allowed)
     if name not in allowed:
         findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
         return ()
-    if name == "direct":
-        return ()
-    if name == "torchrun":
-        # --no-python: the command runs as written (python, a wrapper, -m module...), each rank inside _sk_task.
-        return ("torchrun", "--standalone", from_slurm("--nproc-per-node={tasks_per_node}"), "--no-python")
-    if name == "srun":
-        mpi = profile.launch.mpi.srun_mpi
-        # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again,
-        # always, so that a hand-edited #SBATCH --cpus-per-task reaches the tasks too.
-        return ("srun", *((f"--mpi={mpi}",) if spec.kind in ("mpi", "horovod") and mpi else ()), from_slurm("--cpus-per-task={cpus_per_task}"))
-    flags = profile.launch.mpi.bind_flags or _mpirun_binding(profile)[0]   # horovod and mpi alike
-    return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
+    from .launchers import launch_words
+    return launch_words(name, kind, profile)
 
 
 def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, ...]) -> str:
-    if spec.kind == "multigpu" and _framework(spec) == "tensorflow":
+    if _single_process(spec):
         return "direct"
-    if spec.kind in ("mpi", "horovod") and profile.launch.default in allowed:
+    if kind_of(spec).mpi_ranks and profile.launch.default in allowed:
         return profile.launch.default
     return allowed[0]
 
@@ -555,7 +532,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         # Lmod's default for the site.
         user.append(software.modules.get("cuda") or "cuda")
     user += _build_modules(spec, profile, gpus, user, findings)
-    if spec.kind == "many-tasks":
+    if kind_of(spec).runs_task_file:
         from .manytasks import parallel_module   # beside this module: it reads resolve's path rules
         user += parallel_module(profile, user)
     base = list(software.preload)
@@ -622,11 +599,12 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple
                  node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
     threads = from_slurm("{cpus_per_task}")
     env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
-    if spec.kind == "threaded":
+    kind = kind_of(spec)
+    if kind.pins_threads:
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
-    if spec.kind in ("mpi", "gpu") + DISTRIBUTED_KINDS:
+    if kind.site_launch_env:
         env.update(profile.launch.env)
-    if spec.kind in DISTRIBUTED_KINDS:
+    if kind.distributed:
         env.update(_distributed_environment(spec, cpus, gpus, node_types))
     mpirun = _uses_mpirun(launcher)
     if mpirun:
@@ -650,20 +628,19 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
             env.update(KMP_BLOCKTIME="0", KMP_AFFINITY="granularity=fine,compact,1,0")
     # Only torch.distributed's NCCL process group reads it (Horovod has its own); 1: a rank that
     # meets an NCCL error aborts and ends, rather than hang until the time limit.
-    if gpus and spec.kind in ("ddp", "multigpu") and not tensorflow:
+    if gpus and kind_of(spec).torch_nccl_errors and not tensorflow:
         env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
     return env
 
 
 def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
                  findings: _Findings) -> Optional[DistributedPlan]:
-    kind = spec.kind
+    kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
-    if kind == "ddp":
-        return DistributedPlan(rendezvous=True, ranks_from_slurm=True, tasks_per_node=tasks, gpu_rank=gpu_rank)
-    if kind == "tf-multiworker":
-        return DistributedPlan(rendezvous=True, tf_config=True, tasks_per_node=tasks, gpu_rank=gpu_rank)
-    if kind == "multigpu" and launcher[:1] == ("torchrun",):
+    if kind.rendezvous:
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
+                               tasks_per_node=tasks, gpu_rank=gpu_rank)
+    if kind.distributed and launcher[:1] == ("torchrun",):
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if gpu_rank:
         return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
@@ -697,9 +674,9 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gp
     is refused when the job asked typed GPUs ("Invalid GRES specification", measured on 22.05),
     and ``--gpu-bind`` reaches srun tasks only, not the ranks of mpirun or torchrun. NCCL keeps P2P
     between processes that each see one GPU (measured on 2 H100s: docs/distributed.md)."""
-    if not gpus or not launcher or spec.kind not in ("ddp", "tf-multiworker", "horovod", "multigpu"):
+    if not gpus or not launcher or not kind_of(spec).distributed:
         return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
-    if (spec.launch.gpu_view or ("own" if spec.kind == "tf-multiworker" else "node")) == "node":
+    if (spec.launch.gpu_view or kind_of(spec).gpu_view_default) == "node":
         return ""
     name = launcher[0]
     if name == "mpirun":
@@ -987,7 +964,13 @@ def _check_builds(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> N
     if spec.environment.nccl and "horovod" not in {b.name for b in spec.environment.builds}:
         findings.error("environment.builds", "an NCCL tarball is for the Horovod build to compile against: add horovod "
                        "to environment.builds, or leave the tarball out (PyTorch's wheels bring their own NCCL)")
-    elif spec.environment.nccl and profile.rules.env_build is not None:
+    elif spec.environment.nccl and not spec.resources.gpus:
+        findings.error("environment.builds", "Horovod uses NCCL for its GPU operations only, and this job has no GPUs: "
+                       "leave the NCCL tarball out (the CPU build uses MPI)")
+    elif spec.environment.nccl and any(m.split("/")[0] == "nccl" for m in spec.environment.modules):
+        findings.warn("environment.modules", "the nccl module is not what Horovod builds against or loads here (the "
+                      "NCCL tarball is, first on LD_LIBRARY_PATH): leave the module out, or the tarball")
+    if spec.environment.nccl and profile.rules.env_build is not None:
         findings.error("environment.builds", f"{profile.name} builds Python environments on its login node (slurmkit env build), "
                        "where slurmkit does not unpack an NCCL tarball yet: leave it out and load the site's nccl module")
 
@@ -1000,7 +983,7 @@ def _nccl(spec: JobSpec, profile: SiteProfile) -> Optional[NcclPlan]:
         return None
     from .userpaths import in_job
 
-    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
+    cache = _build_cache(spec, profile)
     return NcclPlan(tarball=in_job(tarball.path), version=tarball.version, home=f"{cache}/nccl/{tarball.version}",
                     setrpaths=profile.software.setrpaths)
 
@@ -1033,6 +1016,15 @@ def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[T
     return families
 
 
+def _build_cache(spec: JobSpec, profile: SiteProfile) -> str:
+    """The build cache as a word of the plan: a relative ``build_cache`` is the spec folder's
+    (``$SLURM_SUBMIT_DIR/...``), so HOROVOD_NCCL_HOME and LD_LIBRARY_PATH hold where it is
+    wherever the job, pip or a rank runs from."""
+    from .userpaths import in_job
+
+    return in_job(spec.environment.build_cache) if spec.environment.build_cache else default_build_cache(profile)
+
+
 def default_build_cache(profile: SiteProfile) -> str:
     """Scratch where the site has it (a purge only costs a rebuild), else the home cache."""
     scratch = profile.storage.scratch
@@ -1044,7 +1036,7 @@ def default_build_cache(profile: SiteProfile) -> str:
 def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     if not spec.environment.builds:
         return ()
-    cache = _home(spec.environment.build_cache) or default_build_cache(profile)
+    cache = _build_cache(spec, profile)
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     nccl = _nccl(spec, profile)
     return tuple(BuildPlan(
@@ -1098,6 +1090,6 @@ def _build_variables(name: str, spec: JobSpec, gpus, modules: bool, nccl: Option
             variables += [("HOROVOD_NCCL_HOME", nccl.home if nccl else "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
     else:
         variables.append(("HOROVOD_CPU_OPERATIONS", "MPI"))
-    if nccl and not (gpus and modules):   # named all the same: it is part of the build's cache key
+    if nccl and gpus and not modules:   # a site without modules: the tarball is still what it builds against
         variables.append(("HOROVOD_NCCL_HOME", nccl.home))
     return tuple(variables)

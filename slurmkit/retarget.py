@@ -24,11 +24,12 @@ from .modulecat import check_module
 from .profiles import MigProfile, NodeType, SiteProfile, did_you_mean
 from .records import Record
 from .resolve import Finding, cores_per_gpu, resolve
-from .spec import DISTRIBUTED_KINDS, JobSpec, spec_from_mapping
+from .gpu_names import mig_names, whole_gpu_names
+from .kinds import MULTI_NODE_GPU_KINDS, kind_of, named
+from .spec import JobSpec, spec_from_mapping
 from .units import format_duration, format_size
 
 #: Kinds whose ranks may be spread over more nodes when the target's nodes have fewer GPUs.
-MULTI_NODE_GPU_KINDS = ("ddp", "tf-multiworker", "horovod")
 
 #: sbatch options that name something of one cluster only (its partitions, node features,
 #: reservations, node names): meaningless, or wrong, on another.
@@ -212,8 +213,7 @@ def _gpu_models(profile: SiteProfile) -> List[_GpuModel]:
 def _find_source_gpu(model: str, source: SiteProfile) -> Optional[_GpuModel]:
     for candidate in _gpu_models(source):
         gpus = candidate.node_types[0].gpus
-        names = ((candidate.mig.gres, f"{gpus.model}_{candidate.mig.profile}", candidate.mig.profile) if candidate.mig
-                 else (gpus.model, gpus.gres))
+        names = mig_names(gpus, candidate.mig) if candidate.mig else whole_gpu_names(gpus)
         if model in names:
             return candidate
     return None
@@ -276,7 +276,7 @@ def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel) -> None:
     if wanted.mig or chosen.mig or not wanted.memory_mib:
         return
     slices = [m for m in _gpu_models(port.target) if m.mig and m.vendor == chosen.vendor and (m.memory_mib or 0) >= wanted.memory_mib]
-    if slices and port.spec.resources.gpus.count == 1 and port.spec.kind not in DISTRIBUTED_KINDS:
+    if slices and port.spec.resources.gpus.count == 1 and not kind_of(port.spec).distributed:
         small = min(slices, key=lambda m: m.memory_mib or 0)
         port.warn("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
                   f"({format_size(small.memory_mib)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
@@ -306,13 +306,13 @@ def _port_gpu_count(port: _Port, chosen: Optional[_GpuModel], per_node: int, why
     total = per_node * nodes
     fits = [n for n in allowed if total % n == 0]
     target_name = port.target.name
-    if port.spec.kind in MULTI_NODE_GPU_KINDS and fits:
+    spreads = kind_of(port.spec).spreads_over_nodes
+    if spreads and fits:
         new = max(fits)
         port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; {target_name} takes {_counts(allowed)} per node")
         port.set("resources", "nodes", total // new, f"the same {total} GPUs in all, {new} per node on {target_name}")
         return
-    kind = port.spec.kind
-    hint = "; kind 'ddp', 'tf-multiworker' or 'horovod' can spread the GPUs over several nodes" if kind not in MULTI_NODE_GPU_KINDS else ""
+    hint = f"; kind {named(MULTI_NODE_GPU_KINDS)} can spread the GPUs over several nodes" if not spreads else ""
     port.refuse("resources.gpus", f"{spelling(per_node)} per node: {target_name} takes {_counts(allowed)} GPUs per node"
                 f"{' of that model' if chosen else ''}{hint}")
 
@@ -362,8 +362,9 @@ def _bundle(node_types) -> Optional[int]:
 def _tasks_per_node(port: _Port) -> int:
     """Tasks per node with GPUs: one per GPU for the process-per-GPU kinds, as asked otherwise."""
     spec = port.spec
-    single = spec.kind == "multigpu" and (spec.launch.framework or "pytorch") == "tensorflow"
-    if spec.kind in DISTRIBUTED_KINDS and not single:
+    kind = kind_of(spec)
+    single = kind.single_process_framework == kind.framework(spec.launch.framework)
+    if kind.distributed and not single:
         return spec.resources.gpus.count
     return spec.resources.tasks_per_node or 1
 
@@ -387,23 +388,23 @@ def _port_cpu_shape(port: _Port) -> None:
 
 
 def _onto_whole_nodes(port: _Port, cores: int) -> None:
-    res, kind, target = port.spec.resources, port.spec.kind, port.target.name
+    res, kind, target = port.spec.resources, kind_of(port.spec), port.target.name
     tasks, cpus = _source_shape(port)
-    if kind != "mpi":     # an mpi job keeps its ranks per node unless repacked (which says so itself)
+    if not kind.rank_count_is_users:     # an mpi job keeps its ranks per node unless repacked (which says so itself)
         _warn_pinned_core_counts(port, tasks * cpus, cores)
-    if kind == "mpi":
+    if kind.rank_count_is_users:
         if cores % cpus:
             port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
                         f"pick a divisor of {cores}")
             return
         _mpi_onto_whole_nodes(port, cores, tasks, cpus)
-    elif kind == "threaded" and tasks == 1:
+    elif kind.fills_whole_node == "threads" and tasks == 1:
         if res.cpus_per_task is not None:
             port.set("resources", "cpus_per_task", cores, f"{target} gives the job a whole node of {cores} cores")
-    elif kind == "many-tasks":
+    elif kind.runs_task_file:
         _many_tasks_onto_whole_nodes(port, cores, tasks, cpus)
     else:
-        port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind!r} job of {tasks * cpus} core(s) would leave the "
+        port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind.name!r} job of {tasks * cpus} core(s) would leave the "
                     f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind 'many-tasks' (GNU Parallel, "
                     "a task file with a line each), or port to another cluster")
 
@@ -470,19 +471,20 @@ def _source_shape(port: _Port) -> Tuple[int, int]:
     res = port.spec.resources
     tasks, cpus = res.tasks_per_node, res.cpus_per_task
     whole = _whole_cores(port.source)
-    if whole and port.spec.kind in ("mpi", "many-tasks") and tasks is None:
+    fills = kind_of(port.spec).fills_whole_node
+    if whole and fills == "tasks" and tasks is None:
         tasks = max(1, whole // (cpus or 1))
-    if whole and port.spec.kind == "threaded" and cpus is None:
+    if whole and fills == "threads" and cpus is None:
         cpus = max(1, whole // (tasks or 1))
     return tasks or 1, cpus or 1
 
 
 def _off_whole_nodes(port: _Port, cores: int) -> None:
-    res, kind = port.spec.resources, port.spec.kind
+    res, fills = port.spec.resources, kind_of(port.spec).fills_whole_node
     why = f"{port.source.name} filled its {cores}-core nodes; {port.target.name} gives only what is asked"
-    if kind in ("mpi", "many-tasks") and res.tasks_per_node is None:
+    if fills == "tasks" and res.tasks_per_node is None:
         port.set("resources", "tasks_per_node", max(1, cores // (res.cpus_per_task or 1)), why)
-    elif kind == "threaded" and res.cpus_per_task is None:
+    elif fills == "threads" and res.cpus_per_task is None:
         port.set("resources", "cpus_per_task", max(1, cores // (res.tasks_per_node or 1)), why)
 
 

@@ -15,12 +15,15 @@ exactly as it was.
 """
 
 import re
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 
-def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()) -> str:
+def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = (),
+                   comments: Optional[Dict[Tuple[str, ...], str]] = None) -> str:
     """``original`` (a YAML mapping's text, read by slurmkit as ``old``) with the values of
-    ``new`` in place of those that changed, after the ``header`` comment lines."""
+    ``new`` in place of those that changed, after the ``header`` comment lines; ``comments``
+    puts a comment at the end of the line of each key path (``slurmkit report --apply``: which
+    job measured the value), after the user's own comment there."""
     import io
 
     from ruamel.yaml import YAML
@@ -34,6 +37,8 @@ def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()
     yaml.indent(mapping=indent, sequence=offset + 2, offset=offset)
     tree = yaml.load(original)
     tree = _merged(tree, old, new)
+    for path, text in (comments or {}).items():
+        _comment(tree, path, text)
     out = io.StringIO()
     yaml.dump(tree, out)
     return "".join(f"{line}\n" for line in header) + out.getvalue()
@@ -103,3 +108,22 @@ def _styled_like(node: Any, new: Any) -> Any:
                 styled.fa.set_flow_style()
             return styled
     return new
+
+
+def _comment(tree: Any, path: Tuple[str, ...], text: str) -> None:
+    """``# text`` at the end of the line of ``path``'s key; a flow mapping that holds it
+    (``resources: {mem: 4G, time: 1h}``) is written as a block, where a line has room for it."""
+    parent = tree
+    for key in path[:-1]:
+        parent = parent[key]
+    if hasattr(parent, "fa") and parent.fa.flow_style():
+        parent.fa.set_block_style()
+    held = parent.ca.items.get(path[-1]) if hasattr(parent, "ca") else None
+    token = held[2] if held and len(held) > 2 else None
+    if token is None:
+        parent.yaml_add_eol_comment("# " + text, path[-1])
+        return
+    # the token holds the rest of the key's line and any comment lines below it: keep those
+    first, newline, rest = token.value.partition("\n")
+    mine = first.strip().lstrip("#").strip()
+    token.value = first[:len(first) - len(first.lstrip())] + "# " + (f"{mine}; " if mine else "") + text + newline + rest

@@ -10,6 +10,8 @@ are the resolver's (limits.py).
 import re
 from typing import Dict, Optional, Sequence, Tuple
 
+from .sbatch_options import SHORT_NAMES, SPEC_FIELDS
+
 #: the longest launch.command, in characters: the most Linux passes as one argument
 #: (MAX_ARG_STRLEN); a longer one belongs in a script or a file the program reads.
 MAX_COMMAND_CHARS = 128 * 1024
@@ -106,14 +108,7 @@ def command_length_problem(length: int) -> Optional[str]:
 # ------------------------------------------------------------------------- extra directives
 
 #: sbatch options a spec key already decides (long names, sbatch's aliases included), and the key.
-SPEC_OPTIONS: Dict[str, str] = {
-    "time": "resources.time", "nodes": "resources.nodes", "ntasks": "resources.nodes and resources.tasks_per_node",
-    "ntasks-per-node": "resources.tasks_per_node", "tasks-per-node": "resources.tasks_per_node",
-    "cpus-per-task": "resources.cpus_per_task", "mem": "resources.mem", "mem-per-cpu": "resources.mem_per_cpu",
-    "gpus": "resources.gpus", "gpus-per-node": "resources.gpus", "gpus-per-task": "resources.gpus",
-    "tmp": "resources.tmp", "job-name": "name", "account": "account", "array": "kind: array with array.parameters",
-    "dependency": "dependencies", "mail-user": "mail.user", "mail-type": "mail.events",
-}
+SPEC_OPTIONS: Dict[str, str] = SPEC_FIELDS   # sbatch_options.py holds the table
 #: options that contradict one slurmkit always writes (sbatch refuses --mem-per-gpu beside --mem
 #: or --mem-per-cpu, --cpus-per-gpu beside --cpus-per-task), or that ask again, another way, for
 #: the tasks and GPUs spec keys decide: the spec key to use.
@@ -136,9 +131,8 @@ SLURMKIT_OPTIONS: Dict[str, str] = {
 #: options checked by value or by what the job asks (directive_problem, resolve): named here so
 #: that their abbreviations (``--gre`` for --gres) are known too.
 CHECKED_OPTIONS = ("gres", "signal")
-#: sbatch's one-letter options for the above.
-SHORT_OPTIONS = {"t": "time", "N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "J": "job-name",
-                 "A": "account", "a": "array", "d": "dependency", "o": "output", "e": "error", "D": "chdir"}
+#: sbatch's one-letter options (sbatch_options.py).
+SHORT_OPTIONS = SHORT_NAMES
 
 
 def _long_name(option: str) -> Optional[str]:

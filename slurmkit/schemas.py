@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Pattern
 
+from .kinds import first_kind
+
 DRAFT = "http://json-schema.org/draft-07/schema#"
 #: where the shipped schemas live, inside the installed package.
 SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
@@ -158,12 +160,13 @@ def job_schema() -> Schema:
                                               "description": "sample the GPUs' use while the job runs (default: on for a job with GPUs)"}},
                           nullable=True),
     }, required=("name", "resources"))
+    sweeps, task_file = first_kind(sweeps=True).name, first_kind(runs_task_file=True).name
     top["allOf"] = [
         # kind array <=> an array section; kind many-tasks <=> a tasks section
-        {"if": _given("kind", {"const": "array"}), "then": _given("array")},
-        {"if": _given("array"), "then": _given("kind", {"const": "array"})},
-        {"if": _given("kind", {"const": "many-tasks"}), "then": _given("tasks")},
-        {"if": _given("tasks"), "then": _given("kind", {"const": "many-tasks"})},
+        {"if": _given("kind", {"const": sweeps}), "then": _given("array")},
+        {"if": _given("array"), "then": _given("kind", {"const": sweeps})},
+        {"if": _given("kind", {"const": task_file}), "then": _given("tasks")},
+        {"if": _given("tasks"), "then": _given("kind", {"const": task_file})},
         # launch is required, except beside a tasks file of commands (each line is one)
         {"if": _given("tasks", _given("commands")), "then": {"not": _given("launch")}, "else": _given("launch")},
     ]

@@ -23,6 +23,7 @@ import re
 from pathlib import Path
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from .gpu_names import sbatch_gpu_name
 from .profiles import SiteProfile
 from .records import Record
 from .units import format_size
@@ -108,7 +109,7 @@ def _gpu_node_rules(profile: SiteProfile, node_types: Sequence, modules: Sequenc
         kind = whole[0]
         findings.append(Finding("error", "resources.gpus",
                                 f"{profile.name}'s {kind.name} nodes are scheduled whole: ask for all {kind.gpus.count} "
-                                f"{kind.gpus.model} GPUs of a node ({kind.gpus.gres or kind.gpus.model}:{kind.gpus.count}), "
+                                f"{kind.gpus.model} GPUs of a node ({sbatch_gpu_name(kind.gpus)}:{kind.gpus.count}), "
                                 f"not {count}{_source(_node_sources(kind, profile))}"))
     cuda = [m for m in modules if m.split("/")[0] in CUDA_MODULES]
     amd = [t for t in node_types if t.gpus.vendor == "amd"]
@@ -381,7 +382,7 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
     for node_type in profile.node_types:
         gpus = node_type.gpus
         if gpus and gpus.whole_node:
-            lines.append((f"{node_type.name}: whole nodes only ({gpus.gres or gpus.model}:{gpus.count})", _node_sources(node_type, profile)[0]))
+            lines.append((f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})", _node_sources(node_type, profile)[0]))
         if gpus and gpus.vendor == "amd":
             lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
     for rule in rules.min_versions:

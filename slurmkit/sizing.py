@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
+from .kinds import kind_of
 from .records import Record
-from .spec import DISTRIBUTED_KINDS, JobSpec
+from .spec import JobSpec
 from .units import format_size, parse_size
 
 if TYPE_CHECKING:   # resolve imports this module: its names are for type checkers only
@@ -132,7 +133,7 @@ def gpu_framework(spec: JobSpec) -> Optional[str]:
     payload that does not say, None for a program that is not Python (no floor is known)."""
     from . import resolve   # resolve imports this module, so it is read at call time
 
-    if spec.launch.framework or spec.kind in DISTRIBUTED_KINDS:
+    if spec.launch.framework or kind_of(spec).distributed:
         return resolve._framework(spec)
     venv = spec.environment.venv
     named = {resolve.PACKAGE_FRAMEWORKS.get(resolve._package_name(p)) for p in (venv.packages if venv else ())} - {None}

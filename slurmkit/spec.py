@@ -25,14 +25,14 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from . import sanity
 from .errors import SpecError, UnitError, closest
+from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, KINDS as KIND_ROWS
 from .records import Record
 from .shellwords import split_at_operators
 from .units import parse_duration, parse_size, shown
 from .yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
 
-KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod")
-#: the kinds that run one process per GPU (or per task) and talk over NCCL, gloo or MPI.
-DISTRIBUTED_KINDS = ("multigpu", "ddp", "tf-multiworker", "horovod")
+#: the kinds' names (kinds.py holds what each one is), and the distributed ones.
+KINDS, DISTRIBUTED_KINDS = KIND_NAMES, DISTRIBUTED_KINDS
 LAUNCHERS = ("direct", "srun", "mpirun", "torchrun")
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
@@ -44,7 +44,7 @@ BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
 #: the name), or with ``version`` given; the keys such an item may have.
 NCCL_KEYS = ("nccl", "version")
 NCCL_TARBALL_RE = re.compile(r"nccl_([0-9]+\.[0-9]+\.[0-9]+-[0-9]+\+cuda[0-9]+(?:\.[0-9]+)*)_[a-z0-9_]+\.(?:txz|tar\.xz|tgz|tar\.gz)")
-NCCL_VERSION_RE = re.compile(r"^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,60}$")
+NCCL_VERSION_RE = re.compile(r"^(?!.*\.(?:partial|lock)$)[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,60}$")   # not the cache's own names
 DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
 #: ``mem: node``: all the memory of each node (``--mem=0``).
 NODE_MEMORY = "node"
@@ -211,7 +211,7 @@ class JobSpec(Record):
     name: str
     launch: Launch
     resources: Resources
-    kind: str = "serial"
+    kind: str = DEFAULT_KIND
     profile: Optional[str] = None
     account: Optional[str] = None
     environment: Environment = Environment()
@@ -381,11 +381,12 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
     """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
     read = _Reader(source, {} if lines is None else lines)
     top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources"))
-    kind = read.choice(top.get("kind", "serial"), ("kind",), KINDS)
+    kind = read.choice(top.get("kind", DEFAULT_KIND), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
-    if kind == "array" and array is None:
+    sweeps = KIND_ROWS[kind].sweeps
+    if sweeps and array is None:
         read.fail(("array",), "kind 'array' needs an array section with the parameters to sweep")
-    if array is not None and kind != "array":
+    if array is not None and not sweeps:
         read.fail(("array",), f"only kind 'array' sweeps parameters; set kind: array (it is {kind!r})")
     tasks = _read_tasks(read, top.get("tasks"), kind)
     commands_file = tasks is not None and tasks.lines == "commands"
@@ -546,6 +547,9 @@ def _read_nccl(read: _Reader, value) -> Optional[NcclTarball]:
     named = NCCL_TARBALL_RE.fullmatch(tarball.rsplit("/", 1)[-1])
     if item.get("version") is not None:
         version = read.text(item["version"], here + ("version",), NCCL_VERSION_RE, "an NCCL version such as 2.21.5-1+cuda12.4")
+        if named and named.group(1) != version:
+            read.fail(here + ("version",), f"{version!r} is not the version the tarball's name says ({named.group(1)}); "
+                      "leave version out, or give the tarball that holds it")
     elif named:
         version = named.group(1)
     else:
@@ -670,13 +674,13 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
 
 def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
     """``tasks: {commands: FILE}`` or ``tasks: {arguments: FILE, separator: "\\t"}``, and ``joblog``."""
-    path = ("tasks",)
+    path, runs_task_file = ("tasks",), KIND_ROWS[kind].runs_task_file
     if value is None:
-        if kind == "many-tasks":
+        if runs_task_file:
             read.fail(path, "kind 'many-tasks' needs a tasks section: {commands: FILE} (a command a line) "
                       "or {arguments: FILE} (the arguments of launch.command, a line each)")
         return None
-    if kind != "many-tasks":
+    if not runs_task_file:
         read.fail(path, f"only kind 'many-tasks' runs a task file; set kind: many-tasks (it is {kind!r})")
     tasks = read.mapping(value, path, SECTION_KEYS["tasks"])
     given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]

@@ -53,7 +53,20 @@ def on_submit_host(path: str, base: Path, env: Optional[Mapping[str, str]] = Non
     text = re.sub(_VARIABLE, value, with_home(path))
     if unset:
         return None
-    return Path(text) if stands_alone(path) else Path(base) / text
+    return examinable(Path(text) if stands_alone(path) else Path(base) / text)
+
+
+def examinable(path: Path) -> Optional[Path]:
+    """``path`` if this host can say whether it is there, else None: a name too long for this
+    host, a loop of links or a folder it may not read leave the question to the node, rather
+    than end ``check`` with an OSError from ``is_file()``."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass               # not there: what the callers look for
+    except (OSError, ValueError):
+        return None
+    return path
 
 
 _OTHER_HOME = re.compile(r"~[^/]+")
@@ -71,6 +84,8 @@ def path_fields(spec):
         yield "environment.venv.path", env.venv.path
         yield "environment.venv.requirements", env.venv.requirements
     yield "environment.build_cache", env.build_cache
+    if env.nccl is not None:
+        yield "environment.builds.nccl", env.nccl.path
     if spec.tasks is not None:
         yield f"tasks.{spec.tasks.lines}", spec.tasks.file
     stage = spec.stage

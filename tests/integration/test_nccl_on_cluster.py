@@ -82,7 +82,7 @@ def _horovod_source(folder: Path) -> Path:
 
 def _job(tmp_path, build_venv, name):
     spec = {"name": name, "profile": "lab-nccl", "account": "def-test", "kind": "serial",
-            "resources": {"time": "10m", "mem": "1G"},
+            "resources": {"time": "10m", "mem": "1G", "gpus": "p100:1"},   # the stand-in P100s: NCCL is for GPU builds
             "environment": {"venv": {"path": str(build_venv)}, "builds": ["horovod==0.0.1", {"nccl": TARBALL}],
                             "build_cache": str(tmp_path / "cache"),
                             "variables": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "index")}},
@@ -120,7 +120,7 @@ def test_nccl_is_unpacked_once_fixed_up_built_against_and_loaded(cluster, tmp_pa
     first = _run(tmp_path, _job(tmp_path, build_venv, "first"), "first")
     assert f"slurmkit: unpacking NCCL from {tmp_path / TARBALL} into {home}" in first
     assert (home / "lib" / "libnccl.so").read_text() == "a stand-in for NCCL's library\n"
-    assert (tmp_path / "setrpaths.calls").read_text() == f"--path {home}.partial --add_origin\n"
+    assert (tmp_path / "setrpaths.calls").read_text() == f"--path {home}.partial/{TARBALL[:-4]} --add_origin\n"
     assert f"built with {home}" in first                                   # the build saw its path
     assert f"library path {home}/lib" in first
     (key,) = (tmp_path / "cache" / "horovod").glob("lab-nccl-*/key.txt")

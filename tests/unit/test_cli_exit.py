@@ -65,3 +65,28 @@ def test_a_running_thread_gets_pythons_own_exit(tmp_path):
 def test_exit_status_is_systemexits(code, status, capsys):
     assert _exit_status(code) == status
     assert capsys.readouterr().err == ("bye\n" if code == "bye" else "")
+
+
+def _shell(command, cwd):
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("redirect", ["> /dev/full", ">&-"])
+@pytest.mark.parametrize("args", ["render job.yaml", "check job.yaml", "--help", "--version"])
+def test_an_output_that_cannot_be_written_is_one_line_never_a_traceback(tmp_path, args, redirect):
+    (tmp_path / "job.yaml").write_text(SPEC)
+    result = _shell(f"{sys.executable} -m slurmkit.cli {args} {redirect}", tmp_path)
+    assert "Traceback" not in result.stderr
+    # A full disk fails every write; a closed stdout is None in Python, where click drops what it
+    # echoes, and only render's own byte-exact writer meets it.
+    if redirect == "> /dev/full" or args.startswith("render"):
+        assert result.returncode == 1
+        reason = "No space left on device" if redirect == "> /dev/full" else "the stream is closed"
+        assert result.stderr.splitlines()[-1] == f"error: slurmkit could not write its output: {reason}"
+    else:
+        assert result.returncode == 0
+
+
+@pytest.mark.parametrize("args, status", [("render missing.yaml", 2), ("--version", 0)])
+def test_a_closed_stderr_keeps_the_exit_status(tmp_path, args, status):
+    assert _shell(f"{sys.executable} -m slurmkit.cli {args} 2>&-", tmp_path).returncode == status

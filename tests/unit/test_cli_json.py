@@ -139,7 +139,8 @@ def test_status_piped_starts_with_a_header(monkeypatch, tmp_path):
 def test_report_json_has_the_schema_jobs_summary_and_gauges(monkeypatch):
     monkeypatch.setattr(efficiency, "report_for", lambda job_id, **kw: efficiency.parse(SINGLE))
     data = document("report", "49", "--json")
-    assert set(data) == {"schema", "jobs", "summary", "gauges"} and data["jobs"][0]["job_id"] == "49" and data["summary"] is None
+    assert set(data) == {"schema", "jobs", "summary", "gauges", "gpu_use"} and data["jobs"][0]["job_id"] == "49" and data["summary"] is None
+    assert data["gpu_use"] == {}   # no GPUs asked, no samples: nothing to say
 
 
 def test_report_json_of_an_unknown_job_is_an_error_object(monkeypatch):

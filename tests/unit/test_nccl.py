@@ -77,16 +77,48 @@ def test_each_version_is_its_own_build_key():
     assert len(homes) == 2
 
 
-def test_a_cpu_build_names_it_too():
-    plan = resolved(["horovod", {"nccl": TARBALL}], gpus=None).plan
-    assert dict(plan.builds[0].variables)["HOROVOD_NCCL_HOME"] == plan.nccl.home
+def test_a_job_without_gpus_is_refused():
+    resolution = resolved(["horovod", {"nccl": TARBALL}], gpus=None)
+    assert [e.message for e in resolution.errors] == [
+        "Horovod uses NCCL for its GPU operations only, and this job has no GPUs: leave the NCCL tarball out (the CPU build uses MPI)"]
+
+
+def test_the_nccl_module_beside_the_tarball_is_warned():
+    resolution = resolved(["horovod", {"nccl": TARBALL}], modules=("cuda/12.2", "nccl/2.18.3"))
+    assert any("the nccl module is not what Horovod builds against" in w.message for w in resolution.warnings)
+
+
+def test_a_relative_build_cache_is_the_spec_folders():
+    the_spec = spec(["horovod", {"nccl": TARBALL}])
+    the_spec = the_spec._replace(environment=the_spec.environment._replace(build_cache="mycache"))
+    plan = resolve(the_spec, load_profile("narval")).plan
+    assert plan.nccl.home == "$SLURM_SUBMIT_DIR/mycache/nccl/2.21.5-1+cuda12.4"
+    assert plan.builds[0].cache == "$SLURM_SUBMIT_DIR/mycache"
+
+
+@pytest.mark.parametrize("item, field, message", [
+    ({"nccl": TARBALL, "version": "2.22.3-1+cuda12.6"}, "environment.builds[1].version",
+     "'2.22.3-1+cuda12.6' is not the version the tarball's name says (2.21.5-1+cuda12.4)"),
+    ({"nccl": "x.txz", "version": "2.21.5+x.partial"}, "environment.builds[1].version", "is not allowed here"),
+    ({"nccl": "x.txz", "version": "2.21.5.lock"}, "environment.builds[1].version", "is not allowed here"),
+])
+def test_a_version_that_disagrees_or_names_the_caches_own_files_is_refused(item, field, message):
+    with pytest.raises(SpecError) as raised:
+        spec(["horovod", item])
+    assert raised.value.keypath == field and message in raised.value.detail
+
+
+def test_another_users_home_is_refused_as_in_every_path_field():
+    resolution = resolved(["horovod", {"nccl": f"~root/{TARBALL}"}])
+    assert [e.field for e in resolution.errors] == ["environment.builds.nccl"]
+    assert "~root (another user's home) is not expanded" in resolution.errors[0].message
 
 
 def _script(tmp_path, setrpaths=None):
     profile = tmp_path / "site_profiles"
     profile.mkdir(exist_ok=True)
     (profile / "lab.yaml").write_text("name: lab\nextends: local\n" + (f"software:\n  setrpaths: {setrpaths}\n" if setrpaths else ""))
-    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h"},
+    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h", "gpus": "p100:1"},
               environment={"venv": {"packages": ["torch"]}, "builds": ["horovod", {"nccl": TARBALL}],
                            "build_cache": str(tmp_path / "cache")},
               launch={"command": "python train.py"})
@@ -99,15 +131,24 @@ def _unpack_function(script):
     return "set -euo pipefail\nSLURM_SUBMIT_DIR=$PWD\n" + body + 'echo "LD=${LD_LIBRARY_PATH:-}"\n'
 
 
-def _tarball(folder, name=TARBALL, layout=True):
+def _tarball(folder, name=TARBALL, layout=True, second_folder=False, library_link=None):
     top = folder / "top"
     (top / "lib").mkdir(parents=True)
     (top / "include").mkdir()
     if layout:
-        (top / "lib" / "libnccl.so").write_text("lib")
+        if library_link:
+            (top / "lib" / "libnccl.so").symlink_to(library_link)
+        else:
+            (top / "lib" / "libnccl.so").write_text("lib")
         (top / "include" / "nccl.h").write_text("h")
     with tarfile.open(folder / name, "w:xz") as tar:
         tar.add(top, arcname="nccl_x")
+        if second_folder:
+            tar.add(top / "lib", arcname="other/lib")
+
+
+def _unpack(tmp_path, script):
+    return subprocess.run(["bash", "-c", _unpack_function(script)], capture_output=True, text=True, cwd=tmp_path)
 
 
 def test_the_unpack_runs_once_with_setrpaths_and_is_renamed_whole(tmp_path, monkeypatch):
@@ -122,7 +163,7 @@ def test_the_unpack_runs_once_with_setrpaths_and_is_renamed_whole(tmp_path, monk
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
     assert "unpacking NCCL" in runs[0].stderr and "unpacking NCCL" not in runs[1].stderr
     assert (home / "lib" / "libnccl.so").read_text() == "lib" and not (tmp_path / "cache" / "nccl" / "2.21.5-1+cuda12.4.partial").exists()
-    assert (tmp_path / "calls").read_text() == f"--path {home}.partial --add_origin\n"
+    assert (tmp_path / "calls").read_text() == f"--path {home}.partial/nccl_x --add_origin\n"
     assert runs[1].stdout == f"LD={home}/lib\n"
 
 
@@ -140,8 +181,63 @@ def test_a_tarball_without_nccls_layout_stops_the_job_and_leaves_nothing(tmp_pat
 def test_check_warns_when_the_tarball_is_not_on_this_host(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _script(tmp_path)
-    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h"},
+    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h", "gpus": "p100:1"},
               environment={"venv": {"packages": ["torch"]}, "builds": ["horovod", {"nccl": TARBALL}]},
               launch={"command": "python train.py"})
     warnings = [w for w in job.check() if w.field == "environment.builds"]
     assert warnings and f"{TARBALL} is not on this host" in warnings[0].message
+
+
+NOT_NCCL = "is not an NCCL tarball (one folder holding lib/libnccl.so and include/nccl.h): nothing was unpacked"
+
+
+@pytest.mark.parametrize("shape", [{"second_folder": True}, {"library_link": "/etc/passwd"}])
+def test_two_top_folders_or_a_library_outside_it_are_not_nccl(tmp_path, monkeypatch, shape):
+    monkeypatch.chdir(tmp_path)
+    script = _script(tmp_path)
+    _tarball(tmp_path, **shape)
+    run = _unpack(tmp_path, script)
+    assert run.returncode == 1 and NOT_NCCL in run.stderr
+    assert [p.name for p in (tmp_path / "cache" / "nccl").iterdir()] == ["2.21.5-1+cuda12.4.lock"]
+
+
+def test_an_incomplete_folder_in_its_place_is_replaced_whole(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    script = _script(tmp_path)
+    _tarball(tmp_path)
+    home = tmp_path / "cache" / "nccl" / "2.21.5-1+cuda12.4"
+    (home / "include").mkdir(parents=True)
+    (home / "include" / "old.h").write_text("left by a crash")
+    run = _unpack(tmp_path, script)
+    assert run.returncode == 0, run.stderr
+    assert sorted(p.name for p in home.rglob("*")) == ["include", "lib", "libnccl.so", "nccl.h"]
+    assert sorted(p.name for p in home.parent.iterdir()) == ["2.21.5-1+cuda12.4", "2.21.5-1+cuda12.4.lock"]
+
+
+def test_a_missing_tarball_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    run = _unpack(tmp_path, _script(tmp_path))
+    assert run.returncode == 1
+    assert f"slurmkit: the NCCL tarball {tmp_path / TARBALL} is not there (or not readable)" in run.stderr
+
+
+def test_a_failed_setrpaths_says_so_and_leaves_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "setrpaths.sh").write_text("#!/bin/bash\nexit 3\n")
+    (tmp_path / "setrpaths.sh").chmod(0o755)
+    script = _script(tmp_path, setrpaths=tmp_path / "setrpaths.sh")
+    _tarball(tmp_path)
+    run = _unpack(tmp_path, script)
+    assert run.returncode == 1 and f"slurmkit: {tmp_path / 'setrpaths.sh'} failed on NCCL's libraries: nothing was unpacked" in run.stderr
+    assert [p.name for p in (tmp_path / "cache" / "nccl").iterdir()] == ["2.21.5-1+cuda12.4.lock"]
+
+
+def test_paths_this_host_cannot_examine_are_left_to_the_node_not_a_traceback(tmp_path, monkeypatch):
+    """A name longer than the host allows (ENAMETOOLONG) in the tarball or a staged input."""
+    monkeypatch.chdir(tmp_path)
+    _script(tmp_path)
+    deep = "/".join(["b" * 200] * 30)
+    job = Job(name="hvd", profile="lab", account="def-x", resources={"time": "1h", "gpus": "p100:1"},
+              environment={"venv": {"packages": ["torch"]}, "builds": ["horovod", {"nccl": f"{tmp_path}/{'a' * 300}/{TARBALL}"}]},
+              stage={"inputs": [f"/p/{deep}/data.tar"]}, launch={"command": "python train.py"})
+    assert not [w for w in job.check() if w.field in ("environment.builds", "stage.inputs.0")]

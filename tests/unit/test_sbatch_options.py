@@ -1,0 +1,39 @@
+"""sbatch_options.OPTIONS is the one table of the sbatch options a spec decides: every option the
+resolver writes from a spec field is in it, and the views (sanity, port, submitit) agree with it."""
+
+from __future__ import annotations
+
+import pytest
+
+from slurmkit import functions, porting, sanity
+from slurmkit.job import Job
+from slurmkit.kinds import KIND_NAMES
+from slurmkit.profiles import list_profiles, load_profile
+from slurmkit.sbatch_options import OPTIONS, PORT_HINTS, SHORT_NAMES, SPEC_FIELDS, SUBMITIT_PARAMETERS
+
+from .golden_specs import spec_for
+
+#: what the resolver writes that no spec field decides: the logs and the staging signal.
+SLURMKIT_WRITES = {"output", "signal"}
+
+
+@pytest.mark.parametrize("profile", sorted(p.name for p in list_profiles()[0]))
+def test_every_option_the_resolver_writes_from_a_spec_is_in_the_table(profile):
+    written = set()
+    for kind in KIND_NAMES:
+        plan = Job(**spec_for(load_profile(profile), kind)).resolve().plan
+        if plan is not None:
+            written |= {flag[2:] for flag, _ in plan.directives}
+    assert written - SLURMKIT_WRITES <= set(SPEC_FIELDS)
+
+
+def test_the_views_are_the_table():
+    assert sanity.SPEC_OPTIONS is SPEC_FIELDS and sanity.SHORT_OPTIONS is SHORT_NAMES
+    assert porting.OWN_OPTIONS is PORT_HINTS and functions._NAMED is SUBMITIT_PARAMETERS
+    assert porting.SHORT == {f"-{s}": n for s, n in SHORT_NAMES.items() if n != "chdir"}
+    assert len({o.name for o in OPTIONS}) == len(OPTIONS) and len(SHORT_NAMES) == len([o for o in OPTIONS if o.short])
+
+
+def test_an_abbreviation_means_the_first_shortest_option():
+    """Order in the table decides ties, as it did in sanity's own list: --gpus-per is --gpus-per-node."""
+    assert sanity._long_name("--gpus-per") == "gpus-per-node" and sanity._long_name("--nt") == "ntasks"

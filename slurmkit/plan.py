@@ -154,6 +154,15 @@ class NcclPlan(Record):
     setrpaths: Optional[str] = None    # the site's command (setrpaths.sh), None: none to run
 
 
+class GpuSamplerPlan(Record):
+    """The job's GPUs sampled in the background (slurmkit/gpusampler.py decides, the contract
+    in docs/job-spec.md "monitor" fixes the files): ``tool`` every ``interval_s`` seconds."""
+
+    tool: str                          # nvidia-smi | rocm-smi (AMD node types)
+    interval_s: int
+    per_node: bool = False             # several nodes: one sampler per node, an srun --overlap step
+
+
 class Plan(Record):
     kind: str
     profile: str
@@ -174,4 +183,5 @@ class Plan(Record):
     nccl: Optional[NcclPlan] = None
     module_system: str = "lmod"
     setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
+    gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     version: str = __version__

@@ -17,6 +17,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 from . import limits, sizing
 from .errors import closest
+from .gpusampler import sampler_plan
 from .plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from .profiles import NodeType, SiteProfile, retirement_notice
 from .reads import unprovided_reads
@@ -164,6 +165,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         builds=() if venv and venv.prebuilt_key else _builds(spec, profile, gpus),   # prebuilt: built with the env
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
+        gpu_sampler=sampler_plan(spec, gpus, chain),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)

@@ -156,6 +156,9 @@ def job_schema() -> Schema:
             "user": text(spec.MAIL_RE, nullable=True),
             "events": one_or_list(any_case(spec.MAIL_EVENTS), nullable=False)})]},
         "extra_directives": one_or_list(text(spec._DIRECTIVE_RE)),
+        "monitor": closed("monitor", {"gpu": {"type": ["boolean", "null"],
+                                              "description": "sample the GPUs' use while the job runs (default: on for a job with GPUs)"}},
+                          nullable=True),
     }, required=("name", "resources"))
     sweeps, task_file = first_kind(sweeps=True).name, first_kind(runs_task_file=True).name
     top["allOf"] = [

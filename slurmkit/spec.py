@@ -203,6 +203,12 @@ class Resubmit(Record):
     max_links: int = 10
 
 
+class Monitor(Record):
+    """What the job measures about itself: ``gpu`` None means the default (on where it has GPUs)."""
+
+    gpu: Optional[bool] = None
+
+
 class JobSpec(Record):
     name: str
     launch: Launch
@@ -218,6 +224,7 @@ class JobSpec(Record):
     extra_directives: Tuple[str, ...] = ()
     stage: Optional[Stage] = None
     resubmit: Optional[Resubmit] = None
+    monitor: Monitor = Monitor()
     source: Optional[str] = None
     lines: Mapping[KeyPath, int] = MappingProxyType({})
 
@@ -348,7 +355,7 @@ def _describe(value) -> str:
 
 
 SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "tasks", "stage",
-             "resubmit", "dependencies", "mail", "extra_directives")
+             "resubmit", "dependencies", "mail", "extra_directives", "monitor")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
 #: The keys of every mapping in a spec, by its key path ("*": any item of a list): the reader
 #: allows these and nothing else, and slurmkit/schemas.py makes job.yaml's JSON Schema from them.
@@ -368,6 +375,7 @@ SECTION_KEYS = {
     "stage.outputs.*": ("from", "to"),
     "stage.checkpoint": ("from", "to", "every"),
     "resubmit": ("max_links",),
+    "monitor": ("gpu",),
 }
 
 
@@ -404,6 +412,7 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
         extra_directives=_read_extra(read, top.get("extra_directives")),
         stage=_read_stage(read, top.get("stage")),
         resubmit=_read_resubmit(read, top.get("resubmit")),
+        monitor=_read_monitor(read, top.get("monitor")),
         source=source,
         lines=dict(lines or {}),
     )
@@ -789,6 +798,17 @@ def _read_staged(read: _Reader, item, at: KeyPath, kind, source_relative: bool):
 
 
 _ANY_PATH_RE = re.compile(r"^[^\x00\n]+$")
+
+
+def _read_monitor(read: _Reader, value) -> Monitor:
+    """``monitor: {gpu: false}`` turns the GPU sampler off; true or nothing: on where the job has GPUs."""
+    if value is None:
+        return Monitor()
+    monitor = read.mapping(value, ("monitor",), SECTION_KEYS["monitor"])
+    gpu = monitor.get("gpu")
+    if gpu is not None and not isinstance(gpu, bool):
+        read.fail(("monitor", "gpu"), f"must be true or false, not {gpu!r}")
+    return Monitor(gpu)
 
 
 def _read_resubmit(read: _Reader, value) -> Optional[Resubmit]:

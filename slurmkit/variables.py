@@ -63,6 +63,9 @@ READERS: Dict[str, Reader] = {
     "MV2_THREADS_PER_PROCESS": Reader("mvapich2", _MVAPICH2),
     "MV2_SHOW_CPU_BINDING": Reader("mvapich2", _MVAPICH2),
     "UCX_NET_DEVICES": Reader("ucx", "https://docs.open-mpi.org/en/v5.0.0/tuning-apps/networking/ib-and-roce.html"),
+    # The script's own GPU sampler reads it (its -l, nvidia-smi's loop in seconds); the report
+    # finds it again in the .state line (docs/job-spec.md "monitor").
+    "SLURMKIT_GPU_SAMPLE_INTERVAL": Reader("nvidia-smi (slurmkit's GPU sampler)", "https://docs.nvidia.com/deploy/nvidia-smi/index.html"),
 }
 
 #: Names that look right and do nothing, copied from pages users trust: name -> what to use.

@@ -66,6 +66,7 @@ _SECTION_HOMES = {
     "stage.outputs.*": ({"stage": {"outputs": [{"from": "a", "to": "b"}]}}, ("stage", "outputs", 0)),
     "stage.checkpoint": ({"stage": {"checkpoint": {"from": "a", "to": "b"}}}, ("stage", "checkpoint")),
     "resubmit": ({"resubmit": {}}, ("resubmit",)),
+    "monitor": ({"monitor": {}}, ("monitor",)),
 }
 
 

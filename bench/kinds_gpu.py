@@ -78,9 +78,9 @@ def _batch_step_environment(gpus: int, smoke: bool) -> dict:
     return env
 
 
-def _one(label: str, gpus: int, smoke: bool) -> dict:
-    done = subprocess.run(_launch(label, gpus, smoke), cwd=ROOT, env=_batch_step_environment(gpus, smoke), capture_output=True, text=True,
-                          timeout=600)
+def _one(label: str, gpus: int, smoke: bool, steps: int = 60) -> dict:
+    env = dict(_batch_step_environment(gpus, smoke), BENCH_STEPS=str(steps))
+    done = subprocess.run(_launch(label, gpus, smoke), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     match = re.search(r"^BENCH (\{.*\})$", done.stdout, re.M)
     if done.returncode != 0 or not match:
         raise SystemExit(f"{label} on {gpus} GPU(s) failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
@@ -90,11 +90,11 @@ def _one(label: str, gpus: int, smoke: bool) -> dict:
     return result
 
 
-def run(out: Path, reps: int, labels: list, smoke: bool) -> None:
+def run(out: Path, reps: int, labels: list, smoke: bool, steps: int = 60) -> None:
     missing = [label for label in labels if label != "bare" and not (OUT / f"{label}-1gpu.sbatch").exists()]
     if missing:
         raise SystemExit(f"no rendered scripts for {', '.join(missing)} in {OUT}: run `python bench/kinds_gpu.py render` first")
-    results = [_one(label, gpus, smoke) for _ in range(reps) for label in labels for gpus in (1, 2)]
+    results = [_one(label, gpus, smoke, steps) for _ in range(reps) for label in labels for gpus in (1, 2)]
     summary = {}
     for label in labels:
         median = {g: statistics.median(r["images_per_s"] for r in results if r["launcher"] == label and r["gpus"] == g) for g in (1, 2)}
@@ -115,11 +115,12 @@ def main() -> None:
     go.add_argument("--reps", type=int, default=3)
     go.add_argument("--labels", default="bare,lightning,accelerate")
     go.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps, 1 rep: the plumbing, not a measure")
+    go.add_argument("--steps", type=int, default=60, help="timed steps after the 30 of warm-up, for every launcher")
     args = parser.parse_args()
     if args.step == "render":
         render()
     else:
-        run(args.out, 1 if args.smoke else args.reps, args.labels.split(","), args.smoke)
+        run(args.out, 1 if args.smoke else args.reps, args.labels.split(","), args.smoke, args.steps)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ import torch
 def arguments(label: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     parser.add_argument("--batch", type=int, default=128)
+    # kinds_gpu.py --steps sets BENCH_STEPS for every launcher alike (a longer window amortises
+    # what a framework does once at the start and the end of its loop)
     parser.add_argument("--warmup", type=int, default=30)
-    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--steps", type=int, default=int(os.environ.get("BENCH_STEPS", "60")))
     parser.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps: checks the plumbing only")
     parser.add_argument("--label", default=label)
     args = parser.parse_args()

@@ -25,6 +25,12 @@ files stay in DIR/runs/<case>-on-<rep>/ (4242.gpu.<host>.csv, .state, 4242.exit)
 report's parser. The device machine has no cgroup: nvidia-smi there lists both GPUs even for
 the 1-GPU idle job, so beside its CSV the bench writes 4242.gpu.<host>.job.csv with only the
 job's GPU (what nvidia-smi shows inside a SLURM job on the Alliance, where the cgroup hides the others).
+
+Recorded 2026-11-26 on 2 x H200 (torch 2.11, driver 580), 3 runs each, sampler every 1 s:
+bench/results/gpu-sampler-h200x2.json: busy (multigpu, 2 GPUs) 4515.2 img/s with the sampler,
+4507.0 without (-0.18%); one-of-two 2305.9 and 2307.9 (0.09%); every run's files met the
+contract, lines reached the CSV while the job ran. The files of one run of each case are
+tests/unit/fixtures/gpu_samples_h200 (test_gpu_use_h200.py reads them as the report does).
 """
 
 import argparse

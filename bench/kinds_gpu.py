@@ -15,6 +15,13 @@ SLURM_NODEID set and passes signals on, its `scontrol show hostnames` says local
 bench/resnet_lightning.py, bench/resnet_accelerate.py, bench/resnet_bare.py (bench/resnet_synthetic.py).
 Runs alternate between launchers and repeat; it prints the median images/s on 1 and 2 GPUs and
 the 2/1 ratio of each, and writes DIR/kinds_gpu.json. NVLink multicast stays off (NCCL_NVLS_ENABLE=0).
+
+Recorded 2026-11-26 on 2 x H200 (torch 2.11, Lightning 2.6.6, Accelerate 1.15.0), medians of 2:
+bench/results/kinds-gpu-h200x2-60steps.json: bare 4135 -> 7470 img/s (1.806x), lightning 4299 ->
+6214 (1.445x), accelerate 4250 -> 8231 (1.937x); with --steps 300 (kinds-gpu-h200x2-300steps.json):
+bare 3809 -> 7330 (1.924x), lightning 4259 -> 6219 (1.460x), accelerate 4185 -> 7207 (1.722x).
+Lightning's two processes run about 27% below its one; why is not established (the srun shim
+here binds no CPUs per task, as SLURM's srun would). The bare runs vary by 10% between runs.
 """
 
 import argparse

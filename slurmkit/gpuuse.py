@@ -309,6 +309,8 @@ def _idle_tips(job: JobGpus, asked: int, profile) -> List[Tip]:
     named = ", ".join(g.label for g in idle[:3]) + (f" and {len(idle) - 3} more" if len(idle) > 3 else "")
     head = f"asked {_count(asked, 'GPU')}, {named} stayed idle (under {IDLE_UTIL_PCT:.0f}% utilisation)"
     if asked < 2:
+        if idle[0].p95_util:   # busy now and then: mostly idle, not unused (a MIG slice, or feed it: _mig_tips)
+            return []
         return [Tip("gpu", None, f"{head}: the program did not use it; check that it runs on the GPU")]
     wanted = allowed_gpu_count(profile, max(1, asked - len(idle)))
     if wanted >= asked:

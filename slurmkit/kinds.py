@@ -71,6 +71,9 @@ class Kind(Record):
     tf_config: bool = False
     #: what each process sees by default (launch.gpu_view): "own" GPU or the "node"'s.
     gpu_view_default: str = "node"
+    #: the framework picks each process's GPU itself, by local rank among the node's GPUs:
+    #: launch.gpu_view: own would hide the GPUs it picks (lightning, accelerate).
+    picks_its_gpu: bool = False
     #: sweeps array.parameters as a job array (the only kind that takes an array section).
     sweeps: bool = False
     #: runs a task file with GNU Parallel (the only kind that takes a tasks section).
@@ -130,13 +133,13 @@ _ROWS = (
     # One srun task per GPU; Lightning's SLURMEnvironment reads the ranks from SLURM itself (framework_kinds.py).
     Kind("lightning", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True, spreads_over_nodes=True,
          example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker", site_launch_env=True,
-         torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True,
+         torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True, picks_its_gpu=True,
          sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
     # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).
     Kind("accelerate", ("accelerate",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker",
          site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, launches_per_node=True,
-         cpu_environment=(("ACCELERATE_USE_CPU", "true"),),
+         picks_its_gpu=True, cpu_environment=(("ACCELERATE_USE_CPU", "true"),),
          sets_in_environment="MASTER_ADDR, MASTER_PORT and accelerate launch's machine rank and totals"),
 )
 #: the kind of a spec that names none.

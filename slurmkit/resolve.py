@@ -366,6 +366,9 @@ def _single_process(spec: JobSpec) -> bool:
 def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Findings) -> None:
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
     kind, nodes = kind_of(spec), spec.resources.nodes
+    if kind.picks_its_gpu and spec.launch.gpu_view == "own":
+        findings.error("launch.gpu_view", f"kind {kind.name!r} picks each process's GPU itself, by its local rank among the "
+                       "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
     if kind.one_node_only and nodes > 1:
         findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; use kind 'ddp' (PyTorch), 'tf-multiworker' or 'horovod' for several")
     if kind.framework_only and _framework(spec) != kind.framework_default:

@@ -6,6 +6,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from slurmkit.spec import load_spec
 from slurmkit.render import render
 
@@ -153,3 +155,15 @@ def test_a_payload_that_ends_after_the_signal_waits_for_the_requeue_rather_than_
     assert process.poll() is None
     process.send_signal(signal.SIGTERM)
     assert process.wait(20) == 143 and not (tmp_path / "42.exit").exists()
+
+
+@pytest.mark.parametrize("kind", ["lightning", "accelerate"])
+def test_gpu_view_own_is_refused_where_the_framework_picks_the_gpu(kind):
+    from slurmkit.profiles import load_profile
+    from slurmkit.resolve import resolve
+    from slurmkit.spec import spec_from_mapping
+
+    spec = spec_from_mapping({"name": "r", "account": "def-x", "kind": kind, "resources": {"time": "1h", "gpus": "h100:2"},
+                              "launch": {"command": "python train.py", "gpu_view": "own"}}, source="job.yaml")
+    errors = resolve(spec, load_profile("fir")).errors
+    assert [(e.field, e.message.split(":")[0]) for e in errors] == [("launch.gpu_view", f"kind {kind!r} picks each process's GPU itself, by its local rank among the node's GPUs")]

@@ -5,7 +5,9 @@ A gauge is a fraction of the request: time (elapsed of the limit), CPU (CPU time
 elapsed), memory (peak of the request) and GPU (average utilisation, only where sacct has
 ``gres/gpuutil``). For an array, each gauge is spread over the tasks (min, median, max) and
 the tasks far from the rest are named: outliers by Tukey's fences (below Q1 - 1.5 IQR or above
-Q3 + 1.5 IQR), which need at least four tasks to mean anything.
+Q3 + 1.5 IQR), which need at least four tasks to mean anything, and which must also be half as
+much again as the median (or a third less): when most tasks agree to the second, the IQR is
+nearly nought and Tukey alone would name a task that started a few seconds late.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from .records import Record
 BAR_WIDTH = 30
 #: fewer tasks than this and no task is called an outlier.
 OUTLIER_MIN_TASKS = 4
+#: an outlier is at least this many times the median (high), or at most the median over it (low).
+OUTLIER_MIN_RATIO = 1.5
 
 
 class Gauge(Record):
@@ -67,14 +71,14 @@ def spreads(effs: Sequence[JobEfficiency]) -> List[Spread]:
 
 
 def outliers(values: Sequence[Tuple[str, float]]) -> Tuple[Tuple[str, float, str], ...]:
-    """The tasks outside Tukey's fences, the farthest first."""
+    """The tasks outside Tukey's fences and half as far again from the median, the farthest first."""
     if len(values) < OUTLIER_MIN_TASKS:
         return ()
     ordered = sorted(v for _, v in values)
-    q1, q3 = _quantile(ordered, 0.25), _quantile(ordered, 0.75)
-    low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+    q1, q3, median = _quantile(ordered, 0.25), _quantile(ordered, 0.75), _quantile(ordered, 0.5)
+    high = max(q3 + 1.5 * (q3 - q1), median * OUTLIER_MIN_RATIO)
+    low = min(q1 - 1.5 * (q3 - q1), median / OUTLIER_MIN_RATIO)
     out = [(job, value, "high" if value > high else "low") for job, value in values if value > high or value < low]
-    median = _quantile(ordered, 0.5)
     return tuple(sorted(out, key=lambda item: -abs(item[1] - median)))
 
 

@@ -167,3 +167,15 @@ def test_an_arrays_advice_never_contradicts_itself(effs):
     for eff in effs:
         states[eff.state] = states.get(eff.state, 0) + 1
     _assert_consistent(array_tips(effs, states))
+
+
+def test_a_task_a_second_off_siblings_that_agree_is_not_an_outlier():
+    """CI on Slurm 22.05: three tasks ran 9 s of a 5-minute limit, one 8 s, one 24 s; the IQR
+    was nought, and Tukey's fences alone named the 8 s task a low outlier as well."""
+    values = [("55_0", 8 / 300), ("55_1", 9 / 300), ("55_2", 9 / 300), ("55_3", 9 / 300), ("55_4", 24 / 300)]
+    assert [(job, side) for job, _, side in gauges.outliers(values)] == [("55_4", "high")]
+
+
+def test_a_low_outlier_must_be_well_under_the_median():
+    values = [("1_0", 0.90), ("1_1", 0.91), ("1_2", 0.90), ("1_3", 0.80), ("1_4", 0.30)]
+    assert [(job, side) for job, _, side in gauges.outliers(values)] == [("1_4", "low")]

@@ -85,9 +85,24 @@ def _batch_step_environment(gpus: int, smoke: bool) -> dict:
     return env
 
 
-def _one(label: str, gpus: int, smoke: bool, steps: int = 60) -> dict:
-    env = dict(_batch_step_environment(gpus, smoke), BENCH_STEPS=str(steps))
-    done = subprocess.run(_launch(label, gpus, smoke), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+#: a label's variant flags (``lightning+keep+pin``) and the environment each sets
+VARIANTS = {"keep": "BENCH_KEEP", "pin": "BENCH_PIN", "ddp": "BENCH_DDP", "nobind": "BENCH_SHIM_NO_BIND"}
+
+
+def parse_label(text: str) -> tuple:
+    """``lightning+keep@2`` -> ("lightning+keep", "lightning", {"BENCH_KEEP": "1"}, (2,)); no ``@N``: 1 and 2 GPUs."""
+    label, _, gpus = text.partition("@")
+    launcher, *flags = label.split("+")
+    unknown = [f for f in flags if f not in VARIANTS] + ([launcher] if launcher not in ("bare", *KINDS) else [])
+    if unknown:
+        raise SystemExit(f"unknown in label {text!r}: {', '.join(unknown)} (launchers: bare, {', '.join(KINDS)}; variants: {', '.join(VARIANTS)})")
+    return label, launcher, {VARIANTS[f]: "1" for f in flags}, tuple(int(g) for g in gpus.split("/")) if gpus else (1, 2)
+
+
+def _one(text: str, gpus: int, smoke: bool, steps: int = 60) -> dict:
+    label, launcher, variant, _ = parse_label(text)
+    env = dict(_batch_step_environment(gpus, smoke), BENCH_STEPS=str(steps), **variant)
+    done = subprocess.run(_launch(launcher, gpus, smoke), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     match = re.search(r"^BENCH (\{.*\})$", done.stdout, re.M)
     if done.returncode != 0 or not match:
         raise SystemExit(f"{label} on {gpus} GPU(s) failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")
@@ -98,17 +113,21 @@ def _one(label: str, gpus: int, smoke: bool, steps: int = 60) -> dict:
 
 
 def run(out: Path, reps: int, labels: list, smoke: bool, steps: int = 60) -> None:
-    missing = [label for label in labels if label != "bare" and not (OUT / f"{label}-1gpu.sbatch").exists()]
+    parsed = [parse_label(text) for text in labels]
+    missing = sorted({launcher for _, launcher, _, _ in parsed if launcher != "bare" and not (OUT / f"{launcher}-1gpu.sbatch").exists()})
     if missing:
         raise SystemExit(f"no rendered scripts for {', '.join(missing)} in {OUT}: run `python bench/kinds_gpu.py render` first")
-    results = [_one(label, gpus, smoke, steps) for _ in range(reps) for label in labels for gpus in (1, 2)]
+    results = [_one(text, gpus, smoke, steps) for _ in range(reps) for text, (_, _, _, counts) in zip(labels, parsed) for gpus in counts]
     summary = {}
-    for label in labels:
-        median = {g: statistics.median(r["images_per_s"] for r in results if r["launcher"] == label and r["gpus"] == g) for g in (1, 2)}
-        summary[label] = {"images_per_s_1gpu": median[1], "images_per_s_2gpu": median[2], "ratio": round(median[2] / median[1], 3)}
-    print("\nlauncher          1 GPU img/s   2 GPUs img/s   ratio   (medians of", reps, "runs each, device:", results[0]["device"] + ")")
+    for label, _, _, counts in parsed:
+        median = {g: statistics.median(r["images_per_s"] for r in results if r["launcher"] == label and r["gpus"] == g) for g in counts}
+        summary[label] = {f"images_per_s_{g}gpu": median[g] for g in counts}
+        if len(median) == 2:
+            summary[label]["ratio"] = round(median[2] / median[1], 3)
+    print("\nlauncher               1 GPU img/s   2 GPUs img/s   ratio   (medians of", reps, "runs each, device:", results[0]["device"] + ")")
     for label, s in summary.items():
-        print(f"{label:16} {s['images_per_s_1gpu']:12.1f} {s['images_per_s_2gpu']:14.1f} {s['ratio']:7.3f}x")
+        one, two, ratio = s.get("images_per_s_1gpu"), s.get("images_per_s_2gpu"), s.get("ratio")
+        print(f"{label:22} {one or 0:12.1f} {two or 0:14.1f} " + (f"{ratio:7.3f}x" if ratio else "      -"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "kinds_gpu.json").write_text(json.dumps({"smoke": smoke, "summary": summary, "runs": results}, indent=1))
 
@@ -120,7 +139,8 @@ def main() -> None:
     go = sub.add_parser("run")
     go.add_argument("--out", type=Path, default=Path("."))
     go.add_argument("--reps", type=int, default=3)
-    go.add_argument("--labels", default="bare,lightning,accelerate")
+    go.add_argument("--labels", default="bare,lightning,accelerate",
+                    help="launchers, each maybe with variants and GPU counts: lightning+keep+pin@2, bare@1/2 (see VARIANTS)")
     go.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps, 1 rep: the plumbing, not a measure")
     go.add_argument("--steps", type=int, default=60, help="timed steps after the 30 of warm-up, for every launcher")
     args = parser.parse_args()

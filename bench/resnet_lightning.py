@@ -1,6 +1,11 @@
 """Synthetic ResNet-50 under PyTorch Lightning (precision "bf16-mixed", channels-last, DDP), one
 process per GPU started by srun as kind lightning's script does: Lightning reads the ranks from
-SLURM's variables (bench/shim/srun sets them where there is no SLURM)."""
+SLURM's variables (bench/shim/srun sets them where there is no SLURM).
+
+The loader yields only indices, which the model does not read. Variants, for finding where time
+goes (bench/kinds_gpu.py's labels set them): BENCH_PIN=1 pins the loader's memory;
+BENCH_KEEP=1 leaves each batch on the host (no copy to the GPU at all); BENCH_DDP=1 wraps the
+model in DDP on one GPU too, as the bare torchrun payload always does."""
 
 import os
 import time
@@ -27,6 +32,11 @@ class Synthetic(pl.LightningModule):
 
     def on_fit_start(self):
         self.images, self.labels = common.batch(self.args.batch, self.device, self.args.smoke)
+
+    def transfer_batch_to_device(self, batch, device, dataloader_idx):
+        if os.environ.get("BENCH_KEEP") == "1":
+            return batch
+        return super().transfer_batch_to_device(batch, device, dataloader_idx)
 
     def training_step(self, index, step):
         return self.loss_fn(self.net(self.images), self.labels)
@@ -68,11 +78,12 @@ def main() -> None:
     per_node = int(os.environ.get("SLURM_NTASKS_PER_NODE", "1"))
     total = args.warmup + args.steps
     trainer = pl.Trainer(accelerator="cpu" if args.smoke else "gpu", devices=per_node, num_nodes=int(os.environ.get("SLURM_NNODES", "1")),
-                         strategy="ddp" if per_node > 1 else "auto", precision="bf16-mixed", max_steps=total, max_epochs=1,
+                         strategy="ddp" if per_node > 1 or os.environ.get("BENCH_DDP") == "1" else "auto", precision="bf16-mixed", max_steps=total, max_epochs=1,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          callbacks=[Clock(args)])
     # More indices than steps on every rank (the sampler splits them among the ranks): max_steps ends it.
-    trainer.fit(Synthetic(args), torch.utils.data.DataLoader(range(total * 64), batch_size=1))
+    trainer.fit(Synthetic(args), torch.utils.data.DataLoader(range(total * 64), batch_size=1,
+                                                                  pin_memory=os.environ.get("BENCH_PIN") == "1"))
 
 
 if __name__ == "__main__":

@@ -20,8 +20,17 @@ Recorded 2026-11-26 on 2 x H200 (torch 2.11, Lightning 2.6.6, Accelerate 1.15.0)
 bench/results/kinds-gpu-h200x2-60steps.json: bare 4135 -> 7470 img/s (1.806x), lightning 4299 ->
 6214 (1.445x), accelerate 4250 -> 8231 (1.937x); with --steps 300 (kinds-gpu-h200x2-300steps.json):
 bare 3809 -> 7330 (1.924x), lightning 4259 -> 6219 (1.460x), accelerate 4185 -> 7207 (1.722x).
-Lightning's two processes run about 27% below its one; why is not established (the srun shim
-here binds no CPUs per task, as SLURM's srun would). The bare runs vary by 10% between runs.
+Lightning's two processes ran about 27% below its one. Two causes found since, each measured
+once on 2 H200, 100 steps (bench/results/kinds-gpu-h200x2-lightning-variants.json): the srun
+shim bound no CPUs per task, as SLURM's srun does (it binds now: 6155-6214 -> 6600 img/s,
+across machines); and the payload's loader copied its unused index to the GPU each step, from
+pageable memory, which waits for the GPU (it keeps it on the host now: 6600 -> 7089 img/s, the
+same machine, one run each). The bare runs vary by 10% between runs.
+Lightning on one GPU runs without DDP (strategy "auto"), bare's torchrun wraps even one GPU in
+DDP: the label lightning+ddp@1 measures Lightning's one GPU as bare's is measured.
+
+Labels: a launcher (bare, lightning, accelerate), variants after "+" (VARIANTS: copy, pin, ddp,
+nobind) and GPU counts after "@" (@2, @1/2; none: 1 and 2).
 """
 
 import argparse
@@ -85,12 +94,12 @@ def _batch_step_environment(gpus: int, smoke: bool) -> dict:
     return env
 
 
-#: a label's variant flags (``lightning+keep+pin``) and the environment each sets
-VARIANTS = {"keep": "BENCH_KEEP", "pin": "BENCH_PIN", "ddp": "BENCH_DDP", "nobind": "BENCH_SHIM_NO_BIND"}
+#: a label's variant flags (``lightning+copy+pin``) and the environment each sets
+VARIANTS = {"copy": "BENCH_COPY", "pin": "BENCH_PIN", "ddp": "BENCH_DDP", "nobind": "BENCH_SHIM_NO_BIND"}
 
 
 def parse_label(text: str) -> tuple:
-    """``lightning+keep@2`` -> ("lightning+keep", "lightning", {"BENCH_KEEP": "1"}, (2,)); no ``@N``: 1 and 2 GPUs."""
+    """``lightning+copy@2`` -> ("lightning+copy", "lightning", {"BENCH_COPY": "1"}, (2,)); no ``@N``: 1 and 2 GPUs."""
     label, _, gpus = text.partition("@")
     launcher, *flags = label.split("+")
     unknown = [f for f in flags if f not in VARIANTS] + ([launcher] if launcher not in ("bare", *KINDS) else [])
@@ -140,7 +149,7 @@ def main() -> None:
     go.add_argument("--out", type=Path, default=Path("."))
     go.add_argument("--reps", type=int, default=3)
     go.add_argument("--labels", default="bare,lightning,accelerate",
-                    help="launchers, each maybe with variants and GPU counts: lightning+keep+pin@2, bare@1/2 (see VARIANTS)")
+                    help="launchers, each maybe with variants and GPU counts: lightning+copy+pin@2, bare@1/2 (see VARIANTS)")
     go.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps, 1 rep: the plumbing, not a measure")
     go.add_argument("--steps", type=int, default=60, help="timed steps after the 30 of warm-up, for every launcher")
     args = parser.parse_args()

@@ -2,10 +2,14 @@
 process per GPU started by srun as kind lightning's script does: Lightning reads the ranks from
 SLURM's variables (bench/shim/srun sets them where there is no SLURM).
 
-The loader yields only indices, which the model does not read. Variants, for finding where time
-goes (bench/kinds_gpu.py's labels set them): BENCH_PIN=1 pins the loader's memory;
-BENCH_KEEP=1 leaves each batch on the host (no copy to the GPU at all); BENCH_DDP=1 wraps the
-model in DDP on one GPU too, as the bare torchrun payload always does."""
+The loader yields only indices, which the model does not read: they stay on the host, as the
+bare and Accelerate payloads copy nothing each step either. Lightning would copy each to the GPU
+from pageable memory, which waits for the GPU's stream every step: on 2 H200 that cost 7%
+(7089 -> 6600 img/s, bench/results/kinds-gpu-h200x2-lightning-variants.json). Variants, for
+finding where time goes (bench/kinds_gpu.py's labels set them): BENCH_COPY=1 copies the index
+as Lightning does by default; BENCH_PIN=1 pins the loader's memory (with the copy, a copy that
+need not wait); BENCH_DDP=1 wraps the model in DDP on one GPU too, as the bare torchrun payload
+always does."""
 
 import os
 import time
@@ -34,9 +38,9 @@ class Synthetic(pl.LightningModule):
         self.images, self.labels = common.batch(self.args.batch, self.device, self.args.smoke)
 
     def transfer_batch_to_device(self, batch, device, dataloader_idx):
-        if os.environ.get("BENCH_KEEP") == "1":
-            return batch
-        return super().transfer_batch_to_device(batch, device, dataloader_idx)
+        if os.environ.get("BENCH_COPY") == "1":
+            return super().transfer_batch_to_device(batch, device, dataloader_idx)
+        return batch
 
     def training_step(self, index, step):
         return self.loss_fn(self.net(self.images), self.labels)

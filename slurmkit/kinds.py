@@ -179,6 +179,11 @@ def named(names: Tuple[str, ...]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
+def multi_node_kinds(framework: str) -> Tuple[str, ...]:
+    """The kinds that spread a ``framework``'s GPUs over several nodes, as a message offers them."""
+    return tuple(k.name for k in _ROWS if k.spreads_over_nodes and (k.framework_default == framework or not k.framework_only))
+
+
 def first_kind(**wanted) -> Kind:
     """The first kind whose attributes are ``wanted``: the kind a message suggests by what it does."""
     return next(k for k in _ROWS if all(getattr(k, name) == value for name, value in wanted.items()))

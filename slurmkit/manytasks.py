@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from .files import read_bytes_bounded
+from .kinds import ONE, first_kind, kind_of
 from .plan import Plan, TasksPlan
 from .profiles import SiteProfile
 from .resolve import Finding, _Findings, _from_submit_dir, runs_python
@@ -55,10 +56,12 @@ def tasks_plan(spec: JobSpec, findings: _Findings) -> Optional[TasksPlan]:
     tasks = spec.tasks
     if tasks is None:
         return None
+    kind = kind_of(spec).name
     if spec.resources.gpus is not None:
-        findings.error("resources.gpus", "kind 'many-tasks' runs CPU tasks; for GPU work use kind 'gpu', or 'array' for one job per GPU task")
+        findings.error("resources.gpus", f"kind {kind!r} runs CPU tasks; for GPU work use kind "
+                       f"{first_kind(gpu_required=True, processes=ONE).name!r}, or {first_kind(sweeps=True).name!r} for one job per GPU task")
     if spec.resubmit is not None:
-        findings.error("resubmit", "kind 'many-tasks' resumes from its joblog, not from a checkpoint: submit the same job again "
+        findings.error("resubmit", f"kind {kind!r} resumes from its joblog, not from a checkpoint: submit the same job again "
                        "to run the tasks that are left")
     for index, word in enumerate(spec.launch.command):
         if _INPUT_SOURCE_WORD.fullmatch(word):

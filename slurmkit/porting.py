@@ -698,7 +698,7 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
     build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
     replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
-    build.note(number, line, "mapped", "kind many-tasks" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+    build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
     return True
 
 
@@ -851,7 +851,7 @@ def _plain_kind(build: _Builder) -> str:
     if build.launcher_name == "torchrun" and "gpus" in res:
         launch["launcher"] = "torchrun"
         gpus = str(res["gpus"]).rpartition(":")[2]
-        why = "kind multigpu: torchrun starts one process per GPU of the node"
+        why = f"kind {first_kind(distributed=True, one_node_only=True).name}: torchrun starts one process per GPU of the node"
         if "cpus_per_task" in res and gpus.isdigit() and int(gpus) > 1:
             res["cpus_per_task"] = max(1, res["cpus_per_task"] // int(gpus))
             why += f"; the job's cores are shared among them ({res['cpus_per_task']} each)"
@@ -868,7 +868,7 @@ _TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROC
 def _one_process(build: _Builder) -> str:
     """Tasks asked for, but the program started without srun or mpirun: it ran once, on all of
     them as cores (GNU parallel, make -j, a threaded program). Kind threaded keeps that."""
-    res, launch = build.spec["resources"], build.spec["launch"]
+    res, launch, threaded = build.spec["resources"], build.spec["launch"], first_kind(pins_threads=True).name
     tasks = res.pop("tasks_per_node")
     cores = tasks * res.get("cpus_per_task", 1)
     res["cpus_per_task"] = cores
@@ -880,13 +880,13 @@ def _one_process(build: _Builder) -> str:
     if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
         build.note(0, f"tasks_per_node: {tasks}", "to do",
                    f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
-                   f"that; as kind threaded the job has one task of {cores} cores, so check each step asks for -c 1, "
-                   "or use kind array (one task per run)")
-        return first_kind(pins_threads=True).name
+                   f"that; as kind {threaded} the job has one task of {cores} cores, so check each step asks for -c 1, "
+                   f"or use kind {first_kind(sweeps=True).name} (one task per run)")
+        return threaded
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
-               f"the program starts without srun or mpirun, so it ran once: kind threaded with the same {cores} cores"
+               f"the program starts without srun or mpirun, so it ran once: kind {threaded} with the same {cores} cores"
                + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
-    return first_kind(pins_threads=True).name
+    return threaded
 
 
 def _distributed_kind(build: _Builder) -> Optional[str]:

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
-from .kinds import BATCH_SET_BY as _BATCH_SET_BY
+from .kinds import BATCH_SET_BY as _BATCH_SET_BY, first_kind
 from .render import REFERENCE
 from .shellwords import assigned_names
 
@@ -53,8 +53,8 @@ SET_BY_SPEC: Dict[str, str] = {
 }
 #: Given to each process as it starts, never to the batch script: name -> who gives it.
 PER_PROCESS: Dict[str, str] = {
-    **dict.fromkeys(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"), "kind 'ddp' or torchrun"),
-    "TF_CONFIG": "kind 'tf-multiworker'",
+    **dict.fromkeys(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"), f"kind {first_kind(ranks_from_slurm=True).name!r} or torchrun"),
+    "TF_CONFIG": f"kind {first_kind(tf_config=True).name!r}",
     **dict.fromkeys(("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
                      "OMPI_COMM_WORLD_NODE_RANK"), "Open MPI's mpirun"),
     **dict.fromkeys(("PMI_RANK", "PMI_SIZE", "PMIX_RANK"), "the MPI launcher"),
@@ -289,7 +289,7 @@ def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
     if name in batch or name.startswith("_sk_"):
         return ""
     if name.startswith("SLURM_ARRAY_") and not plan.array:
-        return f"${name}: SLURM sets it only in array jobs (kind 'array'), so under set -u this job stops with '{name}: unbound variable'"
+        return f"${name}: SLURM sets it only in array jobs (kind {first_kind(sweeps=True).name!r}), so under set -u this job stops with '{name}: unbound variable'"
     if name in SLURM_PER_TASK and _processes(plan) > 1:
         return (f"${name}: the batch script expands the command once, so every process gets the batch script's value, "
                 f"not its own; {_in_each_process(name)}")

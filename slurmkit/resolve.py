@@ -25,7 +25,7 @@ from .records import Record
 from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
 from .gpu_names import mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
-from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of
+from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from .spec import JobSpec
 from .framework_kinds import accelerate_launch, requeue_directives, requeue_lead, stage_conflict
 from .units import format_duration, format_size, format_slurm_time
@@ -238,7 +238,7 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
     advice = profile.scheduling.min_walltime_advice_seconds
     if advice and asked < advice:
         findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
-                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)")
+                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
 
 
 def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[GpuChoice]:
@@ -305,9 +305,9 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     if gpus and cpus is None:
         cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     if kind.pins_threads and (cpus or 1) == 1:
-        findings.warn("resources.cpus_per_task", "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task")
+        findings.warn("resources.cpus_per_task", f"kind {kind.name!r} with one CPU per task runs one thread; set cpus_per_task")
     if kind.runs_task_file and (tasks or 1) == 1 and spec.resources.nodes == 1:
-        findings.warn("resources.tasks_per_node", "kind 'many-tasks' with one task per node runs its tasks one after another; "
+        findings.warn("resources.tasks_per_node", f"kind {kind.name!r} with one task per node runs its tasks one after another; "
                       "set tasks_per_node to how many run at a time")
     return tasks or 1, cpus or 1
 
@@ -327,7 +327,7 @@ def _not_whole_node(advice: str, site: str, cores: int, tasks: int, cpus: int) -
     if cores % cpus:
         divisors = [d for d in range(2, min(cores, 64) + 1) if cores % d == 0]
         return f"{asked}, which {cpus} cores per task does not divide: pick one that does (e.g. {', '.join(map(str, divisors[:4]))})"
-    per_node, bundle = cores // cpus, "in one job of kind 'many-tasks' (GNU Parallel"
+    per_node, bundle = cores // cpus, f"in one job of kind {first_kind(runs_task_file=True).name!r} (GNU Parallel"
     if advice == "one process":
         return f"{asked} and a serial job uses {tasks * cpus}: run such tasks {per_node} at a time {bundle}; tasks_per_node: {per_node})"
     if advice == "sweep":
@@ -370,13 +370,15 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
         findings.error("launch.gpu_view", f"kind {kind.name!r} picks each process's GPU itself, by its local rank among the "
                        "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
     if kind.one_node_only and nodes > 1:
-        findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; use kind 'ddp' (PyTorch), 'tf-multiworker' or 'horovod' for several")
+        framework = _framework(spec)
+        findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; for several, use kind "
+                       f"{named(multi_node_kinds(framework))} ({FRAMEWORK_LABELS[framework]})")
     if kind.framework_only and _framework(spec) != kind.framework_default:
         other = KINDS[kind.other_framework_kind]
         findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
     if spec.launch.mixed_precision is not None and not kind.launches_per_node:
-        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind 'accelerate' only, not {kind.name!r}")
+        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "

@@ -25,7 +25,7 @@ from .profiles import MigProfile, NodeType, SiteProfile, did_you_mean
 from .records import Record
 from .resolve import Finding, cores_per_gpu, resolve
 from .gpu_names import mig_names, whole_gpu_names
-from .kinds import MULTI_NODE_GPU_KINDS, kind_of, named
+from .kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from .spec import JobSpec, spec_from_mapping
 from .units import format_duration, format_size
 
@@ -405,7 +405,7 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
         _many_tasks_onto_whole_nodes(port, cores, tasks, cpus)
     else:
         port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind.name!r} job of {tasks * cpus} core(s) would leave the "
-                    f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind 'many-tasks' (GNU Parallel, "
+                    f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind {first_kind(runs_task_file=True).name!r} (GNU Parallel, "
                     "a task file with a line each), or port to another cluster")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
+from .kinds import first_kind
 from .records import Record
 
 
@@ -40,7 +41,7 @@ OPTIONS: Tuple[SbatchOption, ...] = (
     SbatchOption("tmp", "resources.tmp", "tmp: 100G"),
     SbatchOption("job-name", "name", "name", "job_name", short="J"),
     SbatchOption("account", "account", "account", "account", short="A"),
-    SbatchOption("array", "kind: array with array.parameters", "array.parameters", short="a"),
+    SbatchOption("array", f"kind: {first_kind(sweeps=True).name} with array.parameters", "array.parameters", short="a"),
     SbatchOption("dependency", "dependencies", "dependencies", short="d"),
     SbatchOption("mail-user", "mail.user", "mail.user"),
     SbatchOption("mail-type", "mail.events", "mail.events"),

@@ -25,7 +25,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from . import sanity
 from .errors import SpecError, UnitError, closest
-from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, KINDS as KIND_ROWS
+from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, KINDS as KIND_ROWS, first_kind
 from .records import Record
 from .shellwords import split_at_operators
 from .units import parse_duration, parse_size, shown
@@ -386,10 +386,11 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
     kind = read.choice(top.get("kind", DEFAULT_KIND), ("kind",), KINDS)
     array = _read_array(read, top.get("array"))
     sweeps = KIND_ROWS[kind].sweeps
+    sweeper = first_kind(sweeps=True).name
     if sweeps and array is None:
-        read.fail(("array",), "kind 'array' needs an array section with the parameters to sweep")
+        read.fail(("array",), f"kind {sweeper!r} needs an array section with the parameters to sweep")
     if array is not None and not sweeps:
-        read.fail(("array",), f"only kind 'array' sweeps parameters; set kind: array (it is {kind!r})")
+        read.fail(("array",), f"only kind {sweeper!r} sweeps parameters; set kind: {sweeper} (it is {kind!r})")
     tasks = _read_tasks(read, top.get("tasks"), kind)
     commands_file = tasks is not None and tasks.lines == "commands"
     if top.get("launch") is None and not commands_file:
@@ -683,14 +684,14 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
 
 def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
     """``tasks: {commands: FILE}`` or ``tasks: {arguments: FILE, separator: "\\t"}``, and ``joblog``."""
-    path, runs_task_file = ("tasks",), KIND_ROWS[kind].runs_task_file
+    path, runs_task_file, runner = ("tasks",), KIND_ROWS[kind].runs_task_file, first_kind(runs_task_file=True).name
     if value is None:
         if runs_task_file:
-            read.fail(path, "kind 'many-tasks' needs a tasks section: {commands: FILE} (a command a line) "
+            read.fail(path, f"kind {runner!r} needs a tasks section: {{commands: FILE}} (a command a line) "
                       "or {arguments: FILE} (the arguments of launch.command, a line each)")
         return None
     if not runs_task_file:
-        read.fail(path, f"only kind 'many-tasks' runs a task file; set kind: many-tasks (it is {kind!r})")
+        read.fail(path, f"only kind {runner!r} runs a task file; set kind: {runner} (it is {kind!r})")
     tasks = read.mapping(value, path, SECTION_KEYS["tasks"])
     given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]
     if len(given) != 1:

@@ -1,15 +1,18 @@
 """The kinds are data (slurmkit/kinds.py): no other module compares, lists or picks a kind by name.
 
-The check reads the source as Python (ast): a kind's name is allowed in messages (f-strings,
-prose) and where the same word means something else ("gpu" a gres, "array" a JSON type,
-"horovod" a build), but not where code asks which kind a job is: compared with something named
-kind, gathered with other kind names into a tuple, set, list or dict, or given to something named
-kind. Each of those must ask the table instead (kind_of(spec).gpu_required, KINDS[...].sweeps).
+The check reads the source as Python (ast): a kind's name is allowed in docstrings and where the
+same word means something else ("gpu" a gres, "array" a JSON type, "horovod" a build), but not
+where code asks which kind a job is: compared with something named kind, gathered with other
+kind names into a tuple, set, list or dict, or given to something named kind. Each of those must
+ask the table instead (kind_of(spec).gpu_required, KINDS[...].sweeps). Nor may a message spell
+a kind out ("use kind 'gpu'"): it names the kind by what it does (first_kind(sweeps=True).name),
+so that a renamed or added kind is offered everywhere at once.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -42,6 +45,26 @@ def _kind_constants(node: ast.AST):
 
 def _mentions_kind(node: ast.AST) -> bool:
     return "kind" in ast.unparse(node).lower()
+
+
+_KIND_IN_TEXT = re.compile(r"\bkinds?(:| of| is)? ['`\"]?(" + "|".join(sorted(map(re.escape, NAMES), key=len, reverse=True))
+                           + r")(?![\w-])")
+
+
+def _docstrings(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
+            yield id(node.body[0].value)
+
+
+def kind_names_in_messages(source: str):
+    """(line, text) for each string (not a docstring) that spells a kind out after the word kind."""
+    tree = ast.parse(source)
+    skip = set(_docstrings(tree))
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip
+            and _KIND_IN_TEXT.search(node.value)]
 
 
 def kind_name_uses(source: str):
@@ -84,6 +107,32 @@ def test_no_module_but_kinds_asks_for_a_kind_by_name():
     assert {name: found for name, found in uses.items() if found} == {}
 
 
+def test_no_message_spells_a_kind_out():
+    uses = {path.name: kind_names_in_messages(path.read_text()) for path in sorted(PACKAGE.glob("*.py")) if path.name != "kinds.py"}
+    assert {name: found for name, found in uses.items() if found} == {}
+
+
+@pytest.mark.parametrize("source", [
+    'm = f"kind {kind!r} runs one process; use kind \'gpu\'"',
+    'm = "only kind \'many-tasks\' runs a task file"',
+    'm = f"set kind: array (it is {kind!r})"',
+    'm = "kind multigpu: torchrun starts one process per GPU"',
+    'm = "use kinds `ddp` or `horovod`"',
+])
+def test_the_message_check_catches_a_kind_spelled_out(source):
+    assert kind_names_in_messages(source)
+
+
+@pytest.mark.parametrize("source", [
+    'def f():\n    """Kind \'gpu\' runs one process."""',
+    'm = f"use kind {first_kind(sweeps=True).name!r}"',
+    'm = "kind gpus of the node"',
+    'm = "a gpu job; an array of tasks"',
+])
+def test_the_message_check_leaves_docstrings_and_other_words(source):
+    assert kind_names_in_messages(source) == []
+
+
 @pytest.mark.parametrize("source", [
     'if spec.kind == "gpu": pass',
     'if spec.kind in ("mpi", "horovod"): pass',
@@ -101,7 +150,6 @@ def test_the_check_catches_each_way_of_naming_a_kind(source):
 
 
 @pytest.mark.parametrize("source", [
-    'message = f"kind {kind!r} runs one process; use kind \'gpu\'"',
     'if gres.name == "gpu": pass',
     'BUILDS = ("horovod", "mpi4py")',
     'schema = {"type": "array"}',

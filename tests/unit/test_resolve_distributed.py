@@ -36,7 +36,15 @@ def test_multigpu_tensorflow_is_one_process_with_every_core_and_its_thread_pools
 def test_multigpu_needs_gpus_and_one_node():
     assert "needs GPUs" in only_error(job("nibi", kind="multigpu")).message
     error = only_error(job("nibi", {"gpus": "h100:2", "nodes": 2}, kind="multigpu"))
-    assert error.field == "resources.nodes" and "kind 'ddp'" in error.message
+    assert error.field == "resources.nodes"
+    assert error.message == ("kind 'multigpu' runs on one node; for several, use kind 'ddp', 'horovod', 'lightning' "
+                             "or 'accelerate' (PyTorch)")
+
+
+def test_multigpu_tensorflow_on_several_nodes_is_offered_the_tensorflow_kinds():
+    error = only_error(job("nibi", {"gpus": "h100:2", "nodes": 2}, kind="multigpu",
+                           launch={"command": "python train.py", "framework": "tensorflow"}))
+    assert error.message == "kind 'multigpu' runs on one node; for several, use kind 'tf-multiworker' or 'horovod' (TensorFlow)"
 
 
 def test_ddp_starts_one_srun_task_per_gpu_with_ranks_from_slurm_and_a_rendezvous():

@@ -129,6 +129,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
     _check_signal_directive(spec, stage, findings)
+    _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
     conflict = stage_conflict(kind_of(spec), stage)
     if conflict:
         findings.error(*conflict)
@@ -807,6 +808,25 @@ def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
         if _long_name(directive.partition("=")[0]) == "signal":
             findings.error(f"extra_directives.{index}", f"{directive!r} replaces the --signal=B:USR1@{stage.lead_s} slurmkit writes "
                            "to save the outputs before the time limit; use stage.lead to choose how long before")
+
+
+def _check_requeue_directives(spec: JobSpec, time_s: int, findings: _Findings) -> None:
+    """An extra --signal, --requeue, --no-requeue or --open-mode where slurmkit writes its own for
+    a kind that saves and requeues before the limit (Lightning): the later directive wins, and the
+    save comes at another time, the job is not requeued, or the next run overwrites the log."""
+    if not kind_of(spec).requeues_on_signal:
+        return
+    from .sanity import _long_name
+
+    own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s)}
+    own["no-requeue"] = "--requeue"
+    for index, directive in enumerate(spec.extra_directives):
+        name = _long_name(directive.partition("=")[0])
+        if name in own:
+            verb = "repeats" if directive == own[name] else "contradicts"
+            findings.error(f"extra_directives.{index}", f"{directive!r} {verb} the {own[name]} slurmkit writes for kind "
+                           f"{kind_of(spec).name!r}, whose program saves a checkpoint on that signal and is requeued, "
+                           "its log appended to; leave it out")
 
 
 def _output_folders(sources) -> Tuple[str, ...]:

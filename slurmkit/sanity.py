@@ -130,7 +130,7 @@ SLURMKIT_OPTIONS: Dict[str, str] = {
 }
 #: options checked by value or by what the job asks (directive_problem, resolve): named here so
 #: that their abbreviations (``--gre`` for --gres) are known too.
-CHECKED_OPTIONS = ("gres", "signal")
+CHECKED_OPTIONS = ("gres", "signal", "requeue", "no-requeue", "open-mode")
 #: sbatch's one-letter options (sbatch_options.py).
 SHORT_OPTIONS = SHORT_NAMES
 

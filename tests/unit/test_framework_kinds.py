@@ -61,6 +61,26 @@ def test_lightning_refuses_a_copy_back_that_needs_the_same_signal():
     assert "SIGUSR1" in only_error(r).message
 
 
+@pytest.mark.parametrize("extra, verb, own", [
+    ("--signal=B:USR1@60", "contradicts", "--signal=B:USR1@90"),
+    ("--sig=USR1@300", "contradicts", "--signal=B:USR1@90"),     # sbatch takes any unique prefix
+    ("--open-mode=truncate", "contradicts", "--open-mode=append"),
+    ("--no-requeue", "contradicts", "--requeue"),
+    ("--requeue", "repeats", "--requeue"),
+])
+def test_lightning_refuses_an_extra_directive_that_changes_its_requeue(extra, verb, own):
+    """The later of two directives wins: the save would come at another time, the job would not
+    be requeued, or the next run would overwrite the first's log."""
+    error = only_error(job("narval", {"gpus": "a100:2"}, kind="lightning", extra_directives=[extra]))
+    assert error.field == "extra_directives.0"
+    assert error.message.startswith(f"{extra!r} {verb} the {own} slurmkit writes for kind 'lightning'")
+
+
+def test_other_kinds_may_ask_for_a_requeue_or_a_signal():
+    r = job("narval", {"gpus": "a100:2"}, kind="ddp", extra_directives=["--requeue", "--signal=B:USR1@60", "--open-mode=append"])
+    assert r.plan is not None and directives(r)["--signal"] == "B:USR1@60"
+
+
 def test_lightning_and_accelerate_run_pytorch_only():
     for kind in ("lightning", "accelerate"):
         r = job("narval", {"gpus": "a100:2"}, kind=kind, launch={"command": "python t.py", "framework": "tensorflow"})

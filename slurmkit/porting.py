@@ -190,12 +190,33 @@ _HEREDOC = re.compile(r"(?<![<\d])<<-?\s*['\"]?([A-Za-z_]\w*)")
 
 
 def _depth(line: str) -> int:
-    """How many blocks ``line`` opens minus how many it closes (words outside quotes)."""
+    """How many blocks ``line`` opens minus how many it closes: the reserved words in command
+    position, outside quotes and before a comment (``echo all done`` and ``# if it fails``
+    open and close nothing)."""
     if len(line) > MAX_PARSED_LINE:
         return 0   # not read as words (MAX_PARSED_LINE): kept as written
-    words = [w.rstrip(";") for w in raw_words(line.split(" #")[0])]
-    change = sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in ("fi", "done", "esac", "}"))
-    return change
+    words = _command_words(line)
+    return sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in _CLOSERS)
+
+
+_CLOSERS = frozenset(_OPENERS.values())
+#: after these (or a word ending in ; & |, or a function's ``name()``) the next word is a command
+_COMMAND_FOLLOWS = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time", "&&", "||", "|", "&", ";"))
+
+
+def _command_words(line: str) -> List[str]:
+    """The words of ``line`` that stand where a command does (the first, and those after a
+    separator or a reserved word that a command follows), up to an unquoted comment."""
+    found, command_position = [], True
+    for word in raw_words(line):
+        if word.startswith("#"):
+            break
+        bare = word.rstrip(";&|")
+        reserved = command_position and (bare in _COMMAND_FOLLOWS or bare.endswith("()"))
+        if command_position and bare:
+            found.append(bare)
+        command_position = word != bare or reserved or bare in ("&&", "||", "|", "&", ";")
+    return found
 
 
 def _words(unit: str) -> List[str]:

@@ -213,6 +213,37 @@ def test_a_function_with_its_brace_on_the_next_line_a_here_string_and_a_shift_ar
     assert spec["stage"] == {"outputs": [{"from": "out", "to": "/home/me/out"}], "lead": "120s"}
 
 
+@pytest.mark.parametrize("inside", [
+    "    # if this fails, the next seed still runs",    # a comment that opens a block, were it code
+    "    echo for each seed; echo until done",          # reserved words as arguments, not commands
+    "    echo \"don't stop\" # while it runs",
+    "    x=1 # case closed: done",
+])
+def test_words_of_a_block_that_are_not_commands_do_not_open_or_close_it(inside):
+    """Tried on a real old script: the comment "# if this fails" in a loop opened a block that
+    never closed, and the rest of the script, its payload too, became one setup line."""
+    script = f"#!/bin/bash\n#SBATCH -t 1:00:00\nfor seed in 1 2 3; do\n{inside}\n    python train.py --seed $seed\ndone\npython summarize.py\n"
+    spec = import_script(script).spec
+    assert spec["launch"] == {"command": "python summarize.py"}
+    assert spec["environment"]["setup"] == [f"for seed in 1 2 3; do\n{inside}\n    python train.py --seed $seed\ndone"]
+
+
+@pytest.mark.parametrize("block", [
+    "if [ -f a ]; then echo a; fi",
+    "while read x; do echo $x; done < list",
+    "f() { echo a; }",
+    "{ echo a; echo b; } > log",
+    "case $x in a) echo a;; esac",
+    "if true\nthen\n  for i in 1 2; do if [ $i = 1 ]; then echo $i; fi; done\nfi",
+    "until false; do break; done",
+])
+def test_blocks_close_where_bash_closes_them(block):
+    script = f"#!/bin/bash\n#SBATCH -t 1:00:00\n{block}\npython run.py\n"
+    spec = import_script(script).spec
+    assert spec["launch"] == {"command": "python run.py"}
+    assert spec["environment"]["setup"] == [block]
+
+
 def test_python_m_pip_fills_the_venv_export_of_several_names_is_kept_and_a_heredoc_file_is_not_a_venv_recipe():
     script = ("#!/bin/bash\n#SBATCH -t 1:00:00\nexport A=1 B=2\nexport C=$(date +%s)\n"
               "python -m pip install --no-index numpy==1.26 -r req.txt\ncat > cfg.ini <<EOF\n[a]\npip install nope\nEOF\npython run.py\n")

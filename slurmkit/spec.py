@@ -547,6 +547,11 @@ def _read_nccl(read: _Reader, value) -> Optional[NcclTarball]:
     tarball = read.text(item["nccl"], here + ("nccl",))
     if not tarball.strip():
         read.fail(here + ("nccl",), "is empty: give the path of NVIDIA's NCCL tarball")
+    if re.search(r"[\x00-\x1f\x7f]", tarball):
+        read.fail(here + ("nccl",), f"{tarball!r} has a control character (a newline?): give the tarball's path on one line")
+    if tarball.rstrip().endswith("/") or tarball.rsplit("/", 1)[-1] in (".", ".."):
+        read.fail(here + ("nccl",), f"{tarball!r} names a folder: give the path of NVIDIA's NCCL tarball itself "
+                  "(nccl_2.21.5-1+cuda12.4_x86_64.txz), which slurmkit unpacks once into the build cache")
     named = NCCL_TARBALL_RE.fullmatch(tarball.rsplit("/", 1)[-1])
     if item.get("version") is not None:
         version = read.text(item["version"], here + ("version",), NCCL_VERSION_RE, "an NCCL version such as 2.21.5-1+cuda12.4")

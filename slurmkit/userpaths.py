@@ -101,12 +101,25 @@ def path_fields(spec):
 def other_home_findings(spec):
     """An error for each path that starts ``~user``: the job's shell would expand it to that
     user's home on the cluster, which slurmkit cannot know here (nor check, nor compare with
-    other paths); ``~`` alone (your own home) is fine. (level, field, message) tuples."""
+    other paths); ``~`` alone (your own home) is fine. And for each path with a shell form
+    slurmkit does not expand (``${HOME:-/x}``, ``$(pwd)``, a backquote, ``$1``): it would stay
+    literal text, a folder named ``${HOME:-`` under the spec's. (level, field, message) tuples."""
     for field, path in path_fields(spec):
-        if other_users_home(path):
+        form = unexpanded_form(path) if path else None
+        if form:
+            yield ("error", field, f"{path!r}: {form} is not expanded in a path, only $NAME and ${{NAME}} are (and $$ for a "
+                                   "literal $): write the value it stands for")
+        elif other_users_home(path):
             user = path[1:].split("/", 1)[0]
             yield ("error", field, f"{path!r}: ~{user} (another user's home) is not expanded: slurmkit cannot know "
                                    f"where it is on the cluster; write the full path (e.g. /home/{user}/...), or ~/... for your own")
+
+
+def unexpanded_form(path: str) -> Optional[str]:
+    """The first piece of shell in ``path`` that is neither ``$NAME``, ``${NAME}`` nor ``$$``."""
+    rest = re.sub(_VARIABLE, "", path)
+    found = re.search(r"\$\{[^}]*\}?|\$\([^)]*\)?|\$.?|`[^`]*`?", rest)
+    return found.group() if found else None
 
 
 _SUBMIT_DIR = re.compile(r"^(\$PWD|\$\{PWD\}|\$SLURM_SUBMIT_DIR|\$\{SLURM_SUBMIT_DIR\})(/|$)")

@@ -507,6 +507,33 @@ def test_another_users_home_is_refused_in_every_path_field(field, spec):
         "write the full path (e.g. /home/alice/...), or ~/... for your own" in errors[0].message
 
 
+@pytest.mark.parametrize("form", ["${HOME:-/home/me}", "$(pwd)", "`pwd`", "$1", "${SCRATCH%/}"])
+@pytest.mark.parametrize("field, spec", [
+    ("environment.venv.path", lambda p: {"environment": {"venv": {"path": f"{p}/venvs/t"}}}),
+    ("environment.build_cache", lambda p: {"environment": {"builds": ["mpi4py"], "build_cache": f"{p}/b"}}),
+    ("stage.inputs.0.from", lambda p: {"stage": {"inputs": [{"from": f"{p}/d.tar", "to": "d"}]}}),
+    ("stage.outputs.0.to", lambda p: {"stage": {"outputs": [{"from": "runs", "to": f"{p}/runs"}]}}),
+    ("stage.checkpoint.to", lambda p: {"stage": {"checkpoint": {"from": "ck", "to": f"{p}/ck"}}}),
+])
+def test_a_shell_form_a_path_would_keep_as_text_is_refused_in_every_path_field(form, field, spec):
+    """A path expands $NAME and ${NAME}; ${HOME:-/x} or $(pwd) stayed literal text, and the job
+    read or wrote a folder named '${HOME:-' under the spec's."""
+    from slurmkit import Job
+
+    job = Job(name="t", profile="local", account="def-x", resources={"time": "1h"}, launch="python run.py $SLURM_TMPDIR", **spec(form))
+    errors = [f for f in job.resolve().errors if f.field == field]
+    assert len(errors) == 1 and errors[0].message.endswith(
+        f"{form} is not expanded in a path, only $NAME and ${{NAME}} are (and $$ for a literal $): write the value it stands for")
+
+
+def test_the_forms_a_path_expands_are_not_refused():
+    from slurmkit import Job
+
+    job = Job(name="t", profile="local", account="def-x", resources={"time": "1h"}, launch="python run.py $SLURM_TMPDIR",
+              stage={"inputs": [{"from": "${SCRATCH}/d.tar", "to": "d"}], "outputs": [{"from": "runs", "to": "$HOME/a$$b"}]})
+    assert not [f for f in job.resolve().findings if "not expanded" in f.message]
+
+
 # ---------------------- item 11: extra directives that clash with what slurmkit writes, abbreviations too
 
 @pytest.mark.parametrize("directive, message", [

@@ -170,7 +170,7 @@ def script_of(profile_name: str, **overrides) -> str:
                   "launch": {"command": "python s.py --a {1} --b {2} --tag 'it''s {}' --data $SLURM_TMPDIR/x"}}),
     ("fir", {"resources": {"time": "3h", "nodes": 3, "tasks_per_node": 16, "cpus_per_task": 2}, "tasks": {"commands": "cmds.txt"},
              "launch": None}),
-    ("generic", {"resources": {"time": "3h", "tasks_per_node": 8}, "tasks": {"arguments": "a file; $(rm -rf x).txt"}}),
+    ("generic", {"resources": {"time": "3h", "tasks_per_node": 8}, "tasks": {"arguments": "a file; $$(rm -rf x).txt"}}),
 ])
 def test_every_many_tasks_script_passes_bash_n_and_shellcheck(tmp_path, profile_name, overrides):
     path = tmp_path / "job.sbatch"
@@ -191,7 +191,7 @@ def test_the_script_takes_its_counts_from_slurm_and_keeps_the_joblog_beside_the_
 
 def test_user_values_reach_gnu_parallel_quoted_and_literal():
     text = script_of("generic", resources={"time": "3h", "tasks_per_node": 2},
-                     tasks={"arguments": "my tasks $(x).txt", "separator": "|", "joblog": "it's.joblog"},
+                     tasks={"arguments": "my tasks $$(x).txt", "separator": "|", "joblog": "it's.joblog"},
                      launch={"command": ["prog", "a b", "$(date)", "`id`"]})
     assert '_sk_tasks="${SLURM_SUBMIT_DIR}/my tasks \\$(x).txt"' in text
     assert '_sk_joblog="${SLURM_SUBMIT_DIR}/it\'s.joblog"' in text

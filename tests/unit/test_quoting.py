@@ -142,6 +142,8 @@ def test_array_parameter_values_arrive_exactly_for_the_task(tools, values, singl
 @given(packages=st.lists(hostile.map(lambda v: "p" + v), min_size=1, max_size=4),
        requirements=hostile.filter(lambda v: not v.startswith("~")))
 def test_venv_packages_and_requirements_path_reach_pip_exactly(tools, venv, packages, requirements):
+    if refused_path(literal_word(requirements)):
+        return   # a backquote: the shell would run it, a path keeps it as text, so it is refused
     script = script_of(environment={"venv": {"path": literal_word(str(venv)), "packages": packages,
                                              "requirements": literal_word(requirements)}},
                        launch={"command": harness()})
@@ -164,7 +166,26 @@ def test_hostile_values_never_break_the_syntax_on_any_profile(profile_kind, valu
         fields["resources"]["cpus_per_task"] = 4
     if kind == "array":
         fields["array"] = {"parameters": {"p": [value, "x"]}}
+    if refused_path(fields["environment"]["venv"]["requirements"], profile, **fields):
+        return
     bash_syntax_ok(script_of(profile, **fields))
+
+
+def refused_path(path: str, profile: str = "generic", **fields) -> bool:
+    """Whether ``path`` holds shell that a path does not expand (userpaths.unexpanded_form): then
+    the job is refused in one line on the requirements field, and nothing is rendered."""
+    from slurmkit.userpaths import unexpanded_form
+
+    if not unexpanded_form(path):
+        return False
+    fields.setdefault("name", "quoting")
+    fields.setdefault("account", "def-someprof")
+    fields.setdefault("resources", {"time": "1h"})
+    fields.setdefault("environment", {"venv": {"requirements": path}})
+    fields.setdefault("launch", {"command": "python run.py"})
+    errors = Job(profile=profile, **fields).resolve().errors
+    assert [e.field for e in errors if "is not expanded in a path" in e.message] == ["environment.venv.requirements"], errors
+    return True
 
 
 # ---------------------------------------------------------------------------- examples

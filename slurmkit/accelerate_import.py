@@ -27,6 +27,17 @@ NOT_CARRIED = ("is not carried: kind {kind}'s `accelerate launch` passes only th
                "lost: give it to the program (Accelerator(...) and its plugins) and delete this line")
 
 
+#: why an option the kind passes (or needs not) is dropped
+DROPPED = {
+    "accelerate_rendezvous": "kind {kind} passes it itself: each node's rank ($SLURM_NODEID) and the rendezvous "
+                             "(MASTER_ADDR: the first node; MASTER_PORT: from the job id)",
+    "accelerate_multi": "kind {kind} passes --multi_gpu itself where the job has more than one process",
+    "accelerate_gpus": "each node's processes use the GPUs the job asks for (every process keeps the node's GPUs in view)",
+    "accelerate_threads": "slurmkit sets OMP_NUM_THREADS from cpus_per_task",
+    "accelerate_logs": "the job's log has every process's output",
+}
+
+
 class AccelerateLine(Record):
     """What import keeps of the line's counts until the request is known (``_finish``)."""
     number: int
@@ -77,7 +88,7 @@ def read_options(build, number: int, parsed: Parsed) -> AccelerateLine:
         else:
             dropped.setdefault(action, []).append(spelled)
     for action, spelled in dropped.items():
-        build.note(number, " ".join(spelled), "dropped", ACTIONS[action])
+        build.note(number, " ".join(spelled), "dropped", DROPPED[action].format(kind=kind) if action in DROPPED else ACTIONS[action])
     return line
 
 

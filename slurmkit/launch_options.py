@@ -28,17 +28,11 @@ ACTIONS = {
     "exported": "jobs pass the submitting environment to every task",
     "cosmetic": "output labelling only",
     "mpi": "the profile names the MPI plugin srun uses",
-    # accelerate launch (accelerate_import.py reads counts, precision, program and cpu itself)
-    "accelerate_rendezvous": "kind accelerate passes it itself: each node's rank ($SLURM_NODEID) and the rendezvous "
-                             "(MASTER_ADDR: the first node; MASTER_PORT: from the job id)",
-    "accelerate_multi": "kind accelerate passes --multi_gpu itself where the job has more than one process",
-    "accelerate_gpus": "each node's processes use the GPUs the job asks for (every process keeps the node's GPUs in view)",
-    "accelerate_threads": "slurmkit sets OMP_NUM_THREADS from cpus_per_task",
-    "accelerate_logs": "the job's log has every process's output",
 }
-#: the actions of accelerate's options that accelerate_import.py reads itself (no one reason fits them all)
+#: the actions of accelerate's options, which accelerate_import.py reads and gives their reasons
 ACCELERATE_READ = ("accelerate_counts", "accelerate_precision", "accelerate_program", "accelerate_cpu", "accelerate_dynamo",
-                   "not_carried")
+                   "not_carried", "accelerate_rendezvous", "accelerate_multi", "accelerate_gpus", "accelerate_threads",
+                   "accelerate_logs")
 
 
 class Option(Record):

@@ -16,7 +16,7 @@ import re
 import shlex
 from typing import Dict, List, Optional, Tuple
 
-from . import launch_options
+from . import accelerate_import, launch_options
 from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
 from .records import Record
 from .sbatch_options import PORT_HINTS, SHORT_NAMES
@@ -54,7 +54,8 @@ PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed w
 #: variables of a hand-made rendezvous, which the distributed kinds set themselves
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
 #: the first word of a line that runs the job's program
-PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "python", "python3", "parallel",
+PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "accelerate", "accelerate-launch",
+            "python", "python3", "parallel",
             "Rscript", "R", "julia", "java", "matlab", "octave", "bash", "sh", "apptainer", "singularity", "timeout",
             "time", "stdbuf", "numactl", "taskset", "make", "xargs")
 #: commands that only print, kept as they are
@@ -100,6 +101,7 @@ class _Builder:
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
+        self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
 
     def note(self, line, text, outcome, reason=""):
         self.notes.append(Note(line, text, outcome, reason))
@@ -657,13 +659,17 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     head, operators = split_at_operators(line)
     raw = raw_words(head)
     words = [_unquote(w) for w in raw]
-    parsed = launch_options.parse(words)
+    parsed, srun = accelerate_import.under_srun(launch_options.parse(words))
     program_raw = raw[len(raw) - len(parsed.program):] if parsed.program else []
-    if parsed.launcher == "torchrun" and not any(o[0] in ("--no_python", "--no-python") for o in parsed.options):
-        module = any(o[0] in ("-m", "--module") for o in parsed.options)
-        program_raw = ["python", *(["-m"] if module else []), *program_raw]
-    _launcher_options(build, number, line, parsed)
+    if parsed.launcher in ("torchrun", "accelerate"):   # each runs its program with python unless told not to
+        program_raw = launch_options.python_program(parsed, program_raw)
     launch: Dict = {}
+    if parsed.launcher == "accelerate":
+        if srun:
+            _launcher_options(build, number, line, srun, one_task_per_node=True)
+        build.accelerate = accelerate_import.read_options(build, number, parsed)
+    else:
+        _launcher_options(build, number, line, parsed)
     if parsed.launcher in ("srun", "mpirun"):
         launch["launcher"] = parsed.launcher
     build.launcher_name = parsed.launcher
@@ -676,7 +682,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         launch["shell"] = program_text + (" " + tail if tail else "")
         reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
                   + "): launch.shell, run by bash as written")
-        if operators and parsed.launcher in ("srun", "mpirun"):
+        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
             build.per_task_shell = (number, line, operators)
     else:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
@@ -736,7 +742,9 @@ def _many_tasks_shape(build: _Builder) -> None:
         res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
 
 
-def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
+def _launcher_options(build: _Builder, number: int, line: str, parsed, one_task_per_node: bool = False) -> None:
+    """A note for each launcher option; ``one_task_per_node``: srun's counts before `accelerate
+    launch`, which kind accelerate's own srun replaces (one task per node)."""
     dropped: Dict[str, List[str]] = {}
     for option, values, action in parsed.options:
         spelled = " ".join((option, *values))
@@ -747,6 +755,9 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
                 build.note(number, spelled, "mapped", f"environment.variables.{name}")
                 continue
             action = "exported"
+        if action == "counts" and one_task_per_node:
+            dropped.setdefault("one task per node", []).append(spelled)
+            continue
         if action == "counts" and option in ("-n", "-np", "--ntasks", "--np", "--n", "--num-proc") and values:
             expected = _total_tasks(build)
             if values[0] != str(expected) and values[0].strip("${}") not in ("SLURM_NTASKS", "SLURM_NPROCS"):
@@ -759,7 +770,9 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed) -> None:
             continue
         dropped.setdefault(action, []).append(spelled)
     for action, spelled in dropped.items():
-        build.note(number, " ".join(spelled), "dropped", launch_options.ACTIONS[action])
+        reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
+                                                    "node itself, which runs the node's `accelerate launch`")
+        build.note(number, " ".join(spelled), "dropped", reason)
 
 
 def _total_tasks(build: _Builder) -> int:
@@ -920,6 +933,11 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     variables = {name for _, _, name in build.rendezvous}
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
     kind = None
+    if build.accelerate is not None:
+        kind = first_kind(launches_per_node=True).name
+        _drop_rendezvous_lines(build, kind)
+        accelerate_import.adopt(build, kind)
+        return kind
     if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
         kind = first_kind(distributed=True, mpi_ranks=True).name
     elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
@@ -940,24 +958,31 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
 _RENDEZVOUS_URL = re.compile(r"tcp://(\$\{?MASTER_ADDR\}?|\$\(hostname\)|`hostname`):(\d+|\$\{?MASTER_PORT\}?)")
 
 
-def _adopt_rendezvous(build: _Builder, kind: str) -> None:
-    spec, res = build.spec, build.spec["resources"]
-    launch = spec["launch"]
-    row = KINDS[kind]
-    sets = row.sets_in_environment
+def _drop_rendezvous_lines(build: _Builder, kind: str) -> None:
+    """The script's MASTER_ADDR, RANK... lines, which a kind with a rendezvous sets itself (MPI
+    ranks, Horovod: the script's own lines stay)."""
+    spec, row = build.spec, KINDS[kind]
     variables = spec.get("environment", {}).get("variables", {})
     for _, unit, name in build.rendezvous:
-        if not row.rendezvous:   # MPI ranks (Horovod): the script's own lines stay
+        if not row.rendezvous:
             continue
         if unit in build.setup:
             build.setup.remove(unit)
         variables.pop(name, None)
-        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {sets} itself")
+        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {row.sets_in_environment} itself")
                           for n in build.notes]
     if not variables and "variables" in spec.get("environment", {}):
         del spec["environment"]["variables"]
         if not spec["environment"]:
             del spec["environment"]
+
+
+def _adopt_rendezvous(build: _Builder, kind: str) -> None:
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    row = KINDS[kind]
+    sets = row.sets_in_environment
+    _drop_rendezvous_lines(build, kind)
     if not row.rendezvous:
         launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
     else:

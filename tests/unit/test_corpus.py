@@ -69,7 +69,10 @@ def test_every_line_of_the_script_has_a_note_or_a_field(script):
     plain mapping (an #SBATCH option, a module or a literal variable)."""
     imported = imported_of(script)
     noted = {line for n in imported.notes for line in range(n.line, n.line + n.text.count("\n") + 1)}
-    for number, line in enumerate(script.read_text().splitlines(), 1):
+    lines = script.read_text().splitlines()
+    for number, line in enumerate(lines, 1):
+        if number > 1 and lines[number - 2].endswith("\\") and number - 1 in noted:
+            noted.add(number)   # a continued line: one command with the line before, and its notes
         if line.strip() and not line.startswith("#"):
             assert number in noted, f"{script.name}:{number}: {line!r} has no note"
 

@@ -95,6 +95,8 @@ class _Builder:
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
         self.signal_lead: Optional[str] = None
+        self.signal_line: Optional[Tuple[int, str, str]] = None   # (line, text, directive) of the script's --signal=USR1@N
+        self.requeue_lines: List[Tuple[int, str, str]] = []       # (line, text, directive): --requeue, --no-requeue, --open-mode
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
         self.module_use = False
@@ -355,9 +357,11 @@ def _directive(build: _Builder, number: int, line: str, option: str, value: Opti
         build.spec["dependencies"] = deps
     elif option == "signal" and value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value):
         build.signal_lead = value.rpartition("@")[2]
-        build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies "
-                                           "results back on USR1; slurmkit asks for the signal itself")
-        return
+        build.signal_line = (number, line, f"--signal={value}")
+        return   # noted once the kind is known (_signal_and_requeue)
+    elif option in REQUEUE_OPTIONS:
+        build.requeue_lines.append((number, line, f"--{option}" + (f"={value}" if value is not None else "")))
+        return   # noted once the kind is known (_signal_and_requeue)
     elif option == "gpus-per-task" and value and value.rpartition(":")[2].isdigit():
         build.gpus_per_task = value
     elif option in DROPPED and not (option == "partition" and value == "debug"):
@@ -842,7 +846,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         spec["array"] = _array_section(array)
     else:
         spec["kind"] = _distributed_kind(build) or _plain_kind(build)
-    _stage_lead(build)       # after the kind: a kind that requeues on the signal asks for it itself
+    _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
@@ -942,7 +946,7 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
         kind = first_kind(distributed=True, mpi_ranks=True).name
     elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
         kind = first_kind(tf_config=True).name
-    elif "gpus" in res and "lightning" in text and build.launcher_name in (None, "srun"):
+    elif "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):   # LightningCLI's --trainer.*
         kind = first_kind(requeues_on_signal=True).name   # srun python + Lightning: Lightning reads SLURM's ranks itself
     elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
                             or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
@@ -1020,17 +1024,50 @@ _COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
 _WORLD_SIZE = re.compile(rf"\$\(\(\s*{_COUNT}\s*\*\s*{_COUNT}\s*\)\)|\$\{{?SLURM_NTASKS\}}?(?!_)")
 
 
-def _stage_lead(build: _Builder) -> None:
-    stage = build.spec.get("stage")
-    if build.signal_lead is None:
-        return
-    if stage and stage.get("outputs"):
-        stage["lead"] = f"{build.signal_lead}s"
-    elif KINDS[build.spec["kind"]].requeues_on_signal:
-        build.note(0, f"--signal=...@{build.signal_lead}", "dropped", f"kind {build.spec['kind']} asks for the signal itself "
-                   "(to the batch shell, which passes it to srun's tasks) and for the requeue")
-    else:
-        build.note(0, f"--signal=...@{build.signal_lead}", "dropped", "nothing is copied back before the time limit: no signal is needed")
+#: sbatch options about requeueing, which a kind that requeues on the signal writes itself
+REQUEUE_OPTIONS = ("requeue", "no-requeue", "open-mode")
+
+
+def _signal_and_requeue(build: _Builder) -> None:
+    """The script's --signal=USR1@N and its requeue options, each noted once, by what the kind does
+    with them: a copy back before the limit takes the signal's time as stage.lead; a kind that
+    saves and requeues on the signal (Lightning) writes all of them itself; any other job keeps
+    them as they were, since the program may catch USR1 itself (a checkpoint, a requeue)."""
+    kind, stage = KINDS[build.spec["kind"]], build.spec.get("stage")
+    own = f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and --open-mode=append itself"
+    if build.signal_line is not None:
+        number, line, directive = build.signal_line
+        if stage and stage.get("outputs"):
+            stage["lead"] = f"{build.signal_lead}s"
+            build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies results "
+                                               "back on USR1; slurmkit asks for the signal itself")
+        elif kind.requeues_on_signal:
+            build.note(number, line, "dropped", own)
+        else:
+            _keep_directive(build, number, line, directive, "kept for the program, which may catch USR1 itself (to save a checkpoint)"
+                            + _lightning_hint(build))
+    for number, line, directive in build.requeue_lines:
+        if not kind.requeues_on_signal:
+            _keep_directive(build, number, line, directive, "")
+        elif directive == "--no-requeue":
+            build.note(number, line, "to do", f"the script asked never to be requeued, and kind {kind.name} requeues the job at "
+                                              "the limit, after Lightning saves: use another kind if it must not be")
+        else:
+            build.note(number, line, "dropped", own)
+
+
+def _keep_directive(build: _Builder, number: int, line: str, directive: str, reason: str) -> None:
+    build.spec.setdefault("extra_directives", []).append(directive)
+    build.note(number, line, "mapped", reason)
+
+
+def _lightning_hint(build: _Builder) -> str:
+    """A USR1 signal with a requeue and srun tasks on GPUs is Lightning's own SLURM recipe."""
+    srun_gpus = build.launcher_name == "srun" and "gpus" in build.spec["resources"]
+    if srun_gpus and any(directive == "--requeue" for _, _, directive in build.requeue_lines):
+        lightning = first_kind(requeues_on_signal=True).name
+        return f"; with --requeue and srun tasks on GPUs this is PyTorch Lightning's recipe: if the program is Lightning, use kind {lightning}"
+    return ""
 
 
 _ARRAY_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")

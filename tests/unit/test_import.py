@@ -259,5 +259,36 @@ def test_an_srun_python_script_using_lightning_becomes_kind_lightning(venv_line)
     imported = import_script(script, profile="graham")
     assert imported.spec["kind"] == "lightning", imported.spec
     assert imported.spec["launch"]["launcher"] == "srun"
-    assert any("asks for the signal itself" in n.reason for n in imported.notes if n.outcome == "dropped")
+    assert [(n.line, n.outcome) for n in imported.notes if "asks for the signal" in n.reason] == [(3, "dropped")]
     assert Job(**dict(imported.spec, account="def-x")).resolve().errors == ()
+
+
+LIGHTNING_RECIPE = ("#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=4\n"
+                    "#SBATCH --time=0-12:00\n#SBATCH --signal=SIGUSR1@90\n#SBATCH --requeue\n#SBATCH --open-mode=append\n"
+                    "srun python {program}\n")
+
+
+def test_lightnings_own_requeue_lines_are_dropped_once_each_and_the_spec_passes_check():
+    """An outside tester: the import kept --requeue beside kind lightning's own, which check then
+    refused, and noted the --signal line twice (mapped to stage.lead, and dropped)."""
+    imported = import_script(LIGHTNING_RECIPE.format(program="train.py --trainer.devices 4 --trainer.num_nodes 2"), profile="narval")
+    assert imported.spec["kind"] == "lightning" and "extra_directives" not in imported.spec   # LightningCLI's --trainer.*
+    assert [(n.line, n.outcome) for n in imported.notes if n.line in (7, 8, 9)] == [(7, "dropped"), (8, "dropped"), (9, "dropped")]
+    assert Job(**imported.spec).resolve().errors == ()
+
+
+def test_a_usr1_signal_without_a_copy_back_is_kept_for_the_program_not_dropped():
+    """The program may save a checkpoint on USR1 itself: dropping the signal lost that silently."""
+    imported = import_script(LIGHTNING_RECIPE.format(program="train.py"), profile="narval")
+    assert imported.spec["extra_directives"] == ["--signal=SIGUSR1@90", "--requeue", "--open-mode=append"]
+    (signal,) = [n for n in imported.notes if n.line == 7]
+    assert signal.outcome == "mapped" and "may catch USR1 itself" in signal.reason
+    assert signal.reason.endswith("if the program is Lightning, use kind lightning")
+    job = Job(**imported.spec)
+    assert job.resolve().errors == () and "#SBATCH --signal=SIGUSR1@90\n" in job.render(warn=False)
+
+
+def test_lightning_asked_not_to_requeue_is_a_to_do():
+    script = LIGHTNING_RECIPE.format(program="train_lightning.py").replace("--requeue", "--no-requeue")
+    (todo,) = import_script(script, profile="narval").unmapped
+    assert todo.line == 8 and "asked never to be requeued" in todo.reason

@@ -41,15 +41,16 @@ DEFAULT_MIXED_PRECISION = "no"
 MIXED_PRECISIONS = ("no", "fp16", "bf16")
 
 
-def requeue_lead(time_s: int) -> int:
-    """Seconds before the limit that Lightning is told to save and requeue: its documented 90,
-    or half of a job shorter than three minutes (so that a one-minute test job gets it at all:
-    SLURM may send it up to 60 s early, sbatch(1))."""
-    return min(REQUEUE_LEAD_S, max(1, time_s // 2))
+def requeue_lead(time_s: int, asked: Optional[int] = None) -> int:
+    """Seconds before the limit that Lightning is told to save and requeue: ``asked`` (the spec's
+    stage.lead: a large model saved by many ranks to /project can need minutes), else its
+    documented 90, or half of a job shorter than three minutes (so that a one-minute test job gets
+    it at all: SLURM may send it up to 60 s early, sbatch(1))."""
+    return asked if asked is not None else min(REQUEUE_LEAD_S, max(1, time_s // 2))
 
 
-def requeue_directives(time_s: int) -> Tuple[Tuple[str, str], ...]:
-    return (("--signal", f"B:USR1@{requeue_lead(time_s)}"), ("--requeue", ""), ("--open-mode", "append"))
+def requeue_directives(time_s: int, asked: Optional[int] = None) -> Tuple[Tuple[str, str], ...]:
+    return (("--signal", f"B:USR1@{requeue_lead(time_s, asked)}"), ("--requeue", ""), ("--open-mode", "append"))
 
 
 def stage_conflict(kind, stage) -> Optional[Tuple[str, str]]:

@@ -23,7 +23,8 @@ from .sbatch_options import PORT_HINTS, SHORT_NAMES
 from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
-from .units import format_duration
+from .framework_kinds import requeue_lead
+from .units import format_duration, parse_duration
 from .yamlfile import MAX_DIGITS
 from .variables import typo_note
 
@@ -994,8 +995,8 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
     if row.framework_default != "pytorch":
         launch["framework"] = row.framework_default
     gpus = str(res.get("gpus", "")).rpartition(":")[2]
-    if row.rendezvous and "tasks_per_node" in res:
-        tasks = res.pop("tasks_per_node")
+    if row.rendezvous and ("tasks_per_node" in res or gpus.isdigit()):
+        tasks = res.pop("tasks_per_node", 1)   # none: one process that started its GPUs' workers itself
         if gpus.isdigit() and tasks != int(gpus):
             cores = ""
             if "cpus_per_task" in res:
@@ -1041,6 +1042,10 @@ def _signal_and_requeue(build: _Builder) -> None:
             stage["lead"] = f"{build.signal_lead}s"
             build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies results "
                                                "back on USR1; slurmkit asks for the signal itself")
+        elif kind.requeues_on_signal and int(build.signal_lead) != requeue_lead(_time_s(build)):
+            build.section("stage")["lead"] = f"{build.signal_lead}s"
+            build.note(number, line, "mapped", f"its {build.signal_lead}s before the limit become stage.lead, when kind {kind.name} "
+                                               "tells Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
         elif kind.requeues_on_signal:
             build.note(number, line, "dropped", own)
         else:
@@ -1054,6 +1059,14 @@ def _signal_and_requeue(build: _Builder) -> None:
                                               "the limit, after Lightning saves: use another kind if it must not be")
         else:
             build.note(number, line, "dropped", own)
+
+
+def _time_s(build: _Builder) -> int:
+    """The imported time limit in seconds (an hour where the script gave none, as the spec gets)."""
+    try:
+        return parse_duration(str(build.spec["resources"].get("time", "1h")))
+    except ValueError:
+        return 3600
 
 
 def _keep_directive(build: _Builder, number: int, line: str, directive: str, reason: str) -> None:

@@ -652,7 +652,7 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tupl
     kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
     if kind.rendezvous:
-        lead = requeue_lead(spec.resources.time_s) if kind.requeues_on_signal else 0
+        lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
         node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
             if kind.launches_per_node else ()
         return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
@@ -735,7 +735,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if stage and stage.lead_s:
         pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
     if kind_of(spec).requeues_on_signal:
-        pairs += requeue_directives(chain.link_time_s if chain else res.time_s)
+        pairs += requeue_directives(chain.link_time_s if chain else res.time_s, _asked_lead(spec))
     for extra in spec.extra_directives:
         flag, _, value = extra.partition("=")
         pairs.append((flag, value))
@@ -786,6 +786,9 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
         _check_destination(c.to, "stage.checkpoint.to", findings)
         checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to) + per_task, c.every_s)
     lead = 0
+    if not (outputs or checkpoint) and stage.lead_s is not None and not kind_of(spec).requeues_on_signal:
+        findings.warn("stage.lead", "nothing is copied back (no stage.outputs or stage.checkpoint), so no signal is asked for "
+                      "and the lead does nothing; remove it, or add what to save")
     if outputs or checkpoint:
         time_s = chain.link_time_s if chain else spec.resources.time_s
         lead = stage.lead_s if stage.lead_s is not None else min(DEFAULT_LEAD_S, max(60, time_s // 10))
@@ -810,6 +813,12 @@ def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
                            "to save the outputs before the time limit; use stage.lead to choose how long before")
 
 
+def _asked_lead(spec: JobSpec) -> Optional[int]:
+    """stage.lead, where the spec gives one: for a kind that requeues on the signal, how long
+    before the limit the program is told to save."""
+    return spec.stage.lead_s if spec.stage else None
+
+
 def _check_requeue_directives(spec: JobSpec, time_s: int, findings: _Findings) -> None:
     """An extra --signal, --requeue, --no-requeue or --open-mode where slurmkit writes its own for
     a kind that saves and requeues before the limit (Lightning): the later directive wins, and the
@@ -818,7 +827,11 @@ def _check_requeue_directives(spec: JobSpec, time_s: int, findings: _Findings) -
         return
     from .sanity import _long_name
 
-    own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s)}
+    lead = _asked_lead(spec)
+    if lead is not None and lead >= time_s:
+        findings.error("stage.lead", f"telling the program to save {lead}s before the end leaves no time to run in {time_s}s; "
+                       "ask more time or a shorter lead")
+    own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s, _asked_lead(spec))}
     own["no-requeue"] = "--requeue"
     for index, directive in enumerate(spec.extra_directives):
         name = _long_name(directive.partition("=")[0])
@@ -923,6 +936,11 @@ def _chain(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     if not (spec.resubmit or longer):
         return None
     checkpoint = spec.stage.checkpoint if spec.stage else None
+    if spec.resubmit and kind_of(spec).requeues_on_signal:
+        findings.error("resubmit", f"kind {kind_of(spec).name!r} requeues the job itself at each time limit (Lightning saves on "
+                       "SIGUSR1, then the job is requeued and resumes from that checkpoint), as often as it takes: "
+                       "remove resubmit")
+        return None
     if checkpoint is None:
         if spec.resubmit:
             findings.error("resubmit", "a chain resumes from a checkpoint: add stage.checkpoint (the folder your program saves to)")

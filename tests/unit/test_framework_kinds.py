@@ -56,6 +56,27 @@ def test_lightning_on_a_one_minute_job_is_told_half_way():
     assert directives(r)["--signal"] == "B:USR1@30"
 
 
+def test_lightnings_lead_is_stage_lead_where_the_spec_gives_one():
+    """An outside tester: a 32-rank save to /project can need more than 90 s, and stage.lead was
+    accepted and ignored (extra --signal is refused, rightly: it would contradict the trap's lead)."""
+    r = job("fir", {"gpus": "h100:4", "nodes": 8, "time": "2d"}, kind="lightning", stage={"lead": "10m"})
+    assert directives(r)["--signal"] == "B:USR1@600" and r.plan.distributed.requeue_lead_s == 600
+    assert "sleep 600 >" in render(r.plan)
+    error = only_error(job("fir", {"gpus": "h100:4", "time": "5m"}, kind="lightning", stage={"lead": "6m"}))
+    assert error.field == "stage.lead" and "leaves no time to run" in error.message
+
+
+def test_a_lead_with_nothing_to_copy_back_is_said_to_do_nothing_for_other_kinds():
+    r = job("fir", {"gpus": "h100:1"}, kind="gpu", stage={"lead": "10m"})
+    assert [w.field for w in r.warnings if "the lead does nothing" in w.message] == ["stage.lead"]
+
+
+def test_lightning_with_resubmit_is_told_it_requeues_itself():
+    """An outside tester: resubmit asked for stage.checkpoint, which kind lightning refuses: a dead end."""
+    error = only_error(job("fir", {"gpus": "h100:4", "time": "7d"}, kind="lightning", resubmit={"max_links": 3}))
+    assert error.field == "resubmit" and error.message.endswith("as often as it takes: remove resubmit")
+
+
 def test_lightning_refuses_a_copy_back_that_needs_the_same_signal():
     r = job("narval", {"gpus": "a100:1"}, kind="lightning", stage={"outputs": [{"from": "runs", "to": "results"}]})
     assert "SIGUSR1" in only_error(r).message

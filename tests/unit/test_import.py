@@ -292,3 +292,15 @@ def test_lightning_asked_not_to_requeue_is_a_to_do():
     script = LIGHTNING_RECIPE.format(program="train_lightning.py").replace("--requeue", "--no-requeue")
     (todo,) = import_script(script, profile="narval").unmapped
     assert todo.line == 8 and "asked never to be requeued" in todo.reason
+
+
+def test_one_lightning_process_that_starts_its_gpus_workers_becomes_one_task_per_gpu_sharing_the_cores():
+    """An outside tester: `python train_lightning.py --devices 4` (no srun) kept 48 cores per task
+    beside kind lightning's 4 tasks, 192 cores that check refused; its 120 s lead became 90."""
+    script = ("#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --gpus-per-node=a100:4\n#SBATCH --cpus-per-task=48\n"
+              "#SBATCH --mem=498G\n#SBATCH --time=1-00:00\n#SBATCH --signal=SIGUSR1@120\npython train_lightning.py --devices 4\n")
+    imported = import_script(script, profile="narval")
+    assert imported.spec["kind"] == "lightning" and imported.spec["resources"]["cpus_per_task"] == 12
+    assert imported.spec["stage"] == {"lead": "120s"}
+    job = Job(**imported.spec)
+    assert job.resolve().errors == () and "#SBATCH --signal=B:USR1@120\n" in job.render(warn=False)

@@ -130,6 +130,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
+    _check_batch_signal(spec, stage, findings)
     conflict = stage_conflict(kind_of(spec), stage)
     if conflict:
         findings.error(*conflict)
@@ -364,12 +365,23 @@ def _single_process(spec: JobSpec) -> bool:
     return kind_of(spec).single_process_framework == _framework(spec)
 
 
+def _execs_alone(shell: str) -> bool:
+    """Whether a shell line becomes the program itself (``exec prog > log 2>&1``): redirections only."""
+    head, operators = split_at_operators(shell)
+    return head.lstrip().startswith("exec ") and all(">" in token or "<" in token for token in operators)
+
+
 def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Findings) -> None:
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
     kind, nodes = kind_of(spec), spec.resources.nodes
     if kind.picks_its_gpu and spec.launch.gpu_view == "own":
         findings.error("launch.gpu_view", f"kind {kind.name!r} picks each process's GPU itself, by its local rank among the "
                        "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
+    if kind.requeues_on_signal and spec.launch.shell and not _execs_alone(spec.launch.shell):
+        findings.error("launch.shell", f"kind {kind.name!r}: srun passes SIGUSR1 to every process of each task, and bash and "
+                       "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "
+                       "launch.command with the program alone, or a shell line that execs it, with redirections only "
+                       "(exec python train.py > train-$SLURM_PROCID.log 2>&1)")
     if kind.one_node_only and nodes > 1:
         framework = _framework(spec)
         findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; for several, use kind "
@@ -384,7 +396,7 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
                       f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} (one process per GPU)")
-    if kind.distributed and total == 1:
+    if kind.distributed and total == 1 and not kind.alone_on_one_gpu:
         findings.warn("resources.gpus", f"kind {kind.name!r} on one GPU pays for communication it does not need; "
                       f"use kind {first_kind(gpu_required=True, processes=ONE).name!r}")
     batch = spec.launch.batch_size
@@ -811,6 +823,30 @@ def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
         if _long_name(directive.partition("=")[0]) == "signal":
             findings.error(f"extra_directives.{index}", f"{directive!r} replaces the --signal=B:USR1@{stage.lead_s} slurmkit writes "
                            "to save the outputs before the time limit; use stage.lead to choose how long before")
+
+
+#: signals the batch script survives: TERM has a trap in every script; these others do nothing by default
+_BATCH_SURVIVES = frozenset(("TERM", "CHLD", "CONT", "URG", "WINCH"))
+_SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "10": "USR1", "12": "USR2", "14": "ALRM", "15": "TERM"}
+
+
+def _check_batch_signal(spec: JobSpec, stage, findings: _Findings) -> None:
+    """An extra ``--signal=B:SIG@N`` that the batch script has no trap for: the batch shell would die
+    N seconds early, the program with it, and no exit file would record the job's end. (Where
+    slurmkit writes its own USR1, _check_signal_directive and _check_requeue_directives say so.)"""
+    if (stage and stage.lead_s) or kind_of(spec).requeues_on_signal:
+        return
+    from .sanity import _long_name
+
+    for index, directive in enumerate(spec.extra_directives):
+        option, _, value = directive.partition("=")
+        flags, _, rest = value.rpartition(":")
+        name = rest.split("@")[0].upper().removeprefix("SIG")
+        name = _SIGNAL_NUMBERS.get(name, name)
+        if _long_name(option) == "signal" and "B" in flags.upper() and name not in _BATCH_SURVIVES:
+            findings.error(f"extra_directives.{index}", f"{directive!r}: the batch script has no handler for {name}, so it would "
+                           "die of it before the time limit, your program with it, and no exit file would record the end; "
+                           "to tell your program, drop 'B:' and run it under srun (launch.launcher: srun), whose steps SLURM signals")
 
 
 def _asked_lead(spec: JobSpec) -> Optional[int]:

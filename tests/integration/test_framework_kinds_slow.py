@@ -85,3 +85,28 @@ def test_lightning_requeues_on_the_signal_of_a_one_minute_job_and_resumes_from_i
     runs = subprocess.run(["sacct", "-n", "-X", "-D", "-P", "-o", "State", "-j", job_id], capture_output=True, text=True).stdout.split()
     assert runs[0] == "REQUEUED" and runs[-1] == "COMPLETED", runs
     print(f"lightning: signal, checkpoint, requeue and resumed run in {time.monotonic() - started:.0f} s")
+
+
+def test_lightning_requeues_through_a_shell_line_that_execs_the_program(cluster, tmp_path, framework_venv, monkeypatch):
+    """Slurm 22.05: kind lightning takes a shell line that execs the program (each rank's output
+    to its own file): srun's SIGUSR1 reaches Lightning alone, which saves, and the job requeues and
+    resumes. (A pipe to tee is refused by check: tee and bash died of the signal, the save with them.)"""
+    jobs = tmp_path / "jobs"
+    jobs.mkdir()
+    monkeypatch.setenv("SLURMKIT_JOB_DIR", str(jobs))
+    root = tmp_path / "root"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    job = Job(name="lx", profile="local", account="def-test", kind="lightning",
+              resources={"time": "1m", "nodes": 2, "tasks_per_node": 2, "mem": "1500M"},
+              environment={"venv": {"path": str(framework_venv)}},
+              launch={"shell": f"exec python {PAYLOADS / 'lightning_tiny.py'} {root} 1 >> {logs}/rank-$SLURM_PROCID.log 2>&1"})
+    job_id = _submit(tmp_path, job)
+    row = wait_for_job(job_id, timeout=900)
+    out = (tmp_path / f"lx-{job_id}.out").read_text()
+    rank0 = (logs / "rank-0.log").read_text()
+    assert row["State"] == "COMPLETED", out[-3000:] + rank0[-3000:]
+    assert "slurmkit: requeued by Lightning after SIGUSR1" in out, out[-3000:]
+    assert (root / "hpc_ckpt_1.ckpt").exists()
+    assert re.search(r"Restoring states from the checkpoint path at \S*hpc_ckpt_1\.ckpt", rank0), rank0[-3000:]
+    assert "restart=1" in rank0

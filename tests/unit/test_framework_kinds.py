@@ -71,6 +71,20 @@ def test_a_lead_with_nothing_to_copy_back_is_said_to_do_nothing_for_other_kinds(
     assert [w.field for w in r.warnings if "the lead does nothing" in w.message] == ["stage.lead"]
 
 
+@pytest.mark.parametrize("shell", ["python train.py 2>&1 | tee train.log", "cd run && python train.py",
+                                   "python train.py > log 2>&1", "exec python train.py | tee log"])
+def test_lightning_refuses_a_shell_line_whose_other_processes_die_of_the_signal(shell):
+    """An outside tester, on Slurm 22.05: srun passed USR1 to bash and tee too; they died, and
+    Lightning's save with them (the job FAILED with exit 10, no checkpoint, no requeue)."""
+    error = only_error(job("fir", {"gpus": "h100:2"}, kind="lightning", launch={"shell": shell}))
+    assert error.field == "launch.shell" and "(exec python train.py > train-$SLURM_PROCID.log 2>&1)" in error.message
+
+
+@pytest.mark.parametrize("shell", ["exec python train.py > train-$SLURM_PROCID.log 2>&1", "exec python train.py &> log"])
+def test_lightning_takes_a_shell_line_that_execs_the_program(shell):
+    assert job("fir", {"gpus": "h100:2"}, kind="lightning", launch={"shell": shell}).plan is not None
+
+
 def test_lightning_with_resubmit_is_told_it_requeues_itself():
     """An outside tester: resubmit asked for stage.checkpoint, which kind lightning refuses: a dead end."""
     error = only_error(job("fir", {"gpus": "h100:4", "time": "7d"}, kind="lightning", resubmit={"max_links": 3}))
@@ -98,8 +112,8 @@ def test_lightning_refuses_an_extra_directive_that_changes_its_requeue(extra, ve
 
 
 def test_other_kinds_may_ask_for_a_requeue_or_a_signal():
-    r = job("narval", {"gpus": "a100:2"}, kind="ddp", extra_directives=["--requeue", "--signal=B:USR1@60", "--open-mode=append"])
-    assert r.plan is not None and directives(r)["--signal"] == "B:USR1@60"
+    r = job("narval", {"gpus": "a100:2"}, kind="ddp", extra_directives=["--requeue", "--signal=USR1@60", "--open-mode=append"])
+    assert r.plan is not None and directives(r)["--signal"] == "USR1@60"
 
 
 def test_lightning_and_accelerate_run_pytorch_only():
@@ -208,3 +222,31 @@ def test_gpu_view_own_is_refused_where_the_framework_picks_the_gpu(kind):
                               "launch": {"command": "python train.py", "gpu_view": "own"}}, source="job.yaml")
     errors = resolve(spec, load_profile("fir")).errors
     assert [(e.field, e.message.split(":")[0]) for e in errors] == [("launch.gpu_view", f"kind {kind!r} picks each process's GPU itself, by its local rank among the node's GPUs")]
+
+
+@pytest.mark.parametrize("kind", ["lightning", "accelerate"])
+def test_lightning_and_accelerate_on_one_gpu_are_not_sent_to_kind_gpu(kind):
+    """On one GPU the framework runs one process with no process group: nothing to pay for, and
+    kind gpu would lose Lightning's requeue (an outside tester)."""
+    r = job("fir", {"gpus": "h100:1"}, kind=kind)
+    assert r.plan is not None and not [w for w in r.warnings if "pays for communication" in w.message]
+
+
+def test_ddp_on_one_gpu_is_still_sent_to_kind_gpu():
+    r = job("fir", {"gpus": "h100:1"}, kind="ddp")
+    assert [w.field for w in r.warnings if "pays for communication" in w.message] == ["resources.gpus"]
+
+
+@pytest.mark.parametrize("kind, directive", [("accelerate", "--signal=B:USR1@90"), ("gpu", "--signal=B:SIGUSR2@60"),
+                                             ("serial", "--sig=RB:10@120"), ("ddp", "--signal=B:HUP")])
+def test_a_signal_to_the_batch_shell_that_it_has_no_trap_for_is_refused(kind, directive):
+    """An outside tester copied Lightning's --signal=B:USR1@90 to kind accelerate: its script has
+    no USR1 trap, so the batch shell would die 90 s early and no exit file would record it."""
+    resources = {"gpus": "h100:2"} if kind in ("accelerate", "ddp") else {"gpus": "h100:1"} if kind == "gpu" else {}
+    error = only_error(job("fir", resources, kind=kind, extra_directives=[directive]))
+    assert error.field == "extra_directives.0" and "the batch script has no handler for" in error.message
+
+
+@pytest.mark.parametrize("directive", ["--signal=USR1@90", "--signal=B:TERM@60", "--signal=R:USR2@30"])
+def test_a_signal_to_the_steps_or_one_the_batch_shell_traps_is_taken(directive):
+    assert job("fir", {"gpus": "h100:2"}, kind="ddp", extra_directives=[directive]).plan is not None

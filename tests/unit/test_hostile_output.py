@@ -573,7 +573,10 @@ def test_an_extra_signal_is_refused_only_where_slurmkit_writes_its_own(directive
     errors = Job(**base, stage={"outputs": [{"from": "runs", "to": "res"}]}).resolve().errors
     assert [e.field for e in errors] == ["extra_directives.0"]
     assert "replaces the --signal=B:USR1@" in errors[0].message and "use stage.lead" in errors[0].message
-    assert not Job(**base).resolve().errors
+    # without a copy back the batch script has no USR1 trap: it would die of the signal, unrecorded
+    (error,) = Job(**base).resolve().errors
+    assert "the batch script has no handler for USR1" in error.message
+    assert not Job(**dict(base, extra_directives=[directive.replace("B:", "")])).resolve().errors
 
 
 # ------------------------ item 12: destinations compared after ~, $HOME, $PWD; array values in destinations

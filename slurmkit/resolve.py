@@ -28,6 +28,7 @@ from .gpu_names import mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gp
 from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from .spec import JobSpec
 from .framework_kinds import accelerate_launch, requeue_directives, requeue_lead, stage_conflict
+from .nested_launch import nested_launcher_finding
 from .units import format_duration, format_size, format_slurm_time
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -472,6 +473,9 @@ def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple
     if name not in allowed:
         findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
         return ()
+    nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
+    if nested:
+        findings.error(*nested)
     from .launchers import launch_words
     return launch_words(name, kind, profile)
 

@@ -35,3 +35,37 @@ def suggested_gpu_names(profile) -> List[str]:
             for mig in node_type.gpus.mig:
                 names += mig_names(node_type.gpus, mig)[:2]
     return list(dict.fromkeys(n for n in names if n))
+
+
+#: NVIDIA compute capability of each GPU model the bundled profiles name, from NVIDIA's CUDA GPUs
+#: page (https://developer.nvidia.com/cuda-gpus): Tesla P100 6.0, V100 7.0, T4 7.5, A100 8.0,
+#: RTX A5000 8.6, H100 9.0. p100l and v100l are Cedar's larger-memory boards of the same chips.
+COMPUTE_CAPABILITY = {"p100": (6, 0), "p100l": (6, 0), "v100": (7, 0), "v100l": (7, 0), "t4": (7, 5),
+                      "a100": (8, 0), "a5000": (8, 6), "h100": (9, 0)}
+#: bf16 arithmetic came with compute capability 8.0 (Ampere): PyTorch's
+#: torch.cuda.is_bf16_supported(including_emulation=False) is true from a device's major 8 on;
+#: below it bf16 is emulated (slow) or refused.
+BF16_CAPABILITY = (8, 0)
+
+
+def has_bf16(gpus) -> bool:
+    """Whether a node type's GPUs (profiles.Gpus) do bf16 arithmetic; a model the table does not
+    know (another vendor's, a user's own profile) is taken to, so that it is not warned about."""
+    capability = COMPUTE_CAPABILITY.get(gpus.model.lower()) if gpus.vendor == "nvidia" else None
+    return capability is None or capability >= BF16_CAPABILITY
+
+
+def capability_text(model: str) -> str:
+    major, minor = COMPUTE_CAPABILITY[model.lower()]
+    return f"{major}.{minor}"
+
+
+def bf16_warnings(node_types) -> List[str]:
+    """One message if any node type the job may land on has GPUs without bf16: PyTorch then
+    emulates it slowly or refuses it, and Accelerate's bf16 autocast is no faster than fp32."""
+    lacking = list(dict.fromkeys(t.gpus.model for t in node_types if t.gpus and not has_bf16(t.gpus)))
+    if not lacking:
+        return []
+    which = ", ".join(f"{m} ({capability_text(m)})" for m in lacking)
+    return [f"bf16 needs NVIDIA compute capability {BF16_CAPABILITY[0]}.{BF16_CAPABILITY[1]} or later (Ampere); this job "
+            f"may run on {which}: no bf16 arithmetic there; use fp16, or ask for a GPU with bf16 (A100, H100)"]

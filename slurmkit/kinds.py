@@ -34,7 +34,8 @@ class Kind(Record):
     template: str = ""
     #: it refuses to run without resources.gpus (gpus_example is then the count it suggests).
     gpu_required: bool = False
-    #: GPUs per node the scaffold (`slurmkit new`) starts from; 0: it does not ask for GPUs.
+    #: GPUs per node the scaffold (`slurmkit new`) starts from (one that spreads over nodes starts from
+    #: whole nodes: scaffold._first_gpu); 0: it does not ask for GPUs.
     gpus_example: int = 0
     #: one process per GPU (or task) that talk over NCCL, gloo or MPI.
     distributed: bool = False

@@ -24,10 +24,11 @@ from .reads import unprovided_reads
 from .records import Record
 from .shellwords import split_at_operators
 from .sizing import cores_per_gpu
-from .gpu_names import mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
+from .gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from .spec import JobSpec
 from .framework_kinds import accelerate_launch, requeue_directives, requeue_lead, stage_conflict
+from .nested_launch import nested_launcher_finding
 from .units import format_duration, format_size, format_slurm_time
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -392,6 +393,8 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
     if spec.launch.mixed_precision is not None and not kind.launches_per_node:
         findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
+    if spec.launch.mixed_precision == "bf16" and gpus:
+        findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
@@ -484,6 +487,9 @@ def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple
     if name not in allowed:
         findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
         return ()
+    nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
+    if nested:
+        findings.error(*nested)
     from .launchers import launch_words
     return launch_words(name, kind, profile)
 

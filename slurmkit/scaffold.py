@@ -13,16 +13,16 @@ import yaml
 from .errors import InputError, SlurmkitError
 from .files import PRIVATE_SCRIPT, write_atomic
 from .job import Job
+from .gpuuse import allowed_gpu_count
 from .profiles import detect_profile, load_profile
-from .kinds import DEFAULT_KIND, KINDS as KIND_ROWS
+from .kinds import DEFAULT_KIND, PER_GPU, KINDS as KIND_ROWS
+from .units import parse_size
 from .spec import KINDS, NAME_RE
 
 #: the command each kind's first job runs (kinds.py).
 DEFAULT_COMMANDS = {k.name: k.default_command for k in KIND_ROWS.values()}
 #: A many-tasks job's first task file: one line per task, each the {} of its command.
 EXAMPLE_TASKS = ("tasks.txt", "1\n2\n3\n4\n")
-#: GPUs per node the scaffold starts from, for the kinds that need several.
-MULTI_GPU_KINDS = {k.name: k.gpus_example for k in KIND_ROWS.values() if k.gpus_example > 1}
 
 
 class ScaffoldError(SlurmkitError):
@@ -145,7 +145,11 @@ def _answers(name: str, given: dict, ask: Optional[Callable], env, tell) -> dict
 
 
 def _asked(key: str, answers: dict) -> bool:
-    return key != "gpus" or _row(answers["kind"]).gpus_example > 0
+    """GPUs are asked of a kind that uses them, unless it can run without them on a site that has none."""
+    if key != "gpus":
+        return True
+    row = _row(answers["kind"])
+    return row.gpus_example > 0 and (row.gpu_required or _has_gpus(answers["profile"]))
 
 
 def _row(kind: Optional[str]):
@@ -167,7 +171,7 @@ def _question(key: str, answers: dict, env, tell, interactive: bool):
         "account": ("Account", _environment_account(env)),
         "time": ("Time limit (e.g. 3h, 1-00:00:00)", "1h"),
         "gpus": (f"GPUs per node (MODEL:COUNT; {', '.join(_gpu_models(answers['profile'])) or 'no models'})",
-                 _first_gpu(answers["profile"], MULTI_GPU_KINDS.get(kind, 1))),
+                 _first_gpu(answers["profile"], _row(kind))),
         "command": ("Command", DEFAULT_COMMANDS.get(kind, "python main.py")),
     }[key]
 
@@ -200,11 +204,13 @@ def _spec_data(name: str, answers: dict) -> dict:
     if answers["gpus"]:
         resources["gpus"] = answers["gpus"]
     row = _row(kind)
-    resources.update(row.example_resources)
+    resources.update(_example_resources(profile, row))
     if row.runs_task_file and not _whole_nodes(profile):
-        resources["tasks_per_node"] = 4
+        resources["tasks_per_node"] = min(4, _most_cores(profile))
+    if not answers["gpus"] and row.processes == PER_GPU and _whole_nodes(profile):
+        resources["tasks_per_node"] = load_profile(profile).scheduling.whole_node.cores   # one rank per core on CPU
     if not answers["gpus"] and _asks_memory(profile):
-        resources["mem_per_cpu"] = FIRST_JOB_MEM_PER_CPU
+        resources["mem_per_cpu"] = _first_job_memory(profile)
     data["resources"] = resources
     if row.sweeps:
         data["array"] = {"parameters": {"lr": ["0.1", "0.01", "0.001"]}}
@@ -257,6 +263,49 @@ def _asks_memory(profile: str) -> bool:
     return not scheduling.whole_node and scheduling.mem_request is not False
 
 
-def _first_gpu(profile: str, count: int = 1) -> str:
-    models = load_profile(profile).gpu_models
-    return f"{models[0]}:{count}" if models else str(count)
+def _has_gpus(profile: Optional[str]) -> bool:
+    try:
+        return bool(load_profile(profile).gpu_models)
+    except SlurmkitError:   # a profile that is not there: its problem is the profile question's
+        return True
+
+
+def _most_cores(profile: str, default: int = 4) -> int:
+    return max((t.cores or 1 for t in load_profile(profile).node_types), default=default)
+
+
+def _first_job_memory(profile: str) -> str:
+    """The first-job advice per core, or each core's share of the smallest node where that
+    advice would not fit (a test cluster's 2-core, 4000M nodes)."""
+    shares = [t.memory_mib // t.cores for t in load_profile(profile).node_types if t.memory_mib and t.cores]
+    advice = parse_size(FIRST_JOB_MEM_PER_CPU)
+    return FIRST_JOB_MEM_PER_CPU if not shares or min(shares) >= advice else f"{min(shares)}M"
+
+
+def _example_resources(profile: str, row) -> Dict[str, int]:
+    """The kind's example resources as the site takes them: never more cores than its largest
+    node has, and no thread count where whole nodes are scheduled and the kind's threads grow to
+    fill the node by themselves (fills_whole_node)."""
+    whole = _whole_nodes(profile)
+    example = {}
+    for key, value in row.example_resources:
+        if key == "cpus_per_task" and whole and row.fills_whole_node == "threads":
+            continue
+        example[key] = min(value, _most_cores(profile)) if key in ("cpus_per_task", "tasks_per_node") else value
+    return example
+
+
+def _first_gpu(profile: str, row) -> str:
+    """The first GPU model and the count the scaffold starts from. A kind that spreads over nodes
+    starts from whole nodes' GPUs (the node type's count: 4 on Narval, 8 on Nibi): half nodes on
+    two nodes would send NCCL's traffic over the fabric where NVLink inside one node would carry
+    it, and a site that gives GPU jobs 1 GPU or whole nodes (Trillium) takes no other count.
+    Another kind starts from its gpus_example, raised to the smallest count the site takes."""
+    loaded = load_profile(profile)
+    count = max(row.gpus_example, 1)
+    if not loaded.gpu_models:
+        return str(count)
+    model = loaded.gpu_models[0]
+    per_node = next(t.gpus.count for t in loaded.node_types if t.gpus and t.gpus.model == model)
+    count = per_node if row.spreads_over_nodes else min(allowed_gpu_count(loaded, count), per_node)
+    return f"{model}:{count}"

@@ -7,6 +7,8 @@ A command that reads from $SLURM_TMPDIR has what it reads staged there (on every
 threaded) read their small input where it is, in the spec's folder, and stage nothing.
 """
 
+from slurmkit.gpu_names import has_bf16
+
 KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod",
          "lightning", "accelerate")
 GPU_KINDS = ("gpu", "multigpu", "ddp", "tf-multiworker", "horovod", "lightning", "accelerate")
@@ -51,8 +53,9 @@ def spec_for(profile, kind: str) -> dict:
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
         spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch"]}}
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
-        if kind == "accelerate":
-            spec["launch"]["mixed_precision"] = "bf16"
+        if kind == "accelerate":   # bf16 where the GPU does it (A100, H100); fp16 on a P100 or V100 (gpu_names.has_bf16)
+            first = next((t.gpus for t in profile.node_types if t.gpus), None)
+            spec["launch"]["mixed_precision"] = "bf16" if first is None or has_bf16(first) else "fp16"
         if kind == "multigpu":
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
         else:   # on each of the nodes: $SLURM_TMPDIR is every node's own disk

@@ -66,11 +66,12 @@ def test_build_of_an_unknown_package_suggests_one():
 
 
 def test_new_scaffolds_every_distributed_kind_with_its_gpus_and_nodes():
-    for kind, nodes in (("multigpu", 1), ("ddp", 2), ("tf-multiworker", 2), ("horovod", 2)):
+    # several nodes: each node's 4 GPUs (narval's whole node); one node: 2 (test_new_every_kind.py)
+    for kind, nodes, gpus in (("multigpu", 1, 2), ("ddp", 2, 4), ("tf-multiworker", 2, 4), ("horovod", 2, 4)):
         result = run("new", kind, "--profile", "narval", "--kind", kind, "--account", "def-x", "--yes")
         assert result.exit_code == 0, result.output
         spec = spec_from_mapping(__import__("yaml").safe_load(open(f"{kind}/job.yaml")))
-        assert spec.resources.gpus.count == 2 and spec.resources.nodes == nodes
+        assert spec.resources.gpus.count == gpus and spec.resources.nodes == nodes
 
 
 def test_a_build_job_on_a_whole_node_site_asks_for_the_whole_node():

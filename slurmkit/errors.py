@@ -66,5 +66,8 @@ def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
     """
     import difflib
 
+    same = [choice for choice in sorted(set(map(str, choices))) if choice.lower() == str(word).lower()]
+    if same:   # BF16 for bf16: difflib compares case, and finds nothing this close
+        return same[0]
     matches = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=cutoff)
     return matches[0] if matches else None

@@ -250,3 +250,14 @@ def test_a_signal_to_the_batch_shell_that_it_has_no_trap_for_is_refused(kind, di
 @pytest.mark.parametrize("directive", ["--signal=USR1@90", "--signal=B:TERM@60", "--signal=R:USR2@30"])
 def test_a_signal_to_the_steps_or_one_the_batch_shell_traps_is_taken(directive):
     assert job("fir", {"gpus": "h100:2"}, kind="ddp", extra_directives=[directive]).plan is not None
+
+
+def test_a_choice_in_the_wrong_case_is_offered_in_the_right_one():
+    """An outside tester: `mixed_precision: BF16` got no did-you-mean (difflib compares case)."""
+    from slurmkit.errors import SpecError
+    from slurmkit.spec import spec_from_mapping
+
+    with pytest.raises(SpecError) as raised:
+        spec_from_mapping({"name": "a", "kind": "accelerate", "resources": {"time": "1h"},
+                           "launch": {"command": "python t.py", "mixed_precision": "BF16"}}, source="job.yaml")
+    assert "did you mean 'bf16'?" in raised.value.detail

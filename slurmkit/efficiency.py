@@ -311,6 +311,13 @@ def consistent(said: Sequence[Tip]) -> List[Tip]:
     return kept
 
 
+#: exit codes of a task killed by SIGUSR1 (srun returns the signal's number, bash 128 + it): the
+#: time-limit signal of kind lightning and of a copy back, which a program that does not catch it dies of
+_USR1_DEATH = {code: f" ({code} is also what {who} returns for a program that SIGUSR1 killed, the signal a job is sent before "
+                     "its time limit: under kind lightning, is the Trainer's SLURM auto-requeue on?)"
+               for code, who in ((10, "srun"), (138, "bash"))}
+
+
 def _state_advice(eff: JobEfficiency) -> List[Tip]:
     state = eff.state
     if state == "COMPLETED":
@@ -325,7 +332,8 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
         return [_out_of_memory(eff, "ran out of memory")]
     if state == "FAILED":
         code = f" with exit code {eff.exit_code}" if eff.exit_code else ""
-        return [Tip("state", None, f"failed{code}: read its output file; the figures below may not show a full run")]
+        return [Tip("state", None, f"failed{code}: read its output file; the figures below may not show a full run"
+                    + _USR1_DEATH.get(eff.exit_code, ""))]
     if state == "CANCELLED" and not (eff.steps or eff.elapsed_s):
         return [Tip("state", None, "was cancelled before it started: nothing to report")]
     if state == "CANCELLED":

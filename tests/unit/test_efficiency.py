@@ -487,3 +487,13 @@ def test_an_array_report_counts_the_tasks_that_lost_outputs(sacct_answers, monke
     sacct_answers(ARRAY)
     output = CliRunner().invoke(main, ["report", "50"]).output
     assert "Outputs NOT saved by 1 task: 50_2 (first: /p/s: Operation not permitted)\n" in output
+
+
+@pytest.mark.parametrize("code, who", [(10, "srun"), (138, "bash")])
+def test_a_failure_with_the_code_of_sigusr1_names_the_time_limit_signal(code, who):
+    """An outside tester, on 22.05: a program without Lightning's SLURM plugin, under kind
+    lightning, died of the USR1 sent 90 s before the limit; report said only 'exit code 10'."""
+    [eff] = parse(FAILED)
+    eff = eff._replace(exit_code=code)
+    (said,) = advice(eff)
+    assert said.startswith(f"failed with exit code {code}: read its output file") and f"({code} is also what {who} returns" in said

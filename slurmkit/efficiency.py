@@ -30,6 +30,7 @@ import math
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from .kinds import first_kind
 from .monitor import TERMINAL, int_or_none as _int
 from .records import Record
 from .units import format_duration, format_size
@@ -314,7 +315,7 @@ def consistent(said: Sequence[Tip]) -> List[Tip]:
 #: exit codes of a task killed by SIGUSR1 (srun returns the signal's number, bash 128 + it): the
 #: time-limit signal of kind lightning and of a copy back, which a program that does not catch it dies of
 _USR1_DEATH = {code: f" ({code} is also what {who} returns for a program that SIGUSR1 killed, the signal a job is sent before "
-                     "its time limit: under kind lightning, is the Trainer's SLURM auto-requeue on?)"
+                     f"its time limit: under kind {first_kind(requeues_on_signal=True).name}, is the Trainer's SLURM auto-requeue on?)"
                for code, who in ((10, "srun"), (138, "bash"))}
 
 

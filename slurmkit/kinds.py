@@ -90,6 +90,9 @@ class Kind(Record):
     #: on one GPU its framework runs one process with no process group (Lightning, Accelerate): no
     #: communication to pay for, and the kind's other gifts (the requeue) still count.
     alone_on_one_gpu: bool = False
+    #: the packages one of which its job needs (pip names): a venv that lists packages, but none of
+    #: these and no requirements file, is warned about (the job would fail at once).
+    needs_one_of: Tuple[str, ...] = ()
     #: variables its program needs on nodes without GPUs.
     cpu_environment: Tuple[Tuple[str, str], ...] = ()
 
@@ -138,12 +141,13 @@ _ROWS = (
     Kind("lightning", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True, spreads_over_nodes=True,
          example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker", site_launch_env=True,
          torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True, picks_its_gpu=True, alone_on_one_gpu=True,
+         needs_one_of=("lightning", "pytorch-lightning"),
          sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
     # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).
     Kind("accelerate", ("accelerate",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker",
          site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, launches_per_node=True,
-         picks_its_gpu=True, alone_on_one_gpu=True, cpu_environment=(("ACCELERATE_USE_CPU", "true"),),
+         picks_its_gpu=True, alone_on_one_gpu=True, cpu_environment=(("ACCELERATE_USE_CPU", "true"),), needs_one_of=("accelerate",),
          sets_in_environment="MASTER_ADDR, MASTER_PORT and accelerate launch's machine rank and totals"),
 )
 #: the kind of a spec that names none.

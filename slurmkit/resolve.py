@@ -378,6 +378,12 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
     if kind.picks_its_gpu and spec.launch.gpu_view == "own":
         findings.error("launch.gpu_view", f"kind {kind.name!r} picks each process's GPU itself, by its local rank among the "
                        "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
+    venv = spec.environment.venv
+    if kind.needs_one_of and venv and venv.packages and not venv.requirements \
+            and not set(kind.needs_one_of) & {_package_name(p) for p in venv.packages}:
+        findings.warn("environment.venv.packages", f"kind {kind.name!r} needs {' or '.join(kind.needs_one_of)} in the job's "
+                      "Python, and the packages listed do not include it: the job would stop at once (a program or "
+                      f"module not found); add {kind.needs_one_of[0]}")
     if kind.requeues_on_signal and spec.launch.shell and not _execs_alone(spec.launch.shell):
         findings.error("launch.shell", f"kind {kind.name!r}: srun passes SIGUSR1 to every process of each task, and bash and "
                        "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "

@@ -8,6 +8,7 @@ threaded) read their small input where it is, in the spec's folder, and stage no
 """
 
 from slurmkit.gpu_names import has_bf16
+from slurmkit.kinds import KINDS as KIND_ROWS
 
 KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod",
          "lightning", "accelerate")
@@ -51,7 +52,8 @@ def spec_for(profile, kind: str) -> dict:
         resources["gpus"] = f"{models[0]}:{count}" if models else str(count)
         resources["nodes"] = 1 if kind == "multigpu" else 2
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
-        spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch"]}}
+        spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch",
+                                                     *KIND_ROWS[kind].needs_one_of[:1]]}}   # lightning, accelerate
         spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
         if kind == "accelerate":   # bf16 where the GPU does it (A100, H100); fp16 on a P100 or V100 (gpu_names.has_bf16)
             first = next((t.gpus for t in profile.node_types if t.gpus), None)

@@ -35,6 +35,10 @@ from .plan import FromSlurm
 
 #: Lightning's documented lead (the cluster page's ``--signal=SIGUSR1@90``), in seconds.
 REQUEUE_LEAD_S = 90
+#: job names under which Lightning takes the job for an interactive session and ignores SLURM
+#: (lightning_fabric/plugins/environments/slurm.py, _is_slurm_interactive_mode): no ranks from
+#: SLURM, no requeue on SIGUSR1.
+LIGHTNING_INTERACTIVE_NAMES = ("bash", "interactive")
 #: Mixed precision for ``accelerate launch`` when the spec gives none: Accelerate's own default,
 #: so that slurmkit does not change the numerics a script was written for (bf16 is one word away).
 DEFAULT_MIXED_PRECISION = "no"

@@ -27,7 +27,7 @@ from .sizing import cores_per_gpu
 from .gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from .spec import JobSpec
-from .framework_kinds import accelerate_launch, requeue_directives, requeue_lead, stage_conflict
+from .framework_kinds import LIGHTNING_INTERACTIVE_NAMES, accelerate_launch, requeue_directives, requeue_lead, stage_conflict
 from .nested_launch import nested_launcher_finding
 from .units import format_duration, format_size, format_slurm_time
 
@@ -384,6 +384,14 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
         findings.warn("environment.venv.packages", f"kind {kind.name!r} needs {' or '.join(kind.needs_one_of)} in the job's "
                       "Python, and the packages listed do not include it: the job would stop at once (a program or "
                       f"module not found); add {kind.needs_one_of[0]}")
+    if kind.requeues_on_signal and spec.name in LIGHTNING_INTERACTIVE_NAMES:
+        findings.error("name", f"Lightning takes a job named {spec.name!r} for an interactive session and ignores SLURM: no "
+                       "ranks from it, no save and requeue on the signal; name the job otherwise")
+    if kind.picks_its_gpu:
+        for index, directive in enumerate(spec.extra_directives):
+            if directive.startswith("--gpu-bind"):
+                findings.error(f"extra_directives.{index}", f"{directive!r}: kind {kind.name!r} picks each process's GPU itself, "
+                               "by its local rank among the node's GPUs, which a binding would hide; leave it out")
     if kind.requeues_on_signal and spec.launch.shell and not _execs_alone(spec.launch.shell):
         findings.error("launch.shell", f"kind {kind.name!r}: srun passes SIGUSR1 to every process of each task, and bash and "
                        "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "

@@ -277,3 +277,15 @@ def test_a_venv_without_the_kinds_framework_is_warned_about(kind, packages, warn
 def test_a_requirements_file_may_hold_the_framework():
     r = job("fir", {"gpus": "h100:2"}, kind="accelerate", environment={"venv": {"packages": ["torch"], "requirements": "req.txt"}})
     assert not [w for w in r.warnings if "would stop at once" in w.message]
+
+
+@pytest.mark.parametrize("name", ["bash", "interactive"])
+def test_lightning_refuses_a_job_name_it_takes_for_an_interactive_session(name):
+    error = only_error(job("fir", {"gpus": "h100:4"}, kind="lightning", name=name))
+    assert error.field == "name" and "ignores SLURM" in error.message
+
+
+@pytest.mark.parametrize("kind", ["lightning", "accelerate"])
+def test_a_gpu_binding_is_refused_where_the_framework_picks_the_gpu(kind):
+    error = only_error(job("fir", {"gpus": "h100:4"}, kind=kind, extra_directives=["--gpu-bind=single:1"]))
+    assert error.field == "extra_directives.0" and "picks each process's GPU itself" in error.message

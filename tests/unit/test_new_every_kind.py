@@ -6,26 +6,14 @@ import os
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from slurmkit.cli import main
 from slurmkit.kinds import KINDS
 from slurmkit.profiles import load_profile
-
 PROFILES = sorted(name[:-5] for name in os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "site_profiles"))
                   if name.endswith(".yaml") and name != "alliance.yaml")   # alliance: the abstract base
 
 
-@pytest.fixture(autouse=True)
-def controlled_environment(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("SLURMKIT_PROFILE", "CC_CLUSTER", "SLURM_CLUSTER_NAME", "SBATCH_ACCOUNT", "SLURM_ACCOUNT", "NO_COLOR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-
-
-def run(*args):
-    return CliRunner().invoke(main, list(args))
+from .test_cli_jobs import controlled_environment, run  # noqa: F401  (autouse: an empty folder, no profile or account variables)
 
 
 def refused_by_design(profile_name: str, kind) -> bool:

@@ -33,7 +33,6 @@ contract, lines reached the CSV while the job ran. The files of one run of each 
 tests/unit/fixtures/gpu_samples_h200 (test_gpu_use_h200.py reads them as the report does).
 """
 
-import argparse
 import json
 import os
 import re
@@ -45,8 +44,8 @@ import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-GPUBOX = ROOT / "bench" / "gpubox"
+from gpubench import GPUBOX, ROOT, gpubox_job, steps
+
 OUT = GPUBOX / "out" / "sampler"
 SMOKE = ROOT / "bench" / "smoke"
 STAND_INS = ROOT / "tests" / "stand_ins"
@@ -64,10 +63,7 @@ CASES = {   # name -> kind, GPUs, command, batch size (multigpu), measure the ov
 def render() -> None:
     """Each case's script with the sampler on and off, and cases.json: what `run` needs to run
     them as SLURM would (tasks per node, cores per task, the job's GPUs), so that it needs no slurmkit."""
-    os.chdir(GPUBOX)  # ./site_profiles holds the gpubox profile
-    sys.path.insert(0, str(ROOT))
-    from slurmkit.job import Job
-
+    Job = gpubox_job()
     OUT.mkdir(parents=True, exist_ok=True)
     manifest = {}
     for case, (kind, gpus, command, batch, overhead, visible) in CASES.items():
@@ -195,15 +191,11 @@ def run(out: Path, reps: int, cases: list, smoke: bool) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="step", required=True)
-    sub.add_parser("render")
-    go = sub.add_parser("run")
-    go.add_argument("--out", type=Path, default=Path("."))
-    go.add_argument("--reps", type=int, default=3)
-    go.add_argument("--cases", default=",".join(CASES), help="a comma-separated subset of: " + ", ".join(CASES))
-    go.add_argument("--smoke", action="store_true", help="no GPU needed: nvidia-smi, torchrun and the payload are stand-ins")
-    args = parser.parse_args()
+    def options(go):
+        go.add_argument("--cases", default=",".join(CASES), help="a comma-separated subset of: " + ", ".join(CASES))
+        go.add_argument("--smoke", action="store_true", help="no GPU needed: nvidia-smi, torchrun and the payload are stand-ins")
+
+    args = steps(__doc__, options)
     if args.step == "render":
         render()
     else:

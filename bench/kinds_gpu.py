@@ -33,7 +33,6 @@ Labels: a launcher (bare, lightning, accelerate), variants after "+" (VARIANTS: 
 nobind) and GPU counts after "@" (@2, @1/2; none: 1 and 2).
 """
 
-import argparse
 import json
 import os
 import re
@@ -42,8 +41,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-GPUBOX = ROOT / "bench" / "gpubox"
+from gpubench import GPUBOX, ROOT, gpubox_job, steps
+
 OUT = GPUBOX / "out"
 SHIM = ROOT / "bench" / "shim"
 CORES_PER_GPU = 16
@@ -52,10 +51,7 @@ KINDS = {"lightning": "bench/resnet_lightning.py", "accelerate": "bench/resnet_a
 
 def render() -> None:
     """The jobs as a user would write them for the gpubox profile, on 1 and 2 GPUs."""
-    os.chdir(GPUBOX)  # ./site_profiles holds the gpubox profile
-    sys.path.insert(0, str(ROOT))
-    from slurmkit.job import Job
-
+    Job = gpubox_job()
     OUT.mkdir(exist_ok=True)
     for kind, payload in KINDS.items():
         for gpus in (1, 2):
@@ -142,17 +138,13 @@ def run(out: Path, reps: int, labels: list, smoke: bool, steps: int = 60) -> Non
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="step", required=True)
-    sub.add_parser("render")
-    go = sub.add_parser("run")
-    go.add_argument("--out", type=Path, default=Path("."))
-    go.add_argument("--reps", type=int, default=3)
-    go.add_argument("--labels", default="bare,lightning,accelerate",
-                    help="launchers, each maybe with variants and GPU counts: lightning+copy+pin@2, bare@1/2 (see VARIANTS)")
-    go.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps, 1 rep: the plumbing, not a measure")
-    go.add_argument("--steps", type=int, default=60, help="timed steps after the 30 of warm-up, for every launcher")
-    args = parser.parse_args()
+    def options(go):
+        go.add_argument("--labels", default="bare,lightning,accelerate",
+                        help="launchers, each maybe with variants and GPU counts: lightning+copy+pin@2, bare@1/2 (see VARIANTS)")
+        go.add_argument("--smoke", action="store_true", help="CPU, a tiny model, 3 steps, 1 rep: the plumbing, not a measure")
+        go.add_argument("--steps", type=int, default=60, help="timed steps after the 30 of warm-up, for every launcher")
+
+    args = steps(__doc__, options)
     if args.step == "render":
         render()
     else:

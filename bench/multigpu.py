@@ -18,7 +18,6 @@ bare torchrun 2294 -> 4581 img/s (1.996x); slurmkit's script 2299 -> 4581 img/s 
 with DDP's bucket views and a static graph 2316 -> 4612 img/s (1.991x).
 """
 
-import argparse
 import json
 import os
 import re
@@ -27,8 +26,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-GPUBOX = ROOT / "bench" / "gpubox"
+from gpubench import GPUBOX, ROOT, gpubox_job, steps
+
 OUT = GPUBOX / "out"
 CORES_PER_GPU = 16
 VARIANTS = {"defaults": "slurmkit", "tuned": "slurmkit-tuned"}   # --ddp value -> label
@@ -36,10 +35,7 @@ VARIANTS = {"defaults": "slurmkit", "tuned": "slurmkit-tuned"}   # --ddp value -
 
 def render() -> None:
     """The job as a user would write it for the gpubox profile, for 1 and 2 GPUs."""
-    os.chdir(GPUBOX)  # ./site_profiles holds the gpubox profile
-    sys.path.insert(0, str(ROOT))
-    from slurmkit.job import Job
-
+    Job = gpubox_job()
     OUT.mkdir(exist_ok=True)
     for ddp, label in VARIANTS.items():
         for gpus in (1, 2):
@@ -85,14 +81,7 @@ def run(out: Path, reps: int, labels: list) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="step", required=True)
-    sub.add_parser("render")
-    go = sub.add_parser("run")
-    go.add_argument("--out", type=Path, default=Path("."))
-    go.add_argument("--reps", type=int, default=3)
-    go.add_argument("--labels", default="bare,slurmkit,slurmkit-tuned")
-    args = parser.parse_args()
+    args = steps(__doc__, lambda go: go.add_argument("--labels", default="bare,slurmkit,slurmkit-tuned"))
     if args.step == "render":
         render()
     else:

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Tuple
 from . import accelerate_import, launch_options
 from .kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
 from .records import Record
-from .sbatch_options import PORT_HINTS, SHORT_NAMES
+from .sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
 from .sanity import directive_problem
 from .shellwords import commands, raw_words, split_at_operators
 from .spec import NODE_MEMORY
@@ -1023,10 +1023,6 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
 _COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
 #: the world size as hand-made DDP scripts compute it: $((A * B)) of the tasks per node and nodes, or $SLURM_NTASKS
 _WORLD_SIZE = re.compile(rf"\$\(\(\s*{_COUNT}\s*\*\s*{_COUNT}\s*\)\)|\$\{{?SLURM_NTASKS\}}?(?!_)")
-
-
-#: sbatch options about requeueing, which a kind that requeues on the signal writes itself
-REQUEUE_OPTIONS = ("requeue", "no-requeue", "open-mode")
 
 
 def _signal_and_requeue(build: _Builder) -> None:

@@ -28,7 +28,6 @@ from .gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_
 from .kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from .spec import JobSpec
 from .framework_kinds import LIGHTNING_INTERACTIVE_NAMES, accelerate_launch, requeue_directives, requeue_lead, stage_conflict
-from .nested_launch import nested_launcher_finding
 from .units import format_duration, format_size, format_slurm_time
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -501,9 +500,12 @@ def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple
     if name not in allowed:
         findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
         return ()
-    nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
-    if nested:
-        findings.error(*nested)
+    if name != "direct":   # a kind run directly may start its own step; the check's parser is not imported for it
+        from .nested_launch import nested_launcher_finding
+
+        nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
+        if nested:
+            findings.error(*nested)
     from .launchers import launch_words
     return launch_words(name, kind, profile)
 
@@ -887,7 +889,7 @@ def _check_requeue_directives(spec: JobSpec, time_s: int, findings: _Findings) -
     if lead is not None and lead >= time_s:
         findings.error("stage.lead", f"telling the program to save {lead}s before the end leaves no time to run in {time_s}s; "
                        "ask more time or a shorter lead")
-    own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s, _asked_lead(spec))}
+    own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s, lead)}
     own["no-requeue"] = "--requeue"
     for index, directive in enumerate(spec.extra_directives):
         name = _long_name(directive.partition("=")[0])

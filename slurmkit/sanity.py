@@ -10,7 +10,7 @@ are the resolver's (limits.py).
 import re
 from typing import Dict, Optional, Sequence, Tuple
 
-from .sbatch_options import SHORT_NAMES, SPEC_FIELDS
+from .sbatch_options import REQUEUE_OPTIONS, SHORT_NAMES, SPEC_FIELDS
 
 #: the longest launch.command, in characters: the most Linux passes as one argument
 #: (MAX_ARG_STRLEN); a longer one belongs in a script or a file the program reads.
@@ -130,7 +130,7 @@ SLURMKIT_OPTIONS: Dict[str, str] = {
 }
 #: options checked by value or by what the job asks (directive_problem, resolve): named here so
 #: that their abbreviations (``--gre`` for --gres) are known too.
-CHECKED_OPTIONS = ("gres", "signal", "requeue", "no-requeue", "open-mode")
+CHECKED_OPTIONS = ("gres", "signal", *REQUEUE_OPTIONS)
 #: sbatch's one-letter options (sbatch_options.py).
 SHORT_OPTIONS = SHORT_NAMES
 

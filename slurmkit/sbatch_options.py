@@ -65,3 +65,8 @@ PORT_HINTS: Dict[str, str] = {o.name: o.port_hint for o in OPTIONS if o.port_hin
 SUBMITIT_PARAMETERS: Dict[str, str] = {"--" + o.name: o.submitit for o in OPTIONS if o.submitit}
 #: one letter -> option.
 SHORT_NAMES: Dict[str, str] = {o.short: o.name for o in OPTIONS if o.short}
+
+
+#: sbatch's options about requeueing, besides --signal: a kind that requeues on the signal writes
+#: --requeue and --open-mode=append itself, and --no-requeue would undo them (resolve, porting, sanity)
+REQUEUE_OPTIONS = ("requeue", "no-requeue", "open-mode")

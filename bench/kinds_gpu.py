@@ -18,19 +18,23 @@ the 2/1 ratio of each, and writes DIR/kinds_gpu.json. NVLink multicast stays off
 
 Recorded 2026-11-26 on 2 x H200 (torch 2.11, Lightning 2.6.6, Accelerate 1.15.0), medians of 2:
 bench/results/kinds-gpu-h200x2-60steps.json: bare 4135 -> 7470 img/s (1.806x), lightning 4299 ->
-6214 (1.445x), accelerate 4250 -> 8231 (1.937x); with --steps 300 (kinds-gpu-h200x2-300steps.json):
-bare 3809 -> 7330 (1.924x), lightning 4259 -> 6219 (1.460x), accelerate 4185 -> 7207 (1.722x).
-Lightning's two processes ran about 27% below its one. Two causes found since, each measured
-once on 2 H200, 100 steps (bench/results/kinds-gpu-h200x2-lightning-variants.json): the srun
-shim bound no CPUs per task, as SLURM's srun does (it binds now: 6155-6214 -> 6600 img/s,
-across machines); and the payload's loader copied its unused index to the GPU each step, from
-pageable memory, which waits for the GPU (it keeps it on the host now: 6600 -> 7089 img/s, the
-same machine, one run each). The bare runs vary by 10% between runs.
-Lightning on one GPU runs without DDP (strategy "auto"), bare's torchrun wraps even one GPU in
-DDP: the label lightning+ddp@1 measures Lightning's one GPU as bare's is measured.
+6214 (1.445x), accelerate 4250 -> 8231 (1.937x). Lightning's two processes ran below bare's two.
+Three causes, all in the bench, none in the kind's script (2026-11-27, bench/results/
+kinds-gpu-2gpu-direct.json: label +direct launches the same payload with torchrun and no
+slurmkit script, and scaled as the kind's script did, 5866 vs 5826 img/s on 2 H100):
+1. the srun shim bound no CPUs per task, as SLURM's srun does (it binds now);
+2. Lightning copied the loader's unused index to the GPU each step (the payload stops that);
+3. DDP's forward copies every CPU tensor among its inputs to the GPU, from pageable memory: the
+   loader now yields a plain int. Then, in one run on 2 H200: bare 3588 -> 6831 img/s (1.904x),
+   lightning 4337 -> 6796 (1.567x; 3788 on one GPU with DDP, label lightning+ddp@1).
+At two GPUs both kinds run at bare's pace (accelerate 6869 vs bare 6811 on 2 H100). Their 2/1
+ratios stay lower because their one GPU runs faster than bare's, which torchrun wraps in DDP
+(Lightning's one GPU runs without DDP, strategy "auto"; so does Accelerate's one process).
+Machines lent as the same kind differ by up to 30% at 2 GPUs: compare within one run only.
 
 Labels: a launcher (bare, lightning, accelerate), variants after "+" (VARIANTS: copy, pin, ddp,
-nobind) and GPU counts after "@" (@2, @1/2; none: 1 and 2).
+nobind, direct) and GPU counts after "@" (@2, @1/2; none: 1 and 2). +direct: the framework's own
+launcher (torchrun for Lightning, `accelerate launch`), no slurmkit script, no SLURM variables.
 """
 
 import json
@@ -65,10 +69,19 @@ def render() -> None:
             print(path.relative_to(ROOT))
 
 
-def _launch(label: str, gpus: int, smoke: bool) -> list:
+def _launch(label: str, gpus: int, smoke: bool, direct: bool = False) -> list:
+    """The command for a label: bare torchrun, the kind's rendered script, or (``direct``) the same
+    framework payload under its own launcher with no slurmkit script: what is left between the
+    kind and its direct launch is the script's doing (binding, environment)."""
     extra = ["--smoke"] if smoke else []
     if label == "bare":
         return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}", "bench/resnet_bare.py", *extra]
+    if direct and label == "lightning":
+        return [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={gpus}", KINDS[label], *extra]
+    if direct:
+        multi = ["--multi_gpu"] if gpus > 1 else []
+        return ["accelerate", "launch", *multi, f"--num_processes={gpus}", "--num_machines=1", "--mixed_precision=bf16",
+                "--dynamo_backend=no", KINDS[label], *extra]
     script = OUT / f"{label}-{gpus}gpu.sbatch"
     if smoke:   # the payload's own words, plus --smoke: the script runs as rendered otherwise
         text = script.read_text().replace(KINDS[label] + " &", KINDS[label] + " --smoke &")
@@ -91,7 +104,7 @@ def _batch_step_environment(gpus: int, smoke: bool) -> dict:
 
 
 #: a label's variant flags (``lightning+copy+pin``) and the environment each sets
-VARIANTS = {"copy": "BENCH_COPY", "pin": "BENCH_PIN", "ddp": "BENCH_DDP", "nobind": "BENCH_SHIM_NO_BIND"}
+VARIANTS = {"copy": "BENCH_COPY", "pin": "BENCH_PIN", "ddp": "BENCH_DDP", "nobind": "BENCH_SHIM_NO_BIND", "direct": "BENCH_DIRECT"}
 
 
 def parse_label(text: str) -> tuple:
@@ -107,7 +120,10 @@ def parse_label(text: str) -> tuple:
 def _one(text: str, gpus: int, smoke: bool, steps: int = 60) -> dict:
     label, launcher, variant, _ = parse_label(text)
     env = dict(_batch_step_environment(gpus, smoke), BENCH_STEPS=str(steps), **variant)
-    done = subprocess.run(_launch(launcher, gpus, smoke), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    direct = "BENCH_DIRECT" in variant
+    if direct:      # no SLURM around a direct launch: Lightning would take SLURM's variables before torchrun's
+        env = {name: value for name, value in env.items() if not name.startswith("SLURM_")}
+    done = subprocess.run(_launch(launcher, gpus, smoke, direct), cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     match = re.search(r"^BENCH (\{.*\})$", done.stdout, re.M)
     if done.returncode != 0 or not match:
         raise SystemExit(f"{label} on {gpus} GPU(s) failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}")

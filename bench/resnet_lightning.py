@@ -2,14 +2,16 @@
 process per GPU started by srun as kind lightning's script does: Lightning reads the ranks from
 SLURM's variables (bench/shim/srun sets them where there is no SLURM).
 
-The loader yields only indices, which the model does not read: they stay on the host, as the
-bare and Accelerate payloads copy nothing each step either. Lightning would copy each to the GPU
-from pageable memory, which waits for the GPU's stream every step: on 2 H200 that cost 7%
-(7089 -> 6600 img/s, bench/results/kinds-gpu-h200x2-lightning-variants.json). Variants, for
-finding where time goes (bench/kinds_gpu.py's labels set them): BENCH_COPY=1 copies the index
-as Lightning does by default; BENCH_PIN=1 pins the loader's memory (with the copy, a copy that
-need not wait); BENCH_DDP=1 wraps the model in DDP on one GPU too, as the bare torchrun payload
-always does."""
+The loader yields only indices, which the model does not read, as plain ints: no tensor is
+copied to the GPU each step, as the bare and Accelerate payloads copy none. A tensor would be
+copied twice over from pageable memory, which waits for the GPU's stream: by Lightning's batch
+transfer (7% on 2 H200, bench/results/kinds-gpu-h200x2-lightning-variants.json) and by DDP's
+forward, which moves every CPU tensor among its inputs (2-GPU Lightning 18% below bare torchrun
+on 2 H100, at its pace once gone: bench/results/kinds-gpu-2gpu-direct.json). Variants, for
+finding where time goes (bench/kinds_gpu.py's labels set them): BENCH_COPY=1 yields the index as
+a tensor and lets Lightning copy it; BENCH_PIN=1 pins the loader's memory (with the copy, a copy
+that need not wait); BENCH_DDP=1 wraps the model in DDP on one GPU too, as the bare torchrun
+payload always does."""
 
 import os
 import time
@@ -79,15 +81,26 @@ def main() -> None:
     args = common.arguments("lightning")
     if not args.smoke:
         torch.backends.cudnn.benchmark = True
-    per_node = int(os.environ.get("SLURM_NTASKS_PER_NODE", "1"))
+    # kind lightning's script: srun's tasks per node; the direct launch (bench label +direct): torchrun's
+    per_node = int(os.environ.get("SLURM_NTASKS_PER_NODE") or os.environ.get("LOCAL_WORLD_SIZE", "1"))
     total = args.warmup + args.steps
     trainer = pl.Trainer(accelerator="cpu" if args.smoke else "gpu", devices=per_node, num_nodes=int(os.environ.get("SLURM_NNODES", "1")),
                          strategy="ddp" if per_node > 1 or os.environ.get("BENCH_DDP") == "1" else "auto", precision="bf16-mixed", max_steps=total, max_epochs=1,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          callbacks=[Clock(args)])
     # More indices than steps on every rank (the sampler splits them among the ranks): max_steps ends it.
-    trainer.fit(Synthetic(args), torch.utils.data.DataLoader(range(total * 64), batch_size=1,
-                                                                  pin_memory=os.environ.get("BENCH_PIN") == "1"))
+    # The loader's batch is a plain int, not a tensor: DDP's forward copies every CPU tensor among
+    # its inputs to the GPU (from pageable memory) before the step, a copy the bare and Accelerate
+    # payloads, whose images are made on the GPU, never make. BENCH_COPY=1 keeps the tensor.
+    copy = os.environ.get("BENCH_COPY") == "1"
+    loader = torch.utils.data.DataLoader(range(total * 64), batch_size=1, pin_memory=os.environ.get("BENCH_PIN") == "1",
+                                         collate_fn=None if copy else first_item)
+    trainer.fit(Synthetic(args), loader)
+
+
+def first_item(items: list) -> int:
+    """The loader's batch as a plain int (a module-level function: a lambda would not pickle for workers)."""
+    return items[0]
 
 
 if __name__ == "__main__":

@@ -13,7 +13,11 @@ What sacct says, and how it is read here (checked on Slurm 22.05):
 - ``MaxRSS`` is only on step rows (``.batch``, ``.extern``, ``.0``) and is the largest *task* of
   the step, so a step's memory is estimated as ``MaxRSS x NTasks`` (seff does the same and says
   "estimated"); the job's peak is the largest step's;
-- steps get their figures when they end: a running job has no ``MaxRSS`` and no ``TotalCPU`` yet.
+- steps get their figures when they end: a running job has no ``MaxRSS`` and no ``TotalCPU`` yet;
+- a requeued job (Lightning's auto-requeue, a node failure, a preemption) keeps its id: plain
+  sacct shows only its last run, ``-D`` (``--duplicates``) every run, each allocation row followed
+  by its steps. The report is of the last run and names the runs before it, so the time a job
+  took over all its runs is never hidden.
 
 GPU utilisation is in sacct only where the site gathers it (``AcctGatherGpu``/NVML, Slurm 21.08
 and later): ``gres/gpuutil`` (percent) in a step's ``TRESUsageInAve`` and ``gres/gpumem`` in its
@@ -63,6 +67,21 @@ _SIZE_FACTORS = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024 ** 2, "P": 1024 ** 
 _CPU_TIME_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 
 
+class EarlierRun(Record):
+    """A run of a requeued job before the one reported (sacct -D): how it ended and how long it took."""
+
+    state: str                        # REQUEUED, PREEMPTED, NODE_FAIL, ...
+    exit_code: Optional[int]
+    elapsed_s: int
+    cpu_s: float
+
+
+#: how sacct -D marks a run that ended with the job requeued: a run before the last in any other
+#: state is another job that had the same id (ids wrap at MaxJobId), not this job's
+REQUEUED_RUN_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE_CRASH", "PREEMPTED", "NODE_FAIL",
+                                 "BOOT_FAIL"})
+
+
 class JobEfficiency(Record):
     """One job, or one array task: what it asked for and what it used."""
 
@@ -84,10 +103,16 @@ class JobEfficiency(Record):
     unsaved: Tuple[str, ...] = ()     # ... and "DEST: REASON" for those that did not
     gpu_util_pct: Optional[float] = None   # gres/gpuutil of the busiest step (percent, all its GPUs); None: not gathered
     gpu_mem_mib: Optional[float] = None    # gres/gpumem: the most GPU memory a step used
+    earlier_runs: Tuple[EarlierRun, ...] = ()   # a requeued job's runs before this one, oldest first
 
     @property
     def done(self) -> bool:
         return self.state in TERMINAL
+
+    @property
+    def all_elapsed_s(self) -> int:
+        """Wall-clock over every run: what a requeued job took in all."""
+        return self.elapsed_s + sum(run.elapsed_s for run in self.earlier_runs)
 
     @property
     def cpu_efficiency(self) -> Optional[float]:
@@ -131,26 +156,39 @@ class ArraySummary(Record):
 
 def sacct_command(job_id: str) -> List[str]:
     """The one sacct call that answers for a job, an array (every task) or one task (``123_4``)."""
-    return ["sacct", "-n", "-P", "-o", ",".join(SACCT_FIELDS), "-j", str(job_id)]
+    return ["sacct", "-n", "-P", "-D", "-o", ",".join(SACCT_FIELDS), "-j", str(job_id)]
 
 
 # --------------------------------------------------------------------------------- parsing
 
 def parse(text: str) -> List[JobEfficiency]:
-    """``sacct -n -P`` lines (fields as SACCT_FIELDS) -> one record per job or array task, in sacct's order."""
-    allocations: Dict[str, Dict[str, str]] = {}
-    steps: Dict[str, List[Dict[str, str]]] = {}
+    """``sacct -n -P [-D]`` lines (fields as SACCT_FIELDS) -> one record per job or array task, in
+    sacct's order: its last run, with the requeued runs before it (:func:`_runs_before`)."""
+    runs: Dict[str, List[Tuple[Dict[str, str], List[Dict[str, str]]]]] = {}
     for line in text.splitlines():
         parts = line.split("|")
         if len(parts) < _REQUIRED_FIELDS:
             continue
         row = dict(zip(SACCT_FIELDS, parts + [""] * (len(SACCT_FIELDS) - len(parts))))
         job, dot, step = row["JobID"].partition(".")
-        if dot:
-            steps.setdefault(job, []).append(dict(row, step=step))
-        else:
-            allocations.setdefault(job, row)
-    return [_record(job, row, steps.get(job, [])) for job, row in allocations.items()]
+        if not dot:
+            runs.setdefault(job, []).append((row, []))
+        elif job in runs:      # a step belongs to the run whose allocation row came last
+            runs[job][-1][1].append(dict(row, step=step))
+    return [_record(job, *job_runs[-1])._replace(earlier_runs=_runs_before(job_runs)) for job, job_runs in runs.items()]
+
+
+def _runs_before(job_runs) -> Tuple[EarlierRun, ...]:
+    """The requeued runs just before the last, oldest first; older rows of the id are another job's."""
+    earlier: List[EarlierRun] = []
+    for row, steps in reversed(job_runs[:-1]):
+        state = (row["State"].split() or [""])[0].rstrip("+").upper()
+        if state not in REQUEUED_RUN_STATES:
+            break
+        cpu = parse_cpu_time(row["TotalCPU"])
+        earlier.append(EarlierRun(state=state, exit_code=_int(row["ExitCode"].partition(":")[0]), elapsed_s=_int(row["ElapsedRaw"]) or 0,
+                                  cpu_s=cpu if cpu is not None else sum(parse_cpu_time(step["TotalCPU"]) or 0.0 for step in steps)))
+    return tuple(reversed(earlier))
 
 
 def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEfficiency:
@@ -359,14 +397,22 @@ def _of_limit(eff: JobEfficiency) -> str:
 
 
 def _time_advice(eff: JobEfficiency) -> List[Tip]:
+    """Against what the job took over all its runs: a requeued job's last run is only its end."""
     if eff.state != "COMPLETED" or not eff.timelimit_s:
         return []
-    suggest = _round_up(max(eff.elapsed_s * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
-    asked, used = format_duration(eff.timelimit_s), _short_duration(eff.elapsed_s)
+    took = eff.all_elapsed_s
+    suggest = _round_up(max(took * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
+    asked, used = format_duration(eff.timelimit_s), _short_duration(took)
+    if eff.earlier_runs and took > eff.timelimit_s:
+        runs = len(eff.earlier_runs) + 1
+        return [Tip("time", "more", f"took {used} over {runs} runs of at most {asked}: ask {format_duration(suggest)} to finish "
+                                    f"in one run, where the partition allows it (each requeue waits in the queue again)",
+                    suggest, eff.timelimit_s)]
+    over = f" over {len(eff.earlier_runs) + 1} runs" if eff.earlier_runs else ""
     if suggest * 2 <= eff.timelimit_s:
-        return [Tip("time", "less", f"asked {asked}, used {used}: ask {format_duration(suggest)}", suggest, eff.timelimit_s)]
-    if eff.elapsed_s >= CLOSE_TO_LIMIT * eff.timelimit_s:
-        return [Tip("time", "more", f"used {used} of {asked}, close to the limit: ask {format_duration(suggest)}",
+        return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(suggest)}", suggest, eff.timelimit_s)]
+    if took >= CLOSE_TO_LIMIT * eff.timelimit_s:
+        return [Tip("time", "more", f"used {used}{over} of {asked}, close to the limit: ask {format_duration(suggest)}",
                     suggest, eff.timelimit_s)]
     return []
 
@@ -565,6 +611,7 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
                   f"CPU Efficiency: {efficiency:.2%} of {_clock(eff.cores * eff.elapsed_s)} core-walltime"]
     limit = f" of {_clock(eff.timelimit_s)} time limit ({eff.time_fraction:.1%})" if eff.timelimit_s else ""
     lines.append(f"Wall-clock: {_clock(eff.elapsed_s)}{limit}")
+    lines += _runs_lines(eff)
     if eff.peak_mib is None:
         lines.append("Memory Utilized: not recorded")
     else:
@@ -577,6 +624,24 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
     elif eff.saved:
         lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
     return "\n".join(lines + _advice_lines(said)) + "\n"
+
+
+#: earlier runs listed one by one; past these, a count
+_RUNS_SHOWN = 10
+
+
+def _runs_lines(eff: JobEfficiency) -> List[str]:
+    """A requeued job's runs: the report's figures are the last run's, the runs before it and the total are here."""
+    if not eff.earlier_runs:
+        return []
+    runs = len(eff.earlier_runs) + 1
+    shown = [f"  run {number}: {run.state} after {_clock(run.elapsed_s)}" for number, run in enumerate(eff.earlier_runs[:_RUNS_SHOWN], 1)]
+    if len(eff.earlier_runs) > _RUNS_SHOWN:
+        shown.append(f"  ... and {len(eff.earlier_runs) - _RUNS_SHOWN} more")
+    cpu = eff.cpu_s + sum(run.cpu_s for run in eff.earlier_runs)
+    return ([f"Runs: {runs}, requeued {_count(runs - 1, 'time')} (the figures above and below are of run {runs}, the last)"]
+            + shown + [f"All runs: {_clock(eff.all_elapsed_s)} wall-clock, {_clock(eff.cores * eff.all_elapsed_s)} core-walltime, "
+                       f"{_clock(cpu)} CPU"])
 
 
 def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
@@ -594,6 +659,11 @@ def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
     if lost:
         shown = ", ".join(eff.job_id for eff in lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
         lines.append(f"Outputs NOT saved by {_count(len(lost), 'task')}: {shown} (first: {lost[0].unsaved[0]})")
+    requeued = [eff for eff in effs if eff.earlier_runs]
+    if requeued:
+        shown = ", ".join(f"{eff.job_id} ({len(eff.earlier_runs) + 1} runs)" for eff in requeued[:10])
+        more = f" and {len(requeued) - 10} more" if len(requeued) > 10 else ""
+        lines.append(f"Requeued: {_count(len(requeued), 'task')}: {shown}{more} (figures are of each task's last run)")
     unfinished = [eff.job_id for eff in effs if eff.state != "COMPLETED"]
     if unfinished:
         shown = ", ".join(unfinished[:10]) + (f" and {len(unfinished) - 10} more" if len(unfinished) > 10 else "")
@@ -637,7 +707,8 @@ def _clock(seconds: float) -> str:
 
 def as_json(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> dict:
     """The report as plain data for ``--json``: every record with its derived figures and advice, and the summary."""
-    jobs = [dict(eff._asdict(), steps=list(eff.steps), cpu_efficiency=eff.cpu_efficiency,
+    jobs = [dict(eff._asdict(), steps=list(eff.steps), earlier_runs=[run._asdict() for run in eff.earlier_runs],
+                 all_elapsed_s=eff.all_elapsed_s, cpu_efficiency=eff.cpu_efficiency,
                  memory_efficiency=eff.memory_efficiency, time_fraction=eff.time_fraction,
                  advice=advice(eff, default_mem_per_cpu_mib)) for eff in effs]
     summary = None

@@ -100,3 +100,33 @@ def test_report_of_an_array_names_the_task_far_from_the_rest(cluster, tmp_path):
     assert f"Outliers (time): {job_id}_4 (" in piped
     memory = [line for line in data["summary"]["advice"] if "peak" in line or "memory" in line]
     assert len(memory) <= 1, data["summary"]["advice"]
+
+
+def _squeue_state(job_id: str) -> str:
+    return subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%T"], capture_output=True, text=True, timeout=60).stdout.strip()
+
+
+def test_report_of_a_requeued_job_lists_the_run_before_its_last(cluster, tmp_path):
+    """Slurm 22.05: a job that requeues itself in its first run (as Lightning's auto-requeue does)
+    and completes in its second; sacct without --duplicates would show the second run only."""
+    first_run = 'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then sleep 3; scontrol requeue "$SLURM_JOB_ID"; sleep 60; fi; sleep 2'
+    job_id = submit(tmp_path, "--requeue", "--mem=256M", "--time=5", "--wrap", first_run)
+    deadline = time.monotonic() + 90
+    while "REQUEUED" not in subprocess.run(["sacct", "-n", "-X", "-D", "-P", "-o", "State", "-j", job_id],
+                                           capture_output=True, text=True, timeout=60).stdout:
+        assert time.monotonic() < deadline, "the job was not requeued"
+        time.sleep(1)
+    # SLURM holds a requeued job back for about two minutes before it may start again: not here
+    while _squeue_state(job_id) != "PENDING":
+        assert time.monotonic() < deadline, _squeue_state(job_id)
+        time.sleep(0.5)
+    subprocess.run(["scontrol", "update", f"jobid={job_id}", "StartTime=now"], check=True, timeout=60)
+    assert wait_for_job(job_id, timeout=120)["State"] == "COMPLETED"
+    [eff] = records_once_steps_land(job_id)
+
+    assert (eff.state, [run.state for run in eff.earlier_runs]) == ("COMPLETED", ["REQUEUED"]), eff
+    assert eff.all_elapsed_s == eff.elapsed_s + eff.earlier_runs[0].elapsed_s and eff.earlier_runs[0].elapsed_s >= 3
+    result = CliRunner().invoke(main, ["report", job_id])
+    assert result.exit_code == 0, result.output
+    assert "Runs: 2, requeued 1 time (the figures above and below are of run 2, the last)\n  run 1: REQUEUED after " in result.output
+    assert "All runs: " in result.output

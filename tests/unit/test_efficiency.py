@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from slurmkit import efficiency, slurmcli
 from slurmkit.cli import main
-from slurmkit.efficiency import (JobEfficiency, advice, format_report, gpu_count, parse, parse_cpu_time, parse_req_mem,
+from slurmkit.efficiency import (EarlierRun, JobEfficiency, advice, format_report, gpu_count, parse, parse_cpu_time, parse_req_mem,
                                  parse_size, sacct_command, summarize, task_count)
 
 # python3 allocating 80 MiB for 8 s, --mem=1G --time=10
@@ -78,6 +78,18 @@ TWO_NODES = """\
 """
 
 
+# A Lightning job on 2 nodes (kind lightning) that saved and requeued itself on SIGUSR1 before its
+# 1-minute limit, then resumed and completed: ``sacct -D`` keeps both runs (plain sacct only the last).
+REQUEUED = """\
+2596|REQUEUED|0:0|28|1|00:17.005|4|3000M||billing=4,cpu=4,mem=3000M,node=2|2|
+2596.batch|FAILED|15:0|31||00:00.050|2||13660K|cpu=2,mem=1500M,node=1|1|1
+2596.0|COMPLETED|0:0|37||00:16.955|4||329604K|cpu=4,mem=3000M,node=2|2|4
+2596|COMPLETED|0:0|19|1|00:20.276|4|3000M||billing=4,cpu=4,mem=3000M,node=2|2|
+2596.batch|COMPLETED|0:0|19||00:00.060|2||13788K|cpu=2,mem=1500M,node=1|1|1
+2596.0|COMPLETED|0:0|16||00:20.215|4||329984K|cpu=4,mem=3000M,node=2|2|4
+"""
+
+
 def record(**changes) -> JobEfficiency:
     """A completed one-core job that fits its request, changed where a test says."""
     base = JobEfficiency(job_id="7", state="COMPLETED", exit_code=0, signal=0, elapsed_s=3000, timelimit_s=3600,
@@ -89,10 +101,55 @@ def record(**changes) -> JobEfficiency:
 # ------------------------------------------------------------------------------ sacct_command
 
 def test_sacct_command_is_one_call_with_every_field_including_steps():
-    assert sacct_command("50") == ["sacct", "-n", "-P", "-o",
+    assert sacct_command("50") == ["sacct", "-n", "-P", "-D", "-o",
                                    "JobID,State,ExitCode,ElapsedRaw,TimelimitRaw,TotalCPU,NCPUS,ReqMem,MaxRSS,"
                                    "AllocTRES,NNodes,NTasks,TRESUsageInAve,TRESUsageInMax", "-j", "50"]
     assert "-X" not in sacct_command("50_1")  # MaxRSS lives on the step rows
+
+
+# ------------------------------------------------------------------------------ requeued jobs
+
+def test_a_requeued_job_is_its_last_run_with_the_runs_before_it():
+    [eff] = parse(REQUEUED)
+    assert (eff.state, eff.elapsed_s, eff.steps) == ("COMPLETED", 19, ("batch", "0"))
+    assert eff.cpu_s == pytest.approx(20.276)                    # the last run's, not the first's
+    assert eff.peak_mib == pytest.approx(329984 * 4 / 1024)      # ... nor a mix of both runs' steps
+    assert eff.earlier_runs == (EarlierRun(state="REQUEUED", exit_code=0, elapsed_s=28, cpu_s=pytest.approx(17.005)),)
+    assert eff.all_elapsed_s == 47
+
+
+def test_the_report_of_a_requeued_job_names_every_run_and_the_time_over_all():
+    text = format_report(parse(REQUEUED))
+    assert "State: COMPLETED (exit code 0)\n" in text
+    assert "Runs: 2, requeued 1 time (the figures above and below are of run 2, the last)\n" in text
+    assert "  run 1: REQUEUED after 00:00:28\n" in text
+    assert "All runs: 00:00:47 wall-clock, 00:03:08 core-walltime, 00:00:37 CPU\n" in text
+
+
+def test_rows_of_the_same_id_before_a_run_that_was_not_requeued_are_another_job():
+    # made up: job ids wrap at MaxJobId, so sacct -D can hold an old, finished job of the same id
+    old = SINGLE.replace("49", "2596")
+    [eff] = parse(old + REQUEUED)
+    assert [run.state for run in eff.earlier_runs] == ["REQUEUED"]
+    [eff] = parse(REQUEUED.split("2596|COMPLETED")[0].replace("REQUEUED", "COMPLETED", 1) + "2596|COMPLETED" + REQUEUED.split("2596|COMPLETED")[1])
+    assert eff.earlier_runs == ()
+
+
+def test_time_advice_of_a_requeued_job_counts_every_run():
+    # made up: three runs of a 1-hour limit, the first two requeued at the limit (Lightning's auto-requeue)
+    runs = (EarlierRun("REQUEUED", 0, 3510, 3000.0), EarlierRun("REQUEUED", 0, 3510, 3000.0))
+    said = advice(record(elapsed_s=1200, earlier_runs=runs))
+    assert said == ["took 2h17m over 3 runs of at most 1h: ask 4h to finish in one run, where the partition "
+                    "allows it (each requeue waits in the queue again)"]
+    # requeued once (a node failure), the runs together well inside the limit: "less", over both
+    said = advice(record(elapsed_s=300, earlier_runs=(EarlierRun("NODE_FAIL", None, 200, 100.0),)))
+    assert said == ["asked 1h, used 8m over 2 runs: ask 15m"]
+
+
+def test_an_array_report_names_its_requeued_tasks():
+    text = format_report(parse(ARRAY.replace("50_1|COMPLETED|0:0|7|", "50_1|REQUEUED|0:0|3|", 1).replace(
+        "50_2|", "50_1|COMPLETED|0:0|7|5|00:00.252|1|512M||billing=1,cpu=1,mem=512M,node=1|1|\n50_2|", 1)))
+    assert "Requeued: 1 task: 50_1 (2 runs) (figures are of each task's last run)\n" in text
 
 
 # ------------------------------------------------------------------------------ parsing

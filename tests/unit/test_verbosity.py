@@ -60,7 +60,7 @@ def test_verbose_shows_each_slurm_command_with_its_time_and_exit(monkeypatch):
     monkeypatch.setattr(slurmcli.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, SINGLE, ""))
     result = run("-v", "report", "49")
     assert result.exit_code == 0, result.output
-    assert "slurmkit: ran sacct -n -P -o JobID,State," in result.stderr and "s, exit 0)\n" in result.stderr
+    assert "slurmkit: ran sacct -n -P -D -o JobID,State," in result.stderr and "s, exit 0)\n" in result.stderr
     assert "slurmkit: ran" not in run("report", "49").stderr
 
 

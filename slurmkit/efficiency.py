@@ -104,6 +104,12 @@ class JobEfficiency(Record):
     gpu_util_pct: Optional[float] = None   # gres/gpuutil of the busiest step (percent, all its GPUs); None: not gathered
     gpu_mem_mib: Optional[float] = None    # gres/gpumem: the most GPU memory a step used
     earlier_runs: Tuple[EarlierRun, ...] = ()   # a requeued job's runs before this one, oldest first
+    tasks: int = 1                    # the most tasks of a step but extern's (an srun step's NTasks); 1: one seen
+
+    @property
+    def cores_per_task(self) -> Optional[int]:
+        """NCPUS over the tasks seen, where they divide evenly (cpus_per_task is per task); None otherwise."""
+        return self.cores // self.tasks if self.tasks >= 1 and self.cores % self.tasks == 0 else None
 
     @property
     def done(self) -> bool:
@@ -208,6 +214,7 @@ def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEf
     if cpu is None:
         cpu = sum(parse_cpu_time(step["TotalCPU"]) or 0.0 for step in steps)
     limit = _int(row["TimelimitRaw"])
+    tasks = max((_int(step.get("NTasks", "")) or 1 for step in steps if step["step"] != "extern"), default=1)
     return JobEfficiency(
         job_id=job,
         state=(row["State"].split() or ["UNKNOWN"])[0].rstrip("+").upper(),
@@ -225,6 +232,7 @@ def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEf
         steps=tuple(step["step"] for step in steps),
         gpu_util_pct=gpu_util,
         gpu_mem_mib=gpu_mem,
+        tasks=tasks,
     )
 
 
@@ -418,12 +426,24 @@ def _time_advice(eff: JobEfficiency) -> List[Tip]:
 
 
 def _cpu_advice(eff: JobEfficiency) -> List[Tip]:
+    """Fewer cores where the program kept few busy: ``cpus_per_task`` is per task, so a job of
+    several tasks is told per task where sacct shows them, and by no figure where it cannot."""
     efficiency = eff.cpu_efficiency
     if efficiency is None or eff.elapsed_s < CPU_ADVICE_MIN_S or eff.cores < 2 or efficiency >= LOW_CPU_EFFICIENCY:
         return []
     used = max(1, round(eff.cpu_s / eff.elapsed_s))
+    head = f"{eff.cores} cores at {efficiency:.0%} CPU efficiency"
+    per_task = eff.cores_per_task
+    if eff.tasks > 1 and per_task:
+        each = max(1, round(eff.cpu_s / eff.elapsed_s / eff.tasks))
+        return [Tip("cpu", "less", f"{head}: its {eff.tasks} tasks kept about {_count(used, 'core')} busy in all, {each} each of "
+                                   f"their {per_task}: ask cpus_per_task: {each} (per task) or make them use more threads", each, per_task)]
+    if eff.tasks > 1 or eff.nodes > 1:
+        over = f" over {eff.nodes} nodes" if eff.nodes > 1 else ""
+        return [Tip("cpu", "less", f"{head}{over}: its processes kept about {_count(used, 'core')} busy in all: ask fewer cores per "
+                                   f"task or fewer tasks, or make them use more threads")]
     more = "" if used == 1 else " more"
-    return [Tip("cpu", "less", f"{eff.cores} cores at {efficiency:.0%} CPU efficiency: the program uses about "
+    return [Tip("cpu", "less", f"{head}: the program uses about "
                                f"{_count(used, 'core')}; ask cpus_per_task: {used} or make it use{more} threads", used, eff.cores)]
 
 

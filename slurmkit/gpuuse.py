@@ -350,11 +350,16 @@ def _feeding_tips(eff: JobEfficiency, job: JobGpus, asked: int, profile) -> List
         return []
     node_type = node_type_for(profile, job.gpus)
     per_gpu = node_type.gpus.max_cores_per_gpu if node_type and node_type.gpus.max_cores_per_gpu else None
-    wanted = eff.cores * 2 if per_gpu is None else min(eff.cores * 2, per_gpu * asked)
     head = f"GPUs at {mean:.0f}% average utilisation while the {_count(eff.cores, 'core')} were {busy:.0%} busy: the GPUs wait for data"
-    if wanted <= eff.cores:
-        return [Tip("cpu", None, f"{head}; {eff.cores} is the most cores per GPU here: make the data loading cheaper")]
-    return [Tip("cpu", "more", f"{head}: ask cpus_per_task: {wanted} and as many data-loader workers", wanted, eff.cores)]
+    # cpus_per_task is per task: a job of several tasks (one per GPU) is advised per task
+    tasks, have = eff.tasks, eff.cores_per_task
+    if have is None:
+        return [Tip("cpu", "more", f"{head}: ask more cores per task and as many data-loader workers")]
+    wanted = have * 2 if per_gpu is None else min(have * 2, per_gpu * asked // tasks)
+    if wanted <= have:
+        return [Tip("cpu", None, f"{head}; {have} is the most cores per GPU here: make the data loading cheaper")]
+    each = f" (per task; {tasks} tasks)" if tasks > 1 else ""
+    return [Tip("cpu", "more", f"{head}: ask cpus_per_task: {wanted}{each} and as many data-loader workers", wanted, have)]
 
 
 def _site(profile) -> str:

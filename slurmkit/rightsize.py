@@ -51,8 +51,32 @@ def used_figures(effs: Sequence[JobEfficiency], made) -> Dict[str, float]:
     }
 
 
+def one_task(kind: Optional[str], resources: dict) -> bool:
+    """Whether the spec runs one task (one node, one task on it, and for a kind of one process
+    per GPU, one GPU): only there is the job's count of busy cores its cpus_per_task. sacct
+    cannot tell: MPI ranks started by mpirun in the batch step look like one task."""
+    from .kinds import DEFAULT_KIND, KINDS, PER_GPU
+
+    row = KINDS.get(kind or DEFAULT_KIND)
+    if row is None or (resources.get("nodes") or 1) != 1 or (resources.get("tasks_per_node") or 1) != 1:
+        return False
+    if row.fills_whole_node == "tasks" and resources.get("tasks_per_node") is None:   # may get a node's cores as tasks
+        return False
+    return row.processes != PER_GPU or _gpu_count(resources.get("gpus")) <= 1
+
+
+def _gpu_count(gpus) -> int:
+    """GPUs per node of a spec's raw resources.gpus: ``2``, ``h100:2``, ``{type: h100, count: 2}``; a model alone is one."""
+    if isinstance(gpus, dict):
+        gpus = gpus.get("count", 1)
+    if gpus is None:
+        return 0
+    tail = str(gpus).rpartition(":")[2]
+    return int(tail) if tail.isdigit() else 1
+
+
 def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources: dict,
-            mig_memory: Dict[str, int]) -> Tuple[List[Change], List[str]]:
+            mig_memory: Dict[str, int], kind: Optional[str] = None) -> Tuple[List[Change], List[str]]:
     """The spec values the advice names, and one line for each it cannot write. Raises
     NotApplied when a value would be below the job's use."""
     out: List[Change] = []
@@ -73,6 +97,10 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
             out.append(Change("mem", format_size(int(tip.suggest)), f"{said}: peak {format_mem(used['mem'])}"))
         elif tip.resource == "cpu":
             busy = used["cpus_per_task"]
+            if not one_task(kind, resources):
+                skipped.append(f"cores: the spec runs several tasks and the advice counts the cores busy over all of them "
+                               f"({busy:.1f} of {int(tip.asked) if tip.asked else '?'}): set cpus_per_task by hand")
+                continue
             _at_least(job_id, "cores", tip.suggest, round(busy), str(int(tip.suggest)), f"{busy:.1f} busy")
             out.append(Change("cpus_per_task", int(tip.suggest), f"{said}: {busy:.1f} cores busy"))
         elif tip.resource == "gpu":
@@ -117,7 +145,7 @@ def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mi
     if not isinstance(old, dict) or not isinstance(old.get("resources", {}), dict):
         raise NotApplied(f"{path}: not a job spec with a resources mapping")
     resources = dict(old.get("resources") or {})
-    found, skipped = changes(job_id, tips, used, resources, mig_memory)
+    found, skipped = changes(job_id, tips, used, resources, mig_memory, old.get("kind"))
     found = [c for c in found if resources.get(c.key) != c.value]
     if not found:
         return text, text, skipped

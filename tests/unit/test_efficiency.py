@@ -554,3 +554,22 @@ def test_a_failure_with_the_code_of_sigusr1_names_the_time_limit_signal(code, wh
     eff = eff._replace(exit_code=code)
     (said,) = advice(eff)
     assert said.startswith(f"failed with exit code {code}: read its output file") and f"({code} is also what {who} returns" in said
+
+
+def test_cpu_advice_of_several_tasks_names_no_cpus_per_task_figure():
+    # 2 tasks of 8 cores each (an srun step of NTasks 2), 4 cores busy in all
+    said = advice(record(cores=16, cpu_s=3000 * 4, tasks=2))
+    assert said[0] == ("16 cores at 25% CPU efficiency: its 2 tasks kept about 4 cores busy in all, 2 each of their 8: "
+                       "ask cpus_per_task: 2 (per task) or make them use more threads")
+    said = advice(record(cores=16, cpu_s=3000 * 4, nodes=2))
+    assert said[0] == ("16 cores at 25% CPU efficiency over 2 nodes: its processes kept about 4 cores busy in all: ask fewer "
+                       "cores per task or fewer tasks, or make them use more threads")
+
+
+def test_tasks_are_the_largest_step_but_the_extern_one():
+    [eff] = parse(MULTI_STEP)
+    assert eff.tasks == 2
+    [eff] = parse(SINGLE)
+    assert eff.tasks == 1
+    [eff] = parse(TWO_NODES.replace("62.0|", "62.extern|"))   # extern runs one task per node: no program's
+    assert eff.tasks == 1

@@ -399,3 +399,38 @@ def test_the_end_of_watch_and_submit_wait_prints_the_gpu_lines(job41, capsys):
     print_reports(["41"])
     out = capsys.readouterr().out
     assert "GPU use (2 GPUs, idle under 5%):\n" in out and "  - asked 2 GPUs, GPU 1 on ng3 stayed idle" in out
+
+
+def test_waiting_gpus_of_several_tasks_ask_more_cores_per_task():
+    # made up: 4 tasks (one per A100, lightning-like) on one node, 4 cores each, saturated
+    eff = record(gpus=4, cores=16, cpu_s=16 * 3000 * 0.97, tasks=4)
+    job = JobGpus("7", tuple(gpu(i, mean=30.0, peak=30000.0, name=A100) for i in range(4)))
+    [tip] = [t for t in gpu_tips(eff, job, NARVAL) if t.resource == "cpu"]
+    assert (tip.direction, tip.suggest, tip.asked) == ("more", 8, 4), tip   # per task: 4 -> 8, within 12 per A100
+    assert "ask cpus_per_task: 8 (per task; 4 tasks)" in tip.text
+
+
+@pytest.mark.parametrize("spec, applied", [
+    ("kind: threaded\nresources: {cpus_per_task: 16, time: 1h}\n", True),
+    ("kind: mpi\nresources: {tasks_per_node: 16, time: 1h}\n", False),       # ranks in the batch step look like one task
+    ("kind: mpi\nresources: {time: 1h}\n", False),                           # a whole-node site fills the node with tasks
+    ("kind: threaded\nresources: {nodes: 2, cpus_per_task: 16, time: 1h}\n", False),
+    ("kind: ddp\nresources: {gpus: h100:4, time: 1h}\n", False),             # one task per GPU
+    ("kind: lightning\nresources: {gpus: {type: h100, count: 2}, time: 1h}\n", False),
+    ("kind: gpu\nresources: {gpus: h100:1, cpus_per_task: 16, time: 1h}\n", True),
+])
+def test_apply_writes_cores_only_for_a_spec_of_one_task(tmp_path, spec, applied):
+    """The cores advice is the job's busy cores in all; cpus_per_task is per task: written only
+    where the spec runs one task, else named as left to the user."""
+    from slurmkit.efficiency import Tip
+    from slurmkit.rightsize import rewritten
+
+    path = tmp_path / "job.yaml"
+    path.write_text(spec)
+    used = {"time": 600, "mem": 100.0, "cpus_per_task": 3.6, "gpus": 1, "gpu_mem": 0.0}
+    _, after, skipped = rewritten(path, "9", [Tip("cpu", "less", "...", 4, 16)], used, {})
+    assert ("cpus_per_task: 4  # slurmkit report 9: 3.6 cores busy" in after) is applied, after
+    assert bool(skipped) is not applied
+    if not applied:
+        assert skipped == ["cores: the spec runs several tasks and the advice counts the cores busy over all of them "
+                           "(3.6 of 16): set cpus_per_task by hand"]

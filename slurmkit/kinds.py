@@ -85,6 +85,9 @@ class Kind(Record):
     master_env: bool = False
     #: the program saves and requeues on SIGUSR1 before the limit (Lightning's auto-requeue: framework_kinds.py).
     requeues_on_signal: bool = False
+    #: the program names its nodes and GPUs per node itself (Lightning's Trainer(num_nodes, devices)):
+    #: a new shape of the job must be written there too.
+    program_names_its_nodes: bool = False
     #: one `accelerate launch` per node starts the node's processes; it takes launch.mixed_precision.
     launches_per_node: bool = False
     #: on one GPU its framework runs one process with no process group (Lightning, Accelerate): no
@@ -140,7 +143,7 @@ _ROWS = (
     # One srun task per GPU; Lightning's SLURMEnvironment reads the ranks from SLURM itself (framework_kinds.py).
     Kind("lightning", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True, spreads_over_nodes=True,
          example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker", site_launch_env=True,
-         torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True, picks_its_gpu=True, alone_on_one_gpu=True,
+         torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True, program_names_its_nodes=True, picks_its_gpu=True, alone_on_one_gpu=True,
          needs_one_of=("lightning", "pytorch-lightning"),
          sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
     # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).

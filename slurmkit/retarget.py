@@ -300,7 +300,11 @@ def _port_gpu_count(port: _Port, chosen: Optional[_GpuModel], per_node: int, why
     allowed = _allowed_gpu_counts(port, chosen)
     spelling = (lambda n: f"{chosen.spelling}:{n}") if chosen else str
     if per_node in allowed:
-        port.set("resources", "gpus", _gpu_value(port, chosen, per_node), why)
+        packed = _packed_gpu_nodes(port, per_node, allowed)
+        if packed and port.repack:
+            _repack_gpus(port, chosen, per_node, packed, why)
+        else:
+            port.set("resources", "gpus", _gpu_value(port, chosen, per_node), why)
         return
     nodes = port.spec.resources.nodes
     total = per_node * nodes
@@ -311,10 +315,53 @@ def _port_gpu_count(port: _Port, chosen: Optional[_GpuModel], per_node: int, why
         new = max(fits)
         port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; {target_name} takes {_counts(allowed)} per node")
         port.set("resources", "nodes", total // new, f"the same {total} GPUs in all, {new} per node on {target_name}")
+        _trainer_todo(port, total // new, new, nodes, per_node)
         return
     hint = f"; kind {named(MULTI_NODE_GPU_KINDS)} can spread the GPUs over several nodes" if not spreads else ""
     port.refuse("resources.gpus", f"{spelling(per_node)} per node: {target_name} takes {_counts(allowed)} GPUs per node"
                 f"{' of that model' if chosen else ''}{hint}")
+
+
+def _packed_gpu_nodes(port: _Port, per_node: int, allowed: List[int]) -> Optional[int]:
+    """GPUs spread over nodes that the target's nodes hold fewer of (graham's 2 x 4 T4 -> nibi,
+    8 H100 a node): the fewest nodes that hold them evenly, or None. Without ``--repack`` they
+    are kept as written, with a note: a whole node may wait longer in the queue, and the
+    program may name its nodes."""
+    nodes, target = port.spec.resources.nodes, port.target.name
+    total = nodes * per_node
+    packed = next((k for k in range(1, nodes) if total % k == 0 and total // k in allowed), None)
+    if packed is None or not kind_of(port.spec).spreads_over_nodes:
+        return None
+    if not port.repack:
+        port.note("resources.nodes", f"{target}'s nodes hold {max(allowed)} of these GPUs: the {total} GPUs are kept as {nodes} nodes x "
+                  f"{per_node}; slurmkit port --repack puts them on {_count_nodes(packed)} (NVLink between them, no network)")
+    return packed
+
+
+def _repack_gpus(port: _Port, chosen: Optional[_GpuModel], per_node: int, packed: int, why: str) -> None:
+    """``--repack``: the same GPUs on ``packed`` nodes (NVLink within a node, no network between
+    them), with the memory per node they had per GPU."""
+    nodes, target = port.spec.resources.nodes, port.target.name
+    new = nodes * per_node // packed
+    port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; --repack: {new} per node")
+    port.set("resources", "nodes", packed, f"--repack: the same {nodes * per_node} GPUs ({nodes} x {per_node} on {port.source.name}) "
+             f"on {_count_nodes(packed)} of {new}")
+    size = port.spec.resources.mem_mb     # 0 is mem: node, all of each node's
+    if size and port.resources.get("mem") is not None:
+        port.set("resources", "mem", format_size(size * new // per_node), f"--repack: {format_size(size)} per node for {per_node} "
+                 f"GPUs is {format_size(size * new // per_node)} for {new}")
+    _trainer_todo(port, packed, new, nodes, per_node)
+
+
+def _trainer_todo(port: _Port, nodes: int, per_node: int, old_nodes: int, old_per_node: int) -> None:
+    """A program that names its nodes and GPUs itself (Lightning's Trainer) must follow the new shape."""
+    if kind_of(port.spec).program_names_its_nodes:
+        port.todos.append(f"the program's Trainer(num_nodes=..., devices=...) must say {nodes} node(s) of {per_node} GPUs, as SLURM "
+                          f"now runs it (it said {old_nodes} of {old_per_node}) on {port.target.name}")
+
+
+def _count_nodes(count: int) -> str:
+    return f"{count} node" + ("" if count == 1 else "s")
 
 
 def _counts(allowed: List[int]) -> str:

@@ -80,6 +80,15 @@ def test_a_multi_node_kind_keeps_its_gpus_on_nodes_that_have_fewer():
     assert changed(ported)["resources.nodes"] == (None, 2)
 
 
+def test_a_lightning_job_spread_over_more_nodes_says_the_trainer_must_follow():
+    data = {"name": "lt", "profile": "graham", "kind": "lightning", "resources": {"gpus": "a100:8", "mem": "256G", "time": "1h"},
+            "launch": "python train.py"}
+    ported = port(data, to="fir")
+    assert changed(ported)["resources.nodes"] == (None, 2)
+    assert ported.todos == ("the program's Trainer(num_nodes=..., devices=...) must say 2 node(s) of 4 GPUs, as SLURM now runs it "
+                            "(it said 1 of 8) on fir",)
+
+
 def test_one_process_on_more_gpus_than_a_target_node_has_is_refused_with_the_way_out():
     data = {"name": "big", "profile": "graham", "kind": "gpu", "resources": {"gpus": "a100:8", "time": "1h"}, "launch": "python a.py"}
     with pytest.raises(PortRefused) as refused:
@@ -442,3 +451,38 @@ def test_a_thread_count_pinned_to_the_old_nodes_cores_is_flagged():
     flagged = [w for w in ported.warnings if w.field.startswith("environment.")]
     assert [w.field for w in flagged] == ["environment.variables.TF_NUM_INTRAOP_THREADS"]   # python/3.11 is trillium's 3.11.5
     assert "on trillium it has 192" in flagged[0].message
+
+
+GRAHAM_DDP = {"name": "ddp", "profile": "graham", "kind": "ddp", "resources": {"nodes": 2, "gpus": "t4:4", "mem": "64G", "time": "1h"},
+              "launch": "python train.py"}
+
+
+def test_gpus_spread_over_half_used_nodes_are_kept_with_a_note_naming_repack():
+    ported = port(GRAHAM_DDP, to="nibi")
+    assert changed(ported)["resources.gpus"] == ("t4:4", "h100:4") and "resources.nodes" not in changed(ported)
+    assert ported.notes == ("resources.nodes: nibi's nodes hold 8 of these GPUs: the 8 GPUs are kept as 2 nodes x 4; "
+                            "slurmkit port --repack puts them on 1 node (NVLink between them, no network)",)
+    assert "# note: resources.nodes: nibi's nodes hold 8 of these GPUs" in ported_text(ported)
+
+
+def test_repack_puts_the_gpus_on_as_few_nodes_as_hold_them_with_their_memory():
+    ported = port_repacked(GRAHAM_DDP, to="nibi")
+    assert changed(ported) == {"profile": ("graham", "nibi"), "resources.gpus": ("t4:4", "h100:8"), "resources.nodes": (2, 1),
+                               "resources.mem": ("64G", "128G")}
+    why = {c.field: c.why for c in ported.changes}
+    assert why["resources.nodes"] == "--repack: the same 8 GPUs (2 x 4 on graham) on 1 node of 8"
+    assert why["resources.mem"] == "--repack: 64G per node for 4 GPUs is 128G for 8"
+    assert ported.todos == ()
+
+
+def test_repack_of_a_lightning_job_says_the_trainer_must_follow():
+    ported = port_repacked({**GRAHAM_DDP, "kind": "lightning"}, to="nibi")
+    assert changed(ported)["resources.nodes"] == (2, 1)
+    assert ported.todos == ("the program's Trainer(num_nodes=..., devices=...) must say 1 node(s) of 8 GPUs, "
+                            "as SLURM now runs it (it said 2 of 4) on nibi",)
+
+
+def test_gpus_that_fill_their_nodes_or_a_site_of_fixed_counts_are_not_packed():
+    assert port(GRAHAM_DDP, to="trillium").notes == ()            # 1 or 4 GPUs a node there
+    one = {**GRAHAM_DDP, "resources": {**GRAHAM_DDP["resources"], "nodes": 1}}
+    assert port(one, to="nibi").notes == () and "resources.nodes" not in changed(port_repacked(one, to="nibi"))

@@ -239,20 +239,34 @@ def _write(text: str) -> None:
 # --------------------------------------------------------------------------------- report
 
 def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
-    from . import efficiency
-    from .cli_json import emit
+    """The report ``report`` prints here, from the cluster's sacct, exit files and GPU samples."""
+    from .cli_report import show_report
 
     try:
         conn = connect(cluster)
         conn.ensure_open()
         record = _records(cluster, [job_id]).get(job_id.split("_")[0])
         effs = _with_exit_files(conn, _sacct_report(conn, job_id), record)
+        made = _with_gpu_samples(conn, effs, record)
     except SlurmkitError as error:
         fail(error)
-    if as_json:
-        emit(**efficiency.as_json(effs))
-    else:
-        click.echo(efficiency.format_report(effs), nl=False)
+    show_report(made, as_json)
+
+
+def _with_gpu_samples(conn, effs, record):
+    """gpuuse.full_report of the jobs, their GPU samples copied from the cluster (one command)
+    into a private temporary folder for the reading; messages name the cluster's folder."""
+    import tempfile
+
+    from .cli_report import profile_named
+    from .gpuuse import MAX_SAMPLE_BYTES, full_report
+    from .remote import copy_gpu_samples
+
+    if record is None or not any(eff.gpus for eff in effs):
+        return full_report(effs, None)
+    with tempfile.TemporaryDirectory(prefix="slurmkit-gpu-") as local:
+        copy_gpu_samples(conn, record.folder, [eff.job_id for eff in effs], Path(local), MAX_SAMPLE_BYTES)
+        return full_report(effs, local, profile_named(record.profile), shown=f"{conn.remote.host}:{record.folder}")
 
 
 def _sacct_report(conn, job_id: str, retry_for: float = 0.0):
@@ -291,7 +305,8 @@ def _print_reports(conn, records, job_ids) -> None:
 
     print_reports(job_ids, report=lambda job, retry_for: _sacct_report(conn, job),
                   with_exit_files=lambda job_id, effs: _with_exit_files(conn, effs, records.get(job_id.split("_")[0])),
-                  remote=f" --remote {conn.remote.name}")
+                  remote=f" --remote {conn.remote.name}",
+                  gpu_report=lambda job_id, effs: _with_gpu_samples(conn, effs, records.get(job_id.split("_")[0])))
 
 
 # ---------------------------------------------------------------------------------- fetch

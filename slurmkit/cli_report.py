@@ -23,11 +23,16 @@ def log_folder(job_id: str):
 def job_profile(job_id: str):
     """The site profile the job was rendered for (its GPUs, MIG slices, GPU counts); None when
     slurmkit did not submit it or the profile is no longer found."""
+    record = submission(job_id)
+    return profile_named(record.profile if record else None)
+
+
+def profile_named(name):
+    """The profile ``name``, or None when there is no name or it is no longer found."""
     from .profiles import load_profile
 
-    record = submission(job_id)
     try:
-        return load_profile(record.profile) if record and record.profile else None
+        return load_profile(name) if name else None
     except (SlurmkitError, OSError):
         return None
 
@@ -57,13 +62,24 @@ def report_command(job_id, as_json, apply, yes, spec_path, remote):
         from .cli_remote import report_remote
 
         return report_remote(remote, job_id, as_json)
-    from . import efficiency, gauges
+    from . import efficiency
 
     try:
         effs = efficiency.with_exit_files(efficiency.report_for(job_id), log_folder(job_id))
         made = gpu_report(job_id, effs)
     except SlurmkitError as error:
         fail(error)
+    show_report(made, as_json)
+    if apply:
+        from .rightsize import apply_advice
+
+        apply_advice(job_id, list(made.effs), made, spec_path, yes)
+
+
+def show_report(made, as_json: bool) -> None:
+    """The report (gpuuse.full_report's) as JSON, gauges on a terminal, or plain text: here and over --remote."""
+    from . import efficiency, gauges
+
     effs = list(made.effs)
     if as_json:
         out = efficiency.as_json(effs)
@@ -78,10 +94,6 @@ def report_command(job_id, as_json, apply, yes, spec_path, remote):
     else:
         head, _, advice = made.text.partition("\nAdvice:")
         click.echo("\n".join([head, *outlier_lines(effs), "Advice:" + advice]), nl=False)
-    if apply:
-        from .rightsize import apply_advice
-
-        apply_advice(job_id, effs, made, spec_path, yes)
 
 
 def _gpu_json(made):

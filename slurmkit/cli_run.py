@@ -273,12 +273,16 @@ def _still_running(job_ids) -> str:
             f"cancel with `slurmkit cancel {ids}`")
 
 
-def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "") -> None:
+def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", gpu_report=None) -> None:
     """The efficiency report of each job once accounting has its end (or marked preliminary).
-    ``report(job_id, retry_for)`` and ``with_exit_files(job_id, effs)`` default to this host's
-    sacct and the job's local folder; cli_remote passes its ssh ones and ``--remote NAME``."""
+    ``report(job_id, retry_for)``, ``with_exit_files(job_id, effs)`` and ``gpu_report(job_id,
+    effs)`` default to this host's sacct and the job's local folder; cli_remote passes its ssh
+    ones and ``--remote NAME``."""
     from . import efficiency
-    from .cli_report import gpu_report, log_folder
+    from .cli_report import log_folder
+
+    if gpu_report is None:
+        from .cli_report import gpu_report
 
     with_exit_files = with_exit_files or (lambda job_id, effs: efficiency.with_exit_files(effs, log_folder(job_id)))
     for job_id in job_ids:
@@ -292,7 +296,7 @@ def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "") 
             message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
                          f"(run `slurmkit report {job_id}{remote}` later for the final one)", err=False)
         try:
-            text = gpu_report(job_id, effs).text if not remote else efficiency.format_report(effs)
+            text = gpu_report(job_id, effs).text
         except SlurmkitError as error:
             message_line(f"no GPU figures for {job_id}: {error.message}")
             text = efficiency.format_report(effs)

@@ -203,8 +203,9 @@ def read_state(path: Path) -> Optional[str]:
     return (text.splitlines() or [""])[0].strip()
 
 
-def read_job(job_id: str, folder: Optional[str]) -> JobGpus:
-    """Every node's samples for one job or array task (``job_id`` is the exit file's stem)."""
+def read_job(job_id: str, folder: Optional[str], shown: Optional[str] = None) -> JobGpus:
+    """Every node's samples for one job or array task (``job_id`` is the exit file's stem);
+    ``shown`` names the folder in messages (``--remote``: the cluster's, not the local copy's)."""
     if not folder:
         return JobGpus(job_id, (), "slurmkit has no log folder for this job (it did not submit it)")
     base = Path(folder)
@@ -223,10 +224,10 @@ def read_job(job_id: str, folder: Optional[str]) -> JobGpus:
             cut.append(path.name)
     if gpus:
         return JobGpus(job_id, tuple(gpus), None, tuple(cut))
-    return JobGpus(job_id, (), _why_none(base, job_id, problems))
+    return JobGpus(job_id, (), _why_none(base, job_id, problems, shown or str(base)))
 
 
-def _why_none(base: Path, job_id: str, problems: List[str]) -> str:
+def _why_none(base: Path, job_id: str, problems: List[str], shown: str) -> str:
     states = []
     for path in sorted(base.glob(glob.escape(job_id) + ".gpu.*.state")):
         line = read_state(path)
@@ -239,15 +240,16 @@ def _why_none(base: Path, job_id: str, problems: List[str]) -> str:
         return "; ".join(problems + states)
     if any(base.glob(glob.escape(job_id) + ".gpu.*.csv")):
         return "the sample files hold no complete line"
-    return f"no {job_id}.gpu.*.csv in {base} (the sampler did not run: monitor.gpu off, or a script from before GPU sampling)"
+    return f"no {job_id}.gpu.*.csv in {shown} (the sampler did not run: monitor.gpu off, or a script from before GPU sampling)"
 
 
-def with_gpu_samples(effs: Sequence[JobEfficiency], folder: Optional[str]) -> Tuple[List[JobEfficiency], Dict[str, JobGpus]]:
+def with_gpu_samples(effs: Sequence[JobEfficiency], folder: Optional[str],
+                     shown: Optional[str] = None) -> Tuple[List[JobEfficiency], Dict[str, JobGpus]]:
     """Each record with its GPU figures from the samples where there are some (they are better
     than sacct's ``gres/gpuutil``, which most sites do not gather), and each job's GPUs."""
     out, found = [], {}
     for eff in effs:
-        job = read_job(eff.job_id, folder)
+        job = read_job(eff.job_id, folder, shown)
         if job.gpus:
             known = [g.mean_util for g in job.gpus if g.mean_util is not None]
             peaks = [g.peak_mem_mib for g in job.gpus if g.peak_mem_mib is not None]
@@ -394,12 +396,12 @@ class GpuReport(Record):
     text: str
 
 
-def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None) -> GpuReport:
+def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None) -> GpuReport:
     """The one report ``report``, ``watch`` and ``submit --wait`` print: efficiency.py's, with
     the GPU lines before the advice and the GPU advice in it."""
     from .efficiency import _advice_lines, array_tips, format_report, summarize
 
-    effs, jobs = with_gpu_samples(effs, folder)
+    effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
         said = report_tips(effs[0], jobs.get(effs[0].job_id), profile)
         extra = gpu_lines(jobs[effs[0].job_id]) if effs[0].job_id in jobs else []

@@ -455,6 +455,20 @@ def read_remote_files(conn: Connection, paths: Sequence[str]) -> Dict[str, str]:
     return found
 
 
+def copy_gpu_samples(conn: Connection, folder: str, job_ids: Sequence[str], into: Path, cap: int) -> None:
+    """Each job's GPU sample and state files (``<job>.gpu.<host>.csv|state``, gpuuse.py) from the
+    cluster's ``folder`` into the local folder ``into``, in one command, each cut at ``cap`` + 1
+    bytes (so that a file longer than the reader's cap still reads as cut short)."""
+    marker = "\x1eslurmkit-file:"
+    script = ('cd "$1" 2>/dev/null || exit 0; cap=$2; shift 2; for key in "$@"; do for f in "$key".gpu.*.csv "$key".gpu.*.state; do '
+              'if [ -f "$f" ]; then printf "\\036slurmkit-file:%s\\n" "$f"; head -c "$cap" "$f"; fi; done; done')
+    result = conn.run(["sh", "-c", script, "sh", folder, str(cap + 1), *job_ids])
+    for chunk in result.stdout.split(marker)[1:]:
+        name, _, body = chunk.partition("\n")
+        if "/" not in name and name.startswith(tuple(f"{job}.gpu." for job in job_ids)):
+            (into / name).write_text(body)
+
+
 def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Sequence[str]) -> Dict[str, str]:
     """job id -> the text of its exit file on the cluster, for the jobs that have one."""
     paths = {}

@@ -240,3 +240,30 @@ def test_a_job_folder_over_the_size_limit_is_refused_with_advice(sshd, laptop, t
     assert "over the 1 MiB limit (largest: big.bin (2 MiB)" in result.stderr
     assert "put big data on the cluster once" in result.stderr
     assert not any(sshd.scratch.rglob("big.bin"))
+
+
+#: the job's payload writes what the sampler would on a node with nvidia-smi (the local nodes have
+#: none): GPU 0 busy, GPU 1 idle, into the job's folder on the far side
+FAKE_SAMPLES = r"""h=$(hostname -s); f="$SLURMKIT_JOB_DIR/$SLURM_JOB_ID.gpu.$h.csv"
+for i in 1 2 3 4 5 6; do
+  echo "2026/11/26 20:00:0$i.123, 0, GPU-8f1c0000-aaaa-bbbb-cccc-0123456789ab, Tesla P100-PCIE-16GB, 97, 4000, 16384, 200.50" >> "$f"
+  echo "2026/11/26 20:00:0$i.123, 1, GPU-8f1c0001-aaaa-bbbb-cccc-0123456789ab, Tesla P100-PCIE-16GB, 0, 2, 16384, [N/A]" >> "$f"
+done"""
+
+
+def test_report_over_the_connection_reads_the_gpu_samples_on_the_cluster(sshd, laptop, tmp_path):
+    folder = tmp_path / "gpu-project"
+    folder.mkdir()
+    (folder / "payload.sh").write_text(FAKE_SAMPLES + "\n")      # synced with the folder
+    spec = {"name": "remote-gpu", "profile": "local", "account": "def-test", "resources": {"time": "1h", "gpus": "p100:2", "mem": "1G"},
+            "launch": {"command": ["bash", "payload.sh"]}}
+    (folder / "job.yaml").write_text(yaml.safe_dump(spec))
+    done = slurmkit(laptop, "submit", str(folder / "job.yaml"), "--remote", "local", "--wait")
+    assert done.returncode == 0, done.stdout + done.stderr
+    job_id = job_id_of(done.stdout)
+    assert "GPU use (2 GPUs, idle under" in done.stdout, done.stdout     # the report at the end of --wait
+    report = slurmkit(laptop, "report", job_id, "--remote", "local")
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "GPU use (2 GPUs, idle under" in report.stdout and "IDLE" in report.stdout, report.stdout
+    data = json.loads(slurmkit(laptop, "report", job_id, "--remote", "local", "--json").stdout)
+    assert [g["index"] for g in data["gpu_use"][job_id]["gpus"]] == [0, 1], data.get("gpu_use")

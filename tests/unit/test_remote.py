@@ -258,3 +258,36 @@ def test_a_remote_intent_is_never_looked_up_in_the_local_slurm_nor_listed_by_loc
     assert asked == []   # the local SLURM is not asked about a job on fir
     result = CliRunner().invoke(main, ["status"])
     assert result.exit_code == 0 and result.output == "no jobs submitted with slurmkit yet\n"
+
+
+class ShOnThisHost(FakeSsh):
+    """ssh whose far side is this host: the command runs with sh, as sshd would run it."""
+
+    def __call__(self, argv, **kwargs):
+        if "-O" in argv:
+            return subprocess.CompletedProcess(argv, 0, "", "")
+        self.commands.append(argv[-1])
+        done = subprocess.run(["sh", "-c", argv[-1]], capture_output=True, text=True, timeout=60)
+        return subprocess.CompletedProcess(argv, done.returncode, done.stdout, done.stderr)
+
+
+def test_gpu_samples_are_copied_from_the_cluster_in_one_command_and_cut_past_the_cap(tmp_path):
+    from slurmkit.remote import copy_gpu_samples
+
+    far = tmp_path / "far side's logs"          # a space, as a user's folder may have
+    far.mkdir()
+    (far / "41.gpu.node1.csv").write_text("2026/11/26 20:00:01.123, 0, GPU-1, Tesla P100, 97, 4000, 16384, 200.50\n")
+    (far / "41.gpu.node1.state").write_text("stopped 1 interval=1\n")
+    (far / "41.gpu.node2.csv").write_text("x" * 100)                    # longer than the cap below
+    (far / "42.gpu.node1.csv").write_text("another job's\n")
+    (far / "41.exit").write_text("not a sample\n")
+    near = tmp_path / "near"
+    near.mkdir()
+    fake = ShOnThisHost([])
+    conn = Connection(Remote(name="fir", host="fir.example", user="me", root="/r"), say=lambda _: None, run=fake)
+    copy_gpu_samples(conn, str(far), ["41"], near, cap=10)
+    assert sorted(p.name for p in near.iterdir()) == ["41.gpu.node1.csv", "41.gpu.node1.state", "41.gpu.node2.csv"]
+    assert (near / "41.gpu.node1.csv").read_text() == (far / "41.gpu.node1.csv").read_text()[:11]
+    assert (near / "41.gpu.node2.csv").read_text() == "x" * 11     # cap + 1: the reader sees it was cut
+    assert len(fake.commands) == 1
+    copy_gpu_samples(conn, str(tmp_path / "gone"), ["41"], near, cap=10)   # a folder that is gone: nothing, no error

@@ -264,9 +264,14 @@ def _with_gpu_samples(conn, effs, record):
 
     if record is None or not any(eff.gpus for eff in effs):
         return full_report(effs, None)
-    with tempfile.TemporaryDirectory(prefix="slurmkit-gpu-") as local:
-        copy_gpu_samples(conn, record.folder, [eff.job_id for eff in effs], Path(local), MAX_SAMPLE_BYTES)
-        return full_report(effs, local, profile_named(record.profile), shown=f"{conn.remote.host}:{record.folder}")
+    try:
+        with tempfile.TemporaryDirectory(prefix="slurmkit-gpu-") as local:
+            copy_gpu_samples(conn, record.folder, [eff.job_id for eff in effs], Path(local), MAX_SAMPLE_BYTES)
+            return full_report(effs, local, profile_named(record.profile), shown=f"{conn.remote.host}:{record.folder}")
+    except OSError as error:
+        raise SlurmkitError(f"cannot copy the GPU samples of job {effs[0].job_id.split('_')[0]} from {conn.remote.host} into a "
+                            f"temporary folder here ({tempfile.gettempdir()}): {error.strerror or error}; free space there or "
+                            "set TMPDIR") from None
 
 
 def _sacct_report(conn, job_id: str, retry_for: float = 0.0):

@@ -291,3 +291,29 @@ def test_gpu_samples_are_copied_from_the_cluster_in_one_command_and_cut_past_the
     assert (near / "41.gpu.node2.csv").read_text() == "x" * 11     # cap + 1: the reader sees it was cut
     assert len(fake.commands) == 1
     copy_gpu_samples(conn, str(tmp_path / "gone"), ["41"], near, cap=10)   # a folder that is gone: nothing, no error
+
+
+def test_gpu_samples_that_cannot_be_written_here_fail_in_one_line_naming_the_folder(tmp_path, monkeypatch):
+    import tempfile
+
+    from slurmkit import cli_remote
+    from slurmkit.efficiency import parse
+    from slurmkit.errors import SlurmkitError
+    from slurmkit.registry import Submission
+
+    far = tmp_path / "far"
+    far.mkdir()
+    (far / "53.gpu.node1.csv").write_text("2026/11/26 20:00:01.123, 0, GPU-1, Tesla P100, 97, 4000, 16384, 200.50\n")
+    conn = Connection(Remote(name="fir", host="fir.example", user="me", root="/r"), say=lambda _: None, run=ShOnThisHost([]))
+    effs = parse("53|COMPLETED|0:0|3|5|00:00.008|2|512M||billing=2,cpu=2,gres/gpu=1,mem=512M,node=1|1|\n")
+    record = Submission(job_id="53", name="j", folder=str(far), profile="fir", submitted="2026-11-27T00:00:00Z")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def full_disk(self, text):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(SlurmkitError) as failed:
+        cli_remote._with_gpu_samples(conn, effs, record)
+    assert failed.value.message == (f"cannot copy the GPU samples of job 53 from fir.example into a temporary folder here ({tmp_path}): "
+                                    "No space left on device; free space there or set TMPDIR")

@@ -86,7 +86,7 @@ def _row(job_id, status, record):
     return {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
             "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
             "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
-            "outputs": outputs_text(status), "ok": status.ok}
+            "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs}
 
 
 def _rows(statuses, records):
@@ -110,6 +110,8 @@ def _rows(statuses, records):
 
 def _cells(row):
     state = "TIMEOUT (outputs saved)" if row["state"] == "TIMEOUT" and row["outputs"] == "outputs saved" else row["state"]
+    if row.get("runs", 1) > 1:     # requeued: this is a later run of the job
+        state += f" (run {row['runs']})"
     return [state if c == "state" else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
 
 

@@ -35,7 +35,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .kinds import first_kind
-from .monitor import TERMINAL, int_or_none as _int
+from .monitor import REQUEUED_STATES, TERMINAL, int_or_none as _int
 from .records import Record
 from .units import format_duration, format_size
 
@@ -78,8 +78,7 @@ class EarlierRun(Record):
 
 #: how sacct -D marks a run that ended with the job requeued: a run before the last in any other
 #: state is another job that had the same id (ids wrap at MaxJobId), not this job's
-REQUEUED_RUN_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE_CRASH", "PREEMPTED", "NODE_FAIL",
-                                 "BOOT_FAIL"})
+REQUEUED_RUN_STATES = REQUEUED_STATES
 
 
 class JobEfficiency(Record):

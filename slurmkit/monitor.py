@@ -54,6 +54,7 @@ class JobStatus(Record):
     source: str = ""              # sacct | squeue | exit-file
     saved: Tuple[str, ...] = ()   # outputs that arrived whole (their destinations)
     unsaved: Tuple[str, ...] = ()  # "DEST: REASON" for each output that did not
+    runs: int = 1                 # this is the job's run N: requeued N - 1 times (sacct -D)
 
     @property
     def done(self) -> bool:
@@ -117,11 +118,18 @@ SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "NodeList")
 
 def sacct_command(job_ids: Iterable[str]) -> List[str]:
     ids = sorted({str(j) for j in job_ids}, key=_task_order)
-    return ["sacct", "-n", "-P", "-X", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(ids)]
+    return ["sacct", "-n", "-P", "-X", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(ids)]
+
+
+#: how sacct -D marks a run that ended with the job requeued (efficiency.REQUEUED_RUN_STATES)
+REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE_CRASH", "PREEMPTED", "NODE_FAIL", "BOOT_FAIL"})
 
 
 def parse_sacct(text: str) -> Dict[str, JobStatus]:
-    """``sacct -n -P -X`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its tasks."""
+    """``sacct -n -P -X -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
+    tasks. A requeued job has a row per run, oldest first: its status is the last run's, and
+    ``runs`` counts the requeued runs just before it (an older row in another state is another
+    job that had the id)."""
     found: Dict[str, JobStatus] = {}
     for line in text.splitlines():
         parts = line.split("|")
@@ -129,8 +137,10 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
             continue
         job, state, exit_code, elapsed, nodes = parts[:5]
         for task in _expand_ids(job):
+            before = found.get(task)
+            runs = before.runs + 1 if before is not None and before.state in REQUEUED_STATES else 1
             found[task] = _status(task, state, _exit_pair(exit_code), int_or_none(elapsed),
-                                  "" if nodes == "None assigned" else nodes, "sacct")
+                                  "" if nodes == "None assigned" else nodes, "sacct")._replace(runs=runs)
     return found
 
 

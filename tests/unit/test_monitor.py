@@ -7,7 +7,7 @@ exit_code field is printed the same way by 23.x and 24.x (src/squeue/print.c).
 import pytest
 
 from slurmkit.monitor import (Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable, Watch, parse_exit_file,
-                              parse_sacct, parse_squeue, poll, verdict)
+                              parse_sacct, parse_squeue, poll, sacct_command, verdict)
 from slurmkit.slurmcli import SchedulerError
 
 SACCT = """\
@@ -276,3 +276,13 @@ def test_outputs_not_saved_make_a_job_not_ok_and_are_said_plainly(tmp_path):
 
 def test_a_completed_job_with_an_unsaved_output_is_not_ok():
     assert not JobStatus("1", "COMPLETED", 0, unsaved=("x: y",)).ok and JobStatus("1", "COMPLETED", 0).ok
+
+
+def test_a_requeued_job_is_its_last_run_and_counts_its_runs():
+    # sacct -n -P -X -D of a job requeued twice, in its third run (Slurm 22.05's rows, oldest first)
+    text = "2596|REQUEUED|0:0|28|node[1-2]\n2596|REQUEUED|0:0|30|node[1-2]\n2596|RUNNING|0:0|5|node[1-2]\n"
+    status = parse_sacct(text)["2596"]
+    assert (status.state, status.elapsed_s, status.runs) == ("RUNNING", 5, 3)
+    # an older row of the id in another state is another job (ids wrap): not a run of this one
+    assert parse_sacct("2596|COMPLETED|0:0|9|node1\n2596|RUNNING|0:0|5|node1\n")["2596"].runs == 1
+    assert "-D" in sacct_command(["2596"])

@@ -223,12 +223,17 @@ def logs_remote(cluster: str, job_id: str, err: bool, follow: bool) -> None:
 
 
 def _print_from(conn, path: str, position: int) -> int:
-    """What the remote log holds past ``position`` (bytes), printed; the new position."""
-    result = conn.run(["sh", "-c", 'test -f "$1" && tail -c +"$2" "$1"', "sh", path, str(position + 1)])
-    if result.returncode != 0:
+    """What the remote log holds past ``position`` (bytes), printed; the new position. The far
+    side says how many bytes it sent (after a marker line), since text read back as UTF-8, with
+    U+FFFD for bytes that are not, no longer counts them."""
+    script = ('test -f "$1" || exit 1; size=$(wc -c < "$1"); size=$((size)); '
+              'if [ "$size" -gt "$2" ]; then tail -c +"$(($2 + 1))" "$1" | head -c "$((size - $2))"; fi; printf "\\036%s" "$size"')
+    result = conn.run(["sh", "-c", script, "sh", path, str(position)])
+    text, marker, size = result.stdout.rpartition("\x1e")
+    if result.returncode != 0 or not marker or not size.strip().isdigit():
         return position
-    _write(result.stdout)
-    return position + len(result.stdout.encode())
+    _write(text)
+    return max(position, int(size))
 
 
 def _write(text: str) -> None:

@@ -9,8 +9,10 @@ stops, one line to ``<key>.gpu.<host>.state``: ``stopped <epoch> interval=<N>`` 
 
 Reading them:
 
-- each file is streamed, line by line, never more than MAX_SAMPLE_BYTES of it (a job of a week
-  sampled each second on 8 GPUs writes about 50 MiB), and no line longer than MAX_LINE_BYTES;
+- each file is streamed, line by line, never more than MAX_SAMPLE_BYTES of it (the sampler takes
+  about 300 samples over the time limit, at most one a minute: a week on 8 GPUs writes about
+  10 MiB; sampled each second by hand, about 50 MiB), and no line longer than MAX_LINE_BYTES;
+  ``report --remote`` copies each file over ssh up to the same cap, in memory;
   what is kept per GPU is a handful of sums and a 101-bin histogram of utilisation (for the
   95th percentile), so memory does not grow with the file;
 - ``[N/A]`` and ``[Not Supported]`` (power on some cards, MIG instances) are missing figures,
@@ -52,7 +54,7 @@ IDLE_UTIL_PCT = 5.0
 #: at or above this CPU efficiency the cores are saturated (they cannot feed the GPUs faster).
 BUSY_CPU_EFFICIENCY = 0.9
 #: the most of one sample file that is read.
-MAX_SAMPLE_BYTES = 256 << 20
+MAX_SAMPLE_BYTES = 32 << 20
 #: a longer line is no nvidia-smi line: skipped.
 MAX_LINE_BYTES = 4096
 #: the most of a state file that is read.

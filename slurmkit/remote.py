@@ -40,6 +40,8 @@ DEFAULT_MAX_SYNC_MB = 100
 #: never synced: logs come back with `slurmkit fetch`, environments are built on the cluster.
 SYNC_EXCLUDES = ("logs/", ".git/", ".venv/", "venv/", "__pycache__/", "*.pyc", ".slurmkit-remote/")
 SSH_TIMEOUT_S = 60.0
+#: a command that copies files back (GPU samples: up to 32 MiB each) may take longer than a query
+COPY_TIMEOUT_S = 300.0
 #: the longest socket folder: a unix socket name holds 108 bytes, and ssh adds "/" + 40 hex
 #: (%C) + a 17-byte temporary suffix while it binds.
 SOCKET_FOLDER_MAX = 108 - 1 - 40 - 17 - 1
@@ -265,7 +267,8 @@ class Connection:
 
     def _ssh(self, command: str, input: Optional[str] = None, timeout: float = SSH_TIMEOUT_S) -> subprocess.CompletedProcess:
         try:
-            return self._run(self.ssh_argv(command), input=input, capture_output=True, text=True, timeout=timeout,
+            # bytes that are not UTF-8 (a log, a sample file, a job name) read as U+FFFD, never as a traceback
+            return self._run(self.ssh_argv(command), input=input, capture_output=True, text=True, errors="replace", timeout=timeout,
                              stdin=None if input is not None else subprocess.DEVNULL)
         except FileNotFoundError:
             raise RemoteError(f"`{self.ssh}` is not installed here: install OpenSSH's client") from None
@@ -462,11 +465,11 @@ def copy_gpu_samples(conn: Connection, folder: str, job_ids: Sequence[str], into
     marker = "\x1eslurmkit-file:"
     script = ('cd "$1" 2>/dev/null || exit 0; cap=$2; shift 2; for key in "$@"; do for f in "$key".gpu.*.csv "$key".gpu.*.state; do '
               'if [ -f "$f" ]; then printf "\\036slurmkit-file:%s\\n" "$f"; head -c "$cap" "$f"; fi; done; done')
-    result = conn.run(["sh", "-c", script, "sh", folder, str(cap + 1), *job_ids])
+    result = conn.run(["sh", "-c", script, "sh", folder, str(cap + 1), *job_ids], timeout=COPY_TIMEOUT_S)
     for chunk in result.stdout.split(marker)[1:]:
         name, _, body = chunk.partition("\n")
         if "/" not in name and name.startswith(tuple(f"{job}.gpu." for job in job_ids)):
-            (into / name).write_text(body)
+            (into / name).write_text(body, encoding="utf-8")
 
 
 def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Sequence[str]) -> Dict[str, str]:

@@ -309,7 +309,7 @@ def test_gpu_samples_that_cannot_be_written_here_fail_in_one_line_naming_the_fol
     record = Submission(job_id="53", name="j", folder=str(far), profile="fir", submitted="2026-11-27T00:00:00Z")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
-    def full_disk(self, text):
+    def full_disk(self, text, **options):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Path, "write_text", full_disk)
@@ -317,3 +317,51 @@ def test_gpu_samples_that_cannot_be_written_here_fail_in_one_line_naming_the_fol
         cli_remote._with_gpu_samples(conn, effs, record)
     assert failed.value.message == (f"cannot copy the GPU samples of job 53 from fir.example into a temporary folder here ({tmp_path}): "
                                     "No space left on device; free space there or set TMPDIR")
+
+
+class ShOnThisHostAsSsh(ShOnThisHost):
+    """As ShOnThisHost, decoding the far side's bytes as Connection._ssh asks subprocess to."""
+
+    def __call__(self, argv, **kwargs):
+        if "-O" in argv:
+            return subprocess.CompletedProcess(argv, 0, "", "")
+        self.commands.append(argv[-1])
+        done = subprocess.run(["sh", "-c", argv[-1]], capture_output=True, timeout=60)
+        errors = kwargs.get("errors", "strict")
+        return subprocess.CompletedProcess(argv, done.returncode, done.stdout.decode("utf-8", errors), done.stderr.decode("utf-8", errors))
+
+
+def far_side(fake):
+    return Connection(Remote(name="fir", host="fir.example", user="me", root="/r"), say=lambda _: None, run=fake)
+
+
+def test_bytes_that_are_not_utf8_on_the_far_side_are_read_not_a_traceback(tmp_path):
+    from slurmkit.remote import copy_gpu_samples
+
+    far = tmp_path / "far"
+    far.mkdir()
+    line = "2026/11/26 20:00:01.123, 0, GPU-1, Tesla P100, 97, 4000, 16384, 200.50\n".encode()
+    (far / "41.gpu.node1.csv").write_bytes(line + b"\xff\xfe junk \xc3\n" + line)
+    near = tmp_path / "near"
+    near.mkdir()
+    conn = far_side(ShOnThisHostAsSsh([]))
+    conn.opened = True
+    copy_gpu_samples(conn, str(far), ["41"], near, cap=1000)
+    from slurmkit.gpuuse import read_job
+    [gpu] = read_job("41", str(near)).gpus
+    assert gpu.mean_util == 97.0
+
+
+def test_logs_follow_counts_the_bytes_the_far_side_sent_not_the_characters_read(tmp_path, capsys):
+    from slurmkit.cli_remote import _print_from
+
+    log = tmp_path / "41_0_log.out"
+    log.write_bytes(b"caf\xc3\xa9 \xff\n")        # 8 bytes: an e-acute (2 bytes) and a byte that is not UTF-8
+    conn = far_side(ShOnThisHostAsSsh([]))
+    assert _print_from(conn, str(log), 0) == 8
+    with log.open("ab") as handle:
+        handle.write(b"next\n")
+    assert _print_from(conn, str(log), 8) == 13
+    assert _print_from(conn, str(log), 13) == 13      # nothing new
+    assert capsys.readouterr().out == "caf\u00e9 \ufffd\nnext\n"
+    assert _print_from(conn, str(tmp_path / "none"), 0) == 0

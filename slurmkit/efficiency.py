@@ -368,8 +368,15 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
     state = eff.state
     if state == "COMPLETED":
         return []
+    if state == "PENDING" and eff.earlier_runs:
+        return [Tip("state", None, f"is queued to run again (run {len(eff.earlier_runs) + 1}): the runs so far are listed above")]
     if state == "PENDING":
         return [Tip("state", None, "has not started yet: nothing to report")]
+    if state == "REQUEUE_HOLD":
+        return [Tip("state", None, f"was requeued and is held: `scontrol release {eff.job_id}` lets it run again "
+                                   "(submitting it again would run it twice)")]
+    if state.startswith("REQUEUE"):
+        return [Tip("state", None, "was requeued and waits to run again: the figures are of the run that ended")]
     if state == "RUNNING":
         return [Tip("state", None, "is still running: sacct records memory and CPU time when each step ends (sstat shows them now)")]
     if state == "TIMEOUT":
@@ -410,11 +417,11 @@ def _time_advice(eff: JobEfficiency) -> List[Tip]:
     took = eff.all_elapsed_s
     suggest = _round_up(max(took * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
     asked, used = format_duration(eff.timelimit_s), _short_duration(took)
-    if eff.earlier_runs and took > eff.timelimit_s:
+    if eff.earlier_runs and took > eff.timelimit_s:   # a job that checkpoints and requeues: no figure to write
         runs = len(eff.earlier_runs) + 1
-        return [Tip("time", "more", f"took {used} over {runs} runs of at most {asked}: ask {format_duration(suggest)} to finish "
-                                    f"in one run, where the partition allows it (each requeue waits in the queue again)",
-                    suggest, eff.timelimit_s)]
+        return [Tip("time", None, f"took {used} over {runs} runs of at most {asked}, each requeue waiting in the queue again: "
+                                  f"a limit of {format_duration(suggest)} would run it in one where the cluster allows that; "
+                                  "else keep checkpointing")]
     over = f" over {len(eff.earlier_runs) + 1} runs" if eff.earlier_runs else ""
     if suggest * 2 <= eff.timelimit_s:
         return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(suggest)}", suggest, eff.timelimit_s)]
@@ -434,9 +441,13 @@ def _cpu_advice(eff: JobEfficiency) -> List[Tip]:
     head = f"{eff.cores} cores at {efficiency:.0%} CPU efficiency"
     per_task = eff.cores_per_task
     if eff.tasks > 1 and per_task:
-        each = max(1, round(eff.cpu_s / eff.elapsed_s / eff.tasks))
-        return [Tip("cpu", "less", f"{head}: its {eff.tasks} tasks kept about {_count(used, 'core')} busy in all, {each} each of "
-                                   f"their {per_task}: ask cpus_per_task: {each} (per task) or make them use more threads", each, per_task)]
+        busy = eff.cpu_s / eff.elapsed_s
+        each = max(1, round(busy / eff.tasks))
+        if each >= per_task:
+            return []
+        return [Tip("cpu", "less", f"{head}: its {eff.tasks} tasks kept about {busy:.1f} cores busy in all, {busy / eff.tasks:.1f} "
+                                   f"each of their {per_task}: ask cpus_per_task: {each} (per task) or make them use more threads",
+                    each, per_task)]
     if eff.tasks > 1 or eff.nodes > 1:
         over = f" over {eff.nodes} nodes" if eff.nodes > 1 else ""
         return [Tip("cpu", "less", f"{head}{over}: its processes kept about {_count(used, 'core')} busy in all: ask fewer cores per "
@@ -593,13 +604,13 @@ def _tasks_line(count: int, total: int, state: str) -> str:
 def _largest(effs: Sequence[JobEfficiency]) -> JobEfficiency:
     """One record that stands for every task: the longest elapsed, the busiest cores, the highest peak."""
     first = effs[0]
-    longest = max(effs, key=lambda eff: eff.elapsed_s)
+    longest = max(effs, key=lambda eff: eff.all_elapsed_s)     # over every run of a requeued task
     busiest = max(effs, key=lambda eff: eff.cpu_efficiency or 0.0)
     peaks = [eff for eff in effs if eff.peak_mib is not None]
     highest = max(peaks, key=lambda eff: eff.peak_mib) if peaks else first
     cpu_s = (busiest.cpu_efficiency or 0.0) * longest.elapsed_s * first.cores
-    return first._replace(job_id=first.job_id.split("_")[0], elapsed_s=longest.elapsed_s, cpu_s=cpu_s,
-                          peak_mib=highest.peak_mib, peak_estimated=highest.peak_estimated)
+    return first._replace(job_id=first.job_id.split("_")[0], elapsed_s=longest.elapsed_s, earlier_runs=longest.earlier_runs,
+                          cpu_s=cpu_s, peak_mib=highest.peak_mib, peak_estimated=highest.peak_estimated)
 
 
 def _spread(values) -> Optional[Tuple[float, float, float]]:

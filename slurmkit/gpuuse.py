@@ -361,7 +361,8 @@ def _feeding_tips(eff: JobEfficiency, job: JobGpus, asked: int, profile) -> List
         return [Tip("cpu", "more", f"{head}: ask more cores per task and as many data-loader workers")]
     wanted = have * 2 if per_gpu is None else min(have * 2, per_gpu * asked // tasks)
     if wanted <= have:
-        return [Tip("cpu", None, f"{head}; {have} is the most cores per GPU here: make the data loading cheaper")]
+        most = f" ({per_gpu} per GPU)" if per_gpu else ""
+        return [Tip("cpu", None, f"{head}; {have} cores per task is the most here{most}: make the data loading cheaper")]
     each = f" (per task; {tasks} tasks)" if tasks > 1 else ""
     return [Tip("cpu", "more", f"{head}: ask cpus_per_task: {wanted}{each} and as many data-loader workers", wanted, have)]
 

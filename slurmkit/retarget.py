@@ -346,10 +346,13 @@ def _repack_gpus(port: _Port, chosen: Optional[_GpuModel], per_node: int, packed
     port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; --repack: {new} per node")
     port.set("resources", "nodes", packed, f"--repack: the same {nodes * per_node} GPUs ({nodes} x {per_node} on {port.source.name}) "
              f"on {_count_nodes(packed)} of {new}")
+    tasks = port.spec.resources.tasks_per_node     # written out: one per GPU (or a share of them) scales with them
+    if port.resources.get("tasks_per_node") is not None and tasks and tasks * new % per_node == 0:
+        port.set("resources", "tasks_per_node", tasks * new // per_node, f"--repack: {_gpus(new)} per node")
     size = port.spec.resources.mem_mb     # 0 is mem: node, all of each node's
     if size and port.resources.get("mem") is not None:
-        port.set("resources", "mem", format_size(size * new // per_node), f"--repack: {format_size(size)} per node for {per_node} "
-                 f"GPUs is {format_size(size * new // per_node)} for {new}")
+        port.set("resources", "mem", format_size(size * new // per_node), f"--repack: {format_size(size)} per node for "
+                 f"{_gpus(per_node)} is {format_size(size * new // per_node)} for {new}")
     _trainer_todo(port, packed, new, nodes, per_node)
 
 
@@ -358,6 +361,10 @@ def _trainer_todo(port: _Port, nodes: int, per_node: int, old_nodes: int, old_pe
     if kind_of(port.spec).program_names_its_nodes:
         port.todos.append(f"the program's Trainer(num_nodes=..., devices=...) must say {nodes} node(s) of {per_node} GPUs, as SLURM "
                           f"now runs it (it said {old_nodes} of {old_per_node}) on {port.target.name}")
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" + ("" if count == 1 else "s")
 
 
 def _count_nodes(count: int) -> str:

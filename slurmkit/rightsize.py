@@ -98,8 +98,8 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
         elif tip.resource == "cpu":
             busy = used["cpus_per_task"]
             if not one_task(kind, resources):
-                skipped.append(f"cores: the spec runs several tasks and the advice counts the cores busy over all of them "
-                               f"({busy:.1f} of {int(tip.asked) if tip.asked else '?'}): set cpus_per_task by hand")
+                skipped.append("cores: the spec runs several tasks, and what sacct shows of the job cannot say which task "
+                               "kept which cores busy: set cpus_per_task by hand from the advice above")
                 continue
             _at_least(job_id, "cores", tip.suggest, round(busy), str(int(tip.suggest)), f"{busy:.1f} busy")
             out.append(Change("cpus_per_task", int(tip.suggest), f"{said}: {busy:.1f} cores busy"))

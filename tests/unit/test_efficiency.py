@@ -139,8 +139,9 @@ def test_time_advice_of_a_requeued_job_counts_every_run():
     # made up: three runs of a 1-hour limit, the first two requeued at the limit (Lightning's auto-requeue)
     runs = (EarlierRun("REQUEUED", 0, 3510, 3000.0), EarlierRun("REQUEUED", 0, 3510, 3000.0))
     said = advice(record(elapsed_s=1200, earlier_runs=runs))
-    assert said == ["took 2h17m over 3 runs of at most 1h: ask 4h to finish in one run, where the partition "
-                    "allows it (each requeue waits in the queue again)"]
+    assert said == ["took 2h17m over 3 runs of at most 1h, each requeue waiting in the queue again: a limit of 4h would run it "
+                    "in one where the cluster allows that; else keep checkpointing"]
+    assert [t.suggest for t in efficiency.tips(record(elapsed_s=1200, earlier_runs=runs))] == [None]   # nothing for --apply
     # requeued once (a node failure), the runs together well inside the limit: "less", over both
     said = advice(record(elapsed_s=300, earlier_runs=(EarlierRun("NODE_FAIL", None, 200, 100.0),)))
     assert said == ["asked 1h, used 8m over 2 runs: ask 15m"]
@@ -559,8 +560,10 @@ def test_a_failure_with_the_code_of_sigusr1_names_the_time_limit_signal(code, wh
 def test_cpu_advice_of_several_tasks_names_no_cpus_per_task_figure():
     # 2 tasks of 8 cores each (an srun step of NTasks 2), 4 cores busy in all
     said = advice(record(cores=16, cpu_s=3000 * 4, tasks=2))
-    assert said[0] == ("16 cores at 25% CPU efficiency: its 2 tasks kept about 4 cores busy in all, 2 each of their 8: "
+    assert said[0] == ("16 cores at 25% CPU efficiency: its 2 tasks kept about 4.0 cores busy in all, 2.0 each of their 8: "
                        "ask cpus_per_task: 2 (per task) or make them use more threads")
+    # 8 tasks of one core each at 20%: nothing less to ask per task
+    assert not [line for line in advice(record(cores=8, cpu_s=3000 * 1.6, tasks=8)) if "cpus_per_task" in line]
     said = advice(record(cores=16, cpu_s=3000 * 4, nodes=2))
     assert said[0] == ("16 cores at 25% CPU efficiency over 2 nodes: its processes kept about 4 cores busy in all: ask fewer "
                        "cores per task or fewer tasks, or make them use more threads")
@@ -573,3 +576,20 @@ def test_tasks_are_the_largest_step_but_the_extern_one():
     assert eff.tasks == 1
     [eff] = parse(TWO_NODES.replace("62.0|", "62.extern|"))   # extern runs one task per node: no program's
     assert eff.tasks == 1
+
+
+def test_a_job_waiting_between_its_runs_is_told_what_it_is_waiting_for():
+    earlier = (EarlierRun("REQUEUED", 0, 28, 17.0),)
+    assert advice(record(state="PENDING", elapsed_s=0, steps=(), earlier_runs=earlier)) == [
+        "is queued to run again (run 2): the runs so far are listed above"]
+    assert advice(record(state="REQUEUE_HOLD", job_id="2596")) == [
+        "was requeued and is held: `scontrol release 2596` lets it run again (submitting it again would run it twice)"]
+    assert advice(record(state="REQUEUED")) == ["was requeued and waits to run again: the figures are of the run that ended"]
+
+
+def test_an_array_is_advised_on_its_longest_task_over_all_its_runs():
+    # made up: task 1 was requeued at 55m of a 1h limit and ran 20m more; task 0 ran 40m once
+    effs = [record(job_id="9_0", elapsed_s=2400), record(job_id="9_1", elapsed_s=1200, earlier_runs=(EarlierRun("REQUEUED", 0, 3300, 3000.0),))]
+    summary = summarize(effs)
+    assert not [line for line in summary.advice if "ask 30m" in line or "asked 1h, used" in line], summary.advice
+    assert any(line.startswith("took 1h15m over 2 runs of at most 1h") for line in summary.advice), summary.advice

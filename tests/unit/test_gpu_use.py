@@ -432,5 +432,12 @@ def test_apply_writes_cores_only_for_a_spec_of_one_task(tmp_path, spec, applied)
     assert ("cpus_per_task: 4  # slurmkit report 9: 3.6 cores busy" in after) is applied, after
     assert bool(skipped) is not applied
     if not applied:
-        assert skipped == ["cores: the spec runs several tasks and the advice counts the cores busy over all of them "
-                           "(3.6 of 16): set cpus_per_task by hand"]
+        assert skipped == ["cores: the spec runs several tasks, and what sacct shows of the job cannot say which task "
+                           "kept which cores busy: set cpus_per_task by hand from the advice above"]
+
+
+def test_one_process_on_four_gpus_at_the_sites_most_cores_is_told_so_per_task():
+    eff = record(gpus=4, cores=48, cpu_s=48 * 3000 * 0.97)
+    job = JobGpus("7", tuple(gpu(i, mean=30.0, peak=30000.0, name=A100) for i in range(4)))
+    [tip] = [t for t in gpu_tips(eff, job, NARVAL) if t.resource == "cpu"]
+    assert tip.direction is None and "48 cores per task is the most here (12 per GPU)" in tip.text, tip.text

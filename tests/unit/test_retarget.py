@@ -486,3 +486,13 @@ def test_gpus_that_fill_their_nodes_or_a_site_of_fixed_counts_are_not_packed():
     assert port(GRAHAM_DDP, to="trillium").notes == ()            # 1 or 4 GPUs a node there
     one = {**GRAHAM_DDP, "resources": {**GRAHAM_DDP["resources"], "nodes": 1}}
     assert port(one, to="nibi").notes == () and "resources.nodes" not in changed(port_repacked(one, to="nibi"))
+
+
+def test_repack_scales_a_written_tasks_per_node_with_the_gpus():
+    data = {**GRAHAM_DDP, "resources": {**GRAHAM_DDP["resources"], "tasks_per_node": 4}}
+    ported = port_repacked(data, to="nibi")
+    assert changed(ported)["resources.tasks_per_node"] == (4, 8) and changed(ported)["resources.nodes"] == (2, 1)
+    assert resolve(spec_from_mapping(ported.spec), load_profile("nibi")).errors == ()
+    one = {**GRAHAM_DDP, "resources": {"nodes": 2, "gpus": "t4:1", "mem": "40G", "time": "1h"}}
+    why = {c.field: c.why for c in port_repacked(one, to="nibi").changes}
+    assert why["resources.mem"] == "--repack: 40G per node for 1 GPU is 80G for 2"

@@ -184,11 +184,13 @@ def parse(text: str) -> List[JobEfficiency]:
 
 
 def _runs_before(job_runs) -> Tuple[EarlierRun, ...]:
-    """The requeued runs just before the last, oldest first; older rows of the id are another job's."""
+    """The requeued runs just before the last, oldest first. An older row of the id that did not
+    end requeued, or asked another time limit (a requeue keeps the request), is another job's."""
     earlier: List[EarlierRun] = []
+    limit = job_runs[-1][0]["TimelimitRaw"]
     for row, steps in reversed(job_runs[:-1]):
         state = (row["State"].split() or [""])[0].rstrip("+").upper()
-        if state not in REQUEUED_RUN_STATES:
+        if state not in REQUEUED_RUN_STATES or row["TimelimitRaw"] != limit:
             break
         cpu = parse_cpu_time(row["TotalCPU"])
         earlier.append(EarlierRun(state=state, exit_code=_int(row["ExitCode"].partition(":")[0]), elapsed_s=_int(row["ElapsedRaw"]) or 0,

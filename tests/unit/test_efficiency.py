@@ -133,6 +133,10 @@ def test_rows_of_the_same_id_before_a_run_that_was_not_requeued_are_another_job(
     assert [run.state for run in eff.earlier_runs] == ["REQUEUED"]
     [eff] = parse(REQUEUED.split("2596|COMPLETED")[0].replace("REQUEUED", "COMPLETED", 1) + "2596|COMPLETED" + REQUEUED.split("2596|COMPLETED")[1])
     assert eff.earlier_runs == ()
+    # an old job of the id that ended NODE_FAIL without a requeue, with another request (3h, 8 cores)
+    old_node_fail = "2596|NODE_FAIL|0:0|7200|180|00:00:00|8|8G||billing=8,cpu=8,mem=8G,node=1|1|\n"
+    [eff] = parse(old_node_fail + REQUEUED)
+    assert [run.elapsed_s for run in eff.earlier_runs] == [28]
 
 
 def test_time_advice_of_a_requeued_job_counts_every_run():

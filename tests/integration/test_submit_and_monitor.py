@@ -51,9 +51,10 @@ def test_cancel_ends_cancelled(cluster, registry, tmp_path):
     assert handle.wait(0.5).state == "CANCELLED"
 
 
-def test_a_job_past_its_time_limit_ends_timeout(cluster, registry, tmp_path):
-    status = job(tmp_path, command=["sleep", "300"], time_limit="1m").submit().wait(1.0)
-    assert status.state == "TIMEOUT"
+# A job past its true 1-minute limit ends TIMEOUT: test_gpu_sampler.py's
+# test_a_job_at_its_time_limit_stops_the_sampler waits for the same `sleep 300` under a 1-minute
+# limit through the same handle and asserts TIMEOUT (a second wait of 60-90 s here added nothing);
+# tests/faults/test_copy_back.py's one-minute test ends a job without GPUs at its limit.
 
 
 def test_a_50_point_sweep_is_one_array_and_each_task_gets_its_point(cluster, registry, tmp_path):

@@ -38,6 +38,7 @@ class Sshd:
         self.bare_port = free_port()   # a second port whose sessions find no SLURM (PATH=/nonexistent)
         self.log = folder / "sshd.log"
         self.scratch = folder / "scratch"
+        self.home = folder / "home"
         self.slurm_conf = slurm_conf
         self.process = None
         # a short runtime folder: a ControlPath must fit a unix socket name (108 bytes)
@@ -46,6 +47,10 @@ class Sshd:
     def write_files(self) -> None:
         folder = self.folder
         self.scratch.mkdir(parents=True, exist_ok=True)
+        # A home of its own, as a new account on a login node has: bash reads this machine's root
+        # ~/.bashrc otherwise, whose `pyenv rehash` takes a lock that a test killing a session
+        # mid-rehash leaves behind, and every later session then waits 60 s for it.
+        self.home.mkdir(parents=True, exist_ok=True)
         for key in ("host_key", "user_key", "stranger_key"):
             keygen(folder / key)
         (folder / "authorized_keys").write_text((folder / "user_key.pub").read_text())
@@ -67,7 +72,7 @@ UsePAM no
 StrictModes no
 LogLevel VERBOSE
 MaxSessions 100
-SetEnv SLURM_CONF={self.slurm_conf} SCRATCH={self.scratch}
+SetEnv SLURM_CONF={self.slurm_conf} SCRATCH={self.scratch} HOME={self.home}
 Subsystem sftp internal-sftp
 Match LocalPort {self.bare_port}
   SetEnv PATH=/nonexistent

@@ -35,7 +35,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from .kinds import first_kind
-from .monitor import REQUEUED_STATES, TERMINAL, int_or_none as _int
+from .monitor import REQUEUED_STATES, TERMINAL, int_or_none as _int, state_word
 from .records import Record
 from .units import format_duration, format_size
 
@@ -76,9 +76,6 @@ class EarlierRun(Record):
     cpu_s: float
 
 
-#: how sacct -D marks a run that ended with the job requeued: a run before the last in any other
-#: state is another job that had the same id (ids wrap at MaxJobId), not this job's
-REQUEUED_RUN_STATES = REQUEUED_STATES
 
 
 class JobEfficiency(Record):
@@ -189,8 +186,8 @@ def _runs_before(job_runs) -> Tuple[EarlierRun, ...]:
     earlier: List[EarlierRun] = []
     limit = job_runs[-1][0]["TimelimitRaw"]
     for row, steps in reversed(job_runs[:-1]):
-        state = (row["State"].split() or [""])[0].rstrip("+").upper()
-        if state not in REQUEUED_RUN_STATES or row["TimelimitRaw"] != limit:
+        state = state_word(row["State"])
+        if state not in REQUEUED_STATES or row["TimelimitRaw"] != limit:
             break
         cpu = parse_cpu_time(row["TotalCPU"])
         earlier.append(EarlierRun(state=state, exit_code=_int(row["ExitCode"].partition(":")[0]), elapsed_s=_int(row["ElapsedRaw"]) or 0,
@@ -218,7 +215,7 @@ def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEf
     tasks = max((_int(step.get("NTasks", "")) or 1 for step in steps if step["step"] != "extern"), default=1)
     return JobEfficiency(
         job_id=job,
-        state=(row["State"].split() or ["UNKNOWN"])[0].rstrip("+").upper(),
+        state=state_word(row["State"]),
         exit_code=_int(code),
         signal=_int(signal),
         elapsed_s=_int(row["ElapsedRaw"]) or 0,

@@ -121,7 +121,7 @@ def sacct_command(job_ids: Iterable[str]) -> List[str]:
     return ["sacct", "-n", "-P", "-X", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(ids)]
 
 
-#: how sacct -D marks a run that ended with the job requeued (efficiency.REQUEUED_RUN_STATES)
+#: how sacct -D marks a run that ended with the job requeued (efficiency.py reads them too)
 REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE_CRASH", "PREEMPTED", "NODE_FAIL", "BOOT_FAIL"})
 
 
@@ -474,12 +474,13 @@ class Watch:
 
 def _status(job: str, state: str, pair, elapsed, nodes: str, source: str) -> JobStatus:
     """A status with no exit code or signal while the job has not ended (SLURM says 0:0 then)."""
-    word = _state_word(state)
+    word = state_word(state)
     code, signal = pair if word in TERMINAL else (None, None)
     return JobStatus(job, word, None if signal else code, signal or None, elapsed, nodes, source)
 
 
-def _state_word(state: str) -> str:
+def state_word(state: str) -> str:
+    """sacct's state as one word: ``CANCELLED by 0`` -> CANCELLED, ``RUNNING+`` -> RUNNING."""
     return (state.split() or ["UNKNOWN"])[0].rstrip("+").upper()
 
 

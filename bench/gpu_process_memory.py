@@ -1,5 +1,5 @@
 """Host memory (not GPU memory) that one PyTorch training process on a GPU holds: the figure
-behind slurmkit/sizing.py's floor of memory per GPU process.
+behind slurmkit/resolve/sizing.py's floor of memory per GPU process.
 
 SLURM's memory cgroup charges every page a job's processes touch, the pages of the CUDA, cuDNN
 and NCCL libraries they map included. So the measure is the proportional set size (PSS: shared

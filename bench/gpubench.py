@@ -16,7 +16,7 @@ def gpubox_job():
     """slurmkit's Job, with the current folder at bench/gpubox, whose ./site_profiles holds the gpubox profile."""
     os.chdir(GPUBOX)
     sys.path.insert(0, str(ROOT))
-    from slurmkit.job import Job
+    from slurmkit.api.job import Job
 
     return Job
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(REPO))
 
 from tests.integration.sshd import HOST_ALIAS, Sshd  # noqa: E402
 
-CLI = [sys.executable, "-c", "from slurmkit.cli import main; main()"]
+CLI = [sys.executable, "-c", "from slurmkit.cli.main import main; main()"]
 
 
 def held_jobs(count: int):
@@ -48,7 +48,7 @@ def held_jobs(count: int):
 
 
 def record(ids, registry: Path, folder: str) -> None:
-    from slurmkit.registry import Submission, now_iso, record_all
+    from slurmkit.slurm.registry import Submission, now_iso, record_all
 
     record_all([Submission(job_id, f"bench-remote-{i}", folder, "local", now_iso(), remote=HOST_ALIAS)
                 for i, job_id in enumerate(ids)], registry)

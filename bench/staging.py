@@ -35,8 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from slurmkit.job import Job
-from slurmkit.staging import pack
+from slurmkit.api.job import Job
+from slurmkit.resolve.staging import pack
 
 READ_ALL = """
 import os, sys

@@ -4,7 +4,7 @@ Prints the median CPU time (user + sys, from the child's rusage) of each command
 and each one's ratio to the floor `python -c "import jinja2, yaml, click"`, measured in the
 same run. Targets (issue 4): render <= 1.25x the floor, --help <= 0.7x.
 
-The commands run through ``slurmkit.cli.run`` (the console script), which ends with a quick
+The commands run through ``slurmkit.cli.main.run`` (the console script), which ends with a quick
 exit: no interpreter teardown. The last line runs the same render through click's ``main`` and
 Python's ordinary exit, to show what that teardown costs.
 Usage: python bench/startup.py [N]
@@ -36,10 +36,10 @@ SPEC_FILE.write_text(SPEC)
 FLOOR = [sys.executable, "-c", "import jinja2, yaml, click"]
 COMMANDS = {
     "floor: import jinja2, yaml, click": FLOOR,
-    "slurmkit --help": [sys.executable, "-m", "slurmkit.cli", "--help"],
-    "slurmkit --version": [sys.executable, "-m", "slurmkit.cli", "--version"],
-    "slurmkit render job.yaml": [sys.executable, "-m", "slurmkit.cli", "render", str(SPEC_FILE)],
-    "  the same, Python's own exit": [sys.executable, "-c", "import sys; from slurmkit.cli import main; "
+    "slurmkit --help": [sys.executable, "-m", "slurmkit.cli.main", "--help"],
+    "slurmkit --version": [sys.executable, "-m", "slurmkit.cli.main", "--version"],
+    "slurmkit render job.yaml": [sys.executable, "-m", "slurmkit.cli.main", "render", str(SPEC_FILE)],
+    "  the same, Python's own exit": [sys.executable, "-c", "import sys; from slurmkit.cli.main import main; "
                                       f"sys.argv = ['slurmkit', 'render', {str(SPEC_FILE)!r}]; main()"],
 }
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from slurmkit import Job
-from slurmkit.monitor import _run, poll
+from slurmkit.slurm.monitor import _run, poll
 
 
 def sweep_spec(points: int) -> dict:

@@ -34,7 +34,7 @@ def count_calls(out: Path) -> dict:
     """Count every SLURM command monitor.py runs in this process; written to ``out`` at exit."""
     import atexit
 
-    from slurmkit import monitor
+    from slurmkit.slurm import monitor
 
     counts: dict = {}
     real = monitor.run_slurm
@@ -66,7 +66,7 @@ def child(args) -> None:
         final = handle.wait()
         counts["_state"], counts["_wait_s"] = final.state, round(time.monotonic() - started, 1)
     else:
-        from slurmkit.cli import main
+        from slurmkit.cli.main import main
 
         try:
             main(["watch", args.child, "--interval", "30"])

@@ -4,16 +4,17 @@ Importing this package is cheap on purpose: the CLI imports it on every call, so
 modules (submitit, rich, jinja2) are imported only by the stages that need them.
 """
 
-__version__ = "0.1.0"
+from slurmkit.core.version import __version__
 
 
 #: what ``slurmkit.NAME`` gives, and the module it is imported from on first use.
 _LAZY = {
-    "Job": "job",
-    "submit_function": "functions",
-    "as_completed": "handles", "tracked": "handles", "Handle": "handles", "JobFailed": "handles", "WaitTimeout": "handles",
-    "JobHandle": "submit", "SweepHandle": "submit", "ChainHandle": "submit",
-    "JobStatus": "monitor",
+    "Job": "slurmkit.api.job",
+    "submit_function": "slurmkit.api.functions",
+    "as_completed": "slurmkit.slurm.handles", "tracked": "slurmkit.slurm.handles", "Handle": "slurmkit.slurm.handles",
+    "JobFailed": "slurmkit.slurm.handles", "WaitTimeout": "slurmkit.slurm.handles",
+    "JobHandle": "slurmkit.slurm.submit", "SweepHandle": "slurmkit.slurm.submit", "ChainHandle": "slurmkit.slurm.submit",
+    "JobStatus": "slurmkit.slurm.monitor",
 }
 __all__ = sorted(_LAZY)
 
@@ -23,5 +24,5 @@ def __getattr__(name):
     if name in _LAZY:
         from importlib import import_module
 
-        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        return getattr(import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'slurmkit' has no attribute {name!r}")

@@ -14,14 +14,14 @@ import sys
 import time
 from pathlib import Path
 
-from slurmkit import monitor
-from slurmkit.monitor import Watch
+from slurmkit.slurm import monitor
+from slurmkit.slurm.monitor import Watch
 
 from tests.integration.slurm import local_job
 
 from .conftest import paused, stopped
 
-CLI = [sys.executable, "-m", "slurmkit.cli"]
+CLI = [sys.executable, "-m", "slurmkit.cli.main"]
 
 
 def job(tmp_path, name="m", **fields):

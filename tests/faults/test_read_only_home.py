@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from slurmkit import Job
-from slurmkit.errors import SpecError
+from slurmkit.core.errors import SpecError
 from tests.integration.slurm import wait_for_job
 
 from .conftest import node_pids, on_node

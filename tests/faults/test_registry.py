@@ -11,7 +11,7 @@ import subprocess
 import time
 import uuid
 
-from slurmkit.registry import all_records
+from slurmkit.slurm.registry import all_records
 
 from .conftest import immutable, small_filesystem
 from .test_submission import held_sbatch, jobs_with_token, recorded, registry_lines, run_cli, start_cli, write_spec  # noqa: F401

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slurmkit.registry import intent, record, submissions
+from slurmkit.slurm.registry import intent, record, submissions
 
 from .conftest import paused
 
-CLI = [sys.executable, "-m", "slurmkit.cli"]
+CLI = [sys.executable, "-m", "slurmkit.cli.main"]
 
 
 def write_spec(tmp_path: Path, name: str, command=("true",)) -> Path:
@@ -169,7 +169,7 @@ def test_a_submit_killed_after_sbatch_leaves_its_job_for_status_to_adopt(cluster
 
 
 def test_submit_function_is_recorded_and_leaves_an_exit_file(cluster, registry, tmp_path):
-    from slurmkit.functions import submit_function
+    from slurmkit.api.functions import submit_function
 
     spec = {"name": "fn", "profile": "local", "account": "def-test", "resources": {"time": "5m", "mem": "500M"},
             "launch": "unused"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .slurm import lasting_venv, sbatch, wait_for_job
 

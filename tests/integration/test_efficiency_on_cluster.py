@@ -9,8 +9,8 @@ import time
 
 from click.testing import CliRunner
 
-from slurmkit import efficiency
-from slurmkit.cli import main
+from slurmkit.report import efficiency
+from slurmkit.cli.main import main
 
 from .slurm import wait_for_job
 

@@ -16,8 +16,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.cli import main
-from slurmkit.spec import load_spec
+from slurmkit.cli.main import main
+from slurmkit.spec.spec import load_spec
 
 from .slurm import local_job
 

@@ -10,7 +10,7 @@ Each script is rendered by slurmkit, edited with sed as a user would, and submit
 import re
 import subprocess
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .slurm import sbatch, wait_for_job
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import slurmkit
-from slurmkit.handles import JobFailed, WaitTimeout
+from slurmkit.slurm.handles import JobFailed, WaitTimeout
 
 from .slurm import local_job as job
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from slurmkit.registry import submissions
+from slurmkit.slurm.registry import submissions
 
 #: the local cluster's profile without the cuda and nccl versions, as on the Alliance profiles.
 NO_CUDA_PROFILE = "name: lab-nocuda\nextends: local\nsoftware:\n  modules: {cuda: null, nccl: null}\n"
@@ -35,7 +35,7 @@ def _spec(tmp_path, name, modules=()):
 
 
 def _slurmkit(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "slurmkit.cli", *args], cwd=tmp_path, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "slurmkit.cli.main", *args], cwd=tmp_path, capture_output=True, text=True)
 
 
 def _jobs_named(name):

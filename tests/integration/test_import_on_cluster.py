@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from slurmkit import Job
-from slurmkit.porting import import_script, imported_text
+from slurmkit.port.porting import import_script, imported_text
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 

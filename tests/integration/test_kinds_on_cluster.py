@@ -7,7 +7,7 @@ stage) and check what the jobs printed: bindings, module environment, the virtua
 import re
 import zipfile
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .slurm import sacct_rows, sbatch, wait_for_job
 

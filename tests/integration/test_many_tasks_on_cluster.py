@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .slurm import sbatch, wait_for_job
 

@@ -7,9 +7,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit import detect
-from slurmkit.cli import main
-from slurmkit.profiles import load_profile, validate_file
+from slurmkit.sites import detect
+from slurmkit.cli.main import main
+from slurmkit.sites.profiles import load_profile, validate_file
 
 pytestmark = pytest.mark.integration
 

@@ -19,7 +19,7 @@ import yaml
 
 from .sshd import HOST_ALIAS, Sshd, free_port
 
-CLI = [sys.executable, "-c", "from slurmkit.cli import main; main()"]
+CLI = [sys.executable, "-c", "from slurmkit.cli.main import main; main()"]
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_status_remote_adopts_a_job_whose_submit_was_interrupted_by_its_token(ss
     token, looked up on the cluster, gives the job to the registry."""
     from datetime import datetime, timedelta, timezone
 
-    from slurmkit.registry import intent, record
+    from slurmkit.slurm.registry import intent, record
 
     token = "remoteadopt" + os.urandom(4).hex()
     job_id = subprocess.run(["sbatch", "--parsable", "--hold", "-A", "def-test", "-t", "1", "-o", "/dev/null",

@@ -10,7 +10,7 @@ total over its nodes in Slurm 22.05 as in the 23.x/24.x the Alliance runs.
 import re
 import subprocess
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .slurm import sbatch, wait_for_job
 

@@ -39,7 +39,7 @@ def _inputs(tmp_path):
 
 def test_a_two_node_job_stages_its_inputs_onto_both_nodes(cluster, registry, tmp_path):
     _inputs(tmp_path)
-    from slurmkit.staging import pack
+    from slurmkit.resolve.staging import pack
 
     (tmp_path / "many").mkdir()
     for i in range(6):
@@ -105,7 +105,7 @@ def _scratch_of(cluster, handle, node="node1"):
 
 
 def test_a_squashfs_image_is_mounted_read_only_and_unmounted_when_the_job_ends(cluster, registry, tmp_path):
-    from slurmkit.staging import pack
+    from slurmkit.resolve.staging import pack
 
     (tmp_path / "shots").mkdir()
     for i in range(50):
@@ -193,7 +193,7 @@ def test_a_chain_resumes_from_its_checkpoint_and_ends_completed(cluster, registr
     import json
     import sys
 
-    shown = json.loads(subprocess.run([sys.executable, "-m", "slurmkit.cli", "status", chain.job_id, "--json"],
+    shown = json.loads(subprocess.run([sys.executable, "-m", "slurmkit.cli.main", "status", chain.job_id, "--json"],
                                       capture_output=True, text=True, check=True).stdout)["jobs"]
     assert len(shown) == 1 and shown[0]["job"] == chain.job_id and shown[0]["state"] == "COMPLETED"
     assert [link["state"] for link in shown[0]["links"]] == ["FAILED", "FAILED", "COMPLETED", "COMPLETED"]
@@ -204,7 +204,7 @@ def test_checks_packing_advice_followed_as_written_gives_the_job_its_folder(clus
     line it names, taken as written, give the job $SLURM_TMPDIR/dataset with every file."""
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     (tmp_path / "dataset").mkdir()
     for i in range(1200):

@@ -4,7 +4,7 @@ does, so each worker must start with XLA_FLAGS naming that folder, which exists 
 
 import re
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .slurm import sbatch, wait_for_job
 

@@ -33,10 +33,10 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, cwd=tmp_path)
 
     assert _run(venv / "bin" / "slurmkit", "--version", cwd=tmp_path).strip() == f"slurmkit, version {slurmkit.__version__}"
-    where = _run(python, "-c", "from slurmkit.bundled import templates_dir, profiles_dir; print(templates_dir()); print(profiles_dir())", cwd=tmp_path).split()
+    where = _run(python, "-c", "from slurmkit.core.bundled import templates_dir, profiles_dir; print(templates_dir()); print(profiles_dir())", cwd=tmp_path).split()
     for folder in where:
         assert folder.startswith(str(venv)), f"{folder} is not inside the fresh virtualenv"
     assert (Path(where[0]) / "base.sbatch.j2").is_file()
-    shipped = _run(python, "-c", "from slurmkit.schemas import job_schema_path; print(job_schema_path())", cwd=tmp_path).strip()
+    shipped = _run(python, "-c", "from slurmkit.spec.schemas import job_schema_path; print(job_schema_path())", cwd=tmp_path).strip()
     assert shipped.startswith(str(venv)) and Path(shipped).is_file()
     assert sorted(p.name for p in Path(where[1]).glob("*.yaml")) == sorted(p.name for p in (REPO / "site_profiles").glob("*.yaml"))

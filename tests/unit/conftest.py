@@ -1,6 +1,6 @@
 """What every unit test starts from: no account and no sbatch input variable in the environment,
 so that a spec renders the same bytes and findings on every machine (the resolver takes
-$SBATCH_ACCOUNT and $SLURM_ACCOUNT as sbatch does, see slurmkit/accounts.py, and reports the
+$SBATCH_ACCOUNT and $SLURM_ACCOUNT as sbatch does, see slurmkit/resolve/accounts.py, and reports the
 other SBATCH_* variables, sbatch_environment.py; inside a SLURM job $SLURM_ACCOUNT is set)."""
 
 import os

@@ -7,8 +7,8 @@ A command that reads from $SLURM_TMPDIR has what it reads staged there (on every
 threaded) read their small input where it is, in the spec's folder, and stage nothing.
 """
 
-from slurmkit.gpu_names import has_bf16
-from slurmkit.kinds import KINDS as KIND_ROWS
+from slurmkit.core.gpu_names import has_bf16
+from slurmkit.core.kinds import KINDS as KIND_ROWS
 
 KINDS = ("serial", "threaded", "mpi", "gpu", "array", "many-tasks", "multigpu", "ddp", "tf-multiworker", "horovod",
          "lightning", "accelerate")

@@ -3,8 +3,8 @@
 
 import pytest
 
-from slurmkit.gpu_names import COMPUTE_CAPABILITY, has_bf16
-from slurmkit.profiles import load_profile
+from slurmkit.core.gpu_names import COMPUTE_CAPABILITY, has_bf16
+from slurmkit.sites.profiles import load_profile
 
 from .test_resolve import job, warnings_of
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 FAKE_PIP = """#!/bin/bash
 echo "pip $*" >> "$PIP_LOG"

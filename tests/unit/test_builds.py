@@ -1,8 +1,8 @@
 """``slurmkit build``: the build job made from a job spec or from options, and its errors."""
 
-from slurmkit.builds import build_spec
-from slurmkit.job import Job
-from slurmkit.spec import spec_from_mapping
+from slurmkit.build.builds import build_spec
+from slurmkit.api.job import Job
+from slurmkit.spec.spec import spec_from_mapping
 
 from .test_cli_jobs import assert_bad_input, controlled_environment, run, write_spec  # noqa: F401 (fixture)
 

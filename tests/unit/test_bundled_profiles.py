@@ -13,8 +13,8 @@ import re
 import pytest
 import yaml
 
-from slurmkit.bundled import profiles_dir
-from slurmkit.profiles import load_profile, validate_file
+from slurmkit.core.bundled import profiles_dir
+from slurmkit.sites.profiles import load_profile, validate_file
 
 BUNDLED = profiles_dir()
 ALLIANCE_CLUSTERS = ["graham", "beluga", "cedar", "niagara", "narval", "fir", "nibi", "rorqual", "trillium"]

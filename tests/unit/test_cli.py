@@ -6,7 +6,7 @@ import sys
 from click.testing import CliRunner
 
 import slurmkit
-from slurmkit.cli import main
+from slurmkit.cli.main import main
 
 
 def test_version_prints_the_package_version():
@@ -31,7 +31,7 @@ def test_help_imports_no_heavy_module():
     heavy = ["submitit", "rich", "jinja2", "yaml"]
     code = (
         "import sys\n"
-        "from slurmkit.cli import main\n"
+        "from slurmkit.cli.main import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         f"print([m for m in {heavy!r} if m in sys.modules])\n"
     )

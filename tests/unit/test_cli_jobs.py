@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from slurmkit.cli import main
+from slurmkit.cli.main import main
 
 GPU_SPEC = """
     name: train
@@ -72,7 +72,7 @@ def test_new_points_editors_at_the_shipped_json_schema_which_the_spec_meets(tmp_
     import jsonschema
     import yaml
 
-    from slurmkit.schemas import job_schema_path
+    from slurmkit.spec.schemas import job_schema_path
 
     assert run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu").exit_code == 0
     first, _, rest = (tmp_path / "demo" / "job.yaml").read_text().partition("\n")

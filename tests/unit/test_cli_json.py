@@ -14,12 +14,14 @@ import pytest
 from click.testing import CliRunner
 
 import slurmkit
-from slurmkit import efficiency, monitor, slurmcli
-from slurmkit.cli import main
-from slurmkit.cli_json import ERROR_CODES, SCHEMA, USAGE_CODE, JsonCommand, error_code
-from slurmkit.errors import SlurmkitError
-from slurmkit.registry import Submission, record
-from slurmkit.slurmcli import SchedulerError
+from slurmkit.report import efficiency
+from slurmkit.slurm import monitor
+from slurmkit.slurm import slurmcli
+from slurmkit.cli.main import main
+from slurmkit.cli.json_output import ERROR_CODES, SCHEMA, USAGE_CODE, JsonCommand, error_code
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.slurm.registry import Submission, record
+from slurmkit.slurm.slurmcli import SchedulerError
 from tests.unit.test_efficiency import SINGLE
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "json.md"
@@ -210,8 +212,8 @@ def test_every_json_command_makes_usage_errors_json_and_is_documented():
 
 
 def _all_error_classes():
-    for module in pkgutil.iter_modules(slurmkit.__path__):
-        importlib.import_module(f"slurmkit.{module.name}")
+    for module in pkgutil.walk_packages(slurmkit.__path__, "slurmkit."):
+        importlib.import_module(module.name)
     found, todo = set(), [SlurmkitError]
     while todo:
         cls = todo.pop()

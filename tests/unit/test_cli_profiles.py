@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.cli import main
-from slurmkit.profiles import load_profile
+from slurmkit.cli.main import main
+from slurmkit.sites.profiles import load_profile
 
 BAD = Path(__file__).parent / "fixtures" / "bad_profiles"
 
@@ -40,9 +40,9 @@ def user_profile(name: str, text: str) -> Path:
 
 
 def test_slurmkit_help_imports_neither_yaml_nor_rich():
-    code = ("import sys; from click.testing import CliRunner; from slurmkit.cli import main; "
+    code = ("import sys; from click.testing import CliRunner; from slurmkit.cli.main import main; "
             "r = CliRunner().invoke(main, ['--help']); assert 'profiles' in r.output, r.output; "
-            "print(sorted(m for m in ('yaml', 'rich', 'jinja2', 'submitit', 'slurmkit.profiles') if m in sys.modules))")
+            "print(sorted(m for m in ('yaml', 'rich', 'jinja2', 'submitit', 'slurmkit.sites.profiles') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -138,7 +138,7 @@ def test_show_of_an_unknown_name_is_one_line_with_a_suggestion(run):
 
 
 def test_validate_passes_good_files_and_exits_0(run):
-    from slurmkit.bundled import profiles_dir
+    from slurmkit.core.bundled import profiles_dir
 
     result = run("validate", str(profiles_dir() / "local.yaml"), str(profiles_dir() / "generic.yaml"))
     assert result.exit_code == 0, result.output
@@ -178,7 +178,7 @@ def _on_a_terminal(argv, env) -> str:
     import pty
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "slurmkit.cli", *argv], stdout=follower, stderr=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", "slurmkit.cli.main", *argv], stdout=follower, stderr=subprocess.DEVNULL,
                                env={**os.environ, "COLUMNS": "200", **env})
     os.close(follower)
     chunks = []

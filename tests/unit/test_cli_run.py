@@ -8,10 +8,12 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from slurmkit import efficiency, monitor, slurmcli
-from slurmkit.cli import main
-from slurmkit.registry import Submission, record
-from slurmkit.slurmcli import SchedulerError
+from slurmkit.report import efficiency
+from slurmkit.slurm import monitor
+from slurmkit.slurm import slurmcli
+from slurmkit.cli.main import main
+from slurmkit.slurm.registry import Submission, record
+from slurmkit.slurm.slurmcli import SchedulerError
 
 
 @pytest.fixture
@@ -164,7 +166,7 @@ def _ctrl_c(argv):
 
 
 def test_ctrl_c_during_submit_wait_says_the_job_keeps_running_and_how_to_follow_or_cancel_it(monkeypatch, registry, tmp_path):
-    from slurmkit.job import Job
+    from slurmkit.api.job import Job
 
     spec = tmp_path / "job.yaml"
     spec.write_text("name: hello\nprofile: local\naccount: def-lab\nkind: serial\nresources: {time: 10m}\nlaunch: {command: echo hi}\n")

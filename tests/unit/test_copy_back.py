@@ -293,7 +293,7 @@ def test_sizes_in_a_reason_read_as_a_person_would_write_them(tmp_path, size, tex
 def test_a_python_callables_setup_restores_its_checkpoint_with_the_save_functions_it_calls(tmp_path):
     """submit_function() runs the environment part of the script (setup.sh.j2) without its traps;
     its checkpoint restore calls _sk_recover, so the save functions must be there too."""
-    from slurmkit.functions import setup_lines
+    from slurmkit.api.functions import setup_lines
 
     run = Run(tmp_path)
     (run.submit / "ck.slurmkit-old").mkdir()

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from slurmkit.cli import main
-from slurmkit.porting import import_script, imported_text, pending_import_notes
+from slurmkit.cli.main import main
+from slurmkit.port.porting import import_script, imported_text, pending_import_notes
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 SCRIPTS = sorted(CORPUS.glob("*.sh"))
@@ -86,7 +86,7 @@ def test_the_imported_spec_renders_a_script_that_passes_bash_n_and_shellcheck(sc
     if resolution.plan is None:   # the old cluster cannot run it (the check golden says why); port moves it
         assert resolution.errors
         return
-    from slurmkit.render import render
+    from slurmkit.render.render import render
 
     text = render(resolution.plan)
     (tmp_path / "job.sh").write_text(text)
@@ -125,8 +125,8 @@ FRAGMENTS = [line for script in SCRIPTS for line in script.read_text().splitline
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=20)), max_size=12))
 def test_any_script_imports_into_a_spec_that_reads_or_a_clear_error(lines):
-    from slurmkit.errors import SlurmkitError
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.spec.spec import spec_from_mapping
 
     try:
         imported = import_script("#!/bin/bash\n" + "\n".join(lines) + "\n", name="fuzz")
@@ -138,6 +138,6 @@ def test_any_script_imports_into_a_spec_that_reads_or_a_clear_error(lines):
 @pytest.mark.parametrize("golden", sorted((Path(__file__).parent.parent / "golden").glob("*/*.sbatch"))[::7],
                          ids=lambda p: f"{p.parent.name}-{p.stem}")
 def test_a_script_slurmkit_rendered_imports_too(golden):
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.spec.spec import spec_from_mapping
 
     spec_from_mapping(import_script(golden.read_text(), name="again").spec)

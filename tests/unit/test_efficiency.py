@@ -9,9 +9,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from slurmkit import efficiency, slurmcli
-from slurmkit.cli import main
-from slurmkit.efficiency import (EarlierRun, JobEfficiency, advice, format_report, gpu_count, parse, parse_cpu_time, parse_req_mem,
+from slurmkit.report import efficiency
+from slurmkit.slurm import slurmcli
+from slurmkit.cli.main import main
+from slurmkit.report.efficiency import (EarlierRun, JobEfficiency, advice, format_report, gpu_count, parse, parse_cpu_time, parse_req_mem,
                                  parse_size, sacct_command, summarize, task_count)
 
 # python3 allocating 80 MiB for 8 s, --mem=1G --time=10
@@ -515,7 +516,7 @@ def test_report_is_listed_in_help_without_importing_it():
 
 def _submitted(monkeypatch, tmp_path, job_id, exit_files):
     """A registry that knows ``job_id`` with its log folder, and the exit files the script left there."""
-    from slurmkit.registry import Submission, record
+    from slurmkit.slurm.registry import Submission, record
 
     monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
     folder = tmp_path / "logs"

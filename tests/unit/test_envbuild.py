@@ -1,4 +1,4 @@
-"""Environments built on the login node (issue 17, Trillium's Python advice; slurmkit/envbuild.py):
+"""Environments built on the login node (issue 17, Trillium's Python advice; slurmkit/build/envbuild.py):
 the rule in the profile, the key that decides which environment a job activates, the script that
 activates it and installs nothing, check's error when it is not built, and slurmkit env build
 itself (on this host, with a profile variant that loads no modules)."""
@@ -9,14 +9,14 @@ import textwrap
 import pytest
 import yaml
 
-from slurmkit.envbuild import KEY_FILE, PARTIAL_FILE, built_key, env_key
-from slurmkit.errors import InputError, SpecError
-from slurmkit.job import Job
-from slurmkit.localfacts import LocalFacts
-from slurmkit.profiles import load_profile
-from slurmkit.render import render
-from slurmkit.resolve import resolve
-from slurmkit.spec import spec_from_mapping
+from slurmkit.build.envbuild import KEY_FILE, PARTIAL_FILE, built_key, env_key
+from slurmkit.core.errors import InputError, SpecError
+from slurmkit.api.job import Job
+from slurmkit.resolve.localfacts import LocalFacts
+from slurmkit.sites.profiles import load_profile
+from slurmkit.render.render import render
+from slurmkit.resolve.resolve import resolve
+from slurmkit.spec.spec import spec_from_mapping
 
 PYTHON_PAGE = "https://docs.alliancecan.ca/wiki/Python/en"
 
@@ -116,7 +116,7 @@ def test_check_says_the_env_is_not_built_and_passes_once_it_is(tmp_path, monkeyp
 
 
 def test_off_the_cluster_a_missing_env_is_a_warning_to_build_it_on_the_login_node(tmp_path):
-    from slurmkit.siterules import prebuilt_env_findings
+    from slurmkit.resolve.siterules import prebuilt_env_findings
 
     job_plan = plan(spec())
     env = {"HOME": str(tmp_path)}
@@ -160,7 +160,7 @@ def test_env_build_makes_the_env_the_job_activates_then_reuses_it(here):
     assert path == here / "envs" / key and built_key(path) == key and not (path / PARTIAL_FILE).exists()
     assert (path / "bin" / "python").exists() and "key: " + key in (path / "slurmkit-env.txt").read_text()
     stamp = (path / KEY_FILE).stat().st_mtime_ns
-    from slurmkit.envbuild import build
+    from slurmkit.build.envbuild import build
 
     assert build(job)[1] is False and (path / KEY_FILE).stat().st_mtime_ns == stamp    # the same key: reused
     (here / "requirements.txt").write_text("# edited\n", encoding="utf-8")
@@ -211,7 +211,7 @@ def test_env_build_refuses_inside_a_job_on_sites_without_the_rule_and_without_a_
 def test_a_failed_build_says_so_and_leaves_no_key(here):
     (here / "requirements.txt").write_text("/nonexistent/nothing-1.0-py3-none-any.whl\n")
     job = Job.from_yaml(here / "job.yaml")
-    from slurmkit.errors import ClusterError
+    from slurmkit.core.errors import ClusterError
 
     with pytest.raises(ClusterError, match="failed"):
         job.build_env()
@@ -222,7 +222,7 @@ def test_a_failed_build_says_so_and_leaves_no_key(here):
 def test_the_cli_builds_and_reports(here, monkeypatch):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     monkeypatch.chdir(here)
     first = CliRunner().invoke(main, ["env", "build", "job.yaml"])
@@ -238,9 +238,9 @@ def test_the_cookbook_kmeans_ported_to_trillium_activates_an_env_whose_build_mak
     import copy
     from pathlib import Path
 
-    from slurmkit.render import render_env_build
-    from slurmkit.retarget import choose_target, port_spec
-    from slurmkit.yamlfile import read_yaml_file
+    from slurmkit.render.render import render_env_build
+    from slurmkit.port.retarget import choose_target, port_spec
+    from slurmkit.core.yamlfile import read_yaml_file
 
     path = Path(__file__).resolve().parents[2] / "examples" / "kmeans-mpi4py" / "job.yaml"
     _, (data, lines, _) = read_yaml_file(path)
@@ -256,7 +256,7 @@ def test_the_cookbook_kmeans_ported_to_trillium_activates_an_env_whose_build_mak
 
 def test_env_build_without_the_module_command_stops_with_one_line(tmp_path):
     """A shell without Lmod (not a login shell of the cluster): the build stops before making anything."""
-    from slurmkit.render import render_env_build
+    from slurmkit.render.render import render_env_build
 
     building = plan(spec(venv={"packages": ["numpy"]}), local=LocalFacts(building_env=True))
     result = subprocess.run(["bash", "-c", render_env_build(building)], capture_output=True, text=True, cwd=tmp_path,
@@ -271,7 +271,7 @@ def test_env_build_without_the_module_command_stops_with_one_line(tmp_path):
 def test_the_env_build_script_of_every_trillium_kind_passes_bash_n_and_shellcheck(kind, tmp_path):
     import shutil
 
-    from slurmkit.render import render_env_build
+    from slurmkit.render.render import render_env_build
     from tests.unit.golden_specs import spec_for
 
     data = spec_for(load_profile("trillium"), kind)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.spec import load_spec
-from slurmkit.render import render
+from slurmkit.spec.spec import load_spec
+from slurmkit.render.render import render
 
 from .test_resolve import directives, job, only_error
 
@@ -214,9 +214,9 @@ def test_a_payload_that_ends_after_the_signal_waits_for_the_requeue_rather_than_
 
 @pytest.mark.parametrize("kind", ["lightning", "accelerate"])
 def test_gpu_view_own_is_refused_where_the_framework_picks_the_gpu(kind):
-    from slurmkit.profiles import load_profile
-    from slurmkit.resolve import resolve
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.resolve.resolve import resolve
+    from slurmkit.spec.spec import spec_from_mapping
 
     spec = spec_from_mapping({"name": "r", "account": "def-x", "kind": kind, "resources": {"time": "1h", "gpus": "h100:2"},
                               "launch": {"command": "python train.py", "gpu_view": "own"}}, source="job.yaml")
@@ -254,8 +254,8 @@ def test_a_signal_to_the_steps_or_one_the_batch_shell_traps_is_taken(directive):
 
 def test_a_choice_in_the_wrong_case_is_offered_in_the_right_one():
     """An outside tester: `mixed_precision: BF16` got no did-you-mean (difflib compares case)."""
-    from slurmkit.errors import SpecError
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.core.errors import SpecError
+    from slurmkit.spec.spec import spec_from_mapping
 
     with pytest.raises(SpecError) as raised:
         spec_from_mapping({"name": "a", "kind": "accelerate", "resources": {"time": "1h"},

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.job import Job
-from slurmkit.profiles import list_profiles
-from slurmkit.render import render
+from slurmkit.api.job import Job
+from slurmkit.sites.profiles import list_profiles
+from slurmkit.render.render import render
 
 from .golden_specs import KINDS, spec_for
 
@@ -25,7 +25,7 @@ CASES = [(profile, kind) for profile in PROFILES for kind in KINDS]
 
 def _outcome(profile_name, kind):
     """(suffix, text): the script, or the errors when the cluster cannot run this kind."""
-    from slurmkit.profiles import load_profile
+    from slurmkit.sites.profiles import load_profile
 
     job = Job(**spec_for(load_profile(profile_name), kind))
     resolution = job.resolve()

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from slurmkit.job import Job
+from slurmkit.api.job import Job
 
 from .test_resolve import job, warnings_of
 
@@ -145,7 +145,7 @@ def test_scripts_with_gpu_binding_pass_bash_n_and_shellcheck(tmp_path, kind, lau
 def test_a_misspelled_gpu_view_is_one_line_with_a_did_you_mean(tmp_path):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     spec = tmp_path / "job.yaml"
     spec.write_text("name: t\nprofile: narval\naccount: def-x\nkind: ddp\nresources: {nodes: 2, gpus: a100:4, time: 1h}\n"

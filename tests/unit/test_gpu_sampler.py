@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from slurmkit import Job
-from slurmkit.gpusampler import interval_s
+from slurmkit.resolve.gpusampler import interval_s
 
 STAND_INS = Path(__file__).resolve().parents[1] / "stand_ins"
 NVIDIA_LINE = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, \d+, [^,]+, [^,]+, ([^,]+), ([^,]+), ([^,]+), ([^,]+)$")
@@ -156,7 +156,7 @@ def test_a_request_for_any_gpu_model_on_a_site_with_amd_and_nvidia_nodes_uses_nv
 
 
 def test_slurmkit_import_still_finds_the_payload_of_a_script_with_the_amd_sampler():
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     def imported(monitor):
         return import_script(_job(profile="nibi", gpus="mi300a:4", monitor={"gpu": monitor}).render(), name="s", profile="nibi").spec
@@ -169,7 +169,7 @@ def test_slurmkit_import_still_finds_the_payload_of_a_script_with_the_amd_sample
 def test_the_environment_scripts_of_a_gpu_job_start_no_sampler():
     """slurmkit env build (login node) and submit_function's setup lines (submitit's own script,
     without slurmkit's exit trap to stop it) leave the sampler out."""
-    from slurmkit.render import render_env_build, render_setup
+    from slurmkit.render.render import render_env_build, render_setup
 
     plan = _job().resolve().plan
     assert plan.gpu_sampler is not None

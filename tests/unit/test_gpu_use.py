@@ -11,11 +11,14 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurmkit import gauges, gpuuse, registry, slurmcli
-from slurmkit.cli import main
-from slurmkit.efficiency import JobEfficiency, consistent
-from slurmkit.gpuuse import GpuUse, JobGpus, gpu_tips, parse_line, read_job, report_tips
-from slurmkit.profiles import load_profile
+from slurmkit.report import gauges
+from slurmkit.report import gpuuse
+from slurmkit.slurm import registry
+from slurmkit.slurm import slurmcli
+from slurmkit.cli.main import main
+from slurmkit.report.efficiency import JobEfficiency, consistent
+from slurmkit.report.gpuuse import GpuUse, JobGpus, gpu_tips, parse_line, read_job, report_tips
+from slurmkit.sites.profiles import load_profile
 
 H100 = "NVIDIA H100 80GB HBM3"
 A100 = "NVIDIA A100-SXM4-40GB"
@@ -298,7 +301,7 @@ def test_report_json_has_gpu_use(job41):
 
 
 def test_report_on_a_terminal_draws_a_gauge_per_gpu(job41, monkeypatch):
-    from slurmkit import cli_report
+    from slurmkit.cli import report as cli_report
 
     monkeypatch.setattr(cli_report, "pretty_output", lambda: True)
     monkeypatch.setenv("COLUMNS", "200")
@@ -348,7 +351,7 @@ def test_apply_with_yes_writes_the_advice_with_comments_and_keeps_the_rest(job41
     assert re.search(r"\n  mem: 4G +# slurmkit report 41: peak 3G\n", written), written
     assert "  time: 1h\n" in written          # 50 min of 1h: no time advice
     assert written.startswith("# train the model\n") and "\n# how it runs\nlaunch:\n" in written
-    from slurmkit.spec import load_spec
+    from slurmkit.spec.spec import load_spec
 
     assert load_spec(job41).resources.gpus.count == 1
     again = CliRunner().invoke(main, ["report", "41", "--apply", str(job41), "--yes"])
@@ -356,7 +359,7 @@ def test_apply_with_yes_writes_the_advice_with_comments_and_keeps_the_rest(job41
 
 
 def test_apply_refuses_advice_below_what_the_job_used(job41, monkeypatch):
-    from slurmkit.efficiency import Tip
+    from slurmkit.report.efficiency import Tip
 
     monkeypatch.setattr(gpuuse, "report_tips", lambda eff, job, profile=None: [Tip("memory", "less", "ask 1G", 1024, 16384)])
     result = CliRunner().invoke(main, ["report", "41", "--apply", "--yes"])
@@ -381,8 +384,8 @@ def test_apply_is_refused_with_json_and_a_spec_without_apply(job41):
 
 
 def test_apply_writes_a_mig_slice_in_the_clusters_spelling(tmp_path):
-    from slurmkit.efficiency import Tip
-    from slurmkit.rightsize import rewritten
+    from slurmkit.report.efficiency import Tip
+    from slurmkit.report.rightsize import rewritten
 
     spec = tmp_path / "job.yaml"
     spec.write_text("resources: {gpus: a100:1, time: 1h}\n")
@@ -394,7 +397,7 @@ def test_apply_writes_a_mig_slice_in_the_clusters_spelling(tmp_path):
 
 
 def test_the_end_of_watch_and_submit_wait_prints_the_gpu_lines(job41, capsys):
-    from slurmkit.cli_run import print_reports
+    from slurmkit.cli.run import print_reports
 
     print_reports(["41"])
     out = capsys.readouterr().out
@@ -422,8 +425,8 @@ def test_waiting_gpus_of_several_tasks_ask_more_cores_per_task():
 def test_apply_writes_cores_only_for_a_spec_of_one_task(tmp_path, spec, applied):
     """The cores advice is the job's busy cores in all; cpus_per_task is per task: written only
     where the spec runs one task, else named as left to the user."""
-    from slurmkit.efficiency import Tip
-    from slurmkit.rightsize import rewritten
+    from slurmkit.report.efficiency import Tip
+    from slurmkit.report.rightsize import rewritten
 
     path = tmp_path / "job.yaml"
     path.write_text(spec)

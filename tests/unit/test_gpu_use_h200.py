@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.efficiency import JobEfficiency
-from slurmkit.gpuuse import gpu_tips, read_job
-from slurmkit.profiles import load_profile
+from slurmkit.report.efficiency import JobEfficiency
+from slurmkit.report.gpuuse import gpu_tips, read_job
+from slurmkit.sites.profiles import load_profile
 
 SAMPLES = Path(__file__).parent / "fixtures" / "gpu_samples_h200"
 

@@ -6,10 +6,10 @@ import sys
 import pytest
 
 import slurmkit
-from slurmkit import handles
-from slurmkit.handles import JobFailed, WaitTimeout, sweep_result, sweep_state
-from slurmkit.monitor import JobStatus
-from slurmkit.registry import Submission, record
+from slurmkit.slurm import handles
+from slurmkit.slurm.handles import JobFailed, WaitTimeout, sweep_result, sweep_state
+from slurmkit.slurm.monitor import JobStatus
+from slurmkit.slurm.registry import Submission, record
 
 
 def st(job_id, state, code=None, **more):
@@ -77,7 +77,7 @@ class FakeWatcher:
 
 
 def test_as_completed_yields_in_the_order_jobs_end_and_times_out(monkeypatch):
-    from slurmkit.submit import JobHandle
+    from slurmkit.slurm.submit import JobHandle
 
     monkeypatch.setattr(JobHandle, "watcher", FakeWatcher(["2", "3", "1"]))
     monkeypatch.setattr(handles.time, "sleep", lambda _s: None)
@@ -110,18 +110,18 @@ def test_tracked_folds_the_links_of_a_chain_into_one_handle(tmp_path, monkeypatc
 
 
 def test_a_function_spec_needs_no_launch(tmp_path):
-    from slurmkit.functions import FUNCTION_LAUNCH, function_job
+    from slurmkit.api.functions import FUNCTION_LAUNCH, function_job
 
     data = {"name": "fn", "profile": "local", "resources": {"time": "5m"}}
     assert function_job(data).spec.launch.command == (FUNCTION_LAUNCH["command"],)
     path = tmp_path / "fn.yaml"
     path.write_text("name: fn\nprofile: local\nresources: {time: 5m, memm: 1G}\n")
-    with pytest.raises(slurmkit.errors.SpecError, match=r"fn.yaml:3: resources.memm: unknown key"):
+    with pytest.raises(slurmkit.core.errors.SpecError, match=r"fn.yaml:3: resources.memm: unknown key"):
         function_job(path)
 
 
 def test_every_handle_has_the_protocol():
-    from slurmkit.submit import ChainHandle, JobHandle, SweepHandle
+    from slurmkit.slurm.submit import ChainHandle, JobHandle, SweepHandle
 
     for cls in (JobHandle, SweepHandle, ChainHandle):
         for name in ("state", "done", "wait", "result", "cancel", "stdout", "stderr"):

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.builds import build_spec
-from slurmkit.job import Job
-from slurmkit.profiles import list_profiles
-from slurmkit.spec import spec_from_mapping
+from slurmkit.build.builds import build_spec
+from slurmkit.api.job import Job
+from slurmkit.sites.profiles import list_profiles
+from slurmkit.spec.spec import spec_from_mapping
 
 from .test_cli_jobs import assert_bad_input, controlled_environment, run, write_spec  # noqa: F401 (fixture)
 from .test_resolve import job, only_error
@@ -24,7 +24,7 @@ def _horovod(profile, environment, resources=None, **fields):
 
 
 def _script(resolution) -> str:
-    from slurmkit.render import render
+    from slurmkit.render.render import render
 
     assert resolution.plan is not None, resolution.errors
     return render(resolution.plan)

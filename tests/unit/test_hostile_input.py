@@ -20,8 +20,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slurmkit.errors import InputError, SpecError
-from slurmkit.yamlfile import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_VALUES, parse_yaml
+from slurmkit.core.errors import InputError, SpecError
+from slurmkit.core.yamlfile import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_VALUES, parse_yaml
 
 #: the bounds the issue sets for refusing a hostile file, whole process included.
 CPU_LIMIT_S = 1.0
@@ -104,10 +104,10 @@ def measured(code: str, cwd: Path, home: Path) -> Outcome:
 
 
 def cli(*args: str) -> str:
-    return f"import sys; from slurmkit.cli import main; sys.argv = ['slurmkit', *{list(args)!r}]; main()\n"
+    return f"import sys; from slurmkit.cli.main import main; sys.argv = ['slurmkit', *{list(args)!r}]; main()\n"
 
 
-FROM_YAML = ("from slurmkit import Job\nfrom slurmkit.errors import SlurmkitError\n"
+FROM_YAML = ("from slurmkit import Job\nfrom slurmkit.core.errors import SlurmkitError\n"
              "try:\n    Job.from_yaml('job.yaml')\nexcept SlurmkitError as error:\n"
              "    print('error: ' + error.message, file=sys.stderr); sys.exit(error.exit_code)\n")
 SPEC_ENTRY_POINTS = {
@@ -482,7 +482,7 @@ def test_a_job_folder_the_user_made_keeps_its_mode(fake_slurm):
 def test_a_script_written_with_render_o_follows_the_umask(fake_slurm):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     (fake_slurm / "job.yaml").write_text(GOOD_SPEC)
     previous = os.umask(0o077)
@@ -504,7 +504,7 @@ def test_commands_that_name_jobs_take_job_ids_only_and_run_no_slurm_command_othe
     status say the controller did not answer, and watch retry for ever."""
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     if command in ("logs", "report") and len(argv) > 1 and argv[0] == "12":
         argv = argv[1:]  # one id only: the second word would be refused as an extra argument
@@ -522,7 +522,7 @@ def test_commands_that_name_jobs_take_job_ids_only_and_run_no_slurm_command_othe
 # ------------------------------------------------------------------------------- sanity limits
 
 def spec_error(data: dict) -> str:
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.spec.spec import spec_from_mapping
 
     with pytest.raises(SpecError) as caught:
         spec_from_mapping(data, source="job.yaml")
@@ -577,7 +577,7 @@ def test_an_extra_directive_that_a_spec_key_decides_is_refused_with_the_key_to_u
 def test_an_extra_directive_given_twice_is_refused_and_others_pass():
     assert spec_error(spec_of(extra_directives=["--constraint=a", "--gres=lscratch:10", "--constraint=b"])) == (
         "job.yaml: extra_directives[2]: --constraint is given twice (first at extra_directives[0]); keep one")
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.spec.spec import spec_from_mapping
 
     passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding", "--exclusive")   # --mem-per-gpu contradicts --mem (attack item 11)
     assert spec_from_mapping(spec_of(extra_directives=list(passed))).extra_directives == passed
@@ -602,7 +602,7 @@ def test_a_time_slurm_reads_as_minutes_seconds_is_refused_with_the_spelling_for_
 
 
 def test_an_unquoted_time_in_yaml_is_read_as_sbatch_reads_it_not_as_a_base_60_number(tmp_path):
-    from slurmkit.spec import load_spec
+    from slurmkit.spec.spec import load_spec
 
     path = tmp_path / "job.yaml"
     path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1:00:00}"))
@@ -628,7 +628,7 @@ def test_outputs_that_land_on_one_another_are_refused(stage, message):
 
 
 def test_outputs_side_by_side_are_fine():
-    from slurmkit.spec import spec_from_mapping
+    from slurmkit.spec.spec import spec_from_mapping
 
     stage = {"outputs": [{"from": "a", "to": "results/a"}, {"from": "b", "to": "results/ab"}], "checkpoint": {"from": "c", "to": "ckpt"}}
     assert len(spec_from_mapping(spec_of(stage=stage)).stage.outputs) == 2
@@ -665,7 +665,7 @@ def test_a_sweep_of_a_billion_tasks_is_refused_without_building_it(folders):
 
 
 def test_a_one_megabyte_command_is_refused_in_one_line_quickly(folders):
-    from slurmkit.sanity import MAX_COMMAND_CHARS
+    from slurmkit.core.sanity import MAX_COMMAND_CHARS
 
     work, home = folders
     (work / "job.yaml").write_text(GOOD_SPEC.replace("launch: python main.py", "launch: 'python a.py " + "x" * 1_000_000 + "'"))
@@ -677,7 +677,7 @@ def test_a_one_megabyte_command_is_refused_in_one_line_quickly(folders):
 def _split_seconds(text: str) -> float:
     import time
 
-    from slurmkit.sanity import split_command
+    from slurmkit.core.sanity import split_command
 
     start = time.perf_counter()
     split_command(text)
@@ -685,7 +685,7 @@ def _split_seconds(text: str) -> float:
 
 
 def test_a_command_below_the_limit_is_split_in_linear_time():
-    from slurmkit.sanity import MAX_COMMAND_CHARS
+    from slurmkit.core.sanity import MAX_COMMAND_CHARS
 
     half, full = "x" * (MAX_COMMAND_CHARS // 2), "x" * MAX_COMMAND_CHARS
     for text_half, text_full in ((half, full), ("'" + half + "'", "'" + full + "'"), ('"' + half + '"', '"' + full + '"'),
@@ -699,7 +699,7 @@ def test_a_command_below_the_limit_is_split_in_linear_time():
 def test_the_linear_split_reads_every_command_as_shlex_does(text):
     import shlex
 
-    from slurmkit.sanity import split_linear  # what split_command uses past 2048 characters
+    from slurmkit.core.sanity import split_linear  # what split_command uses past 2048 characters
 
     try:
         expected = tuple(shlex.split(text))
@@ -711,7 +711,7 @@ def test_the_linear_split_reads_every_command_as_shlex_does(text):
 
 
 def test_import_refuses_a_backwards_or_huge_array_range_in_one_note_each():
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     imported = import_script("#!/bin/bash\n#SBATCH --array=10-1\n#SBATCH --array=0-99999999999\n#SBATCH --array=1-x\n"
                              "#SBATCH --time=30:00\npython a.py\n")
@@ -749,8 +749,8 @@ def test_a_whole_home_or_scratch_folder_as_a_destination_is_refused(to):
 
 
 def test_check_looks_at_a_tilde_input_where_the_job_will_find_it(tmp_path, monkeypatch):
-    from slurmkit.spec import spec_from_mapping
-    from slurmkit.staging import inspect_inputs
+    from slurmkit.spec.spec import spec_from_mapping
+    from slurmkit.resolve.staging import inspect_inputs
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SCRATCH", str(tmp_path / "scratch"))
@@ -788,7 +788,7 @@ def test_array_values_reach_the_job_as_the_yaml_file_spells_them(tmp_path):
 
 
 def test_variables_and_command_words_keep_their_spelling_too(tmp_path):
-    from slurmkit.spec import load_spec
+    from slurmkit.spec.spec import load_spec
 
     path = tmp_path / "job.yaml"
     path.write_text(GOOD_SPEC.replace("launch: python main.py", "launch: [python, main.py, 0.00001, 010]")
@@ -799,7 +799,7 @@ def test_variables_and_command_words_keep_their_spelling_too(tmp_path):
 
 
 def test_counts_stay_numbers_and_quoted_values_stay_as_quoted(tmp_path):
-    from slurmkit.spec import load_spec
+    from slurmkit.spec.spec import load_spec
 
     path = tmp_path / "job.yaml"
     path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1h, nodes: 2, cpus_per_task: 8}")

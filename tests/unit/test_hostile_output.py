@@ -71,7 +71,7 @@ def test_new_prints_the_script_it_wrote_byte_for_byte(folders):
 
 
 def test_logs_prints_a_jobs_output_byte_for_byte(tmp_path, monkeypatch, capfdbinary):
-    from slurmkit.cli_run import _print_from
+    from slurmkit.cli.run import _print_from
 
     log = tmp_path / "1.out"
     log.write_bytes(b"\x1b[31mred\x1b[0m \xff not utf-8\n")
@@ -100,7 +100,7 @@ def test_a_spec_value_with_control_characters_is_escaped_in_errors_and_warnings(
 
 
 def test_escaped_keeps_tab_and_newline_and_shows_bidi_overrides():
-    from slurmkit.output import escaped
+    from slurmkit.core.output import escaped
 
     assert escaped("a\tb\nc\rd\x00e\x9b\u202ef") == "a\tb\nc\\rd\\x00e\\x9b\\u202ef"
 
@@ -216,7 +216,7 @@ def test_port_and_import_refuse_a_link_without_force_and_replace_the_link_with_i
 # ------------------------------------------------- item 1: a named pipe or a device is never waited on
 
 def test_open_regular_refuses_a_fifo_a_device_and_a_folder_at_once(tmp_path):
-    from slurmkit.files import NotARegularFile, open_regular, read_bytes_bounded, TooLarge
+    from slurmkit.core.files import NotARegularFile, open_regular, read_bytes_bounded, TooLarge
 
     os.mkfifo(tmp_path / "p")
     with pytest.raises(NotARegularFile, match=r"not a regular file \(a named pipe\)"):
@@ -289,9 +289,9 @@ def test_a_device_as_the_task_file_is_one_error_not_a_memory_error(folders):
 
 
 def test_a_task_file_past_the_cap_is_one_error(folders, monkeypatch):
-    from slurmkit import manytasks
-    from slurmkit.manytasks import task_file_findings
-    from slurmkit.job import Job
+    from slurmkit.resolve import manytasks
+    from slurmkit.resolve.manytasks import task_file_findings
+    from slurmkit.api.job import Job
 
     work, _ = folders
     (work / "tasks.txt").write_text("echo 1\n" * 100)
@@ -312,7 +312,7 @@ def test_a_named_pipe_as_the_registry_is_one_line_for_status_and_submit(folders)
 
 
 def test_a_huge_line_in_the_registry_is_skipped_with_one_warning(tmp_path, monkeypatch, capsys):
-    from slurmkit import registry
+    from slurmkit.slurm import registry
 
     path = tmp_path / "jobs.jsonl"
     path.write_bytes(b'{"job_id": "1", "name": "a", "folder": "f", "profile": "p", "submitted": "t"}\n'
@@ -366,8 +366,9 @@ def test_a_template_that_fails_in_any_way_is_one_line_at_its_file_exit_2_bounded
 
 
 def test_a_template_that_loops_without_output_is_stopped_by_the_time_limit(tmp_path, monkeypatch):
-    from slurmkit import Job, template_limits
-    from slurmkit.errors import InputError
+    from slurmkit import Job
+    from slurmkit.render import template_limits
+    from slurmkit.core.errors import InputError
 
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "serial.sbatch.j2").write_text(
@@ -394,7 +395,8 @@ def test_templates_of_ordinary_size_still_render_in_the_bounded_sandbox(folders)
 # ------------------------------------------ item 16: check's walk of staged folders is bounded
 
 def test_check_stops_counting_a_huge_staged_folder_with_a_warning(tmp_path, monkeypatch):
-    from slurmkit import Job, staging
+    from slurmkit import Job
+    from slurmkit.resolve import staging
 
     data = tmp_path / "data"
     data.mkdir()
@@ -417,7 +419,7 @@ def test_check_of_the_whole_file_system_as_an_input_ends_in_bounded_time(folders
 
 
 def test_walk_skips_links_and_pipes_and_says_so(tmp_path):
-    from slurmkit.staging import walk
+    from slurmkit.resolve.staging import walk
 
     (tmp_path / "a").write_text("a")
     (tmp_path / "sub").mkdir()
@@ -447,7 +449,7 @@ def test_pack_reports_the_entries_it_did_not_pack(folders):
 
 def test_a_dry_run_that_sbatch_refuses_leaves_no_logs_folder(tmp_path, monkeypatch):
     from slurmkit import Job
-    from slurmkit.errors import SlurmkitError
+    from slurmkit.core.errors import SlurmkitError
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -551,7 +553,7 @@ def test_the_forms_a_path_expands_are_not_refused():
     ("--chd=/tmp", "cannot be given: slurmkit runs the job in the spec's folder"),
 ])
 def test_an_extra_directive_that_contradicts_what_slurmkit_writes_is_refused(directive, message):
-    from slurmkit.sanity import directive_problem
+    from slurmkit.core.sanity import directive_problem
 
     assert message in (directive_problem(directive, {}) or "")
 
@@ -559,7 +561,7 @@ def test_an_extra_directive_that_contradicts_what_slurmkit_writes_is_refused(dir
 @pytest.mark.parametrize("directive", ["--gres=lscratch:10", "--gres-flags=enforce-binding", "--constraint=cascade",
                                        "--signal=USR2@60", "--nodelist=n1"])
 def test_extra_directives_slurmkit_does_not_write_still_pass(directive):
-    from slurmkit.sanity import directive_problem
+    from slurmkit.core.sanity import directive_problem
 
     assert directive_problem(directive, {}) is None
 
@@ -584,14 +586,14 @@ def test_an_extra_signal_is_refused_only_where_slurmkit_writes_its_own(directive
 @pytest.mark.parametrize("first, second", [("~/out", "$HOME/out"), ("$HOME/o", "~/o/x"), ("$PWD/res", "res"),
                                            ("${SLURM_SUBMIT_DIR}/res/", "./res"), ("${HOME}/a", "~/a")])
 def test_outputs_that_are_one_place_spelled_two_ways_collide(first, second):
-    from slurmkit.sanity import output_collision
+    from slurmkit.core.sanity import output_collision
 
     found = output_collision([(("stage", "outputs", 0, "to"), first), (("stage", "outputs", 1, "to"), second)])
     assert found is not None and found[0] == ("stage", "outputs", 1, "to")
 
 
 def test_outputs_in_different_places_do_not_collide():
-    from slurmkit.sanity import output_collision
+    from slurmkit.core.sanity import output_collision
 
     assert output_collision([(("stage", "outputs", 0, "to"), "~/out"), (("stage", "outputs", 1, "to"), "$SCRATCH/out"),
                              (("stage", "outputs", 2, "to"), "$PWD/res"), (("stage", "outputs", 3, "to"), "results")]) is None
@@ -653,7 +655,7 @@ def test_import_reads_a_pathological_script_below_the_cap_quickly_with_bounded_n
 
 
 def test_import_refuses_a_script_past_its_cap_in_one_line(folders):
-    from slurmkit.porting import MAX_SCRIPT_BYTES
+    from slurmkit.port.porting import MAX_SCRIPT_BYTES
 
     work, home = folders
     (work / "big.sh").write_text(_HEAD + "a" * MAX_SCRIPT_BYTES)
@@ -670,8 +672,8 @@ def test_a_named_pipe_as_a_template_in_the_folder_is_one_line(folders):
 
 
 def test_a_named_pipe_as_a_jobs_exit_file_or_an_input_manifest_is_not_waited_on(tmp_path):
-    from slurmkit.localdisk import _manifest_bytes
-    from slurmkit.monitor import read_exit_file
+    from slurmkit.resolve.localdisk import _manifest_bytes
+    from slurmkit.slurm.monitor import read_exit_file
 
     os.mkfifo(tmp_path / "7.exit")
     os.mkfifo(tmp_path / "d.tar.manifest.json")

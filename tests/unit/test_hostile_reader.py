@@ -14,9 +14,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slurmkit.errors import SpecError
-from slurmkit.job import Job
-from slurmkit.yamlfile import MAX_CHARS, MAX_DIGITS, parse_yaml
+from slurmkit.core.errors import SpecError
+from slurmkit.api.job import Job
+from slurmkit.core.yamlfile import MAX_CHARS, MAX_DIGITS, parse_yaml
 
 from .test_hostile_input import SPEC_ENTRY_POINTS, cli, folders, measured, refused  # noqa: F401 (folders: a fixture)
 
@@ -314,7 +314,7 @@ def _chain_of_profiles(work: Path, length: int) -> None:
 
 
 def test_a_long_extends_chain_is_one_line_naming_the_chain_not_a_recursion_error(folders):
-    from slurmkit.profiles import MAX_EXTENDS
+    from slurmkit.sites.profiles import MAX_EXTENDS
 
     work, home = folders
     _chain_of_profiles(work, 1500)
@@ -325,7 +325,7 @@ def test_a_long_extends_chain_is_one_line_naming_the_chain_not_a_recursion_error
 
 
 def test_profiles_list_with_a_1500_file_chain_skips_the_long_ones_in_linear_time(folders):
-    from slurmkit.profiles import MAX_EXTENDS
+    from slurmkit.sites.profiles import MAX_EXTENDS
 
     work, home = folders
     _chain_of_profiles(work, 1500)
@@ -342,7 +342,7 @@ def test_profiles_list_with_a_1500_file_chain_skips_the_long_ones_in_linear_time
 
 
 def test_a_chain_of_the_limit_loads_and_merges_as_before(tmp_path):
-    from slurmkit.profiles import MAX_EXTENDS, ProfileCatalog, profiles_dir
+    from slurmkit.sites.profiles import MAX_EXTENDS, ProfileCatalog, profiles_dir
 
     _chain_of_profiles(tmp_path, MAX_EXTENDS)
     (tmp_path / "site_profiles" / "q3.yaml").write_text("name: q3\nextends: q4\nscheduling: {default_mem_per_cpu: 3G}\n")
@@ -404,7 +404,7 @@ def test_an_array_throttle_above_the_array_size_is_warned_about():
 
 
 def test_a_setup_line_is_capped_like_a_launch_command(folders):
-    from slurmkit.sanity import MAX_COMMAND_CHARS
+    from slurmkit.core.sanity import MAX_COMMAND_CHARS
 
     work, home = folders
     (work / "job.yaml").write_text(BASE + "environment:\n  setup:\n    - echo hi\n    - echo " + "x" * MAX_COMMAND_CHARS + "\n")
@@ -510,7 +510,7 @@ def test_import_leaves_a_huge_number_out_with_a_to_do_not_a_traceback(folders, d
 
 @pytest.mark.parametrize("mem", ["0", "0G", "00M"])
 def test_import_maps_any_zero_mem_to_mem_node_now_that_a_spec_refuses_zero(mem):
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     spec = import_script(f"#!/bin/bash\n#SBATCH --mem={mem} -t 1:00:00\nsrun ./app\n").spec
     assert spec["resources"]["mem"] == "node"

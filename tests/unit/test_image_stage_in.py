@@ -9,7 +9,7 @@ import shutil
 import subprocess
 
 from slurmkit import Job
-from slurmkit.staging import pack
+from slurmkit.resolve.staging import pack
 
 
 def _image_function(tmp_path):

@@ -3,9 +3,9 @@
 import pytest
 
 from slurmkit import Job
-from slurmkit.porting import import_script
-from slurmkit.spec import spec_from_mapping
-from slurmkit.units import parse_duration, parse_size
+from slurmkit.port.porting import import_script
+from slurmkit.spec.spec import spec_from_mapping
+from slurmkit.core.units import parse_duration, parse_size
 
 ALLIANCE_DDP = """#!/bin/bash
 #SBATCH --nodes 1
@@ -174,7 +174,7 @@ def test_array_setup_lines_read_the_tasks_original_number():
 def test_conda_is_a_to_do_that_check_reports(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     script = tmp_path / "old.sh"
     script.write_text("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00\nmodule load anaconda3\nconda activate myenv\npython a.py\n")

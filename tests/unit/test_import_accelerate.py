@@ -8,10 +8,10 @@ import subprocess
 import pytest
 
 from slurmkit import Job
-from slurmkit.kinds import first_kind
-from slurmkit.launch_options import parse
-from slurmkit.porting import import_script
-from slurmkit.spec import spec_from_mapping
+from slurmkit.core.kinds import first_kind
+from slurmkit.core.launch_options import parse
+from slurmkit.port.porting import import_script
+from slurmkit.spec.spec import spec_from_mapping
 
 ACCELERATE = first_kind(launches_per_node=True).name
 HEADER_1x4 = "#!/bin/bash\n#SBATCH -A def-x --gres=gpu:4 --cpus-per-task=32 --mem=64G -t 3:00:00\n"
@@ -178,7 +178,7 @@ def test_accelerate_launch_options_are_read_with_their_arity(line, program):
 def test_slurmkit_import_on_the_command_line_writes_a_spec_that_checks(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     (tmp_path / "hf.sh").write_text(MULTINODE.replace("--mixed_precision fp16", "--mixed_precision fp16 --config_file c.yaml"))
     monkeypatch.chdir(tmp_path)

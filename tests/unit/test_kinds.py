@@ -1,4 +1,4 @@
-"""The kinds are data (slurmkit/kinds.py): no other module compares, lists or picks a kind by name.
+"""The kinds are data (slurmkit/core/kinds.py): no other module compares, lists or picks a kind by name.
 
 The check reads the source as Python (ast): a kind's name is allowed in docstrings and where the
 same word means something else ("gpu" a gres, "array" a JSON type, "horovod" a build), but not
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit import kinds
-from slurmkit.kinds import KIND_NAMES, KINDS, first_kind, kind_of
-from slurmkit.spec import spec_from_mapping
+from slurmkit.core import kinds
+from slurmkit.core.kinds import KIND_NAMES, KINDS, first_kind, kind_of
+from slurmkit.spec.spec import spec_from_mapping
 
-PACKAGE = Path(kinds.__file__).parent
+PACKAGE = Path(kinds.__file__).parent.parent   # slurmkit/, above core/
 NAMES = frozenset(KIND_NAMES)
 
 
@@ -103,12 +103,12 @@ def kind_name_uses(source: str):
 
 
 def test_no_module_but_kinds_asks_for_a_kind_by_name():
-    uses = {path.name: kind_name_uses(path.read_text()) for path in sorted(PACKAGE.glob("*.py")) if path.name != "kinds.py"}
+    uses = {str(path.relative_to(PACKAGE)): kind_name_uses(path.read_text()) for path in sorted(PACKAGE.rglob("*.py")) if path.name != "kinds.py"}
     assert {name: found for name, found in uses.items() if found} == {}
 
 
 def test_no_message_spells_a_kind_out():
-    uses = {path.name: kind_names_in_messages(path.read_text()) for path in sorted(PACKAGE.glob("*.py")) if path.name != "kinds.py"}
+    uses = {str(path.relative_to(PACKAGE)): kind_names_in_messages(path.read_text()) for path in sorted(PACKAGE.rglob("*.py")) if path.name != "kinds.py"}
     assert {name: found for name, found in uses.items() if found} == {}
 
 
@@ -160,9 +160,9 @@ def test_the_check_leaves_other_uses_of_the_words(source):
 
 
 def test_every_kind_has_a_template_and_a_default_launcher_it_allows():
-    from slurmkit import spec
-    from slurmkit.bundled import templates_dir
-    from slurmkit.launchers import LAUNCHERS
+    from slurmkit.spec import spec
+    from slurmkit.core.bundled import templates_dir
+    from slurmkit.core.launchers import LAUNCHERS
     templates = templates_dir()
     for kind in KINDS.values():
         assert (templates / kind.script_template).is_file(), kind.name
@@ -171,7 +171,7 @@ def test_every_kind_has_a_template_and_a_default_launcher_it_allows():
 
 
 def test_views_agree_with_the_rows():
-    from slurmkit import spec
+    from slurmkit.spec import spec
     assert spec.KINDS == KIND_NAMES and spec.DISTRIBUTED_KINDS == tuple(k.name for k in KINDS.values() if k.distributed)
     assert kinds.MULTI_NODE_GPU_KINDS == tuple(k.name for k in KINDS.values() if k.spreads_over_nodes)
     assert all(KINDS[k.other_framework_kind].framework_only for k in KINDS.values() if k.framework_only)

@@ -4,8 +4,8 @@ import shlex
 
 import pytest
 
-from slurmkit.launch_options import parse
-from slurmkit.porting import import_script
+from slurmkit.core.launch_options import parse
+from slurmkit.port.porting import import_script
 
 
 @pytest.mark.parametrize("line, launcher, program", [

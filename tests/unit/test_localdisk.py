@@ -1,10 +1,10 @@
-"""What staged inputs take on a node's local disk (slurmkit/localdisk.py), from which the
+"""What staged inputs take on a node's local disk (slurmkit/resolve/localdisk.py), from which the
 --tmp Rorqual needs is sized: copies, archives with and without a manifest, packs, images."""
 
 import json
 
-from slurmkit.localdisk import COMPRESSED_RATIO, staged_sizes, tmp_for
-from slurmkit.spec import spec_from_mapping
+from slurmkit.resolve.localdisk import COMPRESSED_RATIO, staged_sizes, tmp_for
+from slurmkit.spec.spec import spec_from_mapping
 
 GIB = 1 << 30
 

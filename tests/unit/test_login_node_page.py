@@ -10,7 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.cli import main
+from slurmkit.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "docs" / "login-node.md").read_text()

@@ -10,15 +10,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.cli import main
-from slurmkit.errors import SpecError
-from slurmkit.job import Job
-from slurmkit.manytasks import colsep
-from slurmkit.profiles import load_profile
-from slurmkit.render import render
-from slurmkit.resolve import Finding, resolve
-from slurmkit.retarget import PortRefused, choose_target, port_spec
-from slurmkit.spec import Launch, Tasks, spec_from_mapping
+from slurmkit.cli.main import main
+from slurmkit.core.errors import SpecError
+from slurmkit.api.job import Job
+from slurmkit.resolve.manytasks import colsep
+from slurmkit.sites.profiles import load_profile
+from slurmkit.render.render import render
+from slurmkit.resolve.resolve import Finding, resolve
+from slurmkit.port.retarget import PortRefused, choose_target, port_spec
+from slurmkit.spec.spec import Launch, Tasks, spec_from_mapping
 
 
 def spec(**overrides) -> dict:
@@ -295,7 +295,7 @@ parallel -j $SLURM_CPUS_PER_TASK --colsep '\\t' my_simulator --alpha {1} --beta 
 def test_the_gnu_parallel_pages_scripts_import_as_many_tasks_jobs():
     """The two job scripts of https://docs.alliancecan.ca/wiki/GNU_Parallel/en: --cpus-per-task=N
     with -j $SLURM_CPUS_PER_TASK is N one-core tasks at a time."""
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     commands = import_script(ALLIANCE_COMMANDS, name="farm", profile="fir")
     assert commands.spec["kind"] == "many-tasks" and "launch" not in commands.spec
@@ -313,7 +313,7 @@ def test_the_gnu_parallel_pages_scripts_import_as_many_tasks_jobs():
 def test_gnu_parallel_with_values_on_its_command_line_runs_as_written():
     """Values after ``:::`` are not a file of tasks for kind many-tasks: the line stays GNU
     Parallel's own, a launch.shell run as written (issue 16: nothing lost, nothing to do)."""
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     imported = import_script("#!/bin/bash\n#SBATCH --time=1:00:00\nparallel -j 4 sim {1} {2} ::: 1 2 ::: a b\n", name="x")
     assert imported.unmapped == () and "tasks" not in imported.spec

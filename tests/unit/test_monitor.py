@@ -6,9 +6,9 @@ exit_code field is printed the same way by 23.x and 24.x (src/squeue/print.c).
 
 import pytest
 
-from slurmkit.monitor import (Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable, Watch, parse_exit_file,
+from slurmkit.slurm.monitor import (Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable, Watch, parse_exit_file,
                               parse_sacct, parse_squeue, poll, sacct_command, verdict)
-from slurmkit.slurmcli import SchedulerError
+from slurmkit.slurm.slurmcli import SchedulerError
 
 SACCT = """\
 48|FAILED|3:0|1|node1

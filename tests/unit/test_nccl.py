@@ -8,10 +8,10 @@ import tarfile
 import pytest
 
 from slurmkit import Job
-from slurmkit.errors import SpecError
-from slurmkit.profiles import load_profile
-from slurmkit.resolve import resolve
-from slurmkit.spec import spec_from_mapping
+from slurmkit.core.errors import SpecError
+from slurmkit.sites.profiles import load_profile
+from slurmkit.resolve.resolve import resolve
+from slurmkit.spec.spec import spec_from_mapping
 
 TARBALL = "nccl_2.21.5-1+cuda12.4_x86_64.txz"
 

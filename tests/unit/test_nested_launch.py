@@ -4,7 +4,7 @@ error and gives the program alone; a one-process kind run directly may still use
 
 import pytest
 
-from slurmkit.kinds import KINDS
+from slurmkit.core.kinds import KINDS
 
 from .test_resolve import job, only_error
 

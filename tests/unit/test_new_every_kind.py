@@ -7,8 +7,8 @@ import os
 import pytest
 import yaml
 
-from slurmkit.kinds import KINDS
-from slurmkit.profiles import load_profile
+from slurmkit.core.kinds import KINDS
+from slurmkit.sites.profiles import load_profile
 PROFILES = sorted(name[:-5] for name in os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "site_profiles"))
                   if name.endswith(".yaml") and name != "alliance.yaml")   # alliance: the abstract base
 

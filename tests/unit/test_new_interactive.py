@@ -7,8 +7,8 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from slurmkit import cli_jobs
-from slurmkit.cli import main
+from slurmkit.cli import jobs as cli_jobs
+from slurmkit.cli.main import main
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from slurmkit import Job
-from slurmkit.cli import main
-from slurmkit.staging import pack, split_evenly
+from slurmkit.cli.main import main
+from slurmkit.resolve.staging import pack, split_evenly
 
 
 def _dataset(folder, count=30, size=1000, text=False):
@@ -75,9 +75,9 @@ def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
 
 
 def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
-    from slurmkit.resolve import staged_data_findings
-    from slurmkit.profiles import load_profile
-    from slurmkit.staging import InputShape
+    from slurmkit.resolve.resolve import staged_data_findings
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.resolve.staging import InputShape
 
     job = Job(name="s", profile="trillium", resources={"time": "3h"}, kind="threaded", stage={"inputs": ["big.tar"]}, launch="x")
     trillium = load_profile("trillium")
@@ -135,9 +135,9 @@ def test_pack_cli_says_it_made_an_image(tmp_path):
 # ------------------------------------------------------------------ never half-written (issue 14)
 
 def _interrupt_on_call(monkeypatch, number):
-    """subprocess.run as slurmkit.staging calls it, but Ctrl-C arrives during call ``number``
+    """subprocess.run as slurmkit.resolve.staging calls it, but Ctrl-C arrives during call ``number``
     (after the archiver has written part of its output)."""
-    import slurmkit.staging as staging
+    import slurmkit.resolve.staging as staging
 
     real_run, calls = subprocess.run, []
 
@@ -170,7 +170,7 @@ def _packed(tmp_path):
 
 @pytest.mark.parametrize("name, failing_call", [("data.tar", 1), ("data.pack", 2)])
 def test_a_failed_repack_leaves_the_previous_pack_whole(tmp_path, monkeypatch, name, failing_call):
-    import slurmkit.staging as staging
+    import slurmkit.resolve.staging as staging
 
     _dataset(tmp_path / "data")
     pack(tmp_path / "data", tmp_path / name, shards=2, compression="none")
@@ -201,7 +201,7 @@ def test_a_killed_pack_leaves_only_a_partial_name_and_the_next_pack_replaces_it(
     # A tar that writes the start of its archive, then hangs: the kill lands in the middle.
     (fake / "tar").write_text('#!/bin/bash\nhead -c 10240 /dev/zero > "$2"\nsleep 60\n')   # tar -cf ARCHIVE ...
     (fake / "tar").chmod(0o755)
-    code = f"from slurmkit.staging import pack; pack({str(tmp_path / 'data')!r}, {str(tmp_path / 'data.tar')!r}, compression='none')"
+    code = f"from slurmkit.resolve.staging import pack; pack({str(tmp_path / 'data')!r}, {str(tmp_path / 'data.tar')!r}, compression='none')"
     env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
     process = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
     deadline = time.monotonic() + 30

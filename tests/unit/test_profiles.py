@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slurmkit import detect as det
-from slurmkit import profiles as sp
-from slurmkit.bundled import profiles_dir
-from slurmkit.errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError
-from slurmkit.units import format_duration, format_size, format_slurm_time, parse_duration, parse_size
+from slurmkit.sites import detect as det
+from slurmkit.sites import profiles as sp
+from slurmkit.core.bundled import profiles_dir
+from slurmkit.core.errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError
+from slurmkit.core.units import format_duration, format_size, format_slurm_time, parse_duration, parse_size
 
 BAD = Path(__file__).parent / "fixtures" / "bad_profiles"
 SOURCE = "source: https://example.org"
@@ -521,8 +521,8 @@ def test_every_null_in_a_detected_profile_carries_a_comment():
 def test_bundled_profiles_read_fast_give_what_the_tracking_reader_gives():
     """Bundled profiles are read with libyaml and their lines made on demand (BundledFile);
     the data must be what the bounded, line-tracking reader makes of the same file."""
-    from slurmkit.bundled import profiles_dir
-    from slurmkit.profiles import BundledFile, ProfileCatalog, parse_profile_text
+    from slurmkit.core.bundled import profiles_dir
+    from slurmkit.sites.profiles import BundledFile, ProfileCatalog, parse_profile_text
 
     catalog = ProfileCatalog([profiles_dir()])
     for name in catalog.names():
@@ -535,7 +535,7 @@ def test_bundled_profiles_read_fast_give_what_the_tracking_reader_gives():
 
 def test_a_users_profile_is_always_read_by_the_tracking_reader(tmp_path):
     """./site_profiles is input: its duplicate keys are refused, as the fast reader would not."""
-    from slurmkit.profiles import ProfileCatalog, ProfileError
+    from slurmkit.sites.profiles import ProfileCatalog, ProfileError
 
     folder = tmp_path / "site_profiles"
     folder.mkdir()

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slurmkit.job import Job
-from slurmkit.render import render
+from slurmkit.api.job import Job
+from slurmkit.render.render import render
 
 HARNESS = ("import json, os, sys; print(json.dumps({'argv': sys.argv[1:], "
            "'env': {k: v for k, v in os.environ.items() if k.startswith('SK_')}}))")
@@ -174,7 +174,7 @@ def test_hostile_values_never_break_the_syntax_on_any_profile(profile_kind, valu
 def refused_path(path: str, profile: str = "generic", **fields) -> bool:
     """Whether ``path`` holds shell that a path does not expand (userpaths.unexpanded_form): then
     the job is refused in one line on the requirements field, and nothing is rendered."""
-    from slurmkit.userpaths import unexpanded_form
+    from slurmkit.core.userpaths import unexpanded_form
 
     if not unexpanded_form(path):
         return False

@@ -1,4 +1,4 @@
-"""What a job reads that nothing provides (slurmkit/reads.py): paths on the node-local disk,
+"""What a job reads that nothing provides (slurmkit/resolve/reads.py): paths on the node-local disk,
 shell variables the batch script expands, and files that are not on the submit host.
 
 Each case is one a user met: a command that reads $SLURM_TMPDIR/data with no stage section
@@ -12,10 +12,10 @@ import re
 import pytest
 
 from slurmkit import Job
-from slurmkit.profiles import load_profile
-from slurmkit.reads import BATCH_SET_BY, PER_PROCESS, SET_BY_SPEC, batch_variables, tmpdir_paths
-from slurmkit.resolve import resolve
-from slurmkit.spec import spec_from_mapping
+from slurmkit.sites.profiles import load_profile
+from slurmkit.resolve.reads import BATCH_SET_BY, PER_PROCESS, SET_BY_SPEC, batch_variables, tmpdir_paths
+from slurmkit.resolve.resolve import resolve
+from slurmkit.spec.spec import spec_from_mapping
 
 from .golden_specs import KINDS, spec_for
 
@@ -285,7 +285,7 @@ def test_paths_that_only_the_node_knows_are_not_looked_for(tmp_path, monkeypatch
 def test_slurmkit_check_shows_each_read_with_its_line_and_exits_zero(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.yaml").write_text("name: sim\nprofile: nibi\naccount: def-x\nkind: mpi\nresources: {time: 3h, nodes: 2}\n"

@@ -1,4 +1,4 @@
-"""slurmkit.records.Record: what typing.NamedTuple gives, checked against it."""
+"""slurmkit.core.records.Record: what typing.NamedTuple gives, checked against it."""
 
 import copy
 import pickle
@@ -6,7 +6,7 @@ from typing import NamedTuple, Optional, Tuple
 
 import pytest
 
-from slurmkit.records import Record
+from slurmkit.core.records import Record
 
 
 class Point(Record):
@@ -83,7 +83,7 @@ def test_a_field_without_default_after_one_with_is_refused():
 
 def test_annotations_are_not_evaluated():
     namespace = {}
-    exec("from __future__ import annotations\nfrom slurmkit.records import Record\n"
+    exec("from __future__ import annotations\nfrom slurmkit.core.records import Record\n"
          "class Lazy(Record):\n    a: NotDefinedAnywhere\n    b: int = 2\n", namespace)
     assert namespace["Lazy"](1) == (1, 2)
 
@@ -95,8 +95,8 @@ def test_slurmkit_records_are_cheap_records():
 
     import slurmkit
 
-    for module in sorted(Path(slurmkit.__file__).parent.glob("*.py")):
+    for module in sorted(Path(slurmkit.__file__).parent.rglob("*.py")):
         text = module.read_text()
-        assert "(NamedTuple):" not in text, f"{module.name}: use slurmkit.records.Record"
+        assert "(NamedTuple):" not in text, f"{module.name}: use slurmkit.core.records.Record"
         if "(Record):" in text:
             assert "from __future__ import annotations" in text, module.name

@@ -6,9 +6,9 @@ import stat
 
 import pytest
 
-from slurmkit.registry import Submission, find, record, submissions
-from slurmkit.slurmcli import SchedulerError, run_slurm
-from slurmkit.submit import parse_job_id, sbatch_command
+from slurmkit.slurm.registry import Submission, find, record, submissions
+from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
+from slurmkit.slurm.submit import parse_job_id, sbatch_command
 
 
 def _record_many(path, start, count):

@@ -8,8 +8,8 @@ import subprocess
 
 import pytest
 
-from slurmkit import registry
-from slurmkit.registry import (NEVER_REACHED, Known, RegistryError, Submission, adopt_interrupted, all_records, intent,
+from slurmkit.slurm import registry
+from slurmkit.slurm.registry import (NEVER_REACHED, Known, RegistryError, Submission, adopt_interrupted, all_records, intent,
                                open_intents, parse_token_lines, record, submissions, token_in)
 
 
@@ -152,7 +152,7 @@ def test_an_old_intent_is_not_given_up_while_accounting_does_not_answer(tmp_path
 
 
 def test_a_controller_that_does_not_answer_leaves_intents_open_with_a_warning(tmp_path):
-    from slurmkit.slurmcli import SchedulerError
+    from slurmkit.slurm.slurmcli import SchedulerError
 
     path = tmp_path / "jobs.jsonl"
     record(intent("n", "/f", "local", "tok1")._replace(pid=_dead_pid()), path)

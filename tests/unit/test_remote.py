@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit import remote as remote_mod
-from slurmkit import remote_jobs
-from slurmkit.profiles import select_profile
-from slurmkit.remote import (AuthRefused, Connection, ConnectionDropped, HostUnreachable, NoSlurm, QuotaExceeded, Remote,
+from slurmkit.slurm import remote as remote_mod
+from slurmkit.slurm import remote_jobs
+from slurmkit.sites.profiles import select_profile
+from slurmkit.slurm.remote import (AuthRefused, Connection, ConnectionDropped, HostUnreachable, NoSlurm, QuotaExceeded, Remote,
                              RemoteConfigError, TooBig, read_config, remote_for)
 
 PROBE_OK = "root=/scratch/me/slurmkit\nhome=/home/me\nvar:SCRATCH=/scratch/me\nsbatch=slurm 23.11.10\n"
@@ -197,9 +197,9 @@ def test_a_profile_without_login_hosts_says_where_to_name_one():
 
 
 def test_slurmkit_help_imports_no_remote_module():
-    code = ("import sys; from slurmkit.cli import main\n"
+    code = ("import sys; from slurmkit.cli.main import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('slurmkit.remote') or m == 'slurmkit.cli_remote'))")
+            "print(sorted(m for m in sys.modules if m.startswith('slurmkit.slurm.remote') or m == 'slurmkit.cli.remote'))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip().splitlines()[-1] == "[]"
 
@@ -235,7 +235,7 @@ def test_a_drop_under_a_command_that_may_have_run_is_not_run_again():
 def test_local_submit_options_that_mean_nothing_remotely_are_refused_in_one_line(tmp_path, option):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     (tmp_path / "job.yaml").write_text("name: x\nprofile: local\nresources: {time: 5m}\nlaunch: 'true'\n")
     result = CliRunner().invoke(main, ["submit", str(tmp_path / "job.yaml"), "--remote", "local", *option])
@@ -246,8 +246,8 @@ def test_local_submit_options_that_mean_nothing_remotely_are_refused_in_one_line
 def test_a_remote_intent_is_never_looked_up_in_the_local_slurm_nor_listed_by_local_status(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
-    from slurmkit.registry import adopt_interrupted, intent, record
+    from slurmkit.cli.main import main
+    from slurmkit.slurm.registry import adopt_interrupted, intent, record
 
     registry = tmp_path / "jobs.jsonl"
     monkeypatch.setenv("SLURMKIT_REGISTRY", str(registry))
@@ -272,7 +272,7 @@ class ShOnThisHost(FakeSsh):
 
 
 def test_gpu_samples_are_copied_from_the_cluster_in_one_command_and_cut_past_the_cap(tmp_path):
-    from slurmkit.remote import copy_gpu_samples
+    from slurmkit.slurm.remote import copy_gpu_samples
 
     far = tmp_path / "far side's logs"          # a space, as a user's folder may have
     far.mkdir()
@@ -296,10 +296,10 @@ def test_gpu_samples_are_copied_from_the_cluster_in_one_command_and_cut_past_the
 def test_gpu_samples_that_cannot_be_written_here_fail_in_one_line_naming_the_folder(tmp_path, monkeypatch):
     import tempfile
 
-    from slurmkit import cli_remote
-    from slurmkit.efficiency import parse
-    from slurmkit.errors import SlurmkitError
-    from slurmkit.registry import Submission
+    from slurmkit.cli import remote as cli_remote
+    from slurmkit.report.efficiency import parse
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.slurm.registry import Submission
 
     far = tmp_path / "far"
     far.mkdir()
@@ -336,7 +336,7 @@ def far_side(fake):
 
 
 def test_bytes_that_are_not_utf8_on_the_far_side_are_read_not_a_traceback(tmp_path):
-    from slurmkit.remote import copy_gpu_samples
+    from slurmkit.slurm.remote import copy_gpu_samples
 
     far = tmp_path / "far"
     far.mkdir()
@@ -347,13 +347,13 @@ def test_bytes_that_are_not_utf8_on_the_far_side_are_read_not_a_traceback(tmp_pa
     conn = far_side(ShOnThisHostAsSsh([]))
     conn.opened = True
     copy_gpu_samples(conn, str(far), ["41"], near, cap=1000)
-    from slurmkit.gpuuse import read_job
+    from slurmkit.report.gpuuse import read_job
     [gpu] = read_job("41", str(near)).gpus
     assert gpu.mean_util == 97.0
 
 
 def test_logs_follow_counts_the_bytes_the_far_side_sent_not_the_characters_read(tmp_path, capsys):
-    from slurmkit.cli_remote import _print_from
+    from slurmkit.cli.remote import _print_from
 
     log = tmp_path / "41_0_log.out"
     log.write_bytes(b"caf\xc3\xa9 \xff\n")        # 8 bytes: an e-acute (2 bytes) and a byte that is not UTF-8

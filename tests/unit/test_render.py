@@ -3,7 +3,7 @@
 import os
 import subprocess
 
-from slurmkit.render import words
+from slurmkit.render.render import words
 
 
 def test_a_first_word_that_looks_like_an_assignment_is_run_as_a_command(tmp_path):

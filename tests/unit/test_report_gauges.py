@@ -8,9 +8,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurmkit import efficiency, gauges, slurmcli
-from slurmkit.cli import main
-from slurmkit.efficiency import JobEfficiency, array_tips, parse, tips
+from slurmkit.report import efficiency
+from slurmkit.report import gauges
+from slurmkit.slurm import slurmcli
+from slurmkit.cli.main import main
+from slurmkit.report.efficiency import JobEfficiency, array_tips, parse, tips
 
 # Made up (the local cluster has no GPUs to gather from): the fields as Slurm 23.02 with
 # AcctGatherGpuType=gpu/nvml writes them, 2 GPUs at 60% and 20% (gres/gpuutil adds them up).
@@ -99,7 +101,7 @@ def test_piped_report_lists_outliers_before_the_advice(sacct):
 
 
 def test_on_a_terminal_the_report_draws_bars(sacct, monkeypatch):
-    from slurmkit import cli_report
+    from slurmkit.cli import report as cli_report
 
     sacct(GPU_USAGE)
     monkeypatch.setattr(cli_report, "pretty_output", lambda: True)

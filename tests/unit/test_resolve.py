@@ -4,9 +4,9 @@ import functools
 
 import pytest
 
-from slurmkit.profiles import load_profile
-from slurmkit.resolve import Finding, resolve
-from slurmkit.spec import spec_from_mapping
+from slurmkit.sites.profiles import load_profile
+from slurmkit.resolve.resolve import Finding, resolve
+from slurmkit.spec.spec import spec_from_mapping
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,12 +8,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.cli import main
-from slurmkit.errors import SlurmkitError
-from slurmkit.profiles import load_profile, load_profile_file
-from slurmkit.resolve import resolve
-from slurmkit.retarget import PortRefused, choose_target, port_spec, ported_text
-from slurmkit.spec import spec_from_mapping
+from slurmkit.cli.main import main
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.sites.profiles import load_profile, load_profile_file
+from slurmkit.resolve.resolve import resolve
+from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+from slurmkit.spec.spec import spec_from_mapping
 
 
 def port(data, to=None, source=None):
@@ -331,7 +331,7 @@ python train.py
 @pytest.mark.parametrize("old", ["graham", "cedar", "beluga"])
 @pytest.mark.parametrize("script", ["ALLIANCE_DDP", "ALLIANCE_TF_MULTIWORKER", "SHARCNET_COURSE", "ALLIANCE_ML_TUTORIAL"])
 def test_doc_and_course_scripts_imported_for_an_old_cluster_port_to_its_successor(old, script):
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     from .test_import import ALLIANCE_DDP  # noqa: F401 - looked up by name below
 
@@ -343,7 +343,7 @@ def test_doc_and_course_scripts_imported_for_an_old_cluster_port_to_its_successo
 
 
 def test_the_course_scripts_128_cores_for_2_gpus_come_down_to_the_new_advice():
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     ported = port(import_script(SHARCNET_COURSE, name="course", profile="graham").spec)
     assert changed(ported)["resources.cpus_per_task"] == (32, 7)    # 4 tasks x 7 = nibi's 14 per GPU x 2
@@ -351,7 +351,7 @@ def test_the_course_scripts_128_cores_for_2_gpus_come_down_to_the_new_advice():
 
 
 def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
-    from slurmkit.porting import import_script
+    from slurmkit.port.porting import import_script
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
     assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.11.5"])
@@ -403,8 +403,8 @@ def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_
 
 
 def test_every_module_a_profile_names_is_in_its_catalogue():
-    from slurmkit.bundled import profiles_dir
-    from slurmkit.modulecat import families, is_available
+    from slurmkit.core.bundled import profiles_dir
+    from slurmkit.sites.modulecat import families, is_available
 
     for name in sorted(p.stem for p in profiles_dir().glob("*.yaml") if p.stem != "alliance"):
         profile = load_profile(name)

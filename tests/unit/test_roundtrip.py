@@ -10,8 +10,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.cli import main
-from slurmkit.roundtrip import rewritten_text
+from slurmkit.cli.main import main
+from slurmkit.core.roundtrip import rewritten_text
 
 COMMENTED_SPEC = """\
 # Training on Graham: the V100 run from the 2023 paper.
@@ -111,7 +111,7 @@ def test_the_same_port_gives_the_same_bytes(tmp_path, monkeypatch):
 
 
 def test_imports_to_do_lines_stay_at_the_top_where_check_finds_them(tmp_path, monkeypatch):
-    from slurmkit.porting import pending_import_notes
+    from slurmkit.port.porting import pending_import_notes
 
     text = "# to do: line 7: conda activate x: list its packages\n" + COMMENTED_SPEC
     assert pending_import_notes(ported(tmp_path, monkeypatch, text)) == ("line 7: conda activate x: list its packages",)
@@ -150,7 +150,7 @@ def test_new_force_over_a_spec_the_user_commented_keeps_the_comments(tmp_path, m
 @pytest.mark.parametrize("argv", [["render", "job.yaml"], ["--help"], ["render", "--help"], ["check", "job.yaml"]])
 def test_render_check_and_help_do_not_import_ruamel(argv, tmp_path):
     (tmp_path / "job.yaml").write_text("name: t\nprofile: nibi\naccount: def-x\nkind: serial\nresources: {time: 1h}\nlaunch: ./a\n")
-    code = ("import sys\nfrom slurmkit.cli import main\n"
+    code = ("import sys\nfrom slurmkit.cli.main import main\n"
             f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
             "print('ruamel loaded' if any(m.startswith('ruamel') for m in sys.modules) else 'ruamel not loaded')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path).stdout
@@ -160,7 +160,7 @@ def test_render_check_and_help_do_not_import_ruamel(argv, tmp_path):
 def test_port_does_import_ruamel(tmp_path):
     """The probe above can see ruamel when it is loaded."""
     (tmp_path / "job.yaml").write_text(COMMENTED_SPEC)
-    code = ("import sys\nfrom slurmkit.cli import main\n"
+    code = ("import sys\nfrom slurmkit.cli.main import main\n"
             "try:\n    main(['port', 'job.yaml'])\nexcept SystemExit:\n    pass\n"
             "print('ruamel loaded' if any(m.startswith('ruamel') for m in sys.modules) else 'ruamel not loaded')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path).stdout

@@ -3,8 +3,8 @@ ENVIRONMENT VARIABLES, Slurm 22.05): each one set is a warning naming what it ch
 
 import pytest
 
-from slurmkit.job import Job
-from slurmkit.sbatch_environment import INPUT_VARIABLES, findings
+from slurmkit.api.job import Job
+from slurmkit.spec.sbatch_environment import INPUT_VARIABLES, findings
 
 SPEC = dict(name="env", profile="nibi", account="def-x", kind="serial",
             resources={"time": "3h", "mem": "4G"}, launch="python run.py")

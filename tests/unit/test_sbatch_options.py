@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from slurmkit import functions, porting, sanity
-from slurmkit.job import Job
-from slurmkit.kinds import KIND_NAMES
-from slurmkit.profiles import list_profiles, load_profile
-from slurmkit.sbatch_options import OPTIONS, PORT_HINTS, SHORT_NAMES, SPEC_FIELDS, SUBMITIT_PARAMETERS
+from slurmkit.api import functions
+from slurmkit.port import porting
+from slurmkit.core import sanity
+from slurmkit.api.job import Job
+from slurmkit.core.kinds import KIND_NAMES
+from slurmkit.sites.profiles import list_profiles, load_profile
+from slurmkit.core.sbatch_options import OPTIONS, PORT_HINTS, SHORT_NAMES, SPEC_FIELDS, SUBMITIT_PARAMETERS
 
 from .golden_specs import spec_for
 

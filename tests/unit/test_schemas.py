@@ -1,7 +1,7 @@
-"""The JSON Schemas of job.yaml and site profiles (slurmkit/schemas.py) say what the readers say.
+"""The JSON Schemas of job.yaml and site profiles (slurmkit/spec/schemas.py) say what the readers say.
 
 - the shipped files are what the generator makes now (a changed reader fails here until
-  ``python -m slurmkit.schemas`` is run);
+  ``python -m slurmkit.spec.schemas`` is run);
 - every section the reader knows lists, in its unknown-key error, exactly the keys the schema has;
 - every example and golden spec, and every bundled profile, is valid; the structurally bad
   profile fixtures are not;
@@ -21,11 +21,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slurmkit import schemas
-from slurmkit.errors import SpecError
-from slurmkit.profiles import load_profile
-from slurmkit.spec import SECTION_KEYS, load_spec, spec_from_mapping
-from slurmkit.yamlfile import parse_yaml
+from slurmkit.spec import schemas
+from slurmkit.core.errors import SpecError
+from slurmkit.sites.profiles import load_profile
+from slurmkit.spec.spec import SECTION_KEYS, load_spec, spec_from_mapping
+from slurmkit.core.yamlfile import parse_yaml
 from tests.unit.golden_specs import KINDS, spec_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_the_schemas_are_valid_draft_7():
 def test_the_shipped_files_are_what_the_readers_schemas_make():
     for name, body in schemas.generated().items():
         shipped = (schemas.SCHEMA_DIR / name).read_text(encoding="utf-8")
-        assert shipped == body, f"slurmkit/schema/{name} is stale: run `python -m slurmkit.schemas`"
+        assert shipped == body, f"slurmkit/schema/{name} is stale: run `python -m slurmkit.spec.schemas`"
 
 
 def test_generation_gives_the_same_bytes_twice():
@@ -160,7 +160,7 @@ def test_structurally_bad_profiles_are_rejected(name):
 
 
 def test_the_profile_schema_knows_every_key_of_the_loaders_schema():
-    from slurmkit.profiles import SCHEMA, Fields
+    from slurmkit.sites.profiles import SCHEMA, Fields
 
     def keys(node, schema, path=()):
         schema = next((s for s in schema.get("anyOf", [schema]) if s.get("type") == "object"), schema)

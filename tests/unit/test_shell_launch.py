@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from slurmkit.errors import SpecError
-from slurmkit.spec import spec_from_mapping
+from slurmkit.core.errors import SpecError
+from slurmkit.spec.spec import spec_from_mapping
 
 from .test_quoting import bash_syntax_ok, script_of
 

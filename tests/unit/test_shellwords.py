@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurmkit.shellwords import commands, raw_words, split_at_operators
+from slurmkit.core.shellwords import commands, raw_words, split_at_operators
 
 
 @pytest.mark.parametrize("line, head, operators", [

@@ -1,7 +1,7 @@
 """What a user's own profiles and templates change: MPI flavour, template blocks, `new`'s questions."""
 
-from slurmkit.job import Job
-from slurmkit.scaffold import scaffold
+from slurmkit.api.job import Job
+from slurmkit.api.scaffold import scaffold
 
 
 def _user_profile(tmp_path, monkeypatch, flavour):

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slurmkit.errors import SpecError
-from slurmkit.job import Job
-from slurmkit.profiles import load_profile, validate_file
-from slurmkit.resolve import resolve
-from slurmkit.localdisk import StagedSize
-from slurmkit.siterules import host_findings, login_node_findings, read_only_findings, tmp_for_staged
-from slurmkit.spec import spec_from_mapping
+from slurmkit.core.errors import SpecError
+from slurmkit.api.job import Job
+from slurmkit.sites.profiles import load_profile, validate_file
+from slurmkit.resolve.resolve import resolve
+from slurmkit.resolve.localdisk import StagedSize
+from slurmkit.resolve.siterules import host_findings, login_node_findings, read_only_findings, tmp_for_staged
+from slurmkit.spec.spec import spec_from_mapping
 
 QUICKSTART = "https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en"
 PYTORCH = "https://docs.alliancecan.ca/wiki/PyTorch/en"
@@ -229,14 +229,14 @@ def test_check_and_submit_refuse_a_trillium_spec_under_home(tmp_path, monkeypatc
         "name: demo\nprofile: trillium\naccount: def-someprof\nkind: threaded\nresources: {time: 3h}\n"
         "launch: {command: python main.py}\n", encoding="utf-8")
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setattr("slurmkit.submit.submit_script", lambda *a, **k: pytest.fail("submitted"))
+    monkeypatch.setattr("slurmkit.slurm.submit.submit_script", lambda *a, **k: pytest.fail("submitted"))
     job = Job.from_yaml(home / "proj" / "job.yaml")
     assert [f.field for f in job.check() if f.level == "error"] == ["folder"]
     with pytest.raises(SpecError, match="read-only inside trillium jobs"):
         job.submit()
     assert [f.field for f in job.check() if f.level == "error"] == ["folder"]
     calls = []
-    monkeypatch.setattr("slurmkit.submit.submit_script", lambda *a, **k: calls.append(a[1]))
+    monkeypatch.setattr("slurmkit.slurm.submit.submit_script", lambda *a, **k: calls.append(a[1]))
     job.submit(folder=tmp_path / "scratch" / "logs")   # the fix: the output folder elsewhere
     assert calls == [tmp_path / "scratch" / "logs"]
 
@@ -245,7 +245,7 @@ def test_check_folder_checks_the_job_as_submitted_with_that_log_folder(tmp_path,
     """slurmkit check --folder DIR: the same rule as submit --folder (the log folder under $HOME, or not)."""
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     home = tmp_path / "home" / "me"
     (home / "proj").mkdir(parents=True)

@@ -4,9 +4,9 @@ nodes with all their memory (--mem=0), and cores a whole-GPU share charges but t
 
 import pytest
 
-from slurmkit.errors import SpecError
-from slurmkit.porting import import_script
-from slurmkit.spec import spec_from_mapping
+from slurmkit.core.errors import SpecError
+from slurmkit.port.porting import import_script
+from slurmkit.spec.spec import spec_from_mapping
 
 from .test_resolve import directives, job, only_error, warnings_of
 
@@ -118,7 +118,7 @@ def test_what_the_user_asked_is_kept():
 def test_new_gpu_job_on_nibi_asks_the_bundle_and_check_finds_nothing(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from slurmkit.cli import main
+    from slurmkit.cli.main import main
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from slurmkit.errors import InputError, SpecError
-from slurmkit.job import Job
-from slurmkit.spec import Dependency, GpuRequest, load_spec, spec_from_mapping
+from slurmkit.core.errors import InputError, SpecError
+from slurmkit.api.job import Job
+from slurmkit.spec.spec import Dependency, GpuRequest, load_spec, spec_from_mapping
 
 TOP_KEYS = "name, profile, account, kind, resources, environment, launch, array, tasks, stage, resubmit, dependencies, mail, extra_directives, monitor"
 RESOURCE_KEYS = "nodes, tasks_per_node, cpus_per_task, mem, mem_per_cpu, gpus, time, tmp"

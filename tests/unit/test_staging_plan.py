@@ -3,8 +3,8 @@
 import pytest
 
 from slurmkit import Job
-from slurmkit.errors import SpecError
-from slurmkit.plan import StageStep
+from slurmkit.core.errors import SpecError
+from slurmkit.core.plan import StageStep
 
 
 def plan_of(**fields):

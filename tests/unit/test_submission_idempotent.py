@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from slurmkit.functions import exit_file_lines
-from slurmkit.registry import RegistryError
-from slurmkit.slurmcli import SchedulerError
-from slurmkit.submit import sbatch_command, sbatch_once, submit_script
+from slurmkit.api.functions import exit_file_lines
+from slurmkit.slurm.registry import RegistryError
+from slurmkit.slurm.slurmcli import SchedulerError
+from slurmkit.slurm.submit import sbatch_command, sbatch_once, submit_script
 
 TIMED_OUT = "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation"
 
@@ -91,7 +91,7 @@ def test_nothing_is_submitted_when_the_intent_cannot_be_recorded(tmp_path, monke
 
 
 def test_a_folder_where_the_script_cannot_be_written_submits_and_records_nothing(tmp_path, monkeypatch):
-    from slurmkit.submit import SubmitError
+    from slurmkit.slurm.submit import SubmitError
 
     _counting_sbatch(tmp_path, "echo 1\n")
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
@@ -103,8 +103,8 @@ def test_a_folder_where_the_script_cannot_be_written_submits_and_records_nothing
 
 
 def test_a_chain_that_breaks_after_its_first_link_names_the_jobs_already_submitted(tmp_path, monkeypatch):
-    from slurmkit.registry import submissions
-    from slurmkit.submit import ChainIncomplete, submit_chain
+    from slurmkit.slurm.registry import submissions
+    from slurmkit.slurm.submit import ChainIncomplete, submit_chain
 
     _counting_sbatch(tmp_path, 'if [ $n -eq 1 ]; then echo 101; exit 0; fi\necho "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2; exit 1\n')
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from slurmkit.render import render
+from slurmkit.render.render import render
 
 from .test_resolve import job
 

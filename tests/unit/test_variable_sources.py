@@ -1,5 +1,5 @@
 """Every environment variable a rendered script sets is one its target program reads, with
-the place that program documents it (slurmkit/variables.py); names that do nothing are gone,
+the place that program documents it (slurmkit/core/variables.py); names that do nothing are gone,
 and `slurmkit import` says so where a user's script has the Alliance page's typo."""
 
 import re
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.porting import import_script
-from slurmkit.profiles import list_profiles, load_profile
-from slurmkit.variables import NO_OP_TYPOS, READERS
+from slurmkit.port.porting import import_script
+from slurmkit.sites.profiles import list_profiles, load_profile
+from slurmkit.core.variables import NO_OP_TYPOS, READERS
 
 from .golden_specs import spec_for
 
@@ -46,7 +46,7 @@ def test_the_golden_scripts_export_variables_at_all():
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_exported_variable_is_read_by_a_program_that_documents_it(script):
     unknown = [name for name in slurmkit_names(script) if name not in READERS]
-    assert not unknown, f"{script}: {unknown} have no reader in slurmkit/variables.py: give each a source or remove it"
+    assert not unknown, f"{script}: {unknown} have no reader in slurmkit/core/variables.py: give each a source or remove it"
 
 
 def test_every_reader_cites_a_web_page():
@@ -81,7 +81,7 @@ def test_pytorch_gpu_jobs_get_the_error_handling_the_alliance_page_meant():
 def test_a_profiles_launch_variables_are_read_by_a_program_and_the_profile_cites_a_source(name):
     profile = load_profile(name)
     for variable in profile.launch.env:
-        assert variable in READERS, f"{name}: launch.env {variable} has no reader in slurmkit/variables.py"
+        assert variable in READERS, f"{name}: launch.env {variable} has no reader in slurmkit/core/variables.py"
     if profile.launch.env:
         assert profile.raw["launch"].get("source"), f"{name}: launch.env has no source"
 

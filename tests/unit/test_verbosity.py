@@ -1,12 +1,13 @@
-"""-v and -q: what each changes (slurmkit/verbosity.py; docs/cli.md)."""
+"""-v and -q: what each changes (slurmkit/core/verbosity.py; docs/cli.md)."""
 
 import subprocess
 
 import pytest
 from click.testing import CliRunner
 
-from slurmkit import slurmcli, verbosity
-from slurmkit.cli import main
+from slurmkit.slurm import slurmcli
+from slurmkit.core import verbosity
+from slurmkit.cli.main import main
 
 
 @pytest.fixture(autouse=True)

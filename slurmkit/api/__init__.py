@@ -1,0 +1,1 @@
+"""The Python face: Job, submit_function, and the scaffold that slurmkit new writes."""

@@ -1,0 +1,166 @@
+"""The Python face of slurmkit: ``Job`` ties a spec to a profile, resolves and renders it.
+
+    from slurmkit import Job
+    job = Job(name="train", profile="nibi", account="def-me",
+              resources={"time": "3h", "gpus": "h100:1", "cpus_per_task": 8, "mem": "32G"},
+              launch="python train.py")
+    print(job.render())
+
+``Job(...)`` takes the same keys as ``job.yaml`` and checks them the same way.
+"""
+
+from pathlib import Path
+from typing import Any, Callable, Optional, Tuple
+
+from slurmkit.core.errors import SpecError
+from slurmkit.core.plan import Plan
+from slurmkit.sites.profiles import SiteProfile, select_profile
+from slurmkit.render.render import render
+from slurmkit.resolve.resolve import Finding, Resolution, resolve
+from slurmkit.spec.spec import JobSpec, load_spec, spec_from_mapping
+
+
+class Job:
+    def __init__(self, spec: Optional[JobSpec] = None, **fields: Any):
+        if spec is not None and fields:
+            raise TypeError("give a JobSpec or keyword fields, not both")
+        self.spec = spec if spec is not None else spec_from_mapping(fields, source="Job(...)")
+
+    @classmethod
+    def from_yaml(cls, path) -> "Job":
+        return cls(load_spec(Path(path)))
+
+    def profile(self, profile: Optional[str] = None) -> SiteProfile:
+        """The site profile: ``profile`` if given, else the spec's, else the detected one."""
+        from slurmkit.core.verbosity import detail
+
+        site, detection = select_profile(profile or self.spec.profile, warn_retired=False)
+        why = "given" if profile else f"named in {self.spec.source}" if self.spec.profile else f"detected: {detection.reason}"
+        detail(f"profile {site.name} ({why})")
+        return site
+
+    def resolve(self, profile: Optional[str] = None) -> Resolution:
+        """The plan and findings, with what this host knows that the site's rules use (the bytes
+        staged inputs take on a node's disk: localfacts.py)."""
+        site = self.profile(profile)
+        return self._resolve_on(site)
+
+    def _resolve_on(self, site: SiteProfile) -> Resolution:
+        from slurmkit.resolve.localfacts import gather
+
+        return resolve(self.spec, site, gather(self.spec, site, self.base_dir()))
+
+    def check(self, profile: Optional[str] = None, folder=None) -> Tuple[Finding, ...]:
+        """Every error and warning for this job on its cluster, including what its staged inputs
+        hold on disk (many small files; RAM-disk sites), what a task file holds, and the files it
+        needs that are not on this host (staged inputs, requirements, a lasting virtualenv).
+        ``folder``: the log folder it will be submitted with (submit's ``folder``; default logs/
+        beside the spec), which the site rules check (a folder read-only inside jobs)."""
+        from slurmkit.resolve.manytasks import task_file_findings
+        from slurmkit.resolve.reads import missing_local_paths
+        from slurmkit.resolve.resolve import staged_data_findings
+        from slurmkit.resolve.staging import inspect_inputs
+
+        site = self.profile(profile)
+        shapes = inspect_inputs(self.spec, self.base_dir())
+        resolution = self._resolve_on(site)
+        missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
+        return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
+                + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
+                + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
+                + self._host_rule_findings(site, resolution.plan, folder))
+
+    def _host_rule_findings(self, site: SiteProfile, plan, folder) -> Tuple[Finding, ...]:
+        """The site rules that need this host (slurmkit/resolve/siterules.py): the folders the job
+        writes, the login node it goes from, the requirements file. (The bytes it stages are
+        resolve()'s, from localfacts.)"""
+        import os
+        import socket
+
+        from slurmkit.resolve.siterules import host_findings
+
+        log_folder = Path(folder).resolve() if folder else self.folder()
+        return tuple(Finding(*f) for f in host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ,
+                                                        socket.gethostname()))
+
+    def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
+        """The sbatch script; raises SpecError naming the first problem if there are errors.
+
+        ``warn`` is called with each warning (a retired cluster's among them), which are
+        otherwise dropped: see check() for all findings.
+        """
+        return render(self._plan(profile, warn))
+
+    def _plan(self, profile: Optional[str], warn) -> "Plan":
+        """The resolved plan; warnings go to ``warn``, the first error is raised as a SpecError."""
+        resolution = self.resolve(profile)
+        for finding in resolution.warnings if warn else ():
+            warn(finding)
+        if resolution.plan is None:
+            first = resolution.errors[0]
+            raise SpecError(self.spec.source, self.spec.line_of(first.field), first.field, first.message)
+        return resolution.plan
+
+    def _spec_path(self) -> Optional[str]:
+        source = self.spec.source
+        return str(Path(source).resolve()) if source and source.endswith((".yaml", ".yml")) else source
+
+    def base_dir(self) -> Path:
+        """The spec's folder (the working folder for ``Job(...)``): sbatch runs there, so the
+        job starts there and relative paths in the spec (staged inputs, outputs) mean it."""
+        path = self._spec_path()
+        return Path(path).parent if path and path.endswith((".yaml", ".yml")) else Path.cwd()
+
+    def folder(self) -> Path:
+        """Where the job's logs and exit-status files go: ``logs/`` beside its job.yaml."""
+        return self.base_dir() / "logs"
+
+    def submit(self, profile: Optional[str] = None, folder=None, after=(), after_type: str = "ok", warn=None):
+        """Render and submit; returns a JobHandle (submitit's future), or a SweepHandle for an array."""
+        from slurmkit.slurm.submit import submit_chain, submit_script
+
+        plan = self._plan(profile, warn)
+        self._refuse_on_host_rules(self.profile(profile), plan, folder, warn)
+        if plan.chain:
+            return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
+                                spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
+                                workdir=self.base_dir())
+        return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
+                             array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
+                             after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir())
+
+    def _refuse_on_host_rules(self, site: SiteProfile, plan, folder, warn) -> None:
+        """Submit nothing that a site rule says cannot run (a log under a path read-only inside
+        jobs, a GPU job from a CPU login node): the first error is raised as a SpecError."""
+        findings = self._host_rule_findings(site, plan, folder)
+        for finding in findings:
+            if finding.level == "warning" and warn:
+                warn(finding)
+        errors = [f for f in findings if f.level == "error"]
+        if errors:
+            raise SpecError(self.spec.source, self.spec.line_of(errors[0].field), errors[0].field, errors[0].message)
+
+    def build_env(self, profile: Optional[str] = None, force: bool = False) -> Path:
+        """Build this job's virtualenv here, on the login node, where the site builds them there
+        and its jobs only activate them (Trillium; slurmkit/build/envbuild.py); returns its folder."""
+        from slurmkit.build.envbuild import build
+
+        return build(self, profile, force)[0]
+
+    def test_only(self, profile: Optional[str] = None, folder=None) -> str:
+        """Ask the controller where and when this job would start (``sbatch --test-only``)."""
+        from slurmkit.slurm.submit import test_only
+
+        plan = self._plan(profile, None)
+        return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir())
+
+
+def _partly_counted(shapes) -> Tuple[Finding, ...]:
+    """A warning for each staged folder that check stopped counting (staging.MAX_WALK_FILES/SECONDS)."""
+    from slurmkit.resolve.staging import MAX_WALK_FILES, MAX_WALK_SECONDS
+
+    return tuple(Finding("warning", f"stage.inputs.{shape.index}",
+                         f"{shape.path}: stopped counting after {shape.files:,} files or {MAX_WALK_SECONDS:g} s "
+                         f"(check counts at most {MAX_WALK_FILES:,}): its sizes and file counts are at least what was "
+                         "counted; is this the folder you meant to stage?")
+                 for shape in shapes if not shape.complete)

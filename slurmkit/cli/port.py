@@ -1,0 +1,119 @@
+"""``slurmkit import`` (an sbatch script into a job spec) and ``slurmkit port`` (a job spec onto
+another cluster), each with a report of every line or value it changed."""
+
+import os
+from pathlib import Path
+
+import click
+
+from slurmkit.core.output import message_line, verbatim
+
+from slurmkit.cli.main import PROFILE_OPTION, fail
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.files import write_atomic
+
+
+#: how many of import's notes are told on stderr (the spec's comments hold them all).
+MAX_TOLD_NOTES = 100
+
+
+@click.command("import")
+@click.argument("script", type=click.Path(dir_okay=False, exists=True))
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
+@click.option("--name", help="Job name when the script sets none (default: the script's file name).")
+@click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+@PROFILE_OPTION
+def import_command(script, output, name, force, profile):
+    """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
+    environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
+    from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
+    from slurmkit.spec.spec import spec_from_mapping
+
+    from slurmkit.core.errors import InputError
+    from slurmkit.core.yamlfile import read_text
+
+    try:
+        text = read_text(Path(script), InputError, MAX_SCRIPT_BYTES)
+    except SlurmkitError as error:
+        fail(error)
+    imported = import_script(text, name=name or Path(script).stem.replace(" ", "-"), profile=profile)
+    try:
+        spec_from_mapping(imported.spec, source=f"{script} (imported)")
+    except SlurmkitError as error:
+        fail(error)
+    text = imported_text(imported, Path(script).name)
+    if output:
+        if os.path.lexists(output) and not force:
+            fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
+        try:
+            write_atomic(output, text, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+        message_line(f"wrote {output}", err=False)
+    else:
+        verbatim(text)
+    told = [note for note in imported.notes if note.outcome != "mapped" or note.reason]
+    for note in told[:MAX_TOLD_NOTES]:
+        where = f"{script}:{note.line}" if note.line else script
+        text = note.text.split("\n")[0]
+        text = text if len(text) <= 200 else text[:200] + "..."
+        message_line(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}")
+    if len(told) > MAX_TOLD_NOTES:
+        message_line(f"... and {len(told) - MAX_TOLD_NOTES} more notes, each a comment at the top of the spec")
+    if imported.unmapped:
+        message_line(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them")
+
+
+@click.command("port")
+@click.argument("spec", type=click.Path(dir_okay=False, exists=True))
+@click.option("--to", "to", metavar="CLUSTER", help="The cluster to move to (default: the successor of the spec's retired cluster).")
+@click.option("--from", "from_", metavar="CLUSTER", help="The cluster the spec was written for, when it names no profile.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the ported spec here (default: print it).")
+@click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+@click.option("--repack", is_flag=True, help="Pack an MPI job's ranks, or a multi-node GPU job's GPUs (kept by default), into as few of the new cluster's nodes as hold them.")
+def port_command(spec, to, from_, output, force, repack):
+    """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
+    whole-node rules, listing every change and why; refuse what cannot move."""
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+    from slurmkit.spec.spec import spec_from_mapping
+    from slurmkit.core.errors import SpecError
+    from slurmkit.core.yamlfile import read_yaml_file
+
+    try:
+        original, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
+        parsed = spec_from_mapping(data, spec, lines)
+        source_name = from_ or parsed.profile
+        if source_name is None:
+            raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
+        source = load_profile(source_name)
+        target = choose_target(source, to, load_profile)
+        ported = port_spec(data, parsed, source, target, repack)
+    except PortRefused as refused:
+        for finding in refused.findings:
+            line = parsed.line_of(finding.field)
+            message_line(f"error: {spec}{':' + str(line) if line else ''}: {finding.field}: {finding.message}")
+        message_line(f"error: {spec} cannot move from {source.name} to {target.name}; nothing written")
+        raise SystemExit(2)
+    except SlurmkitError as error:
+        fail(error)
+    if output and os.path.lexists(output) and not force:
+        fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
+    # The user's file as written, with only the changed values rewritten: its comments (and the
+    # "# to do:" lines import left, still to do on the new cluster) stay.
+    text = ported_text(ported, original, data)
+    if output:
+        try:   # first: a target that cannot be written is the one line of a failed port
+            write_atomic(output, text, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+    for change in ported.changes:
+        message_line(f"changed: {change}")
+    for finding in ported.warnings:
+        message_line(f"warning: {finding.field}: {finding.message}")
+    for todo in ported.todos:
+        message_line(f"to do: {todo}")
+    if output:
+        message_line(f"wrote {output}")
+    else:
+        verbatim(text)

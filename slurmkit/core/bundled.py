@@ -1,0 +1,41 @@
+"""Where the bundled templates and site profiles live.
+
+In the repository they are the top-level folders ``templates/`` and ``site_profiles/``; in an
+installed wheel they are the packages ``slurmkit/templates`` and ``slurmkit/site_profiles``
+(see ``package_dir`` in setup.cfg). Both layouts are found without importing anything heavy.
+"""
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent   # slurmkit/, above core/
+
+
+def bundled_dir(name: str) -> Path:
+    """Return the folder of bundled data ``name`` ("templates" or "site_profiles").
+
+    The installed layout is tried first, then the source checkout; a missing folder is an
+    installation error, so it raises rather than returning a path that does not exist.
+    """
+    for candidate in (_PACKAGE_DIR / name, _PACKAGE_DIR.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"slurmkit is installed without its {name}/ folder (looked in {_PACKAGE_DIR})")
+
+
+def templates_dir() -> Path:
+    return bundled_dir("templates")
+
+
+def profiles_dir() -> Path:
+    return bundled_dir("site_profiles")
+
+
+def user_config_dir(env=None) -> Path:
+    """``$XDG_CONFIG_HOME/slurmkit`` (default ``~/.config/slurmkit``): the user's own profiles
+    and templates, searched after the current folder and before the bundled ones."""
+    import os
+
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    config = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
+    return config / "slurmkit"

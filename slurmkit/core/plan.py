@@ -1,0 +1,187 @@
+"""The resolved plan: every decision made, as plain frozen data for the templates to format.
+
+resolve() builds it; render() formats it. Nothing here decides anything, so a template never
+needs logic beyond loops and "is this set".
+
+slurmkit's plain data are tuple records (slurmkit/core/records.py: written like typing.NamedTuple,
+built for a tenth of its cost) rather than frozen dataclasses: creating a dataclass costs
+about 1.3 ms at import (its methods are generated with exec), and with ~40 of them `slurmkit
+render` spent a quarter of its time defining classes (bench/startup.py: 1.45x the import floor
+with dataclasses, 1.15-1.2x with NamedTuple at the time).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from slurmkit.core.version import __version__
+from slurmkit.core.records import Record
+
+
+class FromSlurm(Record):
+    """A word whose count SLURM supplies at run time (``--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"``),
+    so that a hand edit of one #SBATCH line keeps the script consistent. ``text`` is the whole
+    shell word, quoted already (resolve.from_slurm makes it); templates print it as it is."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class VenvPlan(Record):
+    """Create (or reuse) a virtualenv and install into it."""
+
+    path: str                          # a shell word: $VAR references expand (e.g. $SLURM_TMPDIR/env)
+    create: Tuple[str, ...]            # argv that creates it, without the path
+    pip_options: Tuple[str, ...]       # e.g. ("--no-index",) where compute nodes have no internet
+    requirements: Optional[str] = None
+    packages: Tuple[str, ...] = ()
+    reuse_existing: bool = False       # a lasting env: create only if missing
+    upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
+    nodes: int = 1                     # per_node: made on each of these nodes at once (srun)
+    node_cores: object = "1"           # the per-node step's --cpus-per-task: a FromSlurm word
+    prebuilt_key: str = ""             # set: built on the login node (slurmkit env build), the job only activates it
+    build_command: str = ""            # the command that builds it, for the line the job prints when it is missing
+
+    @property
+    def per_node(self) -> bool:
+        """An env on several nodes' local disks (a job-local one, or a path in $SLURM_TMPDIR) is made on each."""
+        local = not self.reuse_existing or self.path.startswith(("$SLURM_TMPDIR", "${SLURM_TMPDIR}"))
+        return self.nodes > 1 and local
+
+
+class StageStep(Record):
+    """One input brought into $SLURM_TMPDIR. Paths are shell words ($NAME expands, $$ is a $)."""
+
+    action: str      # copy (into target) | copy-as (becomes target) | extract | extract-shards
+    #                  | mount-image (copied, then mounted) | extract-image (copied, then unsquashfs)
+    source: str
+    target: str
+    tar_options: Tuple[str, ...] = ()   # how tar reads this archive (-z, -J, --zstd)
+    local_copy: str = ""                # an image's copy on the node-local disk
+
+
+class StagePlan(Record):
+    inputs: Tuple[StageStep, ...] = ()
+    per_node: bool = False              # several nodes: stage in once on each
+    nodes: int = 1
+    parallel: object = "1"              # shards extracted at once: "1", or the node's cores (a FromSlurm word)
+    outputs: Tuple[Tuple[str, str], ...] = ()      # ($SLURM_TMPDIR/source, destination)
+    checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
+    lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
+    mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
+    node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads, the per-node step's CPUs
+    output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
+
+
+class ChainPlan(Record):
+    """A run longer than one job: ``links`` jobs, each after the previous one ends (afterany).
+
+    Each link resumes from the saved checkpoint; the first whose payload exits 0 leaves
+    ``marker`` in the saved checkpoint, and the links after it end at once."""
+
+    links: int
+    link_time_s: int
+    marker: str          # a shell word
+
+
+class ArrayPlan(Record):
+    """A sweep: point i of the grid of ``parameters`` for array task i."""
+
+    parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (name, value for each task)
+    size: int
+
+
+class TasksPlan(Record):
+    """Many small tasks: GNU Parallel on each node, ``$SLURM_NTASKS_PER_NODE`` at a time, over
+    that node's share of the task file, with a joblog per node that lets a later job resume."""
+
+    file: str                          # a shell word: the task file
+    lines: str                         # "commands" (each line runs as it is) | "arguments" (of plan.command)
+    joblog: str                        # a shell word: the folder of the joblogs
+    separator: Optional[str] = None    # --colsep: argument lines split into {1} {2} ...
+
+
+class DistributedPlan(Record):
+    """How the processes of a distributed job find each other.
+
+    ``per_task`` wraps each process (srun tasks, torchrun ranks) in a small shell function that
+    exports its rank from SLURM's variables, builds ``TF_CONFIG``, leaves it its own GPU, or
+    binds it to its share of the CPUs; the batch script itself sets ``MASTER_ADDR``/``MASTER_PORT`` once."""
+
+    rendezvous: bool = False          # MASTER_ADDR = first host, MASTER_PORT from the job id
+    port_base: int = 20000            # MASTER_PORT = port_base + job id % port_span
+    port_span: int = 20000
+    ranks_from_slurm: bool = False    # RANK, LOCAL_RANK, WORLD_SIZE (and LOCAL_WORLD_SIZE) from SLURM_*
+    tf_config: bool = False           # TF_CONFIG per task: all tasks as workers, this one's index
+    tasks_per_node: int = 1
+    bind_ranks: bool = False          # torchrun ranks: each on its own slice of the job's CPUs
+    gpu_rank: str = ""                # one GPU per process: the variable that holds its rank on the node
+    master_env: bool = False          # MASTER_ADDR and MASTER_PORT exported for the program (Lightning, Accelerate)
+    requeue_lead_s: int = 0           # Lightning: the batch shell passes SIGUSR1 to srun and expects the requeue
+    node_launcher: tuple = ()         # Accelerate: the launch each node's one task runs (_sk_node_launch)
+
+    @property
+    def wraps_tasks(self) -> bool:
+        return self.ranks_from_slurm or self.tf_config or self.bind_ranks or bool(self.gpu_rank)
+
+
+class BuildPlan(Record):
+    """A wheel built once per toolchain, kept in the build cache, installed into the job's venv.
+
+    The cache key is computed in the job from what is really loaded (modules, python, framework
+    versions) plus ``key_extra``; a lock file keeps two jobs from building the same key at once."""
+
+    name: str                          # horovod | mpi4py
+    requirement: str                   # "horovod" or "horovod==0.28.1"
+    cache: str                         # a shell word: the cache folder ($USER etc. expand)
+    variables: Tuple[Tuple[str, str], ...]   # set for the build; values are shell words ($EBROOTNCCL expands)
+    build_requires: Tuple[str, ...] = ()     # installed first: the build runs without isolation, against the venv
+    from_wheelhouse: bool = False      # try the site's prebuilt wheel first (pip install --no-index NAME)
+    pip_options: Tuple[str, ...] = ()  # for fetching the source and build requirements (--no-index on wheelhouse sites)
+    check: str = ""                    # python statement that proves the install works
+
+
+class NcclPlan(Record):
+    """NCCL from the user's tarball: unpacked once into ``home`` (in the build cache, named by
+    its version), fixed up by the site's ``setrpaths`` command where it has one, then on
+    ``LD_LIBRARY_PATH`` for the job and ``HOROVOD_NCCL_HOME`` for the Horovod build."""
+
+    tarball: str                       # a shell word: where the job reads the tarball
+    version: str                       # 2.21.5-1+cuda12.4
+    home: str                          # a shell word: <build cache>/nccl/<version>
+    setrpaths: Optional[str] = None    # the site's command (setrpaths.sh), None: none to run
+
+
+class GpuSamplerPlan(Record):
+    """The job's GPUs sampled in the background (slurmkit/resolve/gpusampler.py decides, the contract
+    in docs/job-spec.md "monitor" fixes the files): ``tool`` every ``interval_s`` seconds."""
+
+    tool: str                          # nvidia-smi | rocm-smi (AMD node types)
+    interval_s: int
+    per_node: bool = False             # several nodes: one sampler per node, an srun --overlap step
+
+
+class Plan(Record):
+    kind: str
+    profile: str
+    name: str
+    directives: Tuple[Tuple[str, str], ...]       # ("--time", "0-03:00:00") -> #SBATCH --time=0-03:00:00
+    environment: Tuple[Tuple[str, object], ...]   # a str is exported literally (quoted); a FromSlurm expands
+    modules: Tuple[str, ...]
+    module_environment: Tuple[Tuple[str, str, str], ...]  # after `module load`: (name, shell word reading what the modules set, why)
+    launcher: Tuple[object, ...]                  # launch prefix argv (srun ..., mpirun ...): str or FromSlurm
+    command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
+    venv: Optional[VenvPlan] = None
+    stage: Optional[StagePlan] = None
+    chain: Optional[ChainPlan] = None
+    array: Optional[ArrayPlan] = None
+    tasks: Optional[TasksPlan] = None
+    distributed: Optional[DistributedPlan] = None
+    builds: Tuple[BuildPlan, ...] = ()
+    nccl: Optional[NcclPlan] = None
+    module_system: str = "lmod"
+    setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
+    gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
+    version: str = __version__

@@ -1,0 +1,1204 @@
+"""Existing sbatch scripts into job specs (``slurmkit import``).
+
+Users of the retired clusters arrive with scripts written by hand. ``import_script`` reads the
+``#SBATCH`` directives in every spelling sbatch accepts, the ``module load`` lines, a
+virtualenv recipe, staging to ``$SLURM_TMPDIR``, hand-made distributed set-ups and the launch
+line (its launcher's options read with their arity, see launch_options.py). Every line of the
+script ends in one of four places, each with a note: mapped onto a spec field, dropped because
+slurmkit does it itself, kept as written in ``environment.setup`` (slurmkit has no concept for
+it), or left for the user ("to do"), with the reason. Nothing is lost without a note, and a
+"to do" stays in the spec file, where ``slurmkit check`` finds it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Dict, List, Optional, Tuple
+
+from slurmkit.port import accelerate_import
+from slurmkit.core import launch_options
+from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
+from slurmkit.core.records import Record
+from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
+from slurmkit.core.sanity import directive_problem
+from slurmkit.core.shellwords import commands, raw_words, split_at_operators
+from slurmkit.spec.spec import NODE_MEMORY
+from slurmkit.resolve.framework_kinds import requeue_lead
+from slurmkit.core.units import format_duration, parse_duration
+from slurmkit.core.yamlfile import MAX_DIGITS
+from slurmkit.core.variables import typo_note
+
+#: short sbatch options -> long names
+#: -D (--chdir) is left unread, as port always has: the script's lines that use it stay for the user.
+SHORT = {f"-{letter}": name for letter, name in SHORT_NAMES.items() if name != "chdir"}
+#: long options that take no value
+FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
+#: options slurmkit sets itself, and why they are dropped
+DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an array)", "error": "slurmkit names the logs",
+           "signal": "slurmkit asks for USR1 itself when the spec has stage outputs",
+           "export": "jobs get the submitting environment, as sbatch's default",
+           "partition": "the Alliance clusters choose the partition from the request; do not name one"}
+#: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
+OWN_OPTIONS = PORT_HINTS
+DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
+#: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
+PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
+                          "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
+                          "--memfree", "--load", "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"}
+#: GNU Parallel's options that the many-tasks kind sets itself, or replaces, and why.
+PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed with --resume-failed",
+                     "--resume": "resumes with --resume-failed", "--resume-failed": "resumes with --resume-failed",
+                     "--sshloginfile": "srun starts one GNU Parallel per node, not SSH", "--slf": "srun starts one GNU Parallel per node, not SSH",
+                     "-S": "srun starts one GNU Parallel per node, not SSH", "--sshlogin": "srun starts one GNU Parallel per node, not SSH",
+                     "--sshdelay": "no SSH", "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
+                     "--env": "tasks inherit the job's environment"}
+#: variables of a hand-made rendezvous, which the distributed kinds set themselves
+RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
+#: the first word of a line that runs the job's program
+PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "accelerate", "accelerate-launch",
+            "python", "python3", "parallel",
+            "Rscript", "R", "julia", "java", "matlab", "octave", "bash", "sh", "apptainer", "singularity", "timeout",
+            "time", "stdbuf", "numactl", "taskset", "make", "xargs")
+#: commands that only print, kept as they are
+INFORMATIONAL = ("echo", "printf", "date", "hostname", "nvidia-smi", "env", "printenv", "pwd", "ls", "which", "lscpu",
+                 "free", "df", "uname", "sleep", "module list", "ml list")
+CONDA_NOTE = ("the Alliance does not support conda (docs.alliancecan.ca/wiki/Anaconda/en): list the environment's "
+              "packages (conda env export --from-history) and give them as environment.venv.packages or requirements")
+STANDARD_SHELL_OPTIONS = re.compile(r"^set\s+(-[euo]+|-o\s+(errexit|nounset|pipefail)|\+[x])(\s+(pipefail|-[euo]+))*\s*$")
+
+OUTCOMES = ("mapped", "dropped", "kept", "to do")
+
+
+class Note(Record):
+    line: int
+    text: str
+    outcome: str        # one of OUTCOMES
+    reason: str = ""
+
+
+class Imported(Record):
+    spec: Dict
+    notes: Tuple[Note, ...]
+
+    @property
+    def unmapped(self) -> Tuple[Note, ...]:
+        """The notes the user must act on."""
+        return tuple(n for n in self.notes if n.outcome == "to do")
+
+
+class _Builder:
+    def __init__(self):
+        self.spec: Dict = {"resources": {}}
+        self.notes: List[Note] = []
+        self.ntasks: Optional[int] = None
+        self.gpus_total: Optional[str] = None
+        self.gpus_per_task: Optional[str] = None
+        self.setup: List[str] = []
+        self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
+        self.signal_lead: Optional[str] = None
+        self.signal_line: Optional[Tuple[int, str, str]] = None   # (line, text, directive) of the script's --signal=USR1@N
+        self.requeue_lines: List[Tuple[int, str, str]] = []       # (line, text, directive): --requeue, --no-requeue, --open-mode
+        self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
+        self.launcher_name: Optional[str] = None
+        self.module_use = False
+        self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
+        self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
+        self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
+        self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
+
+    def note(self, line, text, outcome, reason=""):
+        self.notes.append(Note(line, text, outcome, reason))
+
+    def section(self, name) -> Dict:
+        return self.spec.setdefault(name, {})
+
+    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)"):
+        self.setup.append(text)
+        self.note(number, text, "kept", reason)
+
+
+def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
+    """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
+    build = _Builder()
+    units = _units(text)
+    first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
+    for number, unit in units[:first_body]:
+        _directive_line(build, number, unit[len("#SBATCH"):])
+    body = units[first_body:]
+    launch_at = _launch_index(body)
+    _collect_traps(build, body)
+    for index, (number, unit) in enumerate(body):
+        if unit.startswith("#SBATCH"):
+            build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+        elif index == launch_at:
+            _launch_line(build, number, unit)
+        elif launch_at is not None and index > launch_at:
+            _after_launch(build, number, unit)
+        else:
+            _body_unit(build, number, unit)
+    if launch_at is None:
+        build.note(0, "", "to do", "no command to run was found; set launch.command")
+        build.spec["launch"] = {"command": "true"}
+    _finish(build, name, profile)
+    _validated(build)
+    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
+
+
+# ------------------------------------------------------------------------------------ lines
+
+_OPENERS = {"if": "fi", "for": "done", "while": "done", "until": "done", "case": "esac", "{": "}"}
+
+
+#: the largest script import reads (an sbatch script is a few KiB), and the longest line it
+#: parses as shell words (shlex is quadratic in a word's length; a longer line is kept as written).
+MAX_SCRIPT_BYTES = 256 << 10
+MAX_PARSED_LINE = 8 << 10
+#: the largest heredoc import looks into (the per-node virtualenv one is a few lines).
+MAX_HEREDOC_LINES = 200
+
+
+def _units(text: str) -> List[Tuple[int, str]]:
+    """The script as (first line number, text) units: continued lines joined, a heredoc, an
+    ``if``/``for``/``while``/``case`` block and a function body each one unit."""
+    units: List[Tuple[int, str]] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        number, current = index + 1, lines[index].strip()
+        index += 1
+        while current.endswith("\\") and index < len(lines):
+            current = current[:-1].rstrip() + " " + lines[index].strip()
+            index += 1
+        if re.search(r"\(\)\s*$", current) and index < len(lines):   # f()  with its { on the next line
+            current += "\n" + lines[index].rstrip()
+            index += 1
+        if not current or (current.startswith("#") and not current.startswith("#SBATCH")):
+            continue
+        heredoc = _HEREDOC.search(current) if not current.startswith("#") else None
+        end = heredoc.group(1) if heredoc else None
+        depth = _depth(current)
+        parts = [current]   # joined once: adding to one string copies it each time (quadratic)
+        while (end or depth > 0) and index < len(lines):
+            line = lines[index]
+            index += 1
+            parts.append(line.rstrip())
+            if end and line.strip() == end:
+                end = None
+            elif not end:
+                depth += _depth(line.strip())
+        units.append((number, "\n".join(parts)))
+    return units
+
+
+#: a heredoc's start (not ``<<<``, not a shift in ``$((1<<2))``), and its end word
+_HEREDOC = re.compile(r"(?<![<\d])<<-?\s*['\"]?([A-Za-z_]\w*)")
+
+
+def _depth(line: str) -> int:
+    """How many blocks ``line`` opens minus how many it closes: the reserved words in command
+    position, outside quotes and before a comment (``echo all done`` and ``# if it fails``
+    open and close nothing)."""
+    if len(line) > MAX_PARSED_LINE:
+        return 0   # not read as words (MAX_PARSED_LINE): kept as written
+    words = _command_words(line)
+    return sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in _CLOSERS)
+
+
+_CLOSERS = frozenset(_OPENERS.values())
+#: after these (or a word ending in ; & |, or a function's ``name()``) the next word is a command
+_COMMAND_FOLLOWS = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time", "&&", "||", "|", "&", ";"))
+
+
+def _command_words(line: str) -> List[str]:
+    """The words of ``line`` that stand where a command does (the first, and those after a
+    separator or a reserved word that a command follows), up to an unquoted comment."""
+    found, command_position = [], True
+    for word in raw_words(line):
+        if word.startswith("#"):
+            break
+        bare = word.rstrip(";&|")
+        reserved = command_position and (bare in _COMMAND_FOLLOWS or bare.endswith("()"))
+        if command_position and bare:
+            found.append(bare)
+        command_position = word != bare or reserved or bare in ("&&", "||", "|", "&", ";")
+    return found
+
+
+def _words(unit: str) -> List[str]:
+    line = unit.split("\n", 1)[0]
+    if len(line) > MAX_PARSED_LINE:
+        return []   # shlex is quadratic in a word's length: a line this long is not read as a command
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError:
+        return []
+
+
+def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
+    """The last unit that runs a program (in any command of an ``&&``/``;`` chain): the job's payload."""
+    found = None
+    for index, (_, unit) in enumerate(body):
+        first = unit.split("\n", 1)[0]
+        if "\n" in unit and re.match(r"(for|while|until|if)\b", unit) and _runs_program(_words(unit.split("\n", 1)[1])):
+            found = index   # a loop of runs: the whole block is the payload
+        elif "\n" in unit and "<<" in first and _runs_program(_words(first)) and not {"bash", "sh"} & set(_words(first)):
+            found = index   # python - << EOF ... EOF: a program with its input in the script
+        elif "\n" not in unit and _words(unit) and \
+                any(_runs_program(_words(re.sub(r"^(do|then|else)\s+", "", piece))) for piece in commands(unit)):
+            found = index
+    return found
+
+
+def _runs_program(words: List[str]) -> bool:
+    if not words or _is_staging(words) or words[0] in ("export", "cd", "set", "module", "ml", "source", ".", "trap"):
+        return False
+    if words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or "install" in words[:4]:
+        return False
+    return words[0] in PROGRAMS or words[0].startswith("./") or ("/" in words[0] and not _tmpdir(words[0]))
+
+
+def _is_staging(words: List[str]) -> bool:
+    return words[0] in ("cp", "tar", "rsync", "mkdir", "unzip", "mv") and any("SLURM_TMPDIR" in w for w in words)
+
+
+# ---------------------------------------------------------------------------------- directives
+
+def _directive_line(build: _Builder, number: int, text: str) -> None:
+    try:
+        tokens = shlex.split(text, comments=True)
+    except ValueError as error:
+        build.note(number, "#SBATCH" + text, "to do", f"cannot read it ({error})")
+        return
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        option, value = _split_option(token)
+        if option is None:
+            build.note(number, "#SBATCH" + text, "to do", f"{token!r} is not an option")
+            return
+        if value is None and option not in FLAGS and index + 1 < len(tokens):
+            index += 1
+            value = tokens[index]
+        _directive(build, number, "#SBATCH" + text, option, value)
+        index += 1
+
+
+def _split_option(token: str):
+    if token.startswith("--"):
+        option, _, value = token[2:].partition("=")
+        return option, (value if "=" in token else None)
+    if token.startswith("-") and len(token) >= 2 and f"-{token[1]}" in SHORT:
+        long = SHORT[f"-{token[1]}"]
+        rest = token[2:]
+        return long, (rest.lstrip("=") if rest else None)
+    return None, None
+
+
+_HUGE_NUMBER = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
+
+
+def _directive(build: _Builder, number: int, line: str, option: str, value: Optional[str]) -> None:
+    if value and _HUGE_NUMBER.search(value):  # int() refuses 4,300 digits; no count, size or time has 1,000
+        build.note(number, line, "to do", f"a number of more than {MAX_DIGITS} digits, longer than any count, size or time: "
+                                          f"left out; set it by hand")
+        return
+    res = build.spec["resources"]
+    simple = {"job-name": ("name", None), "account": ("account", None)}
+    reason = ""
+    if option == "job-name" and value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
+        build.spec["name"] = re.sub(r"[^A-Za-z0-9._+-]+", "-", value).strip("-._+")[:128] or "imported"
+        reason = f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'"
+    elif option in simple:
+        build.spec[simple[option][0]] = value
+    elif option == "time" and value and re.fullmatch(r"\d+:\d+", value):
+        minutes, seconds = (int(part) for part in value.split(":"))
+        res["time"] = format_duration(minutes * 60 + seconds)  # a spec refuses M:S, which users misread
+        build.note(number, line, "mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
+        return
+    elif option == "time":
+        res["time"] = value
+    elif option in ("nodes",) and value and value.isdigit():
+        res["nodes"] = int(value)
+    elif option == "ntasks" and value and value.isdigit():
+        build.ntasks = int(value)
+    elif option in ("ntasks-per-node", "tasks-per-node") and value and value.isdigit():
+        res["tasks_per_node"] = int(value)
+    elif option == "cpus-per-task" and value and value.isdigit():
+        res["cpus_per_task"] = int(value)
+    elif option == "mem" and value:
+        res["mem"] = NODE_MEMORY if re.fullmatch(r"0+[KMGTP]?", value, re.I) else value   # --mem=0 (or 0G): all of each node's memory
+    elif option == "mem-per-cpu" and value:
+        res["mem_per_cpu"] = value
+    elif option == "tmp" and value:
+        res["tmp"] = value
+    elif option in ("gres",) and value and value.startswith("gpu"):
+        parts = value.split(":")[1:]
+        res["gpus"] = ":".join(parts) if parts else "1"
+    elif option == "gpus-per-node" and value:
+        res["gpus"] = value
+    elif option == "gpus" and value:
+        build.gpus_total = value
+    elif option == "array" and value:
+        problem = array_range_problem(value)
+        if problem:
+            build.note(number, line, "to do", problem)
+            return
+        build.spec["array_range"] = value
+    elif option == "mail-user" and value:
+        build.section("mail")["user"] = value
+    elif option == "mail-type" and value:
+        build.section("mail")["events"] = value.split(",")
+        if "mail-user" not in line and "user" not in build.spec["mail"]:
+            reason = "no --mail-user: mail goes to the address registered with your account"
+    elif option == "dependency" and value:
+        deps = []
+        for part in value.split(","):
+            kind, _, jobs = part.partition(":")
+            deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
+        build.spec["dependencies"] = deps
+    elif option == "signal" and value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value):
+        build.signal_lead = value.rpartition("@")[2]
+        build.signal_line = (number, line, f"--signal={value}")
+        return   # noted once the kind is known (_signal_and_requeue)
+    elif option in REQUEUE_OPTIONS:
+        build.requeue_lines.append((number, line, f"--{option}" + (f"={value}" if value is not None else "")))
+        return   # noted once the kind is known (_signal_and_requeue)
+    elif option == "gpus-per-task" and value and value.rpartition(":")[2].isdigit():
+        build.gpus_per_task = value
+    elif option in DROPPED and not (option == "partition" and value == "debug"):
+        build.note(number, line, "dropped", DROPPED[option])
+        return
+    elif option in OWN_OPTIONS and not (option == "mem" and value == "0"):
+        build.note(number, line, "to do", f"slurmkit writes --{option} itself and cannot read {value!r}: "
+                                          f"set resources by hand ({OWN_OPTIONS[option]})")
+        return
+    elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
+        directive = f"--{option}" + (f"={value}" if value is not None else "")
+        problem = directive_problem(directive, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
+        if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
+            build.note(number, line, "to do", problem)
+            return
+        build.spec.setdefault("extra_directives", []).append(directive)
+    else:
+        build.note(number, line, "to do", f"--{option}={value} has no spec field and cannot pass through")
+        return
+    build.note(number, line, "mapped", reason)
+
+
+# ---------------------------------------------------------------------------------------- body
+
+def _body_unit(build: _Builder, number: int, unit: str) -> None:
+    if "<<" in unit.split("\n")[0]:
+        _heredoc(build, number, unit)
+        return
+    if "\n" in unit:
+        _block(build, number, unit)
+        return
+    words = _words(unit)
+    if not words:
+        build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
+        return
+    for handler in (_shell_option_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
+                    _trap_line):
+        outcome = handler(build, words, unit)
+        if outcome:
+            if outcome[0] == "kept":
+                build.keep(number, _array_names(build, unit), *outcome[1:])
+            else:
+                build.note(number, unit, *outcome)
+            return
+    build.keep(number, _array_names(build, unit))
+
+
+def _heredoc(build: _Builder, number: int, unit: str) -> None:
+    """The Alliance's ``srun ... bash << EOF`` that makes a virtualenv on every node."""
+    lines = unit.split("\n")
+    if len(lines) > MAX_HEREDOC_LINES:
+        build.keep(number, unit)
+        return
+    body = [line.strip() for line in lines[1:-1]]
+    commands_ = [words for words in map(_words, body) if words]
+    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_):
+        for words in commands_:
+            _venv_line(build, words) or _module_line(build, words)
+        build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
+    else:
+        build.keep(number, unit)
+
+
+def _block(build: _Builder, number: int, unit: str) -> None:
+    function = re.match(r"(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", unit)
+    if function and function.group(1) in build.traps and _copy_backs(build, unit):
+        build.note(number, unit, "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit "
+                                                         "saves them on every exit and before the time limit")
+        return
+    build.keep(number, _array_names(build, unit))
+
+
+def _shell_option_line(build, words, unit):
+    if words[0] == "shopt" or STANDARD_SHELL_OPTIONS.match(unit):
+        return ("dropped", "slurmkit's scripts run with set -euo pipefail")
+    return None
+
+
+def _module_line(build, words, unit=""):
+    if words[0] not in ("module", "ml"):
+        return None
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    if rest[:1] == ["use"] or (words[0] == "ml" and rest[:1] == ["use"]):
+        build.module_use = True
+        return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
+    loads = (words[0] == "module" and rest[:1] in (["load"], ["add"])) or \
+        (words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "unload", "spider", "av"))
+    if loads and build.module_use:
+        return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
+    if words[0] == "module" and rest[:1] in (["load"], ["add"]):
+        conda = [m for m in rest[1:] if re.match(r"(mini|ana)?conda", m.split("/")[0])]
+        if conda != rest[1:]:
+            build.section("environment").setdefault("modules", []).extend(m for m in rest[1:] if m not in conda)
+        return ("dropped", CONDA_NOTE) if conda and conda == rest[1:] else ("mapped",)
+    if words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "use", "unload", "spider", "av"):
+        build.section("environment").setdefault("modules", []).extend(rest)
+        return ("mapped",)
+    if rest[:1] == ["purge"]:
+        return ("dropped", "slurmkit loads the site's standard environment itself")
+    return ("kept",) if unit else None
+
+
+def _conda_line(build, words, unit):
+    if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
+                               and not words[1].endswith("/bin/activate")):
+        if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
+            packages = [w for w in words[2:] if not w.startswith("-") and w not in ("-c",)]
+            if packages:
+                build.section("environment").setdefault("venv", {}).setdefault("packages", []).extend(packages)
+                return ("mapped", "conda's packages go into a virtualenv (the Alliance does not support conda); "
+                                  "check that each has a wheel: avail_wheels NAME")
+        venv = build.spec.get("environment", {}).get("venv", {})
+        if venv.get("packages") and words[1:2] == ["activate"]:
+            return ("dropped", "the packages conda installed above go into the job's virtualenv")
+        return ("to do", CONDA_NOTE)
+    return None
+
+
+def _venv_line(build, words, unit=""):
+    if not words or not _is_venv(words):
+        return None
+    venv = build.section("environment").setdefault("venv", {})
+    if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
+        path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
+        if path and not path.startswith("$SLURM_TMPDIR"):
+            venv["path"] = _home(path)
+        return ("mapped",)
+    if words[0] in ("source", "."):
+        folder = words[1][:-len("/bin/activate")]
+        if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+            return ("mapped",)
+        venv["path"] = _home(folder)
+        return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+    start = words.index("install") + 1
+    requirements = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
+    packages = [w for i, w in enumerate(words[start:], start) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
+    if requirements:
+        venv["requirements"] = requirements[0]
+    packages = [p for p in packages if p != "pip"]
+    if packages:
+        venv.setdefault("packages", []).extend(packages)
+    return ("mapped",)
+
+
+def _home(path: str) -> str:
+    """``~/x`` as ``$HOME/x``: a spec path expands ``$NAME`` but not ``~``."""
+    return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
+
+
+def _is_venv(words) -> bool:
+    if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
+        return True
+    if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
+        return True
+    return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
+
+
+def _export_line(build, words, unit):
+    assignment = words[1] if words[0] == "export" and len(words) > 1 else words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+    if assignment is None or "=" not in assignment:
+        return None
+    if words[0] == "export" and len(raw_words(unit.split(" #")[0])) > 2:
+        return ("kept", "several assignments: run as written before the program (environment.setup)")
+    name, _, value = assignment.partition("=")
+    typo = typo_note(name)
+    if typo:  # it does nothing where it is; setting the right one would change what the job does
+        return ("dropped", typo)
+    if name in DERIVED_VARIABLES:
+        return ("dropped", f"slurmkit sets {name} from cpus_per_task")
+    if name in RENDEZVOUS_VARIABLES:
+        build.rendezvous.append((0, unit, name))
+    if "$" in unit or "`" in unit or words[0] != "export":
+        return ("kept", "computed by the shell: run as written before the program (environment.setup)")
+    build.section("environment").setdefault("variables", {})[name] = value
+    return ("mapped",)
+
+
+def _cd_line(build, words, unit):
+    if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
+        return ("dropped", "a job starts in the folder it was submitted from")
+    return None
+
+
+def _stage_line(build, words, unit):
+    """``tar -xf X -C $SLURM_TMPDIR[/to]`` / ``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
+    paths = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] == "tar" and "-C" in words[:-1] and _tmpdir(words[words.index("-C") + 1]) is not None:
+        archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
+        if archive:
+            to = _tmpdir(words[words.index("-C") + 1])
+            build.section("stage").setdefault("inputs", []).append({"from": _home(archive), "to": to} if to else _home(archive))
+            return ("mapped",)
+    if words[0] == "cp" and len(paths) == 2:
+        source, target = paths
+        if _tmpdir(target) is not None and "$" not in source:
+            to = _tmpdir(target)
+            build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
+            return ("mapped",)
+        if _tmpdir(source) and "$" not in target.replace("$HOME", ""):
+            _add_output(build, {"from": _tmpdir(source), "to": _home(target)})
+            return ("mapped", "copied back on every exit, and before the time limit")
+    if words[0] == "mkdir" and paths and all(_tmpdir(p) is not None for p in paths):
+        return ("kept", "the program writes there: made as written before it starts (environment.setup)")
+    return None
+
+
+def _add_output(build: _Builder, output: Dict) -> None:
+    """A copy back, once: a trap and the script's last line often copy the same folder."""
+    outputs = build.section("stage").setdefault("outputs", [])
+    if output not in outputs:
+        outputs.append(output)
+
+
+def _tmpdir(path: str) -> Optional[str]:
+    """``$SLURM_TMPDIR/data/`` -> ``data``; ``$SLURM_TMPDIR`` -> ``""``; None where it is not under it."""
+    match = re.fullmatch(r"\$\{?SLURM_TMPDIR\}?(/.*)?", path)
+    return None if match is None else (match.group(1) or "").strip("/")
+
+
+def _collect_traps(build: _Builder, body) -> None:
+    for number, unit in body:
+        words = _words(unit)
+        if words[:1] == ["trap"] and len(words) >= 3 and any(s in ("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM")
+                                                             for s in words[2:]):
+            build.traps[words[1].strip()] = (number, unit)
+
+
+def _trap_line(build, words, unit):
+    if words[0] != "trap" or len(words) < 3:
+        return None
+    action = words[1]
+    if action in build.traps and re.fullmatch(r"[A-Za-z_]\w*", action):
+        return ("dropped", "slurmkit saves stage.outputs on every exit and on USR1 before the time limit")
+    if _copy_backs(build, action):
+        return ("mapped", "a copy-back trap: its copies are stage.outputs, saved on every exit and before the time limit")
+    return ("kept",)
+
+
+def _copy_backs(build: _Builder, text: str) -> bool:
+    """Map each ``cp [-r] $SLURM_TMPDIR/X Y`` in ``text`` (a trap action or function body) to stage.outputs."""
+    found = False
+    for command in re.split(r"[;\n]|&&|\|\|", text):
+        words = _words(command.strip().strip("'\""))
+        if words and words[0] in ("cp", "rsync"):
+            paths = [w for w in words[1:] if not w.startswith("-")]
+            if len(paths) == 2 and _tmpdir(paths[0]):
+                _add_output(build, {"from": _tmpdir(paths[0]), "to": _home(paths[1])})
+                found = True
+    return found
+
+
+def _after_launch(build: _Builder, number: int, unit: str) -> None:
+    words = _words(unit)
+    if words and words[0] in ("cp", "rsync") and _copy_backs(build, unit):
+        build.note(number, unit, "mapped", "stage.outputs: copied back on every exit, and before the time limit")
+    elif words and (words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL):
+        build.note(number, unit, "dropped", "it ran after the program only to report: `slurmkit status` and the "
+                                            "job's log say how it ended")
+    elif words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
+        build.spec["launch"]["shell"] += "\nwait"
+        build.note(number, unit, "mapped", "it waits for the runs the launch started in the background: part of launch.shell")
+    elif words and (words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]):
+        build.note(number, unit, "dropped", "the job ends after the program: there is nothing to undo")
+    elif words and words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
+        build.note(number, unit, "dropped", "$SLURM_TMPDIR is removed when the job ends")
+    elif words and words[0] in ("exit", "wait"):
+        build.note(number, unit, "dropped", "the job ends with the program's exit code")
+    elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
+        _run_after(build, number, unit)
+    else:
+        build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it that runs once "
+                                          "per job: put it in a wrapper script, or in a job that depends on this one")
+
+
+def _run_after(build: _Builder, number: int, unit: str) -> None:
+    """A command after a program started without a launcher: the launch becomes a shell block
+    that runs both, in order, as the script did (the job's exit code is the last one's, as there)."""
+    launch = build.spec["launch"]
+    if "command" in launch:
+        del launch["command"]
+        launch["shell"] = build.launch_as_written
+    launch["shell"] += "\n" + _array_names(build, unit)
+    build.note(number, unit, "kept", "it ran after the program: the launch is now a shell block that runs both, in order")
+
+
+# -------------------------------------------------------------------------------------- launch
+
+def _launch_line(build: _Builder, number: int, line: str) -> None:
+    if "\n" in line:
+        build.spec["launch"] = {"shell": _array_names(build, line)}
+        build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
+        return
+    try:
+        whole = shlex.split(line, comments=True)
+    except ValueError:
+        whole = []
+    if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
+        return
+    head, operators = split_at_operators(line)
+    raw = raw_words(head)
+    words = [_unquote(w) for w in raw]
+    parsed, srun = accelerate_import.under_srun(launch_options.parse(words))
+    program_raw = raw[len(raw) - len(parsed.program):] if parsed.program else []
+    if parsed.launcher in ("torchrun", "accelerate"):   # each runs its program with python unless told not to
+        program_raw = launch_options.python_program(parsed, program_raw)
+    launch: Dict = {}
+    if parsed.launcher == "accelerate":
+        if srun:
+            _launcher_options(build, number, line, srun, one_task_per_node=True)
+        build.accelerate = accelerate_import.read_options(build, number, parsed)
+    else:
+        _launcher_options(build, number, line, parsed)
+    if parsed.launcher in ("srun", "mpirun"):
+        launch["launcher"] = parsed.launcher
+    build.launcher_name = parsed.launcher
+    tail = _array_names(build, line[len(head):].strip())
+    program_raw = [_array_names(build, w) for w in program_raw]
+    program_text = " ".join(program_raw)
+    build.launch_as_written = program_text + (" " + tail if tail else "")
+    needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
+    if needs_shell:
+        launch["shell"] = program_text + (" " + tail if tail else "")
+        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
+                  + "): launch.shell, run by bash as written")
+        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
+            build.per_task_shell = (number, line, operators)
+    else:
+        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
+        reason = ""
+    build.spec["launch"] = launch
+    build.note(number, line, "mapped", reason)
+
+
+def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
+    """GNU Parallel as the Alliance's GNU Parallel page runs it: ``parallel [OPTIONS] < FILE`` (a
+    command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each), as kind
+    many-tasks. False where its tasks are not in a file (``::: a b c``): the line then stays a
+    shell line, run as written."""
+    options: Dict[str, str] = {}
+    index = 1
+    while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
+        option, equals, value = words[index].partition("=")
+        if not equals and option in PARALLEL_VALUE_OPTIONS and index + 1 < len(words):
+            index, value = index + 1, words[index + 1]
+        elif not equals and re.fullmatch(r"-j\d+", option):
+            option, value = "-j", option[2:]
+        options[option] = value
+        index += 1
+    rest, file = words[index:], options.get("-a") or options.get("--arg-file")
+    command = rest
+    for position, word in enumerate(rest):
+        if word in (":::", "::::", "<") or word.startswith("<"):
+            command, after = rest[:position], rest[position + 1:position + 2]
+            file = None if word == ":::" else word[1:] if word not in ("::::", "<") else (after[0] if after else None)
+            break
+    if not file:
+        return False
+    # With a command, each line is its argument; without one, each line is a command.
+    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    colsep = options.get("--colsep", options.get("-C"))
+    if colsep is not None and (colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep)):
+        build.spec["tasks"]["separator"] = "\t" if colsep == "\\t" else colsep
+    elif colsep is not None:   # tasks.separator is literal text, --colsep a regular expression
+        build.note(number, line, "to do", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
+    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
+    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
+    build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+    return True
+
+
+def _many_tasks_shape(build: _Builder) -> None:
+    """GNU Parallel's page asks ``--cpus-per-task=32`` and runs ``-j $SLURM_CPUS_PER_TASK``: 32
+    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
+    res, jobs = build.spec["resources"], build.parallel_jobs
+    cpus = res.get("cpus_per_task")
+    if "tasks_per_node" in res or not cpus:
+        return
+    if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
+        res["tasks_per_node"] = res.pop("cpus_per_task")
+    elif jobs.isdigit() and int(jobs) and cpus % int(jobs) == 0:
+        res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
+
+
+def _launcher_options(build: _Builder, number: int, line: str, parsed, one_task_per_node: bool = False) -> None:
+    """A note for each launcher option; ``one_task_per_node``: srun's counts before `accelerate
+    launch`, which kind accelerate's own srun replaces (one task per node)."""
+    dropped: Dict[str, List[str]] = {}
+    for option, values, action in parsed.options:
+        spelled = " ".join((option, *values))
+        if action == "environment" and values:
+            name, equals, value = (values[0].partition("=") if len(values) == 1 else (values[0], "=", values[1]))
+            if equals and re.fullmatch(r"[A-Za-z_]\w*", name):
+                build.section("environment").setdefault("variables", {})[name] = value
+                build.note(number, spelled, "mapped", f"environment.variables.{name}")
+                continue
+            action = "exported"
+        if action == "counts" and one_task_per_node:
+            dropped.setdefault("one task per node", []).append(spelled)
+            continue
+        if action == "counts" and option in ("-n", "-np", "--ntasks", "--np", "--n", "--num-proc") and values:
+            expected = _total_tasks(build)
+            if values[0] != str(expected) and values[0].strip("${}") not in ("SLURM_NTASKS", "SLURM_NPROCS"):
+                build.note(number, spelled, "to do", f"the script started {values[0]} tasks here where the job has "
+                                                     f"{expected}: slurmkit starts {expected}; change the request or the program")
+                continue
+        if action == "unknown":
+            build.note(number, spelled, "to do", f"{parsed.launcher} option {option} is not one slurmkit knows: "
+                                                 "if it takes a value, the command is wrong; carry it over by hand")
+            continue
+        dropped.setdefault(action, []).append(spelled)
+    for action, spelled in dropped.items():
+        reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
+                                                    "node itself, which runs the node's `accelerate launch`")
+        build.note(number, " ".join(spelled), "dropped", reason)
+
+
+def _total_tasks(build: _Builder) -> int:
+    res = build.spec["resources"]
+    return build.ntasks or res.get("tasks_per_node", 1) * res.get("nodes", 1)
+
+
+def _unquote(word: str) -> str:
+    try:
+        parts = shlex.split(word)
+    except ValueError:
+        return word
+    return parts[0] if len(parts) == 1 else word
+
+
+def _unquote_all(words):
+    return [_unquote(w) for w in words]
+
+
+def _array_names(build: _Builder, text: str) -> str:
+    """In an array job, the task's number is the parameter ``task_id`` (slurmkit numbers the tasks from 0)."""
+    if "array_range" not in build.spec:
+        return text
+    return text.replace("${SLURM_ARRAY_TASK_ID}", "${task_id}").replace("$SLURM_ARRAY_TASK_ID", "$task_id")
+
+
+def _spec_word(word: str, raw: str) -> str:
+    """A word of the script as a word of a spec command: variables still expand, nothing else does."""
+    if word.startswith("~/"):
+        word = "$HOME" + word[1:]
+    if "$" not in word:
+        return shlex.quote(word)
+    if raw.startswith("'"):       # '$x' was literal in the script
+        return shlex.quote(word.replace("$", "$$"))
+    escaped = re.sub(r"\$(?!\{?[A-Za-z_][A-Za-z0-9_]*)", "$$", word)
+    return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r"[\s'\"]", word) else escaped
+
+
+# -------------------------------------------------------------------------------------- finish
+
+def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
+    spec, res = build.spec, build.spec["resources"]
+    nodes = res.get("nodes", 1)
+    if build.ntasks and "tasks_per_node" not in res:
+        if build.ntasks % nodes == 0:
+            res["tasks_per_node"] = build.ntasks // nodes
+        else:
+            build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
+    if build.gpus_per_task and "gpus" not in res:
+        model, _, count = build.gpus_per_task.rpartition(":")
+        res["gpus"] = f"{model + ':' if model else ''}{int(count) * res.get('tasks_per_node', 1)}"
+        build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped", f"gpus: {res['gpus']} per node, one "
+                   "process per GPU as the kind starts them")
+    if build.gpus_total and "gpus" not in res:
+        model, _, count = build.gpus_total.rpartition(":")
+        res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
+    spec.setdefault("name", name or "imported")
+    if profile:
+        spec["profile"] = profile
+    res.setdefault("time", "1h")
+    array = spec.pop("array_range", None)
+    if "tasks" in spec:
+        spec["kind"] = first_kind(runs_task_file=True).name
+        _many_tasks_shape(build)
+    elif array:
+        spec["kind"] = first_kind(sweeps=True).name
+        spec["array"] = _array_section(array)
+    else:
+        spec["kind"] = _distributed_kind(build) or _plain_kind(build)
+    _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
+    kind = KINDS[spec["kind"]]
+    if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
+        spec["launch"].pop("launcher")
+    _per_task_shell(build)
+    if build.setup:
+        spec.setdefault("environment", {})["setup"] = build.setup
+    if kind.runs_task_file and not spec["launch"]:
+        del spec["launch"]    # each line of tasks.commands is the command
+    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
+             "dependencies", "mail", "extra_directives"]
+    build.spec = {key: spec[key] for key in order if key in spec}
+
+
+def _per_task_shell(build: _Builder) -> None:
+    """``srun prog > log.txt``: the batch shell redirected srun's output, all tasks' together; as
+    a shell line under the launcher each task runs the redirection (or pipe) itself. One task
+    does what the script did; several write the same file at once, which the user must resolve."""
+    if build.per_task_shell is None:
+        return
+    number, line, operators = build.per_task_shell
+    if not any(">" in op or "|" in op for op in operators):
+        return   # a chain (&&, ;) runs once per task as well, with nothing shared to clash over
+    res, launch = build.spec["resources"], build.spec["launch"]
+    launcher = launch.get("launcher") or build.launcher_name
+    if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED_KINDS:
+        return
+    build.note(number, " ".join(dict.fromkeys(operators)), "to do",
+               f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
+               "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
+
+
+def _plain_kind(build: _Builder) -> str:
+    res, launch = build.spec["resources"], build.spec["launch"]
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1:
+        return _one_process(build)
+    if tasks > 1:
+        launch.setdefault("launcher", "srun")
+        return first_kind(rank_count_is_users=True).name
+    if build.launcher_name == "torchrun" and "gpus" in res:
+        launch["launcher"] = "torchrun"
+        gpus = str(res["gpus"]).rpartition(":")[2]
+        why = f"kind {first_kind(distributed=True, one_node_only=True).name}: torchrun starts one process per GPU of the node"
+        if "cpus_per_task" in res and gpus.isdigit() and int(gpus) > 1:
+            res["cpus_per_task"] = max(1, res["cpus_per_task"] // int(gpus))
+            why += f"; the job's cores are shared among them ({res['cpus_per_task']} each)"
+        build.note(0, "torchrun", "mapped", why)
+        return first_kind(distributed=True, one_node_only=True).name
+    if "gpus" in res:
+        return first_kind(gpu_required=True, processes=ONE).name
+    return first_kind(pins_threads=True).name if res.get("cpus_per_task", 1) > 1 else DEFAULT_KIND
+
+
+_TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
+
+
+def _one_process(build: _Builder) -> str:
+    """Tasks asked for, but the program started without srun or mpirun: it ran once, on all of
+    them as cores (GNU parallel, make -j, a threaded program). Kind threaded keeps that."""
+    res, launch, threaded = build.spec["resources"], build.spec["launch"], first_kind(pins_threads=True).name
+    tasks = res.pop("tasks_per_node")
+    cores = tasks * res.get("cpus_per_task", 1)
+    res["cpus_per_task"] = cores
+    renamed = False
+    for key in ("command", "shell"):
+        if key in launch and _TASK_COUNTS.search(launch[key]):
+            launch[key], renamed = _TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", launch[key]), True
+    build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
+        build.note(0, f"tasks_per_node: {tasks}", "to do",
+                   f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
+                   f"that; as kind {threaded} the job has one task of {cores} cores, so check each step asks for -c 1, "
+                   f"or use kind {first_kind(sweeps=True).name} (one task per run)")
+        return threaded
+    build.note(0, f"tasks_per_node: {tasks}", "mapped",
+               f"the program starts without srun or mpirun, so it ran once: kind {threaded} with the same {cores} cores"
+               + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
+    return threaded
+
+
+def _distributed_kind(build: _Builder) -> Optional[str]:
+    """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
+    hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    text = " ".join([launch.get("command", ""), launch.get("shell", ""), *build.setup,
+                     *spec.get("environment", {}).get("venv", {}).get("packages", [])]).lower()
+    variables = {name for _, _, name in build.rendezvous}
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    kind = None
+    if build.accelerate is not None:
+        kind = first_kind(launches_per_node=True).name
+        _drop_rendezvous_lines(build, kind)
+        accelerate_import.adopt(build, kind)
+        return kind
+    if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
+        kind = first_kind(distributed=True, mpi_ranks=True).name
+    elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
+        kind = first_kind(tf_config=True).name
+    elif "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):   # LightningCLI's --trainer.*
+        kind = first_kind(requeues_on_signal=True).name   # srun python + Lightning: Lightning reads SLURM's ranks itself
+    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
+                            or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+        kind = first_kind(ranks_from_slurm=True).name
+    if kind is None:
+        return None
+    _adopt_rendezvous(build, kind)
+    return kind
+
+
+#: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each
+#: task, would name each task's own node), tcp://${MASTER_ADDR}:$MASTER_PORT
+_RENDEZVOUS_URL = re.compile(r"tcp://(\$\{?MASTER_ADDR\}?|\$\(hostname\)|`hostname`):(\d+|\$\{?MASTER_PORT\}?)")
+
+
+def _drop_rendezvous_lines(build: _Builder, kind: str) -> None:
+    """The script's MASTER_ADDR, RANK... lines, which a kind with a rendezvous sets itself (MPI
+    ranks, Horovod: the script's own lines stay)."""
+    spec, row = build.spec, KINDS[kind]
+    variables = spec.get("environment", {}).get("variables", {})
+    for _, unit, name in build.rendezvous:
+        if not row.rendezvous:
+            continue
+        if unit in build.setup:
+            build.setup.remove(unit)
+        variables.pop(name, None)
+        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {row.sets_in_environment} itself")
+                          for n in build.notes]
+    if not variables and "variables" in spec.get("environment", {}):
+        del spec["environment"]["variables"]
+        if not spec["environment"]:
+            del spec["environment"]
+
+
+def _adopt_rendezvous(build: _Builder, kind: str) -> None:
+    spec, res = build.spec, build.spec["resources"]
+    launch = spec["launch"]
+    row = KINDS[kind]
+    sets = row.sets_in_environment
+    _drop_rendezvous_lines(build, kind)
+    if not row.rendezvous:
+        launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
+    else:
+        launch["launcher"] = "srun"
+    if row.framework_default != "pytorch":
+        launch["framework"] = row.framework_default
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if row.rendezvous and ("tasks_per_node" in res or gpus.isdigit()):
+        tasks = res.pop("tasks_per_node", 1)   # none: one process that started its GPUs' workers itself
+        if gpus.isdigit() and tasks != int(gpus):
+            cores = ""
+            if "cpus_per_task" in res:
+                res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
+                cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
+            build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
+                       f"where the script ran {tasks}{cores}: check that the program expects that")
+    if row.ranks_from_slurm and "gpus" in res:   # PyTorch picks its GPU by local rank
+        launch["gpu_view"] = "node"
+    port = ""
+    for key in ("command", "shell"):
+        rewritten = _RENDEZVOUS_URL.sub("tcp://$MASTER_ADDR:$MASTER_PORT", launch.get(key, ""))
+        if key in launch and rewritten != launch[key]:
+            launch[key] = rewritten
+            port = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
+                    "the job id: jobs sharing a node do not clash)")
+    if row.ranks_from_slurm and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
+        launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
+        port += "; the world size computed from SLURM's counts became $WORLD_SIZE"
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}{port}"
+               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""))
+
+
+_COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
+#: the world size as hand-made DDP scripts compute it: $((A * B)) of the tasks per node and nodes, or $SLURM_NTASKS
+_WORLD_SIZE = re.compile(rf"\$\(\(\s*{_COUNT}\s*\*\s*{_COUNT}\s*\)\)|\$\{{?SLURM_NTASKS\}}?(?!_)")
+
+
+def _signal_and_requeue(build: _Builder) -> None:
+    """The script's --signal=USR1@N and its requeue options, each noted once, by what the kind does
+    with them: a copy back before the limit takes the signal's time as stage.lead; a kind that
+    saves and requeues on the signal (Lightning) writes all of them itself; any other job keeps
+    them as they were, since the program may catch USR1 itself (a checkpoint, a requeue)."""
+    kind, stage = KINDS[build.spec["kind"]], build.spec.get("stage")
+    own = f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and --open-mode=append itself"
+    if build.signal_line is not None:
+        number, line, directive = build.signal_line
+        if stage and stage.get("outputs"):
+            stage["lead"] = f"{build.signal_lead}s"
+            build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies results "
+                                               "back on USR1; slurmkit asks for the signal itself")
+        elif kind.requeues_on_signal and int(build.signal_lead) != requeue_lead(_time_s(build)):
+            build.section("stage")["lead"] = f"{build.signal_lead}s"
+            build.note(number, line, "mapped", f"its {build.signal_lead}s before the limit become stage.lead, when kind {kind.name} "
+                                               "tells Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
+        elif kind.requeues_on_signal:
+            build.note(number, line, "dropped", own)
+        else:
+            _keep_directive(build, number, line, directive, "kept for the program, which may catch USR1 itself (to save a checkpoint)"
+                            + _lightning_hint(build))
+    for number, line, directive in build.requeue_lines:
+        if not kind.requeues_on_signal:
+            _keep_directive(build, number, line, directive, "")
+        elif directive == "--no-requeue":
+            build.note(number, line, "to do", f"the script asked never to be requeued, and kind {kind.name} requeues the job at "
+                                              "the limit, after Lightning saves: use another kind if it must not be")
+        else:
+            build.note(number, line, "dropped", own)
+
+
+def _time_s(build: _Builder) -> int:
+    """The imported time limit in seconds (an hour where the script gave none, as the spec gets)."""
+    try:
+        return parse_duration(str(build.spec["resources"].get("time", "1h")))
+    except ValueError:
+        return 3600
+
+
+def _keep_directive(build: _Builder, number: int, line: str, directive: str, reason: str) -> None:
+    build.spec.setdefault("extra_directives", []).append(directive)
+    build.note(number, line, "mapped", reason)
+
+
+def _lightning_hint(build: _Builder) -> str:
+    """A USR1 signal with a requeue and srun tasks on GPUs is Lightning's own SLURM recipe."""
+    srun_gpus = build.launcher_name == "srun" and "gpus" in build.spec["resources"]
+    if srun_gpus and any(directive == "--requeue" for _, _, directive in build.requeue_lines):
+        lightning = first_kind(requeues_on_signal=True).name
+        return f"; with --requeue and srun tasks on GPUs this is PyTorch Lightning's recipe: if the program is Lightning, use kind {lightning}"
+    return ""
+
+
+_ARRAY_RANGE = re.compile(r"(\d+)(?:-(\d+)(?::(\d+))?)?")
+
+
+def array_range_problem(text: str) -> Optional[str]:
+    """Why an ``--array`` value cannot become a sweep (checked before any id is made): not
+    SLURM's FIRST[-LAST[:STEP]],...[%THROTTLE], a range backwards or with step 0, or more task
+    ids than limits.DEFAULT_MAX_ARRAY_TASKS."""
+    from slurmkit.sites.limits import DEFAULT_MAX_ARRAY_TASKS
+
+    ranges, _, throttle = text.partition("%")
+    if throttle and not throttle.isdigit():
+        return f"--array={text}: the throttle after % is not a number"
+    count = 0
+    for part in ranges.split(","):
+        match = _ARRAY_RANGE.fullmatch(part)
+        if not match:
+            return f"--array={text}: {part!r} is not FIRST, FIRST-LAST or FIRST-LAST:STEP"
+        first, last, step = int(match.group(1)), int(match.group(2) or match.group(1)), int(match.group(3) or 1)
+        if last < first or step < 1:
+            return f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) with a step of 1 or more"
+        count += (last - first) // step + 1
+    if count > DEFAULT_MAX_ARRAY_TASKS:
+        return f"--array={text}: {count} tasks, more than slurmkit's cap of {DEFAULT_MAX_ARRAY_TASKS} for one array; split the sweep"
+    return None
+
+
+def _array_section(text: str) -> Dict:
+    """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle
+    (``text`` has passed array_range_problem)."""
+    ranges, _, throttle = text.partition("%")
+    ids: List[int] = []
+    for part in ranges.split(","):
+        first, last, step = _ARRAY_RANGE.fullmatch(part).groups()
+        ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
+    section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
+    if throttle:
+        section["throttle"] = int(throttle)
+    return section
+
+
+#: what stands in for a required field import had to leave out
+_REQUIRED = {("name",): "imported", ("resources", "time"): "1h", ("launch",): {"command": "true"}}
+
+
+def _validated(build: _Builder) -> None:
+    """A spec import writes always reads: a value the spec reader refuses (a job name with a
+    space, a memory sbatch took but slurmkit does not) is left out, or replaced where the field
+    is required, with a "to do" that says what it was and why."""
+    from slurmkit.core.errors import SpecError
+    from slurmkit.spec.spec import spec_from_mapping
+
+    for _ in range(20):
+        try:
+            spec_from_mapping(build.spec)
+            return
+        except SpecError as error:
+            path = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", error.keypath))
+            if not path or not _leave_out(build.spec, path):
+                raise
+            build.note(0, error.keypath, "to do", f"left out, the spec reader refuses it ({error.detail}): set it by hand")
+
+
+def _leave_out(spec: Dict, path: Tuple) -> bool:
+    parent = spec
+    for key in path[:-1]:
+        if not isinstance(parent, (dict, list)) or (isinstance(parent, dict) and key not in parent):
+            return False
+        parent = parent[key]
+    last = path[-1]
+    if isinstance(parent, list) and isinstance(last, int) and last < len(parent):
+        parent.pop(last)
+        if not parent and len(path) > 1:
+            return _leave_out(spec, path[:-1])
+    elif isinstance(parent, dict) and last in parent:
+        del parent[last]
+    else:
+        return False
+    for required, value in _REQUIRED.items():
+        if required == path[:len(required)]:
+            _put(spec, required, value)
+    return True
+
+
+def _put(spec: Dict, path: Tuple, value) -> None:
+    for key in path[:-1]:
+        spec = spec.setdefault(key, {})
+    spec[path[-1]] = value
+
+
+# ------------------------------------------------------------------------------ the spec file
+
+TODO_PREFIX = "# to do: "
+
+
+def imported_text(imported: Imported, script: str) -> str:
+    """The spec as YAML, after comments listing every note that is not a plain mapping; a note the
+    user must act on is a ``# to do:`` line, which ``slurmkit check`` reports until it is removed."""
+    import yaml
+
+    from slurmkit.core.output import escaped
+
+    lines = [f"# Imported by slurmkit from {escaped(script)}."]
+    for note in imported.notes:
+        if note.outcome == "mapped" and not note.reason:
+            continue
+        where = f"line {note.line}" if note.line else "script"
+        text = note.text.split("\n")[0]
+        prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
+        # escaped: YAML refuses control characters even in comments, and the spec must read back
+        lines.append(escaped(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": ")))
+    return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def pending_import_notes(text: str) -> Tuple[str, ...]:
+    """The ``# to do:`` notes ``import`` left in a spec file's leading comments."""
+    notes = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        if line.startswith(TODO_PREFIX):
+            notes.append(line[len(TODO_PREFIX):])
+    return tuple(notes)

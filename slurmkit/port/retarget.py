@@ -1,0 +1,712 @@
+"""Move a job spec to another cluster: what ``slurmkit port job.yaml --to nibi`` does.
+
+Graham, Cedar, Béluga and Niagara were retired in 2025; their users arrive at Nibi, Fir,
+Rorqual and Trillium with specs that name a V100, ask 5 cores per GPU, fill a 40-core node or
+run for 28 days. ``port_spec`` reads the spec against both profiles and rewrites the values that
+do not carry over, each with the reason, in the spec as written (a YAML mapping), so that what
+does not change keeps the user's spelling.
+
+It refuses, with the reason, what has no faithful equivalent (a CUDA job on a cluster with
+AMD GPUs only, a 4-GPU single process on 2-GPU nodes, 10 days without a checkpoint on a 7-day
+cluster). Last, the ported spec is resolved on the target: whatever the resolver would reject
+is refused too, so a spec that ports is a spec that renders.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.sites.modulecat import check_module
+from slurmkit.sites.profiles import MigProfile, NodeType, SiteProfile, did_you_mean
+from slurmkit.core.records import Record
+from slurmkit.resolve.resolve import Finding, cores_per_gpu, resolve
+from slurmkit.core.gpu_names import mig_names, whole_gpu_names
+from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
+from slurmkit.spec.spec import JobSpec, spec_from_mapping
+from slurmkit.core.units import format_duration, format_size
+
+#: Kinds whose ranks may be spread over more nodes when the target's nodes have fewer GPUs.
+
+#: sbatch options that name something of one cluster only (its partitions, node features,
+#: reservations, node names): meaningless, or wrong, on another.
+SITE_BOUND_OPTIONS = {"--constraint": "node features", "-C": "node features", "--partition": "partitions",
+                      "-p": "partitions", "--reservation": "reservations", "--nodelist": "node names",
+                      "-w": "node names", "--exclude": "node names", "-x": "node names", "--qos": "QOS names",
+                      "--clusters": "cluster names", "-M": "cluster names"}
+
+#: Module stacks of one site that the Alliance stack elsewhere replaces (Niagara's NiaEnv and
+#: Mist's MistEnv were retired with them; CCEnv and arch/* only switched Niagara to it).
+SITE_STACK_MODULES = re.compile(r"^(NiaEnv|MistEnv|CCEnv|arch)(/|$)")
+
+#: RAC awards (rrg-, rpp-) are granted for one cluster; default accounts (def-) exist everywhere.
+CLUSTER_BOUND_ACCOUNTS = ("rrg-", "rpp-")
+
+
+class Change(Record):
+    """One value the port rewrote: the key path, the value before and after (None: absent)."""
+
+    field: str
+    old: Any
+    new: Any
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {_shown(self.old)} -> {_shown(self.new)}: {self.why}"
+
+
+class Ported(Record):
+    source: str                       # profile names
+    target: str
+    spec: Dict[str, Any]              # the ported spec, as a YAML mapping
+    changes: Tuple[Change, ...]
+    warnings: Tuple[Finding, ...]     # the port's own advice, then the resolver's on the target
+    todos: Tuple[str, ...] = ()       # what the user must do first: ``# to do:`` lines of the ported spec
+    notes: Tuple[str, ...] = ()       # warnings the ported spec's comments repeat
+
+
+class PortRefused(SlurmkitError):
+    """The spec cannot move: ``findings`` says why, one line each (key path and reason)."""
+
+    def __init__(self, findings: Sequence[Finding]):
+        self.findings = tuple(findings)
+        super().__init__("; ".join(f"{f.field}: {f.message}" for f in self.findings))
+
+
+def _shown(value) -> str:
+    if value is None:
+        return "(none)"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return str(value)
+
+
+# ------------------------------------------------------------------------------ the target
+
+
+def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfile:
+    """``--to`` if given (a retired target is refused in favour of its successor), else the
+    source's successor; ``load`` reads a profile by name."""
+    if wanted is None:
+        if not source.is_retired:
+            raise SlurmkitError(f"{source.name} is in service, so it has no successor to port to: give --to CLUSTER")
+        return load(source.status.successor)
+    target = load(wanted)
+    if target.is_retired:
+        raise SlurmkitError(f"{target.name} is retired; port to its successor instead: --to {target.status.successor}")
+    return target
+
+
+# ------------------------------------------------------------------------------- the port
+
+
+class _Port:
+    """The spec being rewritten, with the changes, warnings and refusals found so far."""
+
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False):
+        self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
+        self.repack = repack                # pack the ranks into fewer whole nodes (port --repack)
+        self.changes: List[Change] = []
+        self.warnings: List[Finding] = []
+        self.refusals: List[Finding] = []
+        self.todos: List[str] = []          # what the user must do before the ported job can run
+        self.notes: List[str] = []          # warnings the ported file repeats (nodes partly used)
+
+    @property
+    def resources(self) -> Dict[str, Any]:
+        return self.data["resources"]
+
+    def set(self, section: Optional[str], key: str, new, why: str) -> None:
+        """Rewrite (or with ``new`` None, remove) ``section.key`` and record why."""
+        where = self.data if section is None else self.data.setdefault(section, {})
+        old = where.get(key)
+        if old == new:
+            return
+        if new is None:
+            where.pop(key, None)
+        else:
+            where[key] = new
+        self.changes.append(Change(f"{section}.{key}" if section else key, old, new, why))
+
+    def refuse(self, field: str, message: str) -> None:
+        self.refusals.append(Finding("error", field, message))
+
+    def warn(self, field: str, message: str) -> None:
+        self.warnings.append(Finding("warning", field, message))
+
+    def note(self, field: str, message: str) -> None:
+        """A warning that the ported file also states, in its leading comments."""
+        self.warn(field, message)
+        self.notes.append(f"{field}: {message}")
+
+
+def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> Ported:
+    """``data`` (the spec's YAML mapping, ``spec`` its parsed form, written for ``source``)
+    rewritten for ``target``; raises PortRefused with every reason it cannot move. MPI rank
+    counts are kept unless ``repack`` asks to pack them into fewer whole nodes."""
+    port = _Port(data, spec, source, target, repack)
+    port.set(None, "profile", target.name, _profile_reason(source, target))
+    if spec.resources.gpus is not None:
+        _port_gpus(port)
+    else:
+        _port_cpu_shape(port)
+    _port_memory(port)
+    _port_time(port)
+    _port_modules(port)
+    _port_directives(port)
+    _port_account(port)
+    if port.refusals:
+        raise PortRefused(port.refusals)
+    resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
+    if resolution.errors:
+        raise PortRefused(resolution.errors)
+    return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + _not_repeated(resolution.warnings, port),
+                  tuple(port.todos), tuple(port.notes))
+
+
+def _not_repeated(warnings: Tuple[Finding, ...], port: _Port) -> Tuple[Finding, ...]:
+    """The resolver's warnings less its partly-used-nodes one where the port said it already (naming --repack)."""
+    said = any("partly used" in note for note in port.notes) or any("partly used" in c.why for c in port.changes)
+    return tuple(w for w in warnings if not (said and w.field == "resources" and "idle but charged" in w.message))
+
+
+def _profile_reason(source: SiteProfile, target: SiteProfile) -> str:
+    if source.is_retired and source.status.successor == target.name:
+        return f"{source.name} was retired on {source.status.retired_on}; {target.name} is its successor"
+    return f"moved from {source.name} to {target.name}"
+
+
+# ------------------------------------------------------------------------------------ GPUs
+
+
+class _GpuModel(Record):
+    """A GPU a job can ask for: a whole model, or a MIG instance of one."""
+
+    spelling: str                 # what the spec writes: the model name, or the MIG instance's gres
+    memory_mib: Optional[int]
+    vendor: str
+    node_types: Tuple[NodeType, ...]
+    mig: Optional[MigProfile] = None
+
+    @property
+    def label(self) -> str:
+        memory = f" {format_size(self.memory_mib)}" if self.memory_mib else ""
+        return f"{self.spelling.upper() if not self.mig else self.spelling}{memory}"
+
+
+def _gpu_models(profile: SiteProfile) -> List[_GpuModel]:
+    """Every whole GPU model and MIG instance of ``profile``, in profile order."""
+    models: Dict[str, _GpuModel] = {}
+    for node_type in (t for t in profile.node_types if t.gpus):
+        gpus = node_type.gpus
+        known = models.get(gpus.model)
+        types = (known.node_types if known else ()) + (node_type,)
+        models[gpus.model] = _GpuModel(gpus.model, gpus.memory_mib, gpus.vendor, types)
+        for mig in gpus.mig:
+            models[mig.gres] = _GpuModel(mig.gres, mig.memory_mib, gpus.vendor, (node_type,), mig)
+    return list(models.values())
+
+
+def _find_source_gpu(model: str, source: SiteProfile) -> Optional[_GpuModel]:
+    for candidate in _gpu_models(source):
+        gpus = candidate.node_types[0].gpus
+        names = mig_names(gpus, candidate.mig) if candidate.mig else whole_gpu_names(gpus)
+        if model in names:
+            return candidate
+    return None
+
+
+def _closest_gpu(wanted: _GpuModel, target: SiteProfile) -> Tuple[Optional[_GpuModel], str]:
+    """The target's GPU for a job that ran on ``wanted``: same maker, the smallest with at least
+    as much memory (a MIG instance only for a MIG job), the most nodes on a tie; else the largest."""
+    same_maker = [m for m in _gpu_models(target) if m.vendor == wanted.vendor]
+    whole = [m for m in same_maker if not m.mig]
+    pool = [m for m in same_maker if m.mig] + whole if wanted.mig else whole
+    if not pool:
+        return None, ""
+    need = wanted.memory_mib or 0
+    enough = [m for m in pool if (m.memory_mib or 0) >= need]
+    if enough:
+        best = min(enough, key=lambda m: (m.mig is None, m.memory_mib or 0, -_node_count(m)))
+        return best, "the smallest with at least its memory"
+    return max(pool, key=lambda m: (m.memory_mib or 0, _node_count(m))), "the largest it has, with less memory per GPU"
+
+
+def _node_count(model: _GpuModel) -> int:
+    return sum(t.count or 0 for t in model.node_types)
+
+
+def _port_gpus(port: _Port) -> None:
+    request = port.spec.resources.gpus
+    if request.model is None:
+        _port_gpu_count(port, None, request.count, "any GPU model")
+        _port_cores_per_gpu(port, None, None)
+        return
+    wanted = _find_source_gpu(request.model, port.source)
+    if wanted is None:
+        names = [m.spelling for m in _gpu_models(port.source)]
+        port.refuse("resources.gpus", f"{port.source.name} has no GPU called {request.model!r}{did_you_mean(request.model, names)}; "
+                    f"it has: {', '.join(names) or 'none'}")
+        return
+    chosen, how = _closest_gpu(wanted, port.target)
+    if chosen is None:
+        _refuse_gpu(port, wanted)
+        return
+    _suggest_mig(port, wanted, chosen)
+    why = f"{port.source.name}'s {wanted.label}; {port.target.name}'s {chosen.label} is {how}"
+    _port_gpu_count(port, chosen, request.count, why)
+    if chosen.mig is None:
+        _port_cores_per_gpu(port, wanted, chosen)
+
+
+def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:
+    others = sorted({m.node_types[0].gpus.model for m in _gpu_models(port.target)})
+    if others:
+        port.refuse("resources.gpus", f"{port.target.name}'s GPUs ({', '.join(others)}) are not {wanted.vendor.upper()} GPUs, so code "
+                    f"built for the {wanted.spelling.upper()} (CUDA) does not run there; port to a cluster with {wanted.vendor.upper()} GPUs")
+    else:
+        successor = f"; its successor {port.target.status.successor} may" if port.target.status.successor else ""
+        port.refuse("resources.gpus", f"{port.target.name} has no GPU nodes{successor}")
+
+
+def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel) -> None:
+    if wanted.mig or chosen.mig or not wanted.memory_mib:
+        return
+    slices = [m for m in _gpu_models(port.target) if m.mig and m.vendor == chosen.vendor and (m.memory_mib or 0) >= wanted.memory_mib]
+    if slices and port.spec.resources.gpus.count == 1 and not kind_of(port.spec).distributed:
+        small = min(slices, key=lambda m: m.memory_mib or 0)
+        port.warn("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
+                  f"({format_size(small.memory_mib)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
+
+
+def _allowed_gpu_counts(port: _Port, chosen: Optional[_GpuModel]) -> List[int]:
+    """GPUs per node the target takes for this model: 1 for a MIG instance, else up to the
+    node's count, or only the whole-node counts where the site fixes them."""
+    if chosen is not None and chosen.mig:
+        return [1]
+    types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus]
+    most = max((t.gpus.count for t in types), default=0)
+    whole = port.target.scheduling.whole_node
+    fixed = whole.gpu_counts if whole and whole.gpu_counts else range(1, most + 1)
+    return [n for n in fixed if n <= most]
+
+
+def _port_gpu_count(port: _Port, chosen: Optional[_GpuModel], per_node: int, why: str) -> None:
+    """Keep the GPUs per node if the target takes them; a multi-node kind keeps the total
+    and spreads it over more nodes; anything else is refused."""
+    allowed = _allowed_gpu_counts(port, chosen)
+    spelling = (lambda n: f"{chosen.spelling}:{n}") if chosen else str
+    if per_node in allowed:
+        packed = _packed_gpu_nodes(port, per_node, allowed)
+        if packed and port.repack:
+            _repack_gpus(port, chosen, per_node, packed, why)
+        else:
+            port.set("resources", "gpus", _gpu_value(port, chosen, per_node), why)
+        return
+    nodes = port.spec.resources.nodes
+    total = per_node * nodes
+    fits = [n for n in allowed if total % n == 0]
+    target_name = port.target.name
+    spreads = kind_of(port.spec).spreads_over_nodes
+    if spreads and fits:
+        new = max(fits)
+        port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; {target_name} takes {_counts(allowed)} per node")
+        port.set("resources", "nodes", total // new, f"the same {total} GPUs in all, {new} per node on {target_name}")
+        _trainer_todo(port, total // new, new, nodes, per_node)
+        return
+    hint = f"; kind {named(MULTI_NODE_GPU_KINDS)} can spread the GPUs over several nodes" if not spreads else ""
+    port.refuse("resources.gpus", f"{spelling(per_node)} per node: {target_name} takes {_counts(allowed)} GPUs per node"
+                f"{' of that model' if chosen else ''}{hint}")
+
+
+def _packed_gpu_nodes(port: _Port, per_node: int, allowed: List[int]) -> Optional[int]:
+    """GPUs spread over nodes that the target's nodes hold fewer of (graham's 2 x 4 T4 -> nibi,
+    8 H100 a node): the fewest nodes that hold them evenly, or None. Without ``--repack`` they
+    are kept as written, with a note: a whole node may wait longer in the queue, and the
+    program may name its nodes."""
+    nodes, target = port.spec.resources.nodes, port.target.name
+    total = nodes * per_node
+    packed = next((k for k in range(1, nodes) if total % k == 0 and total // k in allowed), None)
+    if packed is None or not kind_of(port.spec).spreads_over_nodes:
+        return None
+    if not port.repack:
+        port.note("resources.nodes", f"{target}'s nodes hold {max(allowed)} of these GPUs: the {total} GPUs are kept as {nodes} nodes x "
+                  f"{per_node}; slurmkit port --repack puts them on {_count_nodes(packed)} (NVLink between them, no network)")
+    return packed
+
+
+def _repack_gpus(port: _Port, chosen: Optional[_GpuModel], per_node: int, packed: int, why: str) -> None:
+    """``--repack``: the same GPUs on ``packed`` nodes (NVLink within a node, no network between
+    them), with the memory per node they had per GPU."""
+    nodes, target = port.spec.resources.nodes, port.target.name
+    new = nodes * per_node // packed
+    port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; --repack: {new} per node")
+    port.set("resources", "nodes", packed, f"--repack: the same {nodes * per_node} GPUs ({nodes} x {per_node} on {port.source.name}) "
+             f"on {_count_nodes(packed)} of {new}")
+    tasks = port.spec.resources.tasks_per_node     # written out: one per GPU (or a share of them) scales with them
+    if port.resources.get("tasks_per_node") is not None and tasks and tasks * new % per_node == 0:
+        port.set("resources", "tasks_per_node", tasks * new // per_node, f"--repack: {_gpus(new)} per node")
+    size = port.spec.resources.mem_mb     # 0 is mem: node, all of each node's
+    if size and port.resources.get("mem") is not None:
+        port.set("resources", "mem", format_size(size * new // per_node), f"--repack: {format_size(size)} per node for "
+                 f"{_gpus(per_node)} is {format_size(size * new // per_node)} for {new}")
+    _trainer_todo(port, packed, new, nodes, per_node)
+
+
+def _trainer_todo(port: _Port, nodes: int, per_node: int, old_nodes: int, old_per_node: int) -> None:
+    """A program that names its nodes and GPUs itself (Lightning's Trainer) must follow the new shape."""
+    if kind_of(port.spec).program_names_its_nodes:
+        port.todos.append(f"the program's Trainer(num_nodes=..., devices=...) must say {nodes} node(s) of {per_node} GPUs, as SLURM "
+                          f"now runs it (it said {old_nodes} of {old_per_node}) on {port.target.name}")
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" + ("" if count == 1 else "s")
+
+
+def _count_nodes(count: int) -> str:
+    return f"{count} node" + ("" if count == 1 else "s")
+
+
+def _counts(allowed: List[int]) -> str:
+    if allowed == list(range(1, len(allowed) + 1)) and len(allowed) > 2:
+        return f"1 to {allowed[-1]}"
+    return " or ".join(map(str, allowed)) or "no"
+
+
+def _gpu_value(port: _Port, chosen: Optional[_GpuModel], count: int):
+    """The new ``gpus`` value in the form the user wrote it (mapping, bare count or text)."""
+    written = port.resources.get("gpus")
+    if chosen is None:
+        return count if isinstance(written, int) else str(count)
+    if isinstance(written, dict):
+        return {**written, "model": chosen.spelling, "count": count}
+    return chosen.spelling if count == 1 and ":" not in str(written) else f"{chosen.spelling}:{count}"
+
+
+def _port_cores_per_gpu(port: _Port, wanted: Optional[_GpuModel], chosen: Optional[_GpuModel]) -> None:
+    """An explicit cpus_per_task that was the source's bundle (its cores per GPU) becomes the
+    target's bundle; one above the target's advice comes down to it. ``None``: any model."""
+    asked = port.spec.resources.cpus_per_task
+    source_bundle = _bundle(wanted.node_types) if wanted else None
+    makers = {t.gpus.vendor for t in port.source.node_types if t.gpus}
+    target_types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus and t.gpus.vendor in makers]
+    target_bundle = _bundle(target_types)
+    if asked is None or target_bundle is None:
+        return
+    gpus, tasks = port.spec.resources.gpus.count, _tasks_per_node(port)
+    per_gpu = asked * tasks / gpus
+    new = max(1, target_bundle * gpus // tasks)
+    label = f"{port.target.name}'s {target_bundle} per {chosen.spelling.upper() if chosen else 'GPU'}"
+    if per_gpu == source_bundle and source_bundle != target_bundle:
+        port.set("resources", "cpus_per_task", new, f"{port.source.name}'s {source_bundle} cores per {wanted.spelling.upper()} "
+                 f"(its bundle) becomes {label}")
+    elif per_gpu > target_bundle:
+        port.set("resources", "cpus_per_task", new, f"{asked * tasks} cores for {gpus} GPU(s) is above {label}")
+
+
+def _bundle(node_types) -> Optional[int]:
+    """The site's cores per GPU on these nodes, as the resolver gives them by default."""
+    return cores_per_gpu(node_types) if any(t.gpus for t in node_types) else None
+
+
+def _tasks_per_node(port: _Port) -> int:
+    """Tasks per node with GPUs: one per GPU for the process-per-GPU kinds, as asked otherwise."""
+    spec = port.spec
+    kind = kind_of(spec)
+    single = kind.single_process_framework == kind.framework(spec.launch.framework)
+    if kind.distributed and not single:
+        return spec.resources.gpus.count
+    return spec.resources.tasks_per_node or 1
+
+
+# ------------------------------------------------------------------------------- CPU shape
+
+
+def _whole_cores(profile: SiteProfile) -> Optional[int]:
+    whole = profile.scheduling.whole_node
+    return whole.cores if whole and whole.cores else None
+
+
+def _port_cpu_shape(port: _Port) -> None:
+    """Whole-node sites fill nodes: moving onto one fits the job to its nodes, moving off one
+    asks explicitly for the node it used to fill."""
+    source_whole, target_whole = _whole_cores(port.source), _whole_cores(port.target)
+    if target_whole and target_whole != source_whole:
+        _onto_whole_nodes(port, target_whole)
+    elif source_whole and not target_whole:
+        _off_whole_nodes(port, source_whole)
+
+
+def _onto_whole_nodes(port: _Port, cores: int) -> None:
+    res, kind, target = port.spec.resources, kind_of(port.spec), port.target.name
+    tasks, cpus = _source_shape(port)
+    if not kind.rank_count_is_users:     # an mpi job keeps its ranks per node unless repacked (which says so itself)
+        _warn_pinned_core_counts(port, tasks * cpus, cores)
+    if kind.rank_count_is_users:
+        if cores % cpus:
+            port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
+                        f"pick a divisor of {cores}")
+            return
+        _mpi_onto_whole_nodes(port, cores, tasks, cpus)
+    elif kind.fills_whole_node == "threads" and tasks == 1:
+        if res.cpus_per_task is not None:
+            port.set("resources", "cpus_per_task", cores, f"{target} gives the job a whole node of {cores} cores")
+    elif kind.runs_task_file:
+        _many_tasks_onto_whole_nodes(port, cores, tasks, cpus)
+    else:
+        port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind.name!r} job of {tasks * cpus} core(s) would leave the "
+                    f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind {first_kind(runs_task_file=True).name!r} (GNU Parallel, "
+                    "a task file with a line each), or port to another cluster")
+
+
+def _mpi_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
+    """The rank count is the user's (it is the domain decomposition): kept, on as many nodes as
+    before, unless ``--repack`` (or more ranks per node than a new node holds) packs the same
+    ranks into as few of the target's whole nodes as hold them, evenly."""
+    res, source, target = port.spec.resources, port.source.name, port.target.name
+    per_node, ranks = cores // cpus, res.nodes * tasks
+    packed = _packed_nodes(ranks, per_node)
+    if (port.repack or tasks > per_node) and packed and packed != res.nodes:
+        asked = "--repack" if port.repack else f"{tasks} ranks of {cpus} core(s) do not fit one of {target}'s nodes"
+        why = (f"{asked}: the same {ranks} ranks ({res.nodes} x {tasks} on {source}) packed into {packed} whole node(s) of "
+               f"{cores} cores, {ranks // packed} per node")
+        port.set("resources", "nodes", packed, why)
+        port.set("resources", "tasks_per_node", ranks // packed, why)
+        _warn_pinned_core_counts(port, tasks * cpus, ranks // packed * cpus)
+        return
+    if port.repack and math.ceil(ranks / per_node) < res.nodes:
+        port.note("resources.nodes", f"--repack: {ranks} ranks do not split evenly into fewer than {res.nodes} node(s) of at most "
+                  f"{per_node} ranks; kept as {res.nodes} x {tasks}")
+    unused = f"{target}'s nodes of {cores} cores are partly used ({tasks * cpus} each, charged whole)"
+    hint = f"; slurmkit port --repack packs them into {packed} node(s)" if packed and packed < res.nodes else ""
+    if res.tasks_per_node is None:
+        port.set("resources", "tasks_per_node", tasks, f"{source} filled its nodes with {tasks} ranks: the {ranks} ranks are kept "
+                 f"({res.nodes} x {tasks}), as {target} would fill its larger nodes with {per_node}; {unused}{hint}")
+    elif tasks * cpus < cores:
+        port.note("resources.tasks_per_node", f"the {ranks} ranks are kept ({res.nodes} x {tasks}); {unused}{hint}")
+
+
+def _packed_nodes(ranks: int, per_node: int) -> Optional[int]:
+    """The fewest nodes of at most ``per_node`` ranks that hold ``ranks`` evenly (a spec says
+    ranks per node), or None when only one rank a node would."""
+    for nodes in range(max(1, math.ceil(ranks / per_node)), ranks):
+        if ranks % nodes == 0:
+            return nodes
+    return 1 if ranks <= per_node else None
+
+
+def _many_tasks_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int) -> None:
+    """GNU Parallel fills each whole node: as many tasks at a time as it has cores for."""
+    target = port.target.name
+    if cores % cpus:
+        port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not "
+                    f"divide; pick a divisor of {cores}")
+    elif port.spec.resources.tasks_per_node is not None:
+        port.set("resources", "tasks_per_node", cores // cpus, f"{target} gives whole nodes of {cores} cores: {cores // cpus} tasks "
+                 f"of {cpus} core(s) at a time fill one ({tasks} on {port.source.name})")
+
+
+def _warn_pinned_core_counts(port: _Port, old: int, new: int) -> None:
+    """Variables set to the old node's core count (thread pools: TF_NUM_INTRAOP_THREADS=40)
+    would use a fraction of the new node; the port cannot know what they mean, so it says so."""
+    for name, value in port.spec.environment.variables:
+        if old != new and str(value).strip() == str(old):
+            port.warn(f"environment.variables.{name}", f"{value} is the {old} cores the job had on {port.source.name}; "
+                      f"on {port.target.name} it has {new}: set it to match, or leave it out where slurmkit sets it")
+
+
+def _source_shape(port: _Port) -> Tuple[int, int]:
+    """Tasks per node and CPUs per task the job had on the source (a whole-node site filled
+    the node with what the spec left out)."""
+    res = port.spec.resources
+    tasks, cpus = res.tasks_per_node, res.cpus_per_task
+    whole = _whole_cores(port.source)
+    fills = kind_of(port.spec).fills_whole_node
+    if whole and fills == "tasks" and tasks is None:
+        tasks = max(1, whole // (cpus or 1))
+    if whole and fills == "threads" and cpus is None:
+        cpus = max(1, whole // (tasks or 1))
+    return tasks or 1, cpus or 1
+
+
+def _off_whole_nodes(port: _Port, cores: int) -> None:
+    res, fills = port.spec.resources, kind_of(port.spec).fills_whole_node
+    why = f"{port.source.name} filled its {cores}-core nodes; {port.target.name} gives only what is asked"
+    if fills == "tasks" and res.tasks_per_node is None:
+        port.set("resources", "tasks_per_node", max(1, cores // (res.cpus_per_task or 1)), why)
+    elif fills == "threads" and res.cpus_per_task is None:
+        port.set("resources", "cpus_per_task", max(1, cores // (res.tasks_per_node or 1)), why)
+
+
+# ---------------------------------------------------------------------------------- memory
+
+
+def _port_memory(port: _Port) -> None:
+    source_asks = port.source.scheduling.mem_request is not False
+    target_asks = port.target.scheduling.mem_request is not False
+    if not target_asks:
+        for key in ("mem", "mem_per_cpu"):
+            port.set("resources", key, None, f"{port.target.name} gives every job whole nodes with all their memory; it ignores memory requests")
+    elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None \
+            and port.spec.resources.gpus is None:   # a GPU job gets its GPUs' bundle from the resolver (sizing.py)
+        node = _largest_cpu_node(port.source)
+        if node and node.memory_mib:
+            port.set("resources", "mem", format_size(node.memory_mib), f"{port.source.name} gave every job its nodes' memory "
+                     f"({format_size(node.memory_mib)} each); {port.target.name} gives only what is asked")
+
+
+def _largest_cpu_node(profile: SiteProfile) -> Optional[NodeType]:
+    cpu = [t for t in profile.node_types if not t.gpus]
+    return max(cpu, key=lambda t: t.count or 0) if cpu else None
+
+
+# ------------------------------------------------------------------------------------ time
+
+
+def _port_time(port: _Port) -> None:
+    limit = port.target.scheduling.max_walltime_seconds
+    asked = port.spec.resources.time_s
+    if not limit or asked <= limit:
+        return
+    if port.spec.stage and port.spec.stage.checkpoint:
+        return   # the resolver makes it a chain, and says so
+    port.refuse("resources.time", f"{format_duration(asked)} is above {port.target.name}'s maximum walltime of {format_duration(limit)} "
+                f"({port.source.name} allowed {format_duration(port.source.scheduling.max_walltime_seconds or asked)}), and the job has no "
+                "stage.checkpoint to resume from: add one (slurmkit then runs a chain of jobs) or shorten the run")
+
+
+# --------------------------------------------------------------------------------- modules
+
+
+def _port_modules(port: _Port) -> None:
+    """Drop the source site's own stacks; move a pinned old StdEnv to the target's standard
+    environment; check each module against the target's catalogue (modulecat.py), rewriting a
+    version it does not have to the nearest one it has."""
+    written = port.data.get("environment", {}).get("modules")
+    if not written:
+        return
+    modules = [written] if isinstance(written, str) else list(written)
+    kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
+    new_stdenv, catalogue = port.target.software.stdenv, port.target.software.catalogue
+    old_stdenv = next((m for m in kept if m.startswith("StdEnv/")), None)
+    moved_stdenv = bool(old_stdenv and new_stdenv and old_stdenv != new_stdenv)
+    if moved_stdenv:
+        kept = [new_stdenv if m.startswith("StdEnv/") else m if catalogue else _module_under(m, new_stdenv, port.target) for m in kept]
+    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
+    checks = [check_module(m, catalogue, port.target.name, oldest) for m in kept] if catalogue else []
+    kept = [c.new for c in checks] if checks else kept
+    if kept != modules:
+        why = _modules_reason(modules, old_stdenv if moved_stdenv else None, new_stdenv, port, [c.why for c in checks if c.why])
+        port.set("environment", "modules", kept, why)
+    for check in checks:
+        if check.warning:
+            port.warn("environment.modules", check.warning)
+    if not catalogue:
+        _warn_old_versions(port, kept)
+    _port_venv(port, old_stdenv if moved_stdenv else None, [c for c in checks if c.why and c.module.startswith("python/")])
+
+
+def _port_venv(port: _Port, old_stdenv: Optional[str], pythons) -> None:
+    """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
+    Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
+    venv = port.spec.environment.venv
+    if venv is None or venv.path is None or not (old_stdenv or pythons):
+        return
+    built = " and ".join(filter(None, [old_stdenv, ", ".join(c.module for c in pythons)]))
+    now = " and ".join(filter(None, [port.target.software.stdenv if old_stdenv else None, ", ".join(c.new for c in pythons)]))
+    port.todos.append(f"environment.venv.path: {venv.path} was built under {built} on {port.source.name}; a virtualenv works only "
+                      f"with the Python and StdEnv it was made with: rebuild it on {port.target.name} under {now} "
+                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
+
+
+def _warn_old_versions(port: _Port, modules: List[str]) -> None:
+    """A pinned version other than the one the target's profile names may be gone there (old
+    scripts pin the versions of their day: python/3.6, gcc/9.3.0); the port cannot know, so it says so."""
+    for module in modules:
+        family, _, version = module.partition("/")
+        usual = port.target.software.modules.get(family)
+        if version and usual and not (usual + ".").startswith(module + ".") and family != "StdEnv":
+            port.warn("environment.modules", f"{module}: {port.target.name}'s profile names {usual}; check that {module} "
+                      f"exists there ('module spider {module}') or use {usual}")
+
+
+def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:
+    family, _, version = module.partition("/")
+    if family == "StdEnv":
+        return stdenv
+    if not version:
+        return module
+    return target.software.modules.get(family) or family
+
+
+def _modules_reason(before: List[str], old_stdenv, new_stdenv, port: _Port, rewrites: List[str]) -> str:
+    reasons = []
+    dropped = [m for m in before if SITE_STACK_MODULES.match(m)]
+    if dropped:
+        reasons.append(f"{', '.join(dropped)} belonged to {port.source.name}'s own stack; {port.target.name} uses the Alliance stack")
+    if old_stdenv and port.target.software.catalogue:
+        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}")
+    elif old_stdenv:
+        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}, and versions of "
+                       "the old one become the site's (or the default: check them with 'module spider NAME')")
+    return "; ".join(reasons + rewrites)
+
+
+# ------------------------------------------------------------------------- directives, account
+
+
+def _port_directives(port: _Port) -> None:
+    written = port.data.get("extra_directives")
+    if not written:
+        return
+    kept, dropped = [], []
+    for directive in written:
+        option = directive.split("=", 1)[0]
+        (dropped if option in SITE_BOUND_OPTIONS else kept).append(directive)
+    if dropped:
+        what = sorted({SITE_BOUND_OPTIONS[d.split("=", 1)[0]] for d in dropped})
+        port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} name{'s' if len(dropped) == 1 else ''} {port.source.name}'s {' and '.join(what)}, "
+                 f"which {port.target.name} does not have")
+
+
+def _port_account(port: _Port) -> None:
+    account = port.spec.account
+    if account and account.startswith(CLUSTER_BOUND_ACCOUNTS):
+        port.warn("account", f"{account!r} is a RAC allocation, granted for one cluster: check that it exists on {port.target.name} "
+                  "(your def- account exists everywhere)")
+
+
+# ---------------------------------------------------------------------------------- output
+
+
+def ported_text(ported: Ported, original: Optional[str] = None, original_data: Any = None) -> str:
+    """The ported spec as YAML, headed by comments that list each change and why (so the file
+    itself says what moved); the same port gives the same bytes. Given the ``original`` text
+    of the spec (read as ``original_data``), the rest of that file is kept as written, with its
+    comments, key order and quoting (roundtrip.py); else the mapping is written afresh."""
+    from slurmkit.port.porting import TODO_PREFIX
+
+    header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
+    header += [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
+    header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
+    for note in ported.notes:
+        first, *rest = _wrapped(note)
+        header += [f"# note: {first}"] + [f"#   {line}" for line in rest]
+    if original is not None:
+        from slurmkit.core.roundtrip import rewritten_text
+
+        return rewritten_text(original, original_data, ported.spec, header)
+    import yaml
+
+    body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    return "\n".join(header) + "\n" + body
+
+
+def _wrapped(text: str, width: int = 96) -> List[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent="    ") or [""]

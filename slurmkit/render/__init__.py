@@ -1,0 +1,1 @@
+"""Plan -> sbatch script text, through sandboxed Jinja templates that only format."""

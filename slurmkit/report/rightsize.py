@@ -1,0 +1,206 @@
+"""``slurmkit report JOBID --apply [SPEC]``: the report's advice written back into the job's spec.
+
+Only advice that names a figure is written: the time limit (``resources.time``), the memory per
+node (``resources.mem``), the cores (``resources.cpus_per_task``) and the GPUs
+(``resources.gpus``: a count in the spec's own form, or a MIG slice such as ``a100_1g.5gb:1``).
+Each changed value gets a comment saying which job measured it (``# slurmkit report 1234: peak
+3.1G``); the rest of the file keeps its comments and layout (roundtrip.py).
+
+Safety: the unified diff is shown first and nothing is written without a yes (``--yes``, or an
+answer at a terminal; without a terminal the command stops, exit 1, saying to add --yes); a
+value below what the job used (less time than it ran, less memory than its peak, fewer cores
+than it kept busy, fewer GPUs than worked, a MIG slice smaller than the GPU memory it held) is
+refused in one line, whatever advice asked it; the file is replaced atomically (files.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from slurmkit.report.efficiency import JobEfficiency, Tip, _short_duration, format_mem
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.records import Record
+from slurmkit.core.units import format_duration, format_size
+
+
+class NotApplied(SlurmkitError):
+    """Advice that cannot be written: no spec, a value below the job's use, no answer."""
+
+    exit_code = 1
+
+
+class Change(Record):
+    key: str          # under resources: time | mem | cpus_per_task | gpus
+    value: object     # what the spec gets
+    comment: str      # why: "slurmkit report 1234: peak 3.1G"
+
+
+def used_figures(effs: Sequence[JobEfficiency], made) -> Dict[str, float]:
+    """What the job (every task of an array: the most of each) used: seconds, MiB per node,
+    busy cores, GPUs that worked, the most GPU memory held (MiB)."""
+    ran = [eff for eff in effs if eff.steps or eff.elapsed_s]
+    jobs = [made.jobs[eff.job_id] for eff in ran if eff.job_id in made.jobs]
+    gpus = [g for job in jobs for g in job.gpus]
+    return {
+        "time": max((eff.elapsed_s for eff in ran), default=0),
+        "mem": max((eff.peak_mib / max(eff.nodes, 1) for eff in ran if eff.peak_mib is not None), default=0.0),
+        "cpus_per_task": max((eff.cpu_s / eff.elapsed_s for eff in ran if eff.elapsed_s > 0), default=0.0),
+        "gpus": max((sum(1 for g in job.gpus if not g.idle) for job in jobs), default=0),
+        "gpu_mem": max((g.peak_mem_mib for g in gpus if g.peak_mem_mib is not None), default=0.0),
+    }
+
+
+def one_task(kind: Optional[str], resources: dict) -> bool:
+    """Whether the spec runs one task (one node, one task on it, and for a kind of one process
+    per GPU, one GPU): only there is the job's count of busy cores its cpus_per_task. sacct
+    cannot tell: MPI ranks started by mpirun in the batch step look like one task."""
+    from slurmkit.core.kinds import DEFAULT_KIND, KINDS, PER_GPU
+
+    row = KINDS.get(kind or DEFAULT_KIND)
+    if row is None or (resources.get("nodes") or 1) != 1 or (resources.get("tasks_per_node") or 1) != 1:
+        return False
+    if row.fills_whole_node == "tasks" and resources.get("tasks_per_node") is None:   # may get a node's cores as tasks
+        return False
+    return row.processes != PER_GPU or _gpu_count(resources.get("gpus")) <= 1
+
+
+def _gpu_count(gpus) -> int:
+    """GPUs per node of a spec's raw resources.gpus: ``2``, ``h100:2``, ``{type: h100, count: 2}``; a model alone is one."""
+    if isinstance(gpus, dict):
+        gpus = gpus.get("count", 1)
+    if gpus is None:
+        return 0
+    tail = str(gpus).rpartition(":")[2]
+    return int(tail) if tail.isdigit() else 1
+
+
+def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources: dict,
+            mig_memory: Dict[str, int], kind: Optional[str] = None) -> Tuple[List[Change], List[str]]:
+    """The spec values the advice names, and one line for each it cannot write. Raises
+    NotApplied when a value would be below the job's use."""
+    out: List[Change] = []
+    skipped: List[str] = []
+    said = f"slurmkit report {job_id}"
+    for tip in tips:
+        if tip.direction is None or (tip.suggest is None and tip.value is None):
+            continue
+        if tip.resource == "time":
+            _at_least(job_id, "time", tip.suggest, used["time"], format_duration(int(tip.suggest)), _short_duration(used["time"]))
+            out.append(Change("time", format_duration(int(tip.suggest)), f"{said}: ran {_short_duration(used['time'])}"))
+        elif tip.resource == "memory":
+            if resources.get("mem_per_cpu") is not None or resources.get("mem") == "node":
+                skipped.append(f"memory: the spec asks {'mem_per_cpu' if resources.get('mem_per_cpu') is not None else 'mem: node'}; "
+                               f"the advice is {format_size(int(tip.suggest))} per node: set it by hand")
+                continue
+            _at_least(job_id, "memory", tip.suggest, used["mem"], format_size(int(tip.suggest)), format_mem(used["mem"]))
+            out.append(Change("mem", format_size(int(tip.suggest)), f"{said}: peak {format_mem(used['mem'])}"))
+        elif tip.resource == "cpu":
+            busy = used["cpus_per_task"]
+            if not one_task(kind, resources):
+                skipped.append("cores: the spec runs several tasks, and what sacct shows of the job cannot say which task "
+                               "kept which cores busy: set cpus_per_task by hand from the advice above")
+                continue
+            _at_least(job_id, "cores", tip.suggest, round(busy), str(int(tip.suggest)), f"{busy:.1f} busy")
+            out.append(Change("cpus_per_task", int(tip.suggest), f"{said}: {busy:.1f} cores busy"))
+        elif tip.resource == "gpu":
+            out.append(_gpu_change(job_id, tip, used, resources.get("gpus"), mig_memory, said))
+    return out, skipped
+
+
+def _gpu_change(job_id, tip: Tip, used, asked, mig_memory, said) -> Change:
+    if tip.value is not None:
+        room = mig_memory.get(tip.value.rpartition(":")[0])
+        _at_least(job_id, "GPU memory", room or 0, used["gpu_mem"], tip.value, format_mem(used["gpu_mem"]))
+        _at_least(job_id, "GPUs", 1, used["gpus"], tip.value, f"{int(used['gpus'])} GPUs working")
+        return Change("gpus", tip.value, f"{said}: GPU memory peak {format_mem(used['gpu_mem'])}")
+    count = int(tip.suggest)
+    _at_least(job_id, "GPUs", count, used["gpus"], str(count), f"{int(used['gpus'])} working")
+    return Change("gpus", gpus_value(asked, count), f"{said}: {int(used['gpus'])} of {int(tip.asked or count)} GPUs worked")
+
+
+def gpus_value(asked, count: int):
+    """``count`` GPUs in the spec's own form: ``2`` -> 1, ``h100:2`` -> ``h100:1``, a mapping's count."""
+    if isinstance(asked, dict):
+        return dict(asked, count=count)
+    if isinstance(asked, str) and not asked.isdigit():
+        return f"{asked.partition(':')[0]}:{count}"
+    return count
+
+
+def _at_least(job_id: str, what: str, suggest, used, shown: str, used_shown: str) -> None:
+    if suggest is None or used is None or suggest + 1e-9 >= used:
+        return
+    raise NotApplied(f"not applied: the advice for job {job_id} asks {what} {shown}, below what it used ({used_shown}); "
+                     f"edit the spec by hand")
+
+
+def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mig_memory: Dict[str, int]) -> Tuple[str, str, List[str]]:
+    """(the spec's text, the text with the advice, lines about what was left alone)."""
+    from slurmkit.core.roundtrip import rewritten_text
+    from slurmkit.core.yamlfile import parse_yaml, read_text
+
+    text = read_text(path)
+    old = parse_yaml(text, path)[0]
+    if not isinstance(old, dict) or not isinstance(old.get("resources", {}), dict):
+        raise NotApplied(f"{path}: not a job spec with a resources mapping")
+    resources = dict(old.get("resources") or {})
+    found, skipped = changes(job_id, tips, used, resources, mig_memory, old.get("kind"))
+    found = [c for c in found if resources.get(c.key) != c.value]
+    if not found:
+        return text, text, skipped
+    new = dict(old, resources=dict(resources, **{c.key: c.value for c in found}))
+    comments = {("resources", c.key): c.comment for c in found}
+    return text.replace("\r\n", "\n"), rewritten_text(text, old, new, comments=comments), skipped
+
+
+def apply_advice(job_id: str, effs: Sequence[JobEfficiency], made, spec_path: Optional[str], yes: bool) -> None:
+    """Show the diff of the spec with the advice, ask (or --yes), write it atomically."""
+    import difflib
+    import os
+
+    import click
+
+    from slurmkit.cli.main import fail
+    from slurmkit.cli.report import job_profile, submission
+    from slurmkit.core.files import write_atomic
+    from slurmkit.core.output import message_line
+
+    try:
+        path = spec_path or _registered_spec(job_id, submission(job_id))
+        mig = _mig_memory(job_profile(job_id))
+        before, after, skipped = rewritten(path, job_id, made.advice, used_figures(effs, made), mig)
+    except SlurmkitError as error:
+        fail(error)
+    for line in skipped:
+        message_line(f"not applied: {line}")
+    if before == after:
+        click.echo(f"{path}: nothing to change: no advice with a figure to write")
+        return
+    click.echo("".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), str(path), str(path))), nl=False)
+    if not yes:
+        if not sys.stdin.isatty():
+            fail(NotApplied(f"{path} not written: add --yes to write these changes"))
+        if not click.confirm(f"Write these changes to {path}?", default=False):
+            fail(NotApplied(f"{path} not written"))
+    try:
+        mode = os.stat(path).st_mode & 0o777
+        write_atomic(path, after, mode=mode)
+    except (SlurmkitError, OSError) as error:
+        fail(error if isinstance(error, SlurmkitError) else NotApplied(f"{path}: {error.strerror or error}"))
+    click.echo(f"wrote {path}")
+
+
+def _registered_spec(job_id: str, record) -> str:
+    if record is None or not record.spec:
+        raise NotApplied(f"slurmkit has no spec file on record for job {job_id}: "
+                         f"pass it: slurmkit report {job_id} --apply job.yaml")
+    return record.spec
+
+
+def _mig_memory(profile) -> Dict[str, int]:
+    """Each MIG gres of the profile -> its memory (MiB)."""
+    if profile is None:
+        return {}
+    return {m.gres: m.memory_mib for t in profile.node_types if t.gpus for m in t.gpus.mig if m.memory_mib}
+

@@ -1,0 +1,1 @@
+"""Every decision: a JobSpec and a SiteProfile become a Plan and findings."""

@@ -1,0 +1,38 @@
+"""What the submit host knows when a script is rendered that the spec does not say, for the
+site rules that need it (slurmkit/resolve/siterules.py): the bytes the staged inputs take on a node's
+disk (the --tmp Rorqual needs for them), and the content of a requirements file (the key of an
+environment built on the login node: envbuild.py). resolve() takes these as an input and still reads
+nothing itself, so the same spec, profile and facts always give the same script; Job gathers
+them (job.py), only for a site whose rules use them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional, Tuple
+
+from slurmkit.core.records import Record
+
+if TYPE_CHECKING:   # imported where a site's rules measure staged inputs (gather): render's start-up does not pay for it
+    from slurmkit.resolve.localdisk import StagedSize
+
+
+class LocalFacts(Record):
+    staged: Tuple[StagedSize, ...] = ()     # each staged input on the node's disk (localdisk.py)
+    requirements_digest: Optional[str] = None   # sha256 of the venv's requirements file, where envs are built on the login node
+    building_env: bool = False              # the plan is for slurmkit env build on the login node, not for the job
+
+
+def gather(spec, profile, base_dir: Path) -> LocalFacts:
+    """The facts ``profile``'s rules use, read from this host for ``spec`` (relative paths from ``base_dir``)."""
+    staged = ()
+    if profile.rules.tmp_request and spec.stage:
+        from slurmkit.resolve.localdisk import staged_sizes
+
+        staged = staged_sizes(spec, base_dir)
+    digest = None
+    if profile.rules.env_build:
+        from slurmkit.build.envbuild import requirements_digest
+
+        digest = requirements_digest(spec, base_dir)
+    return LocalFacts(staged=staged, requirements_digest=digest)

@@ -1,0 +1,392 @@
+"""What a job reads that nothing provides: paths on the node-local disk, shell variables, and
+files that are not on the submit host.
+
+The command, and every other word of the spec the script expands (``venv.path``,
+``venv.requirements``, ``build_cache``), is expanded once, by the batch script, under
+``set -u`` (render.shell_word: ``$NAME`` and ``${NAME}`` expand, ``$$`` is a ``$``, quotes or
+not). So each ``$NAME`` there must be set in the batch script's shell: by SLURM, by the login
+environment that sbatch passes on, by the spec's ``environment.variables``, or by the script
+slurmkit writes for this kind; a variable that each process gets for itself (``RANK``) is not
+set there yet. And a path under ``$SLURM_TMPDIR`` (each node's own disk, empty when the job
+starts) must be put there by a stage input, the virtualenv, a build or the checkpoint's
+restore; the outputs are the program's own to write (the script makes their folders).
+
+``unprovided_reads`` is pure (the resolver calls it with the plan); ``missing_local_paths``
+looks at the disk of the submit host (``slurmkit check`` calls it). Both give
+``(field, message)`` pairs.
+"""
+
+import os
+import posixpath
+import re
+from pathlib import Path
+from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+
+from slurmkit.core.kinds import BATCH_SET_BY as _BATCH_SET_BY, first_kind
+from slurmkit.render.render import REFERENCE
+from slurmkit.core.shellwords import assigned_names
+
+Found = Tuple[str, str]          # (spec field, message)
+
+TMPDIR = "SLURM_TMPDIR"
+#: After a $SLURM_TMPDIR reference: a closing quote ("$SLURM_TMPDIR"/data), then the path, up to
+#: what ends one in a command line (space, quote, separator, glob, another $).
+_TMPDIR_PATH = re.compile(r"""["']?(/[^\s"'`$;,:|&<>(){}\[\]*?=]*)?""")
+
+#: Set in every job: by the login environment that sbatch passes on (the Alliance's $SCRATCH,
+#: $PROJECT, $ARCHIVE, $BBUFFER and $CC_CLUSTER: alliance_facts.md §2.1, §5.4), by bash itself,
+#: and TMPDIR, which slurmstepd sets to /tmp where the environment has none (measured on the
+#: local cluster, Slurm 22.05).
+LOGIN_VARIABLES = frozenset((
+    "HOME", "USER", "LOGNAME", "PATH", "SHELL", "PWD", "LANG", "TERM", "TMPDIR",
+    "SCRATCH", "PROJECT", "ARCHIVE", "BBUFFER", "CC_CLUSTER",
+    "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "BASH", "BASH_VERSION", "BASHPID", "PPID", "UID", "EUID",
+    "RANDOM", "SECONDS", "LINENO", "SHLVL", "IFS", "OPTIND",
+))
+#: Set by the batch script of some kinds only: name -> those kinds (kinds.py keeps it with the kinds).
+BATCH_SET_BY: Dict[str, Tuple[str, ...]] = _BATCH_SET_BY
+#: Set in the batch script by what the spec asks for, in any kind: name -> the spec's key.
+SET_BY_SPEC: Dict[str, str] = {
+    "VIRTUAL_ENV": "environment.venv (its bin/activate sets it)",
+    "CUDA_VISIBLE_DEVICES": "resources.gpus (SLURM sets it for the job's GPUs)",
+    "GPU_DEVICE_ORDINAL": "resources.gpus (SLURM sets it for the job's GPUs)",
+}
+#: Given to each process as it starts, never to the batch script: name -> who gives it.
+PER_PROCESS: Dict[str, str] = {
+    **dict.fromkeys(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"), f"kind {first_kind(ranks_from_slurm=True).name!r} or torchrun"),
+    "TF_CONFIG": f"kind {first_kind(tf_config=True).name!r}",
+    **dict.fromkeys(("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                     "OMPI_COMM_WORLD_NODE_RANK"), "Open MPI's mpirun"),
+    **dict.fromkeys(("PMI_RANK", "PMI_SIZE", "PMIX_RANK"), "the MPI launcher"),
+}
+#: Set in the batch step too, to the batch step's own value (0): under a launcher that starts
+#: several processes, each would get that one, not its own.
+SLURM_PER_TASK = ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID")
+#: A variable that a module sets: EasyBuild's EBROOT<NAME> (and EBVERSION, EBDEVEL) of module
+#: <name>, and the cuda module's CUDA_HOME (alliance_facts.md §3).
+_MODULE_VARIABLE = re.compile(r"EB(?:ROOT|VERSION|DEVEL)([A-Z0-9]+)|(CUDA)_(?:HOME|PATH)")
+#: Modules that the standard environment does not load ("StdEnv/2023 does not load CUDA",
+#: site_profiles/alliance.yaml): their variables are unset unless the spec loads them. Those
+#: of other modules (EBROOTGCC, EBROOTOPENMPI) may come from the standard environment itself.
+NOT_IN_STDENV = ("cuda", "cudnn", "nccl")
+
+
+# ------------------------------------------------------------------------ reading words
+
+
+def references(word: str) -> List[str]:
+    """The names that ``$NAME`` and ``${NAME}`` in ``word`` expand (not ``$$NAME``)."""
+    return [match.group().strip("${}") for match in REFERENCE.finditer(word) if match.group() != "$$"]
+
+
+def tmpdir_paths(word: str) -> List[str]:
+    """The paths under $SLURM_TMPDIR that ``word`` names, relative to it ("" for the folder itself)."""
+    paths = []
+    for match in REFERENCE.finditer(word):
+        if match.group().strip("${}") == TMPDIR and match.group() != "$$":
+            rest = _TMPDIR_PATH.match(word, match.end()).group(1) or ""
+            paths.append(posixpath.normpath("/" + rest).lstrip("/"))
+    return paths
+
+
+def single_quoted_references(text: str) -> List[str]:
+    """The names of ``$NAME`` written inside single quotes in a command line as shlex reads it
+    (POSIX: a backslash escapes outside quotes and before ``"``/``\\`` inside double quotes)."""
+    names, quote, index = [], "", 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote == "'" and char == "$":
+            match = REFERENCE.match(text, index)
+            if match:
+                if match.group() != "$$":
+                    names.append(match.group().strip("${}"))
+                index = match.end()
+                continue
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        index += 1
+    return names
+
+
+# ------------------------------------------------------------------------- what the job has
+
+
+def batch_variables(plan) -> Set[str]:
+    """The names the batch script of ``plan`` sets before its payload, beyond SLURM's and the login shell's."""
+    names = {name for name, _ in plan.environment}
+    if plan.array:
+        names.update(name for name, _ in plan.array.parameters)
+    rendezvous = plan.distributed and plan.distributed.rendezvous
+    if rendezvous:
+        names.add("MASTER_PORT")
+        if plan.distributed.ranks_from_slurm or plan.distributed.master_env:
+            names.add("MASTER_ADDR")
+    if plan.venv:
+        names.add("VIRTUAL_ENV")   # bin/activate sets it
+    if any(flag in ("--gpus-per-node", "--gres", "--gpus") for flag, _ in plan.directives):
+        names.update(("CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL"))   # SLURM, for the batch node's GPUs
+    return names
+
+
+def _made_on_node(spec, plan) -> Optional[List[str]]:
+    """What the script puts under $SLURM_TMPDIR before the payload, relative to it; None when an
+    archive or pack is spread over $SLURM_TMPDIR itself, whose contents are unknown here."""
+    made = [".slurmkit"]
+    stage = spec.stage
+    if stage:
+        for item, step in zip(stage.inputs, plan.stage.inputs):
+            if step.action in ("extract", "extract-shards") and not item.to:
+                return None
+            made.append(posixpath.basename(item.source.rstrip("/")) if step.action == "copy" else item.to)
+        made += [out.source for out in stage.outputs]      # the program writes them (their folders are made)
+        if stage.checkpoint:
+            made.append(stage.checkpoint.source)
+    for word in ([plan.venv.path] if plan.venv else []) + [build.cache for build in plan.builds]:
+        made += [path for path in tmpdir_paths(word) if path]
+    return [posixpath.normpath(path) for path in made]
+
+
+def _covers(made: str, path: str) -> bool:
+    """A folder covers what is under it, and a path under it makes the folder."""
+    return made == path or path.startswith(made + "/") or made.startswith(path + "/")
+
+
+# ---------------------------------------------------------------------------- the findings
+
+
+def unprovided_reads(spec, plan) -> List[Found]:
+    """Paths under $SLURM_TMPDIR that nothing puts there, and variables that nothing sets, in
+    every word of ``spec`` that names a path or that the script expands."""
+    found = list(_unstaged_paths(spec, plan))
+    found += _unnamed_stage_paths(spec, plan)
+    found += _unset_variables(spec, plan)
+    found += _literal_tildes(spec)
+    return found
+
+
+def _literal_tildes(spec) -> List[Found]:
+    """A ``~`` at the start of a command word (or after its first ``=``) that a shell would
+    expand (``~``, ``~/x``, ``~user``, ``~+``): slurmkit quotes every word of the command, so the
+    program gets the ``~`` itself (and ``open("~/data")`` fails). The path fields (stage, venv)
+    do expand ``~``; the command keeps every word as written, so this is a warning, once per
+    word, with the spelling that works."""
+    found, said = [], set()
+    for word in spec.launch.command:
+        head, equals, value = word.partition("=")
+        tilde, before = (word, "") if word.startswith("~") else (value, head + "=") if equals and value.startswith("~") else ("", "")
+        if not tilde or word in said:
+            continue
+        said.add(word)
+        name = tilde[1:].split("/", 1)[0]
+        advice = f"write {before + '$HOME' + tilde[1:]!r}" if not name else "write the path in full"
+        found.append(("launch.command", f"{word!r}: the program gets the ~ as it is (slurmkit quotes every word "
+                      f"of the command, so no shell expands it); {advice}"))
+    return found
+
+
+def _path_words(spec) -> Iterator[Tuple[str, str]]:
+    """(field, word) for every place a spec can name a path the job reads."""
+    for word in spec.launch.command:
+        yield "launch.command", word
+    for name, value in spec.environment.variables:
+        yield f"environment.variables.{name}", value
+    venv = spec.environment.venv
+    if venv and venv.requirements:
+        yield "environment.venv.requirements", venv.requirements
+
+
+def _unstaged_paths(spec, plan) -> Iterator[Found]:
+    made = _made_on_node(spec, plan)
+    if made is None:
+        return
+    said = set()
+    for field, word in _path_words(spec):
+        for path in tmpdir_paths(word):
+            if path and (field, path) not in said and not any(_covers(m, path) for m in made):
+                said.add((field, path))
+                yield field, (f"$SLURM_TMPDIR/{path}: nothing puts it on the node (no stage input, venv, build or "
+                              "checkpoint makes it), so a program that reads it finds nothing there; stage it "
+                              f"(stage.inputs: [{{from: DATA, to: {path}}}]); if the program writes it, save it with "
+                              f"stage.outputs ({{from: {path}, to: DESTINATION}}), or it is lost when the job ends")
+
+
+def _staged_places(spec, plan) -> Iterator[Tuple[str, str, str]]:
+    """(field, path under $SLURM_TMPDIR, "input" | "output") for what staging puts on the node or takes from it."""
+    stage = spec.stage
+    if not stage:
+        return
+    for i, (item, step) in enumerate(zip(stage.inputs, plan.stage.inputs)):
+        place = posixpath.basename(item.source.rstrip("/")) if step.action == "copy" else item.to
+        if place:                       # an archive spread over $SLURM_TMPDIR itself names no one place
+            yield f"stage.inputs.{i}", posixpath.normpath(place), "input"
+    for i, out in enumerate(stage.outputs):
+        yield f"stage.outputs.{i}.from", posixpath.normpath(out.source), "output"
+    if stage.checkpoint:
+        yield "stage.checkpoint.from", posixpath.normpath(stage.checkpoint.source), "output"
+
+
+def _unnamed_stage_paths(spec, plan) -> Iterator[Found]:
+    """Staged places that nothing in the command names: an input the program does not read
+    there was copied for nothing (it reads the shared filesystem's copy, if any), and an output
+    it does not write there is "not saved", which turns a finished job into exit 74. Where the
+    command names $SLURM_TMPDIR itself (``cd $SLURM_TMPDIR``, ``--root $SLURM_TMPDIR``), or
+    its tasks are lines of a file, the program may find its places alone: nothing is said."""
+    if spec.tasks is not None and spec.tasks.lines == "commands":
+        return
+    # `$$SLURM_TMPDIR` (a `$` the program's own shell expands, as in `bash -c '...'`) names it too.
+    named = [path for _, word in _path_words(spec) for path in tmpdir_paths(word.replace("$$", "$"))]
+    named += [path for line in spec.environment.setup for path in tmpdir_paths(line)]   # cd $SLURM_TMPDIR, mkdir -p ...
+    if "" in named or "." in named:
+        return
+    for field, place, direction in _staged_places(spec, plan):
+        if any(_covers(path, place) for path in named):
+            continue
+        if direction == "input":
+            yield field, (f"the command never names $SLURM_TMPDIR/{place}: unless the program looks there by itself, "
+                          f"it does not read the staged copy; pass the path (e.g. --data $SLURM_TMPDIR/{place})")
+        else:
+            yield field, (f"the command never names $SLURM_TMPDIR/{place}: unless the program writes there by itself, "
+                          f"nothing is saved and a finished job ends with exit 74; pass the path "
+                          f"(e.g. --out $SLURM_TMPDIR/{place})")
+
+
+def _expanded_words(spec) -> Iterator[Tuple[str, str]]:
+    """(field, word) for every word the batch script expands."""
+    for word in spec.launch.command:
+        yield "launch.command", word
+    env = spec.environment
+    if env.venv and env.venv.path:
+        yield "environment.venv.path", env.venv.path
+    if env.venv and env.venv.requirements:
+        yield "environment.venv.requirements", env.venv.requirements
+    if env.build_cache:
+        yield "environment.build_cache", env.build_cache
+
+
+def _unset_variables(spec, plan) -> List[Found]:
+    batch = batch_variables(plan) | assigned_names(spec.environment.setup)   # the job's own lines set these
+    quoted = set(single_quoted_references(spec.launch.text))
+    found, said = [], set()
+    for field, word in _expanded_words(spec):
+        for name in references(word):
+            if (field, name) in said:
+                continue
+            said.add((field, name))
+            problem = _why_unset(name, spec, plan, batch)
+            if field == "launch.command" and name in quoted:
+                found.append((field, _single_quoted(name, problem)))
+            elif problem:
+                found.append((field, problem))
+    return found
+
+
+def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
+    """Why ``$name`` fails or misleads where the batch script expands it; "" when it is set there."""
+    unbound = f"so under set -u the job stops with '{name}: unbound variable'"
+    if name in batch or name.startswith("_sk_"):
+        return ""
+    if name.startswith("SLURM_ARRAY_") and not plan.array:
+        return f"${name}: SLURM sets it only in array jobs (kind {first_kind(sweeps=True).name!r}), so under set -u this job stops with '{name}: unbound variable'"
+    if name in SLURM_PER_TASK and _processes(plan) > 1:
+        return (f"${name}: the batch script expands the command once, so every process gets the batch script's value, "
+                f"not its own; {_in_each_process(name)}")
+    if name.startswith("SLURM_") or name in LOGIN_VARIABLES:
+        return ""
+    if name in PER_PROCESS:
+        return (f"${name}: each process gets it in its environment (from {PER_PROCESS[name]}), but the batch script expands "
+                f"the command once, before any process starts, and it is unset there, {unbound}; {_in_each_process(name)}")
+    module = _MODULE_VARIABLE.fullmatch(name)
+    if module:
+        family = (module.group(1) or module.group(2)).lower().replace("cudacore", "cuda")
+        loaded = any(m.split("/")[0].lower() == family for m in plan.modules)
+        if loaded or (plan.modules and family not in NOT_IN_STDENV):
+            return ""
+        return (f"${name}: the {family} module sets it, and this job does not load it, {unbound}; "
+                f"add {family}/VERSION to environment.modules")
+    if name in SET_BY_SPEC:
+        return f"${name}: this job does not set it, {unbound}; it is set with {SET_BY_SPEC[name]}"
+    if name in BATCH_SET_BY:
+        kinds = " or ".join(f"'{kind}'" for kind in BATCH_SET_BY[name])
+        return (f"${name}: nothing sets it in a kind '{spec.kind}' job (kind {kinds} does), {unbound}; "
+                f"use kind {kinds}, or set it in environment.variables")
+    return (f"${name}: nothing sets it (not SLURM, the spec, the script or a login shell), {unbound} unless it is exported "
+            f"when you submit; set it in environment.variables, or write $${name} if a shell inside the command sets it")
+
+
+def _in_each_process(name: str) -> str:
+    return f"read it in the program (os.environ['{name}']), or write $${name} inside a bash -c '...' for each process's shell to expand"
+
+
+def _processes(plan) -> int:
+    """How many processes the launch starts (1 without a launcher: the batch script runs the command)."""
+    if not plan.launcher:
+        return 1
+    directives = dict(plan.directives)
+    return int(directives.get("--nodes", 1)) * int(directives.get("--ntasks-per-node", 1))
+
+
+def _single_quoted(name: str, problem: str) -> str:
+    unset = f", and nothing sets {name} there, so under set -u the job stops with '{name}: unbound variable'" if problem else ""
+    return (f"${name} is inside single quotes, but slurmkit expands $NAME in every word of the command, quoted or not "
+            f"(docs/job-spec.md#launch): the batch script replaces it before the program starts{unset}; "
+            f"write $${name} for the program to see ${name}")
+
+
+# ------------------------------------------------------------------ files on the submit host
+
+
+def missing_local_paths(spec, plan, base_dir: Path, environ: Optional[Mapping[str, str]] = None) -> List[Found]:
+    """Staged inputs, the requirements file and a lasting virtualenv that are not on this host,
+    each where the job will look for it: its word as the script has it, expanded with this
+    host's environment (sbatch passes it on) in the spec's folder, where the job starts. A word
+    that names $SLURM_TMPDIR or a variable unset here is left alone: only the node knows it."""
+    variables = {**(os.environ if environ is None else environ), "SLURM_SUBMIT_DIR": str(base_dir)}
+    variables.pop(TMPDIR, None)
+    found = []
+    for index, step in enumerate(plan.stage.inputs if plan.stage else ()):
+        path = _on_this_host(step.source, variables, base_dir)
+        if path is not None and not os.path.lexists(path):
+            found.append((f"stage.inputs.{index}", f"{spec.stage.inputs[index].source} is not on this host ({path}): the job "
+                                                   "stops when it stages it in, unless something puts it there before the job starts"))
+    venv = plan.venv if plan.venv and not plan.venv.prebuilt_key else None   # built on the login node: siterules checks it
+    if venv and venv.requirements:
+        path = _on_this_host(venv.requirements, variables, base_dir)
+        if path is not None and not path.is_file():
+            found.append(("environment.venv.requirements", f"{venv.requirements} is not on this host ({path}): pip install -r stops the job"))
+    if venv and venv.reuse_existing:
+        path = _on_this_host(venv.path, variables, base_dir)
+        if path is not None and not path.exists():
+            found.append(("environment.venv.path", f"{venv.path} is not on this host ({path}): the job makes a new, empty virtualenv "
+                                                   "there and installs into it; if you meant an existing one, correct the path"))
+        elif path is not None and not os.access(path / "bin" / "python", os.X_OK):
+            found.append(("environment.venv.path", f"{venv.path} ({path}) is not a virtualenv (no bin/python): the job makes a new one in it"))
+    if plan.nccl:
+        path = _on_this_host(plan.nccl.tarball, variables, base_dir)
+        if path is not None and path.is_dir():
+            found.append(("environment.builds", f"{spec.environment.nccl.path} ({path}) is a folder: give NVIDIA's NCCL tarball "
+                                                "(nccl_VERSION_ARCH.txz) itself"))
+        elif path is not None and not path.is_file():
+            found.append(("environment.builds", f"{spec.environment.nccl.path} is not on this host ({path}): the job stops "
+                                                "when it unpacks NCCL, unless the build cache has NCCL " + plan.nccl.version + " already"))
+    return found
+
+
+def _on_this_host(word: str, variables: Mapping[str, str], base_dir: Path) -> Optional[Path]:
+    """``word`` (a shell word of the plan) as a path on this host, or None if only the node knows it."""
+    parts, position = [], 0
+    for match in REFERENCE.finditer(word):
+        parts.append(word[position:match.start()])
+        token = match.group()
+        name = token.strip("${}")
+        if token != "$$" and name not in variables:
+            return None
+        parts.append("$" if token == "$$" else variables[name])
+        position = match.end()
+    parts.append(word[position:])
+    path = Path("".join(parts))
+    from slurmkit.core.userpaths import examinable
+
+    return examinable(path if path.is_absolute() else base_dir / path)

@@ -1,0 +1,1211 @@
+"""Every decision slurmkit makes: a JobSpec and a SiteProfile become a Plan and findings.
+
+Errors are what the scheduler would reject or what could never run; warnings are what would
+run badly. Each finding names the spec field it is about and says what to do. Nothing here
+reads files, the clock or the environment: the same inputs always give the same plan.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import posixpath
+import re
+import shlex
+from pathlib import PurePosixPath
+from typing import List, Optional, Sequence, Tuple, Union
+
+from slurmkit.sites import limits
+from slurmkit.resolve import sizing
+from slurmkit.core.errors import closest
+from slurmkit.resolve.gpusampler import sampler_plan
+from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
+from slurmkit.sites.profiles import NodeType, SiteProfile, retirement_notice
+from slurmkit.resolve.reads import unprovided_reads
+from slurmkit.core.records import Record
+from slurmkit.core.shellwords import split_at_operators
+from slurmkit.resolve.sizing import cores_per_gpu
+from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
+from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
+from slurmkit.spec.spec import JobSpec
+from slurmkit.resolve.framework_kinds import LIGHTNING_INTERACTIVE_NAMES, accelerate_launch, requeue_directives, requeue_lead, stage_conflict
+from slurmkit.core.units import format_duration, format_size, format_slurm_time
+
+#: Below this many samples per GPU and step, communication outweighs the work on each GPU.
+SMALL_BATCH_PER_GPU = 32
+#: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
+#: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
+#: No transport overrides (``-mca pml``/``btl``) for any kind: the site's MPI module picks the
+#: transport for its fabric (UCX on InfiniBand), and ``-mca pml ob1`` would turn UCX off.
+MPIRUN_BINDING = {
+    "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
+    "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
+    "mvapich2": (("-ppn", "{tasks_per_node}"), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
+                                                "MV2_HYBRID_BINDING_POLICY": "linear", "MV2_THREADS_PER_PROCESS": "{cpus_per_task}",
+                                                "MV2_SHOW_CPU_BINDING": "1"}),
+}
+DEFAULT_VENV_COMMAND = "virtualenv --no-download"
+#: The counts the #SBATCH header holds, as the script body reads them back from SLURM at run
+#: time: the variable sbatch sets from that directive, and what the count is when the directive
+#: is gone (sbatch's own default), so that `set -u` never meets an unset one. Checked on the
+#: local cluster (Slurm 22.05): SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE are set in the
+#: batch step only when their directive is given, SLURM_NTASKS only when --ntasks or
+#: --ntasks-per-node is (without them a job has one task per node); SLURM_NNODES always is.
+SLURM_COUNTS = {
+    "cpus_per_task": ("SLURM_CPUS_PER_TASK", "1"),
+    "tasks_per_node": ("SLURM_NTASKS_PER_NODE", "1"),
+    "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
+}
+_COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
+#: The job's cores on one node as SLURM counts them when the job runs (CPUs per task x tasks per
+#: node): the CPUs of a step of one task per node (staging, a per-node virtualenv), which srun
+#: no longer passes on by itself since Slurm 22.05, and the extractors' threads. Inside that
+#: step, started with --ntasks-per-node=1 --cpus-per-task=N, the same word gives N, since srun
+#: sets SLURM_NTASKS_PER_NODE=1 and SLURM_CPUS_PER_TASK=N there ("only set if the option is
+#: specified", srun(1); measured on the local cluster, Slurm 22.05): one word for both places.
+NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
+
+
+class Finding(Record):
+    level: str      # "error" | "warning"
+    field: str      # the spec key path it is about, e.g. "resources.gpus"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.field}: {self.message}"
+
+
+class Resolution(Record):
+    plan: Optional[Plan]              # None when there are errors
+    findings: Tuple[Finding, ...]
+
+    @property
+    def errors(self) -> Tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.level == "error")
+
+    @property
+    def warnings(self) -> Tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.level == "warning")
+
+
+class GpuChoice(Record):
+    """The GPU request in the site's spelling, and the node types that can take it."""
+
+    spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)
+    count: int
+    node_types: Tuple[NodeType, ...]
+
+
+class _Findings(list):
+    def error(self, field: str, message: str) -> None:
+        self.append(Finding("error", field, message))
+
+    def warn(self, field: str, message: str) -> None:
+        self.append(Finding("warning", field, message))
+
+
+def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
+    """Decide everything about ``spec`` on ``profile``; see the module docstring. ``local``: what
+    the submit host knows that the spec does not say (localfacts.LocalFacts; None: nothing)."""
+    findings = _Findings()
+    _check_profile_status(profile, findings, spec)
+    account = _check_account(spec, profile, findings)
+    chain = _chain(spec, profile, findings)
+    _check_time(spec, profile, findings, chain)
+    gpus = _choose_gpus(spec, profile, findings)
+    tasks_per_node, cpus_per_task = _shape(spec, profile, gpus, findings)
+    _check_distributed(spec, gpus, findings)
+    _check_builds(spec, profile, findings)
+    node_types = _fitting_node_types(spec, profile, gpus, tasks_per_node * cpus_per_task, findings)
+    findings.extend(Finding(*f) for f in limits.node_count_findings(spec.resources.nodes, profile.name, node_types))
+    findings.extend(Finding(*f) for f in _other_home_findings(spec))
+    memory = _memory_directive(spec, profile, findings) \
+        or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
+    _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
+    sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
+    launcher = _launcher(spec, profile, findings)
+    array = _array(spec, profile, findings)
+    modules = _modules(spec, profile, gpus, findings)
+    findings += site_rule_findings(spec, profile, gpus, modules)
+    tmp_mb = _tmp_for_staged(spec, profile, local, findings)
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    _check_signal_directive(spec, stage, findings)
+    _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
+    _check_batch_signal(spec, stage, findings)
+    conflict = stage_conflict(kind_of(spec), stage)
+    if conflict:
+        findings.error(*conflict)
+    if spec.array and spec.stage:
+        outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
+        findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
+        from slurmkit.resolve.array_destinations import destination_findings   # here: only an array with outputs needs it
+
+        destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
+        destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
+        findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
+    findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
+    tasks = _tasks(spec, findings)
+    if any(f.level == "error" for f in findings):
+        return Resolution(None, tuple(findings))
+    venv = _venv(spec, profile, modules, local)
+    plan = Plan(
+        kind=spec.kind,
+        profile=profile.name,
+        name=spec.name,
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb),
+        environment=_environment(spec, profile, cpus_per_task, launcher, gpus, node_types),
+        modules=modules,
+        module_environment=_module_environment(spec, gpus, modules),
+        launcher=launcher,
+        command=spec.launch.command,
+        setup=spec.environment.setup,
+        venv=venv,
+        stage=stage,
+        chain=chain,
+        array=array,
+        tasks=tasks,
+        distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
+        builds=() if venv and venv.prebuilt_key else _builds(spec, profile, gpus),   # prebuilt: built with the env
+        nccl=_nccl(spec, profile),
+        module_system=profile.software.module_system or "none",
+        gpu_sampler=sampler_plan(spec, gpus, chain),
+    )
+    for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
+        findings.warn(field, message)
+    if any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in os.environ):
+        from slurmkit.spec.sbatch_environment import findings as environment_findings
+
+        findings.extend(Finding(*f) for f in environment_findings(plan.directives))
+    return Resolution(plan, tuple(findings))
+
+
+# ------------------------------------------------------------------------------------ checks
+
+
+def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules) -> List[Finding]:
+    """The profile's ``rules:`` that the spec alone decides (slurmkit/resolve/siterules.py)."""
+    from slurmkit.resolve.siterules import job_findings
+
+    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
+
+
+def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: _Findings) -> Optional[int]:
+    """The spec's --tmp, or the one the staged inputs need where the site's --tmp reaches more local disk (siterules.py)."""
+    if local is None or not local.staged:
+        return spec.resources.tmp_mb
+    from slurmkit.resolve.siterules import tmp_for_staged
+
+    added, found = tmp_for_staged(spec, profile, local.staged)
+    findings.extend(Finding(*f) for f in found)
+    return added if added is not None else spec.resources.tmp_mb
+
+
+def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:
+    source = spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
+    notice = retirement_notice(profile, source)
+    if notice:
+        findings.warn("profile", notice)
+
+
+def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[str]:
+    """The spec's account, else the one sbatch would take from the environment (accounts.py)."""
+    from slurmkit.resolve import accounts
+
+    rule = profile.accounts.required
+    account, where = spec.account, ""
+    if account is None and accounts.from_environment():
+        account, variable = accounts.from_environment()
+        where = f" (from ${variable})"
+    elif account is not None and accounts.overriding(account):
+        override = accounts.overriding(account)
+        findings.warn("account", f"$SBATCH_ACCOUNT={override} overrides it: sbatch charges {override}, not {account}; "
+                                 "unset SBATCH_ACCOUNT or make the two agree")
+    if account is None:
+        if rule == "always":
+            findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
+        elif rule == "when-several":
+            findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; add 'account: def-yourprof'")
+        return None
+    prefixes = profile.accounts.prefixes
+    if prefixes and not account.startswith(tuple(prefixes)):
+        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
+    return account
+
+
+def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=None) -> None:
+    asked = chain.link_time_s if chain else spec.resources.time_s
+    limit = profile.scheduling.max_walltime_seconds
+    if limit and asked > limit:
+        findings.error("resources.time", f"{format_duration(asked)} is above {profile.name}'s maximum walltime of {format_duration(limit)}; "
+                       "split the work into shorter jobs that resume from a checkpoint")
+    advice = profile.scheduling.min_walltime_advice_seconds
+    if advice and asked < advice:
+        findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
+                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
+
+
+def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[GpuChoice]:
+    request = spec.resources.gpus
+    if request is None:
+        if kind_of(spec).gpu_required:
+            count = kind_of(spec).gpus_example
+            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (suggested_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
+        return None
+    gpu_types = [t for t in profile.node_types if t.gpus]
+    if not gpu_types:
+        findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {profile.status.successor} may" if profile.status.successor else ""))
+        return None
+    if request.model is None:
+        fitting = tuple(t for t in gpu_types if t.gpus.count >= request.count)
+        return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
+    for node_type in gpu_types:
+        for mig in node_type.gpus.mig:
+            if request.model in mig_names(node_type.gpus, mig):
+                if request.count != 1:
+                    findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 or for whole {node_type.gpus.model} GPUs")
+                return GpuChoice(f"{mig.gres}:1", 1, (node_type,))
+    matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
+    if not matching:
+        names = suggested_gpu_names(profile)
+        close = closest(request.model, names, cutoff=0.5)
+        hint = f"did you mean '{close}'? " if close else ""
+        findings.error("resources.gpus", f"{profile.name} has no GPU called {request.model!r}; {hint}it has: {', '.join(names)}")
+        return None
+    spelling = sbatch_gpu_name(matching[0].gpus)
+    fitting = tuple(t for t in matching if t.gpus.count >= request.count)
+    return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+
+
+def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SiteProfile, findings: _Findings) -> GpuChoice:
+    most = max(t.gpus.count for t in candidates)
+    if not choice.node_types:
+        findings.error("resources.gpus", f"{choice.count} {what} per node is more than any {profile.name} node has (at most {most}); use more nodes")
+    whole = profile.scheduling.whole_node
+    if whole and whole.gpu_counts and choice.count not in whole.gpu_counts:
+        findings.error("resources.gpus", f"{profile.name} gives GPU jobs {' or '.join(map(str, whole.gpu_counts))} GPUs per node, not {choice.count}")
+    return choice
+
+
+def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[int, int]:
+    """Tasks per node and CPUs per task; on whole-node sites, unset values fill the node."""
+    kind = kind_of(spec)
+    if kind.distributed and gpus:
+        return _gpu_process_shape(spec, gpus, findings)
+    tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
+    whole = profile.scheduling.whole_node
+    if whole and whole.cores and gpus is None:
+        if kind.fills_whole_node == "tasks" and tasks is None:
+            tasks = max(1, whole.cores // (cpus or 1))
+        elif kind.fills_whole_node == "threads" and cpus is None:
+            cpus = max(1, whole.cores // (tasks or 1))
+        tasks, cpus = tasks or 1, cpus or 1
+        if kind.rank_count_is_users and tasks * cpus < whole.cores and whole.cores % cpus == 0:
+            findings.warn("resources", _part_of_whole_node(profile.name, whole.cores, tasks, cpus))
+        elif tasks * cpus != whole.cores:
+            findings.error("resources", _not_whole_node(kind.whole_node_advice, profile.name, whole.cores, tasks, cpus))
+    if kind.one_process and (tasks or 1) > 1 and spec.launch.launcher != "srun":
+        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+    if gpus and cpus is None:
+        cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
+    if kind.pins_threads and (cpus or 1) == 1:
+        findings.warn("resources.cpus_per_task", f"kind {kind.name!r} with one CPU per task runs one thread; set cpus_per_task")
+    if kind.runs_task_file and (tasks or 1) == 1 and spec.resources.nodes == 1:
+        findings.warn("resources.tasks_per_node", f"kind {kind.name!r} with one task per node runs its tasks one after another; "
+                      "set tasks_per_node to how many run at a time")
+    return tasks or 1, cpus or 1
+
+
+def _part_of_whole_node(site: str, cores: int, tasks: int, cpus: int) -> str:
+    """An MPI job's rank count is the user's (its domain decomposition): fewer ranks than a
+    whole node's cores run, on nodes charged whole; said, not refused."""
+    return (f"{site} schedules whole nodes of {cores} cores; this uses {tasks * cpus} per node (tasks_per_node x cpus_per_task), "
+            f"the other {cores - tasks * cpus} are idle but charged: fill them (tasks_per_node: {cores // cpus}) where the rank "
+            "count is yours to choose")
+
+
+def _not_whole_node(advice: str, site: str, cores: int, tasks: int, cpus: int) -> str:
+    """How to fill a whole node: more ranks for MPI; one process (serial, an array task, a
+    threaded job below a node) runs many at a time in one job, as the Trillium Quickstart advises."""
+    asked = f"{site} schedules whole nodes of {cores} cores"
+    if cores % cpus:
+        divisors = [d for d in range(2, min(cores, 64) + 1) if cores % d == 0]
+        return f"{asked}, which {cpus} cores per task does not divide: pick one that does (e.g. {', '.join(map(str, divisors[:4]))})"
+    per_node, bundle = cores // cpus, f"in one job of kind {first_kind(runs_task_file=True).name!r} (GNU Parallel"
+    if advice == "one process":
+        return f"{asked} and a serial job uses {tasks * cpus}: run such tasks {per_node} at a time {bundle}; tasks_per_node: {per_node})"
+    if advice == "sweep":
+        return (f"{asked} and each array task uses {cpus}: put the sweep's points in a task file and run them {per_node} at a time "
+                f"{bundle}; tasks_per_node: {per_node}" + (f", cpus_per_task: {cpus})" if cpus > 1 else ")"))
+    if advice == "threads" and tasks == 1:
+        return (f"{asked} and this threaded job uses {cpus}: give it the node (cpus_per_task: {cores}), or run such jobs "
+                f"{per_node} at a time {bundle}; tasks_per_node: {per_node}, cpus_per_task: {cpus})")
+    return f"{asked}; this asks {tasks * cpus} per node (tasks_per_node x cpus_per_task): make it {cores}, e.g. tasks_per_node: {per_node}"
+
+
+def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
+    """One process per GPU (one task per node for a single TensorFlow process); CPUs per
+    process as asked, else the site's cores per GPU."""
+    single = _single_process(spec)
+    tasks = 1 if single else gpus.count
+    asked = spec.resources.tasks_per_node
+    if asked is not None and asked != tasks:
+        why = "one TensorFlow process drives all the GPUs" if single else f"one process per GPU: {gpus.count} GPUs per node"
+        findings.error("resources.tasks_per_node", f"kind {spec.kind!r} runs {tasks} task(s) per node ({why}); leave tasks_per_node out")
+    cpus = spec.resources.cpus_per_task
+    if cpus is None:
+        cpus = cores_per_gpu(gpus.node_types) * (gpus.count if single else 1)
+    return tasks, cpus
+
+
+def _framework(spec: JobSpec) -> str:
+    return kind_of(spec).framework(spec.launch.framework)
+
+
+def _single_process(spec: JobSpec) -> bool:
+    """One process drives every GPU (TensorFlow's MirroredStrategy under kind multigpu)."""
+    return kind_of(spec).single_process_framework == _framework(spec)
+
+
+def _execs_alone(shell: str) -> bool:
+    """Whether a shell line becomes the program itself (``exec prog > log 2>&1``): redirections only."""
+    head, operators = split_at_operators(shell)
+    return head.lstrip().startswith("exec ") and all(">" in token or "<" in token for token in operators)
+
+
+def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Findings) -> None:
+    """What the distributed kinds cannot do, and GPUs a job is too small to use."""
+    kind, nodes = kind_of(spec), spec.resources.nodes
+    if kind.picks_its_gpu and spec.launch.gpu_view == "own":
+        findings.error("launch.gpu_view", f"kind {kind.name!r} picks each process's GPU itself, by its local rank among the "
+                       "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
+    venv = spec.environment.venv
+    if kind.needs_one_of and venv and venv.packages and not venv.requirements \
+            and not set(kind.needs_one_of) & {_package_name(p) for p in venv.packages}:
+        findings.warn("environment.venv.packages", f"kind {kind.name!r} needs {' or '.join(kind.needs_one_of)} in the job's "
+                      "Python, and the packages listed do not include it: the job would stop at once (a program or "
+                      f"module not found); add {kind.needs_one_of[0]}")
+    if kind.requeues_on_signal and spec.name in LIGHTNING_INTERACTIVE_NAMES:
+        findings.error("name", f"Lightning takes a job named {spec.name!r} for an interactive session and ignores SLURM: no "
+                       "ranks from it, no save and requeue on the signal; name the job otherwise")
+    if kind.picks_its_gpu:
+        for index, directive in enumerate(spec.extra_directives):
+            if directive.startswith("--gpu-bind"):
+                findings.error(f"extra_directives.{index}", f"{directive!r}: kind {kind.name!r} picks each process's GPU itself, "
+                               "by its local rank among the node's GPUs, which a binding would hide; leave it out")
+    if kind.requeues_on_signal and spec.launch.shell and not _execs_alone(spec.launch.shell):
+        findings.error("launch.shell", f"kind {kind.name!r}: srun passes SIGUSR1 to every process of each task, and bash and "
+                       "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "
+                       "launch.command with the program alone, or a shell line that execs it, with redirections only "
+                       "(exec python train.py > train-$SLURM_PROCID.log 2>&1)")
+    if kind.one_node_only and nodes > 1:
+        framework = _framework(spec)
+        findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; for several, use kind "
+                       f"{named(multi_node_kinds(framework))} ({FRAMEWORK_LABELS[framework]})")
+    if kind.framework_only and _framework(spec) != kind.framework_default:
+        other = KINDS[kind.other_framework_kind]
+        findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
+                       f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
+    if spec.launch.mixed_precision is not None and not kind.launches_per_node:
+        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
+    if spec.launch.mixed_precision == "bf16" and gpus:
+        findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
+    total = nodes * gpus.count if gpus else 0
+    if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
+        findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
+                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} (one process per GPU)")
+    if kind.distributed and total == 1 and not kind.alone_on_one_gpu:
+        findings.warn("resources.gpus", f"kind {kind.name!r} on one GPU pays for communication it does not need; "
+                      f"use kind {first_kind(gpu_required=True, processes=ONE).name!r}")
+    batch = spec.launch.batch_size
+    if kind.distributed and total > 1 and batch is not None and batch < SMALL_BATCH_PER_GPU:
+        findings.warn("launch.batch_size", f"{batch} samples per GPU and step is too little work for {total} GPUs: the gradient "
+                      f"exchange outweighs it and the job runs slower than on fewer GPUs; use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
+
+
+def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, findings: _Findings) -> Tuple[NodeType, ...]:
+    candidates = gpus.node_types if gpus else tuple(t for t in profile.node_types if not t.gpus) or profile.node_types
+    if not candidates:
+        return ()
+    memory = _memory_per_node(spec, cores)
+    by_cores = [t for t in candidates if t.cores >= cores]
+    if not by_cores:
+        most = max(t.cores for t in candidates)
+        findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any {_kind_of(gpus)}node on {profile.name} has ({most}); use more nodes")
+        return ()
+    fitting = tuple(t for t in by_cores if memory is None or t.memory_mib >= memory)
+    if not fitting and profile.scheduling.mem_request is not False:
+        largest = max(t.memory_mib for t in by_cores)
+        field = "resources.mem" if spec.resources.mem_mb is not None else "resources.mem_per_cpu"
+        findings.error(field, f"{format_size(memory)} per node is more than the largest usable memory of a {_kind_of(gpus)}node on {profile.name} "
+                       f"({format_size(largest)}); ask at most {format_size(largest)}")
+    return fitting
+
+
+def _kind_of(gpus) -> str:
+    return "GPU " if gpus else ""
+
+
+def _memory_per_node(spec: JobSpec, cores: int) -> Optional[int]:
+    res = spec.resources
+    if res.mem_mb is not None:
+        return res.mem_mb
+    if res.mem_per_cpu_mb is not None:
+        return res.mem_per_cpu_mb * cores
+    return None
+
+
+def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[Tuple[str, str]]:
+    res = spec.resources
+    if res.mem_mb is None and res.mem_per_cpu_mb is None:
+        return None
+    if profile.scheduling.mem_request is False:
+        field = "resources.mem" if res.mem_mb is not None else "resources.mem_per_cpu"
+        findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; memory requests are ignored there: remove it")
+        return None
+    if res.mem_mb is not None:
+        return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
+    return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
+
+
+def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types, findings: _Findings) -> None:
+    if not gpus or not node_types:
+        return
+    advice = min((t.gpus.max_cores_per_gpu for t in node_types if t.gpus.max_cores_per_gpu), default=None)
+    if advice and cores > advice * gpus.count:
+        findings.warn("resources.cpus_per_task", f"{cores} cores for {gpus.count} GPU(s) is above the site's advice of {advice} cores per GPU; "
+                      f"ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
+
+
+def from_slurm(template: str) -> Union[str, FromSlurm]:
+    """``template`` with its ``{cpus_per_task}``, ``{tasks_per_node}`` and ``{ntasks}`` read from
+    SLURM's variables at run time, so that a hand edit of one #SBATCH line changes every use of
+    it; a template without them stays a literal word."""
+    parts = _COUNT_FIELD.split(template)
+    if len(parts) == 1:
+        return template
+    text = ""
+    for index, part in enumerate(parts):
+        if index % 2:
+            variable, default = SLURM_COUNTS[part]
+            text += '"${' + variable + ":-" + default + '}"'
+        elif part:
+            text += shlex.quote(part)
+    return FromSlurm(text)
+
+
+def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple[object, ...]:
+    """The launch prefix (launchers.LAUNCHERS); its counts are read from SLURM at run time (from_slurm)."""
+    kind = kind_of(spec)
+    allowed = kind.launchers
+    name = spec.launch.launcher or _default_launcher(spec, profile, allowed)
+    if name not in allowed:
+        findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
+        return ()
+    if name != "direct":   # a kind run directly may start its own step; the check's parser is not imported for it
+        from slurmkit.resolve.nested_launch import nested_launcher_finding
+
+        nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
+        if nested:
+            findings.error(*nested)
+    from slurmkit.core.launchers import launch_words
+    return launch_words(name, kind, profile)
+
+
+def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, ...]) -> str:
+    if _single_process(spec):
+        return "direct"
+    if kind_of(spec).mpi_ranks and profile.launch.default in allowed:
+        return profile.launch.default
+    return allowed[0]
+
+
+def _mpirun_binding(profile: SiteProfile):
+    return MPIRUN_BINDING[profile.launch.mpi.flavour or "openmpi"]
+
+
+def _uses_mpirun(launcher: Tuple[str, ...]) -> bool:
+    return bool(launcher) and launcher[0] == "mpirun"
+
+
+def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[ArrayPlan]:
+    if spec.array is None:
+        return None
+    names = [name for name, _ in spec.array.parameters]
+    size = limits.array_size(spec.array.parameters)  # the grid is built only once it is known to fit
+    limit = profile.scheduling.max_array_size
+    if limit and size > limit:
+        findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
+    jobs = profile.scheduling.max_jobs_per_user
+    if jobs and size > jobs:
+        findings.error("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued per user")
+    too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
+    findings.extend(Finding(*f) for f in too_many)
+    if too_many or (limit and size > limit) or (jobs and size > jobs):
+        return None
+    points = list(itertools.product(*(values for _, values in spec.array.parameters)))
+    columns = tuple(zip(*points))
+    return ArrayPlan(tuple(zip(names, columns)), size)
+
+
+#: the program of a command that is a Python interpreter: python, python3, python3.11 (any folder).
+_PYTHON_PROGRAM = re.compile(r"(?:.*/)?python(?:\d+(?:\.\d+)?)?")
+
+
+def runs_python(command: Sequence[str]) -> bool:
+    """Whether the payload is a Python interpreter (the first word that is not VAR=value): such a
+    job needs the site's python module, since the OS python on a compute node has none of the
+    site's wheels and is not the one the Alliance Python page supports."""
+    program = next((word for word in command if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)), "")
+    return bool(_PYTHON_PROGRAM.fullmatch(program))
+
+
+def _payload(spec: JobSpec) -> Sequence[str]:
+    """The payload's argv; for a ``launch.shell`` line the first command of it, as written."""
+    return split_at_operators(spec.launch.shell)[0].split() if spec.launch.shell else spec.launch.command
+
+
+def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[str, ...]:
+    software = profile.software
+    user = list(spec.environment.modules)
+    if software.module_system in (None, "none"):
+        if user:
+            findings.error("environment.modules", f"{profile.name} has no module system; remove the modules")
+        return ()
+    if (spec.environment.venv or runs_python(_payload(spec))) and not any(m.split("/")[0] == "python" for m in user) \
+            and software.modules.get("python"):
+        user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
+    if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
+        # The TensorFlow page loads cuda (StdEnv/2023 does not); with no version in the profile,
+        # Lmod's default for the site.
+        user.append(software.modules.get("cuda") or "cuda")
+    user += _build_modules(spec, profile, gpus, user, findings)
+    if kind_of(spec).runs_task_file:
+        from slurmkit.resolve.manytasks import parallel_module   # beside this module: it reads resolve's path rules
+        user += parallel_module(profile, user)
+    base = list(software.preload)
+    if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
+        base.append(software.stdenv)
+    return tuple(dict.fromkeys(base + sorted(user, key=_load_order)))
+
+
+#: Module families that others are built under in the Alliance's Lmod hierarchy (compiler
+#: branches with MPI or CUDA sub-branches: Standard software environments): loaded first, so
+#: that ``nccl`` or ``cudnn`` is found when its turn comes (the order is otherwise the user's).
+HIERARCHY_ROOTS = ("gcc", "intel", "cuda")
+
+
+def _load_order(module: str) -> int:
+    return 0 if module.split("/")[0] in HIERARCHY_ROOTS else 1
+
+
+def uses_tensorflow(spec: JobSpec) -> bool:
+    """Whether the job runs TensorFlow: its kind or framework says so, or its venv installs it."""
+    venv = spec.environment.venv
+    packages = venv.packages if venv else ()
+    return _framework(spec) == "tensorflow" or any(_package_name(p).startswith("tensorflow") for p in packages)
+
+
+def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple[str, ...]) -> Tuple[Tuple[str, str, str], ...]:
+    """Variables read from what the modules set, so exported after ``module load``: XLA finds
+    CUDA's libdevice through ``--xla_gpu_cuda_data_dir`` (the Alliance TensorFlow page's
+    ``XLA_FLAGS=--xla_gpu_cuda_data_dir=$CUDA_HOME``). The user's own XLA_FLAGS win."""
+    if not (gpus and uses_tensorflow(spec)) or "XLA_FLAGS" in dict(spec.environment.variables):
+        return ()
+    if not any(m.split("/")[0] == "cuda" for m in modules):
+        return ()
+    return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
+             "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
+
+
+def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:
+    """The job's virtualenv; where the site builds them on the login node, the one built there (envbuild.py)."""
+    venv = spec.environment.venv
+    if venv is None:
+        return None
+    wheelhouse = bool(profile.software.virtualenv.wheelhouse)
+    command = profile.software.virtualenv.command or DEFAULT_VENV_COMMAND
+    plan = VenvPlan(
+        path=_home(venv.path) or "$SLURM_TMPDIR/env",
+        create=tuple(shlex.split(command)),
+        pip_options=("--no-index",) if wheelhouse else (),
+        requirements=_home(venv.requirements),
+        packages=venv.packages,
+        reuse_existing=venv.path is not None,
+        upgrade_pip=wheelhouse and venv.path is None,
+        nodes=spec.resources.nodes,
+        node_cores=NODE_CORES,
+    )
+    if profile.rules.env_build is None:
+        return plan
+    from slurmkit.build.envbuild import on_login_node   # here: only sites that build environments on the login node need it
+
+    return on_login_node(plan, spec, profile, modules, local)
+
+
+def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
+    threads = from_slurm("{cpus_per_task}")
+    env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    kind = kind_of(spec)
+    if kind.pins_threads:
+        env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
+    if kind.site_launch_env:
+        env.update(profile.launch.env)
+    if kind.distributed:
+        env.update(_distributed_environment(spec, cpus, gpus, node_types))
+    if not gpus:
+        env.update(kind.cpu_environment)
+    mpirun = _uses_mpirun(launcher)
+    if mpirun:
+        env.update((k, from_slurm(v)) for k, v in _mpirun_binding(profile)[1].items())
+    env.update(spec.environment.variables)
+    return tuple(env.items())
+
+
+def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice],
+                             node_types: Tuple[NodeType, ...]) -> dict:
+    """Threads per process and the framework's own thread pools; for PyTorch on GPUs, the
+    error handling the Alliance PyTorch page means (its TORCH_NCCL_ASYNC_HANDLING is a typo
+    that PyTorch never reads). Each name is one its program reads: see variables.READERS."""
+    env = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
+    tensorflow = _framework(spec) == "tensorflow"
+    if tensorflow:
+        sockets = min((t.sockets for t in node_types if t.sockets), default=1)
+        # Inter-op threads: one per socket, which SLURM does not know, so it stays a number.
+        env.update(TF_NUM_INTRAOP_THREADS=from_slurm("{cpus_per_task}"), TF_NUM_INTEROP_THREADS=str(max(1, min(sockets, cpus))))
+        if not gpus:  # Intel's advice for TensorFlow on CPUs (oneDNN/OpenMP threads)
+            env.update(KMP_BLOCKTIME="0", KMP_AFFINITY="granularity=fine,compact,1,0")
+    # Only torch.distributed's NCCL process group reads it (Horovod has its own); 1: a rank that
+    # meets an NCCL error aborts and ends, rather than hang until the time limit.
+    if gpus and kind_of(spec).torch_nccl_errors and not tensorflow:
+        env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
+    return env
+
+
+def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+                 findings: _Findings) -> Optional[DistributedPlan]:
+    kind = kind_of(spec)
+    gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
+    if kind.rendezvous:
+        lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
+        node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
+            if kind.launches_per_node else ()
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
+                               tasks_per_node=tasks, gpu_rank=gpu_rank, master_env=kind.master_env, requeue_lead_s=lead,
+                               node_launcher=node_launcher)
+    if kind.distributed and launcher[:1] == ("torchrun",):
+        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
+    if gpu_rank:
+        return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
+    return None
+
+
+#: Where each launcher puts a process's rank on its node (0, 1, ... on every node), for GPU binding:
+#: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's LOCAL_RANK (torchrun docs);
+#: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",
+#: https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html). Under mpirun,
+#: SLURM_LOCALID is the batch step's (0 for every rank), so it must not be used there.
+LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}
+
+
+def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+              findings: _Findings) -> str:
+    """Which variable picks each process's GPU, where a kind starts one process per GPU and each
+    process is to see only its own (``launch.gpu_view: own``); "" where it sees every GPU of its node.
+
+    SLURM gives every task of a plain ``srun`` step, and every rank mpirun or torchrun starts, all
+    the GPUs of its node (CUDA_VISIBLE_DEVICES=0,1 on the local cluster, Slurm 22.05, measured).
+    TensorFlow then takes every GPU it sees in each worker; the Alliance TensorFlow page avoids
+    that with SlurmClusterResolver, which sets CUDA_VISIBLE_DEVICES to the task's own GPU by its
+    place on the node: so tf-multiworker workers see their own GPU by default. PyTorch and Horovod
+    pick a GPU by local rank among all the node's GPUs (``torch.cuda.set_device(local_rank)`` in
+    the Alliance PyTorch page's DDP example, ``hvd.local_rank()`` in Horovod's): with only one
+    GPU in view, device ``local_rank`` > 0 does not exist ("invalid device ordinal"), so those
+    kinds keep the node's GPUs in view by default and ``gpu_view: own`` is asked for by code that
+    uses device 0. The per-task wrapper keeps the entry of the node's CUDA_VISIBLE_DEVICES at the
+    process's local rank. Slurm's own binding was weighed and not taken: ``srun --gpus-per-task=1``
+    is refused when the job asked typed GPUs ("Invalid GRES specification", measured on 22.05),
+    and ``--gpu-bind`` reaches srun tasks only, not the ranks of mpirun or torchrun. NCCL keeps P2P
+    between processes that each see one GPU (measured on 2 H100s: docs/distributed.md)."""
+    if not gpus or not launcher or not kind_of(spec).distributed:
+        return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
+    if (spec.launch.gpu_view or kind_of(spec).gpu_view_default) == "node":
+        return ""
+    name = launcher[0]
+    if name == "mpirun":
+        name = profile.launch.mpi.flavour or "openmpi"
+    if name not in LOCAL_RANK_VARIABLE:
+        findings.warn("launch.launcher", f"slurmkit does not know where {name}'s mpirun puts a rank's place on its node, so every rank "
+                      "sees every GPU of its node; use launcher: srun to give each rank its own GPU")
+        return ""
+    return LOCAL_RANK_VARIABLE[name]
+
+
+def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
+                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None):
+    res = spec.resources
+    pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
+    if account:
+        pairs.append(("--account", account))
+    pairs += [("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)), ("--nodes", str(res.nodes)),
+              ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
+    if memory:
+        pairs.append(memory)
+    if gpus:
+        pairs.append(("--gpus-per-node", gpus.spelling))
+    if tmp_mb is not None:
+        pairs.append(("--tmp", format_size(tmp_mb)))
+    if array:
+        throttle = f"%{spec.array.throttle}" if spec.array.throttle else ""
+        pairs.append(("--array", f"0-{array.size - 1}{throttle}"))
+        pairs.append(("--output", "%x-%A_%a.out"))
+    else:
+        pairs.append(("--output", "%x-%j.out"))
+    if spec.dependencies:
+        pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}" for d in spec.dependencies)))
+    if spec.mail:
+        # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
+        pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
+        pairs.append(("--mail-type", ",".join(spec.mail.events)))
+    if stage and stage.lead_s:
+        pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
+    if kind_of(spec).requeues_on_signal:
+        pairs += requeue_directives(chain.link_time_s if chain else res.time_s, _asked_lead(spec))
+    for extra in spec.extra_directives:
+        flag, _, value = extra.partition("=")
+        pairs.append((flag, value))
+    return tuple(pairs)
+
+
+# ------------------------------------------------------------------------------------ staging
+
+#: archive suffix -> tar's option to read it (checked longest first).
+TAR_SUFFIXES = ((".tar.zst", ("--zstd",)), (".tzst", ("--zstd",)), (".tar.gz", ("-z",)), (".tgz", ("-z",)),
+                (".tar.xz", ("-J",)), (".txz", ("-J",)), (".tar.bz2", ("-j",)), (".tar", ()))
+PACK_SUFFIX = ".pack"          # a folder of tar shards made by `slurmkit pack --shards`
+IMAGE_SUFFIXES = (".sqfs", ".squashfs")   # a squashfs image made by `slurmkit pack -o NAME.sqfs`
+DEFAULT_LEAD_S = 300
+
+
+def _extraction_parallelism(profile: SiteProfile) -> Union[str, FromSlurm]:
+    """Shards extracted at once: all the node's cores on a RAM disk (read at run time, so that a
+    hand-edited #SBATCH line changes it too), one at a time on a disk.
+
+    Measured with bench/staging.py (20,000 files of 40 KB, 2 shards, 2 cores, cold cache):
+    parallel extraction took 0.79 s against 1.44 s for one archive on tmpfs. On ext4, two
+    extractors at once were bimodal (0.9-1.3 s or 1.9-3.0 s; median 2.08 s over 10 runs,
+    each into a fresh folder) where one after the other was steady (1.4-2.2 s; median 1.62 s):
+    they contend for the journal."""
+    return NODE_CORES if _on_ramdisk(profile) else "1"
+
+
+def _on_ramdisk(profile: SiteProfile) -> bool:
+    tmpdir = profile.storage.slurm_tmpdir
+    return bool(tmpdir and tmpdir.kind == "ramdisk")
+
+
+def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
+           chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
+    stage = spec.stage
+    if stage is None:
+        return None
+    several_nodes = spec.resources.nodes > 1
+    steps = tuple(_stage_step(index, item.source, item.to, several_nodes, findings) for index, item in enumerate(stage.inputs))
+    per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
+    for index, out in enumerate(stage.outputs):
+        _check_destination(out.to, f"stage.outputs.{index}.to", findings)
+    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to)) for out in stage.outputs)
+    checkpoint = None
+    if stage.checkpoint:
+        c = stage.checkpoint
+        _check_destination(c.to, "stage.checkpoint.to", findings)
+        checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to) + per_task, c.every_s)
+    lead = 0
+    if not (outputs or checkpoint) and stage.lead_s is not None and not kind_of(spec).requeues_on_signal:
+        findings.warn("stage.lead", "nothing is copied back (no stage.outputs or stage.checkpoint), so no signal is asked for "
+                      "and the lead does nothing; remove it, or add what to save")
+    if outputs or checkpoint:
+        time_s = chain.link_time_s if chain else spec.resources.time_s
+        lead = stage.lead_s if stage.lead_s is not None else min(DEFAULT_LEAD_S, max(60, time_s // 10))
+        if lead >= time_s:
+            findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
+                           "ask more time or a shorter lead")
+    mounts = tuple(step.target for step in steps if step.action == "mount-image")
+    return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, mounts, NODE_CORES,
+                     _output_folders(out.source for out in stage.outputs))
+
+
+def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
+    """An extra --signal (or an abbreviation of it) where slurmkit writes its own for the copy
+    back: the later directive wins, silently changing when the outputs are saved."""
+    if not (stage and stage.lead_s):
+        return
+    from slurmkit.core.sanity import _long_name
+
+    for index, directive in enumerate(spec.extra_directives):
+        if _long_name(directive.partition("=")[0]) == "signal":
+            findings.error(f"extra_directives.{index}", f"{directive!r} replaces the --signal=B:USR1@{stage.lead_s} slurmkit writes "
+                           "to save the outputs before the time limit; use stage.lead to choose how long before")
+
+
+#: signals the batch script survives: TERM has a trap in every script; these others do nothing by default
+_BATCH_SURVIVES = frozenset(("TERM", "CHLD", "CONT", "URG", "WINCH"))
+_SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "10": "USR1", "12": "USR2", "14": "ALRM", "15": "TERM"}
+
+
+def _check_batch_signal(spec: JobSpec, stage, findings: _Findings) -> None:
+    """An extra ``--signal=B:SIG@N`` that the batch script has no trap for: the batch shell would die
+    N seconds early, the program with it, and no exit file would record the job's end. (Where
+    slurmkit writes its own USR1, _check_signal_directive and _check_requeue_directives say so.)"""
+    if (stage and stage.lead_s) or kind_of(spec).requeues_on_signal:
+        return
+    from slurmkit.core.sanity import _long_name
+
+    for index, directive in enumerate(spec.extra_directives):
+        option, _, value = directive.partition("=")
+        flags, _, rest = value.rpartition(":")
+        name = rest.split("@")[0].upper().removeprefix("SIG")
+        name = _SIGNAL_NUMBERS.get(name, name)
+        if _long_name(option) == "signal" and "B" in flags.upper() and name not in _BATCH_SURVIVES:
+            findings.error(f"extra_directives.{index}", f"{directive!r}: the batch script has no handler for {name}, so it would "
+                           "die of it before the time limit, your program with it, and no exit file would record the end; "
+                           "to tell your program, drop 'B:' and run it under srun (launch.launcher: srun), whose steps SLURM signals")
+
+
+def _asked_lead(spec: JobSpec) -> Optional[int]:
+    """stage.lead, where the spec gives one: for a kind that requeues on the signal, how long
+    before the limit the program is told to save."""
+    return spec.stage.lead_s if spec.stage else None
+
+
+def _check_requeue_directives(spec: JobSpec, time_s: int, findings: _Findings) -> None:
+    """An extra --signal, --requeue, --no-requeue or --open-mode where slurmkit writes its own for
+    a kind that saves and requeues before the limit (Lightning): the later directive wins, and the
+    save comes at another time, the job is not requeued, or the next run overwrites the log."""
+    if not kind_of(spec).requeues_on_signal:
+        return
+    from slurmkit.core.sanity import _long_name
+
+    lead = _asked_lead(spec)
+    if lead is not None and lead >= time_s:
+        findings.error("stage.lead", f"telling the program to save {lead}s before the end leaves no time to run in {time_s}s; "
+                       "ask more time or a shorter lead")
+    own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s, lead)}
+    own["no-requeue"] = "--requeue"
+    for index, directive in enumerate(spec.extra_directives):
+        name = _long_name(directive.partition("=")[0])
+        if name in own:
+            verb = "repeats" if directive == own[name] else "contradicts"
+            findings.error(f"extra_directives.{index}", f"{directive!r} {verb} the {own[name]} slurmkit writes for kind "
+                           f"{kind_of(spec).name!r}, whose program saves a checkpoint on that signal and is requeued, "
+                           "its log appended to; leave it out")
+
+
+def _output_folders(sources) -> Tuple[str, ...]:
+    """The folders a program writes its outputs into, made before it starts: an output named
+    like a file (with a suffix: metrics.csv, logs/train.log) gets the folder it is in, any other
+    (runs) is taken to be a folder and is made itself. $SLURM_TMPDIR itself is there already."""
+    folders = []
+    for source in sources:
+        path = posixpath.normpath(source)
+        folder = posixpath.dirname(path) if "." in posixpath.basename(path).lstrip(".") else path
+        if folder not in ("", "."):
+            folders.append("$SLURM_TMPDIR/" + _literal(folder))
+    return tuple(dict.fromkeys(folders))
+
+
+def _check_destination(to: str, field: str, findings: _Findings) -> None:
+    """A save is first copied whole beside its destination (DEST.partial-JOBID), and a checkpoint
+    then replaces its destination whole, so a destination must be a path of its own: never the
+    spec's folder, one above it, or /. (In an array, each task's checkpoint is
+    DESTINATION/<task id>, so that no task replaces another's; outputs join one folder.)"""
+    parts = [part for part in posixpath.normpath(to).split("/") if part not in ("", ".")]
+    if all(part == ".." for part in parts):
+        findings.error(field, f"{to!r} would be replaced whole by the output: "
+                       "give it a folder of its own (e.g. results), not the spec's folder or one above it")
+    elif re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", posixpath.normpath("$HOME" + to[1:] if to[:2] in ("~", "~/") else to)):
+        findings.error(field, f"{to!r} is a whole folder such as your home or scratch, which the output would replace "
+                       f"or fill: give it a folder of its own inside it (e.g. {to.rstrip('/')}/results)")
+
+
+def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:
+    target = "$SLURM_TMPDIR" + ("/" + _literal(to) if to else "")
+    where = _from_submit_dir(source)
+    name = source.rstrip("/").lower()
+    if name.endswith(IMAGE_SUFFIXES):
+        if not to:
+            stem = PurePosixPath(source.rstrip("/")).stem
+            findings.error(f"stage.inputs.{index}", f"a squashfs image is mounted on a folder of its own: "
+                           f"give it one ({{from: {source}, to: {stem}}})")
+        # A mount made inside a job step ends with that step, so several nodes extract instead.
+        action = "extract-image" if several_nodes else "mount-image"
+        return StageStep(action, where, target, local_copy=f"$SLURM_TMPDIR/.slurmkit/image-{index}.sqfs")
+    if name.endswith(PACK_SUFFIX):
+        return StageStep("extract-shards", where, target)
+    for suffix, options in TAR_SUFFIXES:
+        if name.endswith(suffix):
+            return StageStep("extract", where, target, options)
+    return StageStep("copy-as" if to else "copy", where, target)
+
+
+def _literal(path: str) -> str:
+    """A user's path as a shell word of the plan: its ``$`` stay literal."""
+    return path.replace("$", "$$")
+
+
+def _other_home_findings(spec: JobSpec):
+    from slurmkit.core.userpaths import other_home_findings   # here: only a spec with paths needs it
+
+    return other_home_findings(spec)
+
+
+def _home(path: Optional[str]) -> Optional[str]:
+    """``~`` and ``~/...`` as ``$HOME``: venv and build-cache paths read as stage paths do (userpaths.with_home)."""
+    from slurmkit.core.userpaths import with_home
+
+    return with_home(path) if path else path
+
+
+def _from_submit_dir(path: str) -> str:
+    """Relative paths are from the spec's folder, which is where slurmkit runs sbatch; ``~`` and
+    ``$HOME``, ``$SCRATCH``, ... expand in the job, as in the user's shell (userpaths.py)."""
+    from slurmkit.core.userpaths import in_job  # here: only a spec with stage paths needs it
+
+    return in_job(path)
+
+
+def _tasks(spec: JobSpec, findings: _Findings):
+    """Kind many-tasks: the task file and joblogs (slurmkit/resolve/manytasks.py)."""
+    if spec.tasks is None:
+        return None
+    from slurmkit.resolve.manytasks import tasks_plan   # beside this module: it reads resolve's path rules
+
+    return tasks_plan(spec, findings)
+
+
+# ------------------------------------------------------------------------------------- chains
+
+CHAIN_MARKER = ".slurmkit-chain-done"
+
+
+def _chain(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[ChainPlan]:
+    """A chain when the spec asks for one, or when it is longer than the site allows and can resume."""
+    limit = profile.scheduling.max_walltime_seconds
+    longer = bool(limit) and spec.resources.time_s > limit
+    if not (spec.resubmit or longer):
+        return None
+    checkpoint = spec.stage.checkpoint if spec.stage else None
+    if spec.resubmit and kind_of(spec).requeues_on_signal:
+        findings.error("resubmit", f"kind {kind_of(spec).name!r} requeues the job itself at each time limit (Lightning saves on "
+                       "SIGUSR1, then the job is requeued and resumes from that checkpoint), as often as it takes: "
+                       "remove resubmit")
+        return None
+    if checkpoint is None:
+        if spec.resubmit:
+            findings.error("resubmit", "a chain resumes from a checkpoint: add stage.checkpoint (the folder your program saves to)")
+        return None  # too long and cannot resume: _check_time says so
+    link_time = min(spec.resources.time_s, limit) if limit else spec.resources.time_s
+    links = -(-spec.resources.time_s // link_time) if longer else (spec.resubmit.max_links if spec.resubmit else 1)
+    most = spec.resubmit.max_links if spec.resubmit else 10
+    if links > most:
+        findings.error("resources.time", f"{format_duration(spec.resources.time_s)} needs {links} jobs of {format_duration(link_time)}; "
+                       f"at most {most} links (resubmit.max_links)")
+    if longer:
+        findings.warn("resources.time", f"{format_duration(spec.resources.time_s)} is above {profile.name}'s maximum walltime of "
+                      f"{format_duration(limit)}: it runs as a chain of {links} jobs that resume from {checkpoint.source}")
+    marker = _from_submit_dir(checkpoint.to.rstrip("/") + "/" + CHAIN_MARKER)
+    return ChainPlan(links, link_time, marker)
+
+
+# -------------------------------------------------------------------------- staged data on disk
+
+MANY_SMALL_FILES = 1000          # a folder with more files than this, each below SMALL_FILE_BYTES, should be packed
+SMALL_FILE_BYTES = 1 << 20
+
+
+def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[Finding, ...]:
+    """Warnings about what the inputs hold (``shapes`` from staging.inspect_inputs): many small
+    files, and on RAM-disk sites, staged bytes that eat the job's memory."""
+    findings = _Findings()
+    # Shards pay only where they are extracted at once: on a RAM disk (see _extraction_parallelism).
+    ramdisk = _on_ramdisk(profile)
+    for shape in shapes:
+        if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
+            name = shape.path.rstrip("/").split("/")[-1]
+            packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
+            # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
+            place = spec.stage.inputs[shape.index].to or name
+            findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
+                          f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
+                          f"and stage it where the folder was: {{from: {packed}, to: {place}}}")
+    tmpdir = profile.storage.slurm_tmpdir
+    if tmpdir and tmpdir.counts_against_memory and shapes:
+        staged_mib = sum(s.bytes for s in shapes) // (1 << 20)
+        memory = spec.resources.mem_mb or min((t.memory_mib for t in profile.node_types if not t.gpus), default=None)
+        if memory and staged_mib > 0.9 * memory:
+            findings.error("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR leaves no memory "
+                           f"of {format_size(memory)} per node for the job; stage less or read it from scratch")
+        elif memory and staged_mib > 0.5 * memory:
+            findings.warn("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR uses over half "
+                          f"of the {format_size(memory)} of memory per node")
+    return tuple(findings)
+
+
+def _human_bytes(count: int) -> str:
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.3g}{unit}"
+    return f"{count}B"
+
+
+# ------------------------------------------------------------------------------------- builds
+
+#: What each build needs installed before it runs without build isolation (so that it compiles
+#: against the venv's torch/tensorflow), and the modules it compiles against.
+BUILD_REQUIRES = {
+    "mpi4py": ("setuptools", "wheel", "cython"),
+    "horovod": ("setuptools", "wheel", "cmake", "packaging", "psutil", "pyyaml", "cloudpickle", "cffi"),
+}
+#: The module a build's check imports for each framework: ``import horovod`` alone loads none of
+#: Horovod's compiled framework extensions, so a wheel made for another torch would pass it.
+HOROVOD_MODULES = {"pytorch": "horovod.torch", "tensorflow": "horovod.tensorflow"}
+#: Python package names that say which framework a virtualenv installs.
+PACKAGE_FRAMEWORKS = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
+
+
+def _check_builds(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> None:
+    if spec.environment.builds and spec.environment.venv is None:
+        findings.error("environment.builds", "a build installs into the job's virtualenv: add environment.venv "
+                       "(e.g. venv: {packages: [torch]})")
+    if spec.environment.nccl and "horovod" not in {b.name for b in spec.environment.builds}:
+        findings.error("environment.builds", "an NCCL tarball is for the Horovod build to compile against: add horovod "
+                       "to environment.builds, or leave the tarball out (PyTorch's wheels bring their own NCCL)")
+    elif spec.environment.nccl and not spec.resources.gpus:
+        findings.error("environment.builds", "Horovod uses NCCL for its GPU operations only, and this job has no GPUs: "
+                       "leave the NCCL tarball out (the CPU build uses MPI)")
+    elif spec.environment.nccl and any(m.split("/")[0] == "nccl" for m in spec.environment.modules):
+        findings.warn("environment.modules", "the nccl module is not what Horovod builds against or loads here (the "
+                      "NCCL tarball is, first on LD_LIBRARY_PATH): leave the module out, or the tarball")
+    if spec.environment.nccl and profile.rules.env_build is not None:
+        findings.error("environment.builds", f"{profile.name} builds Python environments on its login node (slurmkit env build), "
+                       "where slurmkit does not unpack an NCCL tarball yet: leave it out and load the site's nccl module")
+
+
+def _nccl(spec: JobSpec, profile: SiteProfile) -> Optional[NcclPlan]:
+    """Where the user's NCCL tarball is unpacked: the build cache's ``nccl/<version>``, so each
+    version is unpacked once and a Horovod build's cache key (its HOROVOD_NCCL_HOME) names it."""
+    tarball = spec.environment.nccl
+    if tarball is None:
+        return None
+    from slurmkit.core.userpaths import in_job
+
+    cache = _build_cache(spec, profile)
+    return NcclPlan(tarball=in_job(tarball.path), version=tarball.version, home=f"{cache}/nccl/{tarball.version}",
+                    setrpaths=profile.software.setrpaths)
+
+
+def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], findings: _Findings) -> List[str]:
+    """The modules a build compiles against that the spec does not load: the profile's version
+    of each, or one error naming those to add. A source build reads $EBROOTNCCL and $CUDA_HOME
+    under ``set -u``, so rendering it without its modules would only fail later, on the node."""
+    added, missing = [], {}
+    for family, build in _build_module_families(spec, profile, gpus):
+        if any(m.split("/")[0] == family for m in user):
+            continue
+        if profile.software.modules.get(family):
+            added.append(profile.software.modules[family])
+        else:
+            missing.setdefault(build, []).append(family)
+    for build, families in missing.items():
+        findings.error("environment.modules", f"the {build} build compiles against {' and '.join(families)}, and {profile.name}'s "
+                       f"profile names no version: add {', '.join(f + '/VERSION' for f in families)} to environment.modules "
+                       "(`module spider NAME` lists the versions)")
+    return added
+
+
+def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[Tuple[str, str], ...]:
+    """(module family, the build that needs it): the site's MPI for every build, CUDA and NCCL for Horovod on GPUs."""
+    names = [b.name for b in spec.environment.builds]
+    families = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
+    if "horovod" in names and gpus:
+        families += (("cuda", "horovod"),) + (() if spec.environment.nccl else (("nccl", "horovod"),))
+    return families
+
+
+def _build_cache(spec: JobSpec, profile: SiteProfile) -> str:
+    """The build cache as a word of the plan: a relative ``build_cache`` is the spec folder's
+    (``$SLURM_SUBMIT_DIR/...``), so HOROVOD_NCCL_HOME and LD_LIBRARY_PATH hold where it is
+    wherever the job, pip or a rank runs from."""
+    from slurmkit.core.userpaths import in_job
+
+    return in_job(spec.environment.build_cache) if spec.environment.build_cache else default_build_cache(profile)
+
+
+def default_build_cache(profile: SiteProfile) -> str:
+    """Scratch where the site has it (a purge only costs a rebuild), else the home cache."""
+    scratch = profile.storage.scratch
+    if scratch and scratch.path:
+        return scratch.path.rstrip("/") + "/slurmkit-builds"
+    return "$HOME/.cache/slurmkit/builds"
+
+
+def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
+    if not spec.environment.builds:
+        return ()
+    cache = _build_cache(spec, profile)
+    wheelhouse = bool(profile.software.virtualenv.wheelhouse)
+    nccl = _nccl(spec, profile)
+    return tuple(BuildPlan(
+        name=b.name,
+        requirement=b.requirement,
+        cache=cache,
+        variables=_build_variables(b.name, spec, gpus, profile.software.module_system not in (None, "none"), nccl),
+        build_requires=BUILD_REQUIRES[b.name],
+        from_wheelhouse=wheelhouse and b.name == "horovod" and nccl is None,   # the site's wheel has the site's NCCL
+        pip_options=("--no-index",) if wheelhouse else (),
+        check=_build_check(b.name, spec),
+    ) for b in spec.environment.builds)
+
+
+def build_frameworks(spec: JobSpec) -> Tuple[str, ...]:
+    """The frameworks a Horovod build is for: launch.framework when given, else those the venv's
+    packages install, else the kind's own. (A requirements file is not read: nothing here reads files.)"""
+    if spec.launch.framework:
+        return (spec.launch.framework,)
+    venv = spec.environment.venv
+    named = [_package_name(p) for p in (venv.packages if venv else ())]
+    found = tuple(sorted({PACKAGE_FRAMEWORKS[n] for n in named if n in PACKAGE_FRAMEWORKS}, key=tuple(HOROVOD_MODULES).index))
+    return found or (_framework(spec),)
+
+
+def _package_name(requirement: str) -> str:
+    """``torch==2.3.0`` -> ``torch``: the name before any version, extra or marker."""
+    name = requirement.strip()
+    for stop in "<>=!~[; @":
+        name = name.split(stop, 1)[0]
+    return name.lower().replace("_", "-")
+
+
+def _build_check(name: str, spec: JobSpec) -> str:
+    """What the wheelhouse and the build cache must pass: an import that loads the compiled parts."""
+    if name == "mpi4py":
+        return "from mpi4py import MPI"
+    return "import " + ", ".join(HOROVOD_MODULES[f] for f in build_frameworks(spec))
+
+
+def _build_variables(name: str, spec: JobSpec, gpus, modules: bool, nccl: Optional[NcclPlan] = None) -> Tuple[Tuple[str, str], ...]:
+    if name == "mpi4py":
+        return (("MPICC", "mpicc"),)
+    frameworks = build_frameworks(spec)
+    variables = [("HOROVOD_WITH_MPI", "1"), ("HOROVOD_WITHOUT_MXNET", "1"), ("HOROVOD_WITHOUT_GLOO", "1")]
+    variables.append(("HOROVOD_WITH_PYTORCH", "1") if "pytorch" in frameworks else ("HOROVOD_WITHOUT_PYTORCH", "1"))
+    variables.append(("HOROVOD_WITH_TENSORFLOW", "1") if "tensorflow" in frameworks else ("HOROVOD_WITHOUT_TENSORFLOW", "1"))
+    if gpus:
+        variables.append(("HOROVOD_GPU_OPERATIONS", "NCCL"))
+        if modules:   # set by the cuda and nccl modules, which _build_modules made sure are loaded
+            variables += [("HOROVOD_NCCL_HOME", nccl.home if nccl else "$EBROOTNCCL"), ("HOROVOD_CUDA_HOME", "$CUDA_HOME")]
+    else:
+        variables.append(("HOROVOD_CPU_OPERATIONS", "MPI"))
+    if nccl and gpus and not modules:   # a site without modules: the tarball is still what it builds against
+        variables.append(("HOROVOD_NCCL_HOME", nccl.home))
+    return tuple(variables)

@@ -1,0 +1,410 @@
+"""The site rules that decide whether a job runs at all (issue 17), enforced from the profile's
+``rules:`` section (slurmkit/sites/profiles.py ``_RULES``; facts: /work/shared/alliance_facts.md §11).
+
+Two kinds of check, kept apart because resolve() reads nothing from the host:
+
+- ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
+  cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
+  builds wheels for, a ``--tmp`` above the site's range). resolve() calls it.
+- ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
+  (the folders the job will write, the login node it is submitted from, a requirements file).
+  Job.check and Job.submit call it.
+- ``tmp_for_staged``: from the bytes the staged inputs take on a node's disk, measured on the
+  submit host at render time (localfacts.py) and passed to resolve(), which adds the --tmp.
+
+Every finding names the rule's source and the fix.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from pathlib import Path
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
+
+from slurmkit.core.gpu_names import sbatch_gpu_name
+from slurmkit.sites.profiles import SiteProfile
+from slurmkit.core.records import Record
+from slurmkit.core.units import format_size
+
+#: A shell word that runs sbatch: at the start, or after a separator, a pipe or a subshell.
+_CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?sbatch(?=\s|$|[;&|)`])")
+#: A requirement pin: name, operator, version (``torch==2.4.0``, ``torch<2.5``, ``torch~=2.3.0``).
+_PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*(==|<=|<|~=|===)\s*([0-9][0-9A-Za-z.+\-*]*)")
+
+
+class Finding(Record):
+    """The same shape as resolve.Finding (level, field, message); converted by the callers."""
+
+    level: str
+    field: str
+    message: str
+
+
+def _source(urls: Sequence[str]) -> str:
+    return f" (source: {urls[0]})" if urls else ""
+
+
+def _version(text: str) -> Tuple[int, ...]:
+    """The numeric release of a version string: ``2.4.0+cu121`` -> (2, 4, 0); ``3.11.5`` -> (3, 11, 5)."""
+    numbers = []
+    for part in re.split(r"[.+\-]", text):
+        match = re.match(r"\d+", part)
+        if not match:
+            break
+        numbers.append(int(match.group()))
+    return tuple(numbers)
+
+
+def _older(pin_version: str, operator: str, minimum: str) -> bool:
+    """Whether a pin allows only versions below ``minimum``."""
+    pinned, least = _version(pin_version), _version(minimum)
+    if operator == "<":
+        return pinned <= least
+    if operator == "~=":          # ~=2.3.0 means >=2.3.0, ==2.3.*: below when its prefix is
+        return pinned[:-1] + (10 ** 6,) < least if len(pinned) > 1 else pinned < least
+    return pinned < least         # ==, ===, <=
+
+
+# ------------------------------------------------------------------------- from the spec alone
+
+#: Modules whose code runs only on NVIDIA GPUs (CUDA and the libraries built on it).
+CUDA_MODULES = ("cuda", "cudnn", "nccl", "cudacore")
+
+
+def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modules: Sequence[str] = (),
+                 gpu_count: int = 0) -> List[Finding]:
+    """The rules resolve() can check: ``gpu_node_types`` are the node types the job's GPU
+    request may run on, ``gpu_count`` the GPUs it asks for per node."""
+    findings: List[Finding] = []
+    rules = profile.rules
+    gpu_models = [t.gpus.model for t in gpu_node_types]
+    findings += _self_submission(spec, profile)
+    findings += _gpu_node_rules(profile, gpu_node_types, modules, gpu_count)
+    findings += _pins(spec.environment.venv.packages if spec.environment.venv else (), "environment.venv.packages",
+                      profile, gpu_models)
+    if rules.oldest_python:
+        for module in modules:
+            name, _, version = module.partition("/")
+            if name == "python" and version and _version(version)[:2] < _version(rules.oldest_python.version)[:2]:
+                findings.append(Finding("warning", "environment.modules",
+                                        f"{module} is older than the pythons {profile.name} still builds wheels for "
+                                        f"(python/{rules.oldest_python.version} is the oldest); load python/{rules.oldest_python.version} "
+                                        f"or newer{_source(rules.oldest_python.source)}"))
+    tmp = rules.tmp_request
+    if tmp and spec.resources.tmp_mb is not None and spec.resources.tmp_mb > tmp.max_mib:
+        findings.append(Finding("error", "resources.tmp",
+                                f"--tmp={format_size(spec.resources.tmp_mb)} is more local disk than any {profile.name} node gives "
+                                f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
+                                f"rest from scratch{_source(tmp.source)}"))
+    return findings
+
+
+def _gpu_node_rules(profile: SiteProfile, node_types: Sequence, modules: Sequence[str], count: int) -> List[Finding]:
+    """Per node type: GPUs taken whole (Nibi's MI300A nodes), and CUDA asked on AMD GPUs."""
+    findings = []
+    whole = [t for t in node_types if t.gpus.whole_node and count != t.gpus.count]
+    if whole and len(whole) == len(node_types):
+        kind = whole[0]
+        findings.append(Finding("error", "resources.gpus",
+                                f"{profile.name}'s {kind.name} nodes are scheduled whole: ask for all {kind.gpus.count} "
+                                f"{kind.gpus.model} GPUs of a node ({sbatch_gpu_name(kind.gpus)}:{kind.gpus.count}), "
+                                f"not {count}{_source(_node_sources(kind, profile))}"))
+    cuda = [m for m in modules if m.split("/")[0] in CUDA_MODULES]
+    amd = [t for t in node_types if t.gpus.vendor == "amd"]
+    if cuda and amd and len(amd) == len(node_types):
+        findings.append(Finding("error", "environment.modules",
+                                f"{', '.join(cuda)} is NVIDIA's CUDA, but {profile.name}'s {amd[0].gpus.model} GPUs are AMD: CUDA "
+                                f"code does not run there; build for ROCm (/opt/rocm) and drop the CUDA modules, or ask for NVIDIA "
+                                f"GPUs{_source(_node_sources(amd[0], profile))}"))
+    return findings
+
+
+def _node_sources(node_type, profile: SiteProfile) -> Tuple[str, ...]:
+    source = (profile.raw.get("node_types") or {}).get(node_type.name, {}).get("source")
+    return tuple(source) if isinstance(source, list) else ((source,) if source else ())
+
+
+def _self_submission(spec, profile: SiteProfile) -> List[Finding]:
+    rule = profile.rules.jobs_submit_jobs
+    if rule is None or rule.allowed:
+        return []
+    # The argv, the bash line of launch.shell, and the setup lines: each runs inside the job.
+    places = [("launch.shell" if spec.launch.shell else "launch.command", (spec.launch.shell,) if spec.launch.shell else spec.launch.command),
+              ("environment.setup", spec.environment.setup)]
+    field = next((name for name, lines in places if any(_CALLS_SBATCH.search(line) for line in lines)), None)
+    if field is None:
+        return []
+    return [Finding("error", field,
+                    f"the job calls sbatch, but jobs cannot submit jobs on {profile.name}{_source(rule.source)}; submit "
+                    f"the next job from the login node: 'resubmit:' in the spec (slurmkit submits every link of the chain from "
+                    f"the login node) or 'slurmkit submit --after JOBID'")]
+
+
+def _pins(requirements: Iterable[str], field: str, profile: SiteProfile, gpu_models: Iterable[str],
+          where: str = "") -> List[Finding]:
+    models = set(gpu_models)
+    findings = []
+    for rule in profile.rules.min_versions:
+        if rule.gpu_models and not models & set(rule.gpu_models):
+            continue
+        for line in requirements:
+            line = line.split("#", 1)[0]
+            match = _PIN.match(line)
+            if match and match.group(1).lower().replace("_", "-") == rule.package.lower() \
+                    and _older(match.group(3), match.group(2), rule.version):
+                on = f" on {'/'.join(rule.gpu_models).upper()} GPUs" if rule.gpu_models else ""
+                findings.append(Finding("warning", field,
+                                        f"{line.strip()!r}{where} pins {rule.package} below {rule.version}, which {profile.name} needs{on}; "
+                                        f"ask for {rule.package}>={rule.version}{_source(rule.source)}"))
+    return findings
+
+
+# ---------------------------------------------------------------------------- from the host
+
+def _expand(path: str, env: Mapping[str, str]) -> Optional[str]:
+    """``$VAR`` and ``~`` expanded from ``env``; None when a variable is unset (the rule's
+    path is then unknown here, and not guessed)."""
+    unset = [name for name in re.findall(r"\$\{?(\w+)\}?", path) if not env.get(name)]
+    if unset or "$$" in path:   # $$ is a literal $ in a stage path (userpaths.py): not a variable to expand
+        return None
+    expanded = re.sub(r"\$\{?(\w+)\}?", lambda m: env[m.group(1)], path)
+    if expanded.startswith("~"):
+        expanded = env.get("HOME", "~") + expanded[1:]
+    return expanded
+
+
+def expand_variables(path: str, env: Mapping[str, str]) -> Optional[str]:
+    """``path`` with its ``$VAR`` and ``~`` from ``env``; None when one is unset."""
+    return _expand(path, env)
+
+
+def _real(path: str) -> str:
+    """The path with links resolved (``$HOME/links/scratch`` is /scratch), as far as it exists."""
+    return os.path.realpath(path)
+
+
+def _under(path: str, prefixes: Sequence[Tuple[str, str]]) -> Optional[str]:
+    real = _real(path)
+    for shown, prefix in prefixes:
+        if real == prefix or real.startswith(prefix.rstrip("/") + "/"):
+            return shown
+    return None
+
+
+def read_only_findings(spec, profile: SiteProfile, base_dir: Path, log_folder: Path, env: Mapping[str, str]) -> List[Finding]:
+    """Errors for each place the job writes that the site makes read-only inside jobs: the log
+    folder (slurmkit submit's --folder, by default logs/ beside the spec; a plain sbatch writes
+    %x-%j.out in the folder it runs in) and the stage outputs' and checkpoint's destinations
+    (relative ones are from the spec's folder, where slurmkit runs sbatch)."""
+    rule = profile.rules.read_only_in_job
+    if rule is None:
+        return []
+    prefixes = [(shown, _real(expanded)) for shown in rule.paths for expanded in [_expand(shown, env)] if expanded]
+    if not prefixes:
+        return []
+    fix = rule.fix or "submit from a folder the job can write, or set the output folder there"
+    places = [("folder", str(log_folder), "the job's log and exit-status files")]
+    stage = spec.stage
+    for index, out in enumerate(stage.outputs if stage else ()):
+        places.append((f"stage.outputs.{index}.to", _destination(out.to, base_dir, env), "a copy-back destination"))
+    if stage and stage.checkpoint:
+        places.append(("stage.checkpoint.to", _destination(stage.checkpoint.to, base_dir, env), "the checkpoint destination"))
+    findings = []
+    for field, path, what in places:
+        shown = _under(path, prefixes) if path else None
+        if shown:
+            findings.append(Finding("error", field,
+                                    f"{path} ({what}) is under {shown}, which is read-only inside {profile.name} jobs, so the job "
+                                    f"cannot write it; {fix}{_source(rule.source)}"))
+    return findings
+
+
+def _destination(to: str, base_dir: Path, env: Mapping[str, str]) -> Optional[str]:
+    expanded = _expand(to, env)
+    if expanded is None:
+        return None
+    return expanded if expanded.startswith("/") else str(base_dir / expanded)
+
+
+def login_node_findings(profile: SiteProfile, hostname: str, uses_gpus: bool) -> List[Finding]:
+    """A GPU job from a CPU login node, or a CPU job from the GPU login node, where the site
+    splits them (Trillium); nothing when the host is not one of the site's login nodes."""
+    rule = profile.rules.login_nodes
+    if rule is None or not hostname:
+        return []
+    short = hostname.split(".")[0]
+    on_gpu = any(fnmatch.fnmatch(short, p) for p in rule.gpu)
+    on_cpu = any(fnmatch.fnmatch(short, p) for p in rule.cpu)
+    if uses_gpus and on_cpu and rule.gpu:
+        return [Finding("error", "resources.gpus", f"{hostname} is a CPU login node: {profile.name} takes GPU jobs only from its GPU "
+                        f"login node ({', '.join(rule.gpu)}); log in there and submit again{_source(rule.source)}")]
+    if not uses_gpus and on_gpu and rule.cpu:
+        return [Finding("error", "resources", f"{hostname} is the GPU login node: {profile.name} takes CPU jobs only from its CPU "
+                        f"login nodes ({', '.join(rule.cpu)}); log in there and submit again{_source(rule.source)}")]
+    return []
+
+
+def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models: Iterable[str]) -> List[Finding]:
+    """Old pins in the venv's requirements file (read on the submit host)."""
+    venv = spec.environment.venv
+    if venv is None or not venv.requirements:
+        return []
+    from slurmkit.build.envbuild import MAX_REQUIREMENTS_BYTES
+    from slurmkit.core.userpaths import on_submit_host   # ~ and $HOME as the job reads them
+
+    path = on_submit_host(venv.requirements, base_dir)
+    if path is None:
+        return []
+    from slurmkit.core.files import NotARegularFile, TooLarge, read_bytes_bounded
+
+    try:
+        lines = read_bytes_bounded(path, MAX_REQUIREMENTS_BYTES).decode("utf-8", "replace").splitlines()
+    except (NotARegularFile, TooLarge) as error:
+        return [Finding("error", "environment.venv.requirements", f"{path}: {error.strerror}")]
+    except OSError:
+        return []   # a missing requirements file is reads.missing_local_paths' finding
+    return _pins(lines, "environment.venv.requirements", profile, gpu_models, where=f" in {venv.requirements}")
+
+
+def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: Path,
+                  env: Mapping[str, str], hostname: str) -> List[Finding]:
+    """Every rule that needs the submit host; ``plan`` may be None (the spec has errors)."""
+    models = gpu_models_of(plan, profile) if plan else ()
+    uses_gpus = bool(spec.resources.gpus)
+    return (read_only_findings(spec, profile, base_dir, log_folder, env) + login_node_findings(profile, hostname, uses_gpus)
+            + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
+
+
+def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "",
+                          base_dir: Optional[Path] = None) -> List[Finding]:
+    """An error when the job activates an environment built on the login node (Trillium) and
+    none is built here for it (envbuild.py): the job would stop at its first line. A warning
+    instead on a host that is none of the site's login nodes (a laptop: the environment may
+    well be built on the cluster)."""
+    venv = plan.venv if plan else None
+    if venv is None or not venv.prebuilt_key:
+        return []
+    from slurmkit.build.envbuild import built_key
+
+    path = _expand(venv.path, env)
+    if path is not None and not path.startswith("/") and base_dir is not None:
+        path = str(base_dir / path)    # relative: from the spec's folder, where the job starts
+    if path is None or built_key(path) == venv.prebuilt_key:
+        return []
+    rule, login = profile.rules.env_build, profile.rules.login_nodes
+    elsewhere = bool(login and hostname) and not any(fnmatch.fnmatch(hostname.split(".")[0], p) for p in login.gpu + login.cpu)
+    where = f"on {profile.name}'s login node" if elsewhere else "here"
+    return [Finding("warning" if elsewhere else "error", "environment.venv",
+                    f"no virtualenv is built for this job at {path}: {profile.name} builds Python environments on its login "
+                    f"nodes and its jobs only activate them; run '{venv.build_command}' {where}, then submit"
+                    f"{_source(rule.source if rule else ())}")]
+
+
+def gpu_models_of(plan, profile: SiteProfile) -> Tuple[str, ...]:
+    """The GPU models a planned job may get: those whose spelling its --gpus-per-node names."""
+    asked = dict(plan.directives).get("--gpus-per-node") if plan else None
+    if not asked:
+        return ()
+    name = asked.rsplit(":", 1)[0] if ":" in asked else None
+    models = []
+    for node_type in profile.node_types:
+        gpus = node_type.gpus
+        if gpus and (name is None or name in (gpus.model, gpus.gres) or any(name == m.gres for m in gpus.mig)):
+            models.append(gpus.model)
+    return tuple(dict.fromkeys(models))
+
+
+def tmp_for_staged(spec, profile: SiteProfile, staged) -> Tuple[Optional[int], List[Finding]]:
+    """The --tmp (MiB) to add for staged inputs above the default local disk where --tmp reaches
+    nodes with more (Rorqual), with a warning saying what was added and why; or an error when even
+    the range's largest cannot hold them, or when the spec's own tmp is smaller than they are.
+    ``staged`` is localdisk.staged_sizes' (measured on the submit host at render time)."""
+    rule, tmpdir = profile.rules.tmp_request, profile.storage.slurm_tmpdir
+    if rule is None or tmpdir is None or tmpdir.size_mib is None or not staged:
+        return None, []
+    from slurmkit.resolve.localdisk import HEADROOM_PERCENT, gib, tmp_for
+
+    total = sum(s.bytes for s in staged)
+    staged_mib, need = -(-total // (1 << 20)), tmp_for(total)
+    what = f"{gib(total)} staged ({_staged_detail(staged)})"
+    asked = spec.resources.tmp_mb
+    if asked is not None:
+        if staged_mib <= asked:
+            return None, []
+        return None, [Finding("error", "resources.tmp", f"{what} does not fit the --tmp={format_size(asked)} the spec asks; ask "
+                              f"'tmp: {format_size(min(max(need, rule.min_mib), rule.max_mib))}' (--tmp from {format_size(rule.min_mib)} "
+                              f"to {format_size(rule.max_mib)}){_source(rule.source)}")]
+    if need <= tmpdir.size_mib:
+        return None, []
+    if staged_mib > rule.max_mib:
+        return None, [Finding("error", "stage.inputs", f"{what} is more than any {profile.name} node's local disk holds (--tmp at "
+                              f"most {format_size(rule.max_mib)}); stage less, or read the rest from scratch"
+                              + ("; if the estimate is too high, set resources.tmp yourself" if any(s.estimated for s in staged) else "")
+                              + _source(rule.source))]
+    tmp = min(max(need, rule.min_mib), rule.max_mib)
+    room = f"{HEADROOM_PERCENT}%"
+    sized = f"the staged bytes and {room} more for what the job writes there, rounded up to whole gigabytes"
+    if tmp < need:
+        sized = f"the range's largest, which leaves less than the {room} beyond the staged bytes that slurmkit asks for what the job writes"
+    return tmp, [Finding("warning", "resources.tmp",
+                         f"{what} does not fit {profile.name}'s default {format_size(tmpdir.size_mib)} $SLURM_TMPDIR: slurmkit "
+                         f"added --tmp={format_size(tmp)} ({sized}), which sends the job to the nodes with more local disk "
+                         f"(--tmp from {format_size(rule.min_mib)} to {format_size(rule.max_mib)}; the disk is shared with other "
+                         f"jobs on the node); set resources.tmp to choose the size yourself{_source(rule.source)}")]
+
+
+def _staged_detail(staged) -> str:
+    return "; ".join(f"{s.path}: {s.how}" for s in staged)
+
+
+# ---------------------------------------------------------------------------- as text
+
+def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
+    """Each rule as (what slurmkit checks, its first source): ``profiles show`` and
+    docs/profiles.md print these, so that what is enforced and what is documented agree."""
+    rules, lines = profile.rules, []
+    ro = rules.read_only_in_job
+    if ro:
+        lines.append((f"read-only inside jobs: {', '.join(ro.paths)}; check and submit refuse a log folder or copy-back "
+                      f"destination there ({ro.fix or 'write elsewhere'})", ro.source[0]))
+    if rules.jobs_submit_jobs and not rules.jobs_submit_jobs.allowed:
+        lines.append(("jobs cannot submit jobs: a command that calls sbatch is refused; slurmkit's chains (resubmit:) "
+                      "and --after are submitted from the login node", rules.jobs_submit_jobs.source[0]))
+    login = rules.login_nodes
+    if login:
+        lines.append((f"GPU jobs only from {', '.join(login.gpu) or '?'}, CPU jobs only from {', '.join(login.cpu) or '?'} "
+                      f"(check and submit match the host name)", login.source[0]))
+    whole = profile.scheduling.whole_node
+    if whole and whole.gpu_counts:
+        lines.append((f"GPUs per node: {' or '.join(map(str, whole.gpu_counts))}", _first(profile.raw.get("scheduling"))))
+    for node_type in profile.node_types:
+        gpus = node_type.gpus
+        if gpus and gpus.whole_node:
+            lines.append((f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})", _node_sources(node_type, profile)[0]))
+        if gpus and gpus.vendor == "amd":
+            lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
+    for rule in rules.min_versions:
+        if rule.gpu_models and not set(rule.gpu_models) & set(profile.gpu_models):
+            continue   # no such GPUs here (Narval has no H100)
+        on = f" on {', '.join(rule.gpu_models)} GPUs" if rule.gpu_models else ""
+        lines.append((f"{rule.package} {rule.version} or later{on} (a lower pin in venv packages or requirements is warned about)",
+                      rule.source[0]))
+    if rules.oldest_python:
+        lines.append((f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
+                      rules.oldest_python.source[0]))
+    if rules.env_build:
+        lines.append((f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "
+                      "builds the job's there and the job only activates it (check and submit refuse a job whose environment "
+                      "is not built)", rules.env_build.source[0]))
+    tmp = rules.tmp_request
+    if tmp:
+        lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
+                      f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; above the range is refused)", tmp.source[0]))
+    return lines
+
+
+def _first(section) -> str:
+    source = (section or {}).get("source") if isinstance(section, dict) else None
+    return (source[0] if isinstance(source, list) else source) or ""

@@ -1,0 +1,87 @@
+"""Which modules a cluster's software stack has: ``slurmkit port`` checks each module a spec
+loads against the target's catalogue (``software.catalogue`` of its profile).
+
+Old scripts pin the versions of their day (``gcc/9.3.0``, ``cuda/11.4``, ``python/3.8``,
+``intel/2019u4``, ``scipy-stack/2019a``); under StdEnv/2023 those modules do not exist, and the
+ported job would die at ``module load``. A module of a family the catalogue lists is kept when
+its version is there, and otherwise rewritten to the nearest version that is, with the reason;
+one newer than every listed version is kept with a warning (the catalogue lists documented
+versions only, so a newer install may exist).
+A module of a family the catalogue does not list is kept with a warning (the catalogue holds only
+the families a source documents for the stack), naming the closest family name where one is
+close: a typo then reads as one.
+
+Lmod matches a version by prefix: ``python/3.11`` loads the site's 3.11.x, so it is available
+when any listed version starts with ``3.11.``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from slurmkit.core.errors import closest
+from slurmkit.core.records import Record
+
+
+class ModuleCheck(Record):
+    """What the port does with one module: ``module`` as written, ``new`` what the ported spec
+    loads (the same when kept), ``why`` the reason of a rewrite, ``warning`` what the user must check."""
+
+    module: str
+    new: str
+    why: Optional[str] = None
+    warning: Optional[str] = None
+
+
+def families(catalogue: Sequence[str]) -> Dict[str, List[str]]:
+    """``{family: [versions]}`` of a catalogue written as ``family/version`` names, in its order."""
+    table: Dict[str, List[str]] = {}
+    for name in catalogue:
+        family, _, version = name.partition("/")
+        table.setdefault(family, [])
+        if version:
+            table[family].append(version)
+    return table
+
+
+def _version_key(version: str) -> Tuple:
+    """Orders versions as numbers (``3.10`` after ``3.9``; ``2019u4`` as 2019, 4; ``2023b`` after ``2023a``)."""
+    return tuple(int(part) if part.isdigit() else part for part in re.findall(r"\d+|[a-z]+", version.lower()))
+
+
+def is_available(version: str, versions: Sequence[str]) -> bool:
+    """Lmod's match: the version itself, or a prefix of one ending at a dot."""
+    return any(v == version or v.startswith(version + ".") for v in versions)
+
+
+def nearest_version(version: str, versions: Sequence[str]) -> str:
+    """The oldest listed version not older than ``version`` (what replaced it), else the newest."""
+    ordered = sorted(versions, key=_version_key)
+    wanted = _version_key(version)
+    newer = [v for v in ordered if _version_key(v) >= wanted]
+    return newer[0] if newer else ordered[-1]
+
+
+def check_module(module: str, catalogue: Sequence[str], target: str, oldest_python: Optional[str] = None) -> ModuleCheck:
+    """Keep, rewrite or warn about ``module`` on ``target`` (whose catalogue is ``catalogue``); a
+    python is rewritten to one not older than ``oldest_python``, the oldest the site still serves."""
+    table = families(catalogue)
+    family, _, version = module.partition("/")
+    if family not in table:
+        like = closest(family, table)
+        hint = f" (did you mean {like!r}: {', '.join(f'{like}/{v}' for v in table[like]) or like}?)" if like else ""
+        return ModuleCheck(module, module, warning=f"{module}: {family!r} is not in {target}'s module catalogue{hint}; "
+                           f"check that it exists there ('module spider {family}') before submitting")
+    versions = table[family]
+    if not version or not versions or is_available(version, versions):
+        return ModuleCheck(module, module)
+    if _version_key(version) > max(map(_version_key, versions)):
+        return ModuleCheck(module, module, warning=f"{module} is newer than the {family} versions of {target}'s module catalogue "
+                           f"({', '.join(versions)}), which lists only documented ones: check that it exists there "
+                           f"('module spider {module}'), or use {family}/{nearest_version(version, versions)}")
+    served = [v for v in versions if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
+    new = f"{family}/{nearest_version(version, served or versions)}"
+    which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != versions else ""
+    return ModuleCheck(module, new, why=f"{module} is not in {target}'s stack, which has {family} "
+                       f"{', '.join(versions)}; {new} is the nearest{which}")

@@ -1,0 +1,78 @@
+"""Running SLURM's commands: retries for a busy or restarting controller, one-line errors.
+
+Every call to sbatch, sacct, scontrol and scancel goes through ``run_slurm`` so that the
+transient failures of a real cluster ("Socket timed out", "Unable to contact slurm
+controller") are retried with back-off in one place, and everything else is reported with the
+scheduler's own reason.
+"""
+
+import shlex
+import subprocess
+import time
+from typing import Callable, Mapping, Optional, Sequence
+
+from slurmkit.core.errors import SlurmkitError
+
+TRANSIENT = (
+    "Socket timed out",
+    "Unable to contact slurm controller",
+    "Resource temporarily unavailable",
+    "Slurm temporarily unable to accept job",
+    "Zero Bytes were transmitted or received",
+    "Connection refused",
+)
+
+
+class SchedulerError(SlurmkitError):
+    """SLURM refused or could not do what was asked (the message is its reason).
+
+    ``transient`` says the failure may have been the controller being busy or away rather than
+    a refusal: such a request may still have reached the controller (sbatch must look before
+    it tries again).
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, transient: bool = False):
+        super().__init__(message)
+        self.transient = transient
+
+
+def is_transient(stderr: str) -> bool:
+    return any(marker in stderr for marker in TRANSIENT)
+
+
+def scheduler_reason(stderr: str) -> str:
+    """The line of SLURM's stderr that says why, without the ``sbatch: error:`` prefixes."""
+    lines = [line.split("error:", 1)[-1].strip() for line in stderr.splitlines() if line.strip()]
+    return "; ".join(dict.fromkeys(lines)) or "no reason given"
+
+
+def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mapping[str, str]] = None,
+              cwd=None, failed: Optional[str] = None, sleep: Callable[[float], None] = time.sleep,
+              timeout: float = 120.0) -> subprocess.CompletedProcess:
+    """Run a SLURM command; retry transient failures for up to ``retry_for`` seconds.
+
+    Raises SchedulerError (``failed``, or "<command> failed", then the scheduler's reason) when
+    the command fails for good.
+    """
+    from slurmkit.core.verbosity import detail
+
+    deadline = time.monotonic() + retry_for
+    delay = 0.5
+    while True:
+        started = time.monotonic()
+        try:
+            result = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+        except FileNotFoundError:
+            raise SchedulerError(f"{argv[0]} is not installed here: run slurmkit where SLURM's commands are (a login node)") from None
+        except subprocess.TimeoutExpired:
+            result = subprocess.CompletedProcess(argv, 1, "", f"Socket timed out: no answer within {timeout:g} s")
+        detail(f"ran {shlex.join(str(a) for a in argv)} ({time.monotonic() - started:.2f} s, exit {result.returncode})")
+        if result.returncode == 0:
+            return result
+        if not is_transient(result.stderr) or time.monotonic() + delay > deadline:
+            raise SchedulerError(f"{failed or argv[0] + ' failed'}: {scheduler_reason(result.stderr)}",
+                                 transient=is_transient(result.stderr))
+        sleep(delay)
+        delay = min(delay * 2, 8.0)

@@ -1,0 +1,457 @@
+"""Submitting rendered scripts, and the handles that follow them: submitit's Job, extended.
+
+``submit_script`` records its intent in the registry, runs ``sbatch --parsable`` with a token
+of its own (a failure that may have reached the controller is looked up by that token before
+sbatch runs again: one job, never two), puts the logs where submitit's ``JobPaths`` looks for
+them (``<folder>/<id>_0_log.out``), records the job id, and returns a ``JobHandle``:
+submitit's ``SlurmJob`` (``state``, ``done()``, ``wait()``, ``cancel()``, ``stdout()``,
+``stderr()``) whose watcher is ``SlurmkitWatcher``, which
+asks sacct, then the controller, then the job's exit-status file (monitor.py), so that a job
+always ends with its real exit code even when accounting is down.
+"""
+
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
+
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
+from slurmkit.slurm.monitor import JobStatus, Poller
+from slurmkit.slurm.registry import (COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record,
+                       registry_path)
+from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
+
+DEPENDENCY_TYPES = ("ok", "any", "notok")
+#: the longest wait between two polls of JobHandle.wait() (its Cadence doubles from 0.5 s up to this).
+WAIT_CAP_S = 15.0
+
+
+class SlurmkitWatcher(SlurmInfoWatcher):
+    """submitit's shared watcher with slurmkit's Poller: one query for all registered jobs,
+    answers from the controller or exit files when sacct has none, and ended jobs never asked
+    about again."""
+
+    def __init__(self, delay_s: int = 30) -> None:
+        super().__init__(delay_s=delay_s)
+        self.folders: Dict[str, str] = {}
+        self.statuses: Dict[str, JobStatus] = {}
+        self.poller = Poller(self.folders)
+
+    def register_folder(self, job_id: str, folder: Path) -> None:
+        self.folders[job_id.split("_")[0]] = str(folder)
+
+    def update(self) -> None:
+        """One poll of every registered job that has not ended (SlurmUnreachable when SLURM is not answering)."""
+        pending = sorted(self._registered - self._finished)
+        if not pending:
+            return
+        self._num_calls += 1
+        self._last_status_check = time.time()
+        fresh = self.poller.poll(pending)
+        self.statuses.update(fresh)
+        for job_id, status in fresh.items():
+            self._info_dict[job_id] = {"JobID": job_id, "State": status.state, "NodeList": status.nodes,
+                                       "ExitCode": "" if status.exit_code is None else f"{status.exit_code}:{status.signal or 0}"}
+        for job_id in pending:
+            if self.is_done(job_id, mode="cache"):
+                self._finished.add(job_id)
+
+    def status_of(self, job_id: str) -> JobStatus:
+        return self.statuses.get(job_id, JobStatus(job_id, "UNKNOWN"))
+
+
+def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S, timeout: Optional[float] = None) -> List[JobStatus]:
+    """Block until every handle's job ends; their statuses in the same order. The waiting is
+    handles.as_completed's: one batched poll a round on a Cadence (0.5 s doubling to ``poll_s``),
+    an unreachable SLURM tried again on the same back-off, a missing configuration raised at
+    once, WaitTimeout when ``timeout`` seconds are gone (the jobs run on)."""
+    from slurmkit.slurm.handles import as_completed
+
+    for _ in as_completed(handles, timeout=timeout, poll_s=poll_s):
+        pass
+    return [JobHandle.watcher.status_of(h.job_id) for h in handles]
+
+
+class JobHandle(SlurmJob):
+    """A submitted job (or one array task): submitit's future, plus exit code, elapsed, nodes,
+    and what became of its outputs (``status().saved`` / ``unsaved``). Its protocol (state,
+    done, wait, result, cancel, stdout, stderr) is every handle's: handles.py."""
+
+    watcher = SlurmkitWatcher(delay_s=30)
+
+    def __init__(self, folder, job_id: str, tasks=(0,)) -> None:
+        super().__init__(folder, job_id, tasks)
+        self.watcher.register_folder(job_id, Path(folder))
+
+    def status(self, force: bool = False) -> JobStatus:
+        self.watcher.get_state(self.job_id, mode="force" if force else "standard")
+        return self.watcher.status_of(self.job_id)
+
+    @property
+    def exit_code(self) -> Optional[int]:
+        return self.status().exit_code
+
+    @property
+    def elapsed_s(self) -> Optional[int]:
+        return self.status().elapsed_s
+
+    @property
+    def nodes(self) -> str:
+        return self.status().nodes
+
+    def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> JobStatus:  # type: ignore[override]
+        """Block until the job ends (polling at most every ``poll_s`` seconds); its final status.
+        ``timeout`` (seconds; keyword only, since ``wait(0.5)`` has always meant ``poll_s``):
+        WaitTimeout when it runs out, the job running on."""
+        return wait_all([self], poll_s, timeout)[0]
+
+    @property
+    def is_function(self) -> bool:
+        """Whether it runs a Python function (submitit pickled the call) rather than a script."""
+        return self.paths.submitted_pickle.exists()
+
+    def result(self) -> Any:
+        """Wait for the job; a function job's return value (submitit's, raising what the
+        function raised), a script job's exit status: 0, or JobFailed with the end of its log."""
+        if self.is_function:
+            return super().result()
+        from slurmkit.slurm.handles import script_result
+
+        return script_result(self, self.wait())
+
+
+class SweepHandle:
+    """An array job: one submission, a handle per task; the handle protocol (handles.py) over all."""
+
+    def __init__(self, folder, job_id: str, size: int) -> None:
+        self.job_id, self.size = job_id, size
+        self.tasks: List[JobHandle] = [JobHandle(folder, f"{job_id}_{i}") for i in range(size)]
+
+    def statuses(self) -> Dict[str, JobStatus]:
+        """Every task's status, from one forced poll (the watcher asks for all tasks at once)."""
+        if self.tasks:
+            self.tasks[0].status(force=True)
+        return {t.job_id: JobHandle.watcher.status_of(t.job_id) for t in self.tasks}
+
+    def done(self) -> bool:
+        return all(s.done for s in self.statuses().values())
+
+    @property
+    def state(self) -> str:
+        """The array's state in one word (handles.sweep_state): COMPLETED only when every task did."""
+        from slurmkit.slurm.handles import sweep_state
+
+        return sweep_state(list(self.statuses().values()))
+
+    def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> Dict[str, JobStatus]:
+        return {s.job_id: s for s in wait_all(self.tasks, poll_s, timeout)}
+
+    def result(self) -> List[int]:
+        """Wait for every task; their exit statuses in task order, or JobFailed naming the failed
+        tasks, with the end of the first one's log."""
+        from slurmkit.slurm.handles import sweep_result
+
+        return sweep_result(self.tasks, list(self.wait().values()))
+
+    def cancel(self) -> None:
+        run_slurm(["scancel", self.job_id])
+
+    def stdout(self) -> Optional[str]:
+        """Every task's output log, each under a ``==> 123_4 <==`` line (None before any exists)."""
+        from slurmkit.slurm.handles import joined_logs
+
+        return joined_logs(self.tasks, "stdout")
+
+    def stderr(self) -> Optional[str]:
+        from slurmkit.slurm.handles import joined_logs
+
+        return joined_logs(self.tasks, "stderr")
+
+
+class ChainHandle:
+    """A chain of jobs, each starting after the previous one ended (afterany). As a handle
+    (handles.py) it is its current link: the first that has not ended, else the last."""
+
+    def __init__(self, links: List[JobHandle]) -> None:
+        self.links = links
+        self.job_id = links[0].job_id
+
+    def current(self) -> JobHandle:
+        """The link that runs or waits now (the first not ended), else the last link."""
+        self.links[0].status(force=True)   # one poll for every link
+        return next((link for link in self.links if not JobHandle.watcher.status_of(link.job_id).done), self.links[-1])
+
+    @property
+    def state(self) -> str:
+        return JobHandle.watcher.status_of(self.current().job_id).state
+
+    def done(self) -> bool:
+        current = self.current()
+        return current is self.links[-1] and JobHandle.watcher.status_of(current.job_id).done
+
+    def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> JobStatus:
+        """Wait for every link (one poll for all); the chain's outcome is its last link's."""
+        return wait_all(self.links, poll_s, timeout)[-1]
+
+    def result(self) -> int:
+        """Wait for every link; the last link's exit status (0), or JobFailed with its log's end."""
+        from slurmkit.slurm.handles import script_result
+
+        return script_result(self.links[-1], self.wait())
+
+    def stdout(self) -> Optional[str]:
+        """The current link's output log."""
+        return self.current().stdout()
+
+    def stderr(self) -> Optional[str]:
+        return self.current().stderr()
+
+    def cancel(self) -> None:
+        run_slurm(["scancel", *(link.job_id for link in self.links)])
+
+
+class ChainIncomplete(SlurmkitError):
+    """A link of a chain failed after the links before it were submitted: their ids are in the
+    message, so that none runs unseen."""
+
+    exit_code = 1
+
+    def __init__(self, error: SlurmkitError, handles: List["JobHandle"], links: int):
+        ids = " ".join(handle.job_id for handle in handles)
+        super().__init__(f"{error.message} (the chain stopped at link {len(handles) + 1} of {links}; links 1-{len(handles)} "
+                         f"are jobs {ids}: `slurmkit cancel {ids}` drops them)")
+        self.handles = handles
+
+
+def submit_chain(script_text: str, links: int, folder, name: str, profile: str, spec: Optional[str] = None,
+                 after: Sequence[str] = (), after_type: str = "ok", workdir=None) -> ChainHandle:
+    """Submit ``links`` copies of a chain link, each after the previous one ends (afterany)."""
+    handles: List[JobHandle] = []
+    for link in range(1, links + 1):
+        previous = (handles[-1].job_id,) if handles else tuple(after)
+        try:
+            handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
+                                         after_type="any" if handles else after_type, workdir=workdir,
+                                         chain=(handles[0].job_id if handles else None, link, links)))
+        except SlurmkitError as error:
+            if not handles:
+                raise
+            raise ChainIncomplete(error, handles, links) from None
+    return ChainHandle(handles)
+
+
+def log_pattern(folder: Path, array: bool, stream: str) -> str:
+    """Where sbatch writes a job's output: submitit's JobPaths naming (``%j_0_log.out``)."""
+    return str(folder / (f"%A_%a_0_log.{stream}" if array else f"%j_0_log.{stream}"))
+
+
+def sbatch_command(script: Path, folder: Path, array: bool, after: Sequence[str] = (), after_type: str = "ok",
+                   test_only: bool = False, token: Optional[str] = None) -> List[str]:
+    argv = ["sbatch", "--parsable", f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
+    if token:
+        argv.append(f"--comment={COMMENT_PREFIX}{token}")  # squeue %k, sacct SubmitLine/Comment find it by this
+    if after:
+        if after_type not in DEPENDENCY_TYPES:
+            raise ValueError(f"after_type must be one of {', '.join(DEPENDENCY_TYPES)}")
+        argv.append(f"--dependency=after{after_type}:{':'.join(after)}")
+    if test_only:
+        argv.append("--test-only")
+    return argv + [str(script)]
+
+
+def parse_job_id(stdout: str) -> str:
+    """``sbatch --parsable`` prints ``ID`` or ``ID;CLUSTER``. Anything else may still have made
+    a job (transient: look it up by its token before trying again)."""
+    match = re.match(r"\s*(\d+)", stdout)
+    if not match:
+        raise SchedulerError(f"sbatch printed no job id: {stdout.strip()!r}", transient=True)
+    return match.group(1)
+
+
+class NotRecorded(RegistryError):
+    """sbatch accepted the job but its id could not be recorded: the caller must still show the id."""
+
+    def __init__(self, job_id: str, handle, reason: RegistryError, path: Path):
+        super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.reason}; "
+                         "once that is fixed, `slurmkit status` adopts it from its intent record")
+        self.job_id, self.handle = job_id, handle
+
+
+def record_intent(planned: Submission) -> None:
+    """The record written before sbatch runs; when it cannot be written, nothing is submitted."""
+    try:
+        record(planned)
+    except RegistryError as error:
+        raise RegistryError(f"nothing was submitted: {error.message}") from None
+
+
+def record_job(planned: Submission, job_id: str, handle) -> None:
+    """The record of the job sbatch accepted; NotRecorded (carrying the handle) when it cannot be written."""
+    try:
+        record(adopted(planned, job_id))
+    except RegistryError as error:
+        raise NotRecorded(job_id, handle, error, registry_path()) from None
+
+
+def retry_window_s() -> float:
+    """How long a submission keeps trying a controller that does not answer
+    (``$SLURMKIT_SUBMIT_RETRY_S``, default 60 s)."""
+    try:
+        return max(float(os.environ.get("SLURMKIT_SUBMIT_RETRY_S", "60")), 0.0)
+    except ValueError:
+        return 60.0
+
+
+def _lookup_until_answered(token: str, deadline: float, sleep: Callable[[float], None],
+                           lookup: Callable[[], Dict[str, str]]) -> Optional[str]:
+    """The id of the job with ``token``, or None once the controller answered (twice, a pause
+    apart: a request queued in a stopped controller's socket is handled when it resumes) that
+    there is none. Raises SchedulerError when it never answers before ``deadline``."""
+    delay, answers = 0.5, 0
+    while True:
+        try:
+            known = lookup()
+        except SchedulerError:
+            if time.monotonic() + delay > deadline:
+                raise
+            sleep(delay)
+            delay = min(delay * 2, 8.0)
+            continue
+        if token in known:
+            return known[token]
+        answers += 1
+        if answers == 2:
+            return None
+        sleep(2.0)
+
+
+def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: Optional[float] = None,
+                sleep: Callable[[float], None] = time.sleep, lookup: Optional[Callable[[], Dict[str, str]]] = None,
+                run: Optional[Callable[[], str]] = None, adopt: str = "`slurmkit status` adopts it once the controller answers") -> str:
+    """Run sbatch and return the job id; never two jobs for one token.
+
+    A failure that may have reached the controller (a timeout, a busy controller) is not
+    retried blindly: the job is looked up by its token first, and sbatch runs again only when
+    the controller said that no job has it. A controller that never answers within
+    ``retry_for`` gives an error that says the job may exist and how to find it (``adopt``).
+    ``run`` (one sbatch, its stdout; a SchedulerError, transient or not, when it failed) and
+    ``lookup`` (token -> job id) default to this host's SLURM; remote_jobs passes its ssh ones.
+    """
+    retry_for = retry_window_s() if retry_for is None else retry_for
+    since = now_iso()
+    lookup = lookup or (lambda: query_tokens(since, retry_for=0.0).jobs)
+    run = run or (lambda: run_slurm(argv, retry_for=0.0, env=env, cwd=cwd, failed="sbatch refused the job").stdout)
+    deadline = time.monotonic() + retry_for
+    while True:
+        try:
+            return parse_job_id(run())
+        except SchedulerError as error:
+            if not error.transient:
+                raise
+            reason = error.message
+        try:
+            job_id = _lookup_until_answered(token, deadline, sleep, lookup)
+        except SchedulerError:
+            raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): the job may have been "
+                                 f"submitted (token {token}); {adopt}", transient=True) from None
+        if job_id is not None:
+            return job_id
+        if time.monotonic() >= deadline:
+            raise SchedulerError(f"{reason} (no job was submitted; tried for {retry_for:.0f}s)")
+
+
+def _close_intent(entry: Submission, why: str) -> None:
+    """Mark an intent as one that made no job, so that nothing looks for it (best effort:
+    an open intent is only looked up in vain later)."""
+    try:
+        record(entry._replace(note=why, host=None, pid=None))
+    except RegistryError:
+        pass
+
+
+class SubmitError(SlurmkitError):
+    """The job could not be handed to sbatch (its script could not be written)."""
+
+    exit_code = 1
+
+
+def _write_script(folder: Path, name: str, suffix: str, script_text: str) -> Path:
+    """The script under a name of its own (concurrent submits of one spec must not rename each
+    other's script); an unwritable folder is one line. It holds the spec's values (its
+    environment variables among them), so it is private, in a private folder when slurmkit
+    makes it; sbatch reads it and never runs the file itself, so it needs no execute bit."""
+    from slurmkit.core.files import CannotWrite
+
+    try:
+        make_private_folder(folder)
+        return write_atomic(folder / f".{name}.{os.getpid()}.{suffix}.sbatch", script_text, PRIVATE_FILE)
+    except (OSError, CannotWrite) as error:
+        reason = error.message.rsplit("cannot write it: ", 1)[-1] if isinstance(error, CannotWrite) else error.strerror or error
+        raise SubmitError(f"nothing was submitted: cannot write the job script in {folder}: "
+                          f"{reason}; make that folder writable or choose another (--folder)") from None
+
+
+def _keep_script(script: Path, job_id: str) -> None:
+    """Where submitit's JobPaths looks for it; a folder that refuses the rename keeps the first name."""
+    try:
+        os.replace(script, script.parent / f"{job_id}_submission.sh")
+    except OSError:
+        pass
+
+
+def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
+                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None,
+                  chain: Optional[Tuple[Optional[str], int, int]] = None):
+    """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
+
+    sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
+    ``$SLURM_SUBMIT_DIR`` is it. The intent is recorded before sbatch runs (nothing is
+    submitted when it cannot be) and the job id after; NotRecorded, carrying the handle, says
+    that the job exists but its id could not be recorded.
+    """
+    folder = Path(folder).resolve()
+    token = uuid.uuid4().hex
+    script = _write_script(folder, name, token[:8], script_text)
+    planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
+                     chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
+    try:
+        record_intent(planned)
+    except RegistryError:
+        script.unlink(missing_ok=True)
+        raise
+    env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
+    argv = sbatch_command(script, folder, array_size is not None, after, after_type, token=token)
+    try:
+        job_id = sbatch_once(argv, token, env=env, cwd=workdir or Path.cwd())
+    except SchedulerError as error:
+        script.unlink(missing_ok=True)
+        if not error.transient:
+            _close_intent(planned, f"not submitted: {error.message}")
+        raise
+    _keep_script(script, job_id)
+    handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
+    record_job(planned, job_id, handle)
+    return handle
+
+
+def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:
+    """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
+    folder = Path(folder).resolve()
+    made = [p for p in (folder, *folder.parents) if not p.exists()]   # a dry run leaves no folder it made
+    script = _write_script(folder, name, f"{uuid.uuid4().hex[:8]}.test-only", script_text)
+    try:
+        result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(), failed="sbatch refused the job")
+    finally:
+        script.unlink(missing_ok=True)
+        for step in made:   # deepest first; one that holds something now (another submit's) stays
+            try:
+                step.rmdir()
+            except OSError:
+                break
+    lines = [line.split("sbatch:", 1)[-1].strip() for line in (result.stderr + result.stdout).splitlines() if "to start at" in line]
+    return lines[0] if lines else (result.stderr or result.stdout).strip()

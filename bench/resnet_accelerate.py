@@ -3,11 +3,10 @@
 
 import time
 
+import resnet_synthetic as common
 import torch
 import torch.distributed as dist
 from accelerate import Accelerator
-
-import resnet_synthetic as common
 
 
 def main() -> None:

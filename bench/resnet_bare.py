@@ -4,10 +4,9 @@
 import os
 import time
 
+import resnet_synthetic as common
 import torch
 import torch.distributed as dist
-
-import resnet_synthetic as common
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ import os
 import time
 
 
-
 def smoke(args) -> None:
     """No GPU: the BENCH line's shape, from rank 0 only, after as long as a short run takes."""
     time.sleep(1.5 + args.sleep * args.steps / 20)

@@ -16,10 +16,9 @@ payload always does."""
 import os
 import time
 
+import resnet_synthetic as common
 import torch
 import torch.distributed as dist
-
-import resnet_synthetic as common
 
 try:
     import lightning.pytorch as pl

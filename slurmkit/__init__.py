@@ -6,7 +6,6 @@ modules (submitit, rich, jinja2) are imported only by the stages that need them.
 
 from slurmkit.core.version import __version__
 
-
 #: what ``slurmkit.NAME`` gives, and the module it is imported from on first use.
 _LAZY = {
     "Job": "slurmkit.api.job",

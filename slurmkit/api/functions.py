@@ -68,10 +68,10 @@ def function_job(spec):
     left out, since submitit runs the function, not a command."""
     from pathlib import Path
 
-    from slurmkit.core.errors import SpecError
     from slurmkit.api.job import Job
-    from slurmkit.spec.spec import spec_from_mapping
+    from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
+    from slurmkit.spec.spec import spec_from_mapping
 
     if isinstance(spec, Job):
         return spec

@@ -14,9 +14,9 @@ from typing import Any, Callable, Optional, Tuple
 
 from slurmkit.core.errors import SpecError
 from slurmkit.core.plan import Plan
-from slurmkit.sites.profiles import SiteProfile, select_profile
 from slurmkit.render.render import render
 from slurmkit.resolve.resolve import Finding, Resolution, resolve
+from slurmkit.sites.profiles import SiteProfile, select_profile
 from slurmkit.spec.spec import JobSpec, load_spec, spec_from_mapping
 
 

@@ -10,13 +10,14 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import yaml
 
+from slurmkit.api.job import Job
 from slurmkit.core.errors import InputError, SlurmkitError
 from slurmkit.core.files import PRIVATE_SCRIPT, write_atomic
-from slurmkit.api.job import Job
+from slurmkit.core.kinds import DEFAULT_KIND, PER_GPU
+from slurmkit.core.kinds import KINDS as KIND_ROWS
+from slurmkit.core.units import parse_size
 from slurmkit.report.gpuuse import allowed_gpu_count
 from slurmkit.sites.profiles import detect_profile, load_profile
-from slurmkit.core.kinds import DEFAULT_KIND, PER_GPU, KINDS as KIND_ROWS
-from slurmkit.core.units import parse_size
 from slurmkit.spec.spec import KINDS, NAME_RE
 
 #: the command each kind's first job runs (kinds.py).

@@ -81,7 +81,7 @@ def requirements_digest(spec, base_dir: Path) -> Optional[str]:
     venv = spec.environment.venv
     if venv is None or not venv.requirements:
         return None
-    from slurmkit.core.userpaths import on_submit_host   # ~ and $HOME as the job reads them
+    from slurmkit.core.userpaths import on_submit_host  # ~ and $HOME as the job reads them
 
     path = on_submit_host(venv.requirements, base_dir)
     if path is None:

@@ -2,10 +2,10 @@
 
 import click
 
-from slurmkit.core.output import message_line, verbatim
-
-from slurmkit.cli.main import PROFILE_OPTION, fail as _fail
+from slurmkit.cli.main import PROFILE_OPTION
+from slurmkit.cli.main import fail as _fail
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.output import message_line, verbatim
 from slurmkit.spec.spec import BUILDS, FRAMEWORKS
 
 
@@ -21,8 +21,8 @@ from slurmkit.spec.spec import BUILDS, FRAMEWORKS
 @click.option("--print", "print_only", is_flag=True, help="Print the build job's script; submit nothing.")
 def build_command(names, spec_path, profile, account, gpus, framework, modules, print_only):
     """Build NAMES (horovod, mpi4py) into the build cache as a job of its own."""
-    from slurmkit.build.builds import build_spec
     from slurmkit.api.job import Job
+    from slurmkit.build.builds import build_spec
     from slurmkit.spec.spec import load_spec
 
     try:

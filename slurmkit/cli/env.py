@@ -2,10 +2,10 @@
 
 import click
 
-from slurmkit.core.output import message_line
-
-from slurmkit.cli.main import PROFILE_OPTION, fail as _fail
+from slurmkit.cli.main import PROFILE_OPTION
+from slurmkit.cli.main import fail as _fail
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.output import message_line
 
 
 @click.group("env")
@@ -19,8 +19,8 @@ def env_group():
 @click.option("--force", is_flag=True, help="Build again even if an environment with the same key is built.")
 def build_command(spec, profile, force):
     """Build SPEC's virtualenv here, on the login node (Trillium), where its jobs will activate it."""
-    from slurmkit.build.envbuild import build
     from slurmkit.api.job import Job
+    from slurmkit.build.envbuild import build
 
     try:
         path, built = build(Job.from_yaml(spec), profile, force)

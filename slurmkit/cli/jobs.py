@@ -5,14 +5,13 @@ from pathlib import Path
 
 import click
 
-from slurmkit.core.output import message_line, verbatim
-
+from slurmkit.cli.json_output import JsonCommand
+from slurmkit.cli.main import PROFILE_OPTION, pretty_output
+from slurmkit.cli.main import fail as _fail
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_SCRIPT, write_atomic
+from slurmkit.core.output import message_line, verbatim
 from slurmkit.spec.spec import KINDS
-
-from slurmkit.cli.main import PROFILE_OPTION, fail as _fail, pretty_output
-from slurmkit.cli.json_output import JsonCommand
 
 
 def _load(spec_path: str):

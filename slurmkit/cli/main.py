@@ -9,7 +9,6 @@ import importlib
 import click
 
 from slurmkit.core.output import message_line
-
 from slurmkit.core.version import __version__
 
 #: command name -> "module:attribute" of its click command, imported on first use.

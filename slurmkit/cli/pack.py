@@ -4,10 +4,9 @@ import os
 
 import click
 
-from slurmkit.core.output import message_line
-
 from slurmkit.cli.main import fail
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.output import message_line
 
 
 @click.command("pack")

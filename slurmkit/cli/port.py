@@ -6,12 +6,10 @@ from pathlib import Path
 
 import click
 
-from slurmkit.core.output import message_line, verbatim
-
 from slurmkit.cli.main import PROFILE_OPTION, fail
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import write_atomic
-
+from slurmkit.core.output import message_line, verbatim
 
 #: how many of import's notes are told on stderr (the spec's comments hold them all).
 MAX_TOLD_NOTES = 100
@@ -26,11 +24,10 @@ MAX_TOLD_NOTES = 100
 def import_command(script, output, name, force, profile):
     """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
     environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
-    from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
-    from slurmkit.spec.spec import spec_from_mapping
-
     from slurmkit.core.errors import InputError
     from slurmkit.core.yamlfile import read_text
+    from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
+    from slurmkit.spec.spec import spec_from_mapping
 
     try:
         text = read_text(Path(script), InputError, MAX_SCRIPT_BYTES)
@@ -74,11 +71,11 @@ def import_command(script, output, name, force, profile):
 def port_command(spec, to, from_, output, force, repack):
     """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
     whole-node rules, listing every change and why; refuse what cannot move."""
-    from slurmkit.sites.profiles import load_profile
-    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
-    from slurmkit.spec.spec import spec_from_mapping
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.spec.spec import spec_from_mapping
 
     try:
         original, (data, lines, _) = read_yaml_file(Path(spec), SpecError)

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import click
 
-from slurmkit.core.output import message_line, verbatim
-
-from slurmkit.cli.main import complete_profile_names, fail, pretty_output
 from slurmkit.cli.json_output import JsonCommand, emit, error_object
+from slurmkit.cli.main import complete_profile_names, fail, pretty_output
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import write_atomic
+from slurmkit.core.output import message_line, verbatim
 
 
 def _reports_errors(command):
@@ -247,8 +246,8 @@ def detect_command(output, name, force):
     Reads scontrol (config, nodes, partitions), sacctmgr where readable, and one
     `sbatch --test-only` (which queues nothing); checks the result before writing it.
     """
-    from slurmkit.sites.detect import build_profile, gather_facts, profile_name, summary_lines
     from slurmkit.core.errors import ProfileError
+    from slurmkit.sites.detect import build_profile, gather_facts, profile_name, summary_lines
     from slurmkit.sites.profiles import validate_text
 
     target = Path(output) if output else None

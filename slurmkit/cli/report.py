@@ -2,10 +2,11 @@
 
 import click
 
-from slurmkit.cli.main import complete_job_ids, fail, job_id_arguments, pretty_output
 from slurmkit.cli.json_output import JsonCommand, emit
+from slurmkit.cli.main import complete_job_ids, fail, job_id_arguments, pretty_output
 from slurmkit.cli.remote import REMOTE_OPTION
 from slurmkit.core.errors import SlurmkitError
+
 
 def submission(job_id: str):
     """slurmkit's record of the job (None for a job it did not submit)."""
@@ -78,8 +79,7 @@ def report_command(job_id, as_json, apply, yes, spec_path, remote):
 
 def show_report(made, as_json: bool) -> None:
     """The report (gpuuse.full_report's) as JSON, gauges on a terminal, or plain text: here and over --remote."""
-    from slurmkit.report import efficiency
-    from slurmkit.report import gauges
+    from slurmkit.report import efficiency, gauges
 
     effs = list(made.effs)
     if as_json:

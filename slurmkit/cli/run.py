@@ -7,14 +7,13 @@ from pathlib import Path
 
 import click
 
-from slurmkit.core.output import message_line
-
-from slurmkit.core.errors import SlurmkitError
-from slurmkit.slurm.monitor import TERMINAL as TERMINAL_STATES
-
-from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, fail as _fail, job_id_arguments, pretty_output
 from slurmkit.cli.json_output import JsonCommand, emit
+from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output
+from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.output import message_line
+from slurmkit.slurm.monitor import TERMINAL as TERMINAL_STATES
 
 
 @click.command("submit")
@@ -280,8 +279,8 @@ def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", 
     ``report(job_id, retry_for)``, ``with_exit_files(job_id, effs)`` and ``gpu_report(job_id,
     effs)`` default to this host's sacct and the job's local folder; cli_remote passes its ssh
     ones and ``--remote NAME``."""
-    from slurmkit.report import efficiency
     from slurmkit.cli.report import log_folder
+    from slurmkit.report import efficiency
 
     if gpu_report is None:
         from slurmkit.cli.report import gpu_report

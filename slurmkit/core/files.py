@@ -8,7 +8,6 @@ from typing import BinaryIO, Union
 
 from slurmkit.core.errors import SlurmkitError
 
-
 #: files that hold what a user wrote (their commands, variables, paths) and that slurmkit keeps
 #: for itself: only their owner may read them.
 PRIVATE_FILE = 0o600

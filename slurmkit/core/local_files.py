@@ -31,7 +31,7 @@ def _identical(a: Path, b: Optional[Path]) -> bool:
     if b is None:
         return False
     try:
-        from slurmkit.core.files import read_bytes_bounded   # a pipe in ./templates is not waited on
+        from slurmkit.core.files import read_bytes_bounded  # a pipe in ./templates is not waited on
 
         return read_bytes_bounded(a, 1 << 20) == read_bytes_bounded(b, 1 << 20)
     except OSError:

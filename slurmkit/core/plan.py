@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from slurmkit.core.version import __version__
 from slurmkit.core.records import Record
+from slurmkit.core.version import __version__
 
 
 class FromSlurm(Record):

@@ -173,7 +173,7 @@ def output_collision(destinations: Sequence[Tuple[tuple, str]]) -> Optional[Tupl
     """The first ``(key path, message)`` where two outputs (the checkpoint among them) land on
     one destination, or one inside another: their files would overwrite each other, and a
     checkpoint replaces its destination whole. ``destinations`` are ``(key path of to, to)``."""
-    from slurmkit.core.userpaths import comparable   # ~/o and $HOME/o, $PWD/res and res are one place
+    from slurmkit.core.userpaths import comparable  # ~/o and $HOME/o, $PWD/res and res are one place
 
     seen = []
     for path, to in destinations:

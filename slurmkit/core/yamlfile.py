@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 import yaml
-from yaml.events import (AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
-                         SequenceStartEvent, StreamEndEvent)
+from yaml.events import AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from slurmkit.core.errors import InputError
@@ -88,7 +87,7 @@ def read_text(path: Path, error: Type[InputError] = InputError, limit: int = MAX
     """The UTF-8 text of ``path``, refused beyond ``limit`` bytes before more is read (a
     named pipe or ``/dev/zero`` given as a spec ends here, not in memory)."""
     try:
-        from slurmkit.core.files import open_regular   # a named pipe or a device refused before it can block
+        from slurmkit.core.files import open_regular  # a named pipe or a device refused before it can block
 
         with open_regular(path) as handle:
             data = handle.read(limit + 1)

@@ -16,18 +16,18 @@ import re
 import shlex
 from typing import Dict, List, Optional, Tuple
 
-from slurmkit.port import accelerate_import
 from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
 from slurmkit.core.records import Record
-from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
 from slurmkit.core.sanity import directive_problem
+from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
 from slurmkit.core.shellwords import commands, raw_words, split_at_operators
-from slurmkit.spec.spec import NODE_MEMORY
-from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.core.units import format_duration, parse_duration
-from slurmkit.core.yamlfile import MAX_DIGITS
 from slurmkit.core.variables import typo_note
+from slurmkit.core.yamlfile import MAX_DIGITS
+from slurmkit.port import accelerate_import
+from slurmkit.resolve.framework_kinds import requeue_lead
+from slurmkit.spec.spec import NODE_MEMORY
 
 #: short sbatch options -> long names
 #: -D (--chdir) is left unread, as port always has: the script's lines that use it stay for the user.

@@ -20,14 +20,14 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
-from slurmkit.sites.modulecat import check_module
-from slurmkit.sites.profiles import MigProfile, NodeType, SiteProfile, did_you_mean
-from slurmkit.core.records import Record
-from slurmkit.resolve.resolve import Finding, cores_per_gpu, resolve
 from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
-from slurmkit.spec.spec import JobSpec, spec_from_mapping
+from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
+from slurmkit.resolve.resolve import Finding, cores_per_gpu, resolve
+from slurmkit.sites.modulecat import check_module
+from slurmkit.sites.profiles import MigProfile, NodeType, SiteProfile, did_you_mean
+from slurmkit.spec.spec import JobSpec, spec_from_mapping
 
 #: Kinds whose ranks may be spread over more nodes when the target's nodes have fewer GPUs.
 

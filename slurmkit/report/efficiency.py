@@ -35,9 +35,10 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.kinds import first_kind
-from slurmkit.slurm.monitor import REQUEUED_STATES, TERMINAL, int_or_none as _int, state_word
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
+from slurmkit.slurm.monitor import REQUEUED_STATES, TERMINAL, state_word
+from slurmkit.slurm.monitor import int_or_none as _int
 
 SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "TimelimitRaw", "TotalCPU", "NCPUS", "ReqMem",
                 "MaxRSS", "AllocTRES", "NNodes", "NTasks", "TRESUsageInAve", "TRESUsageInMax")

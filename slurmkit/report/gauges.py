@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from slurmkit.report.efficiency import JobEfficiency, _clock, format_mem, format_request
 from slurmkit.core.records import Record
+from slurmkit.report.efficiency import JobEfficiency, _clock, format_mem, format_request
 
 #: a bar's width in characters.
 BAR_WIDTH = 30

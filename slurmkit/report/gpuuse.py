@@ -45,9 +45,8 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from slurmkit.report.efficiency import (CPU_ADVICE_MIN_S, LOW_GPU_UTILISATION, MEMORY_MARGIN, JobEfficiency, Tip, _count,
-                         format_mem)
 from slurmkit.core.records import Record
+from slurmkit.report.efficiency import CPU_ADVICE_MIN_S, LOW_GPU_UTILISATION, MEMORY_MARGIN, JobEfficiency, Tip, _count, format_mem
 
 #: below this mean utilisation (percent) a GPU counts as idle.
 IDLE_UTIL_PCT = 5.0

@@ -18,10 +18,10 @@ from __future__ import annotations
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from slurmkit.report.efficiency import JobEfficiency, Tip, _short_duration, format_mem
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
+from slurmkit.report.efficiency import JobEfficiency, Tip, _short_duration, format_mem
 
 
 class NotApplied(SlurmkitError):

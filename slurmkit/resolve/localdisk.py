@@ -102,7 +102,7 @@ def _unpacked(path: Path, manifest: Path, archive: int, compressed: bool) -> Tup
 
 def _manifest_bytes(manifest: Path) -> Optional[int]:
     try:
-        from slurmkit.core.files import read_bytes_bounded   # a pipe named like a manifest is not waited on
+        from slurmkit.core.files import read_bytes_bounded  # a pipe named like a manifest is not waited on
 
         value = json.loads(read_bytes_bounded(manifest, 1 << 20)).get("bytes")
     except (OSError, ValueError, AttributeError):

@@ -38,8 +38,8 @@ from typing import List, Optional, Tuple
 from slurmkit.core.files import read_bytes_bounded
 from slurmkit.core.kinds import ONE, first_kind, kind_of
 from slurmkit.core.plan import Plan, TasksPlan
-from slurmkit.sites.profiles import SiteProfile
 from slurmkit.resolve.resolve import Finding, _Findings, _from_submit_dir, runs_python
+from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
 
 #: The key of a profile's software.modules that names GNU Parallel's module: "" where

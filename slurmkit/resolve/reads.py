@@ -22,9 +22,10 @@ import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
-from slurmkit.core.kinds import BATCH_SET_BY as _BATCH_SET_BY, first_kind
-from slurmkit.render.render import REFERENCE
+from slurmkit.core.kinds import BATCH_SET_BY as _BATCH_SET_BY
+from slurmkit.core.kinds import first_kind
 from slurmkit.core.shellwords import assigned_names
+from slurmkit.render.render import REFERENCE
 
 Found = Tuple[str, str]          # (spec field, message)
 

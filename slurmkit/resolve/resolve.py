@@ -15,21 +15,27 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, Optional, Sequence, Tuple, Union
 
-from slurmkit.sites import limits
-from slurmkit.resolve import sizing
 from slurmkit.core.errors import closest
-from slurmkit.resolve.gpusampler import sampler_plan
-from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
-from slurmkit.sites.profiles import NodeType, SiteProfile, retirement_notice
-from slurmkit.resolve.reads import unprovided_reads
-from slurmkit.core.records import Record
-from slurmkit.core.shellwords import split_at_operators
-from slurmkit.resolve.sizing import cores_per_gpu
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
-from slurmkit.spec.spec import JobSpec
-from slurmkit.resolve.framework_kinds import LIGHTNING_INTERACTIVE_NAMES, accelerate_launch, requeue_directives, requeue_lead, stage_conflict
+from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
+from slurmkit.core.records import Record
+from slurmkit.core.shellwords import split_at_operators
 from slurmkit.core.units import format_duration, format_size, format_slurm_time
+from slurmkit.resolve import sizing
+from slurmkit.resolve.framework_kinds import (
+    LIGHTNING_INTERACTIVE_NAMES,
+    accelerate_launch,
+    requeue_directives,
+    requeue_lead,
+    stage_conflict,
+)
+from slurmkit.resolve.gpusampler import sampler_plan
+from slurmkit.resolve.reads import unprovided_reads
+from slurmkit.resolve.sizing import cores_per_gpu
+from slurmkit.sites import limits
+from slurmkit.sites.profiles import NodeType, SiteProfile, retirement_notice
+from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
 SMALL_BATCH_PER_GPU = 32
@@ -138,7 +144,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     if spec.array and spec.stage:
         outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
         findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
-        from slurmkit.resolve.array_destinations import destination_findings   # here: only an array with outputs needs it
+        from slurmkit.resolve.array_destinations import destination_findings  # here: only an array with outputs needs it
 
         destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
         destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
@@ -580,7 +586,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
         user.append(software.modules.get("cuda") or "cuda")
     user += _build_modules(spec, profile, gpus, user, findings)
     if kind_of(spec).runs_task_file:
-        from slurmkit.resolve.manytasks import parallel_module   # beside this module: it reads resolve's path rules
+        from slurmkit.resolve.manytasks import parallel_module  # beside this module: it reads resolve's path rules
         user += parallel_module(profile, user)
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
@@ -637,7 +643,7 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     )
     if profile.rules.env_build is None:
         return plan
-    from slurmkit.build.envbuild import on_login_node   # here: only sites that build environments on the login node need it
+    from slurmkit.build.envbuild import on_login_node  # here: only sites that build environments on the login node need it
 
     return on_login_node(plan, spec, profile, modules, local)
 
@@ -954,7 +960,7 @@ def _literal(path: str) -> str:
 
 
 def _other_home_findings(spec: JobSpec):
-    from slurmkit.core.userpaths import other_home_findings   # here: only a spec with paths needs it
+    from slurmkit.core.userpaths import other_home_findings  # here: only a spec with paths needs it
 
     return other_home_findings(spec)
 
@@ -978,7 +984,7 @@ def _tasks(spec: JobSpec, findings: _Findings):
     """Kind many-tasks: the task file and joblogs (slurmkit/resolve/manytasks.py)."""
     if spec.tasks is None:
         return None
-    from slurmkit.resolve.manytasks import tasks_plan   # beside this module: it reads resolve's path rules
+    from slurmkit.resolve.manytasks import tasks_plan  # beside this module: it reads resolve's path rules
 
     return tasks_plan(spec, findings)
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.gpu_names import sbatch_gpu_name
-from slurmkit.sites.profiles import SiteProfile
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_size
+from slurmkit.sites.profiles import SiteProfile
 
 #: A shell word that runs sbatch: at the start, or after a separator, a pipe or a subshell.
 _CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?sbatch(?=\s|$|[;&|)`])")
@@ -252,7 +252,7 @@ def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models
     if venv is None or not venv.requirements:
         return []
     from slurmkit.build.envbuild import MAX_REQUIREMENTS_BYTES
-    from slurmkit.core.userpaths import on_submit_host   # ~ and $HOME as the job reads them
+    from slurmkit.core.userpaths import on_submit_host  # ~ and $HOME as the job reads them
 
     path = on_submit_host(venv.requirements, base_dir)
     if path is None:

@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from slurmkit.core.kinds import kind_of
 from slurmkit.core.records import Record
-from slurmkit.spec.spec import JobSpec
 from slurmkit.core.units import format_size, parse_size
+from slurmkit.spec.spec import JobSpec
 
 if TYPE_CHECKING:   # resolve imports this module: its names are for type checkers only
-    from slurmkit.sites.profiles import NodeType, SiteProfile
     from slurmkit.resolve.resolve import GpuChoice
+    from slurmkit.sites.profiles import NodeType, SiteProfile
 
 #: Host memory (MiB) one process holds while it trains on a GPU, by framework: 4 GiB.
 #: Measured (bench/gpu_process_memory.py, bench/results/gpu-process-memory-h200.json: PyTorch

@@ -27,12 +27,10 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 import yaml
 
 from slurmkit.core.bundled import profiles_dir
-from slurmkit.core.errors import closest, NoProfileDetected, ProfileError, ProfileNotFound, UnitError
+from slurmkit.core.errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError, closest
 from slurmkit.core.records import Record
 from slurmkit.core.units import parse_duration, parse_size
 from slurmkit.core.yamlfile import KeyPath, format_keypath, parse_yaml, read_text
-
-
 
 #: Keys a child never takes from the profile it extends: they say what the child itself is.
 NOT_INHERITED = ("name", "abstract", "aliases", "extends")

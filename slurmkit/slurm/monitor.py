@@ -214,7 +214,7 @@ def read_exit_file(job_id: str, folder: Optional[str]) -> Optional[ExitRecord]:
     if not folder:
         return None
     try:
-        from slurmkit.core.files import read_bytes_bounded   # a pipe or a device there is not waited on
+        from slurmkit.core.files import read_bytes_bounded  # a pipe or a device there is not waited on
 
         text = read_bytes_bounded(Path(folder) / f"{job_id}.exit", 1 << 20).decode("utf-8", "replace")
         return parse_exit_file(text)

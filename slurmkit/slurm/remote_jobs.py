@@ -109,8 +109,8 @@ def _rsync(conn: Connection, argv: List[str], doing: str) -> None:
 def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "ok", warn=None) -> RemoteHandle:
     """Render for the cluster's profile here, sync the folder, submit there with a token; the
     registry gets the intent before sbatch and the id after, with the ssh target as ``remote``."""
-    from slurmkit.slurm.registry import intent
     from slurmkit.render.render import render
+    from slurmkit.slurm.registry import intent
     from slurmkit.slurm.submit import record_intent, record_job, sbatch_command
 
     plan = job._plan(conn.remote.name, warn)

@@ -25,7 +25,8 @@ from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core import sanity
 from slurmkit.core.errors import SpecError, UnitError, closest
-from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, KINDS as KIND_ROWS, first_kind
+from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, first_kind
+from slurmkit.core.kinds import KINDS as KIND_ROWS
 from slurmkit.core.records import Record
 from slurmkit.core.shellwords import split_at_operators
 from slurmkit.core.units import parse_duration, parse_size, shown

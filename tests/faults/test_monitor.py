@@ -16,7 +16,6 @@ from pathlib import Path
 
 from slurmkit.slurm import monitor
 from slurmkit.slurm.monitor import Watch
-
 from tests.integration.slurm import local_job
 
 from .conftest import paused, stopped

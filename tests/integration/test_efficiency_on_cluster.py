@@ -9,8 +9,8 @@ import time
 
 from click.testing import CliRunner
 
-from slurmkit.report import efficiency
 from slurmkit.cli.main import main
+from slurmkit.report import efficiency
 
 from .slurm import wait_for_job
 

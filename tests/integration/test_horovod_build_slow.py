@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.build.builds import build_spec
 from slurmkit.api.job import Job
+from slurmkit.build.builds import build_spec
 
 from .slurm import lasting_venv, sbatch, wait_for_job
 

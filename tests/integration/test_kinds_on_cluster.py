@@ -5,13 +5,12 @@ stage) and check what the jobs printed: bindings, module environment, the virtua
 """
 
 import re
+import time
 import zipfile
 
 from slurmkit.api.job import Job
 
 from .slurm import sacct_rows, sbatch, wait_for_job
-
-import time
 
 
 def _submit(tmp_path, **fields):

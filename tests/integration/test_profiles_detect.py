@@ -7,8 +7,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from slurmkit.sites import detect
 from slurmkit.cli.main import main
+from slurmkit.sites import detect
 from slurmkit.sites.profiles import load_profile, validate_file
 
 pytestmark = pytest.mark.integration

@@ -6,8 +6,8 @@ script, so that the script says what it charges."""
 import pytest
 from click.testing import CliRunner
 
-from slurmkit.resolve.accounts import from_environment, overriding
 from slurmkit.cli.main import main
+from slurmkit.resolve.accounts import from_environment, overriding
 from tests.unit.test_resolve import directives, job, only_error, warnings_of
 
 

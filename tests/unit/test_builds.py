@@ -1,7 +1,7 @@
 """``slurmkit build``: the build job made from a job spec or from options, and its errors."""
 
-from slurmkit.build.builds import build_spec
 from slurmkit.api.job import Job
+from slurmkit.build.builds import build_spec
 from slurmkit.spec.spec import spec_from_mapping
 
 from .test_cli_jobs import assert_bad_input, controlled_environment, run, write_spec  # noqa: F401 (fixture)

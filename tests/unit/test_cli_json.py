@@ -14,12 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 import slurmkit
-from slurmkit.report import efficiency
-from slurmkit.slurm import monitor
-from slurmkit.slurm import slurmcli
-from slurmkit.cli.main import main
 from slurmkit.cli.json_output import ERROR_CODES, SCHEMA, USAGE_CODE, JsonCommand, error_code
+from slurmkit.cli.main import main
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.report import efficiency
+from slurmkit.slurm import monitor, slurmcli
 from slurmkit.slurm.registry import Submission, record
 from slurmkit.slurm.slurmcli import SchedulerError
 from tests.unit.test_efficiency import SINGLE

@@ -8,10 +8,9 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from slurmkit.report import efficiency
-from slurmkit.slurm import monitor
-from slurmkit.slurm import slurmcli
 from slurmkit.cli.main import main
+from slurmkit.report import efficiency
+from slurmkit.slurm import monitor, slurmcli
 from slurmkit.slurm.registry import Submission, record
 from slurmkit.slurm.slurmcli import SchedulerError
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from slurmkit.api.job import Job
-from slurmkit.sites.profiles import load_profile
-from slurmkit.port.retarget import choose_target, port_spec, ported_text
-from slurmkit.spec.spec import load_spec, spec_from_mapping
 from slurmkit.core.yamlfile import read_yaml_file
+from slurmkit.port.retarget import choose_target, port_spec, ported_text
+from slurmkit.sites.profiles import load_profile
+from slurmkit.spec.spec import load_spec, spec_from_mapping
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 COOKBOOK = ("mnist-keras-multigpu", "resnet50-horovod", "ddp-multinode", "tf-multiworker", "kmeans-mpi4py",

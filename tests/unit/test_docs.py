@@ -66,6 +66,7 @@ def test_why_the_script_explains_every_line_of_the_ddp_golden_script():
 
 def test_the_spec_on_why_the_script_renders_that_script(tmp_path):
     import re
+
     from slurmkit.api.job import Job
     root = Path(__file__).resolve().parents[2]
     spec = re.search(r"```yaml\n(.*?)```", (root / "docs" / "why-the-script.md").read_text(), re.S).group(1)

@@ -9,11 +9,23 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from slurmkit.report import efficiency
-from slurmkit.slurm import slurmcli
 from slurmkit.cli.main import main
-from slurmkit.report.efficiency import (EarlierRun, JobEfficiency, advice, format_report, gpu_count, parse, parse_cpu_time, parse_req_mem,
-                                 parse_size, sacct_command, summarize, task_count)
+from slurmkit.report import efficiency
+from slurmkit.report.efficiency import (
+    EarlierRun,
+    JobEfficiency,
+    advice,
+    format_report,
+    gpu_count,
+    parse,
+    parse_cpu_time,
+    parse_req_mem,
+    parse_size,
+    sacct_command,
+    summarize,
+    task_count,
+)
+from slurmkit.slurm import slurmcli
 
 # python3 allocating 80 MiB for 8 s, --mem=1G --time=10
 SINGLE = """\

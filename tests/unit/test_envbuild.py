@@ -9,13 +9,13 @@ import textwrap
 import pytest
 import yaml
 
+from slurmkit.api.job import Job
 from slurmkit.build.envbuild import KEY_FILE, PARTIAL_FILE, built_key, env_key
 from slurmkit.core.errors import InputError, SpecError
-from slurmkit.api.job import Job
-from slurmkit.resolve.localfacts import LocalFacts
-from slurmkit.sites.profiles import load_profile
 from slurmkit.render.render import render
+from slurmkit.resolve.localfacts import LocalFacts
 from slurmkit.resolve.resolve import resolve
+from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
 
 PYTHON_PAGE = "https://docs.alliancecan.ca/wiki/Python/en"
@@ -238,9 +238,9 @@ def test_the_cookbook_kmeans_ported_to_trillium_activates_an_env_whose_build_mak
     import copy
     from pathlib import Path
 
-    from slurmkit.render.render import render_env_build
-    from slurmkit.port.retarget import choose_target, port_spec
     from slurmkit.core.yamlfile import read_yaml_file
+    from slurmkit.port.retarget import choose_target, port_spec
+    from slurmkit.render.render import render_env_build
 
     path = Path(__file__).resolve().parents[2] / "examples" / "kmeans-mpi4py" / "job.yaml"
     _, (data, lines, _) = read_yaml_file(path)

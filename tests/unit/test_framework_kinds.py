@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.spec.spec import load_spec
 from slurmkit.render.render import render
+from slurmkit.spec.spec import load_spec
 
 from .test_resolve import directives, job, only_error
 
@@ -214,8 +214,8 @@ def test_a_payload_that_ends_after_the_signal_waits_for_the_requeue_rather_than_
 
 @pytest.mark.parametrize("kind", ["lightning", "accelerate"])
 def test_gpu_view_own_is_refused_where_the_framework_picks_the_gpu(kind):
-    from slurmkit.sites.profiles import load_profile
     from slurmkit.resolve.resolve import resolve
+    from slurmkit.sites.profiles import load_profile
     from slurmkit.spec.spec import spec_from_mapping
 
     spec = spec_from_mapping({"name": "r", "account": "def-x", "kind": kind, "resources": {"time": "1h", "gpus": "h100:2"},

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from slurmkit.api.job import Job
-from slurmkit.sites.profiles import list_profiles
 from slurmkit.render.render import render
+from slurmkit.sites.profiles import list_profiles
 
 from .golden_specs import KINDS, spec_for
 

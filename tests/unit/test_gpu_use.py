@@ -11,14 +11,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurmkit.report import gauges
-from slurmkit.report import gpuuse
-from slurmkit.slurm import registry
-from slurmkit.slurm import slurmcli
 from slurmkit.cli.main import main
+from slurmkit.report import gauges, gpuuse
 from slurmkit.report.efficiency import JobEfficiency, consistent
 from slurmkit.report.gpuuse import GpuUse, JobGpus, gpu_tips, parse_line, read_job, report_tips
 from slurmkit.sites.profiles import load_profile
+from slurmkit.slurm import registry, slurmcli
 
 H100 = "NVIDIA H100 80GB HBM3"
 A100 = "NVIDIA A100-SXM4-40GB"

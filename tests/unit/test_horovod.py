@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from slurmkit.build.builds import build_spec
 from slurmkit.api.job import Job
+from slurmkit.build.builds import build_spec
 from slurmkit.sites.profiles import list_profiles
 from slurmkit.spec.spec import spec_from_mapping
 

@@ -749,8 +749,8 @@ def test_a_whole_home_or_scratch_folder_as_a_destination_is_refused(to):
 
 
 def test_check_looks_at_a_tilde_input_where_the_job_will_find_it(tmp_path, monkeypatch):
-    from slurmkit.spec.spec import spec_from_mapping
     from slurmkit.resolve.staging import inspect_inputs
+    from slurmkit.spec.spec import spec_from_mapping
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("SCRATCH", str(tmp_path / "scratch"))

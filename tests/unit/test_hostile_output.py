@@ -216,7 +216,7 @@ def test_port_and_import_refuse_a_link_without_force_and_replace_the_link_with_i
 # ------------------------------------------------- item 1: a named pipe or a device is never waited on
 
 def test_open_regular_refuses_a_fifo_a_device_and_a_folder_at_once(tmp_path):
-    from slurmkit.core.files import NotARegularFile, open_regular, read_bytes_bounded, TooLarge
+    from slurmkit.core.files import NotARegularFile, TooLarge, open_regular, read_bytes_bounded
 
     os.mkfifo(tmp_path / "p")
     with pytest.raises(NotARegularFile, match=r"not a regular file \(a named pipe\)"):
@@ -289,9 +289,9 @@ def test_a_device_as_the_task_file_is_one_error_not_a_memory_error(folders):
 
 
 def test_a_task_file_past_the_cap_is_one_error(folders, monkeypatch):
+    from slurmkit.api.job import Job
     from slurmkit.resolve import manytasks
     from slurmkit.resolve.manytasks import task_file_findings
-    from slurmkit.api.job import Job
 
     work, _ = folders
     (work / "tasks.txt").write_text("echo 1\n" * 100)
@@ -367,8 +367,8 @@ def test_a_template_that_fails_in_any_way_is_one_line_at_its_file_exit_2_bounded
 
 def test_a_template_that_loops_without_output_is_stopped_by_the_time_limit(tmp_path, monkeypatch):
     from slurmkit import Job
-    from slurmkit.render import template_limits
     from slurmkit.core.errors import InputError
+    from slurmkit.render import template_limits
 
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "serial.sbatch.j2").write_text(

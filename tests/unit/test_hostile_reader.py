@@ -14,8 +14,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slurmkit.core.errors import SpecError
 from slurmkit.api.job import Job
+from slurmkit.core.errors import SpecError
 from slurmkit.core.yamlfile import MAX_CHARS, MAX_DIGITS, parse_yaml
 
 from .test_hostile_input import SPEC_ENTRY_POINTS, cli, folders, measured, refused  # noqa: F401 (folders: a fixture)

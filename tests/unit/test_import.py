@@ -3,9 +3,9 @@
 import pytest
 
 from slurmkit import Job
+from slurmkit.core.units import parse_duration, parse_size
 from slurmkit.port.porting import import_script
 from slurmkit.spec.spec import spec_from_mapping
-from slurmkit.core.units import parse_duration, parse_size
 
 ALLIANCE_DDP = """#!/bin/bash
 #SBATCH --nodes 1

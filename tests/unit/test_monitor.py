@@ -6,8 +6,20 @@ exit_code field is printed the same way by 23.x and 24.x (src/squeue/print.c).
 
 import pytest
 
-from slurmkit.slurm.monitor import (Cadence, JobStatus, Poller, SlurmNotConfigured, SlurmUnreachable, Watch, parse_exit_file,
-                              parse_sacct, parse_squeue, poll, sacct_command, verdict)
+from slurmkit.slurm.monitor import (
+    Cadence,
+    JobStatus,
+    Poller,
+    SlurmNotConfigured,
+    SlurmUnreachable,
+    Watch,
+    parse_exit_file,
+    parse_sacct,
+    parse_squeue,
+    poll,
+    sacct_command,
+    verdict,
+)
 from slurmkit.slurm.slurmcli import SchedulerError
 
 SACCT = """\

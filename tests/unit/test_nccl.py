@@ -9,8 +9,8 @@ import pytest
 
 from slurmkit import Job
 from slurmkit.core.errors import SpecError
-from slurmkit.sites.profiles import load_profile
 from slurmkit.resolve.resolve import resolve
+from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
 
 TARBALL = "nccl_2.21.5-1+cuda12.4_x86_64.txz"

@@ -9,6 +9,7 @@ import yaml
 
 from slurmkit.core.kinds import KINDS
 from slurmkit.sites.profiles import load_profile
+
 PROFILES = sorted(name[:-5] for name in os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "site_profiles"))
                   if name.endswith(".yaml") and name != "alliance.yaml")   # alliance: the abstract base
 

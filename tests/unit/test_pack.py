@@ -76,8 +76,8 @@ def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
 
 def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
     from slurmkit.resolve.resolve import staged_data_findings
-    from slurmkit.sites.profiles import load_profile
     from slurmkit.resolve.staging import InputShape
+    from slurmkit.sites.profiles import load_profile
 
     job = Job(name="s", profile="trillium", resources={"time": "3h"}, kind="threaded", stage={"inputs": ["big.tar"]}, launch="x")
     trillium = load_profile("trillium")

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slurmkit.sites import detect as det
-from slurmkit.sites import profiles as sp
 from slurmkit.core.bundled import profiles_dir
 from slurmkit.core.errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError
 from slurmkit.core.units import format_duration, format_size, format_slurm_time, parse_duration, parse_size
+from slurmkit.sites import detect as det
+from slurmkit.sites import profiles as sp
 
 BAD = Path(__file__).parent / "fixtures" / "bad_profiles"
 SOURCE = "source: https://example.org"

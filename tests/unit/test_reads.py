@@ -12,9 +12,9 @@ import re
 import pytest
 
 from slurmkit import Job
-from slurmkit.sites.profiles import load_profile
 from slurmkit.resolve.reads import BATCH_SET_BY, PER_PROCESS, SET_BY_SPEC, batch_variables, tmpdir_paths
 from slurmkit.resolve.resolve import resolve
+from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
 
 from .golden_specs import KINDS, spec_for

@@ -9,8 +9,20 @@ import subprocess
 import pytest
 
 from slurmkit.slurm import registry
-from slurmkit.slurm.registry import (NEVER_REACHED, Known, RegistryError, Submission, adopt_interrupted, all_records, intent,
-                               open_intents, parse_token_lines, record, submissions, token_in)
+from slurmkit.slurm.registry import (
+    NEVER_REACHED,
+    Known,
+    RegistryError,
+    Submission,
+    adopt_interrupted,
+    all_records,
+    intent,
+    open_intents,
+    parse_token_lines,
+    record,
+    submissions,
+    token_in,
+)
 
 
 def _job(job_id, **fields):

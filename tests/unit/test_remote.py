@@ -10,11 +10,22 @@ from pathlib import Path
 
 import pytest
 
+from slurmkit.sites.profiles import select_profile
 from slurmkit.slurm import remote as remote_mod
 from slurmkit.slurm import remote_jobs
-from slurmkit.sites.profiles import select_profile
-from slurmkit.slurm.remote import (AuthRefused, Connection, ConnectionDropped, HostUnreachable, NoSlurm, QuotaExceeded, Remote,
-                             RemoteConfigError, TooBig, read_config, remote_for)
+from slurmkit.slurm.remote import (
+    AuthRefused,
+    Connection,
+    ConnectionDropped,
+    HostUnreachable,
+    NoSlurm,
+    QuotaExceeded,
+    Remote,
+    RemoteConfigError,
+    TooBig,
+    read_config,
+    remote_for,
+)
 
 PROBE_OK = "root=/scratch/me/slurmkit\nhome=/home/me\nvar:SCRATCH=/scratch/me\nsbatch=slurm 23.11.10\n"
 
@@ -297,8 +308,8 @@ def test_gpu_samples_that_cannot_be_written_here_fail_in_one_line_naming_the_fol
     import tempfile
 
     from slurmkit.cli import remote as cli_remote
-    from slurmkit.report.efficiency import parse
     from slurmkit.core.errors import SlurmkitError
+    from slurmkit.report.efficiency import parse
     from slurmkit.slurm.registry import Submission
 
     far = tmp_path / "far"

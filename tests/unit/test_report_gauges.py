@@ -8,11 +8,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slurmkit.report import efficiency
-from slurmkit.report import gauges
-from slurmkit.slurm import slurmcli
 from slurmkit.cli.main import main
+from slurmkit.report import efficiency, gauges
 from slurmkit.report.efficiency import JobEfficiency, array_tips, parse, tips
+from slurmkit.slurm import slurmcli
 
 # Made up (the local cluster has no GPUs to gather from): the fields as Slurm 23.02 with
 # AcctGatherGpuType=gpu/nvml writes them, 2 GPUs at 60% and 20% (gres/gpuutil adds them up).

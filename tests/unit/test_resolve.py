@@ -4,8 +4,8 @@ import functools
 
 import pytest
 
-from slurmkit.sites.profiles import load_profile
 from slurmkit.resolve.resolve import Finding, resolve
+from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
 
 

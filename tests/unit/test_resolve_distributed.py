@@ -3,8 +3,8 @@ builds, and the findings about jobs that cannot use their GPUs."""
 
 import pytest
 
-from slurmkit.spec.spec import spec_from_mapping
 from slurmkit.core.errors import SpecError
+from slurmkit.spec.spec import spec_from_mapping
 
 from .test_resolve import directives, job, only_error, warnings_of
 
@@ -155,8 +155,8 @@ def test_multi_node_job_local_venv_is_made_on_every_node():
 
 def test_default_cores_per_gpu_never_exceed_a_nodes_fair_share():
     # Graham caps cores per GPU at 16, but its T4 nodes have 44 cores for 4 GPUs: 11 each.
-    from slurmkit.sites.profiles import load_profile
     from slurmkit.resolve.resolve import resolve
+    from slurmkit.sites.profiles import load_profile
     from slurmkit.spec.spec import spec_from_mapping
 
     spec = spec_from_mapping({"name": "d", "kind": "ddp", "resources": {"nodes": 2, "gpus": "t4:4", "mem": "64G", "time": "1h"},

@@ -10,9 +10,9 @@ from click.testing import CliRunner
 
 from slurmkit.cli.main import main
 from slurmkit.core.errors import SlurmkitError
-from slurmkit.sites.profiles import load_profile, load_profile_file
-from slurmkit.resolve.resolve import resolve
 from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+from slurmkit.resolve.resolve import resolve
+from slurmkit.sites.profiles import load_profile, load_profile_file
 from slurmkit.spec.spec import spec_from_mapping
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from slurmkit.api import functions
-from slurmkit.port import porting
-from slurmkit.core import sanity
 from slurmkit.api.job import Job
+from slurmkit.core import sanity
 from slurmkit.core.kinds import KIND_NAMES
-from slurmkit.sites.profiles import list_profiles, load_profile
 from slurmkit.core.sbatch_options import OPTIONS, PORT_HINTS, SHORT_NAMES, SPEC_FIELDS, SUBMITIT_PARAMETERS
+from slurmkit.port import porting
+from slurmkit.sites.profiles import list_profiles, load_profile
 
 from .golden_specs import spec_for
 

@@ -21,11 +21,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slurmkit.spec import schemas
 from slurmkit.core.errors import SpecError
-from slurmkit.sites.profiles import load_profile
-from slurmkit.spec.spec import SECTION_KEYS, load_spec, spec_from_mapping
 from slurmkit.core.yamlfile import parse_yaml
+from slurmkit.sites.profiles import load_profile
+from slurmkit.spec import schemas
+from slurmkit.spec.spec import SECTION_KEYS, load_spec, spec_from_mapping
 from tests.unit.golden_specs import KINDS, spec_for
 
 REPO = Path(__file__).resolve().parents[2]

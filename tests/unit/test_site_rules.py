@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from slurmkit.core.errors import SpecError
 from slurmkit.api.job import Job
-from slurmkit.sites.profiles import load_profile, validate_file
-from slurmkit.resolve.resolve import resolve
+from slurmkit.core.errors import SpecError
 from slurmkit.resolve.localdisk import StagedSize
+from slurmkit.resolve.resolve import resolve
 from slurmkit.resolve.siterules import host_findings, login_node_findings, read_only_findings, tmp_for_staged
+from slurmkit.sites.profiles import load_profile, validate_file
 from slurmkit.spec.spec import spec_from_mapping
 
 QUICKSTART = "https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en"

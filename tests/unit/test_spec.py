@@ -4,8 +4,8 @@ import textwrap
 
 import pytest
 
-from slurmkit.core.errors import InputError, SpecError
 from slurmkit.api.job import Job
+from slurmkit.core.errors import InputError, SpecError
 from slurmkit.spec.spec import Dependency, GpuRequest, load_spec, spec_from_mapping
 
 TOP_KEYS = "name, profile, account, kind, resources, environment, launch, array, tasks, stage, resubmit, dependencies, mail, extra_directives, monitor"

@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from slurmkit.render import render as render_module
 from slurmkit.api.job import Job
+from slurmkit.render import render as render_module
 
 SPEC = dict(name="cached", profile="nibi", account="def-x", kind="serial",
             resources={"time": "1h", "mem": "1G"}, launch="echo hi")

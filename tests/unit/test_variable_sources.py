@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from slurmkit.core.variables import NO_OP_TYPOS, READERS
 from slurmkit.port.porting import import_script
 from slurmkit.sites.profiles import list_profiles, load_profile
-from slurmkit.core.variables import NO_OP_TYPOS, READERS
 
 from .golden_specs import spec_for
 

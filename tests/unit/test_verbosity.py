@@ -5,9 +5,9 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from slurmkit.slurm import slurmcli
-from slurmkit.core import verbosity
 from slurmkit.cli.main import main
+from slurmkit.core import verbosity
+from slurmkit.slurm import slurmcli
 
 
 @pytest.fixture(autouse=True)

@@ -13,6 +13,7 @@ import time
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
 
 import torch  # noqa: E402
+
 try:
     import lightning.pytorch as pl  # noqa: E402
     from lightning.pytorch.strategies import DDPStrategy  # noqa: E402

@@ -28,7 +28,7 @@ def build_command(names, spec_path, profile, account, gpus, framework, modules, 
     try:
         spec = build_spec(names, load_spec(spec_path) if spec_path else None, profile, account, gpus, framework, modules)
         job = Job(spec)
-        from slurmkit.build.envbuild import refuse_build_job
+        from slurmkit.resolve.loginenv import refuse_build_job
 
         refuse_build_job(spec, job.profile())
         warn = lambda f: message_line(f"warning: {f.field}: {f.message}")  # noqa: E731

@@ -19,7 +19,7 @@ from slurmkit.core.output import message_line
               help="auto: zstd when it is installed and a sample of the data compresses.")
 def pack_command(folder, output, shards, compression):
     """Pack FOLDER once; stage the result (stage: inputs: [OUTPUT]) in every job."""
-    from slurmkit.resolve.resolve import IMAGE_SUFFIXES
+    from slurmkit.core.archives import IMAGE_SUFFIXES
     from slurmkit.resolve.staging import pack
 
     try:

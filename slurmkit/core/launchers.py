@@ -3,14 +3,70 @@
 In the shape ReFrame's launchers take (a registered name, a command builder): resolve looks a
 launcher up by the name the spec or the kind's default gives and asks it for its words, so a
 new launcher is one function and one entry in LAUNCHERS. Counts are read from SLURM at run
-time (resolve.from_slurm), so that a hand edit of one #SBATCH line changes every use of it.
+time (from_slurm), so that a hand edit of one #SBATCH line changes every use of it.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Dict, Tuple
+import re
+import shlex
+from typing import Callable, Dict, Tuple, Union
 
+from slurmkit.core.plan import FromSlurm
 from slurmkit.core.records import Record
+
+#: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
+#: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
+#: No transport overrides (``-mca pml``/``btl``) for any kind: the site's MPI module picks the
+#: transport for its fabric (UCX on InfiniBand), and ``-mca pml ob1`` would turn UCX off.
+MPIRUN_BINDING = {
+    "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
+    "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
+    "mvapich2": (("-ppn", "{tasks_per_node}"), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
+                                                "MV2_HYBRID_BINDING_POLICY": "linear", "MV2_THREADS_PER_PROCESS": "{cpus_per_task}",
+                                                "MV2_SHOW_CPU_BINDING": "1"}),
+}
+#: The counts the #SBATCH header holds, as the script body reads them back from SLURM at run
+#: time: the variable sbatch sets from that directive, and what the count is when the directive
+#: is gone (sbatch's own default), so that `set -u` never meets an unset one. Checked on the
+#: local cluster (Slurm 22.05): SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE are set in the
+#: batch step only when their directive is given, SLURM_NTASKS only when --ntasks or
+#: --ntasks-per-node is (without them a job has one task per node); SLURM_NNODES always is.
+SLURM_COUNTS = {
+    "cpus_per_task": ("SLURM_CPUS_PER_TASK", "1"),
+    "tasks_per_node": ("SLURM_NTASKS_PER_NODE", "1"),
+    "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
+}
+_COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
+#: The job's cores on one node as SLURM counts them when the job runs (CPUs per task x tasks per
+#: node): the CPUs of a step of one task per node (staging, a per-node virtualenv), which srun
+#: no longer passes on by itself since Slurm 22.05, and the extractors' threads. Inside that
+#: step, started with --ntasks-per-node=1 --cpus-per-task=N, the same word gives N, since srun
+#: sets SLURM_NTASKS_PER_NODE=1 and SLURM_CPUS_PER_TASK=N there ("only set if the option is
+#: specified", srun(1); measured on the local cluster, Slurm 22.05): one word for both places.
+NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
+
+
+def from_slurm(template: str) -> Union[str, FromSlurm]:
+    """``template`` with its ``{cpus_per_task}``, ``{tasks_per_node}`` and ``{ntasks}`` read from
+    SLURM's variables at run time, so that a hand edit of one #SBATCH line changes every use of
+    it; a template without them stays a literal word."""
+    parts = _COUNT_FIELD.split(template)
+    if len(parts) == 1:
+        return template
+    text = ""
+    for index, part in enumerate(parts):
+        if index % 2:
+            variable, default = SLURM_COUNTS[part]
+            text += '"${' + variable + ":-" + default + '}"'
+        elif part:
+            text += shlex.quote(part)
+    return FromSlurm(text)
+
+
+def mpirun_binding(profile):
+    """The MPI flavour's binding of ``profile`` (MPIRUN_BINDING): flags, and the variables they need."""
+    return MPIRUN_BINDING[profile.launch.mpi.flavour or "openmpi"]
 
 
 class LaunchContext(Record):
@@ -25,13 +81,11 @@ def _direct(at: LaunchContext) -> Tuple[object, ...]:
 
 
 def _torchrun(at: LaunchContext) -> Tuple[object, ...]:
-    from slurmkit.resolve.resolve import from_slurm
     # --no-python: the command runs as written (python, a wrapper, -m module...), each rank inside _sk_task.
     return ("torchrun", "--standalone", from_slurm("--nproc-per-node={tasks_per_node}"), "--no-python")
 
 
 def _srun(at: LaunchContext) -> Tuple[object, ...]:
-    from slurmkit.resolve.resolve import from_slurm
     mpi = at.profile.launch.mpi.srun_mpi
     # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again,
     # always, so that a hand-edited #SBATCH --cpus-per-task reaches the tasks too.
@@ -39,17 +93,14 @@ def _srun(at: LaunchContext) -> Tuple[object, ...]:
 
 
 def _mpirun(at: LaunchContext) -> Tuple[object, ...]:
-    """mpirun with the binding of the profile's MPI flavour (resolve.MPIRUN_BINDING), horovod and mpi alike."""
-    from slurmkit.resolve.resolve import _mpirun_binding, from_slurm
-    flags = at.profile.launch.mpi.bind_flags or _mpirun_binding(at.profile)[0]
+    """mpirun with the binding of the profile's MPI flavour (MPIRUN_BINDING), horovod and mpi alike."""
+    flags = at.profile.launch.mpi.bind_flags or mpirun_binding(at.profile)[0]
     return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
 
 
 def _accelerate(at: LaunchContext) -> Tuple[object, ...]:
     """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
     templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
-    from slurmkit.core.plan import FromSlurm
-    from slurmkit.resolve.resolve import NODE_CORES
     return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
             FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c", '_sk_node_launch "$@"', "_sk_node_launch")
 

@@ -9,6 +9,10 @@ splits ``--x="a>b"``) tells it.
 import re
 from typing import List, Tuple
 
+#: A variable reference in a launch command (``$NAME``, ``${NAME}``) and ``$$``, a literal ``$``:
+#: what render.shell_word expands and reads.py reads.
+REFERENCE = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+
 OPERATOR_CHARS = "|&;<>"
 _OPERATOR = re.compile(r"\d*(>>|>&|<&|>\||&>>|&>|>|<<<|<<|<)\d*-?|\|\||\||&&|;;|;|&")
 

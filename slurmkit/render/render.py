@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from slurmkit.core.plan import Plan
+from slurmkit.core.shellwords import REFERENCE
 
-#: What shell_word expands (``$NAME``, ``${NAME}``) and ``$$``, a literal ``$``; reads.py reads the same.
-REFERENCE = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPE_IN_DOUBLE_QUOTES = str.maketrans({"\\": "\\\\", '"': '\\"', "`": "\\`", "$": "\\$"})
 
 

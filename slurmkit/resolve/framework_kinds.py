@@ -83,3 +83,15 @@ def accelerate_environment(gpus) -> Tuple[Tuple[str, str], ...]:
     """On CPU nodes Accelerate must be told: its launcher otherwise takes a machine without CUDA
     for one process (measured: DistributedType.NO on each of 2 processes, accelerate 1.15.0)."""
     return () if gpus else (("ACCELERATE_USE_CPU", "true"),)
+
+
+#: the framework a package in a venv's requirements brings.
+PACKAGE_FRAMEWORKS = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
+
+
+def package_name(requirement: str) -> str:
+    """``torch==2.3.0`` -> ``torch``: the name before any version, extra or marker."""
+    name = requirement.strip()
+    for stop in "<>=!~[; @":
+        name = name.split(stop, 1)[0]
+    return name.lower().replace("_", "-")

@@ -67,7 +67,7 @@ def tmp_for(total_bytes: int) -> int:
 
 
 def _on_node(index: int, source: str, path: Path, several_nodes: bool) -> StagedSize:
-    from slurmkit.resolve.resolve import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
+    from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 
     name = source.rstrip("/").lower()
     if name.endswith(IMAGE_SUFFIXES):

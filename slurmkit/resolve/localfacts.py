@@ -1,7 +1,7 @@
 """What the submit host knows when a script is rendered that the spec does not say, for the
 site rules that need it (slurmkit/resolve/siterules.py): the bytes the staged inputs take on a node's
 disk (the --tmp Rorqual needs for them), and the content of a requirements file (the key of an
-environment built on the login node: envbuild.py). resolve() takes these as an input and still reads
+environment built on the login node: slurmkit/resolve/loginenv.py). resolve() takes these as an input and still reads
 nothing itself, so the same spec, profile and facts always give the same script; Job gathers
 them (job.py), only for a site whose rules use them.
 """
@@ -32,7 +32,7 @@ def gather(spec, profile, base_dir: Path) -> LocalFacts:
         staged = staged_sizes(spec, base_dir)
     digest = None
     if profile.rules.env_build:
-        from slurmkit.build.envbuild import requirements_digest
+        from slurmkit.resolve.loginenv import requirements_digest
 
         digest = requirements_digest(spec, base_dir)
     return LocalFacts(staged=staged, requirements_digest=digest)

@@ -36,9 +36,11 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from slurmkit.core.files import read_bytes_bounded
+from slurmkit.core.findings import Finding, Findings
 from slurmkit.core.kinds import ONE, first_kind, kind_of
 from slurmkit.core.plan import Plan, TasksPlan
-from slurmkit.resolve.resolve import Finding, _Findings, _from_submit_dir, runs_python
+from slurmkit.core.programs import runs_python
+from slurmkit.core.userpaths import in_job
 from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
 
@@ -51,7 +53,7 @@ _INPUT_SOURCE_WORD = re.compile(r"^::::?\+?$")
 _REGEX_SPECIAL = frozenset("\\^$.|?*+()[]{}")
 
 
-def tasks_plan(spec: JobSpec, findings: _Findings) -> Optional[TasksPlan]:
+def tasks_plan(spec: JobSpec, findings: Findings) -> Optional[TasksPlan]:
     """The task file and joblog folder as shell words, or errors for what GNU Parallel cannot run."""
     tasks = spec.tasks
     if tasks is None:
@@ -70,7 +72,7 @@ def tasks_plan(spec: JobSpec, findings: _Findings) -> Optional[TasksPlan]:
     joblog = tasks.joblog or f"{spec.name}.joblog"
     if all(part in ("", ".", "..") for part in joblog.split("/")):
         findings.error("tasks.joblog", f"{joblog!r} is not a folder of its own: give the joblogs one (e.g. {spec.name}.joblog)")
-    return TasksPlan(file=_from_submit_dir(tasks.file), lines=tasks.lines, joblog=_from_submit_dir(joblog),
+    return TasksPlan(file=in_job(tasks.file), lines=tasks.lines, joblog=in_job(joblog),
                      separator=None if tasks.separator is None else colsep(tasks.separator))
 
 
@@ -98,7 +100,7 @@ def task_file_findings(spec: JobSpec, profile: SiteProfile, plan: Optional[Plan]
     fewer tasks than the job runs at a time, and commands that run Python with no python module loaded."""
     if spec.tasks is None:
         return ()
-    findings = _Findings()
+    findings = Findings()
     field = f"tasks.{spec.tasks.lines}"
     path = Path(spec.tasks.file) if spec.tasks.file.startswith("/") else base_dir / spec.tasks.file
     try:   # as bytes: read_text would hide "\r\n"; bounded, and a pipe or device is refused, not waited on
@@ -119,7 +121,7 @@ def task_file_findings(spec: JobSpec, profile: SiteProfile, plan: Optional[Plan]
     return tuple(findings)
 
 
-def _check_task_count(count: int, plan: Plan, whole_nodes: bool, findings: _Findings) -> None:
+def _check_task_count(count: int, plan: Plan, whole_nodes: bool, findings: Findings) -> None:
     directives = dict(plan.directives)
     slots = int(directives.get("--nodes", "1")) * int(directives.get("--ntasks-per-node", "1"))
     if count < slots:
@@ -128,7 +130,7 @@ def _check_task_count(count: int, plan: Plan, whole_nodes: bool, findings: _Find
                       f"{slots - count} slots stay idle for the whole job; {remedy}")
 
 
-def _check_python(lines: List[str], plan: Plan, findings: _Findings) -> None:
+def _check_python(lines: List[str], plan: Plan, findings: Findings) -> None:
     if plan.module_system == "none" or any(m.split("/")[0] == "python" for m in plan.modules):
         return
     for number, line in enumerate(lines, 1):

@@ -24,8 +24,7 @@ from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from slurmkit.core.kinds import BATCH_SET_BY as _BATCH_SET_BY
 from slurmkit.core.kinds import first_kind
-from slurmkit.core.shellwords import assigned_names
-from slurmkit.render.render import REFERENCE
+from slurmkit.core.shellwords import REFERENCE, assigned_names
 
 Found = Tuple[str, str]          # (spec field, message)
 

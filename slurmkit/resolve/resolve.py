@@ -15,72 +15,37 @@ import shlex
 from pathlib import PurePosixPath
 from typing import List, Optional, Sequence, Tuple, Union
 
+from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
+from slurmkit.core.findings import Finding, Findings
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
+from slurmkit.core.launchers import NODE_CORES, from_slurm, mpirun_binding
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
+from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
 from slurmkit.core.shellwords import split_at_operators
 from slurmkit.core.units import format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
 from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
+    PACKAGE_FRAMEWORKS,
     accelerate_launch,
+    package_name,
     requeue_directives,
     requeue_lead,
     stage_conflict,
 )
 from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
-from slurmkit.resolve.sizing import cores_per_gpu
+from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits
 from slurmkit.sites.profiles import NodeType, SiteProfile, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
 SMALL_BATCH_PER_GPU = 32
-#: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
-#: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
-#: No transport overrides (``-mca pml``/``btl``) for any kind: the site's MPI module picks the
-#: transport for its fabric (UCX on InfiniBand), and ``-mca pml ob1`` would turn UCX off.
-MPIRUN_BINDING = {
-    "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
-    "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
-    "mvapich2": (("-ppn", "{tasks_per_node}"), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
-                                                "MV2_HYBRID_BINDING_POLICY": "linear", "MV2_THREADS_PER_PROCESS": "{cpus_per_task}",
-                                                "MV2_SHOW_CPU_BINDING": "1"}),
-}
 DEFAULT_VENV_COMMAND = "virtualenv --no-download"
-#: The counts the #SBATCH header holds, as the script body reads them back from SLURM at run
-#: time: the variable sbatch sets from that directive, and what the count is when the directive
-#: is gone (sbatch's own default), so that `set -u` never meets an unset one. Checked on the
-#: local cluster (Slurm 22.05): SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE are set in the
-#: batch step only when their directive is given, SLURM_NTASKS only when --ntasks or
-#: --ntasks-per-node is (without them a job has one task per node); SLURM_NNODES always is.
-SLURM_COUNTS = {
-    "cpus_per_task": ("SLURM_CPUS_PER_TASK", "1"),
-    "tasks_per_node": ("SLURM_NTASKS_PER_NODE", "1"),
-    "ntasks": ("SLURM_NTASKS", "$SLURM_NNODES"),
-}
-_COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
-#: The job's cores on one node as SLURM counts them when the job runs (CPUs per task x tasks per
-#: node): the CPUs of a step of one task per node (staging, a per-node virtualenv), which srun
-#: no longer passes on by itself since Slurm 22.05, and the extractors' threads. Inside that
-#: step, started with --ntasks-per-node=1 --cpus-per-task=N, the same word gives N, since srun
-#: sets SLURM_NTASKS_PER_NODE=1 and SLURM_CPUS_PER_TASK=N there ("only set if the option is
-#: specified", srun(1); measured on the local cluster, Slurm 22.05): one word for both places.
-NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
-
-
-class Finding(Record):
-    level: str      # "error" | "warning"
-    field: str      # the spec key path it is about, e.g. "resources.gpus"
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.level}: {self.field}: {self.message}"
-
-
 class Resolution(Record):
     plan: Optional[Plan]              # None when there are errors
     findings: Tuple[Finding, ...]
@@ -94,26 +59,10 @@ class Resolution(Record):
         return tuple(f for f in self.findings if f.level == "warning")
 
 
-class GpuChoice(Record):
-    """The GPU request in the site's spelling, and the node types that can take it."""
-
-    spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)
-    count: int
-    node_types: Tuple[NodeType, ...]
-
-
-class _Findings(list):
-    def error(self, field: str, message: str) -> None:
-        self.append(Finding("error", field, message))
-
-    def warn(self, field: str, message: str) -> None:
-        self.append(Finding("warning", field, message))
-
-
 def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     """Decide everything about ``spec`` on ``profile``; see the module docstring. ``local``: what
     the submit host knows that the spec does not say (localfacts.LocalFacts; None: nothing)."""
-    findings = _Findings()
+    findings = Findings()
     _check_profile_status(profile, findings, spec)
     account = _check_account(spec, profile, findings)
     chain = _chain(spec, profile, findings)
@@ -195,7 +144,7 @@ def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuCh
     return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
 
 
-def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: _Findings) -> Optional[int]:
+def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: Findings) -> Optional[int]:
     """The spec's --tmp, or the one the staged inputs need where the site's --tmp reaches more local disk (siterules.py)."""
     if local is None or not local.staged:
         return spec.resources.tmp_mb
@@ -206,14 +155,14 @@ def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: _Findi
     return added if added is not None else spec.resources.tmp_mb
 
 
-def _check_profile_status(profile: SiteProfile, findings: _Findings, spec: Optional[JobSpec] = None) -> None:
+def _check_profile_status(profile: SiteProfile, findings: Findings, spec: Optional[JobSpec] = None) -> None:
     source = spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
     notice = retirement_notice(profile, source)
     if notice:
         findings.warn("profile", notice)
 
 
-def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[str]:
+def _check_account(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[str]:
     """The spec's account, else the one sbatch would take from the environment (accounts.py)."""
     from slurmkit.resolve import accounts
 
@@ -238,7 +187,7 @@ def _check_account(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> 
     return account
 
 
-def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=None) -> None:
+def _check_time(spec: JobSpec, profile: SiteProfile, findings: Findings, chain=None) -> None:
     asked = chain.link_time_s if chain else spec.resources.time_s
     limit = profile.scheduling.max_walltime_seconds
     if limit and asked > limit:
@@ -250,7 +199,7 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: _Findings, chain=
                       f"{format_duration(advice)}; bundle short tasks into one longer job (kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
 
 
-def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[GpuChoice]:
+def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[GpuChoice]:
     request = spec.resources.gpus
     if request is None:
         if kind_of(spec).gpu_required:
@@ -282,7 +231,7 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Op
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
 
 
-def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SiteProfile, findings: _Findings) -> GpuChoice:
+def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SiteProfile, findings: Findings) -> GpuChoice:
     most = max(t.gpus.count for t in candidates)
     if not choice.node_types:
         findings.error("resources.gpus", f"{choice.count} {what} per node is more than any {profile.name} node has (at most {most}); use more nodes")
@@ -292,7 +241,7 @@ def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SitePr
     return choice
 
 
-def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[int, int]:
+def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: Findings) -> Tuple[int, int]:
     """Tasks per node and CPUs per task; on whole-node sites, unset values fill the node."""
     kind = kind_of(spec)
     if kind.distributed and gpus:
@@ -348,7 +297,7 @@ def _not_whole_node(advice: str, site: str, cores: int, tasks: int, cpus: int) -
     return f"{asked}; this asks {tasks * cpus} per node (tasks_per_node x cpus_per_task): make it {cores}, e.g. tasks_per_node: {per_node}"
 
 
-def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: _Findings) -> Tuple[int, int]:
+def _gpu_process_shape(spec: JobSpec, gpus: GpuChoice, findings: Findings) -> Tuple[int, int]:
     """One process per GPU (one task per node for a single TensorFlow process); CPUs per
     process as asked, else the site's cores per GPU."""
     single = _single_process(spec)
@@ -378,7 +327,7 @@ def _execs_alone(shell: str) -> bool:
     return head.lstrip().startswith("exec ") and all(">" in token or "<" in token for token in operators)
 
 
-def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Findings) -> None:
+def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findings) -> None:
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
     kind, nodes = kind_of(spec), spec.resources.nodes
     if kind.picks_its_gpu and spec.launch.gpu_view == "own":
@@ -386,7 +335,7 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
                        "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
     venv = spec.environment.venv
     if kind.needs_one_of and venv and venv.packages and not venv.requirements \
-            and not set(kind.needs_one_of) & {_package_name(p) for p in venv.packages}:
+            and not set(kind.needs_one_of) & {package_name(p) for p in venv.packages}:
         findings.warn("environment.venv.packages", f"kind {kind.name!r} needs {' or '.join(kind.needs_one_of)} in the job's "
                       "Python, and the packages listed do not include it: the job would stop at once (a program or "
                       f"module not found); add {kind.needs_one_of[0]}")
@@ -428,7 +377,7 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: _Find
                       f"exchange outweighs it and the job runs slower than on fewer GPUs; use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
 
 
-def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, findings: _Findings) -> Tuple[NodeType, ...]:
+def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, findings: Findings) -> Tuple[NodeType, ...]:
     candidates = gpus.node_types if gpus else tuple(t for t in profile.node_types if not t.gpus) or profile.node_types
     if not candidates:
         return ()
@@ -460,7 +409,7 @@ def _memory_per_node(spec: JobSpec, cores: int) -> Optional[int]:
     return None
 
 
-def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[Tuple[str, str]]:
+def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[Tuple[str, str]]:
     res = spec.resources
     if res.mem_mb is None and res.mem_per_cpu_mb is None:
         return None
@@ -473,7 +422,7 @@ def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: _Findings) 
     return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
 
 
-def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types, findings: _Findings) -> None:
+def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types, findings: Findings) -> None:
     if not gpus or not node_types:
         return
     advice = min((t.gpus.max_cores_per_gpu for t in node_types if t.gpus.max_cores_per_gpu), default=None)
@@ -482,24 +431,7 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
                       f"ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
 
 
-def from_slurm(template: str) -> Union[str, FromSlurm]:
-    """``template`` with its ``{cpus_per_task}``, ``{tasks_per_node}`` and ``{ntasks}`` read from
-    SLURM's variables at run time, so that a hand edit of one #SBATCH line changes every use of
-    it; a template without them stays a literal word."""
-    parts = _COUNT_FIELD.split(template)
-    if len(parts) == 1:
-        return template
-    text = ""
-    for index, part in enumerate(parts):
-        if index % 2:
-            variable, default = SLURM_COUNTS[part]
-            text += '"${' + variable + ":-" + default + '}"'
-        elif part:
-            text += shlex.quote(part)
-    return FromSlurm(text)
-
-
-def _launcher(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Tuple[object, ...]:
+def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[object, ...]:
     """The launch prefix (launchers.LAUNCHERS); its counts are read from SLURM at run time (from_slurm)."""
     kind = kind_of(spec)
     allowed = kind.launchers
@@ -525,15 +457,11 @@ def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, .
     return allowed[0]
 
 
-def _mpirun_binding(profile: SiteProfile):
-    return MPIRUN_BINDING[profile.launch.mpi.flavour or "openmpi"]
-
-
 def _uses_mpirun(launcher: Tuple[str, ...]) -> bool:
     return bool(launcher) and launcher[0] == "mpirun"
 
 
-def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[ArrayPlan]:
+def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[ArrayPlan]:
     if spec.array is None:
         return None
     names = [name for name, _ in spec.array.parameters]
@@ -553,24 +481,12 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional
     return ArrayPlan(tuple(zip(names, columns)), size)
 
 
-#: the program of a command that is a Python interpreter: python, python3, python3.11 (any folder).
-_PYTHON_PROGRAM = re.compile(r"(?:.*/)?python(?:\d+(?:\.\d+)?)?")
-
-
-def runs_python(command: Sequence[str]) -> bool:
-    """Whether the payload is a Python interpreter (the first word that is not VAR=value): such a
-    job needs the site's python module, since the OS python on a compute node has none of the
-    site's wheels and is not the one the Alliance Python page supports."""
-    program = next((word for word in command if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)), "")
-    return bool(_PYTHON_PROGRAM.fullmatch(program))
-
-
 def _payload(spec: JobSpec) -> Sequence[str]:
     """The payload's argv; for a ``launch.shell`` line the first command of it, as written."""
     return split_at_operators(spec.launch.shell)[0].split() if spec.launch.shell else spec.launch.command
 
 
-def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: _Findings) -> Tuple[str, ...]:
+def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findings: Findings) -> Tuple[str, ...]:
     software = profile.software
     user = list(spec.environment.modules)
     if software.module_system in (None, "none"):
@@ -608,7 +524,7 @@ def uses_tensorflow(spec: JobSpec) -> bool:
     """Whether the job runs TensorFlow: its kind or framework says so, or its venv installs it."""
     venv = spec.environment.venv
     packages = venv.packages if venv else ()
-    return _framework(spec) == "tensorflow" or any(_package_name(p).startswith("tensorflow") for p in packages)
+    return _framework(spec) == "tensorflow" or any(package_name(p).startswith("tensorflow") for p in packages)
 
 
 def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple[str, ...]) -> Tuple[Tuple[str, str, str], ...]:
@@ -624,7 +540,7 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
 
 
 def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:
-    """The job's virtualenv; where the site builds them on the login node, the one built there (envbuild.py)."""
+    """The job's virtualenv; where the site builds them on the login node, the one built there (loginenv.py)."""
     venv = spec.environment.venv
     if venv is None:
         return None
@@ -643,7 +559,7 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     )
     if profile.rules.env_build is None:
         return plan
-    from slurmkit.build.envbuild import on_login_node  # here: only sites that build environments on the login node need it
+    from slurmkit.resolve.loginenv import on_login_node  # here: only sites that build environments on the login node need it
 
     return on_login_node(plan, spec, profile, modules, local)
 
@@ -663,7 +579,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple
         env.update(kind.cpu_environment)
     mpirun = _uses_mpirun(launcher)
     if mpirun:
-        env.update((k, from_slurm(v)) for k, v in _mpirun_binding(profile)[1].items())
+        env.update((k, from_slurm(v)) for k, v in mpirun_binding(profile)[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
 
@@ -689,7 +605,7 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
 
 
 def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
-                 findings: _Findings) -> Optional[DistributedPlan]:
+                 findings: Findings) -> Optional[DistributedPlan]:
     kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
     if kind.rendezvous:
@@ -715,7 +631,7 @@ LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openm
 
 
 def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
-              findings: _Findings) -> str:
+              findings: Findings) -> str:
     """Which variable picks each process's GPU, where a kind starts one process per GPU and each
     process is to see only its own (``launch.gpu_view: own``); "" where it sees every GPU of its node.
 
@@ -786,10 +702,6 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
 # ------------------------------------------------------------------------------------ staging
 
 #: archive suffix -> tar's option to read it (checked longest first).
-TAR_SUFFIXES = ((".tar.zst", ("--zstd",)), (".tzst", ("--zstd",)), (".tar.gz", ("-z",)), (".tgz", ("-z",)),
-                (".tar.xz", ("-J",)), (".txz", ("-J",)), (".tar.bz2", ("-j",)), (".tar", ()))
-PACK_SUFFIX = ".pack"          # a folder of tar shards made by `slurmkit pack --shards`
-IMAGE_SUFFIXES = (".sqfs", ".squashfs")   # a squashfs image made by `slurmkit pack -o NAME.sqfs`
 DEFAULT_LEAD_S = 300
 
 
@@ -810,7 +722,7 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
     return bool(tmpdir and tmpdir.kind == "ramdisk")
 
 
-def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
+def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
            chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
@@ -841,7 +753,7 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: _Findings,
                      _output_folders(out.source for out in stage.outputs))
 
 
-def _check_signal_directive(spec: JobSpec, stage, findings: _Findings) -> None:
+def _check_signal_directive(spec: JobSpec, stage, findings: Findings) -> None:
     """An extra --signal (or an abbreviation of it) where slurmkit writes its own for the copy
     back: the later directive wins, silently changing when the outputs are saved."""
     if not (stage and stage.lead_s):
@@ -859,7 +771,7 @@ _BATCH_SURVIVES = frozenset(("TERM", "CHLD", "CONT", "URG", "WINCH"))
 _SIGNAL_NUMBERS = {"1": "HUP", "2": "INT", "3": "QUIT", "9": "KILL", "10": "USR1", "12": "USR2", "14": "ALRM", "15": "TERM"}
 
 
-def _check_batch_signal(spec: JobSpec, stage, findings: _Findings) -> None:
+def _check_batch_signal(spec: JobSpec, stage, findings: Findings) -> None:
     """An extra ``--signal=B:SIG@N`` that the batch script has no trap for: the batch shell would die
     N seconds early, the program with it, and no exit file would record the job's end. (Where
     slurmkit writes its own USR1, _check_signal_directive and _check_requeue_directives say so.)"""
@@ -884,7 +796,7 @@ def _asked_lead(spec: JobSpec) -> Optional[int]:
     return spec.stage.lead_s if spec.stage else None
 
 
-def _check_requeue_directives(spec: JobSpec, time_s: int, findings: _Findings) -> None:
+def _check_requeue_directives(spec: JobSpec, time_s: int, findings: Findings) -> None:
     """An extra --signal, --requeue, --no-requeue or --open-mode where slurmkit writes its own for
     a kind that saves and requeues before the limit (Lightning): the later directive wins, and the
     save comes at another time, the job is not requeued, or the next run overwrites the log."""
@@ -920,7 +832,7 @@ def _output_folders(sources) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(folders))
 
 
-def _check_destination(to: str, field: str, findings: _Findings) -> None:
+def _check_destination(to: str, field: str, findings: Findings) -> None:
     """A save is first copied whole beside its destination (DEST.partial-JOBID), and a checkpoint
     then replaces its destination whole, so a destination must be a path of its own: never the
     spec's folder, one above it, or /. (In an array, each task's checkpoint is
@@ -934,7 +846,7 @@ def _check_destination(to: str, field: str, findings: _Findings) -> None:
                        f"or fill: give it a folder of its own inside it (e.g. {to.rstrip('/')}/results)")
 
 
-def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: _Findings) -> StageStep:
+def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings: Findings) -> StageStep:
     target = "$SLURM_TMPDIR" + ("/" + _literal(to) if to else "")
     where = _from_submit_dir(source)
     name = source.rstrip("/").lower()
@@ -980,7 +892,7 @@ def _from_submit_dir(path: str) -> str:
     return in_job(path)
 
 
-def _tasks(spec: JobSpec, findings: _Findings):
+def _tasks(spec: JobSpec, findings: Findings):
     """Kind many-tasks: the task file and joblogs (slurmkit/resolve/manytasks.py)."""
     if spec.tasks is None:
         return None
@@ -994,7 +906,7 @@ def _tasks(spec: JobSpec, findings: _Findings):
 CHAIN_MARKER = ".slurmkit-chain-done"
 
 
-def _chain(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> Optional[ChainPlan]:
+def _chain(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[ChainPlan]:
     """A chain when the spec asks for one, or when it is longer than the site allows and can resume."""
     limit = profile.scheduling.max_walltime_seconds
     longer = bool(limit) and spec.resources.time_s > limit
@@ -1032,7 +944,7 @@ SMALL_FILE_BYTES = 1 << 20
 def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[Finding, ...]:
     """Warnings about what the inputs hold (``shapes`` from staging.inspect_inputs): many small
     files, and on RAM-disk sites, staged bytes that eat the job's memory."""
-    findings = _Findings()
+    findings = Findings()
     # Shards pay only where they are extracted at once: on a RAM disk (see _extraction_parallelism).
     ramdisk = _on_ramdisk(profile)
     for shape in shapes:
@@ -1076,10 +988,9 @@ BUILD_REQUIRES = {
 #: Horovod's compiled framework extensions, so a wheel made for another torch would pass it.
 HOROVOD_MODULES = {"pytorch": "horovod.torch", "tensorflow": "horovod.tensorflow"}
 #: Python package names that say which framework a virtualenv installs.
-PACKAGE_FRAMEWORKS = {"torch": "pytorch", "tensorflow": "tensorflow", "tensorflow-cpu": "tensorflow"}
 
 
-def _check_builds(spec: JobSpec, profile: SiteProfile, findings: _Findings) -> None:
+def _check_builds(spec: JobSpec, profile: SiteProfile, findings: Findings) -> None:
     if spec.environment.builds and spec.environment.venv is None:
         findings.error("environment.builds", "a build installs into the job's virtualenv: add environment.venv "
                        "(e.g. venv: {packages: [torch]})")
@@ -1110,7 +1021,7 @@ def _nccl(spec: JobSpec, profile: SiteProfile) -> Optional[NcclPlan]:
                     setrpaths=profile.software.setrpaths)
 
 
-def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], findings: _Findings) -> List[str]:
+def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], findings: Findings) -> List[str]:
     """The modules a build compiles against that the spec does not load: the profile's version
     of each, or one error naming those to add. A source build reads $EBROOTNCCL and $CUDA_HOME
     under ``set -u``, so rendering it without its modules would only fail later, on the node."""
@@ -1179,17 +1090,9 @@ def build_frameworks(spec: JobSpec) -> Tuple[str, ...]:
     if spec.launch.framework:
         return (spec.launch.framework,)
     venv = spec.environment.venv
-    named = [_package_name(p) for p in (venv.packages if venv else ())]
+    named = [package_name(p) for p in (venv.packages if venv else ())]
     found = tuple(sorted({PACKAGE_FRAMEWORKS[n] for n in named if n in PACKAGE_FRAMEWORKS}, key=tuple(HOROVOD_MODULES).index))
     return found or (_framework(spec),)
-
-
-def _package_name(requirement: str) -> str:
-    """``torch==2.3.0`` -> ``torch``: the name before any version, extra or marker."""
-    name = requirement.strip()
-    for stop in "<>=!~[; @":
-        name = name.split(stop, 1)[0]
-    return name.lower().replace("_", "-")
 
 
 def _build_check(name: str, spec: JobSpec) -> str:

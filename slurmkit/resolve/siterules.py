@@ -251,8 +251,8 @@ def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models
     venv = spec.environment.venv
     if venv is None or not venv.requirements:
         return []
-    from slurmkit.build.envbuild import MAX_REQUIREMENTS_BYTES
     from slurmkit.core.userpaths import on_submit_host  # ~ and $HOME as the job reads them
+    from slurmkit.resolve.loginenv import MAX_REQUIREMENTS_BYTES
 
     path = on_submit_host(venv.requirements, base_dir)
     if path is None:
@@ -280,13 +280,13 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
 def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "",
                           base_dir: Optional[Path] = None) -> List[Finding]:
     """An error when the job activates an environment built on the login node (Trillium) and
-    none is built here for it (envbuild.py): the job would stop at its first line. A warning
+    none is built here for it (loginenv.py): the job would stop at its first line. A warning
     instead on a host that is none of the site's login nodes (a laptop: the environment may
     well be built on the cluster)."""
     venv = plan.venv if plan else None
     if venv is None or not venv.prebuilt_key:
         return []
-    from slurmkit.build.envbuild import built_key
+    from slurmkit.resolve.loginenv import built_key
 
     path = _expand(venv.path, env)
     if path is not None and not path.startswith("/") and base_dir is not None:

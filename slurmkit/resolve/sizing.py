@@ -26,16 +26,13 @@ Nothing here reads files or the environment; resolve.py calls these at its hooks
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 from slurmkit.core.kinds import kind_of
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_size, parse_size
+from slurmkit.sites.profiles import NodeType, SiteProfile
 from slurmkit.spec.spec import JobSpec
-
-if TYPE_CHECKING:   # resolve imports this module: its names are for type checkers only
-    from slurmkit.resolve.resolve import GpuChoice
-    from slurmkit.sites.profiles import NodeType, SiteProfile
 
 #: Host memory (MiB) one process holds while it trains on a GPU, by framework: 4 GiB.
 #: Measured (bench/gpu_process_memory.py, bench/results/gpu-process-memory-h200.json: PyTorch
@@ -52,6 +49,14 @@ FRAMEWORK_NAMES = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "": "Python
 ROUND_TO_GIB_FROM_MIB = 10 * 1024
 
 
+class GpuChoice(Record):
+    """The GPU request in the site's spelling, and the node types that can take it."""
+
+    spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)
+    count: int
+    node_types: Tuple[NodeType, ...]
+
+
 class Bundle(Record):
     """What the charge of one GPU asked covers on the nodes that can take the job."""
 
@@ -59,7 +64,7 @@ class Bundle(Record):
     memory_mib: Optional[int]       # None where a node's memory is not known
 
 
-def cores_per_gpu(node_types: Sequence["NodeType"]) -> int:
+def cores_per_gpu(node_types: Sequence[NodeType]) -> int:
     """The site's cores per GPU, but never more than a node's fair share (its cores over its
     GPUs): Graham's cap of 16 per GPU would ask 64 cores of a 44-core node with 4 T4s. Where
     node types differ, the one that gives the most."""
@@ -67,7 +72,7 @@ def cores_per_gpu(node_types: Sequence["NodeType"]) -> int:
     return max(shares, default=1)
 
 
-def gpu_fraction(gpus: "GpuChoice") -> float:
+def gpu_fraction(gpus: GpuChoice) -> float:
     """How much of a whole GPU one GPU asked is: 1, or for a MIG slice its memory over the GPU's.
     That fraction of the bundle matches the Alliance's recommendations per slice on Fir,
     Narval and Rorqual (e.g. Narval's 3g.20gb: 6 cores, 62 GB of a 12-core, 124.5 GB bundle);
@@ -79,7 +84,7 @@ def gpu_fraction(gpus: "GpuChoice") -> float:
     return 1.0
 
 
-def bundle(gpus: "GpuChoice", node_types: Sequence["NodeType"] = ()) -> Bundle:
+def bundle(gpus: GpuChoice, node_types: Sequence[NodeType] = ()) -> Bundle:
     """The cores and memory per GPU asked on ``node_types`` (default: every node type with these
     GPUs); where they differ, the least memory, so that the job fits every one of them."""
     types = [t for t in (node_types or gpus.node_types) if t.gpus]
@@ -88,19 +93,19 @@ def bundle(gpus: "GpuChoice", node_types: Sequence["NodeType"] = ()) -> Bundle:
     return Bundle(max(1, int(cores_per_gpu(types) * fraction)), int(memory * fraction) if memory else None)
 
 
-def cpus_per_task(gpus: "GpuChoice", tasks: int) -> int:
+def cpus_per_task(gpus: GpuChoice, tasks: int) -> int:
     """CPUs per task of a GPU job that asks none: its GPUs' bundle of cores, over its tasks."""
     return max(1, bundle(gpus).cores * gpus.count // max(1, tasks))
 
 
-def takes_whole_nodes(cores: int, node_types: Sequence["NodeType"]) -> bool:
+def takes_whole_nodes(cores: int, node_types: Sequence[NodeType]) -> bool:
     """Whether ``cores`` per node is every core of every node type the job can land on (a
     32-core job on Cedar may land on a 48-core node, so it does not take its node whole)."""
     return bool(node_types) and all(t.cores == cores for t in node_types)
 
 
-def default_memory(spec: JobSpec, profile: "SiteProfile", gpus: Optional["GpuChoice"], cores: int,
-                   node_types: Sequence["NodeType"]) -> Optional[Tuple[str, str]]:
+def default_memory(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int,
+                   node_types: Sequence[NodeType]) -> Optional[Tuple[str, str]]:
     """The memory directive of a job whose spec asks none: all of each node's for a whole-node
     job, the bundle for a GPU job, else None (SLURM's default per core). None too where the site
     ignores memory requests."""
@@ -118,8 +123,8 @@ def _rounded(mib: int) -> int:
     return mib // 1024 * 1024 if mib >= ROUND_TO_GIB_FROM_MIB else mib
 
 
-def check(spec: JobSpec, profile: "SiteProfile", gpus: Optional["GpuChoice"], tasks: int, cpus: int,
-          node_types: Sequence["NodeType"], memory: Optional[Tuple[str, str]], findings) -> None:
+def check(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], tasks: int, cpus: int,
+          node_types: Sequence[NodeType], memory: Optional[Tuple[str, str]], findings) -> None:
     """The warnings about memory and cores a GPU job asked (``findings`` is the resolver's)."""
     if not gpus or not node_types:
         return
@@ -131,15 +136,16 @@ def gpu_framework(spec: JobSpec) -> Optional[str]:
     """The framework a GPU job's processes run: ``pytorch`` or ``tensorflow`` where the spec
     says (launch.framework, a distributed kind, a venv that installs one), "" for a Python
     payload that does not say, None for a program that is not Python (no floor is known)."""
-    from slurmkit.resolve import resolve
+    from slurmkit.core.programs import runs_python
+    from slurmkit.resolve.framework_kinds import PACKAGE_FRAMEWORKS, package_name
 
     if spec.launch.framework or kind_of(spec).distributed:
-        return resolve._framework(spec)
+        return kind_of(spec).framework(spec.launch.framework)
     venv = spec.environment.venv
-    named = {resolve.PACKAGE_FRAMEWORKS.get(resolve._package_name(p)) for p in (venv.packages if venv else ())} - {None}
+    named = {PACKAGE_FRAMEWORKS.get(package_name(p)) for p in (venv.packages if venv else ())} - {None}
     if len(named) == 1:
         return named.pop()
-    return "" if named or resolve.runs_python(spec.launch.command) else None
+    return "" if named or runs_python(spec.launch.command) else None
 
 
 def _check_memory_per_process(spec: JobSpec, profile, gpus, processes: int, cores: int, node_types, memory, findings) -> None:
@@ -196,6 +202,6 @@ def _check_idle_cores(profile, gpus, tasks: int, cpus: int, node_types, findings
                       f"ask cpus_per_task: {charged // tasks} (or leave it out)")
 
 
-def _gpu_name(gpus: "GpuChoice") -> str:
+def _gpu_name(gpus: GpuChoice) -> str:
     """The GPU as the site spells it (h100, a MIG slice's name), or "GPU" for any model."""
     return gpus.spelling.split(":")[0] if ":" in gpus.spelling else "GPU"

@@ -140,7 +140,7 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
              f"not {'a regular file' if len(seen.skipped) == 1 else 'regular files'} (symbolic links, named pipes, sockets and devices are not packed): {shown}")
     if not files:
         raise PackError(f"{folder}: no files to pack")
-    from slurmkit.resolve.resolve import IMAGE_SUFFIXES  # here: the resolver reads input names, pack writes them
+    from slurmkit.core.archives import IMAGE_SUFFIXES
 
     if output.name.lower().endswith(IMAGE_SUFFIXES):
         zstd = compression == "zstd" or (compression == "auto" and looks_compressible(folder, files))

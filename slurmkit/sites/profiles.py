@@ -304,7 +304,7 @@ _RULES = Fields({
     "tmp_request": Fields({"min": Size(nullable=False), "max": Size(nullable=False), "source": _RULE_SOURCE},
                           required=("min", "max", "source")),
     # Python environments are built on a login node, under ``path``, and jobs only activate them
-    # (Trillium); ``slurmkit env build`` builds them (slurmkit/build/envbuild.py).
+    # (Trillium); ``slurmkit env build`` builds them (slurmkit/resolve/loginenv.py, slurmkit/build/envbuild.py).
     "env_build": Fields({"path": Str(nullable=False), "source": _RULE_SOURCE}, required=("path", "source")),
 })
 

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from slurmkit.api.job import Job
-from slurmkit.build.envbuild import KEY_FILE, PARTIAL_FILE, built_key, env_key
 from slurmkit.core.errors import InputError, SpecError
 from slurmkit.render.render import render
 from slurmkit.resolve.localfacts import LocalFacts
+from slurmkit.resolve.loginenv import KEY_FILE, PARTIAL_FILE, built_key, env_key
 from slurmkit.resolve.resolve import resolve
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping

@@ -13,10 +13,11 @@ from click.testing import CliRunner
 from slurmkit.api.job import Job
 from slurmkit.cli.main import main
 from slurmkit.core.errors import SpecError
+from slurmkit.core.findings import Finding
 from slurmkit.port.retarget import PortRefused, choose_target, port_spec
 from slurmkit.render.render import render
 from slurmkit.resolve.manytasks import colsep
-from slurmkit.resolve.resolve import Finding, resolve
+from slurmkit.resolve.resolve import resolve
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import Launch, Tasks, spec_from_mapping
 

@@ -4,7 +4,7 @@ which has none of the site's wheels."""
 
 import pytest
 
-from slurmkit.resolve.resolve import runs_python
+from slurmkit.core.programs import runs_python
 
 from .test_resolve import job
 

@@ -4,7 +4,8 @@ import functools
 
 import pytest
 
-from slurmkit.resolve.resolve import Finding, resolve
+from slurmkit.core.findings import Finding
+from slurmkit.resolve.resolve import resolve
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from slurmkit.core.launchers import from_slurm
 from slurmkit.core.plan import FromSlurm
-from slurmkit.resolve.resolve import from_slurm
 
 from .test_resolve import directives, job
 

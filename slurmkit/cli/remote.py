@@ -109,7 +109,7 @@ def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, 
 
 def status_remote(cluster: str, job_ids, as_json: bool) -> None:
     from slurmkit.cli.json_output import emit
-    from slurmkit.cli.run import _print_table, _rows
+    from slurmkit.cli.views import print_table
     from slurmkit.slurm.remote import make_poller
 
     try:
@@ -121,13 +121,13 @@ def status_remote(cluster: str, job_ids, as_json: bool) -> None:
         if not ids:
             emit(jobs=[]) if as_json else click.echo(f"no jobs submitted to {cluster} with --remote yet")
             return
-        rows = _rows(make_poller(conn, folders, sizes).poll(ids), records)
+        rows = status_rows(make_poller(conn, folders, sizes).poll(ids), records)
     except SlurmkitError as error:
         fail(error)
     if as_json:
         emit(jobs=rows)
     else:
-        _print_table(rows)
+        print_table(rows)
 
 
 def watch_remote(cluster: str, job_ids, interval: float) -> None:
@@ -141,7 +141,7 @@ def watch_remote(cluster: str, job_ids, interval: float) -> None:
 def _watch(conn, cluster: str, job_ids, interval: float) -> int:
     """cli_run's watch with a poller on the cluster: one master connection, re-opened once if it drops."""
     from slurmkit.cli.main import pretty_output
-    from slurmkit.cli.run import _live, _plain, _still_running
+    from slurmkit.cli.views import live, plain, still_running
     from slurmkit.slurm.monitor import Watch
     from slurmkit.slurm.remote import make_poller
 
@@ -151,11 +151,11 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
         ids, folders, sizes = _ids_folders_sizes(records, job_ids)
         watch = Watch(ids, interval=interval)
         watch.poller = make_poller(conn, folders, sizes)
-        final = _live(watch, records) if pretty_output() else _plain(watch, records)
+        final = live(watch, records) if pretty_output() else plain(watch, records)
     except SlurmkitError as error:
         fail(error)
     except (KeyboardInterrupt, click.Abort):
-        click.echo(_still_running(job_ids).replace("`slurmkit watch", "`slurmkit watch --remote " + cluster)
+        click.echo(still_running(job_ids).replace("`slurmkit watch", "`slurmkit watch --remote " + cluster)
                    .replace("`slurmkit cancel", "`slurmkit cancel --remote " + cluster), err=True)
         return 130
     try:
@@ -168,7 +168,7 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
 # --------------------------------------------------------------------------------- cancel
 
 def cancel_remote(cluster: str, job_ids) -> None:
-    from slurmkit.cli.run import _cancel_verdicts
+    from slurmkit.cli.views import cancel_verdicts
     from slurmkit.slurm.remote import make_poller, slurm_runner
 
     try:
@@ -176,7 +176,7 @@ def cancel_remote(cluster: str, job_ids) -> None:
         conn.ensure_open()
         records = _records(cluster, job_ids)
         _, folders, sizes = _ids_folders_sizes(records, job_ids)
-        verdicts = _cancel_verdicts(job_ids, make_poller(conn, folders, sizes).poll(list(job_ids)))
+        verdicts = cancel_verdicts(job_ids, make_poller(conn, folders, sizes).poll(list(job_ids)))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
         if live:
             slurm_runner(conn)(["scancel", *live])
@@ -245,7 +245,7 @@ def _write(text: str) -> None:
 
 def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
     """The report ``report`` prints here, from the cluster's sacct, exit files and GPU samples."""
-    from slurmkit.cli.report import show_report
+    from slurmkit.cli.views import show_report
 
     try:
         conn = connect(cluster)
@@ -263,7 +263,7 @@ def _with_gpu_samples(conn, effs, record):
     into a private temporary folder for the reading; messages name the cluster's folder."""
     import tempfile
 
-    from slurmkit.cli.report import profile_named
+    from slurmkit.cli.views import profile_named
     from slurmkit.report.gpuuse import MAX_SAMPLE_BYTES, full_report
     from slurmkit.slurm.remote import copy_gpu_samples
 
@@ -311,7 +311,7 @@ def _with_exit_files(conn, effs, record):
 
 def _print_reports(conn, records, job_ids) -> None:
     """cli_run's reports after a watch, from the cluster's sacct and the job's remote folder."""
-    from slurmkit.cli.run import print_reports
+    from slurmkit.cli.views import print_reports
 
     print_reports(job_ids, report=lambda job, retry_for: _sacct_report(conn, job),
                   with_exit_files=lambda job_id, effs: _with_exit_files(conn, effs, records.get(job_id.split("_")[0])),

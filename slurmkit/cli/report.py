@@ -1,48 +1,15 @@
 """``slurmkit report JOBID``: how well a job (or every task of an array) used what it asked for."""
 
+import sys
+
 import click
 
-from slurmkit.cli.json_output import JsonCommand, emit
-from slurmkit.cli.main import complete_job_ids, fail, job_id_arguments, pretty_output
+from slurmkit.cli import views
+from slurmkit.cli.json_output import JsonCommand
+from slurmkit.cli.main import complete_job_ids, fail, job_id_arguments
 from slurmkit.cli.remote import REMOTE_OPTION
 from slurmkit.core.errors import SlurmkitError
-
-
-def submission(job_id: str):
-    """slurmkit's record of the job (None for a job it did not submit)."""
-    from slurmkit.slurm.registry import find
-
-    return find([job_id]).get(job_id.split("_")[0])
-
-
-def log_folder(job_id: str):
-    """Where slurmkit put the job's logs and exit files (None for a job it did not submit)."""
-    record = submission(job_id)
-    return record.folder if record else None
-
-
-def job_profile(job_id: str):
-    """The site profile the job was rendered for (its GPUs, MIG slices, GPU counts); None when
-    slurmkit did not submit it or the profile is no longer found."""
-    record = submission(job_id)
-    return profile_named(record.profile if record else None)
-
-
-def profile_named(name):
-    """The profile ``name``, or None when there is no name or it is no longer found."""
-    from slurmkit.sites.profiles import load_profile
-
-    try:
-        return load_profile(name) if name else None
-    except (SlurmkitError, OSError):
-        return None
-
-
-def gpu_report(job_id: str, effs):
-    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report)."""
-    from slurmkit.report.gpuuse import full_report
-
-    return full_report(effs, log_folder(job_id), job_profile(job_id))
+from slurmkit.core.output import message_line
 
 
 @click.command("report", cls=JsonCommand)
@@ -66,57 +33,40 @@ def report_command(job_id, as_json, apply, yes, spec_path, remote):
     from slurmkit.report import efficiency
 
     try:
-        effs = efficiency.with_exit_files(efficiency.report_for(job_id), log_folder(job_id))
-        made = gpu_report(job_id, effs)
+        effs = efficiency.with_exit_files(efficiency.report_for(job_id), views.log_folder(job_id))
+        made = views.local_gpu_report(job_id, effs)
     except SlurmkitError as error:
         fail(error)
-    show_report(made, as_json)
+    views.show_report(made, as_json)
     if apply:
-        from slurmkit.report.rightsize import apply_advice
-
         apply_advice(job_id, list(made.effs), made, spec_path, yes)
 
 
-def show_report(made, as_json: bool) -> None:
-    """The report (gpuuse.full_report's) as JSON, gauges on a terminal, or plain text: here and over --remote."""
-    from slurmkit.report import efficiency, gauges
+def apply_advice(job_id: str, effs, made, spec_path, yes: bool) -> None:
+    """Show the diff of the spec with the report's advice, ask (or --yes), write it atomically."""
+    import difflib
+    import os
 
-    effs = list(made.effs)
-    if as_json:
-        out = efficiency.as_json(effs)
-        if len(effs) == 1:
-            out["jobs"][0]["advice"] = [tip.text for tip in made.advice]
-        emit(**out, **gauges.as_json(effs), **_gpu_json(made))
-    elif pretty_output():
-        from rich.console import Console
+    from slurmkit.core.files import write_atomic
+    from slurmkit.report.rightsize import NotApplied, advice_for_spec
 
-        head = made.text.partition("\nAdvice:")[0]
-        Console().print(gauges.rich_report(effs, head.splitlines(), [tip.text for tip in made.advice], gpu_rows(made)))
-    else:
-        head, _, advice = made.text.partition("\nAdvice:")
-        click.echo("\n".join([head, *outlier_lines(effs), "Advice:" + advice]), nl=False)
-
-
-def _gpu_json(made):
-    from slurmkit.report.gpuuse import as_json
-
-    return as_json(made.jobs)
-
-
-def gpu_rows(made):
-    """Per-GPU gauge rows of a single job: (label, mean utilisation as a fraction, the figures)."""
-    from slurmkit.report.gpuuse import describe
-
-    if len(made.effs) != 1:
-        return []
-    job = made.jobs.get(made.effs[0].job_id)
-    return [(g.label, None if g.mean_util is None else g.mean_util / 100, describe(g).split(": ", 1)[1])
-            for g in (job.gpus if job else ())]
-
-
-def outlier_lines(effs):
-    """``Outliers (memory): 12_7 (98%)``: the tasks of an array far from the rest, per gauge."""
-    from slurmkit.report.gauges import LABELS, spreads
-
-    return [f"Outliers ({LABELS[s.name].lower()}): " + ", ".join(f"{job} ({value:.0%})" for job, value, _ in s.outliers[:10])
-            for s in spreads(effs) if s.outliers] if len(effs) > 1 else []
+    try:
+        path, before, after, skipped = advice_for_spec(job_id, effs, made, spec_path, views.submission(job_id), views.job_profile(job_id))
+    except SlurmkitError as error:
+        fail(error)
+    for line in skipped:
+        message_line(f"not applied: {line}")
+    if before == after:
+        click.echo(f"{path}: nothing to change: no advice with a figure to write")
+        return
+    click.echo("".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), str(path), str(path))), nl=False)
+    if not yes:
+        if not sys.stdin.isatty():
+            fail(NotApplied(f"{path} not written: add --yes to write these changes"))
+        if not click.confirm(f"Write these changes to {path}?", default=False):
+            fail(NotApplied(f"{path} not written"))
+    try:
+        write_atomic(path, after, mode=os.stat(path).st_mode & 0o777)
+    except (SlurmkitError, OSError) as error:
+        fail(error if isinstance(error, SlurmkitError) else NotApplied(f"{path}: {error.strerror or error}"))
+    click.echo(f"wrote {path}")

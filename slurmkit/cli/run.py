@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
+from slurmkit.cli import views
 from slurmkit.cli.json_output import JsonCommand, emit
 from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output
 from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.output import message_line
-from slurmkit.slurm.monitor import TERMINAL as TERMINAL_STATES
 
 
 @click.command("submit")
@@ -72,74 +72,6 @@ def _ids_and_folders(job_ids):
     return ids, folders, sizes, records
 
 
-COLUMNS = ("job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs")
-#: more rows than this and `watch` shows counts per state, then only running and failed tasks.
-SUMMARY_AT = 20
-#: at most this many rows of each kind (running, failed) under the counts.
-SUMMARY_ROWS = 15
-
-
-def _row(job_id, status, record):
-    from slurmkit.slurm.monitor import exit_text, outputs_text
-
-    return {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
-            "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
-            "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
-            "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs}
-
-
-def _rows(statuses, records):
-    """One row a job; the links of a chain fold into one row for the chain, listing its links."""
-    rows, chains = [], {}
-    for job_id, status in statuses.items():
-        record = records.get(job_id.split("_")[0])
-        row = _row(job_id, status, record)
-        if record is not None and record.chain:
-            chains.setdefault(record.chain, []).append((record.link, row))
-        else:
-            rows.append(row)
-    for chain_id, links in chains.items():
-        links = [row for _, row in sorted(links, key=lambda pair: pair[0] or 0)]
-        current = next((row for row in links if row["state"] not in TERMINAL_STATES), links[-1])
-        rows.append({**current, "job": chain_id, "name": f"{current['name']} (chain, link {links.index(current) + 1}/{len(links)})",
-                     "links": [{"job": row["job"], "state": row["state"], "exit_code": row["exit_code"], "signal": row["signal"]}
-                               for row in links]})
-    return rows
-
-
-def _cells(row):
-    state = "TIMEOUT (outputs saved)" if row["state"] == "TIMEOUT" and row["outputs"] == "outputs saved" else row["state"]
-    if row.get("runs", 1) > 1:     # requeued: this is a later run of the job
-        state += f" (run {row['runs']})"
-    return [state if c == "state" else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
-
-
-def _print_table(rows, title=None):
-    if not pretty_output():
-        click.echo("\t".join(COLUMNS))  # the header, so a pipe knows the columns (cut, awk)
-        for row in rows:
-            message_line("\t".join(_cells(row)), err=False)
-        return
-    from rich.console import Console
-
-    Console().print(_rich_table(rows, title))
-
-
-def _rich_table(rows, title=None):
-    from rich.table import Table
-
-    table = Table(title=title)
-    for column in COLUMNS:
-        table.add_column(column.replace("_", " "), overflow="fold")
-    colours = {"COMPLETED": "green", "RUNNING": "cyan", "PENDING": "yellow"}
-    for row in rows:
-        cells = _cells(row)
-        colour = "red" if row["unsaved"] else colours.get(row["state"], "red" if row["state"] != "UNKNOWN" else "white")
-        cells[2] = f"[{colour}]{cells[2]}[/]"
-        table.add_row(*cells)
-    return table
-
-
 @click.command("status", cls=JsonCommand)
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
@@ -161,87 +93,16 @@ def status_command(job_ids, as_json, remote):
             click.echo("no jobs submitted with slurmkit yet")
         return
     try:
-        rows = _rows(poll(ids, folders, array_sizes=sizes), records)
+        rows = views.status_rows(poll(ids, folders, array_sizes=sizes), records)
     except SlurmkitError as error:
         _fail(error)
     if as_json:
         emit(jobs=rows)
     else:
-        _print_table(rows)
+        views.print_table(rows)
 
 
 # -------------------------------------------------------------------------------------- watch
-
-def _counts(statuses) -> str:
-    counts = {}
-    for status in statuses.values():
-        counts[status.state] = counts.get(status.state, 0) + 1
-    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-
-def _summary_rows(rows):
-    """The rows worth a line when there are many: running ones, then those that ended badly."""
-    running = [row for row in rows if row["state"] == "RUNNING"]
-    failed = [row for row in rows if row["state"] in TERMINAL_STATES and not row["ok"]]
-    shown = running[:SUMMARY_ROWS] + failed[:SUMMARY_ROWS]
-    hidden = len(running) + len(failed) - len(shown)
-    return shown, hidden
-
-
-def _view(statuses, records, lost):
-    """What the terminal shows: the table, or counts then running and failed rows when large."""
-    from rich.console import Group
-    from rich.text import Text
-
-    rows = _rows(statuses, records)
-    title = f"{sum(s.done for s in statuses.values())}/{len(statuses)} done"
-    parts = []
-    if lost is not None:
-        parts.append(Text(f"lost the controller, retrying: {lost.message}", style="bold red"))
-    if len(rows) > SUMMARY_AT:
-        shown, hidden = _summary_rows(rows)
-        parts.append(Text(f"{title}: {_counts(statuses)}"))
-        parts.append(_rich_table(shown, title=f"running and failed ({hidden} more not shown)" if hidden else "running and failed"))
-    else:
-        parts.append(_rich_table(rows, title=title))
-    return Group(*parts)
-
-
-def _live(watch, records):
-    """Follow on a terminal: render only when something changed, with no refresh thread."""
-    from rich.live import Live
-
-    final, shown = {}, None
-    with Live(auto_refresh=False) as live:
-        for final in watch:
-            key = (tuple(final.values()), watch.lost is not None)
-            if key != shown:
-                shown = key
-                live.update(_view(final, records, watch.lost), refresh=True)
-    return final
-
-
-def _plain(watch, records):
-    """Follow piped: a line per change; many jobs as a counts line and a line per bad ending."""
-    from slurmkit.slurm.monitor import verdict
-
-    final, seen, lost, counts = {}, {}, None, None
-    for final in watch:
-        now = time.strftime("%H:%M:%S")
-        if (watch.lost is None) != (lost is None):
-            message_line(f"{now} lost the controller, retrying: {watch.lost.message}" if watch.lost else f"{now} the controller answers again", err=False)
-        lost = watch.lost
-        summary = len(final) > SUMMARY_AT
-        if summary and _counts(final) != counts:
-            counts = _counts(final)
-            click.echo(f"{now} {len(final)} jobs: {counts}")
-        for job_id, status in final.items():
-            line = verdict(status) if status.done else status.state
-            if seen.get(job_id) != line:
-                seen[job_id] = line
-                if not summary or (status.done and not status.ok):
-                    message_line(f"{now} {job_id} {line}", err=False)
-    return final
 
 
 def _watch(job_ids, interval: float) -> int:
@@ -251,57 +112,17 @@ def _watch(job_ids, interval: float) -> int:
     try:
         ids, folders, sizes, records = _ids_and_folders(job_ids)
         watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
-        final = _live(watch, records) if pretty_output() else _plain(watch, records)
+        final = views.live(watch, records) if pretty_output() else views.plain(watch, records)
     except SlurmkitError as error:
         _fail(error)
     except (KeyboardInterrupt, click.Abort):
-        message_line(_still_running(job_ids))
+        message_line(views.still_running(job_ids))
         return 130
     try:
-        print_reports(ids)
+        views.print_reports(ids)
     except (KeyboardInterrupt, click.Abort):
         return 130   # every job had ended: only its report is cut short
     return 0 if final and all(s.ok for s in final.values()) else 1
-
-
-def _still_running(job_ids) -> str:
-    """What Ctrl-C during a watch says: the jobs run on, and the commands that follow or end them."""
-    ids = " ".join(job_ids)
-    if not ids:
-        return "stopped watching; the jobs run on: `slurmkit status` shows them"
-    which = f"job {ids} keeps" if len(job_ids) == 1 else f"jobs {ids} keep"
-    return (f"stopped watching; {which} running: follow with `slurmkit watch {ids}`, "
-            f"cancel with `slurmkit cancel {ids}`")
-
-
-def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", gpu_report=None) -> None:
-    """The efficiency report of each job once accounting has its end (or marked preliminary).
-    ``report(job_id, retry_for)``, ``with_exit_files(job_id, effs)`` and ``gpu_report(job_id,
-    effs)`` default to this host's sacct and the job's local folder; cli_remote passes its ssh
-    ones and ``--remote NAME``."""
-    from slurmkit.cli.report import log_folder
-    from slurmkit.report import efficiency
-
-    if gpu_report is None:
-        from slurmkit.cli.report import gpu_report
-
-    with_exit_files = with_exit_files or (lambda job_id, effs: efficiency.with_exit_files(effs, log_folder(job_id)))
-    for job_id in job_ids:
-        try:
-            effs, settled = efficiency.settled_report(job_id, report=report)
-            effs = with_exit_files(job_id, effs)
-        except SlurmkitError as error:
-            message_line(f"no efficiency report for {job_id}: {error.message}")
-            continue
-        if not settled:
-            message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
-                         f"(run `slurmkit report {job_id}{remote}` later for the final one)", err=False)
-        try:
-            text = gpu_report(job_id, effs).text
-        except SlurmkitError as error:
-            message_line(f"no GPU figures for {job_id}: {error.message}")
-            text = efficiency.format_report(effs)
-        click.echo(text, nl=False)
 
 
 @click.command("watch")
@@ -319,21 +140,6 @@ def watch_command(job_ids, interval, remote):
 
 # ------------------------------------------------------------------------------------- cancel
 
-def _cancel_verdicts(job_ids, statuses):
-    """Each given id -> "live" (something to cancel), "unknown", or the verdict of how it ended."""
-    from slurmkit.slurm.monitor import verdict
-
-    found = {}
-    for job_id in job_ids:
-        mine = [s for key, s in statuses.items() if key == job_id or key.startswith(job_id + "_")]
-        if not mine or all(s.state == "UNKNOWN" for s in mine):
-            found[job_id] = "unknown"
-        elif any(not s.done for s in mine):
-            found[job_id] = "live"
-        else:
-            found[job_id] = verdict(mine[0]) if len(mine) == 1 else f"every task ended ({_counts({s.job_id: s for s in mine})})"
-    return found
-
 
 @click.command("cancel")
 @click.argument("job_ids", nargs=-1, required=True, callback=job_id_arguments, shell_complete=complete_job_ids)
@@ -350,7 +156,7 @@ def cancel_command(job_ids, remote):
         return cancel_remote(remote, job_ids)
     _, folders, sizes, _ = _ids_and_folders(job_ids)
     try:
-        verdicts = _cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
+        verdicts = views.cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
         if live:
             run_slurm(["scancel", *live])

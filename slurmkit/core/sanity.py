@@ -135,7 +135,7 @@ CHECKED_OPTIONS = ("gres", "signal", *REQUEUE_OPTIONS)
 SHORT_OPTIONS = SHORT_NAMES
 
 
-def _long_name(option: str) -> Optional[str]:
+def long_name(option: str) -> Optional[str]:
     """The long option ``option`` means: itself, its long form, or the owned option it
     abbreviates (sbatch, through getopt_long, takes any unique prefix: ``--tim`` is --time)."""
     if not option.startswith("--"):
@@ -152,7 +152,7 @@ def directive_problem(directive: str, seen: Dict[str, int]) -> Optional[str]:
     """Why ``directive`` (``--mem=4G``) cannot be an extra directive, or None; ``seen`` maps
     each option already given to its index, to catch one given twice."""
     option, _, value = directive.partition("=")
-    name = _long_name(option)
+    name = long_name(option)
     if name == "gres" and value.split(":")[0] == "gpu":
         return f"{directive!r} asks for GPUs, which resources.gpus says; use resources.gpus instead (slurmkit writes the GPU request from it)"
     if name in SPEC_OPTIONS:

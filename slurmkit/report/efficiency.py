@@ -416,7 +416,7 @@ def _time_advice(eff: JobEfficiency) -> List[Tip]:
         return []
     took = eff.all_elapsed_s
     suggest = _round_up(max(took * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
-    asked, used = format_duration(eff.timelimit_s), _short_duration(took)
+    asked, used = format_duration(eff.timelimit_s), short_duration(took)
     if eff.earlier_runs and took > eff.timelimit_s:   # a job that checkpoints and requeues: no figure to write
         runs = len(eff.earlier_runs) + 1
         return [Tip("time", None, f"took {used} over {runs} runs of at most {asked}, each requeue waiting in the queue again: "
@@ -450,11 +450,11 @@ def _cpu_advice(eff: JobEfficiency) -> List[Tip]:
                     each, per_task)]
     if eff.tasks > 1 or eff.nodes > 1:
         over = f" over {eff.nodes} nodes" if eff.nodes > 1 else ""
-        return [Tip("cpu", "less", f"{head}{over}: its processes kept about {_count(used, 'core')} busy in all: ask fewer cores per "
+        return [Tip("cpu", "less", f"{head}{over}: its processes kept about {counted_noun(used, 'core')} busy in all: ask fewer cores per "
                                    f"task or fewer tasks, or make them use more threads")]
     more = "" if used == 1 else " more"
     return [Tip("cpu", "less", f"{head}: the program uses about "
-                               f"{_count(used, 'core')}; ask cpus_per_task: {used} or make it use{more} threads", used, eff.cores)]
+                               f"{counted_noun(used, 'core')}; ask cpus_per_task: {used} or make it use{more} threads", used, eff.cores)]
 
 
 def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -> List[Tip]:
@@ -484,13 +484,13 @@ def _gpu_advice(eff: JobEfficiency) -> List[Tip]:
         return []
     used = eff.gpu_utilisation
     if used is None:
-        return [Tip("gpu", None, f"{_count(eff.gpus, 'GPU')} allocated: sacct does not record GPU utilisation; "
+        return [Tip("gpu", None, f"{counted_noun(eff.gpus, 'GPU')} allocated: sacct does not record GPU utilisation; "
                                  f"watch it with nvidia-smi on the node while the job runs")]
     if eff.state != "COMPLETED" or used >= LOW_GPU_UTILISATION:
         return []
     if eff.gpus > 1 and round(used * eff.gpus) < eff.gpus:
         fewer = max(1, round(used * eff.gpus))
-        return [Tip("gpu", "less", f"{_count(eff.gpus, 'GPU')} at {used:.0%} average utilisation: ask {_count(fewer, 'GPU')}, "
+        return [Tip("gpu", "less", f"{counted_noun(eff.gpus, 'GPU')} at {used:.0%} average utilisation: ask {counted_noun(fewer, 'GPU')}, "
                                    f"or feed them faster (more data-loader workers, data staged in $SLURM_TMPDIR)",
                     fewer, eff.gpus)]
     return [Tip("gpu", None, f"1 GPU at {used:.0%} average utilisation: feed it faster (more data-loader workers, "
@@ -505,11 +505,11 @@ def _round_up(value: float, ladder: Sequence[int]) -> int:
     return int(math.ceil(value))
 
 
-def _count(number: int, noun: str) -> str:
+def counted_noun(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
-def _short_duration(seconds: float) -> str:
+def short_duration(seconds: float) -> str:
     """Elapsed time as a person says it: whole minutes past a minute (12m, 3h5m), seconds below."""
     seconds = int(round(seconds))
     return format_duration(seconds if seconds < 60 else int(round(seconds / 60)) * 60)
@@ -637,10 +637,10 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
     if efficiency is None:
         lines.append("CPU Utilized: " + ("none, it never ran" if eff.done else "not known until the job ends"))
     else:
-        lines += [f"CPU Utilized: {_clock(eff.cpu_s)}",
-                  f"CPU Efficiency: {efficiency:.2%} of {_clock(eff.cores * eff.elapsed_s)} core-walltime"]
-    limit = f" of {_clock(eff.timelimit_s)} time limit ({eff.time_fraction:.1%})" if eff.timelimit_s else ""
-    lines.append(f"Wall-clock: {_clock(eff.elapsed_s)}{limit}")
+        lines += [f"CPU Utilized: {clock_time(eff.cpu_s)}",
+                  f"CPU Efficiency: {efficiency:.2%} of {clock_time(eff.cores * eff.elapsed_s)} core-walltime"]
+    limit = f" of {clock_time(eff.timelimit_s)} time limit ({eff.time_fraction:.1%})" if eff.timelimit_s else ""
+    lines.append(f"Wall-clock: {clock_time(eff.elapsed_s)}{limit}")
     lines += _runs_lines(eff)
     if eff.peak_mib is None:
         lines.append("Memory Utilized: not recorded")
@@ -653,7 +653,7 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
         lines.append("Outputs: NOT saved: " + "; ".join(eff.unsaved))
     elif eff.saved:
         lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
-    return "\n".join(lines + _advice_lines(said)) + "\n"
+    return "\n".join(lines + advice_lines(said)) + "\n"
 
 
 #: earlier runs listed one by one; past these, a count
@@ -665,13 +665,13 @@ def _runs_lines(eff: JobEfficiency) -> List[str]:
     if not eff.earlier_runs:
         return []
     runs = len(eff.earlier_runs) + 1
-    shown = [f"  run {number}: {run.state} after {_clock(run.elapsed_s)}" for number, run in enumerate(eff.earlier_runs[:_RUNS_SHOWN], 1)]
+    shown = [f"  run {number}: {run.state} after {clock_time(run.elapsed_s)}" for number, run in enumerate(eff.earlier_runs[:_RUNS_SHOWN], 1)]
     if len(eff.earlier_runs) > _RUNS_SHOWN:
         shown.append(f"  ... and {len(eff.earlier_runs) - _RUNS_SHOWN} more")
     cpu = eff.cpu_s + sum(run.cpu_s for run in eff.earlier_runs)
-    return ([f"Runs: {runs}, requeued {_count(runs - 1, 'time')} (the figures above and below are of run {runs}, the last)"]
-            + shown + [f"All runs: {_clock(eff.all_elapsed_s)} wall-clock, {_clock(eff.cores * eff.all_elapsed_s)} core-walltime, "
-                       f"{_clock(cpu)} CPU"])
+    return ([f"Runs: {runs}, requeued {counted_noun(runs - 1, 'time')} (the figures above and below are of run {runs}, the last)"]
+            + shown + [f"All runs: {clock_time(eff.all_elapsed_s)} wall-clock, {clock_time(eff.cores * eff.all_elapsed_s)} core-walltime, "
+                       f"{clock_time(cpu)} CPU"])
 
 
 def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
@@ -680,25 +680,25 @@ def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
     lines = [f"Array ID: {summary.job_id}", f"Tasks: {summary.tasks} ({states})",
              f"Per task: {first.nodes} node(s), {first.cores} core(s), "
              f"{format_request(first.req_mem_mib) if first.req_mem_mib else 'default'} memory, "
-             f"{_clock(first.timelimit_s) if first.timelimit_s else 'no'} time limit"]
-    lines.append("Wall-clock (min/median/max): " + _triple(summary.elapsed_s, _clock))
+             f"{clock_time(first.timelimit_s) if first.timelimit_s else 'no'} time limit"]
+    lines.append("Wall-clock (min/median/max): " + _triple(summary.elapsed_s, clock_time))
     lines.append("CPU Efficiency (min/median/max): " + _triple(summary.cpu_efficiency, lambda v: f"{v:.2%}"))
     lines.append("Memory Utilized (min/median/max): " + _triple(summary.peak_mib, format_mem))
     lines.append(_gpu_line(first, "GPUs per task", summary_of=effs))
     lost = [eff for eff in effs if eff.unsaved]
     if lost:
         shown = ", ".join(eff.job_id for eff in lost[:10]) + (f" and {len(lost) - 10} more" if len(lost) > 10 else "")
-        lines.append(f"Outputs NOT saved by {_count(len(lost), 'task')}: {shown} (first: {lost[0].unsaved[0]})")
+        lines.append(f"Outputs NOT saved by {counted_noun(len(lost), 'task')}: {shown} (first: {lost[0].unsaved[0]})")
     requeued = [eff for eff in effs if eff.earlier_runs]
     if requeued:
         shown = ", ".join(f"{eff.job_id} ({len(eff.earlier_runs) + 1} runs)" for eff in requeued[:10])
         more = f" and {len(requeued) - 10} more" if len(requeued) > 10 else ""
-        lines.append(f"Requeued: {_count(len(requeued), 'task')}: {shown}{more} (figures are of each task's last run)")
+        lines.append(f"Requeued: {counted_noun(len(requeued), 'task')}: {shown}{more} (figures are of each task's last run)")
     unfinished = [eff.job_id for eff in effs if eff.state != "COMPLETED"]
     if unfinished:
         shown = ", ".join(unfinished[:10]) + (f" and {len(unfinished) - 10} more" if len(unfinished) > 10 else "")
         lines.append(f"Not completed: {shown}")
-    return "\n".join(lines + _advice_lines(summary.advice)) + "\n"
+    return "\n".join(lines + advice_lines(summary.advice)) + "\n"
 
 
 def _gpu_line(eff: JobEfficiency, label: str, summary_of: Sequence[JobEfficiency] = ()) -> str:
@@ -713,7 +713,7 @@ def _gpu_line(eff: JobEfficiency, label: str, summary_of: Sequence[JobEfficiency
     return f"{label}: {eff.gpus} ({used:.0%} average utilisation)"
 
 
-def _advice_lines(said: List[str]) -> List[str]:
+def advice_lines(said: List[str]) -> List[str]:
     return ["Advice:"] + [f"  - {line}" for line in said] if said else ["Advice: none, the request fits the use"]
 
 
@@ -727,7 +727,7 @@ def _exit_text(eff: JobEfficiency) -> str:
     return f" (exit code {eff.exit_code}" + (f", signal {eff.signal}" if eff.signal else "") + ")"
 
 
-def _clock(seconds: float) -> str:
+def clock_time(seconds: float) -> str:
     """seff's clock: ``HH:MM:SS``, with ``D-`` in front past a day."""
     days, rest = divmod(int(round(seconds)), 86400)
     hours, rest = divmod(rest, 3600)

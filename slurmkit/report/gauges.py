@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
-from slurmkit.report.efficiency import JobEfficiency, _clock, format_mem, format_request
+from slurmkit.report.efficiency import JobEfficiency, clock_time, format_mem, format_request
 
 #: a bar's width in characters.
 BAR_WIDTH = 30
@@ -35,7 +35,7 @@ def gauges(eff: JobEfficiency) -> List[Gauge]:
     """The gauges of one job or task (GPU only when it has GPUs)."""
     found = [
         Gauge("time", eff.time_fraction,
-              f"{_clock(eff.elapsed_s)} of {_clock(eff.timelimit_s)}" if eff.timelimit_s else f"{_clock(eff.elapsed_s)}, no limit"),
+              f"{clock_time(eff.elapsed_s)} of {clock_time(eff.timelimit_s)}" if eff.timelimit_s else f"{clock_time(eff.elapsed_s)}, no limit"),
         Gauge("cpu", eff.cpu_efficiency,
               f"{eff.cpu_s / eff.elapsed_s:.1f} of {eff.cores} cores busy" if eff.cpu_efficiency is not None else "not known"),
         Gauge("memory", eff.memory_efficiency,

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
-from slurmkit.report.efficiency import CPU_ADVICE_MIN_S, LOW_GPU_UTILISATION, MEMORY_MARGIN, JobEfficiency, Tip, _count, format_mem
+from slurmkit.report.efficiency import CPU_ADVICE_MIN_S, LOW_GPU_UTILISATION, MEMORY_MARGIN, JobEfficiency, Tip, counted_noun, format_mem
 
 #: below this mean utilisation (percent) a GPU counts as idle.
 IDLE_UTIL_PCT = 5.0
@@ -310,7 +310,7 @@ def _idle_tips(job: JobGpus, asked: int, profile) -> List[Tip]:
     if not idle:
         return []
     named = ", ".join(g.label for g in idle[:3]) + (f" and {len(idle) - 3} more" if len(idle) > 3 else "")
-    head = f"asked {_count(asked, 'GPU')}, {named} stayed idle (under {IDLE_UTIL_PCT:.0f}% utilisation)"
+    head = f"asked {counted_noun(asked, 'GPU')}, {named} stayed idle (under {IDLE_UTIL_PCT:.0f}% utilisation)"
     if asked < 2:
         if idle[0].p95_util:   # busy now and then: mostly idle, not unused (a MIG slice, or feed it: _mig_tips)
             return []
@@ -353,7 +353,7 @@ def _feeding_tips(eff: JobEfficiency, job: JobGpus, asked: int, profile) -> List
         return []
     node_type = node_type_for(profile, job.gpus)
     per_gpu = node_type.gpus.max_cores_per_gpu if node_type and node_type.gpus.max_cores_per_gpu else None
-    head = f"GPUs at {mean:.0f}% average utilisation while the {_count(eff.cores, 'core')} were {busy:.0%} busy: the GPUs wait for data"
+    head = f"GPUs at {mean:.0f}% average utilisation while the {counted_noun(eff.cores, 'core')} were {busy:.0%} busy: the GPUs wait for data"
     # cpus_per_task is per task: a job of several tasks (one per GPU) is advised per task
     tasks, have = eff.tasks, eff.cores_per_task
     if have is None:
@@ -401,7 +401,7 @@ class GpuReport(Record):
 def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None) -> GpuReport:
     """The one report ``report``, ``watch`` and ``submit --wait`` print: efficiency.py's, with
     the GPU lines before the advice and the GPU advice in it."""
-    from slurmkit.report.efficiency import _advice_lines, array_tips, format_report, summarize
+    from slurmkit.report.efficiency import advice_lines, array_tips, format_report, summarize
 
     effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
@@ -411,7 +411,7 @@ def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=No
         said = array_tips(effs, summarize(effs).states)
         extra = array_lines(jobs)
     head = format_report(effs).partition("\nAdvice:")[0]
-    text = "\n".join([head, *extra, *_advice_lines([t.text for t in said])]) + "\n"
+    text = "\n".join([head, *extra, *advice_lines([t.text for t in said])]) + "\n"
     return GpuReport(tuple(effs), jobs, tuple(said), text)
 
 
@@ -419,7 +419,7 @@ def gpu_lines(job: JobGpus) -> List[str]:
     """One line per GPU (or why there are none), for the plain report."""
     if not job.gpus:
         return [f"GPU use: no GPU samples: {job.missing}"]
-    lines = [f"GPU use ({_count(len(job.gpus), 'GPU')}, idle under {IDLE_UTIL_PCT:.0f}%):"]
+    lines = [f"GPU use ({counted_noun(len(job.gpus), 'GPU')}, idle under {IDLE_UTIL_PCT:.0f}%):"]
     lines += [f"  {describe(g)}" for g in job.gpus]
     lines += [f"  {name}: read only its first {MAX_SAMPLE_BYTES >> 20} MiB" for name in job.cut_short]
     return lines
@@ -445,7 +445,7 @@ def memory_text(gpu: GpuUse) -> str:
 def array_lines(jobs: Dict[str, JobGpus]) -> List[str]:
     """For an array: how many tasks were sampled, and the idle GPUs of each task."""
     sampled = [job for job in jobs.values() if job.gpus]
-    lines = [f"GPU samples: {len(sampled)} of {_count(len(jobs), 'task')}"
+    lines = [f"GPU samples: {len(sampled)} of {counted_noun(len(jobs), 'task')}"
              + ("" if sampled or not jobs else f" ({next(iter(jobs.values())).missing})")] if jobs else []
     idle = [f"{job.job_id} {g.label}" for job in sampled for g in job.gpus if g.idle]
     if idle:

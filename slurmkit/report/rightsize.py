@@ -15,13 +15,12 @@ refused in one line, whatever advice asked it; the file is replaced atomically (
 
 from __future__ import annotations
 
-import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.report.efficiency import JobEfficiency, Tip, _short_duration, format_mem
+from slurmkit.report.efficiency import JobEfficiency, Tip, short_duration, format_mem
 
 
 class NotApplied(SlurmkitError):
@@ -86,8 +85,8 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
         if tip.direction is None or (tip.suggest is None and tip.value is None):
             continue
         if tip.resource == "time":
-            _at_least(job_id, "time", tip.suggest, used["time"], format_duration(int(tip.suggest)), _short_duration(used["time"]))
-            out.append(Change("time", format_duration(int(tip.suggest)), f"{said}: ran {_short_duration(used['time'])}"))
+            _at_least(job_id, "time", tip.suggest, used["time"], format_duration(int(tip.suggest)), short_duration(used["time"]))
+            out.append(Change("time", format_duration(int(tip.suggest)), f"{said}: ran {short_duration(used['time'])}"))
         elif tip.resource == "memory":
             if resources.get("mem_per_cpu") is not None or resources.get("mem") == "node":
                 skipped.append(f"memory: the spec asks {'mem_per_cpu' if resources.get('mem_per_cpu') is not None else 'mem: node'}; "
@@ -154,41 +153,15 @@ def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mi
     return text.replace("\r\n", "\n"), rewritten_text(text, old, new, comments=comments), skipped
 
 
-def apply_advice(job_id: str, effs: Sequence[JobEfficiency], made, spec_path: Optional[str], yes: bool) -> None:
-    """Show the diff of the spec with the advice, ask (or --yes), write it atomically."""
-    import difflib
-    import os
+def advice_for_spec(job_id: str, effs: Sequence[JobEfficiency], made, spec_path: Optional[str], record, profile
+                    ) -> Tuple[str, str, str, List[str]]:
+    """(the spec's path, its text, the text with the advice, lines about what was left alone).
 
-    import click
-
-    from slurmkit.cli.main import fail
-    from slurmkit.cli.report import job_profile, submission
-    from slurmkit.core.files import write_atomic
-    from slurmkit.core.output import message_line
-
-    try:
-        path = spec_path or _registered_spec(job_id, submission(job_id))
-        mig = _mig_memory(job_profile(job_id))
-        before, after, skipped = rewritten(path, job_id, made.advice, used_figures(effs, made), mig)
-    except SlurmkitError as error:
-        fail(error)
-    for line in skipped:
-        message_line(f"not applied: {line}")
-    if before == after:
-        click.echo(f"{path}: nothing to change: no advice with a figure to write")
-        return
-    click.echo("".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), str(path), str(path))), nl=False)
-    if not yes:
-        if not sys.stdin.isatty():
-            fail(NotApplied(f"{path} not written: add --yes to write these changes"))
-        if not click.confirm(f"Write these changes to {path}?", default=False):
-            fail(NotApplied(f"{path} not written"))
-    try:
-        mode = os.stat(path).st_mode & 0o777
-        write_atomic(path, after, mode=mode)
-    except (SlurmkitError, OSError) as error:
-        fail(error if isinstance(error, SlurmkitError) else NotApplied(f"{path}: {error.strerror or error}"))
-    click.echo(f"wrote {path}")
+    ``spec_path`` is the user's, or else the spec the registry ``record`` names; ``profile``
+    gives the memory of its MIG instances. Raises NotApplied where the advice cannot be written."""
+    path = spec_path or _registered_spec(job_id, record)
+    before, after, skipped = rewritten(path, job_id, made.advice, used_figures(effs, made), _mig_memory(profile))
+    return path, before, after, skipped
 
 
 def _registered_spec(job_id: str, record) -> str:

@@ -758,10 +758,10 @@ def _check_signal_directive(spec: JobSpec, stage, findings: Findings) -> None:
     back: the later directive wins, silently changing when the outputs are saved."""
     if not (stage and stage.lead_s):
         return
-    from slurmkit.core.sanity import _long_name
+    from slurmkit.core.sanity import long_name
 
     for index, directive in enumerate(spec.extra_directives):
-        if _long_name(directive.partition("=")[0]) == "signal":
+        if long_name(directive.partition("=")[0]) == "signal":
             findings.error(f"extra_directives.{index}", f"{directive!r} replaces the --signal=B:USR1@{stage.lead_s} slurmkit writes "
                            "to save the outputs before the time limit; use stage.lead to choose how long before")
 
@@ -777,14 +777,14 @@ def _check_batch_signal(spec: JobSpec, stage, findings: Findings) -> None:
     slurmkit writes its own USR1, _check_signal_directive and _check_requeue_directives say so.)"""
     if (stage and stage.lead_s) or kind_of(spec).requeues_on_signal:
         return
-    from slurmkit.core.sanity import _long_name
+    from slurmkit.core.sanity import long_name
 
     for index, directive in enumerate(spec.extra_directives):
         option, _, value = directive.partition("=")
         flags, _, rest = value.rpartition(":")
         name = rest.split("@")[0].upper().removeprefix("SIG")
         name = _SIGNAL_NUMBERS.get(name, name)
-        if _long_name(option) == "signal" and "B" in flags.upper() and name not in _BATCH_SURVIVES:
+        if long_name(option) == "signal" and "B" in flags.upper() and name not in _BATCH_SURVIVES:
             findings.error(f"extra_directives.{index}", f"{directive!r}: the batch script has no handler for {name}, so it would "
                            "die of it before the time limit, your program with it, and no exit file would record the end; "
                            "to tell your program, drop 'B:' and run it under srun (launch.launcher: srun), whose steps SLURM signals")
@@ -802,7 +802,7 @@ def _check_requeue_directives(spec: JobSpec, time_s: int, findings: Findings) ->
     save comes at another time, the job is not requeued, or the next run overwrites the log."""
     if not kind_of(spec).requeues_on_signal:
         return
-    from slurmkit.core.sanity import _long_name
+    from slurmkit.core.sanity import long_name
 
     lead = _asked_lead(spec)
     if lead is not None and lead >= time_s:
@@ -811,7 +811,7 @@ def _check_requeue_directives(spec: JobSpec, time_s: int, findings: Findings) ->
     own = {flag[2:]: f"{flag}={value}" if value else flag for flag, value in requeue_directives(time_s, lead)}
     own["no-requeue"] = "--requeue"
     for index, directive in enumerate(spec.extra_directives):
-        name = _long_name(directive.partition("=")[0])
+        name = long_name(directive.partition("=")[0])
         if name in own:
             verb = "repeats" if directive == own[name] else "contradicts"
             findings.error(f"extra_directives.{index}", f"{directive!r} {verb} the {own[name]} slurmkit writes for kind "

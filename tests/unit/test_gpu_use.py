@@ -299,9 +299,9 @@ def test_report_json_has_gpu_use(job41):
 
 
 def test_report_on_a_terminal_draws_a_gauge_per_gpu(job41, monkeypatch):
-    from slurmkit.cli import report as cli_report
+    from slurmkit.cli import views as cli_views
 
-    monkeypatch.setattr(cli_report, "pretty_output", lambda: True)
+    monkeypatch.setattr(cli_views, "pretty_output", lambda: True)
     monkeypatch.setenv("COLUMNS", "200")
     out = CliRunner().invoke(main, ["report", "41"]).output
     assert "GPU 0 on ng3" in out and gauges.bar(0.95) in out and gauges.bar(0.0) in out
@@ -395,7 +395,7 @@ def test_apply_writes_a_mig_slice_in_the_clusters_spelling(tmp_path):
 
 
 def test_the_end_of_watch_and_submit_wait_prints_the_gpu_lines(job41, capsys):
-    from slurmkit.cli.run import print_reports
+    from slurmkit.cli.views import print_reports
 
     print_reports(["41"])
     out = capsys.readouterr().out

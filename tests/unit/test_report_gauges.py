@@ -100,10 +100,10 @@ def test_piped_report_lists_outliers_before_the_advice(sacct):
 
 
 def test_on_a_terminal_the_report_draws_bars(sacct, monkeypatch):
-    from slurmkit.cli import report as cli_report
+    from slurmkit.cli import views as cli_views
 
     sacct(GPU_USAGE)
-    monkeypatch.setattr(cli_report, "pretty_output", lambda: True)
+    monkeypatch.setattr(cli_views, "pretty_output", lambda: True)
     monkeypatch.setenv("COLUMNS", "140")
     out = CliRunner().invoke(main, ["report", "60"]).output
     assert "Job ID: 60" in out

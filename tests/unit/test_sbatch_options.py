@@ -38,4 +38,4 @@ def test_the_views_are_the_table():
 
 def test_an_abbreviation_means_the_first_shortest_option():
     """Order in the table decides ties, as it did in sanity's own list: --gpus-per is --gpus-per-node."""
-    assert sanity._long_name("--gpus-per") == "gpus-per-node" and sanity._long_name("--nt") == "ntasks"
+    assert sanity.long_name("--gpus-per") == "gpus-per-node" and sanity.long_name("--nt") == "ntasks"

@@ -1,0 +1,297 @@
+"""What the job commands show, here and over ``--remote`` alike: the status table, the live
+watch, the efficiency report, and the records they are read from.
+
+The commands (run.py, report.py) and their ``--remote`` variants (remote.py) both print
+through these, so a job looks the same wherever it ran; nothing here talks to SLURM.
+"""
+
+import time
+
+import click
+
+from slurmkit.cli.json_output import emit
+from slurmkit.cli.main import pretty_output
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.output import message_line
+from slurmkit.slurm.monitor import TERMINAL as TERMINAL_STATES
+
+
+def submission(job_id: str):
+    """slurmkit's record of the job (None for a job it did not submit)."""
+    from slurmkit.slurm.registry import find
+
+    return find([job_id]).get(job_id.split("_")[0])
+
+
+def log_folder(job_id: str):
+    """Where slurmkit put the job's logs and exit files (None for a job it did not submit)."""
+    record = submission(job_id)
+    return record.folder if record else None
+
+
+def job_profile(job_id: str):
+    """The site profile the job was rendered for (its GPUs, MIG slices, GPU counts); None when
+    slurmkit did not submit it or the profile is no longer found."""
+    record = submission(job_id)
+    return profile_named(record.profile if record else None)
+
+
+def profile_named(name):
+    """The profile ``name``, or None when there is no name or it is no longer found."""
+    from slurmkit.sites.profiles import load_profile
+
+    try:
+        return load_profile(name) if name else None
+    except (SlurmkitError, OSError):
+        return None
+
+
+def local_gpu_report(job_id: str, effs):
+    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report)."""
+    from slurmkit.report.gpuuse import full_report
+
+    return full_report(effs, log_folder(job_id), job_profile(job_id))
+
+
+def show_report(made, as_json: bool) -> None:
+    """The report (gpuuse.full_report's) as JSON, gauges on a terminal, or plain text: here and over --remote."""
+    from slurmkit.report import efficiency, gauges
+
+    effs = list(made.effs)
+    if as_json:
+        out = efficiency.as_json(effs)
+        if len(effs) == 1:
+            out["jobs"][0]["advice"] = [tip.text for tip in made.advice]
+        emit(**out, **gauges.as_json(effs), **_gpu_json(made))
+    elif pretty_output():
+        from rich.console import Console
+
+        head = made.text.partition("\nAdvice:")[0]
+        Console().print(gauges.rich_report(effs, head.splitlines(), [tip.text for tip in made.advice], gpu_rows(made)))
+    else:
+        head, _, advice = made.text.partition("\nAdvice:")
+        click.echo("\n".join([head, *outlier_lines(effs), "Advice:" + advice]), nl=False)
+
+
+def _gpu_json(made):
+    from slurmkit.report.gpuuse import as_json
+
+    return as_json(made.jobs)
+
+
+def gpu_rows(made):
+    """Per-GPU gauge rows of a single job: (label, mean utilisation as a fraction, the figures)."""
+    from slurmkit.report.gpuuse import describe
+
+    if len(made.effs) != 1:
+        return []
+    job = made.jobs.get(made.effs[0].job_id)
+    return [(g.label, None if g.mean_util is None else g.mean_util / 100, describe(g).split(": ", 1)[1])
+            for g in (job.gpus if job else ())]
+
+
+def outlier_lines(effs):
+    """``Outliers (memory): 12_7 (98%)``: the tasks of an array far from the rest, per gauge."""
+    from slurmkit.report.gauges import LABELS, spreads
+
+    return [f"Outliers ({LABELS[s.name].lower()}): " + ", ".join(f"{job} ({value:.0%})" for job, value, _ in s.outliers[:10])
+            for s in spreads(effs) if s.outliers] if len(effs) > 1 else []
+
+
+COLUMNS = ("job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs")
+
+
+#: more rows than this and `watch` shows counts per state, then only running and failed tasks.
+SUMMARY_AT = 20
+
+
+#: at most this many rows of each kind (running, failed) under the counts.
+SUMMARY_ROWS = 15
+
+
+def _row(job_id, status, record):
+    from slurmkit.slurm.monitor import exit_text, outputs_text
+
+    return {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
+            "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
+            "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
+            "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs}
+
+
+def status_rows(statuses, records):
+    """One row a job; the links of a chain fold into one row for the chain, listing its links."""
+    rows, chains = [], {}
+    for job_id, status in statuses.items():
+        record = records.get(job_id.split("_")[0])
+        row = _row(job_id, status, record)
+        if record is not None and record.chain:
+            chains.setdefault(record.chain, []).append((record.link, row))
+        else:
+            rows.append(row)
+    for chain_id, links in chains.items():
+        links = [row for _, row in sorted(links, key=lambda pair: pair[0] or 0)]
+        current = next((row for row in links if row["state"] not in TERMINAL_STATES), links[-1])
+        rows.append({**current, "job": chain_id, "name": f"{current['name']} (chain, link {links.index(current) + 1}/{len(links)})",
+                     "links": [{"job": row["job"], "state": row["state"], "exit_code": row["exit_code"], "signal": row["signal"]}
+                               for row in links]})
+    return rows
+
+
+def _cells(row):
+    state = "TIMEOUT (outputs saved)" if row["state"] == "TIMEOUT" and row["outputs"] == "outputs saved" else row["state"]
+    if row.get("runs", 1) > 1:     # requeued: this is a later run of the job
+        state += f" (run {row['runs']})"
+    return [state if c == "state" else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
+
+
+def print_table(rows, title=None):
+    if not pretty_output():
+        click.echo("\t".join(COLUMNS))  # the header, so a pipe knows the columns (cut, awk)
+        for row in rows:
+            message_line("\t".join(_cells(row)), err=False)
+        return
+    from rich.console import Console
+
+    Console().print(_rich_table(rows, title))
+
+
+def _rich_table(rows, title=None):
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in COLUMNS:
+        table.add_column(column.replace("_", " "), overflow="fold")
+    colours = {"COMPLETED": "green", "RUNNING": "cyan", "PENDING": "yellow"}
+    for row in rows:
+        cells = _cells(row)
+        colour = "red" if row["unsaved"] else colours.get(row["state"], "red" if row["state"] != "UNKNOWN" else "white")
+        cells[2] = f"[{colour}]{cells[2]}[/]"
+        table.add_row(*cells)
+    return table
+
+
+def _counts(statuses) -> str:
+    counts = {}
+    for status in statuses.values():
+        counts[status.state] = counts.get(status.state, 0) + 1
+    return ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _summary_rows(rows):
+    """The rows worth a line when there are many: running ones, then those that ended badly."""
+    running = [row for row in rows if row["state"] == "RUNNING"]
+    failed = [row for row in rows if row["state"] in TERMINAL_STATES and not row["ok"]]
+    shown = running[:SUMMARY_ROWS] + failed[:SUMMARY_ROWS]
+    hidden = len(running) + len(failed) - len(shown)
+    return shown, hidden
+
+
+def _view(statuses, records, lost):
+    """What the terminal shows: the table, or counts then running and failed rows when large."""
+    from rich.console import Group
+    from rich.text import Text
+
+    rows = status_rows(statuses, records)
+    title = f"{sum(s.done for s in statuses.values())}/{len(statuses)} done"
+    parts = []
+    if lost is not None:
+        parts.append(Text(f"lost the controller, retrying: {lost.message}", style="bold red"))
+    if len(rows) > SUMMARY_AT:
+        shown, hidden = _summary_rows(rows)
+        parts.append(Text(f"{title}: {_counts(statuses)}"))
+        parts.append(_rich_table(shown, title=f"running and failed ({hidden} more not shown)" if hidden else "running and failed"))
+    else:
+        parts.append(_rich_table(rows, title=title))
+    return Group(*parts)
+
+
+def live(watch, records):
+    """Follow on a terminal: render only when something changed, with no refresh thread."""
+    from rich.live import Live
+
+    final, shown = {}, None
+    with Live(auto_refresh=False) as live:
+        for final in watch:
+            key = (tuple(final.values()), watch.lost is not None)
+            if key != shown:
+                shown = key
+                live.update(_view(final, records, watch.lost), refresh=True)
+    return final
+
+
+def plain(watch, records):
+    """Follow piped: a line per change; many jobs as a counts line and a line per bad ending."""
+    from slurmkit.slurm.monitor import verdict
+
+    final, seen, lost, counts = {}, {}, None, None
+    for final in watch:
+        now = time.strftime("%H:%M:%S")
+        if (watch.lost is None) != (lost is None):
+            message_line(f"{now} lost the controller, retrying: {watch.lost.message}" if watch.lost
+                         else f"{now} the controller answers again", err=False)
+        lost = watch.lost
+        summary = len(final) > SUMMARY_AT
+        if summary and _counts(final) != counts:
+            counts = _counts(final)
+            click.echo(f"{now} {len(final)} jobs: {counts}")
+        for job_id, status in final.items():
+            line = verdict(status) if status.done else status.state
+            if seen.get(job_id) != line:
+                seen[job_id] = line
+                if not summary or (status.done and not status.ok):
+                    message_line(f"{now} {job_id} {line}", err=False)
+    return final
+
+
+def still_running(job_ids) -> str:
+    """What Ctrl-C during a watch says: the jobs run on, and the commands that follow or end them."""
+    ids = " ".join(job_ids)
+    if not ids:
+        return "stopped watching; the jobs run on: `slurmkit status` shows them"
+    which = f"job {ids} keeps" if len(job_ids) == 1 else f"jobs {ids} keep"
+    return (f"stopped watching; {which} running: follow with `slurmkit watch {ids}`, "
+            f"cancel with `slurmkit cancel {ids}`")
+
+
+def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", gpu_report=None) -> None:
+    """The efficiency report of each job once accounting has its end (or marked preliminary).
+    ``report(job_id, retry_for)``, ``with_exit_files(job_id, effs)`` and ``gpu_report(job_id,
+    effs)`` default to this host's sacct and the job's local folder; cli_remote passes its ssh
+    ones and ``--remote NAME``."""
+    from slurmkit.report import efficiency
+
+    if gpu_report is None:
+        gpu_report = local_gpu_report
+    with_exit_files = with_exit_files or (lambda job_id, effs: efficiency.with_exit_files(effs, log_folder(job_id)))
+    for job_id in job_ids:
+        try:
+            effs, settled = efficiency.settled_report(job_id, report=report)
+            effs = with_exit_files(job_id, effs)
+        except SlurmkitError as error:
+            message_line(f"no efficiency report for {job_id}: {error.message}")
+            continue
+        if not settled:
+            message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
+                         f"(run `slurmkit report {job_id}{remote}` later for the final one)", err=False)
+        try:
+            text = gpu_report(job_id, effs).text
+        except SlurmkitError as error:
+            message_line(f"no GPU figures for {job_id}: {error.message}")
+            text = efficiency.format_report(effs)
+        click.echo(text, nl=False)
+
+
+def cancel_verdicts(job_ids, statuses):
+    """Each given id -> "live" (something to cancel), "unknown", or the verdict of how it ended."""
+    from slurmkit.slurm.monitor import verdict
+
+    found = {}
+    for job_id in job_ids:
+        mine = [s for key, s in statuses.items() if key == job_id or key.startswith(job_id + "_")]
+        if not mine or all(s.state == "UNKNOWN" for s in mine):
+            found[job_id] = "unknown"
+        elif any(not s.done for s in mine):
+            found[job_id] = "live"
+        else:
+            found[job_id] = verdict(mine[0]) if len(mine) == 1 else f"every task ended ({_counts({s.job_id: s for s in mine})})"
+    return found

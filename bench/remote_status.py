@@ -1,5 +1,5 @@
 """What ``slurmkit status --remote`` costs for 100 jobs over an existing master connection,
-against opening a fresh ssh connection per call, measured in the same run (issue 20).
+against opening a fresh ssh connection per call, measured in the same run.
 
 The "cluster" is the local SLURM cluster behind the tests' own sshd (tests/integration/sshd.py,
 a loopback port), so a fresh connection here costs only TCP + key exchange + public-key

@@ -2,7 +2,7 @@
 
 Prints the median CPU time (user + sys, from the child's rusage) of each command over N runs,
 and each one's ratio to the floor `python -c "import jinja2, yaml, click"`, measured in the
-same run. Targets (issue 4): render <= 1.25x the floor, --help <= 0.7x.
+same run. Targets: render <= 1.25x the floor, --help <= 0.7x.
 
 The commands run through ``slurmkit.cli.main.run`` (the console script), which ends with a quick
 exit: no interpreter teardown. The last line runs the same render through click's ``main`` and

@@ -1,4 +1,4 @@
-"""What a job spec may not ask even when each value has the right shape (issue 15).
+"""What a job spec may not ask even when each value has the right shape.
 
 spec.py calls these while it reads a spec, so that each problem is one SpecError at its key:
 a time that SLURM reads as minutes:seconds, a command too long (split in linear time below

@@ -1,6 +1,6 @@
 """What each GPU of a job did, from the samples the job script wrote, and advice that fits the site.
 
-The sampler in the rendered script (contract: /work/gpu-samples-contract.md, issue 21) appends
+The sampler in the rendered script (contract: docs/job-spec.md, "monitor") appends
 ``nvidia-smi --query-gpu=timestamp,index,uuid,name,utilization.gpu,memory.used,memory.total,
 power.draw --format=csv,noheader,nounits`` lines to ``<key>.gpu.<host>.csv`` in the job's log
 folder (one file per node; ``<key>`` is the exit file's stem, ``123`` or ``123_4``) and, when it

@@ -1,4 +1,5 @@
-"""The GPU sampler every GPU job runs (issue 21): what resolve() decides about it.
+"""The GPU sampler every GPU job runs, so that ``slurmkit report`` can say how each GPU was used:
+what resolve() decides about it.
 
 The script formats it (templates/base.sbatch.j2); the files it writes, and how the report reads
 them, are fixed in the contract (docs/job-spec.md, "monitor"): ``<key>.gpu.<host>.csv`` in the

@@ -1,5 +1,5 @@
-"""The site rules that decide whether a job runs at all (issue 17), enforced from the profile's
-``rules:`` section (slurmkit/sites/profiles.py ``_RULES``; facts: /work/shared/alliance_facts.md §11).
+"""The site rules that decide whether a job runs at all, enforced from the profile's ``rules:``
+section (slurmkit/sites/profiles.py ``_RULES``; each rule's ``source`` cites the site's documentation).
 
 Two kinds of check, kept apart because resolve() reads nothing from the host:
 

@@ -284,7 +284,7 @@ _NODE_TYPE = Fields({
     "source": _SOURCE,
 }, required=("cores", "memory"))
 
-#: Rules that decide whether a job runs at all (issue 17). Each carries its own ``source`` so
+#: Rules that decide whether a job runs at all. Each carries its own ``source`` so
 #: that the finding it gives can name it; slurmkit/resolve/siterules.py enforces them.
 _RULE_SOURCE = Sources(nullable=False)
 _RULES = Fields({

@@ -1,4 +1,4 @@
-"""Jobs on a cluster from a laptop, over one OpenSSH master connection (issue 20).
+"""Jobs on a cluster from a laptop, over one OpenSSH master connection.
 
 Alliance login nodes ask for a second factor on every new SSH connection unless the client
 shares one (https://docs.alliancecan.ca/wiki/Multifactor_authentication/en, "ControlMaster"),

@@ -1,5 +1,5 @@
 """A job on a cluster from here: sync its folder, submit the locally rendered script with a
-token, follow it, pull its logs and outputs back (issue 20; the connection is remote.py's).
+token, follow it, pull its logs and outputs back (the connection is remote.py's).
 
 On the cluster a job lives in ``<root>/<folder name>-<hash of its local path>/``: the spec's
 folder as synced (the spec, its small inputs, its requirements), with ``logs/`` beside it as

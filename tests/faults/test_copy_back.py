@@ -1,5 +1,6 @@
-"""Copy-back under the faults of issue 14, on the real local cluster: jobs submitted through
-slurmkit, the outcome read from sacct and from the job's exit file.
+"""Copy-back under faults (an immutable or full destination, a kill mid-save, the time limit), on
+the real local cluster: jobs submitted through slurmkit, the outcome read from sacct and from the
+job's exit file.
 
 Proved on Debian's Slurm 22.05; nothing used here (sacct's State and ExitCode, --signal=B:USR1,
 scancel --signal=KILL, afterany) differs in the Alliance's 23.x/24.x.

@@ -1,4 +1,4 @@
-"""Trillium's "$HOME and $PROJECT are read-only inside jobs" (issue 17), on the real local cluster.
+"""Trillium's "$HOME and $PROJECT are read-only inside jobs", on the real local cluster.
 
 A profile variant of ``local`` says that a folder (the stand-in "home") is read-only inside
 jobs, and the nodes really mount it read-only (a read-only bind mount in each node's mount

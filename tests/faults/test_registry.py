@@ -61,7 +61,7 @@ def test_a_full_disk_before_submit_submits_nothing_and_says_so(cluster, tmp_path
 
 def test_a_registry_write_that_comes_up_short_is_undone_and_the_job_id_still_printed_first(cluster, tmp_path, monkeypatch,
                                                                                            held_sbatch):
-    """Issue 14, fault 4: the disk fills between the intent and the id record; the id record is
+    """The disk fills between the intent and the id record; the id record is
     cut short after 10 bytes (tmpfs fills the file's last page, then has no page to give)."""
     with small_filesystem(cluster, "64k") as full:
         path = full / "jobs.jsonl"
@@ -167,7 +167,7 @@ def test_xdg_state_home_that_is_a_file_is_one_line_naming_the_registry(cluster, 
 
 
 def test_a_submit_killed_while_it_waits_for_the_lock_loses_no_job(cluster, registry, tmp_path, held_sbatch):
-    """Issue 14, fault 4: the lock is held when sbatch returns; the waiting slurmkit is killed."""
+    """The lock is held when sbatch returns; the waiting slurmkit is killed."""
     submit = start_cli("submit", write_spec(tmp_path, "waiter"), env=held_sbatch.env)
     job_id = held_sbatch.submitted()
     with open(registry, "rb") as holder:

@@ -109,7 +109,7 @@ def held_sbatch(tmp_path):
 
 
 def test_a_submit_while_the_controller_is_paused_makes_one_job_recorded_once(cluster, registry, tmp_path):
-    """Issue 14, fault 3: sbatch times out on a SIGSTOPped slurmctld, but its request waits in the
+    """sbatch times out on a SIGSTOPped slurmctld, but its request waits in the
     socket and is handled on SIGCONT; a blind retry made a second job."""
     spec = write_spec(tmp_path, "paused")
     with paused(cluster, "slurmctld"):

@@ -1,4 +1,5 @@
-"""An sshd of the tests' own, on a loopback port, in front of the local SLURM cluster (issue 20).
+"""An sshd of the tests' own, on a loopback port, in front of the local SLURM cluster: the far
+side of the ``--remote`` tests.
 
 Host and user keys are made here; the far side is this machine as root, with SLURM_CONF and
 $SCRATCH set by sshd (``SetEnv``) as a login node sets them. It logs at VERBOSE, one

@@ -1,5 +1,5 @@
 """Trillium's "create virtual environments from a login node in HOME and source it in your job
-script" (issue 17; https://docs.alliancecan.ca/wiki/Python/en) on the real local cluster.
+script" (https://docs.alliancecan.ca/wiki/Python/en) on the real local cluster.
 
 A profile variant of ``local`` has the rule (``rules.env_build``); this host plays the login node
 (its shell has Lmod through BASH_ENV, as a login shell of the cluster does). The job's

@@ -1,8 +1,8 @@
 """``slurmkit report`` with GPU samples, and ``report --apply``, on a real job of the local cluster
 (Slurm 22.05, two p100 stand-ins a node, no nvidia-smi).
 
-The sampler of the job script is another change (issue 21); here the job's payload itself writes
-the files in the contract's format (/work/gpu-samples-contract.md): ``<key>.gpu.<host>.csv`` with
+The job script's own sampler is tested in test_gpu_sampler.py; here the job's payload itself writes
+the files in the contract's format (docs/job-spec.md, "monitor"): ``<key>.gpu.<host>.csv`` with
 nvidia-smi's csv lines (GPU 0 busy, GPU 1 idle, a partial last line as a killed sampler leaves)
 and ``<key>.gpu.<host>.state``. What is proven: the report (and the end of ``watch``) reads them
 from the job's log folder as slurmkit recorded it, names the idle GPU and advises 1 GPU, and

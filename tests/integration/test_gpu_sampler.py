@@ -1,4 +1,4 @@
-"""The GPU sampler of every GPU job (issue 21), on the real local cluster (Slurm 22.05).
+"""The GPU sampler every GPU job runs for ``slurmkit report``, on the real local cluster (Slurm 22.05).
 
 The local nodes have stand-in P100s (gres.conf File= character devices) and no nvidia-smi; the
 tests put tests/stand_ins/nvidia-smi first on the PATH the job inherits from sbatch (it prints

@@ -1,4 +1,4 @@
-"""Issue 20: jobs from a "laptop" over one SSH connection, against an sshd of the tests' own.
+"""Jobs from a "laptop" over one SSH connection, against an sshd of the tests' own.
 
 The far side is this machine behind ``tests/integration/sshd.py`` (a loopback port, keys made
 by the test, SLURM_CONF and $SCRATCH set by sshd as on a login node), in front of the local

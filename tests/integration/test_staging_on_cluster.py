@@ -200,7 +200,7 @@ def test_a_chain_resumes_from_its_checkpoint_and_ends_completed(cluster, registr
 
 
 def test_checks_packing_advice_followed_as_written_gives_the_job_its_folder(cluster, registry, tmp_path, monkeypatch):
-    """Issue 18: `check` advises packing a folder of small files; the pack command and the stage
+    """`check` advises packing a folder of small files; the pack command and the stage
     line it names, taken as written, give the job $SLURM_TMPDIR/dataset with every file."""
     from click.testing import CliRunner
 

@@ -1,4 +1,4 @@
-"""TensorFlow on GPUs loads cuda and points XLA at it (issue 22, class 6), on the real local
+"""TensorFlow on GPUs loads cuda and points XLA at it, on the real local
 cluster (Slurm 22.05): its Lmod stand-in's cuda/12.2 module sets CUDA_HOME as the Alliance's
 does, so each worker must start with XLA_FLAGS naming that folder, which exists on the node."""
 

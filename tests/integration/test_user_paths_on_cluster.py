@@ -1,4 +1,4 @@
-"""Issue 15 on the real cluster (Slurm 22.05): ``~``, ``$HOME``, ``$SCRATCH`` and ``$USER`` in
+"""User paths on the real cluster (Slurm 22.05): ``~``, ``$HOME``, ``$SCRATCH`` and ``$USER`` in
 stage paths land where the user meant, and the files slurmkit keeps are private.
 
 HOME, SCRATCH and USER are set for the submitting process only; sbatch passes them to the job
@@ -72,7 +72,7 @@ def test_the_files_slurmkit_keeps_for_a_real_job_are_private(cluster, places):
 
 
 def test_a_tilde_venv_path_and_requirements_file_are_in_home_on_the_cluster(cluster, places):
-    """Attack item 7: ``~/venvs/t`` and ``~/req.txt`` in environment.venv are ``$HOME/...`` in the
+    """``~/venvs/t`` and ``~/req.txt`` in environment.venv are ``$HOME/...`` in the
     job (Slurm 22.05, sbatch's --export=ALL passes HOME), not a ``~`` folder beside the spec."""
     import zipfile
 

@@ -1,4 +1,4 @@
-"""The account from the environment (issue 18): a spec that names none is charged to
+"""The account from the environment: a spec that names none is charged to
 $SBATCH_ACCOUNT, as sbatch does (man sbatch: "SBATCH_ACCOUNT  Same as -A, --account"; Slurm 22.05
 here and the Alliance's newer Slurm alike), else to $SLURM_ACCOUNT; either is written into the
 script, so that the script says what it charges."""

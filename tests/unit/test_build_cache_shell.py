@@ -1,4 +1,4 @@
-"""The build cache's shell function under failure (issue 22 review): a failed `pip wheel`
+"""The build cache's shell function under failure: a failed `pip wheel`
 caches nothing, and a folder a failed build left in an older script (a key file, no wheel) is
 rebuilt rather than blocking every later job. The function runs in bash with a stand-in `pip`
 that fails or succeeds as told; `python` is the real interpreter."""

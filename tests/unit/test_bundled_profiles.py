@@ -1,4 +1,4 @@
-"""The bundled Alliance profiles state the documented facts (/work/shared/alliance_facts.md).
+"""The bundled Alliance profiles state the facts the Alliance documents, each profile naming its sources.
 
 Each test pins one fact a generated script depends on: GPU spellings and counts, usable memory,
 walltime, whole-node rules, what $SLURM_TMPDIR is, CPU:GPU caps and which clusters are retired.
@@ -102,7 +102,7 @@ def test_beluga_note_says_compute_nodes_are_off_since_2025_07_31():
 
 
 def test_beluga_note_says_its_storage_ended_on_2026_06_20():
-    """Béluga/en: "March, 2019, to June, 2026" (facts §11): no longer "being decommissioned"."""
+    """Béluga/en: "March, 2019, to June, 2026": no longer "being decommissioned"."""
     note = raw("beluga")["status"]["note"]
     assert "ended on 2026-06-20" in note and "being decommissioned" not in note
 
@@ -116,8 +116,8 @@ def test_beluga_note_says_its_storage_ended_on_2026_06_20():
     ("beluga", "ended on 2026-06-20", "https://docs.alliancecan.ca/wiki/B%C3%A9luga/en"),
 ])
 def test_facts_corrected_in_2026_carry_their_source_on_their_own_or_the_mig_line(name, value, url):
-    """Each value re-checked in facts §11 has its source URL beside it (same line, or for a
-    MIG list, on the ``mig:`` line above)."""
+    """Each value re-checked against the Alliance's pages in 2026 has its source URL beside it
+    (same line, or for a MIG list, on the ``mig:`` line above)."""
     lines = open(os.path.join(str(BUNDLED), f"{name}.yaml"), encoding="utf-8").read().splitlines()
     at = next(i for i, line in enumerate(lines) if value in line)
     beside = [lines[at]] + [line for line in lines[max(0, at - 3):at] if line.strip().startswith("mig:")]
@@ -221,7 +221,7 @@ def test_narval_a100_nodes_have_4_gpus_spelled_a100_and_12_cores_per_gpu():
 
 
 def test_narval_mig_instances_are_the_three_a100_sizes_without_4g_20gb():
-    """Narval/en rev 2026-04-17 (facts §11): 1g.5gb, 2g.10gb, 3g.20gb; the 4g profile is gone."""
+    """Narval/en rev 2026-04-17: 1g.5gb, 2g.10gb, 3g.20gb; the 4g profile is gone."""
     assert [m["gres"] for m in gpus("narval", "gpu-a100")["mig"]] == ["a100_1g.5gb", "a100_2g.10gb", "a100_3g.20gb"]
 
 
@@ -257,7 +257,7 @@ def test_nibi_mi300a_nodes_have_4_apus_spelled_mi300a():
 
 
 def test_nibi_mi300a_has_128g_unified_memory_and_24_cores_per_apu():
-    """Using_GPUs_with_Slurm/en lists MI300A-128gb; the Nibi example gives 24 cores per APU (facts §11)."""
+    """Using_GPUs_with_Slurm/en lists MI300A-128gb; the Nibi example gives 24 cores per APU."""
     assert gpus("nibi", "gpu-mi300a")["memory"] == "128G"
     assert gpus("nibi", "gpu-mi300a")["max_cores_per_gpu"] == 24
     assert gpus("nibi", "gpu-mi300a")["vendor"] == "amd"
@@ -339,7 +339,7 @@ def test_general_purpose_cluster_shares_nodes_and_honours_mem(name):
 
 @pytest.mark.parametrize("name, limit", [
     ("graham", 1000), ("beluga", 1000), ("narval", 1000), ("nibi", 1000), ("rorqual", 1000),
-    ("fir", 1000),       # Running_jobs/en rev 2026-02-27 (facts §11)
+    ("fir", 1000),       # Running_jobs/en rev 2026-02-27
     ("cedar", None),
 ])
 def test_max_jobs_per_user_is_1000_where_documented_and_null_elsewhere(name, limit):

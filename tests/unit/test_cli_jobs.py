@@ -64,7 +64,7 @@ def test_new_with_yes_writes_the_spec_and_its_script(tmp_path):
     spec, script = tmp_path / "demo" / "job.yaml", tmp_path / "demo" / "job.sbatch"
     assert "#SBATCH --gpus-per-node=h100:1\n" in script.read_text()
     assert result.stdout.endswith(script.read_text())
-    assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables (issue 15)
+    assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables
     assert files_under("demo") == ["job.sbatch", "job.yaml"]
 
 
@@ -93,7 +93,7 @@ def test_new_points_editors_at_the_shipped_json_schema_which_the_spec_meets(tmp_
                       "without it SLURM gives 256M (https://docs.alliancecan.ca/wiki/Running_jobs/en)"),
 ])
 def test_new_says_where_the_cores_and_memory_of_the_job_come_from(tmp_path, profile, kind, line):
-    """Issue 18: a first job runs well as is, and its spec says why each size is what it is;
+    """A first job runs well as is, and its spec says why each size is what it is;
     the comment and the rendered script agree, and check has nothing to say."""
     args = ["--gpus", "h100:1"] if kind == "gpu" else []
     result = run("new", "demo", "--yes", "--profile", profile, "--account", "def-x", "--kind", kind, *args)
@@ -225,7 +225,7 @@ def test_render_to_a_file_writes_it_executable_and_leaves_no_temporary_file(tmp_
     assert result.stdout == ""
     script = tmp_path / "out" / "train.sbatch"
     assert script.read_text().startswith("#!/bin/bash\n")
-    assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables (issue 15)
+    assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables
     assert os.listdir(tmp_path / "out") == ["train.sbatch"]
 
 

@@ -1,5 +1,5 @@
 """Every ``--json`` prints one JSON document on stdout with ``"schema": 1``: the result (empty
-lists as ``[]``), or an error object with a stable code (issue 18). SLURM is faked at
+lists as ``[]``), or an error object with a stable code a script may branch on. SLURM is faked at
 ``run_slurm`` as in test_cli_run.py; the real commands are exercised in tests/faults."""
 
 import importlib

@@ -86,7 +86,7 @@ def test_show_prints_a_summary_and_the_node_types(run):
 
 
 def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources(run):
-    """Issue 17: Trillium's read-only paths, self-submission, login nodes, GPU counts and environments built on the login node."""
+    """Trillium's read-only paths, self-submission, login nodes, GPU counts and environments built on the login node."""
     result = run("show", "trillium")
     assert result.exit_code == 0, result.output
     rules = [line for line in result.stdout.splitlines() if "[https://" in line]

@@ -395,7 +395,7 @@ def test_array_summary_counts_states_and_sizes_advice_for_the_longest_and_larges
 
 
 def test_an_array_where_one_task_ran_out_of_memory_is_told_to_ask_more_and_only_that():
-    """Issue 18: the report said both "ask more memory" and "ask 4G"."""
+    """The report once said both "ask more memory" and "ask 4G"."""
     tasks = [record(job_id=f"9_{i}", req_mem_mib=8192.0, peak_mib=1500.0) for i in range(3)]
     tasks.append(record(job_id="9_3", state="OUT_OF_MEMORY", req_mem_mib=8192.0, peak_mib=8100.0))
     assert summarize(tasks).advice == ["1 of 4 tasks ran out of memory at 8G: ask 16G or make it use less"]

@@ -1,4 +1,4 @@
-"""Environments built on the login node (issue 17, Trillium's Python advice; slurmkit/build/envbuild.py):
+"""Environments built on the login node (Trillium's Python advice; slurmkit/build/envbuild.py):
 the rule in the profile, the key that decides which environment a job activates, the script that
 activates it and installs nothing, check's error when it is not built, and slurmkit env build
 itself (on this host, with a profile variant that loads no modules)."""

@@ -1,6 +1,7 @@
-"""The GPU sampler (issue 21): what resolve decides, what the script formats, and the sampler
-function itself run in bash against stand-ins of nvidia-smi and rocm-smi (the real nvidia-smi
-runs in bench/gpu_sampler.py on the device; the cluster tests are tests/integration/test_gpu_sampler.py)."""
+"""The GPU sampler that ``slurmkit report`` reads: what resolve decides, what the script formats,
+and the sampler function itself run in bash against stand-ins of nvidia-smi and rocm-smi (the
+real nvidia-smi runs in bench/gpu_sampler.py on the device; the cluster tests are
+tests/integration/test_gpu_sampler.py)."""
 
 import os
 import re

@@ -1,4 +1,4 @@
-"""GPU use from the sampler's files (contract: /work/gpu-samples-contract.md, issue 21): the
+"""GPU use from the sampler's files (contract: docs/job-spec.md, "monitor"): the
 parser, the advice that fits the site (tables and a property), the report's lines, gauges and
 --json, and ``report --apply`` writing the advice back into the spec."""
 

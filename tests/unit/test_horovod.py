@@ -1,4 +1,4 @@
-"""Horovod that works (issue 22, class 2): the check imports the framework module the wheel was
+"""Horovod that works: the check imports the framework module the wheel was
 built for, a source build is rendered only with its modules loaded, and no launch line carries
 transport overrides. Unit tier: resolve and render only; these hold for any Slurm version."""
 

@@ -1,4 +1,4 @@
-"""Hostile and malformed input (issue 15): every entry point ends bad input with one line,
+"""Hostile and malformed input: every entry point ends bad input with one line,
 exit 2 and nothing written, in bounded time and memory measured here.
 
 The bounded cases run each command in a child process (as a user would run it) that reports
@@ -261,7 +261,7 @@ def test_an_endless_spec_file_is_refused_not_read_forever(folders):
 def test_import_refuses_an_oversized_script_in_one_line(folders):
     work, home = folders
     (work / "big.sh").write_text("#!/bin/bash\n" + "echo hi\n" * (MAX_BYTES // 8 + 1))
-    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),   # porting.MAX_SCRIPT_BYTES (attack item 17)
+    refused(work, home, cli("import", "big.sh", "-o", "job.yaml"),   # porting.MAX_SCRIPT_BYTES
             "big.sh: larger than 256 KiB, slurmkit's limit for this file; a job spec or profile is a few KiB")
 
 
@@ -579,7 +579,7 @@ def test_an_extra_directive_given_twice_is_refused_and_others_pass():
         "job.yaml: extra_directives[2]: --constraint is given twice (first at extra_directives[0]); keep one")
     from slurmkit.spec.spec import spec_from_mapping
 
-    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding", "--exclusive")   # --mem-per-gpu contradicts --mem (attack item 11)
+    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding", "--exclusive")   # --mem-per-gpu contradicts --mem
     assert spec_from_mapping(spec_of(extra_directives=list(passed))).extra_directives == passed
 
 
@@ -646,7 +646,7 @@ def test_array_outputs_that_every_task_sends_to_one_place_are_warned_about():
 
 def test_an_array_larger_than_slurmkits_cap_on_a_profile_without_limits_is_refused():
     array = {"parameters": {"a": list(map(str, range(30))), "b": list(map(str, range(30))), "c": list(map(str, range(30)))}}
-    # Cedar states neither (Fir's 1000-job limit is sourced since issue 17, so Fir no longer serves here).
+    # Cedar states neither (Fir's 1000-job limit is now sourced in its profile, so Fir no longer serves here).
     errors = [f for f in findings_of("cedar", kind="array", array=array, launch="python a.py $a $b $c") if f.startswith("error")]
     assert ("error: array.parameters: 27000 tasks are more than slurmkit's cap of 10000 for one array (cedar's profile states "
             "no MaxArraySize or job limit); split the sweep") in errors

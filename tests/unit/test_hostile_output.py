@@ -1,4 +1,4 @@
-"""Hostile input, second tier (issue 15's attack report): what slurmkit prints and writes.
+"""Hostile input, second tier: what slurmkit prints and writes.
 
 Scripts and specs printed on stdout are the bytes ``-o`` writes; messages escape control
 characters; every write that cannot happen is one line, exit 2; files slurmkit writes are
@@ -37,7 +37,7 @@ def _stdout_bytes(args, cwd: Path, home: Path) -> bytes:
     return done.stdout
 
 
-# ----------------------------------------------------------------- item 9: stdout is what -o writes
+# ------------------------------------------------------------------------- stdout is what -o writes
 
 def test_render_to_stdout_is_byte_identical_to_render_o_escape_sequences_included(folders):
     work, home = folders
@@ -79,7 +79,7 @@ def test_logs_prints_a_jobs_output_byte_for_byte(tmp_path, monkeypatch, capfdbin
     assert capfdbinary.readouterr().out == log.read_bytes()
 
 
-# ------------------------------------------------------- item 18: messages escape control characters
+# ---------------------------------------------------------------- messages escape control characters
 
 def test_a_profile_file_name_with_terminal_escapes_is_shown_escaped_in_the_error(folders):
     work, home = folders
@@ -213,7 +213,7 @@ def test_port_and_import_refuse_a_link_without_force_and_replace_the_link_with_i
                                                                "replaces only regular files; remove it or name another file")
 
 
-# ------------------------------------------------- item 1: a named pipe or a device is never waited on
+# --------------------------------------------------------- a named pipe or a device is never waited on
 
 def test_open_regular_refuses_a_fifo_a_device_and_a_folder_at_once(tmp_path):
     from slurmkit.core.files import NotARegularFile, TooLarge, open_regular, read_bytes_bounded
@@ -322,7 +322,7 @@ def test_a_huge_line_in_the_registry_is_skipped_with_one_warning(tmp_path, monke
     assert "line 2 is not a slurmkit record" in capsys.readouterr().err
 
 
-# ----------------------------------------------- item 4: any failure of a template is one line, bounded
+# ------------------------------------------------------- any failure of a template is one line, bounded
 
 TOO_BIG = "would build about {:,} items, past the 1,048,576 a template may build; templates format the plan"
 
@@ -392,7 +392,7 @@ def test_templates_of_ordinary_size_still_render_in_the_bounded_sandbox(folders)
     assert outcome.stdout == '#!/bin/bash\n' + "-" * 40 + '\nab        |    cd1024 1\n    x    \n'
 
 
-# ------------------------------------------ item 16: check's walk of staged folders is bounded
+# --------------------------------------------------- check's walk of staged folders is bounded
 
 def test_check_stops_counting_a_huge_staged_folder_with_a_warning(tmp_path, monkeypatch):
     from slurmkit import Job
@@ -432,7 +432,7 @@ def test_walk_skips_links_and_pipes_and_says_so(tmp_path):
     assert sorted(seen.skipped) == ["dirlink", "link", "pipe"]
 
 
-# --------------------------------------------------- item 20: pack says what it skipped; dry runs leave no folder
+# ------------------------------------------------------------ pack says what it skipped; dry runs leave no folder
 
 def test_pack_reports_the_entries_it_did_not_pack(folders):
     work, home = folders
@@ -467,7 +467,7 @@ def test_a_dry_run_that_sbatch_refuses_leaves_no_logs_folder(tmp_path, monkeypat
     assert (tmp_path / "kept").is_dir() and not list((tmp_path / "kept").iterdir())
 
 
-# ---------------------------------------- item 7: ~ in venv and build-cache paths; ~user refused
+# ------------------------------------------------ ~ in venv and build-cache paths; ~user refused
 
 def test_tilde_in_venv_requirements_and_build_cache_renders_as_home(tmp_path):
     from slurmkit import Job
@@ -536,7 +536,7 @@ def test_the_forms_a_path_expands_are_not_refused():
     assert not [f for f in job.resolve().findings if "not expanded" in f.message]
 
 
-# ---------------------- item 11: extra directives that clash with what slurmkit writes, abbreviations too
+# ------------------------------- extra directives that clash with what slurmkit writes, abbreviations too
 
 @pytest.mark.parametrize("directive, message", [
     ("--mem-per-gpu=8G", "'--mem-per-gpu=8G' contradicts --mem or --mem-per-cpu, which slurmkit writes from "
@@ -581,7 +581,7 @@ def test_an_extra_signal_is_refused_only_where_slurmkit_writes_its_own(directive
     assert not Job(**dict(base, extra_directives=[directive.replace("B:", "")])).resolve().errors
 
 
-# ------------------------ item 12: destinations compared after ~, $HOME, $PWD; array values in destinations
+# --------------------------------- destinations compared after ~, $HOME, $PWD; array values in destinations
 
 @pytest.mark.parametrize("first, second", [("~/out", "$HOME/out"), ("$HOME/o", "~/o/x"), ("$PWD/res", "res"),
                                            ("${SLURM_SUBMIT_DIR}/res/", "./res"), ("${HOME}/a", "~/a")])
@@ -631,7 +631,7 @@ def test_an_array_value_that_would_leave_the_destination_folder_is_refused(value
          "not '.' or '..'; change the value, or keep it out of the destination")]
 
 
-# ---------------------------------------- item 17: import of pathological scripts is linear and quiet
+# ------------------------------------------------- import of pathological scripts is linear and quiet
 
 _HEAD = "#!/bin/bash\n#SBATCH --time=1:00:00\n"
 _NEAR_CAP = 250_000

@@ -1,6 +1,6 @@
-"""Hostile input the YAML and spec readers must refuse in one line (issue 15, the attack report
-of 2026-11-26): numbers Python cannot read, aliases of long text, YAML 1.1's number forms,
-merge keys, NUL characters, values beyond any cluster, long extends chains.
+"""Hostile input the YAML and spec readers must refuse in one line: numbers Python cannot read,
+aliases of long text, YAML 1.1's number forms, merge keys, NUL characters, values beyond any
+cluster, long extends chains.
 
 Bounds are measured as in test_hostile_input.py: a child process reports its CPU time and
 peak memory.

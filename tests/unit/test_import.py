@@ -106,7 +106,7 @@ def _filled_in(job) -> dict:
     return filled
 
 
-# ----------------------------------------------------------------- the patterns of issue 16
+# ------------------------------------------------------------- patterns of scripts written by hand
 
 
 def test_mail_type_without_a_user_imports_and_mails_the_registered_address():

@@ -313,7 +313,7 @@ def test_the_gnu_parallel_pages_scripts_import_as_many_tasks_jobs():
 
 def test_gnu_parallel_with_values_on_its_command_line_runs_as_written():
     """Values after ``:::`` are not a file of tasks for kind many-tasks: the line stays GNU
-    Parallel's own, a launch.shell run as written (issue 16: nothing lost, nothing to do)."""
+    Parallel's own, a launch.shell run as written (nothing lost, nothing to do)."""
     from slurmkit.port.porting import import_script
 
     imported = import_script("#!/bin/bash\n#SBATCH --time=1:00:00\nparallel -j 4 sim {1} {2} ::: 1 2 ::: a b\n", name="x")

@@ -1,4 +1,4 @@
-"""``slurmkit new`` as a person meets it (issue 18): each answer is checked as it is typed, with
+"""``slurmkit new`` as a person meets it: each answer is checked as it is typed, with
 the did-you-mean and the choices, and asked again; the profile it takes says why; errors name
 the flag (--gpus), not ``Job(...)``."""
 

@@ -132,7 +132,7 @@ def test_pack_cli_says_it_made_an_image(tmp_path):
                              "(the job finds the files in $SLURM_TMPDIR/data)\n")
 
 
-# ------------------------------------------------------------------ never half-written (issue 14)
+# ------------------------------------------------------------------------------- never half-written
 
 def _interrupt_on_call(monkeypatch, number):
     """subprocess.run as slurmkit.resolve.staging calls it, but Ctrl-C arrives during call ``number``

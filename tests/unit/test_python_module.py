@@ -1,4 +1,4 @@
-"""A job whose payload is Python loads the site's python module (issue 22, class 6): without it
+"""A job whose payload is Python loads the site's python module: without it
 the command runs the compute node's OS python, which the Alliance Python page warns against and
 which has none of the site's wheels."""
 

@@ -1,9 +1,9 @@
 """What a job reads that nothing provides (slurmkit/resolve/reads.py): paths on the node-local disk,
 shell variables the batch script expands, and files that are not on the submit host.
 
-Each case is one a user met: a command that reads $SLURM_TMPDIR/data with no stage section
-(issue 22, class 5), $MASTER_ADDR in an mpi job and $i inside single quotes under `set -u`, a
-requirements file or staged input that is not there (issue 15)."""
+Each case is one a user met: a command that reads $SLURM_TMPDIR/data with no stage section,
+$MASTER_ADDR in an mpi job and $i inside single quotes under `set -u`, a
+requirements file or staged input that is not there."""
 
 import functools
 import os

@@ -54,7 +54,7 @@ def test_unknown_gpu_model_with_nothing_close_lists_the_models_only():
 
 
 def test_narval_refuses_the_retired_4g_20gb_mig_profile_naming_the_sizes_it_offers():
-    """Narval/en rev 2026-04-17: no 4g.20gb any more (facts §11); the job would never start."""
+    """Narval/en rev 2026-04-17: no 4g.20gb any more; the job would never start."""
     error = only_error(job("narval", kind="gpu", resources={"gpus": "a100_4g.20gb:1"}))
     assert error == Finding("error", "resources.gpus", "narval has no GPU called 'a100_4g.20gb'; did you mean 'a100_3g.20gb'? "
                                                         "it has: a100, a100_1g.5gb, a100_2g.10gb, a100_3g.20gb")
@@ -192,7 +192,7 @@ def test_niagara_gives_a_threaded_job_all_40_cores_and_as_many_threads():
 
 
 def test_fewer_mpi_ranks_than_a_whole_niagara_node_has_cores_run_with_a_warning():
-    """The rank count is the user's domain decomposition (issue 16): nodes partly used are charged
+    """The rank count is the user's domain decomposition: nodes partly used are charged
     whole, which is said, not refused."""
     resolution = job("niagara", kind="mpi", resources={"tasks_per_node": 4})
     assert resolution.errors == ()

@@ -137,7 +137,7 @@ NIAGARA_MPI = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": 
 
 def test_niagara_mpi_keeps_its_rank_count_on_trillium_and_says_how_to_repack():
     """4 x 40 = 160 ranks stay 160 (a changed rank count changes the domain decomposition: the
-    user's choice, issue 16), on 4 nodes that Trillium charges whole."""
+    user's choice), on 4 nodes that Trillium charges whole."""
     ported = port(NIAGARA_MPI)
     assert ported.target == "trillium"
     assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.tasks_per_node": (None, 40),

@@ -1,4 +1,4 @@
-"""A simple job reads like the Alliance's examples (issue 22, class 8): directives, modules,
+"""A simple job reads like the Alliance's examples: directives, modules,
 environment, venv, payload, in that order; slurmkit's own machinery (the exit file that
 `slurmkit status` reads, the copy back of outputs) sits in one fenced block that says what it
 is for, and nothing of it is scattered through the user's part of the script."""

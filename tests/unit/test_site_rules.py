@@ -1,4 +1,4 @@
-"""The profile ``rules:`` that decide whether a job runs (issue 17; facts §11), each with a spec
+"""The profile ``rules:`` that decide whether a job runs, each with a spec
 that trips it and one that passes, and the fix and the source in its message.
 
 The host-side rules (read-only paths, login nodes, requirements files, staged bytes) are called

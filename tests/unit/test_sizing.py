@@ -1,4 +1,4 @@
-"""Memory and cores that can serve the job (issue 22, class 4; issue 18): memory per GPU process
+"""Memory and cores that can serve the job: memory per GPU process
 against a floor per framework, the site's per-GPU bundle as the default and as advice, whole
 nodes with all their memory (--mem=0), and cores a whole-GPU share charges but the job leaves idle."""
 
@@ -83,7 +83,7 @@ def test_sites_that_ignore_memory_requests_have_no_memory_warnings():
     assert memory_warnings(resolution) == [] and "--mem" not in directives(resolution)
 
 
-# ------------------------------------------------- a GPU job with nothing said (issue 18)
+# ------------------------------------------------------------ a GPU job with nothing said
 
 
 @pytest.mark.parametrize("cluster, gpus, cores, memory", [

@@ -1,6 +1,6 @@
 """Counts in the script body come from SLURM's variables, not from literals that repeat the
-#SBATCH header, so that a hand edit of one directive keeps the script consistent (issue 22,
-class 7). The header keeps the values slurmkit computed.
+#SBATCH header, so that a hand edit of one directive keeps the script consistent.
+The header keeps the values slurmkit computed.
 
 The variables and their defaults were checked in the batch step of Debian's Slurm 22.05 (the
 local cluster): SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE are set only when their directive

@@ -1,6 +1,6 @@
 """Staging for jobs on several nodes, whatever their kind: inputs and a job-local virtualenv on
 every node's $SLURM_TMPDIR, one srun task per node with the node's cores, counts read from
-SLURM at run time; and the outputs' folders made before the payload (issue 22, class 5).
+SLURM at run time; and the outputs' folders made before the payload.
 
 The per-node steps themselves run on the local cluster (tests/integration/test_staging_on_cluster.py)."""
 

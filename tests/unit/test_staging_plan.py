@@ -27,7 +27,7 @@ def test_inputs_become_copy_or_extract_steps_by_their_kind():
 
 
 def test_submit_host_paths_expand_as_in_the_command_and_tmpdir_paths_stay_literal():
-    """Issue 15: ~, $HOME, $SCRATCH... in an input's from and an output's to mean what the shell
+    """~, $HOME, $SCRATCH... in an input's from and an output's to mean what the shell
     makes of them ($$ is a literal $); paths inside $SLURM_TMPDIR stay as written."""
     plan = plan_of(stage={"inputs": ["we$$ird", "~/d.tar", "$SCRATCH/x"], "outputs": [{"from": "o$ut", "to": "r$$es"}]}).plan
     assert [step.source for step in plan.stage.inputs] == ["$SLURM_SUBMIT_DIR/we$$ird", "$HOME/d.tar", "$SCRATCH/x"]

@@ -1,6 +1,7 @@
-"""TensorFlow on GPUs loads the site's CUDA and tells XLA where CUDA is (issue 22, class 6): the
-Alliance TensorFlow page loads ``cuda`` and sets ``XLA_FLAGS=--xla_gpu_cuda_data_dir=$CUDA_HOME``
-(alliance_facts.md §4.3); without it an XLA-compiled step cannot find libdevice and fails."""
+"""TensorFlow on GPUs loads the site's CUDA and tells XLA where CUDA is: the Alliance TensorFlow
+page (https://docs.alliancecan.ca/wiki/TensorFlow/en) loads ``cuda`` and sets
+``XLA_FLAGS=--xla_gpu_cuda_data_dir=$CUDA_HOME``; without it an XLA-compiled step cannot find
+libdevice and fails."""
 
 import subprocess
 

@@ -484,12 +484,12 @@ def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Seq
 
 def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str, int]):
     """A monitor.Poller whose queries and exit files are on the cluster."""
-    from slurmkit.slurm.monitor import Poller, _wanted_ids, parse_exit_file
+    from slurmkit.slurm.monitor import Poller, parse_exit_file, wanted_ids
 
     class RemotePoller(Poller):
         def poll(self, job_ids):
             conn.ensure_open()
-            wanted = _wanted_ids(self._open_ids([str(j) for j in job_ids]), self.sizes, self.final)
+            wanted = wanted_ids(self._open_ids([str(j) for j in job_ids]), self.sizes, self.final)
             self.exit_texts = remote_exit_files(conn, self.folders, wanted)
             return super().poll(job_ids)
 
@@ -504,11 +504,11 @@ def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str
 
 def remote_tokens(conn: Connection, since: Optional[str] = None):
     """registry.query_tokens, asked on the cluster: token -> job id for slurmkit's jobs there."""
-    from slurmkit.slurm.registry import Known, _sacct_time, parse_token_lines
+    from slurmkit.slurm.registry import Known, parse_token_lines, sacct_time
 
     run = slurm_runner(conn)
     found = parse_token_lines(run(["squeue", "--me", "-h", "-t", "all", "-o", "%i|%k"]))
-    argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", _sacct_time(since)] if since else [])
+    argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", sacct_time(since)] if since else [])
     try:
         accounted = parse_token_lines(run(argv))
     except SchedulerError:

@@ -254,7 +254,8 @@ def _parse(raw: bytes) -> Tuple[List[Submission], List[int]]:
     return found, bad
 
 
-_warned: Set[Tuple[str, Tuple[int, ...]]] = set()  # (file, bad lines) already reported by this process: one warning, however often it is read
+#: (file, bad lines) already reported by this process: one warning, however often it is read
+_warned: Set[Tuple[str, Tuple[int, ...]]] = set()
 
 
 def _warn_once(path: Path, bad: List[int]) -> None:

@@ -33,7 +33,8 @@ def build_spec(names: Sequence[str], spec: Optional[JobSpec] = None, profile: Op
     wanted = list(names) or list(known)
     if not wanted:
         raise SpecError(source, None, "environment.builds", f"nothing to build: name one of {', '.join(BUILDS)}")
-    framework = framework or base.pop("framework", None)
+    job_framework = base.pop("framework", None)   # decided for launch, never a key of the build job's spec
+    framework = framework or job_framework
     _set_environment(base["environment"], _build_entries(wanted, known, spec), modules, build_cache, framework)
     gpu = _set_resources(base["resources"], gpus, profile or base.get("profile"))
     data = dict(base, name="build-" + "-".join(wanted), kind=_build_kind(gpu),

@@ -4,10 +4,13 @@ Thin commands over :mod:`slurmkit.sites.profiles` and :mod:`slurmkit.sites.detec
 are imported inside the commands so that ``slurmkit profiles --help`` stays cheap.
 """
 
+from __future__ import annotations
+
 import functools
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import click
 
@@ -16,6 +19,9 @@ from slurmkit.cli.main import complete_profile_names, fail, pretty_output
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import write_atomic
 from slurmkit.core.output import message_line, verbatim
+
+if TYPE_CHECKING:
+    from slurmkit.sites.profiles import Accounts, Launch, Scheduling, SiteProfile, Software, Storage
 
 
 def _reports_errors(command):
@@ -137,60 +143,94 @@ def show_command(name, as_yaml, as_json):
                    [_node_type_row(t) for t in profile.node_types])
 
 
-def _summary(profile, reason):
-    from slurmkit.core.units import format_duration, format_size
+Row = Tuple[str, str]   # (label, value) of one line of ``profiles show``
 
-    status, sched, accounts, storage, software, launch = (
-        profile.status, profile.scheduling, profile.accounts, profile.storage, profile.software, profile.launch)
-    size = (lambda mib: "?" if mib is None else format_size(mib))
-    lines = [f"{profile.name}: {profile.description or ''}".rstrip(": ")]
+
+def _summary(profile: SiteProfile, reason: Optional[str]) -> List[str]:
+    """The lines of ``profiles show``: the name, then one labelled row per part of the profile."""
+    rows = (_identity_rows(profile, reason) + _scheduling_rows(profile.scheduling)
+            + [("accounts", _accounts_text(profile.accounts)), ("storage", _storage_text(profile.storage)),
+               ("software", _software_text(profile.software)), ("launch", _launch_text(profile.launch))]
+            + _rule_rows(profile))
+    width = max(len(label) for label, _ in rows)
+    title = f"{profile.name}: {profile.description or ''}".rstrip(": ")
+    return [title] + [f"  {label.ljust(width)}  {value}" for label, value in rows]
+
+
+def _identity_rows(profile: SiteProfile, reason: Optional[str]) -> List[Row]:
+    """Which file it is, why it was chosen, whether the cluster runs, and how it is recognised."""
     where = str(profile.path) + (f" (extends {profile.extends})" if profile.extends else "")
-    rows = [("file", where)]
-    if reason:
-        rows.append(("chosen by", reason))
-    state = status.state
-    if status.since:
-        state += f" since {status.since.isoformat()}"
+    rows = [("file", where)] + ([("chosen by", reason)] if reason else [])
+    status = profile.status
+    state = status.state + (f" since {status.since.isoformat()}" if status.since else "")
     if profile.is_retired:
         state = f"retired on {status.retired_on}; successor {status.successor}"
     rows.append(("status", state + (f" ({status.note})" if status.note else "")))
-    detect = [f"$CC_CLUSTER={'|'.join(profile.detect.cc_cluster)}" if profile.detect.cc_cluster else "",
-              f"$SLURM_CLUSTER_NAME={'|'.join(profile.detect.slurm_cluster_name)}" if profile.detect.slurm_cluster_name else "",
-              f"hostname like {', '.join(profile.detect.hostnames)}" if profile.detect.hostnames else ""]
-    rows.append(("detected by", "; ".join(filter(None, detect)) or "never (choose it with --profile)"))
+    detect = profile.detect
+    by = [f"$CC_CLUSTER={'|'.join(detect.cc_cluster)}" if detect.cc_cluster else "",
+          f"$SLURM_CLUSTER_NAME={'|'.join(detect.slurm_cluster_name)}" if detect.slurm_cluster_name else "",
+          f"hostname like {', '.join(detect.hostnames)}" if detect.hostnames else ""]
+    rows.append(("detected by", "; ".join(filter(None, by)) or "never (choose it with --profile)"))
+    return rows
+
+
+def _scheduling_rows(sched: Scheduling) -> List[Row]:
+    """Walltime, whole nodes, memory and partitions."""
+    from slurmkit.core.units import format_duration
+
     walltime = "max " + ("?" if sched.max_walltime_seconds is None else format_duration(sched.max_walltime_seconds))
     if sched.min_walltime_advice_seconds:
         walltime += f"; the site asks for at least {format_duration(sched.min_walltime_advice_seconds)}"
-    rows.append(("walltime", walltime))
+    rows = [("walltime", walltime)]
     if sched.whole_node:
         counts = f", GPU counts {', '.join(map(str, sched.whole_node.gpu_counts))}" if sched.whole_node.gpu_counts else ""
         rows.append(("whole nodes", f"only ({sched.whole_node.cores or '?'} cores{counts})"))
     rows.append(("memory", {True: "--mem is honoured", False: "--mem is ignored", None: "?"}[sched.mem_request]
-                 + (f"; default {size(sched.default_mem_per_cpu_mib)} per CPU" if sched.default_mem_per_cpu_mib else "")))
+                 + (f"; default {_size(sched.default_mem_per_cpu_mib)} per CPU" if sched.default_mem_per_cpu_mib else "")))
     partitions = sched.partitions
-    rows.append(("partitions", f"{partitions.name_partition or '?'}" + (f" (allowed: {', '.join(partitions.allowed)})" if partitions.allowed else "")))
-    rows.append(("accounts", f"--account {accounts.required or '?'}" + (f"; prefixes {', '.join(accounts.prefixes)}" if accounts.prefixes else "")))
-    areas = [f"{label} {area.path or '?'} ({size(area.quota_mib)}{', purged' if area.purged else ''})"
+    allowed = f" (allowed: {', '.join(partitions.allowed)})" if partitions.allowed else ""
+    rows.append(("partitions", f"{partitions.name_partition or '?'}{allowed}"))
+    return rows
+
+
+def _accounts_text(accounts: Accounts) -> str:
+    return f"--account {accounts.required or '?'}" + (f"; prefixes {', '.join(accounts.prefixes)}" if accounts.prefixes else "")
+
+
+def _storage_text(storage: Storage) -> str:
+    areas = [f"{label} {area.path or '?'} ({_size(area.quota_mib)}{', purged' if area.purged else ''})"
              for label, area in (("home", storage.home), ("project", storage.project), ("scratch", storage.scratch)) if area]
     if storage.slurm_tmpdir:
-        areas.append(f"$SLURM_TMPDIR {storage.slurm_tmpdir.kind or '?'} {size(storage.slurm_tmpdir.size_mib)}")
+        areas.append(f"$SLURM_TMPDIR {storage.slurm_tmpdir.kind or '?'} {_size(storage.slurm_tmpdir.size_mib)}")
     areas.append("internet on compute nodes: " + {True: "yes", False: "no", None: "?"}[storage.internet_on_compute])
-    rows.append(("storage", "; ".join(areas)))
+    return "; ".join(areas)
+
+
+def _software_text(software: Software) -> str:
+    preload = " ".join(software.preload + ((software.stdenv,) if software.stdenv else ()))
     modules = ", ".join(m for m in software.modules.values() if m)
-    rows.append(("software", "; ".join(filter(None, [software.module_system or "?", " ".join(software.preload + ((software.stdenv,) if software.stdenv else ())), modules]))))
+    return "; ".join(filter(None, [software.module_system or "?", preload, modules]))
+
+
+def _launch_text(launch: Launch) -> str:
     mpi = launch.mpi
-    rows.append(("launch", "; ".join(filter(None, [launch.default or "?", f"MPI {mpi.flavour}" if mpi.flavour else "",
-                                                   f"srun --mpi={mpi.srun_mpi}" if mpi.srun_mpi else "",
-                                                   " ".join(filter(None, [launch.interconnect.fabric, launch.interconnect.speed])),
-                                                   ]))))
+    return "; ".join(filter(None, [launch.default or "?", f"MPI {mpi.flavour}" if mpi.flavour else "",
+                                   f"srun --mpi={mpi.srun_mpi}" if mpi.srun_mpi else "",
+                                   " ".join(filter(None, [launch.interconnect.fabric, launch.interconnect.speed]))]))
+
+
+def _rule_rows(profile: SiteProfile) -> List[Row]:
+    """The site's rules, one row each as siterules states them, and its documentation."""
     from slurmkit.resolve.siterules import rule_lines
 
-    for index, (rule, source) in enumerate(rule_lines(profile)):
-        rows.append(("rules" if index == 0 else "", f"{rule} [{source}]"))
-    if profile.docs:
-        rows.append(("docs", " ".join(profile.docs)))
-    width = max(len(label) for label, _ in rows)
-    return lines + [f"  {label.ljust(width)}  {value}" for label, value in rows]
+    rows = [("rules" if index == 0 else "", f"{rule} [{source}]") for index, (rule, source) in enumerate(rule_lines(profile))]
+    return rows + ([("docs", " ".join(profile.docs))] if profile.docs else [])
+
+
+def _size(mib: Optional[int]) -> str:
+    from slurmkit.core.units import format_size
+
+    return "?" if mib is None else format_size(mib)
 
 
 def _node_type_row(node_type):

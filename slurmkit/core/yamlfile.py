@@ -16,11 +16,20 @@ is one ``error(source, line, "", message)``, reached in well under a second and 
 """
 
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import yaml
-from yaml.events import AliasEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent, SequenceStartEvent, StreamEndEvent
-from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+from yaml.events import (
+    AliasEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from slurmkit.core.errors import InputError
 
@@ -28,14 +37,19 @@ from slurmkit.core.errors import InputError
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 KeyPath = Tuple[Union[str, int], ...]
+#: where a file's text came from: its path, or a name such as ``<stdin>``
+Source = Union[str, Path]
+#: how a problem is raised: ``error(source, line, key path, message)``. InputError and its
+#: subclasses are such factories; a caller with errors of its own (remote.yaml) passes a function.
+ErrorFactory = Callable[[Source, Optional[int], str, str], Exception]
 
 
-class KeyLines(dict):
+class KeyLines(Dict[KeyPath, int]):
     """``{key path: 1-based line}``, and ``spellings``: the text of each plain number or boolean,
     as written (``0.00001``, ``010``, ``yes``), for the values that reach a job as text, where
     Python's spelling (``1e-05``, ``8``, ``True``) would not be what the user wrote."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.spellings: Dict[KeyPath, str] = {}
 
@@ -57,7 +71,7 @@ MAX_CHARS = MAX_BYTES
 MAX_DIGITS = 1000
 
 
-def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = InputError) -> Tuple[Any, Dict[KeyPath, int], Any]:
+def parse_yaml(text: str, source: Source, error: ErrorFactory = InputError) -> Tuple[Any, Dict[KeyPath, int], Any]:
     """Parse ``text``; return ``(data, {key path: 1-based line}, root node)``.
 
     Problems are raised as ``error(source, line, keypath, message)``.
@@ -77,13 +91,13 @@ def parse_yaml(text: str, source: Union[str, Path], error: Type[InputError] = In
     return data, lines, root
 
 
-def read_yaml_file(path: Path, error: Type[InputError] = InputError) -> Tuple[str, Tuple[Any, Dict[KeyPath, int], Any]]:
+def read_yaml_file(path: Path, error: ErrorFactory = InputError) -> Tuple[str, Tuple[Any, Dict[KeyPath, int], Any]]:
     """The text of ``path`` and what parse_yaml makes of it; unreadable files are ``error``s."""
     text = read_text(path, error)
     return text, parse_yaml(text, path, error)
 
 
-def read_text(path: Path, error: Type[InputError] = InputError, limit: int = MAX_BYTES) -> str:
+def read_text(path: Path, error: ErrorFactory = InputError, limit: int = MAX_BYTES) -> str:
     """The UTF-8 text of ``path``, refused beyond ``limit`` bytes before more is read (a
     named pipe or ``/dev/zero`` given as a spec ends here, not in memory)."""
     try:
@@ -114,7 +128,7 @@ class _BoundedComposer:
     alias inside its own anchor), so its cost is known the moment it is met.
     """
 
-    def __init__(self, loader, source, error: Type[InputError]):
+    def __init__(self, loader: Any, source: Source, error: ErrorFactory) -> None:
         self.loader, self.source, self.error = loader, source, error
         self.anchors: Dict[str, Any] = {}
         self.cost: Dict[int, Tuple[int, int, int]] = {}   # id(node) -> (values, height, chars), once closed
@@ -122,7 +136,7 @@ class _BoundedComposer:
         self.chars = 0
         self.aliases = 0
 
-    def single_node(self):
+    def single_node(self) -> Optional[Node]:
         """The root node of the one document (None for an empty stream), as get_single_node."""
         loader = self.loader
         loader.get_event()  # stream start
@@ -135,10 +149,10 @@ class _BoundedComposer:
             self._fail(loader.get_event(), "a second YAML document starts here; a spec or profile is one document")
         return root
 
-    def _fail(self, event, message: str):
-        raise self.error(self.source, event.start_mark.line + 1, "", message)
+    def _fail(self, event: Event, message: str) -> NoReturn:
+        raise self.error(self.source, event.start_mark.line + 1 if event.start_mark else None, "", message)
 
-    def _compose(self):
+    def _compose(self) -> Node:
         loader = self.loader
         # Each open collection: [node, pending mapping key or None, values so far, tallest child, chars so far].
         stack: List[list] = []
@@ -160,7 +174,7 @@ class _BoundedComposer:
                 return node
             self._attach(stack[-1], node)
 
-    def _new_node(self, event, depth: int):
+    def _new_node(self, event: Any, depth: int) -> Node:
         loader = self.loader
         anchor = event.anchor
         if anchor is not None and anchor in self.anchors:
@@ -168,6 +182,7 @@ class _BoundedComposer:
                               f"{self.anchors[anchor].start_mark.line + 1}); give each its own name")
         kind = type(event)
         self._count(event, 1, depth + 1, len(event.value) if kind is ScalarEvent else 0)
+        node: Node
         if kind is ScalarEvent:
             tag = event.tag if event.tag not in (None, "!") else loader.resolve(ScalarNode, event.value, event.implicit)
             node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
@@ -182,7 +197,7 @@ class _BoundedComposer:
             self.anchors[anchor] = node
         return node
 
-    def _alias(self, event, stack: List[list]):
+    def _alias(self, event: Any, stack: List[list]) -> Node:
         anchor = event.anchor
         node = self.anchors.get(anchor)
         if node is None:
@@ -197,7 +212,7 @@ class _BoundedComposer:
         self._count(event, size, len(stack) + height, chars)
         return node
 
-    def _count(self, event, size: int, depth: int, chars: int) -> None:
+    def _count(self, event: Event, size: int, depth: int, chars: int) -> None:
         """Add ``size`` values of ``chars`` characters at ``depth``; refuse the file past
         MAX_VALUES, MAX_CHARS or MAX_DEPTH."""
         self.values += size
@@ -211,7 +226,7 @@ class _BoundedComposer:
         if depth > MAX_DEPTH:
             self._fail(event, f"nested more than {MAX_DEPTH} levels deep (aliases expanded), slurmkit's limit")
 
-    def _attach(self, parent: list, node) -> None:
+    def _attach(self, parent: list, node: Node) -> None:
         """Put ``node`` in the open collection ``parent``, adding up its size and height."""
         size, height, chars = self.cost[id(node)]
         parent[2] += size
@@ -237,35 +252,14 @@ _BOOL_TAG = "tag:yaml.org,2002:bool"
 _SPELLED_TAGS = (*_NUMBER_TAGS, _BOOL_TAG)
 
 
-def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, error):
+def _construct(loader: Any, node: Node, path: KeyPath, lines: Dict[KeyPath, int], source: Source, error: ErrorFactory) -> Any:
+    """The plain data of ``node``, the line of every key path under ``path`` put in ``lines``."""
     lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode) and node.tag == _PLAIN_MAP:
-        out: Dict[str, Any] = {}
-        seen: Dict[str, int] = {}
-        own = []
-        for key_node, value_node, explicit in _merged_pairs(node, source, error):
-            where = key_node.start_mark.line + 1
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise error(source, where, "", "not valid YAML: found unhashable key")
-            key = _scalar(loader, key_node, path, source, error)
-            if not isinstance(key, str):
-                raise error(source, where, format_keypath(path), f"key {key!r} is not a string; quote it")
-            if key in seen:
-                if not explicit:
-                    continue  # a merged key (<<: *name) that the mapping or an earlier merge already gives
-                raise error(source, where, format_keypath(path + (key,)), f"is given twice (first on line {seen[key]}); keep one")
-            seen[key] = where
-            if explicit:
-                own.append(key)
-            lines[path + (key,)] = where  # the key's line, where users look
-            out[key] = _construct(loader, value_node, path + (key,), lines, source, error)
-        if len(own) < len(out):  # merged keys first, then the mapping's own, as yaml's loader puts them
-            mine = set(own)
-            out = {**{key: value for key, value in out.items() if key not in mine}, **{key: out[key] for key in own}}
-        return out
-    if isinstance(node, yaml.SequenceNode) and node.tag == _PLAIN_SEQ:
+    if isinstance(node, MappingNode) and node.tag == _PLAIN_MAP:
+        return _construct_mapping(loader, node, path, lines, source, error)
+    if isinstance(node, SequenceNode) and node.tag == _PLAIN_SEQ:
         return [_construct(loader, item, path + (index,), lines, source, error) for index, item in enumerate(node.value)]
-    if isinstance(node, yaml.ScalarNode) and not node.style and node.tag in _SPELLED_TAGS:
+    if isinstance(node, ScalarNode) and not node.style and node.tag in _SPELLED_TAGS:
         if ":" in node.value and node.tag != _BOOL_TAG:
             return node.value  # YAML 1.1's base 60 (1:00:00 = 3600): for a time, what SLURM reads it as
         if isinstance(lines, KeyLines):
@@ -273,15 +267,51 @@ def _construct(loader, node, path: KeyPath, lines: Dict[KeyPath, int], source, e
     return _scalar(loader, node, path, source, error)
 
 
+def _construct_mapping(loader: Any, node: MappingNode, path: KeyPath, lines: Dict[KeyPath, int], source: Source,
+                       error: ErrorFactory) -> Dict[str, Any]:
+    """A plain mapping, refused where plain loading would hide something: a key given twice (a
+    merged key only gives way to one given before it) or a key that is not a string."""
+    out: Dict[str, Any] = {}
+    seen: Dict[str, int] = {}
+    own = []
+    for key_node, value_node, explicit in _merged_pairs(node, source, error):
+        key, where = _mapping_key(loader, key_node, path, source, error)
+        if key in seen:
+            if not explicit:
+                continue  # a merged key (<<: *name) that the mapping or an earlier merge already gives
+            raise error(source, where, format_keypath(path + (key,)), f"is given twice (first on line {seen[key]}); keep one")
+        seen[key] = where
+        if explicit:
+            own.append(key)
+        lines[path + (key,)] = where  # the key's line, where users look
+        out[key] = _construct(loader, value_node, path + (key,), lines, source, error)
+    if len(own) < len(out):  # merged keys first, then the mapping's own, as yaml's loader puts them
+        mine = set(own)
+        out = {**{key: value for key, value in out.items() if key not in mine}, **{key: out[key] for key in own}}
+    return out
+
+
+def _mapping_key(loader: Any, key_node: Node, path: KeyPath, source: Source, error: ErrorFactory) -> Tuple[str, int]:
+    """A mapping key and its line; a key that is not a plain string is refused (quote it)."""
+    where = key_node.start_mark.line + 1
+    if not isinstance(key_node, ScalarNode):
+        raise error(source, where, "", "not valid YAML: found unhashable key")
+    key = _scalar(loader, key_node, path, source, error)
+    if not isinstance(key, str):
+        raise error(source, where, format_keypath(path), f"key {key!r} is not a string; quote it")
+    return key, where
+
+
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-def _merged_pairs(node, source, error) -> List[Tuple[Any, Any, bool]]:
+def _merged_pairs(node: MappingNode, source: Source, error: ErrorFactory) -> List[Tuple[Node, Node, bool]]:
     """The ``(key node, value node, explicit)`` of a mapping, merge keys (``<<: *name``) resolved
     as YAML says: the mapping's own keys first, then each merged mapping's in the order given
     (an earlier one wins), so that the first of each key is the one that counts. Unlike yaml's
     flatten_mapping this leaves the node as it is: an alias may name it again."""
-    own, merged = [], []
+    own: List[Tuple[Node, Node, bool]] = []
+    merged: List[Tuple[Node, Node, bool]] = []
     for key_node, value_node in node.value:
         if key_node.tag != _MERGE_TAG:
             own.append((key_node, value_node, True))
@@ -295,7 +325,7 @@ def _merged_pairs(node, source, error) -> List[Tuple[Any, Any, bool]]:
     return own + merged
 
 
-def _scalar(loader, node, path: KeyPath, source, error):
+def _scalar(loader: Any, node: Node, path: KeyPath, source: Source, error: ErrorFactory) -> Any:
     """One scalar (or tagged node) as the safe constructor makes it, which refuses tags it does
     not know; a whole number too long for any count, size or time is refused before Python reads
     it (past 4,300 digits int() raises; a 0x number that long prints past that limit)."""

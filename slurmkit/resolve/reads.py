@@ -20,7 +20,7 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from slurmkit.core.kinds import BATCH_SET_BY as _BATCH_SET_BY
 from slurmkit.core.kinds import first_kind
@@ -53,7 +53,8 @@ SET_BY_SPEC: Dict[str, str] = {
 }
 #: Given to each process as it starts, never to the batch script: name -> who gives it.
 PER_PROCESS: Dict[str, str] = {
-    **dict.fromkeys(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"), f"kind {first_kind(ranks_from_slurm=True).name!r} or torchrun"),
+    **dict.fromkeys(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"),
+                    f"kind {first_kind(ranks_from_slurm=True).name!r} or torchrun"),
     "TF_CONFIG": f"kind {first_kind(tf_config=True).name!r}",
     **dict.fromkeys(("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
                      "OMPI_COMM_WORLD_NODE_RANK"), "Open MPI's mpirun"),
@@ -84,7 +85,8 @@ def tmpdir_paths(word: str) -> List[str]:
     paths = []
     for match in REFERENCE.finditer(word):
         if match.group().strip("${}") == TMPDIR and match.group() != "$$":
-            rest = _TMPDIR_PATH.match(word, match.end()).group(1) or ""
+            after = _TMPDIR_PATH.match(word, match.end())   # it always matches, if only the empty string
+            rest = (after.group(1) if after else None) or ""
             paths.append(posixpath.normpath("/" + rest).lstrip("/"))
     return paths
 
@@ -289,7 +291,8 @@ def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
     if name in batch or name.startswith("_sk_"):
         return ""
     if name.startswith("SLURM_ARRAY_") and not plan.array:
-        return f"${name}: SLURM sets it only in array jobs (kind {first_kind(sweeps=True).name!r}), so under set -u this job stops with '{name}: unbound variable'"
+        return (f"${name}: SLURM sets it only in array jobs (kind {first_kind(sweeps=True).name!r}), "
+                f"so under set -u this job stops with '{name}: unbound variable'")
     if name in SLURM_PER_TASK and _processes(plan) > 1:
         return (f"${name}: the batch script expands the command once, so every process gets the batch script's value, "
                 f"not its own; {_in_each_process(name)}")
@@ -345,33 +348,54 @@ def missing_local_paths(spec, plan, base_dir: Path, environ: Optional[Mapping[st
     that names $SLURM_TMPDIR or a variable unset here is left alone: only the node knows it."""
     variables = {**(os.environ if environ is None else environ), "SLURM_SUBMIT_DIR": str(base_dir)}
     variables.pop(TMPDIR, None)
+
+    def here(word: str) -> Optional[Path]:
+        return _on_this_host(word, variables, base_dir)
+
+    return _missing_stage_inputs(spec, plan, here) + _missing_venv_files(plan, here) + _missing_nccl(spec, plan, here)
+
+
+def _missing_stage_inputs(spec, plan, here: Callable[[str], Optional[Path]]) -> List[Found]:
+    """Stage inputs not on this host (a symbolic link counts as there, even a dangling one)."""
     found = []
     for index, step in enumerate(plan.stage.inputs if plan.stage else ()):
-        path = _on_this_host(step.source, variables, base_dir)
+        path = here(step.source)
         if path is not None and not os.path.lexists(path):
             found.append((f"stage.inputs.{index}", f"{spec.stage.inputs[index].source} is not on this host ({path}): the job "
                                                    "stops when it stages it in, unless something puts it there before the job starts"))
-    venv = plan.venv if plan.venv and not plan.venv.prebuilt_key else None   # built on the login node: siterules checks it
+    return found
+
+
+def _missing_venv_files(plan, here: Callable[[str], Optional[Path]]) -> List[Found]:
+    """The requirements file and a lasting virtualenv; not one built on the login node (siterules checks it)."""
+    venv = plan.venv if plan.venv and not plan.venv.prebuilt_key else None
+    found = []
     if venv and venv.requirements:
-        path = _on_this_host(venv.requirements, variables, base_dir)
+        path = here(venv.requirements)
         if path is not None and not path.is_file():
-            found.append(("environment.venv.requirements", f"{venv.requirements} is not on this host ({path}): pip install -r stops the job"))
+            found.append(("environment.venv.requirements",
+                          f"{venv.requirements} is not on this host ({path}): pip install -r stops the job"))
     if venv and venv.reuse_existing:
-        path = _on_this_host(venv.path, variables, base_dir)
+        path = here(venv.path)
         if path is not None and not path.exists():
             found.append(("environment.venv.path", f"{venv.path} is not on this host ({path}): the job makes a new, empty virtualenv "
                                                    "there and installs into it; if you meant an existing one, correct the path"))
         elif path is not None and not os.access(path / "bin" / "python", os.X_OK):
-            found.append(("environment.venv.path", f"{venv.path} ({path}) is not a virtualenv (no bin/python): the job makes a new one in it"))
-    if plan.nccl:
-        path = _on_this_host(plan.nccl.tarball, variables, base_dir)
-        if path is not None and path.is_dir():
-            found.append(("environment.builds", f"{spec.environment.nccl.path} ({path}) is a folder: give NVIDIA's NCCL tarball "
-                                                "(nccl_VERSION_ARCH.txz) itself"))
-        elif path is not None and not path.is_file():
-            found.append(("environment.builds", f"{spec.environment.nccl.path} is not on this host ({path}): the job stops "
-                                                "when it unpacks NCCL, unless the build cache has NCCL " + plan.nccl.version + " already"))
+            found.append(("environment.venv.path",
+                          f"{venv.path} ({path}) is not a virtualenv (no bin/python): the job makes a new one in it"))
     return found
+
+
+def _missing_nccl(spec, plan, here: Callable[[str], Optional[Path]]) -> List[Found]:
+    """NVIDIA's NCCL tarball, which must be the file itself (a folder is a common mistake)."""
+    path = here(plan.nccl.tarball) if plan.nccl else None
+    if path is not None and path.is_dir():
+        return [("environment.builds", f"{spec.environment.nccl.path} ({path}) is a folder: give NVIDIA's NCCL tarball "
+                                       "(nccl_VERSION_ARCH.txz) itself")]
+    if path is not None and not path.is_file():
+        return [("environment.builds", f"{spec.environment.nccl.path} is not on this host ({path}): the job stops "
+                                       "when it unpacks NCCL, unless the build cache has NCCL " + plan.nccl.version + " already")]
+    return []
 
 
 def _on_this_host(word: str, variables: Mapping[str, str], base_dir: Path) -> Optional[Path]:

@@ -131,8 +131,8 @@ def _self_submission(spec, profile: SiteProfile) -> List[Finding]:
     if rule is None or rule.allowed:
         return []
     # The argv, the bash line of launch.shell, and the setup lines: each runs inside the job.
-    places = [("launch.shell" if spec.launch.shell else "launch.command", (spec.launch.shell,) if spec.launch.shell else spec.launch.command),
-              ("environment.setup", spec.environment.setup)]
+    command = (spec.launch.shell,) if spec.launch.shell else spec.launch.command
+    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
     field = next((name for name, lines in places if any(_CALLS_SBATCH.search(line) for line in lines)), None)
     if field is None:
         return []
@@ -156,8 +156,8 @@ def _pins(requirements: Iterable[str], field: str, profile: SiteProfile, gpu_mod
                     and _older(match.group(3), match.group(2), rule.version):
                 on = f" on {'/'.join(rule.gpu_models).upper()} GPUs" if rule.gpu_models else ""
                 findings.append(Finding("warning", field,
-                                        f"{line.strip()!r}{where} pins {rule.package} below {rule.version}, which {profile.name} needs{on}; "
-                                        f"ask for {rule.package}>={rule.version}{_source(rule.source)}"))
+                                        f"{line.strip()!r}{where} pins {rule.package} below {rule.version}, which {profile.name} "
+                                        f"needs{on}; ask for {rule.package}>={rule.version}{_source(rule.source)}"))
     return findings
 
 
@@ -205,7 +205,7 @@ def read_only_findings(spec, profile: SiteProfile, base_dir: Path, log_folder: P
     if not prefixes:
         return []
     fix = rule.fix or "submit from a folder the job can write, or set the output folder there"
-    places = [("folder", str(log_folder), "the job's log and exit-status files")]
+    places: List[Tuple[str, Optional[str], str]] = [("folder", str(log_folder), "the job's log and exit-status files")]
     stage = spec.stage
     for index, out in enumerate(stage.outputs if stage else ()):
         places.append((f"stage.outputs.{index}.to", _destination(out.to, base_dir, env), "a copy-back destination"))
@@ -294,7 +294,7 @@ def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], ho
     if path is None or built_key(path) == venv.prebuilt_key:
         return []
     rule, login = profile.rules.env_build, profile.rules.login_nodes
-    elsewhere = bool(login and hostname) and not any(fnmatch.fnmatch(hostname.split(".")[0], p) for p in login.gpu + login.cpu)
+    elsewhere = login is not None and bool(hostname) and not any(fnmatch.fnmatch(hostname.split(".")[0], p) for p in login.gpu + login.cpu)
     where = f"on {profile.name}'s login node" if elsewhere else "here"
     return [Finding("warning" if elsewhere else "error", "environment.venv",
                     f"no virtualenv is built for this job at {path}: {profile.name} builds Python environments on its login "
@@ -361,9 +361,23 @@ def _staged_detail(staged) -> str:
 
 # ---------------------------------------------------------------------------- as text
 
-def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
+RuleLine = Tuple[str, str]   # (what slurmkit checks, its first source)
+
+
+def rule_lines(profile: SiteProfile) -> List[RuleLine]:
     """Each rule as (what slurmkit checks, its first source): ``profiles show`` and
     docs/profiles.md print these, so that what is enforced and what is documented agree."""
+    lines = _place_rule_lines(profile) + _node_rule_lines(profile) + _software_rule_lines(profile)
+    tmp = profile.rules.tmp_request
+    if tmp:
+        lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
+                      f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; "
+                      f"above the range is refused)", tmp.source[0]))
+    return lines
+
+
+def _place_rule_lines(profile: SiteProfile) -> List[RuleLine]:
+    """Where a job may write, and where it may be submitted from."""
     rules, lines = profile.rules, []
     ro = rules.read_only_in_job
     if ro:
@@ -376,15 +390,28 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
     if login:
         lines.append((f"GPU jobs only from {', '.join(login.gpu) or '?'}, CPU jobs only from {', '.join(login.cpu) or '?'} "
                       f"(check and submit match the host name)", login.source[0]))
+    return lines
+
+
+def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
+    """How GPU nodes are taken: the GPU counts a node is asked with, whole nodes, AMD GPUs."""
+    lines = []
     whole = profile.scheduling.whole_node
     if whole and whole.gpu_counts:
         lines.append((f"GPUs per node: {' or '.join(map(str, whole.gpu_counts))}", _first(profile.raw.get("scheduling"))))
     for node_type in profile.node_types:
         gpus = node_type.gpus
         if gpus and gpus.whole_node:
-            lines.append((f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})", _node_sources(node_type, profile)[0]))
+            lines.append((f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})",
+                          _node_sources(node_type, profile)[0]))
         if gpus and gpus.vendor == "amd":
             lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
+    return lines
+
+
+def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
+    """The versions a site needs, and where its Python environments are built."""
+    rules, lines = profile.rules, []
     for rule in rules.min_versions:
         if rule.gpu_models and not set(rule.gpu_models) & set(profile.gpu_models):
             continue   # no such GPUs here (Narval has no H100)
@@ -398,10 +425,6 @@ def rule_lines(profile: SiteProfile) -> List[Tuple[str, str]]:
         lines.append((f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "
                       "builds the job's there and the job only activates it (check and submit refuse a job whose environment "
                       "is not built)", rules.env_build.source[0]))
-    tmp = rules.tmp_request
-    if tmp:
-        lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
-                      f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; above the range is refused)", tmp.source[0]))
     return lines
 
 

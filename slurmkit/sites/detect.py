@@ -32,6 +32,8 @@ _ACCOUNT_ENV = ["SLURM_ACCOUNT", "SBATCH_ACCOUNT", "SALLOC_ACCOUNT"]
 _MIG_RE = re.compile(r"(\d+g\.\d+gb)$", re.IGNORECASE)
 _KEY_RE = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:.]*)=")
 _WHEELHOUSE = Path("/cvmfs/soft.computecanada.ca/custom/python/wheelhouse")
+#: the variables of the shell that ran detect that the profile is built from
+_ENVIRONMENT = ("HOME", "USER", "CC_CLUSTER", "LOADEDMODULES", "LMOD_CMD", "LMOD_VERSION", "I_MPI_ROOT")
 
 
 # ------------------------------------------------------------------------------------- facts
@@ -41,7 +43,9 @@ class Gres(Record):
 
     name: str
     type: Optional[str]
-    count: int
+    # mypy: a field named count overrides tuple.count, which nothing calls on a record;
+    # namedtuple allows the name, and mypy itself types gres.count as int.
+    count: int  # type: ignore[assignment]
 
     @property
     def mig_profile(self) -> Optional[str]:
@@ -207,7 +211,7 @@ def group_nodes(nodes: Sequence[NodeInfo]) -> List[NodeGroup]:
         built.append(NodeGroup("", tuple(n.name for n in members), cores, sockets, threads, memory, tmp, gres))
     built.sort(key=lambda g: (bool(g.gpus), g.cores, g.memory_mib, g.nodes))
     base_names = [_base_name(g) for g in built]
-    named = []
+    named: List[NodeGroup] = []
     for group, base in zip(built, base_names):
         name = base if base_names.count(base) == 1 else f"{base}-{group.cores}c-{format_size(group.memory_mib).lower()}"
         while name in (g.name for g in named):
@@ -307,7 +311,7 @@ def gather_facts(env: Optional[Mapping[str, str]] = None) -> ClusterFacts:
         account_required=_account_required(env, notes) if accounting else False,
         max_submit=max_submit,
         hostname=socket.gethostname(),
-        environment={k: v for k, v in env.items() if k in ("HOME", "USER", "CC_CLUSTER", "LOADEDMODULES", "LMOD_CMD", "LMOD_VERSION", "I_MPI_ROOT")},
+        environment={k: v for k, v in env.items() if k in _ENVIRONMENT},
         mpi_flavour=_mpi_flavour(env),
         fabric=_fabric(),
         wheelhouse=_WHEELHOUSE.is_dir(),
@@ -329,7 +333,7 @@ def _associations(user: str, notes: List[str]) -> Tuple[Tuple[str, ...], Optiona
             limits.append(int(limit))
     qos = run_command(["sacctmgr", "-n", "-P", "show", "qos", "format=name,maxsubmitpu"])
     if qos.returncode == 0:
-        limits += [int(v) for _, _, v in (l.partition("|") for l in qos.stdout.splitlines()) if v.strip().isdigit()]
+        limits += [int(v) for _, _, v in (line.partition("|") for line in qos.stdout.splitlines()) if v.strip().isdigit()]
     return tuple(sorted(accounts)), (min(limits) if limits else None)
 
 
@@ -379,6 +383,7 @@ def build_profile(facts: ClusterFacts, name: str) -> DetectedProfile:
     null and on every value a person should check."""
     comments: Dict[KeyPath, str] = {}
     where = f"slurmkit profiles detect on {facts.hostname or 'this machine'}"
+    node_types: Dict[str, object] = {}
     data: Dict[str, object] = {
         "name": name,
         "description": f"{facts.cluster_name}, as `slurmkit profiles detect` found it"
@@ -387,7 +392,7 @@ def build_profile(facts: ClusterFacts, name: str) -> DetectedProfile:
         "docs": [f"`scontrol show config` on {facts.cluster_name}"],
         "status": {"state": "in-service", "source": f"{where}: scontrol show config"},
         "detect": _detect_section(facts, where, comments),
-        "node_types": {},
+        "node_types": node_types,
         "scheduling": _scheduling(facts, where, comments),
         "accounts": _accounts(facts, where, comments),
         "storage": _storage(facts, where, comments),
@@ -395,8 +400,8 @@ def build_profile(facts: ClusterFacts, name: str) -> DetectedProfile:
         "launch": _launch(facts, where, comments),
     }
     for group in facts.groups:
-        data["node_types"][group.name] = _node_type(group, comments)
-    types = len(data["node_types"])
+        node_types[group.name] = _node_type(group, comments)
+    types = len(node_types)
     headers = {"node_types": [f"{len(facts.nodes)} nodes in {types} node type{'s' * (types != 1)} (scontrol show node)"],
                "scheduling": [_partition_line(p) for p in facts.partitions] or ["no partitions"]}
     if facts.notes:
@@ -412,7 +417,7 @@ def _partition_line(p: PartitionInfo) -> str:
     return f"partition {p.name}: {flags}"
 
 
-def _detect_section(facts: ClusterFacts, where: str, comments) -> dict:
+def _detect_section(facts: ClusterFacts, where: str, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     cc = facts.environment.get("CC_CLUSTER")
     patterns = host_patterns(facts.hostname)
     comments[("detect", "hostnames")] = (f"from this machine's hostname, {facts.hostname}" if patterns
@@ -421,7 +426,7 @@ def _detect_section(facts: ClusterFacts, where: str, comments) -> dict:
             "hostnames": patterns, "source": f"{where}: ClusterName, hostname"}
 
 
-def _node_type(group: NodeGroup, comments) -> dict:
+def _node_type(group: NodeGroup, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     path = ("node_types", group.name)
     listed = ", ".join(group.nodes[:4]) + (f" and {len(group.nodes) - 4} more" if len(group.nodes) > 4 else "")
     node: Dict[str, object] = {"count": len(group.nodes), "cores": group.cores, "sockets": group.sockets,
@@ -434,56 +439,49 @@ def _node_type(group: NodeGroup, comments) -> dict:
     comments[path + ("local_disk",)] = ("kind: not reported by SLURM" if group.tmp_disk_mib
                                         else "size: TmpDisk is not set; kind: not reported by SLURM")
     if group.gpus:
-        whole = group.whole_gpus
-        main = whole[0] if whole else group.gpus[0]
-        count = main.count if whole else sum(g.count for g in group.mig)
-        gpus: Dict[str, object] = {"model": _gpu_model(main), "count": count, "memory": None,
-                                   "gres": main.type if whole else None,
-                                   "max_cores_per_gpu": max(1, group.cores // count)}
-        comments[path + ("gpus", "memory")] = "not in SLURM's configuration: check the site's docs"
-        comments[path + ("gpus", "gres")] = (f"--gres=gpu:{main.type}:N" if main.type and whole else "untyped GRES: --gres=gpu:N")
-        comments[path + ("gpus", "max_cores_per_gpu")] = "this node type's cores / GPUs; the site may advise fewer"
-        if group.mig:
-            gpus["mig"] = [{"profile": g.mig_profile, "gres": g.type, "memory": g.mig_profile.split(".")[1][:-1].upper()}
-                           for g in group.mig]
-        if len(whole) > 1:
-            comments[path + ("gpus", "model")] = "other GPU types on these nodes: " + ", ".join(g.type or "gpu" for g in whole[1:])
-        node["gpus"] = gpus
+        node["gpus"] = _gpus(group, path + ("gpus",), comments)
     node["source"] = f"scontrol show node ({listed})"
     return node
 
 
-def _scheduling(facts: ClusterFacts, where: str, comments) -> dict:
+def _gpus(group: NodeGroup, path: KeyPath, comments: Dict[KeyPath, str]) -> Dict[str, object]:
+    """The node type's GPUs: its whole GPUs (the first type of them), else its MIG slices."""
+    whole = group.whole_gpus
+    main = whole[0] if whole else group.gpus[0]
+    count = main.count if whole else sum(g.count for g in group.mig)
+    gpus: Dict[str, object] = {"model": _gpu_model(main), "count": count, "memory": None,
+                               "gres": main.type if whole else None,
+                               "max_cores_per_gpu": max(1, group.cores // count)}
+    comments[path + ("memory",)] = "not in SLURM's configuration: check the site's docs"
+    comments[path + ("gres",)] = (f"--gres=gpu:{main.type}:N" if main.type and whole else "untyped GRES: --gres=gpu:N")
+    comments[path + ("max_cores_per_gpu",)] = "this node type's cores / GPUs; the site may advise fewer"
+    if group.mig:
+        gpus["mig"] = [_mig(g) for g in group.mig]
+    if len(whole) > 1:
+        comments[path + ("model",)] = "other GPU types on these nodes: " + ", ".join(g.type or "gpu" for g in whole[1:])
+    return gpus
+
+
+def _mig(slice_: Gres) -> Dict[str, object]:
+    """One MIG slice: ``nvidia_a100_3g.20gb`` -> profile 3g.20gb, memory 20G."""
+    profile = slice_.mig_profile or ""   # a slice always has one: NodeGroup.mig holds only those
+    return {"profile": slice_.mig_profile, "gres": slice_.type, "memory": profile.split(".")[1][:-1].upper()}
+
+
+def _scheduling(facts: ClusterFacts, where: str, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     config = facts.config
-    default = facts.default_partition
-    limits = [p for p in facts.partitions if p.max_time]
-    chosen = default if default and default.max_time else (max(limits, key=lambda p: parse_duration(p.max_time)) if limits else None)
-    unlimited = default is not None and default.max_time is None
-    comments[("scheduling", "max_walltime")] = ("the default partition has no MaxTime" if unlimited or not chosen
-                                                else f"MaxTime of partition {chosen.name}")
+    chosen = _walltime_partition(facts)
     exclusive = bool(facts.partitions) and all(p.exclusive for p in facts.partitions)
-    select = config.get("SelectTypeParameters", "").upper()
-    mem_request = "MEMORY" in select
-    comments[("scheduling", "mem_request")] = f"SelectTypeParameters={config.get('SelectTypeParameters', '?')}"
+    comments.update(_scheduling_comments(facts, chosen, exclusive))
     def_mem = config.get("DefMemPerCPU", "")
-    comments[("scheduling", "default_mem_per_cpu")] = ("DefMemPerCPU" if def_mem.isdigit() else
-                                                       f"DefMemPerCPU is not set (DefMemPerNode={config.get('DefMemPerNode', '?')})")
-    comments[("scheduling", "min_walltime_advice")] = "site advice, not in SLURM's configuration"
-    comments[("scheduling", "whole_node")] = ("every partition is OverSubscribe=EXCLUSIVE" if exclusive
-                                              else "nodes are shared: no partition is OverSubscribe=EXCLUSIVE")
-    comments[("scheduling", "max_jobs_per_user")] = ("MaxSubmitJobs of your association or QOS" if facts.max_submit
-                                                     else "no MaxSubmitJobs limit found for your association or QOS")
     array = config.get("MaxArraySize", "")
-    comments[("scheduling", "max_array_size")] = "MaxArraySize" if array.isdigit() else "MaxArraySize not reported"
-    comments[("scheduling", "partitions", "name_partition")] = (f"{default.name} is the default partition" if default
-                                                                else "no default partition: jobs must name one")
     return {
-        "max_walltime": None if unlimited or not chosen else chosen.max_time,
+        "max_walltime": chosen.max_time if chosen else None,
         "min_walltime_advice": None,
         "whole_node": {"cores": min(g.cores for g in facts.groups)} if exclusive else None,
-        "mem_request": mem_request,
+        "mem_request": "MEMORY" in config.get("SelectTypeParameters", "").upper(),
         "default_mem_per_cpu": f"{def_mem}M" if def_mem.isdigit() and int(def_mem) > 0 else None,
-        "partitions": {"name_partition": "never" if default else "required",
+        "partitions": {"name_partition": "never" if facts.default_partition else "required",
                        "allowed": [p.name for p in facts.partitions if p.state == "UP"]},
         "max_jobs_per_user": facts.max_submit,
         "max_array_size": int(array) if array.isdigit() and int(array) > 0 else None,
@@ -491,7 +489,36 @@ def _scheduling(facts: ClusterFacts, where: str, comments) -> dict:
     }
 
 
-def _accounts(facts: ClusterFacts, where: str, comments) -> dict:
+def _walltime_partition(facts: ClusterFacts) -> Optional[PartitionInfo]:
+    """The partition whose MaxTime is the profile's max_walltime: the default one, else the one
+    with the longest; None where the default partition has no MaxTime (or none has one)."""
+    default = facts.default_partition
+    if default is not None:
+        return default if default.max_time else None
+    limits = [(parse_duration(p.max_time), p) for p in facts.partitions if p.max_time]
+    return max(limits, key=lambda limit: limit[0])[1] if limits else None
+
+
+def _scheduling_comments(facts: ClusterFacts, chosen: Optional[PartitionInfo], exclusive: bool) -> Dict[KeyPath, str]:
+    """Where each scheduling value came from, or why it is null."""
+    config, default = facts.config, facts.default_partition
+    return {
+        ("scheduling", "max_walltime"): f"MaxTime of partition {chosen.name}" if chosen else "the default partition has no MaxTime",
+        ("scheduling", "mem_request"): f"SelectTypeParameters={config.get('SelectTypeParameters', '?')}",
+        ("scheduling", "default_mem_per_cpu"): ("DefMemPerCPU" if config.get("DefMemPerCPU", "").isdigit() else
+                                                f"DefMemPerCPU is not set (DefMemPerNode={config.get('DefMemPerNode', '?')})"),
+        ("scheduling", "min_walltime_advice"): "site advice, not in SLURM's configuration",
+        ("scheduling", "whole_node"): ("every partition is OverSubscribe=EXCLUSIVE" if exclusive
+                                       else "nodes are shared: no partition is OverSubscribe=EXCLUSIVE"),
+        ("scheduling", "max_jobs_per_user"): ("MaxSubmitJobs of your association or QOS" if facts.max_submit
+                                              else "no MaxSubmitJobs limit found for your association or QOS"),
+        ("scheduling", "max_array_size"): "MaxArraySize" if config.get("MaxArraySize", "").isdigit() else "MaxArraySize not reported",
+        ("scheduling", "partitions", "name_partition"): (f"{default.name} is the default partition" if default
+                                                         else "no default partition: jobs must name one"),
+    }
+
+
+def _accounts(facts: ClusterFacts, where: str, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     if not facts.accounting:
         comments[("accounts", "required")] = "AccountingStorageType=accounting_storage/none"
         return {"required": "never", "prefixes": [], "env": list(_ACCOUNT_ENV), "source": f"{where}: scontrol show config"}
@@ -500,14 +527,15 @@ def _accounts(facts: ClusterFacts, where: str, comments) -> dict:
         True: "sbatch --test-only without --account was refused",
         False: "sbatch --test-only without --account was accepted (the default account is used)",
         None: "could not tell: sbatch --test-only failed for another reason"}[facts.account_required]
-    prefixes = sorted({a.split("-", 1)[0] + "-" for a in facts.accounts}) if facts.accounts and all("-" in a for a in facts.accounts) else []
+    dashed = bool(facts.accounts) and all("-" in a for a in facts.accounts)
+    prefixes = sorted({a.split("-", 1)[0] + "-" for a in facts.accounts}) if dashed else []
     if facts.accounts:
         comments[("accounts", "prefixes")] = "from your accounts: " + ", ".join(facts.accounts)
     return {"required": required, "prefixes": prefixes, "env": list(_ACCOUNT_ENV),
             "source": f"{where}: sacctmgr show assoc, sbatch --test-only"}
 
 
-def _storage(facts: ClusterFacts, where: str, comments) -> dict:
+def _storage(facts: ClusterFacts, where: str, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     home = facts.environment.get("HOME")
     user = facts.environment.get("USER") or ""
     if home and user and home.rstrip("/").endswith("/" + user) and home.rstrip("/").count("/") >= 2:
@@ -529,7 +557,7 @@ def _storage(facts: ClusterFacts, where: str, comments) -> dict:
     }
 
 
-def _software(facts: ClusterFacts, comments) -> dict:
+def _software(facts: ClusterFacts, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     env = facts.environment
     lmod = bool(env.get("LMOD_CMD") or env.get("LMOD_VERSION"))
     loaded = [m for m in env.get("LOADEDMODULES", "").split(":") if "/" in m]
@@ -552,7 +580,7 @@ def _software(facts: ClusterFacts, comments) -> dict:
     }
 
 
-def _launch(facts: ClusterFacts, where: str, comments) -> dict:
+def _launch(facts: ClusterFacts, where: str, comments: Dict[KeyPath, str]) -> Dict[str, object]:
     mpi_default = facts.config.get("MpiDefault", "none")
     comments[("launch", "mpi", "flavour")] = "found on PATH" if facts.mpi_flavour else "no MPI on PATH"
     comments[("launch", "mpi", "srun_mpi")] = f"MpiDefault={mpi_default}"
@@ -617,15 +645,15 @@ def render_yaml(data: Mapping[str, object], comments: Mapping[KeyPath, str], int
     def emit(mapping: Mapping[str, object], depth: int, path: KeyPath) -> None:
         for key, value in mapping.items():
             here = path + (key,)
-            block = isinstance(value, dict) and _is_block(value)
-            comment = comments.get(here) or ("not detected" if not block and has_null(value) else "")
-            if depth == 0 and out and (block or key in headers):
+            block = value if isinstance(value, dict) and _is_block(value) else None
+            comment = comments.get(here) or ("not detected" if block is None and has_null(value) else "")
+            if depth == 0 and out and (block is not None or key in headers):
                 out.append("")
             out.extend(f"# {line}" for line in (headers.get(key, ()) if depth == 0 else ()))
             tail = f"  # {comment}" if comment else ""
-            if block:
+            if block is not None:
                 out.append(f"{'  ' * depth}{key}:{tail}")
-                emit(value, depth + 1, here)
+                emit(block, depth + 1, here)
             else:
                 out.append(f"{'  ' * depth}{key}: {flow(value)}{tail}")
 

@@ -76,11 +76,12 @@ def tmp_findings(tmp_mb: Optional[int], profile, node_types: Sequence) -> List[F
     """``--tmp`` larger than the local disk of every node type that fits the job (where the
     profile states each one's disk; a site rule, rules.tmp_request, says it otherwise)."""
     disks = [t.local_disk.size_mib if t.local_disk else None for t in node_types]
-    if tmp_mb is None or not disks or None in disks or profile.rules.tmp_request or tmp_mb <= max(disks):
+    known = [size for size in disks if size is not None]
+    if tmp_mb is None or not known or len(known) < len(disks) or profile.rules.tmp_request or tmp_mb <= max(known):
         return []
     from slurmkit.core.units import format_size
 
-    largest = max(disks)
+    largest = max(known)
     return [("error", "resources.tmp", f"{format_size(tmp_mb)} of node-local disk is more than any {profile.name} node that "
                                        f"fits this job has (the largest: {format_size(largest)}); ask at most "
                                        f"{format_size(largest)}, or read the rest from scratch")]

@@ -407,8 +407,13 @@ class MigProfile(Record):
 
 
 class Gpus(Record):
+    """A node type's GPUs. ``model`` and ``count`` are never None in a concrete profile (the
+    schema requires them); an abstract base may leave them to its children."""
+
     model: str
-    count: int
+    # mypy: a field named count overrides tuple.count, which nothing calls on a record;
+    # namedtuple allows the name, and mypy itself types gpus.count as int.
+    count: int  # type: ignore[assignment]
     memory_mib: Optional[int] = None
     gres: Optional[str] = None  # None: untyped GRES, asked as --gres=gpu:N
     max_cores_per_gpu: Optional[int] = None
@@ -424,7 +429,8 @@ class NodeType(Record):
     name: str
     cores: Optional[int]
     memory_mib: Optional[int]
-    count: Optional[int] = None
+    # mypy: count overrides tuple.count, as for Gpus.count
+    count: Optional[int] = None  # type: ignore[assignment]
     sockets: Optional[int] = None
     local_disk: Optional[LocalDisk] = None
     gpus: Optional[Gpus] = None
@@ -699,7 +705,7 @@ def _build_rules(rules: dict) -> Rules:
         min_versions=tuple(MinVersion(str(m["package"]), str(m["version"]), _names(m.get("gpu_models")), _names(m.get("source")))
                            for m in rules.get("min_versions") or ()),
         oldest_python=python and OldestPython(str(python["version"]), _names(python.get("source"))),
-        tmp_request=tmp and TmpRequest(_mib(tmp["min"]), _mib(tmp["max"]), _names(tmp.get("source"))),
+        tmp_request=tmp and TmpRequest(parse_size(tmp["min"]), parse_size(tmp["max"]), _names(tmp.get("source"))),
         env_build=env and EnvBuild(str(env["path"]), _names(env.get("source"))),
     )
 
@@ -719,7 +725,9 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
         sockets=spec.get("sockets"),
         local_disk=None if disk is None else LocalDisk(_mib(disk.get("size")), disk.get("kind")),
         gpus=None if gpus is None else Gpus(
-            model=None if gpus.get("model") is None else str(gpus["model"]),
+            # None only in an abstract base that leaves the model to its children (see Gpus): the
+            # type is the one every profile a job uses has.
+            model=None if gpus.get("model") is None else str(gpus["model"]),  # type: ignore[arg-type]
             count=gpus.get("count"),
             memory_mib=_mib(gpus.get("memory")),
             gres=gpus.get("gres"),
@@ -777,9 +785,9 @@ class BundledFile:
     slurmkit's own, checked by its tests with the tracking reader (test_profiles), never input
     from a user, whose profiles (./site_profiles, the config folder) always take that reader."""
 
-    def __init__(self, path: Path, text: str):
+    def __init__(self, path: Path, text: str) -> None:
         self.path, self._text = path, text
-        self.data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        self.data: Dict[str, Any] = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         self._full: Optional[ParsedFile] = None
 
     def _parsed(self) -> ParsedFile:
@@ -787,12 +795,24 @@ class BundledFile:
             self._full = parse_profile_text(self._text, self.path)
         return self._full
 
-    lines = property(lambda self: self._parsed().lines)
-    root = property(lambda self: self._parsed().root)
-    text_lines = property(lambda self: self._parsed().text_lines)
+    @property
+    def lines(self) -> Dict[KeyPath, int]:
+        return self._parsed().lines
+
+    @property
+    def root(self) -> Any:
+        return self._parsed().root
+
+    @property
+    def text_lines(self) -> Tuple[str, ...]:
+        return self._parsed().text_lines
 
 
-def _read(path: Path) -> Union[ParsedFile, BundledFile]:
+#: a profile file as read: by the tracking reader, or (a bundled one) as plain data first
+ReadFile = Union[ParsedFile, BundledFile]
+
+
+def _read(path: Path) -> ReadFile:
     text = read_text(path, ProfileError)
     if os.path.dirname(os.path.realpath(path)) == os.path.realpath(profiles_dir()):
         bundled = BundledFile(path, text)
@@ -843,7 +863,7 @@ class ProfileCatalog:
         for layer, folder in enumerate(self.dirs):
             for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else ():
                 self.files.setdefault(path.stem, []).append(ProfileFile(path.stem, path, layer))
-        self._parsed: Dict[str, ParsedFile] = {}
+        self._parsed: Dict[str, ReadFile] = {}
 
     # -- finding -----------------------------------------------------------------------------
 
@@ -864,7 +884,7 @@ class ProfileCatalog:
         raise ProfileNotFound(f"no site profile named {name!r}{did_you_mean(name, self.names())}; "
                               f"profiles: {', '.join(self.names()) or '(none)'}; searched {', '.join(map(str, self.dirs))}")
 
-    def parsed(self, path: Path) -> ParsedFile:
+    def parsed(self, path: Path) -> ReadFile:
         key = os.path.realpath(path)
         if key not in self._parsed:
             self._parsed[key] = _read(Path(path))
@@ -947,13 +967,14 @@ class ProfileCatalog:
             errors = provenance_problems(self.parsed(pf.path))
         return errors
 
-    def _checked(self, pf: ProfileFile) -> Tuple[Optional[dict], List[ProfileError]]:
-        """The merged profile and its schema problems, each placed in the file and line that
-        set it (worked out only when there is a problem: every command loads a profile)."""
+    def _checked(self, pf: ProfileFile) -> Tuple[Dict[str, Any], List[ProfileError]]:
+        """The merged profile ({} where it cannot be merged) and its schema problems, each placed
+        in the file and line that set it (worked out only when there is a problem: every command
+        loads a profile)."""
         try:
             data = self._merged(pf)
         except ProfileError as error:
-            return None, [error]
+            return {}, [error]
         complete = not data.get("abstract", False)
         found: List[Problem] = []
         SCHEMA.check(data, (), complete, found)
@@ -1006,7 +1027,7 @@ class ProfileCatalog:
             origins.update((path, (step.path, line)) for path, line in self.parsed(step.path).lines.items() if path in keep)
         return origins
 
-    def _parent(self, name: str, pf: ProfileFile, parsed: ParsedFile) -> ProfileFile:
+    def _parent(self, name: str, pf: ProfileFile, parsed: ReadFile) -> ProfileFile:
         """The profile ``extends:`` names; a profile that extends its own name (a user's
         ``narval.yaml`` with ``extends: narval``) gets the next one down the search path."""
         candidates = self.files.get(name, [])
@@ -1032,7 +1053,7 @@ class ProfileCatalog:
         return []
 
 
-def _check_identity(parsed: ParsedFile, pf: ProfileFile) -> None:
+def _check_identity(parsed: ReadFile, pf: ProfileFile) -> None:
     """``name`` must be the file's own name and ``extends`` a name: both steer the merge."""
     data = parsed.data
     name = data.get("name")
@@ -1095,7 +1116,7 @@ _URL_COMMENT = re.compile(r"(?:^|\s)#.*https?://")
 _NULL_TAG = "tag:yaml.org,2002:null"
 
 
-def provenance_problems(parsed: ParsedFile) -> List[ProfileError]:
+def provenance_problems(parsed: ReadFile) -> List[ProfileError]:
     """The "Sources" rules of the schema, for one file as written (not merged): every fact
     mapping has ``source:`` or a URL comment on each fact line; every null says why."""
     problems = []
@@ -1114,7 +1135,7 @@ def provenance_problems(parsed: ParsedFile) -> List[ProfileError]:
     return sorted(problems, key=lambda e: e.line or 0)
 
 
-def _unsourced(parsed: ParsedFile, node, path: KeyPath) -> List[ProfileError]:
+def _unsourced(parsed: ReadFile, node, path: KeyPath) -> List[ProfileError]:
     if not isinstance(node, yaml.MappingNode):
         return []
     for key_node, value_node in node.value:
@@ -1140,7 +1161,7 @@ def _leaves(node, path: KeyPath):
         yield path, node
 
 
-def _null_explained(parsed: ParsedFile, node) -> bool:
+def _null_explained(parsed: ReadFile, node) -> bool:
     """A null is explained by a trailing comment or by a comment-only line just above it."""
     if _COMMENT.search(_rest_of_line(parsed, node)):
         return True
@@ -1148,7 +1169,7 @@ def _null_explained(parsed: ParsedFile, node) -> bool:
     return above >= 0 and parsed.text_lines[above].lstrip().startswith("#")
 
 
-def _rest_of_line(parsed: ParsedFile, node) -> str:
+def _rest_of_line(parsed: ReadFile, node) -> str:
     mark = node.end_mark
     if mark.line >= len(parsed.text_lines):
         return ""
@@ -1267,8 +1288,8 @@ def retirement_notice(profile: SiteProfile, spec_file: Optional[str] = None) -> 
     # `port`, not `--profile SUCCESSOR`: GPU models, whole-node rules and limits differ, and only
     # port rewrites the spec for them (a spec asking Graham's t4 fails on Nibi as it is).
     return (f"profile {profile.name!r} describes a cluster retired{when}; its successor is "
-            f"{profile.status.successor!r}: move the job with `slurmkit port {shlex.quote(spec_file or 'JOB.yaml')} --to {profile.status.successor} "
-            f"-o {profile.status.successor}.yaml`{note}")
+            f"{profile.status.successor!r}: move the job with `slurmkit port {shlex.quote(spec_file or 'JOB.yaml')} "
+            f"--to {profile.status.successor} -o {profile.status.successor}.yaml`{note}")
 
 
 def select_profile(explicit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
@@ -191,6 +191,10 @@ class ExitRecord(Record):
     unsaved: Tuple[str, ...] = ()
 
 
+#: one poll's exit files, job id -> its record (None: the job has none yet), each read once
+ExitRecords = Dict[str, Optional[ExitRecord]]
+
+
 def parse_exit_file(text: str) -> Optional[ExitRecord]:
     """The exit file's text -> its record; None unless line 1 is an integer (an old file is just that)."""
     lines = text.splitlines()
@@ -269,11 +273,11 @@ class Poller:
         job_ids = [str(j) for j in job_ids]
         ask = self._open_ids(job_ids)
         known: Dict[str, JobStatus] = {}
-        records: Dict[str, Optional[ExitRecord]] = {}
+        records: ExitRecords = {}
         if ask:
             self._ask(ask, known, records)
         answer = {}
-        for job in _wanted_ids(job_ids, self.sizes, {**self.final, **known}):
+        for job in wanted_ids(job_ids, self.sizes, {**self.final, **known}):
             status = self.final.get(job) or self._settle(job, known.get(job), records)
             if status.done:
                 self.final[job] = status
@@ -282,29 +286,36 @@ class Poller:
 
     # ---------------------------------------------------------------- one poll's queries
 
-    def _ask(self, ask: List[str], known: Dict[str, JobStatus], records) -> None:
+    def _ask(self, ask: List[str], known: Dict[str, JobStatus], records: ExitRecords) -> None:
+        """Fill ``known`` from sacct then squeue (squeue first while sacct is left alone), each
+        asked only about the jobs the one before did not settle."""
         skip_sacct = self.sacct_skip > 0
         self.sacct_skip = max(0, self.sacct_skip - 1)
-        order = ("squeue", "sacct") if skip_sacct else ("sacct", "squeue")
         errors: Dict[str, SchedulerError] = {}
-        for name in order:
-            pending = [job for job in _wanted_ids(ask, self.sizes, known) if not self._settled(job, known, records)]
+        for name in ("squeue", "sacct") if skip_sacct else ("sacct", "squeue"):
+            pending = [job for job in wanted_ids(ask, self.sizes, known) if not self._settled(job, known, records)]
             if known and not pending:
                 break
-            if name == "sacct" and skip_sacct and "squeue" not in errors and all(
-                    job in known or self._record(job, records) for job in pending):
+            if name == "sacct" and skip_sacct and "squeue" not in errors and self._all_answered(pending, known, records):
                 continue   # left alone after failing; the controller answered for every job
             try:
                 answers = self._query(name, ask if not known else _ask_ids(pending, ask))
             except SchedulerError as error:
                 errors[name] = error
                 continue
-            for job, status in answers.items():
-                if job not in known or (not self._settled(job, known, records) and status.done):
-                    known[job] = status
-        if errors and any(job not in known and self._record(job, records) is None
-                          for job in _wanted_ids(ask, self.sizes, known)):
+            self._merge(answers, known, records)
+        if errors and not self._all_answered(wanted_ids(ask, self.sizes, known), known, records):
             raise unreachable(errors)
+
+    def _merge(self, answers: Mapping[str, JobStatus], known: Dict[str, JobStatus], records: ExitRecords) -> None:
+        """A later source's answers into ``known``: new jobs, and an end the earlier one missed."""
+        for job, status in answers.items():
+            if job not in known or (not self._settled(job, known, records) and status.done):
+                known[job] = status
+
+    def _all_answered(self, jobs: Iterable[str], known: Mapping[str, JobStatus], records: ExitRecords) -> bool:
+        """Whether every job has an answer from SLURM or an exit file."""
+        return all(job in known or self._record(job, records) is not None for job in jobs)
 
     def _query(self, name: str, ids: List[str]) -> Dict[str, JobStatus]:
         if name == "sacct":
@@ -324,17 +335,17 @@ class Poller:
 
     # ------------------------------------------------------------------------- helpers
 
-    def _record(self, job: str, records) -> Optional[ExitRecord]:
+    def _record(self, job: str, records: ExitRecords) -> Optional[ExitRecord]:
         """The job's exit file, read once per poll."""
         if job not in records:
             records[job] = read_exit_file(job, self.folders.get(job) or self.folders.get(job.split("_")[0]))
         return records[job]
 
-    def _settled(self, job: str, known, records) -> bool:
+    def _settled(self, job: str, known: Mapping[str, JobStatus], records: ExitRecords) -> bool:
         """Answered, and not contradicted by an exit file (sacct lags behind a job that just ended)."""
         return job in known and (known[job].done or self._record(job, records) is None)
 
-    def _settle(self, job: str, answer: Optional[JobStatus], records) -> JobStatus:
+    def _settle(self, job: str, answer: Optional[JobStatus], records: ExitRecords) -> JobStatus:
         """The final word on one job from this poll's answer and its exit file."""
         record = self._record(job, records)
         if answer is not None and answer.done:
@@ -348,7 +359,7 @@ class Poller:
         """What to ask SLURM: jobs not yet ended; an array by its open tasks when they are few."""
         ask = []
         for job in job_ids:
-            tasks = [t for t in _wanted_ids([job], self.sizes, self.final) if t != job]
+            tasks = [t for t in wanted_ids([job], self.sizes, self.final) if t != job]
             if not tasks:
                 if job not in self.final:
                     ask.append(job)
@@ -378,8 +389,11 @@ def _ask_ids(pending: List[str], asked: List[str]) -> List[str]:
     return ids
 
 
-def _wanted_ids(job_ids, array_sizes, known=None) -> List[str]:
-    """Single jobs as given; an array id as its tasks (from the answers, or from its size)."""
+def wanted_ids(job_ids: Iterable[str], array_sizes: Mapping[str, int],
+               known: Optional[Mapping[str, JobStatus]] = None) -> List[str]:
+    """The jobs a poll answers for: single jobs as given; an array id as its tasks (from the
+    answers in ``known``, or from its size). Shared with the poller that reads exit files on a
+    cluster, which must know the same jobs before it asks."""
     wanted = []
     for job in job_ids:
         job = str(job)
@@ -441,8 +455,9 @@ class Watch:
     cleared by the first poll that answers. No configuration at all is raised at once.
     """
 
-    def __init__(self, job_ids: Sequence[str], interval: float = 30.0, folders=None, array_sizes=None,
-                 run: Runner = _run, sleep=time.sleep) -> None:
+    def __init__(self, job_ids: Sequence[str], interval: float = 30.0, folders: Optional[Mapping[str, str]] = None,
+                 array_sizes: Optional[Mapping[str, int]] = None, run: Runner = _run,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.job_ids = list(job_ids)
         self.poller = Poller(folders, array_sizes, run)
         self.cadence = Cadence(interval)
@@ -454,7 +469,7 @@ class Watch:
         self.polls += 1
         return self.poller.poll(self.job_ids)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Dict[str, JobStatus]]:
         """Yields the statuses after each poll; stops after the poll where all are done."""
         current: Dict[str, JobStatus] = {}
         while True:

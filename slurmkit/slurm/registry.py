@@ -23,7 +23,7 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import NotARegularFile
@@ -231,7 +231,7 @@ def _as_record(data) -> Optional[Submission]:
             continue
         if not isinstance(value, wanted) or isinstance(value, bool):
             return None
-    return Submission(**values)
+    return Submission._make(values.values())
 
 
 def _parse(raw: bytes) -> Tuple[List[Submission], List[int]]:
@@ -254,7 +254,8 @@ def _parse(raw: bytes) -> Tuple[List[Submission], List[int]]:
     return found, bad
 
 
-_warned = set()  # (file, bad lines) already reported by this process: one warning, however often it is read
+#: (file, bad lines) already reported by this process: one warning, however often it is read
+_warned: Set[Tuple[str, Tuple[int, ...]]] = set()
 
 
 def _warn_once(path: Path, bad: List[int]) -> None:
@@ -301,7 +302,7 @@ def open_intents(records: Iterable[Submission]) -> List[Submission]:
     """The intents that no job record (nor a note that gives up on them) with the same token follows."""
     records = list(records)
     closed = {r.token for r in records if r.token and (r.job_id or (r.note and r.note != NOT_KNOWN_YET))}
-    open_ = {}
+    open_: Dict[str, Submission] = {}
     for entry in records:
         if entry.token and not entry.job_id and not entry.note and entry.token not in closed:
             open_.setdefault(entry.token, entry)
@@ -368,7 +369,7 @@ def query_tokens(since: Optional[str] = None, retry_for: float = 0.0) -> Known:
 
     found = parse_token_lines(run_slurm(["squeue", "--me", "-h", "-t", "all", "-o", "%i|%k"], retry_for=retry_for,
                                         timeout=30.0).stdout)
-    argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", _sacct_time(since)] if since else [])
+    argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", sacct_time(since)] if since else [])
     try:
         accounted = parse_token_lines(run_slurm(argv, retry_for=0.0, timeout=30.0).stdout)
     except SchedulerError:
@@ -376,9 +377,11 @@ def query_tokens(since: Optional[str] = None, retry_for: float = 0.0) -> Known:
     return Known({**accounted, **found}, complete=True)
 
 
-def _sacct_time(iso: str) -> str:
-    """sacct -S reads the local time of the machine it runs on: an hour before ``iso`` (UTC),
-    written in local time, so that clock skew between hosts hides nothing."""
+def sacct_time(iso: str) -> str:
+    """The ``sacct -S`` value for "submitted since ``iso``" (UTC), for every caller that looks
+    up tokens in accounting, here or on a cluster over ssh. sacct -S reads the local time of the
+    machine it runs on: an hour before ``iso``, written in local time, so that clock skew
+    between hosts hides nothing."""
     import datetime
 
     try:

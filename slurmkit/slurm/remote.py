@@ -24,11 +24,15 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 from slurmkit.slurm.slurmcli import SchedulerError, is_transient, scheduler_reason
+
+if TYPE_CHECKING:
+    from slurmkit.core.yamlfile import Source
+    from slurmkit.sites.profiles import SiteProfile
 
 #: how long an idle master connection stays open after the last command (seconds).
 CONTROL_PERSIST_S = 600
@@ -121,7 +125,7 @@ _SETTING_KEYS = ("host", "user", "root", "max_sync_mb", "ssh_config")
 _TOP_KEYS = _SETTING_KEYS + ("clusters",)
 
 
-def read_config(path: Optional[Path] = None) -> dict:
+def read_config(path: Optional[Path] = None) -> Dict[str, Any]:
     """remote.yaml as a mapping ({} when there is none); unknown keys are errors with a did-you-mean."""
     from slurmkit.core.errors import closest
     from slurmkit.core.yamlfile import read_yaml_file
@@ -145,12 +149,13 @@ def read_config(path: Optional[Path] = None) -> dict:
     return data
 
 
-def RemoteConfigErrorFromInput(source, line, keypath, message):  # noqa: N802 (an error factory for yamlfile)
+def RemoteConfigErrorFromInput(source: Source, line: Optional[int], keypath: str, message: str) -> RemoteConfigError:  # noqa: N802
+    """remote.yaml's problems as RemoteConfigError: the error factory that yamlfile raises through."""
     where = f"{source}:{line}" if line else str(source)
     return RemoteConfigError(f"{where}: {message}")
 
 
-def login_hosts(profile) -> List[Tuple[str, Optional[str]]]:
+def login_hosts(profile: SiteProfile) -> List[Tuple[str, Optional[str]]]:
     """The profile's login hosts as (host, role) pairs: role ``cpu``/``gpu`` where the site has
     login nodes of each kind (Trillium), else None."""
     hosts = []
@@ -165,39 +170,55 @@ def login_hosts(profile) -> List[Tuple[str, Optional[str]]]:
 DEFAULT_ROOT = "$SCRATCH/slurmkit"
 
 
-def profile_scratch_root(profile) -> Optional[str]:
+def profile_scratch_root(profile: SiteProfile) -> Optional[str]:
     """``<the profile's scratch path>/slurmkit`` (Fir: ``$HOME/scratch``): the root where the
     cluster's login shell has no ``$SCRATCH``."""
     scratch = ((profile.raw.get("storage") or {}).get("scratch") or {}).get("path")
     return f"{scratch}/slurmkit" if scratch else None
 
 
-def remote_for(profile, gpu: bool = False, config: Optional[dict] = None) -> Remote:
+def remote_for(profile: SiteProfile, gpu: bool = False, config: Optional[Dict[str, Any]] = None) -> Remote:
     """The Remote of ``profile`` from remote.yaml (its ``clusters.<name>`` over its top level)
     over the profile's login hosts (the GPU login host for a GPU job where the site has one)."""
-    config = read_config() if config is None else config
-    own = (config.get("clusters") or {}).get(profile.name) or {}
-    setting = lambda key, default=None: own.get(key, config.get(key, default))  # noqa: E731
-    host = own.get("host")
-    if not host:
-        hosts = login_hosts(profile)
-        wanted = [h for h, role in hosts if role == ("gpu" if gpu else "cpu")]
-        host = (wanted or [h for h, _ in hosts] or [None])[0]
+    top = read_config() if config is None else config
+    own = (top.get("clusters") or {}).get(profile.name) or {}
+
+    def setting(key: str, default: Any = None) -> Any:
+        return own.get(key, top.get(key, default))
+
+    host = own.get("host") or _login_host(profile, gpu)
     if not host:
         raise RemoteConfigError(f"profile {profile.name} names no login host: add `clusters: {{{profile.name}: "
                                 f"{{host: HOST}}}}` to {config_path()}")
-    try:
-        max_mb = int(setting("max_sync_mb", DEFAULT_MAX_SYNC_MB))
-    except (TypeError, ValueError):
-        raise RemoteConfigError(f"{config_path()}: max_sync_mb: must be a whole number of MiB") from None
+    max_mb = _max_sync_mb(setting("max_sync_mb", DEFAULT_MAX_SYNC_MB))
     root = str(setting("root") or DEFAULT_ROOT)
     fallback = None if setting("root") else profile_scratch_root(profile)
     for path in (root, fallback):
         if path:
             check_root(path)
+    return Remote(profile.name, str(host), setting("user"), root, max_mb, setting("ssh_config"), fallback,
+                  _read_only_paths(profile))
+
+
+def _login_host(profile: SiteProfile, gpu: bool) -> Optional[str]:
+    """The profile's first login host of the job's kind (GPU or CPU), else its first; None if it has none."""
+    hosts = login_hosts(profile)
+    wanted = [host for host, role in hosts if role == ("gpu" if gpu else "cpu")]
+    return next(iter(wanted or [host for host, _ in hosts]), None)
+
+
+def _max_sync_mb(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise RemoteConfigError(f"{config_path()}: max_sync_mb: must be a whole number of MiB") from None
+
+
+def _read_only_paths(profile: SiteProfile) -> Tuple[str, ...]:
+    """The profile's read-only-in-job paths that a root could be checked against: plain paths
+    and $VARIABLES, never a command substitution."""
     rule = profile.rules.read_only_in_job
-    read_only = tuple(p for p in (rule.paths if rule else ()) if _ROOT_OK.fullmatch(p) and "$(" not in p)
-    return Remote(profile.name, str(host), setting("user"), root, max_mb, setting("ssh_config"), fallback, read_only)
+    return tuple(p for p in (rule.paths if rule else ()) if _ROOT_OK.fullmatch(p) and "$(" not in p)
 
 
 _ROOT_OK = re.compile(r"[A-Za-z0-9_./~${}+-]+")
@@ -484,12 +505,12 @@ def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Seq
 
 def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str, int]):
     """A monitor.Poller whose queries and exit files are on the cluster."""
-    from slurmkit.slurm.monitor import Poller, _wanted_ids, parse_exit_file
+    from slurmkit.slurm.monitor import Poller, parse_exit_file, wanted_ids
 
     class RemotePoller(Poller):
         def poll(self, job_ids):
             conn.ensure_open()
-            wanted = _wanted_ids(self._open_ids([str(j) for j in job_ids]), self.sizes, self.final)
+            wanted = wanted_ids(self._open_ids([str(j) for j in job_ids]), self.sizes, self.final)
             self.exit_texts = remote_exit_files(conn, self.folders, wanted)
             return super().poll(job_ids)
 
@@ -504,11 +525,11 @@ def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str
 
 def remote_tokens(conn: Connection, since: Optional[str] = None):
     """registry.query_tokens, asked on the cluster: token -> job id for slurmkit's jobs there."""
-    from slurmkit.slurm.registry import Known, _sacct_time, parse_token_lines
+    from slurmkit.slurm.registry import Known, parse_token_lines, sacct_time
 
     run = slurm_runner(conn)
     found = parse_token_lines(run(["squeue", "--me", "-h", "-t", "all", "-o", "%i|%k"]))
-    argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", _sacct_time(since)] if since else [])
+    argv = ["sacct", "-X", "-n", "-P", "-o", "JobID,SubmitLine,Comment"] + (["-S", sacct_time(since)] if since else [])
     try:
         accounted = parse_token_lines(run(argv))
     except SchedulerError:

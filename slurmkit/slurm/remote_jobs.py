@@ -14,7 +14,7 @@ import time
 import uuid
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
@@ -51,7 +51,8 @@ def _excluded(relative: str, is_dir: bool) -> bool:
 
 def folder_size(local_dir: Path) -> Tuple[int, List[Tuple[int, str]]]:
     """Bytes that would be synced, and the largest top-level entries (bytes, name)."""
-    total, by_top = 0, {}
+    total = 0
+    by_top: Dict[str, int] = {}
     for top, dirs, files in os.walk(local_dir):
         rel_top = os.path.relpath(top, local_dir)
         dirs[:] = [d for d in dirs if not _excluded(os.path.normpath(os.path.join(rel_top, d)), True)]

@@ -14,7 +14,7 @@ import os
 import re
 import time
 import uuid
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
@@ -244,12 +244,12 @@ def submit_chain(script_text: str, links: int, folder, name: str, profile: str, 
     return ChainHandle(handles)
 
 
-def log_pattern(folder: Path, array: bool, stream: str) -> str:
+def log_pattern(folder: PurePath, array: bool, stream: str) -> str:
     """Where sbatch writes a job's output: submitit's JobPaths naming (``%j_0_log.out``)."""
     return str(folder / (f"%A_%a_0_log.{stream}" if array else f"%j_0_log.{stream}"))
 
 
-def sbatch_command(script: Path, folder: Path, array: bool, after: Sequence[str] = (), after_type: str = "ok",
+def sbatch_command(script: PurePath, folder: PurePath, array: bool, after: Sequence[str] = (), after_type: str = "ok",
                    test_only: bool = False, token: Optional[str] = None) -> List[str]:
     argv = ["sbatch", "--parsable", f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
     if token:

@@ -90,14 +90,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     conflict = stage_conflict(kind_of(spec), stage)
     if conflict:
         findings.error(*conflict)
-    if spec.array and spec.stage:
-        outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
-        findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
-        from slurmkit.resolve.array_destinations import destination_findings  # here: only an array with outputs needs it
-
-        destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
-        destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
-        findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
+    _check_array_outputs(spec, findings)
     findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
@@ -127,11 +120,30 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)
-    if any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in os.environ):
-        from slurmkit.spec.sbatch_environment import findings as environment_findings
-
-        findings.extend(Finding(*f) for f in environment_findings(plan.directives))
+    findings.extend(_environment_findings(plan))
     return Resolution(plan, tuple(findings))
+
+
+def _check_array_outputs(spec: JobSpec, findings: Findings) -> None:
+    """An array's tasks must not save their outputs over one another."""
+    if not (spec.array and spec.stage):
+        return
+    outputs = [(i, out.to) for i, out in enumerate(spec.stage.outputs)]
+    findings.extend(Finding(*f) for f in limits.shared_output_findings(outputs, [n for n, _ in spec.array.parameters]))
+    from slurmkit.resolve.array_destinations import destination_findings  # here: only an array with outputs needs it
+
+    destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
+    destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
+    findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
+
+
+def _environment_findings(plan: Plan) -> List[Finding]:
+    """sbatch's input variables set in this shell override the script's directives: say which."""
+    if not any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in os.environ):
+        return []
+    from slurmkit.spec.sbatch_environment import findings as environment_findings
+
+    return [Finding(*f) for f in environment_findings(plan.directives)]
 
 
 # ------------------------------------------------------------------------------------ checks
@@ -213,22 +225,34 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     if request.model is None:
         fitting = tuple(t for t in gpu_types if t.gpus.count >= request.count)
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
+    mig = _mig_choice(request, gpu_types, findings)
+    if mig is not None:
+        return mig
+    matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
+    if not matching:
+        _unknown_gpu(request.model, profile, findings)
+        return None
+    spelling = sbatch_gpu_name(matching[0].gpus)
+    fitting = tuple(t for t in matching if t.gpus.count >= request.count)
+    return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+
+
+def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
+    """The MIG instance the request names, if it names one: a job may use one."""
     for node_type in gpu_types:
         for mig in node_type.gpus.mig:
             if request.model in mig_names(node_type.gpus, mig):
                 if request.count != 1:
                     findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 or for whole {node_type.gpus.model} GPUs")
                 return GpuChoice(f"{mig.gres}:1", 1, (node_type,))
-    matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
-    if not matching:
-        names = suggested_gpu_names(profile)
-        close = closest(request.model, names, cutoff=0.5)
-        hint = f"did you mean '{close}'? " if close else ""
-        findings.error("resources.gpus", f"{profile.name} has no GPU called {request.model!r}; {hint}it has: {', '.join(names)}")
-        return None
-    spelling = sbatch_gpu_name(matching[0].gpus)
-    fitting = tuple(t for t in matching if t.gpus.count >= request.count)
-    return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+    return None
+
+
+def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings) -> None:
+    names = suggested_gpu_names(profile)
+    close = closest(model, names, cutoff=0.5)
+    hint = f"did you mean '{close}'? " if close else ""
+    findings.error("resources.gpus", f"{profile.name} has no GPU called {model!r}; {hint}it has: {', '.join(names)}")
 
 
 def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SiteProfile, findings: Findings) -> GpuChoice:
@@ -249,25 +273,36 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
-        if kind.fills_whole_node == "tasks" and tasks is None:
-            tasks = max(1, whole.cores // (cpus or 1))
-        elif kind.fills_whole_node == "threads" and cpus is None:
-            cpus = max(1, whole.cores // (tasks or 1))
-        tasks, cpus = tasks or 1, cpus or 1
-        if kind.rank_count_is_users and tasks * cpus < whole.cores and whole.cores % cpus == 0:
-            findings.warn("resources", _part_of_whole_node(profile.name, whole.cores, tasks, cpus))
-        elif tasks * cpus != whole.cores:
-            findings.error("resources", _not_whole_node(kind.whole_node_advice, profile.name, whole.cores, tasks, cpus))
-    if kind.one_process and (tasks or 1) > 1 and spec.launch.launcher != "srun":
-        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+        tasks, cpus = _whole_node_shape(kind, tasks, cpus, whole.cores, profile.name, findings)
     if gpus and cpus is None:
         cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
-    if kind.pins_threads and (cpus or 1) == 1:
+    _check_shape(spec, kind, tasks or 1, cpus or 1, findings)
+    return tasks or 1, cpus or 1
+
+
+def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: int, site: str, findings: Findings) -> Tuple[int, int]:
+    """On a whole-node site, the kind fills the node with tasks or threads; anything else must add up to it."""
+    if kind.fills_whole_node == "tasks" and tasks is None:
+        tasks = max(1, cores // (cpus or 1))
+    elif kind.fills_whole_node == "threads" and cpus is None:
+        cpus = max(1, cores // (tasks or 1))
+    tasks, cpus = tasks or 1, cpus or 1
+    if kind.rank_count_is_users and tasks * cpus < cores and cores % cpus == 0:
+        findings.warn("resources", _part_of_whole_node(site, cores, tasks, cpus))
+    elif tasks * cpus != cores:
+        findings.error("resources", _not_whole_node(kind.whole_node_advice, site, cores, tasks, cpus))
+    return tasks, cpus
+
+
+def _check_shape(spec: JobSpec, kind, tasks: int, cpus: int, findings: Findings) -> None:
+    """Shapes that run, but not as the user expects: extra tasks of a one-process kind, one thread, one task at a time."""
+    if kind.one_process and tasks > 1 and spec.launch.launcher != "srun":
+        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+    if kind.pins_threads and cpus == 1:
         findings.warn("resources.cpus_per_task", f"kind {kind.name!r} with one CPU per task runs one thread; set cpus_per_task")
-    if kind.runs_task_file and (tasks or 1) == 1 and spec.resources.nodes == 1:
+    if kind.runs_task_file and tasks == 1 and spec.resources.nodes == 1:
         findings.warn("resources.tasks_per_node", f"kind {kind.name!r} with one task per node runs its tasks one after another; "
                       "set tasks_per_node to how many run at a time")
-    return tasks or 1, cpus or 1
 
 
 def _part_of_whole_node(site: str, cores: int, tasks: int, cpus: int) -> str:
@@ -330,6 +365,13 @@ def _execs_alone(shell: str) -> bool:
 def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findings) -> None:
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
     kind, nodes = kind_of(spec), spec.resources.nodes
+    _check_kind_needs(spec, kind, findings)
+    _check_kind_framework(spec, kind, nodes, gpus, findings)
+    _check_gpu_work(spec, kind, nodes, gpus, findings)
+
+
+def _check_kind_needs(spec: JobSpec, kind, findings: Findings) -> None:
+    """What a framework kind needs of the job: its GPUs in view, its package, a name and a shell line it can live with."""
     if kind.picks_its_gpu and spec.launch.gpu_view == "own":
         findings.error("launch.gpu_view", f"kind {kind.name!r} picks each process's GPU itself, by its local rank among the "
                        "node's GPUs: with only its own in view, a process past the first finds no GPU; leave gpu_view out")
@@ -352,6 +394,10 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findi
                        "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "
                        "launch.command with the program alone, or a shell line that execs it, with redirections only "
                        "(exec python train.py > train-$SLURM_PROCID.log 2>&1)")
+
+
+def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], findings: Findings) -> None:
+    """The framework and the node count a kind runs, and the mixed precision it passes on."""
     if kind.one_node_only and nodes > 1:
         framework = _framework(spec)
         findings.error("resources.nodes", f"kind {kind.name!r} runs on one node; for several, use kind "
@@ -364,6 +410,10 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findi
         findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
     if spec.launch.mixed_precision == "bf16" and gpus:
         findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
+
+
+def _check_gpu_work(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], findings: Findings) -> None:
+    """GPUs the job's processes would leave idle, or too little work per GPU to pay for the exchange."""
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "

@@ -109,7 +109,7 @@ def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, 
 
 def status_remote(cluster: str, job_ids, as_json: bool) -> None:
     from slurmkit.cli.json_output import emit
-    from slurmkit.cli.views import print_table
+    from slurmkit.cli.views import print_table, status_rows
     from slurmkit.slurm.remote import make_poller
 
     try:

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.report.efficiency import JobEfficiency, Tip, short_duration, format_mem
+from slurmkit.report.efficiency import JobEfficiency, Tip, format_mem, short_duration
 
 
 class NotApplied(SlurmkitError):

@@ -28,6 +28,7 @@ import yaml
 
 from slurmkit.core.bundled import profiles_dir
 from slurmkit.core.errors import NoProfileDetected, ProfileError, ProfileNotFound, UnitError, closest
+from slurmkit.core.folders import config_folder
 from slurmkit.core.records import Record
 from slurmkit.core.units import parse_duration, parse_size
 from slurmkit.core.yamlfile import KeyPath, format_keypath, parse_yaml, read_text
@@ -828,9 +829,7 @@ def search_path(cwd: Union[str, Path, None] = None, env: Optional[Mapping[str, s
     folder; a folder that appears twice (running inside the repository) is kept once."""
     env = os.environ if env is None else env
     cwd = Path.cwd() if cwd is None else Path(cwd)
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    config = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
-    return _unique_dirs([cwd / "site_profiles", config / "slurmkit" / "site_profiles", profiles_dir()])
+    return _unique_dirs([cwd / "site_profiles", config_folder(env) / "site_profiles", profiles_dir()])
 
 
 def _unique_dirs(dirs: Iterable[Path]) -> List[Path]:

@@ -27,6 +27,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import NotARegularFile
+from slurmkit.core.folders import state_folder
 from slurmkit.core.records import Record
 
 LOCK_WAIT_S = 30.0
@@ -82,8 +83,7 @@ def registry_path(env=None) -> Path:
     override = env.get("SLURMKIT_REGISTRY")
     if override:
         return Path(override)
-    state = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "slurmkit" / "jobs.jsonl"
+    return state_folder(env) / "jobs.jsonl"
 
 
 def _os_problem(path: Path, error: OSError, doing: str) -> RegistryError:

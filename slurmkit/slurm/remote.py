@@ -116,9 +116,10 @@ class Remote(Record):
 
 
 def config_path(env: Optional[Mapping[str, str]] = None) -> Path:
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
-    return Path(base) / "slurmkit" / "remote.yaml"
+    """``remote.yaml`` in the user's configuration folder (core/folders.py)."""
+    from slurmkit.core.folders import config_folder
+
+    return config_folder(env) / "remote.yaml"
 
 
 _SETTING_KEYS = ("host", "user", "root", "max_sync_mb", "ssh_config")

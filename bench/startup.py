@@ -36,9 +36,9 @@ SPEC_FILE.write_text(SPEC)
 FLOOR = [sys.executable, "-c", "import jinja2, yaml, click"]
 COMMANDS = {
     "floor: import jinja2, yaml, click": FLOOR,
-    "slurmkit --help": [sys.executable, "-m", "slurmkit.cli.main", "--help"],
-    "slurmkit --version": [sys.executable, "-m", "slurmkit.cli.main", "--version"],
-    "slurmkit render job.yaml": [sys.executable, "-m", "slurmkit.cli.main", "render", str(SPEC_FILE)],
+    "slurmkit --help": [sys.executable, "-m", "slurmkit.cli", "--help"],
+    "slurmkit --version": [sys.executable, "-m", "slurmkit.cli", "--version"],
+    "slurmkit render job.yaml": [sys.executable, "-m", "slurmkit.cli", "render", str(SPEC_FILE)],
     "  the same, Python's own exit": [sys.executable, "-c", "import sys; from slurmkit.cli.main import main; "
                                       f"sys.argv = ['slurmkit', 'render', {str(SPEC_FILE)!r}]; main()"],
 }

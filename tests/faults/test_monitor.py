@@ -20,7 +20,7 @@ from tests.integration.slurm import local_job
 
 from .conftest import paused, stopped
 
-CLI = [sys.executable, "-m", "slurmkit.cli.main"]
+CLI = [sys.executable, "-m", "slurmkit.cli"]
 
 
 def job(tmp_path, name="m", **fields):

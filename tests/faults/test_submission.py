@@ -24,7 +24,7 @@ from slurmkit.slurm.registry import intent, record, submissions
 
 from .conftest import paused
 
-CLI = [sys.executable, "-m", "slurmkit.cli.main"]
+CLI = [sys.executable, "-m", "slurmkit.cli"]
 
 
 def write_spec(tmp_path: Path, name: str, command=("true",)) -> Path:

@@ -126,7 +126,7 @@ def test_imagenet_tarball_is_packed_staged_read_on_the_node_and_results_come_bac
     folder = spec.parent
     subprocess.run([sys.executable, "make_dataset.py", "imagenet-mini", "--classes", "5", "--per-class", "200", "--bytes", "4096"],
                    cwd=folder, check=True)
-    subprocess.run([sys.executable, "-m", "slurmkit.cli.main", "pack", "imagenet-mini", "-o", "imagenet-mini.tar"], cwd=folder, check=True)
+    subprocess.run([sys.executable, "-m", "slurmkit.cli", "pack", "imagenet-mini", "-o", "imagenet-mini.tar"], cwd=folder, check=True)
     shutil.rmtree(folder / "imagenet-mini")                        # only the archive goes to the node
     _run(spec)
     summary = json.loads((folder / "results" / "summary.json").read_text())

@@ -95,7 +95,7 @@ def test_before_env_build_the_job_is_refused_and_its_script_stops_with_one_line(
 
 def test_env_build_on_the_login_node_then_the_job_activates_that_env_and_installs_nothing(login_node):
     project, envs = login_node
-    built = subprocess.run([sys.executable, "-m", "slurmkit.cli.main", "env", "build", "job.yaml"], cwd=project,
+    built = subprocess.run([sys.executable, "-m", "slurmkit.cli", "env", "build", "job.yaml"], cwd=project,
                            capture_output=True, text=True, timeout=300)
     assert built.returncode == 0, built.stderr
     job = Job.from_yaml(project / "job.yaml")

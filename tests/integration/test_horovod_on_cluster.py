@@ -35,7 +35,7 @@ def _spec(tmp_path, name, modules=()):
 
 
 def _slurmkit(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "slurmkit.cli.main", *args], cwd=tmp_path, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "slurmkit.cli", *args], cwd=tmp_path, capture_output=True, text=True)
 
 
 def _jobs_named(name):

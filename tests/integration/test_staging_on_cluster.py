@@ -193,7 +193,7 @@ def test_a_chain_resumes_from_its_checkpoint_and_ends_completed(cluster, registr
     import json
     import sys
 
-    shown = json.loads(subprocess.run([sys.executable, "-m", "slurmkit.cli.main", "status", chain.job_id, "--json"],
+    shown = json.loads(subprocess.run([sys.executable, "-m", "slurmkit.cli", "status", chain.job_id, "--json"],
                                       capture_output=True, text=True, check=True).stdout)["jobs"]
     assert len(shown) == 1 and shown[0]["job"] == chain.job_id and shown[0]["state"] == "COMPLETED"
     assert [link["state"] for link in shown[0]["links"]] == ["FAILED", "FAILED", "COMPLETED", "COMPLETED"]

@@ -90,7 +90,7 @@ def test_a_refused_submission_is_one_line_exit_1_and_not_recorded(cluster, regis
     spec = tmp_path / "bad.yaml"
     spec.write_text(yaml.safe_dump({"name": "bad", "profile": "local", "account": "def-nobody",
                                     "resources": {"time": "5m"}, "launch": {"command": "true"}}))
-    result = subprocess.run([sys.executable, "-m", "slurmkit.cli.main", "submit", str(spec)], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, "-m", "slurmkit.cli", "submit", str(spec)], capture_output=True, text=True)
     assert result.returncode == 1
     assert result.stderr.startswith("error: sbatch refused the job: ") and "Invalid account" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -101,7 +101,7 @@ def test_eight_concurrent_submits_are_each_recorded_once(cluster, registry, tmp_
     spec = tmp_path / "c.yaml"
     spec.write_text(yaml.safe_dump({"name": "c", "profile": "local", "account": "def-test",
                                     "resources": {"time": "5m"}, "launch": {"command": "true"}}))
-    procs = [subprocess.Popen([sys.executable, "-m", "slurmkit.cli.main", "submit", str(spec)], stdout=subprocess.PIPE, text=True)
+    procs = [subprocess.Popen([sys.executable, "-m", "slurmkit.cli", "submit", str(spec)], stdout=subprocess.PIPE, text=True)
              for _ in range(8)]
     printed = [re.search(r"submitted job (\d+)", p.communicate()[0]).group(1) for p in procs]
     recorded = [s.job_id for s in submissions(registry)]
@@ -146,7 +146,7 @@ def test_without_accounting_jobs_still_reach_their_terminal_states_and_codes(clu
 def test_the_exit_file_answers_when_neither_accounting_nor_the_controller_remembers(cluster, registry, tmp_path):
     handle = job(tmp_path, name="f", command=["bash", "-c", "exit 9"]).submit()
     handle.wait(0.5)
-    unreachable = lambda argv: (_ for _ in ()).throw(__import__("slurmkit.slurm.slurmcli").slurmcli.SchedulerError("down"))  # noqa: E731
+    unreachable = lambda argv: (_ for _ in ()).throw(__import__("slurmkit.slurm.slurmcli").slurm.slurmcli.SchedulerError("down"))  # noqa: E731
     status = poll([handle.job_id], {handle.job_id: str(handle.paths.folder)}, run=unreachable)[handle.job_id]
     assert (status.state, status.exit_code, status.source) == ("FAILED", 9, "exit-file")
 
@@ -183,7 +183,7 @@ def test_cli_submit_wait_status_and_logs_from_another_process(cluster, registry,
     spec = tmp_path / "cli.yaml"
     spec.write_text(yaml.safe_dump({"name": "cli", "profile": "local", "account": "def-test", "resources": {"time": "5m"},
                                     "launch": {"command": ["bash", "-c", "echo out-line; echo err-line >&2"]}}))
-    cli = [sys.executable, "-m", "slurmkit.cli.main"]
+    cli = [sys.executable, "-m", "slurmkit.cli"]
     waited = subprocess.run([*cli, "submit", str(spec), "--wait"], capture_output=True, text=True, timeout=180)
     assert waited.returncode == 0, waited.stderr
     job_id = re.search(r"submitted job (\d+)", waited.stdout).group(1)

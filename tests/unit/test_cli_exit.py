@@ -75,7 +75,7 @@ def _shell(command, cwd):
 @pytest.mark.parametrize("args", ["render job.yaml", "check job.yaml", "--help", "--version"])
 def test_an_output_that_cannot_be_written_is_one_line_never_a_traceback(tmp_path, args, redirect):
     (tmp_path / "job.yaml").write_text(SPEC)
-    result = _shell(f"{sys.executable} -m slurmkit.cli.main {args} {redirect}", tmp_path)
+    result = _shell(f"{sys.executable} -m slurmkit.cli {args} {redirect}", tmp_path)
     assert "Traceback" not in result.stderr
     # A full disk fails every write; a closed stdout is None in Python, where click drops what it
     # echoes, and only render's own byte-exact writer meets it.
@@ -89,4 +89,4 @@ def test_an_output_that_cannot_be_written_is_one_line_never_a_traceback(tmp_path
 
 @pytest.mark.parametrize("args, status", [("render missing.yaml", 2), ("--version", 0)])
 def test_a_closed_stderr_keeps_the_exit_status(tmp_path, args, status):
-    assert _shell(f"{sys.executable} -m slurmkit.cli.main {args} 2>&-", tmp_path).returncode == status
+    assert _shell(f"{sys.executable} -m slurmkit.cli {args} 2>&-", tmp_path).returncode == status

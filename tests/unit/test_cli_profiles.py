@@ -178,7 +178,7 @@ def _on_a_terminal(argv, env) -> str:
     import pty
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "slurmkit.cli.main", *argv], stdout=follower, stderr=subprocess.DEVNULL,
+    process = subprocess.Popen([sys.executable, "-m", "slurmkit.cli", *argv], stdout=follower, stderr=subprocess.DEVNULL,
                                env={**os.environ, "COLUMNS": "200", **env})
     os.close(follower)
     chunks = []

@@ -22,6 +22,7 @@ from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
 from slurmkit.slurm.monitor import JobStatus, Poller
+from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
 from slurmkit.slurm.registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record, registry_path
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
 
@@ -66,12 +67,10 @@ class SlurmkitWatcher(SlurmInfoWatcher):
 
 def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S, timeout: Optional[float] = None) -> List[JobStatus]:
     """Block until every handle's job ends; their statuses in the same order. The waiting is
-    handles.as_completed's: one batched poll a round on a Cadence (0.5 s doubling to ``poll_s``),
+    outcomes.ended_in_turn's: one batched poll a round on a Cadence (0.5 s doubling to ``poll_s``),
     an unreachable SLURM tried again on the same back-off, a missing configuration raised at
     once, WaitTimeout when ``timeout`` seconds are gone (the jobs run on)."""
-    from slurmkit.slurm.handles import as_completed
-
-    for _ in as_completed(handles, timeout=timeout, poll_s=poll_s):
+    for _ in ended_in_turn(handles, JobHandle.watcher, poll_s, timeout):
         pass
     return [JobHandle.watcher.status_of(h.job_id) for h in handles]
 
@@ -119,8 +118,6 @@ class JobHandle(SlurmJob):
         function raised), a script job's exit status: 0, or JobFailed with the end of its log."""
         if self.is_function:
             return super().result()
-        from slurmkit.slurm.handles import script_result
-
         return script_result(self, self.wait())
 
 
@@ -142,9 +139,7 @@ class SweepHandle:
 
     @property
     def state(self) -> str:
-        """The array's state in one word (handles.sweep_state): COMPLETED only when every task did."""
-        from slurmkit.slurm.handles import sweep_state
-
+        """The array's state in one word (outcomes.sweep_state): COMPLETED only when every task did."""
         return sweep_state(list(self.statuses().values()))
 
     def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> Dict[str, JobStatus]:
@@ -153,8 +148,6 @@ class SweepHandle:
     def result(self) -> List[int]:
         """Wait for every task; their exit statuses in task order, or JobFailed naming the failed
         tasks, with the end of the first one's log."""
-        from slurmkit.slurm.handles import sweep_result
-
         return sweep_result(self.tasks, list(self.wait().values()))
 
     def cancel(self) -> None:
@@ -162,13 +155,9 @@ class SweepHandle:
 
     def stdout(self) -> Optional[str]:
         """Every task's output log, each under a ``==> 123_4 <==`` line (None before any exists)."""
-        from slurmkit.slurm.handles import joined_logs
-
         return joined_logs(self.tasks, "stdout")
 
     def stderr(self) -> Optional[str]:
-        from slurmkit.slurm.handles import joined_logs
-
         return joined_logs(self.tasks, "stderr")
 
 
@@ -199,8 +188,6 @@ class ChainHandle:
 
     def result(self) -> int:
         """Wait for every link; the last link's exit status (0), or JobFailed with its log's end."""
-        from slurmkit.slurm.handles import script_result
-
         return script_result(self.links[-1], self.wait())
 
     def stdout(self) -> Optional[str]:

@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
@@ -265,9 +265,10 @@ def parse_job_id(stdout: str) -> str:
 
 
 class NotRecorded(RegistryError):
-    """sbatch accepted the job but its id could not be recorded: the caller must still show the id."""
+    """sbatch accepted the job but its id could not be recorded: the caller must still show the id
+    (``handle``: the one the submitter made, a local or a remote job's)."""
 
-    def __init__(self, job_id: str, handle: object, reason: RegistryError, path: Path) -> None:
+    def __init__(self, job_id: str, handle: Any, reason: RegistryError, path: Path) -> None:
         super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.reason}; "
                          "once that is fixed, `slurmkit status` adopts it from its intent record")
         self.job_id, self.handle = job_id, handle
@@ -281,7 +282,7 @@ def record_intent(planned: Submission) -> None:
         raise RegistryError(f"nothing was submitted: {error.message}") from None
 
 
-def record_job(planned: Submission, job_id: str, handle: object) -> None:
+def record_job(planned: Submission, job_id: str, handle: Any) -> None:
     """The record of the job sbatch accepted; NotRecorded (carrying the handle) when it cannot be written."""
     try:
         record(adopted(planned, job_id))

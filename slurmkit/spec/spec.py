@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from slurmkit.core import sanity
 from slurmkit.core.errors import SpecError, UnitError, closest
@@ -69,7 +69,7 @@ class GpuRequest(Record):
     """GPUs per node, as the user named them (``model`` is resolved against the profile)."""
 
     model: Optional[str]
-    count: int
+    count: int  # type: ignore[assignment]  # a field, as at run time: mypy takes it for an override of tuple.count
 
 
 class Resources(Record):
@@ -232,7 +232,7 @@ class JobSpec(Record):
     def line_of(self, dotted: str) -> Optional[int]:
         """The line in the spec file of a field such as ``resources.gpus`` (or its section)."""
         path = tuple(int(part) if part.isdigit() else part for part in dotted.split("."))
-        return line_of(self.lines, path) if dotted else None
+        return line_of(dict(self.lines), path) if dotted else None   # line_of's hint asks a dict; it only reads
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -248,7 +248,7 @@ class _Reader:
         # an array value 0.00001 reaches the job as 0.00001, not as Python's 1e-05.
         self.spellings: Dict[KeyPath, str] = getattr(lines, "spellings", {})
 
-    def fail(self, path: KeyPath, message: str):
+    def fail(self, path: KeyPath, message: str) -> NoReturn:
         raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
 
     def mapping(self, value, path: KeyPath, allowed: Sequence[str], required: Sequence[str] = ()) -> Mapping:
@@ -615,6 +615,7 @@ def _read_launch(read: _Reader, value) -> Launch:
     if launch.get("command") is not None and launch.get("shell") is not None:
         read.fail(("launch", "shell"), "give command (a program and its arguments) or shell (a bash line), not both")
     shell = None
+    argv: Tuple[str, ...]
     if launch.get("shell") is not None:
         shell = read.text(launch["shell"], ("launch", "shell"), _SETUP_RE, "a bash line such as: python t.py > log.txt")
         too_long = sanity.command_length_problem(len(shell))
@@ -780,7 +781,7 @@ def _read_stage(read: _Reader, value) -> Optional[Stage]:
         checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
                                 read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
     lead = None if stage.get("lead") is None else read.duration(stage["lead"], ("stage", "lead"))
-    destinations = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
+    destinations: List[Tuple[KeyPath, str]] = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
     destinations += [(("stage", "checkpoint", "to"), checkpoint.to)] if checkpoint else []
     collision = sanity.output_collision(destinations)
     if collision:

@@ -5,7 +5,7 @@ slurmkit's plain data (the spec, the profile, the plan, ...) are about 60 tuple 
 and type-checks each field's annotation and then builds a collections.namedtuple, which
 compiles a ``__new__`` for the class with ``eval``: about 0.21 ms a class, 13 ms of a 135 ms
 render, where the whole budget above the jinja2 + yaml + click import floor is 25 ms
-(bench/startup.py; issue 15).
+(bench/startup.py).
 
 ``class Venv(Record)`` makes what ``class Venv(NamedTuple)`` makes, without either cost: a
 tuple subclass with the annotated fields (read only for their names: a module of records says

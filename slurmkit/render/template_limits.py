@@ -1,4 +1,4 @@
-"""Bounds on what a template may build while it renders (issue 15, attack item 4).
+"""Bounds on what a template may build while it renders.
 
 Templates in ``./templates`` come with a cloned repository: Jinja's immutable sandbox keeps
 them from Python objects, but not from asking for gigabytes (``"a" * 2000000000``,

@@ -1,4 +1,4 @@
-"""Where each task of an array saves its outputs (issue 15, attack item 12).
+"""Where each task of an array saves its outputs.
 
 An output's ``to`` that names array parameters (``res/$p``) varies by task only if every task
 gets its own value there: ``p: [1, 1]``, or a destination that leaves a parameter out of a

@@ -211,7 +211,6 @@ def _writing_output(error: BaseException) -> bool:
 def _output_failed(error: BaseException) -> None:
     """One line for an output that could not be written, then exit 1 (not a traceback)."""
     import os
-    import sys
 
     reason = error.strerror if isinstance(error, OSError) and error.strerror else "the stream is closed"
     try:

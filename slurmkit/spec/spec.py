@@ -402,7 +402,8 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
     return JobSpec(
         name=read.text(top["name"], ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'"),
         profile=None if top.get("profile") is None else read.text(top["profile"], ("profile",), NAME_RE, "a profile name"),
-        account=None if top.get("account") is None else read.text(top["account"], ("account",), NAME_RE, "an account name such as def-someprof"),
+        account=None if top.get("account") is None else read.text(top["account"], ("account",), NAME_RE,
+                                                                  "an account name such as def-someprof"),
         kind=kind,
         resources=_read_resources(read, top["resources"]),
         environment=_read_environment(read, top.get("environment")),
@@ -678,7 +679,8 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
     parameters = []
     for name, values in params.items():
         at = ("array", "parameters", name)
-        read.text(name, at, PARAMETER_RE, "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'")
+        read.text(name, at, PARAMETER_RE,
+                  "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'")
         if name in RESERVED_VARIABLES:
             read.fail(at, f"{name!r} would replace the shell's own variable; choose another name")
         values = read.text_list(values, at)
@@ -801,7 +803,8 @@ def _read_staged(read: _Reader, item, at: KeyPath, kind, source_relative: bool):
     entry = read.mapping(item, at, SECTION_KEYS[section], required=("from",) if kind is StageInput else ("from", "to"))
     source = read.text(entry["from"], at + ("from",), _STAGE_PATH_RE if source_relative else _ANY_PATH_RE,
                        _STAGE_PATH_HELP if source_relative else "a path (relative to the spec's folder, or absolute)")
-    to = "" if entry.get("to") is None else read.text(entry["to"], at + ("to",), _STAGE_PATH_RE if not source_relative else _ANY_PATH_RE, _STAGE_PATH_HELP)
+    to_pattern = _ANY_PATH_RE if source_relative else _STAGE_PATH_RE
+    to = "" if entry.get("to") is None else read.text(entry["to"], at + ("to",), to_pattern, _STAGE_PATH_HELP)
     return kind(source, to)
 
 

@@ -51,9 +51,9 @@ R_co = TypeVar("R_co", covariant=True)
 
 class Handle(Protocol[R_co]):
     """What every handle has (a structural type: JobHandle, SweepHandle and ChainHandle), for
-    type checkers: ``def follow(handles: Sequence[slurmkit.Handle]) -> None``. ``R_co`` is what
-    ``result()`` gives: ``int`` for a script job or a chain, ``List[int]`` for a sweep, the
-    function's return type for a function job."""
+    type checkers: ``def follow(handles: Sequence[slurmkit.Handle[object]]) -> None``. Its
+    parameter is what ``result()`` gives: ``int`` for a script job or a chain, ``List[int]`` for
+    a sweep, the function's return type for a function job."""
 
     @property
     def job_id(self) -> str: ...
@@ -83,7 +83,7 @@ def as_completed(handles: Iterable[H], timeout: Optional[float] = None, poll_s: 
     (seconds): WaitTimeout if some have not ended by then; the jobs run on."""
     from slurmkit.slurm.submit import WAIT_CAP_S, JobHandle
 
-    return ended_in_turn(handles, JobHandle.watcher, poll_s or WAIT_CAP_S, timeout)
+    yield from ended_in_turn(handles, JobHandle.watcher, poll_s or WAIT_CAP_S, timeout)
 
 
 def tracked(limit: Optional[int] = None) -> List[Union["JobHandle[Any]", "SweepHandle", "ChainHandle"]]:

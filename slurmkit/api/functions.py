@@ -6,11 +6,21 @@ same templates as scripts) into submitit's ``setup`` lines; submitit pickles the
 returns a future whose ``result()`` is the function's return value.
 """
 
-from typing import Any, Callable, Dict, List, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union, cast
 
 from slurmkit.core.plan import Plan
 from slurmkit.core.sbatch_options import SUBMITIT_PARAMETERS
 from slurmkit.core.units import parse_duration
+
+if TYPE_CHECKING:   # for the hints only: job.py imports the pipeline, submit.py submitit
+    from slurmkit.api.job import Job
+    from slurmkit.slurm.submit import JobHandle
+
+#: what the function returns, and so what its handle's ``result()`` gives.
+R = TypeVar("R")
+#: what describes a function's job: a Job, job.yaml's keys, or a job.yaml path.
+FunctionSpec = Union["Job", Mapping[str, Any], str, Path]
 
 #: sbatch options that submitit takes as named parameters (the rest pass through as they are).
 _NAMED = SUBMITIT_PARAMETERS   # sbatch_options.py holds the table
@@ -51,7 +61,7 @@ _EXIT_TRAP = ('_sk_on_exit() { local rc=$? f; '
               'echo "$rc" > "$f.$$.tmp" && mv -f -- "$f.$$.tmp" "$f"; }')
 
 
-def exit_file_lines(folder) -> List[str]:
+def exit_file_lines(folder: Union[str, Path]) -> List[str]:
     """Setup lines that make a submitit job leave an exit-status file as slurmkit's scripts do,
     so that its outcome is known without accounting."""
     import shlex
@@ -63,11 +73,9 @@ def exit_file_lines(folder) -> List[str]:
 FUNCTION_LAUNCH = {"command": "python"}
 
 
-def function_job(spec):
+def function_job(spec: FunctionSpec) -> "Job":
     """The Job of a function's ``spec`` (a Job, a mapping or a job.yaml path); ``launch`` may be
     left out, since submitit runs the function, not a command."""
-    from pathlib import Path
-
     from slurmkit.api.job import Job
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
@@ -75,7 +83,7 @@ def function_job(spec):
 
     if isinstance(spec, Job):
         return spec
-    if isinstance(spec, dict):
+    if isinstance(spec, Mapping):
         return Job(**({"launch": FUNCTION_LAUNCH, **spec} if spec.get("launch") is None else spec))
     _, (data, lines, _) = read_yaml_file(Path(spec), SpecError)
     if isinstance(data, dict) and data.get("launch") is None:
@@ -83,15 +91,16 @@ def function_job(spec):
     return Job(spec_from_mapping(data, str(spec), lines))
 
 
-def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = None, folder=None, **kwargs: Any):
+def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profile: Optional[str] = None,
+                    folder: Optional[Union[str, Path]] = None, **kwargs: Any) -> "JobHandle[R]":
     """Run ``fn(*args, **kwargs)`` as a job described by ``spec`` (a Job, a mapping, or a job.yaml path).
 
-    Returns submitit's job future, watched by slurmkit's watcher (accounting or not). The job
+    Returns a JobHandle (submitit's job future, watched by slurmkit's watcher, accounting or
+    not) whose ``result()`` is what ``fn`` returned. The job
     is recorded in the registry like a script's (intent first, then its id) and carries a
     token in its comment, so that ``slurmkit status`` finds it if the id is lost.
     """
     import uuid
-    from pathlib import Path
 
     import submitit
 
@@ -118,4 +127,4 @@ def submit_function(fn: Callable, *args: Any, spec, profile: Optional[str] = Non
         raise SchedulerError(f"submitit could not submit {job.spec.name}: {reason} (token {token}: if the job was "
                              "made after all, `slurmkit status` adopts it)") from None
     record_job(planned, submitted.job_id, submitted)
-    return submitted
+    return cast("JobHandle[R]", submitted)   # executor.job_class made it a JobHandle; submitit's hint says Job

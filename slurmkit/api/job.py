@@ -10,7 +10,7 @@
 """
 
 from pathlib import Path
-from typing import Any, Callable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Tuple, Union
 
 from slurmkit.core.errors import SpecError
 from slurmkit.core.plan import Plan
@@ -19,15 +19,26 @@ from slurmkit.resolve.resolve import Finding, Resolution, resolve
 from slurmkit.sites.profiles import SiteProfile, select_profile
 from slurmkit.spec.spec import JobSpec, load_spec, spec_from_mapping
 
+if TYPE_CHECKING:   # for the hints only: submit.py imports submitit, which Job imports on submit()
+    from slurmkit.resolve.staging import InputShape
+    from slurmkit.slurm.submit import ChainHandle, JobHandle, SweepHandle
+
+#: a path as callers give one.
+PathLike = Union[str, Path]
+#: what warnings are given to (``warn=print`` does).
+Warn = Callable[[Finding], object]
+
 
 class Job:
-    def __init__(self, spec: Optional[JobSpec] = None, **fields: Any):
+    """A job: its spec, checked; resolved against a site profile, rendered, submitted."""
+
+    def __init__(self, spec: Optional[JobSpec] = None, **fields: Any) -> None:
         if spec is not None and fields:
             raise TypeError("give a JobSpec or keyword fields, not both")
         self.spec = spec if spec is not None else spec_from_mapping(fields, source="Job(...)")
 
     @classmethod
-    def from_yaml(cls, path) -> "Job":
+    def from_yaml(cls, path: PathLike) -> "Job":
         return cls(load_spec(Path(path)))
 
     def profile(self, profile: Optional[str] = None) -> SiteProfile:
@@ -50,7 +61,7 @@ class Job:
 
         return resolve(self.spec, site, gather(self.spec, site, self.base_dir()))
 
-    def check(self, profile: Optional[str] = None, folder=None) -> Tuple[Finding, ...]:
+    def check(self, profile: Optional[str] = None, folder: Optional[PathLike] = None) -> Tuple[Finding, ...]:
         """Every error and warning for this job on its cluster, including what its staged inputs
         hold on disk (many small files; RAM-disk sites), what a task file holds, and the files it
         needs that are not on this host (staged inputs, requirements, a lasting virtualenv).
@@ -70,7 +81,7 @@ class Job:
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
                 + self._host_rule_findings(site, resolution.plan, folder))
 
-    def _host_rule_findings(self, site: SiteProfile, plan, folder) -> Tuple[Finding, ...]:
+    def _host_rule_findings(self, site: SiteProfile, plan: Optional[Plan], folder: Optional[PathLike]) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/resolve/siterules.py): the folders the job
         writes, the login node it goes from, the requirements file. (The bytes it stages are
         resolve()'s, from localfacts.)"""
@@ -83,7 +94,7 @@ class Job:
         return tuple(Finding(*f) for f in host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ,
                                                         socket.gethostname()))
 
-    def render(self, profile: Optional[str] = None, warn: Optional[Callable[[Finding], None]] = None) -> str:
+    def render(self, profile: Optional[str] = None, warn: Optional[Warn] = None) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.
 
         ``warn`` is called with each warning (a retired cluster's among them), which are
@@ -91,11 +102,12 @@ class Job:
         """
         return render(self._plan(profile, warn))
 
-    def _plan(self, profile: Optional[str], warn) -> "Plan":
+    def _plan(self, profile: Optional[str], warn: Optional[Warn]) -> Plan:
         """The resolved plan; warnings go to ``warn``, the first error is raised as a SpecError."""
         resolution = self.resolve(profile)
-        for finding in resolution.warnings if warn else ():
-            warn(finding)
+        for finding in resolution.warnings:
+            if warn:
+                warn(finding)
         if resolution.plan is None:
             first = resolution.errors[0]
             raise SpecError(self.spec.source, self.spec.line_of(first.field), first.field, first.message)
@@ -115,8 +127,10 @@ class Job:
         """Where the job's logs and exit-status files go: ``logs/`` beside its job.yaml."""
         return self.base_dir() / "logs"
 
-    def submit(self, profile: Optional[str] = None, folder=None, after=(), after_type: str = "ok", warn=None):
-        """Render and submit; returns a JobHandle (submitit's future), or a SweepHandle for an array."""
+    def submit(self, profile: Optional[str] = None, folder: Optional[PathLike] = None, after: Iterable[Union[str, int]] = (),
+               after_type: str = "ok", warn: Optional[Warn] = None) -> Union["JobHandle[int]", "SweepHandle", "ChainHandle"]:
+        """Render and submit; returns a JobHandle (submitit's future), a SweepHandle for an
+        array, a ChainHandle for a chain. ``after``: the ids of the jobs it waits for."""
         from slurmkit.slurm.submit import submit_chain, submit_script
 
         plan = self._plan(profile, warn)
@@ -129,7 +143,7 @@ class Job:
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
                              after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir())
 
-    def _refuse_on_host_rules(self, site: SiteProfile, plan, folder, warn) -> None:
+    def _refuse_on_host_rules(self, site: SiteProfile, plan: Plan, folder: Optional[PathLike], warn: Optional[Warn]) -> None:
         """Submit nothing that a site rule says cannot run (a log under a path read-only inside
         jobs, a GPU job from a CPU login node): the first error is raised as a SpecError."""
         findings = self._host_rule_findings(site, plan, folder)
@@ -147,7 +161,7 @@ class Job:
 
         return build(self, profile, force)[0]
 
-    def test_only(self, profile: Optional[str] = None, folder=None) -> str:
+    def test_only(self, profile: Optional[str] = None, folder: Optional[PathLike] = None) -> str:
         """Ask the controller where and when this job would start (``sbatch --test-only``)."""
         from slurmkit.slurm.submit import test_only
 
@@ -155,7 +169,7 @@ class Job:
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir())
 
 
-def _partly_counted(shapes) -> Tuple[Finding, ...]:
+def _partly_counted(shapes: Iterable["InputShape"]) -> Tuple[Finding, ...]:
     """A warning for each staged folder that check stopped counting (staging.MAX_WALK_FILES/SECONDS)."""
     from slurmkit.resolve.staging import MAX_WALK_FILES, MAX_WALK_SECONDS
 

@@ -156,7 +156,7 @@ def _asked(key: str, answers: dict) -> bool:
 def _row(kind: Optional[str]):
     """The kind's row; a name not (yet) valid asks nothing extra, as the default kind does (its
     problem is the spec reader's to say)."""
-    return KIND_ROWS.get(kind) or KIND_ROWS[DEFAULT_KIND]
+    return KIND_ROWS.get(kind or DEFAULT_KIND) or KIND_ROWS[DEFAULT_KIND]
 
 
 def _question(key: str, answers: dict, env, tell, interactive: bool):
@@ -204,12 +204,12 @@ def _spec_data(name: str, answers: dict) -> dict:
     resources = {"time": answers["time"]}
     if answers["gpus"]:
         resources["gpus"] = answers["gpus"]
-    row = _row(kind)
+    row, whole_node = _row(kind), load_profile(profile).scheduling.whole_node
     resources.update(_example_resources(profile, row))
-    if row.runs_task_file and not _whole_nodes(profile):
+    if row.runs_task_file and not whole_node:
         resources["tasks_per_node"] = min(4, _most_cores(profile))
-    if not answers["gpus"] and row.processes == PER_GPU and _whole_nodes(profile):
-        resources["tasks_per_node"] = load_profile(profile).scheduling.whole_node.cores   # one rank per core on CPU
+    if not answers["gpus"] and row.processes == PER_GPU and whole_node:
+        resources["tasks_per_node"] = whole_node.cores   # one rank per core on CPU
     if not answers["gpus"] and _asks_memory(profile):
         resources["mem_per_cpu"] = _first_job_memory(profile)
     data["resources"] = resources
@@ -265,6 +265,8 @@ def _asks_memory(profile: str) -> bool:
 
 
 def _has_gpus(profile: Optional[str]) -> bool:
+    if not profile:   # not answered yet: the profile question says what is wrong
+        return True
     try:
         return bool(load_profile(profile).gpu_models)
     except SlurmkitError:   # a profile that is not there: its problem is the profile question's

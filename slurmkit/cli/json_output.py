@@ -100,7 +100,7 @@ class JsonCommand(click.Command):
 
 def _param_name(error: click.UsageError) -> Optional[str]:
     """``--account`` for an option, ``JOBID`` for an argument, None when click did not say."""
-    if getattr(error, "option_name", None):  # NoSuchOption, BadOptionUsage
+    if isinstance(error, (click.NoSuchOption, click.BadOptionUsage)) and error.option_name:
         return error.option_name
     param = getattr(error, "param", None)
     if param is None:

@@ -109,7 +109,9 @@ class NotARegularFile(OSError):
     """A path that is a named pipe, a device, a socket (or a symbolic link where none is
     allowed): reading one may block for ever or never end, writing over one would replace it."""
 
-    def __init__(self, path, what: str = "not a regular file"):
+    strerror: str   # always what the path is (an OSError's may be None)
+
+    def __init__(self, path: Union[str, Path], what: str = "not a regular file") -> None:
         super().__init__(errno.EINVAL, what, str(path))
 
 

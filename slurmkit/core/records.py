@@ -20,7 +20,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 try:  # the field accessor namedtuple uses (C, CPython 3.8+)
-    from _collections import _tuplegetter
+    from _collections import _tuplegetter  # type: ignore[import-not-found]  # it is there: typeshed has no stub of this C module
 except ImportError:  # pragma: no cover - other Pythons
     def _tuplegetter(index, doc):
         return property(itemgetter(index), doc=doc)
@@ -59,7 +59,6 @@ def _arguments(cls, args, kwargs):
     return values
 
 
-@classmethod
 def _make(cls, iterable):
     values = tuple(iterable)
     if len(values) != len(cls._fields):
@@ -87,7 +86,7 @@ def _getnewargs(self):
     return tuple(self)
 
 
-_SHARED = {"__slots__": (), "__new__": _new, "_make": _make, "_replace": _replace, "_asdict": _asdict,
+_SHARED = {"__slots__": (), "__new__": _new, "_make": classmethod(_make), "_replace": _replace, "_asdict": _asdict,
            "__repr__": _repr, "__getnewargs__": _getnewargs}
 
 

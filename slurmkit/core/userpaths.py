@@ -74,7 +74,7 @@ _OTHER_HOME = re.compile(r"~[^/]+")
 
 def other_users_home(path: Optional[str]) -> bool:
     """Whether ``path`` starts ``~user`` (another user's home folder, by name)."""
-    return bool(path) and bool(_OTHER_HOME.match(path))
+    return path is not None and bool(_OTHER_HOME.match(path))
 
 
 def path_fields(spec):

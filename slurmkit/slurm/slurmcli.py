@@ -9,7 +9,8 @@ scheduler's own reason.
 import shlex
 import subprocess
 import time
-from typing import Callable, Mapping, Optional, Sequence
+from pathlib import Path
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 from slurmkit.core.errors import SlurmkitError
 
@@ -33,7 +34,7 @@ class SchedulerError(SlurmkitError):
 
     exit_code = 1
 
-    def __init__(self, message: str, transient: bool = False):
+    def __init__(self, message: str, transient: bool = False) -> None:
         super().__init__(message)
         self.transient = transient
 
@@ -49,8 +50,8 @@ def scheduler_reason(stderr: str) -> str:
 
 
 def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mapping[str, str]] = None,
-              cwd=None, failed: Optional[str] = None, sleep: Callable[[float], None] = time.sleep,
-              timeout: float = 120.0) -> subprocess.CompletedProcess:
+              cwd: Optional[Union[str, Path]] = None, failed: Optional[str] = None, sleep: Callable[[float], None] = time.sleep,
+              timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
     """Run a SLURM command; retry transient failures for up to ``retry_for`` seconds.
 
     Raises SchedulerError (``failed``, or "<command> failed", then the scheduler's reason) when

@@ -15,19 +15,24 @@ import re
 import time
 import uuid
 from pathlib import Path, PurePath
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
 from slurmkit.slurm.monitor import JobStatus, Poller
+from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
 from slurmkit.slurm.registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record, registry_path
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
 
 DEPENDENCY_TYPES = ("ok", "any", "notok")
 #: the longest wait between two polls of JobHandle.wait() (its Cadence doubles from 0.5 s up to this).
 WAIT_CAP_S = 15.0
+#: what ``result()`` gives: ``int`` (the exit status) for a script job, the function's return type for a function job.
+R = TypeVar("R", covariant=True)
+#: a folder as callers give one (submitit's JobPaths takes either).
+Folder = Union[str, Path]
 
 
 class SlurmkitWatcher(SlurmInfoWatcher):
@@ -64,26 +69,24 @@ class SlurmkitWatcher(SlurmInfoWatcher):
         return self.statuses.get(job_id, JobStatus(job_id, "UNKNOWN"))
 
 
-def wait_all(handles: Sequence["JobHandle"], poll_s: float = WAIT_CAP_S, timeout: Optional[float] = None) -> List[JobStatus]:
+def wait_all(handles: Sequence["JobHandle[object]"], poll_s: float = WAIT_CAP_S, timeout: Optional[float] = None) -> List[JobStatus]:
     """Block until every handle's job ends; their statuses in the same order. The waiting is
-    handles.as_completed's: one batched poll a round on a Cadence (0.5 s doubling to ``poll_s``),
+    outcomes.ended_in_turn's: one batched poll a round on a Cadence (0.5 s doubling to ``poll_s``),
     an unreachable SLURM tried again on the same back-off, a missing configuration raised at
     once, WaitTimeout when ``timeout`` seconds are gone (the jobs run on)."""
-    from slurmkit.slurm.handles import as_completed
-
-    for _ in as_completed(handles, timeout=timeout, poll_s=poll_s):
+    for _ in ended_in_turn(handles, JobHandle.watcher, poll_s, timeout):
         pass
     return [JobHandle.watcher.status_of(h.job_id) for h in handles]
 
 
-class JobHandle(SlurmJob):
+class JobHandle(SlurmJob[R]):
     """A submitted job (or one array task): submitit's future, plus exit code, elapsed, nodes,
     and what became of its outputs (``status().saved`` / ``unsaved``). Its protocol (state,
     done, wait, result, cancel, stdout, stderr) is every handle's: handles.py."""
 
     watcher = SlurmkitWatcher(delay_s=30)
 
-    def __init__(self, folder, job_id: str, tasks=(0,)) -> None:
+    def __init__(self, folder: Folder, job_id: str, tasks: Sequence[int] = (0,)) -> None:
         super().__init__(folder, job_id, tasks)
         self.watcher.register_folder(job_id, Path(folder))
 
@@ -114,22 +117,20 @@ class JobHandle(SlurmJob):
         """Whether it runs a Python function (submitit pickled the call) rather than a script."""
         return self.paths.submitted_pickle.exists()
 
-    def result(self) -> Any:
+    def result(self) -> R:
         """Wait for the job; a function job's return value (submitit's, raising what the
         function raised), a script job's exit status: 0, or JobFailed with the end of its log."""
         if self.is_function:
             return super().result()
-        from slurmkit.slurm.handles import script_result
-
-        return script_result(self, self.wait())
+        return cast(R, script_result(self, self.wait()))   # a script job is a JobHandle[int]: submit_script makes it
 
 
 class SweepHandle:
     """An array job: one submission, a handle per task; the handle protocol (handles.py) over all."""
 
-    def __init__(self, folder, job_id: str, size: int) -> None:
+    def __init__(self, folder: Folder, job_id: str, size: int) -> None:
         self.job_id, self.size = job_id, size
-        self.tasks: List[JobHandle] = [JobHandle(folder, f"{job_id}_{i}") for i in range(size)]
+        self.tasks: List[JobHandle[int]] = [JobHandle(folder, f"{job_id}_{i}") for i in range(size)]
 
     def statuses(self) -> Dict[str, JobStatus]:
         """Every task's status, from one forced poll (the watcher asks for all tasks at once)."""
@@ -142,9 +143,7 @@ class SweepHandle:
 
     @property
     def state(self) -> str:
-        """The array's state in one word (handles.sweep_state): COMPLETED only when every task did."""
-        from slurmkit.slurm.handles import sweep_state
-
+        """The array's state in one word (outcomes.sweep_state): COMPLETED only when every task did."""
         return sweep_state(list(self.statuses().values()))
 
     def wait(self, poll_s: float = WAIT_CAP_S, *, timeout: Optional[float] = None) -> Dict[str, JobStatus]:
@@ -153,8 +152,6 @@ class SweepHandle:
     def result(self) -> List[int]:
         """Wait for every task; their exit statuses in task order, or JobFailed naming the failed
         tasks, with the end of the first one's log."""
-        from slurmkit.slurm.handles import sweep_result
-
         return sweep_result(self.tasks, list(self.wait().values()))
 
     def cancel(self) -> None:
@@ -162,13 +159,9 @@ class SweepHandle:
 
     def stdout(self) -> Optional[str]:
         """Every task's output log, each under a ``==> 123_4 <==`` line (None before any exists)."""
-        from slurmkit.slurm.handles import joined_logs
-
         return joined_logs(self.tasks, "stdout")
 
     def stderr(self) -> Optional[str]:
-        from slurmkit.slurm.handles import joined_logs
-
         return joined_logs(self.tasks, "stderr")
 
 
@@ -176,11 +169,11 @@ class ChainHandle:
     """A chain of jobs, each starting after the previous one ended (afterany). As a handle
     (handles.py) it is its current link: the first that has not ended, else the last."""
 
-    def __init__(self, links: List[JobHandle]) -> None:
+    def __init__(self, links: List[JobHandle[int]]) -> None:
         self.links = links
         self.job_id = links[0].job_id
 
-    def current(self) -> JobHandle:
+    def current(self) -> JobHandle[int]:
         """The link that runs or waits now (the first not ended), else the last link."""
         self.links[0].status(force=True)   # one poll for every link
         return next((link for link in self.links if not JobHandle.watcher.status_of(link.job_id).done), self.links[-1])
@@ -199,8 +192,6 @@ class ChainHandle:
 
     def result(self) -> int:
         """Wait for every link; the last link's exit status (0), or JobFailed with its log's end."""
-        from slurmkit.slurm.handles import script_result
-
         return script_result(self.links[-1], self.wait())
 
     def stdout(self) -> Optional[str]:
@@ -220,23 +211,24 @@ class ChainIncomplete(SlurmkitError):
 
     exit_code = 1
 
-    def __init__(self, error: SlurmkitError, handles: List["JobHandle"], links: int):
+    def __init__(self, error: SlurmkitError, handles: List[JobHandle[int]], links: int) -> None:
         ids = " ".join(handle.job_id for handle in handles)
         super().__init__(f"{error.message} (the chain stopped at link {len(handles) + 1} of {links}; links 1-{len(handles)} "
                          f"are jobs {ids}: `slurmkit cancel {ids}` drops them)")
         self.handles = handles
 
 
-def submit_chain(script_text: str, links: int, folder, name: str, profile: str, spec: Optional[str] = None,
-                 after: Sequence[str] = (), after_type: str = "ok", workdir=None) -> ChainHandle:
+def submit_chain(script_text: str, links: int, folder: Folder, name: str, profile: str, spec: Optional[str] = None,
+                 after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None) -> ChainHandle:
     """Submit ``links`` copies of a chain link, each after the previous one ends (afterany)."""
-    handles: List[JobHandle] = []
+    handles: List[JobHandle[int]] = []
     for link in range(1, links + 1):
         previous = (handles[-1].job_id,) if handles else tuple(after)
         try:
-            handles.append(submit_script(script_text, folder, name, profile, spec=spec, after=previous,
-                                         after_type="any" if handles else after_type, workdir=workdir,
-                                         chain=(handles[0].job_id if handles else None, link, links)))
+            handle = submit_script(script_text, folder, name, profile, spec=spec, after=previous,
+                                   after_type="any" if handles else after_type, workdir=workdir,
+                                   chain=(handles[0].job_id if handles else None, link, links))
+            handles.append(cast(JobHandle[int], handle))   # no array_size: submit_script made a JobHandle
         except SlurmkitError as error:
             if not handles:
                 raise
@@ -273,9 +265,10 @@ def parse_job_id(stdout: str) -> str:
 
 
 class NotRecorded(RegistryError):
-    """sbatch accepted the job but its id could not be recorded: the caller must still show the id."""
+    """sbatch accepted the job but its id could not be recorded: the caller must still show the id
+    (``handle``: the one the submitter made, a local or a remote job's)."""
 
-    def __init__(self, job_id: str, handle, reason: RegistryError, path: Path):
+    def __init__(self, job_id: str, handle: Any, reason: RegistryError, path: Path) -> None:
         super().__init__(f"job {job_id} was submitted but not recorded in {path}: {reason.reason}; "
                          "once that is fixed, `slurmkit status` adopts it from its intent record")
         self.job_id, self.handle = job_id, handle
@@ -289,7 +282,7 @@ def record_intent(planned: Submission) -> None:
         raise RegistryError(f"nothing was submitted: {error.message}") from None
 
 
-def record_job(planned: Submission, job_id: str, handle) -> None:
+def record_job(planned: Submission, job_id: str, handle: Any) -> None:
     """The record of the job sbatch accepted; NotRecorded (carrying the handle) when it cannot be written."""
     try:
         record(adopted(planned, job_id))
@@ -329,9 +322,10 @@ def _lookup_until_answered(token: str, deadline: float, sleep: Callable[[float],
         sleep(2.0)
 
 
-def sbatch_once(argv: Sequence[str], token: str, env=None, cwd=None, retry_for: Optional[float] = None,
-                sleep: Callable[[float], None] = time.sleep, lookup: Optional[Callable[[], Dict[str, str]]] = None,
-                run: Optional[Callable[[], str]] = None, adopt: str = "`slurmkit status` adopts it once the controller answers") -> str:
+def sbatch_once(argv: Sequence[str], token: str, env: Optional[Mapping[str, str]] = None, cwd: Optional[Folder] = None,
+                retry_for: Optional[float] = None, sleep: Callable[[float], None] = time.sleep,
+                lookup: Optional[Callable[[], Dict[str, str]]] = None, run: Optional[Callable[[], str]] = None,
+                adopt: str = "`slurmkit status` adopts it once the controller answers") -> str:
     """Run sbatch and return the job id; never two jobs for one token.
 
     A failure that may have reached the controller (a timeout, a busy controller) is not
@@ -403,9 +397,9 @@ def _keep_script(script: Path, job_id: str) -> None:
         pass
 
 
-def submit_script(script_text: str, folder, name: str, profile: str, array_size: Optional[int] = None,
-                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir=None,
-                  chain: Optional[Tuple[Optional[str], int, int]] = None):
+def submit_script(script_text: str, folder: Folder, name: str, profile: str, array_size: Optional[int] = None,
+                  spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
+                  chain: Optional[Tuple[Optional[str], int, int]] = None) -> Union[JobHandle[int], SweepHandle]:
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
 
     sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
@@ -433,18 +427,20 @@ def submit_script(script_text: str, folder, name: str, profile: str, array_size:
             _close_intent(planned, f"not submitted: {error.message}")
         raise
     _keep_script(script, job_id)
-    handle = SweepHandle(folder, job_id, array_size) if array_size is not None else JobHandle(folder, job_id)
+    handle: Union[JobHandle[int], SweepHandle] = (SweepHandle(folder, job_id, array_size) if array_size is not None
+                                                  else JobHandle(folder, job_id))
     record_job(planned, job_id, handle)
     return handle
 
 
-def test_only(script_text: str, folder, name: str, array: bool = False, workdir=None) -> str:
+def test_only(script_text: str, folder: Folder, name: str, array: bool = False, workdir: Optional[Folder] = None) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
     made = [p for p in (folder, *folder.parents) if not p.exists()]   # a dry run leaves no folder it made
     script = _write_script(folder, name, f"{uuid.uuid4().hex[:8]}.test-only", script_text)
     try:
-        result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(), failed="sbatch refused the job")
+        result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(),
+                           failed="sbatch refused the job")
     finally:
         script.unlink(missing_ok=True)
         for step in made:   # deepest first; one that holds something now (another submit's) stays

@@ -266,8 +266,8 @@ def _stage(spec) -> Schema:
 
     inside, anywhere = text(spec._STAGE_PATH_RE), text(spec._ANY_PATH_RE)
     given_to = text(spec._STAGE_PATH_RE, nullable=True)
-    an_input = {"anyOf": [{"type": "string", "pattern": _pattern(spec._ANY_PATH_RE)}, closed("stage.inputs.*", {"from": anywhere, "to": given_to},
-                                                         required=("from",))]}
+    an_input = {"anyOf": [{"type": "string", "pattern": _pattern(spec._ANY_PATH_RE)},
+                          closed("stage.inputs.*", {"from": anywhere, "to": given_to}, required=("from",))]}
     an_output = closed("stage.outputs.*", {"from": inside, "to": anywhere}, required=("from", "to"))
     checkpoint = closed("stage.checkpoint", {"from": inside, "to": inside,
                                              "every": duration(MIN_CHECKPOINT_S // 60, nullable=False)},

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
 
 from slurmkit.core import sanity
 from slurmkit.core.errors import SpecError, UnitError, closest
@@ -69,7 +69,7 @@ class GpuRequest(Record):
     """GPUs per node, as the user named them (``model`` is resolved against the profile)."""
 
     model: Optional[str]
-    count: int
+    count: int  # type: ignore[assignment]  # a field, as at run time: mypy takes it for an override of tuple.count
 
 
 class Resources(Record):
@@ -232,7 +232,7 @@ class JobSpec(Record):
     def line_of(self, dotted: str) -> Optional[int]:
         """The line in the spec file of a field such as ``resources.gpus`` (or its section)."""
         path = tuple(int(part) if part.isdigit() else part for part in dotted.split("."))
-        return line_of(self.lines, path) if dotted else None
+        return line_of(dict(self.lines), path) if dotted else None   # line_of's hint asks a dict; it only reads
 
 
 # ------------------------------------------------------------------------------------ reading
@@ -248,7 +248,7 @@ class _Reader:
         # an array value 0.00001 reaches the job as 0.00001, not as Python's 1e-05.
         self.spellings: Dict[KeyPath, str] = getattr(lines, "spellings", {})
 
-    def fail(self, path: KeyPath, message: str):
+    def fail(self, path: KeyPath, message: str) -> NoReturn:
         raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
 
     def mapping(self, value, path: KeyPath, allowed: Sequence[str], required: Sequence[str] = ()) -> Mapping:
@@ -402,7 +402,8 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
     return JobSpec(
         name=read.text(top["name"], ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'"),
         profile=None if top.get("profile") is None else read.text(top["profile"], ("profile",), NAME_RE, "a profile name"),
-        account=None if top.get("account") is None else read.text(top["account"], ("account",), NAME_RE, "an account name such as def-someprof"),
+        account=None if top.get("account") is None else read.text(top["account"], ("account",), NAME_RE,
+                                                                  "an account name such as def-someprof"),
         kind=kind,
         resources=_read_resources(read, top["resources"]),
         environment=_read_environment(read, top.get("environment")),
@@ -615,6 +616,7 @@ def _read_launch(read: _Reader, value) -> Launch:
     if launch.get("command") is not None and launch.get("shell") is not None:
         read.fail(("launch", "shell"), "give command (a program and its arguments) or shell (a bash line), not both")
     shell = None
+    argv: Tuple[str, ...]
     if launch.get("shell") is not None:
         shell = read.text(launch["shell"], ("launch", "shell"), _SETUP_RE, "a bash line such as: python t.py > log.txt")
         too_long = sanity.command_length_problem(len(shell))
@@ -677,7 +679,8 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
     parameters = []
     for name, values in params.items():
         at = ("array", "parameters", name)
-        read.text(name, at, PARAMETER_RE, "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'")
+        read.text(name, at, PARAMETER_RE,
+                  "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'")
         if name in RESERVED_VARIABLES:
             read.fail(at, f"{name!r} would replace the shell's own variable; choose another name")
         values = read.text_list(values, at)
@@ -780,7 +783,7 @@ def _read_stage(read: _Reader, value) -> Optional[Stage]:
         checkpoint = Checkpoint(read.text(spec["from"], at + ("from",), _STAGE_PATH_RE, _STAGE_PATH_HELP),
                                 read.text(spec["to"], at + ("to",), _STAGE_PATH_RE, _STAGE_PATH_HELP), every)
     lead = None if stage.get("lead") is None else read.duration(stage["lead"], ("stage", "lead"))
-    destinations = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
+    destinations: List[Tuple[KeyPath, str]] = [(("stage", "outputs", i, "to"), out.to) for i, out in enumerate(outputs)]
     destinations += [(("stage", "checkpoint", "to"), checkpoint.to)] if checkpoint else []
     collision = sanity.output_collision(destinations)
     if collision:
@@ -800,7 +803,8 @@ def _read_staged(read: _Reader, item, at: KeyPath, kind, source_relative: bool):
     entry = read.mapping(item, at, SECTION_KEYS[section], required=("from",) if kind is StageInput else ("from", "to"))
     source = read.text(entry["from"], at + ("from",), _STAGE_PATH_RE if source_relative else _ANY_PATH_RE,
                        _STAGE_PATH_HELP if source_relative else "a path (relative to the spec's folder, or absolute)")
-    to = "" if entry.get("to") is None else read.text(entry["to"], at + ("to",), _STAGE_PATH_RE if not source_relative else _ANY_PATH_RE, _STAGE_PATH_HELP)
+    to_pattern = _ANY_PATH_RE if source_relative else _STAGE_PATH_RE
+    to = "" if entry.get("to") is None else read.text(entry["to"], at + ("to",), to_pattern, _STAGE_PATH_HELP)
     return kind(source, to)
 
 

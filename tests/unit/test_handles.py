@@ -6,7 +6,7 @@ import sys
 import pytest
 
 import slurmkit
-from slurmkit.slurm import handles
+from slurmkit.slurm import handles, outcomes
 from slurmkit.slurm.handles import JobFailed, WaitTimeout, sweep_result, sweep_state
 from slurmkit.slurm.monitor import JobStatus
 from slurmkit.slurm.registry import Submission, record
@@ -80,12 +80,12 @@ def test_as_completed_yields_in_the_order_jobs_end_and_times_out(monkeypatch):
     from slurmkit.slurm.submit import JobHandle
 
     monkeypatch.setattr(JobHandle, "watcher", FakeWatcher(["2", "3", "1"]))
-    monkeypatch.setattr(handles.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(outcomes.time, "sleep", lambda _s: None)
     jobs = [FakeTask("1"), FakeTask("2"), type("Sweep", (), {"job_id": "3", "tasks": [FakeTask("3_0"), FakeTask("3_1")]})()]
     assert [h.job_id for h in slurmkit.as_completed(jobs)] == ["2", "3", "1"]
 
     monkeypatch.setattr(JobHandle, "watcher", FakeWatcher([]))
-    monkeypatch.setattr(handles.time, "monotonic", iter(range(0, 1000, 10)).__next__)
+    monkeypatch.setattr(outcomes.time, "monotonic", iter(range(0, 1000, 10)).__next__)
     with pytest.raises(WaitTimeout, match=r"job 1 2 had not ended"):
         list(slurmkit.as_completed([FakeTask("1"), FakeTask("2")], timeout=25))
 

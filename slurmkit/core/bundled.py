@@ -28,14 +28,3 @@ def templates_dir() -> Path:
 
 def profiles_dir() -> Path:
     return bundled_dir("site_profiles")
-
-
-def user_config_dir(env=None) -> Path:
-    """``$XDG_CONFIG_HOME/slurmkit`` (default ``~/.config/slurmkit``): the user's own profiles
-    and templates, searched after the current folder and before the bundled ones."""
-    import os
-
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    config = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or Path.home()) / ".config"
-    return config / "slurmkit"

@@ -65,9 +65,10 @@ def words(values: Iterable[str]) -> str:
 
 def template_search_path(extra: Sequence[Path] = ()) -> list:
     """User templates first (``./templates``, then ``$XDG_CONFIG_HOME/slurmkit/templates``), bundled last."""
-    from slurmkit.core.bundled import templates_dir, user_config_dir
+    from slurmkit.core.bundled import templates_dir
+    from slurmkit.core.folders import config_folder
 
-    return [*extra, Path.cwd() / "templates", user_config_dir() / "templates", templates_dir()]
+    return [*extra, Path.cwd() / "templates", config_folder() / "templates", templates_dir()]
 
 
 def _bytecode_cache():
@@ -79,10 +80,11 @@ def _bytecode_cache():
     import os
     import stat
 
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    from slurmkit.core.folders import cache_folder
+
     # Not the unsandboxed environment's old folder: code compiled there calls functions unchecked;
     # nor the first sandbox's: its code computes '*', '**', '+' and '%' unchecked (template_limits).
-    folder = os.path.join(root, "slurmkit", "jinja-sandboxed-2")
+    folder = str(cache_folder() / "jinja-sandboxed-2")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         status = os.stat(folder)

@@ -61,7 +61,7 @@ def test_new_with_yes_writes_the_spec_and_its_script(tmp_path):
     result = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("wrote demo/job.yaml\nwrote demo/job.sbatch\n#!/bin/bash\n")
-    spec, script = tmp_path / "demo" / "job.yaml", tmp_path / "demo" / "job.sbatch"
+    script = tmp_path / "demo" / "job.sbatch"
     assert "#SBATCH --gpus-per-node=h100:1\n" in script.read_text()
     assert result.stdout.endswith(script.read_text())
     assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables

@@ -1,7 +1,6 @@
 """The submission registry under concurrency, and the retry rules for SLURM's commands."""
 
 import multiprocessing
-import os
 import stat
 
 import pytest

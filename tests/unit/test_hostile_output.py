@@ -625,7 +625,8 @@ def test_a_destination_that_leaves_out_a_parameter_of_the_grid_is_shared():
 def test_an_array_value_that_would_leave_the_destination_folder_is_refused(value, stage):
     found = _array_findings({"p": ["1", value]}, stage)
     assert [f for f in found if f[0] == "error"] == [
-        ("error", "array.parameters.p", f"the value {value!r} reaches {'stage.checkpoint.to' if 'checkpoint' in stage else 'stage.outputs.0.to'} "
+        ("error", "array.parameters.p", f"the value {value!r} reaches "
+         f"{'stage.checkpoint.to' if 'checkpoint' in stage else 'stage.outputs.0.to'} "
          f"({'ck/$p' if 'checkpoint' in stage else 'res/$p'!r}): a value in a destination is one folder name, without '/' and "
          "not '.' or '..'; change the value, or keep it out of the destination")]
 

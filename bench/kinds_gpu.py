@@ -113,7 +113,8 @@ def parse_label(text: str) -> tuple:
     launcher, *flags = label.split("+")
     unknown = [f for f in flags if f not in VARIANTS] + ([launcher] if launcher not in ("bare", *KINDS) else [])
     if unknown:
-        raise SystemExit(f"unknown in label {text!r}: {', '.join(unknown)} (launchers: bare, {', '.join(KINDS)}; variants: {', '.join(VARIANTS)})")
+        raise SystemExit(f"unknown in label {text!r}: {', '.join(unknown)} "
+                         f"(launchers: bare, {', '.join(KINDS)}; variants: {', '.join(VARIANTS)})")
     return label, launcher, {VARIANTS[f]: "1" for f in flags}, tuple(int(g) for g in gpus.split("/")) if gpus else (1, 2)
 
 
@@ -145,7 +146,8 @@ def run(out: Path, reps: int, labels: list, smoke: bool, steps: int = 60) -> Non
         summary[label] = {f"images_per_s_{g}gpu": median[g] for g in counts}
         if len(median) == 2:
             summary[label]["ratio"] = round(median[2] / median[1], 3)
-    print("\nlauncher               1 GPU img/s   2 GPUs img/s   ratio   (medians of", reps, "runs each, device:", results[0]["device"] + ")")
+    print("\nlauncher               1 GPU img/s   2 GPUs img/s   ratio   (medians of", reps,
+          "runs each, device:", results[0]["device"] + ")")
     for label, s in summary.items():
         one, two, ratio = s.get("images_per_s_1gpu"), s.get("images_per_s_2gpu"), s.get("ratio")
         print(f"{label:22} {one or 0:12.1f} {two or 0:14.1f} " + (f"{ratio:7.3f}x" if ratio else "      -"))

@@ -87,7 +87,8 @@ def main() -> None:
     if distributed:
         dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)      # the slowest rank sets the pace
     if rank == 0:
-        result = {"label": args.label, "gpus": world, "ddp": args.ddp if distributed else "none", "model": args.model, "batch_per_gpu": args.batch, "steps": args.steps,
+        result = {"label": args.label, "gpus": world, "ddp": args.ddp if distributed else "none", "model": args.model,
+                  "batch_per_gpu": args.batch, "steps": args.steps,
                   "seconds": round(elapsed.item(), 4), "images_per_s": round(world * args.batch * args.steps / elapsed.item(), 1),
                   "omp_num_threads": os.environ.get("OMP_NUM_THREADS"), "affinity": len(os.sched_getaffinity(0)),
                   "torch": torch.__version__, "device": torch.cuda.get_device_name(local)}

@@ -84,7 +84,8 @@ def main() -> None:
     per_node = int(os.environ.get("SLURM_NTASKS_PER_NODE") or os.environ.get("LOCAL_WORLD_SIZE", "1"))
     total = args.warmup + args.steps
     trainer = pl.Trainer(accelerator="cpu" if args.smoke else "gpu", devices=per_node, num_nodes=int(os.environ.get("SLURM_NNODES", "1")),
-                         strategy="ddp" if per_node > 1 or os.environ.get("BENCH_DDP") == "1" else "auto", precision="bf16-mixed", max_steps=total, max_epochs=1,
+                         strategy="ddp" if per_node > 1 or os.environ.get("BENCH_DDP") == "1" else "auto", precision="bf16-mixed",
+                         max_steps=total, max_epochs=1,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          callbacks=[Clock(args)])
     # More indices than steps on every rank (the sampler splits them among the ranks): max_steps ends it.

@@ -107,7 +107,8 @@ def drain(leaders, seconds: float) -> None:
 def baseline_code(work: Path, commit: str) -> Path:
     target = work / "baseline"
     target.mkdir()
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "slurmkit", "site_profiles", "templates"], check=True, capture_output=True).stdout
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "slurmkit", "site_profiles", "templates"],
+                             check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     return target
 

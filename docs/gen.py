@@ -173,7 +173,8 @@ def _profile_section(profile: SiteProfile, own: dict) -> List[str]:
         out += ["| node type | count | cores | memory | GPU model | GPUs | `--gpus-per-node` spelling |",
                 "|---|---|---|---|---|---|---|"]
         for t in profile.node_types:
-            cells = [f"`{t.name}`", _cell(t.count), _cell(t.cores), "?" if t.memory_mib is None else format_size(t.memory_mib), *_gpu_cells(t)]
+            cells = [f"`{t.name}`", _cell(t.count), _cell(t.cores), "?" if t.memory_mib is None else format_size(t.memory_mib),
+                     *_gpu_cells(t)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     elif not profile.abstract:
@@ -182,7 +183,8 @@ def _profile_section(profile: SiteProfile, own: dict) -> List[str]:
         out += _limits(profile) + [""]
         rules = rule_lines(profile)
         if rules:
-            out += ["Rules that decide whether a job runs (slurmkit checks each; those on folders, login nodes and staged data in `slurmkit check` and `slurmkit submit`, on the submit host):", ""]
+            out += ["Rules that decide whether a job runs (slurmkit checks each; those on folders, login nodes and staged data "
+                    "in `slurmkit check` and `slurmkit submit`, on the submit host):", ""]
             out += [f"- {rule} ([source]({source}))" for rule, source in rules] + [""]
     sources = _sources(own, [])
     if sources:

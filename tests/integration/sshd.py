@@ -110,7 +110,8 @@ Host {HOST_ALIAS}
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"sshd exited: {self.process.stderr.read().decode()} {self.log.read_text() if self.log.exists() else ''}")
+                raise RuntimeError(f"sshd exited: {self.process.stderr.read().decode()} "
+                                   f"{self.log.read_text() if self.log.exists() else ''}")
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):
                     pass

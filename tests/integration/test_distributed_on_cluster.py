@@ -79,9 +79,11 @@ def test_ddp_on_two_nodes_trains_and_every_rank_agrees_on_the_final_loss(cluster
 def test_horovod_mpirun_line_runs_four_ranks_across_the_nodes_with_bindings(cluster, tmp_path):
     out = _run(tmp_path, name="hvd", kind="horovod", resources={"time": "10m", "nodes": 2, "tasks_per_node": 2},
                environment={"modules": ["openmpi/4.1.5"]},
-               launch={"launcher": "mpirun", "command": ["bash", "-c", "echo rank=$${OMPI_COMM_WORLD_RANK} of $${OMPI_COMM_WORLD_SIZE} on $$(hostname)"]})
+               launch={"launcher": "mpirun",
+                       "command": ["bash", "-c", "echo rank=$${OMPI_COMM_WORLD_RANK} of $${OMPI_COMM_WORLD_SIZE} on $$(hostname)"]})
     script = (tmp_path / "hvd.sbatch").read_text()
-    assert 'mpirun -np "${SLURM_NTASKS:-$SLURM_NNODES}" --bind-to core --map-by slot:PE="${SLURM_CPUS_PER_TASK:-1}" --report-bindings bash' in script
+    assert ('mpirun -np "${SLURM_NTASKS:-$SLURM_NNODES}" --bind-to core --map-by slot:PE="${SLURM_CPUS_PER_TASK:-1}" '
+            '--report-bindings bash') in script
     assert "-mca" not in script
     bindings = re.findall(r"\[(node\d):\d+\] MCW rank (\d) bound to (socket \d\[core \d\[hwt \d\]\])", out)
     assert sorted(rank for _, rank, _ in bindings) == ["0", "1", "2", "3"], out

@@ -31,7 +31,7 @@ done
 printf '2026/11/26 20:00:07.123, 0, GPU-8f1c' >> "$f"
 echo "stopped $(date +%s) interval=1" > "$d/$SLURM_JOB_ID.gpu.$h.state"
 echo payload done
-"""
+"""  # noqa: E501  (the payload's printf lines are nvidia-smi's CSV rows, kept whole)
 
 
 @pytest.fixture

@@ -56,7 +56,8 @@ def test_a_threaded_job_whose_cpus_per_task_line_is_deleted_runs_one_thread_unde
 def test_a_hand_edited_ntasks_per_node_changes_the_ranks_mpirun_starts(cluster, tmp_path):
     script = _render(tmp_path, name="ranks", kind="mpi", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
                      environment={"modules": ["openmpi/4.1.5"]},
-                     launch={"launcher": "mpirun", "command": ["bash", "-c", "echo rank=$${OMPI_COMM_WORLD_RANK} of $${OMPI_COMM_WORLD_SIZE} on $$(hostname)"]})
+                     launch={"launcher": "mpirun",
+                             "command": ["bash", "-c", "echo rank=$${OMPI_COMM_WORLD_RANK} of $${OMPI_COMM_WORLD_SIZE} on $$(hostname)"]})
     _edit(script, "--ntasks-per-node=1", "--ntasks-per-node=2")
     ranks = re.findall(r"rank=(\d) of (\d) on (node\d)", _run(script, "ranks"))
     assert sorted(rank for rank, _, _ in ranks) == ["0", "1", "2", "3"]
@@ -66,7 +67,8 @@ def test_a_hand_edited_ntasks_per_node_changes_the_ranks_mpirun_starts(cluster, 
 
 def test_a_hand_edited_ntasks_per_node_changes_local_world_size_of_a_ddp_job(cluster, tmp_path):
     script = _render(tmp_path, name="ddp", kind="ddp", resources={"time": "5m", "nodes": 2, "tasks_per_node": 1},
-                     launch={"command": ["bash", "-c", "echo rank=$${RANK} local=$${LOCAL_RANK} of $${LOCAL_WORLD_SIZE} world=$${WORLD_SIZE}"]})
+                     launch={"command": ["bash", "-c",
+                                         "echo rank=$${RANK} local=$${LOCAL_RANK} of $${LOCAL_WORLD_SIZE} world=$${WORLD_SIZE}"]})
     _edit(script, "--ntasks-per-node=1", "--ntasks-per-node=2")
     ranks = re.findall(r"rank=(\d) local=(\d) of (\d) world=(\d)", _run(script, "ddp"))
     assert sorted(rank for rank, _, _, _ in ranks) == ["0", "1", "2", "3"]

@@ -56,7 +56,7 @@ def test_submit_refuses_a_gpu_horovod_build_without_cuda_and_nccl_before_sbatch(
         f"error: {spec.name}:{line}: environment.modules: the horovod build compiles against cuda and nccl, and "
         "lab-nocuda's profile names no version: add cuda/VERSION, nccl/VERSION to environment.modules "
         "(`module spider NAME` lists the versions)")
-    assert [l for l in result.stderr.splitlines() if l.startswith("error:")] == result.stderr.splitlines()[-1:]
+    assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == result.stderr.splitlines()[-1:]
     assert result.stdout == ""
     assert _jobs_named(name) == [] and submissions(registry) == []
 

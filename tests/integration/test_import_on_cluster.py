@@ -17,7 +17,8 @@ from slurmkit.port.porting import import_script, imported_text
 CORPUS = Path(__file__).parent.parent / "corpus"
 
 SCRIPTS = [
-    "#!/bin/bash\n#SBATCH -A def-test\n#SBATCH --nodes 2 --ntasks-per-node=2 --mem 1G -t 0-00:10\nmodule load StdEnv/2023 openmpi/4.1.5\nsrun ./app\n",
+    "#!/bin/bash\n#SBATCH -A def-test\n#SBATCH --nodes 2 --ntasks-per-node=2 --mem 1G -t 0-00:10\n"
+    "module load StdEnv/2023 openmpi/4.1.5\nsrun ./app\n",
     "#!/bin/bash\n#SBATCH --account=def-test --gres=gpu:p100:2 -c 1 --mem=2000M --time=30\n#SBATCH --output=%N-%j.out\npython train.py\n",
     "#!/bin/bash\n#SBATCH -A def-test -c 2 --mem-per-cpu=500M -t 10 --array=0-9%3\nexport MODE=fast\npython run.py $SLURM_ARRAY_TASK_ID\n",
 ]

@@ -39,7 +39,8 @@ def test_serial_job_runs_its_command_with_arguments_intact(cluster, tmp_path):
 
 def test_threaded_job_gets_its_threads_and_cores(cluster, tmp_path):
     out = _run(tmp_path, name="threaded", kind="threaded", resources={"time": "10m", "cpus_per_task": 2},
-               launch={"command": ["bash", "-c", "echo threads=$OMP_NUM_THREADS mkl=$MKL_NUM_THREADS cpus=$SLURM_CPUS_PER_TASK places=$OMP_PLACES"]})
+               launch={"command": ["bash", "-c",
+                                   "echo threads=$OMP_NUM_THREADS mkl=$MKL_NUM_THREADS cpus=$SLURM_CPUS_PER_TASK places=$OMP_PLACES"]})
     assert "threads=2 mkl=2 cpus=2 places=cores" in out
 
 
@@ -73,10 +74,12 @@ def test_modules_load_and_the_virtualenv_is_created_and_used(cluster, tmp_path):
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("skdemo.py", "VALUE = 42\n")
         archive.writestr("skdemo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: skdemo\nVersion: 1.0\n")
-        archive.writestr("skdemo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: slurmkit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr("skdemo-1.0.dist-info/WHEEL",
+                         "Wheel-Version: 1.0\nGenerator: slurmkit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         archive.writestr("skdemo-1.0.dist-info/RECORD", "")
     (tmp_path / "requirements.txt").write_text(f"{wheel}\n")
-    code = "import os, sys, skdemo; print('value', skdemo.VALUE); print('prefix', sys.prefix); print('python', os.environ['EBVERSIONPYTHON'])"
+    code = ("import os, sys, skdemo; print('value', skdemo.VALUE); print('prefix', sys.prefix); "
+            "print('python', os.environ['EBVERSIONPYTHON'])")
     out = _run(tmp_path, name="venv", resources={"time": "10m"},
                environment={"modules": ["python/3.11"], "venv": {"requirements": str(tmp_path / "requirements.txt")}},
                launch={"command": ["python", "-c", code]})

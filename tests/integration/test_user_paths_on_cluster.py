@@ -81,7 +81,8 @@ def test_a_tilde_venv_path_and_requirements_file_are_in_home_on_the_cluster(clus
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.writestr("skdemo.py", "VALUE = 42\n")
         archive.writestr("skdemo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: skdemo\nVersion: 1.0\n")
-        archive.writestr("skdemo-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: slurmkit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        archive.writestr("skdemo-1.0.dist-info/WHEEL",
+                         "Wheel-Version: 1.0\nGenerator: slurmkit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         archive.writestr("skdemo-1.0.dist-info/RECORD", "")
     (home / "req.txt").write_text(f"{wheel}\n")
     code = "import sys, skdemo; print('value', skdemo.VALUE); print('prefix', sys.prefix)"

@@ -33,7 +33,8 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     _run(python, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel, cwd=tmp_path)
 
     assert _run(venv / "bin" / "slurmkit", "--version", cwd=tmp_path).strip() == f"slurmkit, version {slurmkit.__version__}"
-    where = _run(python, "-c", "from slurmkit.core.bundled import templates_dir, profiles_dir; print(templates_dir()); print(profiles_dir())", cwd=tmp_path).split()
+    where = _run(python, "-c", "from slurmkit.core.bundled import templates_dir, profiles_dir; "
+                               "print(templates_dir()); print(profiles_dir())", cwd=tmp_path).split()
     for folder in where:
         assert folder.startswith(str(venv)), f"{folder} is not inside the fresh virtualenv"
     assert (Path(where[0]) / "base.sbatch.j2").is_file()

@@ -61,7 +61,7 @@ def test_new_with_yes_writes_the_spec_and_its_script(tmp_path):
     result = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("wrote demo/job.yaml\nwrote demo/job.sbatch\n#!/bin/bash\n")
-    spec, script = tmp_path / "demo" / "job.yaml", tmp_path / "demo" / "job.sbatch"
+    script = tmp_path / "demo" / "job.sbatch"
     assert "#SBATCH --gpus-per-node=h100:1\n" in script.read_text()
     assert result.stdout.endswith(script.read_text())
     assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables
@@ -87,9 +87,11 @@ def test_new_points_editors_at_the_shipped_json_schema_which_the_spec_meets(tmp_
                     "of a nibi GPU node that each GPU's charge covers (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"),
     ("fir", "gpu", "  gpus: h100:1  # no cores or memory said: job.sbatch asks --cpus-per-task=12 and --mem=281G, the share "
                    "of a fir GPU node that each GPU's charge covers (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"),
-    ("nibi", "serial", "  mem_per_cpu: 2G  # a first job's memory per core (https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "
+    ("nibi", "serial", "  mem_per_cpu: 2G  # a first job's memory per core "
+                       "(https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "
                        "without it SLURM gives 256M (https://docs.alliancecan.ca/wiki/Running_jobs/en)"),
-    ("narval", "mpi", "  mem_per_cpu: 2G  # a first job's memory per core (https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "
+    ("narval", "mpi", "  mem_per_cpu: 2G  # a first job's memory per core "
+                      "(https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "
                       "without it SLURM gives 256M (https://docs.alliancecan.ca/wiki/Running_jobs/en)"),
 ])
 def test_new_says_where_the_cores_and_memory_of_the_job_come_from(tmp_path, profile, kind, line):
@@ -197,7 +199,8 @@ def test_new_for_a_retired_cluster_warns_in_one_line():
     result = run("new", "demo", "--yes", "--profile", "graham", "--account", "def-x")
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: profile: profile 'graham' describes a cluster retired on 2025-09-01; its successor is 'nibi': "
-                             "move the job with `slurmkit port JOB.yaml --to nibi -o nibi.yaml` (retired 2025-09-01; its files remain available on Nibi, which shares its file systems)\n")
+                             "move the job with `slurmkit port JOB.yaml --to nibi -o nibi.yaml` "
+                             "(retired 2025-09-01; its files remain available on Nibi, which shares its file systems)\n")
 
 
 def test_new_reports_the_resolvers_warnings_on_stderr():
@@ -264,7 +267,8 @@ def test_render_for_a_retired_cluster_warns_once_with_its_location():
     result = run("render", spec)
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: job.yaml:2: profile: profile 'niagara' describes a cluster retired on 2025-09-30; its successor "
-                             "is 'trillium': move the job with `slurmkit port job.yaml --to trillium -o trillium.yaml` (retired 2025-09-30; Trillium replaced Niagara and Mist)\n")
+                             "is 'trillium': move the job with `slurmkit port job.yaml --to trillium -o trillium.yaml` "
+                             "(retired 2025-09-30; Trillium replaced Niagara and Mist)\n")
 
 
 def test_render_with_profile_option_overrides_the_spec():
@@ -353,7 +357,8 @@ def test_check_json_has_the_spec_and_one_row_per_finding():
     assert_bad_input(result)
     assert json.loads(result.stdout) == {"schema": 1, "spec": "job.yaml", "findings": [
         {"level": "warning", "field": "resources.time", "line": 6,
-         "message": "10m is short: nibi asks production jobs to run at least 1h; bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"},
+         "message": "10m is short: nibi asks production jobs to run at least 1h; "
+                    "bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"},
         {"level": "error", "field": "resources.gpus", "line": 7,
          "message": "nibi has no GPU called 'h10'; did you mean 'h100'? it has: h100, h100_1g.10gb, h100_2g.20gb, h100_3g.40gb, mi300a"},
     ]}
@@ -371,8 +376,8 @@ def test_check_of_a_spec_with_a_schema_error_is_one_located_line():
     assert json.loads(result.stdout)["error"] == {"code": "spec-invalid", "file": "job.yaml", "line": 4, "field": "kind", "message":
                                                   "'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, "
                                                   "gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate"}
-    assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? "
-                             "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate\n")
+    assert result.stderr == ("error: job.yaml:4: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, "
+                             "gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate\n")
 
 
 @pytest.mark.parametrize("command", ["render", "check"])

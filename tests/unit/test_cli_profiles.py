@@ -127,7 +127,8 @@ def test_show_of_a_retired_profile_warns_with_its_successor(run):
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
         "note: using ./site_profiles/old.yaml from the current folder",
-        "warning: profile 'old' describes a cluster retired on 2025-09-01; its successor is 'new': move the job with `slurmkit port JOB.yaml --to new -o new.yaml`"]
+        "warning: profile 'old' describes a cluster retired on 2025-09-01; its successor is 'new': "
+        "move the job with `slurmkit port JOB.yaml --to new -o new.yaml`"]
 
 
 def test_show_of_an_unknown_name_is_one_line_with_a_suggestion(run):

@@ -270,7 +270,8 @@ def test_the_periodic_checkpoint_save_is_stopped_before_the_final_one(tmp_path):
     """Every save records its start and end; with a save every second and a slow cp, none may overlap."""
     run = Run(tmp_path)
     log = tmp_path / "saves"
-    run.fake_cp(f'case "${{@: -1}}" in *.partial-*) echo start >> {log}; sleep 0.7; "$REAL_CP" "$@"; s=$?; echo end >> {log}; exit $s;; esac\n'
+    run.fake_cp(f'case "${{@: -1}}" in *.partial-*) echo start >> {log}; sleep 0.7; "$REAL_CP" "$@"; s=$?; '
+                f'echo end >> {log}; exit $s;; esac\n'
                 'exec "$REAL_CP" "$@"')
     script = _render(tmp_path, "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/ckpt/x; sleep 2.5; echo r > $$SLURM_TMPDIR/out/r",
                      checkpoint={"from": "ckpt", "to": "ck"}, every_s=1)
@@ -281,7 +282,8 @@ def test_the_periodic_checkpoint_save_is_stopped_before_the_final_one(tmp_path):
     assert run.leftovers() == []
 
 
-@pytest.mark.parametrize("size, text", [(0, "0 B"), (1023, "1023 B"), (65536, "64 KiB"), (1 << 20, "1 MiB"), (1536 << 20, "1.5 GiB"), (1048474, "1023.9 KiB")])
+@pytest.mark.parametrize("size, text", [(0, "0 B"), (1023, "1023 B"), (65536, "64 KiB"), (1 << 20, "1 MiB"), (1536 << 20, "1.5 GiB"),
+                                        (1048474, "1023.9 KiB")])
 def test_sizes_in_a_reason_read_as_a_person_would_write_them(tmp_path, size, text):
     script = _render(tmp_path, "true").read_text()
     start = script.index("_sk_bytes() {")

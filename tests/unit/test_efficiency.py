@@ -144,7 +144,8 @@ def test_rows_of_the_same_id_before_a_run_that_was_not_requeued_are_another_job(
     old = SINGLE.replace("49", "2596")
     [eff] = parse(old + REQUEUED)
     assert [run.state for run in eff.earlier_runs] == ["REQUEUED"]
-    [eff] = parse(REQUEUED.split("2596|COMPLETED")[0].replace("REQUEUED", "COMPLETED", 1) + "2596|COMPLETED" + REQUEUED.split("2596|COMPLETED")[1])
+    [eff] = parse(REQUEUED.split("2596|COMPLETED")[0].replace("REQUEUED", "COMPLETED", 1)
+                  + "2596|COMPLETED" + REQUEUED.split("2596|COMPLETED")[1])
     assert eff.earlier_runs == ()
     # an old job of the id that ended NODE_FAIL without a requeue, with another request (3h, 8 cores)
     old_node_fail = "2596|NODE_FAIL|0:0|7200|180|00:00:00|8|8G||billing=8,cpu=8,mem=8G,node=1|1|\n"
@@ -606,7 +607,8 @@ def test_a_job_waiting_between_its_runs_is_told_what_it_is_waiting_for():
 
 def test_an_array_is_advised_on_its_longest_task_over_all_its_runs():
     # made up: task 1 was requeued at 55m of a 1h limit and ran 20m more; task 0 ran 40m once
-    effs = [record(job_id="9_0", elapsed_s=2400), record(job_id="9_1", elapsed_s=1200, earlier_runs=(EarlierRun("REQUEUED", 0, 3300, 3000.0),))]
+    effs = [record(job_id="9_0", elapsed_s=2400),
+            record(job_id="9_1", elapsed_s=1200, earlier_runs=(EarlierRun("REQUEUED", 0, 3300, 3000.0),))]
     summary = summarize(effs)
     assert not [line for line in summary.advice if "ask 30m" in line or "asked 1h, used" in line], summary.advice
     assert any(line.startswith("took 1h15m over 2 runs of at most 1h") for line in summary.advice), summary.advice

@@ -81,7 +81,8 @@ def test_the_key_changes_with_modules_packages_requirements_and_nothing_else():
                 local=LocalFacts(requirements_digest="aa")).venv.prebuilt_key != base               # another module
     assert plan(spec(name="other"), local=LocalFacts(requirements_digest="aa")).venv.prebuilt_key == base   # the name is not in it
     venv = plan(spec(venv={"packages": ["numpy"]})).venv
-    assert env_key("trillium", ("python/3.11.5",), venv, None, ()) != env_key("trillium", ("python/3.11.5",), venv._replace(packages=("scipy",)), None, ())
+    assert (env_key("trillium", ("python/3.11.5",), venv, None, ())
+            != env_key("trillium", ("python/3.11.5",), venv._replace(packages=("scipy",)), None, ()))
 
 
 def test_builds_run_when_the_env_is_built_not_in_the_job():
@@ -226,7 +227,8 @@ def test_the_cli_builds_and_reports(here, monkeypatch):
 
     monkeypatch.chdir(here)
     first = CliRunner().invoke(main, ["env", "build", "job.yaml"])
-    assert first.exit_code == 0 and first.output.strip().endswith(str(here / "envs" / Job.from_yaml(here / "job.yaml").resolve().plan.venv.prebuilt_key))
+    assert first.exit_code == 0 and first.output.strip().endswith(
+        str(here / "envs" / Job.from_yaml(here / "job.yaml").resolve().plan.venv.prebuilt_key))
     again = CliRunner().invoke(main, ["env", "build", "job.yaml"])
     assert again.exit_code == 0 and "already built" in again.output
     refused = CliRunner().invoke(main, ["env", "build", "job.yaml", "--profile", "local"])

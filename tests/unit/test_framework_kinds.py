@@ -165,7 +165,8 @@ def _lightning_script(tmp_path: Path) -> Path:
     for name in ("srun", "scontrol", "module"):
         (tmp_path / "bin" / name).chmod(0o755)
     (tmp_path / "payload.py").write_text(PAYLOAD)
-    r = job("local", {"time": "10m", "nodes": 1, "tasks_per_node": 1}, kind="lightning", launch={"command": f"python3 {tmp_path}/payload.py"})
+    r = job("local", {"time": "10m", "nodes": 1, "tasks_per_node": 1}, kind="lightning",
+            launch={"command": f"python3 {tmp_path}/payload.py"})
     script = tmp_path / "job.sh"
     script.write_text(render(r.plan))
     return script
@@ -221,7 +222,8 @@ def test_gpu_view_own_is_refused_where_the_framework_picks_the_gpu(kind):
     spec = spec_from_mapping({"name": "r", "account": "def-x", "kind": kind, "resources": {"time": "1h", "gpus": "h100:2"},
                               "launch": {"command": "python train.py", "gpu_view": "own"}}, source="job.yaml")
     errors = resolve(spec, load_profile("fir")).errors
-    assert [(e.field, e.message.split(":")[0]) for e in errors] == [("launch.gpu_view", f"kind {kind!r} picks each process's GPU itself, by its local rank among the node's GPUs")]
+    assert [(e.field, e.message.split(":")[0]) for e in errors] == [
+        ("launch.gpu_view", f"kind {kind!r} picks each process's GPU itself, by its local rank among the node's GPUs")]
 
 
 @pytest.mark.parametrize("kind", ["lightning", "accelerate"])

@@ -133,10 +133,12 @@ def test_mpirun_without_a_documented_local_rank_warns_and_binds_nothing(tmp_path
     assert "every rank sees every GPU" in warning and "launcher: srun" in warning
 
 
-@pytest.mark.parametrize("kind, launcher", [("ddp", ""), ("tf-multiworker", ""), ("horovod", "srun"), ("horovod", "mpirun"), ("multigpu", "torchrun")])
+@pytest.mark.parametrize("kind, launcher", [("ddp", ""), ("tf-multiworker", ""), ("horovod", "srun"), ("horovod", "mpirun"),
+                                            ("multigpu", "torchrun")])
 def test_scripts_with_gpu_binding_pass_bash_n_and_shellcheck(tmp_path, kind, launcher):
     path = tmp_path / "job.sbatch"
-    path.write_text(_script(kind, launcher, nodes=1 if kind == "multigpu" else 2, modules=("openmpi/4.1.5",) if launcher == "mpirun" else ()))
+    path.write_text(_script(kind, launcher, nodes=1 if kind == "multigpu" else 2,
+                            modules=("openmpi/4.1.5",) if launcher == "mpirun" else ()))
     assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
     check = subprocess.run(["shellcheck", str(path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout

@@ -70,8 +70,8 @@ def test_a_multi_node_job_runs_one_sampler_per_node_in_an_overlapping_step():
     assert "srun --overlap" not in single and "    _sk_gpu_sample &\n" in single
 
 
-@pytest.mark.parametrize("fields", [dict(), dict(kind="ddp", gpus="p100:2", nodes=2), dict(kind="array", array={"parameters": {"x": [1, 2]}}),
-                                    dict(profile="nibi", gpus="mi300a:4")])
+@pytest.mark.parametrize("fields", [dict(), dict(kind="ddp", gpus="p100:2", nodes=2),
+                                    dict(kind="array", array={"parameters": {"x": [1, 2]}}), dict(profile="nibi", gpus="mi300a:4")])
 def test_scripts_with_the_sampler_pass_bash_n_and_shellcheck(tmp_path, fields):
     path = tmp_path / "job.sbatch"
     path.write_text(_job(**fields).render())
@@ -113,10 +113,10 @@ def test_without_the_tool_the_sampler_says_unavailable(tmp_path):
     assert lines == [] and re.fullmatch(r"unavailable nvidia-smi is not on PATH on \S+\n", state)
 
 
-ROCM_CSV = """device,GPU use (%),Current Socket Graphics Package Power (W),VRAM Total Memory (B),VRAM Total Used Memory (B),Card Series,Card Model,Card Vendor,Card SKU
-card0,87,512.0,137438953472,68719476736,AMD Instinct MI300A,0x74a0,Advanced Micro Devices Inc. [AMD/ATI],MI300A
-card1,0,N/A,137438953472,1048576,AMD Instinct MI300A,0x74a0,Advanced Micro Devices Inc. [AMD/ATI],MI300A
-"""
+ROCM_CSV = ("device,GPU use (%),Current Socket Graphics Package Power (W),VRAM Total Memory (B),VRAM Total Used Memory (B),"
+            "Card Series,Card Model,Card Vendor,Card SKU\n"
+            "card0,87,512.0,137438953472,68719476736,AMD Instinct MI300A,0x74a0,Advanced Micro Devices Inc. [AMD/ATI],MI300A\n"
+            "card1,0,N/A,137438953472,1048576,AMD Instinct MI300A,0x74a0,Advanced Micro Devices Inc. [AMD/ATI],MI300A\n")
 
 
 def test_the_amd_sampler_turns_rocm_smi_csv_into_nvidia_smi_s_layout(tmp_path):

@@ -135,13 +135,15 @@ def test_horovod_with_mpirun_on_any_profile_has_binding_and_no_transport_flags(s
 
 
 def test_horovod_with_mpirun_binds_ranks_to_their_cores_and_prints_the_binding():
-    r = job("narval", {"gpus": "a100:4", "nodes": 2, "cpus_per_task": 12}, kind="horovod", launch={"command": "python hvd.py", "launcher": "mpirun"})
+    r = job("narval", {"gpus": "a100:4", "nodes": 2, "cpus_per_task": 12}, kind="horovod",
+            launch={"command": "python hvd.py", "launcher": "mpirun"})
     assert tuple(map(str, r.plan.launcher)) == ("mpirun", "-np", '"${SLURM_NTASKS:-$SLURM_NNODES}"', "--bind-to", "core", "--map-by",
                                                 'slot:PE="${SLURM_CPUS_PER_TASK:-1}"', "--report-bindings")
 
 
 def test_horovod_defaults_to_srun_on_alliance_sites_and_uses_the_profiles_mpi_plugin_where_named():
     alliance = _horovod("narval", {**GPU_BUILD, "modules": ["cuda/12.2", "nccl/2.18.3"]}, {"gpus": "a100:4", "cpus_per_task": 12})
-    assert tuple(map(str, alliance.plan.launcher)) == ("srun", '--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"')  # the openmpi module sets SLURM_MPI_TYPE
+    # the openmpi module sets SLURM_MPI_TYPE
+    assert tuple(map(str, alliance.plan.launcher)) == ("srun", '--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"')
     local = job("local", {"nodes": 2, "tasks_per_node": 2}, kind="horovod", account="def-test")
     assert tuple(map(str, local.plan.launcher)) == ("srun", "--mpi=pmix", '--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"')

@@ -579,7 +579,8 @@ def test_an_extra_directive_given_twice_is_refused_and_others_pass():
         "job.yaml: extra_directives[2]: --constraint is given twice (first at extra_directives[0]); keep one")
     from slurmkit.spec.spec import spec_from_mapping
 
-    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding", "--exclusive")   # --mem-per-gpu contradicts --mem
+    passed = ("--constraint=cascade", "--gres=lscratch:10", "--time-min=30", "--gres-flags=enforce-binding",
+              "--exclusive")   # --mem-per-gpu contradicts --mem
     assert spec_from_mapping(spec_of(extra_directives=list(passed))).extra_directives == passed
 
 
@@ -594,8 +595,10 @@ def test_a_checkpoint_every_under_a_minute_is_refused(every, message):
 
 
 @pytest.mark.parametrize("written, message", [
-    ("25:00", "'25:00' is minutes:seconds to SLURM (25m), rarely what is meant: write '25:00:00' or '1-01:00:00' for 25h, or '25m' for 25m"),
-    ("2:30", "'2:30' is minutes:seconds to SLURM (2m30s), rarely what is meant: write '2:30:00' for 2h30m, or '2m30s' for 2m30s"),
+    ("25:00", "'25:00' is minutes:seconds to SLURM (25m), rarely what is meant: "
+              "write '25:00:00' or '1-01:00:00' for 25h, or '25m' for 25m"),
+    ("2:30", "'2:30' is minutes:seconds to SLURM (2m30s), rarely what is meant: "
+             "write '2:30:00' for 2h30m, or '2m30s' for 2m30s"),
 ])
 def test_a_time_slurm_reads_as_minutes_seconds_is_refused_with_the_spelling_for_hours(written, message):
     assert spec_error(spec_of(resources={"time": written})) == f"job.yaml: resources.time: {message}"
@@ -805,5 +808,6 @@ def test_counts_stay_numbers_and_quoted_values_stay_as_quoted(tmp_path):
     path.write_text(GOOD_SPEC.replace("{time: 1h}", "{time: 1h, nodes: 2, cpus_per_task: 8}")
                     + "kind: array\narray:\n  parameters:\n    lr: ['1e-05', \"0.1\"]\n")
     spec = load_spec(path)
-    assert (spec.resources.nodes, spec.resources.cpus_per_task) == (2, 8)  # a count is a number (010, octal to YAML 1.1, is refused: test_hostile_reader)
+    # a count is a number (010, octal to YAML 1.1, is refused: test_hostile_reader)
+    assert (spec.resources.nodes, spec.resources.cpus_per_task) == (2, 8)
     assert dict(spec.array.parameters) == {"lr": ("1e-05", "0.1")}

@@ -122,10 +122,9 @@ def test_a_read_only_folder_is_one_line(folders):
     work, home = folders
     if os.geteuid() == 0:
         target = "/proc/self/x.sh"   # root writes into any folder whose mode says no; /proc refuses everyone
-        reason = "Permission denied"
     else:
         (work / "ro").mkdir(mode=0o500)
-        target, reason = str(work / "ro" / "x.sh"), "Permission denied"
+        target = str(work / "ro" / "x.sh")
     (work / "job.yaml").write_text(GOOD_SPEC)
     outcome = measured(cli("render", "job.yaml", "-o", target), work, home)
     assert outcome.rc == 2 and outcome.stderr.count("\n") == 1 and outcome.stderr.startswith(f"error: {target}: cannot write it")
@@ -626,7 +625,8 @@ def test_a_destination_that_leaves_out_a_parameter_of_the_grid_is_shared():
 def test_an_array_value_that_would_leave_the_destination_folder_is_refused(value, stage):
     found = _array_findings({"p": ["1", value]}, stage)
     assert [f for f in found if f[0] == "error"] == [
-        ("error", "array.parameters.p", f"the value {value!r} reaches {'stage.checkpoint.to' if 'checkpoint' in stage else 'stage.outputs.0.to'} "
+        ("error", "array.parameters.p", f"the value {value!r} reaches "
+         f"{'stage.checkpoint.to' if 'checkpoint' in stage else 'stage.outputs.0.to'} "
          f"({'ck/$p' if 'checkpoint' in stage else 'res/$p'!r}): a value in a destination is one folder name, without '/' and "
          "not '.' or '..'; change the value, or keep it out of the destination")]
 

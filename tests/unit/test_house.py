@@ -29,7 +29,7 @@ def test_mypy_finds_nothing_in_the_package():
 
 
 def test_no_function_is_more_complex_than_rank_c():
-    from radon.visitors import ComplexityVisitor   # the test extras install radon
+    from radon.visitors import ComplexityVisitor  # the test extras install radon
 
     too_complex = []
     for path in sorted((REPO / "slurmkit").rglob("*.py")):

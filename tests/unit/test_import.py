@@ -222,7 +222,8 @@ def test_a_function_with_its_brace_on_the_next_line_a_here_string_and_a_shift_ar
 def test_words_of_a_block_that_are_not_commands_do_not_open_or_close_it(inside):
     """Tried on a real old script: the comment "# if this fails" in a loop opened a block that
     never closed, and the rest of the script, its payload too, became one setup line."""
-    script = f"#!/bin/bash\n#SBATCH -t 1:00:00\nfor seed in 1 2 3; do\n{inside}\n    python train.py --seed $seed\ndone\npython summarize.py\n"
+    script = ("#!/bin/bash\n#SBATCH -t 1:00:00\nfor seed in 1 2 3; do\n"
+              f"{inside}\n    python train.py --seed $seed\ndone\npython summarize.py\n")
     spec = import_script(script).spec
     assert spec["launch"] == {"command": "python summarize.py"}
     assert spec["environment"]["setup"] == [f"for seed in 1 2 3; do\n{inside}\n    python train.py --seed $seed\ndone"]

@@ -103,12 +103,14 @@ def kind_name_uses(source: str):
 
 
 def test_no_module_but_kinds_asks_for_a_kind_by_name():
-    uses = {str(path.relative_to(PACKAGE)): kind_name_uses(path.read_text()) for path in sorted(PACKAGE.rglob("*.py")) if path.name != "kinds.py"}
+    uses = {str(path.relative_to(PACKAGE)): kind_name_uses(path.read_text())
+            for path in sorted(PACKAGE.rglob("*.py")) if path.name != "kinds.py"}
     assert {name: found for name, found in uses.items() if found} == {}
 
 
 def test_no_message_spells_a_kind_out():
-    uses = {str(path.relative_to(PACKAGE)): kind_names_in_messages(path.read_text()) for path in sorted(PACKAGE.rglob("*.py")) if path.name != "kinds.py"}
+    uses = {str(path.relative_to(PACKAGE)): kind_names_in_messages(path.read_text())
+            for path in sorted(PACKAGE.rglob("*.py")) if path.name != "kinds.py"}
     assert {name: found for name, found in uses.items() if found} == {}
 
 

@@ -63,8 +63,9 @@ def test_a_commands_file_needs_no_launch_and_an_arguments_file_keeps_the_command
     ({"tasks": None}, "job.yaml: tasks: kind 'many-tasks' needs a tasks section: {commands: FILE} (a command a line) "
                       "or {arguments: FILE} (the arguments of launch.command, a line each)"),
     ({"kind": "serial"}, "job.yaml: tasks: only kind 'many-tasks' runs a task file; set kind: many-tasks (it is 'serial')"),
-    ({"tasks": {"commands": "a.txt", "arguments": "b.txt"}}, "job.yaml: tasks: give one of commands (a file with a command a line) "
-                                                            "or arguments (a file with the arguments of launch.command, a line each), not both"),
+    ({"tasks": {"commands": "a.txt", "arguments": "b.txt"}},
+     "job.yaml: tasks: give one of commands (a file with a command a line) "
+     "or arguments (a file with the arguments of launch.command, a line each), not both"),
     ({"tasks": {"joblog": "j"}}, "job.yaml: tasks: give one of commands (a file with a command a line) "
                                  "or arguments (a file with the arguments of launch.command, a line each)"),
     ({"tasks": {"commands": "c.txt"}}, "job.yaml: launch: each line of tasks.commands is a command of its own: leave launch out, "
@@ -96,7 +97,8 @@ def test_a_whole_node_site_runs_as_many_tasks_at_a_time_as_its_node_has_cores(na
 
 def test_cores_per_task_that_do_not_divide_the_node_are_refused_with_divisors_that_do():
     (error,) = resolved("trillium", resources={"time": "3h", "cpus_per_task": 5}).errors
-    assert error.message == "trillium schedules whole nodes of 192 cores, which 5 cores per task does not divide: pick one that does (e.g. 2, 3, 4, 6)"
+    assert error.message == ("trillium schedules whole nodes of 192 cores, which 5 cores per task does not divide: "
+                             "pick one that does (e.g. 2, 3, 4, 6)")
 
 
 def test_one_task_at_a_time_on_a_shared_node_site_is_a_warning():
@@ -216,9 +218,11 @@ def _check(tmp_path, tasks_text, **overrides):
 
 def test_check_reads_the_task_file(tmp_path):
     assert _check(tmp_path, None) == (Finding("error", "tasks.arguments", f"cannot read {tmp_path}/params.txt: No such file or directory"),)
-    assert _check(tmp_path, "\n  \n") == (Finding("error", "tasks.arguments", f"{tmp_path}/params.txt has no tasks (blank lines are skipped)"),)
-    assert _check(tmp_path, "1\n2\n\n3\n") == (Finding("warning", "resources.tasks_per_node", "3 tasks for 192 at a time (nodes x tasks_per_node): "
-                                                       "189 slots stay idle for the whole job; bundle more tasks into the job"),)
+    assert _check(tmp_path, "\n  \n") == (
+        Finding("error", "tasks.arguments", f"{tmp_path}/params.txt has no tasks (blank lines are skipped)"),)
+    assert _check(tmp_path, "1\n2\n\n3\n") == (
+        Finding("warning", "resources.tasks_per_node", "3 tasks for 192 at a time (nodes x tasks_per_node): "
+                "189 slots stay idle for the whole job; bundle more tasks into the job"),)
     assert _check(tmp_path, "".join(f"{i}\n" for i in range(192))) == ()
     assert _check(tmp_path, "".join(f"{i}\r\n" for i in range(192))) == (
         Finding("error", "tasks.arguments", f"{tmp_path}/params.txt has DOS line endings: each task would end in a carriage return; "

@@ -176,7 +176,8 @@ def test_a_job_that_ended_is_not_asked_about_again():
 
 
 def test_an_array_with_few_open_tasks_is_asked_about_by_those_tasks():
-    slurm = FakeSlurm(sacct="".join(f"9_{i}|COMPLETED|0:0|1|node1\n" for i in range(98)) + "9_98|RUNNING|0:0|1|node1\n9_99|PENDING|0:0|0|None assigned\n")
+    slurm = FakeSlurm(sacct="".join(f"9_{i}|COMPLETED|0:0|1|node1\n" for i in range(98))
+                      + "9_98|RUNNING|0:0|1|node1\n9_99|PENDING|0:0|0|None assigned\n")
     poller = Poller(run=slurm, array_sizes={"9": 100})
     poller.poll(["9"])
     assert slurm.argvs[0][-1] == "9"        # many open: the array id

@@ -41,7 +41,8 @@ def test_the_version_comes_from_nvidias_name_or_is_given():
     (["horovod", {"nccl": TARBALL, "verison": "2"}], "environment.builds[1].verison", "unknown key; did you mean 'version'?"),
     (["horovod", {"version": "2.1.1"}], "environment.builds[1].nccl", "is required"),
     (["horovod", {"nccl": "x.txz", "version": "two"}], "environment.builds[1].version", "'two' is not allowed here"),
-    (["horovod", {"nccl": "~/nccl/"}], "environment.builds[1].nccl", "'~/nccl/' names a folder: give the path of NVIDIA's NCCL tarball itself"),
+    (["horovod", {"nccl": "~/nccl/"}], "environment.builds[1].nccl",
+     "'~/nccl/' names a folder: give the path of NVIDIA's NCCL tarball itself"),
     (["horovod", {"nccl": "/scratch/nccl/.."}], "environment.builds[1].nccl", "names a folder"),
     (["horovod", {"nccl": f"a\n{TARBALL}"}], "environment.builds[1].nccl", "has a control character (a newline?)"),
 ])

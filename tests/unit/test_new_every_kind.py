@@ -10,11 +10,10 @@ import yaml
 from slurmkit.core.kinds import KINDS
 from slurmkit.sites.profiles import load_profile
 
+from .test_cli_jobs import controlled_environment, run  # noqa: F401  (autouse: an empty folder, no profile or account variables)
+
 PROFILES = sorted(name[:-5] for name in os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "site_profiles"))
                   if name.endswith(".yaml") and name != "alliance.yaml")   # alliance: the abstract base
-
-
-from .test_cli_jobs import controlled_environment, run  # noqa: F401  (autouse: an empty folder, no profile or account variables)
 
 
 def refused_by_design(profile_name: str, kind) -> bool:

@@ -66,12 +66,14 @@ def _small_files_advice(tmp_path, profile_lines):
 def test_check_suggests_pack_for_a_folder_of_many_small_files(tmp_path):
     warning = _small_files_advice(tmp_path, "profile: nibi\n")
     assert warning.message.startswith("images holds 1200 files of 100B on average: many small files read slowly from Lustre;")
-    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage it where the folder was: {from: images.tar, to: images}")
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.tar) and stage it where the folder was: "
+                                    "{from: images.tar, to: images}")
 
 
 def test_on_a_ram_disk_site_check_suggests_shards(tmp_path):
     warning = _small_files_advice(tmp_path, "profile: trillium\nkind: threaded\n")
-    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage it where the folder was: {from: images.pack, to: images}")
+    assert warning.message.endswith("pack it once (slurmkit pack images -o images.pack --shards 4) and stage it where the folder was: "
+                                    "{from: images.pack, to: images}")
 
 
 def test_staging_more_than_the_memory_on_a_ram_disk_site_is_an_error(tmp_path):
@@ -101,7 +103,8 @@ def test_a_squashfs_image_holds_every_file_and_is_written_whole(tmp_path):
     _dataset(tmp_path / "data")
     manifest = pack(tmp_path / "data", tmp_path / "data.sqfs", compression="none")
     assert (manifest.files, manifest.bytes, manifest.compression, manifest.shards[0].name) == (30, 30000, "none", "data.sqfs")
-    listing = subprocess.run(["unsquashfs", "-lc", "-d", "", str(tmp_path / "data.sqfs")], capture_output=True, text=True, check=True).stdout
+    listing = subprocess.run(["unsquashfs", "-lc", "-d", "", str(tmp_path / "data.sqfs")],
+                             capture_output=True, text=True, check=True).stdout
     assert sorted(line.lstrip("/") for line in listing.split()) == sorted(f"d{i // 10}/f{i:03d}.txt" for i in range(30))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "data.sqfs", "data.sqfs.manifest.json"]
 
@@ -201,7 +204,8 @@ def test_a_killed_pack_leaves_only_a_partial_name_and_the_next_pack_replaces_it(
     # A tar that writes the start of its archive, then hangs: the kill lands in the middle.
     (fake / "tar").write_text('#!/bin/bash\nhead -c 10240 /dev/zero > "$2"\nsleep 60\n')   # tar -cf ARCHIVE ...
     (fake / "tar").chmod(0o755)
-    code = f"from slurmkit.resolve.staging import pack; pack({str(tmp_path / 'data')!r}, {str(tmp_path / 'data.tar')!r}, compression='none')"
+    code = ("from slurmkit.resolve.staging import pack; "
+            f"pack({str(tmp_path / 'data')!r}, {str(tmp_path / 'data.tar')!r}, compression='none')")
     env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}"}
     process = subprocess.Popen([sys.executable, "-c", code], env=env, start_new_session=True)
     deadline = time.monotonic() + 30

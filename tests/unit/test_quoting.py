@@ -159,7 +159,8 @@ def test_venv_packages_and_requirements_path_reach_pip_exactly(tools, venv, pack
 def test_hostile_values_never_break_the_syntax_on_any_profile(profile_kind, value, args):
     profile, kind = profile_kind
     fields = {"kind": kind, "resources": {"time": "3h"}, "launch": {"command": ["./run", *args]},
-              "environment": {"variables": {"SK_V": value}, "venv": {"packages": ["p" + value], "requirements": value.lstrip("~") or "r.txt"}}}
+              "environment": {"variables": {"SK_V": value},
+                              "venv": {"packages": ["p" + value], "requirements": value.lstrip("~") or "r.txt"}}}
     if kind == "gpu":
         fields["resources"]["gpus"] = "h100:1"
     if kind == "threaded":

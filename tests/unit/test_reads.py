@@ -120,8 +120,9 @@ def test_tmpdir_paths_finds_each_path_relative_to_slurm_tmpdir():
 
 def test_master_addr_in_an_mpi_job_is_unset_and_the_warning_names_kind_ddp():
     (message,) = read_warnings(resolved("./solver --peer $MASTER_ADDR", kind="mpi", resources={"nodes": 2}))
-    assert message == ("$MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' or 'lightning' or 'accelerate' does), so under set -u the job stops "
-                       "with 'MASTER_ADDR: unbound variable'; use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables")
+    assert message == ("$MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' or 'lightning' or 'accelerate' does), "
+                       "so under set -u the job stops with 'MASTER_ADDR: unbound variable'; "
+                       "use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables")
 
 
 def test_what_the_kind_the_spec_and_slurm_set_is_not_warned():
@@ -297,8 +298,9 @@ def test_slurmkit_check_shows_each_read_with_its_line_and_exits_zero(tmp_path, m
         "warning: job.yaml:8: launch.command: $SLURM_TMPDIR/out: nothing puts it on the node (no stage input, venv, build or "
         "checkpoint makes it), so a program that reads it finds nothing there; stage it (stage.inputs: [{from: DATA, to: out}]); "
         "if the program writes it, save it with stage.outputs ({from: out, to: DESTINATION}), or it is lost when the job ends",
-        "warning: job.yaml:8: launch.command: $MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' or 'lightning' or 'accelerate' does), so under "
-        "set -u the job stops with 'MASTER_ADDR: unbound variable'; use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables",
+        "warning: job.yaml:8: launch.command: $MASTER_ADDR: nothing sets it in a kind 'mpi' job "
+        "(kind 'ddp' or 'lightning' or 'accelerate' does), so under set -u the job stops with 'MASTER_ADDR: unbound variable'; "
+        "use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables",
         f"warning: job.yaml:7: stage.inputs.0: mesh.tar is not on this host ({tmp_path}/mesh.tar): the job stops when "
         "it stages it in, unless something puts it there before the job starts",
     ]

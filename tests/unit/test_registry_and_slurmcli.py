@@ -1,7 +1,6 @@
 """The submission registry under concurrency, and the retry rules for SLURM's commands."""
 
 import multiprocessing
-import os
 import stat
 
 import pytest
@@ -47,7 +46,8 @@ def _fake_command(tmp_path, name, script):
 def test_transient_controller_errors_are_retried_until_they_pass(tmp_path):
     counter = tmp_path / "count"
     command = _fake_command(tmp_path, "sbatch", f'n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}\n'
-                            'if [ "$n" -lt 2 ]; then echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2; exit 1; fi\n'
+                            'if [ "$n" -lt 2 ]; then echo "sbatch: error: Batch job submission failed: '
+                            'Socket timed out on send/recv operation" >&2; exit 1; fi\n'
                             'echo 123\n')
     slept = []
     result = run_slurm([command], sleep=slept.append)
@@ -55,11 +55,13 @@ def test_transient_controller_errors_are_retried_until_they_pass(tmp_path):
 
 
 def test_a_refusal_is_not_retried_and_says_the_schedulers_reason(tmp_path):
-    command = _fake_command(tmp_path, "sbatch", 'echo "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified" >&2; exit 1\n')
+    command = _fake_command(tmp_path, "sbatch", 'echo "sbatch: error: Batch job submission failed: '
+                                                'Invalid account or account/partition combination specified" >&2; exit 1\n')
     slept = []
     with pytest.raises(SchedulerError) as caught:
         run_slurm([command], sleep=slept.append, failed="sbatch refused the job")
-    assert str(caught.value) == "sbatch refused the job: Batch job submission failed: Invalid account or account/partition combination specified"
+    assert str(caught.value) == ("sbatch refused the job: Batch job submission failed: "
+                                 "Invalid account or account/partition combination specified")
     assert slept == [] and caught.value.exit_code == 1
 
 

@@ -11,7 +11,8 @@ def test_a_first_word_that_looks_like_an_assignment_is_run_as_a_command(tmp_path
     program.write_text("#!/bin/sh\necho ran \"$@\"\n")
     program.chmod(0o755)
     line = words(["A=1", "x"])
-    out = subprocess.run(["bash", "-c", line], capture_output=True, text=True, env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
+    out = subprocess.run(["bash", "-c", line], capture_output=True, text=True,
+                         env={**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"})
     assert out.stdout == "ran x\n"
 
 

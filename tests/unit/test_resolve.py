@@ -166,8 +166,9 @@ def test_time_at_the_maximum_walltime_is_allowed_and_spelt_for_sbatch():
 def test_very_short_job_is_a_warning():
     resolution = job("nibi", resources={"time": "10m"})
     assert resolution.plan is not None
-    assert resolution.warnings == (Finding("warning", "resources.time", "10m is short: nibi asks production jobs to run at least 1h; "
-                                                                        "bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"),)
+    assert resolution.warnings == (Finding("warning", "resources.time",
+                                           "10m is short: nibi asks production jobs to run at least 1h; "
+                                           "bundle short tasks into one longer job (kind 'many-tasks' runs them with GNU Parallel)"),)
     assert directives(resolution)["--time"] == "0-00:10:00"
 
 
@@ -228,7 +229,8 @@ def test_memory_request_on_a_whole_node_cluster_is_an_error(cluster, key):
 
 def test_no_account_where_the_site_always_needs_one_is_an_error():
     error = only_error(job("local", account=None))
-    assert error == Finding("error", "account", "local needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
+    assert error == Finding("error", "account",
+                            "local needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
 
 
 def test_no_account_where_it_matters_only_with_several_allocations_is_a_warning():
@@ -254,7 +256,8 @@ def test_retired_cluster_is_a_warning_naming_its_successor(cluster, successor, d
     resolution = job(cluster, kind="mpi", resources={"nodes": 1} if cluster != "niagara" else {})
     assert resolution.plan is not None
     (warning,) = warnings_of(resolution, "profile")
-    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': move the job with `slurmkit port job.yaml --to {successor} -o {successor}.yaml`")
+    assert warning.startswith(f"profile '{cluster}' describes a cluster retired on {day}; its successor is '{successor}': "
+                              f"move the job with `slurmkit port job.yaml --to {successor} -o {successor}.yaml`")
 
 
 def test_in_service_cluster_has_no_profile_warning():
@@ -278,8 +281,8 @@ def test_mpirun_maps_ranks_by_cpus_per_task_and_counts_every_rank():
     resolution = job("nibi", kind="mpi", resources={"nodes": 3, "tasks_per_node": 4, "cpus_per_task": 8},
                      launch={"command": "./a", "launcher": "mpirun"})
     assert directives(resolution)["--ntasks-per-node"] == "4" and directives(resolution)["--cpus-per-task"] == "8"
-    assert tuple(map(str, resolution.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "--bind-to", "core", "--map-by",
-                                                         "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "--report-bindings")
+    assert tuple(map(str, resolution.plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "--bind-to", "core",
+                                                         "--map-by", "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "--report-bindings")
 
 
 def test_srun_on_local_names_pmix_for_mpi():
@@ -318,12 +321,14 @@ def test_threaded_job_with_one_cpu_is_a_warning():
 def test_thread_variables_follow_cpus_per_task():
     env = dict(job("nibi", kind="threaded", resources={"cpus_per_task": 6}).plan.environment)
     threads = "\"${SLURM_CPUS_PER_TASK:-1}\""  # the header's --cpus-per-task=6, read back at run time
-    assert tuple(map(str, (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"], env["OMP_PLACES"], env["OMP_PROC_BIND"]))) == (threads, threads, "cores", "close")
+    assert (tuple(map(str, (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"], env["OMP_PLACES"], env["OMP_PROC_BIND"])))
+            == (threads, threads, "cores", "close"))
 
 
 def test_user_variables_are_added_after_the_thread_variables_and_win():
     env = job("nibi", environment={"variables": {"OMP_NUM_THREADS": "2", "DATA": "/x"}}).plan.environment
-    assert tuple((name, str(value)) for name, value in env) == (("OMP_NUM_THREADS", "2"), ("MKL_NUM_THREADS", "\"${SLURM_CPUS_PER_TASK:-1}\""), ("DATA", "/x"))
+    assert tuple((name, str(value)) for name, value in env) == (
+        ("OMP_NUM_THREADS", "2"), ("MKL_NUM_THREADS", "\"${SLURM_CPUS_PER_TASK:-1}\""), ("DATA", "/x"))
 
 
 def test_a_virtualenv_gets_the_site_python_module():

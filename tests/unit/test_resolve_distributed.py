@@ -18,7 +18,8 @@ def test_multigpu_runs_one_torchrun_rank_per_gpu_each_on_its_share_of_the_site_c
     r = job("nibi", {"gpus": "h100:2"}, kind="multigpu")
     assert directives(r)["--ntasks-per-node"] == "2"
     assert directives(r)["--cpus-per-task"] == "14"           # nibi's cores per H100
-    assert tuple(map(str, r.plan.launcher)) == ("torchrun", "--standalone", "--nproc-per-node=\"${SLURM_NTASKS_PER_NODE:-1}\"", "--no-python")
+    assert tuple(map(str, r.plan.launcher)) == ("torchrun", "--standalone", "--nproc-per-node=\"${SLURM_NTASKS_PER_NODE:-1}\"",
+                                                "--no-python")
     assert r.plan.distributed.bind_ranks and not r.plan.distributed.rendezvous
     assert str(env(r)["OMP_NUM_THREADS"]) == "\"${SLURM_CPUS_PER_TASK:-1}\""   # the header's 14
     assert env(r)["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
@@ -107,7 +108,8 @@ def test_a_batch_too_small_for_its_gpus_is_warned_about():
     r = job("nibi", {"gpus": "h100:4", "nodes": 2}, kind="ddp", launch={"command": "python t.py", "batch_size": 8})
     (message,) = warnings_of(r, "launch.batch_size")
     assert "8 samples per GPU" in message and "8 GPUs" in message
-    assert warnings_of(job("nibi", {"gpus": "h100:4", "nodes": 2}, kind="ddp", launch={"command": "python t.py", "batch_size": 64}), "launch.batch_size") == []
+    assert warnings_of(job("nibi", {"gpus": "h100:4", "nodes": 2}, kind="ddp", launch={"command": "python t.py", "batch_size": 64}),
+                       "launch.batch_size") == []
 
 
 def test_kind_gpu_with_several_gpus_and_one_process_points_to_multigpu():

@@ -162,8 +162,8 @@ def test_repack_packs_niagaras_ranks_into_fewer_whole_trillium_nodes():
 
 
 def test_explicit_niagara_ranks_are_kept_and_repacked_evenly_on_request():
-    data = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": {"nodes": 10, "tasks_per_node": 20, "cpus_per_task": 2, "time": "20h"},
-            "launch": "./a.out"}
+    data = {"name": "mpi", "profile": "niagara", "kind": "mpi",
+            "resources": {"nodes": 10, "tasks_per_node": 20, "cpus_per_task": 2, "time": "20h"}, "launch": "./a.out"}
     kept = port(data)
     assert changed(kept) == {"profile": ("niagara", "trillium")}
     assert [w.message for w in kept.warnings if w.field == "resources.tasks_per_node"] == [
@@ -172,7 +172,8 @@ def test_explicit_niagara_ranks_are_kept_and_repacked_evenly_on_request():
     assert "# note: resources.tasks_per_node: the 200 ranks are kept (10 x 20); trillium's nodes" in ported_text(kept)
     assert not [w for w in kept.warnings if "idle but charged" in w.message]     # the resolver's same warning is not repeated
     # 200 ranks of 2 cores: 96 fit a node; 3 nodes cannot hold 200 evenly, 4 do (50 each).
-    assert changed(port_repacked(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 4), "resources.tasks_per_node": (20, 50)}
+    assert changed(port_repacked(data)) == {"profile": ("niagara", "trillium"), "resources.nodes": (10, 4),
+                                            "resources.tasks_per_node": (20, 50)}
 
 
 def test_repack_of_ranks_that_split_evenly_only_one_a_node_keeps_them_and_says_so():
@@ -355,7 +356,8 @@ def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
     assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.11.5"])
-    assert "python/3.6 is not in fir's stack, which has python 3.10.13, 3.11.5, 3.12.4, 3.13.2; python/3.11.5 is the nearest of those it builds wheels for (python/3.11 and newer)" \
+    assert ("python/3.6 is not in fir's stack, which has python 3.10.13, 3.11.5, 3.12.4, 3.13.2; "
+            "python/3.11.5 is the nearest of those it builds wheels for (python/3.11 and newer)") \
         in {c.field: c.why for c in ported.changes}["environment.modules"]
 
 
@@ -383,13 +385,15 @@ def test_a_module_the_target_has_is_kept_as_written(module):
     assert not [w for w in ported.warnings if w.field == "environment.modules"]
 
 
-@pytest.mark.parametrize("module, nearest", [("python/3.14", "python/3.13.2"), ("openmpi/5.0.3", "openmpi/4.1.5"), ("cuda/13.2", "cuda/12.9")])
+@pytest.mark.parametrize("module, nearest", [("python/3.14", "python/3.13.2"), ("openmpi/5.0.3", "openmpi/4.1.5"),
+                                             ("cuda/13.2", "cuda/12.9")])
 def test_a_version_newer_than_the_catalogue_knows_is_kept_with_a_warning(module, nearest):
     ported = port({**OLD_STACK, "environment": {"modules": [module]}})
     assert "environment.modules" not in changed(ported)
     family = module.split("/")[0]
+    catalogued = ", ".join(v.split("/")[1] for v in load_profile("nibi").software.catalogue if v.startswith(family + "/"))
     assert [w.message for w in ported.warnings if w.field == "environment.modules"] == [
-        f"{module} is newer than the {family} versions of nibi's module catalogue ({', '.join(v.split('/')[1] for v in load_profile('nibi').software.catalogue if v.startswith(family + '/'))}), "
+        f"{module} is newer than the {family} versions of nibi's module catalogue ({catalogued}), "
         f"which lists only documented ones: check that it exists there ('module spider {module}'), or use {nearest}"]
 
 
@@ -421,7 +425,8 @@ def test_a_lasting_virtualenv_built_under_the_old_stack_must_be_rebuilt(tmp_path
     ported = port(data)
     assert ported.todos == ("environment.venv.path: $HOME/envs/py38 was built under StdEnv/2020 and python/3.8 on graham; a "
                             "virtualenv works only with the Python and StdEnv it was made with: rebuild it on nibi under StdEnv/2023 "
-                            "and python/3.11.5 (virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line",)
+                            "and python/3.11.5 (virtualenv --no-download, pip install --no-index -r requirements.txt), "
+                            "then remove this line",)
     # In the ported file it is a to-do, so `slurmkit check` does not say "no problems" until it is done.
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(data))

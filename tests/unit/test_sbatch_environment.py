@@ -1,8 +1,6 @@
 """sbatch's input environment variables replace what the script says (man sbatch, INPUT
 ENVIRONMENT VARIABLES, Slurm 22.05): each one set is a warning naming what it changes."""
 
-import pytest
-
 from slurmkit.api.job import Job
 from slurmkit.spec.sbatch_environment import INPUT_VARIABLES, findings
 

@@ -21,13 +21,13 @@ def _lines(path: Path):
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/*.sbatch")), ids=lambda p: f"{p.parent.name}-{p.stem}")
 def test_every_script_has_one_fenced_block_before_the_users_part(path):
     lines = _lines(path)
-    assert [l for l in lines if l.startswith(FENCE_START)].__len__() == 1, path
-    start = next(i for i, l in enumerate(lines) if l.startswith(FENCE_START))
+    assert [line for line in lines if line.startswith(FENCE_START)].__len__() == 1, path
+    start = next(i for i, line in enumerate(lines) if line.startswith(FENCE_START))
     end = lines.index(FENCE_END)
     assert start < end
-    assert max(i for i, l in enumerate(lines) if l.startswith("#SBATCH")) < start
+    assert max(i for i, line in enumerate(lines) if line.startswith("#SBATCH")) < start
     # The traps are set inside the block, and nowhere else.
-    traps = [i for i, l in enumerate(lines) if l.startswith("trap ")]
+    traps = [i for i, line in enumerate(lines) if line.startswith("trap ")]
     assert traps and all(start < i < end for i in traps), path
 
 
@@ -36,7 +36,7 @@ def test_a_simple_job_is_short_and_in_the_alliance_order(path):
     lines = _lines(path)
     text = "\n".join(lines)
     end = lines.index(FENCE_END)
-    start = next(i for i, l in enumerate(lines) if l.startswith(FENCE_START))
+    start = next(i for i, line in enumerate(lines) if line.startswith(FENCE_START))
     assert end - start <= 11, "the machinery of a job with nothing to stage fits in a few lines"
     assert len(lines) <= 40, f"{path}: {len(lines)} lines"
     order = [text.index(FENCE_END)]

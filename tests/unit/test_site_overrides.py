@@ -20,14 +20,16 @@ def _mpirun_job():
 def test_intel_mpi_sites_pin_with_i_mpi_variables_and_ppn(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "intelmpi")
     plan = _mpirun_job().resolve().plan
-    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"",
+                                              "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
     assert ("I_MPI_PIN_DOMAIN", "omp") in plan.environment and ("I_MPI_DEBUG", "4") in plan.environment
 
 
 def test_mvapich2_sites_bind_with_mv2_variables(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "mvapich2")
     plan = _mpirun_job().resolve().plan
-    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"",
+                                              "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
     assert ("MV2_CPU_BINDING_POLICY", "hybrid") in plan.environment
     assert str(dict(plan.environment)["MV2_THREADS_PER_PROCESS"]) == "\"${SLURM_CPUS_PER_TASK:-1}\""
 
@@ -53,7 +55,9 @@ def test_a_template_in_the_working_folder_overrides_the_bundled_one(tmp_path, mo
 def test_new_asks_for_what_the_flags_did_not_say(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     asked = []
-    answers = {"Site profile": "nibi", "Kind (serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate)": "gpu", "Account": "def-me",
+    answers = {"Site profile": "nibi",
+               "Kind (serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate)": "gpu",
+               "Account": "def-me",
                "Time limit (e.g. 3h, 1-00:00:00)": "2h", "GPUs per node (MODEL:COUNT; h100, mi300a)": "h100:2",
                "Command": "python train.py"}
 

@@ -8,7 +8,8 @@ from slurmkit.api.job import Job
 from slurmkit.core.errors import InputError, SpecError
 from slurmkit.spec.spec import Dependency, GpuRequest, load_spec, spec_from_mapping
 
-TOP_KEYS = "name, profile, account, kind, resources, environment, launch, array, tasks, stage, resubmit, dependencies, mail, extra_directives, monitor"
+TOP_KEYS = ("name, profile, account, kind, resources, environment, launch, array, tasks, stage, resubmit, dependencies, mail, "
+            "extra_directives, monitor")
 RESOURCE_KEYS = "nodes, tasks_per_node, cpus_per_task, mem, mem_per_cpu, gpus, time, tmp"
 
 
@@ -60,7 +61,8 @@ def test_misspelt_resource_key_suggests_gpus():
 
 @pytest.mark.parametrize("data, expected", [
     (minimal(launch={"comand": "x"}),
-     "job.yaml: launch.comand: unknown key; did you mean 'command'? allowed: command, shell, launcher, framework, batch_size, gpu_view, mixed_precision"),
+     "job.yaml: launch.comand: unknown key; did you mean 'command'? "
+     "allowed: command, shell, launcher, framework, batch_size, gpu_view, mixed_precision"),
     (minimal(environment={"venv": {"packges": ["numpy"]}}),
      "job.yaml: environment.venv.packges: unknown key; did you mean 'packages'? allowed: path, requirements, packages"),
     (minimal(environment={"modlues": ["gcc"]}),
@@ -108,7 +110,9 @@ def test_a_required_key_given_as_null_counts_as_missing():
     (with_resources(cpus_per_task=2.5), "job.yaml: resources.cpus_per_task: expected a whole number from 1 to 1,000,000, got float 2.5"),
     (minimal(resources=["1h"]), f"job.yaml: resources: expected a mapping with keys {RESOURCE_KEYS}, got a list"),
     (minimal(name=["a"]), "job.yaml: name: expected text, got a list"),
-    (minimal(launch=5), "job.yaml: launch: expected a mapping with keys command, shell, launcher, framework, batch_size, gpu_view, mixed_precision, got int 5"),
+    (minimal(launch=5),
+     "job.yaml: launch: expected a mapping with keys command, shell, launcher, framework, batch_size, gpu_view, mixed_precision, "
+     "got int 5"),
     (minimal(environment={"modules": {"gcc": 1}}), "job.yaml: environment.modules: expected a list, got a mapping"),
     (minimal(environment={"variables": 5}),
      "job.yaml: environment.variables: expected a mapping of variable names to values, got int 5"),
@@ -125,7 +129,9 @@ def test_a_required_key_given_as_null_counts_as_missing():
      "job.yaml: resources.gpus.count: expected a whole number from 1 to 1,000,000, got int 0"),
     (with_resources(gpus="h100:two"), "job.yaml: resources.gpus: 'h100:two' is not MODEL:COUNT (e.g. h100:2)"),
     (with_resources(gpus="h100:\u00b2"), "job.yaml: resources.gpus: 'h100:\u00b2' is not MODEL:COUNT (e.g. h100:2)"),
-    (minimal(kind="gpus"), "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate"),
+    (minimal(kind="gpus"),
+     "job.yaml: kind: 'gpus' is not one of them; did you mean 'gpu'? "
+     "allowed: serial, threaded, mpi, gpu, array, many-tasks, multigpu, ddp, tf-multiworker, horovod, lightning, accelerate"),
     (minimal(launch={"command": "x", "launcher": "srunn"}),
      "job.yaml: launch.launcher: 'srunn' is not one of them; did you mean 'srun'? allowed: direct, srun, mpirun, torchrun, accelerate"),
 ])
@@ -220,7 +226,8 @@ def test_gpus_in_every_documented_form(written, wanted):
     (minimal(mail="me@x.org; id"), "job.yaml: mail.user: 'me@x.org; id' is not allowed here: an e-mail address"),
     (minimal(mail="me@x.org\n"), "job.yaml: mail.user: 'me@x.org\\n' is not allowed here: an e-mail address"),
     (minimal(mail={"user": "me@x.org", "events": ["FINISH"]}),
-     "job.yaml: mail.events[0]: 'FINISH' is not one of them; allowed: BEGIN, END, FAIL, REQUEUE, ALL, TIME_LIMIT, TIME_LIMIT_80, ARRAY_TASKS"),
+     "job.yaml: mail.events[0]: 'FINISH' is not one of them; "
+     "allowed: BEGIN, END, FAIL, REQUEUE, ALL, TIME_LIMIT, TIME_LIMIT_80, ARRAY_TASKS"),
     (minimal(extra_directives=["--constraint=a b"]),
      "job.yaml: extra_directives[0]: '--constraint=a b' is not allowed here: an sbatch option such as --constraint=cascade "
      "(one option, no spaces or quotes)"),
@@ -230,7 +237,8 @@ def test_gpus_in_every_documented_form(written, wanted):
     (minimal(extra_directives=["--exclusive\n#SBATCH --x"]),
      "job.yaml: extra_directives[0]: '--exclusive\\n#SBATCH --x' is not allowed here: an sbatch option such as "
      "--constraint=cascade (one option, no spaces or quotes)"),
-    (with_resources(gpus="h100 ;x"), "job.yaml: resources.gpus: 'h100 ;x' is not allowed here: a GPU model such as h100, optionally with :COUNT"),
+    (with_resources(gpus="h100 ;x"),
+     "job.yaml: resources.gpus: 'h100 ;x' is not allowed here: a GPU model such as h100, optionally with :COUNT"),
 ])
 def test_values_that_reach_sbatch_or_lmod_unquoted_are_restricted(data, expected):
     assert error_of(data) == expected
@@ -287,10 +295,13 @@ def test_a_serial_job_is_the_default_so_an_array_section_alone_is_refused():
     ({"parameters": {}}, "job.yaml: array.parameters: name at least one parameter and its values"),
     ({"parameters": {"lr": []}}, "job.yaml: array.parameters.lr: has no values"),
     ({"parameters": {"lr-rate": [1]}},
-     "job.yaml: array.parameters.lr-rate: 'lr-rate' is not allowed here: a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
+     "job.yaml: array.parameters.lr-rate: 'lr-rate' is not allowed here: "
+     "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
     ({"parameters": {"SLURM_ARRAY_TASK_ID": [1]}},
-     "job.yaml: array.parameters.SLURM_ARRAY_TASK_ID: 'SLURM_ARRAY_TASK_ID' is not allowed here: a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
-    ({"parameters": {"PATH": ["/x"]}}, "job.yaml: array.parameters.PATH: 'PATH' would replace the shell's own variable; choose another name"),
+     "job.yaml: array.parameters.SLURM_ARRAY_TASK_ID: 'SLURM_ARRAY_TASK_ID' is not allowed here: "
+     "a parameter name is a shell variable name (letters, digits, '_'), not SLURM_* or a name starting with '_'"),
+    ({"parameters": {"PATH": ["/x"]}},
+     "job.yaml: array.parameters.PATH: 'PATH' would replace the shell's own variable; choose another name"),
     ({"parameters": {"lr": [1]}, "throttle": 0}, "job.yaml: array.throttle: expected a whole number from 1 to 1,000,000, got int 0"),
 ])
 def test_array_section_rules(array, expected):

@@ -79,4 +79,5 @@ def test_output_folders_are_made_before_the_payload():
     made = '\n# The outputs\' folders, for the program to write into.\nmkdir -p -- "${SLURM_TMPDIR}/runs" "${SLURM_TMPDIR}/logs"\n'
     assert made in text
     assert text.index(made) < text.index("_sk_payload=$!")
-    assert "folders, for the program" not in script(stage={"outputs": [{"from": "metrics.csv", "to": "results"}]})   # $SLURM_TMPDIR is there
+    # $SLURM_TMPDIR is there
+    assert "folders, for the program" not in script(stage={"outputs": [{"from": "metrics.csv", "to": "results"}]})

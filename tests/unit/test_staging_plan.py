@@ -14,7 +14,8 @@ def plan_of(**fields):
 
 
 def test_inputs_become_copy_or_extract_steps_by_their_kind():
-    plan = plan_of(stage={"inputs": ["data.tar.zst", "d.tgz", "x.tar", "images.pack", "cfg.json", {"from": "/scratch/ds", "to": "ds"}]}).plan
+    plan = plan_of(stage={"inputs": ["data.tar.zst", "d.tgz", "x.tar", "images.pack", "cfg.json",
+                                     {"from": "/scratch/ds", "to": "ds"}]}).plan
     steps = [(s.action, s.source, s.target, s.tar_options) for s in plan.stage.inputs]
     assert steps == [
         ("extract", "$SLURM_SUBMIT_DIR/data.tar.zst", "$SLURM_TMPDIR", ("--zstd",)),
@@ -48,7 +49,8 @@ def test_no_outputs_means_no_signal():
 
 def test_a_lead_as_long_as_the_job_is_an_error():
     resolution = plan_of(resources={"time": "1m"}, stage={"outputs": [{"from": "r", "to": "r"}], "lead": "1m"})
-    assert [f.message for f in resolution.errors] == ["copying back 60s before the end leaves no time to run in 60s; ask more time or a shorter lead"]
+    assert [f.message for f in resolution.errors] == [
+        "copying back 60s before the end leaves no time to run in 60s; ask more time or a shorter lead"]
 
 
 def test_multi_node_jobs_stage_in_once_per_node():

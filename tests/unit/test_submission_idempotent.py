@@ -106,7 +106,8 @@ def test_a_chain_that_breaks_after_its_first_link_names_the_jobs_already_submitt
     from slurmkit.slurm.registry import submissions
     from slurmkit.slurm.submit import ChainIncomplete, submit_chain
 
-    _counting_sbatch(tmp_path, 'if [ $n -eq 1 ]; then echo 101; exit 0; fi\necho "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2; exit 1\n')
+    _counting_sbatch(tmp_path, 'if [ $n -eq 1 ]; then echo 101; exit 0; fi\n'
+                               'echo "sbatch: error: QOSMaxSubmitJobPerUserLimit" >&2; exit 1\n')
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
     monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
     with pytest.raises(ChainIncomplete) as caught:

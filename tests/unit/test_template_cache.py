@@ -3,7 +3,6 @@
 What is cached there is Python code that render() runs, so the folder must be the user's own
 and closed to others; an entry that does not match its template is compiled again."""
 
-import os
 import stat
 
 import pytest

@@ -6,7 +6,7 @@ them from Python objects, but not from asking for gigabytes (``"a" * 2000000000`
 ``"%2000000000s"|format``, ``"a"|center(2000000000)``, ``10 ** 100000``) or for hours. Here:
 operators and the filters and methods that size their result are checked before they run,
 the script is gathered piece by piece and refused past MAX_OUTPUT_CHARS, and rendering on the
-main thread stops after MAX_RENDER_SECONDS. A script is a few KiB and renders in milliseconds;
+main thread stops after MAX_RENDER_SECONDS of CPU time. A script is a few KiB and renders in milliseconds;
 no real template comes near these bounds.
 """
 
@@ -17,7 +17,9 @@ from typing import Any
 MAX_VALUE_CHARS = 1 << 20
 #: the largest script a template may produce (a real one is a few KiB).
 MAX_OUTPUT_CHARS = 16 << 20
-#: how long a render may take on the main thread (a real one: milliseconds).
+#: how much CPU time a render may take on the main thread (a real one: milliseconds). CPU time,
+#: not the clock's: a busy login node slows a render down without making it loop, and a
+#: sandboxed template cannot wait on anything, so a template that loops shows in its CPU time.
 MAX_RENDER_SECONDS = 10
 #: how much more address space a render may take on the main thread: what the checks above
 #: cannot see (``~`` joins that double a string in a loop or a recursive macro) ends in a
@@ -126,22 +128,22 @@ class time_limit:
         self.armed = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
         self.memory = None
         if self.armed:
-            self.previous = signal.signal(signal.SIGALRM, self._expired)
-            signal.setitimer(signal.ITIMER_REAL, MAX_RENDER_SECONDS)
+            self.previous = signal.signal(signal.SIGPROF, self._expired)
+            signal.setitimer(signal.ITIMER_PROF, MAX_RENDER_SECONDS)
             self.memory = _cap_address_space()
         return self
 
     @staticmethod
     def _expired(signum, frame):
-        raise TemplateTooLarge(f"rendering took longer than {MAX_RENDER_SECONDS} s (a script renders in "
+        raise TemplateTooLarge(f"rendering took more than {MAX_RENDER_SECONDS} s of CPU time (a script renders in "
                                "milliseconds): the template loops without end")
 
     def __exit__(self, *exc):
         if self.armed:
             import signal
 
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
+            signal.setitimer(signal.ITIMER_PROF, 0)
+            signal.signal(signal.SIGPROF, self.previous)
         if self.memory is not None:
             import resource
 

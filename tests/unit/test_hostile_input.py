@@ -682,9 +682,9 @@ def _split_seconds(text: str) -> float:
 
     from slurmkit.core.sanity import split_command
 
-    start = time.perf_counter()
+    start = time.thread_time()   # CPU time: a loaded machine slows the clock, not the work
     split_command(text)
-    return time.perf_counter() - start
+    return time.thread_time() - start
 
 
 def test_a_command_below_the_limit_is_split_in_linear_time():

@@ -375,7 +375,7 @@ def test_a_template_that_loops_without_output_is_stopped_by_the_time_limit(tmp_p
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(template_limits, "MAX_RENDER_SECONDS", 1)
     job = Job(name="t", profile="local", account="def-x", resources={"time": "1h"}, launch="python a.py")
-    with pytest.raises(InputError, match="rendering took longer than 1 s"):
+    with pytest.raises(InputError, match="rendering took more than 1 s of CPU time"):
         job.render()
 
 

@@ -329,16 +329,14 @@ def test_profiles_list_with_a_1500_file_chain_skips_the_long_ones_in_linear_time
 
     work, home = folders
     _chain_of_profiles(work, 1500)
-    started = time.monotonic()
     outcome = measured(cli("profiles", "list"), work, home)
-    took = time.monotonic() - started
     assert outcome.rc == 2
     skipped = [line for line in outcome.stderr.splitlines() if "the extends chain is longer than" in line]
     # q1484 -> ... -> q1499 -> local is 16 links, the limit; q1483's chain is one more
     assert len(skipped) == 1500 - MAX_EXTENDS and all(line.startswith("error: ") for line in skipped)
     listed = [line.split()[0] for line in outcome.stdout.splitlines()[1:]]
     assert "q1499" in listed and f"q{1500 - MAX_EXTENDS}" in listed and f"q{1500 - MAX_EXTENDS - 1}" not in listed
-    assert took < 20 and outcome.cpu_s < 10 and outcome.peak_mb < 200, (took, outcome)
+    assert outcome.cpu_s < 10 and outcome.peak_mb < 200, outcome   # CPU time: the clock's would fail on a loaded machine
 
 
 def test_a_chain_of_the_limit_loads_and_merges_as_before(tmp_path):

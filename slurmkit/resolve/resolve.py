@@ -189,13 +189,16 @@ def _check_account(spec: JobSpec, profile: SiteProfile, findings: Findings) -> O
                                  "unset SBATCH_ACCOUNT or make the two agree")
     if account is None:
         if rule == "always":
-            findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
+            findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec "
+                                      "(or export SBATCH_ACCOUNT)")
         elif rule == "when-several":
-            findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; add 'account: def-yourprof'")
+            findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; "
+                                     "add 'account: def-yourprof'")
         return None
     prefixes = profile.accounts.prefixes
     if prefixes and not account.startswith(tuple(prefixes)):
-        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
+        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account "
+                                 f"({', '.join(p + '...' for p in prefixes)})")
     return account
 
 
@@ -203,12 +206,13 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: Findings, chain=N
     asked = chain.link_time_s if chain else spec.resources.time_s
     limit = profile.scheduling.max_walltime_seconds
     if limit and asked > limit:
-        findings.error("resources.time", f"{format_duration(asked)} is above {profile.name}'s maximum walltime of {format_duration(limit)}; "
-                       "split the work into shorter jobs that resume from a checkpoint")
+        findings.error("resources.time", f"{format_duration(asked)} is above {profile.name}'s maximum walltime of "
+                       f"{format_duration(limit)}; split the work into shorter jobs that resume from a checkpoint")
     advice = profile.scheduling.min_walltime_advice_seconds
     if advice and asked < advice:
         findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
-                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
+                      f"{format_duration(advice)}; bundle short tasks into one longer job "
+                      f"(kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
 
 
 def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[GpuChoice]:
@@ -216,11 +220,13 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     if request is None:
         if kind_of(spec).gpu_required:
             count = kind_of(spec).gpus_example
-            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (suggested_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
+            example = (suggested_gpu_names(profile) or ["MODEL"])[0]
+            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + example + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
     if not gpu_types:
-        findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {profile.status.successor} may" if profile.status.successor else ""))
+        successor = profile.status.successor
+        findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {successor} may" if successor else ""))
         return None
     if request.model is None:
         fitting = tuple(t for t in gpu_types if t.gpus.count >= request.count)
@@ -243,7 +249,8 @@ def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
         for mig in node_type.gpus.mig:
             if request.model in mig_names(node_type.gpus, mig):
                 if request.count != 1:
-                    findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 or for whole {node_type.gpus.model} GPUs")
+                    findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 "
+                                                     f"or for whole {node_type.gpus.model} GPUs")
                 return GpuChoice(f"{mig.gres}:1", 1, (node_type,))
     return None
 
@@ -258,10 +265,12 @@ def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings) -> None:
 def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SiteProfile, findings: Findings) -> GpuChoice:
     most = max(t.gpus.count for t in candidates)
     if not choice.node_types:
-        findings.error("resources.gpus", f"{choice.count} {what} per node is more than any {profile.name} node has (at most {most}); use more nodes")
+        findings.error("resources.gpus", f"{choice.count} {what} per node is more than any {profile.name} node has "
+                                         f"(at most {most}); use more nodes")
     whole = profile.scheduling.whole_node
     if whole and whole.gpu_counts and choice.count not in whole.gpu_counts:
-        findings.error("resources.gpus", f"{profile.name} gives GPU jobs {' or '.join(map(str, whole.gpu_counts))} GPUs per node, not {choice.count}")
+        counts = " or ".join(map(str, whole.gpu_counts))
+        findings.error("resources.gpus", f"{profile.name} gives GPU jobs {counts} GPUs per node, not {choice.count}")
     return choice
 
 
@@ -297,7 +306,8 @@ def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: in
 def _check_shape(spec: JobSpec, kind, tasks: int, cpus: int, findings: Findings) -> None:
     """Shapes that run, but not as the user expects: extra tasks of a one-process kind, one thread, one task at a time."""
     if kind.one_process and tasks > 1 and spec.launch.launcher != "srun":
-        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; "
+                                                  f"{tasks} tasks per node only help with launcher: srun")
     if kind.pins_threads and cpus == 1:
         findings.warn("resources.cpus_per_task", f"kind {kind.name!r} with one CPU per task runs one thread; set cpus_per_task")
     if kind.runs_task_file and tasks == 1 and spec.resources.nodes == 1:
@@ -407,7 +417,8 @@ def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuCho
         findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
     if spec.launch.mixed_precision is not None and not kind.launches_per_node:
-        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
+        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: "
+                                                 f"kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
     if spec.launch.mixed_precision == "bf16" and gpus:
         findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
 
@@ -417,14 +428,16 @@ def _check_gpu_work(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], 
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
-                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} (one process per GPU)")
+                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} "
+                      "(one process per GPU)")
     if kind.distributed and total == 1 and not kind.alone_on_one_gpu:
         findings.warn("resources.gpus", f"kind {kind.name!r} on one GPU pays for communication it does not need; "
                       f"use kind {first_kind(gpu_required=True, processes=ONE).name!r}")
     batch = spec.launch.batch_size
     if kind.distributed and total > 1 and batch is not None and batch < SMALL_BATCH_PER_GPU:
         findings.warn("launch.batch_size", f"{batch} samples per GPU and step is too little work for {total} GPUs: the gradient "
-                      f"exchange outweighs it and the job runs slower than on fewer GPUs; use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
+                      f"exchange outweighs it and the job runs slower than on fewer GPUs; "
+                      f"use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
 
 
 def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, findings: Findings) -> Tuple[NodeType, ...]:
@@ -435,14 +448,15 @@ def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], c
     by_cores = [t for t in candidates if t.cores >= cores]
     if not by_cores:
         most = max(t.cores for t in candidates)
-        findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any {_kind_of(gpus)}node on {profile.name} has ({most}); use more nodes")
+        findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any "
+                                    f"{_kind_of(gpus)}node on {profile.name} has ({most}); use more nodes")
         return ()
     fitting = tuple(t for t in by_cores if memory is None or t.memory_mib >= memory)
     if not fitting and profile.scheduling.mem_request is not False:
         largest = max(t.memory_mib for t in by_cores)
         field = "resources.mem" if spec.resources.mem_mb is not None else "resources.mem_per_cpu"
-        findings.error(field, f"{format_size(memory)} per node is more than the largest usable memory of a {_kind_of(gpus)}node on {profile.name} "
-                       f"({format_size(largest)}); ask at most {format_size(largest)}")
+        findings.error(field, f"{format_size(memory)} per node is more than the largest usable memory of a "
+                       f"{_kind_of(gpus)}node on {profile.name} ({format_size(largest)}); ask at most {format_size(largest)}")
     return fitting
 
 
@@ -465,7 +479,8 @@ def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: Findings) -
         return None
     if profile.scheduling.mem_request is False:
         field = "resources.mem" if res.mem_mb is not None else "resources.mem_per_cpu"
-        findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; memory requests are ignored there: remove it")
+        findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; "
+                              "memory requests are ignored there: remove it")
         return None
     if res.mem_mb is not None:
         return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
@@ -477,8 +492,8 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
         return
     advice = min((t.gpus.max_cores_per_gpu for t in node_types if t.gpus.max_cores_per_gpu), default=None)
     if advice and cores > advice * gpus.count:
-        findings.warn("resources.cpus_per_task", f"{cores} cores for {gpus.count} GPU(s) is above the site's advice of {advice} cores per GPU; "
-                      f"ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
+        findings.warn("resources.cpus_per_task", f"{cores} cores for {gpus.count} GPU(s) is above the site's advice of "
+                      f"{advice} cores per GPU; ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
 
 
 def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[object, ...]:
@@ -521,7 +536,8 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
         findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
     jobs = profile.scheduling.max_jobs_per_user
     if jobs and size > jobs:
-        findings.error("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued per user")
+        findings.error("array.parameters", f"{size} tasks: each array task counts as a job "
+                                           f"and {profile.name} allows {jobs} queued per user")
     too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
     findings.extend(Finding(*f) for f in too_many)
     if too_many or (limit and size > limit) or (jobs and size > jobs):
@@ -734,7 +750,8 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     else:
         pairs.append(("--output", "%x-%j.out"))
     if spec.dependencies:
-        pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}" for d in spec.dependencies)))
+        pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}"
+                                               for d in spec.dependencies)))
     if spec.mail:
         # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
         pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
@@ -1003,16 +1020,17 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
             packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
             # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
             place = spec.stage.inputs[shape.index].to or name
-            findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
-                          f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
+            findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of "
+                          f"{_human_bytes(shape.bytes // shape.files)} on average: many small files read slowly from Lustre; "
+                          f"pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
                           f"and stage it where the folder was: {{from: {packed}, to: {place}}}")
     tmpdir = profile.storage.slurm_tmpdir
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)
         memory = spec.resources.mem_mb or min((t.memory_mib for t in profile.node_types if not t.gpus), default=None)
         if memory and staged_mib > 0.9 * memory:
-            findings.error("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR leaves no memory "
-                           f"of {format_size(memory)} per node for the job; stage less or read it from scratch")
+            findings.error("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR "
+                           f"leaves no memory of {format_size(memory)} per node for the job; stage less or read it from scratch")
         elif memory and staged_mib > 0.5 * memory:
             findings.warn("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR uses over half "
                           f"of the {format_size(memory)} of memory per node")

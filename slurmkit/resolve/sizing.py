@@ -174,7 +174,8 @@ def _memory_advice(profile, gpus, node_types, need: int) -> str:
         return f"ask at least {format_size(need)} per node"
     share = f"{format_size(_rounded(per_gpu))} per {gpu} (a node's memory over its GPUs)"
     if per_gpu * gpus.count >= need:
-        return f"ask at least {format_size(need)} per node, and up to {profile.name}'s bundle of {share}, which the GPU's charge already covers"
+        return (f"ask at least {format_size(need)} per node, and up to {profile.name}'s bundle of {share}, "
+                "which the GPU's charge already covers")
     return f"{profile.name}'s GPU nodes have only {share}, less than one process needs"
 
 

@@ -136,8 +136,9 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
     files = seen.files
     if seen.skipped and tell:
         shown = ", ".join(seen.skipped[:5]) + (f" and {len(seen.skipped) - 5} more" if len(seen.skipped) > 5 else "")
-        tell(f"warning: skipped {len(seen.skipped)} entr{'y' if len(seen.skipped) == 1 else 'ies'} that {'is' if len(seen.skipped) == 1 else 'are'} "
-             f"not {'a regular file' if len(seen.skipped) == 1 else 'regular files'} (symbolic links, named pipes, sockets and devices are not packed): {shown}")
+        tell(f"warning: skipped {len(seen.skipped)} entr{'y' if len(seen.skipped) == 1 else 'ies'} "
+             f"that {'is' if len(seen.skipped) == 1 else 'are'} not {'a regular file' if len(seen.skipped) == 1 else 'regular files'} "
+             f"(symbolic links, named pipes, sockets and devices are not packed): {shown}")
     if not files:
         raise PackError(f"{folder}: no files to pack")
     from slurmkit.core.archives import IMAGE_SUFFIXES

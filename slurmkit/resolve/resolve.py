@@ -13,14 +13,14 @@ import posixpath
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
-from slurmkit.core.launchers import NODE_CORES, from_slurm, mpirun_binding
+from slurmkit.core.launchers import NODE_CORES, ScriptWord, from_slurm, mpirun_binding
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
@@ -180,8 +180,9 @@ def _check_account(spec: JobSpec, profile: SiteProfile, findings: Findings) -> O
 
     rule = profile.accounts.required
     account, where = spec.account, ""
-    if account is None and accounts.from_environment():
-        account, variable = accounts.from_environment()
+    environment = accounts.from_environment() if account is None else None
+    if environment:
+        account, variable = environment
         where = f" (from ${variable})"
     elif account is not None and accounts.overriding(account):
         override = accounts.overriding(account)
@@ -229,7 +230,7 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
         findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {successor} may" if successor else ""))
         return None
     if request.model is None:
-        fitting = tuple(t for t in gpu_types if t.gpus.count >= request.count)
+        fitting = _holding(gpu_types, request.count)
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
     mig = _mig_choice(request, gpu_types, findings)
     if mig is not None:
@@ -239,8 +240,13 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
         _unknown_gpu(request.model, profile, findings)
         return None
     spelling = sbatch_gpu_name(matching[0].gpus)
-    fitting = tuple(t for t in matching if t.gpus.count >= request.count)
+    fitting = _holding(matching, request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+
+
+def _holding(gpu_types: Sequence[NodeType], count: int) -> Tuple[NodeType, ...]:
+    """The GPU node types whose nodes hold ``count`` GPUs or more."""
+    return tuple(t for t in gpu_types if t.gpus and t.gpus.count >= count)
 
 
 def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
@@ -445,19 +451,28 @@ def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], c
     if not candidates:
         return ()
     memory = _memory_per_node(spec, cores)
-    by_cores = [t for t in candidates if t.cores >= cores]
+    by_cores = [t for t in candidates if _stated(t.cores) >= cores]
     if not by_cores:
-        most = max(t.cores for t in candidates)
+        most = max(_stated(t.cores) for t in candidates)
         findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any "
                                     f"{_kind_of(gpus)}node on {profile.name} has ({most}); use more nodes")
         return ()
-    fitting = tuple(t for t in by_cores if memory is None or t.memory_mib >= memory)
+    if memory is None:
+        return tuple(by_cores)
+    fitting = tuple(t for t in by_cores if _stated(t.memory_mib) >= memory)
     if not fitting and profile.scheduling.mem_request is not False:
-        largest = max(t.memory_mib for t in by_cores)
+        largest = max(_stated(t.memory_mib) for t in by_cores)
         field = "resources.mem" if spec.resources.mem_mb is not None else "resources.mem_per_cpu"
         findings.error(field, f"{format_size(memory)} per node is more than the largest usable memory of a "
                        f"{_kind_of(gpus)}node on {profile.name} ({format_size(largest)}); ask at most {format_size(largest)}")
     return fitting
+
+
+def _stated(value: Optional[int]) -> int:
+    """A node type's cores or memory, which the schema requires of every concrete profile: only an
+    abstract base leaves them to its children (profiles.NodeType), and resolve never gets one."""
+    assert value is not None, "a concrete profile states each node type's cores and memory"
+    return value
 
 
 def _kind_of(gpus) -> str:
@@ -475,16 +490,18 @@ def _memory_per_node(spec: JobSpec, cores: int) -> Optional[int]:
 
 def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[Tuple[str, str]]:
     res = spec.resources
-    if res.mem_mb is None and res.mem_per_cpu_mb is None:
+    if res.mem_mb is not None:
+        directive = ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
+    elif res.mem_per_cpu_mb is not None:
+        directive = ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
+    else:
         return None
     if profile.scheduling.mem_request is False:
         field = "resources.mem" if res.mem_mb is not None else "resources.mem_per_cpu"
         findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; "
                               "memory requests are ignored there: remove it")
         return None
-    if res.mem_mb is not None:
-        return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
-    return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
+    return directive
 
 
 def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types, findings: Findings) -> None:
@@ -496,7 +513,7 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
                       f"{advice} cores per GPU; ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
 
 
-def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[object, ...]:
+def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[ScriptWord, ...]:
     """The launch prefix (launchers.LAUNCHERS); its counts are read from SLURM at run time (from_slurm)."""
     kind = kind_of(spec)
     allowed = kind.launchers
@@ -522,7 +539,7 @@ def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, .
     return allowed[0]
 
 
-def _uses_mpirun(launcher: Tuple[str, ...]) -> bool:
+def _uses_mpirun(launcher: Tuple[ScriptWord, ...]) -> bool:
     return bool(launcher) and launcher[0] == "mpirun"
 
 
@@ -630,10 +647,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     return on_login_node(plan, spec, profile, modules, local)
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
-                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
+def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
+                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
     threads = from_slurm("{cpus_per_task}")
-    env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
     if kind.pins_threads:
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
@@ -651,11 +668,11 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple
 
 
 def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice],
-                             node_types: Tuple[NodeType, ...]) -> dict:
+                             node_types: Tuple[NodeType, ...]) -> Dict[str, ScriptWord]:
     """Threads per process and the framework's own thread pools; for PyTorch on GPUs, the
     error handling the Alliance PyTorch page means (its TORCH_NCCL_ASYNC_HANDLING is a typo
     that PyTorch never reads). Each name is one its program reads: see variables.READERS."""
-    env = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
+    env: Dict[str, ScriptWord] = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
     tensorflow = _framework(spec) == "tensorflow"
     if tensorflow:
         sockets = min((t.sockets for t in node_types if t.sockets), default=1)
@@ -670,7 +687,7 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     return env
 
 
-def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
                  findings: Findings) -> Optional[DistributedPlan]:
     kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
@@ -696,7 +713,7 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tupl
 LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}
 
 
-def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
               findings: Findings) -> str:
     """Which variable picks each process's GPU, where a kind starts one process per GPU and each
     process is to see only its own (``launch.gpu_view: own``); "" where it sees every GPU of its node.
@@ -719,7 +736,7 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gp
         return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
     if (spec.launch.gpu_view or kind_of(spec).gpu_view_default) == "node":
         return ""
-    name = launcher[0]
+    name = str(launcher[0])   # the program: a literal word in every launcher (launchers.LAUNCHERS)
     if name == "mpirun":
         name = profile.launch.mpi.flavour or "openmpi"
     if name not in LOCAL_RANK_VARIABLE:
@@ -743,7 +760,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         pairs.append(("--gpus-per-node", gpus.spelling))
     if tmp_mb is not None:
         pairs.append(("--tmp", format_size(tmp_mb)))
-    if array:
+    if array and spec.array:   # one without the other never happens: _array plans only the spec's array
         throttle = f"%{spec.array.throttle}" if spec.array.throttle else ""
         pairs.append(("--array", f"0-{array.size - 1}{throttle}"))
         pairs.append(("--output", "%x-%A_%a.out"))
@@ -976,7 +993,7 @@ CHAIN_MARKER = ".slurmkit-chain-done"
 def _chain(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[ChainPlan]:
     """A chain when the spec asks for one, or when it is longer than the site allows and can resume."""
     limit = profile.scheduling.max_walltime_seconds
-    longer = bool(limit) and spec.resources.time_s > limit
+    longer = bool(limit and spec.resources.time_s > limit)
     if not (spec.resubmit or longer):
         return None
     checkpoint = spec.stage.checkpoint if spec.stage else None
@@ -995,7 +1012,7 @@ def _chain(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     if links > most:
         findings.error("resources.time", f"{format_duration(spec.resources.time_s)} needs {links} jobs of {format_duration(link_time)}; "
                        f"at most {most} links (resubmit.max_links)")
-    if longer:
+    if limit and longer:
         findings.warn("resources.time", f"{format_duration(spec.resources.time_s)} is above {profile.name}'s maximum walltime of "
                       f"{format_duration(limit)}: it runs as a chain of {links} jobs that resume from {checkpoint.source}")
     marker = _from_submit_dir(checkpoint.to.rstrip("/") + "/" + CHAIN_MARKER)
@@ -1014,12 +1031,13 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
     findings = Findings()
     # Shards pay only where they are extracted at once: on a RAM disk (see _extraction_parallelism).
     ramdisk = _on_ramdisk(profile)
+    inputs = spec.stage.inputs if spec.stage else ()   # what the shapes were taken from: none without a stage
     for shape in shapes:
         if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
             name = shape.path.rstrip("/").split("/")[-1]
             packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
             # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
-            place = spec.stage.inputs[shape.index].to or name
+            place = inputs[shape.index].to or name
             findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of "
                           f"{_human_bytes(shape.bytes // shape.files)} on average: many small files read slowly from Lustre; "
                           f"pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
@@ -1027,7 +1045,7 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
     tmpdir = profile.storage.slurm_tmpdir
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)
-        memory = spec.resources.mem_mb or min((t.memory_mib for t in profile.node_types if not t.gpus), default=None)
+        memory = spec.resources.mem_mb or min((_stated(t.memory_mib) for t in profile.node_types if not t.gpus), default=None)
         if memory and staged_mib > 0.9 * memory:
             findings.error("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR "
                            f"leaves no memory of {format_size(memory)} per node for the job; stage less or read it from scratch")
@@ -1093,7 +1111,8 @@ def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], f
     """The modules a build compiles against that the spec does not load: the profile's version
     of each, or one error naming those to add. A source build reads $EBROOTNCCL and $CUDA_HOME
     under ``set -u``, so rendering it without its modules would only fail later, on the node."""
-    added, missing = [], {}
+    added: List[str] = []
+    missing: Dict[str, List[str]] = {}
     for family, build in _build_module_families(spec, profile, gpus):
         if any(m.split("/")[0] == family for m in user):
             continue
@@ -1111,7 +1130,7 @@ def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], f
 def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[Tuple[str, str], ...]:
     """(module family, the build that needs it): the site's MPI for every build, CUDA and NCCL for Horovod on GPUs."""
     names = [b.name for b in spec.environment.builds]
-    families = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
+    families: Tuple[Tuple[str, str], ...] = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
     if "horovod" in names and gpus:
         families += (("cuda", "horovod"),) + (() if spec.environment.nccl else (("nccl", "horovod"),))
     return families

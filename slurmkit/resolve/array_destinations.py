@@ -9,7 +9,7 @@ back out of the folder the spec names (the static ``..`` check sees only ``$p``)
 
 import itertools
 import re
-from typing import List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 #: the most tasks whose destinations are compared one by one (a larger grid is checked for
 #: values only; limits.py caps arrays anyway).
@@ -61,7 +61,7 @@ def _shared(to: str, parameters, used):
     if size > MAX_COMPARED_TASKS:
         return None
     names = [name for name, _ in parameters]
-    seen = {}
+    seen: Dict[str, str] = {}   # destination -> the first task that writes there
     for point in itertools.product(*(values for _, values in parameters)):
         values = dict(zip(names, point))
         where = _with_values(to, {n: values[n] for n in used})

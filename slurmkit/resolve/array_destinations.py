@@ -9,7 +9,7 @@ back out of the folder the spec names (the static ``..`` check sees only ``$p``)
 
 import itertools
 import re
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 #: the most tasks whose destinations are compared one by one (a larger grid is checked for
 #: values only; limits.py caps arrays anyway).
@@ -22,7 +22,7 @@ def _used(to: str, names: Sequence[str]) -> List[str]:
     return [n for n in names if re.search(r"\$(" + re.escape(n) + r"\b|\{" + re.escape(n) + r"\})", to)]
 
 
-def _with_values(to: str, values: dict) -> str:
+def _with_values(to: str, values: Dict[str, str]) -> str:
     return re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", lambda m: values.get(m.group(1), m.group()), to)
 
 
@@ -53,7 +53,7 @@ def destination_findings(parameters: Sequence[Tuple[str, Sequence[str]]],
     return found
 
 
-def _shared(to: str, parameters, used):
+def _shared(to: str, parameters: Sequence[Tuple[str, Sequence[str]]], used: Sequence[str]) -> Optional[Tuple[str, str, str]]:
     """The first two tasks (as ``p=1``) whose destination is the same, or None."""
     size = 1
     for _, values in parameters:
@@ -61,11 +61,11 @@ def _shared(to: str, parameters, used):
     if size > MAX_COMPARED_TASKS:
         return None
     names = [name for name, _ in parameters]
-    seen: Dict[str, str] = {}   # destination -> the first task that writes there
+    seen: Dict[str, str] = {}
     for point in itertools.product(*(values for _, values in parameters)):
-        values = dict(zip(names, point))
-        where = _with_values(to, {n: values[n] for n in used})
-        described = ", ".join(f"{n}={values[n]}" for n in names)
+        task = dict(zip(names, point))
+        where = _with_values(to, {n: task[n] for n in used})
+        described = ", ".join(f"{n}={task[n]}" for n in names)
         if where in seen:
             return seen[where], described, where
         seen[where] = described

@@ -4,6 +4,7 @@ thin click layers over remote.py (the connection) and remote_jobs.py (the job's 
 import sys
 import time
 from pathlib import Path, PurePosixPath
+from typing import Optional
 
 import click
 
@@ -24,7 +25,7 @@ def refuse_remote_ids(records) -> None:
                                f"`--remote {record.profile}`"))
 
 
-def connect(cluster: str, gpu: bool = False, target: str = None):
+def connect(cluster: str, gpu: bool = False, target: Optional[str] = None):
     """A Connection to ``cluster`` (a profile name); ``target`` is a registry record's ssh target."""
     from slurmkit.sites.profiles import select_profile
     from slurmkit.slurm.remote import Connection, remote_for, stderr_say

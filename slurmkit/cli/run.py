@@ -52,7 +52,8 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
         message_line("error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it")
         sys.exit(130)
     size = getattr(handle, "size", None)
-    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {handle.paths.folder if size is None else handle.tasks[0].paths.folder}", err=False)
+    logs = handle.paths.folder if size is None else handle.tasks[0].paths.folder
+    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {logs}", err=False)
     if unrecorded is not None:
         _fail(unrecorded)
     if wait_:

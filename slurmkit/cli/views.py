@@ -6,6 +6,7 @@ through these, so a job looks the same wherever it ran; nothing here talks to SL
 """
 
 import time
+from typing import Dict
 
 import click
 
@@ -171,7 +172,7 @@ def _rich_table(rows, title=None):
 
 
 def _counts(statuses) -> str:
-    counts = {}
+    counts: Dict[str, int] = {}   # state -> jobs in it
     for status in statuses.values():
         counts[status.state] = counts.get(status.state, 0) + 1
     return ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Callable, Dict, Tuple, Union
+from typing import Callable, Dict, Optional, Protocol, Tuple, Union
 
+from slurmkit.core.kinds import Kind
 from slurmkit.core.plan import FromSlurm
 from slurmkit.core.records import Record
+
+#: A word resolve puts in the script (a launch prefix's, an exported value): a literal str, quoted
+#: when printed, or a FromSlurm that reads its count from SLURM at run time (from_slurm).
+ScriptWord = Union[str, FromSlurm]
 
 #: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
 #: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
 #: No transport overrides (``-mca pml``/``btl``) for any kind: the site's MPI module picks the
 #: transport for its fabric (UCX on InfiniBand), and ``-mca pml ob1`` would turn UCX off.
-MPIRUN_BINDING = {
+MPIRUN_BINDING: Dict[str, Tuple[Tuple[str, ...], Dict[str, str]]] = {
     "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
     "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
     "mvapich2": (("-ppn", "{tasks_per_node}"), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
@@ -47,7 +52,7 @@ _COUNT_FIELD = re.compile(r"\{(" + "|".join(SLURM_COUNTS) + r")\}")
 NODE_CORES = FromSlurm('"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"')
 
 
-def from_slurm(template: str) -> Union[str, FromSlurm]:
+def from_slurm(template: str) -> ScriptWord:
     """``template`` with its ``{cpus_per_task}``, ``{tasks_per_node}`` and ``{ntasks}`` read from
     SLURM's variables at run time, so that a hand edit of one #SBATCH line changes every use of
     it; a template without them stays a literal word."""
@@ -64,7 +69,32 @@ def from_slurm(template: str) -> Union[str, FromSlurm]:
     return FromSlurm(text)
 
 
-def mpirun_binding(profile):
+class _MpiSettings(Protocol):
+    @property
+    def flavour(self) -> Optional[str]: ...
+
+    @property
+    def srun_mpi(self) -> Optional[str]: ...
+
+    @property
+    def bind_flags(self) -> Tuple[str, ...]: ...
+
+
+class _LaunchSettings(Protocol):
+    @property
+    def mpi(self) -> _MpiSettings: ...
+
+
+class LaunchProfile(Protocol):
+    """The part of a site profile the launchers read (``launch.mpi``). The profile's own class,
+    sites.profiles.SiteProfile, lives a layer above core, so core names only what it reads;
+    a SiteProfile is one (properties: its record fields are read-only)."""
+
+    @property
+    def launch(self) -> _LaunchSettings: ...
+
+
+def mpirun_binding(profile: LaunchProfile) -> Tuple[Tuple[str, ...], Dict[str, str]]:
     """The MPI flavour's binding of ``profile`` (MPIRUN_BINDING): flags, and the variables they need."""
     return MPIRUN_BINDING[profile.launch.mpi.flavour or "openmpi"]
 
@@ -72,33 +102,33 @@ def mpirun_binding(profile):
 class LaunchContext(Record):
     """What a launcher builds its words from."""
 
-    kind: object        # kinds.Kind
-    profile: object     # profiles.SiteProfile
+    kind: Kind
+    profile: LaunchProfile
 
 
-def _direct(at: LaunchContext) -> Tuple[object, ...]:
+def _direct(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     return ()
 
 
-def _torchrun(at: LaunchContext) -> Tuple[object, ...]:
+def _torchrun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     # --no-python: the command runs as written (python, a wrapper, -m module...), each rank inside _sk_task.
     return ("torchrun", "--standalone", from_slurm("--nproc-per-node={tasks_per_node}"), "--no-python")
 
 
-def _srun(at: LaunchContext) -> Tuple[object, ...]:
+def _srun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     mpi = at.profile.launch.mpi.srun_mpi
     # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the job: say it again,
     # always, so that a hand-edited #SBATCH --cpus-per-task reaches the tasks too.
     return ("srun", *((f"--mpi={mpi}",) if at.kind.mpi_ranks and mpi else ()), from_slurm("--cpus-per-task={cpus_per_task}"))
 
 
-def _mpirun(at: LaunchContext) -> Tuple[object, ...]:
+def _mpirun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     """mpirun with the binding of the profile's MPI flavour (MPIRUN_BINDING), horovod and mpi alike."""
     flags = at.profile.launch.mpi.bind_flags or mpirun_binding(at.profile)[0]
     return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
 
 
-def _accelerate(at: LaunchContext) -> Tuple[object, ...]:
+def _accelerate(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
     templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
     return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
@@ -106,7 +136,7 @@ def _accelerate(at: LaunchContext) -> Tuple[object, ...]:
 
 
 #: launcher name -> its argv builder; spec.LAUNCHERS is the names a spec may give.
-LAUNCHERS: Dict[str, Callable[[LaunchContext], Tuple[object, ...]]] = {
+LAUNCHERS: Dict[str, Callable[[LaunchContext], Tuple[ScriptWord, ...]]] = {
     "direct": _direct,
     "srun": _srun,
     "mpirun": _mpirun,
@@ -115,6 +145,6 @@ LAUNCHERS: Dict[str, Callable[[LaunchContext], Tuple[object, ...]]] = {
 }
 
 
-def launch_words(name: str, kind, profile) -> Tuple[object, ...]:
+def launch_words(name: str, kind: Kind, profile: LaunchProfile) -> Tuple[ScriptWord, ...]:
     """The launch prefix of launcher ``name`` for a job of ``kind`` on ``profile``."""
     return LAUNCHERS[name](LaunchContext(kind, profile))

@@ -8,7 +8,7 @@ are the resolver's (limits.py).
 """
 
 import re
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.sbatch_options import REQUEUE_OPTIONS, SHORT_NAMES, SPEC_FIELDS
 
@@ -60,7 +60,9 @@ def split_command(text: str) -> Tuple[str, ...]:
 
 def split_linear(text: str) -> Tuple[str, ...]:
     """split_command's own reading, for any length."""
-    words, word, in_word = [], [], False
+    words: List[str] = []
+    word: List[str] = []      # the parts of the word being read
+    in_word = False
     for match in re.finditer(_PART, text):
         part = match.group()
         if match.group("bad"):
@@ -93,8 +95,11 @@ def _unclosed(text: str, start: int) -> str:
     at the very end (alone, or last inside an open double quote) escapes nothing."""
     if text[start] == "\\":
         return "No escaped character"
-    if text[start] == '"' and re.compile(_DOUBLE_QUOTED_REST).match(text, start + 1).end() < len(text):
-        return "No escaped character"
+    if text[start] == '"':
+        rest = re.compile(_DOUBLE_QUOTED_REST).match(text, start + 1)
+        assert rest is not None, "the pattern matches the empty string, so anywhere"
+        if rest.end() < len(text):
+            return "No escaped character"
     return "No closing quotation"
 
 
@@ -154,7 +159,8 @@ def directive_problem(directive: str, seen: Dict[str, int]) -> Optional[str]:
     option, _, value = directive.partition("=")
     name = long_name(option)
     if name == "gres" and value.split(":")[0] == "gpu":
-        return f"{directive!r} asks for GPUs, which resources.gpus says; use resources.gpus instead (slurmkit writes the GPU request from it)"
+        return (f"{directive!r} asks for GPUs, which resources.gpus says; "
+                "use resources.gpus instead (slurmkit writes the GPU request from it)")
     if name in SPEC_OPTIONS:
         return f"{directive!r} sets what {SPEC_OPTIONS[name]} says; use {SPEC_OPTIONS[name]} instead (slurmkit writes --{name} from it)"
     if name in SLURMKIT_OPTIONS:
@@ -175,7 +181,7 @@ def output_collision(destinations: Sequence[Tuple[tuple, str]]) -> Optional[Tupl
     checkpoint replaces its destination whole. ``destinations`` are ``(key path of to, to)``."""
     from slurmkit.core.userpaths import comparable  # ~/o and $HOME/o, $PWD/res and res are one place
 
-    seen = []
+    seen: List[Tuple[tuple, str]] = []   # (key path, comparable destination) of the outputs before
     for path, to in destinations:
         where = comparable(to)
         for other_path, other in seen:

@@ -385,8 +385,8 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
         return [_out_of_memory(eff, "ran out of memory")]
     if state == "FAILED":
         code = f" with exit code {eff.exit_code}" if eff.exit_code else ""
-        return [Tip("state", None, f"failed{code}: read its output file; the figures below may not show a full run"
-                    + _USR1_DEATH.get(eff.exit_code, ""))]
+        usr1 = _USR1_DEATH.get(eff.exit_code, "") if eff.exit_code is not None else ""   # None: sacct gave no exit code
+        return [Tip("state", None, f"failed{code}: read its output file; the figures below may not show a full run" + usr1)]
     if state == "CANCELLED" and not (eff.steps or eff.elapsed_s):
         return [Tip("state", None, "was cancelled before it started: nothing to report")]
     if state == "CANCELLED":
@@ -607,7 +607,7 @@ def _largest(effs: Sequence[JobEfficiency]) -> JobEfficiency:
     longest = max(effs, key=lambda eff: eff.all_elapsed_s)     # over every run of a requeued task
     busiest = max(effs, key=lambda eff: eff.cpu_efficiency or 0.0)
     peaks = [eff for eff in effs if eff.peak_mib is not None]
-    highest = max(peaks, key=lambda eff: eff.peak_mib) if peaks else first
+    highest = max(peaks, key=lambda eff: eff.peak_mib or 0.0) if peaks else first   # each has a peak: `or` is for mypy
     cpu_s = (busiest.cpu_efficiency or 0.0) * longest.elapsed_s * first.cores
     return first._replace(job_id=first.job_id.split("_")[0], elapsed_s=longest.elapsed_s, earlier_runs=longest.earlier_runs,
                           cpu_s=cpu_s, peak_mib=highest.peak_mib, peak_estimated=highest.peak_estimated)
@@ -646,7 +646,7 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
         lines.append("Memory Utilized: not recorded")
     else:
         lines.append(f"Memory Utilized: {format_mem(eff.peak_mib)}" + (" (estimated maximum)" if eff.peak_estimated else ""))
-    if eff.memory_efficiency is not None:
+    if eff.memory_efficiency is not None and eff.req_mem_mib:   # no efficiency without a request: the test is for mypy
         lines.append(f"Memory Efficiency: {eff.memory_efficiency:.2%} of {format_request(eff.req_mem_mib)}")
     lines.append(_gpu_line(eff, "GPUs"))
     if eff.unsaved:
@@ -665,7 +665,8 @@ def _runs_lines(eff: JobEfficiency) -> List[str]:
     if not eff.earlier_runs:
         return []
     runs = len(eff.earlier_runs) + 1
-    shown = [f"  run {number}: {run.state} after {clock_time(run.elapsed_s)}" for number, run in enumerate(eff.earlier_runs[:_RUNS_SHOWN], 1)]
+    shown = [f"  run {number}: {run.state} after {clock_time(run.elapsed_s)}"
+             for number, run in enumerate(eff.earlier_runs[:_RUNS_SHOWN], 1)]
     if len(eff.earlier_runs) > _RUNS_SHOWN:
         shown.append(f"  ... and {len(eff.earlier_runs) - _RUNS_SHOWN} more")
     cpu = eff.cpu_s + sum(run.cpu_s for run in eff.earlier_runs)
@@ -705,11 +706,15 @@ def _gpu_line(eff: JobEfficiency, label: str, summary_of: Sequence[JobEfficiency
     """``GPUs: 2 (40% average utilisation)``, or that sacct did not record it."""
     if not eff.gpus:
         return "GPUs: none"
-    used = _spread([e.gpu_utilisation for e in summary_of]) if summary_of else eff.gpu_utilisation
-    if used is None:
-        return f"{label}: {eff.gpus} (utilisation not recorded by sacct)"
+    unknown = f"{label}: {eff.gpus} (utilisation not recorded by sacct)"
     if summary_of:
-        return f"{label}: {eff.gpus} (average utilisation min/median/max: " + " / ".join(f"{v:.0%}" for v in used) + ")"
+        spread = _spread([e.gpu_utilisation for e in summary_of])
+        if spread is None:
+            return unknown
+        return f"{label}: {eff.gpus} (average utilisation min/median/max: " + " / ".join(f"{v:.0%}" for v in spread) + ")"
+    used = eff.gpu_utilisation
+    if used is None:
+        return unknown
     return f"{label}: {eff.gpus} ({used:.0%} average utilisation)"
 
 

@@ -35,7 +35,8 @@ def gauges(eff: JobEfficiency) -> List[Gauge]:
     """The gauges of one job or task (GPU only when it has GPUs)."""
     found = [
         Gauge("time", eff.time_fraction,
-              f"{clock_time(eff.elapsed_s)} of {clock_time(eff.timelimit_s)}" if eff.timelimit_s else f"{clock_time(eff.elapsed_s)}, no limit"),
+              f"{clock_time(eff.elapsed_s)} of {clock_time(eff.timelimit_s)}" if eff.timelimit_s
+              else f"{clock_time(eff.elapsed_s)}, no limit"),
         Gauge("cpu", eff.cpu_efficiency,
               f"{eff.cpu_s / eff.elapsed_s:.1f} of {eff.cores} cores busy" if eff.cpu_efficiency is not None else "not known"),
         Gauge("memory", eff.memory_efficiency,

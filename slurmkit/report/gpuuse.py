@@ -66,7 +66,9 @@ class GpuUse(Record):
     """One GPU of one node over the job: utilisation (percent), memory (MiB), power (W)."""
 
     host: str
-    index: int
+    # mypy: a field named index overrides tuple.index, which nothing calls on a record; namedtuple
+    # allows the name, and mypy itself types use.index as int.
+    index: int  # type: ignore[assignment]
     uuid: str
     name: str
     samples: int
@@ -161,7 +163,8 @@ def parse_line(line: str) -> Optional[Tuple[int, str, str, Optional[float], Opti
     fields = [field.strip() for field in line.split(",")]
     if len(fields) != 8 or not fields[1].isdigit() or not fields[0]:
         return None
-    return (int(fields[1]), fields[2], fields[3], *(number(field) for field in fields[4:]))
+    util, used, total, power = (number(field) for field in fields[4:])
+    return int(fields[1]), fields[2], fields[3], util, used, total, power
 
 
 def read_samples_file(path: Path, host: str) -> Tuple[List[GpuUse], bool]:
@@ -353,7 +356,8 @@ def _feeding_tips(eff: JobEfficiency, job: JobGpus, asked: int, profile) -> List
         return []
     node_type = node_type_for(profile, job.gpus)
     per_gpu = node_type.gpus.max_cores_per_gpu if node_type and node_type.gpus.max_cores_per_gpu else None
-    head = f"GPUs at {mean:.0f}% average utilisation while the {counted_noun(eff.cores, 'core')} were {busy:.0%} busy: the GPUs wait for data"
+    head = (f"GPUs at {mean:.0f}% average utilisation while the {counted_noun(eff.cores, 'core')} were {busy:.0%} busy: "
+            "the GPUs wait for data")
     # cpus_per_task is per task: a job of several tasks (one per GPU) is advised per task
     tasks, have = eff.tasks, eff.cores_per_task
     if have is None:

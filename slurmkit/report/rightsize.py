@@ -82,40 +82,47 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
     skipped: List[str] = []
     said = f"slurmkit report {job_id}"
     for tip in tips:
-        if tip.direction is None or (tip.suggest is None and tip.value is None):
+        if tip.direction is None:
+            continue
+        if tip.value is not None:   # only a GPU tip names a value, a MIG slice, where no figure says it (gpuuse.py)
+            out.append(_mig_change(job_id, tip.value, used, mig_memory, said))
+            continue
+        suggest = tip.suggest
+        if suggest is None:
             continue
         if tip.resource == "time":
-            _at_least(job_id, "time", tip.suggest, used["time"], format_duration(int(tip.suggest)), short_duration(used["time"]))
-            out.append(Change("time", format_duration(int(tip.suggest)), f"{said}: ran {short_duration(used['time'])}"))
+            _at_least(job_id, "time", suggest, used["time"], format_duration(int(suggest)), short_duration(used["time"]))
+            out.append(Change("time", format_duration(int(suggest)), f"{said}: ran {short_duration(used['time'])}"))
         elif tip.resource == "memory":
             if resources.get("mem_per_cpu") is not None or resources.get("mem") == "node":
                 skipped.append(f"memory: the spec asks {'mem_per_cpu' if resources.get('mem_per_cpu') is not None else 'mem: node'}; "
-                               f"the advice is {format_size(int(tip.suggest))} per node: set it by hand")
+                               f"the advice is {format_size(int(suggest))} per node: set it by hand")
                 continue
-            _at_least(job_id, "memory", tip.suggest, used["mem"], format_size(int(tip.suggest)), format_mem(used["mem"]))
-            out.append(Change("mem", format_size(int(tip.suggest)), f"{said}: peak {format_mem(used['mem'])}"))
+            _at_least(job_id, "memory", suggest, used["mem"], format_size(int(suggest)), format_mem(used["mem"]))
+            out.append(Change("mem", format_size(int(suggest)), f"{said}: peak {format_mem(used['mem'])}"))
         elif tip.resource == "cpu":
             busy = used["cpus_per_task"]
             if not one_task(kind, resources):
                 skipped.append("cores: the spec runs several tasks, and what sacct shows of the job cannot say which task "
                                "kept which cores busy: set cpus_per_task by hand from the advice above")
                 continue
-            _at_least(job_id, "cores", tip.suggest, round(busy), str(int(tip.suggest)), f"{busy:.1f} busy")
-            out.append(Change("cpus_per_task", int(tip.suggest), f"{said}: {busy:.1f} cores busy"))
+            _at_least(job_id, "cores", suggest, round(busy), str(int(suggest)), f"{busy:.1f} busy")
+            out.append(Change("cpus_per_task", int(suggest), f"{said}: {busy:.1f} cores busy"))
         elif tip.resource == "gpu":
-            out.append(_gpu_change(job_id, tip, used, resources.get("gpus"), mig_memory, said))
+            out.append(_gpu_change(job_id, int(suggest), tip.asked, used, resources.get("gpus"), said))
     return out, skipped
 
 
-def _gpu_change(job_id, tip: Tip, used, asked, mig_memory, said) -> Change:
-    if tip.value is not None:
-        room = mig_memory.get(tip.value.rpartition(":")[0])
-        _at_least(job_id, "GPU memory", room or 0, used["gpu_mem"], tip.value, format_mem(used["gpu_mem"]))
-        _at_least(job_id, "GPUs", 1, used["gpus"], tip.value, f"{int(used['gpus'])} GPUs working")
-        return Change("gpus", tip.value, f"{said}: GPU memory peak {format_mem(used['gpu_mem'])}")
-    count = int(tip.suggest)
+def _mig_change(job_id, value: str, used, mig_memory, said) -> Change:
+    room = mig_memory.get(value.rpartition(":")[0])
+    _at_least(job_id, "GPU memory", room or 0, used["gpu_mem"], value, format_mem(used["gpu_mem"]))
+    _at_least(job_id, "GPUs", 1, used["gpus"], value, f"{int(used['gpus'])} GPUs working")
+    return Change("gpus", value, f"{said}: GPU memory peak {format_mem(used['gpu_mem'])}")
+
+
+def _gpu_change(job_id, count: int, was: Optional[float], used, asked, said) -> Change:
     _at_least(job_id, "GPUs", count, used["gpus"], str(count), f"{int(used['gpus'])} working")
-    return Change("gpus", gpus_value(asked, count), f"{said}: {int(used['gpus'])} of {int(tip.asked or count)} GPUs worked")
+    return Change("gpus", gpus_value(asked, count), f"{said}: {int(used['gpus'])} of {int(was or count)} GPUs worked")
 
 
 def gpus_value(asked, count: int):
@@ -149,7 +156,7 @@ def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mi
     if not found:
         return text, text, skipped
     new = dict(old, resources=dict(resources, **{c.key: c.value for c in found}))
-    comments = {("resources", c.key): c.comment for c in found}
+    comments: Dict[Tuple[str, ...], str] = {("resources", c.key): c.comment for c in found}
     return text.replace("\r\n", "\n"), rewritten_text(text, old, new, comments=comments), skipped
 
 

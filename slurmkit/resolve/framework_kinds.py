@@ -10,7 +10,8 @@ runs ``scontrol requeue $SLURM_JOB_ID``; the next run of the same job id resumes
 (read in pytorch_lightning 2.6.6: trainer/connectors/signal_connector.py, _slurm_sigusr_handler_fn;
 Lightning's cluster page, https://lightning.ai/docs/pytorch/stable/clouds/cluster_advanced.html,
 asks ``#SBATCH --signal=SIGUSR1@90`` for it). Lightning installs its handler only where the
-program has none for SIGUSR1 (signal_connector.py: ``not self._has_already_handler(sigusr)``). Lightning's page writes the signal without ``B:``, which
+program has none for SIGUSR1 (signal_connector.py: ``not self._has_already_handler(sigusr)``).
+Lightning's page writes the signal without ``B:``, which
 (sbatch(1): "By default all job steps will be signaled, but not the batch shell itself")
 signals the srun step's tasks and leaves the batch shell unaware that a requeue is coming: its
 TERM trap would then write exit code 143, and `slurmkit status` would call a requeued job

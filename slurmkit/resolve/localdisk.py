@@ -42,7 +42,9 @@ MIB = 1 << 20
 class StagedSize(Record):
     """One staged input as it will lie on the node's disk."""
 
-    index: int           # its place in stage.inputs
+    # mypy: a field named index overrides tuple.index, which nothing calls on a record; namedtuple
+    # allows the name, and mypy itself types size.index as int.
+    index: int  # type: ignore[assignment]  # its place in stage.inputs
     path: str            # as the spec names it
     bytes: int           # on the node's local disk
     how: str             # what it is on the disk and how that was found, for the finding ("400G copied")

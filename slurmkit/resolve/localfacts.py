@@ -25,7 +25,7 @@ class LocalFacts(Record):
 
 def gather(spec, profile, base_dir: Path) -> LocalFacts:
     """The facts ``profile``'s rules use, read from this host for ``spec`` (relative paths from ``base_dir``)."""
-    staged = ()
+    staged: Tuple[StagedSize, ...] = ()
     if profile.rules.tmp_request and spec.stage:
         from slurmkit.resolve.localdisk import staged_sizes
 

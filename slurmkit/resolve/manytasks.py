@@ -61,7 +61,8 @@ def tasks_plan(spec: JobSpec, findings: Findings) -> Optional[TasksPlan]:
     kind = kind_of(spec).name
     if spec.resources.gpus is not None:
         findings.error("resources.gpus", f"kind {kind!r} runs CPU tasks; for GPU work use kind "
-                       f"{first_kind(gpu_required=True, processes=ONE).name!r}, or {first_kind(sweeps=True).name!r} for one job per GPU task")
+                       f"{first_kind(gpu_required=True, processes=ONE).name!r}, "
+                       f"or {first_kind(sweeps=True).name!r} for one job per GPU task")
     if spec.resubmit is not None:
         findings.error("resubmit", f"kind {kind!r} resumes from its joblog, not from a checkpoint: submit the same job again "
                        "to run the tasks that are left")

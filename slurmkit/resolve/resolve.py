@@ -13,14 +13,14 @@ import posixpath
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
-from slurmkit.core.launchers import NODE_CORES, from_slurm, mpirun_binding
+from slurmkit.core.launchers import NODE_CORES, ScriptWord, from_slurm, mpirun_binding
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
@@ -180,8 +180,9 @@ def _check_account(spec: JobSpec, profile: SiteProfile, findings: Findings) -> O
 
     rule = profile.accounts.required
     account, where = spec.account, ""
-    if account is None and accounts.from_environment():
-        account, variable = accounts.from_environment()
+    environment = accounts.from_environment() if account is None else None
+    if environment:
+        account, variable = environment
         where = f" (from ${variable})"
     elif account is not None and accounts.overriding(account):
         override = accounts.overriding(account)
@@ -189,13 +190,16 @@ def _check_account(spec: JobSpec, profile: SiteProfile, findings: Findings) -> O
                                  "unset SBATCH_ACCOUNT or make the two agree")
     if account is None:
         if rule == "always":
-            findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec (or export SBATCH_ACCOUNT)")
+            findings.error("account", f"{profile.name} needs an account: add 'account: def-yourprof' to the spec "
+                                      "(or export SBATCH_ACCOUNT)")
         elif rule == "when-several":
-            findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; add 'account: def-yourprof'")
+            findings.warn("account", f"no account: {profile.name} rejects the job if you belong to several allocations; "
+                                     "add 'account: def-yourprof'")
         return None
     prefixes = profile.accounts.prefixes
     if prefixes and not account.startswith(tuple(prefixes)):
-        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account ({', '.join(p + '...' for p in prefixes)})")
+        findings.warn("account", f"{account!r}{where} does not look like a {profile.name} account "
+                                 f"({', '.join(p + '...' for p in prefixes)})")
     return account
 
 
@@ -203,12 +207,13 @@ def _check_time(spec: JobSpec, profile: SiteProfile, findings: Findings, chain=N
     asked = chain.link_time_s if chain else spec.resources.time_s
     limit = profile.scheduling.max_walltime_seconds
     if limit and asked > limit:
-        findings.error("resources.time", f"{format_duration(asked)} is above {profile.name}'s maximum walltime of {format_duration(limit)}; "
-                       "split the work into shorter jobs that resume from a checkpoint")
+        findings.error("resources.time", f"{format_duration(asked)} is above {profile.name}'s maximum walltime of "
+                       f"{format_duration(limit)}; split the work into shorter jobs that resume from a checkpoint")
     advice = profile.scheduling.min_walltime_advice_seconds
     if advice and asked < advice:
         findings.warn("resources.time", f"{format_duration(asked)} is short: {profile.name} asks production jobs to run at least "
-                      f"{format_duration(advice)}; bundle short tasks into one longer job (kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
+                      f"{format_duration(advice)}; bundle short tasks into one longer job "
+                      f"(kind {first_kind(runs_task_file=True).name!r} runs them with GNU Parallel)")
 
 
 def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[GpuChoice]:
@@ -216,14 +221,16 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     if request is None:
         if kind_of(spec).gpu_required:
             count = kind_of(spec).gpus_example
-            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + (suggested_gpu_names(profile) or ["MODEL"])[0] + f":{count}'")
+            example = (suggested_gpu_names(profile) or ["MODEL"])[0]
+            findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + example + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
     if not gpu_types:
-        findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {profile.status.successor} may" if profile.status.successor else ""))
+        successor = profile.status.successor
+        findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {successor} may" if successor else ""))
         return None
     if request.model is None:
-        fitting = tuple(t for t in gpu_types if t.gpus.count >= request.count)
+        fitting = _holding(gpu_types, request.count)
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
     mig = _mig_choice(request, gpu_types, findings)
     if mig is not None:
@@ -233,8 +240,13 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
         _unknown_gpu(request.model, profile, findings)
         return None
     spelling = sbatch_gpu_name(matching[0].gpus)
-    fitting = tuple(t for t in matching if t.gpus.count >= request.count)
+    fitting = _holding(matching, request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+
+
+def _holding(gpu_types: Sequence[NodeType], count: int) -> Tuple[NodeType, ...]:
+    """The GPU node types whose nodes hold ``count`` GPUs or more."""
+    return tuple(t for t in gpu_types if t.gpus and t.gpus.count >= count)
 
 
 def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
@@ -243,7 +255,8 @@ def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
         for mig in node_type.gpus.mig:
             if request.model in mig_names(node_type.gpus, mig):
                 if request.count != 1:
-                    findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 or for whole {node_type.gpus.model} GPUs")
+                    findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 "
+                                                     f"or for whole {node_type.gpus.model} GPUs")
                 return GpuChoice(f"{mig.gres}:1", 1, (node_type,))
     return None
 
@@ -258,10 +271,12 @@ def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings) -> None:
 def _gpu_count_checked(choice: GpuChoice, candidates, what: str, profile: SiteProfile, findings: Findings) -> GpuChoice:
     most = max(t.gpus.count for t in candidates)
     if not choice.node_types:
-        findings.error("resources.gpus", f"{choice.count} {what} per node is more than any {profile.name} node has (at most {most}); use more nodes")
+        findings.error("resources.gpus", f"{choice.count} {what} per node is more than any {profile.name} node has "
+                                         f"(at most {most}); use more nodes")
     whole = profile.scheduling.whole_node
     if whole and whole.gpu_counts and choice.count not in whole.gpu_counts:
-        findings.error("resources.gpus", f"{profile.name} gives GPU jobs {' or '.join(map(str, whole.gpu_counts))} GPUs per node, not {choice.count}")
+        counts = " or ".join(map(str, whole.gpu_counts))
+        findings.error("resources.gpus", f"{profile.name} gives GPU jobs {counts} GPUs per node, not {choice.count}")
     return choice
 
 
@@ -297,7 +312,8 @@ def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: in
 def _check_shape(spec: JobSpec, kind, tasks: int, cpus: int, findings: Findings) -> None:
     """Shapes that run, but not as the user expects: extra tasks of a one-process kind, one thread, one task at a time."""
     if kind.one_process and tasks > 1 and spec.launch.launcher != "srun":
-        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; {tasks} tasks per node only help with launcher: srun")
+        findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; "
+                                                  f"{tasks} tasks per node only help with launcher: srun")
     if kind.pins_threads and cpus == 1:
         findings.warn("resources.cpus_per_task", f"kind {kind.name!r} with one CPU per task runs one thread; set cpus_per_task")
     if kind.runs_task_file and tasks == 1 and spec.resources.nodes == 1:
@@ -407,7 +423,8 @@ def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuCho
         findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
     if spec.launch.mixed_precision is not None and not kind.launches_per_node:
-        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
+        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: "
+                                                 f"kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
     if spec.launch.mixed_precision == "bf16" and gpus:
         findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
 
@@ -417,14 +434,16 @@ def _check_gpu_work(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], 
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
-                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} (one process per GPU)")
+                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} "
+                      "(one process per GPU)")
     if kind.distributed and total == 1 and not kind.alone_on_one_gpu:
         findings.warn("resources.gpus", f"kind {kind.name!r} on one GPU pays for communication it does not need; "
                       f"use kind {first_kind(gpu_required=True, processes=ONE).name!r}")
     batch = spec.launch.batch_size
     if kind.distributed and total > 1 and batch is not None and batch < SMALL_BATCH_PER_GPU:
         findings.warn("launch.batch_size", f"{batch} samples per GPU and step is too little work for {total} GPUs: the gradient "
-                      f"exchange outweighs it and the job runs slower than on fewer GPUs; use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
+                      f"exchange outweighs it and the job runs slower than on fewer GPUs; "
+                      f"use at least {SMALL_BATCH_PER_GPU} per GPU or fewer GPUs")
 
 
 def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, findings: Findings) -> Tuple[NodeType, ...]:
@@ -432,18 +451,28 @@ def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], c
     if not candidates:
         return ()
     memory = _memory_per_node(spec, cores)
-    by_cores = [t for t in candidates if t.cores >= cores]
+    by_cores = [t for t in candidates if _stated(t.cores) >= cores]
     if not by_cores:
-        most = max(t.cores for t in candidates)
-        findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any {_kind_of(gpus)}node on {profile.name} has ({most}); use more nodes")
+        most = max(_stated(t.cores) for t in candidates)
+        findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any "
+                                    f"{_kind_of(gpus)}node on {profile.name} has ({most}); use more nodes")
         return ()
-    fitting = tuple(t for t in by_cores if memory is None or t.memory_mib >= memory)
+    if memory is None:
+        return tuple(by_cores)
+    fitting = tuple(t for t in by_cores if _stated(t.memory_mib) >= memory)
     if not fitting and profile.scheduling.mem_request is not False:
-        largest = max(t.memory_mib for t in by_cores)
+        largest = max(_stated(t.memory_mib) for t in by_cores)
         field = "resources.mem" if spec.resources.mem_mb is not None else "resources.mem_per_cpu"
-        findings.error(field, f"{format_size(memory)} per node is more than the largest usable memory of a {_kind_of(gpus)}node on {profile.name} "
-                       f"({format_size(largest)}); ask at most {format_size(largest)}")
+        findings.error(field, f"{format_size(memory)} per node is more than the largest usable memory of a "
+                       f"{_kind_of(gpus)}node on {profile.name} ({format_size(largest)}); ask at most {format_size(largest)}")
     return fitting
+
+
+def _stated(value: Optional[int]) -> int:
+    """A node type's cores or memory, which the schema requires of every concrete profile: only an
+    abstract base leaves them to its children (profiles.NodeType), and resolve never gets one."""
+    assert value is not None, "a concrete profile states each node type's cores and memory"
+    return value
 
 
 def _kind_of(gpus) -> str:
@@ -461,15 +490,18 @@ def _memory_per_node(spec: JobSpec, cores: int) -> Optional[int]:
 
 def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[Tuple[str, str]]:
     res = spec.resources
-    if res.mem_mb is None and res.mem_per_cpu_mb is None:
+    if res.mem_mb is not None:
+        directive = ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
+    elif res.mem_per_cpu_mb is not None:
+        directive = ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
+    else:
         return None
     if profile.scheduling.mem_request is False:
         field = "resources.mem" if res.mem_mb is not None else "resources.mem_per_cpu"
-        findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; memory requests are ignored there: remove it")
+        findings.error(field, f"{profile.name} gives every job whole nodes with all their memory; "
+                              "memory requests are ignored there: remove it")
         return None
-    if res.mem_mb is not None:
-        return ("--mem", format_size(res.mem_mb) if res.mem_mb else "0")   # mem: node, all of each node's
-    return ("--mem-per-cpu", format_size(res.mem_per_cpu_mb))
+    return directive
 
 
 def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types, findings: Findings) -> None:
@@ -477,11 +509,11 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
         return
     advice = min((t.gpus.max_cores_per_gpu for t in node_types if t.gpus.max_cores_per_gpu), default=None)
     if advice and cores > advice * gpus.count:
-        findings.warn("resources.cpus_per_task", f"{cores} cores for {gpus.count} GPU(s) is above the site's advice of {advice} cores per GPU; "
-                      f"ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
+        findings.warn("resources.cpus_per_task", f"{cores} cores for {gpus.count} GPU(s) is above the site's advice of "
+                      f"{advice} cores per GPU; ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
 
 
-def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[object, ...]:
+def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[ScriptWord, ...]:
     """The launch prefix (launchers.LAUNCHERS); its counts are read from SLURM at run time (from_slurm)."""
     kind = kind_of(spec)
     allowed = kind.launchers
@@ -507,7 +539,7 @@ def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, .
     return allowed[0]
 
 
-def _uses_mpirun(launcher: Tuple[str, ...]) -> bool:
+def _uses_mpirun(launcher: Tuple[ScriptWord, ...]) -> bool:
     return bool(launcher) and launcher[0] == "mpirun"
 
 
@@ -521,7 +553,8 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
         findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
     jobs = profile.scheduling.max_jobs_per_user
     if jobs and size > jobs:
-        findings.error("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued per user")
+        findings.error("array.parameters", f"{size} tasks: each array task counts as a job "
+                                           f"and {profile.name} allows {jobs} queued per user")
     too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
     findings.extend(Finding(*f) for f in too_many)
     if too_many or (limit and size > limit) or (jobs and size > jobs):
@@ -614,10 +647,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     return on_login_node(plan, spec, profile, modules, local)
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
-                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, str], ...]:
+def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
+                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
     threads = from_slurm("{cpus_per_task}")
-    env = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
     if kind.pins_threads:
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
@@ -635,11 +668,11 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple
 
 
 def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice],
-                             node_types: Tuple[NodeType, ...]) -> dict:
+                             node_types: Tuple[NodeType, ...]) -> Dict[str, ScriptWord]:
     """Threads per process and the framework's own thread pools; for PyTorch on GPUs, the
     error handling the Alliance PyTorch page means (its TORCH_NCCL_ASYNC_HANDLING is a typo
     that PyTorch never reads). Each name is one its program reads: see variables.READERS."""
-    env = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
+    env: Dict[str, ScriptWord] = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
     tensorflow = _framework(spec) == "tensorflow"
     if tensorflow:
         sockets = min((t.sockets for t in node_types if t.sockets), default=1)
@@ -654,7 +687,7 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     return env
 
 
-def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
                  findings: Findings) -> Optional[DistributedPlan]:
     kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
@@ -680,7 +713,7 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tupl
 LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}
 
 
-def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gpus: Optional[GpuChoice],
+def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
               findings: Findings) -> str:
     """Which variable picks each process's GPU, where a kind starts one process per GPU and each
     process is to see only its own (``launch.gpu_view: own``); "" where it sees every GPU of its node.
@@ -703,7 +736,7 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[str, ...], gp
         return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
     if (spec.launch.gpu_view or kind_of(spec).gpu_view_default) == "node":
         return ""
-    name = launcher[0]
+    name = str(launcher[0])   # the program: a literal word in every launcher (launchers.LAUNCHERS)
     if name == "mpirun":
         name = profile.launch.mpi.flavour or "openmpi"
     if name not in LOCAL_RANK_VARIABLE:
@@ -727,14 +760,15 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         pairs.append(("--gpus-per-node", gpus.spelling))
     if tmp_mb is not None:
         pairs.append(("--tmp", format_size(tmp_mb)))
-    if array:
+    if array and spec.array:   # one without the other never happens: _array plans only the spec's array
         throttle = f"%{spec.array.throttle}" if spec.array.throttle else ""
         pairs.append(("--array", f"0-{array.size - 1}{throttle}"))
         pairs.append(("--output", "%x-%A_%a.out"))
     else:
         pairs.append(("--output", "%x-%j.out"))
     if spec.dependencies:
-        pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}" for d in spec.dependencies)))
+        pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}"
+                                               for d in spec.dependencies)))
     if spec.mail:
         # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
         pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
@@ -959,7 +993,7 @@ CHAIN_MARKER = ".slurmkit-chain-done"
 def _chain(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[ChainPlan]:
     """A chain when the spec asks for one, or when it is longer than the site allows and can resume."""
     limit = profile.scheduling.max_walltime_seconds
-    longer = bool(limit) and spec.resources.time_s > limit
+    longer = bool(limit and spec.resources.time_s > limit)
     if not (spec.resubmit or longer):
         return None
     checkpoint = spec.stage.checkpoint if spec.stage else None
@@ -978,7 +1012,7 @@ def _chain(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     if links > most:
         findings.error("resources.time", f"{format_duration(spec.resources.time_s)} needs {links} jobs of {format_duration(link_time)}; "
                        f"at most {most} links (resubmit.max_links)")
-    if longer:
+    if limit and longer:
         findings.warn("resources.time", f"{format_duration(spec.resources.time_s)} is above {profile.name}'s maximum walltime of "
                       f"{format_duration(limit)}: it runs as a chain of {links} jobs that resume from {checkpoint.source}")
     marker = _from_submit_dir(checkpoint.to.rstrip("/") + "/" + CHAIN_MARKER)
@@ -997,22 +1031,24 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
     findings = Findings()
     # Shards pay only where they are extracted at once: on a RAM disk (see _extraction_parallelism).
     ramdisk = _on_ramdisk(profile)
+    inputs = spec.stage.inputs if spec.stage else ()   # what the shapes were taken from: none without a stage
     for shape in shapes:
         if shape.files > MANY_SMALL_FILES and shape.bytes / shape.files < SMALL_FILE_BYTES:
             name = shape.path.rstrip("/").split("/")[-1]
             packed, options = (f"{name}.pack", " --shards 4") if ramdisk else (f"{name}.tar", "")
             # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
-            place = spec.stage.inputs[shape.index].to or name
-            findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of {_human_bytes(shape.bytes // shape.files)} "
-                          f"on average: many small files read slowly from Lustre; pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
+            place = inputs[shape.index].to or name
+            findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of "
+                          f"{_human_bytes(shape.bytes // shape.files)} on average: many small files read slowly from Lustre; "
+                          f"pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
                           f"and stage it where the folder was: {{from: {packed}, to: {place}}}")
     tmpdir = profile.storage.slurm_tmpdir
     if tmpdir and tmpdir.counts_against_memory and shapes:
         staged_mib = sum(s.bytes for s in shapes) // (1 << 20)
-        memory = spec.resources.mem_mb or min((t.memory_mib for t in profile.node_types if not t.gpus), default=None)
+        memory = spec.resources.mem_mb or min((_stated(t.memory_mib) for t in profile.node_types if not t.gpus), default=None)
         if memory and staged_mib > 0.9 * memory:
-            findings.error("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR leaves no memory "
-                           f"of {format_size(memory)} per node for the job; stage less or read it from scratch")
+            findings.error("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR "
+                           f"leaves no memory of {format_size(memory)} per node for the job; stage less or read it from scratch")
         elif memory and staged_mib > 0.5 * memory:
             findings.warn("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR uses over half "
                           f"of the {format_size(memory)} of memory per node")
@@ -1075,7 +1111,8 @@ def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], f
     """The modules a build compiles against that the spec does not load: the profile's version
     of each, or one error naming those to add. A source build reads $EBROOTNCCL and $CUDA_HOME
     under ``set -u``, so rendering it without its modules would only fail later, on the node."""
-    added, missing = [], {}
+    added: List[str] = []
+    missing: Dict[str, List[str]] = {}
     for family, build in _build_module_families(spec, profile, gpus):
         if any(m.split("/")[0] == family for m in user):
             continue
@@ -1093,7 +1130,7 @@ def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], f
 def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[Tuple[str, str], ...]:
     """(module family, the build that needs it): the site's MPI for every build, CUDA and NCCL for Horovod on GPUs."""
     names = [b.name for b in spec.environment.builds]
-    families = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
+    families: Tuple[Tuple[str, str], ...] = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
     if "horovod" in names and gpus:
         families += (("cuda", "horovod"),) + (() if spec.environment.nccl else (("nccl", "horovod"),))
     return families

@@ -52,9 +52,11 @@ ROUND_TO_GIB_FROM_MIB = 10 * 1024
 class GpuChoice(Record):
     """The GPU request in the site's spelling, and the node types that can take it."""
 
-    spelling: Optional[str]          # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)
-    count: int
-    node_types: Tuple[NodeType, ...]
+    spelling: str                    # "h100:2", "nvidia_h100_80gb_hbm3_1g.10gb:1", or "2" (any model)
+    # mypy: a field named count overrides tuple.count, which nothing calls on a record; namedtuple
+    # allows the name, and mypy itself types choice.count as int.
+    count: int  # type: ignore[assignment]
+    node_types: Tuple[NodeType, ...]  # GPU node types only: resolve chooses among the profile's
 
 
 class Bundle(Record):
@@ -78,9 +80,11 @@ def gpu_fraction(gpus: GpuChoice) -> float:
     Narval and Rorqual (e.g. Narval's 3g.20gb: 6 cores, 62 GB of a 12-core, 124.5 GB bundle);
     on Nibi it gives 1 core where 2 are recommended for a 1g.10gb, never more than recommended."""
     for node_type in gpus.node_types:
-        for mig in node_type.gpus.mig:
-            if gpus.spelling == f"{mig.gres}:1" and mig.memory_mib and node_type.gpus.memory_mib:
-                return mig.memory_mib / node_type.gpus.memory_mib
+        node_gpus = node_type.gpus
+        assert node_gpus is not None, "a GpuChoice holds GPU node types only"
+        for mig in node_gpus.mig:
+            if gpus.spelling == f"{mig.gres}:1" and mig.memory_mib and node_gpus.memory_mib:
+                return mig.memory_mib / node_gpus.memory_mib
     return 1.0
 
 
@@ -89,7 +93,7 @@ def bundle(gpus: GpuChoice, node_types: Sequence[NodeType] = ()) -> Bundle:
     GPUs); where they differ, the least memory, so that the job fits every one of them."""
     types = [t for t in (node_types or gpus.node_types) if t.gpus]
     fraction = gpu_fraction(gpus)
-    memory = min((t.memory_mib // t.gpus.count for t in types if t.memory_mib), default=None)
+    memory = min((t.memory_mib // t.gpus.count for t in types if t.memory_mib and t.gpus), default=None)
     return Bundle(max(1, int(cores_per_gpu(types) * fraction)), int(memory * fraction) if memory else None)
 
 
@@ -114,7 +118,9 @@ def default_memory(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice
         return None
     if takes_whole_nodes(cores, node_types):
         return ("--mem", "0")
-    per_gpu = bundle(gpus, node_types).memory_mib if gpus else None
+    if not gpus:
+        return None
+    per_gpu = bundle(gpus, node_types).memory_mib
     return ("--mem", format_size(_rounded(per_gpu * gpus.count))) if per_gpu else None
 
 
@@ -174,7 +180,8 @@ def _memory_advice(profile, gpus, node_types, need: int) -> str:
         return f"ask at least {format_size(need)} per node"
     share = f"{format_size(_rounded(per_gpu))} per {gpu} (a node's memory over its GPUs)"
     if per_gpu * gpus.count >= need:
-        return f"ask at least {format_size(need)} per node, and up to {profile.name}'s bundle of {share}, which the GPU's charge already covers"
+        return (f"ask at least {format_size(need)} per node, and up to {profile.name}'s bundle of {share}, "
+                "which the GPU's charge already covers")
     return f"{profile.name}'s GPU nodes have only {share}, less than one process needs"
 
 

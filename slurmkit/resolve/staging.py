@@ -136,8 +136,9 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
     files = seen.files
     if seen.skipped and tell:
         shown = ", ".join(seen.skipped[:5]) + (f" and {len(seen.skipped) - 5} more" if len(seen.skipped) > 5 else "")
-        tell(f"warning: skipped {len(seen.skipped)} entr{'y' if len(seen.skipped) == 1 else 'ies'} that {'is' if len(seen.skipped) == 1 else 'are'} "
-             f"not {'a regular file' if len(seen.skipped) == 1 else 'regular files'} (symbolic links, named pipes, sockets and devices are not packed): {shown}")
+        tell(f"warning: skipped {len(seen.skipped)} entr{'y' if len(seen.skipped) == 1 else 'ies'} "
+             f"that {'is' if len(seen.skipped) == 1 else 'are'} not {'a regular file' if len(seen.skipped) == 1 else 'regular files'} "
+             f"(symbolic links, named pipes, sockets and devices are not packed): {shown}")
     if not files:
         raise PackError(f"{folder}: no files to pack")
     from slurmkit.core.archives import IMAGE_SUFFIXES
@@ -145,7 +146,7 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
     if output.name.lower().endswith(IMAGE_SUFFIXES):
         zstd = compression == "zstd" or (compression == "auto" and looks_compressible(folder, files))
         with written_whole(output) as partial:
-            shard_list = (_squash(folder, files, partial, output.name, zstd),)
+            shard_list: Tuple[Shard, ...] = (_squash(folder, files, partial, output.name, zstd),)
         return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
     zstd = _choose_compression(folder, files, compression)
     if output.suffix != ".pack":
@@ -248,7 +249,9 @@ def _squash(folder: Path, files, target: Path, name: str, zstd: bool) -> Shard:
 # ------------------------------------------------------------------------------------ inspect
 
 class InputShape(Record):
-    index: int                     # its place in stage.inputs
+    # mypy: a field named index overrides tuple.index, which nothing calls on a record; namedtuple
+    # allows the name, and mypy itself types shape.index as int.
+    index: int  # type: ignore[assignment]  # its place in stage.inputs
     path: str
     files: int
     bytes: int

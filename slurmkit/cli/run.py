@@ -14,6 +14,7 @@ from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.output import message_line
+from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 
 
 @click.command("submit")
@@ -21,7 +22,7 @@ from slurmkit.core.output import message_line
 @PROFILE_OPTION
 @click.option("--folder", type=click.Path(file_okay=False), help="Logs and exit-status files (default: logs/ beside SPEC).")
 @click.option("--after", multiple=True, help="Start after this job id (repeatable).")
-@click.option("--after-type", type=click.Choice(["ok", "any", "notok"]), default="ok", show_default=True,
+@click.option("--after-type", type=click.Choice(list(DEPENDENCY_TYPES)), default="ok", show_default=True,
               help="What the --after jobs must have done.")
 @click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")

@@ -69,6 +69,9 @@ def from_slurm(template: str) -> ScriptWord:
     return FromSlurm(text)
 
 
+#: what ``accelerate launch --mixed_precision`` takes (launch.mixed_precision).
+MIXED_PRECISIONS = ("no", "fp16", "bf16")
+
 class _MpiSettings(Protocol):
     @property
     def flavour(self) -> Optional[str]: ...

@@ -70,3 +70,14 @@ SHORT_NAMES: Dict[str, str] = {o.short: o.name for o in OPTIONS if o.short}
 #: sbatch's options about requeueing, besides --signal: a kind that requeues on the signal writes
 #: --requeue and --open-mode=append itself, and --no-requeue would undo them (resolve, porting, sanity)
 REQUEUE_OPTIONS = ("requeue", "no-requeue", "open-mode")
+
+
+#: How a job may wait for others, as a spec (``dependencies: [{after: ok}]``) and ``submit
+#: --after-type`` name it -> the type sbatch's --dependency takes (sbatch(1)): ``start`` is
+#: plain ``after``, the others ``after`` + the name.
+DEPENDENCY_TYPES: Dict[str, str] = {"ok": "afterok", "any": "afterany", "notok": "afternotok", "start": "after"}
+
+
+def dependency(after: str, job_ids) -> str:
+    """One --dependency term: ``afterok:12:13``."""
+    return f"{DEPENDENCY_TYPES[after]}:{':'.join(job_ids)}"

@@ -43,7 +43,6 @@ LIGHTNING_INTERACTIVE_NAMES = ("bash", "interactive")
 #: Mixed precision for ``accelerate launch`` when the spec gives none: Accelerate's own default,
 #: so that slurmkit does not change the numerics a script was written for (bf16 is one word away).
 DEFAULT_MIXED_PRECISION = "no"
-MIXED_PRECISIONS = ("no", "fp16", "bf16")
 
 
 def requeue_lead(time_s: int, asked: Optional[int] = None) -> int:

@@ -24,6 +24,7 @@ from slurmkit.core.launchers import NODE_CORES, ScriptWord, from_slurm, mpirun_b
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
+from slurmkit.core.sbatch_options import dependency
 from slurmkit.core.shellwords import split_at_operators
 from slurmkit.core.units import format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
@@ -767,8 +768,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     else:
         pairs.append(("--output", "%x-%j.out"))
     if spec.dependencies:
-        pairs.append(("--dependency", ",".join(f"after{d.type if d.type != 'start' else ''}:{':'.join(d.job_ids)}"
-                                               for d in spec.dependencies)))
+        pairs.append(("--dependency", ",".join(dependency(d.type, d.job_ids) for d in spec.dependencies)))
     if spec.mail:
         # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
         pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []

@@ -21,12 +21,12 @@ from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
+from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, dependency
 from slurmkit.slurm.monitor import JobStatus, Poller
 from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
 from slurmkit.slurm.registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record, registry_path
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
 
-DEPENDENCY_TYPES = ("ok", "any", "notok")
 #: the longest wait between two polls of JobHandle.wait() (its Cadence doubles from 0.5 s up to this).
 WAIT_CAP_S = 15.0
 #: what ``result()`` gives: ``int`` (the exit status) for a script job, the function's return type for a function job.
@@ -249,7 +249,7 @@ def sbatch_command(script: PurePath, folder: PurePath, array: bool, after: Seque
     if after:
         if after_type not in DEPENDENCY_TYPES:
             raise ValueError(f"after_type must be one of {', '.join(DEPENDENCY_TYPES)}")
-        argv.append(f"--dependency=after{after_type}:{':'.join(after)}")
+        argv.append("--dependency=" + dependency(after_type, after))
     if test_only:
         argv.append("--test-only")
     return argv + [str(script)]

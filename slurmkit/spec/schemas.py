@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Pattern
 
 from slurmkit.core.kinds import first_kind
+from slurmkit.core.launchers import MIXED_PRECISIONS
+from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
 #: where the shipped schemas live, inside the installed package.
@@ -231,7 +233,7 @@ def _launch(spec) -> Schema:
         "framework": choice(spec.FRAMEWORKS),
         "batch_size": integer(),
         "gpu_view": choice(spec.GPU_VIEWS),
-        "mixed_precision": {"anyOf": [choice(spec.MIXED_PRECISIONS), {"const": False}]},   # a bare `no` reads as false
+        "mixed_precision": {"anyOf": [choice(MIXED_PRECISIONS), {"const": False}]},   # a bare `no` reads as false
     }, anyOf=[_given("command"), _given("shell")], **_not_both("command", "shell"))
     return {"anyOf": [NULL, {"type": "string", "pattern": _COMMAND_TEXT["pattern"]}, _ARGUMENTS, long_form],
             "description": "the command (text or a list of arguments), or {command | shell, launcher, ...}"}
@@ -257,7 +259,7 @@ def _tasks(spec) -> Schema:
 def _dependency(spec) -> Schema:
     jobs = one_or_list(text(re.compile(r"^\d+(_\d+)?$")), nullable=False)
     return {"anyOf": [text(re.compile(r"^\d+(_\d+)?$")), {"type": "array", "items": text(re.compile(r"^\d+(_\d+)?$"))},
-                      closed("dependencies.*", {"after": choice(spec.DEPENDENCY_TYPES, nullable=False), "jobs": jobs},
+                      closed("dependencies.*", {"after": choice(tuple(DEPENDENCY_TYPES), nullable=False), "jobs": jobs},
                              required=("jobs",))]}
 
 

@@ -27,7 +27,9 @@ from slurmkit.core import sanity
 from slurmkit.core.errors import SpecError, UnitError, closest
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, first_kind
 from slurmkit.core.kinds import KINDS as KIND_ROWS
+from slurmkit.core.launchers import MIXED_PRECISIONS
 from slurmkit.core.records import Record
+from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 from slurmkit.core.shellwords import split_at_operators
 from slurmkit.core.units import parse_duration, parse_size, shown
 from slurmkit.core.yamlfile import KeyPath, format_keypath, line_of, read_yaml_file
@@ -38,7 +40,6 @@ LAUNCHERS = ("direct", "srun", "mpirun", "torchrun", "accelerate")   # launchers
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
 GPU_VIEWS = ("own", "node")
-MIXED_PRECISIONS = ("no", "fp16", "bf16")   # accelerate launch --mixed_precision
 #: what environment.builds can build once per toolchain and cache as a wheel.
 BUILDS = ("horovod", "mpi4py")
 BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
@@ -47,7 +48,6 @@ BUILD_RE = re.compile(rf"^({'|'.join(BUILDS)})(==[0-9][0-9A-Za-z.+]*)?$")
 NCCL_KEYS = ("nccl", "version")
 NCCL_TARBALL_RE = re.compile(r"nccl_([0-9]+\.[0-9]+\.[0-9]+-[0-9]+\+cuda[0-9]+(?:\.[0-9]+)*)_[a-z0-9_]+\.(?:txz|tar\.xz|tgz|tar\.gz)")
 NCCL_VERSION_RE = re.compile(r"^(?!.*\.(?:partial|lock)$)[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]{0,60}$")   # not the cache's own names
-DEPENDENCY_TYPES = ("ok", "any", "notok", "start")
 #: ``mem: node``: all the memory of each node (``--mem=0``).
 NODE_MEMORY = "node"
 MAIL_EVENTS = ("BEGIN", "END", "FAIL", "REQUEUE", "ALL", "TIME_LIMIT", "TIME_LIMIT_80", "ARRAY_TASKS")
@@ -729,7 +729,7 @@ def _read_dependencies(read: _Reader, value) -> Tuple[Dependency, ...]:
         if not isinstance(item, Mapping):
             item = {"jobs": item}
         dep = read.mapping(item, at, SECTION_KEYS["dependencies.*"], required=("jobs",))
-        kind = read.choice(dep.get("after", "ok"), at + ("after",), DEPENDENCY_TYPES)
+        kind = read.choice(dep.get("after", "ok"), at + ("after",), tuple(DEPENDENCY_TYPES))
         jobs = read.text_list(dep["jobs"], at + ("jobs",), re.compile(r"^\d+(_\d+)?$"), "a job id such as 12345")
         result.append(Dependency(kind, jobs))
     return tuple(result)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
@@ -96,8 +96,7 @@ class _Builder:
         self.gpus_per_task: Optional[str] = None
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
-        self.signal_lead: Optional[str] = None
-        self.signal_line: Optional[Tuple[int, str, str]] = None   # (line, text, directive) of the script's --signal=USR1@N
+        self.signal: Optional[Tuple[int, str, str, str]] = None   # (line, text, directive, lead) of the script's --signal=USR1@N
         self.requeue_lines: List[Tuple[int, str, str]] = []       # (line, text, directive): --requeue, --no-requeue, --open-mode
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
@@ -280,11 +279,12 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
         if value is None and option not in FLAGS and index + 1 < len(tokens):
             index += 1
             value = tokens[index]
-        _directive(build, number, "#SBATCH" + text, option, value)
+        _directive(build, _Option(number, "#SBATCH" + text, option, value))
         index += 1
 
 
-def _split_option(token: str):
+def _split_option(token: str) -> Tuple[Optional[str], Optional[str]]:
+    """``--name=value``, ``--name``, ``-Xvalue``, ``-X``: the long name and the value (None: none in the token)."""
     if token.startswith("--"):
         option, _, value = token[2:].partition("=")
         return option, (value if "=" in token else None)
@@ -295,95 +295,213 @@ def _split_option(token: str):
     return None, None
 
 
-_HUGE_NUMBER = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
+_HUGE_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1}}}")
+
+#: what a reader makes of a line: its note's outcome and reason (``("mapped",)`` needs none);
+#: a reader returns None for a line (or value) it does not read
+_Verdict = Tuple[str, ...]
+_MAPPED: _Verdict = ("mapped",)
+#: a directive noted once the kind is known (_signal_and_requeue), not now
+_NOTED_LATER: _Verdict = ()
 
 
-def _directive(build: _Builder, number: int, line: str, option: str, value: Optional[str]) -> None:
-    if value and _HUGE_NUMBER.search(value):  # int() refuses 4,300 digits; no count, size or time has 1,000
-        build.note(number, line, "to do", f"a number of more than {MAX_DIGITS} digits, longer than any count, size or time: "
-                                          f"left out; set it by hand")
+class _Option(Record):
+    """One option of an ``#SBATCH`` line, a short option by its long name."""
+    number: int
+    line: str
+    name: str
+    value: Optional[str]
+
+    @property
+    def spelled(self) -> str:
+        """The option as a spec's extra_directives writes it."""
+        return f"--{self.name}" + (f"={self.value}" if self.value is not None else "")
+
+
+_Reader = Callable[[_Builder, _Option], Optional[_Verdict]]
+
+
+def _directive(build: _Builder, option: _Option) -> None:
+    """The option's own reader where it has one (``_OPTIONS``); else, or where that reader cannot
+    read the value, the rules for every other option (``_other_option``)."""
+    if option.value and _HUGE_NUMBER.search(option.value):  # int() refuses 4,300 digits; no count, size or time has 1,000
+        build.note(option.number, option.line, "to do", f"a number of more than {MAX_DIGITS} digits, longer than any count, size "
+                                                        "or time: left out; set it by hand")
         return
-    res = build.spec["resources"]
-    simple = {"job-name": ("name", None), "account": ("account", None)}
-    reason = ""
-    if option == "job-name" and value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
+    reader = _OPTIONS.get(option.name)
+    outcome = reader(build, option) if reader else None
+    if outcome is None:
+        outcome = _other_option(build, option)
+    if outcome:
+        build.note(option.number, option.line, *outcome)
+
+
+def _job_name(build: _Builder, option: _Option) -> _Verdict:
+    value = option.value
+    if value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
         build.spec["name"] = re.sub(r"[^A-Za-z0-9._+-]+", "-", value).strip("-._+")[:128] or "imported"
-        reason = f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'"
-    elif option in simple:
-        build.spec[simple[option][0]] = value
-    elif option == "time" and value and re.fullmatch(r"\d+:\d+", value):
+        return ("mapped", f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'")
+    build.spec["name"] = value
+    return _MAPPED
+
+
+def _account(build: _Builder, option: _Option) -> _Verdict:
+    build.spec["account"] = option.value
+    return _MAPPED
+
+
+def _time(build: _Builder, option: _Option) -> _Verdict:
+    res, value = build.spec["resources"], option.value
+    if value and re.fullmatch(r"\d+:\d+", value):
         minutes, seconds = (int(part) for part in value.split(":"))
         res["time"] = format_duration(minutes * 60 + seconds)  # a spec refuses M:S, which users misread
-        build.note(number, line, "mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
-        return
-    elif option == "time":
-        res["time"] = value
-    elif option in ("nodes",) and value and value.isdigit():
-        res["nodes"] = int(value)
-    elif option == "ntasks" and value and value.isdigit():
-        build.ntasks = int(value)
-    elif option in ("ntasks-per-node", "tasks-per-node") and value and value.isdigit():
-        res["tasks_per_node"] = int(value)
-    elif option == "cpus-per-task" and value and value.isdigit():
-        res["cpus_per_task"] = int(value)
-    elif option == "mem" and value:
-        res["mem"] = NODE_MEMORY if re.fullmatch(r"0+[KMGTP]?", value, re.I) else value   # --mem=0 (or 0G): all of each node's memory
-    elif option == "mem-per-cpu" and value:
-        res["mem_per_cpu"] = value
-    elif option == "tmp" and value:
-        res["tmp"] = value
-    elif option in ("gres",) and value and value.startswith("gpu"):
-        parts = value.split(":")[1:]
-        res["gpus"] = ":".join(parts) if parts else "1"
-    elif option == "gpus-per-node" and value:
-        res["gpus"] = value
-    elif option == "gpus" and value:
-        build.gpus_total = value
-    elif option == "array" and value:
-        problem = array_range_problem(value)
-        if problem:
-            build.note(number, line, "to do", problem)
-            return
-        build.spec["array_range"] = value
-    elif option == "mail-user" and value:
-        build.section("mail")["user"] = value
-    elif option == "mail-type" and value:
-        build.section("mail")["events"] = value.split(",")
-        if "mail-user" not in line and "user" not in build.spec["mail"]:
-            reason = "no --mail-user: mail goes to the address registered with your account"
-    elif option == "dependency" and value:
-        deps = []
-        for part in value.split(","):
-            kind, _, jobs = part.partition(":")
-            deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
-        build.spec["dependencies"] = deps
-    elif option == "signal" and value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value):
-        build.signal_lead = value.rpartition("@")[2]
-        build.signal_line = (number, line, f"--signal={value}")
-        return   # noted once the kind is known (_signal_and_requeue)
-    elif option in REQUEUE_OPTIONS:
-        build.requeue_lines.append((number, line, f"--{option}" + (f"={value}" if value is not None else "")))
-        return   # noted once the kind is known (_signal_and_requeue)
-    elif option == "gpus-per-task" and value and value.rpartition(":")[2].isdigit():
-        build.gpus_per_task = value
-    elif option in DROPPED and not (option == "partition" and value == "debug"):
-        build.note(number, line, "dropped", DROPPED[option])
-        return
-    elif option in OWN_OPTIONS and not (option == "mem" and value == "0"):
-        build.note(number, line, "to do", f"slurmkit writes --{option} itself and cannot read {value!r}: "
-                                          f"set resources by hand ({OWN_OPTIONS[option]})")
-        return
-    elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
-        directive = f"--{option}" + (f"={value}" if value is not None else "")
-        problem = directive_problem(directive, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
-        if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
-            build.note(number, line, "to do", problem)
-            return
-        build.spec.setdefault("extra_directives", []).append(directive)
-    else:
-        build.note(number, line, "to do", f"--{option}={value} has no spec field and cannot pass through")
-        return
-    build.note(number, line, "mapped", reason)
+        return ("mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
+    res["time"] = value
+    return _MAPPED
+
+
+def _count(key: str) -> _Reader:
+    """The reader of an option whose value, a whole number, is ``resources.<key>``."""
+    def read(build: _Builder, option: _Option) -> Optional[_Verdict]:
+        if not (option.value and option.value.isdigit()):
+            return None
+        build.spec["resources"][key] = int(option.value)
+        return _MAPPED
+    return read
+
+
+def _as_written(key: str) -> _Reader:
+    """The reader of an option whose value is ``resources.<key>`` as written (a size, GPUs)."""
+    def read(build: _Builder, option: _Option) -> Optional[_Verdict]:
+        if not option.value:
+            return None
+        build.spec["resources"][key] = option.value
+        return _MAPPED
+    return read
+
+
+def _ntasks(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """Tasks in all: divided over the nodes once they are known (_finish)."""
+    if not (option.value and option.value.isdigit()):
+        return None
+    build.ntasks = int(option.value)
+    return _MAPPED
+
+
+def _mem(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    value = option.value
+    if not value:
+        return None
+    # --mem=0 (or 0G): all of each node's memory
+    build.spec["resources"]["mem"] = NODE_MEMORY if re.fullmatch(r"0+[KMGTP]?", value, re.I) else value
+    return _MAPPED
+
+
+def _gres(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    value = option.value
+    if not (value and value.startswith("gpu")):
+        return None
+    parts = value.split(":")[1:]
+    build.spec["resources"]["gpus"] = ":".join(parts) if parts else "1"
+    return _MAPPED
+
+
+def _gpus(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """GPUs in all: per node once the nodes are known (_finish)."""
+    if not option.value:
+        return None
+    build.gpus_total = option.value
+    return _MAPPED
+
+
+def _gpus_per_task(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """GPUs per task: per node once the tasks are known (_finish)."""
+    value = option.value
+    if not (value and value.rpartition(":")[2].isdigit()):
+        return None
+    build.gpus_per_task = value
+    return _MAPPED
+
+
+def _array(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    problem = array_range_problem(option.value)
+    if problem:
+        return ("to do", problem)
+    build.spec["array_range"] = option.value
+    return _MAPPED
+
+
+def _mail_user(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    build.section("mail")["user"] = option.value
+    return _MAPPED
+
+
+def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    build.section("mail")["events"] = option.value.split(",")
+    if "mail-user" not in option.line and "user" not in build.spec["mail"]:
+        return ("mapped", "no --mail-user: mail goes to the address registered with your account")
+    return _MAPPED
+
+
+def _dependency(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    deps = []
+    for part in option.value.split(","):
+        kind, _, jobs = part.partition(":")
+        deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
+    build.spec["dependencies"] = deps
+    return _MAPPED
+
+
+def _signal(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """USR1 before the limit: what it is for depends on the kind (_signal_and_requeue)."""
+    value = option.value
+    if not (value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value)):
+        return None
+    build.signal = (option.number, option.line, option.spelled, value.rpartition("@")[2])
+    return _NOTED_LATER
+
+
+def _requeue(build: _Builder, option: _Option) -> _Verdict:
+    """--requeue, --no-requeue, --open-mode: what they mean depends on the kind (_signal_and_requeue)."""
+    build.requeue_lines.append((option.number, option.line, option.spelled))
+    return _NOTED_LATER
+
+
+def _other_option(build: _Builder, option: _Option) -> _Verdict:
+    """An option without a reader, or a value its reader cannot read: dropped where slurmkit sets
+    it itself, else passed through as an extra directive where a spec takes it as one."""
+    name, value = option.name, option.value
+    if name in DROPPED and not (name == "partition" and value == "debug"):
+        return ("dropped", DROPPED[name])
+    if name in OWN_OPTIONS and not (name == "mem" and value == "0"):
+        return ("to do", f"slurmkit writes --{name} itself and cannot read {value!r}: set resources by hand ({OWN_OPTIONS[name]})")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", name) or (value is not None and not re.fullmatch(r"[^\s'\"\\$`]*", value)):
+        return ("to do", f"--{name}={value} has no spec field and cannot pass through")
+    problem = directive_problem(option.spelled, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
+    if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
+        return ("to do", problem)
+    build.spec.setdefault("extra_directives", []).append(option.spelled)
+    return _MAPPED
+
+
+#: each option import reads into the spec (by its long name), and its reader
+_OPTIONS: Dict[str, _Reader] = {
+    "job-name": _job_name, "account": _account, "time": _time,
+    "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
+    "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
+    "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "tmp": _as_written("tmp"),
+    "gres": _gres, "gpus-per-node": _as_written("gpus"), "gpus": _gpus, "gpus-per-task": _gpus_per_task,
+    "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
+    "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
+}
 
 
 # ---------------------------------------------------------------------------------------- body
@@ -1033,15 +1151,15 @@ def _signal_and_requeue(build: _Builder) -> None:
     them as they were, since the program may catch USR1 itself (a checkpoint, a requeue)."""
     kind, stage = KINDS[build.spec["kind"]], build.spec.get("stage")
     own = f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and --open-mode=append itself"
-    if build.signal_line is not None:
-        number, line, directive = build.signal_line
+    if build.signal is not None:
+        number, line, directive, lead = build.signal
         if stage and stage.get("outputs"):
-            stage["lead"] = f"{build.signal_lead}s"
+            stage["lead"] = f"{lead}s"
             build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies results "
                                                "back on USR1; slurmkit asks for the signal itself")
-        elif kind.requeues_on_signal and int(build.signal_lead) != requeue_lead(_time_s(build)):
-            build.section("stage")["lead"] = f"{build.signal_lead}s"
-            build.note(number, line, "mapped", f"its {build.signal_lead}s before the limit become stage.lead, when kind {kind.name} "
+        elif kind.requeues_on_signal and int(lead) != requeue_lead(_time_s(build)):
+            build.section("stage")["lead"] = f"{lead}s"
+            build.note(number, line, "mapped", f"its {lead}s before the limit become stage.lead, when kind {kind.name} "
                                                "tells Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
         elif kind.requeues_on_signal:
             build.note(number, line, "dropped", own)

@@ -554,37 +554,50 @@ def _block(build: _Builder, number: int, unit: str) -> None:
     build.keep(number, _array_names(build, unit))
 
 
-def _shell_option_line(build, words, unit):
+def _shell_option_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "shopt" or STANDARD_SHELL_OPTIONS.match(unit):
         return ("dropped", "slurmkit's scripts run with set -euo pipefail")
     return None
 
 
-def _module_line(build, words, unit=""):
+#: ``ml``'s subcommands; any other first word is a module to load (``ml NAME...``)
+_ML_SUBCOMMANDS = ("list", "purge", "save", "restore", "use", "unload", "spider", "av")
+
+
+def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if words[0] not in ("module", "ml"):
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
-    if rest[:1] == ["use"] or (words[0] == "ml" and rest[:1] == ["use"]):
+    if rest[:1] == ["use"]:
         build.module_use = True
         return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
-    loads = (words[0] == "module" and rest[:1] in (["load"], ["add"])) or \
-        (words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "unload", "spider", "av"))
-    if loads and build.module_use:
+    modules = _loaded_modules(words[0], rest)
+    if modules is not None and build.module_use:
         return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
-    if words[0] == "module" and rest[:1] in (["load"], ["add"]):
-        conda = [m for m in rest[1:] if re.match(r"(mini|ana)?conda", m.split("/")[0])]
-        if conda != rest[1:]:
-            build.section("environment").setdefault("modules", []).extend(m for m in rest[1:] if m not in conda)
-        return ("dropped", CONDA_NOTE) if conda and conda == rest[1:] else ("mapped",)
-    if words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "use", "unload", "spider", "av"):
-        build.section("environment").setdefault("modules", []).extend(rest)
-        return ("mapped",)
+    if modules is not None:
+        return _load_modules(build, modules, conda_refused=words[0] == "module")
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
     return ("kept",) if unit else None
 
 
-def _conda_line(build, words, unit):
+def _loaded_modules(command: str, rest: List[str]) -> Optional[List[str]]:
+    """The modules ``module load|add NAME...`` or ``ml NAME...`` loads; None for the other subcommands."""
+    if command == "module":
+        return rest[1:] if rest[:1] in (["load"], ["add"]) else None
+    return rest if rest and rest[0] not in _ML_SUBCOMMANDS else None
+
+
+def _load_modules(build: _Builder, modules: List[str], conda_refused: bool) -> _Verdict:
+    """The modules become environment.modules; with ``conda_refused`` (``module load``), conda's
+    own modules are left out, and a line of them alone is dropped (CONDA_NOTE)."""
+    conda = [m for m in modules if re.match(r"(mini|ana)?conda", m.split("/")[0])] if conda_refused else []
+    if conda != modules:
+        build.section("environment").setdefault("modules", []).extend(m for m in modules if m not in conda)
+    return ("dropped", CONDA_NOTE) if conda and conda == modules else _MAPPED
+
+
+def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
                                and not words[1].endswith("/bin/activate")):
         if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
@@ -600,21 +613,37 @@ def _conda_line(build, words, unit):
     return None
 
 
-def _venv_line(build, words, unit=""):
+def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if not words or not _is_venv(words):
         return None
     venv = build.section("environment").setdefault("venv", {})
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
-        path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
-        if path and not path.startswith("$SLURM_TMPDIR"):
-            venv["path"] = _home(path)
-        return ("mapped",)
+        return _venv_made(venv, words)
     if words[0] in ("source", "."):
-        folder = words[1][:-len("/bin/activate")]
-        if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
-            return ("mapped",)
-        venv["path"] = _home(folder)
-        return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+        return _venv_activated(venv, words[1])
+    return _venv_installs(venv, words)
+
+
+def _venv_made(venv: Dict, words: List[str]) -> _Verdict:
+    """``virtualenv PATH``, ``python -m venv PATH``: a lasting one is venv.path; slurmkit makes
+    the one in $SLURM_TMPDIR itself."""
+    path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
+    if path and not path.startswith("$SLURM_TMPDIR"):
+        venv["path"] = _home(path)
+    return _MAPPED
+
+
+def _venv_activated(venv: Dict, activate: str) -> _Verdict:
+    """``source FOLDER/bin/activate``: a folder outside $SLURM_TMPDIR is a virtualenv made before the job."""
+    folder = activate[:-len("/bin/activate")]
+    if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+        return _MAPPED
+    venv["path"] = _home(folder)
+    return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+
+
+def _venv_installs(venv: Dict, words: List[str]) -> _Verdict:
+    """``pip install [-r FILE] PACKAGE...``: the packages and the first requirements file (pip itself is slurmkit's)."""
     start = words.index("install") + 1
     requirements = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
     packages = [w for i, w in enumerate(words[start:], start) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
@@ -623,7 +652,7 @@ def _venv_line(build, words, unit=""):
     packages = [p for p in packages if p != "pip"]
     if packages:
         venv.setdefault("packages", []).extend(packages)
-    return ("mapped",)
+    return _MAPPED
 
 
 def _home(path: str) -> str:
@@ -631,7 +660,7 @@ def _home(path: str) -> str:
     return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
 
 
-def _is_venv(words) -> bool:
+def _is_venv(words: List[str]) -> bool:
     if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
         return True
     if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
@@ -639,8 +668,8 @@ def _is_venv(words) -> bool:
     return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
 
 
-def _export_line(build, words, unit):
-    assignment = words[1] if words[0] == "export" and len(words) > 1 else words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    assignment = _assignment(words)
     if assignment is None or "=" not in assignment:
         return None
     if words[0] == "export" and len(raw_words(unit.split(" #")[0])) > 2:
@@ -656,36 +685,67 @@ def _export_line(build, words, unit):
     if "$" in unit or "`" in unit or words[0] != "export":
         return ("kept", "computed by the shell: run as written before the program (environment.setup)")
     build.section("environment").setdefault("variables", {})[name] = value
-    return ("mapped",)
+    return _MAPPED
 
 
-def _cd_line(build, words, unit):
+def _assignment(words: List[str]) -> Optional[str]:
+    """``NAME=value`` of ``export NAME=value`` or of a line that is only an assignment."""
+    if words[0] == "export":
+        return words[1] if len(words) > 1 else None
+    return words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+
+
+def _cd_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
         return ("dropped", "a job starts in the folder it was submitted from")
     return None
 
 
-def _stage_line(build, words, unit):
-    """``tar -xf X -C $SLURM_TMPDIR[/to]`` / ``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
+def _stage_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """Copies to ``$SLURM_TMPDIR`` are stage.inputs, copies from it stage.outputs; a folder made
+    there is kept."""
+    if words[0] == "tar":
+        return _untar_in(build, words)
+    if words[0] == "cp":
+        return _copy_stage(build, words)
     paths = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] == "tar" and "-C" in words[:-1] and _tmpdir(words[words.index("-C") + 1]) is not None:
-        archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
-        if archive:
-            to = _tmpdir(words[words.index("-C") + 1])
-            build.section("stage").setdefault("inputs", []).append({"from": _home(archive), "to": to} if to else _home(archive))
-            return ("mapped",)
-    if words[0] == "cp" and len(paths) == 2:
-        source, target = paths
-        if _tmpdir(target) is not None and "$" not in source:
-            to = _tmpdir(target)
-            build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
-            return ("mapped",)
-        if _tmpdir(source) and "$" not in target.replace("$HOME", ""):
-            _add_output(build, {"from": _tmpdir(source), "to": _home(target)})
-            return ("mapped", "copied back on every exit, and before the time limit")
     if words[0] == "mkdir" and paths and all(_tmpdir(p) is not None for p in paths):
         return ("kept", "the program writes there: made as written before it starts (environment.setup)")
     return None
+
+
+def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
+    """``tar -xf X -C $SLURM_TMPDIR[/to]``."""
+    if "-C" not in words[:-1]:
+        return None
+    to = _tmpdir(words[words.index("-C") + 1])
+    archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
+    if to is None or not archive:
+        return None
+    _add_input(build, archive, to)
+    return _MAPPED
+
+
+def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
+    """``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp [-r] $SLURM_TMPDIR/X Y`` out (where the shell
+    computes no part of the other path)."""
+    paths = [w for w in words[1:] if not w.startswith("-")]
+    if len(paths) != 2:
+        return None
+    source, target = paths
+    to, copied = _tmpdir(target), _tmpdir(source)
+    if to is not None and "$" not in source:
+        _add_input(build, source, to)
+        return _MAPPED
+    if copied and "$" not in target.replace("$HOME", ""):
+        _add_output(build, {"from": copied, "to": _home(target)})
+        return ("mapped", "copied back on every exit, and before the time limit")
+    return None
+
+
+def _add_input(build: _Builder, source: str, to: str) -> None:
+    """``source`` copied into ``$SLURM_TMPDIR/to`` (the folder itself where ``to`` is empty)."""
+    build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
 
 
 def _add_output(build: _Builder, output: Dict) -> None:
@@ -709,7 +769,7 @@ def _collect_traps(build: _Builder, body) -> None:
             build.traps[words[1].strip()] = (number, unit)
 
 
-def _trap_line(build, words, unit):
+def _trap_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] != "trap" or len(words) < 3:
         return None
     action = words[1]
@@ -734,26 +794,56 @@ def _copy_backs(build: _Builder, text: str) -> bool:
 
 
 def _after_launch(build: _Builder, number: int, unit: str) -> None:
+    """A line after the program's: a copy back, a report or a clean-up has a place in the spec;
+    anything else runs after the program only in a launch without a launcher."""
     words = _words(unit)
-    if words and words[0] in ("cp", "rsync") and _copy_backs(build, unit):
-        build.note(number, unit, "mapped", "stage.outputs: copied back on every exit, and before the time limit")
-    elif words and (words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL):
-        build.note(number, unit, "dropped", "it ran after the program only to report: `slurmkit status` and the "
-                                            "job's log say how it ended")
-    elif words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
-        build.spec["launch"]["shell"] += "\nwait"
-        build.note(number, unit, "mapped", "it waits for the runs the launch started in the background: part of launch.shell")
-    elif words and (words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]):
-        build.note(number, unit, "dropped", "the job ends after the program: there is nothing to undo")
-    elif words and words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
-        build.note(number, unit, "dropped", "$SLURM_TMPDIR is removed when the job ends")
-    elif words and words[0] in ("exit", "wait"):
-        build.note(number, unit, "dropped", "the job ends with the program's exit code")
+    verdict = _after_launch_verdict(build, words, unit) if words else None
+    if verdict:
+        build.note(number, unit, *verdict)
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         _run_after(build, number, unit)
     else:
         build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it that runs once "
                                           "per job: put it in a wrapper script, or in a job that depends on this one")
+
+
+def _after_launch_verdict(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    for reader in (_copied_back, _reports_only, _waits_for_launch, _cleans_up):
+        verdict = reader(build, words, unit)
+        if verdict:
+            return verdict
+    return None
+
+
+def _copied_back(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    if words[0] in ("cp", "rsync") and _copy_backs(build, unit):
+        return ("mapped", "stage.outputs: copied back on every exit, and before the time limit")
+    return None
+
+
+def _reports_only(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    if words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL:
+        return ("dropped", "it ran after the program only to report: `slurmkit status` and the job's log say how it ended")
+    return None
+
+
+def _waits_for_launch(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """``wait`` after a launch that started its runs in the background (``&``) is part of it."""
+    if words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
+        build.spec["launch"]["shell"] += "\nwait"
+        return ("mapped", "it waits for the runs the launch started in the background: part of launch.shell")
+    return None
+
+
+def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """What a job's end does anyway: deactivate, remove $SLURM_TMPDIR, exit."""
+    if words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]:
+        return ("dropped", "the job ends after the program: there is nothing to undo")
+    if words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
+        return ("dropped", "$SLURM_TMPDIR is removed when the job ends")
+    if words[0] in ("exit", "wait"):
+        return ("dropped", "the job ends with the program's exit code")
+    return None
 
 
 def _run_after(build: _Builder, number: int, unit: str) -> None:

@@ -910,6 +910,23 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each), as kind
     many-tasks. False where its tasks are not in a file (``::: a b c``): the line then stays a
     shell line, run as written."""
+    options, rest = _parallel_options(words)
+    command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
+    if not file:
+        return False
+    # With a command, each line is its argument; without one, each line is a command.
+    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))
+    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
+    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
+    build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}"
+               + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+    return True
+
+
+def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
+    """GNU Parallel's options and their values (``-j8`` as ``-j 8``), and the words after them."""
     options: Dict[str, str] = {}
     index = 1
     while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
@@ -920,27 +937,29 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
             option, value = "-j", option[2:]
         options[option] = value
         index += 1
-    rest, file = words[index:], options.get("-a") or options.get("--arg-file")
-    command = rest
+    return options, words[index:]
+
+
+def _parallel_tasks(rest: List[str], arg_file: Optional[str]) -> Tuple[List[str], Optional[str]]:
+    """The command, and the file of tasks: the one after ``::::`` or ``<``, else ``arg_file``
+    (``-a FILE``); none where ``:::`` gives the arguments on the line itself."""
     for position, word in enumerate(rest):
         if word in (":::", "::::", "<") or word.startswith("<"):
-            command, after = rest[:position], rest[position + 1:position + 2]
+            after = rest[position + 1:position + 2]
             file = None if word == ":::" else word[1:] if word not in ("::::", "<") else (after[0] if after else None)
-            break
-    if not file:
-        return False
-    # With a command, each line is its argument; without one, each line is a command.
-    build.spec["tasks"] = {"arguments" if command else "commands": file}
-    colsep = options.get("--colsep", options.get("-C"))
-    if colsep is not None and (colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep)):
+            return rest[:position], file
+    return rest, arg_file
+
+
+def _parallel_separator(build: _Builder, number: int, line: str, colsep: Optional[str]) -> None:
+    """``--colsep`` as tasks.separator, which is literal text where --colsep is a regular
+    expression: one without its special characters (or a tab) carries over."""
+    if colsep is None:
+        return
+    if colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep):
         build.spec["tasks"]["separator"] = "\t" if colsep == "\\t" else colsep
-    elif colsep is not None:   # tasks.separator is literal text, --colsep a regular expression
+    else:
         build.note(number, line, "to do", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
-    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
-    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
-    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
-    build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
-    return True
 
 
 def _many_tasks_shape(build: _Builder) -> None:
@@ -1027,8 +1046,35 @@ def _spec_word(word: str, raw: str) -> str:
 
 # -------------------------------------------------------------------------------------- finish
 
+#: the spec's keys in the order job.yaml is written
+_SPEC_ORDER = ("name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
+               "dependencies", "mail", "extra_directives")
+
+
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
-    spec, res = build.spec, build.spec["resources"]
+    spec = build.spec
+    _counts_per_node(build)
+    spec.setdefault("name", name or "imported")
+    if profile:
+        spec["profile"] = profile
+    spec["resources"].setdefault("time", "1h")
+    spec["kind"] = _chosen_kind(build)
+    _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
+    kind = KINDS[spec["kind"]]
+    if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
+        spec["launch"].pop("launcher")
+    _per_task_shell(build)
+    if build.setup:
+        spec.setdefault("environment", {})["setup"] = build.setup
+    if kind.runs_task_file and not spec["launch"]:
+        del spec["launch"]    # each line of tasks.commands is the command
+    build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
+
+
+def _counts_per_node(build: _Builder) -> None:
+    """The script's --ntasks, --gpus-per-task and --gpus as the spec's counts per node, now that
+    the nodes are known (a count per node the script gave wins)."""
+    res = build.spec["resources"]
     nodes = res.get("nodes", 1)
     if build.ntasks and "tasks_per_node" not in res:
         if build.ntasks % nodes == 0:
@@ -1043,31 +1089,19 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
-    spec.setdefault("name", name or "imported")
-    if profile:
-        spec["profile"] = profile
-    res.setdefault("time", "1h")
+
+
+def _chosen_kind(build: _Builder) -> str:
+    """A task file is many-tasks, an array a sweep; else the kind the script's set-up tells."""
+    spec = build.spec
     array = spec.pop("array_range", None)
     if "tasks" in spec:
-        spec["kind"] = first_kind(runs_task_file=True).name
         _many_tasks_shape(build)
-    elif array:
-        spec["kind"] = first_kind(sweeps=True).name
+        return first_kind(runs_task_file=True).name
+    if array:
         spec["array"] = _array_section(array)
-    else:
-        spec["kind"] = _distributed_kind(build) or _plain_kind(build)
-    _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
-    kind = KINDS[spec["kind"]]
-    if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
-        spec["launch"].pop("launcher")
-    _per_task_shell(build)
-    if build.setup:
-        spec.setdefault("environment", {})["setup"] = build.setup
-    if kind.runs_task_file and not spec["launch"]:
-        del spec["launch"]    # each line of tasks.commands is the command
-    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
-             "dependencies", "mail", "extra_directives"]
-    build.spec = {key: spec[key] for key in order if key in spec}
+        return first_kind(sweeps=True).name
+    return _distributed_kind(build) or _plain_kind(build)
 
 
 def _per_task_shell(build: _Builder) -> None:

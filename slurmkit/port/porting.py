@@ -872,37 +872,51 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         return
     head, operators = split_at_operators(line)
     raw = raw_words(head)
-    words = [_unquote(w) for w in raw]
-    parsed, srun = accelerate_import.under_srun(launch_options.parse(words))
-    program_raw = raw[len(raw) - len(parsed.program):] if parsed.program else []
-    if parsed.launcher in ("torchrun", "accelerate"):   # each runs its program with python unless told not to
-        program_raw = launch_options.python_program(parsed, program_raw)
-    launch: Dict = {}
+    parsed, srun = accelerate_import.under_srun(launch_options.parse([_unquote(w) for w in raw]))
+    program = _program_words(parsed, raw)
+    _read_launcher(build, number, line, parsed, srun)
+    launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
+    tail = _array_names(build, line[len(head):].strip())
+    program = [_array_names(build, w) for w in program]
+    program_text = " ".join(program)
+    build.launch_as_written = program_text + (" " + tail if tail else "")
+    reason = ""
+    if operators or _NEEDS_SHELL.search(program_text):
+        launch["shell"] = build.launch_as_written
+        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
+                  + "): launch.shell, run by bash as written")
+        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
+            build.per_task_shell = (number, line, operators)
+    else:
+        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
+    build.spec["launch"] = launch
+    build.note(number, line, "mapped", reason)
+
+
+#: what makes a program's words a shell line: a command substitution, or a glob
+_NEEDS_SHELL = re.compile(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*")
+
+
+def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:
+    """The program's words as the script wrote them (quotes and all); torchrun and accelerate
+    run theirs with python unless told not to, so that python is written out."""
+    program = raw[len(raw) - len(parsed.program):] if parsed.program else []
+    if parsed.launcher in ("torchrun", "accelerate"):
+        program = launch_options.python_program(parsed, program)
+    return program
+
+
+def _read_launcher(build: _Builder, number: int, line: str, parsed: launch_options.Parsed,
+                   srun: Optional[launch_options.Parsed]) -> None:
+    """A note for each of the launcher's options; an `accelerate launch` line's counts wait for
+    the request (accelerate_import.adopt)."""
     if parsed.launcher == "accelerate":
         if srun:
             _launcher_options(build, number, line, srun, one_task_per_node=True)
         build.accelerate = accelerate_import.read_options(build, number, parsed)
     else:
         _launcher_options(build, number, line, parsed)
-    if parsed.launcher in ("srun", "mpirun"):
-        launch["launcher"] = parsed.launcher
     build.launcher_name = parsed.launcher
-    tail = _array_names(build, line[len(head):].strip())
-    program_raw = [_array_names(build, w) for w in program_raw]
-    program_text = " ".join(program_raw)
-    build.launch_as_written = program_text + (" " + tail if tail else "")
-    needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
-    if needs_shell:
-        launch["shell"] = program_text + (" " + tail if tail else "")
-        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
-                  + "): launch.shell, run by bash as written")
-        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
-            build.per_task_shell = (number, line, operators)
-    else:
-        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
-        reason = ""
-    build.spec["launch"] = launch
-    build.note(number, line, "mapped", reason)
 
 
 def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
@@ -975,7 +989,7 @@ def _many_tasks_shape(build: _Builder) -> None:
         res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
 
 
-def _launcher_options(build: _Builder, number: int, line: str, parsed, one_task_per_node: bool = False) -> None:
+def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_options.Parsed, one_task_per_node: bool = False) -> None:
     """A note for each launcher option; ``one_task_per_node``: srun's counts before `accelerate
     launch`, which kind accelerate's own srun replaces (one task per node)."""
     dropped: Dict[str, List[str]] = {}
@@ -1002,10 +1016,10 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed, one_task_
                                                  "if it takes a value, the command is wrong; carry it over by hand")
             continue
         dropped.setdefault(action, []).append(spelled)
-    for action, spelled in dropped.items():
+    for action, spellings in dropped.items():
         reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
                                                     "node itself, which runs the node's `accelerate launch`")
-        build.note(number, " ".join(spelled), "dropped", reason)
+        build.note(number, " ".join(spellings), "dropped", reason)
 
 
 def _total_tasks(build: _Builder) -> int:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from slurmkit.core import launch_options
-from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
+from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
@@ -46,12 +46,12 @@ DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
                           "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
                           "--memfree", "--load", "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"}
+_NO_SSH = "srun starts one GNU Parallel per node, not SSH"
 #: GNU Parallel's options that the many-tasks kind sets itself, or replaces, and why.
 PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed with --resume-failed",
                      "--resume": "resumes with --resume-failed", "--resume-failed": "resumes with --resume-failed",
-                     "--sshloginfile": "srun starts one GNU Parallel per node, not SSH", "--slf": "srun starts one GNU Parallel per node, not SSH",
-                     "-S": "srun starts one GNU Parallel per node, not SSH", "--sshlogin": "srun starts one GNU Parallel per node, not SSH",
-                     "--sshdelay": "no SSH", "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
+                     "--sshloginfile": _NO_SSH, "--slf": _NO_SSH, "-S": _NO_SSH, "--sshlogin": _NO_SSH, "--sshdelay": "no SSH",
+                     "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
                      "--env": "tasks inherit the job's environment"}
 #: variables of a hand-made rendezvous, which the distributed kinds set themselves
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
@@ -88,7 +88,7 @@ class Imported(Record):
 
 
 class _Builder:
-    def __init__(self):
+    def __init__(self) -> None:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
@@ -106,13 +106,13 @@ class _Builder:
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
 
-    def note(self, line, text, outcome, reason=""):
+    def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
         self.notes.append(Note(line, text, outcome, reason))
 
-    def section(self, name) -> Dict:
+    def section(self, name: str) -> Dict:
         return self.spec.setdefault(name, {})
 
-    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)"):
+    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)") -> None:
         self.setup.append(text)
         self.note(number, text, "kept", reason)
 
@@ -761,7 +761,7 @@ def _tmpdir(path: str) -> Optional[str]:
     return None if match is None else (match.group(1) or "").strip("/")
 
 
-def _collect_traps(build: _Builder, body) -> None:
+def _collect_traps(build: _Builder, body: List[Tuple[int, str]]) -> None:
     for number, unit in body:
         words = _words(unit)
         if words[:1] == ["trap"] and len(words) >= 3 and any(s in ("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM")
@@ -1035,7 +1035,7 @@ def _unquote(word: str) -> str:
     return parts[0] if len(parts) == 1 else word
 
 
-def _unquote_all(words):
+def _unquote_all(words: List[str]) -> List[str]:
     return [_unquote(w) for w in words]
 
 
@@ -1188,31 +1188,37 @@ def _one_process(build: _Builder) -> str:
 def _distributed_kind(build: _Builder) -> Optional[str]:
     """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
     hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
+    if build.accelerate is not None:
+        kind = first_kind(launches_per_node=True).name
+        _drop_rendezvous_lines(build, kind)
+        accelerate_import.adopt(build, kind)
+        return kind
+    found = _hand_made_kind(build)
+    if found is not None:
+        _adopt_rendezvous(build, found)
+    return found
+
+
+def _hand_made_kind(build: _Builder) -> Optional[str]:
+    """The distributed kind the script's lines tell of: horovodrun or hvd, TF_CONFIG, Lightning on
+    GPUs, or a rendezvous of its own (MASTER_ADDR, tcp://, torchrun over nodes); None for none."""
     spec, res = build.spec, build.spec["resources"]
     launch = spec["launch"]
     text = " ".join([launch.get("command", ""), launch.get("shell", ""), *build.setup,
                      *spec.get("environment", {}).get("venv", {}).get("packages", [])]).lower()
     variables = {name for _, _, name in build.rendezvous}
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
-    kind = None
-    if build.accelerate is not None:
-        kind = first_kind(launches_per_node=True).name
-        _drop_rendezvous_lines(build, kind)
-        accelerate_import.adopt(build, kind)
-        return kind
     if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
-        kind = first_kind(distributed=True, mpi_ranks=True).name
-    elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
-        kind = first_kind(tf_config=True).name
-    elif "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):   # LightningCLI's --trainer.*
-        kind = first_kind(requeues_on_signal=True).name   # srun python + Lightning: Lightning reads SLURM's ranks itself
-    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
-                            or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
-        kind = first_kind(ranks_from_slurm=True).name
-    if kind is None:
-        return None
-    _adopt_rendezvous(build, kind)
-    return kind
+        return first_kind(distributed=True, mpi_ranks=True).name
+    if "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
+        return first_kind(tf_config=True).name
+    # srun python + Lightning (or LightningCLI's --trainer.*): Lightning reads SLURM's ranks itself
+    if "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):
+        return first_kind(requeues_on_signal=True).name
+    if "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
+                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+        return first_kind(ranks_from_slurm=True).name
+    return None
 
 
 #: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each
@@ -1231,8 +1237,8 @@ def _drop_rendezvous_lines(build: _Builder, kind: str) -> None:
         if unit in build.setup:
             build.setup.remove(unit)
         variables.pop(name, None)
-        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {row.sets_in_environment} itself")
-                          for n in build.notes]
+        dropped = f"kind {kind} sets {row.sets_in_environment} itself"
+        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=dropped) for n in build.notes]
     if not variables and "variables" in spec.get("environment", {}):
         del spec["environment"]["variables"]
         if not spec["environment"]:
@@ -1240,41 +1246,57 @@ def _drop_rendezvous_lines(build: _Builder, kind: str) -> None:
 
 
 def _adopt_rendezvous(build: _Builder, kind: str) -> None:
-    spec, res = build.spec, build.spec["resources"]
-    launch = spec["launch"]
-    row = KINDS[kind]
-    sets = row.sets_in_environment
+    """The kind's launch in place of the script's hand-made one: its launcher, framework and
+    process per GPU, and the rendezvous address and world size in its own terms."""
+    launch, row = build.spec["launch"], KINDS[kind]
     _drop_rendezvous_lines(build, kind)
-    if not row.rendezvous:
-        launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
-    else:
+    if row.rendezvous:
         launch["launcher"] = "srun"
+    elif build.launcher_name == "horovodrun":
+        launch.pop("launcher", None)
     if row.framework_default != "pytorch":
         launch["framework"] = row.framework_default
-    gpus = str(res.get("gpus", "")).rpartition(":")[2]
-    if row.rendezvous and ("tasks_per_node" in res or gpus.isdigit()):
-        tasks = res.pop("tasks_per_node", 1)   # none: one process that started its GPUs' workers itself
-        if gpus.isdigit() and tasks != int(gpus):
-            cores = ""
-            if "cpus_per_task" in res:
-                res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
-                cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
-            build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
-                       f"where the script ran {tasks}{cores}: check that the program expects that")
-    if row.ranks_from_slurm and "gpus" in res:   # PyTorch picks its GPU by local rank
+    if row.rendezvous:
+        _one_process_per_gpu(build, kind)
+    if row.ranks_from_slurm and "gpus" in build.spec["resources"]:   # PyTorch picks its GPU by local rank
         launch["gpu_view"] = "node"
-    port = ""
+    rewritten = _rewritten_rendezvous(launch, row)
+    view = "; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {row.sets_in_environment}{rewritten}{view}")
+
+
+def _one_process_per_gpu(build: _Builder, kind: str) -> None:
+    """A kind with a rendezvous starts one process per GPU: the script's tasks per node give way,
+    and their cores are shared among the processes."""
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if "tasks_per_node" not in res and not gpus.isdigit():
+        return
+    tasks = res.pop("tasks_per_node", 1)   # none: one process that started its GPUs' workers itself
+    if not gpus.isdigit() or tasks == int(gpus):
+        return
+    cores = ""
+    if "cpus_per_task" in res:
+        res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
+        cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
+    build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
+               f"where the script ran {tasks}{cores}: check that the program expects that")
+
+
+def _rewritten_rendezvous(launch: Dict, row: Kind) -> str:
+    """The launch's rendezvous address (and, where SLURM gives the ranks, its world size) as the
+    kind sets them; what changed, for the note."""
+    said = ""
     for key in ("command", "shell"):
         rewritten = _RENDEZVOUS_URL.sub("tcp://$MASTER_ADDR:$MASTER_PORT", launch.get(key, ""))
         if key in launch and rewritten != launch[key]:
             launch[key] = rewritten
-            port = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
+            said = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
                     "the job id: jobs sharing a node do not clash)")
     if row.ranks_from_slurm and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
         launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
-        port += "; the world size computed from SLURM's counts became $WORLD_SIZE"
-    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}{port}"
-               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""))
+        said += "; the world size computed from SLURM's counts became $WORLD_SIZE"
+    return said
 
 
 _COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
@@ -1288,7 +1310,8 @@ def _signal_and_requeue(build: _Builder) -> None:
     saves and requeues on the signal (Lightning) writes all of them itself; any other job keeps
     them as they were, since the program may catch USR1 itself (a checkpoint, a requeue)."""
     kind, stage = KINDS[build.spec["kind"]], build.spec.get("stage")
-    own = f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and --open-mode=append itself"
+    own = (f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and "
+           "--open-mode=append itself")
     if build.signal is not None:
         number, line, directive, lead = build.signal
         if stage and stage.get("outputs"):
@@ -1297,8 +1320,8 @@ def _signal_and_requeue(build: _Builder) -> None:
                                                "back on USR1; slurmkit asks for the signal itself")
         elif kind.requeues_on_signal and int(lead) != requeue_lead(_time_s(build)):
             build.section("stage")["lead"] = f"{lead}s"
-            build.note(number, line, "mapped", f"its {lead}s before the limit become stage.lead, when kind {kind.name} "
-                                               "tells Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
+            build.note(number, line, "mapped", f"its {lead}s before the limit become stage.lead, when kind {kind.name} tells "
+                                               "Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
         elif kind.requeues_on_signal:
             build.note(number, line, "dropped", own)
         else:
@@ -1332,7 +1355,8 @@ def _lightning_hint(build: _Builder) -> str:
     srun_gpus = build.launcher_name == "srun" and "gpus" in build.spec["resources"]
     if srun_gpus and any(directive == "--requeue" for _, _, directive in build.requeue_lines):
         lightning = first_kind(requeues_on_signal=True).name
-        return f"; with --requeue and srun tasks on GPUs this is PyTorch Lightning's recipe: if the program is Lightning, use kind {lightning}"
+        return (f"; with --requeue and srun tasks on GPUs this is PyTorch Lightning's recipe: if the program is Lightning, "
+                f"use kind {lightning}")
     return ""
 
 
@@ -1355,7 +1379,8 @@ def array_range_problem(text: str) -> Optional[str]:
             return f"--array={text}: {part!r} is not FIRST, FIRST-LAST or FIRST-LAST:STEP"
         first, last, step = int(match.group(1)), int(match.group(2) or match.group(1)), int(match.group(3) or 1)
         if last < first or step < 1:
-            return f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) with a step of 1 or more"
+            return (f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) "
+                    "with a step of 1 or more")
         count += (last - first) // step + 1
     if count > DEFAULT_MAX_ARRAY_TASKS:
         return f"--array={text}: {count} tasks, more than slurmkit's cap of {DEFAULT_MAX_ARRAY_TASKS} for one array; split the sweep"
@@ -1367,8 +1392,8 @@ def _array_section(text: str) -> Dict:
     (``text`` has passed array_range_problem)."""
     ranges, _, throttle = text.partition("%")
     ids: List[int] = []
-    for part in ranges.split(","):
-        first, last, step = _ARRAY_RANGE.fullmatch(part).groups()
+    for match in _ARRAY_RANGE.finditer(ranges):   # one for each comma-separated part, as array_range_problem read them
+        first, last, step = match.groups()
         ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
     section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
     if throttle:
@@ -1419,7 +1444,7 @@ def _leave_out(spec: Dict, path: Tuple) -> bool:
     return True
 
 
-def _put(spec: Dict, path: Tuple, value) -> None:
+def _put(spec: Dict, path: Tuple, value: Any) -> None:
     for key in path[:-1]:
         spec = spec.setdefault(key, {})
     spec[path[-1]] = value

@@ -25,7 +25,7 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.resolve.resolve import Finding, cores_per_gpu, resolve
-from slurmkit.sites.modulecat import check_module
+from slurmkit.sites.modulecat import ModuleCheck, check_module
 from slurmkit.sites.profiles import MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import JobSpec, spec_from_mapping
 
@@ -590,27 +590,52 @@ def _port_modules(port: _Port) -> None:
     if not written:
         return
     modules = [written] if isinstance(written, str) else list(written)
-    kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
-    new_stdenv, catalogue = port.target.software.stdenv, port.target.software.catalogue
-    old_stdenv = next((m for m in kept if m.startswith("StdEnv/")), None)
-    moved_stdenv = bool(old_stdenv and new_stdenv and old_stdenv != new_stdenv)
-    if moved_stdenv:
-        kept = [new_stdenv if m.startswith("StdEnv/") else m if catalogue else _module_under(m, new_stdenv, port.target) for m in kept]
-    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
-    checks = [check_module(m, catalogue, port.target.name, oldest) for m in kept] if catalogue else []
-    kept = [c.new for c in checks] if checks else kept
+    moved = _stdenv_move(port, modules)
+    kept, checks = _ported_modules(port, modules, moved)
     if kept != modules:
-        why = _modules_reason(modules, old_stdenv if moved_stdenv else None, new_stdenv, port, [c.why for c in checks if c.why])
-        port.set("environment", "modules", kept, why)
+        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, [c.why for c in checks if c.why]))
     for check in checks:
         if check.warning:
             port.warn("environment.modules", check.warning)
-    if not catalogue:
+    if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
-    _port_venv(port, old_stdenv if moved_stdenv else None, [c for c in checks if c.why and c.module.startswith("python/")])
+    _port_venv(port, moved[0] if moved else None, [c for c in checks if c.why and c.module.startswith("python/")])
 
 
-def _port_venv(port: _Port, old_stdenv: Optional[str], pythons) -> None:
+def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, str]]) -> Tuple[List[str], List[ModuleCheck]]:
+    """The modules the ported spec loads, and the catalogue's check of each (none without one)."""
+    kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
+    if moved:
+        kept = _under_stdenv(port, kept, moved[1])
+    checks = _checked_modules(port, kept)
+    return ([c.new for c in checks] if checks else kept), checks
+
+
+def _stdenv_move(port: _Port, modules: List[str]) -> Optional[Tuple[str, str]]:
+    """(the StdEnv the spec pins, the target's standard environment) where the two differ; else None."""
+    old, new = next((m for m in modules if m.startswith("StdEnv/")), None), port.target.software.stdenv
+    return (old, new) if old and new and old != new else None
+
+
+def _under_stdenv(port: _Port, modules: List[str], stdenv: str) -> List[str]:
+    """The modules with the target's StdEnv in place of the old one; without a catalogue to
+    check them against (_checked_modules), each version becomes the one the target's profile
+    names (_module_under)."""
+    if port.target.software.catalogue:
+        return [stdenv if m.startswith("StdEnv/") else m for m in modules]
+    return [stdenv if m.startswith("StdEnv/") else _module_under(m, stdenv, port.target) for m in modules]
+
+
+def _checked_modules(port: _Port, modules: List[str]) -> List[ModuleCheck]:
+    """Each module checked against the target's catalogue (none without one)."""
+    catalogue = port.target.software.catalogue
+    if not catalogue:
+        return []
+    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
+    return [check_module(m, catalogue, port.target.name, oldest) for m in modules]
+
+
+def _port_venv(port: _Port, old_stdenv: Optional[str], pythons: List[ModuleCheck]) -> None:
     """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
     Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
     venv = port.spec.environment.venv
@@ -643,15 +668,15 @@ def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:
     return target.software.modules.get(family) or family
 
 
-def _modules_reason(before: List[str], old_stdenv, new_stdenv, port: _Port, rewrites: List[str]) -> str:
+def _modules_reason(before: List[str], moved: Optional[Tuple[str, str]], port: _Port, rewrites: List[str]) -> str:
     reasons = []
     dropped = [m for m in before if SITE_STACK_MODULES.match(m)]
     if dropped:
         reasons.append(f"{', '.join(dropped)} belonged to {port.source.name}'s own stack; {port.target.name} uses the Alliance stack")
-    if old_stdenv and port.target.software.catalogue:
-        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}")
-    elif old_stdenv:
-        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}, and versions of "
+    if moved and port.target.software.catalogue:
+        reasons.append(f"{moved[0]} is deprecated; {port.target.name}'s standard environment is {moved[1]}")
+    elif moved:
+        reasons.append(f"{moved[0]} is deprecated; {port.target.name}'s standard environment is {moved[1]}, and versions of "
                        "the old one become the site's (or the default: check them with 'module spider NAME')")
     return "; ".join(reasons + rewrites)
 

@@ -329,11 +329,11 @@ def _directive(build: _Builder, option: _Option) -> None:
                                                         "or time: left out; set it by hand")
         return
     reader = _OPTIONS.get(option.name)
-    outcome = reader(build, option) if reader else None
-    if outcome is None:
-        outcome = _other_option(build, option)
-    if outcome:
-        build.note(option.number, option.line, *outcome)
+    verdict = reader(build, option) if reader else None
+    if verdict is None:
+        verdict = _other_option(build, option)
+    if verdict:   # empty: _NOTED_LATER
+        build.note(option.number, option.line, *verdict)
 
 
 def _job_name(build: _Builder, option: _Option) -> _Verdict:

@@ -65,7 +65,7 @@ def read_options(build, number: int, parsed: Parsed) -> AccelerateLine:
         spelled = " ".join((option, *values))
         value = values[0] if values else ""
         if action == "accelerate_counts":
-            line = line._replace(**{option.lstrip("-").replace("-", "_"): (spelled, value)})
+            line = _with_count(line, option, (spelled, value))
         elif action == "accelerate_precision" and value in MIXED_PRECISIONS:
             line = line._replace(mixed_precision=value)
             build.note(number, spelled, "mapped", f"launch.mixed_precision: {value}")
@@ -87,9 +87,16 @@ def read_options(build, number: int, parsed: Parsed) -> AccelerateLine:
                                                  "if it takes a value, the command is wrong; carry it over by hand")
         else:
             dropped.setdefault(action, []).append(spelled)
-    for action, spelled in dropped.items():
-        build.note(number, " ".join(spelled), "dropped", DROPPED[action].format(kind=kind) if action in DROPPED else ACTIONS[action])
+    for action, spellings in dropped.items():
+        build.note(number, " ".join(spellings), "dropped", DROPPED[action].format(kind=kind) if action in DROPPED else ACTIONS[action])
     return line
+
+
+def _with_count(line: AccelerateLine, option: str, given: Tuple[str, str]) -> AccelerateLine:
+    """``--num_machines`` (or ``--num-machines``) or ``--num_processes``, as the script gave it."""
+    if option.lstrip("-").replace("-", "_") == "num_machines":
+        return line._replace(num_machines=given)
+    return line._replace(num_processes=given)
 
 
 def adopt(build, kind: str) -> None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from slurmkit.core import launch_options
-from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, first_kind
+from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
@@ -46,12 +46,12 @@ DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
 PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
                           "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
                           "--memfree", "--load", "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"}
+_NO_SSH = "srun starts one GNU Parallel per node, not SSH"
 #: GNU Parallel's options that the many-tasks kind sets itself, or replaces, and why.
 PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed with --resume-failed",
                      "--resume": "resumes with --resume-failed", "--resume-failed": "resumes with --resume-failed",
-                     "--sshloginfile": "srun starts one GNU Parallel per node, not SSH", "--slf": "srun starts one GNU Parallel per node, not SSH",
-                     "-S": "srun starts one GNU Parallel per node, not SSH", "--sshlogin": "srun starts one GNU Parallel per node, not SSH",
-                     "--sshdelay": "no SSH", "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
+                     "--sshloginfile": _NO_SSH, "--slf": _NO_SSH, "-S": _NO_SSH, "--sshlogin": _NO_SSH, "--sshdelay": "no SSH",
+                     "--workdir": "tasks start in the spec's folder", "--wd": "tasks start in the spec's folder",
                      "--env": "tasks inherit the job's environment"}
 #: variables of a hand-made rendezvous, which the distributed kinds set themselves
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
@@ -88,7 +88,7 @@ class Imported(Record):
 
 
 class _Builder:
-    def __init__(self):
+    def __init__(self) -> None:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
@@ -96,8 +96,7 @@ class _Builder:
         self.gpus_per_task: Optional[str] = None
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
-        self.signal_lead: Optional[str] = None
-        self.signal_line: Optional[Tuple[int, str, str]] = None   # (line, text, directive) of the script's --signal=USR1@N
+        self.signal: Optional[Tuple[int, str, str, str]] = None   # (line, text, directive, lead) of the script's --signal=USR1@N
         self.requeue_lines: List[Tuple[int, str, str]] = []       # (line, text, directive): --requeue, --no-requeue, --open-mode
         self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
         self.launcher_name: Optional[str] = None
@@ -107,13 +106,13 @@ class _Builder:
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
 
-    def note(self, line, text, outcome, reason=""):
+    def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
         self.notes.append(Note(line, text, outcome, reason))
 
-    def section(self, name) -> Dict:
+    def section(self, name: str) -> Dict:
         return self.spec.setdefault(name, {})
 
-    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)"):
+    def keep(self, number: int, text: str, reason: str = "run as written before the program (environment.setup)") -> None:
         self.setup.append(text)
         self.note(number, text, "kept", reason)
 
@@ -280,11 +279,12 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
         if value is None and option not in FLAGS and index + 1 < len(tokens):
             index += 1
             value = tokens[index]
-        _directive(build, number, "#SBATCH" + text, option, value)
+        _directive(build, _Option(number, "#SBATCH" + text, option, value))
         index += 1
 
 
-def _split_option(token: str):
+def _split_option(token: str) -> Tuple[Optional[str], Optional[str]]:
+    """``--name=value``, ``--name``, ``-Xvalue``, ``-X``: the long name and the value (None: none in the token)."""
     if token.startswith("--"):
         option, _, value = token[2:].partition("=")
         return option, (value if "=" in token else None)
@@ -295,95 +295,213 @@ def _split_option(token: str):
     return None, None
 
 
-_HUGE_NUMBER = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
+_HUGE_NUMBER = re.compile(rf"\d{{{MAX_DIGITS + 1}}}")
+
+#: what a reader makes of a line: its note's outcome and reason (``("mapped",)`` needs none);
+#: a reader returns None for a line (or value) it does not read
+_Verdict = Tuple[str, ...]
+_MAPPED: _Verdict = ("mapped",)
+#: a directive noted once the kind is known (_signal_and_requeue), not now
+_NOTED_LATER: _Verdict = ()
 
 
-def _directive(build: _Builder, number: int, line: str, option: str, value: Optional[str]) -> None:
-    if value and _HUGE_NUMBER.search(value):  # int() refuses 4,300 digits; no count, size or time has 1,000
-        build.note(number, line, "to do", f"a number of more than {MAX_DIGITS} digits, longer than any count, size or time: "
-                                          f"left out; set it by hand")
+class _Option(Record):
+    """One option of an ``#SBATCH`` line, a short option by its long name."""
+    number: int
+    line: str
+    name: str
+    value: Optional[str]
+
+    @property
+    def spelled(self) -> str:
+        """The option as a spec's extra_directives writes it."""
+        return f"--{self.name}" + (f"={self.value}" if self.value is not None else "")
+
+
+_Reader = Callable[[_Builder, _Option], Optional[_Verdict]]
+
+
+def _directive(build: _Builder, option: _Option) -> None:
+    """The option's own reader where it has one (``_OPTIONS``); else, or where that reader cannot
+    read the value, the rules for every other option (``_other_option``)."""
+    if option.value and _HUGE_NUMBER.search(option.value):  # int() refuses 4,300 digits; no count, size or time has 1,000
+        build.note(option.number, option.line, "to do", f"a number of more than {MAX_DIGITS} digits, longer than any count, size "
+                                                        "or time: left out; set it by hand")
         return
-    res = build.spec["resources"]
-    simple = {"job-name": ("name", None), "account": ("account", None)}
-    reason = ""
-    if option == "job-name" and value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
+    reader = _OPTIONS.get(option.name)
+    verdict = reader(build, option) if reader else None
+    if verdict is None:
+        verdict = _other_option(build, option)
+    if verdict:   # empty: _NOTED_LATER
+        build.note(option.number, option.line, *verdict)
+
+
+def _job_name(build: _Builder, option: _Option) -> _Verdict:
+    value = option.value
+    if value and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}", value):
         build.spec["name"] = re.sub(r"[^A-Za-z0-9._+-]+", "-", value).strip("-._+")[:128] or "imported"
-        reason = f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'"
-    elif option in simple:
-        build.spec[simple[option][0]] = value
-    elif option == "time" and value and re.fullmatch(r"\d+:\d+", value):
+        return ("mapped", f"the name {value!r} becomes {build.spec['name']!r}: a job name is letters, digits, '.', '_', '+' and '-'")
+    build.spec["name"] = value
+    return _MAPPED
+
+
+def _account(build: _Builder, option: _Option) -> _Verdict:
+    build.spec["account"] = option.value
+    return _MAPPED
+
+
+def _time(build: _Builder, option: _Option) -> _Verdict:
+    res, value = build.spec["resources"], option.value
+    if value and re.fullmatch(r"\d+:\d+", value):
         minutes, seconds = (int(part) for part in value.split(":"))
         res["time"] = format_duration(minutes * 60 + seconds)  # a spec refuses M:S, which users misread
-        build.note(number, line, "mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
-        return
-    elif option == "time":
-        res["time"] = value
-    elif option in ("nodes",) and value and value.isdigit():
-        res["nodes"] = int(value)
-    elif option == "ntasks" and value and value.isdigit():
-        build.ntasks = int(value)
-    elif option in ("ntasks-per-node", "tasks-per-node") and value and value.isdigit():
-        res["tasks_per_node"] = int(value)
-    elif option == "cpus-per-task" and value and value.isdigit():
-        res["cpus_per_task"] = int(value)
-    elif option == "mem" and value:
-        res["mem"] = NODE_MEMORY if re.fullmatch(r"0+[KMGTP]?", value, re.I) else value   # --mem=0 (or 0G): all of each node's memory
-    elif option == "mem-per-cpu" and value:
-        res["mem_per_cpu"] = value
-    elif option == "tmp" and value:
-        res["tmp"] = value
-    elif option in ("gres",) and value and value.startswith("gpu"):
-        parts = value.split(":")[1:]
-        res["gpus"] = ":".join(parts) if parts else "1"
-    elif option == "gpus-per-node" and value:
-        res["gpus"] = value
-    elif option == "gpus" and value:
-        build.gpus_total = value
-    elif option == "array" and value:
-        problem = array_range_problem(value)
-        if problem:
-            build.note(number, line, "to do", problem)
-            return
-        build.spec["array_range"] = value
-    elif option == "mail-user" and value:
-        build.section("mail")["user"] = value
-    elif option == "mail-type" and value:
-        build.section("mail")["events"] = value.split(",")
-        if "mail-user" not in line and "user" not in build.spec["mail"]:
-            reason = "no --mail-user: mail goes to the address registered with your account"
-    elif option == "dependency" and value:
-        deps = []
-        for part in value.split(","):
-            kind, _, jobs = part.partition(":")
-            deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
-        build.spec["dependencies"] = deps
-    elif option == "signal" and value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value):
-        build.signal_lead = value.rpartition("@")[2]
-        build.signal_line = (number, line, f"--signal={value}")
-        return   # noted once the kind is known (_signal_and_requeue)
-    elif option in REQUEUE_OPTIONS:
-        build.requeue_lines.append((number, line, f"--{option}" + (f"={value}" if value is not None else "")))
-        return   # noted once the kind is known (_signal_and_requeue)
-    elif option == "gpus-per-task" and value and value.rpartition(":")[2].isdigit():
-        build.gpus_per_task = value
-    elif option in DROPPED and not (option == "partition" and value == "debug"):
-        build.note(number, line, "dropped", DROPPED[option])
-        return
-    elif option in OWN_OPTIONS and not (option == "mem" and value == "0"):
-        build.note(number, line, "to do", f"slurmkit writes --{option} itself and cannot read {value!r}: "
-                                          f"set resources by hand ({OWN_OPTIONS[option]})")
-        return
-    elif re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", option) and (value is None or re.fullmatch(r"[^\s'\"\\$`]*", value)):
-        directive = f"--{option}" + (f"={value}" if value is not None else "")
-        problem = directive_problem(directive, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
-        if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
-            build.note(number, line, "to do", problem)
-            return
-        build.spec.setdefault("extra_directives", []).append(directive)
-    else:
-        build.note(number, line, "to do", f"--{option}={value} has no spec field and cannot pass through")
-        return
-    build.note(number, line, "mapped", reason)
+        return ("mapped", f"SLURM reads {value} as minutes:seconds: time {res['time']}")
+    res["time"] = value
+    return _MAPPED
+
+
+def _count(key: str) -> _Reader:
+    """The reader of an option whose value, a whole number, is ``resources.<key>``."""
+    def read(build: _Builder, option: _Option) -> Optional[_Verdict]:
+        if not (option.value and option.value.isdigit()):
+            return None
+        build.spec["resources"][key] = int(option.value)
+        return _MAPPED
+    return read
+
+
+def _as_written(key: str) -> _Reader:
+    """The reader of an option whose value is ``resources.<key>`` as written (a size, GPUs)."""
+    def read(build: _Builder, option: _Option) -> Optional[_Verdict]:
+        if not option.value:
+            return None
+        build.spec["resources"][key] = option.value
+        return _MAPPED
+    return read
+
+
+def _ntasks(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """Tasks in all: divided over the nodes once they are known (_finish)."""
+    if not (option.value and option.value.isdigit()):
+        return None
+    build.ntasks = int(option.value)
+    return _MAPPED
+
+
+def _mem(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    value = option.value
+    if not value:
+        return None
+    # --mem=0 (or 0G): all of each node's memory
+    build.spec["resources"]["mem"] = NODE_MEMORY if re.fullmatch(r"0+[KMGTP]?", value, re.I) else value
+    return _MAPPED
+
+
+def _gres(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    value = option.value
+    if not (value and value.startswith("gpu")):
+        return None
+    parts = value.split(":")[1:]
+    build.spec["resources"]["gpus"] = ":".join(parts) if parts else "1"
+    return _MAPPED
+
+
+def _gpus(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """GPUs in all: per node once the nodes are known (_finish)."""
+    if not option.value:
+        return None
+    build.gpus_total = option.value
+    return _MAPPED
+
+
+def _gpus_per_task(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """GPUs per task: per node once the tasks are known (_finish)."""
+    value = option.value
+    if not (value and value.rpartition(":")[2].isdigit()):
+        return None
+    build.gpus_per_task = value
+    return _MAPPED
+
+
+def _array(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    problem = array_range_problem(option.value)
+    if problem:
+        return ("to do", problem)
+    build.spec["array_range"] = option.value
+    return _MAPPED
+
+
+def _mail_user(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    build.section("mail")["user"] = option.value
+    return _MAPPED
+
+
+def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    build.section("mail")["events"] = option.value.split(",")
+    if "mail-user" not in option.line and "user" not in build.spec["mail"]:
+        return ("mapped", "no --mail-user: mail goes to the address registered with your account")
+    return _MAPPED
+
+
+def _dependency(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if not option.value:
+        return None
+    deps = []
+    for part in option.value.split(","):
+        kind, _, jobs = part.partition(":")
+        deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
+    build.spec["dependencies"] = deps
+    return _MAPPED
+
+
+def _signal(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """USR1 before the limit: what it is for depends on the kind (_signal_and_requeue)."""
+    value = option.value
+    if not (value and re.fullmatch(r"(B:)?(USR1|SIGUSR1|10)@\d+", value)):
+        return None
+    build.signal = (option.number, option.line, option.spelled, value.rpartition("@")[2])
+    return _NOTED_LATER
+
+
+def _requeue(build: _Builder, option: _Option) -> _Verdict:
+    """--requeue, --no-requeue, --open-mode: what they mean depends on the kind (_signal_and_requeue)."""
+    build.requeue_lines.append((option.number, option.line, option.spelled))
+    return _NOTED_LATER
+
+
+def _other_option(build: _Builder, option: _Option) -> _Verdict:
+    """An option without a reader, or a value its reader cannot read: dropped where slurmkit sets
+    it itself, else passed through as an extra directive where a spec takes it as one."""
+    name, value = option.name, option.value
+    if name in DROPPED and not (name == "partition" and value == "debug"):
+        return ("dropped", DROPPED[name])
+    if name in OWN_OPTIONS and not (name == "mem" and value == "0"):
+        return ("to do", f"slurmkit writes --{name} itself and cannot read {value!r}: set resources by hand ({OWN_OPTIONS[name]})")
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9-]*", name) or (value is not None and not re.fullmatch(r"[^\s'\"\\$`]*", value)):
+        return ("to do", f"--{name}={value} has no spec field and cannot pass through")
+    problem = directive_problem(option.spelled, {d.partition("=")[0]: 0 for d in build.spec.get("extra_directives", [])})
+    if problem:  # a spec would refuse it: say why here, not in a spec that fails to load
+        return ("to do", problem)
+    build.spec.setdefault("extra_directives", []).append(option.spelled)
+    return _MAPPED
+
+
+#: each option import reads into the spec (by its long name), and its reader
+_OPTIONS: Dict[str, _Reader] = {
+    "job-name": _job_name, "account": _account, "time": _time,
+    "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
+    "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
+    "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "tmp": _as_written("tmp"),
+    "gres": _gres, "gpus-per-node": _as_written("gpus"), "gpus": _gpus, "gpus-per-task": _gpus_per_task,
+    "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
+    "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
+}
 
 
 # ---------------------------------------------------------------------------------------- body
@@ -436,37 +554,50 @@ def _block(build: _Builder, number: int, unit: str) -> None:
     build.keep(number, _array_names(build, unit))
 
 
-def _shell_option_line(build, words, unit):
+def _shell_option_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "shopt" or STANDARD_SHELL_OPTIONS.match(unit):
         return ("dropped", "slurmkit's scripts run with set -euo pipefail")
     return None
 
 
-def _module_line(build, words, unit=""):
+#: ``ml``'s subcommands; any other first word is a module to load (``ml NAME...``)
+_ML_SUBCOMMANDS = ("list", "purge", "save", "restore", "use", "unload", "spider", "av")
+
+
+def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if words[0] not in ("module", "ml"):
         return None
     rest = [w for w in words[1:] if not w.startswith("-")]
-    if rest[:1] == ["use"] or (words[0] == "ml" and rest[:1] == ["use"]):
+    if rest[:1] == ["use"]:
         build.module_use = True
         return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
-    loads = (words[0] == "module" and rest[:1] in (["load"], ["add"])) or \
-        (words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "unload", "spider", "av"))
-    if loads and build.module_use:
+    modules = _loaded_modules(words[0], rest)
+    if modules is not None and build.module_use:
         return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
-    if words[0] == "module" and rest[:1] in (["load"], ["add"]):
-        conda = [m for m in rest[1:] if re.match(r"(mini|ana)?conda", m.split("/")[0])]
-        if conda != rest[1:]:
-            build.section("environment").setdefault("modules", []).extend(m for m in rest[1:] if m not in conda)
-        return ("dropped", CONDA_NOTE) if conda and conda == rest[1:] else ("mapped",)
-    if words[0] == "ml" and rest and rest[0] not in ("list", "purge", "save", "restore", "use", "unload", "spider", "av"):
-        build.section("environment").setdefault("modules", []).extend(rest)
-        return ("mapped",)
+    if modules is not None:
+        return _load_modules(build, modules, conda_refused=words[0] == "module")
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
     return ("kept",) if unit else None
 
 
-def _conda_line(build, words, unit):
+def _loaded_modules(command: str, rest: List[str]) -> Optional[List[str]]:
+    """The modules ``module load|add NAME...`` or ``ml NAME...`` loads; None for the other subcommands."""
+    if command == "module":
+        return rest[1:] if rest[:1] in (["load"], ["add"]) else None
+    return rest if rest and rest[0] not in _ML_SUBCOMMANDS else None
+
+
+def _load_modules(build: _Builder, modules: List[str], conda_refused: bool) -> _Verdict:
+    """The modules become environment.modules; with ``conda_refused`` (``module load``), conda's
+    own modules are left out, and a line of them alone is dropped (CONDA_NOTE)."""
+    conda = [m for m in modules if re.match(r"(mini|ana)?conda", m.split("/")[0])] if conda_refused else []
+    if conda != modules:
+        build.section("environment").setdefault("modules", []).extend(m for m in modules if m not in conda)
+    return ("dropped", CONDA_NOTE) if conda and conda == modules else _MAPPED
+
+
+def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
                                and not words[1].endswith("/bin/activate")):
         if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
@@ -482,21 +613,37 @@ def _conda_line(build, words, unit):
     return None
 
 
-def _venv_line(build, words, unit=""):
+def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if not words or not _is_venv(words):
         return None
     venv = build.section("environment").setdefault("venv", {})
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
-        path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
-        if path and not path.startswith("$SLURM_TMPDIR"):
-            venv["path"] = _home(path)
-        return ("mapped",)
+        return _venv_made(venv, words)
     if words[0] in ("source", "."):
-        folder = words[1][:-len("/bin/activate")]
-        if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
-            return ("mapped",)
-        venv["path"] = _home(folder)
-        return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+        return _venv_activated(venv, words[1])
+    return _venv_installs(venv, words)
+
+
+def _venv_made(venv: Dict, words: List[str]) -> _Verdict:
+    """``virtualenv PATH``, ``python -m venv PATH``: a lasting one is venv.path; slurmkit makes
+    the one in $SLURM_TMPDIR itself."""
+    path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
+    if path and not path.startswith("$SLURM_TMPDIR"):
+        venv["path"] = _home(path)
+    return _MAPPED
+
+
+def _venv_activated(venv: Dict, activate: str) -> _Verdict:
+    """``source FOLDER/bin/activate``: a folder outside $SLURM_TMPDIR is a virtualenv made before the job."""
+    folder = activate[:-len("/bin/activate")]
+    if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+        return _MAPPED
+    venv["path"] = _home(folder)
+    return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
+
+
+def _venv_installs(venv: Dict, words: List[str]) -> _Verdict:
+    """``pip install [-r FILE] PACKAGE...``: the packages and the first requirements file (pip itself is slurmkit's)."""
     start = words.index("install") + 1
     requirements = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
     packages = [w for i, w in enumerate(words[start:], start) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
@@ -505,7 +652,7 @@ def _venv_line(build, words, unit=""):
     packages = [p for p in packages if p != "pip"]
     if packages:
         venv.setdefault("packages", []).extend(packages)
-    return ("mapped",)
+    return _MAPPED
 
 
 def _home(path: str) -> str:
@@ -513,7 +660,7 @@ def _home(path: str) -> str:
     return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
 
 
-def _is_venv(words) -> bool:
+def _is_venv(words: List[str]) -> bool:
     if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
         return True
     if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
@@ -521,8 +668,8 @@ def _is_venv(words) -> bool:
     return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
 
 
-def _export_line(build, words, unit):
-    assignment = words[1] if words[0] == "export" and len(words) > 1 else words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    assignment = _assignment(words)
     if assignment is None or "=" not in assignment:
         return None
     if words[0] == "export" and len(raw_words(unit.split(" #")[0])) > 2:
@@ -538,36 +685,67 @@ def _export_line(build, words, unit):
     if "$" in unit or "`" in unit or words[0] != "export":
         return ("kept", "computed by the shell: run as written before the program (environment.setup)")
     build.section("environment").setdefault("variables", {})[name] = value
-    return ("mapped",)
+    return _MAPPED
 
 
-def _cd_line(build, words, unit):
+def _assignment(words: List[str]) -> Optional[str]:
+    """``NAME=value`` of ``export NAME=value`` or of a line that is only an assignment."""
+    if words[0] == "export":
+        return words[1] if len(words) > 1 else None
+    return words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+
+
+def _cd_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
         return ("dropped", "a job starts in the folder it was submitted from")
     return None
 
 
-def _stage_line(build, words, unit):
-    """``tar -xf X -C $SLURM_TMPDIR[/to]`` / ``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp -r $SLURM_TMPDIR/X Y`` out."""
+def _stage_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """Copies to ``$SLURM_TMPDIR`` are stage.inputs, copies from it stage.outputs; a folder made
+    there is kept."""
+    if words[0] == "tar":
+        return _untar_in(build, words)
+    if words[0] == "cp":
+        return _copy_stage(build, words)
     paths = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] == "tar" and "-C" in words[:-1] and _tmpdir(words[words.index("-C") + 1]) is not None:
-        archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
-        if archive:
-            to = _tmpdir(words[words.index("-C") + 1])
-            build.section("stage").setdefault("inputs", []).append({"from": _home(archive), "to": to} if to else _home(archive))
-            return ("mapped",)
-    if words[0] == "cp" and len(paths) == 2:
-        source, target = paths
-        if _tmpdir(target) is not None and "$" not in source:
-            to = _tmpdir(target)
-            build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
-            return ("mapped",)
-        if _tmpdir(source) and "$" not in target.replace("$HOME", ""):
-            _add_output(build, {"from": _tmpdir(source), "to": _home(target)})
-            return ("mapped", "copied back on every exit, and before the time limit")
     if words[0] == "mkdir" and paths and all(_tmpdir(p) is not None for p in paths):
         return ("kept", "the program writes there: made as written before it starts (environment.setup)")
     return None
+
+
+def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
+    """``tar -xf X -C $SLURM_TMPDIR[/to]``."""
+    if "-C" not in words[:-1]:
+        return None
+    to = _tmpdir(words[words.index("-C") + 1])
+    archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
+    if to is None or not archive:
+        return None
+    _add_input(build, archive, to)
+    return _MAPPED
+
+
+def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
+    """``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp [-r] $SLURM_TMPDIR/X Y`` out (where the shell
+    computes no part of the other path)."""
+    paths = [w for w in words[1:] if not w.startswith("-")]
+    if len(paths) != 2:
+        return None
+    source, target = paths
+    to, copied = _tmpdir(target), _tmpdir(source)
+    if to is not None and "$" not in source:
+        _add_input(build, source, to)
+        return _MAPPED
+    if copied and "$" not in target.replace("$HOME", ""):
+        _add_output(build, {"from": copied, "to": _home(target)})
+        return ("mapped", "copied back on every exit, and before the time limit")
+    return None
+
+
+def _add_input(build: _Builder, source: str, to: str) -> None:
+    """``source`` copied into ``$SLURM_TMPDIR/to`` (the folder itself where ``to`` is empty)."""
+    build.section("stage").setdefault("inputs", []).append({"from": _home(source), "to": to} if to else _home(source))
 
 
 def _add_output(build: _Builder, output: Dict) -> None:
@@ -583,7 +761,7 @@ def _tmpdir(path: str) -> Optional[str]:
     return None if match is None else (match.group(1) or "").strip("/")
 
 
-def _collect_traps(build: _Builder, body) -> None:
+def _collect_traps(build: _Builder, body: List[Tuple[int, str]]) -> None:
     for number, unit in body:
         words = _words(unit)
         if words[:1] == ["trap"] and len(words) >= 3 and any(s in ("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM")
@@ -591,7 +769,7 @@ def _collect_traps(build: _Builder, body) -> None:
             build.traps[words[1].strip()] = (number, unit)
 
 
-def _trap_line(build, words, unit):
+def _trap_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] != "trap" or len(words) < 3:
         return None
     action = words[1]
@@ -616,26 +794,56 @@ def _copy_backs(build: _Builder, text: str) -> bool:
 
 
 def _after_launch(build: _Builder, number: int, unit: str) -> None:
+    """A line after the program's: a copy back, a report or a clean-up has a place in the spec;
+    anything else runs after the program only in a launch without a launcher."""
     words = _words(unit)
-    if words and words[0] in ("cp", "rsync") and _copy_backs(build, unit):
-        build.note(number, unit, "mapped", "stage.outputs: copied back on every exit, and before the time limit")
-    elif words and (words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL):
-        build.note(number, unit, "dropped", "it ran after the program only to report: `slurmkit status` and the "
-                                            "job's log say how it ended")
-    elif words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
-        build.spec["launch"]["shell"] += "\nwait"
-        build.note(number, unit, "mapped", "it waits for the runs the launch started in the background: part of launch.shell")
-    elif words and (words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]):
-        build.note(number, unit, "dropped", "the job ends after the program: there is nothing to undo")
-    elif words and words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
-        build.note(number, unit, "dropped", "$SLURM_TMPDIR is removed when the job ends")
-    elif words and words[0] in ("exit", "wait"):
-        build.note(number, unit, "dropped", "the job ends with the program's exit code")
+    verdict = _after_launch_verdict(build, words, unit) if words else None
+    if verdict:
+        build.note(number, unit, *verdict)
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         _run_after(build, number, unit)
     else:
         build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it that runs once "
                                           "per job: put it in a wrapper script, or in a job that depends on this one")
+
+
+def _after_launch_verdict(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    for reader in (_copied_back, _reports_only, _waits_for_launch, _cleans_up):
+        verdict = reader(build, words, unit)
+        if verdict:
+            return verdict
+    return None
+
+
+def _copied_back(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    if words[0] in ("cp", "rsync") and _copy_backs(build, unit):
+        return ("mapped", "stage.outputs: copied back on every exit, and before the time limit")
+    return None
+
+
+def _reports_only(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    if words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL:
+        return ("dropped", "it ran after the program only to report: `slurmkit status` and the job's log say how it ended")
+    return None
+
+
+def _waits_for_launch(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """``wait`` after a launch that started its runs in the background (``&``) is part of it."""
+    if words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
+        build.spec["launch"]["shell"] += "\nwait"
+        return ("mapped", "it waits for the runs the launch started in the background: part of launch.shell")
+    return None
+
+
+def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """What a job's end does anyway: deactivate, remove $SLURM_TMPDIR, exit."""
+    if words[0] == "deactivate" or words[:2] == ["conda", "deactivate"]:
+        return ("dropped", "the job ends after the program: there is nothing to undo")
+    if words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
+        return ("dropped", "$SLURM_TMPDIR is removed when the job ends")
+    if words[0] in ("exit", "wait"):
+        return ("dropped", "the job ends with the program's exit code")
+    return None
 
 
 def _run_after(build: _Builder, number: int, unit: str) -> None:
@@ -664,37 +872,51 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         return
     head, operators = split_at_operators(line)
     raw = raw_words(head)
-    words = [_unquote(w) for w in raw]
-    parsed, srun = accelerate_import.under_srun(launch_options.parse(words))
-    program_raw = raw[len(raw) - len(parsed.program):] if parsed.program else []
-    if parsed.launcher in ("torchrun", "accelerate"):   # each runs its program with python unless told not to
-        program_raw = launch_options.python_program(parsed, program_raw)
-    launch: Dict = {}
+    parsed, srun = accelerate_import.under_srun(launch_options.parse([_unquote(w) for w in raw]))
+    program = _program_words(parsed, raw)
+    _read_launcher(build, number, line, parsed, srun)
+    launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
+    tail = _array_names(build, line[len(head):].strip())
+    program = [_array_names(build, w) for w in program]
+    program_text = " ".join(program)
+    build.launch_as_written = program_text + (" " + tail if tail else "")
+    reason = ""
+    if operators or _NEEDS_SHELL.search(program_text):
+        launch["shell"] = build.launch_as_written
+        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
+                  + "): launch.shell, run by bash as written")
+        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
+            build.per_task_shell = (number, line, operators)
+    else:
+        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
+    build.spec["launch"] = launch
+    build.note(number, line, "mapped", reason)
+
+
+#: what makes a program's words a shell line: a command substitution, or a glob
+_NEEDS_SHELL = re.compile(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*")
+
+
+def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:
+    """The program's words as the script wrote them (quotes and all); torchrun and accelerate
+    run theirs with python unless told not to, so that python is written out."""
+    program = raw[len(raw) - len(parsed.program):] if parsed.program else []
+    if parsed.launcher in ("torchrun", "accelerate"):
+        program = launch_options.python_program(parsed, program)
+    return program
+
+
+def _read_launcher(build: _Builder, number: int, line: str, parsed: launch_options.Parsed,
+                   srun: Optional[launch_options.Parsed]) -> None:
+    """A note for each of the launcher's options; an `accelerate launch` line's counts wait for
+    the request (accelerate_import.adopt)."""
     if parsed.launcher == "accelerate":
         if srun:
             _launcher_options(build, number, line, srun, one_task_per_node=True)
         build.accelerate = accelerate_import.read_options(build, number, parsed)
     else:
         _launcher_options(build, number, line, parsed)
-    if parsed.launcher in ("srun", "mpirun"):
-        launch["launcher"] = parsed.launcher
     build.launcher_name = parsed.launcher
-    tail = _array_names(build, line[len(head):].strip())
-    program_raw = [_array_names(build, w) for w in program_raw]
-    program_text = " ".join(program_raw)
-    build.launch_as_written = program_text + (" " + tail if tail else "")
-    needs_shell = bool(operators) or bool(re.search(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*", program_text))
-    if needs_shell:
-        launch["shell"] = program_text + (" " + tail if tail else "")
-        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
-                  + "): launch.shell, run by bash as written")
-        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
-            build.per_task_shell = (number, line, operators)
-    else:
-        launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program_raw), program_raw))
-        reason = ""
-    build.spec["launch"] = launch
-    build.note(number, line, "mapped", reason)
 
 
 def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
@@ -702,6 +924,23 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     command a line) or ``parallel [OPTIONS] COMMAND :::: FILE`` (an argument line each), as kind
     many-tasks. False where its tasks are not in a file (``::: a b c``): the line then stays a
     shell line, run as written."""
+    options, rest = _parallel_options(words)
+    command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
+    if not file:
+        return False
+    # With a command, each line is its argument; without one, each line is a command.
+    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))
+    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
+    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
+    build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}"
+               + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
+    return True
+
+
+def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
+    """GNU Parallel's options and their values (``-j8`` as ``-j 8``), and the words after them."""
     options: Dict[str, str] = {}
     index = 1
     while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
@@ -712,27 +951,29 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
             option, value = "-j", option[2:]
         options[option] = value
         index += 1
-    rest, file = words[index:], options.get("-a") or options.get("--arg-file")
-    command = rest
+    return options, words[index:]
+
+
+def _parallel_tasks(rest: List[str], arg_file: Optional[str]) -> Tuple[List[str], Optional[str]]:
+    """The command, and the file of tasks: the one after ``::::`` or ``<``, else ``arg_file``
+    (``-a FILE``); none where ``:::`` gives the arguments on the line itself."""
     for position, word in enumerate(rest):
         if word in (":::", "::::", "<") or word.startswith("<"):
-            command, after = rest[:position], rest[position + 1:position + 2]
+            after = rest[position + 1:position + 2]
             file = None if word == ":::" else word[1:] if word not in ("::::", "<") else (after[0] if after else None)
-            break
-    if not file:
-        return False
-    # With a command, each line is its argument; without one, each line is a command.
-    build.spec["tasks"] = {"arguments" if command else "commands": file}
-    colsep = options.get("--colsep", options.get("-C"))
-    if colsep is not None and (colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep)):
+            return rest[:position], file
+    return rest, arg_file
+
+
+def _parallel_separator(build: _Builder, number: int, line: str, colsep: Optional[str]) -> None:
+    """``--colsep`` as tasks.separator, which is literal text where --colsep is a regular
+    expression: one without its special characters (or a tab) carries over."""
+    if colsep is None:
+        return
+    if colsep == "\\t" or not re.search(r"[\\^$.|?*+()\[\]{}]", colsep):
         build.spec["tasks"]["separator"] = "\t" if colsep == "\\t" else colsep
-    elif colsep is not None:   # tasks.separator is literal text, --colsep a regular expression
+    else:
         build.note(number, line, "to do", f"--colsep {colsep!r} is a regular expression; set tasks.separator to the text between columns")
-    build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
-    build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
-    replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
-    build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}" + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
-    return True
 
 
 def _many_tasks_shape(build: _Builder) -> None:
@@ -748,7 +989,7 @@ def _many_tasks_shape(build: _Builder) -> None:
         res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
 
 
-def _launcher_options(build: _Builder, number: int, line: str, parsed, one_task_per_node: bool = False) -> None:
+def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_options.Parsed, one_task_per_node: bool = False) -> None:
     """A note for each launcher option; ``one_task_per_node``: srun's counts before `accelerate
     launch`, which kind accelerate's own srun replaces (one task per node)."""
     dropped: Dict[str, List[str]] = {}
@@ -775,10 +1016,10 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed, one_task_
                                                  "if it takes a value, the command is wrong; carry it over by hand")
             continue
         dropped.setdefault(action, []).append(spelled)
-    for action, spelled in dropped.items():
+    for action, spellings in dropped.items():
         reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
                                                     "node itself, which runs the node's `accelerate launch`")
-        build.note(number, " ".join(spelled), "dropped", reason)
+        build.note(number, " ".join(spellings), "dropped", reason)
 
 
 def _total_tasks(build: _Builder) -> int:
@@ -794,7 +1035,7 @@ def _unquote(word: str) -> str:
     return parts[0] if len(parts) == 1 else word
 
 
-def _unquote_all(words):
+def _unquote_all(words: List[str]) -> List[str]:
     return [_unquote(w) for w in words]
 
 
@@ -819,8 +1060,35 @@ def _spec_word(word: str, raw: str) -> str:
 
 # -------------------------------------------------------------------------------------- finish
 
+#: the spec's keys in the order job.yaml is written
+_SPEC_ORDER = ("name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
+               "dependencies", "mail", "extra_directives")
+
+
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
-    spec, res = build.spec, build.spec["resources"]
+    spec = build.spec
+    _counts_per_node(build)
+    spec.setdefault("name", name or "imported")
+    if profile:
+        spec["profile"] = profile
+    spec["resources"].setdefault("time", "1h")
+    spec["kind"] = _chosen_kind(build)
+    _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
+    kind = KINDS[spec["kind"]]
+    if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
+        spec["launch"].pop("launcher")
+    _per_task_shell(build)
+    if build.setup:
+        spec.setdefault("environment", {})["setup"] = build.setup
+    if kind.runs_task_file and not spec["launch"]:
+        del spec["launch"]    # each line of tasks.commands is the command
+    build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
+
+
+def _counts_per_node(build: _Builder) -> None:
+    """The script's --ntasks, --gpus-per-task and --gpus as the spec's counts per node, now that
+    the nodes are known (a count per node the script gave wins)."""
+    res = build.spec["resources"]
     nodes = res.get("nodes", 1)
     if build.ntasks and "tasks_per_node" not in res:
         if build.ntasks % nodes == 0:
@@ -835,31 +1103,19 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
-    spec.setdefault("name", name or "imported")
-    if profile:
-        spec["profile"] = profile
-    res.setdefault("time", "1h")
+
+
+def _chosen_kind(build: _Builder) -> str:
+    """A task file is many-tasks, an array a sweep; else the kind the script's set-up tells."""
+    spec = build.spec
     array = spec.pop("array_range", None)
     if "tasks" in spec:
-        spec["kind"] = first_kind(runs_task_file=True).name
         _many_tasks_shape(build)
-    elif array:
-        spec["kind"] = first_kind(sweeps=True).name
+        return first_kind(runs_task_file=True).name
+    if array:
         spec["array"] = _array_section(array)
-    else:
-        spec["kind"] = _distributed_kind(build) or _plain_kind(build)
-    _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
-    kind = KINDS[spec["kind"]]
-    if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
-        spec["launch"].pop("launcher")
-    _per_task_shell(build)
-    if build.setup:
-        spec.setdefault("environment", {})["setup"] = build.setup
-    if kind.runs_task_file and not spec["launch"]:
-        del spec["launch"]    # each line of tasks.commands is the command
-    order = ["name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
-             "dependencies", "mail", "extra_directives"]
-    build.spec = {key: spec[key] for key in order if key in spec}
+        return first_kind(sweeps=True).name
+    return _distributed_kind(build) or _plain_kind(build)
 
 
 def _per_task_shell(build: _Builder) -> None:
@@ -932,31 +1188,37 @@ def _one_process(build: _Builder) -> str:
 def _distributed_kind(build: _Builder) -> Optional[str]:
     """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
     hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
+    if build.accelerate is not None:
+        kind = first_kind(launches_per_node=True).name
+        _drop_rendezvous_lines(build, kind)
+        accelerate_import.adopt(build, kind)
+        return kind
+    found = _hand_made_kind(build)
+    if found is not None:
+        _adopt_rendezvous(build, found)
+    return found
+
+
+def _hand_made_kind(build: _Builder) -> Optional[str]:
+    """The distributed kind the script's lines tell of: horovodrun or hvd, TF_CONFIG, Lightning on
+    GPUs, or a rendezvous of its own (MASTER_ADDR, tcp://, torchrun over nodes); None for none."""
     spec, res = build.spec, build.spec["resources"]
     launch = spec["launch"]
     text = " ".join([launch.get("command", ""), launch.get("shell", ""), *build.setup,
                      *spec.get("environment", {}).get("venv", {}).get("packages", [])]).lower()
     variables = {name for _, _, name in build.rendezvous}
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
-    kind = None
-    if build.accelerate is not None:
-        kind = first_kind(launches_per_node=True).name
-        _drop_rendezvous_lines(build, kind)
-        accelerate_import.adopt(build, kind)
-        return kind
     if build.launcher_name == "horovodrun" or (tasks > 1 and re.search(r"horovod|\bhvd", text)):
-        kind = first_kind(distributed=True, mpi_ranks=True).name
-    elif "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
-        kind = first_kind(tf_config=True).name
-    elif "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):   # LightningCLI's --trainer.*
-        kind = first_kind(requeues_on_signal=True).name   # srun python + Lightning: Lightning reads SLURM's ranks itself
-    elif "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
-                            or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
-        kind = first_kind(ranks_from_slurm=True).name
-    if kind is None:
-        return None
-    _adopt_rendezvous(build, kind)
-    return kind
+        return first_kind(distributed=True, mpi_ranks=True).name
+    if "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
+        return first_kind(tf_config=True).name
+    # srun python + Lightning (or LightningCLI's --trainer.*): Lightning reads SLURM's ranks itself
+    if "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):
+        return first_kind(requeues_on_signal=True).name
+    if "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
+                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+        return first_kind(ranks_from_slurm=True).name
+    return None
 
 
 #: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each
@@ -975,8 +1237,8 @@ def _drop_rendezvous_lines(build: _Builder, kind: str) -> None:
         if unit in build.setup:
             build.setup.remove(unit)
         variables.pop(name, None)
-        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=f"kind {kind} sets {row.sets_in_environment} itself")
-                          for n in build.notes]
+        dropped = f"kind {kind} sets {row.sets_in_environment} itself"
+        build.notes[:] = [n if n.text != unit else n._replace(outcome="dropped", reason=dropped) for n in build.notes]
     if not variables and "variables" in spec.get("environment", {}):
         del spec["environment"]["variables"]
         if not spec["environment"]:
@@ -984,41 +1246,57 @@ def _drop_rendezvous_lines(build: _Builder, kind: str) -> None:
 
 
 def _adopt_rendezvous(build: _Builder, kind: str) -> None:
-    spec, res = build.spec, build.spec["resources"]
-    launch = spec["launch"]
-    row = KINDS[kind]
-    sets = row.sets_in_environment
+    """The kind's launch in place of the script's hand-made one: its launcher, framework and
+    process per GPU, and the rendezvous address and world size in its own terms."""
+    launch, row = build.spec["launch"], KINDS[kind]
     _drop_rendezvous_lines(build, kind)
-    if not row.rendezvous:
-        launch.pop("launcher", None) if build.launcher_name == "horovodrun" else None
-    else:
+    if row.rendezvous:
         launch["launcher"] = "srun"
+    elif build.launcher_name == "horovodrun":
+        launch.pop("launcher", None)
     if row.framework_default != "pytorch":
         launch["framework"] = row.framework_default
-    gpus = str(res.get("gpus", "")).rpartition(":")[2]
-    if row.rendezvous and ("tasks_per_node" in res or gpus.isdigit()):
-        tasks = res.pop("tasks_per_node", 1)   # none: one process that started its GPUs' workers itself
-        if gpus.isdigit() and tasks != int(gpus):
-            cores = ""
-            if "cpus_per_task" in res:
-                res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
-                cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
-            build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
-                       f"where the script ran {tasks}{cores}: check that the program expects that")
-    if row.ranks_from_slurm and "gpus" in res:   # PyTorch picks its GPU by local rank
+    if row.rendezvous:
+        _one_process_per_gpu(build, kind)
+    if row.ranks_from_slurm and "gpus" in build.spec["resources"]:   # PyTorch picks its GPU by local rank
         launch["gpu_view"] = "node"
-    port = ""
+    rewritten = _rewritten_rendezvous(launch, row)
+    view = "; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {row.sets_in_environment}{rewritten}{view}")
+
+
+def _one_process_per_gpu(build: _Builder, kind: str) -> None:
+    """A kind with a rendezvous starts one process per GPU: the script's tasks per node give way,
+    and their cores are shared among the processes."""
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if "tasks_per_node" not in res and not gpus.isdigit():
+        return
+    tasks = res.pop("tasks_per_node", 1)   # none: one process that started its GPUs' workers itself
+    if not gpus.isdigit() or tasks == int(gpus):
+        return
+    cores = ""
+    if "cpus_per_task" in res:
+        res["cpus_per_task"] = max(1, res["cpus_per_task"] * tasks // int(gpus))
+        cores = f"; the node's cores are shared among them ({res['cpus_per_task']} each)"
+    build.note(0, f"tasks_per_node: {tasks}", "to do", f"kind {kind} runs one process per GPU ({gpus} per node) "
+               f"where the script ran {tasks}{cores}: check that the program expects that")
+
+
+def _rewritten_rendezvous(launch: Dict, row: Kind) -> str:
+    """The launch's rendezvous address (and, where SLURM gives the ranks, its world size) as the
+    kind sets them; what changed, for the note."""
+    said = ""
     for key in ("command", "shell"):
         rewritten = _RENDEZVOUS_URL.sub("tcp://$MASTER_ADDR:$MASTER_PORT", launch.get(key, ""))
         if key in launch and rewritten != launch[key]:
             launch[key] = rewritten
-            port = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
+            said = ("; the rendezvous address became tcp://$MASTER_ADDR:$MASTER_PORT (the first node, and a port from "
                     "the job id: jobs sharing a node do not clash)")
     if row.ranks_from_slurm and "shell" in launch and _WORLD_SIZE.search(launch["shell"]):
         launch["shell"] = _WORLD_SIZE.sub("$WORLD_SIZE", launch["shell"])
-        port += "; the world size computed from SLURM's counts became $WORLD_SIZE"
-    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {sets}{port}"
-               + ("; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""))
+        said += "; the world size computed from SLURM's counts became $WORLD_SIZE"
+    return said
 
 
 _COUNT = r"\$?\{?(SLURM_NTASKS_PER_NODE|SLURM_JOB_NUM_NODES|SLURM_NNODES)\}?"
@@ -1032,17 +1310,18 @@ def _signal_and_requeue(build: _Builder) -> None:
     saves and requeues on the signal (Lightning) writes all of them itself; any other job keeps
     them as they were, since the program may catch USR1 itself (a checkpoint, a requeue)."""
     kind, stage = KINDS[build.spec["kind"]], build.spec.get("stage")
-    own = f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and --open-mode=append itself"
-    if build.signal_line is not None:
-        number, line, directive = build.signal_line
+    own = (f"kind {kind.name} asks for the signal (to the batch shell, which passes it to srun's tasks), the requeue and "
+           "--open-mode=append itself")
+    if build.signal is not None:
+        number, line, directive, lead = build.signal
         if stage and stage.get("outputs"):
-            stage["lead"] = f"{build.signal_lead}s"
+            stage["lead"] = f"{lead}s"
             build.note(number, line, "mapped", "the time before the limit becomes stage.lead where the script copies results "
                                                "back on USR1; slurmkit asks for the signal itself")
-        elif kind.requeues_on_signal and int(build.signal_lead) != requeue_lead(_time_s(build)):
-            build.section("stage")["lead"] = f"{build.signal_lead}s"
-            build.note(number, line, "mapped", f"its {build.signal_lead}s before the limit become stage.lead, when kind {kind.name} "
-                                               "tells Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
+        elif kind.requeues_on_signal and int(lead) != requeue_lead(_time_s(build)):
+            build.section("stage")["lead"] = f"{lead}s"
+            build.note(number, line, "mapped", f"its {lead}s before the limit become stage.lead, when kind {kind.name} tells "
+                                               "Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
         elif kind.requeues_on_signal:
             build.note(number, line, "dropped", own)
         else:
@@ -1076,7 +1355,8 @@ def _lightning_hint(build: _Builder) -> str:
     srun_gpus = build.launcher_name == "srun" and "gpus" in build.spec["resources"]
     if srun_gpus and any(directive == "--requeue" for _, _, directive in build.requeue_lines):
         lightning = first_kind(requeues_on_signal=True).name
-        return f"; with --requeue and srun tasks on GPUs this is PyTorch Lightning's recipe: if the program is Lightning, use kind {lightning}"
+        return (f"; with --requeue and srun tasks on GPUs this is PyTorch Lightning's recipe: if the program is Lightning, "
+                f"use kind {lightning}")
     return ""
 
 
@@ -1099,7 +1379,8 @@ def array_range_problem(text: str) -> Optional[str]:
             return f"--array={text}: {part!r} is not FIRST, FIRST-LAST or FIRST-LAST:STEP"
         first, last, step = int(match.group(1)), int(match.group(2) or match.group(1)), int(match.group(3) or 1)
         if last < first or step < 1:
-            return f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) with a step of 1 or more"
+            return (f"--array={text}: {part!r} runs backwards or has step 0; write it FIRST-LAST (e.g. {last}-{first}) "
+                    "with a step of 1 or more")
         count += (last - first) // step + 1
     if count > DEFAULT_MAX_ARRAY_TASKS:
         return f"--array={text}: {count} tasks, more than slurmkit's cap of {DEFAULT_MAX_ARRAY_TASKS} for one array; split the sweep"
@@ -1111,8 +1392,8 @@ def _array_section(text: str) -> Dict:
     (``text`` has passed array_range_problem)."""
     ranges, _, throttle = text.partition("%")
     ids: List[int] = []
-    for part in ranges.split(","):
-        first, last, step = _ARRAY_RANGE.fullmatch(part).groups()
+    for match in _ARRAY_RANGE.finditer(ranges):   # one for each comma-separated part, as array_range_problem read them
+        first, last, step = match.groups()
         ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
     section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
     if throttle:
@@ -1163,7 +1444,7 @@ def _leave_out(spec: Dict, path: Tuple) -> bool:
     return True
 
 
-def _put(spec: Dict, path: Tuple, value) -> None:
+def _put(spec: Dict, path: Tuple, value: Any) -> None:
     for key in path[:-1]:
         spec = spec.setdefault(key, {})
     spec[path[-1]] = value

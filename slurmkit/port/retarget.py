@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.gpu_names import mig_names, whole_gpu_names
@@ -25,9 +25,9 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.resolve.resolve import Finding, cores_per_gpu, resolve
-from slurmkit.sites.modulecat import check_module
-from slurmkit.sites.profiles import MigProfile, NodeType, SiteProfile, did_you_mean
-from slurmkit.spec.spec import JobSpec, spec_from_mapping
+from slurmkit.sites.modulecat import ModuleCheck, check_module
+from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
+from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping
 
 #: Kinds whose ranks may be spread over more nodes when the target's nodes have fewer GPUs.
 
@@ -71,12 +71,12 @@ class Ported(Record):
 class PortRefused(SlurmkitError):
     """The spec cannot move: ``findings`` says why, one line each (key path and reason)."""
 
-    def __init__(self, findings: Sequence[Finding]):
+    def __init__(self, findings: Sequence[Finding]) -> None:
         self.findings = tuple(findings)
         super().__init__("; ".join(f"{f.field}: {f.message}" for f in self.findings))
 
 
-def _shown(value) -> str:
+def _shown(value: Any) -> str:
     if value is None:
         return "(none)"
     if isinstance(value, list):
@@ -106,7 +106,7 @@ def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfi
 class _Port:
     """The spec being rewritten, with the changes, warnings and refusals found so far."""
 
-    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False):
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> None:
         self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
         self.repack = repack                # pack the ranks into fewer whole nodes (port --repack)
         self.changes: List[Change] = []
@@ -119,7 +119,7 @@ class _Port:
     def resources(self) -> Dict[str, Any]:
         return self.data["resources"]
 
-    def set(self, section: Optional[str], key: str, new, why: str) -> None:
+    def set(self, section: Optional[str], key: str, new: Any, why: str) -> None:
         """Rewrite (or with ``new`` None, remove) ``section.key`` and record why."""
         where = self.data if section is None else self.data.setdefault(section, {})
         old = where.get(key)
@@ -150,7 +150,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     port = _Port(data, spec, source, target, repack)
     port.set(None, "profile", target.name, _profile_reason(source, target))
     if spec.resources.gpus is not None:
-        _port_gpus(port)
+        _port_gpus(port, spec.resources.gpus)
     else:
         _port_cpu_shape(port)
     _port_memory(port)
@@ -189,6 +189,7 @@ class _GpuModel(Record):
     memory_mib: Optional[int]
     vendor: str
     node_types: Tuple[NodeType, ...]
+    gpus: Gpus                    # the first node type's GPUs: the names the model goes by are theirs
     mig: Optional[MigProfile] = None
 
     @property
@@ -200,20 +201,21 @@ class _GpuModel(Record):
 def _gpu_models(profile: SiteProfile) -> List[_GpuModel]:
     """Every whole GPU model and MIG instance of ``profile``, in profile order."""
     models: Dict[str, _GpuModel] = {}
-    for node_type in (t for t in profile.node_types if t.gpus):
+    for node_type in profile.node_types:
         gpus = node_type.gpus
+        if not gpus:
+            continue
         known = models.get(gpus.model)
         types = (known.node_types if known else ()) + (node_type,)
-        models[gpus.model] = _GpuModel(gpus.model, gpus.memory_mib, gpus.vendor, types)
+        models[gpus.model] = _GpuModel(gpus.model, gpus.memory_mib, gpus.vendor, types, known.gpus if known else gpus)
         for mig in gpus.mig:
-            models[mig.gres] = _GpuModel(mig.gres, mig.memory_mib, gpus.vendor, (node_type,), mig)
+            models[mig.gres] = _GpuModel(mig.gres, mig.memory_mib, gpus.vendor, (node_type,), gpus, mig)
     return list(models.values())
 
 
 def _find_source_gpu(model: str, source: SiteProfile) -> Optional[_GpuModel]:
     for candidate in _gpu_models(source):
-        gpus = candidate.node_types[0].gpus
-        names = mig_names(gpus, candidate.mig) if candidate.mig else whole_gpu_names(gpus)
+        names = mig_names(candidate.gpus, candidate.mig) if candidate.mig else whole_gpu_names(candidate.gpus)
         if model in names:
             return candidate
     return None
@@ -239,11 +241,10 @@ def _node_count(model: _GpuModel) -> int:
     return sum(t.count or 0 for t in model.node_types)
 
 
-def _port_gpus(port: _Port) -> None:
-    request = port.spec.resources.gpus
+def _port_gpus(port: _Port, request: GpuRequest) -> None:
     if request.model is None:
         _port_gpu_count(port, None, request.count, "any GPU model")
-        _port_cores_per_gpu(port, None, None)
+        _port_cores_per_gpu(port, request.count, None, None)
         return
     wanted = _find_source_gpu(request.model, port.source)
     if wanted is None:
@@ -255,31 +256,35 @@ def _port_gpus(port: _Port) -> None:
     if chosen is None:
         _refuse_gpu(port, wanted)
         return
-    _suggest_mig(port, wanted, chosen)
+    _suggest_mig(port, wanted, chosen, request.count)
     why = f"{port.source.name}'s {wanted.label}; {port.target.name}'s {chosen.label} is {how}"
     _port_gpu_count(port, chosen, request.count, why)
     if chosen.mig is None:
-        _port_cores_per_gpu(port, wanted, chosen)
+        _port_cores_per_gpu(port, request.count, wanted, chosen)
 
 
 def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:
-    others = sorted({m.node_types[0].gpus.model for m in _gpu_models(port.target)})
+    others = sorted({m.gpus.model for m in _gpu_models(port.target)})
     if others:
-        port.refuse("resources.gpus", f"{port.target.name}'s GPUs ({', '.join(others)}) are not {wanted.vendor.upper()} GPUs, so code "
-                    f"built for the {wanted.spelling.upper()} (CUDA) does not run there; port to a cluster with {wanted.vendor.upper()} GPUs")
+        maker = wanted.vendor.upper()
+        port.refuse("resources.gpus", f"{port.target.name}'s GPUs ({', '.join(others)}) are not {maker} GPUs, so code "
+                    f"built for the {wanted.spelling.upper()} (CUDA) does not run there; port to a cluster with {maker} GPUs")
     else:
         successor = f"; its successor {port.target.status.successor} may" if port.target.status.successor else ""
         port.refuse("resources.gpus", f"{port.target.name} has no GPU nodes{successor}")
 
 
-def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel) -> None:
-    if wanted.mig or chosen.mig or not wanted.memory_mib:
+def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel, count: int) -> None:
+    """A job of one whole GPU that a MIG instance of the target's would hold: said, as it costs less."""
+    need = wanted.memory_mib
+    if wanted.mig or chosen.mig or not need:
         return
-    slices = [m for m in _gpu_models(port.target) if m.mig and m.vendor == chosen.vendor and (m.memory_mib or 0) >= wanted.memory_mib]
-    if slices and port.spec.resources.gpus.count == 1 and not kind_of(port.spec).distributed:
-        small = min(slices, key=lambda m: m.memory_mib or 0)
+    slices = [(m.memory_mib, m) for m in _gpu_models(port.target)
+              if m.mig and m.vendor == chosen.vendor and m.memory_mib is not None and m.memory_mib >= need]
+    if slices and count == 1 and not kind_of(port.spec).distributed:
+        memory, small = min(slices, key=lambda pair: pair[0])
         port.warn("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
-                  f"({format_size(small.memory_mib)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
+                  f"({format_size(memory)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
 
 
 def _allowed_gpu_counts(port: _Port, chosen: Optional[_GpuModel]) -> List[int]:
@@ -288,7 +293,7 @@ def _allowed_gpu_counts(port: _Port, chosen: Optional[_GpuModel]) -> List[int]:
     if chosen is not None and chosen.mig:
         return [1]
     types = chosen.node_types if chosen else [t for t in port.target.node_types if t.gpus]
-    most = max((t.gpus.count for t in types), default=0)
+    most = max((t.gpus.count for t in types if t.gpus), default=0)
     whole = port.target.scheduling.whole_node
     fixed = whole.gpu_counts if whole and whole.gpu_counts else range(1, most + 1)
     return [n for n in fixed if n <= most]
@@ -341,7 +346,7 @@ def _packed_gpu_nodes(port: _Port, per_node: int, allowed: List[int]) -> Optiona
 def _repack_gpus(port: _Port, chosen: Optional[_GpuModel], per_node: int, packed: int, why: str) -> None:
     """``--repack``: the same GPUs on ``packed`` nodes (NVLink within a node, no network between
     them), with the memory per node they had per GPU."""
-    nodes, target = port.spec.resources.nodes, port.target.name
+    nodes = port.spec.resources.nodes
     new = nodes * per_node // packed
     port.set("resources", "gpus", _gpu_value(port, chosen, new), f"{why}; --repack: {new} per node")
     port.set("resources", "nodes", packed, f"--repack: the same {nodes * per_node} GPUs ({nodes} x {per_node} on {port.source.name}) "
@@ -377,7 +382,7 @@ def _counts(allowed: List[int]) -> str:
     return " or ".join(map(str, allowed)) or "no"
 
 
-def _gpu_value(port: _Port, chosen: Optional[_GpuModel], count: int):
+def _gpu_value(port: _Port, chosen: Optional[_GpuModel], count: int) -> Union[int, str, Dict[str, Any]]:
     """The new ``gpus`` value in the form the user wrote it (mapping, bare count or text)."""
     written = port.resources.get("gpus")
     if chosen is None:
@@ -387,7 +392,7 @@ def _gpu_value(port: _Port, chosen: Optional[_GpuModel], count: int):
     return chosen.spelling if count == 1 and ":" not in str(written) else f"{chosen.spelling}:{count}"
 
 
-def _port_cores_per_gpu(port: _Port, wanted: Optional[_GpuModel], chosen: Optional[_GpuModel]) -> None:
+def _port_cores_per_gpu(port: _Port, gpus: int, wanted: Optional[_GpuModel], chosen: Optional[_GpuModel]) -> None:
     """An explicit cpus_per_task that was the source's bundle (its cores per GPU) becomes the
     target's bundle; one above the target's advice comes down to it. ``None``: any model."""
     asked = port.spec.resources.cpus_per_task
@@ -397,29 +402,29 @@ def _port_cores_per_gpu(port: _Port, wanted: Optional[_GpuModel], chosen: Option
     target_bundle = _bundle(target_types)
     if asked is None or target_bundle is None:
         return
-    gpus, tasks = port.spec.resources.gpus.count, _tasks_per_node(port)
+    tasks = _tasks_per_node(port, gpus)
     per_gpu = asked * tasks / gpus
     new = max(1, target_bundle * gpus // tasks)
     label = f"{port.target.name}'s {target_bundle} per {chosen.spelling.upper() if chosen else 'GPU'}"
-    if per_gpu == source_bundle and source_bundle != target_bundle:
+    if wanted is not None and per_gpu == source_bundle and source_bundle != target_bundle:
         port.set("resources", "cpus_per_task", new, f"{port.source.name}'s {source_bundle} cores per {wanted.spelling.upper()} "
                  f"(its bundle) becomes {label}")
     elif per_gpu > target_bundle:
         port.set("resources", "cpus_per_task", new, f"{asked * tasks} cores for {gpus} GPU(s) is above {label}")
 
 
-def _bundle(node_types) -> Optional[int]:
+def _bundle(node_types: Sequence[NodeType]) -> Optional[int]:
     """The site's cores per GPU on these nodes, as the resolver gives them by default."""
     return cores_per_gpu(node_types) if any(t.gpus for t in node_types) else None
 
 
-def _tasks_per_node(port: _Port) -> int:
+def _tasks_per_node(port: _Port, gpus: int) -> int:
     """Tasks per node with GPUs: one per GPU for the process-per-GPU kinds, as asked otherwise."""
     spec = port.spec
     kind = kind_of(spec)
     single = kind.single_process_framework == kind.framework(spec.launch.framework)
     if kind.distributed and not single:
-        return spec.resources.gpus.count
+        return gpus
     return spec.resources.tasks_per_node or 1
 
 
@@ -448,8 +453,8 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
         _warn_pinned_core_counts(port, tasks * cpus, cores)
     if kind.rank_count_is_users:
         if cores % cpus:
-            port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does not divide; "
-                        f"pick a divisor of {cores}")
+            port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does "
+                        f"not divide; pick a divisor of {cores}")
             return
         _mpi_onto_whole_nodes(port, cores, tasks, cpus)
     elif kind.fills_whole_node == "threads" and tasks == 1:
@@ -458,8 +463,9 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
     elif kind.runs_task_file:
         _many_tasks_onto_whole_nodes(port, cores, tasks, cpus)
     else:
-        port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind.name!r} job of {tasks * cpus} core(s) would leave the "
-                    f"rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind {first_kind(runs_task_file=True).name!r} (GNU Parallel, "
+        many = first_kind(runs_task_file=True).name
+        port.refuse("kind", f"{target} schedules whole nodes of {cores} cores; a {kind.name!r} job of {tasks * cpus} core(s) would "
+                    f"leave the rest idle: run {cores // (tasks * cpus)} such tasks at a time in one job of kind {many!r} (GNU Parallel, "
                     "a task file with a line each), or port to another cluster")
 
 
@@ -550,7 +556,8 @@ def _port_memory(port: _Port) -> None:
     target_asks = port.target.scheduling.mem_request is not False
     if not target_asks:
         for key in ("mem", "mem_per_cpu"):
-            port.set("resources", key, None, f"{port.target.name} gives every job whole nodes with all their memory; it ignores memory requests")
+            port.set("resources", key, None, f"{port.target.name} gives every job whole nodes with all their memory; "
+                     "it ignores memory requests")
     elif not source_asks and port.resources.get("mem") is None and port.resources.get("mem_per_cpu") is None \
             and port.spec.resources.gpus is None:   # a GPU job gets its GPUs' bundle from the resolver (sizing.py)
         node = _largest_cpu_node(port.source)
@@ -590,27 +597,52 @@ def _port_modules(port: _Port) -> None:
     if not written:
         return
     modules = [written] if isinstance(written, str) else list(written)
-    kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
-    new_stdenv, catalogue = port.target.software.stdenv, port.target.software.catalogue
-    old_stdenv = next((m for m in kept if m.startswith("StdEnv/")), None)
-    moved_stdenv = bool(old_stdenv and new_stdenv and old_stdenv != new_stdenv)
-    if moved_stdenv:
-        kept = [new_stdenv if m.startswith("StdEnv/") else m if catalogue else _module_under(m, new_stdenv, port.target) for m in kept]
-    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
-    checks = [check_module(m, catalogue, port.target.name, oldest) for m in kept] if catalogue else []
-    kept = [c.new for c in checks] if checks else kept
+    moved = _stdenv_move(port, modules)
+    kept, checks = _ported_modules(port, modules, moved)
     if kept != modules:
-        why = _modules_reason(modules, old_stdenv if moved_stdenv else None, new_stdenv, port, [c.why for c in checks if c.why])
-        port.set("environment", "modules", kept, why)
+        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, [c.why for c in checks if c.why]))
     for check in checks:
         if check.warning:
             port.warn("environment.modules", check.warning)
-    if not catalogue:
+    if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
-    _port_venv(port, old_stdenv if moved_stdenv else None, [c for c in checks if c.why and c.module.startswith("python/")])
+    _port_venv(port, moved[0] if moved else None, [c for c in checks if c.why and c.module.startswith("python/")])
 
 
-def _port_venv(port: _Port, old_stdenv: Optional[str], pythons) -> None:
+def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, str]]) -> Tuple[List[str], List[ModuleCheck]]:
+    """The modules the ported spec loads, and the catalogue's check of each (none without one)."""
+    kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
+    if moved:
+        kept = _under_stdenv(port, kept, moved[1])
+    checks = _checked_modules(port, kept)
+    return ([c.new for c in checks] if checks else kept), checks
+
+
+def _stdenv_move(port: _Port, modules: List[str]) -> Optional[Tuple[str, str]]:
+    """(the StdEnv the spec pins, the target's standard environment) where the two differ; else None."""
+    old, new = next((m for m in modules if m.startswith("StdEnv/")), None), port.target.software.stdenv
+    return (old, new) if old and new and old != new else None
+
+
+def _under_stdenv(port: _Port, modules: List[str], stdenv: str) -> List[str]:
+    """The modules with the target's StdEnv in place of the old one; without a catalogue to
+    check them against (_checked_modules), each version becomes the one the target's profile
+    names (_module_under)."""
+    if port.target.software.catalogue:
+        return [stdenv if m.startswith("StdEnv/") else m for m in modules]
+    return [stdenv if m.startswith("StdEnv/") else _module_under(m, stdenv, port.target) for m in modules]
+
+
+def _checked_modules(port: _Port, modules: List[str]) -> List[ModuleCheck]:
+    """Each module checked against the target's catalogue (none without one)."""
+    catalogue = port.target.software.catalogue
+    if not catalogue:
+        return []
+    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
+    return [check_module(m, catalogue, port.target.name, oldest) for m in modules]
+
+
+def _port_venv(port: _Port, old_stdenv: Optional[str], pythons: List[ModuleCheck]) -> None:
     """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
     Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
     venv = port.spec.environment.venv
@@ -643,15 +675,15 @@ def _module_under(module: str, stdenv: str, target: SiteProfile) -> str:
     return target.software.modules.get(family) or family
 
 
-def _modules_reason(before: List[str], old_stdenv, new_stdenv, port: _Port, rewrites: List[str]) -> str:
+def _modules_reason(before: List[str], moved: Optional[Tuple[str, str]], port: _Port, rewrites: List[str]) -> str:
     reasons = []
     dropped = [m for m in before if SITE_STACK_MODULES.match(m)]
     if dropped:
         reasons.append(f"{', '.join(dropped)} belonged to {port.source.name}'s own stack; {port.target.name} uses the Alliance stack")
-    if old_stdenv and port.target.software.catalogue:
-        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}")
-    elif old_stdenv:
-        reasons.append(f"{old_stdenv} is deprecated; {port.target.name}'s standard environment is {new_stdenv}, and versions of "
+    if moved and port.target.software.catalogue:
+        reasons.append(f"{moved[0]} is deprecated; {port.target.name}'s standard environment is {moved[1]}")
+    elif moved:
+        reasons.append(f"{moved[0]} is deprecated; {port.target.name}'s standard environment is {moved[1]}, and versions of "
                        "the old one become the site's (or the default: check them with 'module spider NAME')")
     return "; ".join(reasons + rewrites)
 
@@ -663,13 +695,15 @@ def _port_directives(port: _Port) -> None:
     written = port.data.get("extra_directives")
     if not written:
         return
-    kept, dropped = [], []
+    kept: List[str] = []
+    dropped: List[str] = []
     for directive in written:
         option = directive.split("=", 1)[0]
         (dropped if option in SITE_BOUND_OPTIONS else kept).append(directive)
     if dropped:
         what = sorted({SITE_BOUND_OPTIONS[d.split("=", 1)[0]] for d in dropped})
-        port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} name{'s' if len(dropped) == 1 else ''} {port.source.name}'s {' and '.join(what)}, "
+        verb = "names" if len(dropped) == 1 else "name"
+        port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} {verb} {port.source.name}'s {' and '.join(what)}, "
                  f"which {port.target.name} does not have")
 
 

@@ -67,7 +67,8 @@ def import_command(script, output, name, force, profile):
 @click.option("--from", "from_", metavar="CLUSTER", help="The cluster the spec was written for, when it names no profile.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the ported spec here (default: print it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
-@click.option("--repack", is_flag=True, help="Pack an MPI job's ranks, or a multi-node GPU job's GPUs (kept by default), into as few of the new cluster's nodes as hold them.")
+@click.option("--repack", is_flag=True, help="Pack an MPI job's ranks, or a multi-node GPU job's GPUs (kept by default), "
+                                            "into as few of the new cluster's nodes as hold them.")
 def port_command(spec, to, from_, output, force, repack):
     """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
     whole-node rules, listing every change and why; refuse what cannot move."""

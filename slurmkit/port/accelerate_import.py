@@ -18,8 +18,8 @@ from typing import Dict, List, Optional, Tuple
 
 from slurmkit.core.kinds import KINDS, first_kind
 from slurmkit.core.launch_options import ACTIONS, Parsed, parse
+from slurmkit.core.launchers import MIXED_PRECISIONS
 from slurmkit.core.records import Record
-from slurmkit.resolve.framework_kinds import MIXED_PRECISIONS
 
 #: what the not-carried options would have set up, and where it belongs instead
 NOT_CARRIED = ("is not carried: kind {kind}'s `accelerate launch` passes only the counts, the rendezvous and mixed precision, "

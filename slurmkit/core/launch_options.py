@@ -156,6 +156,8 @@ ACCELERATE = {
 }
 LAUNCHERS = {"srun": SRUN, "mpirun": MPIRUN, "mpiexec": MPIRUN, "mpiexec.hydra": MPIRUN, "torchrun": TORCHRUN,
              "horovodrun": HOROVODRUN, "accelerate": ACCELERATE}
+#: launchers that run their program with a Python of their own unless told not to (python_program).
+RUN_WITH_PYTHON = frozenset(("torchrun", "accelerate"))
 #: srun reads a short option's value glued to it (-n4), as accelerate's argparse does (-t3); the MPI launchers do not.
 GLUED_SHORT = {"srun", "accelerate"}
 #: `python -m torch.distributed.launch|run` is torchrun under another name.

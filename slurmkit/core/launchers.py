@@ -138,16 +138,36 @@ def _accelerate(at: LaunchContext) -> Tuple[ScriptWord, ...]:
             FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c", '_sk_node_launch "$@"', "_sk_node_launch")
 
 
-#: launcher name -> its argv builder; spec.LAUNCHERS is the names a spec may give.
-LAUNCHERS: Dict[str, Callable[[LaunchContext], Tuple[ScriptWord, ...]]] = {
-    "direct": _direct,
-    "srun": _srun,
-    "mpirun": _mpirun,
-    "torchrun": _torchrun,
-    "accelerate": _accelerate,
-}
+class Launcher(Record):
+    """A launcher slurmkit runs: what resolve asks of it, instead of testing its name."""
+
+    name: str                                   # as a spec names it (launch.launcher)
+    build: Callable[[LaunchContext], Tuple[ScriptWord, ...]]
+    spelled: str                                # as a message names the command
+    starts_processes: bool = True               # False: the program is the batch step's own process
+    starts_mpi_ranks: bool = False              # the MPI library places the ranks: its flavour's binding variables apply
+    leaves_ranks_unbound: bool = False          # its ranks get no CPU binding of their own: the script's per-rank wrapper binds them
+    runs_a_copy_per_task: bool = False          # the command itself runs once per task (srun, mpirun), not once per node or job
+    #: Where a process finds its place on its node (0, 1, ... on every node), for GPU binding:
+    #: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's and Accelerate's
+    #: LOCAL_RANK (their docs); "" for mpirun, whose MPI flavour sets it (MPI_LOCAL_RANK).
+    local_rank_variable: str = ""
+
+    def words(self, kind: Kind, profile: LaunchProfile) -> Tuple[ScriptWord, ...]:
+        """The launch prefix for a job of ``kind`` on ``profile``."""
+        return self.build(LaunchContext(kind, profile))
 
 
-def launch_words(name: str, kind: Kind, profile: LaunchProfile) -> Tuple[ScriptWord, ...]:
-    """The launch prefix of launcher ``name`` for a job of ``kind`` on ``profile``."""
-    return LAUNCHERS[name](LaunchContext(kind, profile))
+#: launcher name -> the launcher; a spec's launch.launcher is one of these names.
+LAUNCHERS: Dict[str, Launcher] = {launcher.name: launcher for launcher in (
+    Launcher("direct", _direct, "direct", starts_processes=False),
+    Launcher("srun", _srun, "srun", runs_a_copy_per_task=True, local_rank_variable="SLURM_LOCALID"),
+    Launcher("mpirun", _mpirun, "mpirun", starts_mpi_ranks=True, runs_a_copy_per_task=True),
+    Launcher("torchrun", _torchrun, "torchrun", leaves_ranks_unbound=True, local_rank_variable="LOCAL_RANK"),
+    Launcher("accelerate", _accelerate, "accelerate launch", local_rank_variable="LOCAL_RANK"),
+)}
+#: Under mpirun, each MPI flavour's variable for a rank's place on its node: Open MPI's
+#: OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",
+#: https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html). SLURM_LOCALID is the
+#: batch step's there (0 for every rank), so it must not be used.
+MPI_LOCAL_RANK = {"openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}

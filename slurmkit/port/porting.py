@@ -901,7 +901,7 @@ def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:
     """The program's words as the script wrote them (quotes and all); torchrun and accelerate
     run theirs with python unless told not to, so that python is written out."""
     program = raw[len(raw) - len(parsed.program):] if parsed.program else []
-    if parsed.launcher in ("torchrun", "accelerate"):
+    if parsed.launcher in launch_options.RUN_WITH_PYTHON:
         program = launch_options.python_program(parsed, program)
     return program
 

@@ -14,6 +14,7 @@ import shlex
 from typing import List, Optional, Sequence, Tuple
 
 from slurmkit.core import launch_options
+from slurmkit.core.launchers import LAUNCHERS
 
 #: how many processes a kind's launcher starts, as the message says it (kinds.py: processes)
 _STARTS = {"one": "its process", "per task": "one process per task", "per GPU": "one process per GPU"}
@@ -29,14 +30,14 @@ def program_alone(command: Sequence[str]) -> Tuple[Optional[str], List[str]]:
             break
         first = first or parsed.launcher
         words = list(parsed.program)
-        if parsed.launcher in ("torchrun", "accelerate"):
+        if parsed.launcher in launch_options.RUN_WITH_PYTHON:
             words = launch_options.python_program(parsed, words)
     return first, words
 
 
 def nested_launcher_finding(kind, launcher: str, command: Sequence[str], field: str) -> Optional[Tuple[str, str]]:
     """(field, message) where the command starts a launcher and the kind's own launcher is not direct."""
-    if launcher == "direct":
+    if not LAUNCHERS[launcher].starts_processes:
         return None
     found, program = program_alone(command)
     if found is None:
@@ -47,4 +48,5 @@ def nested_launcher_finding(kind, launcher: str, command: Sequence[str], field: 
 
 
 def _spelled(launcher: str) -> str:
-    return "accelerate launch" if launcher == "accelerate" else launcher
+    known = LAUNCHERS.get(launcher)
+    return known.spelled if known else launcher

@@ -20,7 +20,7 @@ from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
-from slurmkit.core.launchers import NODE_CORES, ScriptWord, from_slurm, mpirun_binding
+from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
@@ -79,7 +79,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
     sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
-    launcher = _launcher(spec, profile, findings)
+    runner, launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules)
@@ -102,7 +102,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         profile=profile.name,
         name=spec.name,
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb),
-        environment=_environment(spec, profile, cpus_per_task, launcher, gpus, node_types),
+        environment=_environment(spec, profile, cpus_per_task, runner, gpus, node_types),
         modules=modules,
         module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
@@ -113,7 +113,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         chain=chain,
         array=array,
         tasks=tasks,
-        distributed=_distributed(spec, profile, tasks_per_node, launcher, gpus, findings),
+        distributed=_distributed(spec, profile, tasks_per_node, runner, gpus, findings),
         builds=() if venv and venv.prebuilt_key else _builds(spec, profile, gpus),   # prebuilt: built with the env
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
@@ -312,7 +312,7 @@ def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: in
 
 def _check_shape(spec: JobSpec, kind, tasks: int, cpus: int, findings: Findings) -> None:
     """Shapes that run, but not as the user expects: extra tasks of a one-process kind, one thread, one task at a time."""
-    if kind.one_process and tasks > 1 and spec.launch.launcher != "srun":
+    if kind.one_process and tasks > 1 and not _asks_a_copy_per_task(spec):
         findings.warn("resources.tasks_per_node", f"kind {spec.kind!r} runs one process; "
                                                   f"{tasks} tasks per node only help with launcher: srun")
     if kind.pins_threads and cpus == 1:
@@ -433,7 +433,7 @@ def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuCho
 def _check_gpu_work(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], findings: Findings) -> None:
     """GPUs the job's processes would leave idle, or too little work per GPU to pay for the exchange."""
     total = nodes * gpus.count if gpus else 0
-    if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and spec.launch.launcher != "srun":
+    if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and not _asks_a_copy_per_task(spec):
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
                       f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} "
                       "(one process per GPU)")
@@ -514,22 +514,28 @@ def _check_cores_per_gpu(spec, gpus: Optional[GpuChoice], cores: int, node_types
                       f"{advice} cores per GPU; ask at most {advice * gpus.count} so that other GPUs on the node stay usable")
 
 
-def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[ScriptWord, ...]:
-    """The launch prefix (launchers.LAUNCHERS); its counts are read from SLURM at run time (from_slurm)."""
+def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[Optional[Launcher], Tuple[ScriptWord, ...]]:
+    """The launcher (launchers.LAUNCHERS) and its launch prefix, whose counts are read from SLURM at run time (from_slurm)."""
     kind = kind_of(spec)
     allowed = kind.launchers
     name = spec.launch.launcher or _default_launcher(spec, profile, allowed)
     if name not in allowed:
         findings.error("launch.launcher", f"kind {spec.kind!r} cannot use {name!r}; it can use {', '.join(allowed)}")
-        return ()
-    if name != "direct":   # a kind run directly may start its own step; the check's parser is not imported for it
+        return None, ()
+    launcher = LAUNCHERS[name]
+    if launcher.starts_processes:   # a kind run directly may start its own step; the check's parser is not imported for it
         from slurmkit.resolve.nested_launch import nested_launcher_finding
 
         nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
         if nested:
             findings.error(*nested)
-    from slurmkit.core.launchers import launch_words
-    return launch_words(name, kind, profile)
+    return launcher, launcher.words(kind, profile)
+
+
+def _asks_a_copy_per_task(spec: JobSpec) -> bool:
+    """The spec names a launcher that runs its command once per task: a one-process kind's
+    extra tasks or GPUs then each get a copy, which the user asked for."""
+    return spec.launch.launcher is not None and LAUNCHERS[spec.launch.launcher].runs_a_copy_per_task
 
 
 def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, ...]) -> str:
@@ -538,10 +544,6 @@ def _default_launcher(spec: JobSpec, profile: SiteProfile, allowed: Tuple[str, .
     if kind_of(spec).mpi_ranks and profile.launch.default in allowed:
         return profile.launch.default
     return allowed[0]
-
-
-def _uses_mpirun(launcher: Tuple[ScriptWord, ...]) -> bool:
-    return bool(launcher) and launcher[0] == "mpirun"
 
 
 def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[ArrayPlan]:
@@ -648,7 +650,7 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     return on_login_node(plan, spec, profile, modules, local)
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
+def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, runner: Optional[Launcher], gpus: Optional[GpuChoice],
                  node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
     threads = from_slurm("{cpus_per_task}")
     env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
@@ -661,8 +663,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, launcher: Tuple
         env.update(_distributed_environment(spec, cpus, gpus, node_types))
     if not gpus:
         env.update(kind.cpu_environment)
-    mpirun = _uses_mpirun(launcher)
-    if mpirun:
+    if runner and runner.starts_mpi_ranks:
         env.update((k, from_slurm(v)) for k, v in mpirun_binding(profile)[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
@@ -688,10 +689,10 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     return env
 
 
-def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
+def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Optional[Launcher], gpus: Optional[GpuChoice],
                  findings: Findings) -> Optional[DistributedPlan]:
     kind = kind_of(spec)
-    gpu_rank = _gpu_rank(spec, profile, launcher, gpus, findings)
+    gpu_rank = _gpu_rank(spec, profile, runner, gpus, findings)
     if kind.rendezvous:
         lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
         node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
@@ -699,22 +700,14 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, launcher: Tupl
         return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
                                tasks_per_node=tasks, gpu_rank=gpu_rank, master_env=kind.master_env, requeue_lead_s=lead,
                                node_launcher=node_launcher)
-    if kind.distributed and launcher[:1] == ("torchrun",):
+    if kind.distributed and runner is not None and runner.leaves_ranks_unbound:
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if gpu_rank:
         return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None
 
 
-#: Where each launcher puts a process's rank on its node (0, 1, ... on every node), for GPU binding:
-#: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's LOCAL_RANK (torchrun docs);
-#: Open MPI's OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",
-#: https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html). Under mpirun,
-#: SLURM_LOCALID is the batch step's (0 for every rank), so it must not be used there.
-LOCAL_RANK_VARIABLE = {"srun": "SLURM_LOCALID", "torchrun": "LOCAL_RANK", "openmpi": "OMPI_COMM_WORLD_LOCAL_RANK"}
-
-
-def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[ScriptWord, ...], gpus: Optional[GpuChoice],
+def _gpu_rank(spec: JobSpec, profile: SiteProfile, runner: Optional[Launcher], gpus: Optional[GpuChoice],
               findings: Findings) -> str:
     """Which variable picks each process's GPU, where a kind starts one process per GPU and each
     process is to see only its own (``launch.gpu_view: own``); "" where it sees every GPU of its node.
@@ -733,18 +726,18 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, launcher: Tuple[ScriptWord, .
     is refused when the job asked typed GPUs ("Invalid GRES specification", measured on 22.05),
     and ``--gpu-bind`` reaches srun tasks only, not the ranks of mpirun or torchrun. NCCL keeps P2P
     between processes that each see one GPU (measured on 2 H100s: docs/distributed.md)."""
-    if not gpus or not launcher or not kind_of(spec).distributed:
+    if not gpus or runner is None or not runner.starts_processes or not kind_of(spec).distributed:
         return ""   # no GPUs, or one process for all of them (multigpu "direct": TensorFlow's MirroredStrategy)
     if (spec.launch.gpu_view or kind_of(spec).gpu_view_default) == "node":
         return ""
-    name = str(launcher[0])   # the program: a literal word in every launcher (launchers.LAUNCHERS)
-    if name == "mpirun":
-        name = profile.launch.mpi.flavour or "openmpi"
-    if name not in LOCAL_RANK_VARIABLE:
-        findings.warn("launch.launcher", f"slurmkit does not know where {name}'s mpirun puts a rank's place on its node, so every rank "
+    if runner.local_rank_variable:
+        return runner.local_rank_variable
+    flavour = profile.launch.mpi.flavour or "openmpi"
+    if flavour not in MPI_LOCAL_RANK:
+        findings.warn("launch.launcher", f"slurmkit does not know where {flavour}'s mpirun puts a rank's place on its node, so every rank "
                       "sees every GPU of its node; use launcher: srun to give each rank its own GPU")
         return ""
-    return LOCAL_RANK_VARIABLE[name]
+    return MPI_LOCAL_RANK[flavour]
 
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],

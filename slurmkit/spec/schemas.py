@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Pattern
 
 from slurmkit.core.kinds import first_kind
-from slurmkit.core.launchers import MIXED_PRECISIONS
+from slurmkit.core.launchers import LAUNCHERS, MIXED_PRECISIONS
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 
 DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -229,7 +229,7 @@ def _launch(spec) -> Schema:
     long_form = closed("launch", {
         "command": command,
         "shell": text(spec._SETUP_RE, nullable=True),
-        "launcher": choice(spec.LAUNCHERS),
+        "launcher": choice(tuple(LAUNCHERS)),
         "framework": choice(spec.FRAMEWORKS),
         "batch_size": integer(),
         "gpu_view": choice(spec.GPU_VIEWS),

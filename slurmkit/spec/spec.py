@@ -27,7 +27,7 @@ from slurmkit.core import sanity
 from slurmkit.core.errors import SpecError, UnitError, closest
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, first_kind
 from slurmkit.core.kinds import KINDS as KIND_ROWS
-from slurmkit.core.launchers import MIXED_PRECISIONS
+from slurmkit.core.launchers import LAUNCHERS, MIXED_PRECISIONS
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 from slurmkit.core.shellwords import split_at_operators
@@ -36,7 +36,6 @@ from slurmkit.core.yamlfile import KeyPath, format_keypath, line_of, read_yaml_f
 
 #: the kinds' names (kinds.py holds what each one is), and the distributed ones.
 KINDS, DISTRIBUTED_KINDS = KIND_NAMES, DISTRIBUTED_KINDS
-LAUNCHERS = ("direct", "srun", "mpirun", "torchrun", "accelerate")   # launchers.LAUNCHERS (tests/unit/test_kinds.py)
 FRAMEWORKS = ("pytorch", "tensorflow")
 #: what each process of a one-process-per-GPU kind sees: its own GPU, or every GPU of its node.
 GPU_VIEWS = ("own", "node")
@@ -625,7 +624,7 @@ def _read_launch(read: _Reader, value) -> Launch:
         argv = ("bash", "-c", shell.replace("$", "$$"))
     else:
         argv = _read_command(read, launch["command"])
-    launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), LAUNCHERS)
+    launcher = None if launch.get("launcher") is None else read.choice(launch["launcher"], ("launch", "launcher"), tuple(LAUNCHERS))
     framework = None if launch.get("framework") is None else read.choice(launch["framework"], ("launch", "framework"), FRAMEWORKS)
     batch = None if launch.get("batch_size") is None else read.integer(launch["batch_size"], ("launch", "batch_size"),
                                                                        maximum=sanity.MAX_BATCH)

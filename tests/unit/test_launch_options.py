@@ -50,3 +50,19 @@ def test_torchrun_runs_its_script_with_python_and_a_module_with_python_m():
     assert import_script(script.format("train.py --lr 1")).spec["launch"] == {"command": "python train.py --lr 1", "launcher": "torchrun"}
     assert import_script(script.format("-m pkg.train")).spec["launch"]["command"] == "python -m pkg.train"
     assert import_script(script.format("train.py")).spec["resources"]["cpus_per_task"] == 4   # 8 cores shared by 2 processes
+
+
+def test_resolve_asks_launchers_what_they_do_and_never_tests_their_names():
+    """Launchers are objects with properties (core/launchers.py): a name test in resolve would
+    be a second definition of what a launcher does."""
+    import ast
+    from pathlib import Path
+
+    from slurmkit.core.launchers import LAUNCHERS
+    from slurmkit.resolve import nested_launch, resolve
+
+    for module in (resolve, nested_launch):
+        tree = ast.parse(Path(module.__file__).read_text())
+        compared = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Compare)
+                    and any(isinstance(c, ast.Constant) and c.value in LAUNCHERS for c in ast.walk(node))]
+        assert compared == [], module.__name__

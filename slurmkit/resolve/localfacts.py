@@ -8,8 +8,9 @@ them (job.py), only for a site whose rules use them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Tuple
+from typing import TYPE_CHECKING, Mapping, Optional, Tuple
 
 from slurmkit.core.records import Record
 
@@ -21,6 +22,14 @@ class LocalFacts(Record):
     staged: Tuple[StagedSize, ...] = ()     # each staged input on the node's disk (localdisk.py)
     requirements_digest: Optional[str] = None   # sha256 of the venv's requirements file, where envs are built on the login node
     building_env: bool = False              # the plan is for slurmkit env build on the login node, not for the job
+    #: the submit shell's SBATCH_* and SLURM_* variables: sbatch reads some as options (the account
+    #: it charges, options that replace the script's), so the plan's findings depend on them
+    environment: Tuple[Tuple[str, str], ...] = ()
+
+
+def submit_environment(environ: Mapping[str, str]) -> Tuple[Tuple[str, str], ...]:
+    """The variables of ``environ`` that sbatch or the job's account read, sorted (the same shell gives the same facts)."""
+    return tuple(sorted((name, value) for name, value in environ.items() if name.startswith(("SBATCH_", "SLURM_"))))
 
 
 def gather(spec, profile, base_dir: Path) -> LocalFacts:
@@ -35,4 +44,4 @@ def gather(spec, profile, base_dir: Path) -> LocalFacts:
         from slurmkit.resolve.loginenv import requirements_digest
 
         digest = requirements_digest(spec, base_dir)
-    return LocalFacts(staged=staged, requirements_digest=digest)
+    return LocalFacts(staged=staged, requirements_digest=digest, environment=submit_environment(os.environ))

@@ -8,7 +8,6 @@ reads files, the clock or the environment: the same inputs always give the same 
 from __future__ import annotations
 
 import itertools
-import os
 import posixpath
 import re
 import shlex
@@ -62,10 +61,12 @@ class Resolution(Record):
 
 def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     """Decide everything about ``spec`` on ``profile``; see the module docstring. ``local``: what
-    the submit host knows that the spec does not say (localfacts.LocalFacts; None: nothing)."""
+    the submit host knows that the spec does not say, its shell's SBATCH_* variables among them
+    (localfacts.LocalFacts; None: nothing)."""
     findings = Findings()
+    environ = dict(local.environment) if local is not None else {}
     _check_profile_status(profile, findings, spec)
-    account = _check_account(spec, profile, findings)
+    account = _check_account(spec, profile, environ, findings)
     chain = _chain(spec, profile, findings)
     _check_time(spec, profile, findings, chain)
     gpus = _choose_gpus(spec, profile, findings)
@@ -121,7 +122,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)
-    findings.extend(_environment_findings(plan))
+    findings.extend(_environment_findings(plan, environ))
     return Resolution(plan, tuple(findings))
 
 
@@ -138,13 +139,13 @@ def _check_array_outputs(spec: JobSpec, findings: Findings) -> None:
     findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
 
 
-def _environment_findings(plan: Plan) -> List[Finding]:
-    """sbatch's input variables set in this shell override the script's directives: say which."""
-    if not any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in os.environ):
+def _environment_findings(plan: Plan, environ: Dict[str, str]) -> List[Finding]:
+    """sbatch's input variables set in the submit shell override the script's directives: say which."""
+    if not any(name.startswith(("SBATCH_", "SLURM_CLUSTERS", "SLURM_HINT")) for name in environ):
         return []
     from slurmkit.spec.sbatch_environment import findings as environment_findings
 
-    return [Finding(*f) for f in environment_findings(plan.directives)]
+    return [Finding(*f) for f in environment_findings(plan.directives, environ)]
 
 
 # ------------------------------------------------------------------------------------ checks
@@ -175,18 +176,18 @@ def _check_profile_status(profile: SiteProfile, findings: Findings, spec: Option
         findings.warn("profile", notice)
 
 
-def _check_account(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[str]:
-    """The spec's account, else the one sbatch would take from the environment (accounts.py)."""
+def _check_account(spec: JobSpec, profile: SiteProfile, environ: Dict[str, str], findings: Findings) -> Optional[str]:
+    """The spec's account, else the one sbatch would take from the submit shell (accounts.py)."""
     from slurmkit.resolve import accounts
 
     rule = profile.accounts.required
     account, where = spec.account, ""
-    environment = accounts.from_environment() if account is None else None
+    environment = accounts.from_environment(environ) if account is None else None
     if environment:
         account, variable = environment
         where = f" (from ${variable})"
-    elif account is not None and accounts.overriding(account):
-        override = accounts.overriding(account)
+    elif account is not None and accounts.overriding(account, environ):
+        override = accounts.overriding(account, environ)
         findings.warn("account", f"$SBATCH_ACCOUNT={override} overrides it: sbatch charges {override}, not {account}; "
                                  "unset SBATCH_ACCOUNT or make the two agree")
     if account is None:

@@ -18,9 +18,8 @@ def test_sbatch_account_comes_first_then_slurm_account_and_blank_is_unset():
 
 
 @pytest.mark.parametrize("variable", ["SBATCH_ACCOUNT", "SLURM_ACCOUNT"])
-def test_a_spec_without_an_account_takes_the_environments_into_the_script(monkeypatch, variable):
-    monkeypatch.setenv(variable, "def-lab")
-    resolution = job("local", account=None)   # local: an account is always required
+def test_a_spec_without_an_account_takes_the_environments_into_the_script(variable):
+    resolution = job("local", account=None, environ={variable: "def-lab"})   # local: an account is always required
     assert directives(resolution)["--account"] == "def-lab" and resolution.findings == ()
 
 
@@ -28,9 +27,8 @@ def test_without_any_the_site_that_needs_one_still_says_so():
     assert only_error(job("local", account=None)).message.endswith("(or export SBATCH_ACCOUNT)")
 
 
-def test_the_spec_account_wins_in_the_script_and_a_different_sbatch_account_is_a_warning(monkeypatch):
-    monkeypatch.setenv("SBATCH_ACCOUNT", "def-other")
-    resolution = job("nibi", account="def-someprof")
+def test_the_spec_account_wins_in_the_script_and_a_different_sbatch_account_is_a_warning():
+    resolution = job("nibi", account="def-someprof", environ={"SBATCH_ACCOUNT": "def-other"})
     assert directives(resolution)["--account"] == "def-someprof"
     assert warnings_of(resolution, "account") == [
         "$SBATCH_ACCOUNT=def-other overrides it: sbatch charges def-other, not def-someprof; "
@@ -38,9 +36,8 @@ def test_the_spec_account_wins_in_the_script_and_a_different_sbatch_account_is_a
     assert overriding("def-someprof", {"SBATCH_ACCOUNT": "def-someprof"}) is None
 
 
-def test_an_environment_account_that_does_not_look_like_the_sites_says_where_it_came_from(monkeypatch):
-    monkeypatch.setenv("SLURM_ACCOUNT", "someprof")
-    assert warnings_of(job("nibi", account=None), "account") == [
+def test_an_environment_account_that_does_not_look_like_the_sites_says_where_it_came_from():
+    assert warnings_of(job("nibi", account=None, environ={"SLURM_ACCOUNT": "someprof"}), "account") == [
         "'someprof' (from $SLURM_ACCOUNT) does not look like a nibi account (def-..., rrg-..., rpp-...)"]
 
 
@@ -51,3 +48,11 @@ def test_check_passes_a_spec_without_an_account_when_sbatch_account_is_set(tmp_p
     monkeypatch.setenv("SBATCH_ACCOUNT", "def-lab")
     result = CliRunner().invoke(main, ["render", "job.yaml"])
     assert result.exit_code == 0 and "#SBATCH --account=def-lab\n" in result.stdout
+
+
+def test_resolve_reads_no_environment_of_its_own(monkeypatch):
+    """The submit shell reaches resolve as facts (LocalFacts.environment, which Job gathers):
+    the same spec, profile and facts give the same plan whatever the calling process has set."""
+    monkeypatch.setenv("SBATCH_ACCOUNT", "def-other")
+    monkeypatch.setenv("SBATCH_TIMELIMIT", "1:00:00")
+    assert job("nibi", account="def-someprof").findings == job("nibi", account="def-someprof", environ={}).findings == ()

@@ -5,6 +5,7 @@ import functools
 import pytest
 
 from slurmkit.core.findings import Finding
+from slurmkit.resolve.localfacts import LocalFacts, submit_environment
 from slurmkit.resolve.resolve import resolve
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
@@ -15,13 +16,15 @@ def profile(name: str):
     return load_profile(name)
 
 
-def job(profile_name: str, resources=None, **fields):
-    """Resolve a spec on a bundled profile; ``resources`` are added to ``time: 3h``."""
+def job(profile_name: str, resources=None, environ=None, **fields):
+    """Resolve a spec on a bundled profile; ``resources`` are added to ``time: 3h``; ``environ``:
+    the submit shell's variables, given to resolve as facts (it reads none itself)."""
     data = {"name": "demo", "account": "def-someprof", "resources": {"time": "3h", **(resources or {})},
             "launch": {"command": "python main.py"}}
     data.update(fields)
     data = {key: value for key, value in data.items() if value is not None}
-    return resolve(spec_from_mapping(data, source="job.yaml"), profile(profile_name))
+    local = LocalFacts(environment=submit_environment(environ)) if environ is not None else None
+    return resolve(spec_from_mapping(data, source="job.yaml"), profile(profile_name), local)
 
 
 def only_error(resolution) -> Finding:

@@ -67,11 +67,12 @@ def show_report(made, as_json: bool) -> None:
     elif pretty_output():
         from rich.console import Console
 
-        head = made.text.partition("\nAdvice:")[0]
-        Console().print(gauges.rich_report(effs, head.splitlines(), [tip.text for tip in made.advice], gpu_rows(made)))
+        Console().print(gauges.rich_report(effs, list(made.figures), [tip.text for tip in made.advice], gpu_rows(made)))
     else:
-        head, _, advice = made.text.partition("\nAdvice:")
-        click.echo("\n".join([head, *outlier_lines(effs), "Advice:" + advice]), nl=False)
+        from slurmkit.report.efficiency import advice_lines
+
+        lines = [*made.figures, *outlier_lines(effs), *advice_lines([tip.text for tip in made.advice])]
+        click.echo("\n".join(lines) + "\n", nl=False)
 
 
 def _gpu_json(made):

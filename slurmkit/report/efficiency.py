@@ -627,11 +627,20 @@ def _spread(values) -> Optional[Tuple[float, float, float]]:
 def format_report(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> str:
     """Plain text like seff: one block for a job or a task, a summary block for an array."""
     if len(effs) == 1:
-        return _job_block(effs[0], advice(effs[0], default_mem_per_cpu_mib))
-    return _array_block(effs, summarize(effs, default_mem_per_cpu_mib))
+        said = advice(effs[0], default_mem_per_cpu_mib)
+    else:
+        said = summarize(effs, default_mem_per_cpu_mib).advice
+    return "\n".join(figure_lines(effs, default_mem_per_cpu_mib) + advice_lines(said)) + "\n"
 
 
-def _job_block(eff: JobEfficiency, said: List[str]) -> str:
+def figure_lines(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[str]:
+    """The report's figures, the lines before its advice: each front end (plain, rich, --remote) adds to them."""
+    if len(effs) == 1:
+        return _job_lines(effs[0])
+    return _array_lines(effs, summarize(effs, default_mem_per_cpu_mib))
+
+
+def _job_lines(eff: JobEfficiency) -> List[str]:
     lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
     efficiency = eff.cpu_efficiency
     if efficiency is None:
@@ -653,7 +662,7 @@ def _job_block(eff: JobEfficiency, said: List[str]) -> str:
         lines.append("Outputs: NOT saved: " + "; ".join(eff.unsaved))
     elif eff.saved:
         lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
-    return "\n".join(lines + advice_lines(said)) + "\n"
+    return lines
 
 
 #: earlier runs listed one by one; past these, a count
@@ -675,7 +684,7 @@ def _runs_lines(eff: JobEfficiency) -> List[str]:
                        f"{clock_time(cpu)} CPU"])
 
 
-def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
+def _array_lines(effs: Sequence[JobEfficiency], summary: ArraySummary) -> List[str]:
     first = effs[0]
     states = ", ".join(f"{state} {count}" for state, count in summary.states.items())
     lines = [f"Array ID: {summary.job_id}", f"Tasks: {summary.tasks} ({states})",
@@ -699,7 +708,7 @@ def _array_block(effs: Sequence[JobEfficiency], summary: ArraySummary) -> str:
     if unfinished:
         shown = ", ".join(unfinished[:10]) + (f" and {len(unfinished) - 10} more" if len(unfinished) > 10 else "")
         lines.append(f"Not completed: {shown}")
-    return "\n".join(lines + advice_lines(summary.advice)) + "\n"
+    return lines
 
 
 def _gpu_line(eff: JobEfficiency, label: str, summary_of: Sequence[JobEfficiency] = ()) -> str:

@@ -394,18 +394,26 @@ def report_tips(eff: JobEfficiency, job: Optional[JobGpus], profile=None) -> Lis
 
 class GpuReport(Record):
     """A report with the GPU samples: the records (GPU figures from the samples), each job's
-    GPUs, the advice (one job's, or the array's), and the plain text."""
+    GPUs, the figures' lines and the advice (one job's, or the array's). A record, not text:
+    each front end formats it (plain, gauges on a terminal, JSON)."""
 
     effs: Tuple[JobEfficiency, ...]
     jobs: Dict[str, JobGpus]
     advice: Tuple[Tip, ...]
-    text: str
+    figures: Tuple[str, ...]        # the lines before the advice, the GPU lines among them
+
+    @property
+    def text(self) -> str:
+        """The plain report: the figures, then the advice."""
+        from slurmkit.report.efficiency import advice_lines
+
+        return "\n".join([*self.figures, *advice_lines([t.text for t in self.advice])]) + "\n"
 
 
 def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None) -> GpuReport:
     """The one report ``report``, ``watch`` and ``submit --wait`` print: efficiency.py's, with
     the GPU lines before the advice and the GPU advice in it."""
-    from slurmkit.report.efficiency import advice_lines, array_tips, format_report, summarize
+    from slurmkit.report.efficiency import array_tips, figure_lines, summarize
 
     effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
@@ -414,9 +422,7 @@ def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=No
     else:
         said = array_tips(effs, summarize(effs).states)
         extra = array_lines(jobs)
-    head = format_report(effs).partition("\nAdvice:")[0]
-    text = "\n".join([head, *extra, *advice_lines([t.text for t in said])]) + "\n"
-    return GpuReport(tuple(effs), jobs, tuple(said), text)
+    return GpuReport(tuple(effs), jobs, tuple(said), (*figure_lines(effs), *extra))
 
 
 def gpu_lines(job: JobGpus) -> List[str]:

@@ -4,7 +4,7 @@ Prints the median CPU time (user + sys, from the child's rusage) of each command
 and each one's ratio to the floor `python -c "import jinja2, yaml, click"`, measured in the
 same run. Targets: render <= 1.25x the floor, --help <= 0.7x.
 
-The commands run through ``slurmkit.cli.main.run`` (the console script), which ends with a quick
+The commands run through ``slurmkit.cli.run`` (the console script), which ends with a quick
 exit: no interpreter teardown. The last line runs the same render through click's ``main`` and
 Python's ordinary exit, to show what that teardown costs.
 Usage: python bench/startup.py [N]

@@ -16,6 +16,7 @@ from slurmkit.slurm.monitor import Watch, poll
 from slurmkit.slurm.registry import submissions
 
 from .conftest import CLUSTER_SCRIPT
+from .slurm import GUARD_S, wait_until
 from .slurm import local_job as job
 
 
@@ -43,12 +44,15 @@ def test_a_failing_command_ends_failed_with_its_exit_code(cluster, registry, tmp
 
 
 def test_cancel_ends_cancelled(cluster, registry, tmp_path):
-    handle = job(tmp_path, command=["sleep", "60"]).submit()
-    deadline = time.monotonic() + 30
-    while handle.status(force=True).state != "RUNNING" and time.monotonic() < deadline:
-        time.sleep(0.3)
+    """Cancelled once its payload runs, which the payload itself marks (RUNNING comes before the
+    batch script has set its traps, and a busy cluster may keep the job pending for minutes):
+    the script's TERM trap writes exit 143 to the exit file, and the job still ends CANCELLED.
+    The payload never ends by itself, so only the cancel can end it within the guard."""
+    started = tmp_path / "started"
+    handle = job(tmp_path, command=["bash", "-c", f"touch {started}; exec sleep 3600"]).submit()
+    wait_until(started.exists, "the payload's start")
     handle.cancel()
-    assert handle.wait(0.5).state == "CANCELLED"
+    assert handle.wait(0.5, timeout=GUARD_S).state == "CANCELLED"
 
 
 # A job past its true 1-minute limit ends TIMEOUT: test_gpu_sampler.py's

@@ -14,6 +14,8 @@ import signal
 import subprocess
 import time
 
+import pytest
+
 from slurmkit.slurm import monitor
 from slurmkit.slurm.monitor import Watch
 from tests.integration.slurm import CLI, GUARD_S, local_job, wait_until
@@ -143,6 +145,33 @@ def test_cancel_of_an_unknown_and_a_finished_job_is_exit_1_and_the_live_one_is_s
     assert live.wait(1.0).state == "CANCELLED"
     alone, _ = cli("cancel", "99999")
     assert alone.returncode == 1 and "no such job" in one_error_line(alone) and alone.stdout == ""
+
+
+def squeue_state(job_id: str) -> str:
+    """The controller's word for the job (``COMPLETING`` while its processes are being killed)."""
+    return subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.xfail(strict=True, reason="monitor.Poller takes the exit file's 143 for the job's end while squeue says "
+                   "COMPLETING and sacct, behind, RUNNING: a cancelled job is FAILED 143 for good")
+def test_a_job_cancelled_while_accounting_lags_is_never_failed_143(cluster, registry, tmp_path):
+    """The moment after a cancel on a loaded machine, held still: slurmdbd has not recorded the
+    end yet (sacct answers RUNNING, as it does until then), the controller says COMPLETING (the
+    payload ignores SIGTERM, so the job completes until KillWait's SIGKILL, 30 s later), and the
+    batch script's TERM trap has already written exit 143. A poll then may say the job still runs
+    or that it was cancelled, never that it failed: a watch or a wait keeps what it says."""
+    started = tmp_path / "started"
+    handle = job(tmp_path, name="lag", command=["bash", "-c", f"trap '' TERM; touch {started}; exec sleep 3600"]).submit()
+    wait_until(started.exists, "the payload's start")
+    subprocess.run(["scancel", handle.job_id], check=True)
+    exit_file = handle.paths.folder / f"{handle.job_id}.exit"
+    wait_until(lambda: exit_file.exists() and squeue_state(handle.job_id) == "COMPLETING", "the exit file of a completing job")
+
+    def accounting_behind(argv):
+        return f"{handle.job_id}|RUNNING|0:0|5|node1\n" if argv[0] == "sacct" else monitor._run(argv)
+
+    status = monitor.poll([handle.job_id], {handle.job_id: str(handle.paths.folder)}, run=accounting_behind)[handle.job_id]
+    assert status.state == "CANCELLED" or not status.done, status
 
 
 # ------------------------------------------------------------------------------ large arrays

@@ -9,7 +9,6 @@ import json
 import os
 import pty
 import re
-import select
 import signal
 import subprocess
 import time
@@ -18,7 +17,7 @@ import pytest
 
 from slurmkit.slurm import monitor
 from slurmkit.slurm.monitor import Watch
-from tests.integration.slurm import CLI, GUARD_S, local_job, wait_until
+from tests.integration.slurm import CLI, GUARD_S, local_job, read_until, wait_until
 
 from .conftest import paused, stopped
 
@@ -75,16 +74,23 @@ def test_status_with_the_controller_paused_errors_in_bounded_time_unless_account
 
 
 def test_watch_through_a_controller_outage_reports_the_loss_and_resumes_to_the_real_end(cluster, registry, tmp_path):
-    """Accounting down (so only the controller can answer), then the controller paused for 20 s:
-    longer than squeue's query timeout, so that polls fail rather than wait it out."""
+    """Accounting down (so only the controller can answer), then the controller paused until the
+    watch says it lost it (a poll fails after squeue's query timeout rather than wait it out).
+    The job runs from before the outage until after it: it ends when the test says so."""
+    started, finish = tmp_path / "started", tmp_path / "finish"
     with stopped(cluster, "slurmdbd"):
-        handle = job(tmp_path, command=["sleep", "12"]).submit()
-        watcher = subprocess.Popen([*CLI, "watch", handle.job_id, "--interval", "2"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: handle.status(force=True).state == "RUNNING")
+        handle = job(tmp_path, command=["bash", "-c", f"touch {started}; until [ -e {finish} ]; do sleep 0.2; done"]).submit()
+        watcher = subprocess.Popen([*CLI, "watch", handle.job_id, "--interval", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        shown = bytearray()
+        streams = {watcher.stdout.fileno(): shown}
+        assert read_until(streams, lambda: f" {handle.job_id} RUNNING\n".encode() in shown), shown
         with paused(cluster, "slurmctld"):
-            time.sleep(monitor.SQUEUE_TIMEOUT_S * 2.5)
-        out, err = watcher.communicate(timeout=120)
+            assert read_until(streams, lambda: b" lost the controller, " in shown), shown
+        assert read_until(streams, lambda: b" the controller answers again\n" in shown), shown
+        finish.write_text("")
+        rest, err = watcher.communicate(timeout=GUARD_S)
+    out = (shown + rest).decode()
+    err = err.decode()
     assert re.search(r"^\S+ lost the controller, retrying: SLURM is not answering \(.*squeue failed", out, re.M), out
     assert re.search(r"^\S+ the controller answers again$", out, re.M), out
     assert re.search(rf"^\S+ {handle.job_id} COMPLETED exit 0$", out, re.M), out
@@ -175,24 +181,6 @@ def test_a_job_cancelled_while_accounting_lags_is_never_failed_143(cluster, regi
 
 
 # ------------------------------------------------------------------------------ large arrays
-
-def read_until(streams, done) -> bool:
-    """Read the ``streams`` (a file descriptor -> the bytearray its output goes to) as a terminal
-    emulator would, until ``done()`` or every stream's end; whether ``done()``. The guard fails it."""
-    deadline = time.monotonic() + GUARD_S
-    open_fds = list(streams)
-    while open_fds and not done():
-        assert time.monotonic() < deadline, f"waited {GUARD_S:.0f} s: {[bytes(b[-500:]) for b in streams.values()]}"
-        for fd in select.select(open_fds, [], [], 0.2)[0]:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:   # a pty whose other end has closed
-                chunk = b""
-            streams[fd].extend(chunk)
-            if not chunk:
-                open_fds.remove(fd)
-    return bool(done())
-
 
 def test_watch_of_a_1000_task_array_is_a_summary_and_asks_about_the_array_not_each_task(cluster, registry, tmp_path):
     """Held, so that the tasks stay pending. Each poll is at most one sacct and one squeue, naming

@@ -4,6 +4,8 @@ These drive sbatch and sacct directly; they exist so that the foundation tests c
 cluster itself, independently of slurmkit's own submit and monitor code.
 """
 
+import os
+import select
 import subprocess
 import sys
 import time
@@ -79,6 +81,25 @@ def sacct_rows(job_id: str) -> List[Dict[str, str]]:
     fields = "JobID,State,ExitCode,NodeList"
     out = subprocess.run(["sacct", "-n", "-P", "-o", fields, "-j", job_id], capture_output=True, text=True, timeout=60).stdout
     return [dict(zip(fields.split(","), line.split("|"))) for line in out.splitlines() if line]
+
+
+def read_until(streams, done, guard_s: float = GUARD_S) -> bool:
+    """Read ``streams`` (a file descriptor -> the bytearray its output goes to) as they come, as a
+    terminal emulator would (a full pipe or pty would block its writer), until ``done()`` or the
+    end of every stream; whether ``done()``. Fails after ``guard_s`` seconds."""
+    deadline = time.monotonic() + guard_s
+    open_fds = list(streams)
+    while open_fds and not done():
+        assert time.monotonic() < deadline, f"waited {guard_s:.0f} s: {[bytes(b[-500:]) for b in streams.values()]}"
+        for fd in select.select(open_fds, [], [], 0.2)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:   # a pty whose other end has closed
+                chunk = b""
+            streams[fd].extend(chunk)
+            if not chunk:
+                open_fds.remove(fd)
+    return bool(done())
 
 
 def wait_for_job(job_id: str, timeout: float = GUARD_S) -> Dict[str, str]:

@@ -11,12 +11,12 @@ import os
 import signal
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.integration.conftest import CLUSTER_SCRIPT, cluster  # noqa: F401  (the fixture)
+from tests.integration.slurm import GUARD_S, wait_until
 
 
 def daemon_pid(cluster, name: str) -> int:
@@ -38,22 +38,25 @@ def paused(cluster, name: str):
 
 def restart_cluster() -> None:
     """``cluster.sh up`` starts whatever daemon is not running (it is idempotent)."""
-    subprocess.run(["bash", str(CLUSTER_SCRIPT), "up"], check=True, capture_output=True, text=True, timeout=180)
+    subprocess.run(["bash", str(CLUSTER_SCRIPT), "up"], check=True, capture_output=True, text=True, timeout=GUARD_S)
+
+
+def ended(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 @contextlib.contextmanager
 def stopped(cluster, name: str):
-    """The daemon is stopped (SIGTERM, then waited for); started again on the way out."""
+    """The daemon is stopped (SIGTERM, then waited for: a test that began while it still ran
+    would test nothing); started again on the way out."""
     pid = daemon_pid(cluster, name)
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
     try:
+        wait_until(lambda: ended(pid), f"the end of {name}", step=0.1)
         yield
     finally:
         restart_cluster()

@@ -7,20 +7,20 @@ Each test undoes its fault (the harness in conftest.py restarts or continues the
 
 import json
 import os
+import pty
 import re
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
+
+import pytest
 
 from slurmkit.slurm import monitor
 from slurmkit.slurm.monitor import Watch
-from tests.integration.slurm import local_job
+from slurmkit.slurm.slurmcli import SchedulerError
+from tests.integration.slurm import CLI, GUARD_S, local_job, read_until, wait_until
 
 from .conftest import paused, stopped
-
-CLI = [sys.executable, "-m", "slurmkit.cli"]
 
 
 def job(tmp_path, name="m", **fields):
@@ -37,13 +37,6 @@ def one_error_line(result) -> str:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     return lines[0]
-
-
-def wait_until(predicate, timeout=60.0, step=0.3):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(step)
 
 
 # ------------------------------------------------------------------------- SLURM unreachable
@@ -82,16 +75,23 @@ def test_status_with_the_controller_paused_errors_in_bounded_time_unless_account
 
 
 def test_watch_through_a_controller_outage_reports_the_loss_and_resumes_to_the_real_end(cluster, registry, tmp_path):
-    """Accounting down (so only the controller can answer), then the controller paused for 20 s:
-    longer than squeue's query timeout, so that polls fail rather than wait it out."""
+    """Accounting down (so only the controller can answer), then the controller paused until the
+    watch says it lost it (a poll fails after squeue's query timeout rather than wait it out).
+    The job runs from before the outage until after it: it ends when the test says so."""
+    started, finish = tmp_path / "started", tmp_path / "finish"
     with stopped(cluster, "slurmdbd"):
-        handle = job(tmp_path, command=["sleep", "12"]).submit()
-        watcher = subprocess.Popen([*CLI, "watch", handle.job_id, "--interval", "2"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True)
-        wait_until(lambda: handle.status(force=True).state == "RUNNING")
+        handle = job(tmp_path, command=["bash", "-c", f"touch {started}; until [ -e {finish} ]; do sleep 0.2; done"]).submit()
+        watcher = subprocess.Popen([*CLI, "watch", handle.job_id, "--interval", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        shown = bytearray()
+        streams = {watcher.stdout.fileno(): shown}
+        assert read_until(streams, lambda: f" {handle.job_id} RUNNING\n".encode() in shown), shown
         with paused(cluster, "slurmctld"):
-            time.sleep(monitor.SQUEUE_TIMEOUT_S * 2.5)
-        out, err = watcher.communicate(timeout=120)
+            assert read_until(streams, lambda: b" lost the controller, " in shown), shown
+        assert read_until(streams, lambda: b" the controller answers again\n" in shown), shown
+        finish.write_text("")
+        rest, err = watcher.communicate(timeout=GUARD_S)
+    out = (shown + rest).decode()
+    err = err.decode()
     assert re.search(r"^\S+ lost the controller, retrying: SLURM is not answering \(.*squeue failed", out, re.M), out
     assert re.search(r"^\S+ the controller answers again$", out, re.M), out
     assert re.search(rf"^\S+ {handle.job_id} COMPLETED exit 0$", out, re.M), out
@@ -101,14 +101,19 @@ def test_watch_through_a_controller_outage_reports_the_loss_and_resumes_to_the_r
 # ------------------------------------------------------------------------ accounting down
 
 def test_with_accounting_stopped_each_poll_costs_at_most_one_short_sacct_attempt(cluster, registry, tmp_path):
+    """Short: sacct is refused at once, never waited out to its query timeout (what the time it
+    took would show on a quiet machine, and not on a busy one)."""
     calls = []
 
     def counting(argv):
-        started = time.monotonic()
+        said = ""
         try:
             return monitor._run(argv)
+        except SchedulerError as error:
+            said = error.message
+            raise
         finally:
-            calls.append((watch.polls, argv[0], time.monotonic() - started))
+            calls.append((watch.polls, argv[0], said))
 
     with stopped(cluster, "slurmdbd"):
         ok = job(tmp_path, name="ok", command=["bash", "-c", "sleep 6"]).submit()
@@ -117,9 +122,10 @@ def test_with_accounting_stopped_each_poll_costs_at_most_one_short_sacct_attempt
         watch = Watch(ids, interval=1.0, folders={i: str(h.paths.folder) for i, h in zip(ids, (ok, bad))}, run=counting)
         for final in watch:
             pass
-    sacct = [(poll, took) for poll, name, took in calls if name == "sacct"]
+    sacct = [(poll, said) for poll, name, said in calls if name == "sacct"]
     assert all(n <= 1 for n in (sum(1 for p, _ in sacct if p == poll) for poll in range(1, watch.polls + 1)))
-    assert len(sacct) < watch.polls and max(took for _, took in sacct) < 2.0, (sacct, watch.polls)
+    assert len(sacct) < watch.polls, (sacct, watch.polls)
+    assert all(said and "no answer within" not in said for _, said in sacct), sacct   # failed, and not by the timeout
     assert (final[ok.job_id].state, final[ok.job_id].exit_code) == ("COMPLETED", 0)
     assert (final[bad.job_id].state, final[bad.job_id].exit_code) == ("FAILED", 5)
     assert {s.source for s in final.values()} <= {"squeue", "exit-file"}
@@ -154,54 +160,95 @@ def test_cancel_of_an_unknown_and_a_finished_job_is_exit_1_and_the_live_one_is_s
     assert alone.returncode == 1 and "no such job" in one_error_line(alone) and alone.stdout == ""
 
 
+def squeue_state(job_id: str) -> str:
+    """The controller's word for the job (``COMPLETING`` while its processes are being killed)."""
+    return subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.xfail(strict=True, reason="monitor.Poller takes the exit file's 143 for the job's end while squeue says "
+                   "COMPLETING and sacct, behind, RUNNING: a cancelled job is FAILED 143 for good")
+def test_a_job_cancelled_while_accounting_lags_is_never_failed_143(cluster, registry, tmp_path):
+    """The moment after a cancel on a loaded machine, held still: slurmdbd has not recorded the
+    end yet (sacct answers RUNNING, as it does until then), the controller says COMPLETING (the
+    payload ignores SIGTERM, so the job completes until KillWait's SIGKILL, 30 s later), and the
+    batch script's TERM trap has already written exit 143. A poll then may say the job still runs
+    or that it was cancelled, never that it failed: a watch or a wait keeps what it says."""
+    started = tmp_path / "started"
+    handle = job(tmp_path, name="lag", command=["bash", "-c", f"trap '' TERM; touch {started}; exec sleep 3600"]).submit()
+    wait_until(started.exists, "the payload's start")
+    subprocess.run(["scancel", handle.job_id], check=True)
+    exit_file = handle.paths.folder / f"{handle.job_id}.exit"
+    wait_until(lambda: exit_file.exists() and squeue_state(handle.job_id) == "COMPLETING", "the exit file of a completing job")
+
+    def accounting_behind(argv):
+        return f"{handle.job_id}|RUNNING|0:0|5|node1\n" if argv[0] == "sacct" else monitor._run(argv)
+
+    status = monitor.poll([handle.job_id], {handle.job_id: str(handle.paths.folder)}, run=accounting_behind)[handle.job_id]
+    assert status.state == "CANCELLED" or not status.done, status
+
+
 # ------------------------------------------------------------------------------ large arrays
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a running process, from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def test_watch_of_a_1000_task_array_is_a_summary_and_costs_under_5_percent_of_a_core(cluster, registry, tmp_path):
-    """Held, so that the tasks stay pending (no payload work at all); piped and on a terminal
-    (a pty: rich Live), both polling every 5 s, measured over 20 s after a 6 s start-up."""
-    import pty
-
+def test_watch_of_a_1000_task_array_is_a_summary_and_asks_about_the_array_not_each_task(cluster, registry, tmp_path):
+    """Held, so that the tasks stay pending. Each poll is at most one sacct and one squeue, naming
+    the array by its id. Piped, the watch prints one counts line, however many polls it makes; on
+    a terminal (a pty: rich Live) it shows the counts and only running and failed tasks. What such
+    a watch costs in CPU is measured by bench/watch.py, on a quiet machine: a share of a core
+    measured here would measure whatever else runs beside the test."""
     sweep = job(tmp_path, name="big", kind="array", command=["true"], extra_directives=["--hold"],
                 array={"parameters": {"point": list(range(1000))}}).submit()
+    piped = terminal = leader = None
     try:
-        argv = [*CLI, "watch", sweep.job_id, "--interval", "5"]
-        piped = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        calls = []
+
+        def counting(argv):
+            calls.append((watch.polls, [word for word in argv if sweep.job_id in word]))
+            return monitor._run(argv)
+
+        watch = Watch([sweep.job_id], interval=5.0, folders={sweep.job_id: str(sweep.tasks[0].paths.folder)},
+                      array_sizes={sweep.job_id: 1000}, run=counting, sleep=lambda seconds: None)   # polls back to back
+        answered = 0
+        for statuses in watch:
+            answered += watch.lost is None
+            assert watch.polls < 30, f"SLURM answered {answered} of {watch.polls} polls: {watch.lost}"
+            if answered == 3:
+                break
+        assert {s.state for s in statuses.values()} == {"PENDING"} and len(statuses) == 1000
+        assert all(sum(1 for poll, _ in calls if poll == n) <= 2 for n in range(1, watch.polls + 1)), calls
+        assert all(ids in ([sweep.job_id], [f"--jobs={sweep.job_id}"]) for _, ids in calls), calls
+
+        argv = ["watch", sweep.job_id, "--interval", "5"]
+        piped = subprocess.Popen([*CLI, "-v", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         leader, follower = pty.openpty()
-        terminal = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, env={**os.environ, "COLUMNS": "120"})
+        terminal = subprocess.Popen([*CLI, *argv], stdin=follower, stdout=follower, stderr=follower,
+                                    env={**os.environ, "COLUMNS": "120"})
         os.close(follower)
-        screen = bytearray()
+        out, err, screen = bytearray(), bytearray(), bytearray()
+        summary = re.compile(r"^\S+ 1000 jobs: 1000 PENDING$", re.M)
 
-        def drain(seconds):
-            import select
+        def queries():   # the piped watch's monitoring queries, as -v reports them ("ran sacct ... -j 12 ...")
+            return [line for line in err.decode().splitlines() if line.startswith("slurmkit: ran ") and
+                    (" -X -D " in line or " --jobs=" in line)]
 
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                if select.select([leader], [], [], 0.2)[0]:
-                    try:
-                        screen.extend(os.read(leader, 65536))
-                    except OSError:
-                        return
-
-        drain(6)
-        before = {p.pid: cpu_s(p.pid) for p in (piped, terminal)}
-        drain(20)
-        used = {p.pid: (cpu_s(p.pid) - before[p.pid]) / 20 for p in (piped, terminal)}
+        # six queries are three polls at least (a poll makes at most two, as counted above)
+        assert read_until({piped.stdout.fileno(): out, piped.stderr.fileno(): err, leader: screen},
+                          lambda: summary.search(out.decode()) and len(queries()) >= 6 and
+                          b"0/1000 done: 1000 PENDING" in screen and b"running and failed" in screen), \
+            (out, err, screen)
     finally:
         for process in (piped, terminal):
-            process.send_signal(signal.SIGINT)
+            if process is not None:
+                process.send_signal(signal.SIGINT)
         subprocess.run(["scancel", sweep.job_id], check=False)
-        out = piped.communicate(timeout=60)[0]
-        terminal.wait(timeout=60)
-        os.close(leader)
-    print(f"watch of 1000 pending tasks, CPU share of a core: piped {used[piped.pid]:.2%}, terminal {used[terminal.pid]:.2%}")
-    assert used[piped.pid] < 0.05 and used[terminal.pid] < 0.05, used
-    assert re.search(r"^\S+ 1000 jobs: 1000 PENDING$", out, re.M), out
-    assert len(out.splitlines()) < 10, out
-    text = screen.decode("utf-8", "replace")
-    assert "0/1000 done: 1000 PENDING" in text and "running and failed" in text
+        if piped is not None:
+            rest = piped.communicate(timeout=GUARD_S)[0]
+        if terminal is not None:
+            read_until({leader: screen}, lambda: terminal.poll() is not None)
+            terminal.wait(timeout=GUARD_S)
+        if leader is not None:
+            os.close(leader)
+    text = (out + rest).decode()
+    assert summary.search(text) and len(text.splitlines()) < 10, text
+    assert all(f" -j {sweep.job_id} " in query or f" --jobs={sweep.job_id} " in query for query in queries()), queries()
+    shown = screen.decode("utf-8", "replace")
+    assert "0/1000 done: 1000 PENDING" in shown and "running and failed" in shown, shown

@@ -12,8 +12,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -21,10 +19,9 @@ import pytest
 import yaml
 
 from slurmkit.slurm.registry import intent, record, submissions
+from tests.integration.slurm import CLI, GUARD_S, read_until, wait_until
 
 from .conftest import paused
-
-CLI = [sys.executable, "-m", "slurmkit.cli"]
 
 
 def write_spec(tmp_path: Path, name: str, command=("true",)) -> Path:
@@ -34,7 +31,7 @@ def write_spec(tmp_path: Path, name: str, command=("true",)) -> Path:
     return path
 
 
-def run_cli(*args, env=None, timeout=180, merged=False) -> subprocess.CompletedProcess:
+def run_cli(*args, env=None, timeout=GUARD_S, merged=False) -> subprocess.CompletedProcess:
     """A slurmkit command in a process of its own; with ``merged``, stderr comes in stdout, in order."""
     result = subprocess.run([*CLI, *map(str, args)], capture_output=not merged, text=True, timeout=timeout, env=env,
                             **({"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT} if merged else {}))
@@ -67,34 +64,34 @@ def recorded(path: Path, token: str):
     return [line["job_id"] for line in registry_lines(path) if line.get("token") == token and line["job_id"]]
 
 
-def wait_for(predicate, timeout=30.0, what="it"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"{what} did not happen within {timeout:.0f}s")
-
-
 class HeldSbatch:
     """A real sbatch whose answer is held back until ``release()``: the job exists while the
     slurmkit that submitted it waits between sbatch and the id record (where a crash, a full
-    disk or a held lock hurt)."""
+    disk or a held lock hurt).
+
+    Only an accepted job is held, and its id appears in ``submitted`` whole (written aside, then
+    renamed): a refusal (a controller too busy to answer in time) goes back to slurmkit at once,
+    to be looked up and retried as it would be, and the test waits on the job that sbatch made,
+    not on whichever sbatch answered first, nor on a file that exists but is not written yet.
+    The hold itself ends after ``GUARD_S`` should nothing release it.
+    """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         folder.mkdir()
         real = shutil.which("sbatch")
         shim = folder / "sbatch"
-        shim.write_text(f'#!/bin/bash\nout=$({real} "$@"); rc=$?\necho "$out" > {folder}/submitted\n'
-                        f'for _ in $(seq 600); do [ -e {folder}/go ] && break; sleep 0.1; done\necho "$out"; exit $rc\n')
+        shim.write_text(f'#!/bin/bash\nout=$({real} "$@"); rc=$?\n'
+                        f'if [ $rc = 0 ]; then\n'
+                        f'    echo "$out" > {folder}/submitted.part && mv {folder}/submitted.part {folder}/submitted\n'
+                        f'    for _ in $(seq {int(GUARD_S * 10)}); do [ -e {folder}/go ] && break; sleep 0.1; done\n'
+                        f'fi\necho "$out"; exit $rc\n')
         shim.chmod(0o755)
         self.env = {**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"}
 
     def submitted(self) -> str:
-        """Wait until the real sbatch answered; the job id it gave."""
-        wait_for(lambda: (self.folder / "submitted").exists(), what="sbatch")
+        """Wait until the real sbatch accepted the job; the job id it gave."""
+        wait_until((self.folder / "submitted").exists, "sbatch's acceptance")
         return (self.folder / "submitted").read_text().strip().split(";")[0]
 
     def release(self) -> None:
@@ -110,12 +107,15 @@ def held_sbatch(tmp_path):
 
 def test_a_submit_while_the_controller_is_paused_makes_one_job_recorded_once(cluster, registry, tmp_path):
     """sbatch times out on a SIGSTOPped slurmctld, but its request waits in the
-    socket and is handled on SIGCONT; a blind retry made a second job."""
+    socket and is handled on SIGCONT; a blind retry made a second job. The controller goes on
+    once sbatch has failed (as -v reports it), whatever time that took."""
     spec = write_spec(tmp_path, "paused")
+    said = bytearray()
     with paused(cluster, "slurmctld"):
-        submit = start_cli("submit", spec)
-        time.sleep(15)
-    out, err = submit.communicate(timeout=150)
+        submit = start_cli("-v", "submit", spec)
+        assert read_until({submit.stderr.fileno(): said}, lambda: re.search(rb"^slurmkit: ran sbatch .*, exit [1-9]", said, re.M)), said
+    out, err = submit.communicate(timeout=GUARD_S)
+    err = said.decode() + err
     assert submit.returncode == 0, err
     assert "Traceback" not in out + err
     job_id = re.search(r"submitted job (\d+)", out).group(1)
@@ -134,7 +134,7 @@ def test_a_controller_silent_past_the_retry_window_gives_the_token_and_status_ad
                     r"submitted \(token \w+\); `slurmkit status` adopts it once the controller answers$", line), line
     token = re.search(r"token (\w+)", line).group(1)
     assert registry_lines(registry)[0]["token"] == token and recorded(registry, token) == []
-    [job_id] = wait_for(lambda: jobs_with_token(token), what="the queued submission")   # handled on SIGCONT
+    [job_id] = wait_until(lambda: jobs_with_token(token), "the queued submission")   # handled on SIGCONT
     status = run_cli("status")
     assert status.returncode == 0
     assert f"adopted job {job_id} (submitted by an interrupted slurmkit)" in status.stderr
@@ -160,7 +160,7 @@ def test_a_submit_killed_after_sbatch_leaves_its_job_for_status_to_adopt(cluster
     submit = start_cli("submit", write_spec(tmp_path, "killed"), env=held_sbatch.env)
     job_id = held_sbatch.submitted()
     submit.send_signal(signal.SIGKILL)
-    submit.wait(timeout=30)
+    submit.wait(timeout=GUARD_S)
     token = registry_lines(registry)[0]["token"]
     assert recorded(registry, token) == []
     status = run_cli("status")
@@ -184,16 +184,18 @@ def test_submit_function_is_recorded_and_leaves_an_exit_file(cluster, registry, 
     assert [jobs_with_token(e.token) for e in entries] == [[job.job_id], [failing.job_id]]
     for handle, code in ((job, "0"), (failing, "1")):
         exit_file = folder / f"{handle.job_id}.exit"
-        wait_for(exit_file.exists, what="the exit file")
+        wait_until(exit_file.exists, "the exit file")
         assert exit_file.read_text() == f"{code}\n"
 
 
 def test_a_submit_interrupted_with_ctrl_c_after_sbatch_says_so_in_one_line_and_status_adopts(cluster, registry, tmp_path,
                                                                                             held_sbatch):
+    """Ctrl-C while slurmkit waits for sbatch's answer, after the controller made the job (the
+    shim holds the answer back, so the signal cannot come too early or too late)."""
     submit = start_cli("submit", write_spec(tmp_path, "ctrlc"), env=held_sbatch.env)
     job_id = held_sbatch.submitted()
     submit.send_signal(signal.SIGINT)
-    out, err = submit.communicate(timeout=30)
+    out, err = submit.communicate(timeout=GUARD_S)
     assert (submit.returncode, out) == (130, "")
     assert err == "error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it\n"
     assert f"adopted job {job_id} (submitted by an interrupted slurmkit)" in run_cli("status").stderr

@@ -4,13 +4,40 @@ These drive sbatch and sacct directly; they exist so that the foundation tests c
 cluster itself, independently of slurmkit's own submit and monitor code.
 """
 
+import os
+import select
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List
 
 STATE = Path(__file__).resolve().parent.parent / "cluster" / ".state"
+
+#: how long a test waits for an event (a file, a job state, a line of output) before it fails:
+#: a guard against a hang, never a margin that a slow run can overstep. A loaded CI machine
+#: whose 2 nodes are busy with other tests' jobs takes minutes where a quiet one takes seconds.
+GUARD_S = 300.0
+
+#: the ``slurmkit`` command as its console script runs it (``slurmkit.cli:run``), in this
+#: Python and with this checkout's slurmkit. Not ``-m slurmkit.cli.main``: the package
+#: ``slurmkit.cli`` imports that module, so runpy warns on stderr that it runs it a second time,
+#: a line that no user of the command sees and that tests of "one line on stderr" would count.
+CLI = [sys.executable, "-c", "from slurmkit.cli import run; run()"]
+
+
+def wait_until(predicate, what: str = "it", guard_s: float = GUARD_S, step: float = 0.2):
+    """Ask ``predicate`` every ``step`` seconds until it answers something true; that answer.
+    Fails, saying ``what`` did not happen, only after ``guard_s`` seconds."""
+    deadline = time.monotonic() + guard_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {guard_s:.0f} s")
+        time.sleep(step)
 
 
 def lasting_venv(requirement: str, *more: str) -> Path:
@@ -56,8 +83,28 @@ def sacct_rows(job_id: str) -> List[Dict[str, str]]:
     return [dict(zip(fields.split(","), line.split("|"))) for line in out.splitlines() if line]
 
 
-def wait_for_job(job_id: str, timeout: float = 120) -> Dict[str, str]:
-    """Poll sacct until the job's allocation row reaches a terminal state; return that row."""
+def read_until(streams, done, guard_s: float = GUARD_S) -> bool:
+    """Read ``streams`` (a file descriptor -> the bytearray its output goes to) as they come, as a
+    terminal emulator would (a full pipe or pty would block its writer), until ``done()`` or the
+    end of every stream; whether ``done()``. Fails after ``guard_s`` seconds."""
+    deadline = time.monotonic() + guard_s
+    open_fds = list(streams)
+    while open_fds and not done():
+        assert time.monotonic() < deadline, f"waited {guard_s:.0f} s: {[bytes(b[-500:]) for b in streams.values()]}"
+        for fd in select.select(open_fds, [], [], 0.2)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:   # a pty whose other end has closed
+                chunk = b""
+            streams[fd].extend(chunk)
+            if not chunk:
+                open_fds.remove(fd)
+    return bool(done())
+
+
+def wait_for_job(job_id: str, timeout: float = GUARD_S) -> Dict[str, str]:
+    """Poll sacct until the job's allocation row reaches a terminal state; return that row.
+    ``timeout`` is a guard (the job may wait its turn behind other tests' jobs first)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         rows = [row for row in sacct_rows(job_id) if row["JobID"] == job_id]
@@ -67,7 +114,7 @@ def wait_for_job(job_id: str, timeout: float = 120) -> Dict[str, str]:
     raise AssertionError(f"job {job_id} did not finish within {timeout}s: {sacct_rows(job_id)}")
 
 
-def run_job(tmp_path: Path, body: str, *args: str, timeout: float = 120):
+def run_job(tmp_path: Path, body: str, *args: str, timeout: float = GUARD_S):
     """Write ``body`` as a batch script, submit it with ``args``, wait; return (row, stdout)."""
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/bash\n" + body)

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Tuple, Union
 
 from slurmkit.core.errors import SpecError
+from slurmkit.core.findings import Finding
 from slurmkit.core.plan import Plan
 from slurmkit.render.render import render
-from slurmkit.resolve.resolve import Finding, Resolution, resolve
+from slurmkit.resolve.resolve import Resolution, resolve
 from slurmkit.sites.profiles import SiteProfile, select_profile
 from slurmkit.spec.spec import JobSpec, load_spec, spec_from_mapping
 

@@ -20,11 +20,12 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.resolve.resolve import Finding, cores_per_gpu, resolve
+from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, check_module
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping

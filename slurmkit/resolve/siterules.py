@@ -23,8 +23,8 @@ import re
 from pathlib import Path
 from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import sbatch_gpu_name
-from slurmkit.core.records import Record
 from slurmkit.core.units import format_size
 from slurmkit.sites.profiles import SiteProfile
 
@@ -32,14 +32,6 @@ from slurmkit.sites.profiles import SiteProfile
 _CALLS_SBATCH = re.compile(r"(?:^|[\s;&|(`])(?:\S*/)?sbatch(?=\s|$|[;&|)`])")
 #: A requirement pin: name, operator, version (``torch==2.4.0``, ``torch<2.5``, ``torch~=2.3.0``).
 _PIN = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(?:\[[^\]]*\])?\s*(==|<=|<|~=|===)\s*([0-9][0-9A-Za-z.+\-*]*)")
-
-
-class Finding(Record):
-    """The same shape as resolve.Finding (level, field, message); converted by the callers."""
-
-    level: str
-    field: str
-    message: str
 
 
 def _source(urls: Sequence[str]) -> str:

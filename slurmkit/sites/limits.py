@@ -11,13 +11,14 @@ import re
 from math import prod
 from typing import List, Optional, Sequence, Tuple
 
+from slurmkit.core.findings import Finding
+
 #: the most tasks of one array when the profile states neither MaxArraySize nor a job limit:
 #: ten times the 1000 jobs per user most Alliance clusters allow (alliance_facts.md, "Job
 #: count"; https://docs.alliancecan.ca/wiki/Job_scheduling_policies/en). Also the most task
 #: ids `slurmkit import` expands from an --array range.
 DEFAULT_MAX_ARRAY_TASKS = 10_000
 
-Finding = Tuple[str, str, str]  # (level, field, message), as resolve.Finding
 
 
 def node_count_findings(nodes: int, profile_name: str, node_types: Sequence) -> List[Finding]:
@@ -26,7 +27,7 @@ def node_count_findings(nodes: int, profile_name: str, node_types: Sequence) -> 
     if not node_types or any(count is None for count in counts) or nodes <= sum(counts):
         return []
     have = ", ".join(f"{t.count} {t.name}" for t in node_types)
-    return [("error", "resources.nodes", f"{nodes} nodes is more than {profile_name} has of the node types that fit this "
+    return [Finding("error", "resources.nodes", f"{nodes} nodes is more than {profile_name} has of the node types that fit this "
                                          f"job ({have}); ask at most {sum(counts)}")]
 
 
@@ -43,7 +44,7 @@ def array_cap(max_array_size: Optional[int], max_jobs_per_user: Optional[int]) -
 def array_cap_finding(size: int, profile_name: str, cap: Optional[int]) -> List[Finding]:
     if cap is None or size <= cap:
         return []
-    return [("error", "array.parameters", f"{size} tasks are more than slurmkit's cap of {cap} for one array ({profile_name}'s "
+    return [Finding("error", "array.parameters", f"{size} tasks are more than slurmkit's cap of {cap} for one array ({profile_name}'s "
                                           f"profile states no MaxArraySize or job limit); split the sweep")]
 
 
@@ -59,7 +60,7 @@ def shared_output_findings(outputs: Sequence[Tuple[int, str]], parameter_names: 
     found = []
     for index, to in outputs:
         if not varies.search(to):
-            found.append(("warning", f"stage.outputs.{index}.to",
+            found.append(Finding("warning", f"stage.outputs.{index}.to",
                           f"{to!r} is the same for every task of the array: each task's files overwrite the last one's; "
                           f"put the task in it, e.g. {to.rstrip('/')}/$SLURM_ARRAY_TASK_ID"))
     return found
@@ -82,7 +83,7 @@ def tmp_findings(tmp_mb: Optional[int], profile, node_types: Sequence) -> List[F
     from slurmkit.core.units import format_size
 
     largest = max(known)
-    return [("error", "resources.tmp", f"{format_size(tmp_mb)} of node-local disk is more than any {profile.name} node that "
+    return [Finding("error", "resources.tmp", f"{format_size(tmp_mb)} of node-local disk is more than any {profile.name} node that "
                                        f"fits this job has (the largest: {format_size(largest)}); ask at most "
                                        f"{format_size(largest)}, or read the rest from scratch")]
 
@@ -94,7 +95,7 @@ def checkpoint_interval_findings(spec) -> List[Finding]:
         return []
     from slurmkit.core.units import format_duration
 
-    return [("warning", "stage.checkpoint.every",
+    return [Finding("warning", "stage.checkpoint.every",
              f"{format_duration(checkpoint.every_s)} is longer than the job's time ({format_duration(spec.resources.time_s)}): "
              f"the checkpoint is copied back only when the job ends; choose an interval shorter than resources.time")]
 
@@ -106,5 +107,5 @@ def throttle_findings(spec) -> List[Finding]:
     size = array_size(spec.array.parameters)
     if spec.array.throttle <= size:
         return []
-    return [("warning", "array.throttle", f"{spec.array.throttle} at a time is more than the array's {size} tasks, so it "
+    return [Finding("warning", "array.throttle", f"{spec.array.throttle} at a time is more than the array's {size} tasks, so it "
                                           f"limits nothing; lower it or leave it out")]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import BinaryIO, Union
 
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.units import human_size
 
 #: files that hold what a user wrote (their commands, variables, paths) and that slurmkit keeps
 #: for itself: only their owner may read them.
@@ -169,7 +170,3 @@ def read_bytes_bounded(path: Union[str, Path], limit: int, follow_symlinks: bool
     if len(data) > limit:
         raise TooLarge(path, limit)
     return data
-
-
-def human_size(count: int) -> str:
-    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count >> 10} KiB" if count >= 1 << 10 else f"{count} bytes"

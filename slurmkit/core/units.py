@@ -127,3 +127,16 @@ def format_size(mib: int) -> str:
         if mib and mib % size == 0:
             return f"{mib // size}{unit}"
     return f"{mib}M"
+
+
+def human_size(count: int) -> str:
+    """Bytes as a limit is stated: ``4 MiB``, ``64 KiB``, ``12 bytes``."""
+    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count >> 10} KiB" if count >= 1 << 10 else f"{count} bytes"
+
+
+def compact_bytes(count: int) -> str:
+    """Bytes in three digits, as a measure is stated: ``1.5G``, ``40K``, ``12B``."""
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if count >= size:
+            return f"{count / size:.3g}{unit}"
+    return f"{count}B"

@@ -32,6 +32,7 @@ from yaml.events import (
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from slurmkit.core.errors import InputError
+from slurmkit.core.units import human_size
 
 # libyaml's loader is several times faster where PyYAML was built with it.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -108,16 +109,12 @@ def read_text(path: Path, error: ErrorFactory = InputError, limit: int = MAX_BYT
     except OSError as problem:
         raise error(path, None, "", f"cannot read it: {problem.strerror or problem}") from None
     if len(data) > limit:
-        raise error(path, None, "", f"larger than {_size(limit)}, slurmkit's limit for this file; "
+        raise error(path, None, "", f"larger than {human_size(limit)}, slurmkit's limit for this file; "
                                     f"a job spec or profile is a few KiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as problem:
         raise error(path, None, "", f"not UTF-8 text (byte {problem.start} cannot be decoded)") from None
-
-
-def _size(count: int) -> str:
-    return f"{count >> 20} MiB" if count >= 1 << 20 else f"{count >> 10} KiB"
 
 
 class _BoundedComposer:

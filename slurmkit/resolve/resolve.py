@@ -25,7 +25,7 @@ from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
 from slurmkit.core.shellwords import split_at_operators
-from slurmkit.core.units import format_duration, format_size, format_slurm_time
+from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
 from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
@@ -1033,7 +1033,7 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
             # A pack holds the folder's contents, not the folder: `to` puts them where the folder was.
             place = inputs[shape.index].to or name
             findings.warn(f"stage.inputs.{shape.index}", f"{shape.path} holds {shape.files} files of "
-                          f"{_human_bytes(shape.bytes // shape.files)} on average: many small files read slowly from Lustre; "
+                          f"{compact_bytes(shape.bytes // shape.files)} on average: many small files read slowly from Lustre; "
                           f"pack it once (slurmkit pack {shape.path} -o {packed}{options}) "
                           f"and stage it where the folder was: {{from: {packed}, to: {place}}}")
     tmpdir = profile.storage.slurm_tmpdir
@@ -1047,13 +1047,6 @@ def staged_data_findings(spec: JobSpec, profile: SiteProfile, shapes) -> Tuple[F
             findings.warn("stage.inputs", f"{format_size(staged_mib)} staged into {profile.name}'s RAM-disk $SLURM_TMPDIR uses over half "
                           f"of the {format_size(memory)} of memory per node")
     return tuple(findings)
-
-
-def _human_bytes(count: int) -> str:
-    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if count >= size:
-            return f"{count / size:.3g}{unit}"
-    return f"{count}B"
 
 
 # ------------------------------------------------------------------------------------- builds

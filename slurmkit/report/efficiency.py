@@ -183,12 +183,14 @@ def parse(text: str) -> List[JobEfficiency]:
 
 def _runs_before(job_runs) -> Tuple[EarlierRun, ...]:
     """The requeued runs just before the last, oldest first. An older row of the id that did not
-    end requeued, or asked another time limit (a requeue keeps the request), is another job's."""
+    end requeued, or asked another time limit (a requeue keeps the request), is another job's.
+    A limit accounting does not show yet (the last run's row, just after it starts or ends, can
+    have none for a moment on Slurm 22.05) compares with any: the requeued state decides."""
     earlier: List[EarlierRun] = []
     limit = job_runs[-1][0]["TimelimitRaw"]
     for row, steps in reversed(job_runs[:-1]):
         state = state_word(row["State"])
-        if state not in REQUEUED_STATES or row["TimelimitRaw"] != limit:
+        if state not in REQUEUED_STATES or (limit and row["TimelimitRaw"] and row["TimelimitRaw"] != limit):
             break
         cpu = parse_cpu_time(row["TotalCPU"])
         earlier.append(EarlierRun(state=state, exit_code=_int(row["ExitCode"].partition(":")[0]), elapsed_s=_int(row["ElapsedRaw"]) or 0,

@@ -153,6 +153,13 @@ def test_rows_of_the_same_id_before_a_run_that_was_not_requeued_are_another_job(
     assert [run.elapsed_s for run in eff.earlier_runs] == [28]
 
 
+def test_a_last_run_whose_time_limit_accounting_has_not_filled_in_yet_keeps_its_runs():
+    # seen on Slurm 22.05 just after a requeued job's second run: its row had no TimelimitRaw for a moment
+    last_without_limit = REQUEUED.replace("2596|COMPLETED|0:0|19|1|", "2596|COMPLETED|0:0|19||")
+    [eff] = parse(last_without_limit)
+    assert eff.timelimit_s is None and [run.elapsed_s for run in eff.earlier_runs] == [28]
+
+
 def test_time_advice_of_a_requeued_job_counts_every_run():
     # made up: three runs of a 1-hour limit, the first two requeued at the limit (Lightning's auto-requeue)
     runs = (EarlierRun("REQUEUED", 0, 3510, 3000.0), EarlierRun("REQUEUED", 0, 3510, 3000.0))

@@ -253,6 +253,3 @@ def _exit_status(code) -> int:
         print(code, file=sys.stderr)
     return 1
 
-
-if __name__ == "__main__":  # pragma: no cover
-    run()

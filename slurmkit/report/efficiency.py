@@ -629,10 +629,11 @@ def _spread(values) -> Optional[Tuple[float, float, float]]:
 def format_report(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> str:
     """Plain text like seff: one block for a job or a task, a summary block for an array."""
     if len(effs) == 1:
-        said = advice(effs[0], default_mem_per_cpu_mib)
+        lines, said = _job_lines(effs[0]), advice(effs[0], default_mem_per_cpu_mib)
     else:
-        said = summarize(effs, default_mem_per_cpu_mib).advice
-    return "\n".join(figure_lines(effs, default_mem_per_cpu_mib) + advice_lines(said)) + "\n"
+        summary = summarize(effs, default_mem_per_cpu_mib)   # once: an array's summary reads every task
+        lines, said = _array_lines(effs, summary), summary.advice
+    return "\n".join(lines + advice_lines(said)) + "\n"
 
 
 def figure_lines(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[str]:

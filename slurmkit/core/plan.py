@@ -70,6 +70,8 @@ class StagePlan(Record):
     outputs: Tuple[Tuple[str, str], ...] = ()      # ($SLURM_TMPDIR/source, destination)
     checkpoint: Optional[Tuple[str, str, int]] = None  # (source, destination, every seconds)
     lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
+    stop_s: int = 0                     # after USR1, the payload's time to end after TERM before it is killed
+    exit_stop_s: int = 0                # the same on any other exit (SLURM's KILL follows its TERM by KillWait)
     mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
     node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads, the per-node step's CPUs
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)

@@ -779,8 +779,19 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
 
 # ------------------------------------------------------------------------------------ staging
 
-#: archive suffix -> tar's option to read it (checked longest first).
 DEFAULT_LEAD_S = 300
+#: at most this long for a payload to end after the TERM that follows SLURM's own (scancel, the
+#: limit), before it is killed for the copy: SLURM's KillWait (30 s unless a site sets it) is
+#: what both have before SLURM kills everything.
+EXIT_STOP_S = 10
+
+
+def stop_times(lead_s: int) -> Tuple[int, int]:
+    """(after USR1, on any other exit) how long a payload has to end after TERM before it is
+    killed, so that the final copy is of files that no longer change: half the lead after USR1
+    (the other half is the copy's), at most EXIT_STOP_S after SLURM's TERM."""
+    stop_s = max(1, lead_s // 2)
+    return stop_s, min(stop_s, EXIT_STOP_S)
 
 
 def _extraction_parallelism(profile: SiteProfile) -> Union[str, FromSlurm]:
@@ -827,8 +838,9 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
-    return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, mounts, NODE_CORES,
-                     _output_folders(out.source for out in stage.outputs))
+    stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
+    return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
+                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs))
 
 
 def _check_signal_directive(spec: JobSpec, stage, findings: Findings) -> None:

@@ -135,3 +135,40 @@ def test_at_a_real_one_minute_time_limit_the_outputs_come_back_and_the_exit_file
     assert lines == ["124", "timeout", f"saved\t{tmp_path}/saved"]
     assert (row["State"], row["ExitCode"]) in (("FAILED", "124:0"), ("TIMEOUT", "0:0"))
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(f"r{i}" for i in range(1, 101))
+
+
+# The payload of a real one-minute job that ignores TERM and writes a file every 50 ms until it
+# is killed, as a program still writing at its limit does.
+STUBBORN = ("trap '' TERM; i=0; mkdir -p $$SLURM_TMPDIR/out; "
+            "while :; do i=$$((i+1)); echo $$i > $$SLURM_TMPDIR/out/f$$i; sleep 0.05; done")
+
+
+def test_at_a_real_time_limit_a_payload_that_ignores_term_is_killed_and_every_file_it_wrote_is_saved(cluster, registry, tmp_path):
+    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "out", "to": "saved"}], "lead": "20s"},
+                  launch={"command": ["bash", "-c", STUBBORN]}).submit()
+    row, lines = _ended(handle, 180)
+    assert lines == ["124", "timeout", "killed", f"saved\t{tmp_path}/saved"], handle.stderr()
+    names = {p.name for p in (tmp_path / "saved").iterdir()}
+    # Every file it wrote until the kill: f1..fN with no gap, each whole (the payload is dead
+    # before the copy, so the copy checks at the first try).
+    assert len(names) > 100 and names == {f"f{i}" for i in range(1, len(names) + 1)}
+    assert all((tmp_path / "saved" / f"f{i}").read_text() == f"{i}\n" for i in range(1, len(names) + 1))
+    assert "trying once more" not in handle.stderr()
+    assert list(tmp_path.glob("saved.partial-*")) == []
+
+
+def test_a_batch_shell_killed_before_it_could_save_leaves_a_started_file_naming_what_was_not_saved(cluster, registry, tmp_path):
+    # SIGKILL to the batch shell alone (the OOM killer's choice, a node's cleanup): no trap runs,
+    # no exit file is written; the started file says what this run was to save.
+    handle = _job(tmp_path, stage={"outputs": [{"from": "out", "to": "saved"}]},
+                  launch={"command": ["bash", "-c", "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/out/f; sleep 300"]}).submit()
+    started = Path(handle.paths.folder) / f"{handle.job_id}.started"
+    deadline = time.monotonic() + 120
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert started.read_text().splitlines() == ["run\t1", f"output\t{tmp_path}/saved"]
+    subprocess.run(["scancel", "--batch", "--signal=KILL", handle.job_id], check=True)
+    row = wait_for_job(handle.job_id, 60)
+    assert row["State"] != "COMPLETED"
+    assert not (Path(handle.paths.folder) / f"{handle.job_id}.exit").exists()
+    assert not (tmp_path / "saved").exists()

@@ -130,9 +130,15 @@ def test_a_short_copy_is_caught_by_the_check_and_the_previous_destination_stays_
     run.fake_cp('"$REAL_CP" "$@" || exit; d=${@: -1}; rm -f "$d/f4" "$d/f5"; truncate -s 4096 "$d/f3"')
     rc, err = run(_render(tmp_path, MAKE_OUT))
     assert rc == 74, err
-    assert run.exit_lines()[1] == f"not-saved\t{previous}\t3 of 5 files, 43.1 KiB of 97.7 KiB arrived"
+    kept = run.submit / "saved" / "out.partial-42"
+    assert run.exit_lines()[1:] == [f"not-saved\t{previous}\t3 of 5 files, 43.1 KiB of 97.7 KiB arrived", f"kept\t{previous}\t{kept}"]
     assert sorted(p.name for p in previous.iterdir()) == ["old"]
-    assert run.leftovers() == []
+    # What arrived of the final copy is kept beside the destination, never deleted, with its manifest.
+    assert run.leftovers() == ["out.partial-42", "out.partial-42.manifest"]
+    manifest = (run.submit / "saved" / "out.partial-42.manifest").read_text().splitlines()
+    assert manifest[0].startswith("# slurmkit: what arrived of ") and manifest[0].endswith("(3 of 5 files, 43.1 KiB of 97.7 KiB arrived)")
+    assert manifest[1:] == ["20000\tf1", "20000\tf2", "4096\tf3"]
+    assert f"slurmkit: what arrived is kept at {kept} (listed in {kept}.manifest)" in err
 
 
 def test_a_save_that_fails_once_is_tried_again_and_saved(tmp_path):
@@ -335,3 +341,87 @@ def test_a_destination_that_is_the_specs_folder_or_above_is_refused(to):
     (error,) = job.resolve().errors
     assert error.field == "stage.outputs.0.to"
     assert error.message.endswith("give it a folder of its own (e.g. results), not the spec's folder or one above it")
+
+
+# A payload that ignores TERM and keeps writing, as a program still writing its last checkpoint
+# or one that never looks at signals; its writer is a process below it, which a KILL to the
+# payload alone would leave running.
+STUBBORN = ("trap '' TERM; mkdir -p $$SLURM_TMPDIR/out; "
+            "(trap '' TERM; i=0; while :; do i=$$((i+1)); echo $$i > $$SLURM_TMPDIR/out/f$$i; "
+            "[ $$i != 20 ] || touch $$SLURM_TMPDIR/ready; sleep 0.01; done) & wait")
+
+
+def _wait_for(path, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert path.exists(), f"{path} never appeared"
+
+
+def _written_in_order(folder):
+    """The files f1..fN, each holding its number: every file the payload wrote, none cut short."""
+    names = {p.name for p in folder.iterdir()}
+    count = len(names)
+    assert names == {f"f{i}" for i in range(1, count + 1)}
+    assert all((folder / f"f{i}").read_text() == f"{i}\n" for i in (1, count))
+    return count
+
+
+def test_at_the_time_limit_a_payload_that_ignores_term_is_killed_and_every_file_it_wrote_is_saved(tmp_path):
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, STUBBORN, lead="2s"))
+    _wait_for(run.node / "ready")
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 124, err
+    assert run.exit_lines() == ["124", "timeout", "killed", f"saved\t{run.submit}/saved/out"]
+    assert "the payload ran on for 1s after TERM: killing it" in err
+    saved = _written_in_order(run.submit / "saved" / "out")
+    assert saved == len(list((run.node / "out").iterdir())) > 20     # the writer below it was killed too
+    time.sleep(0.3)
+    assert len(list((run.node / "out").iterdir())) == saved          # and wrote nothing after
+
+
+def test_a_payload_that_ends_on_term_is_not_killed(tmp_path):
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, MAKE_OUT + " && touch $$SLURM_TMPDIR/ready && sleep 60", lead="2s"))
+    _wait_for(run.node / "ready")
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=60)
+    assert run.exit_lines() == ["124", "timeout", f"saved\t{run.submit}/saved/out"]
+    assert "killing it" not in err
+
+
+def test_on_scancel_a_payload_that_ignores_term_is_killed_before_the_copy(tmp_path):
+    # scancel (and SLURM at the limit without a lead's USR1) sends TERM to the batch shell and the
+    # payload at once; the copy must not race a payload that runs on.
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, STUBBORN, lead="2s"))
+    _wait_for(run.node / "ready")
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 143, err
+    assert run.exit_lines() == ["143", "killed", f"saved\t{run.submit}/saved/out"]
+    assert _written_in_order(run.submit / "saved" / "out") == len(list((run.node / "out").iterdir()))
+
+
+def test_a_requeued_run_says_its_run_number_and_keeps_its_own_partial(tmp_path):
+    run = Run(tmp_path)
+    run.fake_cp('"$REAL_CP" "$@" || exit; d=${@: -1}; rm -f "$d/f5"')
+    env = {**run.env, "SLURM_RESTART_COUNT": "1"}
+    process = subprocess.run([BASH, str(_render(tmp_path, MAKE_OUT))], env=env, cwd=run.submit, capture_output=True, text=True,
+                             timeout=60)
+    assert process.returncode == 74, process.stderr
+    kept = run.submit / "saved" / "out.partial-42-run2"
+    assert run.exit_lines() == ["74", "run\t2", f"not-saved\t{run.submit}/saved/out\t4 of 5 files, 78.1 KiB of 97.7 KiB arrived",
+                                f"kept\t{run.submit}/saved/out\t{kept}"]
+    assert sorted(p.name for p in kept.iterdir()) == ["f1", "f2", "f3", "f4"]
+
+
+def test_the_started_file_names_the_run_and_every_destination_before_the_payload_runs(tmp_path):
+    run = Run(tmp_path)
+    script = _render(tmp_path, "cat $$SLURMKIT_JOB_DIR/42.started > $$SLURM_SUBMIT_DIR/seen; echo 1 > $$SLURM_TMPDIR/ckpt/s; " + MAKE_OUT,
+                     checkpoint={"from": "ckpt", "to": "ck", "every": "1h"})
+    rc, err = run(script)
+    assert rc == 0, err
+    assert (run.submit / "seen").read_text().splitlines() == ["run\t1", f"output\t{run.submit}/saved/out", f"output\t{run.submit}/ck"]

@@ -67,38 +67,20 @@ def folder_refusal(name: str, kind: str) -> str:
     return f"{name}: not a folder ({WHAT[kind]}): name a folder"
 
 
-def _data(work: Path) -> None:
-    (work / "data").mkdir()
-    (work / "data" / "a.bin").write_bytes(bytes(range(256)) * 8)
-
-
 # --------------------------------------------------------------------------------------- pack -o
 
-@pytest.mark.parametrize("kind", ["fifo", "socket", "device", "symlink", "folder"])
-def test_pack_o_refuses_what_is_not_a_regular_file(folders, kind):
+@pytest.mark.parametrize("output, occupied, kind", [
+    *[("out.tar", "out.tar", kind) for kind in ("fifo", "socket", "device", "symlink", "folder")],
+    *[("out.tar", "out.tar.manifest.json", kind) for kind in ("fifo", "device", "symlink")],   # refused before packing
+    *[("out.pack", "out.pack", kind) for kind in ("fifo", "device", "symlink")],                # a folder of shards
+])
+def test_pack_o_refuses_a_destination_that_is_not_what_it_writes(folders, output, occupied, kind):
     work, home = folders
-    _data(work)
-    unchanged = make(work / "out.tar", kind)
-    refused(work, home, cli("pack", "data", "-o", "out.tar", "--compression", "none"), file_refusal("out.tar", kind))
-    unchanged()
-
-
-@pytest.mark.parametrize("kind", ["fifo", "device", "symlink"])
-def test_pack_o_refuses_a_special_file_where_its_manifest_goes_before_packing(folders, kind):
-    work, home = folders
-    _data(work)
-    unchanged = make(work / "out.tar.manifest.json", kind)
-    refused(work, home, cli("pack", "data", "-o", "out.tar", "--compression", "none"),
-            file_refusal("out.tar.manifest.json", kind))
-    unchanged()
-
-
-@pytest.mark.parametrize("kind", ["fifo", "device", "symlink"])
-def test_pack_o_refuses_what_is_not_a_folder_for_a_pack_folder(folders, kind):
-    work, home = folders
-    _data(work)
-    unchanged = make(work / "out.pack", kind)
-    refused(work, home, cli("pack", "data", "-o", "out.pack", "--compression", "none"), folder_refusal("out.pack", kind))
+    (work / "data").mkdir()
+    (work / "data" / "a.bin").write_bytes(bytes(range(256)) * 8)
+    unchanged = make(work / occupied, kind)
+    expected = folder_refusal(occupied, kind) if output.endswith(".pack") else file_refusal(occupied, kind)
+    refused(work, home, cli("pack", "data", "-o", output, "--compression", "none"), expected)
     unchanged()
 
 

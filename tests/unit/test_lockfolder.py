@@ -130,8 +130,8 @@ def test_folders_left_by_killed_processes_are_swept_by_the_next_taker(tmp_path):
 
 # --- the registry on a filesystem without flock -------------------------------------------------
 
-def _no_flock(*args):
-    raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+def _no_flock(*args, code=errno.ENOLCK):
+    raise OSError(code, os.strerror(code))
 
 
 @pytest.fixture
@@ -144,12 +144,15 @@ def _job(job_id: str) -> Submission:
     return Submission(job_id=job_id, name="n", folder="/f", profile="local", submitted="2024-01-01T00:00:00+00:00")
 
 
-def test_the_registry_without_flock_takes_the_lock_folder_and_says_so_once(tmp_path, without_flock, capsys):
+@pytest.mark.parametrize("code", ["ENOLCK", "ENOSYS", "EOPNOTSUPP", "EINVAL"])
+def test_the_registry_without_flock_takes_the_lock_folder_and_says_so_once(tmp_path, without_flock, capsys, monkeypatch, code):
+    monkeypatch.setattr(registry.fcntl, "flock", lambda *args: _no_flock(code=getattr(errno, code)))
     path = tmp_path / "jobs.jsonl"
     record(_job("1"), path)
     record(_job("2"), path)
     assert [entry.job_id for entry in all_records(path)] == ["1", "2"]
-    assert capsys.readouterr().err == (f"slurmkit: the registry's filesystem has no flock (ENOLCK); using a lock folder "
+    named = errno.errorcode[getattr(errno, code)]   # EOPNOTSUPP is ENOTSUP on Linux, named so
+    assert capsys.readouterr().err == (f"slurmkit: the registry's filesystem has no flock ({named}); using a lock folder "
                                        f"beside it: {path}.lock\n")
     assert _beside(tmp_path) == ["jobs.jsonl"]
 

@@ -8,8 +8,8 @@ finds in SLURM by its token and completes.
 
 Each append is one ``write`` under an exclusive ``flock`` (waited for at most ``LOCK_WAIT_S``;
 on a filesystem without flock, under the lock folder ``jobs.jsonl.lock`` beside it, whose
-stale-lock rule core/lockfolder.py gives), starts at a line boundary (a torn last line from a crash stays a line of its own), is fsynced,
-and is undone (truncated away) when it comes up short. A reader skips a line that is not a
+stale-lock rule core/lockfolder.py gives), starts at a line boundary (a torn last line from a
+crash stays a line of its own), is fsynced, and is undone (truncated away) when it comes up short. A reader skips a line that is not a
 record, with one warning naming the file and line, and never loses the others.
 """
 
@@ -130,7 +130,8 @@ def _locked(fd: int, path: Path, kind: int, wait_s: float) -> Iterator[None]:
         raise RegistryError(f"the job registry {path} stayed locked by another process for {wait_s:.0f}s ({holder}); "
                             f"try again, or remove {lock} if that slurmkit is gone") from None
     except OSError as error:
-        reason = (f"cannot make its lock folder {lock}: {error.strerror or error}; make {path.parent} writable "
+        fix = f"make {path.parent} writable" if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "fix that"
+        reason = (f"cannot make its lock folder {lock}: {error.strerror or error}; {fix} "
                   "or set SLURMKIT_REGISTRY to a file elsewhere")
         raise RegistryError(f"cannot lock the job registry {path}: {reason}", reason=reason) from None
     try:

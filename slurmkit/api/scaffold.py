@@ -12,7 +12,7 @@ import yaml
 
 from slurmkit.api.job import Job
 from slurmkit.core.errors import InputError, SlurmkitError
-from slurmkit.core.files import PRIVATE_SCRIPT, write_atomic
+from slurmkit.core.files import PRIVATE_SCRIPT, check_destination, write_atomic
 from slurmkit.core.kinds import DEFAULT_KIND, PER_GPU
 from slurmkit.core.kinds import KINDS as KIND_ROWS
 from slurmkit.core.units import parse_size
@@ -52,6 +52,9 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     if not NAME_RE.fullmatch(folder.name):
         raise ScaffoldError(f"{name!r}: a job name uses letters, digits, '.', '_', '+' and '-'")
     targets = [folder / "job.yaml", folder / "job.sbatch"]
+    check_destination(folder, folder=True)
+    for target in targets:   # a pipe or a device is refused, --force or not; a link is only in the way
+        check_destination(target, replace_link=True)
     existing = [str(t) for t in targets if os.path.lexists(t)]   # a dangling link is in the way too
     if existing and not force:
         raise ScaffoldError(f"{', '.join(existing)} already exist; use --force to overwrite")
@@ -63,9 +66,12 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
         script = job.render(warn=warn)
     except InputError as error:
         raise _flag_error(error) from None
-    written = [write_atomic(targets[0], _spec_text(targets[0], data, sizing_notes(job)), replace_link=force)]
     task_file = folder / EXAMPLE_TASKS[0]
-    if _row(answers["kind"]).runs_task_file and not task_file.exists():   # the user's own task list is never replaced
+    with_tasks = _row(answers["kind"]).runs_task_file and not task_file.exists()   # the user's own is never replaced
+    if with_tasks:
+        check_destination(task_file)   # a dangling link: refused before the spec is written, not after
+    written = [write_atomic(targets[0], _spec_text(targets[0], data, sizing_notes(job)), replace_link=force)]
+    if with_tasks:
         written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
     return written + [write_atomic(targets[1], script, PRIVATE_SCRIPT, replace_link=force)]
 

@@ -8,11 +8,20 @@ import click
 
 from slurmkit.cli.main import PROFILE_OPTION, fail
 from slurmkit.core.errors import SlurmkitError
-from slurmkit.core.files import write_atomic
+from slurmkit.core.files import check_destination, write_atomic
 from slurmkit.core.output import message_line, verbatim
 
 #: how many of import's notes are told on stderr (the spec's comments hold them all).
 MAX_TOLD_NOTES = 100
+
+
+def _refuse_special(output: str) -> None:
+    """A named pipe, a device, a socket or a folder at OUTPUT is refused first, --force or not:
+    "use --force" would not help (a link is only in the way: --force replaces the link itself)."""
+    try:
+        check_destination(output, replace_link=True)
+    except SlurmkitError as error:
+        fail(error)
 
 
 @click.command("import")
@@ -40,6 +49,7 @@ def import_command(script, output, name, force, profile):
         fail(error)
     text = imported_text(imported, Path(script).name)
     if output:
+        _refuse_special(output)
         if os.path.lexists(output) and not force:
             fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
         try:
@@ -95,6 +105,8 @@ def port_command(spec, to, from_, output, force, repack):
         raise SystemExit(2)
     except SlurmkitError as error:
         fail(error)
+    if output:
+        _refuse_special(output)
     if output and os.path.lexists(output) and not force:
         fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
     # The user's file as written, with only the changed values rewritten: its comments (and the

@@ -47,11 +47,12 @@ def apply_advice(job_id: str, effs, made, spec_path, yes: bool) -> None:
     import difflib
     import os
 
-    from slurmkit.core.files import write_atomic
+    from slurmkit.core.files import check_destination, write_atomic
     from slurmkit.report.rightsize import NotApplied, advice_for_spec
 
     try:
         path, before, after, skipped = advice_for_spec(job_id, effs, made, spec_path, views.submission(job_id), views.job_profile(job_id))
+        check_destination(path)   # before the diff and the question: a link or a pipe is never written
     except SlurmkitError as error:
         fail(error)
     for line in skipped:

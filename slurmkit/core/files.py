@@ -35,12 +35,12 @@ def write_atomic(path: Union[str, Path], text: str, mode: int = PRIVATE_FILE, re
     The temporary name is short (``.slurmkit-XXXXXXXX``), so any name the file system takes
     for ``path`` works. A named pipe, device, socket or folder at ``path`` is refused, and a
     symbolic link too unless ``replace_link`` (a command's --force): the link is then replaced,
-    never written through. Every failure is a CannotWrite line naming ``path``.
+    never written through (check_destination). Every failure is a CannotWrite line naming ``path``.
     """
     import tempfile  # here, not at the top: most commands never write a file
 
     path = Path(path)
-    _refuse_what_is_in_the_way(path, replace_link)
+    check_destination(path, replace_link)
     try:
         make_private_folder(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=".slurmkit-", dir=path.parent)
@@ -66,21 +66,37 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _refuse_what_is_in_the_way(path: Path, replace_link: bool) -> None:
+def check_destination(path: Union[str, Path], replace_link: bool = False, folder: bool = False) -> None:
+    """Refuse what a writer must not replace or write into at ``path``, a destination the user
+    named, before anything is written: CannotWrite, one line naming ``path``, what it is and
+    what to do; nothing is touched. Every writer of such a path calls it (write_atomic does).
+
+    Refused: a named pipe (writing to one blocks, replacing one breaks whoever reads it), a
+    socket, a device (as root, replacing ``/dev/full`` would replace the machine's device), a
+    symbolic link unless ``replace_link`` (a command's --force: the link itself is replaced,
+    never what it points to), a folder where a file is expected, and, with ``folder`` (a
+    destination that is a folder, written into or replaced whole), anything but a folder.
+    """
+    path = Path(path)
     try:
         status = os.lstat(path)
     except FileNotFoundError:
         return
     except OSError as error:
         raise CannotWrite(f"{path}: cannot write it: {_reason(error)}") from None
-    if stat.S_ISLNK(status.st_mode):
+    mode, wanted = status.st_mode, "folder" if folder else "file"
+    if stat.S_ISLNK(mode):
         if not replace_link:
             raise CannotWrite(f"{path}: a symbolic link: slurmkit does not write through links; "
-                              "remove it or name another file")
-    elif stat.S_ISDIR(status.st_mode):
+                              f"remove it or name another {wanted}")
+    elif folder:
+        if not stat.S_ISDIR(mode):
+            what = "a regular file" if stat.S_ISREG(mode) else f"a {_kind_of(mode)}"
+            raise CannotWrite(f"{path}: not a folder ({what}): name a folder")
+    elif stat.S_ISDIR(mode):
         raise CannotWrite(f"{path}: a folder: name a file")
-    elif not stat.S_ISREG(status.st_mode):
-        raise CannotWrite(f"{path}: not a regular file (a {_kind_of(status.st_mode)}): "
+    elif not stat.S_ISREG(mode):
+        raise CannotWrite(f"{path}: not a regular file (a {_kind_of(mode)}): "
                           "slurmkit replaces only regular files; remove it or name another file")
 
 

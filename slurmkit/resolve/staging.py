@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
-from slurmkit.core.files import write_atomic
+from slurmkit.core.files import check_destination, write_atomic
 from slurmkit.core.records import Record
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
@@ -132,6 +132,7 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
     folder, output = Path(folder), Path(output)
     if not folder.is_dir():
         raise PackError(f"{folder}: not a folder")
+    _check_destinations(output)
     seen = walk(folder)
     files = seen.files
     if seen.skipped and tell:
@@ -162,6 +163,16 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
         shard_list = tuple(_tar(folder, group, partial / name, name, zstd) for group, name in zip(split_evenly(files, shards), names))
         manifest = _write_manifest(folder, files, zstd, shard_list, partial / "manifest.json")
     return manifest
+
+
+def _check_destinations(output: Path) -> None:
+    """Refuse, before any work, an ``output`` (and its manifest beside it) that is a named pipe,
+    a device, a socket or a link: the pack would be renamed over it (files.check_destination)."""
+    if output.suffix == ".pack":
+        check_destination(output, folder=True)
+        return
+    check_destination(output)
+    check_destination(output.with_name(output.name + ".manifest.json"))
 
 
 @contextlib.contextmanager

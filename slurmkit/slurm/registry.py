@@ -6,14 +6,16 @@ two lines: an *intent* (its token, no job id) before sbatch runs and the *job* (
 with its id) after, so that a crash in between leaves an intent that ``adopt_interrupted``
 finds in SLURM by its token and completes.
 
-Each append is one ``write`` under an exclusive ``flock`` (waited for at most ``LOCK_WAIT_S``),
-starts at a line boundary (a torn last line from a crash stays a line of its own), is fsynced,
-and is undone (truncated away) when it comes up short. A reader skips a line that is not a
+Each append is one ``write`` under an exclusive ``flock`` (waited for at most ``LOCK_WAIT_S``;
+on a filesystem without flock, under the lock folder ``jobs.jsonl.lock`` beside it, whose
+stale-lock rule core/lockfolder.py gives), starts at a line boundary (a torn last line from a
+crash stays a line of its own), is fsynced, and is undone (truncated away) when it comes up short. A reader skips a line that is not a
 record, with one warning naming the file and line, and never loses the others.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -23,8 +25,9 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
+from slurmkit.core import lockfolder
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import NotARegularFile
 from slurmkit.core.folders import state_folder
@@ -104,18 +107,60 @@ def _os_problem(path: Path, error: OSError, doing: str) -> RegistryError:
     return RegistryError(f"cannot {doing} the job registry {path}: {what}", reason=what)
 
 
-def _lock(fd: int, path: Path, kind: int, wait_s: float) -> None:
-    """flock, waited for at most ``wait_s``: a stuck holder gives an error, not a hang."""
+#: registries whose filesystem answered flock with one of lockfolder.NO_FLOCK: locked with a folder
+_without_flock: Set[str] = set()
+
+
+@contextlib.contextmanager
+def _locked(fd: int, path: Path, kind: int, wait_s: float) -> Iterator[None]:
+    """The registry locked (``kind``: flock's LOCK_EX or LOCK_SH) for the block, waited for at
+    most ``wait_s``: a stuck holder gives an error, not a hang. A filesystem without flock
+    (lockfolder.NO_FLOCK: NFS without lockd, Lustre without ``-o flock``) gets the lock folder
+    beside the file instead, said once a process; it is exclusive for readers too."""
     deadline = time.monotonic() + wait_s
+    if str(path) not in _without_flock and _flocked(fd, path, kind, deadline, wait_s):
+        yield   # closing the file releases it
+        return
+    lock = lockfolder.lock_folder(path)
+    try:
+        mine = lockfolder.acquire(lock, max(deadline - time.monotonic(), 0.0))
+    except lockfolder.Busy as busy:
+        holder = f"its lock folder {lock} is held by {busy.owner.describe()}" if busy.owner else \
+            f"{lock} is a folder slurmkit did not make"
+        raise RegistryError(f"the job registry {path} stayed locked by another process for {wait_s:.0f}s ({holder}); "
+                            f"try again, or remove {lock} if that slurmkit is gone") from None
+    except OSError as error:
+        fix = f"make {path.parent} writable" if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS) else "fix that"
+        reason = (f"cannot make its lock folder {lock}: {error.strerror or error}; {fix} "
+                  "or set SLURMKIT_REGISTRY to a file elsewhere")
+        raise RegistryError(f"cannot lock the job registry {path}: {reason}", reason=reason) from None
+    try:
+        yield
+    finally:
+        lockfolder.release(lock, mine)
+
+
+def _flocked(fd: int, path: Path, kind: int, deadline: float, wait_s: float) -> bool:
+    """flock until ``deadline``; False when the filesystem has no flock (said once a process)."""
     while True:
         try:
             fcntl.flock(fd, kind | fcntl.LOCK_NB)
-            return
+            return True
         except BlockingIOError:
             if time.monotonic() >= deadline:
                 raise RegistryError(f"the job registry {path} stayed locked by another process for {wait_s:.0f}s; "
                                     "try again, or find the slurmkit that holds it (fuser on the file)") from None
             time.sleep(0.05)
+        except OSError as error:
+            if error.errno not in lockfolder.NO_FLOCK:
+                raise _os_problem(path, error, "lock") from None
+            _without_flock.add(str(path))
+            from slurmkit.core.output import escaped
+
+            name = errno.errorcode.get(error.errno, str(error.errno))
+            sys.stderr.write(escaped(f"slurmkit: the registry's filesystem has no flock ({name}); using a lock folder "
+                                     f"beside it: {lockfolder.lock_folder(path)}") + "\n")
+            return False
 
 
 def _line(submission: Submission) -> bytes:
@@ -172,14 +217,14 @@ def record_all(entries: Sequence[Submission], path: Optional[Path] = None, wait_
     path = path or registry_path()
     fd = _open_for_append(path)
     try:
-        _lock(fd, path, fcntl.LOCK_EX, wait_s)
-        if unless is not None:
-            entries = list(unless(_parse(_read_fd(fd, path))[0]))
-        if entries:
-            _append_locked(fd, path, b"".join(_line(entry) for entry in entries))
-        return list(entries)
+        with _locked(fd, path, fcntl.LOCK_EX, wait_s):
+            if unless is not None:
+                entries = list(unless(_parse(_read_fd(fd, path))[0]))
+            if entries:
+                _append_locked(fd, path, b"".join(_line(entry) for entry in entries))
+            return list(entries)
     finally:
-        os.close(fd)  # closing releases the lock
+        os.close(fd)  # closing releases a flock
 
 
 def record(submission: Submission, path: Optional[Path] = None, wait_s: float = LOCK_WAIT_S) -> None:
@@ -279,8 +324,8 @@ def all_records(path: Optional[Path] = None) -> List[Submission]:
     except OSError as error:
         raise _os_problem(path, error, "read") from None
     try:
-        _lock(fd, path, fcntl.LOCK_SH, LOCK_WAIT_S)
-        raw = _read_fd(fd, path)
+        with _locked(fd, path, fcntl.LOCK_SH, LOCK_WAIT_S):
+            raw = _read_fd(fd, path)
     finally:
         os.close(fd)
     found, bad = _parse(raw)

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.files import check_destination
 from slurmkit.core.records import Record
 from slurmkit.slurm.remote import SYNC_EXCLUDES, Connection, ConnectionDropped, RemoteError, TooBig, remote_tokens
 from slurmkit.slurm.slurmcli import SchedulerError, scheduler_reason
@@ -176,6 +177,7 @@ def fetch(conn: Connection, record, job_id: str, to: Optional[Path] = None) -> T
     spec copies back (``stage.outputs``, ``stage.checkpoint``: into the spec's folder) from the
     cluster; returns the local folder and the output paths asked for."""
     local_dir = Path(to) if to else (Path(record.spec).parent if record.spec else Path.cwd())
+    check_destination(local_dir, folder=True)   # rsync would write through a link, or fail on a pipe
     job_dir = str(PurePosixPath(record.folder).parent)
     outputs = _output_paths(record.spec)
     base = job_id.split("_")[0]

@@ -397,6 +397,18 @@ def _keep_script(script: Path, job_id: str) -> None:
         pass
 
 
+def _sbatch_recorded(planned: Submission, argv: Sequence[str], workdir: Optional[Folder]) -> str:
+    """The intent recorded, then sbatch run; the job id. An intent sbatch refused is closed."""
+    record_intent(planned)
+    env = {**os.environ, "SLURMKIT_JOB_DIR": planned.folder}
+    try:
+        return sbatch_once(argv, planned.token or "", env=env, cwd=workdir or Path.cwd())
+    except SchedulerError as error:
+        if not error.transient:
+            _close_intent(planned, f"not submitted: {error.message}")
+        raise
+
+
 def submit_script(script_text: str, folder: Folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None) -> Union[JobHandle[int], SweepHandle]:
@@ -409,22 +421,14 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     """
     folder = Path(folder).resolve()
     token = uuid.uuid4().hex
-    script = _write_script(folder, name, token[:8], script_text)
     planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
+    script = _write_script(folder, name, token[:8], script_text)
     try:
-        record_intent(planned)
-    except RegistryError:
-        script.unlink(missing_ok=True)
-        raise
-    env = {**os.environ, "SLURMKIT_JOB_DIR": str(folder)}
-    argv = sbatch_command(script, folder, array_size is not None, after, after_type, token=token)
-    try:
-        job_id = sbatch_once(argv, token, env=env, cwd=workdir or Path.cwd())
-    except SchedulerError as error:
-        script.unlink(missing_ok=True)
-        if not error.transient:
-            _close_intent(planned, f"not submitted: {error.message}")
+        job_id = _sbatch_recorded(planned, sbatch_command(script, folder, array_size is not None, after, after_type, token=token),
+                                  workdir)
+    except BaseException:
+        script.unlink(missing_ok=True)   # no job took it: nothing stays behind in the logs folder
         raise
     _keep_script(script, job_id)
     handle: Union[JobHandle[int], SweepHandle] = (SweepHandle(folder, job_id, array_size) if array_size is not None

@@ -42,7 +42,8 @@ CLUSTER=lab
 ACCOUNTS=(def-test def-other)
 PACKAGES=(munge slurmctld slurmd slurmdbd slurm-client mariadb-server openmpi-bin libopenmpi-dev
           lmod python3-venv python3-virtualenv shellcheck squashfs-tools squashfuse fuse3 parallel
-          openssh-server openssh-client rsync)  # the tests' own sshd for --remote (tests/integration/sshd.py)
+          openssh-server openssh-client rsync   # the tests' own sshd for --remote (tests/integration/sshd.py)
+          gcc)  # cc builds the preload library that takes flock away (tests/faults/test_no_flock.py)
 CTLD_HOST=$(hostname -s)
 export SLURM_CONF=$BASE/etc/slurm.conf
 

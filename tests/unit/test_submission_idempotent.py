@@ -102,6 +102,30 @@ def test_a_folder_where_the_script_cannot_be_written_submits_and_records_nothing
     assert not (tmp_path / "runs").exists() and not (tmp_path / "jobs.jsonl").exists()
 
 
+def test_a_submit_that_fails_before_sbatch_accepted_leaves_no_script_in_the_logs_folder(tmp_path, monkeypatch):
+    """Whatever the failure (here one no handler expects, as a lock failure was): nothing stays
+    in logs/; once sbatch gave the job id, its script stays as <id>_submission.sh."""
+    _counting_sbatch(tmp_path, "echo 41\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+
+    def unexpected(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr("slurmkit.slurm.submit.record_intent", unexpected)
+        with pytest.raises(KeyboardInterrupt):
+            submit_script("#!/bin/bash\ntrue\n", tmp_path / "logs", "t", "local")
+    assert os.listdir(tmp_path / "logs") == []
+    with monkeypatch.context() as patched:
+        patched.setattr("slurmkit.slurm.submit.sbatch_once", unexpected)
+        with pytest.raises(KeyboardInterrupt):
+            submit_script("#!/bin/bash\ntrue\n", tmp_path / "logs", "t", "local")
+    assert os.listdir(tmp_path / "logs") == []
+    submit_script("#!/bin/bash\ntrue\n", tmp_path / "logs", "t", "local")
+    assert os.listdir(tmp_path / "logs") == ["41_submission.sh"]
+
+
 def test_a_chain_that_breaks_after_its_first_link_names_the_jobs_already_submitted(tmp_path, monkeypatch):
     from slurmkit.slurm.registry import submissions
     from slurmkit.slurm.submit import ChainIncomplete, submit_chain

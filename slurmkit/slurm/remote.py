@@ -476,9 +476,18 @@ class Connection:
         self.home, self.root = values.get("home"), root
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _command_line(argv: Sequence[str], cwd: Optional[str], env: Optional[Mapping[str, str]]) -> str:
-    """One POSIX shell line: every word quoted, so that nothing the user wrote is run by the far shell."""
-    words = shlex.join([*(f"{k}={v}" for k, v in (env or {}).items()), *argv])
+    """One POSIX shell line: every word quoted, so that nothing the user wrote is run by the far
+    shell. Variables go through ``env K=V``: a quoted ``'K=V'`` word (a value with a space or a
+    parenthesis, as a folder's name may have) is no assignment to the shell but a command name."""
+    for name in env or {}:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a variable name")
+    prefix = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+    words = shlex.join([*prefix, *argv])
     return f"cd {shlex.quote(cwd)} && {words}" if cwd else words
 
 

@@ -217,7 +217,26 @@ def test_slurmkit_help_imports_no_remote_module():
 
 def test_command_words_are_quoted_for_the_far_shell():
     line = remote_mod._command_line(["sbatch", "--comment=a b", "x;rm -rf ~"], "/scratch/me/my job", {"V": "$HOME"})
-    assert line == "cd '/scratch/me/my job' && 'V=$HOME' sbatch '--comment=a b' 'x;rm -rf ~'"
+    assert line == "cd '/scratch/me/my job' && env 'V=$HOME' sbatch '--comment=a b' 'x;rm -rf ~'"
+
+
+@pytest.mark.parametrize("name", ["my run (v2)", "it's a \"run\" $HOME `x`", "plain"])
+def test_a_variable_whose_value_needs_quoting_reaches_the_far_command(tmp_path, name):
+    """A quoted ``'K=V'`` word is a command name to the far shell, not an assignment: the
+    variables go through ``env``, each K=V one quoted word."""
+    folder = tmp_path / name
+    folder.mkdir()
+    fake = ShOnThisHost([])
+    conn = far_side(fake)
+    conn.opened = True
+    script = 'printf "%s|%s" "$PWD" "$SLURMKIT_JOB_DIR"'
+    result = conn.run(["sh", "-c", script], cwd=str(folder), env={"SLURMKIT_JOB_DIR": f"{folder}/logs"})
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{folder}|{folder}/logs", "")
+
+
+def test_a_variable_name_that_is_not_one_is_refused():
+    with pytest.raises(ValueError, match="not a variable name"):
+        remote_mod._command_line(["true"], None, {"A=B": "x"})
 
 
 def test_a_root_that_is_not_absolute_on_the_cluster_is_refused():

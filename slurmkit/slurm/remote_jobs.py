@@ -80,13 +80,45 @@ def check_size(local_dir: Path, max_mb: int) -> int:
     return total
 
 
-def sync_folder(conn: Connection, local_dir: Path, remote_dir: str) -> None:
-    """rsync the job folder to the cluster over the master connection (excludes: SYNC_EXCLUDES)."""
+def sync_folder(conn: Connection, local_dir: Path, remote_dir: str) -> bool:
+    """rsync the job folder to the cluster over the master connection (excludes: SYNC_EXCLUDES).
+    Returns whether the folder was made here; a copy that fails removes the folder it made."""
     check_size(local_dir, conn.remote.max_sync_mb)
-    conn.run(["mkdir", "-p", f"{remote_dir}/logs"])
+    made = _make_far_folder(conn, remote_dir)
     argv = ["rsync", "-rlptz", "--chmod=Dgo-rwx,Fgo-rwx", *(f"--exclude={p}" for p in SYNC_EXCLUDES),
             "-e", conn.rsync_shell(), f"{local_dir}/", f"{conn.remote.target}:{remote_dir}/"]
-    _rsync(conn, argv, "copy the job folder to")
+    try:
+        _rsync(conn, argv, "copy the job folder to")
+    except SlurmkitError as error:
+        _undo(conn, error, remote_dir if made else None)
+        raise
+    return made
+
+
+def _make_far_folder(conn: Connection, remote_dir: str) -> bool:
+    """``remote_dir/logs`` on the cluster; whether ``remote_dir`` is new (so a failed submit may remove it)."""
+    script = 'test -d "$1" && echo existed; mkdir -p "$1/logs"'
+    result = conn.run(["sh", "-c", script, "sh", remote_dir])
+    if result.returncode != 0:
+        raise RemoteError(f"cannot make {remote_dir} on {conn.remote.host}: {scheduler_reason(result.stderr)}")
+    return "existed" not in result.stdout.split()
+
+
+def _undo(conn: Connection, error: SlurmkitError, made: Optional[str], script: Optional[str] = None) -> None:
+    """What a failed submit put on the cluster, removed: the job's folder if it made it, else its
+    script. What cannot be removed is named in ``error``'s message."""
+    if made and made.startswith(f"{conn.root}/"):   # never anything outside the job root
+        argv = ["rm", "-rf", "--", made]
+    elif script:
+        argv = ["rm", "-f", "--", script]
+    else:
+        return
+    try:
+        removed = conn.run(argv).returncode == 0
+    except RemoteError:
+        removed = False
+    if not removed:
+        error.message += f"; {made or script} was left on {conn.remote.host}: remove it by hand"
 
 
 def _rsync(conn: Connection, argv: List[str], doing: str) -> None:
@@ -109,7 +141,8 @@ def _rsync(conn: Connection, argv: List[str], doing: str) -> None:
 
 def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "ok", warn=None) -> RemoteHandle:
     """Render for the cluster's profile here, sync the folder, submit there with a token; the
-    registry gets the intent before sbatch and the id after, with the ssh target as ``remote``."""
+    registry gets the intent before sbatch and the id after, with the ssh target as ``remote``.
+    A submit that made no job closes its intent and removes what it put on the cluster."""
     from slurmkit.render.render import render
     from slurmkit.slurm.registry import intent
     from slurmkit.slurm.submit import record_intent, record_job, sbatch_command
@@ -122,20 +155,58 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     local_dir = job.base_dir()
     job_dir = remote_job_dir(conn, local_dir)
     logs = f"{job_dir}/logs"
-    sync_folder(conn, local_dir, job_dir)
+    made = job_dir if sync_folder(conn, local_dir, job_dir) else None
     token = uuid.uuid4().hex
     script = f"{logs}/.{job.spec.name}.{token[:8]}.sbatch"
     size = plan.array.size if plan.array else None
     planned = intent(job.spec.name, logs, plan.profile, token, array_size=size, spec=job._spec_path(),
                      after=",".join(after) or None, remote=conn.remote.target)
-    record_intent(planned)
-    conn.run(["sh", "-c", 'umask 077 && cat > "$1"', "sh", script], input=script_text)
+    try:
+        _write_script(conn, script, script_text)
+        record_intent(planned)
+    except SlurmkitError as error:
+        _undo(conn, error, made, script)
+        raise
     argv = sbatch_command(PurePosixPath(script), PurePosixPath(logs), size is not None, tuple(after), after_type, token=token)
-    job_id = sbatch_once(conn, argv, token, cwd=job_dir, env={"SLURMKIT_JOB_DIR": logs})
-    conn.run(["mv", "-f", script, f"{logs}/{job_id}_submission.sh"])
+    try:
+        job_id = sbatch_once(conn, argv, token, cwd=job_dir, env={"SLURMKIT_JOB_DIR": logs})
+    except SchedulerError as error:
+        if not error.transient:    # a transient one may have reached the controller: status adopts it by its token
+            _close_intent(planned, error)
+            _undo(conn, error, made, script)
+        raise
     handle = RemoteHandle(job_id, logs, size)
-    record_job(planned, job_id, handle)   # NotRecorded carries the handle: the caller shows the id first
+    try:
+        record_job(planned, job_id, handle)   # NotRecorded carries the handle: the caller shows the id first
+    finally:
+        _keep_script(conn, script, f"{logs}/{job_id}_submission.sh")
     return handle
+
+
+def _write_script(conn: Connection, script: str, text: str) -> None:
+    result = conn.run(["sh", "-c", 'umask 077 && cat > "$1"', "sh", script], input=text)
+    if result.returncode != 0:
+        raise RemoteError(f"nothing was submitted: cannot write the job script {script} on {conn.remote.host}: "
+                          f"{scheduler_reason(result.stderr)}")
+
+
+def _close_intent(planned, error: SlurmkitError) -> None:
+    """The intent of a submit that made no job, closed, so that ``status`` does not look for it
+    (best effort: an open intent is only looked up in vain, and closed after a day)."""
+    from slurmkit.slurm.registry import RegistryError, record
+
+    try:
+        record(planned._replace(note=f"not submitted: {error.message}", host=None, pid=None))
+    except RegistryError:
+        pass
+
+
+def _keep_script(conn: Connection, script: str, kept: str) -> None:
+    """The script under the name submitit's JobPaths looks for; the job exists whatever happens here."""
+    try:
+        conn.run(["mv", "-f", "--", script, kept])
+    except RemoteError:
+        pass
 
 
 def sbatch_once(conn: Connection, argv: Sequence[str], token: str, cwd: str, env, sleep: Callable[[float], None] = time.sleep,
@@ -154,6 +225,8 @@ def sbatch_once(conn: Connection, argv: Sequence[str], token: str, cwd: str, env
         except ConnectionDropped as error:
             conn.ensure_open()
             raise SchedulerError(error.message, transient=True) from None
+        if result.returncode in (126, 127):   # the far shell found no sbatch to run: it never ran
+            raise SchedulerError(f"sbatch could not be run on {conn.remote.host}: {scheduler_reason(result.stderr)}")
         if result.returncode != 0:
             raise SchedulerError(f"sbatch on {conn.remote.host} refused the job: {scheduler_reason(result.stderr)}",
                                  transient=_transient(result.stderr))

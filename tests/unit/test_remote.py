@@ -395,3 +395,34 @@ def test_logs_follow_counts_the_bytes_the_far_side_sent_not_the_characters_read(
     assert _print_from(conn, str(log), 13) == 13      # nothing new
     assert capsys.readouterr().out == "caf\u00e9 \ufffd\nnext\n"
     assert _print_from(conn, str(tmp_path / "none"), 0) == 0
+
+
+def test_what_a_failed_submit_cannot_remove_on_the_cluster_is_named_in_its_error():
+    from slurmkit.core.errors import SlurmkitError
+
+    conn, fake, _ = connection([(1, "", "rm: cannot remove 'x': Device or resource busy")])
+    conn.opened, conn.root = True, "/scratch/me/slurmkit"
+    error = SlurmkitError("rsync could not copy the job folder to fir.example: boom")
+    remote_jobs._undo(conn, error, "/scratch/me/slurmkit/run-1a2b3c4d")
+    assert fake.commands == ["rm -rf -- /scratch/me/slurmkit/run-1a2b3c4d"]
+    assert error.message.endswith("; /scratch/me/slurmkit/run-1a2b3c4d was left on fir.example: remove it by hand")
+
+
+def test_a_failed_submit_never_removes_a_folder_outside_the_job_root():
+    from slurmkit.core.errors import SlurmkitError
+
+    conn, fake, _ = connection([(0, "", "")])
+    conn.opened, conn.root = True, "/scratch/me/slurmkit"
+    remote_jobs._undo(conn, SlurmkitError("x"), "/scratch/me", "/scratch/me/slurmkit/j/logs/.x.sbatch")
+    assert fake.commands == ["rm -f -- /scratch/me/slurmkit/j/logs/.x.sbatch"]
+
+
+def test_a_far_shell_that_cannot_run_sbatch_is_not_blamed_on_sbatch_and_closes_the_submit():
+    from slurmkit.slurm.slurmcli import SchedulerError
+
+    conn, _, _ = connection([(127, "", "sh: 1: sbatch: not found")])
+    conn.opened = True
+    with pytest.raises(SchedulerError) as raised:
+        remote_jobs.sbatch_once(conn, ["sbatch", "x.sbatch"], "tok", cwd="/j", env={}, sleep=lambda s: None, retry_for=0)
+    assert raised.value.message == "sbatch could not be run on fir.example: sh: 1: sbatch: not found"
+    assert not raised.value.transient

@@ -108,3 +108,74 @@ def test_a_failed_copy_to_the_cluster_records_nothing_open_and_leaves_no_far_fol
         assert not registry_of(laptop).exists() or open_intents(all_records(registry_of(laptop))) == []
     finally:
         subprocess.run(["umount", str(full)], check=True)
+
+
+# ------------------------------------------------------------------------------------ fetch
+
+def job_writing(folder: Path, outputs_to: str, script: str) -> Path:
+    """A job whose payload writes into $SLURM_TMPDIR/out, copied back to ``outputs_to``."""
+    folder.mkdir()
+    spec = {"name": "remote-fetch", "profile": "local", "account": "def-test", "resources": {"time": "5m"},
+            "stage": {"outputs": [{"from": "out", "to": outputs_to}]},
+            "launch": {"command": ["bash", "-c", f"mkdir -p $SLURM_TMPDIR/out && cd $SLURM_TMPDIR/out && {script}"]}}
+    (folder / "job.yaml").write_text(yaml.safe_dump(spec))
+    return folder / "job.yaml"
+
+
+def run_remote_job(laptop, spec: Path) -> str:
+    submitted = slurmkit(laptop, "submit", str(spec), "--remote", "local")
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    job_id = job_id_of(submitted.stdout)
+    watch_to_the_end(laptop, job_id)
+    return job_id
+
+
+def far_folder(sshd) -> Path:
+    [far] = far_job_folders(sshd)
+    return sshd.scratch / "slurmkit" / far
+
+
+def test_a_fetch_into_a_full_folder_here_is_an_error_naming_what_did_not_arrive(sshd, laptop, tmp_path):
+    """The laptop's destination is a 256 KiB tmpfs; the job saved 1 MiB there: rsync fails with
+    ENOSPC here (not on the cluster), and fetch names the file that did not arrive."""
+    spec = job_writing(tmp_path / "project", "results", "echo small > small.txt && head -c 1048576 /dev/urandom > big.bin")
+    job_id = run_remote_job(laptop, spec)
+    assert (far_folder(sshd) / "results" / "big.bin").stat().st_size == 1048576
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(small)], check=True)
+    try:
+        result = slurmkit(laptop, "fetch", job_id, "--to", str(small))
+        line = one_error_line(result)
+        assert "fetched" not in result.stdout
+        assert line.startswith(f"error: the fetch of job {job_id} from {HOST_ALIAS} came up short: "), line
+        assert "missing: results/big.bin (1 MiB there, none here)" in line and "No space left on device" in line, line
+        assert f"free space in {small}" in line and f"on {HOST_ALIAS} (" not in line, line   # the full disk is here
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+
+
+def test_a_fetch_of_outputs_gone_from_the_cluster_is_an_error_not_fetched(sshd, laptop, tmp_path):
+    """Scratch purged the saved outputs before the fetch: the logs come back, the outputs are
+    named as not on the cluster, and nothing says they were fetched."""
+    spec = job_writing(tmp_path / "project", "results", "echo 42 > count.txt")
+    job_id = run_remote_job(laptop, spec)
+    subprocess.run(["rm", "-rf", str(far_folder(sshd) / "results")], check=True)
+    result = slurmkit(laptop, "fetch", job_id)
+    line = one_error_line(result)
+    assert line == (f"error: job {job_id}'s results is not on {HOST_ALIAS} (in {far_folder(sshd)}): the job did not save "
+                    "it there, or it was removed since (scratch is purged)"), line
+    assert result.stdout.startswith(f"fetched the logs of job {job_id} from {HOST_ALIAS}"), result.stdout
+    assert (spec.parent / "logs" / f"{job_id}.exit").exists() and not (spec.parent / "results").exists()
+
+
+def test_an_output_whose_name_rsync_would_read_as_a_pattern_arrives_whole(sshd, laptop, tmp_path):
+    """``out[1]`` is a character class to rsync's filter rules: unescaped, nothing matched and
+    rsync ended with 0 while the output never arrived."""
+    spec = job_writing(tmp_path / "project", "out[1]", "echo one > a.txt && mkdir -p 'sub dir' && echo two > 'sub dir/b.txt'")
+    job_id = run_remote_job(laptop, spec)
+    result = slurmkit(laptop, "fetch", job_id)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith(f"fetched the logs and out[1] of job {job_id} from {HOST_ALIAS}"), result.stdout
+    assert (spec.parent / "out[1]" / "a.txt").read_text() == "one\n"
+    assert (spec.parent / "out[1]" / "sub dir" / "b.txt").read_text() == "two\n"

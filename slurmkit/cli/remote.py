@@ -328,6 +328,7 @@ def _print_reports(conn, records, job_ids) -> None:
 def fetch_command(job_id, to):
     """Bring a remote job's logs, exit file, script and copied-back outputs here (rsync)."""
     from slurmkit.slurm.registry import find
+    from slurmkit.slurm.remote import RemoteError
     from slurmkit.slurm.remote_jobs import fetch
 
     try:
@@ -335,8 +336,15 @@ def fetch_command(job_id, to):
         if record is None or not record.remote:
             raise SlurmkitError(f"job {job_id} was not submitted with --remote from here: nothing to fetch")
         conn = connect(record.profile, target=record.remote)
-        local_dir, outputs = fetch(conn, record, job_id, Path(to) if to else None)
+        fetched = fetch(conn, record, job_id, Path(to) if to else None)
     except SlurmkitError as error:
         fail(error)
-    what = "logs" + (f" and {', '.join(outputs)}" if outputs else "")
-    click.echo(f"fetched the {what} of job {job_id} from {conn.remote.host} into {local_dir}")
+    from slurmkit.core.units import human_size
+
+    what = "logs" + (f" and {', '.join(fetched.outputs)}" if fetched.outputs else "")
+    click.echo(f"fetched the {what} of job {job_id} from {conn.remote.host} into {fetched.folder} "
+               f"({fetched.files} files, {human_size(fetched.size)}, each checked)")
+    if fetched.absent:
+        fail(RemoteError(f"job {job_id}'s {', '.join(fetched.absent)} {'is' if len(fetched.absent) == 1 else 'are'} not on "
+                         f"{conn.remote.host} (in {PurePosixPath(record.folder).parent}): the job did not save "
+                         f"{'it' if len(fetched.absent) == 1 else 'them'} there, or it was removed since (scratch is purged)"))

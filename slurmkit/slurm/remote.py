@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import stat
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
@@ -49,6 +50,8 @@ COPY_TIMEOUT_S = 300.0
 #: the longest socket folder: a unix socket name holds 108 bytes, and ssh adds "/" + 40 hex
 #: (%C) + a 17-byte temporary suffix while it binds.
 SOCKET_FOLDER_MAX = 108 - 1 - 40 - 17 - 1
+#: where the socket folder goes when there is no runtime folder: shared by every user of the host.
+SHARED_TMP = "/tmp"
 
 _UNREACHABLE = ("Could not resolve hostname", "Connection refused", "Connection timed out", "No route to host",
                 "Network is unreachable", "Operation timed out", "Name or service not known",
@@ -236,19 +239,64 @@ def check_root(root: str) -> None:
 
 def control_folder(env: Optional[Mapping[str, str]] = None) -> Path:
     """Where the master sockets live: ``$XDG_RUNTIME_DIR/slurmkit`` (a per-user 0700 tmpfs), else
-    ``/tmp/slurmkit-<uid>``, made 0700 and refused when another user owns it."""
+    ``<SHARED_TMP>/slurmkit-<uid>``; either one is _private_folder's (made here, or refused)."""
     env = os.environ if env is None else env
     runtime = env.get("XDG_RUNTIME_DIR")
     folder = Path(runtime) / "slurmkit" if runtime and os.path.isdir(runtime) else None
     if folder is None or len(str(folder)) > SOCKET_FOLDER_MAX:   # ssh's socket name must fit sun_path
-        folder = Path(f"/tmp/slurmkit-{os.getuid()}")
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = folder.stat()
+        folder = Path(SHARED_TMP) / f"slurmkit-{os.getuid()}"
+    return _private_folder(folder)
+
+
+def _private_folder(folder: Path) -> Path:
+    """``folder``, made 0700 with mkdir (which never follows a link), else what is there checked
+    with lstat: in a folder every user may write to (/tmp), a link, a file or a folder another
+    user put there first would get our sockets, or our chmod. Those are refused; a folder of
+    ours open to others is made private through a descriptor that cannot be a link."""
+    def refuse(what: str) -> RemoteError:
+        return RemoteError(f"{folder} (the folder of ssh's control sockets) {what}: slurmkit keeps them only in a "
+                           "folder it made itself; remove it, or set XDG_RUNTIME_DIR to a private folder of yours")
+
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as error:
+        raise refuse(f"cannot be made ({error.strerror})") from None
+    info = os.lstat(folder)
+    if stat.S_ISLNK(info.st_mode):
+        raise refuse(f"is a symbolic link (to {_link_target(folder)})")
+    if not stat.S_ISDIR(info.st_mode):
+        raise refuse("is not a folder")
     if info.st_uid != os.getuid():
-        raise RemoteError(f"{folder} belongs to another user: set XDG_RUNTIME_DIR to a folder of your own")
+        raise refuse(f"belongs to another user (uid {info.st_uid})")
     if info.st_mode & 0o077:
-        folder.chmod(0o700)
+        _make_private(folder, info)
     return folder
+
+
+def _link_target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "somewhere: it changed since"
+
+
+def _make_private(folder: Path, seen: os.stat_result) -> None:
+    """chmod 0700 the folder lstat saw, through a descriptor of it (O_NOFOLLOW: a link swapped
+    in since is refused, never followed)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY)
+    except OSError as error:
+        raise RemoteError(f"{folder} (the folder of ssh's control sockets) changed while it was checked "
+                          f"({error.strerror}): try again") from None
+    try:
+        now = os.fstat(fd)
+        if (now.st_dev, now.st_ino, now.st_uid) != (seen.st_dev, seen.st_ino, seen.st_uid):
+            raise RemoteError(f"{folder} (the folder of ssh's control sockets) changed while it was checked: try again")
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
 
 
 Runner = Callable[..., subprocess.CompletedProcess]
@@ -428,9 +476,18 @@ class Connection:
         self.home, self.root = values.get("home"), root
 
 
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _command_line(argv: Sequence[str], cwd: Optional[str], env: Optional[Mapping[str, str]]) -> str:
-    """One POSIX shell line: every word quoted, so that nothing the user wrote is run by the far shell."""
-    words = shlex.join([*(f"{k}={v}" for k, v in (env or {}).items()), *argv])
+    """One POSIX shell line: every word quoted, so that nothing the user wrote is run by the far
+    shell. Variables go through ``env K=V``: a quoted ``'K=V'`` word (a value with a space or a
+    parenthesis, as a folder's name may have) is no assignment to the shell but a command name."""
+    for name in env or {}:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"{name!r} is not a variable name")
+    prefix = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+    words = shlex.join([*prefix, *argv])
     return f"cd {shlex.quote(cwd)} && {words}" if cwd else words
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
+import re
+import stat
 import time
 import uuid
 from fnmatch import fnmatch
@@ -19,7 +22,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import check_destination
 from slurmkit.core.records import Record
-from slurmkit.slurm.remote import SYNC_EXCLUDES, Connection, ConnectionDropped, RemoteError, TooBig, remote_tokens
+from slurmkit.slurm.remote import COPY_TIMEOUT_S, SYNC_EXCLUDES, Connection, ConnectionDropped, RemoteError, TooBig, remote_tokens
 from slurmkit.slurm.slurmcli import SchedulerError, scheduler_reason
 
 
@@ -81,16 +84,49 @@ def check_size(local_dir: Path, max_mb: int) -> int:
     return total
 
 
-def sync_folder(conn: Connection, local_dir: Path, remote_dir: str) -> None:
-    """rsync the job folder to the cluster over the master connection (excludes: SYNC_EXCLUDES)."""
+def sync_folder(conn: Connection, local_dir: Path, remote_dir: str) -> bool:
+    """rsync the job folder to the cluster over the master connection (excludes: SYNC_EXCLUDES).
+    Returns whether the folder was made here; a copy that fails removes the folder it made."""
     check_size(local_dir, conn.remote.max_sync_mb)
-    conn.run(["mkdir", "-p", f"{remote_dir}/logs"])
+    made = _make_far_folder(conn, remote_dir)
     argv = ["rsync", "-rlptz", "--chmod=Dgo-rwx,Fgo-rwx", *(f"--exclude={p}" for p in SYNC_EXCLUDES),
             "-e", conn.rsync_shell(), f"{local_dir}/", f"{conn.remote.target}:{remote_dir}/"]
-    _rsync(conn, argv, "copy the job folder to")
+    try:
+        _rsync(conn, argv, "copy the job folder to")
+    except SlurmkitError as error:
+        _undo(conn, error, remote_dir if made else None)
+        raise
+    return made
 
 
-def _rsync(conn: Connection, argv: List[str], doing: str) -> None:
+def _make_far_folder(conn: Connection, remote_dir: str) -> bool:
+    """``remote_dir/logs`` on the cluster; whether ``remote_dir`` is new (so a failed submit may remove it)."""
+    script = 'test -d "$1" && echo existed; mkdir -p "$1/logs"'
+    result = conn.run(["sh", "-c", script, "sh", remote_dir])
+    if result.returncode != 0:
+        raise RemoteError(f"cannot make {remote_dir} on {conn.remote.host}: {scheduler_reason(result.stderr)}")
+    return "existed" not in result.stdout.split()
+
+
+def _undo(conn: Connection, error: SlurmkitError, made: Optional[str], script: Optional[str] = None) -> None:
+    """What a failed submit put on the cluster, removed: the job's folder if it made it, else its
+    script. What cannot be removed is named in ``error``'s message."""
+    if made and made.startswith(f"{conn.root}/"):   # never anything outside the job root
+        argv = ["rm", "-rf", "--", made]
+    elif script:
+        argv = ["rm", "-f", "--", script]
+    else:
+        return
+    try:
+        removed = conn.run(argv).returncode == 0
+    except RemoteError:
+        removed = False
+    if not removed:
+        error.message += f"; {made or script} was left on {conn.remote.host}: remove it by hand"
+
+
+def _rsync(conn: Connection, argv: List[str], doing: str, here: Optional[Path] = None) -> None:
+    """``here``: the local folder rsync writes into (a fetch): a full disk is then this one."""
     import subprocess
 
     try:
@@ -100,6 +136,9 @@ def _rsync(conn: Connection, argv: List[str], doing: str) -> None:
     if result.returncode == 0:
         return
     if any(marker in result.stderr for marker in ("Disk quota exceeded", "No space left")):
+        if here is not None:
+            raise RemoteError(f"rsync could not write here ({scheduler_reason(result.stderr)}): free space in {here} "
+                              "or fetch into another folder with --to")
         raise conn.quota_error(result.stderr)
     if result.returncode == 255 or "connection unexpectedly closed" in result.stderr:
         raise conn.transport_error(result.stderr)
@@ -110,7 +149,8 @@ def _rsync(conn: Connection, argv: List[str], doing: str) -> None:
 
 def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "ok", warn=None) -> RemoteHandle:
     """Render for the cluster's profile here, sync the folder, submit there with a token; the
-    registry gets the intent before sbatch and the id after, with the ssh target as ``remote``."""
+    registry gets the intent before sbatch and the id after, with the ssh target as ``remote``.
+    A submit that made no job closes its intent and removes what it put on the cluster."""
     from slurmkit.render.render import render
     from slurmkit.slurm.registry import intent
     from slurmkit.slurm.submit import record_intent, record_job, sbatch_command
@@ -123,20 +163,58 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     local_dir = job.base_dir()
     job_dir = remote_job_dir(conn, local_dir)
     logs = f"{job_dir}/logs"
-    sync_folder(conn, local_dir, job_dir)
+    made = job_dir if sync_folder(conn, local_dir, job_dir) else None
     token = uuid.uuid4().hex
     script = f"{logs}/.{job.spec.name}.{token[:8]}.sbatch"
     size = plan.array.size if plan.array else None
     planned = intent(job.spec.name, logs, plan.profile, token, array_size=size, spec=job._spec_path(),
                      after=",".join(after) or None, remote=conn.remote.target)
-    record_intent(planned)
-    conn.run(["sh", "-c", 'umask 077 && cat > "$1"', "sh", script], input=script_text)
+    try:
+        _write_script(conn, script, script_text)
+        record_intent(planned)
+    except SlurmkitError as error:
+        _undo(conn, error, made, script)
+        raise
     argv = sbatch_command(PurePosixPath(script), PurePosixPath(logs), size is not None, tuple(after), after_type, token=token)
-    job_id = sbatch_once(conn, argv, token, cwd=job_dir, env={"SLURMKIT_JOB_DIR": logs})
-    conn.run(["mv", "-f", script, f"{logs}/{job_id}_submission.sh"])
+    try:
+        job_id = sbatch_once(conn, argv, token, cwd=job_dir, env={"SLURMKIT_JOB_DIR": logs})
+    except SchedulerError as error:
+        if not error.transient:    # a transient one may have reached the controller: status adopts it by its token
+            _close_intent(planned, error)
+            _undo(conn, error, made, script)
+        raise
     handle = RemoteHandle(job_id, logs, size)
-    record_job(planned, job_id, handle)   # NotRecorded carries the handle: the caller shows the id first
+    try:
+        record_job(planned, job_id, handle)   # NotRecorded carries the handle: the caller shows the id first
+    finally:
+        _keep_script(conn, script, f"{logs}/{job_id}_submission.sh")
     return handle
+
+
+def _write_script(conn: Connection, script: str, text: str) -> None:
+    result = conn.run(["sh", "-c", 'umask 077 && cat > "$1"', "sh", script], input=text)
+    if result.returncode != 0:
+        raise RemoteError(f"nothing was submitted: cannot write the job script {script} on {conn.remote.host}: "
+                          f"{scheduler_reason(result.stderr)}")
+
+
+def _close_intent(planned, error: SlurmkitError) -> None:
+    """The intent of a submit that made no job, closed, so that ``status`` does not look for it
+    (best effort: an open intent is only looked up in vain, and closed after a day)."""
+    from slurmkit.slurm.registry import RegistryError, record
+
+    try:
+        record(planned._replace(note=f"not submitted: {error.message}", host=None, pid=None))
+    except RegistryError:
+        pass
+
+
+def _keep_script(conn: Connection, script: str, kept: str) -> None:
+    """The script under the name submitit's JobPaths looks for; the job exists whatever happens here."""
+    try:
+        conn.run(["mv", "-f", "--", script, kept])
+    except RemoteError:
+        pass
 
 
 def sbatch_once(conn: Connection, argv: Sequence[str], token: str, cwd: str, env, sleep: Callable[[float], None] = time.sleep,
@@ -155,6 +233,8 @@ def sbatch_once(conn: Connection, argv: Sequence[str], token: str, cwd: str, env
         except ConnectionDropped as error:
             conn.ensure_open()
             raise SchedulerError(error.message, transient=True) from None
+        if result.returncode in (126, 127):   # the far shell found no sbatch to run: it never ran
+            raise SchedulerError(f"sbatch could not be run on {conn.remote.host}: {scheduler_reason(result.stderr)}")
         if result.returncode != 0:
             raise SchedulerError(f"sbatch on {conn.remote.host} refused the job: {scheduler_reason(result.stderr)}",
                                  transient=_transient(result.stderr))
@@ -172,26 +252,153 @@ def _transient(stderr: str) -> bool:
 
 # ----------------------------------------------------------------------------------- fetch
 
-def fetch(conn: Connection, record, job_id: str, to: Optional[Path] = None) -> Tuple[Path, List[str]]:
+class Fetched(Record):
+    """What ``fetch`` brought: every file the cluster listed for it arrived whole."""
+
+    folder: Path
+    outputs: List[str]      # the spec's outputs that were on the cluster, and arrived
+    absent: List[str]       # the spec's outputs that are not on the cluster
+    files: int
+    size: int
+
+
+def fetch(conn: Connection, record, job_id: str, to: Optional[Path] = None) -> Fetched:
     """Pull a job's logs, exit file and script (into ``<spec folder>/logs``) and the outputs its
     spec copies back (``stage.outputs``, ``stage.checkpoint``: into the spec's folder) from the
-    cluster; returns the local folder and the output paths asked for."""
+    cluster. rsync's exit code alone is no proof (a filter that matched nothing ends with 0):
+    the cluster lists what is to come first, and what is here is checked against it."""
     local_dir = Path(to) if to else (Path(record.spec).parent if record.spec else Path.cwd())
     check_destination(local_dir, folder=True)   # rsync would write through a link, or fail on a pipe
     job_dir = str(PurePosixPath(record.folder).parent)
     outputs = _output_paths(record.spec)
     base = job_id.split("_")[0]
+    _make_local_folder(local_dir)
+    argv = ["rsync", "-rlptz", *fetch_rules(base, outputs), "-e", conn.rsync_shell(),
+            f"{conn.remote.target}:{job_dir}/", f"{local_dir}/"]
+    conn.ensure_open()
+    listed = far_files(conn, job_dir, base, outputs)
+    _copy_checked(conn, job_id, argv, listed, local_dir, lambda: far_files(conn, job_dir, base, outputs))
+    absent = [path for path in outputs if not any(_under(name, path) for name in listed)]
+    return Fetched(local_dir, [path for path in outputs if path not in absent], absent, len(listed),
+                   sum(size for _, size in listed.values()))
+
+
+def _copy_checked(conn: Connection, job_id: str, argv: List[str], listed: Listing, here: Path,
+                  list_again: Callable[[], Listing]) -> None:
+    """rsync, then every listed file checked here; RemoteError naming what did not arrive whole."""
+    failed: Optional[RemoteError] = None
+    try:
+        _rsync(conn, argv, "fetch from", here=here)
+    except RemoteError as error:
+        failed = error
+    missing = not_arrived(listed, here)
+    if missing and failed is None:   # perhaps changed on the cluster meanwhile (a log still written): ask again
+        missing = not_arrived(listed, here, list_again())
+    if failed is not None and not listed:
+        raise failed
+    if missing or failed is not None:
+        raise RemoteError(_short_message(conn, job_id, listed, missing, here, failed))
+
+
+def _make_local_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise RemoteError(f"cannot make {folder} here to fetch into: {error.strerror or error}; "
+                          "choose another folder with --to") from None
+
+
+def _literal(pattern: str, always: bool = False) -> str:
+    """``pattern`` as rsync's filter rules read it literally: ``*?[`` (and ``\\``, which escapes
+    them only where one of them is in the rule) escaped."""
+    if not always and not any(char in pattern for char in "*?["):
+        return pattern
+    return re.sub(r"([*?\[\\])", r"\\\1", pattern)
+
+
+def fetch_rules(base: str, outputs: Sequence[str]) -> List[str]:
+    """rsync's filter rules for a fetch: the job's logs and exit file, and each output (a file,
+    or a folder with all it holds), with the folders on the way to it; nothing else."""
     rules = ["--include=logs/", f"--include=logs/{base}_*", f"--include=logs/{base}.exit"]
     for path in outputs:
         parts = PurePosixPath(path).parts
-        rules += [f"--include={'/'.join(parts[:i])}/" for i in range(1, len(parts))]
-        rules += [f"--include={path}", f"--include={path}/***"]
-    rules.append("--exclude=*")
-    local_dir.mkdir(parents=True, exist_ok=True)
-    argv = ["rsync", "-rlptz", *rules, "-e", conn.rsync_shell(), f"{conn.remote.target}:{job_dir}/", f"{local_dir}/"]
-    conn.ensure_open()
-    _rsync(conn, argv, "fetch from")
-    return local_dir, outputs
+        rules += [f"--include={_literal('/'.join(parts[:i]))}/" for i in range(1, len(parts))]
+        rules += [f"--include={_literal(path)}", f"--include={_literal(path, always=True)}/***"]
+    return rules + ["--exclude=*"]
+
+
+#: (kind: "f" a file, "l" a symbolic link; size in bytes) by path relative to the job's folder
+Listing = Dict[str, Tuple[str, int]]
+#: (path, bytes there, bytes here or None) of a file that did not arrive whole
+Missing = List[Tuple[str, int, Optional[int]]]
+
+_LIST_SCRIPT = (
+    'cd "$1" || exit 0; base=$2; shift 2; rc=0\n'
+    'find ./logs -maxdepth 1 \\( -name "$base"_\\* -o -name "$base.exit" \\) \\( -type f -o -type l \\) '
+    "-printf '%y %s %p\\0' 2>/dev/null\n"
+    'for p in "$@"; do if [ -e "./$p" ] || [ -L "./$p" ]; then '
+    "find \"./$p\" \\( -type f -o -type l \\) -printf '%y %s %p\\0' || rc=1; fi; done\n"
+    "exit $rc")
+
+
+def far_files(conn: Connection, job_dir: str, base: str, outputs: Sequence[str]) -> Listing:
+    """What a fetch is to bring, as the cluster lists it (one command, GNU find)."""
+    result = conn.run(["sh", "-c", _LIST_SCRIPT, "sh", job_dir, base, *outputs], timeout=COPY_TIMEOUT_S)
+    if result.returncode != 0:
+        raise RemoteError(f"cannot list what to fetch in {job_dir} on {conn.remote.host}: {scheduler_reason(result.stderr)}")
+    listed: Listing = {}
+    for entry in result.stdout.split("\0"):
+        kind, _, rest = entry.partition(" ")
+        size, _, path = rest.partition(" ")
+        if kind in ("f", "l") and size.isdigit() and path.startswith("./"):
+            listed[path[2:]] = (kind, int(size))
+    return listed
+
+
+def not_arrived(listed: Listing, here: Path, later: Optional[Listing] = None) -> Missing:
+    """(path, bytes there, bytes here or None) of each listed file that is not here whole. A file
+    is whole at a size it had there when listed (``later``: listed again after the copy; a log
+    still written lies between the two); one gone from the cluster since is not asked for."""
+    missing: Missing = []
+    for path, (kind, size) in sorted(listed.items()):
+        sizes = [size]
+        if later is not None:
+            if path not in later:
+                continue
+            sizes.append(later[path][1])
+        try:
+            info = os.lstat(here / path)
+        except OSError:
+            missing.append((path, size, None))
+            continue
+        if kind == "l":
+            ok = stat.S_ISLNK(info.st_mode)
+        else:
+            ok = stat.S_ISREG(info.st_mode) and min(sizes) <= info.st_size <= max(sizes)
+        if not ok:
+            missing.append((path, size, info.st_size if stat.S_ISREG(info.st_mode) else None))
+    return missing
+
+
+def _under(name: str, path: str) -> bool:
+    return name == path or name.startswith(path + "/")
+
+
+def _short_message(conn: Connection, job_id: str, listed: Listing, missing: Missing, here: Path, failed: Optional[RemoteError]) -> str:
+    """One line: how much arrived of what was listed, what did not (the first three), and rsync's reason."""
+    from slurmkit.core.units import human_size
+
+    total = sum(size for _, size in listed.values())
+    lost = {path for path, _, _ in missing}
+    arrived = sum(size for path, (_, size) in listed.items() if path not in lost)
+    named = ", ".join(f"{path} ({human_size(there)} there, {'none' if got is None else human_size(got)} here)"
+                      for path, there, got in missing[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    line = (f"the fetch of job {job_id} from {conn.remote.host} came up short: {len(listed) - len(missing)} of {len(listed)} "
+            f"files ({human_size(arrived)} of {human_size(total)}) arrived in {here}")
+    if missing:
+        line += f"; missing: {named}{more}"
+    return line + (f"; {failed.message}" if failed is not None else "; fetch again")
 
 
 def _output_paths(spec_path: Optional[str]) -> List[str]:
@@ -208,7 +415,9 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
     if stage is None:
         return []
     found = [out.to for out in stage.outputs] + ([stage.checkpoint.to] if stage.checkpoint else [])
-    return [path.strip("/") for path in found if path and not path.startswith(("/", "$", "~"))]
+    relative = [posixpath.normpath(path.strip("/")) for path in found if path and not path.startswith(("/", "$", "~"))]
+    return [path for path in relative if path != "." and ".." not in PurePosixPath(path).parts]   # outside the job's folder: not fetched
 
 
-__all__ = ["RemoteHandle", "check_size", "fetch", "folder_size", "remote_job_dir", "submit", "sync_folder"]
+__all__ = ["Fetched", "RemoteHandle", "check_size", "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
+           "remote_job_dir", "submit", "sync_folder"]

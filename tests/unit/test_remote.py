@@ -217,7 +217,26 @@ def test_slurmkit_help_imports_no_remote_module():
 
 def test_command_words_are_quoted_for_the_far_shell():
     line = remote_mod._command_line(["sbatch", "--comment=a b", "x;rm -rf ~"], "/scratch/me/my job", {"V": "$HOME"})
-    assert line == "cd '/scratch/me/my job' && 'V=$HOME' sbatch '--comment=a b' 'x;rm -rf ~'"
+    assert line == "cd '/scratch/me/my job' && env 'V=$HOME' sbatch '--comment=a b' 'x;rm -rf ~'"
+
+
+@pytest.mark.parametrize("name", ["my run (v2)", "it's a \"run\" $HOME `x`", "plain"])
+def test_a_variable_whose_value_needs_quoting_reaches_the_far_command(tmp_path, name):
+    """A quoted ``'K=V'`` word is a command name to the far shell, not an assignment: the
+    variables go through ``env``, each K=V one quoted word."""
+    folder = tmp_path / name
+    folder.mkdir()
+    fake = ShOnThisHost([])
+    conn = far_side(fake)
+    conn.opened = True
+    script = 'printf "%s|%s" "$PWD" "$SLURMKIT_JOB_DIR"'
+    result = conn.run(["sh", "-c", script], cwd=str(folder), env={"SLURMKIT_JOB_DIR": f"{folder}/logs"})
+    assert (result.returncode, result.stdout, result.stderr) == (0, f"{folder}|{folder}/logs", "")
+
+
+def test_a_variable_name_that_is_not_one_is_refused():
+    with pytest.raises(ValueError, match="not a variable name"):
+        remote_mod._command_line(["true"], None, {"A=B": "x"})
 
 
 def test_a_root_that_is_not_absolute_on_the_cluster_is_refused():
@@ -376,3 +395,121 @@ def test_logs_follow_counts_the_bytes_the_far_side_sent_not_the_characters_read(
     assert _print_from(conn, str(log), 13) == 13      # nothing new
     assert capsys.readouterr().out == "caf\u00e9 \ufffd\nnext\n"
     assert _print_from(conn, str(tmp_path / "none"), 0) == 0
+
+
+def test_what_a_failed_submit_cannot_remove_on_the_cluster_is_named_in_its_error():
+    from slurmkit.core.errors import SlurmkitError
+
+    conn, fake, _ = connection([(1, "", "rm: cannot remove 'x': Device or resource busy")])
+    conn.opened, conn.root = True, "/scratch/me/slurmkit"
+    error = SlurmkitError("rsync could not copy the job folder to fir.example: boom")
+    remote_jobs._undo(conn, error, "/scratch/me/slurmkit/run-1a2b3c4d")
+    assert fake.commands == ["rm -rf -- /scratch/me/slurmkit/run-1a2b3c4d"]
+    assert error.message.endswith("; /scratch/me/slurmkit/run-1a2b3c4d was left on fir.example: remove it by hand")
+
+
+def test_a_failed_submit_never_removes_a_folder_outside_the_job_root():
+    from slurmkit.core.errors import SlurmkitError
+
+    conn, fake, _ = connection([(0, "", "")])
+    conn.opened, conn.root = True, "/scratch/me/slurmkit"
+    remote_jobs._undo(conn, SlurmkitError("x"), "/scratch/me", "/scratch/me/slurmkit/j/logs/.x.sbatch")
+    assert fake.commands == ["rm -f -- /scratch/me/slurmkit/j/logs/.x.sbatch"]
+
+
+def test_a_far_shell_that_cannot_run_sbatch_is_not_blamed_on_sbatch_and_closes_the_submit():
+    from slurmkit.slurm.slurmcli import SchedulerError
+
+    conn, _, _ = connection([(127, "", "sh: 1: sbatch: not found")])
+    conn.opened = True
+    with pytest.raises(SchedulerError) as raised:
+        remote_jobs.sbatch_once(conn, ["sbatch", "x.sbatch"], "tok", cwd="/j", env={}, sleep=lambda s: None, retry_for=0)
+    assert raised.value.message == "sbatch could not be run on fir.example: sh: 1: sbatch: not found"
+    assert not raised.value.transient
+
+
+def far_job_folder(tmp_path) -> Path:
+    """A job's folder as the cluster holds it: job 41's logs, another job's, two outputs."""
+    far = tmp_path / "far side"
+    (far / "logs").mkdir(parents=True)
+    for name in ("41_0_log.out", "41_0_log.err", "41.exit", "41_submission.sh", "410_0_log.out", "42.exit"):
+        (far / "logs" / name).write_text(name)
+    (far / "out[1]" / "sub dir").mkdir(parents=True)
+    (far / "out[1]" / "sub dir" / "b\nc.txt").write_text("two")
+    (far / "a*b").write_text("star")
+    (far / "a-b").write_text("not asked for")
+    (far / "out[1]" / "link").symlink_to("/nowhere")
+    return far
+
+
+def test_fetch_rules_take_names_with_pattern_characters_literally(tmp_path):
+    """Run by a real rsync (here to here): only the job's logs and the outputs come, whatever their names."""
+    far = far_job_folder(tmp_path)
+    near = tmp_path / "near"
+    argv = ["rsync", "-rlpt", *remote_jobs.fetch_rules("41", ["out[1]", "a*b"]), f"{far}/", f"{near}/"]
+    subprocess.run(argv, check=True, capture_output=True)
+    got = sorted(str(p.relative_to(near)) for p in near.rglob("*") if not p.is_dir())
+    assert got == ["a*b", "logs/41.exit", "logs/41_0_log.err", "logs/41_0_log.out", "logs/41_submission.sh",
+                   "out[1]/link", "out[1]/sub dir/b\nc.txt"]
+
+
+def test_the_far_listing_of_a_fetch_is_what_its_rules_bring(tmp_path):
+    far = far_job_folder(tmp_path)
+    conn = far_side(ShOnThisHostAsSsh([]))
+    conn.opened = True
+    listed = remote_jobs.far_files(conn, str(far), "41", ["out[1]", "a*b", "not-there"])
+    assert listed == {"logs/41_0_log.out": ("f", 12), "logs/41_0_log.err": ("f", 12), "logs/41.exit": ("f", 7),
+                      "logs/41_submission.sh": ("f", 16), "out[1]/sub dir/b\nc.txt": ("f", 3),
+                      "out[1]/link": ("l", len("/nowhere")), "a*b": ("f", 4)}
+    assert remote_jobs.far_files(conn, str(tmp_path / "gone"), "41", ["out[1]"]) == {}
+
+
+@pytest.mark.parametrize("here, later, missing", [
+    ({"a": 10, "b": 5}, None, []),                                   # all here, whole
+    ({"a": 10}, None, [("b", 5, None)]),                             # one never arrived
+    ({"a": 4, "b": 5}, None, [("a", 10, 4)]),                        # one cut short
+    ({"a": 12, "b": 5}, None, [("a", 10, 12)]),                      # longer than listed: not what was there
+    ({"a": 12, "b": 5}, {"a": 15, "b": 5}, []),                      # a log written meanwhile: between the listings
+    ({"a": 10}, {"a": 10}, []),                                      # b gone from the cluster since: not asked for
+    ({"a": 10, "b": "dir"}, None, [("b", 5, None)]),                 # a folder where a file should be
+])
+def test_what_did_not_arrive_whole(tmp_path, here, later, missing):
+    for name, size in here.items():
+        (tmp_path / name).mkdir() if size == "dir" else (tmp_path / name).write_bytes(b"x" * size)
+    listed = {"a": ("f", 10), "b": ("f", 5)}
+    again = {name: ("f", size) for name, size in later.items()} if later is not None else None
+    assert remote_jobs.not_arrived(listed, tmp_path, again) == missing
+
+
+def test_a_symlink_arrives_as_a_symlink(tmp_path):
+    (tmp_path / "link").symlink_to("/nowhere")
+    (tmp_path / "file-not-link").write_text("x")
+    listed = {"link": ("l", 8), "file-not-link": ("l", 8)}
+    assert remote_jobs.not_arrived(listed, tmp_path) == [("file-not-link", 8, 1)]
+
+
+def test_outputs_outside_the_job_folder_are_not_fetched(tmp_path):
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: x\nprofile: local\nresources: {time: 5m}\nlaunch: 'true'\n"
+                    "stage: {outputs: [{from: a, to: ./res/}, {from: b, to: ../shared}, {from: c, to: /abs}], "
+                    "checkpoint: {from: ck, to: ckpt, every: 1h}}\n")
+    assert remote_jobs._output_paths(str(spec)) == ["res", "ckpt"]
+
+
+def test_a_copy_that_ends_well_but_brought_too_little_is_an_error_naming_what_is_missing(tmp_path, monkeypatch):
+    """rsync's 0 is not proof (a filter rule that matched nothing ends with 0): what the cluster
+    listed is checked here, listed again once in case it changed, and what is short named."""
+    from slurmkit.slurm.remote import RemoteError
+
+    monkeypatch.setattr(remote_jobs, "_rsync", lambda *args, **kwargs: None)
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "41.exit").write_text("x" * 7)
+    listed = {"logs/41.exit": ("f", 7), "results/a.bin": ("f", 2048), "results/b": ("f", 3)}
+    asked = []
+    conn, _, _ = connection([])
+    with pytest.raises(RemoteError) as raised:
+        remote_jobs._copy_checked(conn, "41", ["rsync"], listed, tmp_path, lambda: asked.append(1) or listed)
+    assert raised.value.message == (f"the fetch of job 41 from fir.example came up short: 1 of 3 files (7 bytes of 2 KiB) "
+                                    f"arrived in {tmp_path}; missing: results/a.bin (2 KiB there, none here), "
+                                    "results/b (3 bytes there, none here); fetch again")
+    assert asked == [1]

@@ -151,7 +151,7 @@ def test_at_a_real_time_limit_a_payload_that_ignores_term_is_killed_and_every_fi
     names = {p.name for p in (tmp_path / "saved").iterdir()}
     # Every file it wrote until the kill: f1..fN with no gap, each whole (the payload is dead
     # before the copy, so the copy checks at the first try).
-    assert len(names) > 100 and names == {f"f{i}" for i in range(1, len(names) + 1)}
+    assert len(names) > 20 and names == {f"f{i}" for i in range(1, len(names) + 1)}
     assert all((tmp_path / "saved" / f"f{i}").read_text() == f"{i}\n" for i in range(1, len(names) + 1))
     assert "trying once more" not in handle.stderr()
     assert list(tmp_path.glob("saved.partial-*")) == []
@@ -172,3 +172,19 @@ def test_a_batch_shell_killed_before_it_could_save_leaves_a_started_file_naming_
     assert row["State"] != "COMPLETED"
     assert not (Path(handle.paths.folder) / f"{handle.job_id}.exit").exists()
     assert not (tmp_path / "saved").exists()
+
+
+def test_at_a_real_time_limit_srun_tasks_that_ignore_term_are_ended_with_their_step(cluster, registry, tmp_path):
+    # The tasks of an srun step are not below the batch shell, so a KILL to the tree would miss
+    # them: the TERM to srun ends them (srun kills its step), before the copy.
+    handle = _job(tmp_path, kind="mpi", resources={"time": "1m", "tasks_per_node": 1},
+                  stage={"outputs": [{"from": "out", "to": "saved"}], "lead": "20s"},
+                  launch={"command": ["bash", "-c", STUBBORN]}).submit()
+    row, lines = _ended(handle, 180)
+    # srun answers the TERM by killing its step itself (22.05: "forcing job termination"), so the
+    # batch shell may not need its KILL; either way the step is gone before the copy.
+    assert lines in (["124", "timeout", f"saved\t{tmp_path}/saved"], ["124", "timeout", "killed", f"saved\t{tmp_path}/saved"]), \
+        handle.stderr()
+    names = {p.name for p in (tmp_path / "saved").iterdir()}
+    assert len(names) > 20 and names == {f"f{i}" for i in range(1, len(names) + 1)}
+    assert "trying once more" not in handle.stderr()

@@ -8,6 +8,7 @@ import pytest
 
 from slurmkit.slurm.monitor import (
     Cadence,
+    ExitRecord,
     JobStatus,
     Poller,
     SlurmNotConfigured,
@@ -269,7 +270,7 @@ def test_an_exit_file_lists_timeout_and_what_was_saved_and_what_was_not():
     assert (record.code, record.timeout) == (74, False)
     assert record.saved == ("results/model.pt",)
     assert record.unsaved == ("results/runs: No space left on device",)
-    assert parse_exit_file("0\n") == (0, False, (), ())          # an old exit file is still valid
+    assert parse_exit_file("0\n") == ExitRecord(0, False, (), (), run=1)   # an old exit file is still valid: run 1
     assert parse_exit_file("") is None and parse_exit_file("oops\n") is None
 
 

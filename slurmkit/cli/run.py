@@ -236,8 +236,10 @@ def logs_command(job_id, err, follow, remote):
 
 def _require_folder(job_id: str, folder: str) -> None:
     """The job's log folder is there, else one line (exit 1): nothing would ever be printed from it."""
+    from slurmkit.slurm.jobfiles import JobFolderGone
+
     if not Path(folder).is_dir():
-        _fail(SlurmkitError(f"the log folder of job {job_id}, {folder}, is gone (moved or deleted): "
+        _fail(JobFolderGone(f"the log folder of job {job_id}, {folder}, is gone (moved or deleted): "
                             "its logs and exit file were there"))
 
 

@@ -16,10 +16,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 
 #: the most of an exit or started file that is read (a job has few outputs; a bigger file is not ours).
 MAX_FILE_BYTES = 1 << 20
+
+
+class JobFolderGone(SlurmkitError):
+    """A job's log folder (its logs, exit and started files) is no longer there: nothing will come of following it."""
+
+    exit_code = 1
 
 
 class ExitRecord(Record):

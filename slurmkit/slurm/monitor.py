@@ -138,18 +138,20 @@ def outputs_text(status: JobStatus) -> str:
 
 
 def verdict(status: JobStatus) -> str:
-    """One line for a job: ``COMPLETED exit 0``, ``TIMEOUT (outputs saved)``, ``FAILED KILLED by signal 9``;
+    """One line for a job: ``COMPLETED exit 0``, ``TIMEOUT (outputs saved)``, ``FAILED KILLED by signal 9``,
+    ``COMPLETED (run 2) exit 0`` (a requeued job's last run);
     for a job not yet ended, its state (``CANCELLED (saving its outputs)``, ``PENDING (run 2)``)."""
     if not status.done:
         return progress_text(status)
-    if status.state == "TIMEOUT" and status.saved and not status.unsaved and not status.outputs_unknown:
-        words = ["TIMEOUT (outputs saved)"]
-    else:
-        words = [status.state, exit_text(status)]
+    saved_in_time = status.state == "TIMEOUT" and status.saved and not status.unsaved and not status.outputs_unknown
+    notes = (["outputs saved"] if saved_in_time else []) + ([f"run {status.runs}"] if status.runs > 1 else [])
+    words = [status.state + (f" ({', '.join(notes)})" if notes else "")]
+    if not saved_in_time:
+        words.append(exit_text(status))
     if status.killed:
         words.append("(the payload was killed after TERM)")
-    outputs = outputs_text(status)
-    if outputs and words[0] != "TIMEOUT (outputs saved)":
+    outputs = "" if saved_in_time else outputs_text(status)
+    if outputs:
         words = [word for word in words if word]
         words[-1] += ";"
         words.append(outputs)

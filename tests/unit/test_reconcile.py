@@ -148,3 +148,9 @@ def test_an_exit_file_without_a_good_run_line_is_run_1(text, run):
 def test_a_started_file_lists_its_run_and_the_outputs_to_save():
     assert parse_started_file("run\t2\noutput\t/p/results\noutput\t/p/ckpt dir\n") == StartedRecord(2, ("/p/results", "/p/ckpt dir"))
     assert parse_started_file("") == StartedRecord(1, ())
+
+
+def test_the_verdict_of_a_requeued_job_names_its_run():
+    assert verdict(reconcile("7", slurm("COMPLETED", 0, runs=2), exited(0, run=2))) == "COMPLETED (run 2) exit 0"
+    timeout = reconcile("7", slurm("TIMEOUT", runs=3), exited(124, run=3, timeout=True, saved=("results",)))
+    assert verdict(timeout) == "TIMEOUT (outputs saved, run 3)"

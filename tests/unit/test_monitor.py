@@ -412,7 +412,8 @@ def test_a_watch_gives_up_waiting_for_the_exit_file_and_says_the_outputs_are_not
 def test_one_look_at_a_job_whose_batch_shell_was_killed_says_its_outputs_were_not_saved(tmp_path):
     (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
     status = poll(["5"], {"5": str(tmp_path)}, run=FakeSlurm(sacct="5|FAILED|0:9|9|node1\n"))["5"]
-    assert verdict(status) == "FAILED KILLED by signal 9; outputs NOT saved: the batch shell was killed before it could save (run 1): /p/results"
+    assert verdict(status) == ("FAILED KILLED by signal 9; outputs NOT saved: the batch shell was killed before it could save "
+                               "(run 1): /p/results")
 
 
 # ------------------------------------------------------------- jobs no source knows

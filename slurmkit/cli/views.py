@@ -303,7 +303,7 @@ def cancel_verdicts(job_ids, statuses):
         mine = [s for key, s in statuses.items() if key == job_id or key.startswith(job_id + "_")]
         if not mine or all(s.state == "UNKNOWN" for s in mine):
             found[job_id] = "unknown"
-        elif any(not s.done for s in mine):
+        elif any(not s.done and not s.settling for s in mine):   # settling: SLURM already ended it
             found[job_id] = "live"
         else:
             found[job_id] = verdict(mine[0]) if len(mine) == 1 else f"every task ended ({_counts({s.job_id: s for s in mine})})"

@@ -313,3 +313,12 @@ def test_status_and_report_say_outputs_not_saved_when_the_batch_shell_was_killed
     [eff] = efficiency.with_exit_files(efficiency.parse("5|FAILED|0:9|9|60|0|1|1G||billing=1|1|\n"), str(tmp_path))
     assert "Outputs: NOT saved: the batch shell was killed before it could save (run 1): /p/results, /p/ckpt" in \
         efficiency.format_report([eff])
+
+
+def test_cancel_of_a_job_slurm_ended_while_its_trap_saves_is_not_cancelled_again(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
+    slurm = fake(monkeypatch, sacct="5|CANCELLED by 0|0:0|9|node1\n", squeue="5|COMPLETING|0|0:09|node1|0|\n")
+    result = CliRunner().invoke(main, ["cancel", "5"])
+    assert result.exit_code == 1 and not [argv for argv in slurm.calls if argv[0] == "scancel"]
+    assert result.stderr == "error: job 5 had already ended (CANCELLED (saving its outputs)): nothing to cancel\n"

@@ -33,10 +33,9 @@ import time
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
-from slurmkit.slurm.jobfiles import ExitRecord, StartedRecord, parse_exit_file, read_exit_file, read_started_file
+from slurmkit.slurm.jobfiles import ExitRecord, StartedRecord, read_exit_file, read_started_file
+from slurmkit.slurm.jobfiles import parse_exit_file as parse_exit_file  # jobfiles.py's, here where it has always been
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
-
-__all__ = ["ExitRecord", "StartedRecord", "parse_exit_file", "read_exit_file"]   # jobfiles.py's, here where they have always been
 
 TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
                       "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT"})

@@ -509,8 +509,8 @@ def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Seq
 
 def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str, int], waiting: bool = False):
     """A monitor.Poller whose queries and job files (exit and started) are on the cluster."""
-    from slurmkit.slurm.jobfiles import parse_started_file
-    from slurmkit.slurm.monitor import Poller, parse_exit_file, wanted_ids
+    from slurmkit.slurm.jobfiles import parse_exit_file, parse_started_file
+    from slurmkit.slurm.monitor import Poller, wanted_ids
 
     class RemotePoller(Poller):
         def poll(self, job_ids):

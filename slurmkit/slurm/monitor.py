@@ -298,7 +298,8 @@ def _ended_without_record(status: JobStatus, started: Optional[StartedRecord], c
     if not outputs:
         return status
     shell_gone = controller is not None and controller != "COMPLETING"   # nothing of the job left running
-    if status.signal or status.state in ("NODE_FAIL", "BOOT_FAIL") or (ended_for_s is None and shell_gone):
+    forgotten = controller == ""   # the controller no longer holds it at all: it ended minutes ago (MinJobAge)
+    if status.signal or status.state in ("NODE_FAIL", "BOOT_FAIL") or forgotten or (ended_for_s is None and shell_gone):
         return status._replace(unsaved=tuple(f"{dest}: {SHELL_KILLED} (run {status.runs})" for dest in outputs))
     if ended_for_s is not None and ended_for_s >= OUTCOME_WAIT_S:
         if controller == "COMPLETING":   # still at work when the wait ran out

@@ -39,6 +39,7 @@ ERROR_CODES = {
     "PortRefused": "port-refused",
     "ScaffoldError": "scaffold-invalid",
     "JobFailed": "job-failed",
+    "JobFolderGone": "job-folder-gone",
     "WaitTimeout": "wait-timeout",
     "HostUnreachable": "remote-unreachable",
     "AuthRefused": "remote-auth-refused",

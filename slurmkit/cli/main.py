@@ -208,6 +208,16 @@ def _writing_output(error: BaseException) -> bool:
     return bool(names) and names[-1] in _WRITERS
 
 
+def require_stdout() -> None:
+    """For a command that is what it prints (``status``, ``watch``, ``logs``): a closed stdout
+    (``>&-``; Python's sys.stdout is None, and click would drop every line) is the one line
+    ``render`` gives for it and exit 1, not a silent success."""
+    import sys
+
+    if sys.stdout is None:
+        _output_failed(AttributeError("stdout"))
+
+
 def _output_failed(error: BaseException) -> None:
     """One line for an output that could not be written, then exit 1 (not a traceback)."""
     import os

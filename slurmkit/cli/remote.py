@@ -142,7 +142,7 @@ def watch_remote(cluster: str, job_ids, interval: float) -> None:
 def _watch(conn, cluster: str, job_ids, interval: float) -> int:
     """cli_run's watch with a poller on the cluster: one master connection, re-opened once if it drops."""
     from slurmkit.cli.main import pretty_output
-    from slurmkit.cli.views import live, plain, still_running
+    from slurmkit.cli.views import forgotten_lines, live, plain, still_running
     from slurmkit.slurm.monitor import Watch
     from slurmkit.slurm.remote import make_poller
 
@@ -151,7 +151,7 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
         records = _records(cluster, job_ids)
         ids, folders, sizes = _ids_folders_sizes(records, job_ids)
         watch = Watch(ids, interval=interval)
-        watch.poller = make_poller(conn, folders, sizes)
+        watch.poller = make_poller(conn, folders, sizes, waiting=True)
         final = live(watch, records) if pretty_output() else plain(watch, records)
     except SlurmkitError as error:
         fail(error)
@@ -159,6 +159,9 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
         click.echo(still_running(job_ids).replace("`slurmkit watch", "`slurmkit watch --remote " + cluster)
                    .replace("`slurmkit cancel", "`slurmkit cancel --remote " + cluster), err=True)
         return 130
+    for line in forgotten_lines(watch):
+        click.echo(line, err=True)
+    ids = [job_id for job_id in ids if job_id not in watch.forgotten]
     try:
         _print_reports(conn, records, ids)
     except (KeyboardInterrupt, click.Abort):
@@ -211,7 +214,7 @@ def logs_remote(cluster: str, job_id: str, err: bool, follow: bool) -> None:
                                    "the job has not started writing"))
             _write(result.stdout)
             return
-        poller, position = make_poller(conn, {job_id.split("_")[0]: record.folder}, {}), 0
+        poller, position = make_poller(conn, {job_id.split("_")[0]: record.folder}, {}, waiting=True), 0
         while True:
             position = _print_from(conn, path, position)
             status = poller.poll([job_id]).get(job_id)
@@ -293,21 +296,15 @@ def _sacct_report(conn, job_id: str, retry_for: float = 0.0):
 
 
 def _with_exit_files(conn, effs, record):
-    """efficiency.with_exit_files, the exit files read on the cluster (one command)."""
-    from slurmkit.slurm.monitor import ended_state, parse_exit_file
-    from slurmkit.slurm.remote import read_remote_files
+    """efficiency.with_exit_files, the job files read on the cluster (one command)."""
+    from slurmkit.report.efficiency import with_job_files
+    from slurmkit.slurm.remote import remote_exit_files
 
     if record is None:
         return effs
-    paths = {eff.job_id: f"{record.folder}/{eff.job_id}.exit" for eff in effs if eff.done}
-    texts = read_remote_files(conn, list(paths.values()))
-    completed = []
-    for eff in effs:
-        text = texts.get(paths.get(eff.job_id, ""))
-        exit_record = parse_exit_file(text) if text else None
-        completed.append(eff if exit_record is None else eff._replace(
-            state=ended_state(eff.state, exit_record), saved=exit_record.saved, unsaved=exit_record.unsaved))
-    return completed
+    texts = remote_exit_files(conn, {eff.job_id: record.folder for eff in effs}, [eff.job_id for eff in effs if eff.done],
+                              (".exit", ".started"))
+    return with_job_files(effs, lambda job_id, suffix: texts.get(f"{job_id}{suffix}"))
 
 
 def _print_reports(conn, records, job_ids) -> None:

@@ -9,7 +9,7 @@ import click
 
 from slurmkit.cli import views
 from slurmkit.cli.json_output import JsonCommand, emit
-from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output
+from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output, require_stdout
 from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
 from slurmkit.core.errors import SlurmkitError
@@ -80,6 +80,7 @@ def _ids_and_folders(job_ids):
 @REMOTE_OPTION
 def status_command(job_ids, as_json, remote):
     """Where jobs stand (default: the last 20 submissions)."""
+    require_stdout()
     if remote:
         from slurmkit.cli.remote import status_remote
 
@@ -95,13 +96,19 @@ def status_command(job_ids, as_json, remote):
             click.echo("no jobs submitted with slurmkit yet")
         return
     try:
-        rows = views.status_rows(poll(ids, folders, array_sizes=sizes), records)
+        statuses = poll(ids, folders, array_sizes=sizes)
+        rows = views.status_rows(statuses, records)
     except SlurmkitError as error:
         _fail(error)
     if as_json:
         emit(jobs=rows)
     else:
         views.print_table(rows)
+    unknown = [job_id for job_id in job_ids if views.cancel_verdicts([job_id], statuses)[job_id] == "unknown"]
+    for job_id in unknown:
+        message_line(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)")
+    if unknown:
+        sys.exit(1)
 
 
 # -------------------------------------------------------------------------------------- watch
@@ -120,6 +127,9 @@ def _watch(job_ids, interval: float) -> int:
     except (KeyboardInterrupt, click.Abort):
         message_line(views.still_running(job_ids))
         return 130
+    for line in views.forgotten_lines(watch):
+        message_line(line)
+    ids = [job_id for job_id in ids if job_id not in watch.forgotten]
     try:
         views.print_reports(ids)
     except (KeyboardInterrupt, click.Abort):
@@ -127,12 +137,28 @@ def _watch(job_ids, interval: float) -> int:
     return 0 if final and all(s.ok for s in final.values()) else 1
 
 
+#: the shortest --interval: polling more often costs SLURM more than it tells (a job is seen
+#: within 0.5 s of its start anyway: the cadence starts there and doubles up to the interval).
+MIN_INTERVAL_S = 5.0
+
+
+def interval_seconds(ctx, param, value):
+    """Click callback of --interval: a number of seconds above 0, raised to MIN_INTERVAL_S."""
+    import math
+
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise click.BadParameter(f"{value!r} is not a number of seconds above 0 (give {MIN_INTERVAL_S:g} or more)")
+    return max(value, MIN_INTERVAL_S)
+
+
 @click.command("watch")
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
-@click.option("--interval", type=float, default=30.0, show_default=True, help="Poll at least this often (seconds).")
+@click.option("--interval", type=float, default=30.0, show_default=True, callback=interval_seconds,
+              help=f"Poll at least this often (seconds; at least {MIN_INTERVAL_S:g}).")
 @REMOTE_OPTION
 def watch_command(job_ids, interval, remote):
     """Follow jobs until they end; exit 0 only if all completed."""
+    require_stdout()
     if remote:
         from slurmkit.cli.remote import watch_remote
 
@@ -184,6 +210,7 @@ def cancel_command(job_ids, remote):
 @REMOTE_OPTION
 def logs_command(job_id, err, follow, remote):
     """Print a job's output (an array task as ID_TASK)."""
+    require_stdout()
     if remote:
         from slurmkit.cli.remote import logs_remote
 
@@ -197,6 +224,7 @@ def logs_command(job_id, err, follow, remote):
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     refuse_remote_ids({record.job_id: record})
+    _require_folder(job_id, record.folder)
     path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
     if not follow:
         if not path.exists():
@@ -204,6 +232,15 @@ def logs_command(job_id, err, follow, remote):
         _print_from(path, 0)
         return
     _follow(job_id, path, record.folder)
+
+
+def _require_folder(job_id: str, folder: str) -> None:
+    """The job's log folder is there, else one line (exit 1): nothing would ever be printed from it."""
+    from slurmkit.slurm.jobfiles import JobFolderGone
+
+    if not Path(folder).is_dir():
+        _fail(JobFolderGone(f"the log folder of job {job_id}, {folder}, is gone (moved or deleted): "
+                            "its logs and exit file were there"))
 
 
 def _print_from(path: Path, position: int) -> int:
@@ -225,9 +262,10 @@ def _follow(job_id: str, path: Path, folder: str, read_every_s: float = 1.0) -> 
     """Print the log as it grows (a local read each second); ask SLURM on the polling Cadence."""
     from slurmkit.slurm.monitor import Cadence, Poller, SlurmNotConfigured, SlurmUnreachable
 
-    poller, cadence = Poller({job_id.split("_")[0]: folder}), Cadence(30.0)
+    poller, cadence = Poller({job_id.split("_")[0]: folder}, waiting=True), Cadence(30.0)
     position, next_poll = 0, time.monotonic()
     while True:
+        _require_folder(job_id, folder)
         position = _print_from(path, position)
         if time.monotonic() >= next_poll:
             try:

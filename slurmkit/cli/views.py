@@ -117,7 +117,8 @@ def _row(job_id, status, record):
     return {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
             "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
             "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
-            "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs}
+            "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs, "killed": status.killed,
+            "kept": list(status.kept), "outputs_unknown": list(status.outputs_unknown), "settling": status.settling}
 
 
 def status_rows(statuses, records):
@@ -132,7 +133,7 @@ def status_rows(statuses, records):
             rows.append(row)
     for chain_id, links in chains.items():
         links = [row for _, row in sorted(links, key=lambda pair: pair[0] or 0)]
-        current = next((row for row in links if row["state"] not in TERMINAL_STATES), links[-1])
+        current = next((row for row in links if row["state"] not in TERMINAL_STATES or row["settling"]), links[-1])
         rows.append({**current, "job": chain_id, "name": f"{current['name']} (chain, link {links.index(current) + 1}/{len(links)})",
                      "links": [{"job": row["job"], "state": row["state"], "exit_code": row["exit_code"], "signal": row["signal"]}
                                for row in links]})
@@ -141,8 +142,11 @@ def status_rows(statuses, records):
 
 def _cells(row):
     state = "TIMEOUT (outputs saved)" if row["state"] == "TIMEOUT" and row["outputs"] == "outputs saved" else row["state"]
-    if row.get("runs", 1) > 1:     # requeued: this is a later run of the job
-        state += f" (run {row['runs']})"
+    notes = [f"run {row['runs']}"] if row.get("runs", 1) > 1 else []   # requeued: this is a later run of the job
+    if row.get("settling"):      # SLURM said it ended; what became of it is not known yet
+        notes.append(row["settling"])
+    if notes:
+        state += f" ({', '.join(notes)})"
     return [state if c == "state" else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
 
 
@@ -167,6 +171,7 @@ def _rich_table(rows, title=None):
     for row in rows:
         cells = _cells(row)
         colour = "red" if row["unsaved"] else colours.get(row["state"], "red" if row["state"] != "UNKNOWN" else "white")
+        colour = "yellow" if row["settling"] else colour
         cells[2] = f"[{colour}]{cells[2]}[/]"
         table.add_row(*cells)
     return table
@@ -182,7 +187,7 @@ def _counts(statuses) -> str:
 def _summary_rows(rows):
     """The rows worth a line when there are many: running ones, then those that ended badly."""
     running = [row for row in rows if row["state"] == "RUNNING"]
-    failed = [row for row in rows if row["state"] in TERMINAL_STATES and not row["ok"]]
+    failed = [row for row in rows if row["state"] in TERMINAL_STATES and not row["settling"] and not row["ok"]]
     shown = running[:SUMMARY_ROWS] + failed[:SUMMARY_ROWS]
     hidden = len(running) + len(failed) - len(shown)
     return shown, hidden
@@ -237,12 +242,18 @@ def plain(watch, records):
             counts = _counts(final)
             click.echo(f"{now} {len(final)} jobs: {counts}")
         for job_id, status in final.items():
-            line = verdict(status) if status.done else status.state
+            line = verdict(status)
             if seen.get(job_id) != line:
                 seen[job_id] = line
                 if not summary or (status.done and not status.ok):
                     message_line(f"{now} {job_id} {line}", err=False)
     return final
+
+
+def forgotten_lines(watch):
+    """What a watch says of the jobs it gave up on: no source knew them (Watch.forgotten)."""
+    return [f"error: job {job_id}: neither accounting nor the controller knows it (purged, or submitted on another "
+            "cluster): stopped watching it" for job_id in watch.forgotten]
 
 
 def still_running(job_ids) -> str:
@@ -292,7 +303,7 @@ def cancel_verdicts(job_ids, statuses):
         mine = [s for key, s in statuses.items() if key == job_id or key.startswith(job_id + "_")]
         if not mine or all(s.state == "UNKNOWN" for s in mine):
             found[job_id] = "unknown"
-        elif any(not s.done for s in mine):
+        elif any(not s.done and not s.settling for s in mine):   # settling: SLURM already ended it
             found[job_id] = "live"
         else:
             found[job_id] = verdict(mine[0]) if len(mine) == 1 else f"every task ended ({_counts({s.job_id: s for s in mine})})"

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.kinds import first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.slurm.monitor import REQUEUED_STATES, TERMINAL, state_word
+from slurmkit.slurm.monitor import REQUEUED_STATES, TERMINAL, outputs_words, state_word
 from slurmkit.slurm.monitor import int_or_none as _int
 
 SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "TimelimitRaw", "TotalCPU", "NCPUS", "ReqMem",
@@ -662,7 +662,7 @@ def _job_lines(eff: JobEfficiency) -> List[str]:
         lines.append(f"Memory Efficiency: {eff.memory_efficiency:.2%} of {format_request(eff.req_mem_mib)}")
     lines.append(_gpu_line(eff, "GPUs"))
     if eff.unsaved:
-        lines.append("Outputs: NOT saved: " + "; ".join(eff.unsaved))
+        lines.append("Outputs: " + outputs_words(eff.saved, eff.unsaved))
     elif eff.saved:
         lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
     return lines
@@ -779,16 +779,32 @@ def report_for(job_id: str, retry_for: float = 15.0) -> List[JobEfficiency]:
 
 
 def with_exit_files(effs: Sequence[JobEfficiency], folder: Optional[str]) -> List[JobEfficiency]:
-    """Each record completed by its job's exit file (in ``folder``, the job's log folder): which
-    outputs were saved and which were not, and TIMEOUT where the script stopped at its time
-    limit (sacct says FAILED 124 when the trap saved the outputs first)."""
-    from slurmkit.slurm.monitor import ended_state, read_exit_file
+    """Each record completed by its job's files in ``folder`` (the job's log folder): see with_job_files."""
+    from slurmkit.slurm.jobfiles import job_file_text
+
+    return with_job_files(effs, lambda job_id, suffix: job_file_text(job_id, folder, suffix))
+
+
+def with_job_files(effs: Sequence[JobEfficiency], read: Callable[[str, str], Optional[str]]) -> List[JobEfficiency]:
+    """Each record of a job that ended, completed by its exit and started files (``read(job_id,
+    ".exit")``, ``read(job_id, ".started")``: their text or None) as ``status`` completes it
+    (monitor.reconcile): the exit code and the outputs of its last run from its exit file,
+    TIMEOUT where the script stopped at its time limit (sacct says FAILED 124 when the trap
+    saved the outputs first), and outputs NOT saved where the batch shell was killed."""
+    from slurmkit.slurm.jobfiles import parse_exit_file, parse_started_file
+    from slurmkit.slurm.monitor import JobStatus, with_exit_record
 
     completed = []
     for eff in effs:
-        record = read_exit_file(eff.job_id, folder) if eff.done else None
-        completed.append(eff if record is None else
-                         eff._replace(state=ended_state(eff.state, record), saved=record.saved, unsaved=record.unsaved))
+        if not eff.done:
+            completed.append(eff)
+            continue
+        exit_text, started_text = read(eff.job_id, ".exit"), read(eff.job_id, ".started")
+        slurm = JobStatus(eff.job_id, eff.state, eff.exit_code, eff.signal, source="sacct", runs=len(eff.earlier_runs) + 1)
+        status = with_exit_record(slurm, parse_exit_file(exit_text) if exit_text else None,
+                                  parse_started_file(started_text) if started_text else None)
+        completed.append(eff._replace(state=status.state, exit_code=status.exit_code, signal=status.signal,
+                                      saved=status.saved, unsaved=status.unsaved))
     return completed
 
 

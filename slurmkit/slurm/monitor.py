@@ -14,6 +14,12 @@ A ``Poller`` asks, in order, until every job it follows has an answer:
    the job ended (its code, ``timeout``, which outputs were saved and which were not). It is
    read for every job that ended, and answers alone when neither of the above remembers.
 
+What each answer means is decided in one place, ``reconcile``: SLURM says which run of the job
+this is and whether it ended (a requeued job is not ended, whatever an earlier run's exit file
+says), the job's own exit file says its exit code and what became of its outputs, and a job
+that stages outputs but left no exit file is waited for (the EXIT trap may still be saving) or
+said to have lost them (its batch shell was killed).
+
 A job that has ended is not asked about again. When a query failed and some job is left with
 no answer at all, ``SlurmUnreachable`` names the commands and SLURM's reasons (and
 ``SlurmNotConfigured`` says to set SLURM_CONF when no configuration was found). Every query
@@ -24,10 +30,11 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
+from slurmkit.slurm.jobfiles import ExitRecord, StartedRecord, read_exit_file, read_started_file
+from slurmkit.slurm.jobfiles import parse_exit_file as parse_exit_file  # jobfiles.py's, here where it has always been
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
 
 TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
@@ -42,6 +49,17 @@ SQUEUE_TIMEOUT_S = 8.0
 SACCT_MAX_SKIP = 16
 #: an array with at most this many open tasks is asked about task by task; more, by its id.
 TASK_IDS_MAX = 64
+#: how long a watch waits, after SLURM says that a job which stages outputs ended, for the exit
+#: file that says what became of them (the EXIT trap saves them after SLURM's TERM; SLURM kills
+#: what is left after KillWait, 30 s on most clusters). Past it the verdict says so.
+OUTCOME_WAIT_S = 60.0
+#: SLURM will run a job in these states again: its run is over and the next one is coming.
+WILL_RUN_AGAIN = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"})
+#: ends that SLURM takes back when the job is requeued: accounting shows the old run's row until
+#: the next run has one, so the controller is asked whether it holds the job again.
+MAY_RUN_AGAIN = frozenset({"NODE_FAIL", "PREEMPTED", "BOOT_FAIL"})
+#: the reason given for each output of a job whose batch shell died without its EXIT trap.
+SHELL_KILLED = "the batch shell was killed before it could save"
 
 
 class JobStatus(Record):
@@ -54,15 +72,19 @@ class JobStatus(Record):
     source: str = ""              # sacct | squeue | exit-file
     saved: Tuple[str, ...] = ()   # outputs that arrived whole (their destinations)
     unsaved: Tuple[str, ...] = ()  # "DEST: REASON" for each output that did not
-    runs: int = 1                 # this is the job's run N: requeued N - 1 times (sacct -D)
+    runs: int = 1                 # this is the job's run N: requeued N - 1 times (sacct -D, squeue's RestartCnt)
+    killed: bool = False          # the payload did not stop after TERM and was killed before the final copy
+    kept: Tuple[str, ...] = ()    # copies that could not be checked, kept beside their destination
+    outputs_unknown: Tuple[str, ...] = ()   # outputs whose fate no exit file has told (yet)
+    settling: str = ""            # SLURM said it ended, but its end is not known yet: why (not done meanwhile)
 
     @property
     def done(self) -> bool:
-        return self.state in TERMINAL
+        return self.state in TERMINAL and not self.settling
 
     @property
     def ok(self) -> bool:
-        return self.state == SUCCESS and not self.unsaved
+        return self.state == SUCCESS and not self.settling and not self.unsaved and not self.outputs_unknown
 
 
 class SlurmUnreachable(SchedulerError):
@@ -85,30 +107,62 @@ def _run(argv: Sequence[str]) -> str:
 # ------------------------------------------------------------------------------------- verdicts
 
 def exit_text(status: JobStatus) -> str:
-    """How a job ended, in words: ``exit 0``, ``KILLED by signal 9``; empty while it runs."""
+    """How a job ended, in words: ``exit 0``, ``KILLED by signal 9``, ``exit 143 (signal 15)``;
+    empty while it runs. The code is the job's own (its exit file), the signal SLURM's."""
     if not status.done:
         return ""
     if status.signal:
-        return f"KILLED by signal {status.signal}"
+        return f"KILLED by signal {status.signal}" if status.exit_code is None else f"exit {status.exit_code} (signal {status.signal})"
     return "" if status.exit_code is None else f"exit {status.exit_code}"
+
+
+def outputs_words(saved: Sequence[str], unsaved: Sequence[str], unknown: Sequence[str] = ()) -> str:
+    """What became of a job's outputs: ``NOT saved: DEST: REASON``, ``saved``, ``not yet known: DEST``;
+    a batch shell killed before its EXIT trap as one reason for all of them. The status table
+    and the efficiency report both say it so."""
+    if unsaved:
+        reasons = {item.partition(": ")[2] for item in unsaved}
+        if len(reasons) == 1 and next(iter(reasons)).startswith(SHELL_KILLED):
+            return f"NOT saved: {reasons.pop()}: " + ", ".join(item.partition(": ")[0] for item in unsaved)
+        return "NOT saved: " + "; ".join(unsaved)
+    if unknown:
+        return "not yet known (no exit file yet): " + ", ".join(unknown)
+    return "saved" if saved else ""
 
 
 def outputs_text(status: JobStatus) -> str:
     """What became of the job's outputs: ``outputs NOT saved: DEST: REASON``, ``outputs saved``."""
-    if status.unsaved:
-        return "outputs NOT saved: " + "; ".join(status.unsaved)
-    return "outputs saved" if status.saved else ""
+    words = outputs_words(status.saved, status.unsaved, status.outputs_unknown)
+    return f"outputs {words}" if words else ""
 
 
 def verdict(status: JobStatus) -> str:
-    """One line for a job: ``COMPLETED exit 0``, ``TIMEOUT (outputs saved)``, ``FAILED KILLED by signal 9``."""
-    if status.state == "TIMEOUT" and status.saved and not status.unsaved:
-        return "TIMEOUT (outputs saved)"
-    words = [status.state, exit_text(status)]
-    if status.unsaved:
+    """One line for a job: ``COMPLETED exit 0``, ``TIMEOUT (outputs saved)``, ``FAILED KILLED by signal 9``,
+    ``COMPLETED (run 2) exit 0`` (a requeued job's last run);
+    for a job not yet ended, its state (``CANCELLED (saving its outputs)``, ``PENDING (run 2)``)."""
+    if not status.done:
+        return progress_text(status)
+    saved_in_time = status.state == "TIMEOUT" and status.saved and not status.unsaved and not status.outputs_unknown
+    notes = (["outputs saved"] if saved_in_time else []) + ([f"run {status.runs}"] if status.runs > 1 else [])
+    words = [status.state + (f" ({', '.join(notes)})" if notes else "")]
+    if not saved_in_time:
+        words.append(exit_text(status))
+    if status.killed:
+        words.append("(the payload was killed after TERM)")
+    outputs = "" if saved_in_time else outputs_text(status)
+    if outputs:
+        words = [word for word in words if word]
         words[-1] += ";"
-        words.append(outputs_text(status))
+        words.append(outputs)
     return " ".join(word for word in words if word)
+
+
+def progress_text(status: JobStatus) -> str:
+    """A job's state while it has not ended: ``RUNNING``, ``PENDING (run 2)``, ``CANCELLED (saving its outputs)``."""
+    notes = [f"run {status.runs}"] if status.runs > 1 else []
+    if status.settling:
+        notes.append(status.settling)
+    return status.state + (f" ({', '.join(notes)})" if notes else "")
 
 
 # -------------------------------------------------------------------------------------- sacct
@@ -127,10 +181,11 @@ REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE
 
 def parse_sacct(text: str) -> Dict[str, JobStatus]:
     """``sacct -n -P -X -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
-    tasks. A requeued job has a row per run, oldest first: its status is the last run's, and
-    ``runs`` counts the requeued runs just before it (an older row in another state is another
-    job that had the id)."""
+    tasks. A requeued job has a row per run, oldest first: its status is the last row's, and
+    ``runs`` says which run that is (an older row in another state is another job that had the
+    id). A last row that says the job will run again (REQUEUED) stands for the run to come."""
     found: Dict[str, JobStatus] = {}
+    ended_runs: Dict[str, int] = {}   # job -> its rows so far that ended in a requeue
     for line in text.splitlines():
         parts = line.split("|")
         if len(parts) < len(SACCT_FIELDS):
@@ -138,15 +193,16 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
         job, state, exit_code, elapsed, nodes = parts[:5]
         for task in _expand_ids(job):
             before = found.get(task)
-            runs = before.runs + 1 if before is not None and before.state in REQUEUED_STATES else 1
-            found[task] = _status(task, state, _exit_pair(exit_code), int_or_none(elapsed),
-                                  "" if nodes == "None assigned" else nodes, "sacct")._replace(runs=runs)
+            earlier = ended_runs.get(task, 0) if before is not None and before.state in REQUEUED_STATES else 0
+            status = _status(task, state, _exit_pair(exit_code), int_or_none(elapsed), "" if nodes == "None assigned" else nodes, "sacct")
+            ended_runs[task] = earlier + (status.state in REQUEUED_STATES)
+            found[task] = status._replace(runs=earlier + 1 + (status.state in WILL_RUN_AGAIN))
     return found
 
 
 # ------------------------------------------------------------------------------------- squeue
 
-SQUEUE_FIELDS = ("JobArrayID", "State", "exit_code", "TimeUsed", "NodeList")
+SQUEUE_FIELDS = ("JobArrayID", "State", "exit_code", "TimeUsed", "NodeList", "RestartCnt")
 
 
 def squeue_command(job_ids: Iterable[str]) -> List[str]:
@@ -160,16 +216,19 @@ def parse_squeue(text: str) -> Dict[str, JobStatus]:
 
     squeue's exit_code is the raw wait status (22.05 to 24.x print it as one integer): the
     exit code times 256, or the signal number. ``3:0`` is read too, should a release change it.
+    RestartCnt (how often the job was requeued; in 22.05) makes ``runs``; a line without it is run 1.
     """
     found: Dict[str, JobStatus] = {}
     for line in text.splitlines():
         parts = [part.strip() for part in line.split("|")]
-        if len(parts) < len(SQUEUE_FIELDS):
+        if len(parts) < len(SQUEUE_FIELDS) - 1:
             continue
         job, state, raw, used, nodes = parts[:5]
         pair = _exit_pair(raw) if ":" in raw else _wait_status(raw)
+        restarts = int_or_none(parts[5]) if len(parts) > 5 else None
         for task in _expand_ids(job):
-            found[task] = _status(task, state, pair, _runtime_s(used), nodes, "squeue")
+            status = _status(task, state, pair, _runtime_s(used), nodes, "squeue")
+            found[task] = status._replace(runs=1 + max(restarts or 0, 0))
     return found
 
 
@@ -180,60 +239,85 @@ def _wait_status(text: str) -> Tuple[Optional[int], Optional[int]]:
     return (None, status & 0x7F) if status & 0x7F else (status >> 8, None)
 
 
-# -------------------------------------------------------------------------------- exit files
-
-class ExitRecord(Record):
-    """What a job's EXIT trap wrote (contract 1): its code, then ``timeout``/``saved``/``not-saved`` lines."""
-
-    code: int
-    timeout: bool = False
-    saved: Tuple[str, ...] = ()
-    unsaved: Tuple[str, ...] = ()
-
+# ---------------------------------------------------------------------------- reconciling
 
 #: one poll's exit files, job id -> its record (None: the job has none yet), each read once
 ExitRecords = Dict[str, Optional[ExitRecord]]
 
 
-def parse_exit_file(text: str) -> Optional[ExitRecord]:
-    """The exit file's text -> its record; None unless line 1 is an integer (an old file is just that)."""
-    lines = text.splitlines()
-    code = int_or_none(lines[0].strip()) if lines else None
-    if code is None:
-        return None
-    timeout, saved, unsaved = False, [], []
-    for line in lines[1:]:
-        kind, _, rest = line.partition("\t")
-        if kind == "timeout":
-            timeout = True
-        elif kind == "saved" and rest:
-            saved.append(rest)
-        elif kind == "not-saved" and rest:
-            dest, _, reason = rest.partition("\t")
-            unsaved.append(f"{dest}: {reason or 'no reason given'}")
-    return ExitRecord(code, timeout, tuple(saved), tuple(unsaved))
+def reconcile(job_id: str, slurm: Optional[JobStatus], record: Optional[ExitRecord], started: Optional[StartedRecord] = None,
+              controller: Optional[str] = None, ended_for_s: Optional[float] = None) -> JobStatus:
+    """The one word on a job, from what SLURM says and what the job's files say.
+
+    ``slurm``: the answer of sacct or squeue (its state, code, signal and ``runs``, the run SLURM
+    is at), None when neither knows the job. ``record``/``started``: its exit and started files.
+    ``controller``: squeue's state for the job this poll ("" when squeue answered without it,
+    None when squeue was not asked or did not answer). ``ended_for_s``: how long a watcher has
+    seen SLURM say the job ended (None: one look, as ``status`` takes).
+
+    - SLURM is the authority for whether the job ended and for the signal: a job it will run
+      again (requeued) has not ended, whatever an earlier run's exit file says. An exit file
+      counts only if its run is SLURM's current run or later; one that says the job exited by
+      itself (a code below 128) outranks a state that lags (sacct says RUNNING for a moment
+      after the end); one that says it was stopped by a signal (143) waits for SLURM's word,
+      which may be CANCELLED, TIMEOUT or a requeue.
+    - The exit file is the authority for the exit code and the outputs (SLURM's 0:0 right
+      after slurmdbd came back is not the job's code).
+    - A job SLURM says ended with no exit file of its run, whose started file lists outputs:
+      its EXIT trap may still be saving (waited for, up to OUTCOME_WAIT_S), or its batch shell
+      was killed without it (a signal, or nothing left running): those outputs are NOT saved.
+    """
+    if slurm is None:
+        return from_exit_record(job_id, record) if record is not None else JobStatus(job_id, "UNKNOWN")
+    current = record is not None and record.run >= slurm.runs
+    if not slurm.done:
+        if current and record is not None and (record.timeout or 0 <= record.code < 128):
+            return from_exit_record(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
+        return slurm
+    if slurm.state in MAY_RUN_AGAIN and slurm.source == "sacct" and controller is None:
+        return slurm._replace(settling="asking the controller whether SLURM runs it again")
+    if current and record is not None:
+        return ended_with_record(slurm, record)
+    return _ended_without_record(slurm, started, controller, ended_for_s)
 
 
-def read_exit_file(job_id: str, folder: Optional[str]) -> Optional[ExitRecord]:
-    if not folder:
-        return None
-    try:
-        from slurmkit.core.files import read_bytes_bounded  # a pipe or a device there is not waited on
+def ended_with_record(status: JobStatus, record: ExitRecord) -> JobStatus:
+    """An end SLURM reported, completed by the job's exit file: the code and the outputs are the
+    file's; COMPLETED and FAILED follow its code, TIMEOUT where the script stopped at its limit."""
+    state = status.state
+    if state in ("COMPLETED", "FAILED"):
+        state = "COMPLETED" if record.code == 0 else "FAILED"
+    return status._replace(state=ended_state(state, record), exit_code=record.code, saved=record.saved,
+                           unsaved=record.unsaved, killed=record.killed, kept=record.kept, runs=max(status.runs, record.run))
 
-        text = read_bytes_bounded(Path(folder) / f"{job_id}.exit", 1 << 20).decode("utf-8", "replace")
-        return parse_exit_file(text)
-    except OSError:
-        return None
+
+def _ended_without_record(status: JobStatus, started: Optional[StartedRecord], controller: Optional[str],
+                          ended_for_s: Optional[float]) -> JobStatus:
+    """An end with no exit file of its run: what became of the outputs its started file lists."""
+    outputs = started.outputs if started is not None and started.run >= status.runs else ()
+    if not outputs:
+        return status
+    shell_gone = controller is not None and controller != "COMPLETING"   # nothing of the job left running
+    forgotten = controller == ""   # the controller no longer holds it at all: it ended minutes ago (MinJobAge)
+    if status.signal or status.state in ("NODE_FAIL", "BOOT_FAIL") or forgotten or (ended_for_s is None and shell_gone):
+        return status._replace(unsaved=tuple(f"{dest}: {SHELL_KILLED} (run {status.runs})" for dest in outputs))
+    if ended_for_s is not None and ended_for_s >= OUTCOME_WAIT_S:
+        if controller == "COMPLETING":   # still at work when the wait ran out
+            return status._replace(outputs_unknown=outputs)
+        return status._replace(unsaved=tuple(f"{dest}: {SHELL_KILLED} (run {status.runs})" for dest in outputs))
+    return status._replace(settling="saving its outputs", exit_code=None)
+
+
+def from_exit_record(job_id: str, record: ExitRecord) -> JobStatus:
+    """The status an exit file alone gives (no SLURM source answered for the job)."""
+    state = "TIMEOUT" if record.timeout else "COMPLETED" if record.code == 0 else "FAILED"
+    return JobStatus(job_id, state, record.code, None, None, "", "exit-file", record.saved, record.unsaved, record.run,
+                     record.killed, record.kept)
 
 
 def exit_file_status(job_id: str, folder: Optional[str]) -> Optional[JobStatus]:
     record = read_exit_file(job_id, folder)
     return None if record is None else from_exit_record(job_id, record)
-
-
-def from_exit_record(job_id: str, record: ExitRecord) -> JobStatus:
-    state = "TIMEOUT" if record.timeout else "COMPLETED" if record.code == 0 else "FAILED"
-    return JobStatus(job_id, state, record.code, None, None, "", "exit-file", record.saved, record.unsaved)
 
 
 def ended_state(state: str, record: ExitRecord) -> str:
@@ -242,14 +326,27 @@ def ended_state(state: str, record: ExitRecord) -> str:
     return "TIMEOUT" if record.timeout and state in ("FAILED", "TIMEOUT") else state
 
 
-def with_exit_record(status: JobStatus, record: Optional[ExitRecord]) -> JobStatus:
-    """A SLURM answer for an ended job, completed by its exit file: its true state and its outputs."""
-    if record is None or not status.done:
+def with_exit_record(status: JobStatus, record: Optional[ExitRecord], started: Optional[StartedRecord] = None) -> JobStatus:
+    """A SLURM answer for a job looked at after it ended (``report``), completed by its files:
+    ``reconcile`` with nothing of the job left running."""
+    if not status.done:
         return status
-    return status._replace(state=ended_state(status.state, record), saved=record.saved, unsaved=record.unsaved)
+    return reconcile(status.job_id, status, record, started, controller="")
 
 
 # ------------------------------------------------------------------------------------- poll
+
+class Round:
+    """What one poll learnt: SLURM's answers, the job files read (each once), and the controller's word."""
+
+    __slots__ = ("known", "records", "started", "controller")
+
+    def __init__(self) -> None:
+        self.known: Dict[str, JobStatus] = {}
+        self.records: ExitRecords = {}
+        self.started: Dict[str, Optional[StartedRecord]] = {}
+        self.controller: Dict[str, str] = {}   # squeue's state for each job it was asked about ("": it had none)
+
 
 class Poller:
     """Asks SLURM about jobs, one batched query per poll, remembering what lasts between polls:
@@ -257,28 +354,35 @@ class Poller:
 
     ``folders`` maps a job id (or array id) to its log folder, for the exit files;
     ``array_sizes`` lets an array that no source knows any more still list its tasks.
+    ``waiting``: a watcher that polls until the end (``watch``, ``wait()``), which waits up to
+    OUTCOME_WAIT_S for the exit file of a job that stages outputs; one look (``status``) does not.
+    After each poll, ``answered`` says whether sacct or squeue answered, ``errors`` what failed.
     """
 
     def __init__(self, folders: Optional[Mapping[str, str]] = None, array_sizes: Optional[Mapping[str, int]] = None,
-                 run: Runner = _run) -> None:
+                 run: Runner = _run, waiting: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.folders = folders if folders is not None else {}
         self.sizes = array_sizes or {}
         self.run = run
+        self.waiting, self.clock = waiting, clock
         self.final: Dict[str, JobStatus] = {}
+        self.ended_at: Dict[str, float] = {}   # when this poller first heard SLURM say a job ended
         self.sacct_skip = 0      # polls left before sacct is tried again
         self.sacct_backoff = 0   # polls to skip after its next failure
+        self.answered = False
+        self.errors: Dict[str, SchedulerError] = {}
 
     def poll(self, job_ids: Sequence[str]) -> Dict[str, JobStatus]:
         """The status of every job in ``job_ids`` (an array id stands for all its tasks)."""
         job_ids = [str(j) for j in job_ids]
         ask = self._open_ids(job_ids)
-        known: Dict[str, JobStatus] = {}
-        records: ExitRecords = {}
+        seen = Round()
+        self.answered, self.errors = False, {}
         if ask:
-            self._ask(ask, known, records)
+            self._ask(ask, seen)
         answer = {}
-        for job in wanted_ids(job_ids, self.sizes, {**self.final, **known}):
-            status = self.final.get(job) or self._settle(job, known.get(job), records)
+        for job in wanted_ids(job_ids, self.sizes, {**self.final, **seen.known}):
+            status = self.final.get(job) or self._settle(job, seen)
             if status.done:
                 self.final[job] = status
             answer[job] = status
@@ -286,36 +390,41 @@ class Poller:
 
     # ---------------------------------------------------------------- one poll's queries
 
-    def _ask(self, ask: List[str], known: Dict[str, JobStatus], records: ExitRecords) -> None:
-        """Fill ``known`` from sacct then squeue (squeue first while sacct is left alone), each
+    def _ask(self, ask: List[str], seen: Round) -> None:
+        """Fill ``seen`` from sacct then squeue (squeue first while sacct is left alone), each
         asked only about the jobs the one before did not settle."""
         skip_sacct = self.sacct_skip > 0
         self.sacct_skip = max(0, self.sacct_skip - 1)
-        errors: Dict[str, SchedulerError] = {}
         for name in ("squeue", "sacct") if skip_sacct else ("sacct", "squeue"):
-            pending = [job for job in wanted_ids(ask, self.sizes, known) if not self._settled(job, known, records)]
-            if known and not pending:
+            pending = [job for job in wanted_ids(ask, self.sizes, seen.known) if not self._settled(job, seen)]
+            if seen.known and not pending:
                 break
-            if name == "sacct" and skip_sacct and "squeue" not in errors and self._all_answered(pending, known, records):
+            if name == "sacct" and skip_sacct and "squeue" not in self.errors and self._all_answered(pending, seen):
                 continue   # left alone after failing; the controller answered for every job
+            ids = ask if not seen.known else _ask_ids(pending, ask)
             try:
-                answers = self._query(name, ask if not known else _ask_ids(pending, ask))
+                answers = self._query(name, ids)
             except SchedulerError as error:
-                errors[name] = error
+                self.errors[name] = error
                 continue
-            self._merge(answers, known, records)
-        if errors and not self._all_answered(wanted_ids(ask, self.sizes, known), known, records):
-            raise unreachable(errors)
+            self.answered = True
+            if name == "squeue":
+                seen.controller.update({job: answers[job].state if job in answers else ""
+                                        for job in wanted_ids(ids, self.sizes, answers)})
+            self._merge(answers, seen)
+        if self.errors and not self._all_answered(wanted_ids(ask, self.sizes, seen.known), seen):
+            raise unreachable(self.errors)
 
-    def _merge(self, answers: Mapping[str, JobStatus], known: Dict[str, JobStatus], records: ExitRecords) -> None:
-        """A later source's answers into ``known``: new jobs, and an end the earlier one missed."""
+    def _merge(self, answers: Mapping[str, JobStatus], seen: Round) -> None:
+        """A later source's answers into ``seen``: new jobs, and a later run or an end the earlier one missed."""
         for job, status in answers.items():
-            if job not in known or (not self._settled(job, known, records) and status.done):
-                known[job] = status
+            before = seen.known.get(job)
+            if before is None or (not self._settled(job, seen) and (status.runs, status.done) > (before.runs, before.done)):
+                seen.known[job] = status
 
-    def _all_answered(self, jobs: Iterable[str], known: Mapping[str, JobStatus], records: ExitRecords) -> bool:
+    def _all_answered(self, jobs: Iterable[str], seen: Round) -> bool:
         """Whether every job has an answer from SLURM or an exit file."""
-        return all(job in known or self._record(job, records) is not None for job in jobs)
+        return all(job in seen.known or self._record(job, seen.records) is not None for job in jobs)
 
     def _query(self, name: str, ids: List[str]) -> Dict[str, JobStatus]:
         if name == "sacct":
@@ -335,25 +444,52 @@ class Poller:
 
     # ------------------------------------------------------------------------- helpers
 
+    def _folder(self, job: str) -> Optional[str]:
+        return self.folders.get(job) or self.folders.get(job.split("_")[0])
+
     def _record(self, job: str, records: ExitRecords) -> Optional[ExitRecord]:
         """The job's exit file, read once per poll."""
         if job not in records:
-            records[job] = read_exit_file(job, self.folders.get(job) or self.folders.get(job.split("_")[0]))
+            records[job] = read_exit_file(job, self._folder(job))
         return records[job]
 
-    def _settled(self, job: str, known: Mapping[str, JobStatus], records: ExitRecords) -> bool:
-        """Answered, and not contradicted by an exit file (sacct lags behind a job that just ended)."""
-        return job in known and (known[job].done or self._record(job, records) is None)
+    def _started(self, job: str, started: Dict[str, Optional[StartedRecord]]) -> Optional[StartedRecord]:
+        """The job's started file, read once per poll (only for a job that ended without an exit file)."""
+        if job not in started:
+            started[job] = read_started_file(job, self._folder(job))
+        return started[job]
 
-    def _settle(self, job: str, answer: Optional[JobStatus], records: ExitRecords) -> JobStatus:
-        """The final word on one job from this poll's answer and its exit file."""
-        record = self._record(job, records)
-        if answer is not None and answer.done:
-            return with_exit_record(answer, record)
-        if record is not None:   # it ended; a stale answer may still know where it ran
-            status = from_exit_record(job, record)
-            return status._replace(nodes=answer.nodes, elapsed_s=answer.elapsed_s) if answer else status
-        return answer or JobStatus(job, "UNKNOWN")
+    def _settled(self, job: str, seen: Round) -> bool:
+        """Answered, and nothing left that the next source (the controller) could change."""
+        status = seen.known.get(job)
+        return status is not None and not self._needs_controller(job, status, seen)
+
+    def _needs_controller(self, job: str, status: JobStatus, seen: Round) -> bool:
+        """Whether the controller should be asked too: an exit file of this run says the job ended
+        (sacct lags); an end that a requeue may have taken back; an end with outputs whose exit
+        file has not come (squeue says whether the job is still completing)."""
+        record = self._record(job, seen.records)
+        current = record is not None and record.run >= status.runs
+        if not status.done:
+            return current
+        if status.state in MAY_RUN_AGAIN and status.source == "sacct":
+            return True
+        if current or status.signal:
+            return False
+        started = self._started(job, seen.started)
+        return started is not None and started.run >= status.runs and bool(started.outputs)
+
+    def _settle(self, job: str, seen: Round) -> JobStatus:
+        """The word on one job from this poll's answers and its files (``reconcile``)."""
+        answer = seen.known.get(job)
+        record = self._record(job, seen.records)
+        started = None
+        if answer is not None and answer.done and not (record is not None and record.run >= answer.runs):
+            started = self._started(job, seen.started)
+        ended_for = None
+        if self.waiting and answer is not None and answer.done:
+            ended_for = self.clock() - self.ended_at.setdefault(job, self.clock())
+        return reconcile(job, answer, record, started, seen.controller.get(job), ended_for)
 
     def _open_ids(self, job_ids: List[str]) -> List[str]:
         """What to ask SLURM: jobs not yet ended; an array by its open tasks when they are few."""
@@ -447,50 +583,80 @@ class Cadence:
 
 # ------------------------------------------------------------------------------------- watch
 
+#: a watch stops following a job that no source knows (accounting purged it, or it is another
+#: cluster's) once this many polls in a row, at least FORGOTTEN_S seconds apart in all, had
+#: SLURM answer without it: its state stays UNKNOWN, and the watch ends (exit 1).
+FORGOTTEN_POLLS = 3
+FORGOTTEN_S = 10.0
+
+
 class Watch:
     """Poll until every job is done, on one Cadence capped at ``interval``.
 
     A poll that cannot reach SLURM leaves ``lost`` set to the error (the caller shows it) and
     the previous statuses stand; polling goes on with the same back-off, and ``lost`` is
-    cleared by the first poll that answers. No configuration at all is raised at once.
+    cleared by the first poll that sacct or squeue answer (exit files answering alone do not
+    clear it). No configuration at all is raised at once. A job that no source knows is given
+    up after FORGOTTEN_POLLS polls (``forgotten``).
     """
 
     def __init__(self, job_ids: Sequence[str], interval: float = 30.0, folders: Optional[Mapping[str, str]] = None,
                  array_sizes: Optional[Mapping[str, int]] = None, run: Runner = _run,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
         self.job_ids = list(job_ids)
-        self.poller = Poller(folders, array_sizes, run)
+        self.poller = Poller(folders, array_sizes, run, waiting=True, clock=clock)
         self.cadence = Cadence(interval)
-        self.sleep = sleep
+        self.sleep, self.clock = sleep, clock
         self.polls = 0
         self.lost: Optional[SlurmUnreachable] = None
+        self.unknown_since: Dict[str, Tuple[int, float]] = {}   # job -> (its polls unknown so far, when first)
+        self.forgotten: List[str] = []
 
     def statuses(self) -> Dict[str, JobStatus]:
         self.polls += 1
         return self.poller.poll(self.job_ids)
 
     def __iter__(self) -> Iterator[Dict[str, JobStatus]]:
-        """Yields the statuses after each poll; stops after the poll where all are done."""
+        """Yields the statuses after each poll; stops after the poll where all are done (or forgotten)."""
         current: Dict[str, JobStatus] = {}
         while True:
             try:
-                current, self.lost = self.statuses(), None
+                current = self.statuses()
+                errors = self.poller.errors
+                self.lost = unreachable(errors) if errors and not self.poller.answered else None
             except SlurmNotConfigured:
                 raise
             except SlurmUnreachable as error:
                 self.lost = error
+            else:
+                self._count_unknown(current)
             yield current
-            if current and self.lost is None and all(s.done for s in current.values()):
+            if current and all(s.done or job in self.forgotten for job, s in current.items()):
                 return
             self.sleep(self.cadence.next())
+
+    def _count_unknown(self, current: Mapping[str, JobStatus]) -> None:
+        """Count the polls that SLURM answered without a job; past the bound, it is forgotten."""
+        for job, status in current.items():
+            if status.state != "UNKNOWN" or not self.poller.answered:
+                self.unknown_since.pop(job, None)
+                continue
+            polls, since = self.unknown_since.get(job, (0, self.clock()))
+            self.unknown_since[job] = (polls + 1, since)
+            if polls + 1 >= FORGOTTEN_POLLS and self.clock() - since >= FORGOTTEN_S and job not in self.forgotten:
+                self.forgotten.append(job)
 
 
 # ----------------------------------------------------------------------------------- helpers
 
 def _status(job: str, state: str, pair, elapsed, nodes: str, source: str) -> JobStatus:
-    """A status with no exit code or signal while the job has not ended (SLURM says 0:0 then)."""
+    """A status with no exit code or signal while the job has not ended (SLURM says 0:0 then),
+    nor for an end that SLURM made (CANCELLED, TIMEOUT, ...) with 0:0: that 0 is no exit code
+    (the job's exit file has the real one), and ``CANCELLED exit 0`` would read as a success."""
     word = state_word(state)
     code, signal = pair if word in TERMINAL else (None, None)
+    if code == 0 and not signal and word not in ("COMPLETED", "FAILED"):
+        code = None
     return JobStatus(job, word, None if signal else code, signal or None, elapsed, nodes, source)
 
 

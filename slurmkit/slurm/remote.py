@@ -551,34 +551,44 @@ def copy_gpu_samples(conn: Connection, folder: str, job_ids: Sequence[str], into
             (into / name).write_text(body, encoding="utf-8")
 
 
-def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Sequence[str]) -> Dict[str, str]:
-    """job id -> the text of its exit file on the cluster, for the jobs that have one."""
+def remote_exit_files(conn: Connection, folders: Mapping[str, str], job_ids: Sequence[str],
+                      suffixes: Sequence[str] = (".exit",)) -> Dict[str, str]:
+    """job id + suffix (``12.exit``, ``12.started``) -> the text of that file of the job on the
+    cluster, for the files that exist, in one command."""
     paths = {}
     for job in job_ids:
         folder = folders.get(job) or folders.get(job.split("_")[0])
         if folder:
-            paths[str(PurePosixPath(folder) / f"{job}.exit")] = job
+            for suffix in suffixes:
+                paths[str(PurePosixPath(folder) / f"{job}{suffix}")] = f"{job}{suffix}"
     return {paths[path]: text for path, text in read_remote_files(conn, list(paths)).items()}
 
 
-def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str, int]):
-    """A monitor.Poller whose queries and exit files are on the cluster."""
-    from slurmkit.slurm.monitor import Poller, parse_exit_file, wanted_ids
+def make_poller(conn: Connection, folders: Mapping[str, str], sizes: Mapping[str, int], waiting: bool = False):
+    """A monitor.Poller whose queries and job files (exit and started) are on the cluster."""
+    from slurmkit.slurm.jobfiles import parse_exit_file, parse_started_file
+    from slurmkit.slurm.monitor import Poller, wanted_ids
 
     class RemotePoller(Poller):
         def poll(self, job_ids):
             conn.ensure_open()
             wanted = wanted_ids(self._open_ids([str(j) for j in job_ids]), self.sizes, self.final)
-            self.exit_texts = remote_exit_files(conn, self.folders, wanted)
+            self.job_texts = remote_exit_files(conn, self.folders, wanted, (".exit", ".started"))
             return super().poll(job_ids)
 
         def _record(self, job, records):
             if job not in records:
-                text = getattr(self, "exit_texts", {}).get(job)
+                text = getattr(self, "job_texts", {}).get(f"{job}.exit")
                 records[job] = parse_exit_file(text) if text else None
             return records[job]
 
-    return RemotePoller(dict(folders), dict(sizes), slurm_runner(conn))
+        def _started(self, job, started):
+            if job not in started:
+                text = getattr(self, "job_texts", {}).get(f"{job}.started")
+                started[job] = parse_started_file(text) if text else None
+            return started[job]
+
+    return RemotePoller(dict(folders), dict(sizes), slurm_runner(conn), waiting=waiting)
 
 
 def remote_tokens(conn: Connection, since: Optional[str] = None):

@@ -22,7 +22,7 @@ from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, dependency
-from slurmkit.slurm.monitor import JobStatus, Poller
+from slurmkit.slurm.monitor import TERMINAL, JobStatus, Poller
 from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
 from slurmkit.slurm.registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record, registry_path
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
@@ -44,7 +44,7 @@ class SlurmkitWatcher(SlurmInfoWatcher):
         super().__init__(delay_s=delay_s)
         self.folders: Dict[str, str] = {}
         self.statuses: Dict[str, JobStatus] = {}
-        self.poller = Poller(self.folders)
+        self.poller = Poller(self.folders, waiting=True)   # a wait waits for a staging job's exit file
 
     def register_folder(self, job_id: str, folder: Path) -> None:
         self.folders[job_id.split("_")[0]] = str(folder)
@@ -59,7 +59,9 @@ class SlurmkitWatcher(SlurmInfoWatcher):
         fresh = self.poller.poll(pending)
         self.statuses.update(fresh)
         for job_id, status in fresh.items():
-            self._info_dict[job_id] = {"JobID": job_id, "State": status.state, "NodeList": status.nodes,
+            # submitit's is_done reads this State: an end not yet settled (outputs being saved) is COMPLETING to it
+            state = status.state if status.done or status.state not in TERMINAL else "COMPLETING"
+            self._info_dict[job_id] = {"JobID": job_id, "State": state, "NodeList": status.nodes,
                                        "ExitCode": "" if status.exit_code is None else f"{status.exit_code}:{status.signal or 0}"}
         for job_id in pending:
             if self.is_done(job_id, mode="cache"):

@@ -13,8 +13,6 @@ import signal
 import subprocess
 import time
 
-import pytest
-
 from slurmkit.slurm import monitor
 from slurmkit.slurm.monitor import Watch
 from slurmkit.slurm.slurmcli import SchedulerError
@@ -165,8 +163,6 @@ def squeue_state(job_id: str) -> str:
     return subprocess.run(["squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T"], capture_output=True, text=True).stdout.strip()
 
 
-@pytest.mark.xfail(strict=True, reason="monitor.Poller takes the exit file's 143 for the job's end while squeue says "
-                   "COMPLETING and sacct, behind, RUNNING: a cancelled job is FAILED 143 for good")
 def test_a_job_cancelled_while_accounting_lags_is_never_failed_143(cluster, registry, tmp_path):
     """The moment after a cancel on a loaded machine, held still: slurmdbd has not recorded the
     end yet (sacct answers RUNNING, as it does until then), the controller says COMPLETING (the

@@ -152,8 +152,6 @@ def test_without_accounting_jobs_still_reach_their_terminal_states_and_codes(clu
     assert {s.source for s in final.values()} <= {"squeue", "exit-file"}
 
 
-@pytest.mark.xfail(strict=True, reason="monitor.Poller takes the exit file's 143 for the job's end while squeue says "
-                   "COMPLETING: without accounting, a job cancelled while it runs is FAILED 143 for good")
 def test_without_accounting_a_job_cancelled_while_it_runs_ends_cancelled(cluster, registry, tmp_path, accounting_down):
     """Its batch script's TERM trap writes exit 143 at once; the controller says COMPLETING until
     the job's processes are gone, which takes KillWait (30 s) here: the payload ignores SIGTERM,

@@ -4,6 +4,7 @@ tests/faults/test_monitor.py)."""
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -188,3 +189,136 @@ def test_ctrl_c_during_watch_of_several_jobs_names_them_all(monkeypatch, registr
     result = CliRunner().invoke(main, ["watch", "5", "6"])
     assert (result.exit_code, result.stderr) == (130, "stopped watching; jobs 5 6 keep running: follow with "
                                                       "`slurmkit watch 5 6`, cancel with `slurmkit cancel 5 6`\n")
+
+
+# ------------------------------------------------------------- exit 0 only when all is well
+
+def test_status_of_an_id_slurm_does_not_know_is_exit_1_with_one_line(monkeypatch, registry):
+    fake(monkeypatch, sacct="7|COMPLETED|0:0|3|node1\n")
+    result = CliRunner().invoke(main, ["status", "7", "99999"])
+    assert result.exit_code == 1
+    assert "99999\t\tUNKNOWN" in result.stdout and "7\t\tCOMPLETED\texit 0" in result.stdout
+    assert result.stderr == "error: job 99999: SLURM knows no such job: check the id (`slurmkit status` lists yours)\n"
+    assert CliRunner().invoke(main, ["status", "7"]).exit_code == 0
+
+
+@pytest.mark.parametrize("args", [["status", "12"], ["watch", "12"], ["logs", "12"]])
+def test_a_monitoring_command_with_stdout_closed_is_exit_1_and_one_line(tmp_path, args):
+    import os
+    import sys
+
+    result = subprocess.run(["bash", "-c", f"{sys.executable} -m slurmkit.cli {' '.join(args)} >&-"], cwd=tmp_path,
+                            capture_output=True, text=True, env={**os.environ, "SLURMKIT_REGISTRY": str(tmp_path / "jobs.jsonl"),
+                                 "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert result.returncode == 1
+    assert result.stderr == "error: slurmkit could not write its output: the stream is closed\n"
+
+
+@pytest.mark.parametrize("interval", ["0", "-1", "abc", "nan", "inf", "-inf"])
+def test_watch_refuses_an_interval_that_is_not_seconds_above_0(registry, interval):
+    result = CliRunner().invoke(main, ["watch", "5", "--interval", interval])
+    assert result.exit_code == 2 and "Invalid value for '--interval'" in result.stderr, result.output
+
+
+def test_watch_polls_no_more_often_than_the_interval_floor(monkeypatch, registry, tmp_path):
+    from slurmkit.cli import run
+
+    remember("5", tmp_path)
+    fake(monkeypatch, sacct="5|COMPLETED|0:0|3|node1\n")
+    caps = []
+    real = monitor.Watch.__init__
+    monkeypatch.setattr(monitor.Watch, "__init__", lambda self, *a, **k: (caps.append(k["interval"]), real(self, *a, **k))[1])
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (_ for _ in ()).throw(SchedulerError("skipped")))
+    assert CliRunner().invoke(main, ["watch", "5", "--interval", "0.1"]).exit_code == 0
+    assert caps == [run.MIN_INTERVAL_S] == [5.0]
+
+
+def test_logs_follow_of_a_job_whose_folder_is_gone_is_exit_1(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path / "gone")
+    fake(monkeypatch, sacct="5|RUNNING|0:0|3|node1\n")
+    for args in (["logs", "5", "-f"], ["logs", "5"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1
+        assert result.stderr == (f"error: the log folder of job 5, {tmp_path / 'gone'}, is gone (moved or deleted): "
+                                 "its logs and exit file were there\n")
+
+
+def test_watch_of_a_job_no_source_knows_ends_unknown_and_exit_1(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    fake(monkeypatch, sacct="", squeue="")
+    now = [0.0]
+    monkeypatch.setattr(monitor.time, "sleep", lambda s: now.__setitem__(0, now[0] + s))
+    monkeypatch.setattr(monitor.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (_ for _ in ()).throw(AssertionError("no report")))
+    result = CliRunner().invoke(main, ["watch", "5"])
+    assert result.exit_code == 1
+    assert result.stdout.split(" ", 1)[1] == "5 UNKNOWN\n"
+    assert result.stderr == ("error: job 5: neither accounting nor the controller knows it (purged, or submitted on "
+                             "another cluster): stopped watching it\n")
+
+
+def test_watch_says_the_controller_answers_again_only_when_sacct_or_squeue_answered(monkeypatch, registry, tmp_path):
+    """SLURM goes down while the job runs; the job ends and its exit file answers: still lost,
+    never "answers again"; the watch ends on the exit file's word."""
+    remember("6", tmp_path)
+    down = SchedulerError("squeue failed: Unable to contact slurm controller (connect failure)")
+    polls = []
+
+    def squeue(argv):
+        polls.append(argv)
+        if len(polls) == 1:
+            return "6|RUNNING|0|0:03|node1|0|\n"
+        if len(polls) == 3:
+            (tmp_path / "6.exit").write_text("0\n")
+        return down
+
+    fake(monkeypatch, sacct=SchedulerError("sacct failed: Connection refused"), squeue=squeue)
+    monkeypatch.setattr(monitor.time, "sleep", lambda s: None)
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (_ for _ in ()).throw(SchedulerError("skipped")))
+    result = CliRunner().invoke(main, ["watch", "6"])
+    lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
+    assert lines[0] == "6 RUNNING" and lines[1].startswith("lost the controller, retrying: ")
+    assert lines[2:] == ["6 COMPLETED exit 0"] and result.exit_code == 0
+
+
+def test_watch_never_says_cancelled_exit_0_while_the_trap_saves_and_ends_on_the_exit_file(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
+    polls = []
+
+    def squeue(argv):
+        polls.append(argv)
+        if len(polls) == 3:
+            (tmp_path / "5.exit").write_text("143\nrun\t1\nsaved\t/p/results\n")
+        return "5|COMPLETING|0|0:09|node1|0|\n"
+
+    fake(monkeypatch, sacct="5|CANCELLED by 0|0:0|9|node1\n", squeue=squeue)
+    monkeypatch.setattr(monitor.time, "sleep", lambda s: None)
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (_ for _ in ()).throw(SchedulerError("skipped")))
+    result = CliRunner().invoke(main, ["watch", "5"])
+    lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
+    assert lines == ["5 CANCELLED (saving its outputs)", "5 CANCELLED exit 143; outputs saved"]
+    assert result.exit_code == 1
+
+
+def test_status_and_report_say_outputs_not_saved_when_the_batch_shell_was_killed(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\noutput\t/p/ckpt\n")
+    fake(monkeypatch, sacct="5|FAILED|0:9|9|node1\n")
+    row = json.loads(CliRunner().invoke(main, ["status", "5", "--json"]).stdout)["jobs"][0]
+    said = "outputs NOT saved: the batch shell was killed before it could save (run 1): /p/results, /p/ckpt"
+    assert row["outputs"] == said and row["ok"] is False
+    assert row["unsaved"] == ["/p/results: the batch shell was killed before it could save (run 1)",
+                              "/p/ckpt: the batch shell was killed before it could save (run 1)"]
+    [eff] = efficiency.with_exit_files(efficiency.parse("5|FAILED|0:9|9|60|0|1|1G||billing=1|1|\n"), str(tmp_path))
+    assert "Outputs: NOT saved: the batch shell was killed before it could save (run 1): /p/results, /p/ckpt" in \
+        efficiency.format_report([eff])
+
+
+def test_cancel_of_a_job_slurm_ended_while_its_trap_saves_is_not_cancelled_again(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
+    slurm = fake(monkeypatch, sacct="5|CANCELLED by 0|0:0|9|node1\n", squeue="5|COMPLETING|0|0:09|node1|0|\n")
+    result = CliRunner().invoke(main, ["cancel", "5"])
+    assert result.exit_code == 1 and not [argv for argv in slurm.calls if argv[0] == "scancel"]
+    assert result.stderr == "error: job 5 had already ended (CANCELLED (saving its outputs)): nothing to cancel\n"

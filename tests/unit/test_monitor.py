@@ -8,6 +8,7 @@ import pytest
 
 from slurmkit.slurm.monitor import (
     Cadence,
+    ExitRecord,
     JobStatus,
     Poller,
     SlurmNotConfigured,
@@ -269,7 +270,7 @@ def test_an_exit_file_lists_timeout_and_what_was_saved_and_what_was_not():
     assert (record.code, record.timeout) == (74, False)
     assert record.saved == ("results/model.pt",)
     assert record.unsaved == ("results/runs: No space left on device",)
-    assert parse_exit_file("0\n") == (0, False, (), ())          # an old exit file is still valid
+    assert parse_exit_file("0\n") == ExitRecord(0, False, (), (), run=1)   # an old exit file is still valid: run 1
     assert parse_exit_file("") is None and parse_exit_file("oops\n") is None
 
 
@@ -299,3 +300,147 @@ def test_a_requeued_job_is_its_last_run_and_counts_its_runs():
     # an older row of the id in another state is another job (ids wrap): not a run of this one
     assert parse_sacct("2596|COMPLETED|0:0|9|node1\n2596|RUNNING|0:0|5|node1\n")["2596"].runs == 1
     assert "-D" in sacct_command(["2596"])
+
+
+# ------------------------------------------------------------------- requeued jobs
+
+def test_squeue_is_asked_for_the_restart_count_and_it_makes_the_run():
+    from slurmkit.slurm.monitor import squeue_command
+
+    assert "RestartCnt:|" in squeue_command(["5"])[-1]
+    found = parse_squeue("5|PENDING|0|0:00||1|\n6|RUNNING|0|0:02|node1|\n")
+    assert (found["5"].state, found["5"].runs) == ("PENDING", 2)
+    assert found["6"].runs == 1                    # a line without the field: run 1
+
+
+def test_accounting_between_two_runs_says_requeued_and_stands_for_the_run_to_come():
+    status = parse_sacct("5|REQUEUED|0:0|3|node1\n")["5"]
+    assert (status.state, status.runs, status.done) == ("REQUEUED", 2, False)
+    assert parse_sacct("5|REQUEUED|0:0|3|node1\n5|PENDING|0:0|0|None assigned\n")["5"].runs == 2
+
+
+def sequence(*answers):
+    """A runner answering each poll's sacct with the next text (squeue with what follows a '||')."""
+    rounds = iter(answers)
+    current = {}
+
+    def run(argv):
+        if argv[0] == "sacct":
+            sacct, _, squeue = next(rounds).partition("||")
+            current["squeue"] = squeue
+            return sacct
+        return current.get("squeue", "")
+    return run
+
+
+def test_a_requeued_job_is_not_ended_by_its_first_runs_exit_file_and_the_watch_follows_run_2(tmp_path):
+    """scontrol requeue of a running job: run 1's TERM trap wrote 143; SLURM runs the job again."""
+    (tmp_path / "5.exit").write_text("143\n")     # an exit file of run 1 (no run line)
+    run = sequence("5|RUNNING|0:0|9|node1\n||5|COMPLETING|0|0:09|node1|1|\n",
+                   "5|REQUEUED|0:0|9|node1\n",
+                   "5|REQUEUED|0:0|9|node1\n5|PENDING|0:0|0|None assigned\n",
+                   "5|REQUEUED|0:0|9|node1\n5|RUNNING|0:0|3|node1\n",
+                   "5|REQUEUED|0:0|9|node1\n5|FAILED|3:0|8|node1\n")
+    seen = [(s["5"].state, s["5"].runs, s["5"].done) for s in Watch(["5"], folders={"5": str(tmp_path)}, run=run, sleep=lambda s: None)]
+    assert seen == [("COMPLETING", 2, False), ("REQUEUED", 2, False), ("PENDING", 2, False), ("RUNNING", 2, False),
+                    ("FAILED", 2, True)]
+
+
+def test_node_fail_is_not_the_end_when_the_controller_holds_the_job_again(tmp_path):
+    slurm = FakeSlurm(sacct="5|NODE_FAIL|0:0|30|node1\n", squeue="5|PENDING|0|0:00||1|\n")
+    status = poll(["5"], run=slurm)["5"]
+    assert slurm.calls == ["sacct", "squeue"]
+    assert (status.state, status.runs, status.done) == ("PENDING", 2, False)
+    gone = poll(["5"], run=FakeSlurm(sacct="5|NODE_FAIL|0:0|30|node1\n", squeue=""))["5"]
+    assert (gone.state, gone.done) == ("NODE_FAIL", True)
+    unasked = poll(["5"], run=FakeSlurm(sacct="5|NODE_FAIL|0:0|30|node1\n", squeue_down=True))["5"]
+    assert (unasked.state, unasked.done) == ("NODE_FAIL", False)   # the controller could not say: not final
+
+
+def test_a_cancel_while_accounting_lags_is_never_failed_143(tmp_path):
+    """The TERM trap wrote 143; sacct still says RUNNING, squeue COMPLETING: the job has not ended yet."""
+    (tmp_path / "5.exit").write_text("143\n")
+    status = poll(["5"], {"5": str(tmp_path)}, run=FakeSlurm(sacct="5|RUNNING|0:0|9|node1\n", squeue="5|COMPLETING|0|0:09|node1|0|\n"))["5"]
+    assert not status.done and status.state in ("RUNNING", "COMPLETING")
+    ended = poll(["5"], {"5": str(tmp_path)}, run=FakeSlurm(sacct="5|CANCELLED by 0|0:0|9|node1\n"))["5"]
+    assert (ended.state, ended.exit_code) == ("CANCELLED", 143)
+
+
+# ------------------------------------------------------------- waiting for the outcome
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.now += seconds
+
+
+def test_a_watch_waits_for_the_exit_file_of_a_job_that_stages_outputs(tmp_path):
+    """SLURM says CANCELLED at once; the EXIT trap is still saving (squeue: COMPLETING). The watch
+    shows it saving, not ``CANCELLED exit 0``, and ends on what the exit file says."""
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
+    clock, polls = Clock(), []
+
+    def run(argv):
+        polls.append(argv[0])
+        if len(polls) > 6:
+            (tmp_path / "5.exit").write_text("143\nrun\t1\nsaved\t/p/results\n")
+        return "5|CANCELLED by 0|0:0|9|node1\n" if argv[0] == "sacct" else "5|COMPLETING|0|0:09|node1|0|\n"
+
+    seen = [verdict(s["5"]) for s in Watch(["5"], folders={"5": str(tmp_path)}, run=run, sleep=clock.sleep, clock=clock)]
+    assert seen[:3] == ["CANCELLED (saving its outputs)"] * 3
+    assert seen[-1] == "CANCELLED exit 143; outputs saved"
+
+
+def test_a_watch_gives_up_waiting_for_the_exit_file_and_says_the_outputs_are_not_yet_known(tmp_path):
+    from slurmkit.slurm.monitor import OUTCOME_WAIT_S
+
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
+    clock = Clock()
+    run = lambda argv: "5|TIMEOUT|0:0|61|node1\n" if argv[0] == "sacct" else "5|COMPLETING|0|1:01|node1|0|\n"  # noqa: E731
+    watch = Watch(["5"], interval=5, folders={"5": str(tmp_path)}, run=run, sleep=clock.sleep, clock=clock)
+    final = list(watch)[-1]["5"]
+    assert OUTCOME_WAIT_S <= clock.now < OUTCOME_WAIT_S + 6
+    assert (final.done, final.ok, final.outputs_unknown) == (True, False, ("/p/results",))
+    assert verdict(final) == "TIMEOUT; outputs not yet known (no exit file yet): /p/results"
+
+
+def test_one_look_at_a_job_whose_batch_shell_was_killed_says_its_outputs_were_not_saved(tmp_path):
+    (tmp_path / "5.started").write_text("run\t1\noutput\t/p/results\n")
+    status = poll(["5"], {"5": str(tmp_path)}, run=FakeSlurm(sacct="5|FAILED|0:9|9|node1\n"))["5"]
+    assert verdict(status) == ("FAILED KILLED by signal 9; outputs NOT saved: the batch shell was killed before it could save "
+                               "(run 1): /p/results")
+
+
+# ------------------------------------------------------------- jobs no source knows
+
+def test_a_watch_of_a_job_no_source_knows_ends_unknown_after_a_bounded_time():
+    from slurmkit.slurm.monitor import FORGOTTEN_POLLS, FORGOTTEN_S
+
+    clock = Clock()
+    watch = Watch(["5"], interval=5, run=FakeSlurm(sacct="", squeue=""), sleep=clock.sleep, clock=clock)
+    final = list(watch)[-1]
+    assert final["5"].state == "UNKNOWN" and watch.forgotten == ["5"]
+    assert watch.polls >= FORGOTTEN_POLLS and FORGOTTEN_S <= clock.now <= FORGOTTEN_S + 5
+
+
+def test_a_job_unknown_only_while_slurm_is_down_is_not_forgotten():
+    clock = Clock()
+    slurm = FakeSlurm(sacct_down=True, squeue_down=True)
+    watch = Watch(["5"], interval=5, run=slurm, sleep=clock.sleep, clock=clock)
+    for polls, _ in enumerate(watch):
+        if polls == 10:
+            break
+    assert watch.forgotten == [] and watch.lost is not None
+
+
+def test_exit_files_answering_alone_do_not_clear_a_lost_controller(tmp_path):
+    (tmp_path / "5.exit").write_text("0\n")
+    slurm = FakeSlurm(sacct_down=True, squeue_down=True)
+    watch = Watch(["5"], folders={"5": str(tmp_path)}, run=slurm, sleep=lambda s: None)
+    final = list(watch)[-1]
+    assert final["5"].state == "COMPLETED" and watch.lost is not None

@@ -1,0 +1,128 @@
+"""The two files a rendered script leaves beside its logs, read back: what the job itself says.
+
+``<folder>/<id>.started`` is written whole just before the payload starts: which run of the
+job this is (``run<TAB>N``, N = ``$SLURM_RESTART_COUNT`` + 1) and one ``output<TAB>DEST`` line
+per destination the EXIT trap will save. ``<folder>/<id>.exit`` is written whole by the EXIT
+trap: line 1 the exit code, then ``timeout``, ``run<TAB>N``, ``killed``, ``saved<TAB>DEST``,
+``not-saved<TAB>DEST<TAB>REASON`` and ``kept<TAB>DEST<TAB>PATH`` lines (docs/templates.md).
+
+Files from older scripts lack the newer lines: no ``run`` line is run 1, and an exit file that
+is one integer is still whole. Each file is read with a bound, and a pipe or a device put in
+its place is not waited on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.records import Record
+
+#: the most of an exit or started file that is read (a job has few outputs; a bigger file is not ours).
+MAX_FILE_BYTES = 1 << 20
+
+
+class JobFolderGone(SlurmkitError):
+    """A job's log folder (its logs, exit and started files) is no longer there: nothing will come of following it."""
+
+    exit_code = 1
+
+
+class ExitRecord(Record):
+    """What a job's EXIT trap wrote: its code, then what became of its outputs."""
+
+    code: int
+    timeout: bool = False
+    saved: Tuple[str, ...] = ()
+    unsaved: Tuple[str, ...] = ()     # "DEST: REASON", with "; kept at PATH" where a copy was kept
+    run: int = 1                      # the run of the job that wrote it (1 in files without the line)
+    killed: bool = False              # the payload did not stop after TERM and was killed before the copy
+    kept: Tuple[str, ...] = ()        # where copies that could not be checked were kept (PATH.manifest beside)
+
+
+class StartedRecord(Record):
+    """What a job's script wrote just before its payload started."""
+
+    run: int = 1
+    outputs: Tuple[str, ...] = ()     # the destinations the EXIT trap will save
+
+
+def _fields(lines: List[str]) -> List[Tuple[str, List[str]]]:
+    """``kind<TAB>a<TAB>b`` lines -> (kind, [a, b]); the last field may hold more TABs (a reason)."""
+    found = []
+    for line in lines:
+        kind, _, rest = line.partition("\t")
+        found.append((kind.strip(), rest.split("\t", 1) if rest else []))
+    return found
+
+
+def _run_number(values: List[str]) -> Optional[int]:
+    try:
+        number = int(values[0]) if values else 0
+    except ValueError:
+        return None
+    return number if number >= 1 else None
+
+
+def parse_exit_file(text: str) -> Optional[ExitRecord]:
+    """The exit file's text -> its record; None unless line 1 is an integer (an old file is just that)."""
+    lines = text.splitlines()
+    try:
+        code = int(lines[0].strip()) if lines else None
+    except ValueError:
+        code = None
+    if code is None:
+        return None
+    facts: Dict[str, object] = {"timeout": False, "killed": False, "run": 1}
+    saved: List[str] = []
+    unsaved: List[Tuple[str, str]] = []
+    kept: Dict[str, str] = {}
+    for kind, values in _fields(lines[1:]):
+        if kind in ("timeout", "killed"):
+            facts[kind] = True
+        elif kind == "run":
+            facts["run"] = _run_number(values) or 1
+        elif kind == "saved" and values:
+            saved.append("\t".join(values))
+        elif kind == "not-saved" and values:
+            dest, _, reason = "\t".join(values).partition("\t")
+            unsaved.append((dest, reason or "no reason given"))
+        elif kind == "kept" and len(values) == 2:
+            kept[values[0]] = values[1]
+    reasons = tuple(f"{dest}: {why}" + (f"; kept at {kept[dest]}" if dest in kept else "") for dest, why in unsaved)
+    return ExitRecord(code, bool(facts["timeout"]), tuple(saved), reasons, int(str(facts["run"])), bool(facts["killed"]),
+                      tuple(kept.values()))
+
+
+def parse_started_file(text: str) -> StartedRecord:
+    """The started file's text -> its record (no ``run`` line: run 1)."""
+    run, outputs = 1, []
+    for kind, values in _fields(text.splitlines()):
+        if kind == "run":
+            run = _run_number(values) or 1
+        elif kind == "output" and values:
+            outputs.append("\t".join(values))
+    return StartedRecord(run, tuple(outputs))
+
+
+def job_file_text(job_id: str, folder: Optional[str], suffix: str) -> Optional[str]:
+    """The text of ``<folder>/<job_id><suffix>``; None when there is no folder or no such file."""
+    if not folder:
+        return None
+    from slurmkit.core.files import read_bytes_bounded  # a pipe or a device there is not waited on
+
+    try:
+        return read_bytes_bounded(Path(folder) / f"{job_id}{suffix}", MAX_FILE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def read_exit_file(job_id: str, folder: Optional[str]) -> Optional[ExitRecord]:
+    text = job_file_text(job_id, folder, ".exit")
+    return None if text is None else parse_exit_file(text)
+
+
+def read_started_file(job_id: str, folder: Optional[str]) -> Optional[StartedRecord]:
+    text = job_file_text(job_id, folder, ".started")
+    return None if text is None else parse_started_file(text)

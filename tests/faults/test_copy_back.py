@@ -172,6 +172,8 @@ def test_a_batch_shell_killed_before_it_could_save_leaves_a_started_file_naming_
     assert row["State"] != "COMPLETED"
     assert not (Path(handle.paths.folder) / f"{handle.job_id}.exit").exists()
     assert not (tmp_path / "saved").exists()
+    shown = subprocess.run(["slurmkit", "status", handle.job_id], capture_output=True, text=True, timeout=120)
+    assert f"outputs NOT saved: the batch shell was killed before it could save (run 1): {tmp_path}/saved" in shown.stdout, shown
 
 
 def test_at_a_real_time_limit_srun_tasks_that_ignore_term_are_ended_with_their_step(cluster, registry, tmp_path):

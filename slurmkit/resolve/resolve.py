@@ -40,7 +40,7 @@ from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits
-from slurmkit.sites.profiles import NodeType, SiteProfile, retirement_notice
+from slurmkit.sites.profiles import NodeType, SiteProfile, retired_hardware_notice, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -169,9 +169,13 @@ def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: Findin
     return added if added is not None else spec.resources.tmp_mb
 
 
+def _spec_file(spec: Optional[JobSpec]) -> Optional[str]:
+    """The spec's file, for a command to run on it; None for a spec made in Python."""
+    return spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
+
+
 def _check_profile_status(profile: SiteProfile, findings: Findings, spec: Optional[JobSpec] = None) -> None:
-    source = spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
-    notice = retirement_notice(profile, source)
+    notice = retirement_notice(profile, _spec_file(spec))
     if notice:
         findings.warn("profile", notice)
 
@@ -239,7 +243,7 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
         return mig
     matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
     if not matching:
-        _unknown_gpu(request.model, profile, findings)
+        _unknown_gpu(request.model, profile, findings, _spec_file(spec))
         return None
     spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = _holding(matching, request.count)
@@ -263,8 +267,12 @@ def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
     return None
 
 
-def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings) -> None:
+def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings, spec_file: Optional[str] = None) -> None:
     names = suggested_gpu_names(profile)
+    retired = next((t for t in profile.retired_node_types if t.gpus and model in whole_gpu_names(t.gpus)), None)
+    if retired:   # an old script's GPU: refused with its date and what to use, never "no GPU called"
+        findings.error("resources.gpus", retired_hardware_notice(profile, retired, names, spec_file))
+        return
     close = closest(model, names, cutoff=0.5)
     hint = f"did you mean '{close}'? " if close else ""
     findings.error("resources.gpus", f"{profile.name} has no GPU called {model!r}; {hint}it has: {', '.join(names)}")

@@ -107,7 +107,7 @@ def reason_class(line: str) -> str:
     """A refusal's class: its first line without the file name, quoted words and numbers."""
     line = line.strip().splitlines()[0] if line.strip() else "(no reason given)"
     line = re.sub(r"^(error: )?\S+\.(yaml|sh)(:\d+)?: ", "", line)
-    line = re.sub(r"'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", line)
+    line = re.sub(r"(?<!\w)'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", line)
     line = re.sub(r"\$\{[^}]*\}|\$\w+", "$…", line)     # a script's variable names stay out of the classes
     line = re.sub(r"\b\d+(\.\d+)?", "N", line)
     return line[:160]
@@ -115,9 +115,10 @@ def reason_class(line: str) -> str:
 
 def crash_class(stage: str, error: BaseException) -> str:
     """A crash's class: the stage, the exception type and the innermost slurmkit frame."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if "/slurmkit/" in f.filename]
-    where = f"{frames[-1].filename.split('/slurmkit/')[-1]}:{frames[-1].name}" if frames else "?"
-    return f"{stage}: {type(error).__name__} in {where}"
+    frames = traceback.extract_tb(error.__traceback__)
+    frame = ([f for f in frames if "/slurmkit/" in f.filename] or frames)[-1]
+    where = frame.filename.split("/slurmkit/")[1] if "/slurmkit/" in frame.filename else Path(frame.filename).name
+    return f"{stage}: {type(error).__name__} in {where}:{frame.name}"
 
 
 class Crash(Exception):
@@ -251,48 +252,61 @@ def _steps(path: Path, cluster: str, folder: Path, row: Dict[str, Any], verify, 
 
 # ---------------------------------------------------------------------------------- counts
 
+COUNTS = ("scripts", "imported", "import crashed", "import refused", "imported passes check", "  of them with to-dos",
+          "imported refused by check", "ported", "port refused", "ported passes check", "  of them with to-dos (ported)",
+          "ported refused by check", "crashed (any step)")
+GROUPS = ("crash", "import refused", "check refused (first error)", "port refused", "ported check refused (first error)",
+          "verify refused")
+
+
+def _check_tags(errors: Optional[List[str]], todos: int, what: str, with_todos: str) -> List[str]:
+    if errors is None:
+        return []
+    if errors:
+        return [f"{what} refused by check"]
+    return [f"{what} passes check"] + ([with_todos] if todos else [])
+
+
+def _tags(row: Dict[str, Any]) -> List[str]:
+    """The counts one script adds to."""
+    tags = ["scripts"] + [key for key in ("imported", "ported") if row.get(key)]
+    if "crash" in row:
+        tags += ["crashed (any step)"] + (["import crashed"] if row["crash"][0] == "import" else [])
+    if row.get("refused", ("",))[0] in ("import", "port"):
+        tags.append(f"{row['refused'][0]} refused")
+    tags += _check_tags(row.get("check_errors"), row.get("todos", 0), "imported", "  of them with to-dos")
+    tags += _check_tags(row.get("ported_errors"), row.get("ported_todos", 0), "ported", "  of them with to-dos (ported)")
+    if "silently_different" in row:
+        tags.append("silently different" if row["silently_different"] else "verified equal")
+    return tags
+
+
+def _failures(row: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """(group, class) of each way one script failed."""
+    found = [("crash", row["crash"][1])] if "crash" in row else []
+    if "refused" in row:
+        found.append((f"{row['refused'][0]} refused", reason_class(row["refused"][1])))
+    for key, group in (("check_errors", "check refused (first error)"), ("ported_errors", "ported check refused (first error)")):
+        if row.get(key):
+            found.append((group, reason_class(row[key][0])))
+    return found
+
+
+def _by_count(values) -> Dict[str, int]:
+    return dict(sorted(collections.Counter(values).items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def summary(rows: List[Dict[str, Any]], verify_available: bool) -> Dict[str, Any]:
     """The counts and the classes of each failure (no script text)."""
-    def classes(values):
-        return dict(sorted(collections.Counter(values).items(), key=lambda kv: (-kv[1], kv[0])))
-
-    imported = [r for r in rows if r.get("imported")]
-    checked = [r for r in imported if "check_errors" in r]
-    ported = [r for r in rows if r.get("ported")]
-    ported_checked = [r for r in ported if "ported_errors" in r]
-    counts = {
-        "scripts": len(rows),
-        "imported": len(imported),
-        "import crashed": sum(1 for r in rows if r.get("crash", ("",))[0] == "import"),
-        "import refused": sum(1 for r in rows if r.get("refused", ("",))[0] == "import"),
-        "imported passes check": sum(1 for r in checked if not r["check_errors"]),
-        "  of them with to-dos": sum(1 for r in checked if not r["check_errors"] and r["todos"]),
-        "imported refused by check": sum(1 for r in checked if r["check_errors"]),
-        "ported": len(ported),
-        "port refused": sum(1 for r in rows if r.get("refused", ("",))[0] == "port"),
-        "ported passes check": sum(1 for r in ported_checked if not r["ported_errors"]),
-        "  of them with to-dos (ported)": sum(1 for r in ported_checked if not r["ported_errors"] and r["ported_todos"]),
-        "ported refused by check": sum(1 for r in ported_checked if r["ported_errors"]),
-        "crashed (any step)": sum(1 for r in rows if "crash" in r),
-    }
-    if verify_available:
-        verified = [r for r in rows if "silently_different" in r]
-        counts["verified equal"] = sum(1 for r in verified if not r["silently_different"])
-        counts["silently different"] = sum(1 for r in verified if r["silently_different"])
+    tags = collections.Counter(tag for row in rows for tag in _tags(row))
+    counts = {key: tags[key] for key in COUNTS + (("verified equal", "silently different") if verify_available else ())}
+    failures = [failure for row in rows for failure in _failures(row)]
     return {
         "counts": counts,
         "verification": "available" if verify_available else "not available: this slurmkit has no slurmkit.port.verify.verify_script",
-        "clusters": classes(f"{r['cluster']} ({r['told_by']})" for r in rows),
-        "targets": classes(r["target"] for r in rows if "target" in r),
-        "classes": {
-            "crash": classes(r["crash"][1] for r in rows if "crash" in r),
-            "import refused": classes(reason_class(r["refused"][1]) for r in rows if r.get("refused", ("",))[0] == "import"),
-            "check refused (first error)": classes(reason_class(r["check_errors"][0]) for r in checked if r["check_errors"]),
-            "port refused": classes(reason_class(r["refused"][1]) for r in rows if r.get("refused", ("",))[0] == "port"),
-            "verification refused": classes(reason_class(r["refused"][1]) for r in rows if r.get("refused", ("",))[0] == "verify"),
-            "ported check refused (first error)": classes(reason_class(r["ported_errors"][0]) for r in ported_checked
-                                                          if r["ported_errors"]),
-        },
+        "clusters": _by_count(f"{r['cluster']} ({r['told_by']})" for r in rows),
+        "targets": _by_count(r["target"] for r in rows if "target" in r),
+        "classes": {group: _by_count(c for g, c in failures if g == group) for group in GROUPS},
     }
 
 

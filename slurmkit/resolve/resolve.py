@@ -231,6 +231,8 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
             findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + example + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
+    if not gpu_types and request.model and _retired_gpu(request.model, profile, findings, _spec_file(spec)):
+        return None
     if not gpu_types:
         successor = profile.status.successor
         findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {successor} may" if successor else ""))
@@ -267,12 +269,18 @@ def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
     return None
 
 
-def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings, spec_file: Optional[str] = None) -> None:
-    names = suggested_gpu_names(profile)
+def _retired_gpu(model: str, profile: SiteProfile, findings: Findings, spec_file: Optional[str]) -> bool:
+    """An old script's GPU, which the cluster retired: refused with its date and what to use."""
     retired = next((t for t in profile.retired_node_types if t.gpus and model in whole_gpu_names(t.gpus)), None)
-    if retired:   # an old script's GPU: refused with its date and what to use, never "no GPU called"
-        findings.error("resources.gpus", retired_hardware_notice(profile, retired, names, spec_file))
+    if retired:
+        findings.error("resources.gpus", retired_hardware_notice(profile, retired, suggested_gpu_names(profile), spec_file))
+    return retired is not None
+
+
+def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings, spec_file: Optional[str] = None) -> None:
+    if _retired_gpu(model, profile, findings, spec_file):
         return
+    names = suggested_gpu_names(profile)
     close = closest(model, names, cutoff=0.5)
     hint = f"did you mean '{close}'? " if close else ""
     findings.error("resources.gpus", f"{profile.name} has no GPU called {model!r}; {hint}it has: {', '.join(names)}")

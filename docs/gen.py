@@ -172,8 +172,9 @@ def _profile_section(profile: SiteProfile, own: dict) -> List[str]:
     if profile.node_types:
         out += ["| node type | count | cores | memory | GPU model | GPUs | `--gpus-per-node` spelling |",
                 "|---|---|---|---|---|---|---|"]
-        for t in profile.node_types:
-            cells = [f"`{t.name}`", _cell(t.count), _cell(t.cores), "?" if t.memory_mib is None else format_size(t.memory_mib),
+        for t in profile.node_types + profile.retired_node_types:
+            name = f"`{t.name}`" + (f" (retired {t.retired_on})" if t.retired_on else "")
+            cells = [name, _cell(t.count), _cell(t.cores), "?" if t.memory_mib is None else format_size(t.memory_mib),
                      *_gpu_cells(t)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")

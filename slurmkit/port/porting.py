@@ -1410,6 +1410,7 @@ def _validated(build: _Builder) -> None:
     space, a memory sbatch took but slurmkit does not) is left out, or replaced where the field
     is required, with a "to do" that says what it was and why."""
     from slurmkit.core.errors import SpecError
+    from slurmkit.core.yamlfile import format_keypath
     from slurmkit.spec.spec import spec_from_mapping
 
     for _ in range(20):
@@ -1418,9 +1419,13 @@ def _validated(build: _Builder) -> None:
             return
         except SpecError as error:
             path = tuple(int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", error.keypath))
+            reason = f"the spec reader refuses it ({error.detail})"
+            if error.detail == "is required" and len(path) > 1 and isinstance(path[-2], int):
+                # an item of a list whose required key was left out before: the item goes whole
+                path, reason = path[:-1], f"its {path[-1]} was left out"
             if not path or not _leave_out(build.spec, path):
                 raise
-            build.note(0, error.keypath, "to do", f"left out, the spec reader refuses it ({error.detail}): set it by hand")
+            build.note(0, format_keypath(path), "to do", f"left out, {reason}: set it by hand")
 
 
 def _leave_out(spec: Dict, path: Tuple) -> bool:

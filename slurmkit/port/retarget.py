@@ -199,10 +199,11 @@ class _GpuModel(Record):
         return f"{self.spelling.upper() if not self.mig else self.spelling}{memory}"
 
 
-def _gpu_models(profile: SiteProfile) -> List[_GpuModel]:
-    """Every whole GPU model and MIG instance of ``profile``, in profile order."""
+def _gpu_models(profile: SiteProfile, node_types: Optional[Sequence[NodeType]] = None) -> List[_GpuModel]:
+    """Every whole GPU model and MIG instance of ``profile`` (of ``node_types``, default the
+    ones in service), in profile order."""
     models: Dict[str, _GpuModel] = {}
-    for node_type in profile.node_types:
+    for node_type in profile.node_types if node_types is None else node_types:
         gpus = node_type.gpus
         if not gpus:
             continue
@@ -215,7 +216,8 @@ def _gpu_models(profile: SiteProfile) -> List[_GpuModel]:
 
 
 def _find_source_gpu(model: str, source: SiteProfile) -> Optional[_GpuModel]:
-    for candidate in _gpu_models(source):
+    """The source's GPU of that name: one in service, else one it retired (an old script's)."""
+    for candidate in _gpu_models(source) + _gpu_models(source, source.retired_node_types):
         names = mig_names(candidate.gpus, candidate.mig) if candidate.mig else whole_gpu_names(candidate.gpus)
         if model in names:
             return candidate
@@ -258,7 +260,9 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
         _refuse_gpu(port, wanted)
         return
     _suggest_mig(port, wanted, chosen, request.count)
-    why = f"{port.source.name}'s {wanted.label}; {port.target.name}'s {chosen.label} is {how}"
+    retired = wanted.node_types[0].retired_on
+    why = (f"{port.source.name}'s {wanted.label}{f' (retired there on {retired})' if retired else ''}; "
+           f"{port.target.name}'s {chosen.label} is {how}")
     _port_gpu_count(port, chosen, request.count, why)
     if chosen.mig is None:
         _port_cores_per_gpu(port, request.count, wanted, chosen)

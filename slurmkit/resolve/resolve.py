@@ -40,7 +40,7 @@ from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits
-from slurmkit.sites.profiles import NodeType, SiteProfile, retirement_notice
+from slurmkit.sites.profiles import NodeType, SiteProfile, retired_hardware_notice, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -169,9 +169,13 @@ def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: Findin
     return added if added is not None else spec.resources.tmp_mb
 
 
+def _spec_file(spec: Optional[JobSpec]) -> Optional[str]:
+    """The spec's file, for a command to run on it; None for a spec made in Python."""
+    return spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
+
+
 def _check_profile_status(profile: SiteProfile, findings: Findings, spec: Optional[JobSpec] = None) -> None:
-    source = spec.source if spec and spec.source and spec.source.endswith((".yaml", ".yml")) else None
-    notice = retirement_notice(profile, source)
+    notice = retirement_notice(profile, _spec_file(spec))
     if notice:
         findings.warn("profile", notice)
 
@@ -227,6 +231,8 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
             findings.error("resources.gpus", f"kind {spec.kind!r} needs GPUs: add e.g. 'gpus: " + example + f":{count}'")
         return None
     gpu_types = [t for t in profile.node_types if t.gpus]
+    if not gpu_types and request.model and _retired_gpu(request.model, profile, findings, _spec_file(spec)):
+        return None
     if not gpu_types:
         successor = profile.status.successor
         findings.error("resources.gpus", f"{profile.name} has no GPU nodes" + (f"; its successor {successor} may" if successor else ""))
@@ -239,7 +245,7 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
         return mig
     matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
     if not matching:
-        _unknown_gpu(request.model, profile, findings)
+        _unknown_gpu(request.model, profile, findings, _spec_file(spec))
         return None
     spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = _holding(matching, request.count)
@@ -263,7 +269,17 @@ def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
     return None
 
 
-def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings) -> None:
+def _retired_gpu(model: str, profile: SiteProfile, findings: Findings, spec_file: Optional[str]) -> bool:
+    """An old script's GPU, which the cluster retired: refused with its date and what to use."""
+    retired = next((t for t in profile.retired_node_types if t.gpus and model in whole_gpu_names(t.gpus)), None)
+    if retired:
+        findings.error("resources.gpus", retired_hardware_notice(profile, retired, suggested_gpu_names(profile), spec_file))
+    return retired is not None
+
+
+def _unknown_gpu(model: str, profile: SiteProfile, findings: Findings, spec_file: Optional[str] = None) -> None:
+    if _retired_gpu(model, profile, findings, spec_file):
+        return
     names = suggested_gpu_names(profile)
     close = closest(model, names, cutoff=0.5)
     hint = f"did you mean '{close}'? " if close else ""

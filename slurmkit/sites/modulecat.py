@@ -46,8 +46,10 @@ def families(catalogue: Sequence[str]) -> Dict[str, List[str]]:
 
 
 def _version_key(version: str) -> Tuple:
-    """Orders versions as numbers (``3.10`` after ``3.9``; ``2019u4`` as 2019, 4; ``2023b`` after ``2023a``)."""
-    return tuple(int(part) if part.isdigit() else part for part in re.findall(r"\d+|[a-z]+", version.lower()))
+    """Orders versions as numbers (``3.10`` after ``3.9``; ``2019u4`` as 2019, 4; ``2023b`` after ``2023a``).
+    Each part is tagged, numbers before words, so that any two versions compare: a version
+    written with words where another has a number (``cudnn/cuda12-8.8.0``) sorts after it."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|[a-z]+", version.lower()))
 
 
 def is_available(version: str, versions: Sequence[str]) -> bool:

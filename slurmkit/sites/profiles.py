@@ -282,6 +282,10 @@ _NODE_TYPE = Fields({
     "memory": Size(nullable=False),
     "local_disk": Fields({"size": Size(), "kind": Enum(*_DISK_KINDS)}),
     "gpus": _GPUS,
+    # A type the cluster had and took out of service: old scripts that ask for it still read
+    # (import, port), and a job for it is refused with the date (resolve.py).
+    "since": Date(),
+    "retired_on": Date(),
     "source": _SOURCE,
 }, required=("cores", "memory"))
 
@@ -435,6 +439,8 @@ class NodeType(Record):
     sockets: Optional[int] = None
     local_disk: Optional[LocalDisk] = None
     gpus: Optional[Gpus] = None
+    since: Optional[date] = None
+    retired_on: Optional[date] = None     # set: no longer in service (SiteProfile.retired_node_types)
 
     @property
     def is_gpu(self) -> bool:
@@ -593,6 +599,9 @@ class SiteProfile(Record):
     launch: Launch
     raw: Dict[str, Any]
     rules: Rules = Rules()
+    #: node types the cluster had and retired (their ``retired_on`` is set); ``node_types`` holds
+    #: the others, the only ones a job is placed on. Old scripts still name these.
+    retired_node_types: Tuple[NodeType, ...] = ()
 
     @property
     def is_retired(self) -> bool:
@@ -633,6 +642,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
     """Convert a merged, validated mapping; no checks here (``SCHEMA`` did them)."""
     status, sched, storage, software, launch = (_sub(data, k) for k in ("status", "scheduling", "storage", "software", "launch"))
     whole = sched.get("whole_node")
+    node_types = [_build_node_type(name, spec) for name, spec in (data.get("node_types") or {}).items()]
     return SiteProfile(
         name=data["name"],
         path=path,
@@ -649,7 +659,8 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             note=None if status.get("note") is None else str(status["note"]),
         ),
         detect=Detect(**{k: _names(_sub(data, "detect").get(k)) for k in ("cc_cluster", "slurm_cluster_name", "hostnames")}),
-        node_types=tuple(_build_node_type(name, spec) for name, spec in (data.get("node_types") or {}).items()),
+        node_types=tuple(t for t in node_types if t.retired_on is None),
+        retired_node_types=tuple(t for t in node_types if t.retired_on is not None),
         scheduling=Scheduling(
             max_walltime_seconds=_seconds(sched.get("max_walltime")),
             min_walltime_advice_seconds=_seconds(sched.get("min_walltime_advice")),
@@ -737,6 +748,8 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             vendor=gpus.get("vendor") or "nvidia",
             whole_node=bool(gpus.get("whole_node")),
         ),
+        since=_as_date(spec.get("since")),
+        retired_on=_as_date(spec.get("retired_on")),
     )
 
 
@@ -1040,6 +1053,9 @@ class ProfileCatalog:
                            f"{name!r}: {why}; profiles: {', '.join(known) or '(none)'}{did_you_mean(name, known)}")
 
     def _cross_checks(self, data: dict) -> List[Problem]:
+        backwards = _served_backwards(data)
+        if backwards:
+            return backwards
         status = data.get("status") or {}
         if status.get("state") != "retired":
             return []
@@ -1050,6 +1066,16 @@ class ProfileCatalog:
         if successor not in self.files:
             return [(("status", "successor"), f"no profile named {successor!r}{did_you_mean(successor, self.names())}")]
         return []
+
+
+def _served_backwards(data: dict) -> List[Problem]:
+    """A node type retired before it came into service is a typo in one of the two dates."""
+    found: List[Problem] = []
+    for name, spec in (data.get("node_types") or {}).items():
+        since, retired = _as_date((spec or {}).get("since")), _as_date((spec or {}).get("retired_on"))
+        if since and retired and retired < since:
+            found.append((("node_types", name, "retired_on"), f"{retired} is before its since: {since}"))
+    return found
 
 
 def _check_identity(parsed: ReadFile, pf: ProfileFile) -> None:
@@ -1289,6 +1315,20 @@ def retirement_notice(profile: SiteProfile, spec_file: Optional[str] = None) -> 
     return (f"profile {profile.name!r} describes a cluster retired{when}; its successor is "
             f"{profile.status.successor!r}: move the job with `slurmkit port {shlex.quote(spec_file or 'JOB.yaml')} "
             f"--to {profile.status.successor} -o {profile.status.successor}.yaml`{note}")
+
+
+def retired_hardware_notice(profile: SiteProfile, node_type: NodeType, in_service: Sequence[str],
+                            spec_file: Optional[str] = None) -> str:
+    """The one line that refuses a job for ``node_type``, which ``profile`` retired: what, since
+    when, and what to use instead (``in_service``: the names the cluster still has; on a retired
+    cluster, the port to its successor)."""
+    what = f"{node_type.gpus.model} GPUs" if node_type.gpus else f"{node_type.name} nodes"
+    line = f"{profile.name}'s {what} were retired on {node_type.retired_on}: no job runs on them; "
+    if profile.is_retired and profile.status.successor:
+        successor = profile.status.successor
+        return line + (f"{profile.name} itself was retired on {profile.status.retired_on}: `slurmkit port "
+                       f"{shlex.quote(spec_file or 'JOB.yaml')} --to {successor}` moves the job onto {successor}'s hardware")
+    return line + (f"ask for one it has: {', '.join(in_service)}" if in_service else "it has none in service")
 
 
 def select_profile(explicit: Optional[str] = None, env: Optional[Mapping[str, str]] = None,

@@ -397,6 +397,16 @@ def test_a_version_newer_than_the_catalogue_knows_is_kept_with_a_warning(module,
         f"which lists only documented ones: check that it exists there ('module spider {module}'), or use {nearest}"]
 
 
+@pytest.mark.parametrize("version", ["cuda12-8.8.0", "v2", "latest"])
+def test_a_version_spelt_with_words_where_the_catalogue_has_numbers_is_kept_with_a_warning(version):
+    """Old sites named versions after what they were built with (cudnn/cuda12-8.8.0): compared
+    part by part with the catalogue's numbers, a word must not stop the port with a TypeError."""
+    ported = port({**OLD_STACK, "environment": {"modules": [f"cudnn/{version}"]}})
+    assert "environment.modules" not in changed(ported)
+    assert [w.message for w in ported.warnings if w.field == "environment.modules"][0].startswith(
+        f"cudnn/{version} is newer than the cudnn versions of nibi's module catalogue")
+
+
 def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_nearest():
     ported = port({**OLD_STACK, "environment": {"modules": ["pyhton/3.11", "gromacs/2023.2"]}})
     assert "environment.modules" not in changed(ported)

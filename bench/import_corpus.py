@@ -1,0 +1,361 @@
+"""Import, check and port every job script of a folder: how slurmkit does on real scripts.
+
+For each script (``*.sh``, ``*.slurm``, ``*.sbatch``, ``*.job``... every regular file but the
+folder's MANIFEST.tsv and COMMIT) the bench does what a user of a retired cluster does:
+
+1. ``slurmkit import`` (the Python API, as the command calls it) under the cluster the script was
+   written for (see ``written_for``);
+2. ``slurmkit check`` on the imported spec file (errors refuse it; warnings and to-dos do not);
+3. ``slurmkit port`` onto a 2026 cluster: Fir for a GPU job (Fir has the most H100 nodes; a GPU
+   job of any legacy cluster moves there), else the successor: Graham -> Nibi, Cedar -> Fir,
+   Béluga -> Rorqual, Niagara -> Trillium; Narval, still in service, goes to Rorqual (its sister
+   cluster at the same site), so that its scripts are ported too;
+4. ``slurmkit check`` on the ported spec;
+5. side-by-side verification of the original and the ported job where slurmkit has it
+   (``slurmkit.port.verify``); else the report says it is not available.
+
+A step that raises anything but a SlurmkitError is a crash (a traceback: always a bug); a
+SlurmkitError or an error finding is a refusal with a reason. Reasons are grouped into classes
+by their first line with the file name cut off, quoted words replaced by '…' and numbers by N.
+
+Usage: python bench/import_corpus.py PATH [--json] [--show CLASS-PREFIX]
+  --json    the counts and classes as JSON (what bench/results/import_corpus.json holds)
+  --show    the scripts of the classes starting with CLASS-PREFIX, to reproduce a failure
+
+The corpus: ``fetch`` github:hariharan-devarajan/jobspec-database, then
+``python bench/alliance_corpus.py GITDIR /tmp/jobspec-alliance`` (it says which scripts it takes).
+
+Baseline, 2026-11-27, jobspec-database f7672ec9 (632 Alliance scripts), this machine; the classes
+are in bench/results/import_corpus.json. Before -> after this bench's fixes:
+  imported 629 -> 632 (3 refused for a spec import itself could not read); crashed 2 -> 0 (port,
+  TypeError in the module catalogue); imported spec passes check 576 -> 579 (91.6 %; 174 of them
+  with to-dos); ported 595 -> 600; ported spec passes check 595 -> 600 (all ported);
+  verification: not available (no slurmkit.port.verify yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import functools
+import json
+import re
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from slurmkit.core.errors import SlurmkitError
+
+#: the clusters a legacy script may name, and the 2026 cluster its CPU jobs move to
+SUCCESSORS = {"graham": "nibi", "cedar": "fir", "beluga": "rorqual", "narval": "rorqual", "niagara": "trillium"}
+GPU_TARGET = "fir"
+#: where no cluster is named or hinted: Cedar, the largest general-purpose legacy cluster
+DEFAULT_CLUSTER = "cedar"
+#: what tells the cluster besides its name: host names, site paths and stacks
+HINTS = (("niagara", r"NiaEnv|/scinet/|\bnia-login"),
+         ("graham", r"\bgra-?login|\bgra\d"),
+         ("cedar", r"\bcdr\d"),
+         ("beluga", r"\bblg\d"),
+         ("narval", r"\bn[cg]\d{5}"))
+#: a GPU type's home when the script names no cluster that has it: the cluster that had most of them
+GPU_ORDER = ("cedar", "beluga", "narval", "graham")
+NAMES = re.compile(r"\b(graham|cedar|b[eé]luga|narval|niagara)\b", re.I)
+ASKED_GPUS = re.compile(r"--(?:gres=gpu|gpus(?:-per-node|-per-task)?=?)[:=]([A-Za-z][\w.-]*):", re.I)
+NOT_SCRIPTS = {"MANIFEST.tsv", "COMMIT"}
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_names(cluster: str) -> frozenset:
+    """Every GPU name a job could give on ``cluster``, in service or retired there."""
+    from slurmkit.core.gpu_names import mig_names, whole_gpu_names
+    from slurmkit.sites.profiles import load_profile
+
+    profile = load_profile(cluster)
+    names: set = set()
+    for node_type in profile.node_types + getattr(profile, "retired_node_types", ()):   # () before retired types
+        if node_type.gpus:
+            names.update(whole_gpu_names(node_type.gpus))
+            names.update(n for mig in node_type.gpus.mig for n in mig_names(node_type.gpus, mig))
+    return frozenset(names)
+
+
+def written_for(text: str) -> Tuple[str, str]:
+    """The legacy cluster a script was written for, and how that was told: of the clusters that
+    had the GPUs it asks for, the one it names most (the first named on a tie), else one a host
+    name or site path points to, else the GPU type's home; else the cluster it names, or Cedar."""
+    words = [m.group(1).lower().replace("é", "e") for m in NAMES.finditer(text)]
+    count = collections.Counter(words)
+    named = sorted(count, key=lambda c: (-count[c], words.index(c)))
+    asked = {m.group(1).lower() for m in ASKED_GPUS.finditer(text)}
+    fits = [c for c in SUCCESSORS if asked <= gpu_names(c)]
+    for cluster in named:
+        if cluster in fits:
+            return cluster, "named"
+    for cluster, pattern in HINTS:
+        if cluster in fits and re.search(pattern, text):
+            return cluster, "hinted"
+    home = next((c for c in GPU_ORDER if asked and c in fits), None)
+    if home:
+        return home, "gpu type"
+    return (named[0], "named") if named else (DEFAULT_CLUSTER, "default")
+
+
+def reason_class(line: str) -> str:
+    """A refusal's class: its first line without the file name, quoted words and numbers."""
+    line = line.strip().splitlines()[0] if line.strip() else "(no reason given)"
+    line = re.sub(r"^(error: )?\S+\.(yaml|sh)(:\d+)?: ", "", line)
+    line = re.sub(r"(?<!\w)'[^']*'|\"[^\"]*\"|`[^`]*`", "'…'", line)
+    line = re.sub(r"\$\{[^}]*\}|\$\w+", "$…", line)     # a script's variable names stay out of the classes
+    line = re.sub(r"\b\d+(\.\d+)?", "N", line)
+    return line[:160]
+
+
+def crash_class(stage: str, error: BaseException) -> str:
+    """A crash's class: the stage, the exception type and the innermost slurmkit frame."""
+    frames = traceback.extract_tb(error.__traceback__)
+    frame = ([f for f in frames if "/slurmkit/" in f.filename] or frames)[-1]
+    where = frame.filename.split("/slurmkit/")[1] if "/slurmkit/" in frame.filename else Path(frame.filename).name
+    return f"{stage}: {type(error).__name__} in {where}:{frame.name}"
+
+
+class Crash(Exception):
+    def __init__(self, stage: str, error: BaseException) -> None:
+        super().__init__(crash_class(stage, error))
+        self.stage, self.error = stage, error
+
+
+class Refused(Exception):
+    def __init__(self, stage: str, reason: str) -> None:
+        super().__init__(reason)
+        self.stage, self.reason = stage, reason
+
+
+def _step(stage: str, action, *args):
+    try:
+        return action(*args)
+    except SlurmkitError as error:
+        raise Refused(stage, str(error)) from None
+    except (Crash, Refused):
+        raise
+    except Exception as error:   # noqa: BLE001 - a crash is what the bench counts
+        raise Crash(stage, error) from error
+
+
+# ------------------------------------------------------------------------------- the steps
+
+def import_step(path: Path, cluster: str, folder: Path) -> Path:
+    """What ``slurmkit import SCRIPT --profile CLUSTER -o SPEC`` does; the spec file's path."""
+    from slurmkit.core.errors import InputError
+    from slurmkit.core.yamlfile import read_text
+    from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
+    from slurmkit.spec.spec import spec_from_mapping
+
+    text = read_text(path, InputError, MAX_SCRIPT_BYTES)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem.split("__")[-1]) or "job"
+    imported = import_script(text, name=name, profile=cluster)
+    spec_from_mapping(imported.spec, source=f"{path.name} (imported)")
+    spec = folder / f"{name}.yaml"
+    spec.write_text(imported_text(imported, path.name))
+    return spec
+
+
+def check_step(spec: Path) -> Tuple[List[str], int]:
+    """What ``slurmkit check SPEC`` finds: its errors (field: message) and how many to-dos."""
+    from slurmkit.api.job import Job
+    from slurmkit.port.porting import pending_import_notes
+
+    findings = Job.from_yaml(spec).check()
+    errors = [f"{f.field}: {f.message}" for f in findings if f.level == "error"]
+    return errors, len(pending_import_notes(spec.read_text(errors="replace")))
+
+
+def port_step(spec: Path, target: str) -> Path:
+    """What ``slurmkit port SPEC --to TARGET -o PORTED`` does; the ported spec file's path."""
+    from slurmkit.core.errors import SpecError
+    from slurmkit.core.yamlfile import read_yaml_file
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.spec.spec import spec_from_mapping
+
+    original, (data, lines, _) = read_yaml_file(spec, SpecError)
+    parsed = spec_from_mapping(data, str(spec), lines)
+    source = load_profile(str(parsed.profile))   # import always names one
+    try:
+        ported = port_spec(data, parsed, source, choose_target(source, target, load_profile))
+    except PortRefused as refused:
+        first = refused.findings[0]
+        raise SlurmkitError(f"{first.field}: {first.message}") from None
+    out = spec.with_name(f"{spec.stem}.{target}.yaml")
+    out.write_text(ported_text(ported, original, data))
+    return out
+
+
+def verifier():
+    """slurmkit's side-by-side verification, where this slurmkit has it: a callable
+    ``verify_script(script_text, spec_path)`` whose result has ``differences`` (those slurmkit
+    did not declare); None where it does not."""
+    try:
+        from slurmkit.port import verify
+    except ImportError:
+        return None
+    return getattr(verify, "verify_script", None)
+
+
+# ----------------------------------------------------------------------------- one script
+
+def is_gpu(spec: Path) -> bool:
+    from slurmkit.core.yamlfile import read_yaml_file
+
+    _, (data, _, _) = read_yaml_file(spec)
+    return bool(isinstance(data, dict) and (data.get("resources") or {}).get("gpus"))
+
+
+def run_one(path: Path, verify) -> Dict[str, Any]:
+    """The outcome of one script: how far it got, and the reason or crash where it stopped."""
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    cluster, how = written_for(text)
+    row: Dict[str, Any] = {"script": path.name, "cluster": cluster, "told_by": how}
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            _steps(path, cluster, Path(tmp), row, verify, text)
+        except Refused as refused:
+            row["refused"] = (refused.stage, refused.reason)
+        except Crash as crash:
+            row["crash"] = (crash.stage, str(crash), "".join(traceback.format_exception(crash.error)))
+    return row
+
+
+def _checked(stage: str, spec: Path) -> Tuple[List[str], int]:
+    """check_step, with a spec check cannot read counted as refused by check (its one line)."""
+    try:
+        return _step(stage, check_step, spec)
+    except Refused as refused:
+        return [refused.reason], 0
+
+
+def _steps(path: Path, cluster: str, folder: Path, row: Dict[str, Any], verify, text: str) -> None:
+    spec = _step("import", import_step, path, cluster, folder)
+    row["imported"] = True
+    row["check_errors"], row["todos"] = _checked("check", spec)
+    target = GPU_TARGET if _step("import", is_gpu, spec) else SUCCESSORS[cluster]
+    row["target"] = target
+    ported = _step("port", port_step, spec, target)
+    row["ported"] = True
+    row["ported_errors"], row["ported_todos"] = _checked("ported check", ported)
+    if verify is not None and not row["ported_errors"]:
+        result = _step("verify", verify, text, ported)
+        row["silently_different"] = bool(getattr(result, "differences", ()))
+
+
+# ---------------------------------------------------------------------------------- counts
+
+COUNTS = ("scripts", "imported", "import crashed", "import refused", "imported passes check", "  of them with to-dos",
+          "imported refused by check", "ported", "port refused", "ported passes check", "  of them with to-dos (ported)",
+          "ported refused by check", "crashed (any step)")
+GROUPS = ("crash", "import refused", "check refused (first error)", "port refused", "ported check refused (first error)",
+          "verify refused")
+
+
+def _check_tags(errors: Optional[List[str]], todos: int, what: str, with_todos: str) -> List[str]:
+    if errors is None:
+        return []
+    if errors:
+        return [f"{what} refused by check"]
+    return [f"{what} passes check"] + ([with_todos] if todos else [])
+
+
+def _tags(row: Dict[str, Any]) -> List[str]:
+    """The counts one script adds to."""
+    tags = ["scripts"] + [key for key in ("imported", "ported") if row.get(key)]
+    if "crash" in row:
+        tags += ["crashed (any step)"] + (["import crashed"] if row["crash"][0] == "import" else [])
+    if row.get("refused", ("",))[0] in ("import", "port"):
+        tags.append(f"{row['refused'][0]} refused")
+    tags += _check_tags(row.get("check_errors"), row.get("todos", 0), "imported", "  of them with to-dos")
+    tags += _check_tags(row.get("ported_errors"), row.get("ported_todos", 0), "ported", "  of them with to-dos (ported)")
+    if "silently_different" in row:
+        tags.append("silently different" if row["silently_different"] else "verified equal")
+    return tags
+
+
+def _failures(row: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """(group, class) of each way one script failed."""
+    found = [("crash", row["crash"][1])] if "crash" in row else []
+    if "refused" in row:
+        found.append((f"{row['refused'][0]} refused", reason_class(row["refused"][1])))
+    for key, group in (("check_errors", "check refused (first error)"), ("ported_errors", "ported check refused (first error)")):
+        if row.get(key):
+            found.append((group, reason_class(row[key][0])))
+    return found
+
+
+def _by_count(values) -> Dict[str, int]:
+    return dict(sorted(collections.Counter(values).items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def summary(rows: List[Dict[str, Any]], verify_available: bool) -> Dict[str, Any]:
+    """The counts and the classes of each failure (no script text)."""
+    tags = collections.Counter(tag for row in rows for tag in _tags(row))
+    counts = {key: tags[key] for key in COUNTS + (("verified equal", "silently different") if verify_available else ())}
+    failures = [failure for row in rows for failure in _failures(row)]
+    return {
+        "counts": counts,
+        "verification": "available" if verify_available else "not available: this slurmkit has no slurmkit.port.verify.verify_script",
+        "clusters": _by_count(f"{r['cluster']} ({r['told_by']})" for r in rows),
+        "targets": _by_count(r["target"] for r in rows if "target" in r),
+        "classes": {group: _by_count(c for g, c in failures if g == group) for group in GROUPS},
+    }
+
+
+def _print(result: Dict[str, Any]) -> None:
+    for key, value in result["counts"].items():
+        print(f"{key:<30} {value:>5}")
+    print(f"verification: {result['verification']}")
+    print("clusters: " + ", ".join(f"{k} {v}" for k, v in result["clusters"].items()))
+    print("targets: " + ", ".join(f"{k} {v}" for k, v in result["targets"].items()))
+    for name, found in result["classes"].items():
+        if found:
+            print(f"\n{name}:")
+            for reason, count in found.items():
+                print(f"  {count:>4}  {reason}")
+
+
+def _show(rows: List[Dict[str, Any]], prefix: str) -> None:
+    """The scripts whose crash or first refusal's class starts with ``prefix``, with the traceback."""
+    for row in rows:
+        found = [row["crash"][1]] if "crash" in row else []
+        found += [reason_class(row["refused"][1])] if "refused" in row else []
+        found += [reason_class(e) for e in (row.get("check_errors") or [])[:1] + (row.get("ported_errors") or [])[:1]]
+        if any(c.startswith(prefix) for c in found):
+            print(f"== {row['script']} ({row['cluster']})")
+            if "crash" in row:
+                print(row["crash"][2])
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--show", metavar="CLASS-PREFIX")
+    args = parser.parse_args(argv)
+    scripts = sorted(p for p in args.path.iterdir() if p.is_file() and p.name not in NOT_SCRIPTS)
+    verify = verifier()
+    rows = [run_one(script, verify) for script in scripts]
+    result = summary(rows, verify is not None)
+    commit = args.path / "COMMIT"
+    result["corpus"] = {"commit": commit.read_text().strip() if commit.exists() else None,
+                        "date": datetime.date.today().isoformat()}
+    if args.show:
+        _show(rows, args.show)
+    elif args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        _print(result)
+    return 1 if result["counts"]["crashed (any step)"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""bench/import_corpus.py's counting, on a folder of three short scripts written for this test:
+what it reports must be what happened (a crash is counted and fails the run; a refusal has its
+class; the cluster a script was written for is told right)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = importlib.util.spec_from_file_location("import_corpus", ROOT / "bench" / "import_corpus.py")
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+
+HEAD = "#!/bin/bash\n#SBATCH --account=def-prof --time=1:00:00\n"
+SCRIPTS = {
+    "plain.sh": HEAD + "python run.py\n",
+    "p100.sh": HEAD + "#SBATCH --gres=gpu:p100:1\n# written for Graham\npython train.py\n",
+    "boom.sh": HEAD + "python boom.py\n",
+}
+
+
+@pytest.fixture
+def corpus(tmp_path, monkeypatch):
+    folder = tmp_path / "scripts"
+    folder.mkdir()
+    for name, text in SCRIPTS.items():
+        (folder / name).write_text(text)
+    (folder / "COMMIT").write_text("0123abcd\n")
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+def test_the_bench_counts_each_outcome_and_a_crash_fails_the_run(corpus, monkeypatch, capsys):
+    from slurmkit.port import porting
+
+    real = porting.import_script
+
+    def crashing(text, name=None, profile=None):
+        if "boom" in text:
+            raise ValueError("a bug")
+        return real(text, name=name, profile=profile)
+
+    monkeypatch.setattr(porting, "import_script", crashing)
+    assert bench.main([str(corpus), "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    counts = result["counts"]
+    assert (counts["scripts"], counts["imported"], counts["import crashed"], counts["crashed (any step)"]) == (3, 2, 1, 1)
+    assert (counts["imported passes check"], counts["imported refused by check"]) == (1, 1)   # Graham's p100 is retired
+    assert (counts["ported"], counts["ported passes check"]) == (2, 2)
+    assert result["classes"]["crash"] == {"import: ValueError in test_bench_import_corpus.py:crashing": 1}
+    assert list(result["classes"]["check refused (first error)"]) == [
+        "resources.gpus: graham's p100 GPUs were retired on N-N-N: no job runs on them; graham itself was retired on N-N-N: "
+        "'…' moves the job onto nibi's hardware"]
+    assert result["targets"] == {"fir": 2}
+    assert result["corpus"]["commit"] == "0123abcd"
+    assert result["verification"].startswith("not available") or "verified equal" in counts
+
+
+@pytest.mark.parametrize("text, cluster", [
+    ("#SBATCH --gres=gpu:v100l:1\n", ("cedar", "gpu type")),
+    ("#SBATCH --gpus-per-node=a100:4\n", ("narval", "gpu type")),
+    ("#SBATCH --gres=gpu:t4:1\n# cores: 6 on Cedar, 16 on Graham\n", ("graham", "named")),
+    ("# Graham or Cedar\n#SBATCH --gres=gpu:1\n", ("graham", "named")),
+    ("module load NiaEnv/2019b\n", ("niagara", "hinted")),
+    ("python x.py\n", ("cedar", "default")),
+])
+def test_the_cluster_a_script_was_written_for_is_the_named_one_that_had_its_gpus(text, cluster):
+    assert bench.written_for(text) == cluster
+
+
+def test_a_reason_class_keeps_no_names_numbers_or_variables_of_the_script():
+    assert bench.reason_class("error: job.yaml:8: stage.outputs.0.to: '$HOME/x' is ${out_dir} of 3 GiB") == \
+        "stage.outputs.N.to: '…' is $… of N GiB"

@@ -170,6 +170,7 @@ class Script(Record):
     positional: Tuple[Tuple[int, str], ...]   # (line, $1 / ${10} / "$@" / $# as written) outside functions
     multiline_strings: Tuple[Tuple[int, int, str], ...]   # (first line, last line, text) of a quoted word over lines
     errors: Tuple[Tuple[int, str], ...]       # (line, its text) of each line that is not bash
+    refusal: str = ""                         # why, in bash's words (bash -n's first complaint)
 
     @property
     def directives(self) -> Tuple[Comment, ...]:
@@ -196,16 +197,16 @@ def parse(text: str) -> Script:
     """The script as bash reads it. Text bash would not accept is in ``errors`` (what could be
     read around it is read all the same); CRLF line ends read as LF, as import reads them."""
     text = text.replace("\r\n", "\n")
-    source = text.encode("utf-8", "surrogateescape")
+    source = text.encode("utf-8", "surrogatepass")
     root = _parser().parse(source).root_node
     reader = _Reader(source)
     statements = tuple(reader.statements(root, ()))
-    errors = _errors(root, text) if root.has_error or reader.too_deep else ()
+    errors, refusal = _errors(root, text)
     if reader.too_deep:
         errors = tuple(sorted({*errors, (reader.too_deep, f"blocks nested deeper than {MAX_DEPTH}: not read")}))
     functions = {f.name: f for f in _functions(statements)}
     return Script(statements, tuple(reader.comments), functions, _positional(root, reader),
-                  _multiline_strings(root, reader), errors)
+                  _multiline_strings(root, reader), errors, refusal)
 
 
 class _Reader:
@@ -290,7 +291,7 @@ class _Reader:
             parts.words.extend(self.word(c) for c in child.named_children[:1])
         elif child.type in _REDIRECTS:
             self.redirect(child, parts.redirects, parts.heredocs)
-        elif child.type != "comment":
+        elif child.type != "comment" and not (child.type == "word" and not self.value(child)):   # a lone \ at the end
             parts.words.append(self.word(child))
 
     def assignment(self, node: "Node", declaration: str) -> Assignment:
@@ -437,7 +438,7 @@ def _end_line(node: "Node") -> int:
 
 def _unescaped(text: str) -> str:
     """An unquoted word's backslashes removed (``a\\ b`` -> ``a b``; a backslash-newline joins lines)."""
-    return re.sub(r"\\(.)|\\\n", lambda m: m.group(1) or "", text, flags=re.S) if "\\" in text else text
+    return re.sub(r"\\\n|\\(.)", lambda m: m.group(1) or "", text, flags=re.S) if "\\" in text else text
 
 
 _ANSI_C = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v",
@@ -539,21 +540,28 @@ def _multiline_strings(root: "Node", reader: _Reader) -> Tuple[Tuple[int, int, s
                  if n.type in ("string", "raw_string", "ansi_c_string") and n.start_point[0] != n.end_point[0])
 
 
-def _errors(root: "Node", text: str) -> Tuple[Tuple[int, str], ...]:
-    """The lines bash would not accept: bash -n's word where bash is here (it is the authority,
-    and the grammar has gaps of its own), else where the grammar's ERROR and MISSING nodes start."""
+def _errors(root: "Node", text: str) -> Tuple[Tuple[Tuple[int, str], ...], str]:
+    """The lines bash would not accept, and why: bash -n's word where bash is here (it is the
+    authority: the grammar has gaps of its own, and bash refuses what the grammar lets pass),
+    else where the grammar's ERROR and MISSING nodes start. Where bash names the end of the
+    script (an ``if`` never closed), the line is where the grammar saw the unclosed block start."""
     lines = text.split("\n")
+    guessed = sorted({_error_line(n) for n in _nodes(root) if n.type == "ERROR" or n.is_missing}) if root.has_error else []
     said = _bash_says(text)
-    if said is not None:
-        numbers = said
+    if said is None:
+        numbers, refusal = guessed, "the grammar cannot read it" if guessed else ""
     else:
-        numbers = sorted({_error_line(n) for n in _nodes(root) if n.type == "ERROR" or n.is_missing})
-    return tuple((n, lines[n - 1].strip() if 0 < n <= len(lines) else "") for n in numbers)
+        numbers = [n if 0 < n <= len(lines) and lines[n - 1].strip() else min(guessed or [n]) for n, _ in said]
+        refusal = said[0][1] if said else ""
+    return tuple((n, lines[n - 1].strip() if 0 < n <= len(lines) else "") for n in sorted(set(numbers))), refusal
 
 
 def _error_line(node: "Node") -> int:
     """Where an ERROR node goes wrong: its first stray keyword or quote (an ERROR may wrap
-    everything read before it), else where it starts."""
+    everything read before it), else where it starts; for a MISSING node (``fi``, ``done``),
+    where the block that misses it starts."""
+    if node.is_missing and node.parent is not None:
+        return _line(node.parent)
     if node.type == "ERROR":
         stray = next((c for c in node.children if not c.is_named or c.type == "ERROR"), None)
         if stray is not None:
@@ -561,23 +569,24 @@ def _error_line(node: "Node") -> int:
     return _line(node)
 
 
-_BASH_LINE = re.compile(r"line (\d+):")
+_BASH_LINE = re.compile(r"line (\d+): (.*)")
 
 
-def _bash_says(text: str) -> Optional[List[int]]:
-    """The lines ``bash -n`` (which reads, never runs) refuses; None where there is no bash."""
+def _bash_says(text: str) -> Optional[List[Tuple[int, str]]]:
+    """(line, complaint) for each line ``bash -n`` (which reads, never runs) refuses; None where
+    there is no bash to ask, or it names no line."""
     bash = shutil.which("bash")
     if bash is None:
         return None
     try:
-        done = subprocess.run([bash, "--norc", "--noprofile", "-n"], input=text.encode("utf-8", "surrogateescape"),
+        done = subprocess.run([bash, "--norc", "--noprofile", "-n"], input=text.encode("utf-8", "surrogatepass"),
                               capture_output=True, timeout=20, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     except (OSError, subprocess.SubprocessError):
         return None
     if done.returncode == 0:
         return []
-    numbers = sorted({int(n) for n in _BASH_LINE.findall(done.stderr.decode("utf-8", "replace"))})
-    return numbers or None
+    said = [(int(n), why.strip()) for n, why in _BASH_LINE.findall(done.stderr.decode("utf-8", "replace"))]
+    return said or None
 
 
 # -------------------------------------------------------------------------------------- walk
@@ -596,6 +605,20 @@ def module_commands(script: Script) -> Tuple[Command, ...]:
     """Every ``module`` and ``ml`` command, wherever it is (an if, a loop, a function): each
     loads modules the job depends on, and a port must see all of them."""
     return tuple(c for c in walk(script.statements) if c.name in ("module", "ml"))
+
+
+#: ``ml``'s subcommands; any other first word is a module to load (``ml NAME...``)
+ML_SUBCOMMANDS = ("list", "purge", "save", "restore", "use", "unload", "spider", "av")
+
+
+def loaded_modules(argv: Sequence[str]) -> Optional[List[str]]:
+    """The modules ``module load|add NAME...`` or ``ml NAME...`` loads; None for any other command."""
+    if not argv or argv[0] not in ("module", "ml"):
+        return None
+    rest = [w for w in argv[1:] if not w.startswith("-")]
+    if argv[0] == "module":
+        return rest[1:] if rest[:1] in (["load"], ["add"]) else None
+    return rest if rest and rest[0] not in ML_SUBCOMMANDS else None
 
 
 def traps(script: Script) -> Tuple[Trap, ...]:

@@ -96,6 +96,7 @@ class _Builder:
         self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
         self.comments: Dict[int, str] = {}                   # a comment by its line
+        self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
         self.launcher_name: Optional[str] = None
         self.module_use = False
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
@@ -124,7 +125,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         _directive_line(build, number, unit[len("#SBATCH"):])
     body = units[first_body:]
     unread = _not_bash(build, script, body, text)
-    launch_at = _launch_index(body, bashtree.main_program(script), unread)
+    build.program = bashtree.main_program(script)
+    launch_at = _launch_index(body, build.program, unread)
     _collect_traps(build, script)
     for index, (number, unit) in enumerate(body):
         if index in unread:
@@ -1212,6 +1214,8 @@ def _plain_kind(build: _Builder) -> str:
     if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1:
         return _one_process(build)
     if tasks > 1:
+        if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
+            _srun_added(build, tasks)
         launch.setdefault("launcher", "srun")
         return first_kind(rank_count_is_users=True).name
     if build.launcher_name == "torchrun" and "gpus" in res:
@@ -1226,6 +1230,21 @@ def _plain_kind(build: _Builder) -> str:
     if "gpus" in res:
         return first_kind(gpu_required=True, processes=ONE).name
     return first_kind(pins_threads=True).name if res.get("cpus_per_task", 1) > 1 else DEFAULT_KIND
+
+
+def _srun_added(build: _Builder, tasks: int) -> None:
+    """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
+    ran once, on the first node (charmrun, a workflow manager start their own processes from
+    there); the kind whose ranks are the user's starts it with srun, once per task. Only the user
+    knows which was meant."""
+    starter = build.program.launcher if build.program is not None else None
+    how = f"{starter} starts its own processes from there" if starter and starter not in launch_options.LAUNCHERS else \
+        "unless it starts its own processes from there, the other nodes stood idle"
+    build.note(0, "launcher: srun", "to do", f"the script started the program without srun or mpirun on "
+               f"{build.spec['resources'].get('nodes', 1)} nodes, so it ran once, on the first node ({how}); slurmkit "
+               f"starts it with srun, {tasks} copies at once: if it is an MPI program srun should start, remove this line; "
+               f"if it starts its own processes, kind {first_kind(rank_count_is_users=True).name} cannot run it: run it as "
+               "written from a script of your own")
 
 
 _TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")

@@ -280,19 +280,41 @@ class _Reader:
 
     def part(self, child: "Node", declaration: str, parts: "_Parts") -> None:
         """One child of a command: a prefix (or, after export/declare/local, a declared)
-        assignment, the name, an argument or a redirection."""
+        assignment, the name, an argument or a redirection. A word that starts where the one
+        before ends is the rest of it (the grammar splits ``$A/$B.c`` after its second ``$``)."""
+        glued = child.start_byte == parts.end and child.type not in _REDIRECTS and child.type != "comment"
+        parts.end = child.end_byte
         if child.type == "variable_assignment":
             (parts.declared if declaration else parts.prefix).append(self.assignment(child, declaration))
+            parts.last = "declared" if declaration else "prefix"
             if declaration:
                 parts.words.append(self.word(child))
         elif child.type == "variable_assignments":
             parts.prefix.extend(self.assignment(c, "") for c in child.named_children if c.type == "variable_assignment")
-        elif child.type == "command_name":
-            parts.words.extend(self.word(c) for c in child.named_children[:1])
+            parts.last = "prefix"
         elif child.type in _REDIRECTS:
             self.redirect(child, parts.redirects, parts.heredocs)
-        elif child.type != "comment" and not (child.type == "word" and not self.value(child)):   # a lone \ at the end
-            parts.words.append(self.word(child))
+            parts.last = ""
+        elif child.type != "comment":
+            word = self.word(child.named_children[0] if child.type == "command_name" and child.named_children else child)
+            if glued and parts.last:
+                parts.glue(word)
+            elif word.value or "\\\n" not in word.text:   # not a lone \ that continues into nothing
+                parts.words.append(word)
+                parts.last = "word"
+
+    def glued_words(self, nodes: Sequence["Node"]) -> List[Word]:
+        """Words, each piece that starts where the one before ends glued to it (_Parts.part)."""
+        words: List[Word] = []
+        end = -1
+        for node in nodes:
+            word = self.word(node)
+            if words and node.start_byte == end:
+                words[-1] = _glued(words[-1], word)
+            else:
+                words.append(word)
+            end = node.end_byte
+        return words
 
     def assignment(self, node: "Node", declaration: str) -> Assignment:
         name = node.child_by_field_name("name")
@@ -401,7 +423,7 @@ class _Reader:
             kind = "until" if node.children and node.children[0].type == "until" else "while"
         if kind == "group" and node.children and node.children[0].type == "((":
             return None   # (( arithmetic )): a test, not a block
-        words = tuple(self.word(c) for c in node.children_by_field_name("value"))
+        words = tuple(self.glued_words(node.children_by_field_name("value")))
         variable = node.child_by_field_name("variable") if kind in ("for", "select") else None
         inside = within + (kind,)
         body = tuple(self.statements(node, inside))
@@ -418,6 +440,28 @@ class _Parts:
         self.declared: List[Assignment] = []
         self.redirects: List[Redirect] = []
         self.heredocs: List[Heredoc] = []
+        self.end = -1       # where the last part ends
+        self.last = ""      # what it was: "word", "prefix", "declared" ("": nothing a word can continue)
+
+    def glue(self, word: Word) -> None:
+        """``word`` is the rest of the last part: a word, or an assignment's value."""
+        if self.last == "word":
+            self.words[-1] = _glued(self.words[-1], word)
+            return
+        assignments = self.prefix if self.last == "prefix" else self.declared
+        assignments[-1] = assignments[-1]._replace(value=_glued(assignments[-1].value, word))
+        if self.last == "declared":
+            self.words[-1] = _glued(self.words[-1], word)
+
+
+def _glued(first: Word, rest: Word) -> Word:
+    """One word of two pieces the grammar split: a ``$`` that ends the first starts a variable."""
+    expansions = set(first.expansions) | set(rest.expansions)
+    if first.text.endswith("$") and re.match(r"[A-Za-z_{]", rest.text):
+        expansions.add("variable")
+    ordered = tuple(kind for kind in EXPANSION_KINDS if kind in expansions)
+    kind = SUBSTITUTION if "substitution" in ordered else EXPANDABLE if ordered else LITERAL
+    return Word(first.text + rest.text, first.value + rest.value, kind, first.line, ordered)
 
 
 #: node types that hold statements without being one (a loop's do ... done, an if's else)
@@ -653,6 +697,11 @@ def assignments(statements: Sequence[Statement]) -> Iterator[Assignment]:
 
 
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+
+def assigned(statements: Sequence[Statement]) -> FrozenSet[str]:
+    """Every variable ``statements`` set: by an assignment, a declaration or a for loop."""
+    return frozenset([*(a.name for a in assignments(statements)), *_loop_variables(statements)])
 
 
 #: the longest value known_values works out (a value may name another twice, which names another twice...)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
@@ -94,6 +94,7 @@ class _Builder:
         self.traps: Dict[str, Tuple[int, str]] = {}          # a copy-back trap's action -> (its line, its text)
         self.copy_backs: Dict[str, List[Dict]] = {}          # a function such a trap calls -> the stage.outputs it copies
         self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
+        self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
@@ -726,8 +727,14 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
     if to is None or not archive:
         return None
+    archive = bashtree.substituted(archive, build.values)
+    if any((a or b) in build.assigned for a, b in _VARIABLE.findall(archive)):
+        return None   # a name the script sets, to a value import cannot tell: staged in before it is set, it would be unbound
     _add_input(build, archive, to)
     return _MAPPED
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
 def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
@@ -773,6 +780,7 @@ def _collect_traps(build: _Builder, script: bashtree.Script) -> None:
     """The traps set for the job's end or its time limit, and, for each function they call, the
     copies back out of $SLURM_TMPDIR it makes (stage.outputs), read through the variables it sets."""
     build.values = bashtree.known_values(script.statements)
+    build.assigned = bashtree.assigned(script.statements)
     for trap in bashtree.traps(script):
         if not COPY_BACK_SIGNALS & set(trap.signals):
             continue

@@ -230,3 +230,22 @@ def test_the_grammar_is_loaded_when_a_script_is_read_not_when_import_is_imported
     code = ("import sys\nimport slurmkit.port.porting\nassert 'tree_sitter' not in sys.modules\n"
             "from slurmkit.port.bashtree import parse\nparse('true')\nassert 'tree_sitter' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("line, argv", [
+    ("echo $HOME/data/$NAME.tar x", ["echo", "$HOME/data/$NAME.tar", "x"]),
+    ("$FOO/$BAR/exe x", ["$FOO/$BAR/exe", "x"]),
+    ("echo ${A}/$B.c", ["echo", "${A}/$B.c"]),
+])
+def test_a_word_the_grammar_splits_after_its_second_dollar_is_one_word(line, argv):
+    """tree-sitter-bash 0.25 reads ``$A/$B.c`` as ``$A/$`` and ``B.c``; bash reads one word."""
+    (command,) = parse(line + "\n").statements
+    assert command.argv == argv and "variable" in command.words[-2 if line.endswith(" x") else -1].expansions
+
+
+def test_an_assignment_the_grammar_splits_is_still_an_assignment_and_runs_nothing():
+    script = parse("DEST=$HOME/$NAME.out\nexport D2=$A/$B.c\n./app\n")
+    dest, export, app = script.statements
+    assert dest.words == () and dest.prefix[0].value.value == "$HOME/$NAME.out"
+    assert export.argv == ["export", "D2=$A/$B.c"] and export.declared[0].value.value == "$A/$B.c"
+    assert main_program(script).command is app

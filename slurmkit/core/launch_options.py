@@ -28,6 +28,8 @@ ACTIONS = {
     "exported": "jobs pass the submitting environment to every task",
     "cosmetic": "output labelling only",
     "mpi": "the profile names the MPI plugin srun uses",
+    "output": "srun wrote its tasks' output (or read their input) there; slurmkit's tasks write to the job's log "
+              "(%x-%j.out): if something reads that file, redirect the program's output in launch.shell",
 }
 #: the actions of accelerate's options, which accelerate_import.py reads and gives their reasons
 ACCELERATE_READ = ("accelerate_counts", "accelerate_precision", "accelerate_program", "accelerate_cpu", "accelerate_dynamo",
@@ -56,6 +58,7 @@ SRUN = {
     **_table("cosmetic", 0, "-l", "--label", "-u", "--unbuffered", "-v", "--verbose", "-Q", "--quiet",
              "-K", "--kill-on-bad-exit"),
     **_table("cosmetic", 1, "-J", "--job-name", "-W", "--wait"),
+    **_table("output", 1, "-o", "--output", "-e", "--error", "-i", "--input", "--open-mode"),
 }
 MPIRUN = {
     **_table("counts", 1, "-np", "-n", "-c", "--np", "--n"),
@@ -154,8 +157,33 @@ ACCELERATE = {
     **_table("accelerate_logs", 1, "-t"),
     **_both("not_carried", *_ACCELERATE_NOT_CARRIED),
 }
+#: charmrun (Charm++, NAMD's launcher): its options start with + (``++p 80``, ``++ppn 39``, ``+p8``);
+#: the program's own + options (``namd2 +setcpuaffinity``) follow the program. Sources: NAMD 3.0's
+#: release notes and Charm++'s manual (charmrun's ++ options).
+CHARMRUN = {
+    **_table("counts", 1, "++p", "+p", "++n", "++np", "++ppn", "+ppn", "++numHosts"),
+    **_table("hosts", 1, "++nodelist", "++nodegroup", "++remote-shell", "++runscript", "++mpiexec-no-n", "++server-port"),
+    **_table("hosts", 0, "++mpiexec", "++local", "++scalable-start", "++batch"),
+    **_table("binding", 1, "+pemap", "+commap"),
+    **_table("binding", 0, "+setcpuaffinity"),
+    **_table("cosmetic", 0, "++verbose", "++quiet"),
+    **_table("cosmetic", 1, "++timeout"),
+}
+#: GNU Parallel's options (those of the Alliance's GNU Parallel page and more): the ones listed take
+#: the next word as their value; the command follows them, then ``:::``/``::::`` and its arguments.
+PARALLEL_VALUE_OPTIONS = frozenset((
+    "-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd", "--env",
+    "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout", "--memfree", "--load",
+    "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"))
+PARALLEL = _table("tasks", 1, *PARALLEL_VALUE_OPTIONS)
 LAUNCHERS = {"srun": SRUN, "mpirun": MPIRUN, "mpiexec": MPIRUN, "mpiexec.hydra": MPIRUN, "torchrun": TORCHRUN,
              "horovodrun": HOROVODRUN, "accelerate": ACCELERATE}
+#: every launcher whose program import finds after its options: LAUNCHERS, which import maps onto a
+#: spec's launcher, and those it only reads past (charmrun starts its own processes; GNU Parallel
+#: runs its command once per argument).
+ALL_LAUNCHERS = {**LAUNCHERS, "charmrun": CHARMRUN, "parallel": PARALLEL}
+#: launchers whose options start with + rather than -
+_PLUS_OPTIONS = frozenset(("charmrun",))
 #: launchers that run their program with a Python of their own unless told not to (python_program).
 RUN_WITH_PYTHON = frozenset(("torchrun", "accelerate"))
 #: srun reads a short option's value glued to it (-n4), as accelerate's argparse does (-t3); the MPI launchers do not.
@@ -172,17 +200,19 @@ class Parsed(Record):
     program: Tuple[str, ...]                     # the command the launcher starts
 
 
-def parse(words: List[str]) -> Parsed:
-    """Split a launch line's words into its launcher, the launcher's options and the program."""
+def parse(words: List[str], launchers: Dict[str, Dict[str, Option]] = LAUNCHERS) -> Parsed:
+    """Split a launch line's words into its launcher (one of ``launchers``), the launcher's
+    options and the program."""
     name = words[0].rsplit("/", 1)[-1] if words else ""
     if name.startswith("python") and len(words) > 2 and words[1] == "-m" and words[2] in TORCH_MODULES:
         name, words = "torchrun", ["torchrun", *words[3:]]
     name, words = _accelerate_launch(name, words)
-    table = LAUNCHERS.get(name)
+    table = launchers.get(name)
     if table is None:
         return Parsed(None, (), tuple(words))
     options, index = [], 1
-    while index < len(words) and words[index].startswith("-") and words[index] != "--":
+    start = "+" if name in _PLUS_OPTIONS else "-"
+    while index < len(words) and words[index].startswith(start) and words[index] not in ("--", ":::", "::::"):
         option, values, index = _one_option(name, table, words, index)
         options.append((option, values, table[option].action if option in table else "unknown"))
     if index < len(words) and words[index] == "--":

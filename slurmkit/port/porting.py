@@ -1,7 +1,9 @@
 """Existing sbatch scripts into job specs (``slurmkit import``).
 
 Users of the retired clusters arrive with scripts written by hand. ``import_script`` reads the
-``#SBATCH`` directives in every spelling sbatch accepts, the ``module load`` lines, a
+script as bash does (bashtree.py: its statements, the job's program found by what it is, its
+traps and the functions they call, the lines bash refuses), then the ``#SBATCH`` directives in
+every spelling sbatch accepts, the ``module load`` lines, a
 virtualenv recipe, staging to ``$SLURM_TMPDIR``, hand-made distributed set-ups and the launch
 line (its launcher's options read with their arity, see launch_options.py). Every line of the
 script ends in one of four places, each with a note: mapped onto a spec field, dropped because
@@ -14,18 +16,18 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
-from slurmkit.core.shellwords import commands, raw_words, split_at_operators
+from slurmkit.core.shellwords import raw_words, split_at_operators
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import
+from slurmkit.port import accelerate_import, bashtree
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -42,10 +44,6 @@ DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an ar
 #: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
 OWN_OPTIONS = PORT_HINTS
 DERIVED_VARIABLES = {"OMP_NUM_THREADS", "MKL_NUM_THREADS"}
-#: GNU Parallel's options that take the next word as their value (those of the Alliance's GNU Parallel page and more).
-PARALLEL_VALUE_OPTIONS = {"-j", "--jobs", "-P", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
-                          "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--tmpdir", "--halt", "--timeout",
-                          "--memfree", "--load", "--retries", "--tagstring", "--block", "--recstart", "--recend", "-a", "--arg-file"}
 _NO_SSH = "srun starts one GNU Parallel per node, not SSH"
 #: GNU Parallel's options that the many-tasks kind sets itself, or replaces, and why.
 PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed with --resume-failed",
@@ -55,11 +53,6 @@ PARALLEL_REPLACED = {"--joblog": "a joblog per node in <name>.joblog/, resumed w
                      "--env": "tasks inherit the job's environment"}
 #: variables of a hand-made rendezvous, which the distributed kinds set themselves
 RENDEZVOUS_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "TF_CONFIG"}
-#: the first word of a line that runs the job's program
-PROGRAMS = ("srun", "mpirun", "mpiexec", "mpiexec.hydra", "torchrun", "horovodrun", "accelerate", "accelerate-launch",
-            "python", "python3", "parallel",
-            "Rscript", "R", "julia", "java", "matlab", "octave", "bash", "sh", "apptainer", "singularity", "timeout",
-            "time", "stdbuf", "numactl", "taskset", "make", "xargs")
 #: commands that only print, kept as they are
 INFORMATIONAL = ("echo", "printf", "date", "hostname", "nvidia-smi", "env", "printenv", "pwd", "ls", "which", "lscpu",
                  "free", "df", "uname", "sleep", "module list", "ml list")
@@ -98,7 +91,13 @@ class _Builder:
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
         self.signal: Optional[Tuple[int, str, str, str]] = None   # (line, text, directive, lead) of the script's --signal=USR1@N
         self.requeue_lines: List[Tuple[int, str, str]] = []       # (line, text, directive): --requeue, --no-requeue, --open-mode
-        self.traps: Dict[str, Tuple[int, str]] = {}          # function name -> its copy-back trap line
+        self.traps: Dict[str, Tuple[int, str]] = {}          # a copy-back trap's action -> (its line, its text)
+        self.copy_backs: Dict[str, List[Dict]] = {}          # a function such a trap calls -> the stage.outputs it copies
+        self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
+        self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
+        self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
+        self.comments: Dict[int, str] = {}                   # a comment by its line
+        self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
         self.launcher_name: Optional[str] = None
         self.module_use = False
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
@@ -120,14 +119,19 @@ class _Builder:
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
     """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
     build = _Builder()
-    units = _units(text)
+    script = bashtree.parse(text)
+    units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     for number, unit in units[:first_body]:
         _directive_line(build, number, unit[len("#SBATCH"):])
     body = units[first_body:]
-    launch_at = _launch_index(body)
-    _collect_traps(build, body)
+    unread = _not_bash(build, script, body, text)
+    build.program = bashtree.main_program(script)
+    launch_at = _launch_index(body, build.program, unread)
+    _collect_traps(build, script)
     for index, (number, unit) in enumerate(body):
+        if index in unread:
+            continue
         if unit.startswith("#SBATCH"):
             build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
         elif index == launch_at:
@@ -139,15 +143,13 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     if launch_at is None:
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
+    _arguments(build, script, text)
     _finish(build, name, profile)
     _validated(build)
     return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
 
 
 # ------------------------------------------------------------------------------------ lines
-
-_OPENERS = {"if": "fi", "for": "done", "while": "done", "until": "done", "case": "esac", "{": "}"}
-
 
 #: the largest script import reads (an sbatch script is a few KiB), and the longest line it
 #: parses as shell words (shlex is quadratic in a word's length; a longer line is kept as written).
@@ -157,71 +159,72 @@ MAX_PARSED_LINE = 8 << 10
 MAX_HEREDOC_LINES = 200
 
 
-def _units(text: str) -> List[Tuple[int, str]]:
-    """The script as (first line number, text) units: continued lines joined, a heredoc, an
-    ``if``/``for``/``while``/``case`` block and a function body each one unit."""
-    units: List[Tuple[int, str]] = []
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        number, current = index + 1, lines[index].strip()
-        index += 1
-        while current.endswith("\\") and index < len(lines):
-            current = current[:-1].rstrip() + " " + lines[index].strip()
-            index += 1
-        if re.search(r"\(\)\s*$", current) and index < len(lines):   # f()  with its { on the next line
-            current += "\n" + lines[index].rstrip()
-            index += 1
-        if not current or (current.startswith("#") and not current.startswith("#SBATCH")):
-            continue
-        heredoc = _HEREDOC.search(current) if not current.startswith("#") else None
-        end = heredoc.group(1) if heredoc else None
-        depth = _depth(current)
-        parts = [current]   # joined once: adding to one string copies it each time (quadratic)
-        while (end or depth > 0) and index < len(lines):
-            line = lines[index]
-            index += 1
-            parts.append(line.rstrip())
-            if end and line.strip() == end:
-                end = None
-            elif not end:
-                depth += _depth(line.strip())
-        units.append((number, "\n".join(parts)))
-    return units
+def _units(text: str, script: bashtree.Script, build: _Builder) -> List[Tuple[int, str]]:
+    """The script as (first line number, text) units, as bash reads it (``script``): a command
+    with its continued lines and multi-line strings, a heredoc, a block and a function each one
+    unit, statements that share a line (``f() { ...; }; trap f USR1``) one unit together, each
+    ``#SBATCH`` line one. ``build.tree`` keeps each unit's statements, by its first line."""
+    lines = [line.rstrip("\r") for line in text.replace("\r\n", "\n").split("\n")]
+    groups: List[List] = []    # [first line, last line, statements]
+    for statement in script.statements:
+        if groups and statement.line <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], statement.end_line)
+            groups[-1][2].append(statement)
+        else:
+            groups.append([statement.line, statement.end_line, [statement]])
+    covered = {n for first, last, _ in groups for n in range(first, last + 1)}
+    units = [(first, _unit_text(lines[first - 1:last], statements)) for first, last, statements in groups]
+    build.tree = {first: tuple(statements) for first, _, statements in groups}
+    build.comments = {comment.line: comment.text for comment in script.comments}
+    # what the grammar left out (text bash refuses; _not_bash notes it), and the #SBATCH lines, line by line
+    units += [(number, line.strip()) for number, line in enumerate(lines, 1) if number not in covered and line.strip()
+              and (not line.strip().startswith("#") or line.strip().startswith("#SBATCH"))]
+    return sorted(units)
 
 
-#: a heredoc's start (not ``<<<``, not a shift in ``$((1<<2))``), and its end word
-_HEREDOC = re.compile(r"(?<![<\d])<<-?\s*['\"]?([A-Za-z_]\w*)")
+def _unit_text(lines: List[str], statements: List[bashtree.Statement]) -> str:
+    """A unit's lines as import keeps them: a command's continued lines joined into one, the
+    lines of a block (or of a string that spans lines) as written."""
+    single = len(statements) == 1 and not isinstance(statements[0], (bashtree.Block, bashtree.Function)) and \
+        not any(c.heredocs for c in bashtree.walk(statements))
+    text = lines[0].strip()
+    for line in lines[1:]:
+        if single and text.endswith("\\"):
+            text = text[:-1].rstrip() + " " + line.strip()
+        else:
+            text += "\n" + (line if single else line.rstrip())
+    return text[:-1].rstrip() if single and text.endswith("\\") else text   # continued into nothing
 
 
-def _depth(line: str) -> int:
-    """How many blocks ``line`` opens minus how many it closes: the reserved words in command
-    position, outside quotes and before a comment (``echo all done`` and ``# if it fails``
-    open and close nothing)."""
-    if len(line) > MAX_PARSED_LINE:
-        return 0   # not read as words (MAX_PARSED_LINE): kept as written
-    words = _command_words(line)
-    return sum(1 for w in words if w in _OPENERS) - sum(1 for w in words if w in _CLOSERS)
+def _not_bash(build: _Builder, script: bashtree.Script, body: List[Tuple[int, str]], text: str) -> Set[int]:
+    """Where bash cannot read the script, it stops, and nothing from there on ran: one to-do that
+    names the line, over every line from its unit on; the indexes of those units, which nothing
+    reads further (what the grammar made of them is a guess)."""
+    if not script.errors:
+        return set()
+    number = script.errors[0][0]
+    start = max((i for i, (first, _) in enumerate(body) if first <= number), default=0)
+    first = body[start][0] if body else number
+    lines = text.replace("\r\n", "\n").split("\n")
+    build.note(first, "\n".join(lines[first - 1:]).rstrip(), "to do",
+               f"bash cannot read the script from line {number} on ({script.refusal or 'bash -n refuses it'}): the job "
+               "stopped there, so nothing from here on ran; correct the script and import it again")
+    return set(range(start, len(body)))
 
 
-_CLOSERS = frozenset(_OPENERS.values())
-#: after these (or a word ending in ; & |, or a function's ``name()``) the next word is a command
-_COMMAND_FOLLOWS = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time", "&&", "||", "|", "&", ";"))
+def _unit_words(build: _Builder, number: int, unit: str) -> List[str]:
+    """The words of a unit that is one simple command as bash reads them (``VAR=x`` prefixes
+    first, as sbatch scripts' readers expect); the first line's words (shlex) otherwise."""
+    command = _single_command(build, number)
+    if command is None or len(unit.split("\n", 1)[0]) > MAX_PARSED_LINE:
+        return _words(unit)
+    return [f"{a.name}={a.value.value}" for a in command.prefix] + command.argv
 
 
-def _command_words(line: str) -> List[str]:
-    """The words of ``line`` that stand where a command does (the first, and those after a
-    separator or a reserved word that a command follows), up to an unquoted comment."""
-    found, command_position = [], True
-    for word in raw_words(line):
-        if word.startswith("#"):
-            break
-        bare = word.rstrip(";&|")
-        reserved = command_position and (bare in _COMMAND_FOLLOWS or bare.endswith("()"))
-        if command_position and bare:
-            found.append(bare)
-        command_position = word != bare or reserved or bare in ("&&", "||", "|", "&", ";")
-    return found
+def _single_command(build: _Builder, number: int) -> Optional[bashtree.Command]:
+    """The unit's one simple command, or None (a pipeline, a list, a block, several statements)."""
+    statements = build.tree.get(number, ())
+    return statements[0] if len(statements) == 1 and isinstance(statements[0], bashtree.Command) else None
 
 
 def _words(unit: str) -> List[str]:
@@ -234,31 +237,25 @@ def _words(unit: str) -> List[str]:
         return []
 
 
-def _launch_index(body: List[Tuple[int, str]]) -> Optional[int]:
-    """The last unit that runs a program (in any command of an ``&&``/``;`` chain): the job's payload."""
-    found = None
-    for index, (_, unit) in enumerate(body):
-        first = unit.split("\n", 1)[0]
-        if "\n" in unit and re.match(r"(for|while|until|if)\b", unit) and _runs_program(_words(unit.split("\n", 1)[1])):
-            found = index   # a loop of runs: the whole block is the payload
-        elif "\n" in unit and "<<" in first and _runs_program(_words(first)) and not {"bash", "sh"} & set(_words(first)):
-            found = index   # python - << EOF ... EOF: a program with its input in the script
-        elif "\n" not in unit and _words(unit) and \
-                any(_runs_program(_words(re.sub(r"^(do|then|else)\s+", "", piece))) for piece in commands(unit)):
-            found = index
-    return found
+def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Program], unread: Set[int]) -> Optional[int]:
+    """The unit that holds the job's program (bashtree.main_program: the last command that is
+    not set-up), a loop or an if around it included."""
+    if program is None:
+        return None
+    held = [i for i, (first, _) in enumerate(body) if first <= program.statement.line]
+    return held[-1] if held and held[-1] not in unread else None
 
 
-def _runs_program(words: List[str]) -> bool:
-    if not words or _is_staging(words) or words[0] in ("export", "cd", "set", "module", "ml", "source", ".", "trap"):
-        return False
-    if words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]) or "install" in words[:4]:
-        return False
-    return words[0] in PROGRAMS or words[0].startswith("./") or ("/" in words[0] and not _tmpdir(words[0]))
-
-
-def _is_staging(words: List[str]) -> bool:
-    return words[0] in ("cp", "tar", "rsync", "mkdir", "unzip", "mv") and any("SLURM_TMPDIR" in w for w in words)
+def _arguments(build: _Builder, script: bashtree.Script, text: str) -> None:
+    """``$1``, ``"$@"``: sbatch passes a script the words after its name, and a spec has none to pass."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    used: Dict[int, List[str]] = {}
+    for number, written in script.positional:
+        used.setdefault(number, []).append(written)
+    for number, written_ in used.items():
+        build.note(number, lines[number - 1].strip(), "to do",
+                   f"it reads the script's arguments ({', '.join(dict.fromkeys(written_))}), the words sbatch passed after the "
+                   "script's name; a spec has no arguments: write their values in their place (or make them an array's parameters)")
 
 
 # ---------------------------------------------------------------------------------- directives
@@ -510,10 +507,13 @@ def _body_unit(build: _Builder, number: int, unit: str) -> None:
     if "<<" in unit.split("\n")[0]:
         _heredoc(build, number, unit)
         return
-    if "\n" in unit:
+    if any(isinstance(s, bashtree.Function) for s in build.tree.get(number, ())):
+        _functions(build, number, unit)
+        return
+    if "\n" in unit and _single_command(build, number) is None:
         _block(build, number, unit)
         return
-    words = _words(unit)
+    words = _unit_words(build, number, unit)
     if not words:
         build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
         return
@@ -545,12 +545,28 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
         build.keep(number, unit)
 
 
-def _block(build: _Builder, number: int, unit: str) -> None:
-    function = re.match(r"(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)", unit)
-    if function and function.group(1) in build.traps and _copy_backs(build, unit):
-        build.note(number, unit, "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit "
-                                                         "saves them on every exit and before the time limit")
+def _functions(build: _Builder, number: int, unit: str) -> None:
+    """A unit that defines a function: one that a copy-back trap calls is stage.outputs (and its
+    trap, on the same line, is noted on its own); any other is kept as written."""
+    statements = build.tree[number]
+    function = statements[0]
+    traps = [s for s in statements[1:] if isinstance(s, bashtree.Command) and s.name == "trap"]
+    if not (isinstance(function, bashtree.Function) and function.name in build.copy_backs and len(traps) == len(statements) - 1):
+        build.keep(number, _array_names(build, unit))
         return
+    for output in build.copy_backs[function.name]:
+        _add_output(build, output)
+    build.note(number, function.text, "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit saves them on every "
+                                                "exit and before the time limit")
+    for trap in traps:
+        verdict = _trap_line(build, trap.argv, trap.text) or ("kept",)
+        if verdict[0] == "kept":
+            build.keep(trap.line, trap.text, *verdict[1:])
+        else:
+            build.note(trap.line, trap.text, *verdict)
+
+
+def _block(build: _Builder, number: int, unit: str) -> None:
     build.keep(number, _array_names(build, unit))
 
 
@@ -560,10 +576,6 @@ def _shell_option_line(build: _Builder, words: List[str], unit: str) -> Optional
     return None
 
 
-#: ``ml``'s subcommands; any other first word is a module to load (``ml NAME...``)
-_ML_SUBCOMMANDS = ("list", "purge", "save", "restore", "use", "unload", "spider", "av")
-
-
 def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if words[0] not in ("module", "ml"):
         return None
@@ -571,7 +583,7 @@ def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[
     if rest[:1] == ["use"]:
         build.module_use = True
         return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
-    modules = _loaded_modules(words[0], rest)
+    modules = bashtree.loaded_modules(words)
     if modules is not None and build.module_use:
         return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
     if modules is not None:
@@ -579,13 +591,6 @@ def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
     return ("kept",) if unit else None
-
-
-def _loaded_modules(command: str, rest: List[str]) -> Optional[List[str]]:
-    """The modules ``module load|add NAME...`` or ``ml NAME...`` loads; None for the other subcommands."""
-    if command == "module":
-        return rest[1:] if rest[:1] in (["load"], ["add"]) else None
-    return rest if rest and rest[0] not in _ML_SUBCOMMANDS else None
 
 
 def _load_modules(build: _Builder, modules: List[str], conda_refused: bool) -> _Verdict:
@@ -722,8 +727,14 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
     if to is None or not archive:
         return None
+    archive = bashtree.substituted(archive, build.values)
+    if any((a or b) in build.assigned for a, b in _VARIABLE.findall(archive)):
+        return None   # a name the script sets, to a value import cannot tell: staged in before it is set, it would be unbound
     _add_input(build, archive, to)
     return _MAPPED
+
+
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
 def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
@@ -761,42 +772,66 @@ def _tmpdir(path: str) -> Optional[str]:
     return None if match is None else (match.group(1) or "").strip("/")
 
 
-def _collect_traps(build: _Builder, body: List[Tuple[int, str]]) -> None:
-    for number, unit in body:
-        words = _words(unit)
-        if words[:1] == ["trap"] and len(words) >= 3 and any(s in ("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM")
-                                                             for s in words[2:]):
-            build.traps[words[1].strip()] = (number, unit)
+#: the signals of a trap that copies results back: slurmkit saves stage.outputs on each of them itself
+COPY_BACK_SIGNALS = frozenset(("USR1", "SIGUSR1", "10", "EXIT", "TERM", "SIGTERM"))
+
+
+def _collect_traps(build: _Builder, script: bashtree.Script) -> None:
+    """The traps set for the job's end or its time limit, and, for each function they call, the
+    copies back out of $SLURM_TMPDIR it makes (stage.outputs), read through the variables it sets."""
+    build.values = bashtree.known_values(script.statements)
+    build.assigned = bashtree.assigned(script.statements)
+    for trap in bashtree.traps(script):
+        if not COPY_BACK_SIGNALS & set(trap.signals):
+            continue
+        build.traps[trap.action.strip()] = (trap.line, trap.command.text)
+        for function in trap.functions:
+            outputs = _outputs(build, function.body)
+            if outputs:
+                build.copy_backs[function.name] = outputs
 
 
 def _trap_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] != "trap" or len(words) < 3:
         return None
-    action = words[1]
-    if action in build.traps and re.fullmatch(r"[A-Za-z_]\w*", action):
+    action = words[1].strip()
+    if action in build.copy_backs:
         return ("dropped", "slurmkit saves stage.outputs on every exit and on USR1 before the time limit")
     if _copy_backs(build, action):
         return ("mapped", "a copy-back trap: its copies are stage.outputs, saved on every exit and before the time limit")
+    if action in build.traps and re.fullmatch(r"[A-Za-z_][\w-]*", action):
+        return ("to do", f"{action} runs at the job's end or at its time limit, and import finds in it no copy out of "
+                         "$SLURM_TMPDIR it can read as stage.outputs (slurmkit's own exit handling saves only those): list "
+                         "what it saves as stage.outputs, or carry it over by hand")
     return ("kept",)
 
 
-def _copy_backs(build: _Builder, text: str) -> bool:
-    """Map each ``cp [-r] $SLURM_TMPDIR/X Y`` in ``text`` (a trap action or function body) to stage.outputs."""
-    found = False
-    for command in re.split(r"[;\n]|&&|\|\|", text):
-        words = _words(command.strip().strip("'\""))
-        if words and words[0] in ("cp", "rsync"):
-            paths = [w for w in words[1:] if not w.startswith("-")]
-            if len(paths) == 2 and _tmpdir(paths[0]):
-                _add_output(build, {"from": _tmpdir(paths[0]), "to": _home(paths[1])})
-                found = True
+def _copy_backs(build: _Builder, text: str, statements: Optional[Sequence[bashtree.Statement]] = None) -> bool:
+    """Map each copy out of $SLURM_TMPDIR in ``text`` (a trap's action, a line; ``statements``
+    where it is read already) to stage.outputs."""
+    outputs = _outputs(build, bashtree.parse(text).statements if statements is None else statements)
+    for output in outputs:
+        _add_output(build, output)
+    return bool(outputs)
+
+
+def _outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[Dict]:
+    """``cp [-r] $SLURM_TMPDIR/X Y`` and ``rsync ... $SLURM_TMPDIR/X Y`` in ``statements`` as
+    stage.outputs, each variable whose value is certain (bashtree.known_values) put in first."""
+    found = []
+    for command in bashtree.walk(statements):
+        if command.name not in ("cp", "rsync"):
+            continue
+        paths = [bashtree.substituted(w, build.values) for w in command.argv[1:] if not w.startswith("-")]
+        if len(paths) == 2 and _tmpdir(paths[0]):
+            found.append({"from": _tmpdir(paths[0]), "to": _home(paths[1])})
     return found
 
 
 def _after_launch(build: _Builder, number: int, unit: str) -> None:
     """A line after the program's: a copy back, a report or a clean-up has a place in the spec;
     anything else runs after the program only in a launch without a launcher."""
-    words = _words(unit)
+    words = _unit_words(build, number, unit)
     verdict = _after_launch_verdict(build, words, unit) if words else None
     if verdict:
         build.note(number, unit, *verdict)
@@ -860,37 +895,79 @@ def _run_after(build: _Builder, number: int, unit: str) -> None:
 # -------------------------------------------------------------------------------------- launch
 
 def _launch_line(build: _Builder, number: int, line: str) -> None:
-    if "\n" in line:
+    command = _single_command(build, number)
+    if "\n" in line and (command is None or command.heredocs):
         build.spec["launch"] = {"shell": _array_names(build, line)}
         build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
-    try:
-        whole = shlex.split(line, comments=True)
-    except ValueError:
-        whole = []
+    line = _without_comment(build, number, line)
+    whole = _parallel_words(command, line)
     if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
         return
     head, operators = split_at_operators(line)
-    raw = raw_words(head)
-    parsed, srun = accelerate_import.under_srun(launch_options.parse([_unquote(w) for w in raw]))
+    prefix, raw, words = _launch_words(command, head)
+    parsed, srun = accelerate_import.under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
     program = _program_words(parsed, raw)
     _read_launcher(build, number, line, parsed, srun)
     launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
     tail = _array_names(build, line[len(head):].strip())
     program = [_array_names(build, w) for w in program]
     program_text = " ".join(program)
-    build.launch_as_written = program_text + (" " + tail if tail else "")
+    build.launch_as_written = " ".join(filter(None, (prefix, program_text, tail)))
+    shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w)]
     reason = ""
-    if operators or _NEEDS_SHELL.search(program_text):
+    if operators or prefix or shell_words or _NEEDS_SHELL.search(program_text):
         launch["shell"] = build.launch_as_written
-        reason = ("a shell line (" + ", ".join(dict.fromkeys(operators or ["$(...), $((...)) or a glob"]))
-                  + "): launch.shell, run by bash as written")
+        reason = _shell_reason(operators, prefix, shell_words)
         if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
             build.per_task_shell = (number, line, operators)
     else:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
     build.spec["launch"] = launch
     build.note(number, line, "mapped", reason)
+
+
+def _needs_bash(word: bashtree.Word) -> bool:
+    """Whether only bash can give the program this word: it expands more than variables in it
+    (a brace range, a glob, $(...)); a leading ``~/`` a spec writes as $HOME (_spec_word)."""
+    expands = set(word.expansions) - {"variable"}
+    if expands == {"tilde"} and (word.value == "~" or word.value.startswith("~/")):
+        return False
+    return bool(expands)
+
+
+def _parallel_words(command: Optional[bashtree.Command], line: str) -> List[str]:
+    """The launch's words as GNU Parallel reads its tasks: with its input (``parallel < FILE``, _parallel_tasks)."""
+    if command is not None:
+        return command.argv + [w for r in command.redirects if r.operator == "<" for w in ("<", r.target)]
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError:
+        return []
+
+
+def _without_comment(build: _Builder, number: int, line: str) -> str:
+    """The unit's text without the comment that ends it (bash's reading: ``./app  # run it`` is ``./app``)."""
+    last = max((s.end_line for s in build.tree.get(number, ())), default=number + line.count("\n"))
+    comment = build.comments.get(last)
+    return line[:-len(comment)].rstrip() if comment and line.endswith(comment) else line
+
+
+def _launch_words(command: Optional[bashtree.Command], head: str) -> Tuple[str, List[str], Optional[Tuple[bashtree.Word, ...]]]:
+    """The launch's ``VAR=x`` prefix as written, its words as written, and as bash reads them
+    (None where the unit is no simple command, or its redirections stand among its words)."""
+    raw = raw_words(head)
+    if command is None or len(raw) != len(command.prefix) + len(command.words):
+        return "", raw, None
+    return " ".join(raw[:len(command.prefix)]), raw[len(command.prefix):], command.words
+
+
+def _shell_reason(operators: List[str], prefix: str, shell_words: List[str]) -> str:
+    what = list(dict.fromkeys(operators))
+    if prefix:
+        what.append(f"{prefix} set for the program alone")
+    what += [f"{word}, which bash expands" for word in shell_words]
+    return "a shell line (" + (", ".join(what) or "$(...), $((...)) or a glob") + "): launch.shell, run by bash as written"
 
 
 #: what makes a program's words a shell line: a command substitution, or a glob
@@ -945,7 +1022,7 @@ def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
     index = 1
     while index < len(words) and words[index].startswith("-") and words[index] not in (":::", "::::"):
         option, equals, value = words[index].partition("=")
-        if not equals and option in PARALLEL_VALUE_OPTIONS and index + 1 < len(words):
+        if not equals and option in launch_options.PARALLEL_VALUE_OPTIONS and index + 1 < len(words):
             index, value = index + 1, words[index + 1]
         elif not equals and re.fullmatch(r"-j\d+", option):
             option, value = "-j", option[2:]
@@ -1011,6 +1088,9 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
                 build.note(number, spelled, "to do", f"the script started {values[0]} tasks here where the job has "
                                                      f"{expected}: slurmkit starts {expected}; change the request or the program")
                 continue
+        if action == "output":
+            build.note(number, spelled, "to do", launch_options.ACTIONS[action])
+            continue
         if action == "unknown":
             build.note(number, spelled, "to do", f"{parsed.launcher} option {option} is not one slurmkit knows: "
                                                  "if it takes a value, the command is wrong; carry it over by hand")
@@ -1142,6 +1222,8 @@ def _plain_kind(build: _Builder) -> str:
     if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1:
         return _one_process(build)
     if tasks > 1:
+        if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
+            _srun_added(build, tasks)
         launch.setdefault("launcher", "srun")
         return first_kind(rank_count_is_users=True).name
     if build.launcher_name == "torchrun" and "gpus" in res:
@@ -1156,6 +1238,21 @@ def _plain_kind(build: _Builder) -> str:
     if "gpus" in res:
         return first_kind(gpu_required=True, processes=ONE).name
     return first_kind(pins_threads=True).name if res.get("cpus_per_task", 1) > 1 else DEFAULT_KIND
+
+
+def _srun_added(build: _Builder, tasks: int) -> None:
+    """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
+    ran once, on the first node (charmrun, a workflow manager start their own processes from
+    there); the kind whose ranks are the user's starts it with srun, once per task. Only the user
+    knows which was meant."""
+    starter = build.program.launcher if build.program is not None else None
+    how = f"{starter} starts its own processes from there" if starter and starter not in launch_options.LAUNCHERS else \
+        "unless it starts its own processes from there, the other nodes stood idle"
+    build.note(0, "launcher: srun", "to do", f"the script started the program without srun or mpirun on "
+               f"{build.spec['resources'].get('nodes', 1)} nodes, so it ran once, on the first node ({how}); slurmkit "
+               f"starts it with srun, {tasks} copies at once: if it is an MPI program srun should start, remove this line; "
+               f"if it starts its own processes, kind {first_kind(rank_count_is_users=True).name} cannot run it: run it as "
+               "written from a script of your own")
 
 
 _TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
@@ -1423,7 +1520,9 @@ def _validated(build: _Builder) -> None:
             if error.detail == "is required" and len(path) > 1 and isinstance(path[-2], int):
                 # an item of a list whose required key was left out before: the item goes whole
                 path, reason = path[:-1], f"its {path[-1]} was left out"
-            if not path or not _leave_out(build.spec, path):
+            while path and not _leave_out(build.spec, path):
+                path = path[:-1]   # a required key already left out: the entry that needs it goes too
+            if not path:
                 raise
             build.note(0, format_keypath(path), "to do", f"left out, {reason}: set it by hand")
 

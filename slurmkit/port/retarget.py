@@ -25,6 +25,7 @@ from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
+from slurmkit.port import bashtree
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, check_module
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -157,6 +158,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_memory(port)
     _port_time(port)
     _port_modules(port)
+    _port_kept_modules(port)
     _port_directives(port)
     _port_account(port)
     if port.refusals:
@@ -612,6 +614,50 @@ def _port_modules(port: _Port) -> None:
     if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
     _port_venv(port, moved[0] if moved else None, [c for c in checks if c.why and c.module.startswith("python/")])
+
+
+def _port_kept_modules(port: _Port) -> None:
+    """Module lines slurmkit keeps as written (environment.setup and launch.shell: in an if, a
+    loop, a function) are not rewritten with environment.modules. Each that would not load as
+    written on the target (an old StdEnv, the source site's own stack, a module or version the
+    target's catalogue lacks) is a to-do in the ported spec, which ``check`` reports until done.
+    After ``module use``, a module may come from the user's own folder: only StdEnv and the site
+    stacks are checked then."""
+    own_folder = False
+    for field, text in _kept_shell(port):
+        for command in bashtree.module_commands(bashtree.parse(text)):
+            own_folder = own_folder or command.argv[1:2] == ["use"]
+            problems = [p for m in bashtree.loaded_modules(command.argv) or [] for p in [_kept_module_problem(port, m, own_folder)] if p]
+            if problems:
+                port.todos.append(f"{field}: `{command.text}` (its line {command.line}) is kept as written, and port does not rewrite "
+                                  f"it: {'; '.join(problems)}; change it for {port.target.name}, then remove this line")
+
+
+def _kept_shell(port: _Port) -> List[Tuple[str, str]]:
+    """(field, text) of the spec's shell lines kept as written: environment.setup and launch.shell."""
+    found = [(f"environment.setup[{i}]", line) for i, line in enumerate(port.spec.environment.setup)]
+    launch = port.data.get("launch")
+    shell = launch.get("shell") if isinstance(launch, dict) else None
+    return found + ([("launch.shell", str(shell))] if shell else [])
+
+
+def _kept_module_problem(port: _Port, module: str, own_folder: bool) -> Optional[str]:
+    """Why ``module``, loaded as written, would not load on the target; None where it would (or cannot be told)."""
+    stdenv = port.target.software.stdenv
+    if SITE_STACK_MODULES.match(module):
+        return f"{module} is one site's own module stack, which {port.target.name} does not have"
+    if module.startswith("StdEnv/"):
+        return f"{module} is not {port.target.name}'s standard environment, {stdenv}" if stdenv and module != stdenv else None
+    if own_folder:
+        return None
+    check = next(iter(_checked_modules(port, [module])), None)
+    if check is not None:
+        return check.why or check.warning
+    family, _, version = module.partition("/")
+    usual = port.target.software.modules.get(family)
+    if version and usual and not (usual + ".").startswith(module + "."):
+        return f"{port.target.name}'s profile names {usual} (check {module} with 'module spider {module}')"
+    return None
 
 
 def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, str]]) -> Tuple[List[str], List[ModuleCheck]]:

@@ -28,7 +28,7 @@ def test_unknown_command_is_bad_input():
 
 
 def test_help_imports_no_heavy_module():
-    heavy = ["submitit", "rich", "jinja2", "yaml"]
+    heavy = ["submitit", "rich", "jinja2", "yaml", "tree_sitter"]
     code = (
         "import sys\n"
         "from slurmkit.cli.main import main\n"

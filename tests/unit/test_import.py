@@ -305,3 +305,28 @@ def test_one_lightning_process_that_starts_its_gpus_workers_becomes_one_task_per
     assert imported.spec["stage"] == {"lead": "120s"}
     job = Job(**imported.spec)
     assert job.resolve().errors == () and "#SBATCH --signal=B:USR1@120\n" in job.render(warn=False)
+
+
+# ------------------------------------------------------- what the script's variables hold (bashtree)
+
+HEAD = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n"
+
+
+def test_a_staged_archive_named_through_a_variable_the_script_sets_once_is_staged_by_its_value():
+    imported = import_script(HEAD + "NAME=run1\ntar -xf $HOME/data/$NAME.tar -C $SLURM_TMPDIR\n./sim $SLURM_TMPDIR/$NAME\n")
+    assert imported.spec["stage"]["inputs"] == ["$HOME/data/run1.tar"]
+
+
+def test_a_staged_archive_named_through_a_value_import_cannot_tell_runs_where_the_script_ran_it():
+    """Staged in before environment.setup sets $NAME, it would be unbound: it stays in order."""
+    imported = import_script(HEAD + "NAME=$(date +%F)\ntar -xf $HOME/data/$NAME.tar -C $SLURM_TMPDIR\n./sim\n")
+    assert "stage" not in imported.spec
+    assert imported.spec["environment"]["setup"] == ["NAME=$(date +%F)", "tar -xf $HOME/data/$NAME.tar -C $SLURM_TMPDIR"]
+
+
+def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variables_worked_out():
+    imported = import_script(HEAD + "OUT=$HOME/results\nsave() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }; trap save EXIT\n"
+                                    "python train.py\n")
+    assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/"}]
+    assert [(n.text, n.outcome) for n in imported.notes if n.line == 4] == [
+        ("save() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }", "mapped"), ("trap save EXIT", "dropped")]

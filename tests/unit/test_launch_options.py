@@ -17,10 +17,30 @@ from slurmkit.port.porting import import_script
     ("python -m torch.distributed.launch --nproc_per_node 2 t.py", "torchrun", ("t.py",)),
     ("horovodrun -np 4 -H localhost:4 --gloo python h.py", "horovodrun", ("python", "h.py")),
     ("python t.py -n 3", None, ("python", "t.py", "-n", "3")),
+    ("srun -o run_%t.out -e err.txt --open-mode append ./app -o x", "srun", ("./app", "-o", "x")),
 ])
 def test_the_program_starts_after_the_launchers_options_and_their_values(line, launcher, program):
     parsed = parse(shlex.split(line))
     assert (parsed.launcher, parsed.program) == (launcher, program)
+
+
+@pytest.mark.parametrize("line, launcher, program", [
+    ("charmrun ++p $SLURM_NTASKS ++ppn 39 +p8 namd3 +setcpuaffinity in.namd", "charmrun", ("namd3", "+setcpuaffinity", "in.namd")),
+    ("parallel -j 4 --joblog log ./process {} ::: a b c", "parallel", ("./process", "{}", ":::", "a", "b", "c")),
+    ("parallel --colsep , -j8 python t.py :::: args.txt", "parallel", ("python", "t.py", "::::", "args.txt")),
+])
+def test_launchers_import_only_reads_past_find_their_program_too(line, launcher, program):
+    from slurmkit.core.launch_options import ALL_LAUNCHERS
+
+    parsed = parse(shlex.split(line), ALL_LAUNCHERS)
+    assert (parsed.launcher, parsed.program) == (launcher, program)
+    assert parse(shlex.split(line)).launcher is None   # not a launcher a spec names
+
+
+def test_srun_output_files_are_left_to_the_user_and_the_program_kept():
+    imported = import_script("#!/bin/bash\n#SBATCH -n 4 -t 1:00:00\nsrun -o run_%t.out ./app --steps 10\n")
+    assert imported.spec["launch"] == {"launcher": "srun", "command": "./app --steps 10"}
+    assert [(n.text, n.outcome) for n in imported.unmapped] == [("-o run_%t.out", "to do")]
 
 
 def test_each_option_says_what_it_is_for():

@@ -511,3 +511,28 @@ def test_repack_scales_a_written_tasks_per_node_with_the_gpus():
     one = {**GRAHAM_DDP, "resources": {"nodes": 2, "gpus": "t4:1", "mem": "40G", "time": "1h"}}
     why = {c.field: c.why for c in port_repacked(one, to="nibi").changes}
     assert why["resources.mem"] == "--repack: 40G per node for 1 GPU is 80G for 2"
+
+
+# ---------------------------------------------------------------- module lines kept as written
+
+KEPT_MODULES = {"name": "old", "profile": "cedar", "account": "def-prof", "resources": {"time": "1h"},
+                "environment": {"modules": ["StdEnv/2020"]}, "launch": {"command": "./app"}}
+
+
+def test_a_module_line_in_a_kept_block_that_would_not_load_on_the_target_is_a_to_do():
+    setup = ['if [ -n "$OLD" ]; then\n    module load StdEnv/2018.3 gcc/7.3.0\nfi', "f() { ml NiaEnv/2019b; }"]
+    ported = port({**KEPT_MODULES, "environment": {"modules": ["StdEnv/2020"], "setup": setup}})
+    assert ported.todos == (
+        "environment.setup[0]: `module load StdEnv/2018.3 gcc/7.3.0` (its line 2) is kept as written, and port does not rewrite it: "
+        "StdEnv/2018.3 is not fir's standard environment, StdEnv/2023; gcc/7.3.0 is not in fir's stack, which has gcc 12.3, 13.3; "
+        "gcc/12.3 is the nearest; change it for fir, then remove this line",
+        "environment.setup[1]: `ml NiaEnv/2019b` (its line 1) is kept as written, and port does not rewrite it: NiaEnv/2019b "
+        "is one site's own module stack, which fir does not have; change it for fir, then remove this line")
+    assert ported.spec["environment"]["setup"] == setup   # as written: the user changes it
+
+
+def test_module_lines_that_load_on_the_target_or_from_the_users_own_folder_are_left_alone():
+    setup = ["for m in a b; do\n  module load gcc/12.3 StdEnv/2023\ndone", "module use $HOME/modules", "module load mytool/1.0"]
+    assert port({**KEPT_MODULES, "environment": {"modules": ["StdEnv/2020"], "setup": setup}}).todos == ()
+    shell = {"shell": "module load StdEnv/2020 && ./app"}
+    assert [t.split(":")[0] for t in port({**KEPT_MODULES, "launch": shell}).todos] == ["launch.shell"]

@@ -739,8 +739,11 @@ def _triple(values, show) -> str:
 
 
 def _exit_text(eff: JobEfficiency) -> str:
+    """`` (exit code 3)``; a job a signal ended has no code of its own (SLURM's 0:9 is ``killed by signal 9``)."""
     if eff.exit_code is None or eff.state not in ("COMPLETED", "FAILED"):
         return ""
+    if eff.signal and not eff.exit_code:
+        return f" (killed by signal {eff.signal})"
     return f" (exit code {eff.exit_code}" + (f", signal {eff.signal}" if eff.signal else "") + ")"
 
 

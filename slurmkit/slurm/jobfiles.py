@@ -46,6 +46,7 @@ class StartedRecord(Record):
 
     run: int = 1
     outputs: Tuple[str, ...] = ()     # the destinations the EXIT trap will save
+    saved: Tuple[str, ...] = ()       # those its final copy saved so far (a shell killed mid-way saved these)
 
 
 def _fields(lines: List[str]) -> List[Tuple[str, List[str]]]:
@@ -97,13 +98,15 @@ def parse_exit_file(text: str) -> Optional[ExitRecord]:
 
 def parse_started_file(text: str) -> StartedRecord:
     """The started file's text -> its record (no ``run`` line: run 1)."""
-    run, outputs = 1, []
+    run = 1
+    outputs: List[str] = []
+    saved: List[str] = []
     for kind, values in _fields(text.splitlines()):
         if kind == "run":
             run = _run_number(values) or 1
-        elif kind == "output" and values:
-            outputs.append("\t".join(values))
-    return StartedRecord(run, tuple(outputs))
+        elif kind in ("output", "saved") and values:
+            (outputs if kind == "output" else saved).append("\t".join(values))
+    return StartedRecord(run, tuple(outputs), tuple(dest for dest in saved if dest in outputs))
 
 
 def job_file_text(job_id: str, folder: Optional[str], suffix: str) -> Optional[str]:

@@ -294,7 +294,10 @@ def ended_with_record(status: JobStatus, record: ExitRecord) -> JobStatus:
 def _ended_without_record(status: JobStatus, started: Optional[StartedRecord], controller: Optional[str],
                           ended_for_s: Optional[float]) -> JobStatus:
     """An end with no exit file of its run: what became of the outputs its started file lists."""
-    outputs = started.outputs if started is not None and started.run >= status.runs else ()
+    if started is None or started.run < status.runs or not started.outputs:
+        return status
+    status = status._replace(saved=started.saved)
+    outputs = tuple(dest for dest in started.outputs if dest not in started.saved)
     if not outputs:
         return status
     shell_gone = controller is not None and controller != "COMPLETING"   # nothing of the job left running

@@ -161,7 +161,7 @@ def test_a_batch_shell_killed_before_it_could_save_leaves_a_started_file_naming_
     # SIGKILL to the batch shell alone (the OOM killer's choice, a node's cleanup): no trap runs,
     # no exit file is written; the started file says what this run was to save.
     handle = _job(tmp_path, stage={"outputs": [{"from": "out", "to": "saved"}]},
-                  launch={"command": ["bash", "-c", "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/out/f; sleep 300"]}).submit()
+                  launch={"command": ["bash", "-c", "mkdir -p $$SLURM_TMPDIR/out; echo 1 > $$SLURM_TMPDIR/out/f; sleep 90"]}).submit()
     started = Path(handle.paths.folder) / f"{handle.job_id}.started"
     deadline = time.monotonic() + 120
     while not started.exists() and time.monotonic() < deadline:

@@ -425,3 +425,68 @@ def test_the_started_file_names_the_run_and_every_destination_before_the_payload
     rc, err = run(script)
     assert rc == 0, err
     assert (run.submit / "seen").read_text().splitlines() == ["run\t1", f"output\t{run.submit}/saved/out", f"output\t{run.submit}/ck"]
+
+
+TWO_OUTPUTS = [{"from": "out", "to": "saved/out"}, {"from": "out2", "to": "saved/out2"}]
+MAKE_TWO = MAKE_OUT + " && mkdir -p $$SLURM_TMPDIR/out2 && echo 2 > $$SLURM_TMPDIR/out2/g"
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 0), (signal.SIGUSR1, 0)])
+def test_a_signal_during_the_final_copy_cuts_nothing_short(tmp_path, sig, code):
+    # The payload is done; SLURM's TERM (scancel, the limit) or its USR1 comes while the first
+    # output is copied: every output still arrives and the exit file is written.
+    run = Run(tmp_path)
+    run.fake_cp(f'case "${{@: -1}}" in *.partial-*) touch {tmp_path}/copying; sleep 1;; esac\nexec "$REAL_CP" "$@"')
+    process = run.start(_render(tmp_path, MAKE_TWO, outputs=TWO_OUTPUTS))
+    _wait_for(tmp_path / "copying")
+    process.send_signal(sig)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == code, err
+    assert run.exit_lines() == [str(code), f"saved\t{run.submit}/saved/out", f"saved\t{run.submit}/saved/out2"]
+
+
+def test_a_payload_that_ends_on_term_leaves_no_writer_behind_it(tmp_path):
+    # The payload itself ends on TERM; a process it started ignores TERM and writes on. It is
+    # in the payload's process group, so it is killed before the copy.
+    command = ("mkdir -p $$SLURM_TMPDIR/out; (trap '' TERM; i=0; while :; do i=$$((i+1)); echo $$i > $$SLURM_TMPDIR/out/f$$i; "
+               "[ $$i != 20 ] || touch $$SLURM_TMPDIR/ready; sleep 0.01; done) & wait")
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, command, lead="2s"))
+    _wait_for(run.node / "ready")
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=60)
+    assert run.exit_lines() == ["124", "timeout", "killed", f"saved\t{run.submit}/saved/out"], err
+    saved = _written_in_order(run.submit / "saved" / "out")
+    time.sleep(0.3)
+    assert len(list((run.node / "out").iterdir())) == saved
+
+
+def test_writers_the_payload_keeps_forking_are_all_killed(tmp_path):
+    # A new writer every 10 ms: none may be forked between listing and killing the payload's processes.
+    command = ("trap '' TERM; mkdir -p $$SLURM_TMPDIR/out; touch $$SLURM_TMPDIR/ready; i=0; "
+               "while :; do i=$$((i+1)); (trap '' TERM; sleep 0.05; echo $$i > $$SLURM_TMPDIR/out/f$$i) & sleep 0.01; done")
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, command, lead="2s"))
+    _wait_for(run.node / "ready")
+    time.sleep(0.2)
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=60)
+    assert run.exit_lines()[:3] == ["124", "timeout", "killed"], err
+    assert run.exit_lines()[3] == f"saved\t{run.submit}/saved/out", err
+    before = {p.name for p in (run.node / "out").iterdir()}
+    time.sleep(0.3)
+    assert {p.name for p in (run.node / "out").iterdir()} == before == {p.name for p in (run.submit / "saved" / "out").iterdir()}
+
+
+def test_a_shell_killed_between_two_saves_leaves_the_first_in_the_started_file(tmp_path):
+    run = Run(tmp_path)
+    pid_file = tmp_path / "shell.pid"
+    run.fake_cp(f'case "${{@: -1}}" in *out2.partial-*) until [ -s {pid_file} ]; do sleep 0.05; done; '
+                f'kill -KILL "$(cat {pid_file})"; sleep 5;; esac\nexec "$REAL_CP" "$@"')
+    process = run.start(_render(tmp_path, MAKE_TWO, outputs=TWO_OUTPUTS))
+    pid_file.write_text(str(process.pid))
+    process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    assert not (run.jobs / "42.exit").exists()
+    assert (run.jobs / "42.started").read_text().splitlines() == [
+        "run\t1", f"output\t{run.submit}/saved/out", f"output\t{run.submit}/saved/out2", f"saved\t{run.submit}/saved/out"]

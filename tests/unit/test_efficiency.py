@@ -15,6 +15,7 @@ from slurmkit.report.efficiency import (
     EarlierRun,
     JobEfficiency,
     advice,
+    figure_lines,
     format_report,
     gpu_count,
     parse,
@@ -619,3 +620,9 @@ def test_an_array_is_advised_on_its_longest_task_over_all_its_runs():
     summary = summarize(effs)
     assert not [line for line in summary.advice if "ask 30m" in line or "asked 1h, used" in line], summary.advice
     assert any(line.startswith("took 1h15m over 2 runs of at most 1h") for line in summary.advice), summary.advice
+
+
+def test_a_job_a_signal_ended_is_never_said_to_have_exit_code_0():
+    assert "State: FAILED (killed by signal 9)" in figure_lines([record(state="FAILED", exit_code=0, signal=9)])
+    assert "State: FAILED (exit code 3)" in figure_lines([record(state="FAILED", exit_code=3)])
+    assert "State: FAILED (exit code 137, signal 9)" in figure_lines([record(state="FAILED", exit_code=137, signal=9)])

@@ -116,6 +116,16 @@ def test_a_killed_batch_shell_says_outputs_not_saved_for_every_output_in_one_rea
     assert not status.ok
 
 
+def test_a_batch_shell_killed_between_two_saves_names_only_the_output_it_did_not_save():
+    started = parse_started_file("run\t1\noutput\tresults\noutput\tckpt\nsaved\tresults\n")
+    assert started == StartedRecord(1, ("results", "ckpt"), ("results",))
+    status = reconcile("7", slurm("FAILED", None, 9), None, started)
+    assert (status.saved, status.unsaved) == (("results",), (f"ckpt: {SHELL_KILLED} (run 1)",))
+    everything = reconcile("7", slurm("FAILED", None, 9), None, started._replace(saved=("results", "ckpt")))
+    assert (everything.saved, everything.unsaved) == (("results", "ckpt"), ())
+    assert parse_started_file("output\tresults\nsaved\tsomewhere else\n").saved == ()   # only what it listed
+
+
 def test_verdicts_while_a_job_settles_or_runs_again():
     assert verdict(reconcile("7", slurm("CANCELLED"), None, STARTED, "COMPLETING")) == "CANCELLED (saving its outputs)"
     assert verdict(slurm("PENDING", runs=2)) == "PENDING (run 2)"

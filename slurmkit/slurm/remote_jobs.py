@@ -36,8 +36,26 @@ class RemoteHandle(Record):
 
 def remote_job_dir(conn: Connection, local_dir: Path) -> str:
     """The job's folder on the cluster: one per local folder, the same on every submit."""
+    check_plain_name(local_dir)
     digest = hashlib.sha256(str(local_dir.resolve()).encode()).hexdigest()[:8]
-    return f"{conn.root}/{local_dir.resolve().name}-{digest}"
+    far = f"{conn.root}/{local_dir.resolve().name}-{digest}"
+    if _CONTROL.search(far):
+        raise SlurmkitError(f"the job's folder on {conn.remote.host}, {far!r}, would hold a control character: "
+                            "set a root without one in remote.yaml")
+    return far
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_plain_name(local_dir: Path) -> None:
+    """A job folder whose name holds a control character (a newline, a tab) is refused before
+    anything is sent: rsync, the far shell and the records read by lines would each name a
+    different folder (the files land in one, sbatch runs in another)."""
+    name = local_dir.resolve().name
+    if _CONTROL.search(name):
+        raise SlurmkitError(f"the job's folder {str(local_dir.resolve())!r} has a control character in its name: "
+                            "rename it (letters, digits, spaces and punctuation only) to submit it with --remote")
 
 
 # ------------------------------------------------------------------------------------ sync
@@ -159,8 +177,9 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
     script_text = render(plan)
-    conn.ensure_open()
     local_dir = job.base_dir()
+    check_plain_name(local_dir)   # before the cluster is asked anything
+    conn.ensure_open()
     job_dir = remote_job_dir(conn, local_dir)
     logs = f"{job_dir}/logs"
     made = job_dir if sync_folder(conn, local_dir, job_dir) else None
@@ -419,5 +438,5 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
     return [path for path in relative if path != "." and ".." not in PurePosixPath(path).parts]   # outside the job's folder: not fetched
 
 
-__all__ = ["Fetched", "RemoteHandle", "check_size", "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
+__all__ = ["Fetched", "RemoteHandle", "check_plain_name", "check_size", "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
            "remote_job_dir", "submit", "sync_folder"]

@@ -513,3 +513,38 @@ def test_a_copy_that_ends_well_but_brought_too_little_is_an_error_naming_what_is
                                     f"arrived in {tmp_path}; missing: results/a.bin (2 KiB there, none here), "
                                     "results/b (3 bytes there, none here); fetch again")
     assert asked == [1]
+
+
+@pytest.mark.parametrize("name", ["new\nline", "tab\there", "bell\x07", "del\x7f"])
+def test_a_job_folder_whose_name_holds_a_control_character_is_refused(tmp_path, name):
+    from slurmkit.core.errors import SlurmkitError
+
+    folder = tmp_path / name
+    folder.mkdir()
+    with pytest.raises(SlurmkitError) as raised:
+        remote_jobs.check_plain_name(folder)
+    assert raised.value.message == (f"the job's folder {str(folder)!r} has a control character in its name: rename it "
+                                    "(letters, digits, spaces and punctuation only) to submit it with --remote")
+    assert "\n" not in raised.value.message
+    remote_jobs.check_plain_name(tmp_path / "a b (c)")   # quoting is not refused
+
+
+def test_submit_remote_from_a_folder_named_with_a_newline_is_one_line_and_asks_nothing(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    registry = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(registry))
+    monkeypatch.setattr(Connection, "ensure_open", lambda self: pytest.fail("the cluster was contacted"))
+    monkeypatch.setattr(Connection, "run", lambda self, *a, **k: pytest.fail("a command was sent"))
+    (tmp_path / "config" / "slurmkit").mkdir(parents=True)
+    (tmp_path / "config" / "slurmkit" / "remote.yaml").write_text("clusters: {local: {host: far.example}}\n")
+    folder = tmp_path / "new\nline"
+    folder.mkdir()
+    (folder / "job.yaml").write_text("name: x\nprofile: local\naccount: def-me\nresources: {time: 5m}\nlaunch: 'true'\n")
+    result = CliRunner().invoke(main, ["submit", str(folder / "job.yaml"), "--remote", "local"])
+    assert result.exit_code == 2
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"error: the job's folder {str(folder)!r} has a control character")
+    assert not registry.exists()

@@ -548,3 +548,44 @@ def test_submit_remote_from_a_folder_named_with_a_newline_is_one_line_and_asks_n
     assert result.stdout == "" and result.stderr.count("\n") == 1, result.output
     assert result.stderr.startswith(f"error: the job's folder {str(folder)!r} has a control character")
     assert not registry.exists()
+
+
+@pytest.mark.parametrize("make, refused", [
+    (lambda p: p.joinpath("results").write_text("mine"), "a regular file here where a folder"),
+    (lambda p: p.joinpath("results").symlink_to(p / "elsewhere"), "a symbolic link here where a folder"),
+    (lambda p: os.mkfifo(p / "results"), "a named pipe here where a folder"),
+    (lambda p: p.joinpath("logs", "41.exit").mkdir(parents=True), "a folder here where a file"),
+    (lambda p: (p.joinpath("logs").mkdir(), os.mkfifo(p / "logs" / "41.exit")), "a named pipe here where a file"),
+    (lambda p: p.joinpath("logs", "41.exit").parent.mkdir() or p.joinpath("logs", "41.exit").write_text("old"), None),
+    (lambda p: p.joinpath("results", "deep").mkdir(parents=True), None),
+])
+def test_a_fetch_that_would_replace_what_is_here_by_another_kind_is_refused_first(tmp_path, make, refused):
+    from slurmkit.slurm.remote import RemoteError
+
+    here = tmp_path / "here"
+    here.mkdir()
+    make(here)
+    listed = {"logs/41.exit": ("f", 7), "results/deep/a.bin": ("f", 2048)}
+    if refused is None:
+        remote_jobs.check_arrivals(listed, here)   # a file fetched again, a folder that is one: allowed
+        return
+    with pytest.raises(RemoteError) as raised:
+        remote_jobs.check_arrivals(listed, here)
+    where = here / ("results" if "where a folder" in refused else "logs/41.exit")
+    assert raised.value.message == (f"{where} is {refused} of the job arrives: nothing was fetched; move it away, "
+                                    "or fetch into another folder with --to")
+
+
+def test_fetch_checks_what_is_here_before_rsync_runs(tmp_path, monkeypatch):
+    from slurmkit.slurm.registry import Submission
+    from slurmkit.slurm.remote import RemoteError
+
+    (tmp_path / "results").write_text("a local file that must stay")
+    monkeypatch.setattr(remote_jobs, "far_files", lambda *args: {"results/a.bin": ("f", 3)})
+    monkeypatch.setattr(remote_jobs, "_rsync", lambda *args, **kwargs: pytest.fail("rsync ran"))
+    conn, _, _ = connection([])
+    conn.opened = True
+    record = Submission(job_id="41", name="x", folder="/r/x/logs", profile="fir", submitted="2026-01-01T00:00:00+00:00")
+    with pytest.raises(RemoteError, match="is a regular file here where a folder"):
+        remote_jobs.fetch(conn, record, "41", to=tmp_path)
+    assert (tmp_path / "results").read_text() == "a local file that must stay"

@@ -467,5 +467,6 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
     return [path for path in relative if path != "." and ".." not in PurePosixPath(path).parts]   # outside the job's folder: not fetched
 
 
-__all__ = ["Fetched", "RemoteHandle", "check_arrivals", "check_plain_name", "check_size", "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
+__all__ = ["Fetched", "RemoteHandle", "check_arrivals", "check_plain_name", "check_size",
+           "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
            "remote_job_dir", "submit", "sync_folder"]

@@ -40,6 +40,7 @@ ERROR_CODES = {
     "ScaffoldError": "scaffold-invalid",
     "JobFailed": "job-failed",
     "JobFolderGone": "job-folder-gone",
+    "JobLogGone": "job-log-unreadable",
     "WaitTimeout": "wait-timeout",
     "HostUnreachable": "remote-unreachable",
     "AuthRefused": "remote-auth-refused",

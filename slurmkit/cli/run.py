@@ -4,6 +4,7 @@ submit.py, monitor.py and the registry."""
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import click
 
@@ -203,6 +204,12 @@ def cancel_command(job_ids, remote):
 
 # --------------------------------------------------------------------------------------- logs
 
+class JobLogGone(SlurmkitError):
+    """A job's log that will never be printed: gone after the job ended, or not a readable file."""
+
+    exit_code = 1
+
+
 @click.command("logs")
 @click.argument("job_id", callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
@@ -228,10 +235,29 @@ def logs_command(job_id, err, follow, remote):
     path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
     if not follow:
         if not path.exists():
+            _refuse_gone_log(path, _ended_state(job_id, record.folder))
             _fail(SlurmkitError(f"no {path.name} yet in {record.folder}: the job has not started writing"))
         _print_from(path, 0)
         return
     _follow(job_id, path, record.folder)
+
+
+def _ended_state(job_id: str, folder: str) -> Optional[str]:
+    """The state of ``job_id`` if it has ended (its exit file or SLURM says so), else None (also
+    when SLURM cannot be asked: then its log may still come)."""
+    from slurmkit.slurm.monitor import Poller
+
+    try:
+        status = Poller({job_id.split("_")[0]: folder}).poll([job_id]).get(job_id)
+    except SlurmkitError:
+        return None
+    return status.state if status is not None and status.done else None
+
+
+def _refuse_gone_log(path: Path, ended: Optional[str]) -> None:
+    """A missing log of a job that has ended will never come: one line (exit 1), not "not started"."""
+    if ended is not None and not path.exists():
+        _fail(JobLogGone(f"the log {path} is gone (the job ended {ended})"))
 
 
 def _require_folder(job_id: str, folder: str) -> None:
@@ -249,9 +275,12 @@ def _print_from(path: Path, position: int) -> int:
         return position
     from slurmkit.core.files import open_regular
 
-    with open_regular(path) as handle:
-        handle.seek(position)
-        chunk = handle.read()
+    try:
+        with open_regular(path) as handle:
+            handle.seek(position)
+            chunk = handle.read()
+    except OSError as error:   # a named pipe, a device, a folder, unreadable: never a traceback
+        _fail(JobLogGone(f"{path}: cannot read it as the job's log: {error.strerror or error}"))
     sys.stdout.flush()
     sys.stdout.buffer.write(chunk)   # the log's bytes as they are (escape sequences, any encoding)
     sys.stdout.flush()
@@ -275,6 +304,7 @@ def _follow(job_id: str, path: Path, folder: str, read_every_s: float = 1.0) -> 
             except SlurmUnreachable:
                 status = None
             if status is not None and status.done:
+                _refuse_gone_log(path, status.state)
                 _print_from(path, position)   # the tail written as it ended
                 return
             next_poll = time.monotonic() + cadence.next()

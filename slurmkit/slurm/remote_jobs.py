@@ -36,8 +36,26 @@ class RemoteHandle(Record):
 
 def remote_job_dir(conn: Connection, local_dir: Path) -> str:
     """The job's folder on the cluster: one per local folder, the same on every submit."""
+    check_plain_name(local_dir)
     digest = hashlib.sha256(str(local_dir.resolve()).encode()).hexdigest()[:8]
-    return f"{conn.root}/{local_dir.resolve().name}-{digest}"
+    far = f"{conn.root}/{local_dir.resolve().name}-{digest}"
+    if _CONTROL.search(far):
+        raise SlurmkitError(f"the job's folder on {conn.remote.host}, {far!r}, would hold a control character: "
+                            "set a root without one in remote.yaml")
+    return far
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_plain_name(local_dir: Path) -> None:
+    """A job folder whose name holds a control character (a newline, a tab) is refused before
+    anything is sent: rsync, the far shell and the records read by lines would each name a
+    different folder (the files land in one, sbatch runs in another)."""
+    name = local_dir.resolve().name
+    if _CONTROL.search(name):
+        raise SlurmkitError(f"the job's folder {str(local_dir.resolve())!r} has a control character in its name: "
+                            "rename it (letters, digits, spaces and punctuation only) to submit it with --remote")
 
 
 # ------------------------------------------------------------------------------------ sync
@@ -159,8 +177,9 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
     script_text = render(plan)
-    conn.ensure_open()
     local_dir = job.base_dir()
+    check_plain_name(local_dir)   # before the cluster is asked anything
+    conn.ensure_open()
     job_dir = remote_job_dir(conn, local_dir)
     logs = f"{job_dir}/logs"
     made = job_dir if sync_folder(conn, local_dir, job_dir) else None
@@ -277,6 +296,7 @@ def fetch(conn: Connection, record, job_id: str, to: Optional[Path] = None) -> F
             f"{conn.remote.target}:{job_dir}/", f"{local_dir}/"]
     conn.ensure_open()
     listed = far_files(conn, job_dir, base, outputs)
+    check_arrivals(listed, local_dir)
     _copy_checked(conn, job_id, argv, listed, local_dir, lambda: far_files(conn, job_dir, base, outputs))
     absent = [path for path in outputs if not any(_under(name, path) for name in listed)]
     return Fetched(local_dir, [path for path in outputs if path not in absent], absent, len(listed),
@@ -298,6 +318,34 @@ def _copy_checked(conn: Connection, job_id: str, argv: List[str], listed: Listin
         raise failed
     if missing or failed is not None:
         raise RemoteError(_short_message(conn, job_id, listed, missing, here, failed))
+
+
+def check_arrivals(listed: Listing, here: Path) -> None:
+    """Refuse, before anything is copied, a fetch that would replace what is here by something
+    else: rsync silently puts a folder in place of a file (the file lost) and fails half-way on
+    a folder or a pipe where a file comes. A regular file (or link) that a file replaces is a
+    fetch again, and allowed."""
+    folders = {str(parent) for path in listed for parent in PurePosixPath(path).parents if str(parent) != "."}
+    for path in sorted(folders | set(listed)):
+        try:
+            mode = os.lstat(here / path).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise RemoteError(f"{here / path}: cannot fetch into it: {error.strerror or error}") from None
+        if path in folders and not stat.S_ISDIR(mode):
+            wanted, what = "a folder", "a regular file" if stat.S_ISREG(mode) else f"a {_kind(mode)}"
+        elif path not in folders and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            wanted, what = "a file", "a folder" if stat.S_ISDIR(mode) else f"a {_kind(mode)}"
+        else:
+            continue
+        raise RemoteError(f"{here / path} is {what} here where {wanted} of the job arrives: nothing was fetched; "
+                          "move it away, or fetch into another folder with --to")
+
+
+def _kind(mode: int) -> str:
+    return {stat.S_IFLNK: "symbolic link", stat.S_IFIFO: "named pipe", stat.S_IFSOCK: "socket",
+            stat.S_IFCHR: "character device", stat.S_IFBLK: "block device"}.get(stat.S_IFMT(mode), "special file")
 
 
 def _make_local_folder(folder: Path) -> None:
@@ -419,5 +467,6 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
     return [path for path in relative if path != "." and ".." not in PurePosixPath(path).parts]   # outside the job's folder: not fetched
 
 
-__all__ = ["Fetched", "RemoteHandle", "check_size", "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
+__all__ = ["Fetched", "RemoteHandle", "check_arrivals", "check_plain_name", "check_size",
+           "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
            "remote_job_dir", "submit", "sync_folder"]

@@ -179,3 +179,24 @@ def test_an_output_whose_name_rsync_would_read_as_a_pattern_arrives_whole(sshd, 
     assert result.stdout.startswith(f"fetched the logs and out[1] of job {job_id} from {HOST_ALIAS}"), result.stdout
     assert (spec.parent / "out[1]" / "a.txt").read_text() == "one\n"
     assert (spec.parent / "out[1]" / "sub dir" / "b.txt").read_text() == "two\n"
+
+
+def test_a_fetch_where_a_local_file_sits_in_place_of_an_output_folder_is_refused_and_keeps_it(sshd, laptop, tmp_path):
+    """rsync put the arriving ``results/`` folder in place of a local file ``results`` and fetch
+    said fetched: the file was lost. It is refused before anything is copied; once moved away,
+    the same fetch brings it all, and fetching again over the files it brought is allowed."""
+    spec = job_writing(tmp_path / "project", "results", "echo 42 > count.txt")
+    job_id = run_remote_job(laptop, spec)
+    mine = spec.parent / "results"
+    mine.write_text("a local file of mine\n")
+    result = slurmkit(laptop, "fetch", job_id)
+    line = one_error_line(result)
+    assert line == (f"error: {mine} is a regular file here where a folder of the job arrives: nothing was fetched; "
+                    "move it away, or fetch into another folder with --to"), line
+    assert "fetched" not in result.stdout and mine.read_text() == "a local file of mine\n"
+    assert not (spec.parent / "logs" / f"{job_id}.exit").exists()   # nothing transferred
+    mine.rename(tmp_path / "moved")
+    for _ in range(2):
+        again = slurmkit(laptop, "fetch", job_id)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert (mine / "count.txt").read_text() == "42\n"

@@ -322,3 +322,34 @@ def test_cancel_of_a_job_slurm_ended_while_its_trap_saves_is_not_cancelled_again
     result = CliRunner().invoke(main, ["cancel", "5"])
     assert result.exit_code == 1 and not [argv for argv in slurm.calls if argv[0] == "scancel"]
     assert result.stderr == "error: job 5 had already ended (CANCELLED (saving its outputs)): nothing to cancel\n"
+
+
+def test_logs_of_a_job_whose_log_is_a_named_pipe_is_one_line_and_exit_1(monkeypatch, registry, tmp_path):
+    import os
+
+    remember("5", tmp_path)
+    os.mkfifo(tmp_path / "5_0_log.out")
+    fake(monkeypatch, sacct="5|RUNNING|0:0|3|node1\n")
+    for args in (["logs", "5"], ["logs", "5", "-f"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+        assert result.stderr == (f"error: {tmp_path / '5_0_log.out'}: cannot read it as the job's log: "
+                                 "not a regular file (a named pipe)\n")
+
+
+def test_logs_of_an_ended_job_whose_log_was_deleted_says_it_is_gone_exit_1(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    fake(monkeypatch, sacct="5|COMPLETED|0:0|3|node1\n")
+    for args in (["logs", "5"], ["logs", "5", "-f"], ["logs", "5", "--err"]):
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 1, result.output
+        log = tmp_path / f"5_0_log.{'err' if '--err' in args else 'out'}"
+        assert result.stderr == f"error: the log {log} is gone (the job ended COMPLETED)\n"
+
+
+def test_logs_of_a_job_that_has_not_started_writing_keeps_exit_2(monkeypatch, registry, tmp_path):
+    remember("5", tmp_path)
+    fake(monkeypatch, sacct="5|PENDING|0:0|3|None assigned\n")
+    result = CliRunner().invoke(main, ["logs", "5"])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: no 5_0_log.out yet in {tmp_path}: the job has not started writing\n"

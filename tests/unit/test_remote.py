@@ -513,3 +513,79 @@ def test_a_copy_that_ends_well_but_brought_too_little_is_an_error_naming_what_is
                                     f"arrived in {tmp_path}; missing: results/a.bin (2 KiB there, none here), "
                                     "results/b (3 bytes there, none here); fetch again")
     assert asked == [1]
+
+
+@pytest.mark.parametrize("name", ["new\nline", "tab\there", "bell\x07", "del\x7f"])
+def test_a_job_folder_whose_name_holds_a_control_character_is_refused(tmp_path, name):
+    from slurmkit.core.errors import SlurmkitError
+
+    folder = tmp_path / name
+    folder.mkdir()
+    with pytest.raises(SlurmkitError) as raised:
+        remote_jobs.check_plain_name(folder)
+    assert raised.value.message == (f"the job's folder {str(folder)!r} has a control character in its name: rename it "
+                                    "(letters, digits, spaces and punctuation only) to submit it with --remote")
+    assert "\n" not in raised.value.message
+    remote_jobs.check_plain_name(tmp_path / "a b (c)")   # quoting is not refused
+
+
+def test_submit_remote_from_a_folder_named_with_a_newline_is_one_line_and_asks_nothing(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    registry = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(registry))
+    monkeypatch.setattr(Connection, "ensure_open", lambda self: pytest.fail("the cluster was contacted"))
+    monkeypatch.setattr(Connection, "run", lambda self, *a, **k: pytest.fail("a command was sent"))
+    (tmp_path / "config" / "slurmkit").mkdir(parents=True)
+    (tmp_path / "config" / "slurmkit" / "remote.yaml").write_text("clusters: {local: {host: far.example}}\n")
+    folder = tmp_path / "new\nline"
+    folder.mkdir()
+    (folder / "job.yaml").write_text("name: x\nprofile: local\naccount: def-me\nresources: {time: 5m}\nlaunch: 'true'\n")
+    result = CliRunner().invoke(main, ["submit", str(folder / "job.yaml"), "--remote", "local"])
+    assert result.exit_code == 2
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.output
+    assert result.stderr.startswith(f"error: the job's folder {str(folder)!r} has a control character")
+    assert not registry.exists()
+
+
+@pytest.mark.parametrize("make, refused", [
+    (lambda p: p.joinpath("results").write_text("mine"), "a regular file here where a folder"),
+    (lambda p: p.joinpath("results").symlink_to(p / "elsewhere"), "a symbolic link here where a folder"),
+    (lambda p: os.mkfifo(p / "results"), "a named pipe here where a folder"),
+    (lambda p: p.joinpath("logs", "41.exit").mkdir(parents=True), "a folder here where a file"),
+    (lambda p: (p.joinpath("logs").mkdir(), os.mkfifo(p / "logs" / "41.exit")), "a named pipe here where a file"),
+    (lambda p: p.joinpath("logs", "41.exit").parent.mkdir() or p.joinpath("logs", "41.exit").write_text("old"), None),
+    (lambda p: p.joinpath("results", "deep").mkdir(parents=True), None),
+])
+def test_a_fetch_that_would_replace_what_is_here_by_another_kind_is_refused_first(tmp_path, make, refused):
+    from slurmkit.slurm.remote import RemoteError
+
+    here = tmp_path / "here"
+    here.mkdir()
+    make(here)
+    listed = {"logs/41.exit": ("f", 7), "results/deep/a.bin": ("f", 2048)}
+    if refused is None:
+        remote_jobs.check_arrivals(listed, here)   # a file fetched again, a folder that is one: allowed
+        return
+    with pytest.raises(RemoteError) as raised:
+        remote_jobs.check_arrivals(listed, here)
+    where = here / ("results" if "where a folder" in refused else "logs/41.exit")
+    assert raised.value.message == (f"{where} is {refused} of the job arrives: nothing was fetched; move it away, "
+                                    "or fetch into another folder with --to")
+
+
+def test_fetch_checks_what_is_here_before_rsync_runs(tmp_path, monkeypatch):
+    from slurmkit.slurm.registry import Submission
+    from slurmkit.slurm.remote import RemoteError
+
+    (tmp_path / "results").write_text("a local file that must stay")
+    monkeypatch.setattr(remote_jobs, "far_files", lambda *args: {"results/a.bin": ("f", 3)})
+    monkeypatch.setattr(remote_jobs, "_rsync", lambda *args, **kwargs: pytest.fail("rsync ran"))
+    conn, _, _ = connection([])
+    conn.opened = True
+    record = Submission(job_id="41", name="x", folder="/r/x/logs", profile="fir", submitted="2026-01-01T00:00:00+00:00")
+    with pytest.raises(RemoteError, match="is a regular file here where a folder"):
+        remote_jobs.fetch(conn, record, "41", to=tmp_path)
+    assert (tmp_path / "results").read_text() == "a local file that must stay"

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from slurmkit import Job
-from tests.integration.slurm import wait_for_job
+from tests.integration.slurm import CLI, wait_for_job
 from tests.unit.test_copy_back import checkpoint_every
 
 from .conftest import immutable, node_pids, on_node, small_filesystem
@@ -172,7 +172,7 @@ def test_a_batch_shell_killed_before_it_could_save_leaves_a_started_file_naming_
     assert row["State"] != "COMPLETED"
     assert not (Path(handle.paths.folder) / f"{handle.job_id}.exit").exists()
     assert not (tmp_path / "saved").exists()
-    shown = subprocess.run(["slurmkit", "status", handle.job_id], capture_output=True, text=True, timeout=120)
+    shown = subprocess.run([*CLI, "status", handle.job_id], capture_output=True, text=True, timeout=120)
     assert f"outputs NOT saved: the batch shell was killed before it could save (run 1): {tmp_path}/saved" in shown.stdout, shown
 
 

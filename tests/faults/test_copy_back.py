@@ -152,7 +152,8 @@ def test_at_a_real_time_limit_a_payload_that_ignores_term_is_killed_and_every_fi
     # Every file it wrote until the kill: f1..fN with no gap, each whole (the payload is dead
     # before the copy, so the copy checks at the first try).
     assert len(names) > 20 and names == {f"f{i}" for i in range(1, len(names) + 1)}
-    assert all((tmp_path / "saved" / f"f{i}").read_text() == f"{i}\n" for i in range(1, len(names) + 1))
+    # (the last may be empty: the KILL can land between its open and its write)
+    assert all((tmp_path / "saved" / f"f{i}").read_text() == f"{i}\n" for i in range(1, len(names)))
     assert "trying once more" not in handle.stderr()
     assert list(tmp_path.glob("saved.partial-*")) == []
 

@@ -359,11 +359,13 @@ def _wait_for(path, timeout=30):
 
 
 def _written_in_order(folder):
-    """The files f1..fN, each holding its number: every file the payload wrote, none cut short."""
+    """The files f1..fN, each holding its number: every file the payload wrote. (The last may be
+    empty: the KILL can land between its open and its write, and the copy is of what is there.)"""
     names = {p.name for p in folder.iterdir()}
     count = len(names)
     assert names == {f"f{i}" for i in range(1, count + 1)}
-    assert all((folder / f"f{i}").read_text() == f"{i}\n" for i in (1, count))
+    assert all((folder / f"f{i}").read_text() == f"{i}\n" for i in range(1, count))
+    assert (folder / f"f{count}").read_text() in ("", f"{count}\n")
     return count
 
 
@@ -490,3 +492,36 @@ def test_a_shell_killed_between_two_saves_leaves_the_first_in_the_started_file(t
     assert not (run.jobs / "42.exit").exists()
     assert (run.jobs / "42.started").read_text().splitlines() == [
         "run\t1", f"output\t{run.submit}/saved/out", f"output\t{run.submit}/saved/out2", f"saved\t{run.submit}/saved/out"]
+
+
+def test_a_program_under_a_wrapper_script_gets_the_term_and_saves_on_it(tmp_path):
+    # `bash run.sh` running `python train.py`: the TERM goes to the whole process group, as
+    # SLURM's own does, so the program below the wrapper saves its state and nothing is killed.
+    command = ("mkdir -p $$SLURM_TMPDIR/out; bash -c 'trap \"echo on-term > $$SLURM_TMPDIR/out/state; exit 0\" TERM; "
+               "touch $$SLURM_TMPDIR/ready; while :; do sleep 0.1; done'; echo the wrapper goes on")   # (not its last command: no exec)
+    run = Run(tmp_path)
+    process = run.start(_render(tmp_path, command, lead="2s"))
+    _wait_for(run.node / "ready")
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=60)
+    assert run.exit_lines() == ["124", "timeout", f"saved\t{run.submit}/saved/out"], err
+    assert (run.submit / "saved" / "out" / "state").read_text() == "on-term\n"
+    assert "killing it" not in err
+
+
+def test_the_checkpoint_of_a_killed_payload_is_kept_beside_the_previous_one_which_stays(tmp_path):
+    run = Run(tmp_path)
+    (run.submit / "ck").mkdir()
+    (run.submit / "ck" / "step").write_text("whole\n")
+    command = ("trap '' TERM; echo 1 > $$SLURM_TMPDIR/ckpt/step; touch $$SLURM_TMPDIR/ready; "
+               "while :; do head -c 100000 /dev/zero > $$SLURM_TMPDIR/ckpt/model; sleep 0.01; done")
+    process = run.start(_render(tmp_path, command, lead="2s", outputs=[], checkpoint={"from": "ckpt", "to": "ck", "every": "1h"}))
+    _wait_for(run.node / "ready")
+    process.send_signal(signal.SIGUSR1)
+    _, err = process.communicate(timeout=60)
+    kept = run.submit / "ck.partial-42"
+    assert run.exit_lines() == ["124", "timeout", "killed",
+                                f"not-saved\t{run.submit}/ck\tthe payload was killed as it ran, so it may be torn; the previous one stays",
+                                f"kept\t{run.submit}/ck\t{kept}"], err
+    assert (run.submit / "ck" / "step").read_text() == "whole\n" and sorted(p.name for p in (run.submit / "ck").iterdir()) == ["step"]
+    assert sorted(p.name for p in kept.iterdir()) == ["model", "step"] and (tmp_path / "submit" / "ck.partial-42.manifest").exists()

@@ -24,15 +24,41 @@ def _refuse_special(output: str) -> None:
         fail(error)
 
 
+NO_VERIFY = click.option("--no-verify", is_flag=True, help="Do not run the old and the new script side by side to compare "
+                                                         "what they do (docs/moving.md#verification).")
+
+
+def _told_verification(verification) -> None:
+    """Each difference verification found, declared or not; the findings become the spec's to-dos."""
+    for difference in verification.declared[:MAX_TOLD_NOTES]:
+        message_line(f"verify: declared: {difference.text}: {difference.declared}")
+    if verification.not_run:
+        message_line(f"verify: not verified: {verification.not_run}")
+    elif not verification.findings:
+        message_line(f"verify: the new script does what the old one did ({len(verification.declared)} declared differences)")
+
+
+def _verified_import(script: str, imported, profile):
+    """The import, with a "to do" note for each difference verification found, and the verification."""
+    from slurmkit.port.porting import Note
+    from slurmkit.port.verify import verify_import
+
+    verification = verify_import(script, imported, profile)
+    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
+
+
 @click.command("import")
 @click.argument("script", type=click.Path(dir_okay=False, exists=True))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
 @click.option("--name", help="Job name when the script sets none (default: the script's file name).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+@NO_VERIFY
 @PROFILE_OPTION
-def import_command(script, output, name, force, profile):
+def import_command(script, output, name, force, no_verify, profile):
     """Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in
-    environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it)."""
+    environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it).
+    Then the script and the one slurmkit renders run side by side under recording stand-ins:
+    a difference slurmkit did not declare is a "to do" too."""
     from slurmkit.core.errors import InputError
     from slurmkit.core.yamlfile import read_text
     from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
@@ -47,6 +73,7 @@ def import_command(script, output, name, force, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
+    imported, verification = (imported, None) if no_verify else _verified_import(text, imported, profile)
     text = imported_text(imported, Path(script).name)
     if output:
         _refuse_special(output)
@@ -67,6 +94,8 @@ def import_command(script, output, name, force, profile):
         message_line(f"{note.outcome}: {where}: {text or '(script)'}{': ' + note.reason if note.reason else ''}")
     if len(told) > MAX_TOLD_NOTES:
         message_line(f"... and {len(told) - MAX_TOLD_NOTES} more notes, each a comment at the top of the spec")
+    if verification is not None:
+        _told_verification(verification)
     if imported.unmapped:
         message_line(f"{len(imported.unmapped)} to do: the spec lists them at its top; `slurmkit check` reports them until you remove them")
 
@@ -79,9 +108,12 @@ def import_command(script, output, name, force, profile):
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @click.option("--repack", is_flag=True, help="Pack an MPI job's ranks, or a multi-node GPU job's GPUs (kept by default), "
                                             "into as few of the new cluster's nodes as hold them.")
-def port_command(spec, to, from_, output, force, repack):
+@NO_VERIFY
+def port_command(spec, to, from_, output, force, repack, no_verify):
     """Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and
-    whole-node rules, listing every change and why; refuse what cannot move."""
+    whole-node rules, listing every change and why; refuse what cannot move. Then the scripts of
+    both run side by side under recording stand-ins: a difference the port did not declare is a
+    "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
     from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
@@ -109,6 +141,12 @@ def port_command(spec, to, from_, output, force, repack):
         _refuse_special(output)
     if output and os.path.lexists(output) and not force:
         fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
+    verification = None
+    if not no_verify:
+        from slurmkit.port.verify import verify_port
+
+        verification = verify_port(data, ported, source.name)
+        ported = ported._replace(todos=ported.todos + verification.todos())
     # The user's file as written, with only the changed values rewritten: its comments (and the
     # "# to do:" lines import left, still to do on the new cluster) stay.
     text = ported_text(ported, original, data)
@@ -121,6 +159,8 @@ def port_command(spec, to, from_, output, force, repack):
         message_line(f"changed: {change}")
     for finding in ported.warnings:
         message_line(f"warning: {finding.field}: {finding.message}")
+    if verification is not None:
+        _told_verification(verification)
     for todo in ported.todos:
         message_line(f"to do: {todo}")
     if output:

@@ -1,0 +1,325 @@
+# The stand-ins of a traced run (slurmkit/port/verify.py), sourced through BASH_ENV before the
+# job script. Every command the script runs is recorded by the recorder (tracerecord.py), one
+# JSON line each; no real program runs. PATH holds only the recorder's stand-ins, and any other
+# command reaches command_not_found_handle. The builtins that could reach outside the trace
+# folder are functions here: they record, and refuse what they cannot keep inside it.
+# This file's own names start with _tr_; the DEBUG trap passes over commands that do (and over
+# the builtins the stand-ins call, written _tr_=1 builtin NAME).
+
+_tr_record() {  # _tr_record KIND WORD...: one line in the trace; the recorder's output, if any
+    _tr_busy=1
+    _TR_CALLER="${FUNCNAME[*]:2}" _TR_LINES="${BASH_LINENO[*]:1}" "$_TR_PYTHON" -S "$_TR_RECORDER" "$@"
+    _tr_status=$?
+    _tr_busy=
+    return $_tr_status
+}
+
+_tr_written() {  # _tr_written WORDS: WORDS (as the script wrote them) hold text of their own, not only expansions
+    local rest=$1          # eval "$cmd" and bash -c "$cmd" run what the script computed: not traceable
+    # "$@" alone passes on a caller's words, written out where it was called (srun bash -c 'f "$@"' f WORDS)
+    [[ $rest =~ ^[[:space:]]*\"?\$\{?@(:[0-9]+)?\}?\"?[[:space:]]*$ ]] && return 0
+    while [[ $rest =~ \$\([^\)]*\)|\`[^\`]*\`|\$\{[^\}]*\}|\$[A-Za-z_@*#?0-9][A-Za-z0-9_]* ]]; do
+        rest=${rest/"${BASH_REMATCH[0]}"/}
+    done
+    rest=${rest//[\"\'[:space:]]/}
+    [[ -n $rest ]]
+}
+
+_tr_expand() {  # _tr_expand WORD ARG...: WORD expanded (in _tr_w) as the command would, with ARG... as $1...; 1 if that could run anything
+    local -
+    set +eu
+    _tr_w=
+    case $1 in *'$('* | *'`'* | *'?'*) return 1 ;; esac
+    local word=$1
+    case $word in '"$@"' | '$@' | '"${@}"' | '${@}' | '$*' | '"$*"') word='$1' ;; esac
+    shift
+    builtin eval "_tr_w=$word" 2> /dev/null
+}
+
+_tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept (the guard matches too)
+    local matched=("${BASH_REMATCH[@]}") status
+    _tr_guard "$@"
+    status=$?
+    BASH_REMATCH=("${matched[@]}") 2> /dev/null
+    return $status
+}
+
+_tr_guard() {  # before each command: PATH back to the stand-ins, paths and writes checked; 1 skips the command
+    [[ -o functrace ]] || builtin set -o functrace   # bash turns it off when it finds no debugger for extdebug
+    [[ -n ${_tr_busy-} || $BASH_COMMAND == _tr_* ]] && return 0
+    _tr_cmd=$BASH_COMMAND
+    PATH=$_TR_PATH
+    local text=$BASH_COMMAND path_prefix=
+    while [[ $text =~ ^[A-Za-z_][A-Za-z0-9_]*\+?=[^[:space:]]*[[:space:]]+(.*)$ ]]; do
+        [[ $text == PATH=* ]] && path_prefix=1
+        text=${BASH_REMATCH[1]}
+    done
+    local word=${text%%[[:space:]]*}
+    if [[ $word == builtin || $word == command ]]; then
+        _tr_bypass "$text" || return 1
+    elif [[ $word == *[/\$]* && $word != *=* ]] && _tr_expand "$word" "$@" && [[ $_tr_w == */* && $_tr_w != *=* ]] &&
+        ! declare -F -- "$_tr_w" > /dev/null; then
+        # a program named by its path: a function of that name records it, inside the folder or not
+        builtin eval "function $(printf '%q' "$_tr_w") { _tr_record path \"\${FUNCNAME[0]}\" \"\$@\"; }" 2> /dev/null || {
+            _tr_record untraceable "$_tr_w"
+            return 1
+        }
+    elif [[ -n $path_prefix && -n $word ]] && ! declare -F -- "$word" > /dev/null && [[ $(type -t -- "$word") != builtin ]]; then
+        builtin eval "function $(printf '%q' "$word") { _tr_record start \"\${FUNCNAME[0]}\" \"\$@\"; }" 2> /dev/null || return 1
+    fi
+    _tr_writes_inside "$text" "$@"
+}
+
+_tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins below, or command -p looks beyond PATH
+    local words
+    read -ra words <<< "$1"
+    local name=${words[1]-}
+    [[ $name == -p ]] && { _tr_record untraceable "$1"; return 1; }
+    [[ $name == -* ]] && return 0
+    case $name in
+        eval | source | . | exec | cd | pushd | enable | trap | kill) _tr_record untraceable "$1"; return 1 ;;
+    esac
+}
+
+_tr_writes_inside() {  # TEXT ARG...: 1 (the command is skipped) where it redirects its output outside the trace folder
+    local rest=$1 target
+    shift
+    while [[ $rest =~ [0-9\&]?\>[\>\|]?[[:space:]]*([^[:space:]\;\&\|\<\>]+)(.*)$ ]]; do
+        target=${BASH_REMATCH[1]} rest=${BASH_REMATCH[2]}
+        [[ $target == \&* ]] && continue
+        _tr_expand "$target" "$@" || continue   # computed by a command: the trace folder's own, as a rule
+        case $_tr_w in
+            /dev/null | /dev/stdout | /dev/stderr | /dev/fd/*) ;;
+            /*) [[ $_tr_w == "$_TR_ROOT"/* ]] || { _tr_record untraceable "$_tr_cmd"; return 1; } ;;
+        esac
+    done
+    return 0
+}
+
+_tr_inside() {  # _tr_inside PATH: PATH's folder is inside the trace folder, links resolved
+    local folder=.
+    [[ $1 == */* ]] && folder=${1%/*}
+    folder=${folder:-/}
+    (_tr_=1 builtin cd -- "$folder" 2> /dev/null && [[ $(builtin pwd -P)/ == "$_TR_ROOT"/* ]])
+}
+
+command_not_found_handle() {  # any command without a stand-in of its own: a start, recorded
+    _tr_record start "$@"
+}
+
+eval() {  # text written out in the command runs; text the script computed is a to do
+    _tr_src=$_tr_cmd
+    if _tr_written "${_tr_src#*eval}"; then
+        _tr_=1 builtin eval "$@"
+        return
+    fi
+    _tr_record untraceable eval "$@"
+}
+
+source() {  # a file the script made inside the trace folder is read; a virtualenv is entered; else a to do
+    _tr_src=$_tr_cmd
+    case ${1-} in
+        */bin/activate) export VIRTUAL_ENV=${1%/bin/activate}; return 0 ;;
+    esac
+    if [[ -f ${1-} ]] && _tr_inside "$1"; then
+        _tr_=1 builtin source "$@"
+        return
+    fi
+    _tr_record untraceable source "$@"
+}
+.() { source "$@"; }
+
+cd() {  # inside the trace folder only; a folder of the user's that is not there is made (it is on the cluster)
+    _tr_src=$_tr_cmd
+    local target=${!#}
+    [[ $# -eq 0 ]] && target=$HOME
+    [[ $target == - ]] && target=$OLDPWD
+    [[ $target == -* ]] && target=$HOME
+    if [[ $target == "$_TR_ROOT" || $target == "$_TR_ROOT"/* || $target != /* ]] && _tr_record folder "$target"; then
+        _tr_=1 builtin cd "$@"
+        return
+    fi
+    _tr_record untraceable cd "$@"
+    return 1
+}
+pushd() {
+    _tr_src=$_tr_cmd
+    if [[ $# -eq 1 && $1 != [-+]* ]]; then
+        cd "$1" > /dev/null && _tr_=1 builtin cd - > /dev/null && _tr_=1 builtin pushd "$1" > /dev/null
+        return
+    fi
+    _tr_=1 builtin pushd "$@"
+}
+
+exec() {  # exec COMMAND: the command, then the shell ends (without its EXIT trap, as exec's would not run)
+    _tr_src=$_tr_cmd
+    while [[ ${1-} == -[acl]* ]]; do
+        [[ $1 == -a ]] && shift
+        shift
+    done
+    [[ $# -eq 0 ]] && return 0   # redirections only
+    "$@"
+    _tr_status=$?
+    _tr_=1 builtin trap - EXIT
+    exit $_tr_status
+}
+
+enable() {
+    _tr_record untraceable enable "$@"
+}
+
+trap() {  # the script's traps, except DEBUG, which the trace holds
+    case " $* " in
+        *" DEBUG "*) _tr_record untraceable trap "$@"; return 0 ;;
+    esac
+    _tr_=1 builtin trap "$@"
+}
+
+kill() {  # signals to this shell's own processes (and process group) only
+    local words=("$@") first=0 word pid
+    case ${1-} in
+        -s | -n) first=2 ;;
+        -l | -L) _tr_=1 builtin kill "$@"; return ;;
+        -*) first=1 ;;
+    esac
+    [[ ${words[first]-} == -- ]] && first=$((first + 1))
+    for word in "${words[@]:first}"; do
+        [[ $word == %* || $word == "-$_TR_SHELL" ]] && continue
+        [[ $word =~ ^[1-9][0-9]*$ ]] || { _tr_record untraceable kill "$@"; return 1; }
+        pid=$word
+        while [[ $pid != "$_TR_SHELL" && -e /proc/$pid ]]; do
+            pid=$(_tr_parent "$pid") || break
+        done
+        [[ $pid == "$_TR_SHELL" || ! -e /proc/$word ]] || { _tr_record untraceable kill "$@"; return 1; }
+    done
+    _tr_=1 builtin kill "$@"
+}
+_tr_parent() {  # _tr_parent PID: its parent's PID
+    local stat
+    read -r stat < "/proc/$1/stat" || return 1
+    stat=${stat##*) }
+    stat=${stat#* }
+    echo "${stat%% *}"
+}
+
+bash() {  # bash -c TEXT runs TEXT traced, if written out in the command; bash FILE made in the trace runs it; else a start
+    _tr_src=$_tr_cmd
+    _tr_shell bash "$@"
+}
+sh() {
+    _tr_src=$_tr_cmd
+    _tr_shell sh "$@"
+}
+_tr_shell() {  # _tr_shell NAME OPTION... (-c TEXT [NAME ARG...] | FILE ARG...)
+    local name=$1 options=()
+    shift
+    while [[ ${1-} == [-+]* && $1 != -c && $1 != -- ]]; do
+        options+=("$1")
+        [[ $1 == [-+]*o && $# -gt 1 ]] && { shift; options+=("$1"); }
+        shift
+    done
+    local text file
+    if [[ ${1-} == -c ]]; then
+        text=${2-}
+        _tr_written "${_tr_src#* -c }" || { _tr_record untraceable "$name" "$@"; return 0; }
+        (_tr_=1 builtin set "${options[@]}" -- "${@:4}" && _tr_=1 builtin eval "$text")
+    elif [[ ${1-} == */* && -f $1 ]] && _tr_inside "$1"; then
+        file=$1
+        (_tr_=1 builtin set "${options[@]}" -- "${@:2}" && _tr_=1 builtin source "$file")
+    elif [[ $# -eq 0 && $_tr_src == *"<<"* ]]; then   # bash << EOF: the here-document is the script
+        IFS= read -r -d '' text
+        (_tr_=1 builtin set "${options[@]}" && _tr_=1 builtin eval "$text")
+    else
+        _tr_record start "$name" "${options[@]}" "$@"
+    fi
+}
+
+srun() {
+    _tr_src=$_tr_cmd
+    _tr_launch srun "$@"
+}
+mpirun() {
+    _tr_src=$_tr_cmd
+    _tr_launch mpirun "$@"
+}
+mpiexec() {
+    _tr_src=$_tr_cmd
+    _tr_launch mpiexec "$@"
+}
+torchrun() {
+    _tr_src=$_tr_cmd
+    _tr_launch torchrun "$@"
+}
+horovodrun() {
+    _tr_src=$_tr_cmd
+    _tr_launch horovodrun "$@"
+}
+accelerate() {
+    _tr_src=$_tr_cmd
+    _tr_launch accelerate "$@"
+}
+_tr_launch() {  # the launcher's start is recorded with its count; a shell it launches runs once, traced, as task 0
+    local plan
+    plan=$(_tr_record launch "$@") || return
+    if [[ $plan != shell\ * ]]; then
+        [[ -z $plan ]] || printf '%s\n' "$plan"   # what a printer it launched printed
+        return 0
+    fi
+    set -- "$1" "${@:$((${plan##* } + 1))}"   # the launcher, then the shell's name and words
+    plan=${plan#shell }
+    local count=${plan%% *}   # the first process's variables, as the launcher sets them
+    _TR_COUNT=$((${_TR_COUNT:-1} * count)) _TR_VIA=$1 SLURM_PROCID=0 SLURM_LOCALID=0 RANK=0 LOCAL_RANK=0 \
+        WORLD_SIZE=$count LOCAL_WORLD_SIZE=$count _tr_shell "${@:2}"
+}
+
+module() {  # Lmod's module, as a shell function: loads change LOADEDMODULES, one version of a name at a time
+    _tr_record module "$@"
+    while [[ ${1-} == -* ]]; do shift; done
+    local command=${1-}
+    shift
+    case $command in
+        load | add | try-load) _tr_modules load "$@" ;;
+        unload | del | rm) _tr_modules unload "$@" ;;
+        purge) LOADEDMODULES= ;;
+        swap | switch) _tr_modules unload "$1"; _tr_modules load "${2-$1}" ;;
+    esac
+    export LOADEDMODULES
+    return 0
+}
+ml() {
+    case ${1-} in
+        "" | list | purge | save | restore | use | unuse | spider | av | avail | show | load | unload | swap) module "$@"; return ;;
+    esac
+    local name
+    for name; do
+        if [[ $name == -* ]]; then module unload "${name#-}"; else module load "$name"; fi
+    done
+}
+_tr_modules() {  # _tr_modules load|unload NAME...: and the variables the Alliance's modules set (EBROOT..., CUDA_HOME)
+    local how=$1 name loaded kept list root
+    shift
+    for name; do
+        [[ $name == -* ]] && continue
+        kept=
+        IFS=: read -ra list <<< "${LOADEDMODULES-}"
+        for loaded in "${list[@]}"; do
+            [[ -n $loaded && ${loaded%/*} != "${name%/*}" && $loaded != "$name" ]] && kept+=${kept:+:}$loaded
+        done
+        root=${name%%/*}
+        root=${root^^}
+        root=${root//[^A-Z0-9]/}
+        if [[ $how == load ]]; then
+            kept+=${kept:+:}$name
+            export "EBROOT$root=$_TR_ROOT/abs/cvmfs/modules/$name" "EBVERSION$root=${name#*/}"
+            [[ $root == CUDA* ]] && export CUDA_HOME=$_TR_ROOT/abs/cvmfs/modules/$name CUDA_PATH=$_TR_ROOT/abs/cvmfs/modules/$name
+        else
+            unset "EBROOT$root" "EBVERSION$root"
+        fi
+        LOADEDMODULES=$kept
+    done
+}
+
+_TR_SHELL=$$
+set -o functrace
+shopt -s extdebug
+builtin trap '_tr_debug "$@"' DEBUG

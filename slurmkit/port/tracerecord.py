@@ -1,0 +1,466 @@
+"""The recorder of a traced run (verify.py): each call of a stand-in becomes one JSON line of the
+trace, and nothing else happens, except where the script could not go on as it would on the
+cluster otherwise:
+
+- the file tools (cp, mv, rm, mkdir, touch, ln, tar, rsync) really act, inside the trace folder
+  only, so that what is staged in and saved out can be compared; a source the folder lacks (the
+  user's data on the cluster, or what the program wrote) is made first, and the line says so;
+- a few printers answer as the job's node would (hostname, nproc, scontrol show hostnames, seq,
+  dirname, basename, realpath, cat, head, tail, ls, tee, mktemp);
+- srun and mpirun record the program they launch, with its task count, and run none of it.
+
+It runs once per command of the script: standard library only, imported as needed. Started by
+trace.sh as ``python -S tracerecord.py KIND WORD...``.
+"""
+
+import json
+import os
+import sys
+
+ROOT = os.environ.get("_TR_ROOT", "")
+#: the file tools that act (inside the trace folder), and the options of theirs that run a program or reach another host
+FILE_TOOLS = ("cp", "mv", "rm", "rmdir", "mkdir", "touch", "ln", "tar", "rsync")
+REFUSED_OPTIONS = {"tar": ("--to-command", "--use-compress-program", "--rsh-command", "--rmt-command", "--info-script",
+                           "--new-volume-script", "--checkpoint-action", "-I", "-F"),
+                   "rsync": ("-e", "--rsh", "--rsync-path", "--daemon")}
+#: what a folder the trace makes holds (a folder of the user's data, or one the program wrote)
+MADE = "made-by-trace"
+WRITTEN = "written-by-program"
+#: the shell's names for the trace's folders, longest first, as a trace shows paths
+FOLDERS = (("abs", ""), ("tmpdir", "$SLURM_TMPDIR"), ("submit", "$SLURM_SUBMIT_DIR"), ("home", "$HOME"),
+           ("scratch", "$SCRATCH"), ("project", "$PROJECT"), ("job", "$SLURMKIT_JOB_DIR"), ("tmp", "$TMPDIR"),
+           ("spool", "$SLURM_SPOOL"))
+MAX_LOG_BYTES = 8 << 20
+MAX_LISTED = 300
+
+
+def shown(text):
+    """``text`` with the trace folder's paths as the shell names them ($SLURM_TMPDIR/x, /project/x)."""
+    for folder, name in FOLDERS:
+        text = text.replace(f"{ROOT}/{folder}/", f"{name}/").replace(f"{ROOT}/{folder}", name or "/")
+    return text.replace(ROOT, "<trace>")
+
+
+def log(kind, **fields):
+    path = os.path.join(ROOT, ".trace", "log.jsonl")
+    if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
+        return
+    fields.update(kind=kind, cwd=shown(os.getcwd()), caller=os.environ.get("_TR_CALLER", ""),
+                  lines=os.environ.get("_TR_LINES", ""))
+    line = (json.dumps(fields, sort_keys=True) + "\n").encode()
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(descriptor, line)
+    finally:
+        os.close(descriptor)
+
+
+def inside(path):
+    """``path`` (from the working folder, links resolved) is in the trace folder."""
+    real = os.path.realpath(os.path.join(os.getcwd(), path))
+    return real == ROOT or real.startswith(ROOT + os.sep)
+
+
+def inside_abs(path):
+    """``path`` is one the script wrote as an absolute path (moved under the trace folder's abs/)."""
+    return os.path.realpath(os.path.join(os.getcwd(), path)).startswith(os.path.join(ROOT, "abs") + os.sep)
+
+
+# ---------------------------------------------------------------------------------- starts
+
+def shape():
+    with open(os.path.join(ROOT, ".trace", "shape.json")) as file:
+        return json.load(file)
+
+
+def environment(argv, given):
+    """The variables that matter to a program: its GPUs and threads, its array task, the SLURM
+    variables the script changed from the job's, and any variable its words name."""
+    import re
+
+    env = os.environ
+    names = {n for n in env if n == "CUDA_VISIBLE_DEVICES" or n.endswith("_NUM_THREADS") or n == "SLURM_ARRAY_TASK_ID"}
+    names |= {n for n in env if n.startswith("SLURM_") and given.get(n) != env[n] and n not in ("SLURM_PROCID", "SLURM_LOCALID")}
+    names -= {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"} - set(given)   # the first process's, set by its launcher
+    names |= {w for word in argv[1:] for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", word)
+              if w in env and not w.startswith("_TR_") and w not in ("PATH", "PWD", "OLDPWD", "SHLVL", "BASH_ENV")}
+    found = {n: shown(env[n]) for n in sorted(names)}
+    found.update({n: None for n in given if n.startswith("SLURM_") and n not in env})
+    return found
+
+
+def tmpdir_files(outputs):
+    """What $SLURM_TMPDIR holds (files, and empty folders with a /), less the program's outputs."""
+    top, found = os.path.join(ROOT, "tmpdir"), []
+    for folder, folders, files in os.walk(top):
+        relative = os.path.relpath(folder, top)
+        if any(relative == o or relative.startswith(o + "/") for o in outputs):
+            folders[:] = []
+            continue
+        folders.sort()
+        paths = [os.path.normpath(os.path.join(relative, f)) for f in sorted(files)]
+        found += [p for p in paths if p not in outputs]
+        if not files and not folders and relative != ".":
+            found.append(relative + "/")
+        if len(found) > MAX_LISTED:
+            return found[:MAX_LISTED] + ["..."]
+    return found
+
+
+def write_outputs(outputs):
+    """The program writes its outputs: each one the script will save, if not there already."""
+    for output in outputs:
+        path = os.path.join(ROOT, "tmpdir", output)
+        if os.path.isdir(path) and not os.listdir(path):
+            open(os.path.join(path, WRITTEN), "w").close()
+        elif not os.path.lexists(path) and inside(path):
+            make(path, "file" if "." in os.path.basename(output) else "tree", content=WRITTEN)
+
+
+def start(argv, count=1, via=""):
+    job = shape()
+    write_outputs(job["outputs"])
+    modules = [m for m in os.environ.get("LOADEDMODULES", "").split(":") if m]
+    log("start", argv=[shown(w) for w in argv], env=environment(argv, job["variables"]), modules=modules,
+        count=count * int(os.environ.get("_TR_COUNT", "1") or 1), via=via or os.environ.get("_TR_VIA", ""),
+        tmpdir=tmpdir_files(job["outputs"]))
+    return print_as_node(argv)
+
+
+def print_as_node(argv):
+    """What a few commands print, where the script reads it: as the job's first node would."""
+    name, args = os.path.basename(argv[0]), argv[1:]
+    env = os.environ
+    if name == "hostname":
+        print(env.get("SLURMD_NODENAME", "node1"))
+    elif name == "nproc":
+        print(env.get("SLURM_CPUS_ON_NODE", "1"))
+    elif name == "scontrol" and args[:2] == ["show", "hostnames"]:
+        print("\n".join(hostnames(args[2] if len(args) > 2 else env.get("SLURM_JOB_NODELIST", "node1"))))
+    elif name == "seq" and args and all(a.lstrip("-").isdigit() for a in args):
+        numbers = [int(a) for a in args]
+        first, step, last = (numbers + [0, 0])[:3] if len(numbers) == 3 else (1 if len(numbers) == 1 else numbers[0], 1, numbers[-1])
+        print("\n".join(str(n) for n in range(first, last + (1 if step > 0 else -1), step or 1)[:100000]))
+    elif name in ("dirname", "basename", "realpath", "readlink"):
+        print_path(name, [a for a in args if not a.startswith("-")], args)
+    elif name in ("cat", "ls", "tee", "mktemp", "head", "tail"):
+        return {"cat": cat, "ls": ls, "tee": tee, "mktemp": mktemp, "head": head, "tail": head}[name](args, name == "tail")
+    return 0
+
+
+def hostnames(text):
+    """node[1-3],gpu2 -> node1 node2 node3 gpu2"""
+    import re
+
+    names = []
+    for prefix, ranges, plain in re.findall(r"([^,\[]+)\[([^\]]+)\]|([^,]+)", text):
+        if plain:
+            names.append(plain)
+            continue
+        for part in ranges.split(","):
+            low, _, high = part.partition("-")
+            names += [f"{prefix}{n:0{len(low)}d}" for n in range(int(low), int(high or low) + 1)]
+    return names
+
+
+def print_path(name, paths, args):
+    for path in paths:
+        if name == "dirname":
+            print(os.path.dirname(path.rstrip("/")) or ("/" if path.startswith("/") else "."))
+        elif name == "basename":
+            suffix = args[-1] if len(args) == 2 and args[-1] != path else ""
+            base = os.path.basename(path.rstrip("/"))
+            print(base[:-len(suffix)] if suffix and base.endswith(suffix) else base)
+        elif name == "realpath" or "-f" in args or "-e" in args or "-m" in args:
+            print(os.path.realpath(path))
+        elif os.path.islink(path):
+            print(os.readlink(path))
+
+
+def cat(args, _=False):
+    paths = [a for a in args if not a.startswith("-") or a == "-"]
+    if not paths:
+        sys.stdout.buffer.write(sys.stdin.buffer.read())
+    for path in paths:
+        if path == "-":
+            sys.stdout.buffer.write(sys.stdin.buffer.read())
+        elif inside(path) and os.path.isfile(path):
+            with open(path, "rb") as file:
+                sys.stdout.buffer.write(file.read())
+    return 0
+
+
+def head(args, last=False):
+    """head/tail [-n N | -N] [FILE]: of stdin, or of a file inside the trace folder."""
+    import re
+
+    count, paths = 10, []
+    for index, word in enumerate(args):
+        if re.fullmatch(r"-n?\d+", word) or (index and args[index - 1] == "-n"):
+            count = int(word.lstrip("-n") or 10)
+        elif not word.startswith("-"):
+            paths.append(word)
+    if paths and not (inside(paths[0]) and os.path.isfile(paths[0])):
+        return 0
+    lines = (open(paths[0], "rb").read() if paths else sys.stdin.buffer.read()).splitlines(keepends=True)
+    sys.stdout.buffer.write(b"".join(lines[-count:] if last else lines[:count]))
+    return 0
+
+
+def ls(args, _=False):
+    every = any(a in ("-a", "-A", "--all", "--almost-all") for a in args)
+    for path in [a for a in args if not a.startswith("-")] or ["."]:
+        if inside(path) and os.path.isdir(path):
+            print("\n".join(n for n in sorted(os.listdir(path)) if every or not n.startswith(".")))
+        elif inside(path) and os.path.lexists(path):
+            print(path)
+    return 0
+
+
+def tee(args, _=False):
+    data = sys.stdin.buffer.read()
+    sys.stdout.buffer.write(data)
+    for path in [a for a in args if not a.startswith("-")]:
+        if inside(path):
+            with open(path, "ab" if "-a" in args else "wb") as file:
+                file.write(data)
+    return 0
+
+
+def mktemp(args, _=False):
+    import tempfile
+
+    folder = os.environ.get("TMPDIR", os.path.join(ROOT, "tmp"))
+    template = next((a for a in args if not a.startswith("-")), "tmp.XXXXXXXXXX")
+    if not inside(folder):
+        return 1
+    prefix = template.rstrip("X")
+    made = (tempfile.mkdtemp if "-d" in args else tempfile.mkstemp)(prefix=os.path.basename(prefix), dir=folder)
+    print(made if isinstance(made, str) else made[1])
+    return 0
+
+
+# ----------------------------------------------------------------------------------- launchers
+
+def launch(launcher, words):
+    """srun/mpirun: the program they launch is recorded, with its task count; a shell it launches
+    (bash -c TEXT, bash FILE, bash << EOF) runs once, traced (trace.sh), its starts counted that
+    many times; a file tool runs once."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from slurmkit.core import launch_options
+
+    parsed = launch_options.parse([launcher, *words])
+    count = task_count(launcher, {option: values[0] for option, values, _ in parsed.options if values})
+    program = list(parsed.program)
+    if parsed.launcher in launch_options.RUN_WITH_PYTHON and program:
+        program = launch_options.python_program(parsed, program)
+    if not program:
+        return start([launcher, *words])
+    name = os.path.basename(program[0])
+    if name in launch_options.LAUNCHERS and name != launcher:   # srun accelerate launch ...: its processes, on each task
+        os.environ["_TR_COUNT"] = str(int(os.environ.get("_TR_COUNT", "1") or 1) * count)
+        os.environ["_TR_VIA"] = launcher
+        return launch(name, program[1:])
+    if name in ("bash", "sh"):   # trace.sh runs its -c text, its file or its here-document, or records it
+        print(f"shell {count} {len(words) - len(program) + 1}")
+        return 0
+    if name in FILE_TOOLS:
+        return tool(name, program[1:], via=launcher, count=count)
+    if "/" in program[0] and (not inside(program[0]) or inside_abs(program[0])):
+        log("untraceable", argv=[shown(w) for w in [launcher, *words]], why="a program named by its absolute path")
+        return 0
+    return start(program, count, via=launcher)
+
+
+def task_count(launcher, given):
+    """The processes a launcher starts: its own counts, else the job's (srun and mpirun read
+    SLURM_NTASKS); torchrun's per node times its nodes; accelerate's --num_processes."""
+    env = os.environ
+
+    def number(*names):
+        for name in names:
+            value = given.get(name, "") if name.startswith("-") else env.get(name, "")
+            first = value.replace(":", "-").split("-")[0]
+            if first.isdigit():
+                return int(first)
+        return None
+
+    if launcher in ("torchrun", "accelerate"):   # on its node (srun starts one on each node of a multi-node job)
+        machines = number("--num_machines", "--num-machines") or 1
+        return number("--nproc-per-node", "--nproc_per_node") or max(1, (number("--num_processes", "--num-processes") or 1) // machines)
+    own = number("-n", "--ntasks", "-np", "--np", "--n", "--num-proc")
+    nodes = number("-N", "--nodes", "SLURM_NNODES") or 1
+    per_node = number("--ntasks-per-node", "-npernode", "--npernode")
+    if launcher == "horovodrun":
+        return own or 1
+    return own or (per_node * nodes if per_node else None) or number("SLURM_NTASKS") or \
+        (number("SLURM_NTASKS_PER_NODE") or 1) * nodes
+
+
+# --------------------------------------------------------------------------------- file tools
+
+def tool(name, words, via="", count=1):
+    """A file tool acts on the trace folder only; a source it lacks is made first (the user's
+    data, there on the cluster), and a destination written with a trailing / is a folder."""
+    problem = tool_problem(name, words)
+    if problem:
+        log("untraceable", argv=[shown(w) for w in [name, *words]], why=problem)
+        return 0
+    sources, folders = reads(name, words)
+    made = [(path, kind) for path, kind in sources if not os.path.lexists(path)]
+    made += [(folder, "folder") for folder in folders if not os.path.lexists(folder)]
+    for path, kind in made:
+        make(path, kind)
+    import shutil
+    import subprocess
+
+    real = shutil.which(name, path="/usr/bin:/bin")
+    if real is None:
+        log("untraceable", argv=[shown(w) for w in [name, *words]], why=f"{name} is not installed here")
+        return 0
+    status = subprocess.call([real, *words], env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+    log("file", argv=[shown(w) for w in [name, *words]], sources=[shown(p) for p, _ in sources],
+        made=[[shown(p), kind] for p, kind in made], status=status, via=via, count=count)
+    return status
+
+
+def tool_problem(name, words):
+    """Why the tool must not run here: an option that runs a program or reaches another host, or a path outside."""
+    import re
+
+    refused = REFUSED_OPTIONS.get(name, ())
+    for word in words:
+        option = word.partition("=")[0]
+        if option in refused or (name == "rsync" and re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word)):
+            return f"{option} runs a program or reaches another host"
+        if name == "rsync" and re.match(r"[^-/.][^/]*:", word):
+            return f"{word} is on another host"
+        path = word.partition("=")[2] if word.startswith("--") else word
+        if (not word.startswith("-") or word.startswith("--")) and path and not inside(path):
+            return f"{shown(path)} is outside the trace folder"
+        if name == "ln" and not word.startswith("-") and not inside(os.path.join(os.path.dirname(words[-1]), word)):
+            return f"a link to {shown(word)}, outside the trace folder"
+    return None
+
+
+def reads(name, words):
+    """What the tool reads, as (absolute path, kind: file, tree or archive:MODE), and the
+    destinations written as folders (a trailing /)."""
+    if name == "tar":
+        return tar_reads(words)
+    paths = [w for w in words if not w.startswith("-")]
+    if name not in ("cp", "mv", "rsync") or len(paths) < 2:
+        return [], []
+    recursive = any(w in ("-r", "-R", "-a", "--recursive", "--archive") or
+                    (w.startswith("-") and not w.startswith("--") and set(w[1:]) & set("rRa")) for w in words)
+    target = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-t"), None)
+    sources = [p for p in paths if p != target] if target else paths[:-1]
+    destination = target or paths[-1]
+    return ([(os.path.abspath(s), "tree" if recursive or s.endswith("/") else "file") for s in sources],
+            users_folders(destination if destination.endswith("/") else os.path.dirname(os.path.abspath(destination))))
+
+
+def users_folders(folder):
+    """The folder a tool writes into, where it is the user's (outside $SLURM_TMPDIR, which starts empty)."""
+    folder = os.path.abspath(folder)
+    tmpdir = os.path.join(ROOT, "tmpdir")
+    return [] if folder == tmpdir or folder.startswith(tmpdir + os.sep) else [folder]
+
+
+def tar_reads(words):
+    """tar -x (or -t) reads its archive; tar -c its members (from -C's folder)."""
+    mode, archive, folder, members = tar_options(words)
+    if archive and ("x" in mode or "t" in mode):
+        return [(os.path.abspath(archive), "archive:" + mode)], users_folders(folder)
+    if "c" in mode:
+        return [(os.path.abspath(os.path.join(folder, m)), "tree" if m.endswith("/") else "file") for m in members], []
+    return [], []
+
+
+def tar_options(words):
+    """tar's mode letters, archive, folder (-C) and members, in the old style (tar xzf A) too."""
+    mode, archive, folder, members, index = "", None, ".", [], 0
+    if words and not words[0].startswith("-"):
+        words = ["-" + words[0], *words[1:]]
+    long_modes = {"--extract": "x", "--get": "x", "--create": "c", "--list": "t"}
+    while index < len(words):
+        word, following = words[index], words[index + 1] if index + 1 < len(words) else None
+        name, equals, value = word.partition("=")
+        if name in ("-f", "--file", "-C", "--directory") and (equals or following is not None):
+            value = value if equals else following
+            index += 0 if equals else 1
+            archive, folder = (value, folder) if name in ("-f", "--file") else (archive, value)
+        elif word.startswith("-") and not word.startswith("--"):
+            mode += word[1:]
+            if "f" in word and following is not None:
+                archive, index = following, index + 1
+        elif not word.startswith("-"):
+            members.append(word)
+        mode += long_modes.get(word, "")
+        index += 1
+    return mode, archive, folder, members
+
+
+def make(path, kind, content=MADE):
+    """The user's data the trace stands in for: a file, a folder holding one (tree), an empty
+    folder, or a tar archive holding one file, from-NAME."""
+    if kind in ("tree", "folder"):
+        os.makedirs(path, exist_ok=True)
+        if kind == "folder":
+            return
+        path = os.path.join(path, content)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if kind.startswith("archive"):
+        make_archive(path, kind.partition(":")[2])
+        return
+    with open(path, "w") as file:
+        file.write(content + "\n")
+
+
+def make_archive(archive, mode):
+    import io
+    import tarfile
+
+    compression = next((c for flag, c in (("z", "gz"), ("j", "bz2"), ("J", "xz")) if flag in mode), "")
+    compression = compression or next((c for end, c in ((".gz", "gz"), (".tgz", "gz"), (".bz2", "bz2"), (".xz", "xz"))
+                                       if archive.endswith(end)), "")
+    content = f"{MADE}\n".encode()
+    with tarfile.open(archive, f"w:{compression}") as tar:
+        member = tarfile.TarInfo(f"from-{os.path.basename(archive)}")
+        member.size = len(content)
+        tar.addfile(member, io.BytesIO(content))
+
+
+# ---------------------------------------------------------------------------------------- main
+
+def folder(path):
+    """cd PATH: 0 where PATH is inside the trace folder (made, if it is not there: it is on the cluster)."""
+    if not inside(path):
+        return 1
+    if not os.path.isdir(path):
+        os.makedirs(path, exist_ok=True)
+        log("folder", made=[[shown(os.path.abspath(path)), "folder"]])
+    return 0
+
+
+def main(argv):
+    kind, words = argv[1], argv[2:]
+    if kind == "tool":
+        return tool(words[0], words[1:])
+    if kind == "start":
+        return start(words)
+    if kind == "path":   # a program named by its path: the user's, inside the folder; an absolute path is not run
+        if inside(words[0]) and not inside_abs(words[0]):
+            return start(words)
+        log("untraceable", argv=[shown(w) for w in words], why="a program named by its absolute path")
+        return 0
+    if kind == "launch":
+        return launch(words[0], words[1:])
+    if kind == "folder":
+        return folder(words[0])
+    log(kind, argv=[shown(w) for w in words])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,825 @@
+"""Import and port check themselves: the old script and the new one run side by side, and what
+each really does is compared.
+
+``trace`` runs a script under bash in a scratch folder (a submit folder, ``$SLURM_TMPDIR``,
+``$HOME``, a job folder), with the SLURM variables of the job's shape and a PATH that holds only
+recording stand-ins (trace.sh, tracerecord.py): every program start is logged with its words,
+its folder, the variables that matter to it and its task count, and no real program runs. The
+file tools really act inside the folder, so that the files staged in and saved out can be
+compared; slurmkit's own machinery (its traps, exit file, staging and saving functions) runs as
+written. ``compare`` lists every difference between two traces; one that slurmkit declared (an
+import note, a port change) is shown as declared, any other is a finding, which import and port
+write into the spec as a ``# to do:`` line that ``slurmkit check`` reports until removed. What
+cannot be traced safely (a program named by an absolute path, ``eval`` of computed text, a
+``source`` of a file outside the folder) is never run: it is a to do too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from slurmkit.core.records import Record
+from slurmkit.core.sbatch_options import SHORT_NAMES
+
+#: a script that has not ended after this long is stopped, and said to loop
+TIMEOUT_S = 10.0
+#: the trace's own folders (tracerecord.FOLDERS names them as the shell does)
+FOLDERS = ("submit", "tmpdir", "home", "scratch", "project", "job", "tmp", "spool", "abs", ".trace/bin")
+#: what the trace keeps of the script's own output (for the reason a run ended early)
+MAX_OUTPUT = 4000
+#: the file tools the recorder stands in for on PATH (each acts inside the trace folder only)
+FILE_TOOLS = ("cp", "mv", "rm", "rmdir", "mkdir", "touch", "ln", "tar", "rsync")
+#: top-level folders never mirrored: the script reads them as they are (/dev/null, /proc/self/status)
+NOT_MIRRORED = ("dev", "proc", "sys")
+#: the variables slurmkit's scripts set from cpus_per_task (docs/job-spec.md), declared once for all
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+#: set-up programs, compared by the packages they install rather than start by start
+SETUP = re.compile(r"(pip3?|virtualenv|python[0-9.]* -m (venv|pip|virtualenv))( |$)")
+MAX_SAID = 3
+
+
+class Shape(Record):
+    """The job as SLURM gives it to the batch script: its variables, and the script's arguments."""
+
+    variables: Tuple[Tuple[str, str], ...]
+    arguments: Tuple[str, ...] = ()
+
+
+class Start(Record):
+    """One program start: its name, words (paths as the shell names them), folder, the variables
+    that matter to it, the modules loaded, how many tasks run it, and what $SLURM_TMPDIR held."""
+
+    program: str
+    argv: Tuple[str, ...]
+    folder: str
+    env: Tuple[Tuple[str, Optional[str]], ...]
+    modules: Tuple[str, ...]
+    tasks: int             # how many tasks run it (srun -n 8: 8)
+    via: str               # srun, mpirun or "" (started by the script)
+    part: str              # program | setup | machinery (slurmkit's own functions)
+    tmpdir: Tuple[str, ...]
+
+
+class Trace(Record):
+    starts: Tuple[Start, ...]
+    files: Tuple[Dict[str, Any], ...]       # the file tools' calls, as logged
+    untraceable: Tuple[str, ...]            # what was not run, and why
+    saved: Tuple[str, ...]                  # files outside $SLURM_TMPDIR at the end (not the user's own data)
+    inputs: Tuple[str, ...]                 # the user's files the script read
+    status: Optional[int]                   # None: stopped (it ran past TIMEOUT_S)
+    output: str = ""                        # the end of what the script wrote to stdout and stderr
+    world: Tuple[Tuple[str, str], ...] = ()  # the user's files and folders the trace stood in for: (path, kind)
+
+
+class Difference(Record):
+    what: str          # start | count | argv | folder | env | modules | staged | saved | input | package | exit | untraceable
+    subject: str       # the program, variable, path or module family it is about
+    text: str          # what differs, for a person
+    old: str = ""      # the value in each trace, where it has one
+    new: str = ""
+    declared: str = ""  # the note or change that declared it; "" for a finding
+
+    def __str__(self) -> str:
+        return self.text + (f" (declared: {self.declared})" if self.declared else "")
+
+
+class Declared(Record):
+    """A difference slurmkit said it would make: ``what`` as a Difference's; ``subject`` as its, or
+    "*" for any, or "PREFIX*" for those it starts; ``side`` "new" for what only the new script does."""
+
+    what: str
+    subject: str
+    why: str
+    side: str = ""
+
+    def matches(self, difference: "Difference") -> bool:
+        subject = self.subject == difference.subject or (self.subject.endswith("*") and difference.subject.startswith(self.subject[:-1]))
+        return self.what == difference.what and subject and (not self.side or bool(getattr(difference, self.side)))
+
+
+# ------------------------------------------------------------------------------------- shape
+
+def shape_of(script: str, arguments: Sequence[str] = ()) -> Shape:
+    """The SLURM variables a batch script of this header starts with: one node, task and array
+    task, the first (SLURM_ARRAY_TASK_ID is the array's first index), for the trace's one run."""
+    options = _directives(script)
+    nodes = _first_number(options.get("nodes")) or 1
+    per_node = _first_number(options.get("ntasks-per-node") or options.get("tasks-per-node"))
+    tasks = _first_number(options.get("ntasks")) or (per_node * nodes if per_node else None)
+    cpus = _first_number(options.get("cpus-per-task"))
+    node_tasks = per_node or (-(-tasks // nodes) if tasks else 1)
+    variables = {"SLURM_JOB_ID": "1000", "SLURM_JOBID": "1000", "SLURM_NNODES": str(nodes), "SLURM_JOB_NUM_NODES": str(nodes),
+                 "SLURM_JOB_NODELIST": _nodelist(nodes), "SLURM_NODELIST": _nodelist(nodes), "SLURMD_NODENAME": "node1",
+                 "SLURM_NODEID": "0", "SLURM_TASKS_PER_NODE": _per_node(node_tasks, nodes),
+                 "SLURM_CPUS_ON_NODE": str(node_tasks * (cpus or 1)), "SLURM_JOB_CPUS_PER_NODE": _per_node(node_tasks * (cpus or 1), nodes)}
+    if tasks:
+        variables.update(SLURM_NTASKS=str(tasks), SLURM_NPROCS=str(tasks))
+    if per_node:
+        variables["SLURM_NTASKS_PER_NODE"] = str(per_node)
+    if cpus:
+        variables["SLURM_CPUS_PER_TASK"] = str(cpus)
+    gpus = _gpus_per_node(options, nodes)
+    if gpus:
+        variables.update(SLURM_GPUS_ON_NODE=str(gpus), CUDA_VISIBLE_DEVICES=",".join(map(str, range(gpus))))
+    variables.update(_array_variables(options.get("array")))
+    return Shape(tuple(sorted(variables.items())), tuple(arguments))
+
+
+def _directives(script: str) -> Dict[str, str]:
+    """The header's #SBATCH options by long name (the last of each wins, as with sbatch)."""
+    found: Dict[str, str] = {}
+    for line in script.splitlines()[1:]:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            break
+        if not line.startswith("#SBATCH"):
+            continue
+        try:
+            words = shlex.split(line[len("#SBATCH"):], comments=True)
+        except ValueError:
+            continue
+        for index, word in enumerate(words):
+            name, value = _option(word, words[index + 1] if index + 1 < len(words) else "")
+            if name:
+                found[name] = value
+    return found
+
+
+def _option(word: str, following: str) -> Tuple[str, str]:
+    if word.startswith("--"):
+        name, equals, value = word[2:].partition("=")
+        return name, value if equals else following
+    if word.startswith("-") and len(word) >= 2 and word[1] in SHORT_NAMES:
+        return SHORT_NAMES[word[1]], word[2:].lstrip("=") or following
+    return "", ""
+
+
+def _first_number(value: Optional[str]) -> Optional[int]:
+    match = re.match(r"\d+", value or "")
+    return int(match.group()) if match else None
+
+
+def _nodelist(nodes: int) -> str:
+    return "node1" if nodes == 1 else f"node[1-{nodes}]"
+
+
+def _per_node(count: int, nodes: int) -> str:
+    return str(count) if nodes == 1 else f"{count}(x{nodes})"
+
+
+def _gpus_per_node(options: Dict[str, str], nodes: int) -> int:
+    for name in ("gpus-per-node", "gres"):
+        value = options.get(name, "")
+        if name == "gres" and not value.startswith("gpu"):
+            continue
+        count = value.rpartition(":")[2]
+        if count.isdigit():
+            return int(count)
+        if value == "gpu":
+            return 1
+    total = options.get("gpus", "").rpartition(":")[2]
+    return max(1, int(total) // nodes) if total.isdigit() else 0
+
+
+def _array_variables(value: Optional[str]) -> Dict[str, str]:
+    """--array=1-10:2%4: the first task's variables."""
+    if not value:
+        return {}
+    ids: List[int] = []
+    for part in value.partition("%")[0].split(","):
+        match = re.fullmatch(r"(\d+)(?:-(\d+)(?::(\d+))?)?", part)
+        if match:
+            first, last, step = match.groups()
+            ids += range(int(first), int(last or first) + 1, int(step or 1))
+    if not ids:
+        return {}
+    return {"SLURM_ARRAY_JOB_ID": "1000", "SLURM_ARRAY_TASK_ID": str(ids[0]), "SLURM_ARRAY_TASK_MIN": str(min(ids)),
+            "SLURM_ARRAY_TASK_MAX": str(max(ids)), "SLURM_ARRAY_TASK_COUNT": str(len(ids))}
+
+
+def arguments_of(script: str) -> Tuple[str, ...]:
+    """Arguments for a script that reads its positional parameters ($1, ${10}, "$@"): arg1 arg2 ...,
+    as many as the highest it names (one for "$@" or $*), so that both scripts get the same."""
+    numbers = [int(n) for n in re.findall(r"(?<!\$)\$\{?([1-9][0-9]*)\}?", script)]
+    highest = max(numbers + ([1] if re.search(r"\$\{?[@*#]", script) else []), default=0)
+    return tuple(f"arg{n}" for n in range(1, min(highest, 99) + 1))
+
+
+# ------------------------------------------------------------------------------------- trace
+
+def trace(script: str, shape: Shape, outputs: Sequence[str] = (), rendered: bool = False,
+          world: Sequence[Tuple[str, str]] = (), timeout_s: float = TIMEOUT_S) -> Trace:
+    """Run ``script`` under bash in a scratch folder with the job's ``shape``, every command a
+    recording stand-in. ``outputs``: what the program writes in $SLURM_TMPDIR (the spec's
+    stage.outputs), made at each program start, so that both scripts have the same to save.
+    ``rendered``: a script slurmkit wrote, whose own machinery is told from the job's lines.
+    ``world``: the user's files and folders another trace stood in for (Trace.world), there
+    from the start, so that both scripts run in the same world."""
+    with tempfile.TemporaryDirectory(prefix="slurmkit-trace-") as folder:
+        root = os.path.realpath(folder)
+        _lay_out(root, shape, outputs, world)
+        script_path = os.path.join(root, "spool", "slurm_script")
+        # ": ;" first: the DEBUG trap's first run turns function tracing back on (bash turns it off
+        # when it finds no debugger for extdebug), before any subshell starts; the lines keep their numbers
+        Path(script_path).write_text(": ; " + mirrored(script, root))
+        status, output = _run(root, script_path, shape, timeout_s)
+        events = _events(root)
+        user_lines = _user_lines(script) if rendered else None
+        made = tuple(dict.fromkeys(tuple(world) + tuple((p, k) for e in events for p, k in e.get("made", ())
+                                                        if not p.startswith(("$SLURM_TMPDIR", "$SLURMKIT_JOB_DIR")))))
+        return Trace(tuple(_start(e, user_lines) for e in events if e["kind"] == "start"),
+                     tuple(e for e in events if e["kind"] == "file"), tuple(_untraceable(e) for e in events if e["kind"] == "untraceable"),
+                     _saved(root, made), _inputs(events, made), status, output, made)
+
+
+def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tuple[str, str]]) -> None:
+    from slurmkit.port.tracerecord import make
+
+    here = Path(__file__).resolve().parent
+    for name in FOLDERS:
+        os.makedirs(os.path.join(root, name), exist_ok=True)
+    for path, kind in world:
+        make(_real(root, path), kind)
+    for tool in FILE_TOOLS:   # the file tools on PATH, each the recorder under its name
+        stand_in = Path(root, ".trace", "bin", tool)
+        stand_in.write_text(f'#!/bin/sh\nexec "$_TR_PYTHON" -S "$_TR_RECORDER" tool {tool} "$@"\n')
+        stand_in.chmod(0o700)
+    given = {**_folders(root), **dict(shape.variables)}
+    Path(root, ".trace", "shape.json").write_text(json.dumps({"variables": given, "outputs": list(outputs)}))
+    Path(root, ".trace", "prelude.sh").write_text((here / "trace.sh").read_text())
+
+
+def _run(root: str, script_path: str, shape: Shape, timeout_s: float) -> Tuple[Optional[int], str]:
+    """bash on the script, in the submit folder, in a session of its own (stopped whole at the limit)."""
+    env = {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "TERM": "dumb", **_folders(root),
+           "PATH": f"{root}/.trace/bin", "BASH_ENV": f"{root}/.trace/prelude.sh", "_TR_ROOT": root, "_TR_PATH": f"{root}/.trace/bin",
+           "_TR_PYTHON": sys.executable,
+           "_TR_RECORDER": str(Path(__file__).resolve().parent / "tracerecord.py"), **dict(shape.variables)}
+    process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=f"{root}/submit", env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+        status: Optional[int] = process.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)
+        output, _ = process.communicate()
+        status = None
+    text = output.decode(errors="replace").replace(root, "<trace>")
+    # extdebug, which lets the trace skip a command, makes bash look for its debugger at the start
+    text = "".join(line for line in text.splitlines(keepends=True) if "bashdb" not in line and "start debugger" not in line)
+    return status, text[-MAX_OUTPUT:]
+
+
+def _folders(root: str) -> Dict[str, str]:
+    """The variables that name the trace's folders, as the cluster would name the real ones."""
+    return {"HOME": f"{root}/home", "TMPDIR": f"{root}/tmp", "SCRATCH": f"{root}/scratch", "PROJECT": f"{root}/project",
+            "SLURM_TMPDIR": f"{root}/tmpdir", "SLURM_SUBMIT_DIR": f"{root}/submit", "SLURMKIT_JOB_DIR": f"{root}/job"}
+
+
+_MIRRORED = re.compile(r"/([A-Za-z0-9._+-]+)")
+
+
+def mirrored(script: str, root: str) -> str:
+    """The script with each absolute path it writes out (``/project/x``, ``/usr/bin/python3``)
+    moved under the trace folder's ``abs/``, outside comments: it reads and writes there, and a
+    path the trace shows is the one written (``/project/x``). /dev, /proc and /sys stay."""
+    lines = []
+    for line in script.splitlines(keepends=True):
+        if line.lstrip().startswith("#"):
+            lines.append(line)
+            continue
+        lines.append(_MIRRORED.sub(lambda m: _mirror(m, line, root), line))
+    return "".join(lines)
+
+
+def _mirror(match: "re.Match[str]", line: str, root: str) -> str:
+    start = match.start()
+    before = line[start - 1] if start else " "
+    opening_quote = before in "\"'" and (start < 2 or line[start - 2] in " \t=(:[")
+    if match.group(1) in NOT_MIRRORED or not (before in " \t=:(<>,;|&`{[" or opening_quote):
+        return match.group()
+    return f"{root}/abs{match.group()}"
+
+
+def _events(root: str) -> List[Dict[str, Any]]:
+    path = Path(root, ".trace", "log.jsonl")
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue   # a line cut short when the run was stopped
+    return events
+
+
+def _start(event: Dict[str, Any], user_lines: Optional[Tuple[int, ...]]) -> Start:
+    argv = tuple(event["argv"]) or ("",)
+    return Start(os.path.basename(argv[0]), argv, event["cwd"], tuple(sorted(event["env"].items())), tuple(event["modules"]),
+                 event["count"], event["via"], _part(event, argv, user_lines), tuple(event["tmpdir"]))
+
+
+def _part(event: Dict[str, Any], argv: Tuple[str, ...], user_lines: Optional[Tuple[int, ...]]) -> str:
+    """setup (a virtualenv made, packages installed), machinery (slurmkit's own functions and
+    lines), or program (the job's)."""
+    if SETUP.match(" ".join((os.path.basename(argv[0]), *argv[1:]))):
+        return "setup"
+    if user_lines is None:
+        return "program"
+    callers = event["caller"].split()
+    if "eval" in callers:   # the spec's environment.setup lines, run by eval
+        return "program"
+    lines = [int(n) for n in event["lines"].split() if n.isdigit() and n != "0"]
+    if any(c.startswith("_sk_") for c in callers) or not lines or lines[-1] not in user_lines:
+        return "machinery"
+    return "program"
+
+
+def _user_lines(script: str) -> Tuple[int, ...]:
+    """The lines of a script slurmkit rendered that run the job's own words: the payload, the
+    command before ``_sk_payload=$!`` (all its lines, up to the comment above it)."""
+    lines = script.splitlines()
+    found: List[int] = []
+    for index, line in enumerate(lines):
+        if line.startswith("_sk_payload=$!") and index:
+            first = index - 1
+            while first > 0 and lines[first - 1].strip() and not lines[first - 1].startswith("#"):
+                first -= 1
+            found += range(first + 1, index + 1)
+    return tuple(found)
+
+
+#: why a builtin the trace stands in for was not run
+_NOT_RUN = {"eval": "eval of text the script computed", "bash": "a shell running text the script computed",
+            "sh": "a shell running text the script computed", "source": "a file not in the trace (outside it, or not made by the script)",
+            "cd": "a folder outside the trace", "kill": "a process not the script's own", "trap": "a DEBUG trap (the trace's own)",
+            "enable": "loads builtins"}
+
+
+def _untraceable(event: Dict[str, Any]) -> str:
+    words = " ".join(event["argv"])
+    why = event.get("why") or _NOT_RUN.get(event["argv"][0] if event["argv"] else "", "could reach outside the trace")
+    return f"{words[:200]}: {why}, not run"
+
+
+def _real(root: str, shown: str) -> str:
+    """A path as a trace shows it ($HOME/x, /project/x), in the trace folder ``root``."""
+    from slurmkit.port.tracerecord import FOLDERS as NAMES
+
+    for folder, name in NAMES:
+        if name and (shown == name or shown.startswith(name + "/")):
+            return f"{root}/{folder}{shown[len(name):]}"
+    return f"{root}/abs{shown}" if shown.startswith("/") else f"{root}/{shown}"
+
+
+def _in_world(path: str, world: Sequence[Tuple[str, str]]) -> bool:
+    """``path`` is one of the user's files the trace stood in for, or inside one of their folders of data."""
+    return any(path == p.rstrip("/") or (kind == "tree" and path.startswith(p.rstrip("/") + "/")) for p, kind in world)
+
+
+def _saved(root: str, world: Sequence[Tuple[str, str]]) -> Tuple[str, ...]:
+    """Files outside $SLURM_TMPDIR at the end, less the user's data: what the job saved or wrote."""
+    from slurmkit.port.tracerecord import FOLDERS as NAMES
+
+    found = []
+    for folder, name in NAMES:
+        if folder in ("tmpdir", "job", "spool"):
+            continue
+        top = os.path.join(root, folder)
+        for where, folders, files in os.walk(top):
+            folders.sort()
+            for file in sorted(files):
+                shown = (name or "") + "/" + os.path.relpath(os.path.join(where, file), top)
+                if not _in_world(shown, world):
+                    found.append(shown)
+    return tuple(found)
+
+
+def _inputs(events: List[Dict[str, Any]], world: Sequence[Tuple[str, str]]) -> Tuple[str, ...]:
+    """The user's files the script read: the file tools' sources that are the user's data."""
+    return tuple(sorted({s.rstrip("/") for e in events for s in e.get("sources", ()) if _in_world(s.rstrip("/"), world)}))
+
+
+# ----------------------------------------------------------------------------------- compare
+
+def compare(old: Trace, new: Trace, declared: Sequence[Declared] = ()) -> List[Difference]:
+    """Every difference between what the old script did and what the new one does: each program
+    start (count, words, folder, variables, modules, what $SLURM_TMPDIR held), the packages set
+    up, the files saved and read, how each ended, and what could not be traced. Each one a
+    Declared matches is marked with its reason. A run that was stopped is compared by that alone."""
+    differences = _ended(old, new)
+    if None not in (old.status, new.status):
+        differences += _starts(old, new) + _packages(old, new) + _file_sets(old, new)
+    return [_marked(d, declared) for d in differences + _not_traced(old, new)]
+
+
+def _ended(old: Trace, new: Trace) -> List[Difference]:
+    said = []
+    for label, one in (("old", old), ("new", new)):
+        if one.status is None:
+            said.append(Difference("exit", label, f"the {label} script was stopped after {TIMEOUT_S:.0f}s: it loops, or waits for "
+                                                  "something that does not come (the rest was not traced)"))
+    if None not in (old.status, new.status) and old.status != new.status:
+        last = _last_line(new.output if new.status else old.output)
+        said.append(Difference("exit", "", f"the old script ended with status {old.status}, the new one with {new.status}"
+                                           + (f" ({last})" if last else ""), str(old.status), str(new.status)))
+    return said
+
+
+def _last_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _program_starts(one: Trace, payload: str) -> Dict[str, List[Start]]:
+    """The job's program starts by name, and slurmkit's own of ``payload``, the other script's program
+    (kind many-tasks starts GNU Parallel in its machinery)."""
+    grouped: Dict[str, List[Start]] = {}
+    for start in one.starts:
+        if start.part == "program" or (start.part == "machinery" and start.program == payload):
+            grouped.setdefault(start.program, []).append(start)
+    return grouped
+
+
+def _payload(one: Trace) -> str:
+    """The program the script runs last: the job's own."""
+    return next((s.program for s in reversed(one.starts) if s.part == "program"), "")
+
+
+def _starts(old: Trace, new: Trace) -> List[Difference]:
+    """Starts compared program by program, the first with the first, and so on."""
+    before, after = _program_starts(old, _payload(new)), _program_starts(new, _payload(old))
+    said: List[Difference] = []
+    for name in sorted(set(before) | set(after)):
+        runs, reruns = before.get(name, []), after.get(name, [])
+        if len(runs) != len(reruns):
+            said.append(Difference("start", name, f"{name} starts {len(runs)} time(s) in the old script, {len(reruns)} in the new"
+                                                   + _example(runs or reruns), str(len(runs)), str(len(reruns))))
+        for one, other in _paired(runs, reruns):
+            said += _start_differences(name, one, other)
+    return _deduplicated(said)
+
+
+def _paired(runs: List[Start], reruns: List[Start]) -> List[Tuple[Start, Start]]:
+    """Starts of one program paired: the same start in both first (runs in the background start in
+    any order), then those with the same first word (the script they run), then in order."""
+    runs, reruns = list(runs), list(reruns)
+    pairs: List[Tuple[Start, Start]] = []
+    for same in (lambda a, b: a == b, lambda a, b: a.argv[:2] == b.argv[:2], lambda a, b: True):
+        for run in list(runs):
+            match = next((r for r in reruns if same(run, r)), None)
+            if match is not None:
+                pairs.append((run, match))
+                runs.remove(run)
+                reruns.remove(match)
+    return pairs
+
+
+def _example(starts: List[Start]) -> str:
+    return f" ({_words(starts[0].argv)})" if starts else ""
+
+
+def _start_differences(name: str, old: Start, new: Start) -> List[Difference]:
+    said = []
+    if old.tasks != new.tasks:
+        said.append(Difference("count", name, f"{name} runs as {old.tasks} task(s) in the old script ({_via(old)}), "
+                                              f"{new.tasks} in the new ({_via(new)})", str(old.tasks), str(new.tasks)))
+    if old.argv[1:] != new.argv[1:]:
+        what = "rendezvous" if _rendezvous_only(old.argv, new.argv) else "argv"
+        said.append(Difference(what, name, f"{name}'s words differ: old `{_words(old.argv)}`, new `{_words(new.argv)}`",
+                               _words(old.argv), _words(new.argv)))
+    if old.folder != new.folder:
+        said.append(Difference("folder", name, f"{name} starts in {old.folder} in the old script, {new.folder} in the new",
+                               old.folder, new.folder))
+    before, after = dict(old.env), dict(new.env)
+    for variable in sorted(set(before) | set(after)):
+        if before.get(variable) != after.get(variable):
+            said.append(Difference("env", variable, f"{name} gets {variable}={_value(before.get(variable))} in the old script, "
+                                                    f"{_value(after.get(variable))} in the new", _value(before.get(variable)),
+                                   _value(after.get(variable))))
+    for module in sorted(set(old.modules) ^ set(new.modules)):
+        where = "old" if module in old.modules else "new"
+        said.append(Difference("modules", _family(module), f"{name} runs with module {module} loaded only in the {where} script",
+                               module if where == "old" else "", module if where == "new" else ""))
+    for path in sorted(set(old.tmpdir) ^ set(new.tmpdir)):
+        where = "old" if path in old.tmpdir else "new"
+        said.append(Difference("staged", path, f"$SLURM_TMPDIR/{path} is there when {name} starts only in the {where} script"))
+    return said
+
+
+#: the words of a hand-made rendezvous: an address, and the world size after its option
+_RENDEZVOUS_WORD = re.compile(r"(tcp|env)://")
+_WORLD_OPTIONS = ("--world_size", "--world-size", "--nnodes", "--nproc_per_node", "--nproc-per-node", "--dist-url", "--init_method")
+
+
+def _rendezvous_only(old: Tuple[str, ...], new: Tuple[str, ...]) -> bool:
+    """The two differ only in the words of a rendezvous (tcp://HOST:PORT, the world size), which a
+    distributed kind sets itself."""
+    if len(old) != len(new):
+        return False
+    return all(a == b or _RENDEZVOUS_WORD.search(a + b) or (i and old[i - 1].partition("=")[0] in _WORLD_OPTIONS)
+               for i, (a, b) in enumerate(zip(old, new)))
+
+
+def _family(module: str) -> str:
+    """Lmod's name of a module (StdEnv of StdEnv/2023): one version of a name is loaded at a time."""
+    return module.rpartition("/")[0] or module
+
+
+def _via(start: Start) -> str:
+    return start.via or "started by the script"
+
+
+def _words(argv: Tuple[str, ...]) -> str:
+    text = shlex.join(argv)
+    return text if len(text) <= 160 else text[:160] + "..."
+
+
+def _value(value: Optional[str]) -> str:
+    return "(unset)" if value is None else shlex.quote(value)
+
+
+def _deduplicated(said: List[Difference]) -> List[Difference]:
+    """A difference said once, and one of a kind about one subject MAX_SAID times at most (a loop of runs)."""
+    kept: List[Difference] = []
+    seen: Dict[Tuple[str, str], int] = {}
+    texts = set()
+    for difference in said:
+        key = (difference.what, difference.subject)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= MAX_SAID and difference.text not in texts:
+            kept.append(difference)
+            texts.add(difference.text)
+    return kept
+
+
+def _packages(old: Trace, new: Trace) -> List[Difference]:
+    """The packages each script installs (pip install's words), compared as sets: slurmkit makes
+    the virtualenv its own way, and must install what the old script installed."""
+    before, after = _installed(old), _installed(new)
+    return [Difference("package", p, f"{p} is installed only by the {'old' if p in before else 'new'} script",
+                       "yes" if p in before else "", "" if p in before else "yes") for p in sorted(before ^ after)]
+
+
+_PIP_VALUES = ("-i", "--index-url", "-f", "--find-links", "--extra-index-url", "--prefix", "--target", "-t", "--root")
+
+
+def _installed(one: Trace) -> set:
+    found = set()
+    for start in one.starts:
+        words = list(start.argv)
+        if start.part != "setup" or "install" not in words:
+            continue
+        rest = words[words.index("install") + 1:]
+        for index, word in enumerate(rest):
+            after = rest[index - 1] if index else ""
+            if word in ("-r", "--requirement", "-c", "--constraint", *_PIP_VALUES) or after in _PIP_VALUES:
+                continue
+            if after in ("-r", "--requirement", "-c", "--constraint"):
+                found.add(f"-r {os.path.basename(word)}")
+            elif not word.startswith("-") and word != "pip":
+                found.add(word)
+    return found
+
+
+def _file_sets(old: Trace, new: Trace) -> List[Difference]:
+    said = []
+    for path in sorted(set(old.saved) ^ set(new.saved)):
+        where = "old" if path in old.saved else "new"
+        said.append(Difference("saved", path, f"{path} is saved (or written) only by the {where} script",
+                               "yes" if where == "old" else "", "yes" if where == "new" else ""))
+    for path in sorted(set(old.inputs) ^ set(new.inputs)):
+        where = "old" if path in old.inputs else "new"
+        said.append(Difference("input", path, f"{path} is read only by the {where} script"))
+    return said
+
+
+def _not_traced(old: Trace, new: Trace) -> List[Difference]:
+    return [Difference("untraceable", text, f"not traced: {text}") for text in dict.fromkeys(old.untraceable + new.untraceable)]
+
+
+def _marked(difference: Difference, declared: Sequence[Declared]) -> Difference:
+    """The difference with the reason slurmkit gave for it, if it gave one: a Declared of its
+    kind about its subject (or any), or slurmkit's threads where the old script set none."""
+    for declaration in declared:
+        if declaration.matches(difference):
+            return difference._replace(declared=declaration.why)
+    if difference.what == "env" and difference.subject in THREAD_VARIABLES and difference.old == "(unset)":
+        return difference._replace(declared=f"slurmkit sets {difference.subject} from cpus_per_task")
+    return difference
+
+
+# ------------------------------------------------------------------------------ declarations
+
+def declared_by_import(notes: Iterable[Any], spec: Dict[str, Any]) -> List[Declared]:
+    """What import declared, by its notes (porting.Note) and the spec it wrote:
+
+    - a line it dropped no longer starts its program, nor those of its $(...); a variable it
+      dropped (OMP_NUM_THREADS, a rendezvous) is the kind's to set; a module it dropped is not loaded;
+    - packages a line installed with conda, which it mapped, are installed by pip in the new;
+    - stage.outputs are saved on every exit by the new script (the old may have saved them on a signal only)."""
+    declared = []
+    for note in notes:
+        words = _note_words(note.text)
+        if note.outcome == "mapped" and "install" in words[:3]:
+            declared += [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "new")
+                         for w in words[words.index("install") + 1:] if not w.startswith("-")]
+        if note.outcome != "dropped" or not words:
+            continue
+        assigned = re.match(r"(?:export\s+)?([A-Za-z_]\w*)=", note.text)
+        if assigned:
+            declared.append(Declared("env", assigned.group(1), note.reason))
+        if words[0] in ("module", "ml"):
+            declared += [Declared("modules", _family(w), note.reason) for w in words[1:] if not w.startswith("-") and w != "load"]
+        elif not assigned:
+            declared.append(Declared("start", os.path.basename(words[0]), note.reason))
+        declared += [Declared("start", os.path.basename(program), note.reason) for program in _substituted(note.text)]
+    for destination in _destinations(spec):
+        declared.append(Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "new"))
+    return declared
+
+
+def _destinations(spec: Dict[str, Any]) -> List[str]:
+    """Where the spec's stage.outputs go, as a trace shows paths."""
+    found = []
+    for output in (spec.get("stage") or {}).get("outputs") or ():
+        to = str(output.get("to", "")) if isinstance(output, dict) else ""
+        to = "$HOME/" + to[2:] if to.startswith("~/") else to
+        found.append(to.rstrip("/") + "/" if to.startswith(("$", "/")) else f"$SLURM_SUBMIT_DIR/{to.rstrip('/')}/")
+    return [f for f in found if f.strip("/")]
+
+
+def _substituted(text: str) -> List[str]:
+    """The programs a line's $(...) run: the first word of each command of it."""
+    return [command.split()[0] for inner in re.findall(r"\$\(([^)]*)\)", text)
+            for command in re.split(r"\||;|&&", inner) if command.strip()]
+
+
+def _note_words(text: str) -> List[str]:
+    try:
+        return shlex.split(text.split("\n", 1)[0][:8192], comments=True)
+    except ValueError:
+        return []
+
+
+#: what a port change to a field may change in a trace
+_CHANGED_BY = {"resources.cpus_per_task": (("env", "OMP_NUM_THREADS"), ("env", "MKL_NUM_THREADS"), ("env", "SLURM_CPUS_PER_TASK")),
+               "resources.tasks_per_node": (("count", "*"), ("env", "SLURM_NTASKS_PER_NODE"), ("env", "SLURM_NTASKS")),
+               "resources.nodes": (("count", "*"), ("env", "SLURM_NNODES"), ("env", "SLURM_NTASKS")),
+               "resources.gpus": (("env", "CUDA_VISIBLE_DEVICES"), ("count", "*")),
+               "environment.modules": (("modules", "*"),)}
+
+
+def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
+    """What port's changes (retarget.Change) declared, by the field each changed."""
+    return [Declared(what, subject, f"port changed {change.field}") for change in changes
+            for what, subject in _CHANGED_BY.get(change.field, ())]
+
+
+def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:
+    """What a rendered script does by its plan (core.plan.Plan) beyond the spec's words: the
+    modules slurmkit loads that the spec does not name (the site's standard environment, the
+    python a Python program runs with), and what a distributed kind sets for each process."""
+    declared = [Declared("modules", _family(m), f"slurmkit loads {m} on {plan.profile} itself (the site's standard environment, "
+                                                "or what the job's kind needs)") for m in plan.modules if m not in set(named)]
+    shared = plan.distributed
+    if shared is not None:
+        kind = f"kind {plan.kind}"
+        if shared.gpu_rank:
+            declared.append(Declared("env", "CUDA_VISIBLE_DEVICES", f"{kind} gives each process its own GPU"))
+        if shared.rendezvous or shared.master_env:
+            why = f"{kind} sets the rendezvous (MASTER_ADDR, MASTER_PORT) itself"
+            declared.append(Declared("rendezvous", "*", why))
+            declared += [Declared("env", name, why) for name in ("MASTER_ADDR", "MASTER_PORT")]
+            # the script's own way of naming the first node is not run
+            declared += [Declared("start", name, why) for name in ("hostname", "scontrol", "head")]
+        if shared.ranks_from_slurm:
+            declared += [Declared("env", name, f"{kind} sets it from SLURM's") for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE")]
+        if shared.tf_config:
+            declared.append(Declared("env", "TF_CONFIG", f"{kind} builds it for each task"))
+    return tuple(declared)
+
+
+def unseen_changes(changes: Iterable[Any], new: Trace) -> List[Difference]:
+    """A port change to the modules that the new script does not keep: a module the port loads
+    that is not loaded when the program starts (a kept line loads another version after it)."""
+    last = next((s for s in reversed(new.starts) if s.part == "program"), None)
+    if last is None:
+        return []
+    said = []
+    for change in changes:
+        if change.field != "environment.modules":
+            continue
+        for module in change.new or ():
+            if module not in last.modules:
+                loaded = next((m for m in last.modules if _family(m) == _family(module)), "none")
+                said.append(Difference("modules", _family(module), f"port loads {module}, but {last.program} runs with "
+                                                                    f"{_family(module)}: {loaded} (a line of the job loads it after)"))
+    return said
+
+
+# ------------------------------------------------------------------------- import and port
+
+class Verification(Record):
+    """What verification found: every difference, and why it did not run (where it did not)."""
+
+    differences: Tuple[Difference, ...] = ()
+    not_run: str = ""
+
+    @property
+    def findings(self) -> Tuple[Difference, ...]:
+        return tuple(d for d in self.differences if not d.declared)
+
+    @property
+    def declared(self) -> Tuple[Difference, ...]:
+        return tuple(d for d in self.differences if d.declared)
+
+    def todos(self) -> Tuple[str, ...]:
+        """The lines import and port write into the spec, for ``check`` to report until removed."""
+        if self.not_run:
+            return (f"verify: not verified: {self.not_run}",)
+        return tuple(f"verify: {d.text}" for d in self.findings)
+
+
+class NotVerified(Exception):
+    """Verification could not run (a spec that does not render): the reason."""
+
+
+class Rendered(Record):
+    script: str
+    site: str
+    declared: Tuple[Declared, ...]   # what the plan says the script does beyond the spec's words
+
+
+def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
+    """The script slurmkit renders of a spec (a YAML mapping) on ``profile`` (else the spec's, else this host's)."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.render.render import render
+    from slurmkit.resolve.resolve import resolve
+    from slurmkit.sites.profiles import select_profile
+    from slurmkit.spec.spec import spec_from_mapping
+
+    try:
+        spec = spec_from_mapping(mapping, source="the spec")
+        site, _ = select_profile(profile or spec.profile, warn_retired=False)
+        resolution = resolve(spec, site)
+        if resolution.plan is None:
+            first = resolution.errors[0]
+            raise NotVerified(f"the spec does not render on {site.name}: {first.field}: {first.message}")
+        return Rendered(render(resolution.plan), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
+    except SlurmkitError as error:
+        raise NotVerified(f"the spec does not render: {error}") from error
+
+
+def outputs_of(*mappings: Dict[str, Any]) -> Tuple[str, ...]:
+    """What the program writes in $SLURM_TMPDIR for the specs to save: their stage.outputs and checkpoint."""
+    found: List[str] = []
+    for mapping in mappings:
+        stage = mapping.get("stage") or {}
+        for output in stage.get("outputs") or ():
+            found.append(str(output.get("from", "") if isinstance(output, dict) else output))
+        if isinstance(stage.get("checkpoint"), dict):
+            found.append(str(stage["checkpoint"].get("from", "")))
+    return tuple(dict.fromkeys(o.strip("/") for o in found if o))
+
+
+def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool = False) -> Tuple[Trace, Trace]:
+    """Both scripts traced with the same arguments, program outputs and user's files, each with its own header's shape."""
+    arguments = arguments_of(old)
+    before = trace(old, shape_of(old, arguments), outputs, rendered=old_rendered)
+    return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world)
+
+
+def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> Verification:
+    """The script and the one slurmkit renders of its import (porting.Imported), side by side."""
+    try:
+        new = rendered(imported.spec, profile)
+        old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec))
+    except NotVerified as why:
+        return Verification(not_run=str(why))
+    except OSError as error:
+        return Verification(not_run=f"the scripts could not be run here ({error})")
+    declared = declared_by_import(imported.notes, imported.spec) + list(new.declared)
+    return Verification(tuple(compare(old_trace, new_trace, declared)))
+
+
+def verify_port(original: Dict[str, Any], ported: Any, source: str) -> Verification:
+    """The spec rendered on its old cluster and the ported one (retarget.Ported) on the new, side by side."""
+    try:
+        old, new = rendered(original, source), rendered(ported.spec, ported.target)
+        old_trace, new_trace = side_by_side(old.script, new.script, outputs_of(original, ported.spec), old_rendered=True)
+    except NotVerified as why:
+        return Verification(not_run=str(why))
+    except OSError as error:
+        return Verification(not_run=f"the scripts could not be run here ({error})")
+    declared = declared_by_port(ported.changes) + list(old.declared + new.declared)
+    return Verification(tuple(compare(old_trace, new_trace, declared)) + tuple(unseen_changes(ported.changes, new_trace)))

@@ -41,11 +41,23 @@ def shown(text):
     return text.replace(ROOT, "<trace>")
 
 
+def cwd():
+    """The working folder (as the shell last knew it, where the script removed it)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.environ.get("PWD", ROOT)
+
+
+def absolute(path):
+    return os.path.normpath(os.path.join(cwd(), path))
+
+
 def log(kind, **fields):
     path = os.path.join(ROOT, ".trace", "log.jsonl")
     if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
         return
-    fields.update(kind=kind, cwd=shown(os.getcwd()), caller=os.environ.get("_TR_CALLER", ""),
+    fields.update(kind=kind, cwd=shown(cwd()), caller=os.environ.get("_TR_CALLER", ""),
                   lines=os.environ.get("_TR_LINES", ""))
     line = (json.dumps(fields, sort_keys=True) + "\n").encode()
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -57,13 +69,13 @@ def log(kind, **fields):
 
 def inside(path):
     """``path`` (from the working folder, links resolved) is in the trace folder."""
-    real = os.path.realpath(os.path.join(os.getcwd(), path))
+    real = os.path.realpath(os.path.join(cwd(), path))
     return real == ROOT or real.startswith(ROOT + os.sep)
 
 
 def inside_abs(path):
     """``path`` is one the script wrote as an absolute path (moved under the trace folder's abs/)."""
-    return os.path.realpath(os.path.join(os.getcwd(), path)).startswith(os.path.join(ROOT, "abs") + os.sep)
+    return os.path.realpath(os.path.join(cwd(), path)).startswith(os.path.join(ROOT, "abs") + os.sep)
 
 
 # ---------------------------------------------------------------------------------- starts
@@ -356,13 +368,13 @@ def reads(name, words):
     target = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-t"), None)
     sources = [p for p in paths if p != target] if target else paths[:-1]
     destination = target or paths[-1]
-    return ([(os.path.abspath(s), "tree" if recursive or s.endswith("/") else "file") for s in sources],
-            users_folders(destination if destination.endswith("/") else os.path.dirname(os.path.abspath(destination))))
+    return ([(absolute(s), "tree" if recursive or s.endswith("/") else "file") for s in sources],
+            users_folders(destination if destination.endswith("/") else os.path.dirname(absolute(destination))))
 
 
 def users_folders(folder):
     """The folder a tool writes into, where it is the user's (outside $SLURM_TMPDIR, which starts empty)."""
-    folder = os.path.abspath(folder)
+    folder = absolute(folder)
     tmpdir = os.path.join(ROOT, "tmpdir")
     return [] if folder == tmpdir or folder.startswith(tmpdir + os.sep) else [folder]
 
@@ -371,9 +383,9 @@ def tar_reads(words):
     """tar -x (or -t) reads its archive; tar -c its members (from -C's folder)."""
     mode, archive, folder, members = tar_options(words)
     if archive and ("x" in mode or "t" in mode):
-        return [(os.path.abspath(archive), "archive:" + mode)], users_folders(folder)
+        return [(absolute(archive), "archive:" + mode)], users_folders(folder)
     if "c" in mode:
-        return [(os.path.abspath(os.path.join(folder, m)), "tree" if m.endswith("/") else "file") for m in members], []
+        return [(absolute(os.path.join(folder, m)), "tree" if m.endswith("/") else "file") for m in members], []
     return [], []
 
 
@@ -439,7 +451,7 @@ def folder(path):
         return 1
     if not os.path.isdir(path):
         os.makedirs(path, exist_ok=True)
-        log("folder", made=[[shown(os.path.abspath(path)), "folder"]])
+        log("folder", made=[[shown(absolute(path)), "folder"]])
     return 0
 
 

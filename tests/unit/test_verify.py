@@ -1,0 +1,248 @@
+"""Import and port verify themselves (slurmkit/port/verify.py): the old script and the new one run
+side by side under bash with recording stand-ins, and every difference is found. Each silent
+class of difference is shown with a mapping broken on purpose (the spec import would write if
+that one rule were gone), beside the faithful mapping, which verifies equal; what slurmkit
+declared is shown as declared; what cannot be traced is a to do and is never run; a script that
+never ends is stopped. Needs bash only: no cluster."""
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slurmkit.cli.main import main
+from slurmkit.port import verify
+from slurmkit.port.porting import Imported, Note, pending_import_notes
+
+HEADER = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n"
+PROFILE = "narval"   # in service, with a module system: its rendered scripts load StdEnv/2023
+
+
+def spec(launch, kind="serial", resources=None, **sections):
+    return {"name": "job", "account": "def-x", "kind": kind, "resources": {"time": "1h", **(resources or {})},
+            "launch": launch, **sections}
+
+
+def verified(script, mapping, notes=()):
+    return verify.verify_import(HEADER + script, Imported(mapping, tuple(notes)), PROFILE)
+
+
+def found(script, mapping, notes=()):
+    """(what, subject) of each difference verification found and nothing declared."""
+    verification = verified(script, mapping, notes)
+    assert not verification.not_run, verification.not_run
+    return {(d.what, d.subject) for d in verification.findings}
+
+
+# ------------------------------------------------------------ each silent class, broken on purpose
+
+def test_a_launch_that_loses_its_srun_runs_the_program_once_and_is_found():
+    script = "#SBATCH --ntasks=8\nsrun ./app\n"
+    faithful = spec({"launcher": "srun", "command": "./app"}, "mpi", {"tasks_per_node": 8})
+    assert found(script, faithful) == set()
+    srun_decision_removed = spec({"command": "./app"}, "threaded", {"cpus_per_task": 8})
+    assert ("count", "app") in found(script, srun_decision_removed)
+
+
+def test_a_bare_program_wrapped_in_srun_on_two_nodes_is_found():
+    script = "#SBATCH --nodes=2 --ntasks-per-node=8\npython prog.py\n"
+    wrapped = spec({"launcher": "srun", "command": "python prog.py"}, "mpi", {"nodes": 2, "tasks_per_node": 8})
+    difference = next(d for d in verified(script, wrapped).findings if d.what == "count")
+    assert (difference.subject, difference.old, difference.new) == ("python", "1", "16")
+
+
+def test_the_array_index_shift_is_found_in_the_words_and_in_the_variable_the_program_reads():
+    script = "#SBATCH --array=1-4\npython prog.py --seed $SLURM_ARRAY_TASK_ID\n"
+    renumbered = {"array": {"parameters": {"task_id": ["1", "2", "3", "4"]}}}
+    with_task_id = spec({"command": "python prog.py --seed $task_id"}, "array", **renumbered)
+    # Its words are the same, but a program that reads SLURM_ARRAY_TASK_ID itself now gets 0, not 1.
+    assert found(script, with_task_id) == {("env", "SLURM_ARRAY_TASK_ID")}
+    task_id_rule_removed = spec({"command": "python prog.py --seed $SLURM_ARRAY_TASK_ID"}, "array", **renumbered)
+    assert ("argv", "python") in found(script, task_id_rule_removed)
+
+
+def test_positional_parameters_made_literal_are_found():
+    script = 'python prog.py "$1" "${10}"\n'
+    literal = spec({"command": "python prog.py $$1 $${10}"})
+    difference = next(d for d in verified(script, literal).findings if d.what == "argv")
+    assert "arg1 arg10" in difference.old and "'$1'" in difference.new
+
+
+def test_a_staged_input_named_by_a_variable_set_later_stops_the_new_script_and_is_found():
+    script = "NAME=run1\ntar -xf $HOME/data/$NAME.tar -C $SLURM_TMPDIR\npython prog.py $SLURM_TMPDIR/$NAME\n"
+    staged_first = spec({"command": "python prog.py $SLURM_TMPDIR/$NAME"}, environment={"setup": ["NAME=run1"]},
+                        stage={"inputs": ["$HOME/data/$NAME.tar"]})
+    verification = verified(script, staged_first)
+    assert {("exit", ""), ("start", "python"), ("input", "$HOME/data/run1.tar")} <= {(d.what, d.subject) for d in verification.findings}
+    assert "NAME: unbound variable" in next(d.text for d in verification.findings if d.what == "exit")
+
+
+def test_a_copy_back_trap_dropped_with_nothing_in_its_place_is_found():
+    script = "save() { src=$SLURM_TMPDIR/out; cp -r $src $HOME/results/; }\ntrap save EXIT\npython prog.py\n"
+    dropped = [Note(4, "trap save EXIT", "dropped", "slurmkit saves stage.outputs on every exit")]
+    outputs = {"outputs": [{"from": "out", "to": "$HOME/results/out"}]}
+    assert found(script, spec({"command": "python prog.py"}, stage=outputs), dropped) == set()
+    nothing_in_its_place = spec({"command": "python prog.py"})
+    assert ("saved", "$HOME/results/out/made-by-trace") in found(script, nothing_in_its_place, dropped)
+
+
+def test_a_pipe_after_srun_moved_inside_every_task_is_found():
+    script = "#SBATCH --ntasks=4\nsrun ./app | tee out.log\n"
+    per_task = spec({"launcher": "srun", "shell": "./app | tee out.log"}, "mpi", {"tasks_per_node": 4})
+    difference = next(d for d in verified(script, per_task).findings if d.what == "count")
+    assert (difference.subject, difference.old, difference.new) == ("tee", "1", "4")
+
+
+def test_tasks_per_node_not_rewritten_when_tasks_become_threads_is_found():
+    script = "#SBATCH --ntasks=4\nmake -j $SLURM_TASKS_PER_NODE\n"
+    assert found(script, spec({"command": "make -j $SLURM_CPUS_PER_TASK"}, "threaded", {"cpus_per_task": 4})) == set()
+    not_rewritten = spec({"command": "make -j $SLURM_TASKS_PER_NODE"}, "threaded", {"cpus_per_task": 4})
+    assert ("argv", "make") in found(script, not_rewritten)
+
+
+def test_a_brace_range_quoted_into_one_word_is_found():
+    script = "python prog.py {1..4}\n"
+    assert found(script, spec({"shell": "python prog.py {1..4}"})) == set()
+    assert ("argv", "python") in found(script, spec({"command": "python prog.py '{1..4}'"}))
+
+
+def test_port_finds_an_old_stdenv_that_a_kept_line_loads_after_the_new_one():
+    from slurmkit.port.retarget import port_spec
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.spec.spec import spec_from_mapping
+
+    data = {"name": "job", "profile": "graham", "account": "def-x", "resources": {"time": "1h"},
+            "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"], "setup": ["module load StdEnv/2020"]},
+            "launch": {"command": "./app"}}
+    ported = port_spec(data, spec_from_mapping(data), load_profile("graham"), load_profile("nibi"))
+    verification = verify.verify_port(data, ported, "graham")
+    assert [d.text for d in verification.findings] == [
+        "port loads StdEnv/2023, but app runs with StdEnv: StdEnv/2020 (a line of the job loads it after)"]
+    # the port's own module change is shown as declared
+    assert any(d.what == "modules" and d.subject == "gcc" and "environment.modules" in d.declared for d in verification.declared)
+
+
+# ------------------------------------------------------------------------ declared, and equal
+
+def test_a_faithful_import_verifies_equal_with_what_slurmkit_does_itself_declared():
+    script = ("#SBATCH --cpus-per-task=4\nmodule load StdEnv/2023 python/3.11\nexport OMP_NUM_THREADS=4\n"
+              "cp $HOME/data/input.dat $SLURM_TMPDIR/\ncd $SLURM_TMPDIR\npython prog.py --in input.dat --threads $SLURM_CPUS_PER_TASK\n"
+              "date\n")
+    notes = [Note(5, "export OMP_NUM_THREADS=4", "dropped", "slurmkit sets OMP_NUM_THREADS from cpus_per_task"),
+             Note(9, "date", "dropped", "it ran after the program only to report")]
+    faithful = spec({"command": "python prog.py --in input.dat --threads $SLURM_CPUS_PER_TASK"}, "threaded", {"cpus_per_task": 4},
+                    environment={"modules": ["StdEnv/2023", "python/3.11"], "setup": ["cd $SLURM_TMPDIR"]},
+                    stage={"inputs": ["$HOME/data/input.dat"]})
+    verification = verified(script, faithful, notes)
+    assert verification.findings == () and verification.todos() == ()
+    assert {(d.what, d.subject) for d in verification.declared} == {("env", "MKL_NUM_THREADS"), ("start", "date")}
+
+
+def test_a_variable_the_programs_words_name_is_compared():
+    script = "export MY_INPUT=data.csv\npython prog.py --input-from MY_INPUT\n"
+    launch = {"command": "python prog.py --input-from MY_INPUT"}
+    assert found(script, spec(launch, environment={"variables": {"MY_INPUT": "data.csv"}})) == set()
+    difference = next(d for d in verified(script, spec(launch)).findings)
+    assert (difference.what, difference.subject, difference.old, difference.new) == ("env", "MY_INPUT", "data.csv", "(unset)")
+
+
+# ------------------------------------------------------------------ what cannot be traced safely
+
+def test_eval_of_computed_text_and_absolute_programs_are_to_dos_and_never_run():
+    script = ('cmd="echo ran > $HOME/eval-ran"\neval "$cmd"\n"$BASH" -c "echo ran > $HOME/bash-ran"\n'
+              "/usr/bin/python3 other.py\neval 'python written.py'\n")
+    trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
+    assert trace.untraceable == ("eval echo ran > $HOME/eval-ran: eval of text the script computed, not run",
+                                 "/bin/bash -c echo ran > $HOME/bash-ran: a program named by its absolute path, not run",
+                                 "/usr/bin/python3 other.py: a program named by its absolute path, not run")
+    assert trace.saved == () and [s.argv for s in trace.starts] == [("python", "written.py")]
+    todos = verified(script, spec({"command": "python written.py"})).todos()
+    assert "verify: not traced: eval echo ran > $HOME/eval-ran: eval of text the script computed, not run" in todos
+
+
+def test_nothing_is_written_outside_the_trace_folder(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept").write_text("the user's")
+    script = (f"echo x > {outside}/redirected\ncp /etc/hostname {outside}/copied\ncd {outside} && touch touched\n"
+              f'rm -rf {outside}\ncd "${{BASH%/*}}"\nmkdir -p "${{BASH%/*/*}}/made"\nln -s "${{BASH%/*}}" linked\n'
+              'echo x > "${BASH%/*/*}/redirected"\n')
+    trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
+    assert [p.name for p in outside.iterdir()] == ["kept"]
+    assert [t.split(" ")[0] for t in trace.untraceable] == ["cd", "mkdir", "ln", "echo"]
+    assert all(t.endswith("not run") for t in trace.untraceable)
+
+
+def test_a_script_that_loops_forever_is_stopped_and_reported():
+    script = HEADER + "while true; do sleep 60; done\n"
+    looping = verify.trace(script, verify.shape_of(script), timeout_s=2)
+    ending = verify.trace(HEADER + "true\n", verify.shape_of(HEADER))
+    assert looping.status is None and ending.status == 0
+    (difference,) = verify.compare(ending, looping)
+    assert difference.what == "exit" and "the new script was stopped" in difference.text
+
+
+# ---------------------------------------------------------------------------- the job's shape
+
+def test_the_shape_is_the_first_array_task_of_the_scripts_own_header():
+    header = HEADER + "#SBATCH --array=3-9:2%2\n#SBATCH -N 2 --ntasks-per-node=4 -c 2\n#SBATCH --gres=gpu:v100:2\n"
+    shape = dict(verify.shape_of(header).variables)
+    assert (shape["SLURM_ARRAY_TASK_ID"], shape["SLURM_ARRAY_TASK_COUNT"], shape["SLURM_ARRAY_TASK_MAX"]) == ("3", "4", "9")
+    assert (shape["SLURM_NNODES"], shape["SLURM_NTASKS"], shape["SLURM_TASKS_PER_NODE"]) == ("2", "8", "4(x2)")
+    assert (shape["SLURM_JOB_NODELIST"], shape["SLURM_CPUS_PER_TASK"], shape["CUDA_VISIBLE_DEVICES"]) == ("node[1-2]", "2", "0,1")
+
+
+def test_a_script_that_reads_its_arguments_gets_as_many_in_both_runs():
+    assert verify.arguments_of('python p.py "$1" ${10}\n') == tuple(f"arg{n}" for n in range(1, 11))
+    assert verify.arguments_of('python p.py "$@"\n') == ("arg1",) and verify.arguments_of("echo $$\n") == ()
+
+
+def test_srun_records_its_program_with_the_task_count_and_runs_a_shell_once_as_task_zero():
+    script = HEADER + ("#SBATCH --nodes=2 --ntasks-per-node=4\nsrun -n 3 ./a\nsrun ./b\nsrun -N2 --ntasks-per-node=1 bash -c './c'\n"
+                       "mpirun -np 6 ./d\nsrun --ntasks-per-node=1 tar -xf $HOME/in.tar -C $SLURM_TMPDIR\n")
+    trace = verify.trace(script, verify.shape_of(script))
+    assert [(s.program, s.tasks, s.via) for s in trace.starts] == [("a", 3, "srun"), ("b", 8, "srun"), ("c", 2, "srun"),
+                                                                  ("d", 6, "mpirun")]
+    assert trace.inputs == ("$HOME/in.tar",)
+
+
+# --------------------------------------------------------------------------------- the commands
+
+def test_import_writes_what_verification_found_as_to_dos_that_check_reports(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("old.sh").write_text(HEADER + 'cmd="python prog.py"\neval "$cmd"\npython prog.py\n')
+    result = CliRunner().invoke(main, ["import", "old.sh", "--profile", PROFILE, "-o", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    todo = "script: verify: not traced: eval python prog.py: eval of text the script computed, not run"
+    assert todo in pending_import_notes(Path("job.yaml").read_text())
+    checked = CliRunner().invoke(main, ["check", "job.yaml"])
+    assert f"to do: {todo}" in checked.output and "no problems found" not in checked.output
+
+
+def test_no_verify_skips_verification(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("old.sh").write_text(HEADER + 'cmd="python prog.py"\neval "$cmd"\npython prog.py\n')
+    result = CliRunner().invoke(main, ["import", "old.sh", "--profile", PROFILE, "-o", "job.yaml", "--no-verify"])
+    assert result.exit_code == 0 and "verify" not in result.output and "verify" not in Path("job.yaml").read_text()
+
+
+def test_port_writes_what_verification_found_into_the_ported_spec(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("job.yaml").write_text("name: job\nprofile: graham\naccount: def-x\nresources: {time: 1h}\n"
+                                "environment: {modules: [StdEnv/2020], setup: [module load StdEnv/2020]}\nlaunch: {command: ./app}\n")
+    result = CliRunner().invoke(main, ["port", "job.yaml", "-o", "ported.yaml"])
+    assert result.exit_code == 0, result.output
+    assert "to do: verify: port loads StdEnv/2023, but app runs with StdEnv: StdEnv/2020" in result.output
+    assert any(n.startswith("verify: port loads StdEnv/2023") for n in pending_import_notes(Path("ported.yaml").read_text()))
+
+
+@pytest.mark.parametrize("command", ["import", "port"])
+def test_a_spec_that_does_not_render_is_said_not_verified(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    Path("old.sh").write_text(HEADER + "#SBATCH --gres=gpu:k80:1\npython prog.py\n")
+    Path("job.yaml").write_text("name: job\nprofile: graham\naccount: def-x\nresources: {time: 1h}\nlaunch: {command: ./app}\n")
+    args = ["import", "old.sh", "--profile", PROFILE] if command == "import" else ["port", "job.yaml", "--to", "nibi"]
+    verification = verify.Verification(not_run="the spec does not render on narval: resources.gpus: no GPU k80")
+    assert verification.todos() == ("verify: not verified: the spec does not render on narval: resources.gpus: no GPU k80",)
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and ("verify: not verified:" in result.output) == (command == "import"), result.output

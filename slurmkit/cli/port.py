@@ -35,7 +35,7 @@ def _told_verification(verification) -> None:
     if verification.not_run:
         message_line(f"verify: not verified: {verification.not_run}")
     elif not verification.findings:
-        message_line(f"verify: the new script does what the old one did ({len(verification.declared)} declared differences)")
+        message_line(f"verify: the traces of the old and the new script agree ({len(verification.declared)} differences declared)")
 
 
 def _verified_import(script: str, imported, profile):

@@ -77,6 +77,7 @@ class Trace(Record):
     status: Optional[int]                   # None: stopped (it ran past TIMEOUT_S)
     output: str = ""                        # the end of what the script wrote to stdout and stderr
     world: Tuple[Tuple[str, str], ...] = ()  # the user's files and folders the trace stood in for: (path, kind)
+    variables: Tuple[Tuple[str, str], ...] = ()  # the job's SLURM variables it ran with (Shape.variables)
 
 
 class Difference(Record):
@@ -93,16 +94,18 @@ class Difference(Record):
 
 class Declared(Record):
     """A difference slurmkit said it would make: ``what`` as a Difference's; ``subject`` as its, or
-    "*" for any, or "PREFIX*" for those it starts; ``side`` "new" for what only the new script does."""
+    "*" for any, or "PREFIX*" for those it starts; ``new``: "" for any, "yes" for what only the new
+    script does, else the value the new script must show. (what "value": words a port changed, "OLD -> NEW".)"""
 
     what: str
     subject: str
     why: str
-    side: str = ""
+    new: str = ""
 
     def matches(self, difference: "Difference") -> bool:
         subject = self.subject == difference.subject or (self.subject.endswith("*") and difference.subject.startswith(self.subject[:-1]))
-        return self.what == difference.what and subject and (not self.side or bool(getattr(difference, self.side)))
+        new = not self.new or (bool(difference.new) if self.new == "yes" else difference.new == shlex.quote(self.new))
+        return self.what == difference.what and subject and new
 
 
 # ------------------------------------------------------------------------------------- shape
@@ -237,7 +240,7 @@ def trace(script: str, shape: Shape, outputs: Sequence[str] = (), rendered: bool
                                                         if not p.startswith(("$SLURM_TMPDIR", "$SLURMKIT_JOB_DIR")))))
         return Trace(tuple(_start(e, user_lines) for e in events if e["kind"] == "start"),
                      tuple(e for e in events if e["kind"] == "file"), tuple(_untraceable(e) for e in events if e["kind"] == "untraceable"),
-                     _saved(root, made), _inputs(events, made), status, output, made)
+                     _saved(root, made), _inputs(events, made), status, output, made, shape.variables)
 
 
 def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tuple[str, str]]) -> None:
@@ -419,6 +422,8 @@ def compare(old: Trace, new: Trace, declared: Sequence[Declared] = ()) -> List[D
     differences = _ended(old, new)
     if None not in (old.status, new.status):
         differences += _starts(old, new) + _packages(old, new) + _file_sets(old, new)
+    threads = dict(new.variables).get("SLURM_CPUS_PER_TASK", "1")
+    declared = (*declared, *(Declared("env", name, f"slurmkit sets {name} from cpus_per_task", threads) for name in THREAD_VARIABLES))
     return [_marked(d, declared) for d in differences + _not_traced(old, new)]
 
 
@@ -496,7 +501,7 @@ def _start_differences(name: str, old: Start, new: Start) -> List[Difference]:
     if old.argv[1:] != new.argv[1:]:
         what = "rendezvous" if _rendezvous_only(old.argv, new.argv) else "argv"
         said.append(Difference(what, name, f"{name}'s words differ: old `{_words(old.argv)}`, new `{_words(new.argv)}`",
-                               _words(old.argv), _words(new.argv)))
+                               shlex.join(old.argv), shlex.join(new.argv)))
     if old.folder != new.folder:
         said.append(Difference("folder", name, f"{name} starts in {old.folder} in the old script, {new.folder} in the new",
                                old.folder, new.folder))
@@ -609,13 +614,24 @@ def _not_traced(old: Trace, new: Trace) -> List[Difference]:
 
 def _marked(difference: Difference, declared: Sequence[Declared]) -> Difference:
     """The difference with the reason slurmkit gave for it, if it gave one: a Declared of its
-    kind about its subject (or any), or slurmkit's threads where the old script set none."""
+    kind about its subject (or any); words that differ only by values a port changed."""
     for declaration in declared:
         if declaration.matches(difference):
             return difference._replace(declared=declaration.why)
-    if difference.what == "env" and difference.subject in THREAD_VARIABLES and difference.old == "(unset)":
-        return difference._replace(declared=f"slurmkit sets {difference.subject} from cpus_per_task")
+    if difference.what == "argv":
+        values = {d.subject: d.why for d in declared if d.what == "value"}
+        pairs = _changed_words(difference.old, difference.new)
+        if pairs and all(pair in values for pair in pairs):
+            return difference._replace(declared="; ".join(dict.fromkeys(values[pair] for pair in pairs)))
     return difference
+
+
+def _changed_words(old: str, new: str) -> List[str]:
+    """The words that differ between two commands of as many words, as "OLD -> NEW"."""
+    before, after = shlex.split(old), shlex.split(new)
+    if len(before) != len(after):
+        return []
+    return [f"{a} -> {b}" for a, b in zip(before, after) if a != b]
 
 
 # ------------------------------------------------------------------------------ declarations
@@ -631,7 +647,7 @@ def declared_by_import(notes: Iterable[Any], spec: Dict[str, Any]) -> List[Decla
     for note in notes:
         words = _note_words(note.text)
         if note.outcome == "mapped" and "install" in words[:3]:
-            declared += [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "new")
+            declared += [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
                          for w in words[words.index("install") + 1:] if not w.startswith("-")]
         if note.outcome != "dropped" or not words:
             continue
@@ -644,7 +660,7 @@ def declared_by_import(notes: Iterable[Any], spec: Dict[str, Any]) -> List[Decla
             declared.append(Declared("start", os.path.basename(words[0]), note.reason))
         declared += [Declared("start", os.path.basename(program), note.reason) for program in _substituted(note.text)]
     for destination in _destinations(spec):
-        declared.append(Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "new"))
+        declared.append(Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes"))
     return declared
 
 
@@ -680,9 +696,12 @@ _CHANGED_BY = {"resources.cpus_per_task": (("env", "OMP_NUM_THREADS"), ("env", "
 
 
 def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
-    """What port's changes (retarget.Change) declared, by the field each changed."""
-    return [Declared(what, subject, f"port changed {change.field}") for change in changes
-            for what, subject in _CHANGED_BY.get(change.field, ())]
+    """What port's changes (retarget.Change) declared, by the field each changed, and the words
+    that carry a changed count (-j 40 -> -j 192)."""
+    declared = [Declared(what, subject, f"port changed {change.field}") for change in changes
+                for what, subject in _CHANGED_BY.get(change.field, ())]
+    return declared + [Declared("value", f"{change.old} -> {change.new}", f"port changed {change.field} ({change.old} -> {change.new})")
+                       for change in changes if isinstance(change.old, (int, str)) and isinstance(change.new, (int, str))]
 
 
 def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:

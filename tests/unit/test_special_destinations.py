@@ -198,6 +198,11 @@ OWN_PATHS = {
     ("slurmkit.spec.schemas", "write"): "the shipped JSON schemas, into the package (docs/gen.py)",
     ("slurmkit.slurm.remote", "copy_gpu_samples"): "GPU samples, into slurmkit's own cache folder",
     ("slurmkit.build.envbuild", "_build_at"): "a build's own lock and marker files, inside the environment it makes",
+    ("slurmkit.port.verify", "trace"): "the traced script, in the temporary folder the trace makes for itself",
+    ("slurmkit.port.verify", "_lay_out"): "the trace's stand-ins and the user's files it stands in for, in that folder",
+    ("slurmkit.port.tracerecord", "log"): "the trace's log, in that folder",
+    ("slurmkit.port.tracerecord", "write_outputs"): "what the program stands for writing, in that folder",
+    ("slurmkit.port.tracerecord", "make"): "a user's file the trace stands in for, in that folder",
 }
 
 

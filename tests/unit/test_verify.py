@@ -7,6 +7,7 @@ never ends is stopped. Needs bash only: no cluster."""
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from slurmkit.cli.main import main
@@ -170,6 +171,14 @@ def test_nothing_is_written_outside_the_trace_folder(tmp_path):
     assert [p.name for p in outside.iterdir()] == ["kept"]
     assert [t.split(" ")[0] for t in trace.untraceable] == ["cd", "mkdir", "ln", "echo"]
     assert all(t.endswith("not run") for t in trace.untraceable)
+
+
+@pytest.mark.skipif(not verify.landlock_abi(), reason="the kernel has no Landlock")
+def test_where_the_kernel_has_landlock_even_a_loops_redirect_by_a_computed_path_writes_nothing_outside(tmp_path):
+    # A compound command's redirection is opened by bash before the stand-ins see a command.
+    script = HEADER + f'OUT={str(tmp_path).lstrip("/")}\nfor i in 1; do echo x; done > "${{BASH%/*/*}}/$OUT/written"\n'
+    trace = verify.trace(script, verify.shape_of(script))
+    assert list(tmp_path.iterdir()) == [] and "Permission denied" in trace.output
 
 
 def test_a_script_that_loops_forever_is_stopped_and_reported():

@@ -139,8 +139,10 @@ def shape_of(script: str, arguments: Sequence[str] = ()) -> Shape:
 def _directives(script: str) -> Dict[str, str]:
     """The header's #SBATCH options by long name (the last of each wins, as with sbatch)."""
     found: Dict[str, str] = {}
-    for line in script.splitlines()[1:]:
+    for line in script.splitlines():
         line = line.strip()
+        if line.startswith("#!"):
+            continue
         if line and not line.startswith("#"):
             break
         if not line.startswith("#SBATCH"):
@@ -859,8 +861,31 @@ def outputs_of(*mappings: Dict[str, Any]) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(o.strip("/") for o in found if o))
 
 
+def not_traceable(script: str) -> str:
+    """Why this host cannot trace the script: no bash 4.4 or newer (the stand-ins need it), or a
+    script for another interpreter (its #! line); "" where it can."""
+    first = script.split("\n", 1)[0]
+    interpreter = os.path.basename(first[2:].split()[0]) if first.startswith("#!") and first[2:].split() else "bash"
+    if interpreter == "env" and len(first.split()) > 1:
+        interpreter = os.path.basename(first.split()[1])
+    if interpreter not in ("bash", "sh"):
+        return f"the script runs under {interpreter} (its #! line), not bash: it is not traced"
+    try:
+        version = subprocess.run(["/bin/bash", "-c", "echo ${BASH_VERSINFO[0]}.${BASH_VERSINFO[1]}"], capture_output=True,
+                                 text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "this host has no /bin/bash to run the scripts with"
+    major, _, minor = version.partition(".")
+    if not (major.isdigit() and minor.isdigit()) or (int(major), int(minor)) < (4, 4):
+        return f"the trace needs bash 4.4 or newer, and this host's /bin/bash is {version or 'unknown'}"
+    return ""
+
+
 def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool = False) -> Tuple[Trace, Trace]:
     """Both scripts traced with the same arguments, program outputs and user's files, each with its own header's shape."""
+    why = not_traceable(old)
+    if why:
+        raise NotVerified(why)
     arguments = arguments_of(old)
     before = trace(old, shape_of(old, arguments), outputs, rendered=old_rendered)
     return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world)

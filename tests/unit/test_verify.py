@@ -200,6 +200,13 @@ def test_the_shape_is_the_first_array_task_of_the_scripts_own_header():
     assert (shape["SLURM_JOB_NODELIST"], shape["SLURM_CPUS_PER_TASK"], shape["CUDA_VISIBLE_DEVICES"]) == ("node[1-2]", "2", "0,1")
 
 
+@pytest.mark.parametrize("first, traced", [("#!/bin/bash", True), ("#!/usr/bin/env bash", True), ("#!/bin/sh", True), ("", True),
+                                           ("#!/bin/tcsh", False), ("#!/usr/bin/env python3", False)])
+def test_a_script_for_another_interpreter_is_not_traced(first, traced):
+    why = verify.not_traceable(f"{first}\n#SBATCH --time=1:00:00\n")
+    assert (why == "") == traced and (traced or "not bash" in why)
+
+
 def test_a_script_that_reads_its_arguments_gets_as_many_in_both_runs():
     assert verify.arguments_of('python p.py "$1" ${10}\n') == tuple(f"arg{n}" for n in range(1, 11))
     assert verify.arguments_of('python p.py "$@"\n') == ("arg1",) and verify.arguments_of("echo $$\n") == ()

@@ -210,18 +210,24 @@ sh() {
     _tr_src=$_tr_cmd
     _tr_shell sh "$@"
 }
-_tr_shell() {  # _tr_shell NAME OPTION... (-c TEXT [NAME ARG...] | FILE ARG...)
-    local name=$1 options=()
+_tr_shell() {  # _tr_shell NAME OPTION... (-c TEXT [NAME ARG...] | FILE ARG... | << EOF)
+    local name=$1 options=() text file
     shift
     while [[ ${1-} == [-+]* && $1 != -c && $1 != -- ]]; do
-        options+=("$1")
-        [[ $1 == [-+]*o && $# -gt 1 ]] && { shift; options+=("$1"); }
-        shift
+        if [[ $1 == -[A-Za-z]*c ]]; then   # bash -lc TEXT, bash -ec TEXT
+            text=${1%c}
+            set -- -c "${@:2}"
+        else
+            text=$1
+            shift
+        fi
+        [[ $text == [-+]*o && $# -gt 0 && $1 != -c ]] && { text+=" $1"; shift; }
+        [[ $text =~ ^[-+][aefhkmnptuvxBCEHPT]+(\ [a-z]+)?$ ]] && options+=($text)   # those set takes (not -l, --norc)
     done
-    local text file
     if [[ ${1-} == -c ]]; then
         text=${2-}
-        _tr_written "${_tr_src#* -c }" || { _tr_record untraceable "$name" "$@"; return 0; }
+        [[ $_tr_src =~ [[:space:]]-[A-Za-z]*c[[:space:]](.*)$ ]] || BASH_REMATCH=("" "$_tr_src")
+        _tr_written "${BASH_REMATCH[1]}" || { _tr_record untraceable "$name" "$@"; return 0; }
         (_tr_=1 builtin set "${options[@]}" -- "${@:4}" && _tr_=1 builtin eval "$text")
     elif [[ ${1-} == */* && -f $1 ]] && _tr_inside "$1"; then
         file=$1
@@ -276,12 +282,12 @@ module() {  # Lmod's module, as a shell function: loads change LOADEDMODULES, on
     _tr_record module "$@"
     while [[ ${1-} == -* ]]; do shift; done
     local command=${1-}
-    shift
+    [[ $# -eq 0 ]] || shift
     case $command in
         load | add | try-load) _tr_modules load "$@" ;;
         unload | del | rm) _tr_modules unload "$@" ;;
         purge) LOADEDMODULES= ;;
-        swap | switch) _tr_modules unload "$1"; _tr_modules load "${2-$1}" ;;
+        swap | switch) _tr_modules unload "${1-}"; _tr_modules load "${2-${1-}}" ;;
     esac
     export LOADEDMODULES
     return 0

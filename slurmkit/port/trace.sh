@@ -8,6 +8,8 @@
 
 _tr_record() {  # _tr_record KIND WORD...: one line in the trace; the recorder's output, if any
     _tr_busy=1
+    local -
+    set +x
     _TR_CALLER="${FUNCNAME[*]:2}" _TR_LINES="${BASH_LINENO[*]:1}" "$_TR_PYTHON" -S "$_TR_RECORDER" "$@"
     _tr_status=$?
     _tr_busy=
@@ -36,8 +38,10 @@ _tr_expand() {  # _tr_expand WORD ARG...: WORD expanded (in _tr_w) as the comman
     builtin eval "_tr_w=$word" 2> /dev/null
 }
 
-_tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept (the guard matches too)
-    local matched=("${BASH_REMATCH[@]}") status
+_tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept (the guard matches too), not under set -x
+    [[ -o functrace ]] || builtin set -o functrace   # bash turns it off when it finds no debugger for extdebug
+    local - matched=("${BASH_REMATCH[@]}") status
+    set +x
     _tr_guard "$@"
     status=$?
     BASH_REMATCH=("${matched[@]}") 2> /dev/null
@@ -45,7 +49,6 @@ _tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept 
 }
 
 _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writes checked; 1 skips the command
-    [[ -o functrace ]] || builtin set -o functrace   # bash turns it off when it finds no debugger for extdebug
     [[ -n ${_tr_busy-} || $BASH_COMMAND == _tr_* ]] && return 0
     _tr_cmd=$BASH_COMMAND
     PATH=$_TR_PATH

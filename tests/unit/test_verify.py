@@ -212,6 +212,13 @@ def test_a_script_that_reads_its_arguments_gets_as_many_in_both_runs():
     assert verify.arguments_of('python p.py "$@"\n') == ("arg1",) and verify.arguments_of("echo $$\n") == ()
 
 
+def test_programs_in_subshells_substitutions_and_pipes_are_traced_and_paths_never_run():
+    script = HEADER + '( ./first )\nx=$(./second)\n./third | /usr/bin/id\nf() { ( "$SLURM_SUBMIT_DIR/fourth" ); }\nf &\nwait\n'
+    trace = verify.trace(script, verify.shape_of(script))
+    assert trace.status == 0 and sorted(s.argv[0] for s in trace.starts) == ["$SLURM_SUBMIT_DIR/fourth", "./first", "./second", "./third"]
+    assert trace.untraceable == ("/usr/bin/id: a program named by its absolute path, not run",)
+
+
 def test_srun_records_its_program_with_the_task_count_and_runs_a_shell_once_as_task_zero():
     script = HEADER + ("#SBATCH --nodes=2 --ntasks-per-node=4\nsrun -n 3 ./a\nsrun ./b\nsrun -N2 --ntasks-per-node=1 bash -c './c'\n"
                        "mpirun -np 6 ./d\nsrun --ntasks-per-node=1 tar -xf $HOME/in.tar -C $SLURM_TMPDIR\n")

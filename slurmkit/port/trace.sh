@@ -10,7 +10,8 @@ _tr_record() {  # _tr_record KIND WORD...: one line in the trace; the recorder's
     _tr_busy=1
     local -
     set +x
-    _TR_CALLER="${FUNCNAME[*]:2}" _TR_LINES="${BASH_LINENO[*]:1}" "$_TR_PYTHON" -S "$_TR_RECORDER" "$@"
+    _TR_CALLER="${FUNCNAME[*]:2} ${_TR_OUTER_CALLER-}" _TR_LINES="${BASH_LINENO[*]:1} ${_TR_OUTER_LINES-}" \
+        "$_TR_PYTHON" -S "$_TR_RECORDER" "$@"
     _tr_status=$?
     _tr_busy=
     return $_tr_status
@@ -95,6 +96,8 @@ _tr_writes_inside() {  # TEXT ARG...: 1 (the command is skipped) where it redire
             /dev/null | /dev/stdout | /dev/stderr | /dev/fd/*) ;;
             /*) [[ $_tr_w == "$_TR_ROOT"/* ]] || { _tr_record untraceable "$_tr_cmd"; return 1; } ;;
         esac
+        # the folder a file of the user's is written into is there on the cluster ($SLURM_TMPDIR starts empty)
+        [[ $_tr_w != */* || -d ${_tr_w%/*} || $_tr_w == "$SLURM_TMPDIR"/* ]] || _tr_record folder "${_tr_w%/*}"
     done
     return 0
 }
@@ -227,17 +230,20 @@ _tr_shell() {  # _tr_shell NAME OPTION... (-c TEXT [NAME ARG...] | FILE ARG... |
         [[ $text == [-+]*o && $# -gt 0 && $1 != -c ]] && { text+=" $1"; shift; }
         [[ $text =~ ^[-+][aefhkmnptuvxBCEHPT]+(\ [a-z]+)?$ ]] && options+=($text)   # those set takes (not -l, --norc)
     done
+    # A new bash (with these stand-ins, through BASH_ENV), as the script's would be: it sees only
+    # what is exported. ": ;" first turns function tracing on before any subshell (see verify.py).
+    # Its records name the functions and lines it was started from, in the script, after its own.
+    local -x _TR_OUTER_CALLER="${FUNCNAME[*]} ${_TR_OUTER_CALLER-}" _TR_OUTER_LINES="${BASH_LINENO[*]} ${_TR_OUTER_LINES-}"
     if [[ ${1-} == -c ]]; then
         text=${2-}
         [[ $_tr_src =~ [[:space:]]-[A-Za-z]*c[[:space:]](.*)$ ]] || BASH_REMATCH=("" "$_tr_src")
         _tr_written "${BASH_REMATCH[1]}" || { _tr_record untraceable "$name" "$@"; return 0; }
-        (_tr_=1 builtin set "${options[@]}" -- "${@:4}" && _tr_=1 builtin eval "$text")
+        _tr_=1 "$_TR_BASH" "${options[@]}" -c ": ; $text" "${@:3}"
     elif [[ ${1-} == */* && -f $1 ]] && _tr_inside "$1"; then
-        file=$1
-        (_tr_=1 builtin set "${options[@]}" -- "${@:2}" && _tr_=1 builtin source "$file")
+        _tr_=1 "$_TR_BASH" "${options[@]}" -c ': ; source "$0" "$@"' "$@"
     elif [[ $# -eq 0 && $_tr_src == *"<<"* ]]; then   # bash << EOF: the here-document is the script
         IFS= read -r -d '' text
-        (_tr_=1 builtin set "${options[@]}" && _tr_=1 builtin eval "$text")
+        _tr_=1 "$_TR_BASH" "${options[@]}" -c ": ; $text"
     else
         _tr_record start "$name" "${options[@]}" "$@"
     fi
@@ -328,7 +334,7 @@ _tr_modules() {  # _tr_modules load|unload NAME...: and the variables the Allian
     done
 }
 
-_TR_SHELL=$$
+export _TR_SHELL=${_TR_SHELL:-$$}   # the traced script's shell: its processes are the ones kill may signal
 set -o functrace
 shopt -s extdebug
 builtin trap '_tr_debug "$@"' DEBUG

@@ -9,11 +9,11 @@ cluster otherwise:
   dirname, basename, realpath, cat, head, tail, ls, tee, mktemp);
 - srun and mpirun record the program they launch, with its task count, and run none of it.
 
-It runs once per command of the script: standard library only, imported as needed. Started by
-trace.sh as ``python -S tracerecord.py KIND WORD...``.
+It runs once per command of the script: standard library only, imported as needed (not json:
+its lines are Python literals, and the job's shape is plain lines). Started by trace.sh as
+``python -S tracerecord.py KIND WORD...``.
 """
 
-import json
 import os
 import sys
 
@@ -54,12 +54,12 @@ def absolute(path):
 
 
 def log(kind, **fields):
-    path = os.path.join(ROOT, ".trace", "log.jsonl")
+    path = os.path.join(ROOT, ".trace", "log")
     if os.path.exists(path) and os.path.getsize(path) > MAX_LOG_BYTES:
         return
     fields.update(kind=kind, cwd=shown(cwd()), caller=os.environ.get("_TR_CALLER", ""),
                   lines=os.environ.get("_TR_LINES", ""))
-    line = (json.dumps(fields, sort_keys=True) + "\n").encode()
+    line = (repr(fields) + "\n").encode()
     descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(descriptor, line)
@@ -81,20 +81,40 @@ def inside_abs(path):
 # ---------------------------------------------------------------------------------- starts
 
 def shape():
-    with open(os.path.join(ROOT, ".trace", "shape.json")) as file:
-        return json.load(file)
+    """The job's SLURM variables, and the outputs the program writes (verify.py's shape file)."""
+    job = {"variables": {}, "outputs": []}
+    with open(os.path.join(ROOT, ".trace", "shape")) as file:
+        for line in file.read().splitlines():
+            kind, _, rest = line.partition("\t")
+            if kind == "variable":
+                name, _, value = rest.partition("\t")
+                job["variables"][name] = value
+            elif kind == "output":
+                job["outputs"].append(rest)
+    return job
+
+
+def identifiers(word):
+    """The names a word holds (--seed=SEED_VAR: seed, SEED_VAR), without re (it costs the start-up)."""
+    found, token = [], ""
+    for char in word + " ":
+        if char.isalnum() or char == "_":
+            token += char
+            continue
+        if len(token) > 1 and not token[0].isdigit():
+            found.append(token)
+        token = ""
+    return found
 
 
 def environment(argv, given):
     """The variables that matter to a program: its GPUs and threads, its array task, the SLURM
     variables the script changed from the job's, and any variable its words name."""
-    import re
-
     env = os.environ
     names = {n for n in env if n == "CUDA_VISIBLE_DEVICES" or n.endswith("_NUM_THREADS") or n == "SLURM_ARRAY_TASK_ID"}
     names |= {n for n in env if n.startswith("SLURM_") and given.get(n) != env[n] and n not in ("SLURM_PROCID", "SLURM_LOCALID")}
     names -= {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"} - set(given)   # the first process's, set by its launcher
-    names |= {w for word in argv[1:] for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", word)
+    names |= {w for word in argv[1:] for w in identifiers(word)
               if w in env and not w.startswith("_TR_") and w not in ("PATH", "PWD", "OLDPWD", "SHLVL", "BASH_ENV")}
     found = {n: shown(env[n]) for n in sorted(names)}
     found.update({n: None for n in given if n.startswith("SLURM_") and n not in env})
@@ -240,15 +260,20 @@ def tee(args, _=False):
 
 
 def mktemp(args, _=False):
-    import tempfile
-
-    folder = os.environ.get("TMPDIR", os.path.join(ROOT, "tmp"))
     template = next((a for a in args if not a.startswith("-")), "tmp.XXXXXXXXXX")
+    folder = os.path.dirname(absolute(template)) if "/" in template else os.environ.get("TMPDIR", os.path.join(ROOT, "tmp"))
     if not inside(folder):
         return 1
-    prefix = template.rstrip("X")
-    made = (tempfile.mkdtemp if "-d" in args else tempfile.mkstemp)(prefix=os.path.basename(prefix), dir=folder)
-    print(made if isinstance(made, str) else made[1])
+    # the same name in every run, so that both traces show the same paths
+    prefix, number = os.path.basename(template.rstrip("X")), 1
+    while os.path.lexists(os.path.join(folder, f"{prefix}{number}")):
+        number += 1
+    made = os.path.join(folder, f"{prefix}{number}")
+    if "-d" in args:
+        os.makedirs(made)
+    else:
+        open(made, "x").close()
+    print(made)
     return 0
 
 
@@ -338,14 +363,12 @@ def tool(name, words, via="", count=1):
 
 def tool_problem(name, words):
     """Why the tool must not run here: an option that runs a program or reaches another host, or a path outside."""
-    import re
-
     refused = REFUSED_OPTIONS.get(name, ())
     for word in words:
         option = word.partition("=")[0]
-        if option in refused or (name == "rsync" and re.fullmatch(r"-[a-zA-Z]*e[a-zA-Z]*", word)):
+        if option in refused or (name == "rsync" and word[:1] == "-" and word[1:2] != "-" and "e" in word):
             return f"{option} runs a program or reaches another host"
-        if name == "rsync" and re.match(r"[^-/.][^/]*:", word):
+        if name == "rsync" and word[:1] not in ("-", "/", ".") and ":" in word.partition("/")[0]:
             return f"{word} is on another host"
         path = word.partition("=")[2] if word.startswith("--") else word
         if (not word.startswith("-") or word.startswith("--")) and path and not inside(path):
@@ -368,8 +391,16 @@ def reads(name, words):
     target = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "-t"), None)
     sources = [p for p in paths if p != target] if target else paths[:-1]
     destination = target or paths[-1]
-    return ([(absolute(s), "tree" if recursive or s.endswith("/") else "file") for s in sources],
+    return ([(absolute(s), source_kind(s, recursive)) for s in sources],
             users_folders(destination if destination.endswith("/") else os.path.dirname(absolute(destination))))
+
+
+def source_kind(path, recursive):
+    """What a file of the user's the trace makes is: a tar archive (named as one), a folder
+    holding a file (copied recursively, or named with a trailing /), or a file."""
+    if path.endswith((".tar", ".tgz", ".tbz2", ".txz")) or ".tar." in os.path.basename(path):
+        return "archive:"
+    return "tree" if recursive or path.endswith("/") else "file"
 
 
 def users_folders(folder):

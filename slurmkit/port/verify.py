@@ -16,7 +16,6 @@ cannot be traced safely (a program named by an absolute path, ``eval`` of comput
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -258,7 +257,8 @@ def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tu
         stand_in.write_text(f'#!/bin/sh\nexec "$_TR_PYTHON" -S "$_TR_RECORDER" tool {tool} "$@"\n')
         stand_in.chmod(0o700)
     given = {**_folders(root), **dict(shape.variables)}
-    Path(root, ".trace", "shape.json").write_text(json.dumps({"variables": given, "outputs": list(outputs)}))
+    lines = [f"variable\t{name}\t{value}" for name, value in given.items()] + [f"output\t{output}" for output in outputs]
+    Path(root, ".trace", "shape").write_text("\n".join(lines) + "\n")
     Path(root, ".trace", "prelude.sh").write_text((here / "trace.sh").read_text())
 
 
@@ -266,7 +266,7 @@ def _run(root: str, script_path: str, shape: Shape, timeout_s: float) -> Tuple[O
     """bash on the script, in the submit folder, in a session of its own (stopped whole at the limit)."""
     env = {"USER": "user", "LOGNAME": "user", "SHELL": "/bin/bash", "LANG": "C.UTF-8", "TERM": "dumb", **_folders(root),
            "PATH": f"{root}/.trace/bin", "BASH_ENV": f"{root}/.trace/prelude.sh", "_TR_ROOT": root, "_TR_PATH": f"{root}/.trace/bin",
-           "_TR_PYTHON": sys.executable,
+           "_TR_PYTHON": sys.executable, "_TR_BASH": "/bin/bash",
            "_TR_RECORDER": str(Path(__file__).resolve().parent / "tracerecord.py"), **dict(shape.variables)}
     process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=f"{root}/submit", env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
@@ -363,15 +363,20 @@ def _mirror(match: "re.Match[str]", line: str, root: str) -> str:
 
 
 def _events(root: str) -> List[Dict[str, Any]]:
-    path = Path(root, ".trace", "log.jsonl")
+    """The recorder's lines (Python literals: json costs each start 9 ms)."""
+    import ast
+
+    path = Path(root, ".trace", "log")
     if not path.exists():
         return []
     events = []
     for line in path.read_text(errors="replace").splitlines():
         try:
-            events.append(json.loads(line))
-        except ValueError:
+            event = ast.literal_eval(line)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
             continue   # a line cut short when the run was stopped
+        if isinstance(event, dict):
+            events.append(event)
     return events
 
 
@@ -445,7 +450,7 @@ def _saved(root: str, world: Sequence[Tuple[str, str]]) -> Tuple[str, ...]:
 
     found = []
     for folder, name in NAMES:
-        if folder in ("tmpdir", "job", "spool"):
+        if folder in ("tmpdir", "tmp", "job", "spool"):   # the job's own scratch ($TMPDIR too), slurmkit's job folder
             continue
         top = os.path.join(root, folder)
         for where, folders, files in os.walk(top):
@@ -711,6 +716,8 @@ def declared_by_import(notes: Iterable[Any], spec: Dict[str, Any]) -> List[Decla
         declared += [Declared("start", os.path.basename(program), note.reason) for program in _substituted(note.text)]
     for destination in _destinations(spec):
         declared.append(Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes"))
+    for module in (spec.get("environment") or {}).get("modules") or ():
+        declared.append(Declared("modules", _family(str(module)), "environment.modules are loaded before the job's lines", "yes"))
     return declared
 
 

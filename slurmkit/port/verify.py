@@ -94,7 +94,8 @@ class Difference(Record):
 class Declared(Record):
     """A difference slurmkit said it would make: ``what`` as a Difference's; ``subject`` as its, or
     "*" for any, or "PREFIX*" for those it starts; ``new``: "" for any, "yes" for what only the new
-    script does, else the value the new script must show. (what "value": words a port changed, "OLD -> NEW".)"""
+    script does, "exported" for a variable only the new script has, else the value the new script
+    must show. (what "value": words a port changed, "OLD -> NEW".)"""
 
     what: str
     subject: str
@@ -103,7 +104,8 @@ class Declared(Record):
 
     def matches(self, difference: "Difference") -> bool:
         subject = self.subject == difference.subject or (self.subject.endswith("*") and difference.subject.startswith(self.subject[:-1]))
-        new = not self.new or (bool(difference.new) if self.new == "yes" else difference.new == shlex.quote(self.new))
+        new = not self.new or {"yes": bool(difference.new), "exported": difference.old == "(unset)" != difference.new}.get(
+            self.new, difference.new == shlex.quote(self.new))
         return self.what == difference.what and subject and new
 
 
@@ -692,32 +694,41 @@ def _changed_words(old: str, new: str) -> List[str]:
 # ------------------------------------------------------------------------------ declarations
 
 def declared_by_import(notes: Iterable[Any], spec: Dict[str, Any]) -> List[Declared]:
-    """What import declared, by its notes (porting.Note) and the spec it wrote:
+    """What import declared, by its notes (porting.Note) and the spec it wrote."""
+    return [d for note in notes for d in _declared_by_note(note)] + _declared_by_spec(spec)
 
-    - a line it dropped no longer starts its program, nor those of its $(...); a variable it
-      dropped (OMP_NUM_THREADS, a rendezvous) is the kind's to set; a module it dropped is not loaded;
-    - packages a line installed with conda, which it mapped, are installed by pip in the new;
-    - stage.outputs are saved on every exit by the new script (the old may have saved them on a signal only)."""
-    declared = []
-    for note in notes:
-        words = _note_words(note.text)
-        if note.outcome == "mapped" and "install" in words[:3]:
-            declared += [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
-                         for w in words[words.index("install") + 1:] if not w.startswith("-")]
-        if note.outcome != "dropped" or not words:
-            continue
-        assigned = re.match(r"(?:export\s+)?([A-Za-z_]\w*)=", note.text)
-        if assigned:
-            declared.append(Declared("env", assigned.group(1), note.reason))
-        if words[0] in ("module", "ml"):
-            declared += [Declared("modules", _family(w), note.reason) for w in words[1:] if not w.startswith("-") and w != "load"]
-        elif not assigned:
-            declared.append(Declared("start", os.path.basename(words[0]), note.reason))
-        declared += [Declared("start", os.path.basename(program), note.reason) for program in _substituted(note.text)]
-    for destination in _destinations(spec):
-        declared.append(Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes"))
-    for module in (spec.get("environment") or {}).get("modules") or ():
-        declared.append(Declared("modules", _family(str(module)), "environment.modules are loaded before the job's lines", "yes"))
+
+def _declared_by_note(note: Any) -> List[Declared]:
+    """A line import dropped no longer starts its program, nor those of its $(...); a variable it
+    dropped (OMP_NUM_THREADS, a rendezvous) is the kind's to set; a module it dropped is not
+    loaded. Packages a line installed with conda, which it mapped, are installed by pip."""
+    words = _note_words(note.text)
+    if note.outcome == "mapped" and "install" in words[:3]:
+        return [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
+                for w in words[words.index("install") + 1:] if not w.startswith("-")]
+    if note.outcome != "dropped" or not words:
+        return []
+    declared = [Declared("start", os.path.basename(program), note.reason) for program in _substituted(note.text)]
+    assigned = re.match(r"(?:export\s+)?([A-Za-z_]\w*)=", note.text)
+    if assigned:
+        return declared + [Declared("env", assigned.group(1), note.reason)]
+    if words[0] in ("module", "ml"):
+        return declared + [Declared("modules", _family(w), note.reason) for w in words[1:] if not w.startswith("-") and w != "load"]
+    return declared + [Declared("start", os.path.basename(words[0]), note.reason)]
+
+
+def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:
+    """stage.outputs are saved on every exit (the old script may have saved them on a signal
+    only); environment.modules are loaded before the job's lines; what environment.setup assigns
+    is exported (set -a)."""
+    declared = [Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes")
+                for destination in _destinations(spec)]
+    environment = spec.get("environment") or {}
+    declared += [Declared("modules", _family(str(module)), "environment.modules are loaded before the job's lines", "yes")
+                 for module in environment.get("modules") or ()]
+    for line in environment.get("setup") or ():
+        declared += [Declared("env", name, "slurmkit exports what environment.setup assigns", "exported")
+                     for name in re.findall(r"(?:^|[;&|]\s*|\bexport\s+)([A-Za-z_]\w*)=", str(line))]
     return declared
 
 

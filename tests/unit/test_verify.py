@@ -146,6 +146,14 @@ def test_a_variable_the_programs_words_name_is_compared():
     assert (difference.what, difference.subject, difference.old, difference.new) == ("env", "MY_INPUT", "data.csv", "(unset)")
 
 
+def test_a_setup_variable_the_new_script_exports_is_declared():
+    script = "SEED=5\npython prog.py --seed-from SEED\n"
+    verification = verified(script, spec({"command": "python prog.py --seed-from SEED"}, environment={"setup": ["SEED=5"]}))
+    assert verification.findings == ()
+    assert [(d.subject, d.old, d.new, d.declared) for d in verification.declared if d.subject == "SEED"] == [
+        ("SEED", "(unset)", "5", "slurmkit exports what environment.setup assigns")]
+
+
 # ------------------------------------------------------------------ what cannot be traced safely
 
 def test_eval_of_computed_text_and_absolute_programs_are_to_dos_and_never_run():

@@ -358,7 +358,8 @@ def mirrored(script: str, root: str) -> str:
 def _mirror(match: "re.Match[str]", line: str, root: str) -> str:
     start = match.start()
     before = line[start - 1] if start else " "
-    opening_quote = before in "\"'" and (start < 2 or line[start - 2] in " \t=(:[")
+    # a quote that opens a word ("/x, '"'"'/x), not one that closes an expansion ("$HOME"/x, "${X}"/x)
+    opening_quote = before in "\"'" and (start < 2 or not (line[start - 2].isalnum() or line[start - 2] in "_})]"))
     if match.group(1) in NOT_MIRRORED or not (before in " \t=:(<>,;|&`{[" or opening_quote):
         return match.group()
     return f"{root}/abs{match.group()}"

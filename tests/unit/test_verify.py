@@ -215,6 +215,15 @@ def test_a_script_for_another_interpreter_is_not_traced(first, traced):
     assert (why == "") == traced and (traced or "not bash" in why)
 
 
+def test_absolute_paths_written_in_the_script_are_moved_into_the_trace_folder_and_nothing_else():
+    written = """cp "$HOME"/x "/project/y" '/scratch/z' "${A}"/b $(pwd)/c a:/usr/bin http://h/p > /dev/null\n"""
+    assert verify.mirrored(written, "/T") == ("""cp "$HOME"/x "/T/abs/project/y" '/T/abs/scratch/z' "${A}"/b $(pwd)/c a:/T/abs/usr/bin """
+                                              "http://h/p > /dev/null\n")
+    # shlex.quote's quoting of a quote, as slurmkit writes a setup line
+    assert verify.mirrored("""eval 'D='"'"'/home/me'"'"''\n# /project/comment\n""", "/T") == (
+        """eval 'D='"'"'/T/abs/home/me'"'"''\n# /project/comment\n""")
+
+
 def test_a_script_that_reads_its_arguments_gets_as_many_in_both_runs():
     assert verify.arguments_of('python p.py "$1" ${10}\n') == tuple(f"arg{n}" for n in range(1, 11))
     assert verify.arguments_of('python p.py "$@"\n') == ("arg1",) and verify.arguments_of("echo $$\n") == ()

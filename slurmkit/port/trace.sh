@@ -88,6 +88,11 @@ _tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins
 _tr_writes_inside() {  # TEXT ARG...: 1 (the command is skipped) where it redirects its output outside the trace folder
     local rest=$1 target
     shift
+    # a file of the user's read with < is there on the cluster: made, as the file tools make one
+    if [[ $rest =~ (^|[^<])\<[[:space:]]*([^[:space:]\;\&\|\<\>\(]+) ]] && _tr_expand "${BASH_REMATCH[2]}" "$@" &&
+        [[ -n $_tr_w && ! -e $_tr_w && $_tr_w != "$SLURM_TMPDIR"/* ]]; then
+        _tr_record file "$_tr_w"
+    fi
     while [[ $rest =~ [0-9\&]?\>[\>\|]?[[:space:]]*([^[:space:]\;\&\|\<\>]+)(.*)$ ]]; do
         target=${BASH_REMATCH[1]} rest=${BASH_REMATCH[2]}
         [[ $target == \&* ]] && continue

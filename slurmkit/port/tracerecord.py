@@ -501,6 +501,10 @@ def main(argv):
         return launch(words[0], words[1:])
     if kind == "folder":
         return folder(words[0])
+    if kind == "file" and inside(words[0]) and not os.path.lexists(words[0]):   # read with <: the user's
+        make(absolute(words[0]), "file")
+        log("folder", made=[[shown(absolute(words[0])), "file"]])
+        return 0
     log(kind, argv=[shown(w) for w in words])
     return 0
 

@@ -111,9 +111,10 @@ class Declared(Record):
 
 # ------------------------------------------------------------------------------------- shape
 
-def shape_of(script: str, arguments: Sequence[str] = ()) -> Shape:
+def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job") -> Shape:
     """The SLURM variables a batch script of this header starts with: one node, task and array
-    task, the first (SLURM_ARRAY_TASK_ID is the array's first index), for the trace's one run."""
+    task, the first (SLURM_ARRAY_TASK_ID is the array's first index), for the trace's one run;
+    ``name``: the job's name where the header gives none."""
     options = _directives(script)
     nodes = _first_number(options.get("nodes")) or 1
     per_node = _first_number(options.get("ntasks-per-node") or options.get("tasks-per-node"))
@@ -134,6 +135,10 @@ def shape_of(script: str, arguments: Sequence[str] = ()) -> Shape:
     if gpus:
         variables.update(SLURM_GPUS_ON_NODE=str(gpus), CUDA_VISIBLE_DEVICES=",".join(map(str, range(gpus))))
     variables.update(_array_variables(options.get("array")))
+    # and what sbatch sets for every job
+    variables.update(SLURM_JOB_NAME=options.get("job-name") or name, SLURM_JOB_USER="user", SLURM_JOB_UID="1000",
+                     SLURM_SUBMIT_HOST="login1", SLURM_CLUSTER_NAME="cluster", SLURM_JOB_PARTITION="default",
+                     SLURM_JOB_ACCOUNT=options.get("account", "def-user"))
     return Shape(tuple(sorted(variables.items())), tuple(arguments))
 
 
@@ -499,7 +504,8 @@ def _ended(old: Trace, new: Trace) -> List[Difference]:
 
 
 def _last_line(output: str) -> str:
-    lines = [line for line in output.splitlines() if line.strip()]
+    """The script's last word on why it ended (not bash's own aside on a background job it lost)."""
+    lines = [line for line in output.splitlines() if line.strip() and "wait_for: No record of process" not in line]
     return lines[-1][:200] if lines else ""
 
 
@@ -905,8 +911,8 @@ def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool 
     why = not_traceable(old)
     if why:
         raise NotVerified(why)
-    arguments = arguments_of(old)
-    before = trace(old, shape_of(old, arguments), outputs, rendered=old_rendered)
+    arguments, name = arguments_of(old), _directives(new).get("job-name", "job")   # the old job gets the new one's name
+    before = trace(old, shape_of(old, arguments, name), outputs, rendered=old_rendered)
     return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world)
 
 

@@ -294,19 +294,20 @@ def launch(launcher, words):
     if not program:
         return start([launcher, *words])
     name = os.path.basename(program[0])
+    via = shown(" ".join([launcher, *words[:len(words) - len(parsed.program)]]))   # the launcher and its options
     if name in launch_options.LAUNCHERS and name != launcher:   # srun accelerate launch ...: its processes, on each task
         os.environ["_TR_COUNT"] = str(int(os.environ.get("_TR_COUNT", "1") or 1) * count)
-        os.environ["_TR_VIA"] = launcher
+        os.environ["_TR_VIA"] = via
         return launch(name, program[1:])
     if name in ("bash", "sh"):   # trace.sh runs its -c text, its file or its here-document, or records it
         print(f"shell {count} {len(words) - len(program) + 1}")
         return 0
     if name in FILE_TOOLS:
-        return tool(name, program[1:], via=launcher, count=count)
+        return tool(name, program[1:], via=via, count=count)
     if "/" in program[0] and (not inside(program[0]) or inside_abs(program[0])):
         log("untraceable", argv=[shown(w) for w in [launcher, *words]], why="a program named by its absolute path")
         return 0
-    return start(program, count, via=launcher)
+    return start(program, count, via=via)
 
 
 def task_count(launcher, given):

@@ -240,8 +240,8 @@ def test_srun_records_its_program_with_the_task_count_and_runs_a_shell_once_as_t
     script = HEADER + ("#SBATCH --nodes=2 --ntasks-per-node=4\nsrun -n 3 ./a\nsrun ./b\nsrun -N2 --ntasks-per-node=1 bash -c './c'\n"
                        "mpirun -np 6 ./d\nsrun --ntasks-per-node=1 tar -xf $HOME/in.tar -C $SLURM_TMPDIR\n")
     trace = verify.trace(script, verify.shape_of(script))
-    assert [(s.program, s.tasks, s.via) for s in trace.starts] == [("a", 3, "srun"), ("b", 8, "srun"), ("c", 2, "srun"),
-                                                                  ("d", 6, "mpirun")]
+    assert [(s.program, s.tasks, s.via) for s in trace.starts] == [("a", 3, "srun -n 3"), ("b", 8, "srun"), ("c", 2, "srun"),
+                                                                  ("d", 6, "mpirun -np 6")]
     assert trace.inputs == ("$HOME/in.tar",)
 
 

@@ -203,6 +203,7 @@ OWN_PATHS = {
     ("slurmkit.port.tracerecord", "log"): "the trace's log, in that folder",
     ("slurmkit.port.tracerecord", "write_outputs"): "what the program stands for writing, in that folder",
     ("slurmkit.port.tracerecord", "make"): "a user's file the trace stands in for, in that folder",
+    ("slurmkit.port.tracerecord", "mktemp"): "mktemp's file, in that folder",
 }
 
 

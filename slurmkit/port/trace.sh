@@ -186,7 +186,7 @@ trap() {  # the script's traps, except DEBUG, which the trace holds
     _tr_=1 builtin trap "$@"
 }
 
-kill() {  # signals to this shell's own processes (and process group) only
+kill() {  # signals to this shell's own processes (and the process groups they lead) only
     local words=("$@") first=0 word pid
     case ${1-} in
         -s | -n) first=2 ;;
@@ -195,13 +195,13 @@ kill() {  # signals to this shell's own processes (and process group) only
     esac
     [[ ${words[first]-} == -- ]] && first=$((first + 1))
     for word in "${words[@]:first}"; do
-        [[ $word == %* || $word == "-$_TR_SHELL" ]] && continue
-        [[ $word =~ ^[1-9][0-9]*$ ]] || { _tr_record untraceable kill "$@"; return 1; }
-        pid=$word
+        [[ $word == %* ]] && continue
+        [[ $word =~ ^-?[1-9][0-9]*$ ]] || { _tr_record untraceable kill "$@"; return 1; }
+        pid=${word#-}   # -PGID: the group its leader leads
         while [[ $pid != "$_TR_SHELL" && -e /proc/$pid ]]; do
             pid=$(_tr_parent "$pid") || break
         done
-        [[ $pid == "$_TR_SHELL" || ! -e /proc/$word ]] || { _tr_record untraceable kill "$@"; return 1; }
+        [[ $pid == "$_TR_SHELL" || ! -e /proc/${word#-} ]] || { _tr_record untraceable kill "$@"; return 1; }
     done
     _tr_=1 builtin kill "$@"
 }

@@ -36,15 +36,6 @@ def _told_verification(verification) -> None:
         message_line(f"verify: the traces of the old and the new script agree ({len(verification.declared)} differences declared)")
 
 
-def _verified_import(script: str, imported, profile):
-    """The import, with a "to do" note for each difference verification found, and the verification."""
-    from slurmkit.port.porting import Note
-    from slurmkit.port.verify import verify_import
-
-    verification = verify_import(script, imported, profile)
-    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
-
-
 @click.command("import")
 @click.argument("script", type=click.Path(dir_okay=False, exists=True))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
@@ -71,7 +62,11 @@ def import_command(script, output, name, force, no_verify, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
-    imported, verification = (imported, None) if no_verify else _verified_import(text, imported, profile)
+    verification = None
+    if not no_verify:
+        from slurmkit.port.verify import verified_import
+
+        imported, verification = verified_import(text, imported, profile)
     text = imported_text(imported, Path(script).name)
     if output:
         _refuse_special(output)
@@ -141,10 +136,9 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
         fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
     verification = None
     if not no_verify:
-        from slurmkit.port.verify import verify_port
+        from slurmkit.port.verify import verified_port
 
-        verification = verify_port(data, ported, source.name)
-        ported = ported._replace(todos=ported.todos + verification.todos())
+        ported, verification = verified_port(data, ported, source.name)
     # The user's file as written, with only the changed values rewritten: its comments (and the
     # "# to do:" lines import left, still to do on the new cluster) stay.
     text = ported_text(ported, original, data)

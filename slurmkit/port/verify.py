@@ -940,3 +940,18 @@ def verify_port(original: Dict[str, Any], ported: Any, source: str) -> Verificat
         return Verification(not_run=f"the scripts could not be run here ({error})")
     declared = declared_by_port(ported.changes) + list(old.declared + new.declared)
     return Verification(tuple(compare(old_trace, new_trace, declared)) + tuple(unseen_changes(ported.changes, new_trace)))
+
+
+def verified_import(script: str, imported: Any, profile: Optional[str] = None) -> Tuple[Any, Verification]:
+    """The import with a "to do" note for each difference verification found (or for why it did
+    not run), and the verification: what ``slurmkit import`` writes unless told --no-verify."""
+    from slurmkit.port.porting import Note
+
+    verification = verify_import(script, imported, profile)
+    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
+
+
+def verified_port(original: Dict[str, Any], ported: Any, source: str) -> Tuple[Any, Verification]:
+    """The port with a to-do for each difference verification found: what ``slurmkit port`` writes."""
+    verification = verify_port(original, ported, source)
+    return ported._replace(todos=ported.todos + verification.todos()), verification

@@ -24,7 +24,7 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import split_at_operators
+from slurmkit.core.shellwords import reads_arguments, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
 from slurmkit.resolve.framework_kinds import (
@@ -119,6 +119,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
         gpu_sampler=sampler_plan(spec, gpus, chain),
+        passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)

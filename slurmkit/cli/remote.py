@@ -72,7 +72,7 @@ def _adopt(conn, cluster: str) -> None:
 
 # ------------------------------------------------------------------------------------ submit
 
-def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None) -> None:
+def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None, args=()) -> None:
     """``unsupported``: the options of local submit given with --remote (refused: CLUSTER is the
     profile, logs live beside the job's folder on the cluster, and --dry-run is not there yet)."""
     from slurmkit.api.job import Job
@@ -88,7 +88,7 @@ def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, 
     try:
         job = Job.from_yaml(spec)
         conn = connect(cluster, gpu=job.spec.resources.gpus is not None)
-        handle = submit(job, conn, after=after, after_type=after_type,
+        handle = submit(job, conn, after=after, after_type=after_type, args=args,
                         warn=lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True))
     except NotRecorded as error:
         handle, unrecorded = error.handle, error

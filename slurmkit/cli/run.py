@@ -50,8 +50,10 @@ def _said_arguments(args) -> str:
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
 @REMOTE_OPTION
 def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, remote):
-    """Render SPEC and submit it. Words after `--` go to the job script as sbatch passes them
-    (its $1, "$@"): `slurmkit submit job.yaml -- input.dat 42`."""
+    """Render SPEC and submit it.
+
+    Words after `--` go to the job script as sbatch passes them (its $1, "$@"), each one word
+    that no shell reads: `slurmkit submit job.yaml -- input.dat 42`. `status` shows them."""
     args = click.get_current_context().meta.get("script_args", ())
     if remote:
         from slurmkit.cli.remote import submit_remote

@@ -917,7 +917,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     build.launch_as_written = " ".join(filter(None, (prefix, program_text, tail)))
     shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w)]
     reason = ""
-    if operators or prefix or shell_words or _NEEDS_SHELL.search(program_text) or reads_arguments(program_text):
+    if operators or prefix or shell_words or _bash_text(program_text):
         launch["shell"] = build.launch_as_written
         reason = _shell_reason(operators, prefix, shell_words)
         if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
@@ -975,6 +975,12 @@ def _shell_reason(operators: List[str], prefix: str, shell_words: List[str]) -> 
 
 #: what makes a program's words a shell line: a command substitution, or a glob
 _NEEDS_SHELL = re.compile(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*")
+
+
+def _bash_text(text: str) -> bool:
+    """Whether a program's words, as written, hold what only bash gives them: a command
+    substitution, a glob, the script's arguments ($1, "$@")."""
+    return bool(_NEEDS_SHELL.search(text)) or reads_arguments(text)
 
 
 def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:

@@ -216,3 +216,22 @@ def test_a_remote_submit_records_and_passes_the_arguments(tmp_path, monkeypatch)
     remote_jobs.submit(Job.from_yaml(tmp_path / "job.yaml"), conn, args=["a b", "$(id)"])
     assert sent[0][-2:] == ["a b", "$(id)"] and sent[0][-3].endswith(".sbatch")
     assert [r.args for r in all_records()] == [["a b", "$(id)"]] * 2
+
+
+# ------------------------------------------------------------------------ a command's literal $1
+
+def _launch_warnings(launch):
+    from slurmkit import Job
+
+    job = Job(name="w", profile="fir", account="def-x", resources={"time": "1h"}, launch=launch)
+    return [f.message for f in job.resolve().warnings if f.field == "launch.command"]
+
+
+def test_a_command_that_names_the_script_arguments_is_told_to_be_a_shell_line():
+    [message] = _launch_warnings('python run.py $1 "$@"')
+    assert "reach the program as that text" in message and "launch.shell" in message and "$$1" in message
+
+
+@pytest.mark.parametrize("launch", [{"shell": 'python run.py "$1"'}, "python run.py $$1 $HOME ${HOME}"])
+def test_a_shell_line_or_a_literal_dollar_is_not_warned(launch):
+    assert _launch_warnings(launch) == []

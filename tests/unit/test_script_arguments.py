@@ -235,3 +235,16 @@ def test_a_command_that_names_the_script_arguments_is_told_to_be_a_shell_line():
 @pytest.mark.parametrize("launch", [{"shell": 'python run.py "$1"'}, "python run.py $$1 $HOME ${HOME}"])
 def test_a_shell_line_or_a_literal_dollar_is_not_warned(launch):
     assert _launch_warnings(launch) == []
+
+
+def test_the_report_after_a_watch_names_the_arguments_the_job_ran_with(tmp_path, monkeypatch, capsys):
+    from slurmkit.cli import views
+    from slurmkit.report import efficiency
+
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+    record(Submission(job_id="12", name="train", folder=str(tmp_path), profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      args=["in put.dat", "x\ny"]))
+    monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: ("effs", True))
+    views.print_reports(["12"], with_exit_files=lambda job_id, effs: effs,
+                        gpu_report=lambda job_id, effs: type("Report", (), {"text": "REPORT\n"})())
+    assert capsys.readouterr().out == "job 12 ran with arguments: 'in put.dat' $'x\\ny'\nREPORT\n"

@@ -249,7 +249,7 @@ def _write(text: str) -> None:
 
 def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
     """The report ``report`` prints here, from the cluster's sacct, exit files and GPU samples."""
-    from slurmkit.cli.views import show_report
+    from slurmkit.cli.views import say_arguments, show_report
 
     try:
         conn = connect(cluster)
@@ -259,6 +259,8 @@ def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
         made = _with_gpu_samples(conn, effs, record)
     except SlurmkitError as error:
         fail(error)
+    if not as_json and record is not None:
+        say_arguments(job_id, record)
     show_report(made, as_json)
 
 

@@ -75,6 +75,13 @@ def show_report(made, as_json: bool) -> None:
         click.echo("\n".join(lines) + "\n", nl=False)
 
 
+def say_arguments(job_id: str, record=None) -> None:
+    """``job 12 ran with arguments: ...`` above its report, when it was given any (submit -- ARGS)."""
+    record = record if record is not None else submission(job_id)
+    if record is not None and record.args:
+        message_line(f"job {job_id} ran with arguments: {typed_words(record.args)}", err=False)
+
+
 def _gpu_json(made):
     from slurmkit.report.gpuuse import as_json
 
@@ -309,9 +316,7 @@ def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", 
         if not settled:
             message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
                          f"(run `slurmkit report {job_id}{remote}` later for the final one)", err=False)
-        record = submission(job_id)
-        if record is not None and record.args:
-            message_line(f"job {job_id} ran with arguments: {typed_words(record.args)}", err=False)
+        say_arguments(job_id)
         try:
             text = gpu_report(job_id, effs).text
         except SlurmkitError as error:

@@ -248,3 +248,20 @@ def test_the_report_after_a_watch_names_the_arguments_the_job_ran_with(tmp_path,
     views.print_reports(["12"], with_exit_files=lambda job_id, effs: effs,
                         gpu_report=lambda job_id, effs: type("Report", (), {"text": "REPORT\n"})())
     assert capsys.readouterr().out == "job 12 ran with arguments: 'in put.dat' $'x\\ny'\nREPORT\n"
+
+
+def test_slurmkit_report_names_the_arguments_above_the_report(tmp_path, monkeypatch):
+    from slurmkit.cli import views
+    from slurmkit.report import efficiency
+
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+    monkeypatch.setenv("NO_COLOR", "1")
+    record(Submission(job_id="12", name="train", folder=str(tmp_path), profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      args=["a b"]))
+    monkeypatch.setattr(efficiency, "report_for", lambda job_id: "effs")
+    monkeypatch.setattr(efficiency, "with_exit_files", lambda effs, folder: effs)
+    monkeypatch.setattr(views, "local_gpu_report", lambda job_id, effs: "made")
+    monkeypatch.setattr(views, "show_report", lambda made, as_json: print("REPORT"))
+    result = CliRunner().invoke(main, ["report", "12"])
+    assert result.exit_code == 0 and result.stdout == "job 12 ran with arguments: 'a b'\nREPORT\n"
+    assert CliRunner().invoke(main, ["report", "12", "--json"]).stdout == "REPORT\n"

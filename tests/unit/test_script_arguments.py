@@ -265,3 +265,11 @@ def test_slurmkit_report_names_the_arguments_above_the_report(tmp_path, monkeypa
     result = CliRunner().invoke(main, ["report", "12"])
     assert result.exit_code == 0 and result.stdout == "job 12 ran with arguments: 'a b'\nREPORT\n"
     assert CliRunner().invoke(main, ["report", "12", "--json"]).stdout == "REPORT\n"
+
+
+def test_a_dry_run_asks_sbatch_about_the_same_words(sbatch_here, tmp_path):
+    from slurmkit.slurm.submit import test_only
+
+    test_only("#!/bin/bash\ntrue\n", tmp_path / "logs", "t", args=HOSTILE)
+    words = _words(sbatch_here)
+    assert "--test-only" in words and words[-len(HOSTILE):] == HOSTILE and not (tmp_path / "pwned").exists()

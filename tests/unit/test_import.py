@@ -132,6 +132,8 @@ def test_an_existing_virtualenv_is_used_by_its_path_not_replaced_by_an_empty_one
     ("srun python train.py 2>&1 | tee train.log", "python train.py 2>&1 | tee train.log"),
     ("python a.py --n $(nproc)", "python a.py --n $(nproc)"),
     ("python a.py data/*.csv", "python a.py data/*.csv"),
+    ('python a.py "$1" $2', 'python a.py "$1" $2'),   # the script's arguments: bash expands them, a command would not
+    ('srun ./app "$@"', './app "$@"'),
 ])
 def test_a_launch_line_with_shell_in_it_becomes_a_shell_line_never_literal_arguments(line, shell):
     imported = import_script(f"#!/bin/bash\n#SBATCH -t 1:00:00\n{line}\n")
@@ -330,3 +332,10 @@ def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variable
     assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/"}]
     assert [(n.text, n.outcome) for n in imported.notes if n.line == 4] == [
         ("save() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }", "mapped"), ("trap save EXIT", "dropped")]
+
+
+def test_a_script_that_reads_its_arguments_says_to_give_them_at_submit():
+    imported = import_script('#!/bin/bash\n#SBATCH -t 1:00:00\nIN=$1\npython a.py "$IN" "${@:2}"\n')
+    todos = [n.reason for n in imported.notes if n.outcome == "to do"]
+    assert len(todos) == 2 and all("give their values with `slurmkit submit SPEC -- ARGS`" in text for text in todos)
+    assert imported.spec["launch"] == {"shell": 'python a.py "$IN" "${@:2}"'}

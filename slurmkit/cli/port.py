@@ -114,7 +114,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
     "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
-    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings
     from slurmkit.sites.profiles import load_profile
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -155,7 +155,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             fail(error)
     for change in ported.changes:
         message_line(f"changed: {change}")
-    for finding in ported.warnings:
+    for finding in untold_warnings(ported):
         message_line(f"warning: {finding.field}: {finding.message}")
     if verification is not None:
         _told_verification(verification)

@@ -27,7 +27,7 @@ from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port import bashtree
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
-from slurmkit.sites.modulecat import ModuleCheck, check_module
+from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping
 
@@ -167,7 +167,24 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     if resolution.errors:
         raise PortRefused(resolution.errors)
     return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + _not_repeated(resolution.warnings, port),
-                  tuple(port.todos), tuple(port.notes))
+                  tuple(port.todos) + _warning_todos(port), tuple(port.notes))
+
+
+#: How a port warning ends as a to-do of the ported spec.
+WARNING_TODO_END = ", then remove this line"
+
+
+def _warning_todos(port: _Port) -> Tuple[str, ...]:
+    """The port's own warnings (a module the target's catalogue lacks, a RAC account, a pinned
+    core count), each a ``# to do:`` of the ported spec: told once on the terminal, a warning is
+    lost, and ``check`` must not say "no problems found" until the user has looked. Those the
+    file states as notes, and the resolver's (``check`` finds those itself), are not repeated."""
+    return tuple(f"{w.field}: {w.message}{WARNING_TODO_END}" for w in port.warnings if f"{w.field}: {w.message}" not in port.notes)
+
+
+def untold_warnings(ported: Ported) -> Tuple[Finding, ...]:
+    """The warnings that are not also to-dos of the ported spec (those are told as to-dos)."""
+    return tuple(w for w in ported.warnings if f"{w.field}: {w.message}{WARNING_TODO_END}" not in ported.todos)
 
 
 def _not_repeated(warnings: Tuple[Finding, ...], port: _Port) -> Tuple[Finding, ...]:
@@ -686,11 +703,7 @@ def _under_stdenv(port: _Port, modules: List[str], stdenv: str) -> List[str]:
 
 def _checked_modules(port: _Port, modules: List[str]) -> List[ModuleCheck]:
     """Each module checked against the target's catalogue (none without one)."""
-    catalogue = port.target.software.catalogue
-    if not catalogue:
-        return []
-    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
-    return [check_module(m, catalogue, port.target.name, oldest) for m in modules]
+    return catalogue_checks(port.target, modules)
 
 
 def _port_venv(port: _Port, old_stdenv: Optional[str], pythons: List[ModuleCheck]) -> None:

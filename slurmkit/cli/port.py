@@ -45,6 +45,15 @@ def _verified_import(script: str, imported, profile):
     return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
 
 
+def _module_line_todos(imported, folder: Path):
+    """The import, with a "to do" note for each kept module line (an if, a loop, a file it
+    sources beside the script) that would not load on the cluster."""
+    from slurmkit.port.modulelines import import_todos
+    from slurmkit.port.porting import Note
+
+    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in import_todos(imported.spec, folder)))
+
+
 @click.command("import")
 @click.argument("script", type=click.Path(dir_okay=False, exists=True))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
@@ -71,6 +80,7 @@ def import_command(script, output, name, force, no_verify, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
+    imported = _module_line_todos(imported, Path(script).parent)
     imported, verification = (imported, None) if no_verify else _verified_import(text, imported, profile)
     text = imported_text(imported, Path(script).name)
     if output:
@@ -126,7 +136,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
         source = load_profile(source_name)
         target = choose_target(source, to, load_profile)
-        ported = port_spec(data, parsed, source, target, repack)
+        ported = port_spec(data, parsed, source, target, repack, Path(spec).parent)
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
-import re
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
@@ -25,7 +25,7 @@ from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.port import bashtree
+from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -39,10 +39,6 @@ SITE_BOUND_OPTIONS = {"--constraint": "node features", "-C": "node features", "-
                       "-p": "partitions", "--reservation": "reservations", "--nodelist": "node names",
                       "-w": "node names", "--exclude": "node names", "-x": "node names", "--qos": "QOS names",
                       "--clusters": "cluster names", "-M": "cluster names"}
-
-#: Module stacks of one site that the Alliance stack elsewhere replaces (Niagara's NiaEnv and
-#: Mist's MistEnv were retired with them; CCEnv and arch/* only switched Niagara to it).
-SITE_STACK_MODULES = re.compile(r"^(NiaEnv|MistEnv|CCEnv|arch)(/|$)")
 
 #: RAC awards (rrg-, rpp-) are granted for one cluster; default accounts (def-) exist everywhere.
 CLUSTER_BOUND_ACCOUNTS = ("rrg-", "rpp-")
@@ -108,9 +104,11 @@ def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfi
 class _Port:
     """The spec being rewritten, with the changes, warnings and refusals found so far."""
 
-    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> None:
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False,
+                 folder: Optional[Path] = None) -> None:
         self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
         self.repack = repack                # pack the ranks into fewer whole nodes (port --repack)
+        self.folder = folder                # the spec's folder: where the files its setup sources are
         self.changes: List[Change] = []
         self.warnings: List[Finding] = []
         self.refusals: List[Finding] = []
@@ -145,11 +143,13 @@ class _Port:
         self.notes.append(f"{field}: {message}")
 
 
-def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> Ported:
+def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False,
+              folder: Optional[Path] = None) -> Ported:
     """``data`` (the spec's YAML mapping, ``spec`` its parsed form, written for ``source``)
     rewritten for ``target``; raises PortRefused with every reason it cannot move. MPI rank
-    counts are kept unless ``repack`` asks to pack them into fewer whole nodes."""
-    port = _Port(data, spec, source, target, repack)
+    counts are kept unless ``repack`` asks to pack them into fewer whole nodes. ``folder`` (the
+    spec's) is where the files its setup sources are read from; without it they are not read."""
+    port = _Port(data, spec, source, target, repack, folder)
     port.set(None, "profile", target.name, _profile_reason(source, target))
     if spec.resources.gpus is not None:
         _port_gpus(port, spec.resources.gpus)
@@ -635,46 +635,14 @@ def _port_modules(port: _Port) -> None:
 
 def _port_kept_modules(port: _Port) -> None:
     """Module lines slurmkit keeps as written (environment.setup and launch.shell: in an if, a
-    loop, a function) are not rewritten with environment.modules. Each that would not load as
-    written on the target (an old StdEnv, the source site's own stack, a module or version the
-    target's catalogue lacks) is a to-do in the ported spec, which ``check`` reports until done.
-    After ``module use``, a module may come from the user's own folder: only StdEnv and the site
-    stacks are checked then."""
-    own_folder = False
-    for field, text in _kept_shell(port):
-        for command in bashtree.module_commands(bashtree.parse(text)):
-            own_folder = own_folder or command.argv[1:2] == ["use"]
-            problems = [p for m in bashtree.loaded_modules(command.argv) or [] for p in [_kept_module_problem(port, m, own_folder)] if p]
-            if problems:
-                port.todos.append(f"{field}: `{command.text}` (its line {command.line}) is kept as written, and port does not rewrite "
-                                  f"it: {'; '.join(problems)}; change it for {port.target.name}, then remove this line")
-
-
-def _kept_shell(port: _Port) -> List[Tuple[str, str]]:
-    """(field, text) of the spec's shell lines kept as written: environment.setup and launch.shell."""
-    found = [(f"environment.setup[{i}]", line) for i, line in enumerate(port.spec.environment.setup)]
+    loop, a function; and those of a file they source that is beside the spec) are not rewritten
+    with environment.modules. Each that would not load as written on the target (an old StdEnv,
+    the source site's own stack, a module or version the target's catalogue lacks) is a to-do in
+    the ported spec, which ``check`` reports until done (modulelines.py: check judges them alike)."""
     launch = port.data.get("launch")
-    shell = launch.get("shell") if isinstance(launch, dict) else None
-    return found + ([("launch.shell", str(shell))] if shell else [])
-
-
-def _kept_module_problem(port: _Port, module: str, own_folder: bool) -> Optional[str]:
-    """Why ``module``, loaded as written, would not load on the target; None where it would (or cannot be told)."""
-    stdenv = port.target.software.stdenv
-    if SITE_STACK_MODULES.match(module):
-        return f"{module} is one site's own module stack, which {port.target.name} does not have"
-    if module.startswith("StdEnv/"):
-        return f"{module} is not {port.target.name}'s standard environment, {stdenv}" if stdenv and module != stdenv else None
-    if own_folder:
-        return None
-    check = next(iter(_checked_modules(port, [module])), None)
-    if check is not None:
-        return check.why or check.warning
-    family, _, version = module.partition("/")
-    usual = port.target.software.modules.get(family)
-    if version and usual and not (usual + ".").startswith(module + "."):
-        return f"{port.target.name}'s profile names {usual} (check {module} with 'module spider {module}')"
-    return None
+    fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
+    for line in module_line_problems(port.target, fields, port.folder):
+        port.todos.append(port_todo(line, port.target.name))
 
 
 def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, str]]) -> Tuple[List[str], List[ModuleCheck]]:

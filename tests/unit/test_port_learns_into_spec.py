@@ -4,7 +4,6 @@ in kept blocks and in sourced files are checked by both, and a stack change asks
 environments and binaries to be rebuilt."""
 
 import copy
-from pathlib import Path
 
 import pytest
 import yaml
@@ -22,7 +21,7 @@ JOB = {"name": "t", "account": "def-x", "resources": {"time": "1h"}, "launch": {
 def port(data, to=None, folder=None):
     source = load_profile(data["profile"])
     target = choose_target(source, to, load_profile)
-    return port_spec(copy.deepcopy(data), spec_from_mapping(data, source=str(Path(folder or ".") / "job.yaml")), source, target)
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), source, target, folder=folder)
 
 
 def check(tmp_path, data, monkeypatch, name="job.yaml", text=None):
@@ -96,3 +95,59 @@ def test_check_and_port_flag_the_same_modules(tmp_path, monkeypatch):
 def test_check_does_not_judge_a_retired_clusters_modules_by_todays_stack(tmp_path, monkeypatch):
     data = {**JOB, "profile": "graham", "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"]}}
     assert "is not in graham's stack" not in check(tmp_path, data, monkeypatch).output
+
+
+# ------------------------------------------------------------- module lines anywhere
+
+
+SETUP_BLOCK = 'if [ -n "$OLD" ]; then\n  module load StdEnv/2018.3 gcc/7.3.0\nfi'
+
+
+def test_check_reports_a_module_line_in_a_kept_block_that_would_not_load(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2023"], "setup": [SETUP_BLOCK]}}
+    result = check(tmp_path, data, monkeypatch)
+    assert ("environment.setup[0]: `module load StdEnv/2018.3 gcc/7.3.0` (its line 2) would not load on narval: StdEnv/2018.3 is "
+            "not narval's standard environment, StdEnv/2023; gcc/7.3.0 is not in narval's stack") in result.output
+    assert "no problems found" not in result.output
+
+
+def test_a_sourced_file_beside_the_spec_has_its_module_lines_ported_and_checked(tmp_path, monkeypatch):
+    (tmp_path / "old_env.sh").write_text("module purge\nmodule load NiaEnv/2019b intel/2019u4\nexport X=1\n")
+    data = {**JOB, "profile": "niagara", "kind": "threaded", "resources": {"time": "1h", "nodes": 1, "cpus_per_task": 40},
+            "environment": {"setup": ["source ./old_env.sh"]}}
+    ported = port(data, folder=tmp_path)
+    todo = next(t for t in ported.todos if "old_env.sh" in t)
+    assert todo.startswith("environment.setup[0]: `source ./old_env.sh` reads ./old_env.sh, whose line 2 `module load NiaEnv/2019b "
+                           "intel/2019u4` would not load on trillium: NiaEnv/2019b is one site's own module stack")
+    assert "slurmkit does not rewrite your file" in todo
+    assert not [t for t in port(data, folder=tmp_path / "elsewhere").todos if "old_env.sh" in t]   # not there: not read
+    # check, from the ported spec's folder, says the same until the file is changed.
+    result = check(tmp_path, None, monkeypatch, name="new.yaml", text=ported_text(ported))
+    said = "`source ./old_env.sh` reads ./old_env.sh, whose line 2 `module load NiaEnv/2019b intel/2019u4` would not load on trillium"
+    assert result.output.count(said) == 2          # the to-do, and check's own finding
+    (tmp_path / "old_env.sh").write_text("module load StdEnv/2023 intel/2023.2.1\n")
+    result = CliRunner().invoke(main, ["check", "new.yaml"])
+    assert result.output.count(said) == 1          # the to-do only, until removed
+
+
+def test_import_reads_a_sourced_file_beside_the_script(tmp_path, monkeypatch):
+    (tmp_path / "env.sh").write_text("module load StdEnv/2020 gcc/9.3.0\n")
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n. ./env.sh\nsrun ./app\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["import", "job.sh", "--profile", "narval", "--no-verify", "-o", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    assert any("`. ./env.sh` reads ./env.sh, whose line 1 `module load StdEnv/2020 gcc/9.3.0` would not load on narval" in t
+               for t in pending_import_notes((tmp_path / "job.yaml").read_text()))
+
+
+def test_a_sourced_path_with_a_variable_or_a_venv_activation_is_not_followed(tmp_path, monkeypatch):
+    from slurmkit.port.modulelines import module_line_problems
+
+    (tmp_path / "env.sh").write_text("module load NiaEnv/2019b\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "activate").write_text("module load NiaEnv/2019b\n")
+    fields = [("environment.setup[0]", "source $DIR/env.sh\nsource bin/activate")]
+    assert module_line_problems(load_profile("trillium"), fields, tmp_path) == []
+    monkeypatch.setenv("HOME", str(tmp_path))     # $HOME and ~ are the submit host's home
+    home = [("environment.setup[0]", "source $HOME/env.sh; . ~/env.sh")]
+    assert [line.sourced for line in module_line_problems(load_profile("trillium"), home, tmp_path / "x")] == ["$HOME/env.sh", "~/env.sh"]

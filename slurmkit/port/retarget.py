@@ -26,6 +26,7 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
+from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -159,6 +160,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_time(port)
     _port_modules(port)
     _port_kept_modules(port)
+    _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
     if port.refusals:
@@ -630,7 +632,6 @@ def _port_modules(port: _Port) -> None:
             port.warn("environment.modules", check.warning)
     if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
-    _port_venv(port, moved[0] if moved else None, [c for c in checks if c.why and c.module.startswith("python/")])
 
 
 def _port_kept_modules(port: _Port) -> None:
@@ -674,17 +675,13 @@ def _checked_modules(port: _Port, modules: List[str]) -> List[ModuleCheck]:
     return catalogue_checks(port.target, modules)
 
 
-def _port_venv(port: _Port, old_stdenv: Optional[str], pythons: List[ModuleCheck]) -> None:
-    """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
-    Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
-    venv = port.spec.environment.venv
-    if venv is None or venv.path is None or not (old_stdenv or pythons):
-        return
-    built = " and ".join(filter(None, [old_stdenv, ", ".join(c.module for c in pythons)]))
-    now = " and ".join(filter(None, [port.target.software.stdenv if old_stdenv else None, ", ".join(c.new for c in pythons)]))
-    port.todos.append(f"environment.venv.path: {venv.path} was built under {built} on {port.source.name}; a virtualenv works only "
-                      f"with the Python and StdEnv it was made with: rebuild it on {port.target.name} under {now} "
-                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
+def _port_rebuilds(port: _Port) -> None:
+    """A reused virtualenv and the programs the job runs from the user's folders were built for
+    the old cluster's stack: each is a to-do to rebuild for the target's (rebuild.py)."""
+    modules = port.data.get("environment", {}).get("modules") or []
+    launch = port.data.get("launch")
+    fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
+    port.todos += rebuild_todos(port.spec, [modules] if isinstance(modules, str) else list(modules), fields, port.source, port.target)
 
 
 def _warn_old_versions(port: _Port, modules: List[str]) -> None:

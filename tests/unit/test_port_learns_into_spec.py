@@ -63,7 +63,7 @@ def test_a_module_of_the_shared_2023_stack_is_not_warned_as_missing(module):
     data = {**JOB, "profile": "graham", "environment": {"modules": ["StdEnv/2020", module]}}
     ported = port(data)
     assert not [w for w in ported.warnings if w.field == "environment.modules"]
-    assert not [t for t in ported.todos if module in t]
+    assert not [t for t in ported.todos if "catalogue" in t]
 
 
 def test_an_old_version_of_a_catalogued_science_code_moves_to_the_nearest_2023_one():
@@ -151,3 +151,48 @@ def test_a_sourced_path_with_a_variable_or_a_venv_activation_is_not_followed(tmp
     monkeypatch.setenv("HOME", str(tmp_path))     # $HOME and ~ are the submit host's home
     home = [("environment.setup[0]", "source $HOME/env.sh; . ~/env.sh")]
     assert [line.sourced for line in module_line_problems(load_profile("trillium"), home, tmp_path / "x")] == ["$HOME/env.sh", "~/env.sh"]
+
+
+# ------------------------------------------------------------------------- rebuild to-dos
+
+
+def venv_todos(ported):
+    return [t for t in ported.todos if t.startswith("environment.venv.path:")]
+
+
+def test_a_reused_virtualenv_is_rebuilt_when_the_script_named_no_stdenv_nor_python():
+    """The 2020-era habit: no StdEnv, no python module; the old cluster's default applied."""
+    data = {**JOB, "profile": "graham", "launch": {"command": ["python", "train.py"]}, "environment": {"venv": {"path": "~/env"}}}
+    assert venv_todos(port(data)) == [
+        "environment.venv.path: ~/env was built under StdEnv/2023 (graham's default: the job loads no StdEnv) and python/3.11 on "
+        "graham; a virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for nibi's stack, under "
+        "StdEnv/2023 (nibi's default: the job loads no StdEnv) and python/3.11 (virtualenv --no-download, pip install --no-index "
+        "-r requirements.txt), then remove this line"]
+
+
+def test_a_reused_virtualenv_under_scipy_stack_without_python_is_rebuilt():
+    data = {**JOB, "profile": "cedar", "launch": {"command": ["python", "fit.py"]},
+            "environment": {"modules": ["scipy-stack/2019b"], "venv": {"path": "$HOME/venvs/fit"}}}
+    [todo] = venv_todos(port(data))
+    assert "was built under StdEnv/2023 (cedar's default: the job loads no StdEnv) and the python scipy-stack/2019b loads on cedar" \
+        in todo
+    assert "rebuild it for fir's stack" in todo
+
+
+def test_a_program_from_the_users_folders_is_rebuilt_for_the_new_stack():
+    setup = ["cd $SCRATCH/run\nbuild/prep input.dat", "python make_inputs.py"]
+    data = {**JOB, "profile": "beluga", "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"], "setup": setup},
+            "launch": {"shell": "timeout 2h $HOME/bin/solver < in.txt > out.log"}}
+    todos = [t for t in port(data).todos if "a program from your folders" in t]
+    assert [t.split(" is a program")[0] for t in todos] == ["environment.setup[0]: build/prep", "launch.shell: $HOME/bin/solver"]
+    assert todos[1] == ("launch.shell: $HOME/bin/solver is a program from your folders, built on beluga under StdEnv/2020: rebuild it "
+                        "for rorqual's stack, under StdEnv/2023 (load the modules it needs, build it again), then remove this line")
+    mpi = {**JOB, "profile": "beluga", "kind": "mpi", "resources": {"time": "1h", "nodes": 1, "tasks_per_node": 4},
+           "launch": {"command": ["./a.out", "in.txt"]}}
+    assert [t.split(" is a program")[0] for t in port(mpi).todos if "a program from your folders" in t] == ["launch.command: ./a.out"]
+
+
+def test_programs_on_path_and_scripts_need_no_rebuild():
+    for command in (["python", "./train.py"], ["./run.sh"], ["gmx", "mdrun"], ["srun", "-n", "4", "lmp"]):
+        data = {**JOB, "profile": "graham", "launch": {"command": command}}
+        assert not [t for t in port(data).todos if "a program from your folders" in t], command

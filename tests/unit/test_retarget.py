@@ -450,8 +450,8 @@ def test_a_lasting_virtualenv_built_under_the_old_stack_must_be_rebuilt(tmp_path
     check = CliRunner().invoke(main, ["check", "ported.yaml"])
     assert "environment.venv.path: $HOME/envs/py38 was built under" in check.output and "no problems" not in check.output
     # A venv built per job (no path) needs nothing.
-    assert not [t for t in port({**data, "environment": {"modules": ["StdEnv/2020", "python/3.8"], "venv": {"requirements": "r.txt"}}}).todos
-                if "virtualenv" in t]
+    per_job = {**data, "environment": {"modules": ["StdEnv/2020", "python/3.8"], "venv": {"requirements": "r.txt"}}}
+    assert not [t for t in port(per_job).todos if "virtualenv" in t]
 
 
 def test_a_count_pinned_to_the_old_ranks_per_node_is_flagged_only_when_repacking_changes_it():

@@ -167,6 +167,7 @@ def import_step(path: Path, cluster: str, folder: Path, verify: bool = True) -> 
     the verification (None with ``verify`` off, as --no-verify)."""
     from slurmkit.core.errors import InputError
     from slurmkit.core.yamlfile import read_text
+    from slurmkit.port.modulelines import with_module_line_todos
     from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -174,6 +175,7 @@ def import_step(path: Path, cluster: str, folder: Path, verify: bool = True) -> 
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem.split("__")[-1]) or "job"
     imported = import_script(text, name=name, profile=cluster)
     spec_from_mapping(imported.spec, source=f"{path.name} (imported)")
+    imported = with_module_line_todos(imported, path.parent)
     verification = None
     if verify:
         from slurmkit.port.verify import verified_import
@@ -207,7 +209,7 @@ def port_step(spec: Path, target: str, verify: bool = True) -> Tuple[Path, Any]:
     parsed = spec_from_mapping(data, str(spec), lines)
     source = load_profile(str(parsed.profile))   # import always names one
     try:
-        ported = port_spec(data, parsed, source, choose_target(source, target, load_profile))
+        ported = port_spec(data, parsed, source, choose_target(source, target, load_profile), folder=spec.parent)
     except PortRefused as refused:
         first = refused.findings[0]
         raise SlurmkitError(f"{first.field}: {first.message}") from None

@@ -80,7 +80,20 @@ class Job:
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
-                + self._host_rule_findings(site, resolution.plan, folder))
+                + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site))
+
+    def _module_line_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
+        """The module lines environment.modules does not hold (in a kept if, loop or function;
+        in a file the setup sources, beside the spec) that would not load on the cluster: the same
+        judgement port makes its to-dos with (modulelines.py). A retired cluster's spec is not
+        judged by today's stack."""
+        if site.is_retired:
+            return ()
+        from slurmkit.port.modulelines import check_message, module_line_problems, shell_fields
+
+        fields = shell_fields(self.spec.environment.setup, self.spec.launch.shell)
+        return tuple(Finding("warning", line.field, check_message(line, site.name))
+                     for line in module_line_problems(site, fields, self.base_dir()))
 
     def _host_rule_findings(self, site: SiteProfile, plan: Optional[Plan], folder: Optional[PathLike]) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/resolve/siterules.py): the folders the job

@@ -50,6 +50,7 @@ def import_command(script, output, name, force, no_verify, profile):
     a difference slurmkit did not declare is a "to do" too."""
     from slurmkit.core.errors import InputError
     from slurmkit.core.yamlfile import read_text
+    from slurmkit.port.modulelines import with_module_line_todos
     from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -62,6 +63,7 @@ def import_command(script, output, name, force, no_verify, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
+    imported = with_module_line_todos(imported, Path(script).parent)
     verification = None
     if not no_verify:
         from slurmkit.port.verify import verified_import
@@ -109,7 +111,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
     "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
-    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings
     from slurmkit.sites.profiles import load_profile
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -121,7 +123,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
         source = load_profile(source_name)
         target = choose_target(source, to, load_profile)
-        ported = port_spec(data, parsed, source, target, repack)
+        ported = port_spec(data, parsed, source, target, repack, Path(spec).parent)
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)
@@ -149,7 +151,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             fail(error)
     for change in ported.changes:
         message_line(f"changed: {change}")
-    for finding in ported.warnings:
+    for finding in untold_warnings(ported):
         message_line(f"warning: {finding.field}: {finding.message}")
     if verification is not None:
         _told_verification(verification)

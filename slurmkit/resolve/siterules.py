@@ -26,6 +26,7 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import sbatch_gpu_name
 from slurmkit.core.units import format_size
+from slurmkit.sites.modulecat import lacking_versions
 from slurmkit.sites.profiles import SiteProfile
 
 #: A shell word that runs sbatch: at the start, or after a separator, a pipe or a subshell.
@@ -84,6 +85,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
                                         f"{module} is older than the pythons {profile.name} still builds wheels for "
                                         f"(python/{rules.oldest_python.version} is the oldest); load python/{rules.oldest_python.version} "
                                         f"or newer{_source(rules.oldest_python.source)}"))
+    findings += [Finding("warning", "environment.modules", text) for text in lacking_versions(profile, spec.environment.modules)]
     tmp = rules.tmp_request
     if tmp and spec.resources.tmp_mb is not None and spec.resources.tmp_mb > tmp.max_mib:
         findings.append(Finding("error", "resources.tmp",

@@ -109,3 +109,12 @@ def test_port_moves_an_old_stack_and_its_base_to_the_successors_stdenv(profile, 
     assert ported.exit_code == 0, ported.output
     assert f"changed: environment.modules: {after}: " in ported.output, ported.output
     assert "warning: environment.modules" not in ported.output, ported.output
+
+
+def test_submit_refuses_a_cedar_lgpu_job_before_any_sbatch(tmp_path, monkeypatch):
+    from slurmkit.api.job import Job
+    from slurmkit.core.errors import SpecError
+
+    monkeypatch.setattr("slurmkit.slurm.submit.submit_script", lambda *a, **k: pytest.fail("submitted"))
+    with pytest.raises(SpecError, match="cedar's p100l GPUs were retired on 2025-09-12"):
+        Job.from_yaml(_imported(tmp_path, _script("lgpu:4", 24))).submit()

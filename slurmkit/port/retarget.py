@@ -301,7 +301,8 @@ def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:
 
 
 def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel, count: int) -> None:
-    """A job of one whole GPU that a MIG instance of the target's would hold: said, as it costs less."""
+    """A job of one whole GPU that a MIG instance of the target's would hold: said, as it costs
+    less, as a note of the ported file: advice, not a problem for ``check`` to hold the job on."""
     need = wanted.memory_mib
     if wanted.mig or chosen.mig or not need:
         return
@@ -309,7 +310,7 @@ def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel, count: int) 
               if m.mig and m.vendor == chosen.vendor and m.memory_mib is not None and m.memory_mib >= need]
     if slices and count == 1 and not kind_of(port.spec).distributed:
         memory, small = min(slices, key=lambda pair: pair[0])
-        port.warn("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
+        port.note("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
                   f"({format_size(memory)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
 
 
@@ -624,9 +625,12 @@ def _port_modules(port: _Port) -> None:
         return
     modules = [written] if isinstance(written, str) else list(written)
     moved = _stdenv_move(port, modules)
-    kept, checks = _ported_modules(port, modules, moved)
+    base = _old_stack_base(port, modules)
+    kept, checks = _ported_modules(port, [m for m in modules if m not in base], moved)
+    kept, history = _site_stack_to_stdenv(port, modules, kept)
     if kept != modules:
-        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, [c.why for c in checks if c.why]))
+        history += [f"{module} came with {stack}" for module, stack in base.items()]
+        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + [c.why for c in checks if c.why]))
     for check in checks:
         if check.warning:
             port.warn("environment.modules", check.warning)
@@ -653,6 +657,23 @@ def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, 
         kept = _under_stdenv(port, kept, moved[1])
     checks = _checked_modules(port, kept)
     return ([c.new for c in checks] if checks else kept), checks
+
+
+def _old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
+    """{module: the old stack it came with}: the base layer of an old stack the spec loads
+    (nixpkgs/16.09 with StdEnv/2016.4, software.old_stacks), which goes with that stack."""
+    stacks = port.source.software.old_stacks
+    return {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+
+
+def _site_stack_to_stdenv(port: _Port, modules: List[str], kept: List[str]) -> Tuple[List[str], List[str]]:
+    """A site's own old stack (NiaEnv/2019b), dropped, is replaced by the target's standard
+    environment, so that the ported spec says which stack its modules now come from."""
+    stdenv = port.target.software.stdenv
+    dropped = [m for m in modules if SITE_STACK_MODULES.match(m) and m in port.source.software.old_stacks]
+    if not (stdenv and dropped) or any(m.startswith("StdEnv/") for m in kept):
+        return kept, []
+    return [stdenv] + kept, [f"{port.target.name}'s standard environment is {stdenv}"]
 
 
 def _stdenv_move(port: _Port, modules: List[str]) -> Optional[Tuple[str, str]]:

@@ -866,12 +866,20 @@ def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
         spec = spec_from_mapping(mapping, source="the spec")
         site, _ = select_profile(profile or spec.profile, warn_retired=False)
         resolution = resolve(spec, site)
+        if resolution.plan is None and site.retired_node_types:
+            resolution = resolve(spec, site_as_it_was(site))
         if resolution.plan is None:
             first = resolution.errors[0]
             raise NotVerified(f"the spec does not render on {site.name}: {first.field}: {first.message}")
         return Rendered(render(resolution.plan), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
     except SlurmkitError as error:
         raise NotVerified(f"the spec does not render: {error}") from error
+
+
+def site_as_it_was(site: Any) -> Any:
+    """``site`` with the node types it retired back in service: an old script that asks for them
+    (Cedar's P100s) is traced as the cluster ran it then; check and submit still refuse it."""
+    return site._replace(node_types=site.node_types + site.retired_node_types, retired_node_types=())
 
 
 def outputs_of(*mappings: Dict[str, Any]) -> Tuple[str, ...]:

@@ -77,6 +77,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += _gpu_node_rules(profile, gpu_node_types, modules, gpu_count)
     findings += _pins(spec.environment.venv.packages if spec.environment.venv else (), "environment.venv.packages",
                       profile, gpu_models)
+    findings += old_stack_findings(spec.environment.modules, profile)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -92,6 +93,26 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
                                 f"--tmp={format_size(spec.resources.tmp_mb)} is more local disk than any {profile.name} node gives "
                                 f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
                                 f"rest from scratch{_source(tmp.source)}"))
+    return findings
+
+
+def old_stack_findings(modules: Sequence[str], profile: SiteProfile) -> List[Finding]:
+    """A module stack of the cluster's past (software.old_stacks: StdEnv/2016.4, NiaEnv/2019b)
+    loads only where it still exists, and builds against compilers of its day: said, with what it
+    was, so that an old script's spec does not pass as current."""
+    findings = []
+    for module in modules:
+        stack = profile.software.old_stacks.get(module)
+        if stack is None:
+            continue
+        doubt = "; UNVERIFIED: seen in user scripts, in no documentation read" if stack.unverified else ""
+        now = f"{profile.software.stdenv} is the standard environment now" if profile.software.stdenv else "the site has newer stacks"
+        move = "load that, and module versions of it, instead"
+        if profile.is_retired and profile.status.successor:
+            move = (f"{profile.name} is retired: `slurmkit port` moves the job to {profile.status.successor} "
+                    "and the stack to its standard environment")
+        findings.append(Finding("warning", "environment.modules", f"{module} is an old stack ({stack.note}{doubt}); {now}; {move}"
+                                f"{_source(stack.source)}"))
     return findings
 
 

@@ -142,7 +142,7 @@ def test_niagara_mpi_keeps_its_rank_count_on_trillium_and_says_how_to_repack():
     ported = port(NIAGARA_MPI)
     assert ported.target == "trillium"
     assert changed(ported) == {"profile": ("niagara", "trillium"), "resources.tasks_per_node": (None, 40),
-                               "environment.modules": (["NiaEnv/2019b", "intel", "openmpi"], ["intel", "openmpi"])}
+                               "environment.modules": (["NiaEnv/2019b", "intel", "openmpi"], ["StdEnv/2023", "intel", "openmpi"])}
     why = {c.field: c.why for c in ported.changes}["resources.tasks_per_node"]
     assert why == ("niagara filled its nodes with 40 ranks: the 160 ranks are kept (4 x 40), as trillium would fill its larger nodes "
                    "with 192; trillium's nodes of 192 cores are partly used (40 each, charged whole); slurmkit port --repack packs "

@@ -1161,6 +1161,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     spec["resources"].setdefault("time", "1h")
+    _memory_the_site_ignores(build, profile)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
@@ -1172,6 +1173,33 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
+
+
+_MEMORY_OPTION = re.compile(r"--mem(-per-cpu)?\b")
+
+
+def _memory_the_site_ignores(build: _Builder, profile: Optional[str]) -> None:
+    """A memory request on a site that gives every job whole nodes with all their memory
+    (Niagara) did nothing there, and ``check`` refuses it in a spec: dropped, with the reason."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.sites.profiles import load_profile
+
+    resources = build.spec["resources"]
+    if not profile or not ("mem" in resources or "mem_per_cpu" in resources):
+        return
+    try:
+        site = load_profile(profile)
+    except SlurmkitError:
+        return    # an unknown profile is check's to report
+    if site.scheduling.mem_request is not False:
+        return
+    resources.pop("mem", None)
+    resources.pop("mem_per_cpu", None)
+    for index, note in enumerate(build.notes):
+        if note.outcome == "mapped" and _MEMORY_OPTION.search(note.text):
+            build.notes[index] = note._replace(outcome="dropped", reason=f"{site.name} gives every job whole nodes with all "
+                                               "their memory and ignores memory requests")
+            break
 
 
 def _counts_per_node(build: _Builder) -> None:

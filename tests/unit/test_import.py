@@ -330,3 +330,19 @@ def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variable
     assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/"}]
     assert [(n.text, n.outcome) for n in imported.notes if n.line == 4] == [
         ("save() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }", "mapped"), ("trap save EXIT", "dropped")]
+
+
+@pytest.mark.parametrize("line", ["grep -h energy $WORK/*.log > energies.txt", "cat ${SLURM_TMPDIR}/run/summary",
+                                  "sort results.txt > $SLURM_TMPDIR/sorted.txt"])
+def test_a_line_after_the_program_that_uses_slurm_tmpdir_is_never_sent_to_a_dependent_job(line):
+    """$SLURM_TMPDIR is on the node and removed at the job's end: a later job cannot see it."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -t 10\nWORK=$SLURM_TMPDIR/run\nsrun ./app --out $WORK\n{line}\n")
+    [todo] = [n for n in imported.unmapped if n.line == 5]
+    assert "$SLURM_TMPDIR" in todo.reason and "removed" in todo.reason and "stage.outputs" in todo.reason
+    assert "wrapper script" in todo.reason and "cannot see" in todo.reason
+
+
+def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_dependent_job():
+    imported = import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app\nsort results.txt > sorted.txt\n")
+    [todo] = [n for n in imported.unmapped if n.line == 4]
+    assert "a job that depends on this one" in todo.reason and "SLURM_TMPDIR" not in todo.reason

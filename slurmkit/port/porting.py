@@ -14,6 +14,7 @@ it), or left for the user ("to do"), with the reason. Nothing is lost without a 
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -824,8 +825,20 @@ def _outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[
             continue
         paths = [bashtree.substituted(w, build.values) for w in command.argv[1:] if not w.startswith("-")]
         if len(paths) == 2 and _tmpdir(paths[0]):
-            found.append({"from": _tmpdir(paths[0]), "to": _home(paths[1])})
+            found.append({"from": _tmpdir(paths[0]), "to": _home(_copied_to(command.name, paths[0], paths[1]))})
     return found
+
+
+def _copied_to(program: str, source: str, destination: str) -> str:
+    """What ``cp``/``rsync SOURCE DESTINATION`` makes, as stage.outputs' ``to`` (the path the copy
+    becomes): a destination ending in ``/`` is a folder the copy goes inside, under its own name
+    (``cp -r out results/`` makes results/out), except rsync's ``out/``, whose contents join it."""
+    name = posixpath.basename(source.rstrip("/"))
+    if not destination.endswith("/") or (program == "rsync" and source.endswith("/")):
+        return destination.rstrip("/") or destination
+    if name in ("", ".", "..") or any(c in name for c in "*?["):
+        return destination.rstrip("/") or destination
+    return destination.rstrip("/") + "/" + name
 
 
 def _after_launch(build: _Builder, number: int, unit: str) -> None:

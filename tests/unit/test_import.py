@@ -327,7 +327,7 @@ def test_a_staged_archive_named_through_a_value_import_cannot_tell_runs_where_th
 def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variables_worked_out():
     imported = import_script(HEAD + "OUT=$HOME/results\nsave() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }; trap save EXIT\n"
                                     "python train.py\n")
-    assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/"}]
+    assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/out"}]   # cp puts out inside results/
     assert [(n.text, n.outcome) for n in imported.notes if n.line == 4] == [
         ("save() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }", "mapped"), ("trap save EXIT", "dropped")]
 
@@ -346,3 +346,16 @@ def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_depend
     imported = import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app\nsort results.txt > sorted.txt\n")
     [todo] = [n for n in imported.unmapped if n.line == 4]
     assert "a job that depends on this one" in todo.reason and "SLURM_TMPDIR" not in todo.reason
+
+
+@pytest.mark.parametrize("line, output", [
+    ("cp -r $SLURM_TMPDIR/out $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),       # into the folder, as cp puts it
+    ("cp $SLURM_TMPDIR/log.txt ~/logs/", {"from": "log.txt", "to": "$HOME/logs/log.txt"}),
+    ("cp -r $SLURM_TMPDIR/out/ $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),
+    ("rsync -a $SLURM_TMPDIR/out $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),
+    ("rsync -a $SLURM_TMPDIR/out/ $HOME/results/", {"from": "out", "to": "$HOME/results"}),      # the folder's contents
+    ("cp -r $SLURM_TMPDIR/out $HOME/results", {"from": "out", "to": "$HOME/results"}),
+])
+def test_a_copy_back_into_a_folder_named_with_a_slash_saves_where_cp_put_it(line, output):
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\npython train.py --out $SLURM_TMPDIR/out\n{line}\n")
+    assert imported.spec["stage"]["outputs"] == [output]

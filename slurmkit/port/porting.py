@@ -851,19 +851,31 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         _run_after(build, number, unit)
     else:
-        build.note(number, unit, "to do", _after_launch_advice(build, unit))
+        build.note(number, unit, "to do", _after_launch_advice(build, number, unit))
 
 
-def _after_launch_advice(build: _Builder, unit: str) -> str:
+def _after_launch_advice(build: _Builder, number: int, unit: str) -> str:
     """Where a line after the program can go: a job that depends on this one cannot see
     $SLURM_TMPDIR (it is on the node and removed at the job's end), so a line that uses it must
     stay in this job, or work on a copy saved as stage.outputs."""
     said = "it runs after the program, and a spec has no place after it that runs once per job"
-    if not re.search(r"\$\{?SLURM_TMPDIR\b", bashtree.substituted(unit, build.values)):
+    if not re.search(r"\$\{?SLURM_TMPDIR\b", bashtree.substituted(unit, build.values)) and not _in_tmpdir(build, number):
         return f"{said}: put it in a wrapper script, or in a job that depends on this one"
     return (f"{said}; it uses $SLURM_TMPDIR, on the node and removed at the job's end, which a later job cannot see: run "
             "the program and then this line from a wrapper script, or save what it needs as stage.outputs for a job that "
             "depends on this one")
+
+
+def _in_tmpdir(build: _Builder, number: int) -> bool:
+    """Whether the script's last ``cd`` (at the top level) before line ``number`` went into
+    $SLURM_TMPDIR: the line's relative paths are then there."""
+    folder = None
+    for first in sorted(line for line in build.tree if line < number):
+        for command in build.tree[first]:
+            if isinstance(command, bashtree.Command) and command.name == "cd" and not command.within:
+                words = command.argv[1:]
+                folder = bashtree.substituted(words[0], build.values) if words else "$HOME"
+    return folder is not None and _tmpdir(folder) is not None
 
 
 def _after_launch_verdict(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:

@@ -359,3 +359,12 @@ def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_depend
 def test_a_copy_back_into_a_folder_named_with_a_slash_saves_where_cp_put_it(line, output):
     imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\npython train.py --out $SLURM_TMPDIR/out\n{line}\n")
     assert imported.spec["stage"]["outputs"] == [output]
+
+
+@pytest.mark.parametrize("cd, in_tmpdir", [("cd $SLURM_TMPDIR", True), ("W=$SLURM_TMPDIR/w\ncd $W", True),
+                                           ("cd $SLURM_TMPDIR\ncd $SLURM_SUBMIT_DIR", False)])
+def test_a_line_after_the_program_run_in_slurm_tmpdir_is_never_sent_to_a_dependent_job(cd, in_tmpdir):
+    """After ``cd $SLURM_TMPDIR``, a relative path (``out``) is on the node too."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -t 10\n{cd}\nsrun ./app\ntar -czf res.tgz out\n")
+    [todo] = [n for n in imported.unmapped if n.text == "tar -czf res.tgz out"]
+    assert ("cannot see" in todo.reason) == in_tmpdir

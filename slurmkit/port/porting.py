@@ -829,16 +829,22 @@ def _outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[
     return found
 
 
+#: folders that are there whenever a job runs: a copy into one goes inside it
+_EXISTING_FOLDERS = re.compile(r"\.|~|\$\{?(SLURM_SUBMIT_DIR|HOME|SCRATCH|PROJECT|PWD)\}?")
+
+
 def _copied_to(program: str, source: str, destination: str) -> str:
     """What ``cp``/``rsync SOURCE DESTINATION`` makes, as stage.outputs' ``to`` (the path the copy
-    becomes): a destination ending in ``/`` is a folder the copy goes inside, under its own name
-    (``cp -r out results/`` makes results/out), except rsync's ``out/``, whose contents join it."""
+    becomes). The copy goes inside, under its own name, a destination ending in ``/`` or one that
+    is always there (``cp -r out results/`` makes results/out), and rsync puts a folder (``out``,
+    a name with no suffix) inside any destination; rsync's ``out/`` is its contents, which join it."""
     name = posixpath.basename(source.rstrip("/"))
-    if not destination.endswith("/") or (program == "rsync" and source.endswith("/")):
-        return destination.rstrip("/") or destination
-    if name in ("", ".", "..") or any(c in name for c in "*?["):
-        return destination.rstrip("/") or destination
-    return destination.rstrip("/") + "/" + name
+    folder = destination.rstrip("/") or destination
+    if program == "rsync" and source.endswith("/") or name in ("", ".", "..") or any(c in name for c in "*?["):
+        return folder
+    inside = destination.endswith("/") or _EXISTING_FOLDERS.fullmatch(folder) is not None \
+        or (program == "rsync" and "." not in name.lstrip("."))
+    return (name if folder == "." else f"{folder}/{name}") if inside else folder
 
 
 def _after_launch(build: _Builder, number: int, unit: str) -> None:

@@ -354,7 +354,11 @@ def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_depend
     ("cp -r $SLURM_TMPDIR/out/ $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),
     ("rsync -a $SLURM_TMPDIR/out $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),
     ("rsync -a $SLURM_TMPDIR/out/ $HOME/results/", {"from": "out", "to": "$HOME/results"}),      # the folder's contents
-    ("cp -r $SLURM_TMPDIR/out $HOME/results", {"from": "out", "to": "$HOME/results"}),
+    ("cp -r $SLURM_TMPDIR/out $HOME/results", {"from": "out", "to": "$HOME/results"}),     # results made, or inside it
+    ("cp -r $SLURM_TMPDIR/out $SLURM_SUBMIT_DIR", {"from": "out", "to": "$SLURM_SUBMIT_DIR/out"}),   # always there: inside
+    ("cp -r $SLURM_TMPDIR/out .", {"from": "out", "to": "out"}),
+    ("rsync -a $SLURM_TMPDIR/out ${OUTDIR}", {"from": "out", "to": "${OUTDIR}/out"}),    # rsync puts a folder inside
+    ("rsync -a $SLURM_TMPDIR/a.csv $HOME/results", {"from": "a.csv", "to": "$HOME/results"}),
 ])
 def test_a_copy_back_into_a_folder_named_with_a_slash_saves_where_cp_put_it(line, output):
     imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\npython train.py --out $SLURM_TMPDIR/out\n{line}\n")

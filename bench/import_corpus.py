@@ -11,14 +11,18 @@ folder's MANIFEST.tsv and COMMIT) the bench does what a user of a retired cluste
    Béluga -> Rorqual, Niagara -> Trillium; Narval, still in service, goes to Rorqual (its sister
    cluster at the same site), so that its scripts are ported too;
 4. ``slurmkit check`` on the ported spec;
-5. side-by-side verification of the original and the ported job where slurmkit has it
-   (``slurmkit.port.verify``); else the report says it is not available.
+5. verification, as both commands do it unless told --no-verify: the original script and the
+   imported job's script run side by side under recording stand-ins, then the old and the ported
+   job's; each difference slurmkit did not declare becomes a to-do in the spec. The counts say
+   how many scripts verified equal, how many had differences found (now to-dos), how many could
+   not be verified (with the reason's class), and how many are *silently different after
+   verification*: a difference was found, yet the last spec passes check with no to-do.
 
 A step that raises anything but a SlurmkitError is a crash (a traceback: always a bug); a
 SlurmkitError or an error finding is a refusal with a reason. Reasons are grouped into classes
 by their first line with the file name cut off, quoted words replaced by '…' and numbers by N.
 
-Usage: python bench/import_corpus.py PATH [--json] [--show CLASS-PREFIX]
+Usage: python bench/import_corpus.py PATH [--json] [--show CLASS-PREFIX] [--no-verify]
   --json    the counts and classes as JSON (what bench/results/import_corpus.json holds)
   --show    the scripts of the classes starting with CLASS-PREFIX, to reproduce a failure
 
@@ -113,6 +117,18 @@ def reason_class(line: str) -> str:
     return line[:160]
 
 
+def finding_class(text: str) -> str:
+    """A verification finding's class: as a refusal's, with the program it names left out (the
+    findings about python and about gmx are one class)."""
+    if text.startswith("not traced: "):
+        text = "not traced: …: " + text.rsplit(": ", 1)[-1]
+    # the command a start line quotes goes; of the message an ending quotes, its last part stays
+    ended = text.startswith("the old script ended") or text.startswith("the new script ended")
+    text = re.sub(r" \(((?:[^()]|\([^()]*\))*)\)$", lambda m: " (…" + (": " + m.group(1).rsplit(": ", 1)[-1] if ended else "") + ")", text)
+    text = re.sub(r"(?<![\w$])/[^\s:]*", "PATH", text)
+    return reason_class(re.sub(r"^\S+?(?='s |\s(?:gets|runs|is|starts|ran)\b)", "PROGRAM", text))
+
+
 def crash_class(stage: str, error: BaseException) -> str:
     """A crash's class: the stage, the exception type and the innermost slurmkit frame."""
     frames = traceback.extract_tb(error.__traceback__)
@@ -146,10 +162,12 @@ def _step(stage: str, action, *args):
 
 # ------------------------------------------------------------------------------- the steps
 
-def import_step(path: Path, cluster: str, folder: Path) -> Path:
-    """What ``slurmkit import SCRIPT --profile CLUSTER -o SPEC`` does; the spec file's path."""
+def import_step(path: Path, cluster: str, folder: Path, verify: bool = True) -> Tuple[Path, Any]:
+    """What ``slurmkit import SCRIPT --profile CLUSTER -o SPEC`` does: the spec file's path, and
+    the verification (None with ``verify`` off, as --no-verify)."""
     from slurmkit.core.errors import InputError
     from slurmkit.core.yamlfile import read_text
+    from slurmkit.port.modulelines import with_module_line_todos
     from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -157,9 +175,15 @@ def import_step(path: Path, cluster: str, folder: Path) -> Path:
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem.split("__")[-1]) or "job"
     imported = import_script(text, name=name, profile=cluster)
     spec_from_mapping(imported.spec, source=f"{path.name} (imported)")
+    imported = with_module_line_todos(imported, path.parent)
+    verification = None
+    if verify:
+        from slurmkit.port.verify import verified_import
+
+        imported, verification = verified_import(text, imported, cluster)
     spec = folder / f"{name}.yaml"
     spec.write_text(imported_text(imported, path.name))
-    return spec
+    return spec, verification
 
 
 def check_step(spec: Path) -> Tuple[List[str], int]:
@@ -172,8 +196,9 @@ def check_step(spec: Path) -> Tuple[List[str], int]:
     return errors, len(pending_import_notes(spec.read_text(errors="replace")))
 
 
-def port_step(spec: Path, target: str) -> Path:
-    """What ``slurmkit port SPEC --to TARGET -o PORTED`` does; the ported spec file's path."""
+def port_step(spec: Path, target: str, verify: bool = True) -> Tuple[Path, Any]:
+    """What ``slurmkit port SPEC --to TARGET -o PORTED`` does: the ported spec file's path, and the
+    verification (None with ``verify`` off)."""
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
     from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
@@ -184,24 +209,18 @@ def port_step(spec: Path, target: str) -> Path:
     parsed = spec_from_mapping(data, str(spec), lines)
     source = load_profile(str(parsed.profile))   # import always names one
     try:
-        ported = port_spec(data, parsed, source, choose_target(source, target, load_profile))
+        ported = port_spec(data, parsed, source, choose_target(source, target, load_profile), folder=spec.parent)
     except PortRefused as refused:
         first = refused.findings[0]
         raise SlurmkitError(f"{first.field}: {first.message}") from None
+    verification = None
+    if verify:
+        from slurmkit.port.verify import verified_port
+
+        ported, verification = verified_port(data, ported, source.name)
     out = spec.with_name(f"{spec.stem}.{target}.yaml")
     out.write_text(ported_text(ported, original, data))
-    return out
-
-
-def verifier():
-    """slurmkit's side-by-side verification, where this slurmkit has it: a callable
-    ``verify_script(script_text, spec_path)`` whose result has ``differences`` (those slurmkit
-    did not declare); None where it does not."""
-    try:
-        from slurmkit.port import verify
-    except ImportError:
-        return None
-    return getattr(verify, "verify_script", None)
+    return out, verification
 
 
 # ----------------------------------------------------------------------------- one script
@@ -213,14 +232,14 @@ def is_gpu(spec: Path) -> bool:
     return bool(isinstance(data, dict) and (data.get("resources") or {}).get("gpus"))
 
 
-def run_one(path: Path, verify) -> Dict[str, Any]:
+def run_one(path: Path, verify: bool = True) -> Dict[str, Any]:
     """The outcome of one script: how far it got, and the reason or crash where it stopped."""
     text = path.read_bytes().decode("utf-8", errors="replace")
     cluster, how = written_for(text)
     row: Dict[str, Any] = {"script": path.name, "cluster": cluster, "told_by": how}
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            _steps(path, cluster, Path(tmp), row, verify, text)
+            _steps(path, cluster, Path(tmp), row, verify)
         except Refused as refused:
             row["refused"] = (refused.stage, refused.reason)
         except Crash as crash:
@@ -236,18 +255,30 @@ def _checked(stage: str, spec: Path) -> Tuple[List[str], int]:
         return [refused.reason], 0
 
 
-def _steps(path: Path, cluster: str, folder: Path, row: Dict[str, Any], verify, text: str) -> None:
-    spec = _step("import", import_step, path, cluster, folder)
+def _steps(path: Path, cluster: str, folder: Path, row: Dict[str, Any], verify: bool) -> None:
+    spec, verification = _step("import", import_step, path, cluster, folder, verify)
     row["imported"] = True
+    _verified(row, "import", verification)
     row["check_errors"], row["todos"] = _checked("check", spec)
     target = GPU_TARGET if _step("import", is_gpu, spec) else SUCCESSORS[cluster]
     row["target"] = target
-    ported = _step("port", port_step, spec, target)
+    ported, verification = _step("port", port_step, spec, target, verify)
     row["ported"] = True
+    _verified(row, "port", verification)
     row["ported_errors"], row["ported_todos"] = _checked("ported check", ported)
-    if verify is not None and not row["ported_errors"]:
-        result = _step("verify", verify, text, ported)
-        row["silently_different"] = bool(getattr(result, "differences", ()))
+
+
+def _verified(row: Dict[str, Any], stage: str, verification) -> None:
+    """What verification of one stage said: "equal", "found" (its findings, each now a to-do) or
+    "not verified" (why)."""
+    if verification is None:
+        return
+    if verification.not_run:
+        row[f"{stage}_verify"] = ("not verified", [verification.not_run])
+    elif verification.findings:
+        row[f"{stage}_verify"] = ("found", [d.text for d in verification.findings])
+    else:
+        row[f"{stage}_verify"] = ("equal", [])
 
 
 # ---------------------------------------------------------------------------------- counts
@@ -256,7 +287,10 @@ COUNTS = ("scripts", "imported", "import crashed", "import refused", "imported p
           "imported refused by check", "ported", "port refused", "ported passes check", "  of them with to-dos (ported)",
           "ported refused by check", "crashed (any step)")
 GROUPS = ("crash", "import refused", "check refused (first error)", "port refused", "ported check refused (first error)",
-          "verify refused")
+          "import: found by verification", "import: not verified", "port: found by verification", "port: not verified")
+VERIFY_COUNTS = ("verified equal (import and port)", "differences found by verification (now to-dos)",
+                 "  found in the import", "  found in the port", "not verified (import or port)",
+                 "silently different after verification")
 
 
 def _check_tags(errors: Optional[List[str]], todos: int, what: str, with_todos: str) -> List[str]:
@@ -276,8 +310,28 @@ def _tags(row: Dict[str, Any]) -> List[str]:
         tags.append(f"{row['refused'][0]} refused")
     tags += _check_tags(row.get("check_errors"), row.get("todos", 0), "imported", "  of them with to-dos")
     tags += _check_tags(row.get("ported_errors"), row.get("ported_todos", 0), "ported", "  of them with to-dos (ported)")
-    if "silently_different" in row:
-        tags.append("silently different" if row["silently_different"] else "verified equal")
+    return tags + _verify_tags(row)
+
+
+def _verify_tags(row: Dict[str, Any]) -> List[str]:
+    """The verification counts one script adds to. "Silently different after verification": the
+    script's last spec (ported, else imported) passes check with no to-do, while verification
+    found a difference: what this bench exists to keep at 0."""
+    said = {stage: row[f"{stage}_verify"][0] for stage in ("import", "port") if f"{stage}_verify" in row}
+    if not said:
+        return []
+    tags = []
+    if list(said.values()) == ["equal", "equal"]:
+        tags.append("verified equal (import and port)")
+    if "found" in said.values():
+        tags.append("differences found by verification (now to-dos)")
+        tags += [f"  found in the {stage}" for stage, outcome in said.items() if outcome == "found"]
+    if "not verified" in said.values():
+        tags.append("not verified (import or port)")
+    last_errors, last_todos = ((row["ported_errors"], row["ported_todos"]) if "ported_errors" in row
+                               else (row.get("check_errors"), row.get("todos", 0)))
+    if "found" in said.values() and last_errors == [] and not last_todos:
+        tags.append("silently different after verification")
     return tags
 
 
@@ -289,6 +343,11 @@ def _failures(row: Dict[str, Any]) -> List[Tuple[str, str]]:
     for key, group in (("check_errors", "check refused (first error)"), ("ported_errors", "ported check refused (first error)")):
         if row.get(key):
             found.append((group, reason_class(row[key][0])))
+    for stage in ("import", "port"):
+        outcome, texts = row.get(f"{stage}_verify", ("", []))
+        if outcome in ("found", "not verified"):
+            group = f"{stage}: {'found by verification' if outcome == 'found' else 'not verified'}"
+            found += [(group, finding_class(text)) for text in dict.fromkeys(finding_class(t) for t in texts)]
     return found
 
 
@@ -296,14 +355,14 @@ def _by_count(values) -> Dict[str, int]:
     return dict(sorted(collections.Counter(values).items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def summary(rows: List[Dict[str, Any]], verify_available: bool) -> Dict[str, Any]:
+def summary(rows: List[Dict[str, Any]], verified: bool) -> Dict[str, Any]:
     """The counts and the classes of each failure (no script text)."""
     tags = collections.Counter(tag for row in rows for tag in _tags(row))
-    counts = {key: tags[key] for key in COUNTS + (("verified equal", "silently different") if verify_available else ())}
+    counts = {key: tags[key] for key in COUNTS + (VERIFY_COUNTS if verified else ())}
     failures = [failure for row in rows for failure in _failures(row)]
     return {
         "counts": counts,
-        "verification": "available" if verify_available else "not available: this slurmkit has no slurmkit.port.verify.verify_script",
+        "verification": "import and port, as the commands do" if verified else "skipped (--no-verify)",
         "clusters": _by_count(f"{r['cluster']} ({r['told_by']})" for r in rows),
         "targets": _by_count(r["target"] for r in rows if "target" in r),
         "classes": {group: _by_count(c for g, c in failures if g == group) for group in GROUPS},
@@ -324,15 +383,15 @@ def _print(result: Dict[str, Any]) -> None:
 
 
 def _show(rows: List[Dict[str, Any]], prefix: str) -> None:
-    """The scripts whose crash or first refusal's class starts with ``prefix``, with the traceback."""
+    """The scripts with a failure or finding whose class starts with ``prefix``, with the traceback."""
     for row in rows:
-        found = [row["crash"][1]] if "crash" in row else []
-        found += [reason_class(row["refused"][1])] if "refused" in row else []
-        found += [reason_class(e) for e in (row.get("check_errors") or [])[:1] + (row.get("ported_errors") or [])[:1]]
-        if any(c.startswith(prefix) for c in found):
+        if any(found.startswith(prefix) for _, found in _failures(row)):
             print(f"== {row['script']} ({row['cluster']})")
             if "crash" in row:
                 print(row["crash"][2])
+            for stage in ("import", "port"):
+                for text in row.get(f"{stage}_verify", ("", []))[1]:
+                    print(f"   {stage}: {text}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -340,11 +399,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("path", type=Path)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show", metavar="CLASS-PREFIX")
+    parser.add_argument("--no-verify", action="store_true", help="skip verification (as the commands' --no-verify)")
     args = parser.parse_args(argv)
     scripts = sorted(p for p in args.path.iterdir() if p.is_file() and p.name not in NOT_SCRIPTS)
-    verify = verifier()
-    rows = [run_one(script, verify) for script in scripts]
-    result = summary(rows, verify is not None)
+    rows = [run_one(script, not args.no_verify) for script in scripts]
+    result = summary(rows, not args.no_verify)
     commit = args.path / "COMMIT"
     result["corpus"] = {"commit": commit.read_text().strip() if commit.exists() else None,
                         "date": datetime.date.today().isoformat()}

@@ -10,7 +10,7 @@
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SpecError
 from slurmkit.core.findings import Finding
@@ -80,7 +80,20 @@ class Job:
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
-                + self._host_rule_findings(site, resolution.plan, folder))
+                + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site))
+
+    def _module_line_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
+        """The module lines environment.modules does not hold (in a kept if, loop or function;
+        in a file the setup sources, beside the spec) that would not load on the cluster: the same
+        judgement port makes its to-dos with (modulelines.py). A retired cluster's spec is not
+        judged by today's stack."""
+        if site.is_retired:
+            return ()
+        from slurmkit.port.modulelines import check_message, module_line_problems, shell_fields
+
+        fields = shell_fields(self.spec.environment.setup, self.spec.launch.shell)
+        return tuple(Finding("warning", line.field, check_message(line, site.name))
+                     for line in module_line_problems(site, fields, self.base_dir()))
 
     def _host_rule_findings(self, site: SiteProfile, plan: Optional[Plan], folder: Optional[PathLike]) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/resolve/siterules.py): the folders the job
@@ -129,9 +142,13 @@ class Job:
         return self.base_dir() / "logs"
 
     def submit(self, profile: Optional[str] = None, folder: Optional[PathLike] = None, after: Iterable[Union[str, int]] = (),
-               after_type: str = "ok", warn: Optional[Warn] = None) -> Union["JobHandle[int]", "SweepHandle", "ChainHandle"]:
+               after_type: str = "ok", warn: Optional[Warn] = None,
+               args: Sequence[str] = ()) -> Union["JobHandle[int]", "SweepHandle", "ChainHandle"]:
         """Render and submit; returns a JobHandle (submitit's future), a SweepHandle for an
-        array, a ChainHandle for a chain. ``after``: the ids of the jobs it waits for."""
+        array, a ChainHandle for a chain. ``after``: the ids of the jobs it waits for.
+        ``args``: the words sbatch passes to the script after its name, as ``sbatch job.sh a b``
+        does (``$1``, ``"$@"`` in launch.shell and environment.setup); each is one word, never
+        read by a shell, and they are recorded with the job."""
         from slurmkit.slurm.submit import submit_chain, submit_script
 
         plan = self._plan(profile, warn)
@@ -139,10 +156,10 @@ class Job:
         if plan.chain:
             return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
                                 spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
-                                workdir=self.base_dir())
+                                workdir=self.base_dir(), args=args)
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
-                             after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir())
+                             after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args)
 
     def _refuse_on_host_rules(self, site: SiteProfile, plan: Plan, folder: Optional[PathLike], warn: Optional[Warn]) -> None:
         """Submit nothing that a site rule says cannot run (a log under a path read-only inside
@@ -162,12 +179,13 @@ class Job:
 
         return build(self, profile, force)[0]
 
-    def test_only(self, profile: Optional[str] = None, folder: Optional[PathLike] = None) -> str:
-        """Ask the controller where and when this job would start (``sbatch --test-only``)."""
+    def test_only(self, profile: Optional[str] = None, folder: Optional[PathLike] = None, args: Sequence[str] = ()) -> str:
+        """Ask the controller where and when this job would start (``sbatch --test-only``), given ``args``."""
         from slurmkit.slurm.submit import test_only
 
         plan = self._plan(profile, None)
-        return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir())
+        return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir(),
+                         args=args)
 
 
 def _partly_counted(shapes: Iterable["InputShape"]) -> Tuple[Finding, ...]:

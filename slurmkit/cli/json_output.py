@@ -34,6 +34,7 @@ ERROR_CODES = {
     "ClusterError": "cluster-failed",
     "ChainIncomplete": "chain-incomplete",
     "SubmitError": "submit-failed",
+    "BadArguments": "arguments-invalid",
     "PackError": "pack-failed",
     "CannotWrite": "write-failed",
     "PortRefused": "port-refused",

@@ -36,15 +36,6 @@ def _told_verification(verification) -> None:
         message_line(f"verify: the traces of the old and the new script agree ({len(verification.declared)} differences declared)")
 
 
-def _verified_import(script: str, imported, profile):
-    """The import, with a "to do" note for each difference verification found, and the verification."""
-    from slurmkit.port.porting import Note
-    from slurmkit.port.verify import verify_import
-
-    verification = verify_import(script, imported, profile)
-    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
-
-
 @click.command("import")
 @click.argument("script", type=click.Path(dir_okay=False, exists=True))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
@@ -59,6 +50,7 @@ def import_command(script, output, name, force, no_verify, profile):
     a difference slurmkit did not declare is a "to do" too."""
     from slurmkit.core.errors import InputError
     from slurmkit.core.yamlfile import read_text
+    from slurmkit.port.modulelines import with_module_line_todos
     from slurmkit.port.porting import MAX_SCRIPT_BYTES, import_script, imported_text
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -71,7 +63,12 @@ def import_command(script, output, name, force, no_verify, profile):
         spec_from_mapping(imported.spec, source=f"{script} (imported)")
     except SlurmkitError as error:
         fail(error)
-    imported, verification = (imported, None) if no_verify else _verified_import(text, imported, profile)
+    imported = with_module_line_todos(imported, Path(script).parent)
+    verification = None
+    if not no_verify:
+        from slurmkit.port.verify import verified_import
+
+        imported, verification = verified_import(text, imported, profile)
     text = imported_text(imported, Path(script).name)
     if output:
         _refuse_special(output)
@@ -114,7 +111,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
     "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
-    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings
     from slurmkit.sites.profiles import load_profile
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -126,7 +123,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
         source = load_profile(source_name)
         target = choose_target(source, to, load_profile)
-        ported = port_spec(data, parsed, source, target, repack)
+        ported = port_spec(data, parsed, source, target, repack, Path(spec).parent)
     except PortRefused as refused:
         for finding in refused.findings:
             line = parsed.line_of(finding.field)
@@ -141,10 +138,9 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
         fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
     verification = None
     if not no_verify:
-        from slurmkit.port.verify import verify_port
+        from slurmkit.port.verify import verified_port
 
-        verification = verify_port(data, ported, source.name)
-        ported = ported._replace(todos=ported.todos + verification.todos())
+        ported, verification = verified_port(data, ported, source.name)
     # The user's file as written, with only the changed values rewritten: its comments (and the
     # "# to do:" lines import left, still to do on the new cluster) stay.
     text = ported_text(ported, original, data)
@@ -155,7 +151,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             fail(error)
     for change in ported.changes:
         message_line(f"changed: {change}")
-    for finding in ported.warnings:
+    for finding in untold_warnings(ported):
         message_line(f"warning: {finding.field}: {finding.message}")
     if verification is not None:
         _told_verification(verification)

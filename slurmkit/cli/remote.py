@@ -72,7 +72,7 @@ def _adopt(conn, cluster: str) -> None:
 
 # ------------------------------------------------------------------------------------ submit
 
-def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None) -> None:
+def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None, args=()) -> None:
     """``unsupported``: the options of local submit given with --remote (refused: CLUSTER is the
     profile, logs live beside the job's folder on the cluster, and --dry-run is not there yet)."""
     from slurmkit.api.job import Job
@@ -88,7 +88,7 @@ def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, 
     try:
         job = Job.from_yaml(spec)
         conn = connect(cluster, gpu=job.spec.resources.gpus is not None)
-        handle = submit(job, conn, after=after, after_type=after_type,
+        handle = submit(job, conn, after=after, after_type=after_type, args=args,
                         warn=lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True))
     except NotRecorded as error:
         handle, unrecorded = error.handle, error
@@ -249,7 +249,7 @@ def _write(text: str) -> None:
 
 def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
     """The report ``report`` prints here, from the cluster's sacct, exit files and GPU samples."""
-    from slurmkit.cli.views import show_report
+    from slurmkit.cli.views import say_arguments, show_report
 
     try:
         conn = connect(cluster)
@@ -259,6 +259,8 @@ def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
         made = _with_gpu_samples(conn, effs, record)
     except SlurmkitError as error:
         fail(error)
+    if not as_json and record is not None:
+        say_arguments(job_id, record)
     show_report(made, as_json)
 
 

@@ -18,7 +18,28 @@ from slurmkit.core.output import message_line
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 
 
-@click.command("submit")
+class ScriptArgsCommand(click.Command):
+    """A command whose words after ``--`` are the job script's arguments (``ctx.meta["script_args"]``),
+    passed to sbatch after the script's name. Only there: a second spec given by mistake stays
+    an error, not an argument the job would silently receive."""
+
+    def parse_args(self, ctx, args):
+        if "--" in args:
+            at = args.index("--")
+            ctx.meta["script_args"] = tuple(args[at + 1:])
+            args = args[:at]
+        return super().parse_args(ctx, args)
+
+    def collect_usage_pieces(self, ctx):
+        return [*super().collect_usage_pieces(ctx), "[-- ARGS]..."]
+
+
+def _said_arguments(args) -> str:
+    """`` with arguments 'a b' c`` for the submit line: what the script's $1... are, on one line."""
+    return f" with arguments {views.typed_words(args)}" if args else ""
+
+
+@click.command("submit", cls=ScriptArgsCommand)
 @click.argument("spec", type=click.Path(dir_okay=False))
 @PROFILE_OPTION
 @click.option("--folder", type=click.Path(file_okay=False), help="Logs and exit-status files (default: logs/ beside SPEC).")
@@ -29,12 +50,16 @@ from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
 @REMOTE_OPTION
 def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, remote):
-    """Render SPEC and submit it."""
+    """Render SPEC and submit it.
+
+    Words after `--` go to the job script as sbatch passes them (its $1, "$@"), each one word
+    that no shell reads: `slurmkit submit job.yaml -- input.dat 42`. `status` shows them."""
+    args = click.get_current_context().meta.get("script_args", ())
     if remote:
         from slurmkit.cli.remote import submit_remote
 
         return submit_remote(spec, remote, after, after_type, wait_, unsupported={"--profile": profile, "--folder": folder,
-                                                                                  "--dry-run": dry_run})
+                                                                                  "--dry-run": dry_run}, args=args)
     from slurmkit.api.job import Job
     from slurmkit.slurm.submit import NotRecorded
 
@@ -43,9 +68,9 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
         job = Job.from_yaml(spec)
         warn = lambda f: message_line(f"warning: {f.field}: {f.message}")  # noqa: E731
         if dry_run:
-            click.echo(job.test_only(profile, folder))
+            click.echo(job.test_only(profile, folder, args=args))
             return
-        handle = job.submit(profile, folder, after=after, after_type=after_type, warn=warn)
+        handle = job.submit(profile, folder, after=after, after_type=after_type, warn=warn, args=args)
     except NotRecorded as error:  # the job exists: its id comes first, then why it is not recorded
         handle, unrecorded = error.handle, error
     except SlurmkitError as error:
@@ -55,7 +80,8 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
         sys.exit(130)
     size = getattr(handle, "size", None)
     logs = handle.paths.folder if size is None else handle.tasks[0].paths.folder
-    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + f"; logs in {logs}", err=False)
+    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + _said_arguments(args)
+                 + f"; logs in {logs}", err=False)
     if unrecorded is not None:
         _fail(unrecorded)
     if wait_:

@@ -75,6 +75,13 @@ def show_report(made, as_json: bool) -> None:
         click.echo("\n".join(lines) + "\n", nl=False)
 
 
+def say_arguments(job_id: str, record=None) -> None:
+    """``job 12 ran with arguments: ...`` above its report, when it was given any (submit -- ARGS)."""
+    record = record if record is not None else submission(job_id)
+    if record is not None and record.args:
+        message_line(f"job {job_id} ran with arguments: {typed_words(record.args)}", err=False)
+
+
 def _gpu_json(made):
     from slurmkit.report.gpuuse import as_json
 
@@ -114,7 +121,8 @@ SUMMARY_ROWS = 15
 def _row(job_id, status, record):
     from slurmkit.slurm.monitor import exit_text, outputs_text
 
-    return {"job": job_id, "name": record.name if record else "", "state": status.state, "exit_code": status.exit_code,
+    return {"job": job_id, "name": record.name if record else "", "args": list(record.args or []) if record else [],
+            "state": status.state, "exit_code": status.exit_code,
             "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
             "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
             "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs, "killed": status.killed,
@@ -147,7 +155,27 @@ def _cells(row):
         notes.append(row["settling"])
     if notes:
         state += f" ({', '.join(notes)})"
-    return [state if c == "state" else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
+    cells = {"state": state, "name": row["name"] + _arguments_text(row.get("args"))}
+    return [cells[c] if c in cells else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
+
+
+def _arguments_text(args) -> str:
+    """`` -- 'a b' c``: the words the job's script was given, as bash would read them again."""
+    return f" -- {typed_words(args)}" if args else ""
+
+
+def typed_words(args) -> str:
+    """The words on one line as bash reads them: quoted, a newline or another control character
+    as ``$'\\n'`` (never a line break in a table)."""
+    import shlex
+
+    def typed(word: str) -> str:
+        if word.isprintable():
+            return shlex.quote(word)
+        spelled = "".join(char if char.isprintable() else ascii(char)[1:-1] for char in word.replace("\\", "\\\\").replace("'", "\\'"))
+        return f"$'{spelled}'"
+
+    return " ".join(typed(word) for word in args)
 
 
 def print_table(rows, title=None):
@@ -162,6 +190,7 @@ def print_table(rows, title=None):
 
 
 def _rich_table(rows, title=None):
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=title)
@@ -173,6 +202,7 @@ def _rich_table(rows, title=None):
         colour = "red" if row["unsaved"] else colours.get(row["state"], "red" if row["state"] != "UNKNOWN" else "white")
         colour = "yellow" if row["settling"] else colour
         cells[2] = f"[{colour}]{cells[2]}[/]"
+        cells[1] = escape(cells[1])   # a job's arguments may hold [ ]: text, not rich markup
         table.add_row(*cells)
     return table
 
@@ -286,6 +316,7 @@ def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", 
         if not settled:
             message_line(f"preliminary report for {job_id}: accounting has not recorded its end yet "
                          f"(run `slurmkit report {job_id}{remote}` later for the final one)", err=False)
+        say_arguments(job_id)
         try:
             text = gpu_report(job_id, effs).text
         except SlurmkitError as error:

@@ -12,8 +12,9 @@ from typing import List, Tuple
 
 
 def whole_gpu_names(gpus) -> Tuple[str, ...]:
-    """The names of a node type's whole GPUs (profiles.Gpus): model, and its gres where set."""
-    return (gpus.model, sbatch_gpu_name(gpus))
+    """The names of a node type's whole GPUs (profiles.Gpus): model, its gres where set, and the
+    names old scripts gave them (aliases), so that those scripts still read."""
+    return (gpus.model, sbatch_gpu_name(gpus), *getattr(gpus, "aliases", ()))
 
 
 def sbatch_gpu_name(gpus) -> str:
@@ -31,7 +32,7 @@ def suggested_gpu_names(profile) -> List[str]:
     names: List[str] = []
     for node_type in profile.node_types:
         if node_type.gpus:
-            names += whole_gpu_names(node_type.gpus)
+            names += (node_type.gpus.model, sbatch_gpu_name(node_type.gpus))   # an old alias is read, not suggested
             for mig in node_type.gpus.mig:
                 names += mig_names(node_type.gpus, mig)[:2]
     return list(dict.fromkeys(n for n in names if n))

@@ -186,4 +186,5 @@ class Plan(Record):
     module_system: str = "lmod"
     setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
+    passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
     version: str = __version__

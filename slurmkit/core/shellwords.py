@@ -13,6 +13,17 @@ from typing import List, Tuple
 #: what render.shell_word expands and reads.py reads.
 REFERENCE = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
 
+#: a reference to the script's arguments, the words sbatch passes after its name: ``$1``..``$9``,
+#: ``${10}``, ``${1:-x}``, ``$@``, ``$*``, ``$#``, ``${@:2}`` (``$0`` is the script's own name).
+POSITIONAL = re.compile(r"(?<!\$)\$(?:[1-9@*#]|\{(?:[1-9][0-9]*|[@*]|#)(?:[-:+=?#%/^,][^}]*)?\})")
+
+
+def reads_arguments(text: str) -> bool:
+    """Whether bash ``text`` may read the script's arguments (a literal ``'$1'`` counts too:
+    passing them where they are not read changes nothing)."""
+    return POSITIONAL.search(text) is not None
+
+
 OPERATOR_CHARS = "|&;<>"
 _OPERATOR = re.compile(r"\d*(>>|>&|<&|>\||&>>|&>|>|<<<|<<|<)\d*-?|\|\||\||&&|;;|;|&")
 

@@ -181,6 +181,11 @@ class Script(Record):
 # ------------------------------------------------------------------------------------- parse
 
 _PARSER: List[Any] = []
+#: The grammar sees each byte of a non-ASCII character as the letter x: tree-sitter-bash 0.25's
+#: scanner reads memory it does not own on some code points (``{`` then U+C961F crashes the
+#: process now and then), and to bash's grammar any such character is a word character like x.
+#: The offsets stay the same, and every text is cut from the script itself, never from the tree.
+_ASCII_ONLY = bytes(range(128)) + b"x" * 128
 
 
 def _parser() -> Any:
@@ -198,7 +203,8 @@ def parse(text: str) -> Script:
     read around it is read all the same); CRLF line ends read as LF, as import reads them."""
     text = text.replace("\r\n", "\n")
     source = text.encode("utf-8", "surrogatepass")
-    root = _parser().parse(source).root_node
+    tree = _parser().parse(source.translate(_ASCII_ONLY))
+    root = tree.root_node
     reader = _Reader(source)
     statements = tuple(reader.statements(root, ()))
     errors, refusal = _errors(root, text)

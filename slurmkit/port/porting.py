@@ -24,7 +24,7 @@ from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kin
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
-from slurmkit.core.shellwords import raw_words, split_at_operators
+from slurmkit.core.shellwords import raw_words, reads_arguments, split_at_operators
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
@@ -248,7 +248,8 @@ def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Progra
 
 
 def _arguments(build: _Builder, script: bashtree.Script, text: str) -> None:
-    """``$1``, ``"$@"``: sbatch passes a script the words after its name, and a spec has none to pass."""
+    """``$1``, ``"$@"``: sbatch passes a script the words after its name; the spec's job gets them
+    from ``slurmkit submit SPEC -- ARGS``, whose values import cannot know."""
     lines = text.replace("\r\n", "\n").split("\n")
     used: Dict[int, List[str]] = {}
     for number, written in script.positional:
@@ -256,7 +257,7 @@ def _arguments(build: _Builder, script: bashtree.Script, text: str) -> None:
     for number, written_ in used.items():
         build.note(number, lines[number - 1].strip(), "to do",
                    f"it reads the script's arguments ({', '.join(dict.fromkeys(written_))}), the words sbatch passed after the "
-                   "script's name; a spec has no arguments: write their values in their place (or make them an array's parameters)")
+                   "script's name: give their values with `slurmkit submit SPEC -- ARGS` (or make them an array's parameters)")
 
 
 # ---------------------------------------------------------------------------------- directives
@@ -958,7 +959,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     build.launch_as_written = " ".join(filter(None, (prefix, program_text, tail)))
     shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w)]
     reason = ""
-    if operators or prefix or shell_words or _NEEDS_SHELL.search(program_text):
+    if operators or prefix or shell_words or _bash_text(program_text):
         launch["shell"] = build.launch_as_written
         reason = _shell_reason(operators, prefix, shell_words)
         if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
@@ -972,6 +973,8 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
 def _needs_bash(word: bashtree.Word) -> bool:
     """Whether only bash can give the program this word: it expands more than variables in it
     (a brace range, a glob, $(...)); a leading ``~/`` a spec writes as $HOME (_spec_word)."""
+    if reads_arguments(word.text):
+        return True   # $1, "$@": the script's arguments, which a launch.command would pass as text
     expands = set(word.expansions) - {"variable"}
     if expands == {"tilde"} and (word.value == "~" or word.value.startswith("~/")):
         return False
@@ -1014,6 +1017,12 @@ def _shell_reason(operators: List[str], prefix: str, shell_words: List[str]) -> 
 
 #: what makes a program's words a shell line: a command substitution, or a glob
 _NEEDS_SHELL = re.compile(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*")
+
+
+def _bash_text(text: str) -> bool:
+    """Whether a program's words, as written, hold what only bash gives them: a command
+    substitution, a glob, the script's arguments ($1, "$@")."""
+    return bool(_NEEDS_SHELL.search(text)) or reads_arguments(text)
 
 
 def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:

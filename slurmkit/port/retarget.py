@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import math
-import re
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
@@ -25,9 +25,10 @@ from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.port import bashtree
+from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
+from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
-from slurmkit.sites.modulecat import ModuleCheck, check_module
+from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping
 
@@ -39,10 +40,6 @@ SITE_BOUND_OPTIONS = {"--constraint": "node features", "-C": "node features", "-
                       "-p": "partitions", "--reservation": "reservations", "--nodelist": "node names",
                       "-w": "node names", "--exclude": "node names", "-x": "node names", "--qos": "QOS names",
                       "--clusters": "cluster names", "-M": "cluster names"}
-
-#: Module stacks of one site that the Alliance stack elsewhere replaces (Niagara's NiaEnv and
-#: Mist's MistEnv were retired with them; CCEnv and arch/* only switched Niagara to it).
-SITE_STACK_MODULES = re.compile(r"^(NiaEnv|MistEnv|CCEnv|arch)(/|$)")
 
 #: RAC awards (rrg-, rpp-) are granted for one cluster; default accounts (def-) exist everywhere.
 CLUSTER_BOUND_ACCOUNTS = ("rrg-", "rpp-")
@@ -108,9 +105,11 @@ def choose_target(source: SiteProfile, wanted: Optional[str], load) -> SiteProfi
 class _Port:
     """The spec being rewritten, with the changes, warnings and refusals found so far."""
 
-    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> None:
+    def __init__(self, data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False,
+                 folder: Optional[Path] = None) -> None:
         self.data, self.spec, self.source, self.target = copy.deepcopy(data), spec, source, target
         self.repack = repack                # pack the ranks into fewer whole nodes (port --repack)
+        self.folder = folder                # the spec's folder: where the files its setup sources are
         self.changes: List[Change] = []
         self.warnings: List[Finding] = []
         self.refusals: List[Finding] = []
@@ -145,11 +144,13 @@ class _Port:
         self.notes.append(f"{field}: {message}")
 
 
-def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False) -> Ported:
+def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: SiteProfile, repack: bool = False,
+              folder: Optional[Path] = None) -> Ported:
     """``data`` (the spec's YAML mapping, ``spec`` its parsed form, written for ``source``)
     rewritten for ``target``; raises PortRefused with every reason it cannot move. MPI rank
-    counts are kept unless ``repack`` asks to pack them into fewer whole nodes."""
-    port = _Port(data, spec, source, target, repack)
+    counts are kept unless ``repack`` asks to pack them into fewer whole nodes. ``folder`` (the
+    spec's) is where the files its setup sources are read from; without it they are not read."""
+    port = _Port(data, spec, source, target, repack, folder)
     port.set(None, "profile", target.name, _profile_reason(source, target))
     if spec.resources.gpus is not None:
         _port_gpus(port, spec.resources.gpus)
@@ -159,6 +160,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_time(port)
     _port_modules(port)
     _port_kept_modules(port)
+    _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
     if port.refusals:
@@ -167,7 +169,24 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     if resolution.errors:
         raise PortRefused(resolution.errors)
     return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + _not_repeated(resolution.warnings, port),
-                  tuple(port.todos), tuple(port.notes))
+                  tuple(port.todos) + _warning_todos(port), tuple(port.notes))
+
+
+#: How a port warning ends as a to-do of the ported spec.
+WARNING_TODO_END = ", then remove this line"
+
+
+def _warning_todos(port: _Port) -> Tuple[str, ...]:
+    """The port's own warnings (a module the target's catalogue lacks, a RAC account, a pinned
+    core count), each a ``# to do:`` of the ported spec: told once on the terminal, a warning is
+    lost, and ``check`` must not say "no problems found" until the user has looked. Those the
+    file states as notes, and the resolver's (``check`` finds those itself), are not repeated."""
+    return tuple(f"{w.field}: {w.message}{WARNING_TODO_END}" for w in port.warnings if f"{w.field}: {w.message}" not in port.notes)
+
+
+def untold_warnings(ported: Ported) -> Tuple[Finding, ...]:
+    """The warnings that are not also to-dos of the ported spec (those are told as to-dos)."""
+    return tuple(w for w in ported.warnings if f"{w.field}: {w.message}{WARNING_TODO_END}" not in ported.todos)
 
 
 def _not_repeated(warnings: Tuple[Finding, ...], port: _Port) -> Tuple[Finding, ...]:
@@ -282,7 +301,8 @@ def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:
 
 
 def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel, count: int) -> None:
-    """A job of one whole GPU that a MIG instance of the target's would hold: said, as it costs less."""
+    """A job of one whole GPU that a MIG instance of the target's would hold: said, as it costs
+    less, as a note of the ported file: advice, not a problem for ``check`` to hold the job on."""
     need = wanted.memory_mib
     if wanted.mig or chosen.mig or not need:
         return
@@ -290,7 +310,7 @@ def _suggest_mig(port: _Port, wanted: _GpuModel, chosen: _GpuModel, count: int) 
               if m.mig and m.vendor == chosen.vendor and m.memory_mib is not None and m.memory_mib >= need]
     if slices and count == 1 and not kind_of(port.spec).distributed:
         memory, small = min(slices, key=lambda pair: pair[0])
-        port.warn("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
+        port.note("resources.gpus", f"a job that fitted a {wanted.label} may fit the MIG instance {small.spelling} "
                   f"({format_size(memory)}), which uses less of the allocation than a whole {chosen.spelling.upper()}")
 
 
@@ -630,59 +650,29 @@ def _port_modules(port: _Port) -> None:
         return
     modules = [written] if isinstance(written, str) else list(written)
     moved = _stdenv_move(port, modules)
-    kept, checks = _ported_modules(port, modules, moved)
+    base = _old_stack_base(port, modules)
+    kept, checks = _ported_modules(port, [m for m in modules if m not in base], moved)
+    kept, history = _site_stack_to_stdenv(port, modules, kept)
     if kept != modules:
-        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, [c.why for c in checks if c.why]))
+        history += [f"{module} came with {stack}" for module, stack in base.items()]
+        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + [c.why for c in checks if c.why]))
     for check in checks:
         if check.warning:
             port.warn("environment.modules", check.warning)
     if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
-    _port_venv(port, moved[0] if moved else None, [c for c in checks if c.why and c.module.startswith("python/")])
 
 
 def _port_kept_modules(port: _Port) -> None:
     """Module lines slurmkit keeps as written (environment.setup and launch.shell: in an if, a
-    loop, a function) are not rewritten with environment.modules. Each that would not load as
-    written on the target (an old StdEnv, the source site's own stack, a module or version the
-    target's catalogue lacks) is a to-do in the ported spec, which ``check`` reports until done.
-    After ``module use``, a module may come from the user's own folder: only StdEnv and the site
-    stacks are checked then."""
-    own_folder = False
-    for field, text in _kept_shell(port):
-        for command in bashtree.module_commands(bashtree.parse(text)):
-            own_folder = own_folder or command.argv[1:2] == ["use"]
-            problems = [p for m in bashtree.loaded_modules(command.argv) or [] for p in [_kept_module_problem(port, m, own_folder)] if p]
-            if problems:
-                port.todos.append(f"{field}: `{command.text}` (its line {command.line}) is kept as written, and port does not rewrite "
-                                  f"it: {'; '.join(problems)}; change it for {port.target.name}, then remove this line")
-
-
-def _kept_shell(port: _Port) -> List[Tuple[str, str]]:
-    """(field, text) of the spec's shell lines kept as written: environment.setup and launch.shell."""
-    found = [(f"environment.setup[{i}]", line) for i, line in enumerate(port.spec.environment.setup)]
+    loop, a function; and those of a file they source that is beside the spec) are not rewritten
+    with environment.modules. Each that would not load as written on the target (an old StdEnv,
+    the source site's own stack, a module or version the target's catalogue lacks) is a to-do in
+    the ported spec, which ``check`` reports until done (modulelines.py: check judges them alike)."""
     launch = port.data.get("launch")
-    shell = launch.get("shell") if isinstance(launch, dict) else None
-    return found + ([("launch.shell", str(shell))] if shell else [])
-
-
-def _kept_module_problem(port: _Port, module: str, own_folder: bool) -> Optional[str]:
-    """Why ``module``, loaded as written, would not load on the target; None where it would (or cannot be told)."""
-    stdenv = port.target.software.stdenv
-    if SITE_STACK_MODULES.match(module):
-        return f"{module} is one site's own module stack, which {port.target.name} does not have"
-    if module.startswith("StdEnv/"):
-        return f"{module} is not {port.target.name}'s standard environment, {stdenv}" if stdenv and module != stdenv else None
-    if own_folder:
-        return None
-    check = next(iter(_checked_modules(port, [module])), None)
-    if check is not None:
-        return check.why or check.warning
-    family, _, version = module.partition("/")
-    usual = port.target.software.modules.get(family)
-    if version and usual and not (usual + ".").startswith(module + "."):
-        return f"{port.target.name}'s profile names {usual} (check {module} with 'module spider {module}')"
-    return None
+    fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
+    for line in module_line_problems(port.target, fields, port.folder):
+        port.todos.append(port_todo(line, port.target.name))
 
 
 def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, str]]) -> Tuple[List[str], List[ModuleCheck]]:
@@ -692,6 +682,23 @@ def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, 
         kept = _under_stdenv(port, kept, moved[1])
     checks = _checked_modules(port, kept)
     return ([c.new for c in checks] if checks else kept), checks
+
+
+def _old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
+    """{module: the old stack it came with}: the base layer of an old stack the spec loads
+    (nixpkgs/16.09 with StdEnv/2016.4, software.old_stacks), which goes with that stack."""
+    stacks = port.source.software.old_stacks
+    return {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+
+
+def _site_stack_to_stdenv(port: _Port, modules: List[str], kept: List[str]) -> Tuple[List[str], List[str]]:
+    """A site's own old stack (NiaEnv/2019b), dropped, is replaced by the target's standard
+    environment, so that the ported spec says which stack its modules now come from."""
+    stdenv = port.target.software.stdenv
+    dropped = [m for m in modules if SITE_STACK_MODULES.match(m) and m in port.source.software.old_stacks]
+    if not (stdenv and dropped) or any(m.startswith("StdEnv/") for m in kept):
+        return kept, []
+    return [stdenv] + kept, [f"{port.target.name}'s standard environment is {stdenv}"]
 
 
 def _stdenv_move(port: _Port, modules: List[str]) -> Optional[Tuple[str, str]]:
@@ -711,24 +718,16 @@ def _under_stdenv(port: _Port, modules: List[str], stdenv: str) -> List[str]:
 
 def _checked_modules(port: _Port, modules: List[str]) -> List[ModuleCheck]:
     """Each module checked against the target's catalogue (none without one)."""
-    catalogue = port.target.software.catalogue
-    if not catalogue:
-        return []
-    oldest = port.target.rules.oldest_python.version if port.target.rules.oldest_python else None
-    return [check_module(m, catalogue, port.target.name, oldest) for m in modules]
+    return catalogue_checks(port.target, modules)
 
 
-def _port_venv(port: _Port, old_stdenv: Optional[str], pythons: List[ModuleCheck]) -> None:
-    """A lasting virtualenv (``venv.path``) holds binaries built against one StdEnv and one
-    Python: moved to a newer stack it fails to import, so it must be rebuilt there."""
-    venv = port.spec.environment.venv
-    if venv is None or venv.path is None or not (old_stdenv or pythons):
-        return
-    built = " and ".join(filter(None, [old_stdenv, ", ".join(c.module for c in pythons)]))
-    now = " and ".join(filter(None, [port.target.software.stdenv if old_stdenv else None, ", ".join(c.new for c in pythons)]))
-    port.todos.append(f"environment.venv.path: {venv.path} was built under {built} on {port.source.name}; a virtualenv works only "
-                      f"with the Python and StdEnv it was made with: rebuild it on {port.target.name} under {now} "
-                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
+def _port_rebuilds(port: _Port) -> None:
+    """A reused virtualenv and the programs the job runs from the user's folders were built for
+    the old cluster's stack: each is a to-do to rebuild for the target's (rebuild.py)."""
+    modules = port.data.get("environment", {}).get("modules") or []
+    launch = port.data.get("launch")
+    fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
+    port.todos += rebuild_todos(port.spec, [modules] if isinstance(modules, str) else list(modules), fields, port.source, port.target)
 
 
 def _warn_old_versions(port: _Port, modules: List[str]) -> None:

@@ -52,6 +52,11 @@ _tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept 
 _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writes checked; 1 skips the command
     [[ -n ${_tr_busy-} || $BASH_COMMAND == _tr_* ]] && return 0
     _tr_cmd=$BASH_COMMAND
+    # eval's text reads the positional parameters where it is called, not the stand-in's own
+    # (the trap runs again as the stand-in is entered, with its arguments: FUNCNAME[2] is eval then)
+    if [[ ${FUNCNAME[2]-} != eval && ($BASH_COMMAND == eval || $BASH_COMMAND == eval[[:space:]]*) ]]; then
+        _tr_args=("$@")
+    fi
     PATH=$_TR_PATH
     local text=$BASH_COMMAND path_prefix=
     while [[ $text =~ ^[A-Za-z_][A-Za-z0-9_]*\+?=[^[:space:]]*[[:space:]]+(.*)$ ]]; do
@@ -121,7 +126,9 @@ command_not_found_handle() {  # any command without a stand-in of its own: a sta
 eval() {  # text written out in the command runs; text the script computed is a to do
     _tr_src=$_tr_cmd
     if _tr_written "${_tr_src#*eval}"; then
-        _tr_=1 builtin eval "$@"
+        _tr_text="$*"   # (names that start with _tr_: the guard passes over them and keeps _tr_args)
+        _tr_=1 builtin set -- "${_tr_args[@]}"
+        _tr_=1 builtin eval "$_tr_text"
         return
     fi
     _tr_record untraceable eval "$@"

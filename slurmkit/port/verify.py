@@ -866,12 +866,20 @@ def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
         spec = spec_from_mapping(mapping, source="the spec")
         site, _ = select_profile(profile or spec.profile, warn_retired=False)
         resolution = resolve(spec, site)
+        if resolution.plan is None and site.retired_node_types:
+            resolution = resolve(spec, site_as_it_was(site))
         if resolution.plan is None:
             first = resolution.errors[0]
             raise NotVerified(f"the spec does not render on {site.name}: {first.field}: {first.message}")
         return Rendered(render(resolution.plan), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
     except SlurmkitError as error:
         raise NotVerified(f"the spec does not render: {error}") from error
+
+
+def site_as_it_was(site: Any) -> Any:
+    """``site`` with the node types it retired back in service: an old script that asks for them
+    (Cedar's P100s) is traced as the cluster ran it then; check and submit still refuse it."""
+    return site._replace(node_types=site.node_types + site.retired_node_types, retired_node_types=())
 
 
 def outputs_of(*mappings: Dict[str, Any]) -> Tuple[str, ...]:
@@ -940,3 +948,18 @@ def verify_port(original: Dict[str, Any], ported: Any, source: str) -> Verificat
         return Verification(not_run=f"the scripts could not be run here ({error})")
     declared = declared_by_port(ported.changes) + list(old.declared + new.declared)
     return Verification(tuple(compare(old_trace, new_trace, declared)) + tuple(unseen_changes(ported.changes, new_trace)))
+
+
+def verified_import(script: str, imported: Any, profile: Optional[str] = None) -> Tuple[Any, Verification]:
+    """The import with a "to do" note for each difference verification found (or for why it did
+    not run), and the verification: what ``slurmkit import`` writes unless told --no-verify."""
+    from slurmkit.port.porting import Note
+
+    verification = verify_import(script, imported, profile)
+    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
+
+
+def verified_port(original: Dict[str, Any], ported: Any, source: str) -> Tuple[Any, Verification]:
+    """The port with a to-do for each difference verification found: what ``slurmkit port`` writes."""
+    verification = verify_port(original, ported, source)
+    return ported._replace(todos=ported.todos + verification.todos()), verification

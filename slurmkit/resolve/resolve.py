@@ -24,7 +24,7 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import split_at_operators
+from slurmkit.core.shellwords import reads_arguments, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
 from slurmkit.resolve.framework_kinds import (
@@ -119,11 +119,25 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
         gpu_sampler=sampler_plan(spec, gpus, chain),
+        passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.warn(field, message)
     findings.extend(_environment_findings(plan, environ))
+    findings.extend(_literal_arguments(spec))
     return Resolution(plan, tuple(findings))
+
+
+def _literal_arguments(spec: JobSpec) -> Tuple[Finding, ...]:
+    """``$1``, ``"$@"`` in launch.command reach the program as that text (a command's words expand
+    only ``$NAME``), while its author most likely meant the job script's arguments (``submit SPEC
+    -- ARGS``): said, with both ways out. A launch.shell line gets them (``"$0" "$@"``)."""
+    if spec.launch.shell is not None or not any(reads_arguments(word) for word in spec.launch.command):
+        return ()
+    return (Finding("warning", "launch.command",
+                    "$1, $@ or $# reach the program as that text: a command's words expand only $NAME; to pass the "
+                    "job script's arguments (`slurmkit submit SPEC -- ARGS`) write the line as launch.shell, "
+                    "for the text itself write $$1"),)
 
 
 def _check_array_outputs(spec: JobSpec, findings: Findings) -> None:

@@ -26,6 +26,7 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import sbatch_gpu_name
 from slurmkit.core.units import format_size
+from slurmkit.sites.modulecat import lacking_versions
 from slurmkit.sites.profiles import SiteProfile
 
 #: A shell word that runs sbatch: at the start, or after a separator, a pipe or a subshell.
@@ -76,6 +77,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += _gpu_node_rules(profile, gpu_node_types, modules, gpu_count)
     findings += _pins(spec.environment.venv.packages if spec.environment.venv else (), "environment.venv.packages",
                       profile, gpu_models)
+    findings += old_stack_findings(spec.environment.modules, profile)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -84,12 +86,33 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
                                         f"{module} is older than the pythons {profile.name} still builds wheels for "
                                         f"(python/{rules.oldest_python.version} is the oldest); load python/{rules.oldest_python.version} "
                                         f"or newer{_source(rules.oldest_python.source)}"))
+    findings += [Finding("warning", "environment.modules", text) for text in lacking_versions(profile, spec.environment.modules)]
     tmp = rules.tmp_request
     if tmp and spec.resources.tmp_mb is not None and spec.resources.tmp_mb > tmp.max_mib:
         findings.append(Finding("error", "resources.tmp",
                                 f"--tmp={format_size(spec.resources.tmp_mb)} is more local disk than any {profile.name} node gives "
                                 f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
                                 f"rest from scratch{_source(tmp.source)}"))
+    return findings
+
+
+def old_stack_findings(modules: Sequence[str], profile: SiteProfile) -> List[Finding]:
+    """A module stack of the cluster's past (software.old_stacks: StdEnv/2016.4, NiaEnv/2019b)
+    loads only where it still exists, and builds against compilers of its day: said, with what it
+    was, so that an old script's spec does not pass as current."""
+    findings = []
+    for module in modules:
+        stack = profile.software.old_stacks.get(module)
+        if stack is None:
+            continue
+        doubt = "; UNVERIFIED: seen in user scripts, in no documentation read" if stack.unverified else ""
+        now = f"{profile.software.stdenv} is the standard environment now" if profile.software.stdenv else "the site has newer stacks"
+        move = "load that, and module versions of it, instead"
+        if profile.is_retired and profile.status.successor:
+            move = (f"{profile.name} is retired: `slurmkit port` moves the job to {profile.status.successor} "
+                    "and the stack to its standard environment")
+        findings.append(Finding("warning", "environment.modules", f"{module} is an old stack ({stack.note}{doubt}); {now}; {move}"
+                                f"{_source(stack.source)}"))
     return findings
 
 

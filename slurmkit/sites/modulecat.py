@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import closest
 from slurmkit.core.records import Record
+from slurmkit.sites.profiles import SiteProfile
 
 
 class ModuleCheck(Record):
@@ -87,3 +88,24 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
     which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != versions else ""
     return ModuleCheck(module, new, why=f"{module} is not in {target}'s stack, which has {family} "
                        f"{', '.join(versions)}; {new} is the nearest{which}")
+
+
+def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[ModuleCheck]:
+    """Each module checked against ``profile``'s catalogue (none without one): what ``port``
+    rewrites and warns, and what ``check`` reports, come from this one place."""
+    catalogue = profile.software.catalogue
+    if not catalogue:
+        return []
+    oldest = profile.rules.oldest_python.version if profile.rules.oldest_python else None
+    return [check_module(m, catalogue, profile.name, oldest) for m in modules]
+
+
+def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:
+    """What ``check`` says of each module whose family the catalogue lists without its version
+    (``gcc/9.3.0`` on a StdEnv/2023 cluster): the job would die at ``module load``. A family the
+    catalogue does not list is not reported (the catalogue holds documented families only), nor is
+    a retired cluster's spec (its catalogue is today's stack, not the one the cluster had)."""
+    if profile.is_retired:
+        return []
+    return [f"{c.why}: load it instead ('module spider {c.module.partition('/')[0]}' lists them; "
+            f"slurmkit port rewrites it)" for c in catalogue_checks(profile, modules) if c.why]

@@ -271,6 +271,7 @@ _GPUS = Fields({
     "max_cores_per_gpu": Int(1),
     "vendor": Enum(*GPU_VENDORS),
     "whole_node": Bool(),        # true: a job takes every GPU of the node (Nibi's MI300A nodes)
+    "aliases": _NAMES,           # other names old scripts gave these GPUs (Cedar's lgpu): read, never written
     "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
                          required=("profile", "gres"))),
 }, required=("model", "count"))
@@ -366,6 +367,10 @@ SCHEMA = Fields({
         "modules": MapOf(Str(), "tool -> module name/version (null: unverified)"),
         "catalogue": _NAMES,
         "setrpaths": Str(),
+        # Module stacks of the cluster's past (StdEnv/2016.4, NiaEnv/2019b): old scripts load them;
+        # check says they are old, port moves them to the target's stdenv (base: modules loaded with one).
+        "old_stacks": MapOf(Fields({"note": Str(nullable=False), "base": _NAMES, "unverified": Bool(), "source": _SOURCE},
+                                   required=("note", "source")), "old stack module -> what it was"),
         "virtualenv": Fields({"command": Str(), "wheelhouse": Bool()}),
         "source": _SOURCE,
     }),
@@ -425,6 +430,7 @@ class Gpus(Record):
     mig: Tuple[MigProfile, ...] = ()
     vendor: str = "nvidia"
     whole_node: bool = False
+    aliases: Tuple[str, ...] = ()         # names old scripts used for them (read by the resolver, never rendered)
 
 
 class NodeType(Record):
@@ -499,6 +505,17 @@ class Virtualenv(Record):
     wheelhouse: Optional[bool] = None
 
 
+class OldStack(Record):
+    """A module stack the cluster had in the past (software.old_stacks): what it was and where
+    that is written; ``base``: the modules that came with it and go with it."""
+
+    module: str
+    note: str
+    base: Tuple[str, ...] = ()
+    unverified: bool = False
+    source: Tuple[str, ...] = ()
+
+
 class Software(Record):
     module_system: Optional[str] = None
     stdenv: Optional[str] = None
@@ -507,6 +524,7 @@ class Software(Record):
     virtualenv: Virtualenv = Virtualenv()
     catalogue: Tuple[str, ...] = ()        # family/version of the stack's modules that port checks against (modulecat.py)
     setrpaths: Optional[str] = None        # the site's command that fixes up binaries installed by hand (setrpaths.sh)
+    old_stacks: Mapping[str, OldStack] = MappingProxyType({})
 
 
 class Mpi(Record):
@@ -690,6 +708,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             virtualenv=Virtualenv(_sub(software, "virtualenv").get("command"), _sub(software, "virtualenv").get("wheelhouse")),
             catalogue=_names(software.get("catalogue")),
             setrpaths=software.get("setrpaths"),
+            old_stacks=_old_stacks(software.get("old_stacks")),
         ),
         launch=Launch(
             default=launch.get("default"),
@@ -701,6 +720,12 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
         raw=data,
         rules=_build_rules(_sub(data, "rules")),
     )
+
+
+def _old_stacks(stacks: Optional[dict]) -> Mapping[str, OldStack]:
+    return MappingProxyType({str(module): OldStack(str(module), str(spec["note"]), _names(spec.get("base")), bool(spec.get("unverified")),
+                                                   _names(spec.get("source")))
+                             for module, spec in (stacks or {}).items() if isinstance(spec, dict)})
 
 
 def _build_rules(rules: dict) -> Rules:
@@ -747,6 +772,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
             vendor=gpus.get("vendor") or "nvidia",
             whole_node=bool(gpus.get("whole_node")),
+            aliases=_names(gpus.get("aliases")),
         ),
         since=_as_date(spec.get("since")),
         retired_on=_as_date(spec.get("retired_on")),

@@ -60,12 +60,13 @@ class Submission(Record):
     pid: Optional[int] = None    # ... and its process (an intent of a live process is in flight)
     note: Optional[str] = None   # an intent given up on: why (NEVER_REACHED); or NOT_KNOWN_YET
     remote: Optional[str] = None  # submitted over ssh (remote.py): the ssh target; folder is on that host
+    args: Optional[List[str]] = None  # the words sbatch passed to the script after its name ($1, "$@")
 
 
 #: the type each field must have (None is allowed for every optional field).
 _TYPES = {"job_id": str, "name": str, "folder": str, "profile": str, "submitted": str, "array_size": int,
           "spec": str, "after": str, "chain": str, "link": int, "links": int, "token": str, "host": str,
-          "pid": int, "note": str, "remote": str}
+          "pid": int, "note": str, "remote": str, "args": list}
 _REQUIRED = ("job_id", "name", "folder", "profile", "submitted")
 
 
@@ -275,6 +276,8 @@ def _as_record(data) -> Optional[Submission]:
         if value is None and field not in _REQUIRED:
             continue
         if not isinstance(value, wanted) or isinstance(value, bool):
+            return None
+        if isinstance(value, list) and not all(isinstance(word, str) for word in value):
             return None
     return Submission._make(values.values())
 

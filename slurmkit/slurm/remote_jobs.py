@@ -165,14 +165,17 @@ def _rsync(conn: Connection, argv: List[str], doing: str, here: Optional[Path] =
 
 # ---------------------------------------------------------------------------------- submit
 
-def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "ok", warn=None) -> RemoteHandle:
+def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "ok", warn=None,
+           args: Sequence[str] = ()) -> RemoteHandle:
     """Render for the cluster's profile here, sync the folder, submit there with a token; the
     registry gets the intent before sbatch and the id after, with the ssh target as ``remote``.
+    ``args`` go to the script as sbatch's words after its name, each quoted for the far shell.
     A submit that made no job closes its intent and removes what it put on the cluster."""
     from slurmkit.render.render import render
     from slurmkit.slurm.registry import intent
-    from slurmkit.slurm.submit import record_intent, record_job, sbatch_command
+    from slurmkit.slurm.submit import record_intent, record_job, sbatch_command, script_arguments
 
+    args = script_arguments(args)   # before the cluster is asked anything
     plan = job._plan(conn.remote.name, warn)
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
@@ -187,14 +190,15 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     script = f"{logs}/.{job.spec.name}.{token[:8]}.sbatch"
     size = plan.array.size if plan.array else None
     planned = intent(job.spec.name, logs, plan.profile, token, array_size=size, spec=job._spec_path(),
-                     after=",".join(after) or None, remote=conn.remote.target)
+                     after=",".join(after) or None, remote=conn.remote.target, args=list(args) or None)
     try:
         _write_script(conn, script, script_text)
         record_intent(planned)
     except SlurmkitError as error:
         _undo(conn, error, made, script)
         raise
-    argv = sbatch_command(PurePosixPath(script), PurePosixPath(logs), size is not None, tuple(after), after_type, token=token)
+    argv = sbatch_command(PurePosixPath(script), PurePosixPath(logs), size is not None, tuple(after), after_type, token=token,
+                          args=args)
     try:
         job_id = sbatch_once(conn, argv, token, cwd=job_dir, env={"SLURMKIT_JOB_DIR": logs})
     except SchedulerError as error:

@@ -15,7 +15,7 @@ import re
 import time
 import uuid
 from pathlib import Path, PurePath
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union, cast
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
@@ -221,14 +221,16 @@ class ChainIncomplete(SlurmkitError):
 
 
 def submit_chain(script_text: str, links: int, folder: Folder, name: str, profile: str, spec: Optional[str] = None,
-                 after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None) -> ChainHandle:
-    """Submit ``links`` copies of a chain link, each after the previous one ends (afterany)."""
+                 after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
+                 args: Sequence[str] = ()) -> ChainHandle:
+    """Submit ``links`` copies of a chain link, each after the previous one ends (afterany), each
+    given the script arguments ``args``."""
     handles: List[JobHandle[int]] = []
     for link in range(1, links + 1):
         previous = (handles[-1].job_id,) if handles else tuple(after)
         try:
             handle = submit_script(script_text, folder, name, profile, spec=spec, after=previous,
-                                   after_type="any" if handles else after_type, workdir=workdir,
+                                   after_type="any" if handles else after_type, workdir=workdir, args=args,
                                    chain=(handles[0].job_id if handles else None, link, links))
             handles.append(cast(JobHandle[int], handle))   # no array_size: submit_script made a JobHandle
         except SlurmkitError as error:
@@ -238,13 +240,40 @@ def submit_chain(script_text: str, links: int, folder: Folder, name: str, profil
     return ChainHandle(handles)
 
 
+class BadArguments(SlurmkitError):
+    """Arguments for the job script that sbatch cannot pass (exit 2: bad input)."""
+
+
+def script_arguments(args: Iterable[str]) -> Tuple[str, ...]:
+    """The words for sbatch to pass after the script's name (its ``$1``.. ``"$@"``), checked: a
+    sequence of strings (one string would be split into its letters), no NUL byte (no argv can
+    hold one), together no longer than one command may be (sanity.MAX_COMMAND_CHARS)."""
+    from slurmkit.core.sanity import MAX_COMMAND_CHARS
+
+    if isinstance(args, (str, bytes)):
+        raise BadArguments(f"the job's arguments are a list of words, not one string: give [{str(args)!r}] for one word")
+    words = tuple(args)
+    for number, word in enumerate(words, 1):
+        if not isinstance(word, str):
+            raise BadArguments(f"argument {number} of the job is {type(word).__name__} {word!r}, not a string")
+        if "\0" in word:
+            raise BadArguments(f"argument {number} of the job holds a NUL byte, which no program's arguments can hold")
+    total = sum(len(word) + 1 for word in words)
+    if total > MAX_COMMAND_CHARS:
+        raise BadArguments(f"the job's arguments are {total} characters, more than slurmkit's limit of {MAX_COMMAND_CHARS}: "
+                           "put them in a file the job reads")
+    return words
+
+
 def log_pattern(folder: PurePath, array: bool, stream: str) -> str:
     """Where sbatch writes a job's output: submitit's JobPaths naming (``%j_0_log.out``)."""
     return str(folder / (f"%A_%a_0_log.{stream}" if array else f"%j_0_log.{stream}"))
 
 
 def sbatch_command(script: PurePath, folder: PurePath, array: bool, after: Sequence[str] = (), after_type: str = "ok",
-                   test_only: bool = False, token: Optional[str] = None) -> List[str]:
+                   test_only: bool = False, token: Optional[str] = None, args: Sequence[str] = ()) -> List[str]:
+    """sbatch's argv: its options, the script, then ``args``, which sbatch passes to the script
+    (``sbatch [options] script [args...]``): each one word, never read by a shell."""
     argv = ["sbatch", "--parsable", f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
     if token:
         argv.append(f"--comment={COMMENT_PREFIX}{token}")  # squeue %k, sacct SubmitLine/Comment find it by this
@@ -254,7 +283,7 @@ def sbatch_command(script: PurePath, folder: PurePath, array: bool, after: Seque
         argv.append("--dependency=" + dependency(after_type, after))
     if test_only:
         argv.append("--test-only")
-    return argv + [str(script)]
+    return argv + [str(script), *args]
 
 
 def parse_job_id(stdout: str) -> str:
@@ -413,8 +442,12 @@ def _sbatch_recorded(planned: Submission, argv: Sequence[str], workdir: Optional
 
 def submit_script(script_text: str, folder: Folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
-                  chain: Optional[Tuple[Optional[str], int, int]] = None) -> Union[JobHandle[int], SweepHandle]:
+                  chain: Optional[Tuple[Optional[str], int, int]] = None,
+                  args: Sequence[str] = ()) -> Union[JobHandle[int], SweepHandle]:
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
+
+    ``args``: the words sbatch passes to the script (its ``$1``...), recorded with the intent, so
+    that a retry under the same token submits the same job and ``status`` shows them.
 
     sbatch runs in ``workdir`` (default: the current folder): the job starts there, and
     ``$SLURM_SUBMIT_DIR`` is it. The intent is recorded before sbatch runs (nothing is
@@ -422,13 +455,15 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     that the job exists but its id could not be recorded.
     """
     folder = Path(folder).resolve()
+    args = script_arguments(args)
     token = uuid.uuid4().hex
     planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
+                     args=list(args) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
     script = _write_script(folder, name, token[:8], script_text)
     try:
-        job_id = _sbatch_recorded(planned, sbatch_command(script, folder, array_size is not None, after, after_type, token=token),
-                                  workdir)
+        job_id = _sbatch_recorded(planned, sbatch_command(script, folder, array_size is not None, after, after_type, token=token,
+                                                          args=args), workdir)
     except BaseException:
         script.unlink(missing_ok=True)   # no job took it: nothing stays behind in the logs folder
         raise
@@ -439,13 +474,14 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     return handle
 
 
-def test_only(script_text: str, folder: Folder, name: str, array: bool = False, workdir: Optional[Folder] = None) -> str:
+def test_only(script_text: str, folder: Folder, name: str, array: bool = False, workdir: Optional[Folder] = None,
+              args: Sequence[str] = ()) -> str:
     """``sbatch --test-only``: where and when the controller would start the job (nothing queued)."""
     folder = Path(folder).resolve()
     made = [p for p in (folder, *folder.parents) if not p.exists()]   # a dry run leaves no folder it made
     script = _write_script(folder, name, f"{uuid.uuid4().hex[:8]}.test-only", script_text)
     try:
-        result = run_slurm(sbatch_command(script, folder, array, test_only=True), cwd=workdir or Path.cwd(),
+        result = run_slurm(sbatch_command(script, folder, array, test_only=True, args=script_arguments(args)), cwd=workdir or Path.cwd(),
                            failed="sbatch refused the job")
     finally:
         script.unlink(missing_ok=True)

@@ -67,8 +67,9 @@ def spec_for(profile, kind: str) -> dict:
             software = profile.software
             if software.module_system == "lmod" and not (software.modules.get("cuda") and software.modules.get("nccl")):
                 # Only what the profile does not name: its own cuda (Trillium's cuda/12.6) stays.
-                # cuda/12.2 and nccl/2.18.3 are both in the Alliance's Modules_avx2 list.
-                spec["environment"]["modules"] = [family for family in ("cuda/12.2", "nccl/2.18.3")
+                # cuda/12.6 and nccl/2.26.2: loaded together under StdEnv/2023 on the VASP page, and
+                # both in the catalogue that check and port hold module versions to.
+                spec["environment"]["modules"] = [family for family in ("cuda/12.6", "nccl/2.26.2")
                                                   if not software.modules.get(family.split("/")[0])]
     elif kind == "many-tasks":   # the GNU Parallel page's parameter sweep: 2G per core, a tab-separated argument file
         if not whole_cores:

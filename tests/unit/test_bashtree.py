@@ -249,3 +249,15 @@ def test_an_assignment_the_grammar_splits_is_still_an_assignment_and_runs_nothin
     assert dest.words == () and dest.prefix[0].value.value == "$HOME/$NAME.out"
     assert export.argv == ["export", "D2=$A/$B.c"] and export.declared[0].value.value == "$A/$B.c"
     assert main_program(script).command is app
+
+
+def test_characters_the_grammars_scanner_misreads_never_crash_the_process():
+    """tree-sitter-bash 0.25 reads memory it does not own after ``{`` and U+C961F, and crashes the
+    process on some runs: 300 parses in a child process, which dies by signal if it happens."""
+    probe = ("from slurmkit.port import bashtree\n"
+             "for _ in range(300):\n"
+             "    bashtree.parse('{\\U000c961f')\n"
+             "    script = bashtree.parse('#!/bin/bash\\n{\\U000c961f\\necho \\u00e9t\\u00e9 > \\U0001f600.txt\\n')\n"
+             "assert script.statements[-1].words[1].value == '\\u00e9t\\u00e9', script.statements[-1]\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]

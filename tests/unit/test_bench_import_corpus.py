@@ -18,6 +18,7 @@ SCRIPTS = {
     "plain.sh": HEAD + "python run.py\n",
     "p100.sh": HEAD + "#SBATCH --gres=gpu:p100:1\n# written for Graham\npython train.py\n",
     "boom.sh": HEAD + "python boom.py\n",
+    "computed.sh": HEAD + "eval \"$(cat cmd.txt)\"\npython run.py\n",
 }
 
 
@@ -46,16 +47,38 @@ def test_the_bench_counts_each_outcome_and_a_crash_fails_the_run(corpus, monkeyp
     assert bench.main([str(corpus), "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
     counts = result["counts"]
-    assert (counts["scripts"], counts["imported"], counts["import crashed"], counts["crashed (any step)"]) == (3, 2, 1, 1)
-    assert (counts["imported passes check"], counts["imported refused by check"]) == (1, 1)   # Graham's p100 is retired
-    assert (counts["ported"], counts["ported passes check"]) == (2, 2)
+    assert (counts["scripts"], counts["imported"], counts["import crashed"], counts["crashed (any step)"]) == (4, 3, 1, 1)
+    assert (counts["imported passes check"], counts["imported refused by check"]) == (2, 1)   # Graham's p100 is retired
+    assert (counts["ported"], counts["ported passes check"]) == (3, 3)
     assert result["classes"]["crash"] == {"import: ValueError in test_bench_import_corpus.py:crashing": 1}
     assert list(result["classes"]["check refused (first error)"]) == [
         "resources.gpus: graham's p100 GPUs were retired on N-N-N: no job runs on them; graham itself was retired on N-N-N: "
         "'…' moves the job onto nibi's hardware"]
-    assert result["targets"] == {"fir": 2}
+    assert result["targets"] == {"fir": 3}
     assert result["corpus"]["commit"] == "0123abcd"
-    assert result["verification"].startswith("not available") or "verified equal" in counts
+    # plain.sh verifies equal; computed.sh evals text it computes, which is never run: a to-do
+    assert counts["verified equal (import and port)"] >= 1
+    assert (counts["  found in the import"], counts["silently different after verification"]) == (1, 0)
+    assert "not traced: …: eval of text the script computed, not run" in result["classes"]["import: found by verification"]
+
+
+def test_a_finding_that_did_not_become_a_to_do_is_counted_silently_different(corpus, monkeypatch, capsys):
+    from slurmkit.port import verify
+
+    def forgetting(script, imported, profile=None):
+        return imported, verify.verify_import(script, imported, profile)   # the findings, but no to-do written
+
+    monkeypatch.setattr(verify, "verified_import", forgetting)
+    monkeypatch.setattr(verify, "verified_port", lambda original, ported, source: (ported, verify.Verification()))
+    bench.main([str(corpus), "--json"])
+    counts = json.loads(capsys.readouterr().out)["counts"]
+    assert counts["silently different after verification"] == 1   # computed.sh
+
+
+def test_no_verify_leaves_the_verification_counts_out(corpus, capsys):
+    bench.main([str(corpus), "--json", "--no-verify"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["verification"] == "skipped (--no-verify)" and "verified equal (import and port)" not in result["counts"]
 
 
 @pytest.mark.parametrize("text, cluster", [

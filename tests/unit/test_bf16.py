@@ -15,7 +15,7 @@ def precision(profile: str, gpus: str, value: str):
     return job(profile, {"gpus": gpus}, kind=KIND, launch={"command": "python t.py", "mixed_precision": value})
 
 
-@pytest.mark.parametrize("profile, gpus", [("beluga", "v100:4"), ("cedar", "v100l:4"), ("cedar", "p100:4"),
+@pytest.mark.parametrize("profile, gpus", [("beluga", "v100:4"), ("cedar", "v100l:4"),
                                            ("graham", "t4:4"), ("graham", "v100:2"), ("graham", "4")])
 def test_bf16_on_a_gpu_without_it_is_a_warning_that_offers_fp16(profile, gpus):
     r = precision(profile, gpus, "bf16")

@@ -132,6 +132,8 @@ def test_an_existing_virtualenv_is_used_by_its_path_not_replaced_by_an_empty_one
     ("srun python train.py 2>&1 | tee train.log", "python train.py 2>&1 | tee train.log"),
     ("python a.py --n $(nproc)", "python a.py --n $(nproc)"),
     ("python a.py data/*.csv", "python a.py data/*.csv"),
+    ('python a.py "$1" $2', 'python a.py "$1" $2'),   # the script's arguments: bash expands them, a command would not
+    ('srun ./app "$@"', './app "$@"'),
 ])
 def test_a_launch_line_with_shell_in_it_becomes_a_shell_line_never_literal_arguments(line, shell):
     imported = import_script(f"#!/bin/bash\n#SBATCH -t 1:00:00\n{line}\n")
@@ -372,3 +374,10 @@ def test_a_line_after_the_program_run_in_slurm_tmpdir_is_never_sent_to_a_depende
     imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -t 10\n{cd}\nsrun ./app\ntar -czf res.tgz out\n")
     [todo] = [n for n in imported.unmapped if n.text == "tar -czf res.tgz out"]
     assert ("cannot see" in todo.reason) == in_tmpdir
+
+
+def test_a_script_that_reads_its_arguments_says_to_give_them_at_submit():
+    imported = import_script('#!/bin/bash\n#SBATCH -t 1:00:00\nIN=$1\npython a.py "$IN" "${@:2}"\n')
+    todos = [n.reason for n in imported.notes if n.outcome == "to do"]
+    assert len(todos) == 2 and all("give their values with `slurmkit submit SPEC -- ARGS`" in text for text in todos)
+    assert imported.spec["launch"] == {"shell": 'python a.py "$IN" "${@:2}"'}

@@ -23,6 +23,14 @@ def _run(script: str, folder, env=None) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(folder / "job.sbatch")], cwd=folder, env=environment, capture_output=True, text=True)
 
 
+def _run_with(script: str, folder, arguments) -> subprocess.CompletedProcess:
+    """The script run as sbatch runs it: ``bash SCRIPT ARGS...``."""
+    (folder / "job.sbatch").write_text(script)
+    environment = {"PATH": "/usr/bin:/bin", "HOME": str(folder), "SLURM_TMPDIR": str(folder)}
+    return subprocess.run(["bash", str(folder / "job.sbatch"), *arguments], cwd=folder, env=environment,
+                          capture_output=True, text=True)
+
+
 def _shellcheck(script: str, folder) -> None:
     if shutil.which("shellcheck") is None:   # tests/run installs it; test_golden fails loudly without it
         return
@@ -124,3 +132,23 @@ def test_a_setup_line_reaches_bash_exactly_and_its_assignment_reaches_the_launch
     assert result.returncode == 0, result.stderr
     assert (folder / "out.bin").read_bytes() == value.encode("utf-8", "surrogateescape")
     assert not (folder / "pwned").exists()
+
+
+HOSTILE = ["a b", "$(touch pwned)", "`touch pwned`", "x\ny", "it's", '"q"', "*", ""]
+
+
+def test_a_shell_line_and_setup_read_the_script_arguments_as_sbatch_gave_them(tmp_path):
+    script = script_of(environment={"setup": ["FIRST=$1"]},
+                       launch={"shell": "printf '%s|' \"$#\" \"$1\" \"${2}\" \"$@\" \"$FIRST\" > out.txt"})
+    assert script.rstrip().splitlines()[-3].endswith(' "$0" "$@" &')
+    _shellcheck(script, tmp_path)
+    result = _run_with(script, tmp_path, HOSTILE)
+    assert result.returncode == 0, result.stderr
+    expected = [str(len(HOSTILE)), HOSTILE[0], HOSTILE[1], *HOSTILE, HOSTILE[0]]
+    assert (tmp_path / "out.txt").read_text() == "|".join(expected) + "|"
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_shell_line_that_reads_no_arguments_renders_as_before():
+    script = script_of(launch={"shell": "echo $HOME $$ > out.txt"})
+    assert '"$@"' not in script and '"$0"' not in script

@@ -68,6 +68,13 @@ def test_positional_parameters_made_literal_are_found():
     assert "arg1 arg10" in difference.old and "'$1'" in difference.new
 
 
+def test_positional_parameters_in_a_shell_line_and_in_setup_verify_equal():
+    """launch.shell runs under bash -c, environment.setup under eval: both read the script's own arguments."""
+    script = 'IN=$1\nexport COUNT=$#\npython prog.py "$IN" ${10} "$@"\n'
+    faithful = spec({"shell": 'python prog.py "$IN" ${10} "$@"'}, environment={"setup": ["IN=$1", "export COUNT=$#"]})
+    assert found(script, faithful) == set()
+
+
 def test_a_staged_input_named_by_a_variable_set_later_stops_the_new_script_and_is_found():
     script = "NAME=run1\ntar -xf $HOME/data/$NAME.tar -C $SLURM_TMPDIR\npython prog.py $SLURM_TMPDIR/$NAME\n"
     staged_first = spec({"command": "python prog.py $SLURM_TMPDIR/$NAME"}, environment={"setup": ["NAME=run1"]},

@@ -1,0 +1,102 @@
+"""What must be built again when a job moves to another cluster's stack.
+
+A virtualenv made once and reused (``environment.venv.path``) holds compiled packages linked
+against one StdEnv, one Python and one CPU architecture; a program the job runs from the user's
+own folders (``./app``, ``$HOME/bin/x``, ``build/solver``) was compiled against the old stack's
+libraries. Moved to another cluster, either may fail to start or run slowly, so ``port`` writes
+a to-do to rebuild each, whenever the cluster changes: also when the old script named no StdEnv
+(the 2020-era habit: the old cluster's default applied, which its profile names) or loaded
+``scipy-stack`` without a python (scipy-stack loads one itself).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from slurmkit.port import bashtree
+from slurmkit.sites.profiles import SiteProfile
+from slurmkit.spec.spec import JobSpec
+
+#: Words that start another program: the program a job runs is the first word after them that is
+#: neither an option nor a number (``mpirun -np 4 ./app``, ``srun --ntasks 8 ./app``).
+LAUNCHERS = ("srun", "mpirun", "mpiexec", "charmrun", "ibrun", "time", "timeout", "nohup", "numactl", "taskset", "stdbuf", "env")
+
+#: A path in the user's folders: relative with a folder (``./app``, ``build/app``), under home,
+#: project or scratch, by name or variable.
+USER_PATH = re.compile(r"^(\.{1,2}/|~/|\$\{?(HOME|PROJECT|SCRATCH|USER)\}?/|/home/|/project/|/scratch/|/lustre\d*/|[\w.-]+/)")
+
+#: Files that are read by an interpreter, not compiled: nothing to rebuild.
+SCRIPT_SUFFIXES = (".py", ".sh", ".bash", ".r", ".pl", ".jl", ".m", ".rb", ".lua", ".awk", ".tcl", ".nf", ".smk", ".ipynb")
+#: Data a launcher option may name (``srun -o logs/out.txt ./app``): not the program (``a.out`` is one).
+DATA_SUFFIXES = (".txt", ".log", ".err", ".dat", ".csv", ".json", ".yaml", ".yml", ".in", ".inp")
+#: A launcher's option value standing alone: a count or a duration (``timeout 2h``).
+OPTION_VALUE = re.compile(r"^\d+[smhd]?$")
+
+
+def stack_of(modules: Sequence[str], profile: SiteProfile, venv: bool) -> Tuple[str, str]:
+    """(StdEnv, python) a job with ``modules`` runs under on ``profile``: those it names, else the
+    profile's default StdEnv and (for a virtualenv, which slurmkit gives the site's python) python;
+    scipy-stack with no python loads its own, which is said as such."""
+    stdenv = next((m for m in modules if m.startswith("StdEnv/")), None)
+    python = next((m for m in modules if m.split("/")[0] == "python"), None)
+    scipy = next((m for m in modules if m.split("/")[0] == "scipy-stack"), None)
+    if stdenv is None:
+        stdenv = f"{profile.software.stdenv} ({profile.name}'s default: the job loads no StdEnv)" if profile.software.stdenv else ""
+    if python is None and scipy:
+        python = f"the python {scipy} loads"
+    if python is None and venv:
+        python = profile.software.modules.get("python") or ""
+    return stdenv, python or ""
+
+
+def _under(stack: Tuple[str, str]) -> str:
+    return " and ".join(filter(None, stack)) or "its software stack"
+
+
+def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tuple[str, str]],
+                  source: SiteProfile, target: SiteProfile) -> List[str]:
+    """The to-dos to rebuild a reused virtualenv and the programs from the user's folders, for a
+    job moving from ``source`` (running ``spec``'s modules) to ``target`` (running ``new_modules``)."""
+    if source.name == target.name:
+        return []
+    venv = spec.environment.venv
+    todos = []
+    if venv is not None and venv.path is not None:
+        old, new = stack_of(spec.environment.modules, source, True), stack_of(new_modules, target, True)
+        todos.append(f"environment.venv.path: {venv.path} was built under {_under(old)} on {source.name}; a virtualenv works only "
+                     f"with the Python, StdEnv and CPUs it was made with: rebuild it for {target.name}'s stack, under {_under(new)} "
+                     "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
+    old, new = stack_of(spec.environment.modules, source, False), stack_of(new_modules, target, False)
+    for field, program in dict.fromkeys(_user_programs(spec, shell)):
+        todos.append(f"{field}: {program} is a program from your folders, built on {source.name} under {_under(old)}: rebuild it "
+                     f"for {target.name}'s stack, under {_under(new)} (load the modules it needs, build it again), then remove this line")
+    return todos
+
+
+def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, str]]:
+    """(field, path) of each program the job starts from the user's folders."""
+    if spec.launch.shell is None and spec.launch.command:
+        program = _program([spec.launch.launcher or "", *spec.launch.command] if spec.launch.launcher else list(spec.launch.command))
+        if program:
+            yield "launch.command", program
+    for field, text in shell:
+        for command in bashtree.walk(bashtree.parse(text).statements):
+            program = _program(command.argv)
+            if program:
+                yield field, program
+
+
+def _program(argv: Sequence[str]) -> Optional[str]:
+    """The program ``argv`` starts, where it is a compiled one from the user's folders; else None."""
+    words = list(argv)
+    while words and words[0] in LAUNCHERS:
+        words = words[1:]
+        while words and (words[0].startswith("-") or OPTION_VALUE.match(words[0]) or "=" in words[0]):
+            words = words[1:]
+    if not words:
+        return None
+    word = words[0]
+    if not USER_PATH.match(word) or word.lower().endswith(SCRIPT_SUFFIXES + DATA_SUFFIXES) or "://" in word:
+        return None
+    return word

@@ -1,0 +1,198 @@
+"""Everything port learns goes into the spec: its warnings become ``# to do:`` lines that
+``check`` reports, ``check`` compares module versions with the catalogue port uses, module lines
+in kept blocks and in sourced files are checked by both, and a stack change asks for old
+environments and binaries to be rebuilt."""
+
+import copy
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from slurmkit.cli.main import main
+from slurmkit.port.porting import pending_import_notes
+from slurmkit.port.retarget import choose_target, port_spec, ported_text
+from slurmkit.sites.profiles import load_profile
+from slurmkit.spec.spec import spec_from_mapping
+
+JOB = {"name": "t", "account": "def-x", "resources": {"time": "1h"}, "launch": {"command": ["./app"]}}
+
+
+def port(data, to=None, folder=None):
+    source = load_profile(data["profile"])
+    target = choose_target(source, to, load_profile)
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), source, target, folder=folder)
+
+
+def check(tmp_path, data, monkeypatch, name="job.yaml", text=None):
+    (tmp_path / name).write_text(text if text is not None else yaml.safe_dump(data))
+    monkeypatch.chdir(tmp_path)
+    return CliRunner().invoke(main, ["check", name])
+
+
+# ------------------------------------------------------------------- port warnings are to-dos
+
+
+def test_a_port_warning_is_a_to_do_of_the_ported_spec_that_check_reports(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "graham", "account": "rrg-x", "environment": {"modules": ["StdEnv/2020", "gnu-parallel"]}}
+    ported = port(data)
+    text = ported_text(ported)
+    todos = pending_import_notes(text)
+    assert any("'gnu-parallel' is not in nibi's module catalogue" in t for t in todos)
+    assert any(t.startswith("account: 'rrg-x' is a RAC allocation") for t in todos)
+    result = check(tmp_path, None, monkeypatch, text=text)
+    assert "no problems found" not in result.output
+    assert "gnu-parallel" in result.output and "RAC allocation" in result.output
+
+
+def test_port_tells_a_warning_once_as_a_to_do(tmp_path, monkeypatch):
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump({**JOB, "profile": "graham", "account": "rrg-x"}))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["port", "job.yaml", "--no-verify", "-o", "new.yaml"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.count("RAC allocation") == 1
+    assert "to do: account: 'rrg-x' is a RAC allocation" in result.stderr
+
+
+# ------------------------------------------------ the shared 2023 stack is in the catalogue
+
+
+@pytest.mark.parametrize("module", ["r/4.4.0", "r", "mrtrix/3.0.4", "ants/2.5.0", "fsl/6.0.7.7", "afni/24.1.03", "gromacs/2024.4",
+                                    "namd-multicore/3.0.2", "julia/1.11.3", "cmake", "matlab/2024b.1", "java/17.0.6", "apptainer"])
+def test_a_module_of_the_shared_2023_stack_is_not_warned_as_missing(module):
+    data = {**JOB, "profile": "graham", "environment": {"modules": ["StdEnv/2020", module]}}
+    ported = port(data)
+    assert not [w for w in ported.warnings if w.field == "environment.modules"]
+    assert not [t for t in ported.todos if "catalogue" in t]
+
+
+def test_an_old_version_of_a_catalogued_science_code_moves_to_the_nearest_2023_one():
+    ported = port({**JOB, "profile": "graham", "environment": {"modules": ["StdEnv/2020", "r/4.0.2", "gromacs/2020.4"]}})
+    assert {c.field: c.new for c in ported.changes}["environment.modules"] == ["StdEnv/2023", "r/4.4.0", "gromacs/2023.3"]
+
+
+# ------------------------------------------------------- check uses port's module catalogue
+
+
+def test_check_reports_a_module_version_the_clusters_stack_lacks_with_the_nearest(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2023", "gcc/9.3.0"]}}
+    result = check(tmp_path, data, monkeypatch)
+    assert "gcc/9.3.0 is not in narval's stack, which has gcc 12.3, 13.3; gcc/12.3 is the nearest" in result.output
+    assert "no problems found" not in result.output
+
+
+def test_check_and_port_flag_the_same_modules(tmp_path, monkeypatch):
+    """One function decides for both: what port rewrites, check reports, and nothing else."""
+    modules = ["StdEnv/2023", "gcc/9.3.0", "python/3.11", "cuda/11.4", "r/4.4.0"]
+    ported = port({**JOB, "profile": "graham", "environment": {"modules": modules}}, to="narval")
+    result = check(tmp_path, {**JOB, "profile": "narval", "environment": {"modules": modules}}, monkeypatch)
+    flagged = sorted(m for m in modules if f"{m} is not in narval's stack" in result.output)
+    changes = {c.field: c for c in ported.changes}
+    assert flagged == ["cuda/11.4", "gcc/9.3.0"]
+    assert changes["environment.modules"].new == ["StdEnv/2023", "gcc/12.3", "python/3.11", "cuda/12.2", "r/4.4.0"]
+
+
+def test_check_does_not_judge_a_retired_clusters_modules_by_todays_stack(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "graham", "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"]}}
+    assert "is not in graham's stack" not in check(tmp_path, data, monkeypatch).output
+
+
+# ------------------------------------------------------------- module lines anywhere
+
+
+SETUP_BLOCK = 'if [ -n "$OLD" ]; then\n  module load StdEnv/2018.3 gcc/7.3.0\nfi'
+
+
+def test_check_reports_a_module_line_in_a_kept_block_that_would_not_load(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2023"], "setup": [SETUP_BLOCK]}}
+    result = check(tmp_path, data, monkeypatch)
+    assert ("environment.setup[0]: `module load StdEnv/2018.3 gcc/7.3.0` (its line 2) would not load on narval: StdEnv/2018.3 is "
+            "not narval's standard environment, StdEnv/2023; gcc/7.3.0 is not in narval's stack") in result.output
+    assert "no problems found" not in result.output
+
+
+def test_a_sourced_file_beside_the_spec_has_its_module_lines_ported_and_checked(tmp_path, monkeypatch):
+    (tmp_path / "old_env.sh").write_text("module purge\nmodule load NiaEnv/2019b intel/2019u4\nexport X=1\n")
+    data = {**JOB, "profile": "niagara", "kind": "threaded", "resources": {"time": "1h", "nodes": 1, "cpus_per_task": 40},
+            "environment": {"setup": ["source ./old_env.sh"]}}
+    ported = port(data, folder=tmp_path)
+    todo = next(t for t in ported.todos if "old_env.sh" in t)
+    assert todo.startswith("environment.setup[0]: `source ./old_env.sh` reads ./old_env.sh, whose line 2 `module load NiaEnv/2019b "
+                           "intel/2019u4` would not load on trillium: NiaEnv/2019b is one site's own module stack")
+    assert "slurmkit does not rewrite your file" in todo
+    assert not [t for t in port(data, folder=tmp_path / "elsewhere").todos if "old_env.sh" in t]   # not there: not read
+    # check, from the ported spec's folder, says the same until the file is changed.
+    result = check(tmp_path, None, monkeypatch, name="new.yaml", text=ported_text(ported))
+    said = "`source ./old_env.sh` reads ./old_env.sh, whose line 2 `module load NiaEnv/2019b intel/2019u4` would not load on trillium"
+    assert result.output.count(said) == 2          # the to-do, and check's own finding
+    (tmp_path / "old_env.sh").write_text("module load StdEnv/2023 intel/2023.2.1\n")
+    result = CliRunner().invoke(main, ["check", "new.yaml"])
+    assert result.output.count(said) == 1          # the to-do only, until removed
+
+
+def test_import_reads_a_sourced_file_beside_the_script(tmp_path, monkeypatch):
+    (tmp_path / "env.sh").write_text("module load StdEnv/2020 gcc/9.3.0\n")
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n. ./env.sh\nsrun ./app\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["import", "job.sh", "--profile", "narval", "--no-verify", "-o", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    assert any("`. ./env.sh` reads ./env.sh, whose line 1 `module load StdEnv/2020 gcc/9.3.0` would not load on narval" in t
+               for t in pending_import_notes((tmp_path / "job.yaml").read_text()))
+
+
+def test_a_sourced_path_with_a_variable_or_a_venv_activation_is_not_followed(tmp_path, monkeypatch):
+    from slurmkit.port.modulelines import module_line_problems
+
+    (tmp_path / "env.sh").write_text("module load NiaEnv/2019b\n")
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "activate").write_text("module load NiaEnv/2019b\n")
+    fields = [("environment.setup[0]", "source $DIR/env.sh\nsource bin/activate")]
+    assert module_line_problems(load_profile("trillium"), fields, tmp_path) == []
+    monkeypatch.setenv("HOME", str(tmp_path))     # $HOME and ~ are the submit host's home
+    home = [("environment.setup[0]", "source $HOME/env.sh; . ~/env.sh")]
+    assert [line.sourced for line in module_line_problems(load_profile("trillium"), home, tmp_path / "x")] == ["$HOME/env.sh", "~/env.sh"]
+
+
+# ------------------------------------------------------------------------- rebuild to-dos
+
+
+def venv_todos(ported):
+    return [t for t in ported.todos if t.startswith("environment.venv.path:")]
+
+
+def test_a_reused_virtualenv_is_rebuilt_when_the_script_named_no_stdenv_nor_python():
+    """The 2020-era habit: no StdEnv, no python module; the old cluster's default applied."""
+    data = {**JOB, "profile": "graham", "launch": {"command": ["python", "train.py"]}, "environment": {"venv": {"path": "~/env"}}}
+    assert venv_todos(port(data)) == [
+        "environment.venv.path: ~/env was built under StdEnv/2023 (graham's default: the job loads no StdEnv) and python/3.11 on "
+        "graham; a virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for nibi's stack, under "
+        "StdEnv/2023 (nibi's default: the job loads no StdEnv) and python/3.11 (virtualenv --no-download, pip install --no-index "
+        "-r requirements.txt), then remove this line"]
+
+
+def test_a_reused_virtualenv_under_scipy_stack_without_python_is_rebuilt():
+    data = {**JOB, "profile": "cedar", "launch": {"command": ["python", "fit.py"]},
+            "environment": {"modules": ["scipy-stack/2019b"], "venv": {"path": "$HOME/venvs/fit"}}}
+    [todo] = venv_todos(port(data))
+    assert "was built under StdEnv/2023 (cedar's default: the job loads no StdEnv) and the python scipy-stack/2019b loads on cedar" \
+        in todo
+    assert "rebuild it for fir's stack" in todo
+
+
+def test_a_program_from_the_users_folders_is_rebuilt_for_the_new_stack():
+    setup = ["cd $SCRATCH/run\nbuild/prep input.dat", "python make_inputs.py"]
+    data = {**JOB, "profile": "beluga", "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"], "setup": setup},
+            "launch": {"shell": "timeout 2h $HOME/bin/solver < in.txt > out.log"}}
+    todos = [t for t in port(data).todos if "a program from your folders" in t]
+    assert [t.split(" is a program")[0] for t in todos] == ["environment.setup[0]: build/prep", "launch.shell: $HOME/bin/solver"]
+    assert todos[1] == ("launch.shell: $HOME/bin/solver is a program from your folders, built on beluga under StdEnv/2020: rebuild it "
+                        "for rorqual's stack, under StdEnv/2023 (load the modules it needs, build it again), then remove this line")
+    mpi = {**JOB, "profile": "beluga", "kind": "mpi", "resources": {"time": "1h", "nodes": 1, "tasks_per_node": 4},
+           "launch": {"command": ["./a.out", "in.txt"]}}
+    assert [t.split(" is a program")[0] for t in port(mpi).todos if "a program from your folders" in t] == ["launch.command: ./a.out"]
+
+
+def test_programs_on_path_and_scripts_need_no_rebuild():
+    for command in (["python", "./train.py"], ["./run.sh"], ["gmx", "mdrun"], ["srun", "-n", "4", "lmp"]):
+        data = {**JOB, "profile": "graham", "launch": {"command": command}}
+        assert not [t for t in port(data).todos if "a program from your folders" in t], command

@@ -14,6 +14,7 @@ it), or left for the user ("to do"), with the reason. Nothing is lost without a 
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -825,8 +826,26 @@ def _outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[
             continue
         paths = [bashtree.substituted(w, build.values) for w in command.argv[1:] if not w.startswith("-")]
         if len(paths) == 2 and _tmpdir(paths[0]):
-            found.append({"from": _tmpdir(paths[0]), "to": _home(paths[1])})
+            found.append({"from": _tmpdir(paths[0]), "to": _home(_copied_to(command.name, paths[0], paths[1]))})
     return found
+
+
+#: folders that are there whenever a job runs: a copy into one goes inside it
+_EXISTING_FOLDERS = re.compile(r"\.|~|\$\{?(SLURM_SUBMIT_DIR|HOME|SCRATCH|PROJECT|PWD)\}?")
+
+
+def _copied_to(program: str, source: str, destination: str) -> str:
+    """What ``cp``/``rsync SOURCE DESTINATION`` makes, as stage.outputs' ``to`` (the path the copy
+    becomes). The copy goes inside, under its own name, a destination ending in ``/`` or one that
+    is always there (``cp -r out results/`` makes results/out), and rsync puts a folder (``out``,
+    a name with no suffix) inside any destination; rsync's ``out/`` is its contents, which join it."""
+    name = posixpath.basename(source.rstrip("/"))
+    folder = destination.rstrip("/") or destination
+    if program == "rsync" and source.endswith("/") or name in ("", ".", "..") or any(c in name for c in "*?["):
+        return folder
+    inside = destination.endswith("/") or _EXISTING_FOLDERS.fullmatch(folder) is not None \
+        or (program == "rsync" and "." not in name.lstrip("."))
+    return (name if folder == "." else f"{folder}/{name}") if inside else folder
 
 
 def _after_launch(build: _Builder, number: int, unit: str) -> None:
@@ -839,8 +858,31 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         _run_after(build, number, unit)
     else:
-        build.note(number, unit, "to do", "it runs after the program, and a spec has no place after it that runs once "
-                                          "per job: put it in a wrapper script, or in a job that depends on this one")
+        build.note(number, unit, "to do", _after_launch_advice(build, number, unit))
+
+
+def _after_launch_advice(build: _Builder, number: int, unit: str) -> str:
+    """Where a line after the program can go: a job that depends on this one cannot see
+    $SLURM_TMPDIR (it is on the node and removed at the job's end), so a line that uses it must
+    stay in this job, or work on a copy saved as stage.outputs."""
+    said = "it runs after the program, and a spec has no place after it that runs once per job"
+    if not re.search(r"\$\{?SLURM_TMPDIR\b", bashtree.substituted(unit, build.values)) and not _in_tmpdir(build, number):
+        return f"{said}: put it in a wrapper script, or in a job that depends on this one"
+    return (f"{said}; it uses $SLURM_TMPDIR, on the node and removed at the job's end, which a later job cannot see: run "
+            "the program and then this line from a wrapper script, or save what it needs as stage.outputs for a job that "
+            "depends on this one")
+
+
+def _in_tmpdir(build: _Builder, number: int) -> bool:
+    """Whether the script's last ``cd`` (at the top level) before line ``number`` went into
+    $SLURM_TMPDIR: the line's relative paths are then there."""
+    folder = None
+    for first in sorted(line for line in build.tree if line < number):
+        for command in build.tree[first]:
+            if isinstance(command, bashtree.Command) and command.name == "cd" and not command.within:
+                words = command.argv[1:]
+                folder = bashtree.substituted(words[0], build.values) if words else "$HOME"
+    return folder is not None and _tmpdir(folder) is not None
 
 
 def _after_launch_verdict(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:

@@ -591,6 +591,31 @@ def _port_memory(port: _Port) -> None:
         if node and node.memory_mib:
             port.set("resources", "mem", format_size(node.memory_mib), f"{port.source.name} gave every job its nodes' memory "
                      f"({format_size(node.memory_mib)} each); {port.target.name} gives only what is asked")
+    elif port.spec.resources.mem_mb == 0 and port.spec.resources.gpus is None:
+        _port_node_memory(port)
+
+
+def _port_node_memory(port: _Port) -> None:
+    """``mem: node`` (--mem=0) with part of a node's cores had that node's memory; on a cluster of
+    bigger nodes it would hold all of one for the same cores. It becomes the memory the job had
+    per core on the old node (rounded up to a whole G); a job that filled its node keeps it."""
+    tasks, cpus = _source_shape(port)
+    used = tasks * cpus
+    node = _usual_cpu_node(port.source, used)
+    if node is None or not node.cores or not node.memory_mib or used >= node.cores:
+        return
+    share = -(-node.memory_mib * used // (node.cores * 1024)) * 1024
+    new = _usual_cpu_node(port.target, used)
+    bigger = f" ({new.cores} cores, {format_size(new.memory_mib)})" if new and new.memory_mib else ""
+    port.set("resources", "mem", format_size(share), f"mem: node gave the job all of a {port.source.name} node's "
+             f"{format_size(node.memory_mib)} for {used} of its {node.cores} cores; on {port.target.name} it would hold a whole "
+             f"node{bigger} for them: {format_size(share)} is the same memory per core")
+
+
+def _usual_cpu_node(profile: SiteProfile, cores: int) -> Optional[NodeType]:
+    """The CPU node a job of ``cores`` per node most likely ran on: the most numerous that holds them."""
+    fitting = [t for t in profile.node_types if not t.gpus and (t.cores or 0) >= cores]
+    return max(fitting, key=lambda t: t.count or 0) if fitting else None
 
 
 def _largest_cpu_node(profile: SiteProfile) -> Optional[NodeType]:

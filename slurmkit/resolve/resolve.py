@@ -851,12 +851,12 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
     per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
     for index, out in enumerate(stage.outputs):
         _check_destination(out.to, f"stage.outputs.{index}.to", findings)
-    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _from_submit_dir(out.to)) for out in stage.outputs)
+    outputs = tuple(("$SLURM_TMPDIR/" + _literal(out.source), _destination(out.to)) for out in stage.outputs)
     checkpoint = None
     if stage.checkpoint:
         c = stage.checkpoint
         _check_destination(c.to, "stage.checkpoint.to", findings)
-        checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _from_submit_dir(c.to) + per_task, c.every_s)
+        checkpoint = ("$SLURM_TMPDIR/" + _literal(c.source), _destination(c.to) + per_task, c.every_s)
     lead = 0
     if not (outputs or checkpoint) and stage.lead_s is not None and not kind_of(spec).requeues_on_signal:
         findings.warn("stage.lead", "nothing is copied back (no stage.outputs or stage.checkpoint), so no signal is asked for "
@@ -1002,6 +1002,13 @@ def _home(path: Optional[str]) -> Optional[str]:
     from slurmkit.core.userpaths import with_home
 
     return with_home(path) if path else path
+
+
+def _destination(to: str) -> str:
+    """An output's or the checkpoint's ``to`` is the folder (or file) the copy becomes; a trailing
+    ``/`` names the same folder, never a place inside it (cp's meaning): without it, the copy is
+    made beside the destination (DEST.partial-JOBID), and a missing folder is made with its parents."""
+    return _from_submit_dir(to.rstrip("/") or to)
 
 
 def _from_submit_dir(path: str) -> str:

@@ -4,4 +4,4 @@
 #SBATCH --time=01:00:00
 make
 cp $SLURM_TMPDIR/bin/app $SLURM_SUBMIT_DIR/app
-cp -r $SLURM_TMPDIR/build $SLURM_SUBMIT_DIR
+rsync -a $SLURM_TMPDIR/build/ $SLURM_SUBMIT_DIR

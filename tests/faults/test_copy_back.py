@@ -191,3 +191,13 @@ def test_at_a_real_time_limit_srun_tasks_that_ignore_term_are_ended_with_their_s
     names = {p.name for p in (tmp_path / "saved").iterdir()}
     assert len(names) > 20 and names == {f"f{i}" for i in range(1, len(names) + 1)}
     assert "trying once more" not in handle.stderr()
+
+
+def test_an_output_to_a_missing_folder_named_with_a_slash_is_made_and_saved(cluster, registry, tmp_path):
+    """`to: results/run/` is the folder results/run, made with its parents, not a place inside it."""
+    handle = _job(tmp_path, stage={"outputs": [{"from": "out", "to": "results/run/"}]},
+                  launch={"command": ["bash", "-c", MAKE_OUT]}).submit()
+    row, lines = _ended(handle)
+    assert (row["State"], row["ExitCode"]) == ("COMPLETED", "0:0"), (row, lines, handle.stderr())
+    assert lines == ["0", f"saved\t{tmp_path}/results/run"]
+    assert sorted(p.name for p in (tmp_path / "results" / "run").iterdir()) == ["f1", "f2", "f3", "f4", "f5"]

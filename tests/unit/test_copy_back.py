@@ -525,3 +525,15 @@ def test_the_checkpoint_of_a_killed_payload_is_kept_beside_the_previous_one_whic
                                 f"kept\t{run.submit}/ck\t{kept}"], err
     assert (run.submit / "ck" / "step").read_text() == "whole\n" and sorted(p.name for p in (run.submit / "ck").iterdir()) == ["step"]
     assert sorted(p.name for p in kept.iterdir()) == ["model", "step"] and (tmp_path / "submit" / "ck.partial-42.manifest").exists()
+
+
+@pytest.mark.parametrize("to", ["saved/out/", "saved/out//", "saved/out"])
+def test_a_destination_ending_in_a_slash_is_that_folder_made_if_missing_as_without_it(tmp_path, to):
+    """`to:` is the folder out's files join (docs/job-spec.md): a trailing `/` names the same
+    folder, which is made with its parents when it is not there yet."""
+    run = Run(tmp_path)
+    rc, err = run(_render(tmp_path, MAKE_OUT, outputs=[{"from": "out", "to": to}]))
+    assert rc == 0, err
+    assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out"]
+    assert sorted(p.name for p in (run.submit / "saved" / "out").iterdir()) == ["f1", "f2", "f3", "f4", "f5"]
+    assert run.leftovers() == []

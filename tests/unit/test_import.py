@@ -329,9 +329,51 @@ def test_a_staged_archive_named_through_a_value_import_cannot_tell_runs_where_th
 def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variables_worked_out():
     imported = import_script(HEAD + "OUT=$HOME/results\nsave() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }; trap save EXIT\n"
                                     "python train.py\n")
-    assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/"}]
+    assert imported.spec["stage"]["outputs"] == [{"from": "out", "to": "$HOME/results/out"}]   # cp puts out inside results/
     assert [(n.text, n.outcome) for n in imported.notes if n.line == 4] == [
         ("save() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }", "mapped"), ("trap save EXIT", "dropped")]
+
+
+@pytest.mark.parametrize("line", ["grep -h energy $WORK/*.log > energies.txt", "cat ${SLURM_TMPDIR}/run/summary",
+                                  "sort results.txt > $SLURM_TMPDIR/sorted.txt"])
+def test_a_line_after_the_program_that_uses_slurm_tmpdir_is_never_sent_to_a_dependent_job(line):
+    """$SLURM_TMPDIR is on the node and removed at the job's end: a later job cannot see it."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -t 10\nWORK=$SLURM_TMPDIR/run\nsrun ./app --out $WORK\n{line}\n")
+    [todo] = [n for n in imported.unmapped if n.line == 5]
+    assert "$SLURM_TMPDIR" in todo.reason and "removed" in todo.reason and "stage.outputs" in todo.reason
+    assert "wrapper script" in todo.reason and "cannot see" in todo.reason
+
+
+def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_dependent_job():
+    imported = import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app\nsort results.txt > sorted.txt\n")
+    [todo] = [n for n in imported.unmapped if n.line == 4]
+    assert "a job that depends on this one" in todo.reason and "SLURM_TMPDIR" not in todo.reason
+
+
+@pytest.mark.parametrize("line, output", [
+    ("cp -r $SLURM_TMPDIR/out $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),       # into the folder, as cp puts it
+    ("cp $SLURM_TMPDIR/log.txt ~/logs/", {"from": "log.txt", "to": "$HOME/logs/log.txt"}),
+    ("cp -r $SLURM_TMPDIR/out/ $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),
+    ("rsync -a $SLURM_TMPDIR/out $HOME/results/", {"from": "out", "to": "$HOME/results/out"}),
+    ("rsync -a $SLURM_TMPDIR/out/ $HOME/results/", {"from": "out", "to": "$HOME/results"}),      # the folder's contents
+    ("cp -r $SLURM_TMPDIR/out $HOME/results", {"from": "out", "to": "$HOME/results"}),     # results made, or inside it
+    ("cp -r $SLURM_TMPDIR/out $SLURM_SUBMIT_DIR", {"from": "out", "to": "$SLURM_SUBMIT_DIR/out"}),   # always there: inside
+    ("cp -r $SLURM_TMPDIR/out .", {"from": "out", "to": "out"}),
+    ("rsync -a $SLURM_TMPDIR/out ${OUTDIR}", {"from": "out", "to": "${OUTDIR}/out"}),    # rsync puts a folder inside
+    ("rsync -a $SLURM_TMPDIR/a.csv $HOME/results", {"from": "a.csv", "to": "$HOME/results"}),
+])
+def test_a_copy_back_into_a_folder_named_with_a_slash_saves_where_cp_put_it(line, output):
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\npython train.py --out $SLURM_TMPDIR/out\n{line}\n")
+    assert imported.spec["stage"]["outputs"] == [output]
+
+
+@pytest.mark.parametrize("cd, in_tmpdir", [("cd $SLURM_TMPDIR", True), ("W=$SLURM_TMPDIR/w\ncd $W", True),
+                                           ("cd $SLURM_TMPDIR\ncd $SLURM_SUBMIT_DIR", False)])
+def test_a_line_after_the_program_run_in_slurm_tmpdir_is_never_sent_to_a_dependent_job(cd, in_tmpdir):
+    """After ``cd $SLURM_TMPDIR``, a relative path (``out``) is on the node too."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -t 10\n{cd}\nsrun ./app\ntar -czf res.tgz out\n")
+    [todo] = [n for n in imported.unmapped if n.text == "tar -czf res.tgz out"]
+    assert ("cannot see" in todo.reason) == in_tmpdir
 
 
 def test_a_script_that_reads_its_arguments_says_to_give_them_at_submit():

@@ -540,3 +540,33 @@ def test_module_lines_that_load_on_the_target_or_from_the_users_own_folder_are_l
     assert port({**KEPT_MODULES, "environment": {"modules": ["StdEnv/2020"], "setup": setup}}).todos == ()
     shell = {"shell": "module load StdEnv/2020 && app"}
     assert [t.split(":")[0] for t in port({**KEPT_MODULES, "launch": shell}).todos] == ["launch.shell"]
+
+
+# ------------------------------------------------------------- mem: node on part of a node's cores
+
+
+def cedar_all_memory(**resources):
+    return {"name": "m", "profile": "cedar", "kind": "mpi", "resources": {"mem": "node", "time": "1h", **resources},
+            "launch": "./app"}
+
+
+@pytest.mark.parametrize("resources, mem", [
+    ({"tasks_per_node": 40}, "156G"),                      # 187G x 40 / 48 = 155.8G, rounded up to a whole G
+    ({"tasks_per_node": 4, "cpus_per_task": 2}, "32G"),    # 187G x 8 / 48 = 31.2G
+    ({"nodes": 2, "tasks_per_node": 24}, "94G"),           # per node: half of each 187G node
+])
+def test_all_of_a_node_s_memory_for_part_of_its_cores_becomes_that_share_on_bigger_nodes(resources, mem):
+    ported = port(cedar_all_memory(**resources), to="fir")
+    assert changed(ported)["resources.mem"] == ("node", mem)
+    why = next(c.why for c in ported.changes if c.field == "resources.mem")
+    assert "cedar" in why and "of its 48 cores" in why and "187G" in why and "fir" in why
+
+
+def test_all_of_a_node_s_memory_for_all_its_cores_stays_all_of_the_new_node_s():
+    assert "resources.mem" not in changed(port(cedar_all_memory(tasks_per_node=48), to="fir"))
+
+
+def test_all_of_a_node_s_memory_is_dropped_on_a_whole_node_site():
+    data = {"name": "m", "profile": "cedar", "kind": "threaded", "resources": {"cpus_per_task": 40, "mem": "node", "time": "1h"},
+            "launch": "./omp"}
+    assert changed(port(data, to="trillium"))["resources.mem"] == ("node", None)

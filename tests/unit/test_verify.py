@@ -290,3 +290,15 @@ def test_a_spec_that_does_not_render_is_said_not_verified(tmp_path, monkeypatch)
     (todo,) = [n for n in pending_import_notes(Path("job.yaml").read_text()) if "verify" in n]
     assert todo.startswith("script: verify: not verified: the spec does not render on narval: resources.gpus:")
     assert "agree" not in result.output
+
+
+@pytest.mark.parametrize("copy", ["cp -r $SLURM_TMPDIR/out $HOME/results/", "rsync -a $SLURM_TMPDIR/out/ $HOME/results/out/"])
+def test_a_copy_back_into_a_folder_named_with_a_slash_imports_to_what_the_trace_of_the_old_script_saves(copy):
+    """cp puts out inside results/: the imported output must save the same files, so that the
+    traces agree with nothing left to do."""
+    from slurmkit.port.porting import import_script
+
+    script = f"save() {{ {copy}; }}\ntrap save EXIT\npython prog.py --out $SLURM_TMPDIR/out\n"
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    verification = verify.verify_import(HEADER + script, imported, PROFILE)
+    assert not verification.not_run and verification.findings == () and verification.todos() == ()

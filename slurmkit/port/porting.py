@@ -85,6 +85,7 @@ class _Builder:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
+        self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
         self.setup: List[str] = []
@@ -1173,6 +1174,7 @@ def _counts_per_node(build: _Builder) -> None:
     if build.ntasks and "tasks_per_node" not in res:
         if build.ntasks % nodes == 0:
             res["tasks_per_node"] = build.ntasks // nodes
+            build.ntasks_only = True
         else:
             build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
     if build.gpus_per_task and "gpus" not in res:
@@ -1255,7 +1257,28 @@ def _srun_added(build: _Builder, tasks: int) -> None:
                "written from a script of your own")
 
 
-_TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
+#: SLURM's task counts a job of one node sets, as a word of a line (``$X``, ``${X}``); SLURM sets
+#: SLURM_NTASKS_PER_NODE only where the script asked --ntasks-per-node
+_ONE_NODE_COUNTS = ("SLURM_TASKS_PER_NODE", "SLURM_NTASKS", "SLURM_NPROCS")
+
+
+def _task_counts(build: _Builder) -> "re.Pattern[str]":
+    names = "|".join(_ONE_NODE_COUNTS + (() if build.ntasks_only else ("SLURM_NTASKS_PER_NODE",)))
+    return re.compile(rf"\$(?:\{{({names})\}}|({names})(?!\w))")
+
+
+def _counts_renamed(build: _Builder, launch: Dict) -> List[str]:
+    """The task counts of SLURM that the launch and setup lines read, now $SLURM_CPUS_PER_TASK:
+    the one process of kind threaded has the cores the tasks had (a job of one task would
+    otherwise give it 1)."""
+    counts, found = _task_counts(build), []
+    for key in ("command", "shell"):
+        if key in launch:
+            found += [m.group(1) or m.group(2) for m in counts.finditer(launch[key])]
+            launch[key] = counts.sub("$SLURM_CPUS_PER_TASK", launch[key])
+    found += [m.group(1) or m.group(2) for line in build.setup for m in counts.finditer(line)]
+    build.setup[:] = [counts.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    return list(dict.fromkeys(found))
 
 
 def _one_process(build: _Builder) -> str:
@@ -1265,11 +1288,7 @@ def _one_process(build: _Builder) -> str:
     tasks = res.pop("tasks_per_node")
     cores = tasks * res.get("cpus_per_task", 1)
     res["cpus_per_task"] = cores
-    renamed = False
-    for key in ("command", "shell"):
-        if key in launch and _TASK_COUNTS.search(launch[key]):
-            launch[key], renamed = _TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", launch[key]), True
-    build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    renamed = _counts_renamed(build, launch)
     if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
         build.note(0, f"tasks_per_node: {tasks}", "to do",
                    f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
@@ -1278,7 +1297,8 @@ def _one_process(build: _Builder) -> str:
         return threaded
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
                f"the program starts without srun or mpirun, so it ran once: kind {threaded} with the same {cores} cores"
-               + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
+               + (f"; SLURM's task count in it ({', '.join('$' + n for n in renamed)}) became $SLURM_CPUS_PER_TASK"
+                  if renamed else ""))
     return threaded
 
 

@@ -1148,6 +1148,7 @@ _SPEC_ORDER = ("name", "profile", "account", "kind", "resources", "environment",
 
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
     spec = build.spec
+    _tasks_on_nodes(build, profile)
     _counts_per_node(build)
     spec.setdefault("name", name or "imported")
     if profile:
@@ -1164,6 +1165,48 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
+
+
+def _tasks_on_nodes(build: _Builder, profile: Optional[str]) -> None:
+    """``--ntasks=N`` with no node count: SLURM placed the N tasks where it found room, on one
+    node or several; a spec asks tasks per node, so the tasks go to the fewest nodes of the
+    profile that hold them (one, when a node has the cores), evenly, on at most twice as many
+    nodes as the cores need. Said in a note either way.
+    Without a launcher the program ran once (_one_process), and this does not apply."""
+    res = build.spec["resources"]
+    if not build.ntasks or build.ntasks == 1 or "nodes" in res or "tasks_per_node" in res or build.launcher_name is None:
+        return
+    cpus, most = res.get("cpus_per_task", 1), _most_cores(profile, "gpus" in res)
+    fewest = 1 if most is None else -(-build.ntasks * cpus // most)
+    # an equal share on up to twice the fewest nodes; more would leave most of each node idle
+    nodes = next((n for n in range(fewest, 2 * fewest + 1) if build.ntasks % n == 0 and (most is None or build.ntasks // n * cpus <= most)),
+                 None)
+    spelled = f"--ntasks={build.ntasks}"
+    if nodes is None:
+        build.note(0, spelled, "to do", f"no node of {profile} has {build.ntasks * cpus} cores and {build.ntasks} tasks do "
+                                        "not divide evenly over nodes that do: set resources.nodes and tasks_per_node")
+    elif nodes == 1:
+        build.note(0, spelled, "mapped", f"no --nodes: SLURM could spread the {build.ntasks} tasks over several nodes; "
+                                         f"tasks_per_node: {build.ntasks} keeps all of them on one node")
+    else:
+        res["nodes"] = nodes
+        build.note(0, spelled, "mapped", f"no --nodes: SLURM spread the {build.ntasks} tasks over the nodes it found; a node "
+                                         f"of {profile} has {most} cores, so nodes: {nodes}, tasks_per_node: "
+                                         f"{build.ntasks // nodes} (the fewest nodes that take an equal share)")
+
+
+def _most_cores(profile: Optional[str], gpus: bool) -> Optional[int]:
+    """The cores of the profile's largest node (of those with GPUs where the job asks GPUs);
+    None where the profile is not known."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.sites.profiles import load_profile
+
+    try:
+        types = load_profile(profile).node_types if profile else ()
+    except SlurmkitError:
+        return None
+    fitting = [t for t in types if bool(t.gpus) == gpus] or list(types)
+    return max((t.cores for t in fitting if t.cores), default=None)
 
 
 def _counts_per_node(build: _Builder) -> None:

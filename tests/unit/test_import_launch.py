@@ -1,0 +1,53 @@
+"""slurmkit import: how the launch line and the task counts of a script become the spec's
+kind, counts and command (the decisions, one script each)."""
+
+import pytest
+
+from slurmkit.port.porting import import_script
+from slurmkit.spec.spec import spec_from_mapping
+
+HEAD = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n"
+
+
+def imported(body: str, profile: str = "narval"):
+    result = import_script(HEAD + body, name="job", profile=profile)
+    spec_from_mapping(result.spec)
+    return result
+
+
+def notes(result, outcome: str):
+    return [n.reason for n in result.notes if n.outcome == outcome]
+
+
+@pytest.mark.parametrize("word", ["$SLURM_TASKS_PER_NODE", "${SLURM_TASKS_PER_NODE}", "$SLURM_NTASKS", "${SLURM_NPROCS}"])
+def test_a_task_count_becomes_the_threaded_process_cores(word):
+    result = imported(f"#SBATCH --ntasks=8\npython prog.py -n {word}\n")
+    assert result.spec["kind"] == "threaded"
+    assert result.spec["launch"]["command"] == "python prog.py -n $SLURM_CPUS_PER_TASK"
+    assert any(word.strip("${}") in reason for reason in notes(result, "mapped"))
+
+
+def test_ntasks_per_node_is_renamed_only_where_slurm_set_it():
+    # --ntasks alone: SLURM left SLURM_NTASKS_PER_NODE unset, and the name is not read as $SLURM_NTASKS
+    alone = imported("#SBATCH --ntasks=8\npython prog.py -n $SLURM_NTASKS_PER_NODE\n")
+    assert alone.spec["launch"]["command"] == "python prog.py -n $SLURM_NTASKS_PER_NODE"
+    asked = imported("#SBATCH --nodes=1 --ntasks-per-node=8\npython prog.py -n $SLURM_NTASKS_PER_NODE\n")
+    assert asked.spec["launch"]["command"] == "python prog.py -n $SLURM_CPUS_PER_TASK"
+
+
+def test_ntasks_without_nodes_on_one_node_says_so():
+    result = imported("#SBATCH --ntasks=8\nsrun ./app\n")
+    assert result.spec["resources"]["tasks_per_node"] == 8 and "nodes" not in result.spec["resources"]
+    assert any("keeps all of them on one node" in reason for reason in notes(result, "mapped"))
+
+
+@pytest.mark.parametrize("tasks, cpus, nodes, per_node", [(200, 1, 4, 50), (128, 1, 2, 64), (64, 2, 2, 32), (96, 2, 3, 32)])
+def test_ntasks_wider_than_a_node_go_to_the_fewest_nodes_that_share_them_evenly(tasks, cpus, nodes, per_node):
+    result = imported(f"#SBATCH --ntasks={tasks} --cpus-per-task={cpus}\nsrun ./app\n")
+    assert (result.spec["resources"]["nodes"], result.spec["resources"]["tasks_per_node"]) == (nodes, per_node)
+    assert any("a node of narval has 64 cores" in reason for reason in notes(result, "mapped"))
+
+
+def test_ntasks_that_no_even_share_fits_is_a_to_do():
+    result = imported("#SBATCH --ntasks=65\nsrun ./app\n")
+    assert any("do not divide evenly" in reason for reason in notes(result, "to do"))

@@ -85,6 +85,7 @@ class _Builder:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
+        self.errexit = False         # the script stops at a failing command (set -e, bash -e)
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
@@ -130,6 +131,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.program = bashtree.main_program(script)
     launch_at = _launch_index(body, build.program, unread)
     _collect_traps(build, script)
+    build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
         if index in unread:
             continue
@@ -1162,6 +1164,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
+        _setup_stops_the_job(build)
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
@@ -1207,6 +1210,27 @@ def _most_cores(profile: Optional[str], gpus: bool) -> Optional[int]:
         return None
     fitting = [t for t in types if bool(t.gpus) == gpus] or list(types)
     return max((t.cores for t in fitting if t.cores), default=None)
+
+
+def _sets_errexit(script: bashtree.Script, text: str) -> bool:
+    """Whether the script stops at a command that fails: ``set -e`` (``-euo pipefail``, ``-o
+    errexit``) at its top level, or ``-e`` among the options of its ``#!`` line."""
+    def stops(words: List[str]) -> bool:
+        return any(re.fullmatch(r"-[a-z]*e[a-z]*", w) for w in words) or ["-o", "errexit"] in map(list, zip(words, words[1:]))
+
+    first = text.split("\n", 1)[0]
+    return first.startswith("#!") and stops(first.split()[1:]) or any(
+        isinstance(s, bashtree.Command) and s.name == "set" and stops(s.argv[1:]) for s in script.statements)
+
+
+def _setup_stops_the_job(build: _Builder) -> None:
+    """slurmkit's script runs environment.setup under ``set -e``: a line that fails stops the
+    job. A script without ``set -e`` went on past it; the user should know the difference."""
+    if build.errexit:
+        return
+    build.note(0, "environment.setup", "mapped", "the script had no set -e, so it went on past a command that failed; "
+                                                 "slurmkit runs these lines under set -e, so the job now stops at the first "
+                                                 "that fails (end a line that may fail with `|| true` to keep going)")
 
 
 def _counts_per_node(build: _Builder) -> None:

@@ -51,3 +51,21 @@ def test_ntasks_wider_than_a_node_go_to_the_fewest_nodes_that_share_them_evenly(
 def test_ntasks_that_no_even_share_fits_is_a_to_do():
     result = imported("#SBATCH --ntasks=65\nsrun ./app\n")
     assert any("do not divide evenly" in reason for reason in notes(result, "to do"))
+
+
+@pytest.mark.parametrize("script, said", [
+    ("mkdir out\n./app\n", True),
+    ("set -x\nmkdir out\n./app\n", True),
+    ("set -e\nmkdir out\n./app\n", False),
+    ("set -euo pipefail\nmkdir out\n./app\n", False),
+    ("set -o errexit\nmkdir out\n./app\n", False),
+    ("./app\n", False),                       # no setup line: nothing stops earlier than before
+])
+def test_setup_under_set_e_is_said_where_the_script_went_on_past_a_failure(script, said):
+    result = imported(script)
+    assert any("stops at the first that fails" in reason for reason in notes(result, "mapped")) == said
+
+
+def test_a_shebang_with_e_stops_at_a_failure_too():
+    result = import_script("#!/bin/bash -e\n#SBATCH --time=1:00:00\nmkdir out\n./app\n", profile="narval")
+    assert not any("stops at the first that fails" in n.reason for n in result.notes)

@@ -86,6 +86,9 @@ class _Builder:
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
         self.errexit = False         # the script stops at a failing command (set -e, bash -e)
+        self.torchrun_procs: Optional[str] = None   # torchrun's --nproc_per_node, as written
+        self.torchrun_under_srun = False
+        self.tee_free: Optional[Tuple[int, str, str]] = None   # (line, `tee FILE`, the command without it) of a launcher's line
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
@@ -910,6 +913,8 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     head, operators = split_at_operators(line)
     prefix, raw, words = _launch_words(command, head)
     parsed, srun = accelerate_import.under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
+    if srun is None:
+        parsed, srun = _torchrun_under_srun(parsed)
     program = _program_words(parsed, raw)
     _read_launcher(build, number, line, parsed, srun)
     launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
@@ -922,12 +927,19 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     if operators or prefix or shell_words or _NEEDS_SHELL.search(program_text):
         launch["shell"] = build.launch_as_written
         reason = _shell_reason(operators, prefix, shell_words)
-        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
+        if operators and (srun or parsed).launcher in ("srun", "mpirun", "accelerate"):
             build.per_task_shell = (number, line, operators)
+            tee = _TEE_TAIL.fullmatch(tail)
+            if tee and not (prefix or shell_words or _NEEDS_SHELL.search(program_text)):
+                build.tee_free = (number, tee.group(1), " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program)))
     else:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
     build.spec["launch"] = launch
     build.note(number, line, "mapped", reason)
+
+
+#: a launch's tail that only copies its output to a file: ``| tee FILE``, ``2>&1 | tee -a FILE``, ``|& tee FILE``
+_TEE_TAIL = re.compile(r"(?:2>&1\s*\||\|&?)\s*(tee(?:\s+(?:-a|--append))?\s+[^\s;&|<>$`'\"]+)")
 
 
 def _needs_bash(word: bashtree.Word) -> bool:
@@ -995,8 +1007,24 @@ def _read_launcher(build: _Builder, number: int, line: str, parsed: launch_optio
             _launcher_options(build, number, line, srun, one_task_per_node=True)
         build.accelerate = accelerate_import.read_options(build, number, parsed)
     else:
+        if srun:   # srun started the torchruns: its options, then torchrun's
+            _launcher_options(build, number, line, srun)
+            build.torchrun_under_srun = True
         _launcher_options(build, number, line, parsed)
+        if parsed.launcher == "torchrun":
+            build.torchrun_procs = next((values[0] for option, values, _ in parsed.options
+                                         if option in ("--nproc_per_node", "--nproc-per-node") and values), None)
     build.launcher_name = parsed.launcher
+
+
+def _torchrun_under_srun(parsed: launch_options.Parsed) -> Tuple[launch_options.Parsed, Optional[launch_options.Parsed]]:
+    """``srun [OPTIONS] torchrun ...`` (or ``python -m torch.distributed.run``): one torchrun per
+    task, each starting its node's processes; the torchrun line, and srun's (None without srun)."""
+    if parsed.launcher == "srun" and parsed.program:
+        inner = launch_options.parse(list(parsed.program))
+        if inner.launcher == "torchrun":
+            return inner, parsed
+    return parsed, None
 
 
 def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
@@ -1156,11 +1184,14 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     spec["resources"].setdefault("time", "1h")
+    _torchrun_over_nodes(build)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
+    _tee_to_log(build)
+    _shell_under_signal(build)
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
@@ -1265,6 +1296,42 @@ def _chosen_kind(build: _Builder) -> str:
         spec["array"] = _array_section(array)
         return first_kind(sweeps=True).name
     return _distributed_kind(build) or _plain_kind(build)
+
+
+def _tee_to_log(build: _Builder) -> None:
+    """``srun prog | tee FILE`` on several tasks, or under a distributed kind: in launch.shell each
+    task would run its own tee, all writing FILE (and under kind lightning, bash and tee die of
+    the USR1 that saves the run). The job's log has every task's output, so the tee is dropped,
+    with a note, and the program is the command."""
+    res, launch = build.spec["resources"], build.spec["launch"]
+    per_task = res.get("nodes", 1) * res.get("tasks_per_node", 1) > 1 or build.spec.get("kind") in DISTRIBUTED_KINDS
+    if build.tee_free is None or "shell" not in launch or not per_task:
+        return
+    number, tee, command = build.tee_free
+    del launch["shell"]
+    launch["command"] = command
+    build.per_task_shell = None
+    build.notes[:] = [n._replace(reason="launch.command; the tee after it is dropped") if n.line == number and n.outcome == "mapped"
+                      and n.reason.startswith("a shell line") else n for n in build.notes]
+    build.note(number, tee, "dropped", "the script ran one tee for all the tasks; in launch.shell each task would run its "
+                                       "own, all writing the same file (and under kind lightning dying of the signal that "
+                                       "saves the run); the job's log (%x-%j.out) has every task's output: copy it to the "
+                                       "file after the job if something reads it")
+
+
+def _shell_under_signal(build: _Builder) -> None:
+    """A kind that saves on USR1 (lightning) runs a shell line only as ``exec PROGRAM`` with
+    redirections: srun sends the signal to every process of a task, and bash, tee or a pipe
+    would die of it. check refuses any other; import says so, and why."""
+    shell, kind = build.spec["launch"].get("shell"), KINDS[build.spec["kind"]]
+    if not (shell and kind.requeues_on_signal):
+        return
+    head, operators = split_at_operators(shell)
+    if head.lstrip().startswith("exec ") and all(">" in op or "<" in op for op in operators):
+        return
+    build.note(0, "launch.shell", "to do", f"kind {kind.name} saves on SIGUSR1, which srun sends to every process of a task: "
+                                           "bash and what else the line starts would die of it, so check refuses a shell line; "
+                                           "write the program alone as launch.command, or `exec PROGRAM > FILE 2>&1`")
 
 
 def _per_task_shell(build: _Builder) -> None:
@@ -1381,6 +1448,31 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     if found is not None:
         _adopt_rendezvous(build, found)
     return found
+
+
+def _torchrun_over_nodes(build: _Builder) -> None:
+    """torchrun on several nodes of GPUs (one per node under srun) started --nproc_per_node
+    processes on each and gave them their ranks; kind ddp does the same with srun, one task per
+    GPU, so the tasks per node are the GPUs and a torchrun's cores are shared among them. A
+    count unlike that (several torchruns a node, processes unlike the GPUs) is a to do."""
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if build.launcher_name != "torchrun" or res.get("nodes", 1) < 2 or not gpus.isdigit():
+        return
+    kind, starters = first_kind(ranks_from_slurm=True).name, res.get("tasks_per_node", 1)
+    procs = build.torchrun_procs
+    if starters != 1 or (procs is not None and procs not in (gpus, "gpu", "auto", "$SLURM_GPUS_ON_NODE", "${SLURM_GPUS_ON_NODE}")):
+        build.note(0, f"torchrun --nproc_per_node={procs or 1}", "to do", f"the script started {starters} torchrun(s) a node, "
+                   f"each starting {procs or 1} processes, on nodes of {gpus} GPUs; kind {kind} starts one process per GPU: "
+                   "check that the program expects that")
+    res["tasks_per_node"] = int(gpus)
+    shared = ""
+    if res.get("cpus_per_task", 1) * starters >= int(gpus) and "cpus_per_task" in res:
+        res["cpus_per_task"] = res["cpus_per_task"] * starters // int(gpus)
+        shared = f"; each torchrun's cores are shared among its processes ({res['cpus_per_task']} each)"
+    how = "srun started one torchrun per node" if build.torchrun_under_srun else "torchrun"
+    build.note(0, "torchrun", "mapped", f"{how}, which started one process per GPU and gave each its rank: kind {kind}, "
+                                        f"whose srun starts one task per GPU with the ranks and the rendezvous set{shared}")
 
 
 def _hand_made_kind(build: _Builder) -> Optional[str]:

@@ -69,3 +69,47 @@ def test_setup_under_set_e_is_said_where_the_script_went_on_past_a_failure(scrip
 def test_a_shebang_with_e_stops_at_a_failure_too():
     result = import_script("#!/bin/bash -e\n#SBATCH --time=1:00:00\nmkdir out\n./app\n", profile="narval")
     assert not any("stops at the first that fails" in n.reason for n in result.notes)
+
+
+TORCHRUN_NODES = "#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-node=1 --cpus-per-task=32\n"
+
+
+@pytest.mark.parametrize("starter", ["srun torchrun", "srun python -m torch.distributed.run", "srun -N 2 --ntasks-per-node=1 torchrun"])
+def test_torchrun_over_nodes_becomes_kind_ddp_with_the_program_alone(starter):
+    result = imported(TORCHRUN_NODES + f"{starter} --nnodes=2 --nproc_per_node=4 --rdzv_backend=c10d "
+                                       "--rdzv_endpoint=$MASTER_ADDR:29500 train.py --epochs 3\n")
+    spec = result.spec
+    assert spec["kind"] == "ddp" and spec["launch"]["launcher"] == "srun"
+    assert spec["launch"]["command"] == "python train.py --epochs 3"
+    assert spec["resources"]["cpus_per_task"] == 8 and "tasks_per_node" not in spec["resources"]   # one task per GPU
+    assert result.unmapped == ()
+    assert any("--rdzv_backend c10d" in n.text for n in result.notes if n.outcome == "dropped")
+
+
+def test_torchruns_unlike_the_gpus_are_a_to_do():
+    result = imported("#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-node=4\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py\n")
+    assert result.spec["kind"] == "ddp"
+    assert any("started 4 torchrun(s) a node" in reason for reason in notes(result, "to do"))
+
+
+@pytest.mark.parametrize("tail", ["| tee train.log", "2>&1 | tee train.log", "|& tee -a train.log"])
+def test_a_tee_after_srun_under_a_distributed_kind_is_dropped(tail):
+    result = imported(f"#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py {tail}\n")
+    assert result.spec["kind"] == "lightning"
+    assert result.spec["launch"] == {"launcher": "srun", "command": "python lightning_train.py"}
+    assert result.unmapped == ()
+    assert [n.text for n in result.notes if n.outcome == "dropped" and n.text.startswith("tee")] == [tail[tail.index("tee"):]]
+
+
+def test_a_shell_line_under_lightning_is_a_to_do_check_agrees_with():
+    result = imported("#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py > train.log\n")
+    assert "shell" in result.spec["launch"]
+    assert any("check refuses a shell line" in reason for reason in notes(result, "to do"))
+
+
+def test_the_trace_reads_python_m_torch_distributed_run_as_torchrun():
+    from slurmkit.port.tracerecord import as_torchrun
+
+    assert as_torchrun(["python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "t.py"]) == \
+        ["torchrun", "--nproc_per_node=2", "t.py"]
+    assert as_torchrun(["python", "-m", "pip", "install", "x"]) == ["python", "-m", "pip", "install", "x"]

@@ -248,7 +248,8 @@ def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Progra
     not set-up), a loop or an if around it included."""
     if program is None:
         return None
-    held = [i for i, (first, _) in enumerate(body) if first <= program.statement.line]
+    # an #SBATCH line among the commands is a comment to bash, never the program's unit
+    held = [i for i, (first, unit) in enumerate(body) if first <= program.statement.line and not unit.startswith("#SBATCH")]
     return held[-1] if held and held[-1] not in unread else None
 
 

@@ -913,9 +913,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         return
     head, operators = split_at_operators(line)
     prefix, raw, words = _launch_words(command, head)
-    parsed, srun = accelerate_import.under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
-    if srun is None:
-        parsed, srun = _torchrun_under_srun(parsed)
+    parsed, srun = _launcher_under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
     program = _program_words(parsed, raw)
     _read_launcher(build, number, line, parsed, srun)
     launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
@@ -928,11 +926,8 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     if operators or prefix or shell_words or _NEEDS_SHELL.search(program_text):
         launch["shell"] = build.launch_as_written
         reason = _shell_reason(operators, prefix, shell_words)
-        if operators and (srun or parsed).launcher in ("srun", "mpirun", "accelerate"):
-            build.per_task_shell = (number, line, operators)
-            tee = _TEE_TAIL.fullmatch(tail)
-            if tee and not (prefix or shell_words or _NEEDS_SHELL.search(program_text)):
-                build.tee_free = (number, tee.group(1), " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program)))
+        if operators:
+            _per_task_line(build, (number, line, operators), (parsed, srun), (prefix, shell_words, program, tail))
     else:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
     build.spec["launch"] = launch
@@ -1016,6 +1011,31 @@ def _read_launcher(build: _Builder, number: int, line: str, parsed: launch_optio
             build.torchrun_procs = next((values[0] for option, values, _ in parsed.options
                                          if option in ("--nproc_per_node", "--nproc-per-node") and values), None)
     build.launcher_name = parsed.launcher
+
+
+def _per_task_line(build: _Builder, shell: Tuple[int, str, List[str]],
+                   launchers: Tuple[launch_options.Parsed, Optional[launch_options.Parsed]],
+                   words: Tuple[str, List[str], List[str], str]) -> None:
+    """A shell line under a launcher (``shell``: its line number, text and operators; the
+    launcher srun starts, and srun's line), which each task runs (_per_task_shell); where its
+    tail only copies the output to a file (``| tee FILE``) and the program (``words``: the
+    prefix, the words bash expands, the program, the tail) needs no shell of its own, the
+    command without it, for _tee_to_log once the kind is known."""
+    parsed, srun = launchers
+    prefix, shell_words, program, tail = words
+    if (srun or parsed).launcher not in ("srun", "mpirun", "accelerate"):
+        return
+    build.per_task_shell = shell
+    tee = _TEE_TAIL.fullmatch(tail)
+    if tee and not (prefix or shell_words or _NEEDS_SHELL.search(" ".join(program))):
+        build.tee_free = (shell[0], tee.group(1), " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program)))
+
+
+def _launcher_under_srun(parsed: launch_options.Parsed) -> Tuple[launch_options.Parsed, Optional[launch_options.Parsed]]:
+    """The launcher srun starts on each task (accelerate launch, torchrun), and srun's line; the
+    line itself and None where srun starts no launcher."""
+    parsed, srun = accelerate_import.under_srun(parsed)
+    return (parsed, srun) if srun is not None else _torchrun_under_srun(parsed)
 
 
 def _torchrun_under_srun(parsed: launch_options.Parsed) -> Tuple[launch_options.Parsed, Optional[launch_options.Parsed]]:
@@ -1295,6 +1315,7 @@ def _chosen_kind(build: _Builder) -> str:
         return first_kind(runs_task_file=True).name
     if array:
         spec["array"] = _array_section(array)
+        _keep_task_ids(spec["array"], array)
         return first_kind(sweeps=True).name
     return _distributed_kind(build) or _plain_kind(build)
 
@@ -1676,6 +1697,15 @@ def _array_section(text: str) -> Dict:
     if throttle:
         section["throttle"] = int(throttle)
     return section
+
+
+def _keep_task_ids(section: Dict, text: str) -> None:
+    """SLURM's own task ids (``--array=1-5`` gives 1..5), kept as array.indices where they are
+    not slurmkit's 0..n-1: a program that reads $SLURM_ARRAY_TASK_ID itself (a seed, a file
+    name) sees the numbers it saw."""
+    ids = [int(i) for i in section["parameters"]["task_id"]]
+    if ids != list(range(len(ids))):
+        section["indices"] = text.partition("%")[0]
 
 
 #: what stands in for a required field import had to leave out

@@ -73,6 +73,7 @@ class Note(Record):
 class Imported(Record):
     spec: Dict
     notes: Tuple[Note, ...]
+    files: Tuple[Tuple[str, str], ...] = ()   # (name, text) of files the spec names, written beside it (a task file)
 
     @property
     def unmapped(self) -> Tuple[Note, ...]:
@@ -89,6 +90,8 @@ class _Builder:
         self.torchrun_procs: Optional[str] = None   # torchrun's --nproc_per_node, as written
         self.torchrun_under_srun = False
         self.tee_free: Optional[Tuple[int, str, str]] = None   # (line, `tee FILE`, the command without it) of a launcher's line
+        self.files: List[Tuple[str, str]] = []   # (name, text) of files written beside the spec
+        self.task_words: Optional[List[str]] = None   # GNU Parallel's words after :::, a task each
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
@@ -152,7 +155,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _arguments(build, script, text)
     _finish(build, name, profile)
     _validated(build)
-    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
+    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files))
 
 
 # ------------------------------------------------------------------------------------ lines
@@ -1055,10 +1058,10 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     shell line, run as written."""
     options, rest = _parallel_options(words)
     command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
-    if not file:
+    if not file and not _literal_tasks(build, number, line, rest, command):
         return False
     # With a command, each line is its argument; without one, each line is a command.
-    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    build.spec["tasks"] = {"arguments" if command else "commands": file or ""}   # "": the words' file (_task_file)
     _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))
     build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
     build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
@@ -1066,6 +1069,38 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}"
                + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
     return True
+
+
+def _literal_tasks(build: _Builder, number: int, line: str, rest: List[str], command: List[str]) -> bool:
+    """``parallel COMMAND ::: a b c``: the words after one ``:::`` are the tasks, one each, for a
+    task file beside the spec (_task_file); False where bash computes them (a glob, a variable,
+    $(...)), which only a shell line can do, said in a note, or where several ``:::`` or ``::::``
+    groups combine them."""
+    words = rest[len(command) + 1:]
+    if rest[len(command):len(command) + 1] != [":::"] or not words or any(w in (":::", "::::", ":::+", "::::+") for w in words):
+        return False
+    raw = raw_words(line)
+    computed = [w for w in raw[len(raw) - len(words):] if _NEEDS_SHELL.search(w) or "$" in w or re.search(r"\{[^}]*(\.\.|,)", w)]
+    if computed:
+        build.note(number, " ".join(computed), "mapped", f"bash computes GNU Parallel's arguments ({' '.join(computed)}), so the "
+                   f"line runs as written; kind {first_kind(runs_task_file=True).name} reads them from a task file: write "
+                   "them there, one a line, to use it")
+        return False
+    build.task_words = words
+    return True
+
+
+def _task_file(build: _Builder) -> None:
+    """GNU Parallel's words after ``:::`` as the task file ``<name>.tasks``, written beside the spec."""
+    if build.task_words is None:
+        return
+    name = f"{build.spec['name']}.tasks"
+    lines = build.spec["tasks"]
+    key = "arguments" if "arguments" in lines else "commands"
+    lines[key] = name
+    build.files.append((name, "".join(w + "\n" for w in build.task_words)))
+    build.note(0, name, "mapped", f"tasks.{key}: the {len(build.task_words)} words after ::: (a task each), written to "
+                                  f"{name} beside the spec")
 
 
 def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
@@ -1110,6 +1145,8 @@ def _many_tasks_shape(build: _Builder) -> None:
     tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
     res, jobs = build.spec["resources"], build.parallel_jobs
     cpus = res.get("cpus_per_task")
+    if "tasks_per_node" not in res and not cpus and jobs and jobs.isdigit() and int(jobs):
+        res["tasks_per_node"] = int(jobs)   # -j 8 on one core each
     if "tasks_per_node" in res or not cpus:
         return
     if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
@@ -1202,6 +1239,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _tasks_on_nodes(build, profile)
     _counts_per_node(build)
     spec.setdefault("name", name or "imported")
+    _task_file(build)
     if profile:
         spec["profile"] = profile
     spec["resources"].setdefault("time", "1h")

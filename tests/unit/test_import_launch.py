@@ -113,3 +113,44 @@ def test_the_trace_reads_python_m_torch_distributed_run_as_torchrun():
     assert as_torchrun(["python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "t.py"]) == \
         ["torchrun", "--nproc_per_node=2", "t.py"]
     assert as_torchrun(["python", "-m", "pip", "install", "x"]) == ["python", "-m", "pip", "install", "x"]
+
+
+def test_parallel_words_become_a_task_file_and_kind_many_tasks():
+    result = imported("#SBATCH --cpus-per-task=4\nparallel -j 4 ./process {} ::: a b c\n")
+    spec = result.spec
+    assert spec["kind"] == "many-tasks" and spec["tasks"] == {"arguments": "job.tasks"}
+    assert spec["launch"] == {"command": "./process '{}'"}
+    assert (spec["resources"]["tasks_per_node"], spec["resources"]["cpus_per_task"]) == (4, 1)
+    assert result.files == (("job.tasks", "a\nb\nc\n"),)
+
+
+def test_parallel_words_without_a_command_are_the_commands():
+    result = imported('parallel -j 2 ::: "./a x" "./b y"\n')
+    assert result.spec["tasks"] == {"commands": "job.tasks"} and "launch" not in result.spec
+    assert result.spec["resources"]["tasks_per_node"] == 2
+    assert result.files == (("job.tasks", "./a x\n./b y\n"),)
+
+
+@pytest.mark.parametrize("words", ["data/*.csv", "$INPUTS", "$(ls data)", "run{1..3}"])
+def test_parallel_words_bash_computes_stay_a_shell_line_and_say_why(words):
+    result = imported(f"parallel ./p {{}} ::: {words}\n")
+    launch = result.spec["launch"]
+    assert result.spec["kind"] != "many-tasks" and words in launch.get("shell", launch.get("command")) and result.files == ()
+    assert any("bash computes GNU Parallel's arguments" in reason for reason in notes(result, "mapped"))
+
+
+def test_import_writes_the_task_file_beside_the_spec_and_refuses_one_in_the_way(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.sh").write_text(HEAD + "#SBATCH --cpus-per-task=2\nparallel -j 2 ./run {} ::: x y\n")
+    (tmp_path / "out").mkdir()
+    args = ["import", "p.sh", "--profile", "narval", "--no-verify", "-o", "out/p.yaml"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "p.tasks").read_text() == "x\ny\n"
+    assert "arguments: p.tasks" in (tmp_path / "out" / "p.yaml").read_text()
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code != 0 and "p.tasks already exists" in again.output and "Traceback" not in again.output

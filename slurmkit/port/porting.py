@@ -1374,8 +1374,9 @@ def _tee_to_log(build: _Builder) -> None:
     build.notes[:] = [n._replace(reason="launch.command; the tee after it is dropped") if n.line == number and n.outcome == "mapped"
                       and n.reason.startswith("a shell line") else n for n in build.notes]
     build.note(number, tee, "dropped", "the script ran one tee for all the tasks; in launch.shell each task would run its "
-                                       "own, all writing the same file (and under kind lightning dying of the signal that "
-                                       "saves the run); the job's log (%x-%j.out) has every task's output: copy it to the "
+                                       "own, all writing the same file (and under kind "
+                                       f"{first_kind(requeues_on_signal=True).name} dying of the signal that saves the run); "
+                                       "the job's log (%x-%j.out) has every task's output: copy it to the "
                                        "file after the job if something reads it")
 
 

@@ -159,6 +159,7 @@ class Job:
                                 workdir=self.base_dir(), args=args)
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
+                             array_indices=plan.array.indices if plan.array else None,
                              after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args)
 
     def _refuse_on_host_rules(self, site: SiteProfile, plan: Plan, folder: Optional[PathLike], warn: Optional[Warn]) -> None:

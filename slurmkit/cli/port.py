@@ -36,6 +36,23 @@ def _told_verification(verification) -> None:
         message_line(f"verify: the traces of the old and the new script agree ({len(verification.declared)} differences declared)")
 
 
+def _write_beside(files, output, force: bool) -> None:
+    """The files the imported spec names (a task file), beside OUTPUT (in the current folder when
+    the spec is printed); one that exists is refused, as OUTPUT is, unless --force."""
+    folder = Path(output).parent if output else Path(".")
+    paths = [(folder / name, body) for name, body in files]
+    for path, _ in paths:
+        _refuse_special(str(path))
+        if os.path.lexists(path) and not force:
+            fail(SlurmkitError(f"{path} already exists (the task file the spec names); use --force to overwrite"))
+    for path, body in paths:
+        try:
+            write_atomic(str(path), body, replace_link=force)
+        except SlurmkitError as error:
+            fail(error)
+        message_line(f"wrote {path}", err=bool(not output))
+
+
 @click.command("import")
 @click.argument("script", type=click.Path(dir_okay=False, exists=True))
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: print it).")
@@ -70,6 +87,7 @@ def import_command(script, output, name, force, no_verify, profile):
 
         imported, verification = verified_import(text, imported, profile)
     text = imported_text(imported, Path(script).name)
+    _write_beside(imported.files, output, force)
     if output:
         _refuse_special(output)
         if os.path.lexists(output) and not force:

@@ -55,9 +55,11 @@ def _records(cluster: str, job_ids):
 
 
 def _ids_folders_sizes(records, job_ids):
+    from slurmkit.slurm.registry import array_tasks
+
     ids = list(job_ids) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
-    sizes = {job_id: record.array_size for job_id, record in records.items() if record.array_size}
+    sizes = {job_id: array_tasks(record) for job_id, record in records.items() if record.array_size}
     return ids, folders, sizes
 
 

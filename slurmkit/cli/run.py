@@ -89,7 +89,7 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
 
 
 def _ids_and_folders(job_ids):
-    from slurmkit.slurm.registry import adopt_interrupted, find, submissions
+    from slurmkit.slurm.registry import adopt_interrupted, array_tasks, find, submissions
 
     adopt_interrupted(lambda line: message_line(line), on_error=_fail)  # what an interrupted submit left
     records = find(job_ids) if job_ids else {s.job_id: s for s in [s for s in submissions() if not s.remote][-20:]}
@@ -97,7 +97,7 @@ def _ids_and_folders(job_ids):
     links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
     ids = list(dict.fromkeys([*job_ids, *links])) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
-    sizes = {job_id: record.array_size for job_id, record in records.items() if record.array_size}
+    sizes = {job_id: array_tasks(record) for job_id, record in records.items() if record.array_size}
     return ids, folders, sizes, records
 
 

@@ -93,6 +93,14 @@ class ArrayPlan(Record):
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]  # (name, value for each task)
     size: int
+    ids: Tuple[int, ...] = ()     # SLURM's task id of each point (array.indices); () for 0..size-1
+    indices: Optional[str] = None  # those ids as --array writes them
+
+    @property
+    def columns(self) -> Tuple[Tuple[str, Tuple[Tuple[int, str], ...]], ...]:
+        """Each parameter's (task id, value) pairs, for a lookup by $SLURM_ARRAY_TASK_ID."""
+        ids = self.ids or tuple(range(self.size))
+        return tuple((name, tuple(zip(ids, values))) for name, values in self.parameters)
 
 
 class TasksPlan(Record):

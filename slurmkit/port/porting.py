@@ -74,6 +74,7 @@ class Note(Record):
 class Imported(Record):
     spec: Dict
     notes: Tuple[Note, ...]
+    files: Tuple[Tuple[str, str], ...] = ()   # (name, text) of files the spec names, written beside it (a task file)
 
     @property
     def unmapped(self) -> Tuple[Note, ...]:
@@ -86,6 +87,13 @@ class _Builder:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
         self.ntasks: Optional[int] = None
+        self.errexit = False         # the script stops at a failing command (set -e, bash -e)
+        self.torchrun_procs: Optional[str] = None   # torchrun's --nproc_per_node, as written
+        self.torchrun_under_srun = False
+        self.tee_free: Optional[Tuple[int, str, str]] = None   # (line, `tee FILE`, the command without it) of a launcher's line
+        self.files: List[Tuple[str, str]] = []   # (name, text) of files written beside the spec
+        self.task_words: Optional[List[str]] = None   # GNU Parallel's words after :::, a task each
+        self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
         self.setup: List[str] = []
@@ -130,6 +138,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.program = bashtree.main_program(script)
     launch_at = _launch_index(body, build.program, unread)
     _collect_traps(build, script)
+    build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
         if index in unread:
             continue
@@ -147,7 +156,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _arguments(build, script, text)
     _finish(build, name, profile)
     _validated(build)
-    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)))
+    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files))
 
 
 # ------------------------------------------------------------------------------------ lines
@@ -243,7 +252,8 @@ def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Progra
     not set-up), a loop or an if around it included."""
     if program is None:
         return None
-    held = [i for i, (first, _) in enumerate(body) if first <= program.statement.line]
+    # an #SBATCH line among the commands is a comment to bash, never the program's unit
+    held = [i for i, (first, unit) in enumerate(body) if first <= program.statement.line and not unit.startswith("#SBATCH")]
     return held[-1] if held and held[-1] not in unread else None
 
 
@@ -949,7 +959,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         return
     head, operators = split_at_operators(line)
     prefix, raw, words = _launch_words(command, head)
-    parsed, srun = accelerate_import.under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
+    parsed, srun = _launcher_under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
     program = _program_words(parsed, raw)
     _read_launcher(build, number, line, parsed, srun)
     launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
@@ -962,12 +972,16 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     if operators or prefix or shell_words or _bash_text(program_text):
         launch["shell"] = build.launch_as_written
         reason = _shell_reason(operators, prefix, shell_words)
-        if operators and parsed.launcher in ("srun", "mpirun", "accelerate"):
-            build.per_task_shell = (number, line, operators)
+        if operators:
+            _per_task_line(build, (number, line, operators), (parsed, srun), (prefix, shell_words, program, tail))
     else:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
     build.spec["launch"] = launch
     build.note(number, line, "mapped", reason)
+
+
+#: a launch's tail that only copies its output to a file: ``| tee FILE``, ``2>&1 | tee -a FILE``, ``|& tee FILE``
+_TEE_TAIL = re.compile(r"(?:2>&1\s*\||\|&?)\s*(tee(?:\s+(?:-a|--append))?\s+[^\s;&|<>$`'\"]+)")
 
 
 def _needs_bash(word: bashtree.Word) -> bool:
@@ -1043,8 +1057,49 @@ def _read_launcher(build: _Builder, number: int, line: str, parsed: launch_optio
             _launcher_options(build, number, line, srun, one_task_per_node=True)
         build.accelerate = accelerate_import.read_options(build, number, parsed)
     else:
+        if srun:   # srun started the torchruns: its options, then torchrun's
+            _launcher_options(build, number, line, srun)
+            build.torchrun_under_srun = True
         _launcher_options(build, number, line, parsed)
+        if parsed.launcher == "torchrun":
+            build.torchrun_procs = next((values[0] for option, values, _ in parsed.options
+                                         if option in ("--nproc_per_node", "--nproc-per-node") and values), None)
     build.launcher_name = parsed.launcher
+
+
+def _per_task_line(build: _Builder, shell: Tuple[int, str, List[str]],
+                   launchers: Tuple[launch_options.Parsed, Optional[launch_options.Parsed]],
+                   words: Tuple[str, List[str], List[str], str]) -> None:
+    """A shell line under a launcher (``shell``: its line number, text and operators; the
+    launcher srun starts, and srun's line), which each task runs (_per_task_shell); where its
+    tail only copies the output to a file (``| tee FILE``) and the program (``words``: the
+    prefix, the words bash expands, the program, the tail) needs no shell of its own, the
+    command without it, for _tee_to_log once the kind is known."""
+    parsed, srun = launchers
+    prefix, shell_words, program, tail = words
+    if (srun or parsed).launcher not in ("srun", "mpirun", "accelerate"):
+        return
+    build.per_task_shell = shell
+    tee = _TEE_TAIL.fullmatch(tail)
+    if tee and not (prefix or shell_words or _NEEDS_SHELL.search(" ".join(program))):
+        build.tee_free = (shell[0], tee.group(1), " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program)))
+
+
+def _launcher_under_srun(parsed: launch_options.Parsed) -> Tuple[launch_options.Parsed, Optional[launch_options.Parsed]]:
+    """The launcher srun starts on each task (accelerate launch, torchrun), and srun's line; the
+    line itself and None where srun starts no launcher."""
+    parsed, srun = accelerate_import.under_srun(parsed)
+    return (parsed, srun) if srun is not None else _torchrun_under_srun(parsed)
+
+
+def _torchrun_under_srun(parsed: launch_options.Parsed) -> Tuple[launch_options.Parsed, Optional[launch_options.Parsed]]:
+    """``srun [OPTIONS] torchrun ...`` (or ``python -m torch.distributed.run``): one torchrun per
+    task, each starting its node's processes; the torchrun line, and srun's (None without srun)."""
+    if parsed.launcher == "srun" and parsed.program:
+        inner = launch_options.parse(list(parsed.program))
+        if inner.launcher == "torchrun":
+            return inner, parsed
+    return parsed, None
 
 
 def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) -> bool:
@@ -1054,10 +1109,10 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     shell line, run as written."""
     options, rest = _parallel_options(words)
     command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
-    if not file:
+    if not file and not _literal_tasks(build, number, line, rest, command):
         return False
     # With a command, each line is its argument; without one, each line is a command.
-    build.spec["tasks"] = {"arguments" if command else "commands": file}
+    build.spec["tasks"] = {"arguments" if command else "commands": file or ""}   # "": the words' file (_task_file)
     _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))
     build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
     build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
@@ -1065,6 +1120,38 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}"
                + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
     return True
+
+
+def _literal_tasks(build: _Builder, number: int, line: str, rest: List[str], command: List[str]) -> bool:
+    """``parallel COMMAND ::: a b c``: the words after one ``:::`` are the tasks, one each, for a
+    task file beside the spec (_task_file); False where bash computes them (a glob, a variable,
+    $(...)), which only a shell line can do, said in a note, or where several ``:::`` or ``::::``
+    groups combine them."""
+    words = rest[len(command) + 1:]
+    if rest[len(command):len(command) + 1] != [":::"] or not words or any(w in (":::", "::::", ":::+", "::::+") for w in words):
+        return False
+    raw = raw_words(line)
+    computed = [w for w in raw[len(raw) - len(words):] if _NEEDS_SHELL.search(w) or "$" in w or re.search(r"\{[^}]*(\.\.|,)", w)]
+    if computed:
+        build.note(number, " ".join(computed), "mapped", f"bash computes GNU Parallel's arguments ({' '.join(computed)}), so the "
+                   f"line runs as written; kind {first_kind(runs_task_file=True).name} reads them from a task file: write "
+                   "them there, one a line, to use it")
+        return False
+    build.task_words = words
+    return True
+
+
+def _task_file(build: _Builder) -> None:
+    """GNU Parallel's words after ``:::`` as the task file ``<name>.tasks``, written beside the spec."""
+    if build.task_words is None:
+        return
+    name = f"{build.spec['name']}.tasks"
+    lines = build.spec["tasks"]
+    key = "arguments" if "arguments" in lines else "commands"
+    lines[key] = name
+    build.files.append((name, "".join(w + "\n" for w in build.task_words)))
+    build.note(0, name, "mapped", f"tasks.{key}: the {len(build.task_words)} words after ::: (a task each), written to "
+                                  f"{name} beside the spec")
 
 
 def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
@@ -1109,6 +1196,8 @@ def _many_tasks_shape(build: _Builder) -> None:
     tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
     res, jobs = build.spec["resources"], build.parallel_jobs
     cpus = res.get("cpus_per_task")
+    if "tasks_per_node" not in res and not cpus and jobs and jobs.isdigit() and int(jobs):
+        res["tasks_per_node"] = int(jobs)   # -j 8 on one core each
     if "tasks_per_node" in res or not cpus:
         return
     if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
@@ -1198,20 +1287,26 @@ _SPEC_ORDER = ("name", "profile", "account", "kind", "resources", "environment",
 
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
     spec = build.spec
+    _tasks_on_nodes(build, profile)
     _counts_per_node(build)
     spec.setdefault("name", name or "imported")
+    _task_file(build)
     if profile:
         spec["profile"] = profile
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
+    _torchrun_over_nodes(build)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
+    _tee_to_log(build)
+    _shell_under_signal(build)
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
+        _setup_stops_the_job(build)
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
@@ -1242,6 +1337,67 @@ def _memory_the_site_ignores(build: _Builder, profile: Optional[str]) -> None:
             build.notes[index] = note._replace(outcome="dropped", reason=f"{site.name} gives every job whole nodes with all "
                                                "their memory and ignores memory requests")
             break
+def _tasks_on_nodes(build: _Builder, profile: Optional[str]) -> None:
+    """``--ntasks=N`` with no node count: SLURM placed the N tasks where it found room, on one
+    node or several; a spec asks tasks per node, so the tasks go to the fewest nodes of the
+    profile that hold them (one, when a node has the cores), evenly, on at most twice as many
+    nodes as the cores need. Said in a note either way.
+    Without a launcher the program ran once (_one_process), and this does not apply."""
+    res = build.spec["resources"]
+    if not build.ntasks or build.ntasks == 1 or "nodes" in res or "tasks_per_node" in res or build.launcher_name is None:
+        return
+    cpus, most = res.get("cpus_per_task", 1), _most_cores(profile, "gpus" in res)
+    fewest = 1 if most is None else -(-build.ntasks * cpus // most)
+    # an equal share on up to twice the fewest nodes; more would leave most of each node idle
+    nodes = next((n for n in range(fewest, 2 * fewest + 1) if build.ntasks % n == 0 and (most is None or build.ntasks // n * cpus <= most)),
+                 None)
+    spelled = f"--ntasks={build.ntasks}"
+    if nodes is None:
+        build.note(0, spelled, "to do", f"no node of {profile} has {build.ntasks * cpus} cores and {build.ntasks} tasks do "
+                                        "not divide evenly over nodes that do: set resources.nodes and tasks_per_node")
+    elif nodes == 1:
+        build.note(0, spelled, "mapped", f"no --nodes: SLURM could spread the {build.ntasks} tasks over several nodes; "
+                                         f"tasks_per_node: {build.ntasks} keeps all of them on one node")
+    else:
+        res["nodes"] = nodes
+        build.note(0, spelled, "mapped", f"no --nodes: SLURM spread the {build.ntasks} tasks over the nodes it found; a node "
+                                         f"of {profile} has {most} cores, so nodes: {nodes}, tasks_per_node: "
+                                         f"{build.ntasks // nodes} (the fewest nodes that take an equal share)")
+
+
+def _most_cores(profile: Optional[str], gpus: bool) -> Optional[int]:
+    """The cores of the profile's largest node (of those with GPUs where the job asks GPUs);
+    None where the profile is not known."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.sites.profiles import load_profile
+
+    try:
+        types = load_profile(profile).node_types if profile else ()
+    except SlurmkitError:
+        return None
+    fitting = [t for t in types if bool(t.gpus) == gpus] or list(types)
+    return max((t.cores for t in fitting if t.cores), default=None)
+
+
+def _sets_errexit(script: bashtree.Script, text: str) -> bool:
+    """Whether the script stops at a command that fails: ``set -e`` (``-euo pipefail``, ``-o
+    errexit``) at its top level, or ``-e`` among the options of its ``#!`` line."""
+    def stops(words: List[str]) -> bool:
+        return any(re.fullmatch(r"-[a-z]*e[a-z]*", w) for w in words) or ["-o", "errexit"] in map(list, zip(words, words[1:]))
+
+    first = text.split("\n", 1)[0]
+    return first.startswith("#!") and stops(first.split()[1:]) or any(
+        isinstance(s, bashtree.Command) and s.name == "set" and stops(s.argv[1:]) for s in script.statements)
+
+
+def _setup_stops_the_job(build: _Builder) -> None:
+    """slurmkit's script runs environment.setup under ``set -e``: a line that fails stops the
+    job. A script without ``set -e`` went on past it; the user should know the difference."""
+    if build.errexit:
+        return
+    build.note(0, "environment.setup", "mapped", "the script had no set -e, so it went on past a command that failed; "
+                                                 "slurmkit runs these lines under set -e, so the job now stops at the first "
+                                                 "that fails (end a line that may fail with `|| true` to keep going)")
 
 
 def _counts_per_node(build: _Builder) -> None:
@@ -1252,6 +1408,7 @@ def _counts_per_node(build: _Builder) -> None:
     if build.ntasks and "tasks_per_node" not in res:
         if build.ntasks % nodes == 0:
             res["tasks_per_node"] = build.ntasks // nodes
+            build.ntasks_only = True
         else:
             build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
     if build.gpus_per_task and "gpus" not in res:
@@ -1273,8 +1430,46 @@ def _chosen_kind(build: _Builder) -> str:
         return first_kind(runs_task_file=True).name
     if array:
         spec["array"] = _array_section(array)
+        _keep_task_ids(spec["array"], array)
         return first_kind(sweeps=True).name
     return _distributed_kind(build) or _plain_kind(build)
+
+
+def _tee_to_log(build: _Builder) -> None:
+    """``srun prog | tee FILE`` on several tasks, or under a distributed kind: in launch.shell each
+    task would run its own tee, all writing FILE (and under kind lightning, bash and tee die of
+    the USR1 that saves the run). The job's log has every task's output, so the tee is dropped,
+    with a note, and the program is the command."""
+    res, launch = build.spec["resources"], build.spec["launch"]
+    per_task = res.get("nodes", 1) * res.get("tasks_per_node", 1) > 1 or build.spec.get("kind") in DISTRIBUTED_KINDS
+    if build.tee_free is None or "shell" not in launch or not per_task:
+        return
+    number, tee, command = build.tee_free
+    del launch["shell"]
+    launch["command"] = command
+    build.per_task_shell = None
+    build.notes[:] = [n._replace(reason="launch.command; the tee after it is dropped") if n.line == number and n.outcome == "mapped"
+                      and n.reason.startswith("a shell line") else n for n in build.notes]
+    build.note(number, tee, "dropped", "the script ran one tee for all the tasks; in launch.shell each task would run its "
+                                       "own, all writing the same file (and under kind "
+                                       f"{first_kind(requeues_on_signal=True).name} dying of the signal that saves the run); "
+                                       "the job's log (%x-%j.out) has every task's output: copy it to the "
+                                       "file after the job if something reads it")
+
+
+def _shell_under_signal(build: _Builder) -> None:
+    """A kind that saves on USR1 (lightning) runs a shell line only as ``exec PROGRAM`` with
+    redirections: srun sends the signal to every process of a task, and bash, tee or a pipe
+    would die of it. check refuses any other; import says so, and why."""
+    shell, kind = build.spec["launch"].get("shell"), KINDS[build.spec["kind"]]
+    if not (shell and kind.requeues_on_signal):
+        return
+    head, operators = split_at_operators(shell)
+    if head.lstrip().startswith("exec ") and all(">" in op or "<" in op for op in operators):
+        return
+    build.note(0, "launch.shell", "to do", f"kind {kind.name} saves on SIGUSR1, which srun sends to every process of a task: "
+                                           "bash and what else the line starts would die of it, so check refuses a shell line; "
+                                           "write the program alone as launch.command, or `exec PROGRAM > FILE 2>&1`")
 
 
 def _per_task_shell(build: _Builder) -> None:
@@ -1334,7 +1529,28 @@ def _srun_added(build: _Builder, tasks: int) -> None:
                "written from a script of your own")
 
 
-_TASK_COUNTS = re.compile(r"\$\{?(SLURM_NTASKS_PER_NODE|SLURM_NTASKS|SLURM_NPROCS)\}?")
+#: SLURM's task counts a job of one node sets, as a word of a line (``$X``, ``${X}``); SLURM sets
+#: SLURM_NTASKS_PER_NODE only where the script asked --ntasks-per-node
+_ONE_NODE_COUNTS = ("SLURM_TASKS_PER_NODE", "SLURM_NTASKS", "SLURM_NPROCS")
+
+
+def _task_counts(build: _Builder) -> "re.Pattern[str]":
+    names = "|".join(_ONE_NODE_COUNTS + (() if build.ntasks_only else ("SLURM_NTASKS_PER_NODE",)))
+    return re.compile(rf"\$(?:\{{({names})\}}|({names})(?!\w))")
+
+
+def _counts_renamed(build: _Builder, launch: Dict) -> List[str]:
+    """The task counts of SLURM that the launch and setup lines read, now $SLURM_CPUS_PER_TASK:
+    the one process of kind threaded has the cores the tasks had (a job of one task would
+    otherwise give it 1)."""
+    counts, found = _task_counts(build), []
+    for key in ("command", "shell"):
+        if key in launch:
+            found += [m.group(1) or m.group(2) for m in counts.finditer(launch[key])]
+            launch[key] = counts.sub("$SLURM_CPUS_PER_TASK", launch[key])
+    found += [m.group(1) or m.group(2) for line in build.setup for m in counts.finditer(line)]
+    build.setup[:] = [counts.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    return list(dict.fromkeys(found))
 
 
 def _one_process(build: _Builder) -> str:
@@ -1344,11 +1560,7 @@ def _one_process(build: _Builder) -> str:
     tasks = res.pop("tasks_per_node")
     cores = tasks * res.get("cpus_per_task", 1)
     res["cpus_per_task"] = cores
-    renamed = False
-    for key in ("command", "shell"):
-        if key in launch and _TASK_COUNTS.search(launch[key]):
-            launch[key], renamed = _TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", launch[key]), True
-    build.setup[:] = [_TASK_COUNTS.sub("$SLURM_CPUS_PER_TASK", line) for line in build.setup]
+    renamed = _counts_renamed(build, launch)
     if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
         build.note(0, f"tasks_per_node: {tasks}", "to do",
                    f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
@@ -1357,7 +1569,8 @@ def _one_process(build: _Builder) -> str:
         return threaded
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
                f"the program starts without srun or mpirun, so it ran once: kind {threaded} with the same {cores} cores"
-               + ("; SLURM's task count in it became $SLURM_CPUS_PER_TASK" if renamed else ""))
+               + (f"; SLURM's task count in it ({', '.join('$' + n for n in renamed)}) became $SLURM_CPUS_PER_TASK"
+                  if renamed else ""))
     return threaded
 
 
@@ -1373,6 +1586,31 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     if found is not None:
         _adopt_rendezvous(build, found)
     return found
+
+
+def _torchrun_over_nodes(build: _Builder) -> None:
+    """torchrun on several nodes of GPUs (one per node under srun) started --nproc_per_node
+    processes on each and gave them their ranks; kind ddp does the same with srun, one task per
+    GPU, so the tasks per node are the GPUs and a torchrun's cores are shared among them. A
+    count unlike that (several torchruns a node, processes unlike the GPUs) is a to do."""
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if build.launcher_name != "torchrun" or res.get("nodes", 1) < 2 or not gpus.isdigit():
+        return
+    kind, starters = first_kind(ranks_from_slurm=True).name, res.get("tasks_per_node", 1)
+    procs = build.torchrun_procs
+    if starters != 1 or (procs is not None and procs not in (gpus, "gpu", "auto", "$SLURM_GPUS_ON_NODE", "${SLURM_GPUS_ON_NODE}")):
+        build.note(0, f"torchrun --nproc_per_node={procs or 1}", "to do", f"the script started {starters} torchrun(s) a node, "
+                   f"each starting {procs or 1} processes, on nodes of {gpus} GPUs; kind {kind} starts one process per GPU: "
+                   "check that the program expects that")
+    res["tasks_per_node"] = int(gpus)
+    shared = ""
+    if res.get("cpus_per_task", 1) * starters >= int(gpus) and "cpus_per_task" in res:
+        res["cpus_per_task"] = res["cpus_per_task"] * starters // int(gpus)
+        shared = f"; each torchrun's cores are shared among its processes ({res['cpus_per_task']} each)"
+    how = "srun started one torchrun per node" if build.torchrun_under_srun else "torchrun"
+    build.note(0, "torchrun", "mapped", f"{how}, which started one process per GPU and gave each its rank: kind {kind}, "
+                                        f"whose srun starts one task per GPU with the ranks and the rendezvous set{shared}")
 
 
 def _hand_made_kind(build: _Builder) -> Optional[str]:
@@ -1575,6 +1813,15 @@ def _array_section(text: str) -> Dict:
     if throttle:
         section["throttle"] = int(throttle)
     return section
+
+
+def _keep_task_ids(section: Dict, text: str) -> None:
+    """SLURM's own task ids (``--array=1-5`` gives 1..5), kept as array.indices where they are
+    not slurmkit's 0..n-1: a program that reads $SLURM_ARRAY_TASK_ID itself (a seed, a file
+    name) sees the numbers it saw."""
+    ids = [int(i) for i in section["parameters"]["task_id"]]
+    if ids != list(range(len(ids))):
+        section["indices"] = text.partition("%")[0]
 
 
 #: what stands in for a required field import had to leave out

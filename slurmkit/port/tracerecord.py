@@ -293,6 +293,7 @@ def launch(launcher, words):
         program = launch_options.python_program(parsed, program)
     if not program:
         return start([launcher, *words])
+    program = as_torchrun(program)
     name = os.path.basename(program[0])
     via = shown(" ".join([launcher, *words[:len(words) - len(parsed.program)]]))   # the launcher and its options
     if name in launch_options.LAUNCHERS and name != launcher:   # srun accelerate launch ...: its processes, on each task
@@ -308,6 +309,21 @@ def launch(launcher, words):
         log("untraceable", argv=[shown(w) for w in [launcher, *words]], why="a program named by its absolute path")
         return 0
     return start(program, count, via=via)
+
+
+def as_torchrun(words):
+    """``python -m torch.distributed.run|launch ARGS`` as ``torchrun ARGS``; other words as they are."""
+    if not (words[:1] and os.path.basename(words[0]).startswith("python") and words[1:2] == ["-m"]):
+        return words
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if package not in sys.path:
+        sys.path.insert(0, package)
+    from slurmkit.core import launch_options
+
+    if words[:1] and os.path.basename(words[0]).startswith("python") and words[1:2] == ["-m"] \
+            and words[2:3] and words[2] in launch_options.TORCH_MODULES:
+        return ["torchrun", *words[3:]]
+    return words
 
 
 def task_count(launcher, given):
@@ -492,6 +508,8 @@ def main(argv):
     if kind == "tool":
         return tool(words[0], words[1:])
     if kind == "start":
+        if as_torchrun(words) != words:   # python -m torch.distributed.run: torchrun, under its module's name
+            return launch("torchrun", as_torchrun(words)[1:])
         return start(words)
     if kind == "path":   # a program named by its path: the user's, inside the folder; an absolute path is not run
         if inside(words[0]) and not inside_abs(words[0]):

@@ -721,7 +721,14 @@ def _declared_by_note(note: Any) -> List[Declared]:
         return declared + [Declared("env", assigned.group(1), note.reason)]
     if words[0] in ("module", "ml"):
         return declared + [Declared("modules", _family(w), note.reason) for w in words[1:] if not w.startswith("-") and w != "load"]
-    return declared + [Declared("start", os.path.basename(words[0]), note.reason)]
+    return declared + [Declared("start", os.path.basename(words[0]), note.reason)] + _declared_by_tee(words, note.reason)
+
+
+def _declared_by_tee(words: List[str], why: str) -> List[Declared]:
+    """A tee import dropped no longer writes its files (in the submit folder, as the trace shows them)."""
+    if words[0] != "tee":
+        return []
+    return [Declared("saved", w if w.startswith(("/", "$")) else f"$SLURM_SUBMIT_DIR/{w}", why) for w in words[1:] if not w.startswith("-")]
 
 
 def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:

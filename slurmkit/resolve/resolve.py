@@ -595,7 +595,25 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
         return None
     points = list(itertools.product(*(values for _, values in spec.array.parameters)))
     columns = tuple(zip(*points))
-    return ArrayPlan(tuple(zip(names, columns)), size)
+    ids = _array_ids(spec, limit, findings)
+    if ids is None:
+        return None
+    return ArrayPlan(tuple(zip(names, columns)), size, ids, spec.array.indices)
+
+
+def _array_ids(spec: JobSpec, limit: Optional[int], findings: Findings) -> Optional[Tuple[int, ...]]:
+    """SLURM's task ids where array.indices gives them (the reader has checked one a point);
+    SLURM refuses an id at or above MaxArraySize, so the profile's is the bound."""
+    from slurmkit.core.array_ids import array_ids
+
+    if spec.array is None or spec.array.indices is None:
+        return ()
+    ids = array_ids(spec.array.indices)
+    if limit and ids[-1] >= limit:
+        findings.error("array.indices", f"task id {ids[-1]} is not below the profile's largest array size ({limit}), which "
+                                        "SLURM refuses: use smaller ids")
+        return None
+    return ids
 
 
 def _payload(spec: JobSpec) -> Sequence[str]:
@@ -787,7 +805,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         pairs.append(("--tmp", format_size(tmp_mb)))
     if array and spec.array:   # one without the other never happens: _array plans only the spec's array
         throttle = f"%{spec.array.throttle}" if spec.array.throttle else ""
-        pairs.append(("--array", f"0-{array.size - 1}{throttle}"))
+        pairs.append(("--array", f"{array.indices or f'0-{array.size - 1}'}{throttle}"))
         pairs.append(("--output", "%x-%A_%a.out"))
     else:
         pairs.append(("--output", "%x-%j.out"))

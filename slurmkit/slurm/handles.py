@@ -90,6 +90,7 @@ def tracked(limit: Optional[int] = None) -> List[Union["JobHandle[Any]", "SweepH
     """Handles for the jobs in the registry (the last ``limit`` of them; all by default),
     oldest first: a JobHandle a job, a SweepHandle an array, a ChainHandle a chain (its links
     folded, at the place of its first link). Submissions that never got a job id are left out."""
+    from slurmkit.core.array_ids import array_ids
     from slurmkit.slurm.registry import submissions
     from slurmkit.slurm.submit import ChainHandle, JobHandle, SweepHandle
 
@@ -102,7 +103,8 @@ def tracked(limit: Optional[int] = None) -> List[Union["JobHandle[Any]", "SweepH
                 places.append(chains[record.chain])   # filled below, kept at the chain's place
             chains[record.chain].append(record)
         elif record.array_size is not None:
-            places.append(SweepHandle(record.folder, record.job_id, record.array_size))
+            places.append(SweepHandle(record.folder, record.job_id, record.array_size,
+                                      array_ids(record.array_ids) if record.array_ids else ()))
         else:
             places.append(JobHandle(record.folder, record.job_id))
     handles = [ChainHandle([JobHandle(r.folder, r.job_id) for r in sorted(p, key=lambda r: r.link or 0)])

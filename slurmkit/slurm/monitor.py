@@ -32,6 +32,7 @@ import re
 import time
 from typing import Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
+from slurmkit.core.array_ids import TaskIds, task_ids
 from slurmkit.core.records import Record
 from slurmkit.slurm.jobfiles import ExitRecord, StartedRecord, read_exit_file, read_started_file
 from slurmkit.slurm.jobfiles import parse_exit_file as parse_exit_file  # jobfiles.py's, here where it has always been
@@ -362,7 +363,7 @@ class Poller:
     After each poll, ``answered`` says whether sacct or squeue answered, ``errors`` what failed.
     """
 
-    def __init__(self, folders: Optional[Mapping[str, str]] = None, array_sizes: Optional[Mapping[str, int]] = None,
+    def __init__(self, folders: Optional[Mapping[str, str]] = None, array_sizes: Optional[Mapping[str, TaskIds]] = None,
                  run: Runner = _run, waiting: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
         self.folders = folders if folders is not None else {}
         self.sizes = array_sizes or {}
@@ -512,7 +513,7 @@ class Poller:
 
 
 def poll(job_ids: Sequence[str], folders: Optional[Mapping[str, str]] = None, run: Runner = _run,
-         array_sizes: Optional[Mapping[str, int]] = None) -> Dict[str, JobStatus]:
+         array_sizes: Optional[Mapping[str, TaskIds]] = None) -> Dict[str, JobStatus]:
     """One poll of ``job_ids`` by a fresh Poller (``slurmkit status``): see Poller."""
     return Poller(folders, array_sizes, run).poll(job_ids)
 
@@ -528,7 +529,7 @@ def _ask_ids(pending: List[str], asked: List[str]) -> List[str]:
     return ids
 
 
-def wanted_ids(job_ids: Iterable[str], array_sizes: Mapping[str, int],
+def wanted_ids(job_ids: Iterable[str], array_sizes: Mapping[str, TaskIds],
                known: Optional[Mapping[str, JobStatus]] = None) -> List[str]:
     """The jobs a poll answers for: single jobs as given; an array id as its tasks (from the
     answers in ``known``, or from its size). Shared with the poller that reads exit files on a
@@ -541,7 +542,7 @@ def wanted_ids(job_ids: Iterable[str], array_sizes: Mapping[str, int],
             wanted.append(job)
         else:
             size = array_sizes.get(job)
-            wanted += tasks if not size else [f"{job}_{i}" for i in range(size)]
+            wanted += tasks if not size else [f"{job}_{i}" for i in task_ids(size)]
     return list(dict.fromkeys(wanted))
 
 
@@ -604,7 +605,7 @@ class Watch:
     """
 
     def __init__(self, job_ids: Sequence[str], interval: float = 30.0, folders: Optional[Mapping[str, str]] = None,
-                 array_sizes: Optional[Mapping[str, int]] = None, run: Runner = _run,
+                 array_sizes: Optional[Mapping[str, TaskIds]] = None, run: Runner = _run,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> None:
         self.job_ids = list(job_ids)
         self.poller = Poller(folders, array_sizes, run, waiting=True, clock=clock)

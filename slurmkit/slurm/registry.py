@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core import lockfolder
+from slurmkit.core.array_ids import TaskIds, array_ids
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import NotARegularFile
 from slurmkit.core.folders import state_folder
@@ -61,10 +62,11 @@ class Submission(Record):
     note: Optional[str] = None   # an intent given up on: why (NEVER_REACHED); or NOT_KNOWN_YET
     remote: Optional[str] = None  # submitted over ssh (remote.py): the ssh target; folder is on that host
     args: Optional[List[str]] = None  # the words sbatch passed to the script after its name ($1, "$@")
+    array_ids: Optional[str] = None  # an array's task ids as --array wrote them, where they are not 0..size-1
 
 
 #: the type each field must have (None is allowed for every optional field).
-_TYPES = {"job_id": str, "name": str, "folder": str, "profile": str, "submitted": str, "array_size": int,
+_TYPES = {"job_id": str, "name": str, "folder": str, "profile": str, "submitted": str, "array_size": int, "array_ids": str,
           "spec": str, "after": str, "chain": str, "link": int, "links": int, "token": str, "host": str,
           "pid": int, "note": str, "remote": str, "args": list}
 _REQUIRED = ("job_id", "name", "folder", "profile", "submitted")
@@ -231,6 +233,11 @@ def record_all(entries: Sequence[Submission], path: Optional[Path] = None, wait_
 def record(submission: Submission, path: Optional[Path] = None, wait_s: float = LOCK_WAIT_S) -> None:
     """Append one record; raises RegistryError (one line) when it could not be written whole."""
     record_all([submission], path, wait_s)
+
+
+def array_tasks(record: Submission) -> Optional[TaskIds]:
+    """An array's tasks as the monitor lists them: its ids where --array named them, else its size."""
+    return array_ids(record.array_ids) if record.array_ids else record.array_size
 
 
 def intent(name: str, folder: str, profile: str, token: str, **fields) -> Submission:

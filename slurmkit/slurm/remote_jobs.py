@@ -190,6 +190,7 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     script = f"{logs}/.{job.spec.name}.{token[:8]}.sbatch"
     size = plan.array.size if plan.array else None
     planned = intent(job.spec.name, logs, plan.profile, token, array_size=size, spec=job._spec_path(),
+                     array_ids=plan.array.indices if plan.array else None,
                      after=",".join(after) or None, remote=conn.remote.target, args=list(args) or None)
     try:
         _write_script(conn, script, script_text)

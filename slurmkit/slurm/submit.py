@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
+from slurmkit.core.array_ids import array_ids
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, dependency
@@ -130,9 +131,10 @@ class JobHandle(SlurmJob[R]):
 class SweepHandle:
     """An array job: one submission, a handle per task; the handle protocol (handles.py) over all."""
 
-    def __init__(self, folder: Folder, job_id: str, size: int) -> None:
+    def __init__(self, folder: Folder, job_id: str, size: int, ids: Sequence[int] = ()) -> None:
+        """``ids``: the tasks' ids where --array named them (array.indices), else 0..size-1."""
         self.job_id, self.size = job_id, size
-        self.tasks: List[JobHandle[int]] = [JobHandle(folder, f"{job_id}_{i}") for i in range(size)]
+        self.tasks: List[JobHandle[int]] = [JobHandle(folder, f"{job_id}_{i}") for i in (ids or range(size))]
 
     def statuses(self) -> Dict[str, JobStatus]:
         """Every task's status, from one forced poll (the watcher asks for all tasks at once)."""
@@ -443,8 +445,9 @@ def _sbatch_recorded(planned: Submission, argv: Sequence[str], workdir: Optional
 def submit_script(script_text: str, folder: Folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None,
-                  args: Sequence[str] = ()) -> Union[JobHandle[int], SweepHandle]:
-    """Submit ``script_text``; return a JobHandle (a SweepHandle for an array).
+                  args: Sequence[str] = (), array_indices: Optional[str] = None) -> Union[JobHandle[int], SweepHandle]:
+    """Submit ``script_text``; return a JobHandle (a SweepHandle for an array, whose tasks are
+    ``array_indices`` where the script's --array names them, else 0..array_size-1).
 
     ``args``: the words sbatch passes to the script (its ``$1``...), recorded with the intent, so
     that a retry under the same token submits the same job and ``status`` shows them.
@@ -457,8 +460,8 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     folder = Path(folder).resolve()
     args = script_arguments(args)
     token = uuid.uuid4().hex
-    planned = intent(name, str(folder), profile, token, array_size=array_size, spec=spec, after=",".join(after) or None,
-                     args=list(args) or None,
+    planned = intent(name, str(folder), profile, token, array_size=array_size, array_ids=array_indices, spec=spec,
+                     after=",".join(after) or None, args=list(args) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
     script = _write_script(folder, name, token[:8], script_text)
     try:
@@ -468,8 +471,9 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
         script.unlink(missing_ok=True)   # no job took it: nothing stays behind in the logs folder
         raise
     _keep_script(script, job_id)
-    handle: Union[JobHandle[int], SweepHandle] = (SweepHandle(folder, job_id, array_size) if array_size is not None
-                                                  else JobHandle(folder, job_id))
+    handle: Union[JobHandle[int], SweepHandle] = (
+        SweepHandle(folder, job_id, array_size, array_ids(array_indices) if array_indices else ()) if array_size is not None
+        else JobHandle(folder, job_id))
     record_job(planned, job_id, handle)
     return handle
 

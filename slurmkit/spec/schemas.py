@@ -245,6 +245,7 @@ def _array(spec) -> Schema:
     return closed("array", {
         "parameters": {"type": "object", "propertyNames": names, "additionalProperties": values, "minProperties": 1},
         "throttle": integer(),
+        "indices": text(re.compile(r"^\d+(-\d+(:\d+)?)?(,\d+(-\d+(:\d+)?)?)*$")),
     }, required=("parameters",), nullable=True)
 
 

@@ -142,6 +142,7 @@ class ArraySpec(Record):
 
     parameters: Tuple[Tuple[str, Tuple[str, ...]], ...]
     throttle: Optional[int] = None
+    indices: Optional[str] = None      # SLURM's task ids as written (1-9:2): point i goes to the i-th; None: 0..n-1
 
 
 class Tasks(Record):
@@ -366,7 +367,7 @@ SECTION_KEYS = {
     "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup"),
     "environment.venv": ("path", "requirements", "packages"),
     "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view", "mixed_precision"),
-    "array": ("parameters", "throttle"),
+    "array": ("parameters", "throttle", "indices"),
     "tasks": ("commands", "arguments", "separator", "joblog"),
     "dependencies.*": ("after", "jobs"),
     "mail": ("user", "events"),
@@ -687,7 +688,27 @@ def _read_array(read: _Reader, value) -> Optional[ArraySpec]:
             read.fail(at, "has no values")
         parameters.append((str(name), values))
     throttle = None if array.get("throttle") is None else read.integer(array["throttle"], ("array", "throttle"))
-    return ArraySpec(tuple(parameters), throttle)
+    indices = None if array.get("indices") is None else _read_indices(read, array["indices"], parameters)
+    return ArraySpec(tuple(parameters), throttle, indices)
+
+
+def _read_indices(read: _Reader, value, parameters: Sequence[Tuple[str, Sequence[str]]]) -> str:
+    """``array.indices``: SLURM's task ids (``--array`` as an old script wrote it), one for each
+    point of the grid, so a program that reads $SLURM_ARRAY_TASK_ID itself sees the ids it did."""
+    from slurmkit.core.array_ids import array_ids
+
+    at = ("array", "indices")
+    text = read.text(value, at)
+    try:
+        ids = array_ids(text)
+    except ValueError as error:
+        read.fail(at, str(error))
+    points = 1
+    for _, values in parameters:
+        points *= len(values)
+    if len(ids) != points:
+        read.fail(at, f"{text!r} names {len(ids)} task ids and the grid has {points} points: give one id for each point")
+    return text
 
 
 def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:

@@ -50,6 +50,8 @@ def test_check_on_the_imported_spec_says_what_is_left_to_do(script, tmp_path, mo
     imported = imported_of(script)
     spec = tmp_path / f"{script.stem}.yaml"
     spec.write_text(imported_text(imported, script.name))
+    for name, body in imported.files:   # a task file, which `slurmkit import` writes beside the spec
+        (tmp_path / name).write_text(body)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", spec.name])
     assert result.exit_code in (0, 2) and result.exception is None or isinstance(result.exception, SystemExit), result.output
@@ -103,6 +105,8 @@ def test_the_imported_spec_ports_to_the_successor_as_reviewed(script, tmp_path, 
     imported = imported_of(script)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.yaml").write_text(imported_text(imported, script.name))
+    for name, body in imported.files:
+        (tmp_path / name).write_text(body)
     result = CliRunner().invoke(main, ["port", "job.yaml"])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     _golden(script.with_suffix(".port.txt"), result.output)

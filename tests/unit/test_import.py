@@ -63,7 +63,7 @@ def test_an_array_becomes_a_task_id_parameter_and_staging_is_recognised():
     script = ("#!/bin/bash\n#SBATCH --array=1-5:2%2 -t 1:00:00\ntar -xf data.tar.gz -C $SLURM_TMPDIR\n"
               "python run.py --case $SLURM_ARRAY_TASK_ID\ncp -r $SLURM_TMPDIR/out /scratch/me/out\n")
     spec = import_script(script).spec
-    assert spec["array"] == {"parameters": {"task_id": ["1", "3", "5"]}, "throttle": 2}
+    assert spec["array"] == {"parameters": {"task_id": ["1", "3", "5"]}, "throttle": 2, "indices": "1-5:2"}   # SLURM's own ids
     assert spec["launch"]["command"] == "python run.py --case $task_id"
     assert spec["stage"] == {"inputs": ["data.tar.gz"], "outputs": [{"from": "out", "to": "/scratch/me/out"}]}
 

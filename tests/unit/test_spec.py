@@ -68,7 +68,7 @@ def test_misspelt_resource_key_suggests_gpus():
     (minimal(environment={"modlues": ["gcc"]}),
      "job.yaml: environment.modlues: unknown key; did you mean 'modules'? allowed: modules, venv, variables, builds, build_cache, setup"),
     (minimal(kind="array", array={"parameters": {"lr": [1]}, "throtle": 2}),
-     "job.yaml: array.throtle: unknown key; did you mean 'throttle'? allowed: parameters, throttle"),
+     "job.yaml: array.throtle: unknown key; did you mean 'throttle'? allowed: parameters, throttle, indices"),
     (with_resources(gpus={"modle": "h100"}),
      "job.yaml: resources.gpus.modle: unknown key; did you mean 'model'? allowed: model, count"),
 ])

@@ -1,0 +1,156 @@
+"""slurmkit import: how the launch line and the task counts of a script become the spec's
+kind, counts and command (the decisions, one script each)."""
+
+import pytest
+
+from slurmkit.port.porting import import_script
+from slurmkit.spec.spec import spec_from_mapping
+
+HEAD = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n"
+
+
+def imported(body: str, profile: str = "narval"):
+    result = import_script(HEAD + body, name="job", profile=profile)
+    spec_from_mapping(result.spec)
+    return result
+
+
+def notes(result, outcome: str):
+    return [n.reason for n in result.notes if n.outcome == outcome]
+
+
+@pytest.mark.parametrize("word", ["$SLURM_TASKS_PER_NODE", "${SLURM_TASKS_PER_NODE}", "$SLURM_NTASKS", "${SLURM_NPROCS}"])
+def test_a_task_count_becomes_the_threaded_process_cores(word):
+    result = imported(f"#SBATCH --ntasks=8\npython prog.py -n {word}\n")
+    assert result.spec["kind"] == "threaded"
+    assert result.spec["launch"]["command"] == "python prog.py -n $SLURM_CPUS_PER_TASK"
+    assert any(word.strip("${}") in reason for reason in notes(result, "mapped"))
+
+
+def test_ntasks_per_node_is_renamed_only_where_slurm_set_it():
+    # --ntasks alone: SLURM left SLURM_NTASKS_PER_NODE unset, and the name is not read as $SLURM_NTASKS
+    alone = imported("#SBATCH --ntasks=8\npython prog.py -n $SLURM_NTASKS_PER_NODE\n")
+    assert alone.spec["launch"]["command"] == "python prog.py -n $SLURM_NTASKS_PER_NODE"
+    asked = imported("#SBATCH --nodes=1 --ntasks-per-node=8\npython prog.py -n $SLURM_NTASKS_PER_NODE\n")
+    assert asked.spec["launch"]["command"] == "python prog.py -n $SLURM_CPUS_PER_TASK"
+
+
+def test_ntasks_without_nodes_on_one_node_says_so():
+    result = imported("#SBATCH --ntasks=8\nsrun ./app\n")
+    assert result.spec["resources"]["tasks_per_node"] == 8 and "nodes" not in result.spec["resources"]
+    assert any("keeps all of them on one node" in reason for reason in notes(result, "mapped"))
+
+
+@pytest.mark.parametrize("tasks, cpus, nodes, per_node", [(200, 1, 4, 50), (128, 1, 2, 64), (64, 2, 2, 32), (96, 2, 3, 32)])
+def test_ntasks_wider_than_a_node_go_to_the_fewest_nodes_that_share_them_evenly(tasks, cpus, nodes, per_node):
+    result = imported(f"#SBATCH --ntasks={tasks} --cpus-per-task={cpus}\nsrun ./app\n")
+    assert (result.spec["resources"]["nodes"], result.spec["resources"]["tasks_per_node"]) == (nodes, per_node)
+    assert any("a node of narval has 64 cores" in reason for reason in notes(result, "mapped"))
+
+
+def test_ntasks_that_no_even_share_fits_is_a_to_do():
+    result = imported("#SBATCH --ntasks=65\nsrun ./app\n")
+    assert any("do not divide evenly" in reason for reason in notes(result, "to do"))
+
+
+@pytest.mark.parametrize("script, said", [
+    ("mkdir out\n./app\n", True),
+    ("set -x\nmkdir out\n./app\n", True),
+    ("set -e\nmkdir out\n./app\n", False),
+    ("set -euo pipefail\nmkdir out\n./app\n", False),
+    ("set -o errexit\nmkdir out\n./app\n", False),
+    ("./app\n", False),                       # no setup line: nothing stops earlier than before
+])
+def test_setup_under_set_e_is_said_where_the_script_went_on_past_a_failure(script, said):
+    result = imported(script)
+    assert any("stops at the first that fails" in reason for reason in notes(result, "mapped")) == said
+
+
+def test_a_shebang_with_e_stops_at_a_failure_too():
+    result = import_script("#!/bin/bash -e\n#SBATCH --time=1:00:00\nmkdir out\n./app\n", profile="narval")
+    assert not any("stops at the first that fails" in n.reason for n in result.notes)
+
+
+TORCHRUN_NODES = "#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-node=1 --cpus-per-task=32\n"
+
+
+@pytest.mark.parametrize("starter", ["srun torchrun", "srun python -m torch.distributed.run", "srun -N 2 --ntasks-per-node=1 torchrun"])
+def test_torchrun_over_nodes_becomes_kind_ddp_with_the_program_alone(starter):
+    result = imported(TORCHRUN_NODES + f"{starter} --nnodes=2 --nproc_per_node=4 --rdzv_backend=c10d "
+                                       "--rdzv_endpoint=$MASTER_ADDR:29500 train.py --epochs 3\n")
+    spec = result.spec
+    assert spec["kind"] == "ddp" and spec["launch"]["launcher"] == "srun"
+    assert spec["launch"]["command"] == "python train.py --epochs 3"
+    assert spec["resources"]["cpus_per_task"] == 8 and "tasks_per_node" not in spec["resources"]   # one task per GPU
+    assert result.unmapped == ()
+    assert any("--rdzv_backend c10d" in n.text for n in result.notes if n.outcome == "dropped")
+
+
+def test_torchruns_unlike_the_gpus_are_a_to_do():
+    result = imported("#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-node=4\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py\n")
+    assert result.spec["kind"] == "ddp"
+    assert any("started 4 torchrun(s) a node" in reason for reason in notes(result, "to do"))
+
+
+@pytest.mark.parametrize("tail", ["| tee train.log", "2>&1 | tee train.log", "|& tee -a train.log"])
+def test_a_tee_after_srun_under_a_distributed_kind_is_dropped(tail):
+    result = imported(f"#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py {tail}\n")
+    assert result.spec["kind"] == "lightning"
+    assert result.spec["launch"] == {"launcher": "srun", "command": "python lightning_train.py"}
+    assert result.unmapped == ()
+    assert [n.text for n in result.notes if n.outcome == "dropped" and n.text.startswith("tee")] == [tail[tail.index("tee"):]]
+
+
+def test_a_shell_line_under_lightning_is_a_to_do_check_agrees_with():
+    result = imported("#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py > train.log\n")
+    assert "shell" in result.spec["launch"]
+    assert any("check refuses a shell line" in reason for reason in notes(result, "to do"))
+
+
+def test_the_trace_reads_python_m_torch_distributed_run_as_torchrun():
+    from slurmkit.port.tracerecord import as_torchrun
+
+    assert as_torchrun(["python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "t.py"]) == \
+        ["torchrun", "--nproc_per_node=2", "t.py"]
+    assert as_torchrun(["python", "-m", "pip", "install", "x"]) == ["python", "-m", "pip", "install", "x"]
+
+
+def test_parallel_words_become_a_task_file_and_kind_many_tasks():
+    result = imported("#SBATCH --cpus-per-task=4\nparallel -j 4 ./process {} ::: a b c\n")
+    spec = result.spec
+    assert spec["kind"] == "many-tasks" and spec["tasks"] == {"arguments": "job.tasks"}
+    assert spec["launch"] == {"command": "./process '{}'"}
+    assert (spec["resources"]["tasks_per_node"], spec["resources"]["cpus_per_task"]) == (4, 1)
+    assert result.files == (("job.tasks", "a\nb\nc\n"),)
+
+
+def test_parallel_words_without_a_command_are_the_commands():
+    result = imported('parallel -j 2 ::: "./a x" "./b y"\n')
+    assert result.spec["tasks"] == {"commands": "job.tasks"} and "launch" not in result.spec
+    assert result.spec["resources"]["tasks_per_node"] == 2
+    assert result.files == (("job.tasks", "./a x\n./b y\n"),)
+
+
+@pytest.mark.parametrize("words", ["data/*.csv", "$INPUTS", "$(ls data)", "run{1..3}"])
+def test_parallel_words_bash_computes_stay_a_shell_line_and_say_why(words):
+    result = imported(f"parallel ./p {{}} ::: {words}\n")
+    launch = result.spec["launch"]
+    assert result.spec["kind"] != "many-tasks" and words in launch.get("shell", launch.get("command")) and result.files == ()
+    assert any("bash computes GNU Parallel's arguments" in reason for reason in notes(result, "mapped"))
+
+
+def test_import_writes_the_task_file_beside_the_spec_and_refuses_one_in_the_way(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.sh").write_text(HEAD + "#SBATCH --cpus-per-task=2\nparallel -j 2 ./run {} ::: x y\n")
+    (tmp_path / "out").mkdir()
+    args = ["import", "p.sh", "--profile", "narval", "--no-verify", "-o", "out/p.yaml"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "p.tasks").read_text() == "x\ny\n"
+    assert "arguments: p.tasks" in (tmp_path / "out" / "p.yaml").read_text()
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code != 0 and "p.tasks already exists" in again.output and "Traceback" not in again.output

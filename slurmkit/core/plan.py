@@ -193,6 +193,8 @@ class Plan(Record):
     nccl: Optional[NcclPlan] = None
     module_system: str = "lmod"
     setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
+    errexit: bool = True                          # False: a setup line that fails does not stop the job
+    nounset: bool = True                          # False: setup and the launch line read an unset variable as empty
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
     version: str = __version__

@@ -155,6 +155,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         build.spec["launch"] = {"command": "true"}
     _arguments(build, script, text)
     _finish(build, name, profile)
+    _as_plain_bash(build, script, text)
     _validated(build)
     return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files))
 
@@ -1306,7 +1307,6 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
-        _setup_stops_the_job(build)
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
@@ -1382,22 +1382,56 @@ def _most_cores(profile: Optional[str], gpus: bool) -> Optional[int]:
 def _sets_errexit(script: bashtree.Script, text: str) -> bool:
     """Whether the script stops at a command that fails: ``set -e`` (``-euo pipefail``, ``-o
     errexit``) at its top level, or ``-e`` among the options of its ``#!`` line."""
+    return _sets_option(script, text, "e", "errexit")
+
+
+def _sets_option(script: bashtree.Script, text: str, letter: str, name: str) -> bool:
+    """Whether the script turns on bash's option ``-LETTER`` (``-o NAME``) at its top level, or
+    on its ``#!`` line."""
     def stops(words: List[str]) -> bool:
-        return any(re.fullmatch(r"-[a-z]*e[a-z]*", w) for w in words) or ["-o", "errexit"] in map(list, zip(words, words[1:]))
+        return any(re.fullmatch(rf"-[a-z]*{letter}[a-z]*", w) for w in words) or ["-o", name] in map(list, zip(words, words[1:]))
 
     first = text.split("\n", 1)[0]
     return first.startswith("#!") and stops(first.split()[1:]) or any(
         isinstance(s, bashtree.Command) and s.name == "set" and stops(s.argv[1:]) for s in script.statements)
 
 
-def _setup_stops_the_job(build: _Builder) -> None:
-    """slurmkit's script runs environment.setup under ``set -e``: a line that fails stops the
-    job. A script without ``set -e`` went on past it; the user should know the difference."""
-    if build.errexit:
-        return
-    build.note(0, "environment.setup", "mapped", "the script had no set -e, so it went on past a command that failed; "
-                                                 "slurmkit runs these lines under set -e, so the job now stops at the first "
-                                                 "that fails (end a line that may fail with `|| true` to keep going)")
+def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
+    """slurmkit's own script runs under ``set -eu``; the user's lines it runs (environment.setup,
+    the launch line) are run as the script ran them: a script without ``set -e`` went on past a
+    setup line that failed, and one without ``set -u`` read an unset variable as empty (one its
+    user exported when submitting, say). The spec says so: environment.errexit and nounset: false."""
+    environment = build.spec.get("environment") or {}
+    if environment.get("setup") and not build.errexit:
+        environment["errexit"] = False
+        build.note(0, "environment.errexit: false", "mapped", "the script had no set -e, so it went on past a command that "
+                                                            "failed, and the job does too (delete the line, and a setup line "
+                                                            "that fails stops the job)")
+    unset = [] if _sets_option(script, text, "u", "nounset") else _unset_in_launch(build, script)
+    if unset:
+        environment["nounset"] = False
+        build.note(0, "environment.nounset: false", "mapped", f"the script had no set -u, and it sets no {', '.join(unset)}: "
+                                                            "read as empty where nothing sets them, as before (delete the "
+                                                            "line, and an unset variable stops the job)")
+    if environment:
+        build.spec["environment"] = environment
+        build.spec = {key: build.spec[key] for key in _SPEC_ORDER if key in build.spec}
+
+
+def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
+    """The variables the launch command reads that neither SLURM, a login shell, a module, the
+    spec nor the script sets: in the job, they are what the submitting shell exported, or unset."""
+    from slurmkit.resolve.reads import BATCH_SET_BY, LOGIN_VARIABLES, PER_PROCESS, SET_BY_SPEC, references
+
+    command = (build.spec.get("launch") or {}).get("command")
+    if not isinstance(command, str):
+        return []
+    known = (set(bashtree.assigned(script.statements)) | set((build.spec.get("environment") or {}).get("variables") or {})
+             | set((build.spec.get("array") or {}).get("parameters") or {})
+             | {name for name, kinds in BATCH_SET_BY.items() if build.spec.get("kind") in kinds})
+    return sorted({name for name in references(command) if not (
+        name in known or name.startswith(("SLURM_", "EB")) or name in LOGIN_VARIABLES or name in PER_PROCESS
+        or name in SET_BY_SPEC or name.endswith("_HOME") or name.startswith("_sk_"))})
 
 
 def _counts_per_node(build: _Builder) -> None:

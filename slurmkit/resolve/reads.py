@@ -287,7 +287,8 @@ def _unset_variables(spec, plan) -> List[Found]:
 
 def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
     """Why ``$name`` fails or misleads where the batch script expands it; "" when it is set there."""
-    unbound = f"so under set -u the job stops with '{name}: unbound variable'"
+    unbound = (f"so under set -u the job stops with '{name}: unbound variable'" if plan.nounset
+               else "so it reads as empty there (environment.nounset: false)")
     if name in batch or name.startswith("_sk_"):
         return ""
     if name.startswith("SLURM_ARRAY_") and not plan.array:

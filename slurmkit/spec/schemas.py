@@ -216,6 +216,8 @@ def _environment(spec) -> Schema:
         "builds": one_or_list({"anyOf": [text(spec.BUILD_RE), _nccl_tarball(spec)]}),
         "build_cache": text(nullable=True),
         "setup": one_or_list(text(spec._SETUP_RE)),
+        "errexit": {"type": ["boolean", "null"]},
+        "nounset": {"type": ["boolean", "null"]},
     }, nullable=True)
 
 

@@ -119,6 +119,9 @@ class Environment(Record):
     nccl: Optional[NcclTarball] = None   # written as a builds item: {nccl: PATH}
     build_cache: Optional[str] = None  # where built wheels are kept (a shell word); None: the site's default
     setup: Tuple[str, ...] = ()        # shell lines run as written before the payload (kept by `import`)
+    # as a plain bash script runs them (false), or under slurmkit's own rules (true, the default):
+    errexit: bool = True               # a setup line that fails stops the job (set -e)
+    nounset: bool = True               # an unset variable in setup or the launch line stops the job (set -u)
 
 
 class Launch(Record):
@@ -364,7 +367,7 @@ SECTION_KEYS = {
     "": SPEC_KEYS,
     "resources": RESOURCE_KEYS,
     "resources.gpus": ("model", "count"),
-    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup"),
+    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup", "errexit", "nounset"),
     "environment.venv": ("path", "requirements", "packages"),
     "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view", "mixed_precision"),
     "array": ("parameters", "throttle", "indices"),
@@ -515,7 +518,16 @@ def _read_environment(read: _Reader, value) -> Environment:
         nccl=_read_nccl(read, env.get("builds")),
         build_cache=None if env.get("build_cache") is None else read.text(env["build_cache"], ("environment", "build_cache")),
         setup=_read_setup(read, env.get("setup")),
+        errexit=_read_switch(read, env.get("errexit"), ("environment", "errexit")),
+        nounset=_read_switch(read, env.get("nounset"), ("environment", "nounset")),
     )
+
+
+def _read_switch(read: _Reader, value, path: KeyPath) -> bool:
+    """A true/false setting that is on unless the spec says false."""
+    if value is not None and not isinstance(value, bool):
+        read.fail(path, f"must be true or false, not {value!r}")
+    return value is not False
 
 
 def _read_setup(read: _Reader, value) -> Tuple[str, ...]:

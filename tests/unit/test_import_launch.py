@@ -53,22 +53,39 @@ def test_ntasks_that_no_even_share_fits_is_a_to_do():
     assert any("do not divide evenly" in reason for reason in notes(result, "to do"))
 
 
-@pytest.mark.parametrize("script, said", [
+@pytest.mark.parametrize("script, goes_on", [
     ("mkdir out\n./app\n", True),
     ("set -x\nmkdir out\n./app\n", True),
     ("set -e\nmkdir out\n./app\n", False),
     ("set -euo pipefail\nmkdir out\n./app\n", False),
     ("set -o errexit\nmkdir out\n./app\n", False),
-    ("./app\n", False),                       # no setup line: nothing stops earlier than before
+    ("./app\n", False),                       # no setup line: nothing to go on past
 ])
-def test_setup_under_set_e_is_said_where_the_script_went_on_past_a_failure(script, said):
+def test_setup_goes_on_past_a_failure_where_the_script_had_no_set_e(script, goes_on):
     result = imported(script)
-    assert any("stops at the first that fails" in reason for reason in notes(result, "mapped")) == said
+    assert ((result.spec.get("environment") or {}).get("errexit") is False) == goes_on
+    assert any("went on past a command that failed" in reason for reason in notes(result, "mapped")) == goes_on
 
 
 def test_a_shebang_with_e_stops_at_a_failure_too():
     result = import_script("#!/bin/bash -e\n#SBATCH --time=1:00:00\nmkdir out\n./app\n", profile="narval")
-    assert not any("stops at the first that fails" in n.reason for n in result.notes)
+    assert "errexit" not in result.spec.get("environment", {})
+
+
+@pytest.mark.parametrize("script, unset", [
+    ("python run.py --data $MYDATA/x ${OUT}\n", ["MYDATA", "OUT"]),
+    ("set -u\npython run.py --data $MYDATA\n", []),
+    ("#SBATCH --nodes=1\nset -o nounset\npython run.py --data $MYDATA\n", []),
+    ("MYDATA=/d\npython run.py --data $MYDATA\n", []),
+    ("for MYDATA in a; do :; done\npython run.py --data $MYDATA\n", []),
+    ("python run.py $SLURM_JOB_ID $HOME $SCRATCH $EBROOTGCC $SLURM_TMPDIR\n", []),
+])
+def test_a_launch_line_reading_a_variable_nothing_sets_reads_it_empty_as_before(script, unset):
+    result = imported(script)
+    environment = result.spec.get("environment") or {}
+    assert (environment.get("nounset") is False) == bool(unset)
+    if unset:
+        assert any(f"sets no {', '.join(unset)}:" in reason for reason in notes(result, "mapped"))
 
 
 TORCHRUN_NODES = "#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-node=1 --cpus-per-task=32\n"

@@ -503,3 +503,12 @@ def test_job_keyword_fields_are_checked_like_a_file_and_named_job():
     with pytest.raises(SpecError) as caught:
         Job(name="demo", resources={"time": "1h", "gpu": 1}, launch="x")
     assert str(caught.value) == f"Job(...): resources.gpu: unknown key; did you mean 'gpus'? allowed: {RESOURCE_KEYS}"
+
+
+@pytest.mark.parametrize("key", ["errexit", "nounset"])
+def test_the_plain_bash_switches_are_true_unless_false_and_nothing_else(key):
+    base = {"name": "j", "resources": {"time": "1h"}, "launch": {"command": "./app"}}
+    assert getattr(spec_from_mapping(base).environment, key) is True
+    assert getattr(spec_from_mapping({**base, "environment": {key: False}}).environment, key) is False
+    with pytest.raises(SpecError, match=rf"environment\.{key}: must be true or false, not 'no'"):
+        spec_from_mapping({**base, "environment": {key: "no"}})

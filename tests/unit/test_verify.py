@@ -113,6 +113,19 @@ def test_a_brace_range_quoted_into_one_word_is_found():
     assert ("argv", "python") in found(script, spec({"command": "python prog.py '{1..4}'"}))
 
 
+def test_a_setup_line_that_fails_or_an_unset_variable_stops_only_the_new_script_and_is_found():
+    script = "mkdir data/out\npython prog.py --in $MYDATA/x\n"
+    as_bash_ran_them = spec({"command": "python prog.py --in $MYDATA/x"},
+                            environment={"setup": ["mkdir data/out"], "errexit": False, "nounset": False})
+    assert found(script, as_bash_ran_them) == set()
+    errexit_rule_removed = spec({"command": "python prog.py --in $MYDATA/x"},
+                                environment={"setup": ["mkdir data/out"], "nounset": False})
+    assert {("exit", ""), ("start", "python")} <= found(script, errexit_rule_removed)
+    nounset_rule_removed = spec({"command": "python prog.py --in $MYDATA/x"},
+                                environment={"setup": ["mkdir data/out"], "errexit": False})
+    assert {("exit", ""), ("start", "python")} <= found(script, nounset_rule_removed)
+
+
 def test_port_finds_an_old_stdenv_that_a_kept_line_loads_after_the_new_one():
     from slurmkit.port.retarget import port_spec
     from slurmkit.sites.profiles import load_profile

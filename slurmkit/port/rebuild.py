@@ -34,19 +34,29 @@ DATA_SUFFIXES = (".txt", ".log", ".err", ".dat", ".csv", ".json", ".yaml", ".yml
 OPTION_VALUE = re.compile(r"^\d+[smhd]?$")
 
 
-def stack_of(modules: Sequence[str], profile: SiteProfile, venv: bool) -> Tuple[str, str]:
+#: The default StdEnv over the years, for a job built under the default of its day (facts §3:
+#: https://docs.alliancecan.ca/wiki/Standard_software_environments/en: 2020 the default from
+#: April 2021; https://docs.alliancecan.ca/wiki/Migration_to_the_new_standard_environment/en:
+#: 2023 the default for all clusters after 2024-04-01).
+DEFAULTS_OVER_TIME = "StdEnv/2020 from April 2021, StdEnv/2023 from April 2024"
+
+
+def stack_of(modules: Sequence[str], profile: SiteProfile, venv: bool, built: bool = False) -> Tuple[str, str]:
     """(StdEnv, python) a job with ``modules`` runs under on ``profile``: those it names, else the
     profile's default StdEnv and (for a virtualenv, which slurmkit gives the site's python) python;
-    scipy-stack with no python loads its own, which is said as such."""
+    scipy-stack with no python loads its own, which is said as such. ``built``: what the old job
+    was built under, where the job names none: the default of the day it was built, not today's."""
     stdenv = next((m for m in modules if m.startswith("StdEnv/")), None)
     python = next((m for m in modules if m.split("/")[0] == "python"), None)
     scipy = next((m for m in modules if m.split("/")[0] == "scipy-stack"), None)
-    if stdenv is None:
+    if stdenv is None and built:
+        stdenv = f"the StdEnv that was {profile.name}'s default when it was built ({DEFAULTS_OVER_TIME}; the job loads none)"
+    elif stdenv is None:
         stdenv = f"{profile.software.stdenv} ({profile.name}'s default: the job loads no StdEnv)" if profile.software.stdenv else ""
     if python is None and scipy:
         python = f"the python {scipy} loads"
     if python is None and venv:
-        python = profile.software.modules.get("python") or ""
+        python = "the python it was made with" if built else profile.software.modules.get("python") or ""
     return stdenv, python or ""
 
 
@@ -63,11 +73,11 @@ def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tup
     venv = spec.environment.venv
     todos = []
     if venv is not None and venv.path is not None:
-        old, new = stack_of(spec.environment.modules, source, True), stack_of(new_modules, target, True)
+        old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, True)
         todos.append(f"environment.venv.path: {venv.path} was built under {_under(old)} on {source.name}; a virtualenv works only "
                      f"with the Python, StdEnv and CPUs it was made with: rebuild it for {target.name}'s stack, under {_under(new)} "
                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
-    old, new = stack_of(spec.environment.modules, source, False), stack_of(new_modules, target, False)
+    old, new = stack_of(spec.environment.modules, source, False, built=True), stack_of(new_modules, target, False)
     for field, program in dict.fromkeys(_user_programs(spec, shell)):
         todos.append(f"{field}: {program} is a program from your folders, built on {source.name} under {_under(old)}: rebuild it "
                      f"for {target.name}'s stack, under {_under(new)} (load the modules it needs, build it again), then remove this line")

@@ -164,7 +164,8 @@ def test_a_reused_virtualenv_is_rebuilt_when_the_script_named_no_stdenv_nor_pyth
     """The 2020-era habit: no StdEnv, no python module; the old cluster's default applied."""
     data = {**JOB, "profile": "graham", "launch": {"command": ["python", "train.py"]}, "environment": {"venv": {"path": "~/env"}}}
     assert venv_todos(port(data)) == [
-        "environment.venv.path: ~/env was built under StdEnv/2023 (graham's default: the job loads no StdEnv) and python/3.11 on "
+        "environment.venv.path: ~/env was built under the StdEnv that was graham's default when it was built (StdEnv/2020 from "
+        "April 2021, StdEnv/2023 from April 2024; the job loads none) and the python it was made with on "
         "graham; a virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for nibi's stack, under "
         "StdEnv/2023 (nibi's default: the job loads no StdEnv) and python/3.11 (virtualenv --no-download, pip install --no-index "
         "-r requirements.txt), then remove this line"]
@@ -174,8 +175,8 @@ def test_a_reused_virtualenv_under_scipy_stack_without_python_is_rebuilt():
     data = {**JOB, "profile": "cedar", "launch": {"command": ["python", "fit.py"]},
             "environment": {"modules": ["scipy-stack/2019b"], "venv": {"path": "$HOME/venvs/fit"}}}
     [todo] = venv_todos(port(data))
-    assert "was built under StdEnv/2023 (cedar's default: the job loads no StdEnv) and the python scipy-stack/2019b loads on cedar" \
-        in todo
+    assert ("was built under the StdEnv that was cedar's default when it was built (StdEnv/2020 from April 2021, StdEnv/2023 "
+            "from April 2024; the job loads none) and the python scipy-stack/2019b loads on cedar") in todo
     assert "rebuild it for fir's stack" in todo
 
 

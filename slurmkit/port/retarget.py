@@ -650,11 +650,11 @@ def _port_modules(port: _Port) -> None:
         return
     modules = [written] if isinstance(written, str) else list(written)
     moved = _stdenv_move(port, modules)
-    base = _old_stack_base(port, modules)
-    kept, checks = _ported_modules(port, [m for m in modules if m not in base], moved)
+    base, needless = _old_stack_base(port, modules), _needless_tool_modules(port, modules)
+    kept, checks = _ported_modules(port, [m for m in modules if m not in base and m not in needless], moved)
     kept, history = _site_stack_to_stdenv(port, modules, kept)
     if kept != modules:
-        history += [f"{module} came with {stack}" for module, stack in base.items()]
+        history += [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
         port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + [c.why for c in checks if c.why]))
     for check in checks:
         if check.warning:
@@ -689,6 +689,19 @@ def _old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
     (nixpkgs/16.09 with StdEnv/2016.4, software.old_stacks), which goes with that stack."""
     stacks = port.source.software.old_stacks
     return {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+
+
+#: Module families that put GNU Parallel on PATH (Niagara's NiaEnv had one).
+PARALLEL_MODULES = ("gnu-parallel", "parallel")
+
+
+def _needless_tool_modules(port: _Port, modules: List[str]) -> Dict[str, str]:
+    """{module: why it goes}: a GNU Parallel module, where the target's profile says that
+    `parallel` needs none (``software.modules.parallel: ""``, from the site's own pages)."""
+    if port.target.software.modules.get("parallel") != "":
+        return {}
+    return {m: f"{m}: GNU Parallel is on PATH on {port.target.name} without a module" for m in modules
+            if m.split("/")[0].lower() in PARALLEL_MODULES}
 
 
 def _site_stack_to_stdenv(port: _Port, modules: List[str], kept: List[str]) -> Tuple[List[str], List[str]]:

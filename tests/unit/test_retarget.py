@@ -570,3 +570,15 @@ def test_all_of_a_node_s_memory_is_dropped_on_a_whole_node_site():
     data = {"name": "m", "profile": "cedar", "kind": "threaded", "resources": {"cpus_per_task": 40, "mem": "node", "time": "1h"},
             "launch": "./omp"}
     assert changed(port(data, to="trillium"))["resources.mem"] == ("node", None)
+
+
+@pytest.mark.parametrize("module", ["gnu-parallel", "gnu-parallel/20191122", "parallel/20220722"])
+def test_a_gnu_parallel_module_goes_where_parallel_needs_none(module):
+    """On the Alliance stack `parallel` is on PATH without a module (the GNU Parallel page's
+    scripts load none): a module for it would not be found, so the port drops it and says why."""
+    data = {"name": "p", "profile": "cedar", "kind": "threaded", "resources": {"cpus_per_task": 8, "time": "1h"},
+            "environment": {"modules": ["StdEnv/2023", module]}, "launch": {"shell": "parallel -j 8 ./one {} ::: a b"}}
+    ported = port(data)
+    assert changed(ported)["environment.modules"] == (["StdEnv/2023", module], ["StdEnv/2023"])
+    assert f"{module}: GNU Parallel is on PATH on fir without a module" in {c.field: c.why for c in ported.changes}["environment.modules"]
+    assert not any("catalogue" in t for t in ported.todos)

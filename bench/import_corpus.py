@@ -189,7 +189,7 @@ def import_step(path: Path, cluster: str, folder: Path, verify: bool = True) -> 
 def check_step(spec: Path) -> Tuple[List[str], int]:
     """What ``slurmkit check SPEC`` finds: its errors (field: message) and how many to-dos."""
     from slurmkit.api.job import Job
-    from slurmkit.port.porting import pending_import_notes
+    from slurmkit.core.todos import pending_import_notes
 
     findings = Job.from_yaml(spec).check()
     errors = [f"{f.field}: {f.message}" for f in findings if f.level == "error"]

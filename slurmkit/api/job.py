@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, T
 from slurmkit.core.errors import SpecError
 from slurmkit.core.findings import Finding
 from slurmkit.core.plan import Plan
+from slurmkit.core.todos import refuse_open_todos
 from slurmkit.render.render import render
 from slurmkit.resolve.resolve import Resolution, resolve
 from slurmkit.sites.profiles import SiteProfile, select_profile
@@ -143,14 +144,17 @@ class Job:
 
     def submit(self, profile: Optional[str] = None, folder: Optional[PathLike] = None, after: Iterable[Union[str, int]] = (),
                after_type: str = "ok", warn: Optional[Warn] = None,
-               args: Sequence[str] = ()) -> Union["JobHandle[int]", "SweepHandle", "ChainHandle"]:
+               args: Sequence[str] = (), ignore_todos: bool = False) -> Union["JobHandle[int]", "SweepHandle", "ChainHandle"]:
         """Render and submit; returns a JobHandle (submitit's future), a SweepHandle for an
         array, a ChainHandle for a chain. ``after``: the ids of the jobs it waits for.
         ``args``: the words sbatch passes to the script after its name, as ``sbatch job.sh a b``
         does (``$1``, ``"$@"`` in launch.shell and environment.setup); each is one word, never
-        read by a shell, and they are recorded with the job."""
+        read by a shell, and they are recorded with the job. A spec file with ``# to do:`` lines
+        left by import or port is refused (OpenTodos) unless ``ignore_todos``."""
         from slurmkit.slurm.submit import submit_chain, submit_script
 
+        if not ignore_todos:
+            refuse_open_todos(self._spec_path())
         plan = self._plan(profile, warn)
         self._refuse_on_host_rules(self.profile(profile), plan, folder, warn)
         if plan.chain:

@@ -91,7 +91,7 @@ def check_command(spec, as_json, profile, folder):
 def _import_notes(spec) -> tuple:
     """What ``slurmkit import`` left for the user (``# to do:`` comments), as warnings until removed."""
     from slurmkit.core.findings import Finding
-    from slurmkit.port.porting import pending_import_notes
+    from slurmkit.core.todos import pending_import_notes
 
     text = Path(spec).read_text(errors="replace")
     return tuple(Finding("warning", "import", f"to do: {note} (remove this line from the spec once done)")

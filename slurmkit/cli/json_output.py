@@ -20,6 +20,7 @@ SCHEMA = 1
 #: exception class name -> stable error code. An exception takes the code of the first class
 #: of its method resolution order listed here (names, so that nothing is imported to look one up).
 ERROR_CODES = {
+    "OpenTodos": "todos-open",
     "SpecError": "spec-invalid",
     "ProfileError": "profile-invalid",
     "InputError": "input-invalid",

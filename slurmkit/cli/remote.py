@@ -74,10 +74,12 @@ def _adopt(conn, cluster: str) -> None:
 
 # ------------------------------------------------------------------------------------ submit
 
-def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None, args=()) -> None:
+def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, unsupported=None, args=(),
+                  ignore_todos: bool = False) -> None:
     """``unsupported``: the options of local submit given with --remote (refused: CLUSTER is the
     profile, logs live beside the job's folder on the cluster, and --dry-run is not there yet)."""
     from slurmkit.api.job import Job
+    from slurmkit.core.todos import refuse_open_todos
     from slurmkit.slurm.remote_jobs import submit
     from slurmkit.slurm.submit import NotRecorded
 
@@ -89,8 +91,10 @@ def submit_remote(spec: str, cluster: str, after, after_type: str, wait_: bool, 
     unrecorded = None
     try:
         job = Job.from_yaml(spec)
+        if not ignore_todos:
+            refuse_open_todos(job._spec_path())   # before the cluster is asked anything
         conn = connect(cluster, gpu=job.spec.resources.gpus is not None)
-        handle = submit(job, conn, after=after, after_type=after_type, args=args,
+        handle = submit(job, conn, after=after, after_type=after_type, args=args, ignore_todos=True,
                         warn=lambda f: click.echo(f"warning: {f.field}: {f.message}", err=True))
     except NotRecorded as error:
         handle, unrecorded = error.handle, error

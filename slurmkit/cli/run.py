@@ -48,8 +48,9 @@ def _said_arguments(args) -> str:
               help="What the --after jobs must have done.")
 @click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
+@click.option("--ignore-todos", is_flag=True, help="Submit although SPEC still has '# to do:' lines left by import or port.")
 @REMOTE_OPTION
-def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, remote):
+def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ignore_todos, remote):
     """Render SPEC and submit it.
 
     Words after `--` go to the job script as sbatch passes them (its $1, "$@"), each one word
@@ -59,7 +60,8 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
         from slurmkit.cli.remote import submit_remote
 
         return submit_remote(spec, remote, after, after_type, wait_, unsupported={"--profile": profile, "--folder": folder,
-                                                                                  "--dry-run": dry_run}, args=args)
+                                                                                  "--dry-run": dry_run}, args=args,
+                             ignore_todos=ignore_todos)
     from slurmkit.api.job import Job
     from slurmkit.slurm.submit import NotRecorded
 
@@ -70,7 +72,7 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, rem
         if dry_run:
             click.echo(job.test_only(profile, folder, args=args))
             return
-        handle = job.submit(profile, folder, after=after, after_type=after_type, warn=warn, args=args)
+        handle = job.submit(profile, folder, after=after, after_type=after_type, warn=warn, args=args, ignore_todos=ignore_todos)
     except NotRecorded as error:  # the job exists: its id comes first, then why it is not recorded
         handle, unrecorded = error.handle, error
     except SlurmkitError as error:

@@ -59,6 +59,10 @@ class SpecError(InputError):
     """A job spec that breaks the schema or asks for something impossible."""
 
 
+class OpenTodos(InputError):
+    """A spec that still has ``# to do:`` lines from import or port: not submitted."""
+
+
 def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
     """The choice most like ``word`` (for a did-you-mean), or None.
 

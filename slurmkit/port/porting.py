@@ -25,6 +25,7 @@ from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
 from slurmkit.core.shellwords import raw_words, reads_arguments, split_at_operators
+from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
@@ -1916,7 +1917,6 @@ def _put(spec: Dict, path: Tuple, value: Any) -> None:
 
 # ------------------------------------------------------------------------------ the spec file
 
-TODO_PREFIX = "# to do: "
 
 
 def imported_text(imported: Imported, script: str) -> str:
@@ -1938,12 +1938,3 @@ def imported_text(imported: Imported, script: str) -> str:
     return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
 
 
-def pending_import_notes(text: str) -> Tuple[str, ...]:
-    """The ``# to do:`` notes ``import`` left in a spec file's leading comments."""
-    notes = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        if line.startswith(TODO_PREFIX):
-            notes.append(line[len(TODO_PREFIX):])
-    return tuple(notes)

@@ -810,7 +810,7 @@ def ported_text(ported: Ported, original: Optional[str] = None, original_data: A
     itself says what moved); the same port gives the same bytes. Given the ``original`` text
     of the spec (read as ``original_data``), the rest of that file is kept as written, with its
     comments, key order and quoting (roundtrip.py); else the mapping is written afresh."""
-    from slurmkit.port.porting import TODO_PREFIX
+    from slurmkit.core.todos import TODO_PREFIX
 
     header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
     header += [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]

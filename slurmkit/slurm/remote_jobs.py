@@ -166,16 +166,20 @@ def _rsync(conn: Connection, argv: List[str], doing: str, here: Optional[Path] =
 # ---------------------------------------------------------------------------------- submit
 
 def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "ok", warn=None,
-           args: Sequence[str] = ()) -> RemoteHandle:
+           args: Sequence[str] = (), ignore_todos: bool = False) -> RemoteHandle:
     """Render for the cluster's profile here, sync the folder, submit there with a token; the
     registry gets the intent before sbatch and the id after, with the ssh target as ``remote``.
     ``args`` go to the script as sbatch's words after its name, each quoted for the far shell.
-    A submit that made no job closes its intent and removes what it put on the cluster."""
+    A submit that made no job closes its intent and removes what it put on the cluster. A spec
+    with ``# to do:`` lines is refused first, as locally, unless ``ignore_todos``."""
+    from slurmkit.core.todos import refuse_open_todos
     from slurmkit.render.render import render
     from slurmkit.slurm.registry import intent
     from slurmkit.slurm.submit import record_intent, record_job, sbatch_command, script_arguments
 
     args = script_arguments(args)   # before the cluster is asked anything
+    if not ignore_todos:
+        refuse_open_todos(job._spec_path())
     plan = job._plan(conn.remote.name, warn)
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")

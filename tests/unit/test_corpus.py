@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from slurmkit.cli.main import main
-from slurmkit.port.porting import import_script, imported_text, pending_import_notes
+from slurmkit.core.todos import pending_import_notes
+from slurmkit.port.porting import import_script, imported_text
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 SCRIPTS = sorted(CORPUS.glob("*.sh"))

@@ -10,7 +10,7 @@ import yaml
 from click.testing import CliRunner
 
 from slurmkit.cli.main import main
-from slurmkit.port.porting import pending_import_notes
+from slurmkit.core.todos import pending_import_notes
 from slurmkit.port.retarget import choose_target, port_spec, ported_text
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping

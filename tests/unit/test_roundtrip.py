@@ -111,7 +111,7 @@ def test_the_same_port_gives_the_same_bytes(tmp_path, monkeypatch):
 
 
 def test_imports_to_do_lines_stay_at_the_top_where_check_finds_them(tmp_path, monkeypatch):
-    from slurmkit.port.porting import pending_import_notes
+    from slurmkit.core.todos import pending_import_notes
 
     text = "# to do: line 7: conda activate x: list its packages\n" + COMMENTED_SPEC
     assert pending_import_notes(ported(tmp_path, monkeypatch, text)) == ("line 7: conda activate x: list its packages",)

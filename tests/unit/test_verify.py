@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from slurmkit.cli.main import main
+from slurmkit.core.todos import pending_import_notes
 from slurmkit.port import verify
-from slurmkit.port.porting import Imported, Note, pending_import_notes
+from slurmkit.port.porting import Imported, Note
 
 HEADER = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n"
 PROFILE = "narval"   # in service, with a module system: its rendered scripts load StdEnv/2023

@@ -1542,6 +1542,8 @@ def _plain_kind(build: _Builder) -> str:
         if "cpus_per_task" in res and gpus.isdigit() and int(gpus) > 1:
             res["cpus_per_task"] = max(1, res["cpus_per_task"] // int(gpus))
             why += f"; the job's cores are shared among them ({res['cpus_per_task']} each)"
+        if res.pop("tasks_per_node", None) is not None:   # torchrun's own task: the kind counts its processes
+            why += "; the script's one task a node was torchrun's, so tasks_per_node goes"
         build.note(0, "torchrun", "mapped", why)
         return first_kind(distributed=True, one_node_only=True).name
     if "gpus" in res:

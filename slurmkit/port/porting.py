@@ -408,13 +408,25 @@ def _mem(build: _Builder, option: _Option) -> Optional[_Verdict]:
     return _MAPPED
 
 
+#: a GPU request of none (``--gres=gpu:k80:0``, ``--gpus-per-node=0``): a CPU job, written as a GPU one
+NO_GPU: _Verdict = ("dropped", "it asks for no GPU (a count of 0): the job runs on CPUs")
+
+
 def _gres(build: _Builder, option: _Option) -> Optional[_Verdict]:
     value = option.value
     if not (value and value.startswith("gpu")):
         return None
     parts = value.split(":")[1:]
+    if parts and re.fullmatch(r"0+", parts[-1]):
+        return NO_GPU
     build.spec["resources"]["gpus"] = ":".join(parts) if parts else "1"
     return _MAPPED
+
+
+def _gpus_per_node(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    if option.value and re.fullmatch(r"(\w+:)?0+", option.value):
+        return NO_GPU
+    return _as_written("gpus")(build, option)
 
 
 def _gpus(build: _Builder, option: _Option) -> Optional[_Verdict]:
@@ -509,7 +521,7 @@ _OPTIONS: Dict[str, _Reader] = {
     "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
     "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
     "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "tmp": _as_written("tmp"),
-    "gres": _gres, "gpus-per-node": _as_written("gpus"), "gpus": _gpus, "gpus-per-task": _gpus_per_task,
+    "gres": _gres, "gpus-per-node": _gpus_per_node, "gpus": _gpus, "gpus-per-task": _gpus_per_task,
     "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
     "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
 }

@@ -97,6 +97,7 @@ class _Builder:
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
+        self.tasks_per_gpu: Optional[int] = None    # --ntasks-per-gpu: tasks per node once the GPUs are known
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
         self.signal: Optional[Tuple[int, str, str, str]] = None   # (line, text, directive, lead) of the script's --signal=USR1@N
@@ -423,6 +424,14 @@ def _gres(build: _Builder, option: _Option) -> Optional[_Verdict]:
     return _MAPPED
 
 
+def _ntasks_per_gpu(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """Tasks per GPU: per node once the GPUs per node are known (_counts_per_node)."""
+    if not (option.value and option.value.isdigit() and int(option.value) > 0):
+        return None
+    build.tasks_per_gpu = int(option.value)
+    return _MAPPED
+
+
 def _gpus_per_node(build: _Builder, option: _Option) -> Optional[_Verdict]:
     if option.value and re.fullmatch(r"(\w+:)?0+", option.value):
         return NO_GPU
@@ -521,7 +530,7 @@ _OPTIONS: Dict[str, _Reader] = {
     "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
     "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
     "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "tmp": _as_written("tmp"),
-    "gres": _gres, "gpus-per-node": _gpus_per_node, "gpus": _gpus, "gpus-per-task": _gpus_per_task,
+    "gres": _gres, "gpus-per-node": _gpus_per_node, "ntasks-per-gpu": _ntasks_per_gpu, "gpus": _gpus, "gpus-per-task": _gpus_per_task,
     "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
     "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
 }
@@ -1447,6 +1456,20 @@ def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
         or name in SET_BY_SPEC or name.endswith("_HOME") or name.startswith("_sk_"))})
 
 
+def _tasks_per_gpu(build: _Builder) -> None:
+    """--ntasks-per-gpu=N on G GPUs a node: N x G tasks a node (a count per node given wins)."""
+    res = build.spec["resources"]
+    count = str(res.get("gpus", "")).rpartition(":")[2]
+    if not build.tasks_per_gpu or "tasks_per_node" in res:
+        return
+    if not count.isdigit():
+        build.note(0, f"--ntasks-per-gpu={build.tasks_per_gpu}", "to do", "the GPUs per node are not known: set tasks_per_node")
+        return
+    res["tasks_per_node"] = build.tasks_per_gpu * int(count)
+    build.note(0, f"--ntasks-per-gpu={build.tasks_per_gpu}", "mapped", f"tasks_per_node: {res['tasks_per_node']} "
+                                                                        f"({build.tasks_per_gpu} a GPU, {count} GPUs a node)")
+
+
 def _counts_per_node(build: _Builder) -> None:
     """The script's --ntasks, --gpus-per-task and --gpus as the spec's counts per node, now that
     the nodes are known (a count per node the script gave wins)."""
@@ -1458,6 +1481,7 @@ def _counts_per_node(build: _Builder) -> None:
             build.ntasks_only = True
         else:
             build.note(0, f"--ntasks={build.ntasks}", "to do", f"{build.ntasks} tasks do not divide evenly over {nodes} nodes")
+    _tasks_per_gpu(build)
     if build.gpus_per_task and "gpus" not in res:
         model, _, count = build.gpus_per_task.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{int(count) * res.get('tasks_per_node', 1)}"

@@ -512,7 +512,8 @@ def main(argv):
             return launch("torchrun", as_torchrun(words)[1:])
         return start(words)
     if kind == "path":   # a program named by its path: the user's, inside the folder; an absolute path is not run
-        if inside(words[0]) and not inside_abs(words[0]):
+        # (./prog after a cd into a folder the script names absolutely is the user's too: it is relative)
+        if inside(words[0]) and (not inside_abs(words[0]) or not os.path.isabs(words[0])):
             return start(words)
         log("untraceable", argv=[shown(w) for w in words], why="a program named by its absolute path")
         return 0

@@ -932,7 +932,10 @@ def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool 
 
 
 def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> Verification:
-    """The script and the one slurmkit renders of its import (porting.Imported), side by side."""
+    """The script and the one slurmkit renders of its import (porting.Imported), side by side.
+    CRLF line ends read as LF, as import reads them (sbatch refuses a script with DOS line
+    breaks, so the script that ran had LF ones)."""
+    script = script.replace("\r\n", "\n")
     try:
         new = rendered(imported.spec, profile)
         old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec))

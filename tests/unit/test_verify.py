@@ -316,3 +316,17 @@ def test_a_copy_back_into_a_folder_named_with_a_slash_imports_to_what_the_trace_
     imported = import_script(HEADER + script, name="job", profile=PROFILE)
     verification = verify.verify_import(HEADER + script, imported, PROFILE)
     assert not verification.not_run and verification.findings == () and verification.todos() == ()
+
+
+def test_a_script_with_dos_line_ends_is_traced_as_the_lf_script_that_ran():
+    script = "cd run\r\npython prog.py\r\n"
+    faithful = spec({"command": "python prog.py"}, environment={"setup": ["cd run"]})
+    assert found(script, faithful) == set()
+
+
+def test_a_relative_program_after_a_cd_into_a_folder_named_absolutely_is_the_users_and_traced():
+    script = "cd /project/def-x/run\n./app input.dat\n"
+    faithful = spec({"command": "./app input.dat"}, environment={"setup": ["cd /project/def-x/run"]})
+    assert found(script, faithful) == set()
+    moved = spec({"command": "./app other.dat"}, environment={"setup": ["cd /project/def-x/run"]})
+    assert ("argv", "app") in found(script, moved)

@@ -81,7 +81,8 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
-            if name == "python" and version and _version(version)[:2] < _version(rules.oldest_python.version)[:2]:
+            # python/3 alone is Lmod's default python 3, the newest: only a minor version can be too old
+            if name == "python" and len(_version(version)) >= 2 and _version(version)[:2] < _version(rules.oldest_python.version)[:2]:
                 findings.append(Finding("warning", "environment.modules",
                                         f"{module} is older than the pythons {profile.name} still builds wheels for "
                                         f"(python/{rules.oldest_python.version} is the oldest); load python/{rules.oldest_python.version} "

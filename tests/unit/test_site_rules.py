@@ -177,6 +177,11 @@ def test_a_python_module_older_than_the_three_served_is_a_warning():
     assert messages(findings("fir", environment={"modules": ["python/3.13"]}), "environment.modules") == []
 
 
+def test_a_python_module_of_a_major_version_alone_is_the_newest_of_it_not_too_old():
+    """``python/3`` is Lmod's default python 3 (the newest), not python 3.0."""
+    assert messages(findings("fir", environment={"modules": ["python/3"]}), "environment.modules") == []
+
+
 # ------------------------------------------------------------------------- (a) read-only paths
 
 def _ro(tmp_path, folder, env=None, **fields):

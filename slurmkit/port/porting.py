@@ -137,6 +137,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
     launch_at = _launch_index(body, build.program, unread)
+    together = _background_start(build, body, launch_at)
     _collect_traps(build, script)
     build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
@@ -144,6 +145,10 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
             continue
         if unit.startswith("#SBATCH"):
             build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+        elif launch_at is not None and together <= index < launch_at:
+            continue    # started in the background beside the program: part of its launch
+        elif index == launch_at and together < index:
+            _background_launch(build, body[together:index + 1])
         elif index == launch_at:
             _launch_line(build, number, unit)
         elif launch_at is not None and index > launch_at:
@@ -246,6 +251,34 @@ def _words(unit: str) -> List[str]:
         return shlex.split(line, comments=True)
     except ValueError:
         return []
+
+
+def _background_start(build: _Builder, body: List[Tuple[int, str]], launch_at: Optional[int]) -> int:
+    """The first of the units started in the background (``prog &``, ``(prog) &``) right before
+    a program that is itself started in the background: they run side by side, and the ``wait``
+    after them waits for all of them, so they are one launch. Left in setup, they would be the
+    batch shell's children, which the launch's ``wait`` does not wait for: the job would end
+    when the last one ends, and SLURM would kill the others."""
+    if launch_at is None or not _all_background(build, body[launch_at][0]):
+        return launch_at if launch_at is not None else 0
+    start = launch_at
+    while start > 0 and not body[start - 1][1].startswith("#SBATCH") and _all_background(build, body[start - 1][0]):
+        start -= 1
+    return start
+
+
+def _all_background(build: _Builder, number: int) -> bool:
+    statements = build.tree.get(number, ())
+    return bool(statements) and all(getattr(s, "background", False) for s in statements)
+
+
+def _background_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
+    """Programs started in the background side by side: launch.shell runs them all, in order,
+    so that the ``wait`` after them (part of the launch too) waits for every one."""
+    build.spec["launch"] = {"shell": "\n".join(_array_names(build, unit) for _, unit in units)}
+    for number, unit in units:
+        build.note(number, unit, "mapped", "started in the background beside the program: launch.shell runs them all, "
+                   "and its wait waits for every one")
 
 
 def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Program], unread: Set[int]) -> Optional[int]:

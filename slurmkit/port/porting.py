@@ -104,6 +104,7 @@ class _Builder:
         self.copy_backs: Dict[str, List[Dict]] = {}          # a function such a trap calls -> the stage.outputs it copies
         self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
+        self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
@@ -139,6 +140,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     launch_at = _launch_index(body, build.program, unread)
     together = _background_start(build, body, launch_at)
     _collect_traps(build, script)
+    build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
         if index in unread:
@@ -735,8 +737,30 @@ def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
         build.rendezvous.append((0, unit, name))
     if "$" in unit or "`" in unit or words[0] != "export":
         return ("kept", "computed by the shell: run as written before the program (environment.setup)")
+    if name in build.in_order:
+        return ("kept", f"the script sets {name} more than once, or reads it before this line: run in order before "
+                        "the program (environment.setup), where each value holds where the script gave it")
     build.section("environment").setdefault("variables", {})[name] = value
     return _MAPPED
+
+
+def _set_in_order(script: bashtree.Script) -> FrozenSet[str]:
+    """The names whose value depends on where the script is: set more than once (the later value
+    wins from its line on), or read on a line before the first that sets them. environment.variables
+    are set before any setup line runs, so only setup, in order, keeps what such a name holds."""
+    first: Dict[str, int] = {}
+    twice = set()
+    for assignment in bashtree.assignments(script.statements):
+        if assignment.name in first:
+            twice.add(assignment.name)
+        first.setdefault(assignment.name, assignment.line)
+    read_early = {name for command in bashtree.walk(script.statements)
+                  for name in _names_read(command.text) if command.line < first.get(name, 0)}
+    return frozenset(twice | read_early)
+
+
+def _names_read(text: str) -> Set[str]:
+    return {a or b for a, b in re.findall(r"\$(?:\{([A-Za-z_]\w*)|([A-Za-z_]\w*))", text)}
 
 
 def _assignment(words: List[str]) -> Optional[str]:

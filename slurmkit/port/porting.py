@@ -160,6 +160,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     if launch_at is None:
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
+    _arrays_into_launch(build)
     _arguments(build, script, text)
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
@@ -990,6 +991,37 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
     if words[0] in ("exit", "wait"):
         return ("dropped", "the job ends with the program's exit code")
     return None
+
+
+#: a setup line that makes an array: ``NAME=(a b)``, ``NAME+=(c)``, ``declare -a NAME=(...)``
+_ARRAY_SET = re.compile(r"^\s*(?:(?:declare|typeset|local)\s+-[aA]\w*\s+)?([A-Za-z_]\w*)\+?=\(")
+
+
+def _arrays_into_launch(build: _Builder) -> None:
+    """An array set in setup and read by launch.shell: bash exports no array, and launch.shell
+    runs in a child bash, which would see it empty. The lines that make it run at the head of
+    launch.shell (in their order); they stay in setup too where a later setup line reads it."""
+    shell = build.spec.get("launch", {}).get("shell")
+    if shell is None:
+        return
+    moved = [(i, line) for i, line in enumerate(build.setup) for m in [_ARRAY_SET.match(line)]
+             if m and re.search(r"\$\{[#!]?" + m.group(1) + r"\[", shell)]
+    if not moved:
+        return
+    build.spec["launch"]["shell"] = "\n".join([line for _, line in moved] + [shell])
+    for index, line in reversed(moved):
+        name = _ARRAY_SET.match(line).group(1)
+        reason = (f"{name} is an array that launch.shell reads: bash exports no array to launch.shell's own bash, so the "
+                  "line that makes it runs at the head of launch.shell")
+        if any(re.search(r"\$\{[#!]?" + name + r"\[", later) for later in build.setup[index + 1:]):
+            reason += ", and in environment.setup for the setup lines that read it"
+        else:
+            del build.setup[index]
+        kept = next((i for i, n in enumerate(build.notes) if n.text == line and n.outcome == "kept"), None)
+        if kept is None:
+            build.note(0, line, "mapped", reason)
+        else:
+            build.notes[kept] = Note(build.notes[kept].line, line, "mapped", reason)
 
 
 def _run_after(build: _Builder, number: int, unit: str) -> None:

@@ -161,6 +161,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
     _arrays_into_launch(build)
+    _modules_after_runs(build)
     _arguments(build, script, text)
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
@@ -991,6 +992,31 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
     if words[0] in ("exit", "wait"):
         return ("dropped", "the job ends with the program's exit code")
     return None
+
+
+#: commands a module does not change (the shell's own, files, reports): a module line after them moves up freely
+_MODULE_FREE = frozenset(("cd", "export", "set", "unset", "source", ".", "mkdir", "cp", "mv", "rm", "ln", "tar", "cat",
+                          "touch", "sleep", "true", "module", "ml", "declare", "shopt", "ulimit", "umask", "trap",
+                          "rsync", "unzip", "chmod")) | frozenset(w for w in INFORMATIONAL if " " not in w)
+
+
+def _modules_after_runs(build: _Builder) -> None:
+    """A module line between two runs: environment.modules loads it before every line of the job,
+    so a program the script ran before it now runs with it loaded (another compiler, MPI or
+    Python on its paths). A to-do names both lines, so the move is never silent."""
+    run: Optional[Note] = None
+    for note in sorted(build.notes, key=lambda n: n.line):
+        command = _single_command(build, note.line) if note.line else None
+        if command is None:
+            continue
+        if note.outcome == "kept" and command.name not in _MODULE_FREE and run is None:
+            run = note
+        elif run is not None and note.outcome == "mapped" and command.name in ("module", "ml") and \
+                len(command.argv) > 1 and command.argv[1] in ("load", "add"):
+            build.note(note.line, note.text, "to do",
+                       f"it came after `{run.text}` (line {run.line}), which ran without it; environment.modules loads "
+                       "it before every line of the job: check that the earlier run works with it loaded (or load it "
+                       "in launch.shell, before the program), then remove this line")
 
 
 #: a setup line that makes an array: ``NAME=(a b)``, ``NAME+=(c)``, ``declare -a NAME=(...)``

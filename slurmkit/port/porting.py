@@ -1030,13 +1030,12 @@ def _arrays_into_launch(build: _Builder) -> None:
     shell = build.spec.get("launch", {}).get("shell")
     if shell is None:
         return
-    moved = [(i, line) for i, line in enumerate(build.setup) for m in [_ARRAY_SET.match(line)]
+    moved = [(i, line, m.group(1)) for i, line in enumerate(build.setup) for m in [_ARRAY_SET.match(line)]
              if m and re.search(r"\$\{[#!]?" + m.group(1) + r"\[", shell)]
     if not moved:
         return
-    build.spec["launch"]["shell"] = "\n".join([line for _, line in moved] + [shell])
-    for index, line in reversed(moved):
-        name = _ARRAY_SET.match(line).group(1)
+    build.spec["launch"]["shell"] = "\n".join([line for _, line, _ in moved] + [shell])
+    for index, line, name in reversed(moved):
         reason = (f"{name} is an array that launch.shell reads: bash exports no array to launch.shell's own bash, so the "
                   "line that makes it runs at the head of launch.shell")
         if any(re.search(r"\$\{[#!]?" + name + r"\[", later) for later in build.setup[index + 1:]):

@@ -1,5 +1,5 @@
 #!/bin/bash
-# cluster: narval
+# cluster: cedar
 #SBATCH --account=def-prof
 #SBATCH --cpus-per-task=4
 #SBATCH --time=01:00:00

@@ -106,6 +106,7 @@ class _Builder:
         self.copy_backs: Dict[str, List[Dict]] = {}          # a function such a trap calls -> the stage.outputs it copies
         self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
+        self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
@@ -139,13 +140,19 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
     launch_at = _launch_index(body, build.program, unread)
+    together = _background_start(build, body, launch_at)
     _collect_traps(build, script)
+    build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
         if index in unread:
             continue
         if unit.startswith("#SBATCH"):
             build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+        elif launch_at is not None and together <= index < launch_at:
+            continue    # started in the background beside the program: part of its launch
+        elif index == launch_at and together < index:
+            _background_launch(build, body[together:index + 1])
         elif index == launch_at:
             _launch_line(build, number, unit)
         elif launch_at is not None and index > launch_at:
@@ -155,6 +162,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     if launch_at is None:
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
+    _arrays_into_launch(build)
+    _modules_after_runs(build)
     _arguments(build, script, text)
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
@@ -248,6 +257,34 @@ def _words(unit: str) -> List[str]:
         return shlex.split(line, comments=True)
     except ValueError:
         return []
+
+
+def _background_start(build: _Builder, body: List[Tuple[int, str]], launch_at: Optional[int]) -> int:
+    """The first of the units started in the background (``prog &``, ``(prog) &``) right before
+    a program that is itself started in the background: they run side by side, and the ``wait``
+    after them waits for all of them, so they are one launch. Left in setup, they would be the
+    batch shell's children, which the launch's ``wait`` does not wait for: the job would end
+    when the last one ends, and SLURM would kill the others."""
+    if launch_at is None or not _all_background(build, body[launch_at][0]):
+        return launch_at if launch_at is not None else 0
+    start = launch_at
+    while start > 0 and not body[start - 1][1].startswith("#SBATCH") and _all_background(build, body[start - 1][0]):
+        start -= 1
+    return start
+
+
+def _all_background(build: _Builder, number: int) -> bool:
+    statements = build.tree.get(number, ())
+    return bool(statements) and all(getattr(s, "background", False) for s in statements)
+
+
+def _background_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
+    """Programs started in the background side by side: launch.shell runs them all, in order,
+    so that the ``wait`` after them (part of the launch too) waits for every one."""
+    build.spec["launch"] = {"shell": "\n".join(_array_names(build, unit) for _, unit in units)}
+    for number, unit in units:
+        build.note(number, unit, "mapped", "started in the background beside the program: launch.shell runs them all, "
+                   "and its wait waits for every one")
 
 
 def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Program], unread: Set[int]) -> Optional[int]:
@@ -724,8 +761,30 @@ def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
         build.rendezvous.append((0, unit, name))
     if "$" in unit or "`" in unit or words[0] != "export":
         return ("kept", "computed by the shell: run as written before the program (environment.setup)")
+    if name in build.in_order:
+        return ("kept", f"the script sets {name} more than once, or reads it before this line: run in order before "
+                        "the program (environment.setup), where each value holds where the script gave it")
     build.section("environment").setdefault("variables", {})[name] = value
     return _MAPPED
+
+
+def _set_in_order(script: bashtree.Script) -> FrozenSet[str]:
+    """The names whose value depends on where the script is: set more than once (the later value
+    wins from its line on), or read on a line before the first that sets them. environment.variables
+    are set before any setup line runs, so only setup, in order, keeps what such a name holds."""
+    first: Dict[str, int] = {}
+    twice = set()
+    for assignment in bashtree.assignments(script.statements):
+        if assignment.name in first:
+            twice.add(assignment.name)
+        first.setdefault(assignment.name, assignment.line)
+    read_early = {name for command in bashtree.walk(script.statements)
+                  for name in _names_read(command.text) if command.line < first.get(name, 0)}
+    return frozenset(twice | read_early)
+
+
+def _names_read(text: str) -> Set[str]:
+    return {a or b for a, b in re.findall(r"\$(?:\{([A-Za-z_]\w*)|([A-Za-z_]\w*))", text)}
 
 
 def _assignment(words: List[str]) -> Optional[str]:
@@ -955,6 +1014,61 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
     if words[0] in ("exit", "wait"):
         return ("dropped", "the job ends with the program's exit code")
     return None
+
+
+#: commands a module does not change (the shell's own, files, reports): a module line after them moves up freely
+_MODULE_FREE = frozenset(("cd", "export", "set", "unset", "source", ".", "mkdir", "cp", "mv", "rm", "ln", "tar", "cat",
+                          "touch", "sleep", "true", "module", "ml", "declare", "shopt", "ulimit", "umask", "trap",
+                          "rsync", "unzip", "chmod")) | frozenset(w for w in INFORMATIONAL if " " not in w)
+
+
+def _modules_after_runs(build: _Builder) -> None:
+    """A module line between two runs: environment.modules loads it before every line of the job,
+    so a program the script ran before it now runs with it loaded (another compiler, MPI or
+    Python on its paths). A to-do names both lines, so the move is never silent."""
+    run: Optional[Note] = None
+    for note in sorted(build.notes, key=lambda n: n.line):
+        command = _single_command(build, note.line) if note.line else None
+        if command is None:
+            continue
+        if note.outcome == "kept" and command.name not in _MODULE_FREE and run is None:
+            run = note
+        elif run is not None and note.outcome == "mapped" and command.name in ("module", "ml") and \
+                len(command.argv) > 1 and command.argv[1] in ("load", "add"):
+            build.note(note.line, note.text, "to do",
+                       f"it came after `{run.text}` (line {run.line}), which ran without it; environment.modules loads "
+                       "it before every line of the job: check that the earlier run works with it loaded (or load it "
+                       "in launch.shell, before the program), then remove this line")
+
+
+#: a setup line that makes an array: ``NAME=(a b)``, ``NAME+=(c)``, ``declare -a NAME=(...)``
+_ARRAY_SET = re.compile(r"^\s*(?:(?:declare|typeset|local)\s+-[aA]\w*\s+)?([A-Za-z_]\w*)\+?=\(")
+
+
+def _arrays_into_launch(build: _Builder) -> None:
+    """An array set in setup and read by launch.shell: bash exports no array, and launch.shell
+    runs in a child bash, which would see it empty. The lines that make it run at the head of
+    launch.shell (in their order); they stay in setup too where a later setup line reads it."""
+    shell = build.spec.get("launch", {}).get("shell")
+    if shell is None:
+        return
+    moved = [(i, line, m.group(1)) for i, line in enumerate(build.setup) for m in [_ARRAY_SET.match(line)]
+             if m and re.search(r"\$\{[#!]?" + m.group(1) + r"\[", shell)]
+    if not moved:
+        return
+    build.spec["launch"]["shell"] = "\n".join([line for _, line, _ in moved] + [shell])
+    for index, line, name in reversed(moved):
+        reason = (f"{name} is an array that launch.shell reads: bash exports no array to launch.shell's own bash, so the "
+                  "line that makes it runs at the head of launch.shell")
+        if any(re.search(r"\$\{[#!]?" + name + r"\[", later) for later in build.setup[index + 1:]):
+            reason += ", and in environment.setup for the setup lines that read it"
+        else:
+            del build.setup[index]
+        kept = next((i for i, n in enumerate(build.notes) if n.text == line and n.outcome == "kept"), None)
+        if kept is None:
+            build.note(0, line, "mapped", reason)
+        else:
+            build.notes[kept] = Note(build.notes[kept].line, line, "mapped", reason)
 
 
 def _run_after(build: _Builder, number: int, unit: str) -> None:

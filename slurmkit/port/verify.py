@@ -540,10 +540,12 @@ def _starts(old: Trace, new: Trace) -> List[Difference]:
 
 def _paired(runs: List[Start], reruns: List[Start]) -> List[Tuple[Start, Start]]:
     """Starts of one program paired: the same start in both first (runs in the background start in
-    any order), then those with the same first word (the script they run), then in order."""
+    any order), then the same words and folder (a declared change of their variables aside), then
+    those with the same first word (the script they run), then in order."""
     runs, reruns = list(runs), list(reruns)
     pairs: List[Tuple[Start, Start]] = []
-    for same in (lambda a, b: a == b, lambda a, b: a.argv[:2] == b.argv[:2], lambda a, b: True):
+    for same in (lambda a, b: a == b, lambda a, b: (a.argv, a.folder) == (b.argv, b.folder),
+                 lambda a, b: a.argv[:2] == b.argv[:2], lambda a, b: True):
         for run in list(runs):
             match = next((r for r in reruns if same(run, r)), None)
             if match is not None:

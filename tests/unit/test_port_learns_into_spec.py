@@ -34,15 +34,15 @@ def check(tmp_path, data, monkeypatch, name="job.yaml", text=None):
 
 
 def test_a_port_warning_is_a_to_do_of_the_ported_spec_that_check_reports(tmp_path, monkeypatch):
-    data = {**JOB, "profile": "graham", "account": "rrg-x", "environment": {"modules": ["StdEnv/2020", "gnu-parallel"]}}
+    data = {**JOB, "profile": "graham", "account": "rrg-x", "environment": {"modules": ["StdEnv/2020", "vasp-tools/1.2"]}}
     ported = port(data)
     text = ported_text(ported)
     todos = pending_import_notes(text)
-    assert any("'gnu-parallel' is not in nibi's module catalogue" in t for t in todos)
+    assert any("'vasp-tools' is not in nibi's module catalogue" in t for t in todos)
     assert any(t.startswith("account: 'rrg-x' is a RAC allocation") for t in todos)
     result = check(tmp_path, None, monkeypatch, text=text)
     assert "no problems found" not in result.output
-    assert "gnu-parallel" in result.output and "RAC allocation" in result.output
+    assert "vasp-tools" in result.output and "RAC allocation" in result.output
 
 
 def test_port_tells_a_warning_once_as_a_to_do(tmp_path, monkeypatch):

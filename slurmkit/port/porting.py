@@ -1663,10 +1663,20 @@ def _hand_made_kind(build: _Builder) -> Optional[str]:
     # srun python + Lightning (or LightningCLI's --trainer.*): Lightning reads SLURM's ranks itself
     if "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):
         return first_kind(requeues_on_signal=True).name
-    if "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
-                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+    if "gpus" in res and _several_processes(build) and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text
+                                                         or "init_method" in text
+                                                         or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
         return first_kind(ranks_from_slurm=True).name
     return None
+
+
+def _several_processes(build: _Builder) -> bool:
+    """Whether the script started more than one process of its program: several tasks (srun
+    starts one each), or a launcher of its own (torchrun, mpirun...). A rendezvous line alone
+    (``export MASTER_ADDR=127.0.0.1`` before one ``python``) is no such evidence: that one process
+    may start its GPUs' workers itself, or use none, and kind ddp would start one copy per GPU."""
+    res = build.spec["resources"]
+    return res.get("tasks_per_node", 1) * res.get("nodes", 1) > 1 or build.launcher_name not in (None, "srun")
 
 
 #: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each

@@ -86,6 +86,7 @@ class _Builder:
     def __init__(self) -> None:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
+        self.text = ""               # the script as read
         self.ntasks: Optional[int] = None
         self.errexit = False         # the script stops at a failing command (set -e, bash -e)
         self.torchrun_procs: Optional[str] = None   # torchrun's --nproc_per_node, as written
@@ -128,6 +129,7 @@ class _Builder:
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
     """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
     build = _Builder()
+    build.text = text
     script = bashtree.parse(text)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
@@ -1297,6 +1299,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
     _torchrun_over_nodes(build)
+    _array_from_command_line(build)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
@@ -1467,6 +1470,27 @@ def _chosen_kind(build: _Builder) -> str:
         _keep_task_ids(spec["array"], array)
         return first_kind(sweeps=True).name
     return _distributed_kind(build) or _plain_kind(build)
+
+
+_READS_TASK_ID = re.compile(r"\$\{?(SLURM_ARRAY_TASK_(ID|MIN|MAX|COUNT)|SLURM_ARRAY_JOB_ID)\b")
+_ARRAY_LOG = re.compile(r"^#SBATCH\s+(-o|-e|--output|--error)\b.*%[aA]", re.MULTILINE)
+
+
+def _array_from_command_line(build: _Builder) -> None:
+    """A script that reads $SLURM_ARRAY_TASK_ID with no #SBATCH --array was submitted as
+    ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id, so
+    the range it was submitted with is a to do, with where it goes."""
+    if "array_range" in build.spec or "tasks" in build.spec:
+        return
+    lines = [(n, line) for n, line in enumerate(build.text.splitlines(), 1) if not line.lstrip().startswith("#")]
+    read = next(((n, line.strip()) for n, line in lines if _READS_TASK_ID.search(line)), None)
+    if read is None:
+        return
+    logs = " (its log names hold %a/%A, an array's)" if _ARRAY_LOG.search(build.text) else ""
+    build.note(read[0], read[1], "to do", f"the script reads $SLURM_ARRAY_TASK_ID but has no #SBATCH --array: it was "
+               f"submitted with `sbatch --array=...`{logs}; as it stands every run gets the same, unset, id. Give that "
+               "range in the spec: kind: array, array: {parameters: {task_id: [one value per task]}, indices: "
+               "'FIRST-LAST'} (the ids the program reads), then remove this line")
 
 
 def _tee_to_log(build: _Builder) -> None:

@@ -1263,10 +1263,9 @@ def _unquote_all(words: List[str]) -> List[str]:
 
 
 def _array_names(build: _Builder, text: str) -> str:
-    """In an array job, the task's number is the parameter ``task_id`` (slurmkit numbers the tasks from 0)."""
-    if "array_range" not in build.spec:
-        return text
-    return text.replace("${SLURM_ARRAY_TASK_ID}", "${task_id}").replace("$SLURM_ARRAY_TASK_ID", "$task_id")
+    """A line of an array job, as written: its $SLURM_ARRAY_TASK_ID stays, since the rendered job's
+    --array is the script's own (array.indices), so each task sees the id it did."""
+    return text
 
 
 def _spec_word(word: str, raw: str) -> str:
@@ -1466,7 +1465,7 @@ def _chosen_kind(build: _Builder) -> str:
         _many_tasks_shape(build)
         return first_kind(runs_task_file=True).name
     if array:
-        spec["array"] = _array_section(array)
+        spec["array"] = _array_section(array, build.text)
         _keep_task_ids(spec["array"], array)
         return first_kind(sweeps=True).name
     return _distributed_kind(build) or _plain_kind(build)
@@ -1869,7 +1868,7 @@ def array_range_problem(text: str) -> Optional[str]:
     return None
 
 
-def _array_section(text: str) -> Dict:
+def _array_section(text: str, script: str = "") -> Dict:
     """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle
     (``text`` has passed array_range_problem)."""
     ranges, _, throttle = text.partition("%")
@@ -1877,17 +1876,31 @@ def _array_section(text: str) -> Dict:
     for match in _ARRAY_RANGE.finditer(ranges):   # one for each comma-separated part, as array_range_problem read them
         first, last, step = match.groups()
         ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
-    section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
+    section: Dict = {"parameters": {_free_parameter(script): [str(i) for i in ids]}}
     if throttle:
         section["throttle"] = int(throttle)
     return section
+
+
+#: the array parameter's name: the first of these that the script neither sets nor reads
+_PARAMETER_NAMES = ("task_id", "array_task_id", "slurm_task_id")
+
+
+def _free_parameter(script: str) -> str:
+    """A name for the array's one parameter that no variable of the script has: the rendered job
+    sets and exports it before the script's lines run, so a name the script sets or reads would
+    change what they do. Any word of the script counts (``let task_id=$i`` and ``(( task_id ))``
+    read and set a name without a ``$``)."""
+    words = set(re.findall(r"[A-Za-z_]\w*", script))
+    names = [*_PARAMETER_NAMES, *(f"array_task_id{n}" for n in range(2, len(words) + 3))]
+    return next(name for name in names if name not in words)
 
 
 def _keep_task_ids(section: Dict, text: str) -> None:
     """SLURM's own task ids (``--array=1-5`` gives 1..5), kept as array.indices where they are
     not slurmkit's 0..n-1: a program that reads $SLURM_ARRAY_TASK_ID itself (a seed, a file
     name) sees the numbers it saw."""
-    ids = [int(i) for i in section["parameters"]["task_id"]]
+    ids = [int(i) for i in next(iter(section["parameters"].values()))]
     if ids != list(range(len(ids))):
         section["indices"] = text.partition("%")[0]
 

@@ -1488,8 +1488,8 @@ def _array_from_command_line(build: _Builder) -> None:
     logs = " (its log names hold %a/%A, an array's)" if _ARRAY_LOG.search(build.text) else ""
     build.note(read[0], read[1], "to do", f"the script reads $SLURM_ARRAY_TASK_ID but has no #SBATCH --array: it was "
                f"submitted with `sbatch --array=...`{logs}; as it stands every run gets the same, unset, id. Give that "
-               "range in the spec: kind: array, array: {parameters: {task_id: [one value per task]}, indices: "
-               "'FIRST-LAST'} (the ids the program reads), then remove this line")
+               f"range in the spec: kind: {first_kind(sweeps=True).name}, array: {{parameters: {{task_id: [one value per "
+               "task]}, indices: 'FIRST-LAST'} (the ids the program reads), then remove this line")
 
 
 def _tee_to_log(build: _Builder) -> None:

@@ -87,6 +87,7 @@ class _Builder:
     def __init__(self) -> None:
         self.spec: Dict = {"resources": {}}
         self.notes: List[Note] = []
+        self.text = ""               # the script as read
         self.ntasks: Optional[int] = None
         self.errexit = False         # the script stops at a failing command (set -e, bash -e)
         self.torchrun_procs: Optional[str] = None   # torchrun's --nproc_per_node, as written
@@ -131,6 +132,7 @@ class _Builder:
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
     """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
     build = _Builder()
+    build.text = text
     script = bashtree.parse(text)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
@@ -1397,10 +1399,9 @@ def _unquote_all(words: List[str]) -> List[str]:
 
 
 def _array_names(build: _Builder, text: str) -> str:
-    """In an array job, the task's number is the parameter ``task_id`` (slurmkit numbers the tasks from 0)."""
-    if "array_range" not in build.spec:
-        return text
-    return text.replace("${SLURM_ARRAY_TASK_ID}", "${task_id}").replace("$SLURM_ARRAY_TASK_ID", "$task_id")
+    """A line of an array job, as written: its $SLURM_ARRAY_TASK_ID stays, since the rendered job's
+    --array is the script's own (array.indices), so each task sees the id it did."""
+    return text
 
 
 def _spec_word(word: str, raw: str) -> str:
@@ -1433,6 +1434,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
     _torchrun_over_nodes(build)
+    _array_from_command_line(build)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
@@ -1614,10 +1616,31 @@ def _chosen_kind(build: _Builder) -> str:
         _many_tasks_shape(build)
         return first_kind(runs_task_file=True).name
     if array:
-        spec["array"] = _array_section(array)
+        spec["array"] = _array_section(array, build.text)
         _keep_task_ids(spec["array"], array)
         return first_kind(sweeps=True).name
     return _distributed_kind(build) or _plain_kind(build)
+
+
+_READS_TASK_ID = re.compile(r"\$\{?(SLURM_ARRAY_TASK_(ID|MIN|MAX|COUNT)|SLURM_ARRAY_JOB_ID)\b")
+_ARRAY_LOG = re.compile(r"^#SBATCH\s+(-o|-e|--output|--error)\b.*%[aA]", re.MULTILINE)
+
+
+def _array_from_command_line(build: _Builder) -> None:
+    """A script that reads $SLURM_ARRAY_TASK_ID with no #SBATCH --array was submitted as
+    ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id, so
+    the range it was submitted with is a to do, with where it goes."""
+    if "array_range" in build.spec or "tasks" in build.spec:
+        return
+    lines = [(n, line) for n, line in enumerate(build.text.splitlines(), 1) if not line.lstrip().startswith("#")]
+    read = next(((n, line.strip()) for n, line in lines if _READS_TASK_ID.search(line)), None)
+    if read is None:
+        return
+    logs = " (its log names hold %a/%A, an array's)" if _ARRAY_LOG.search(build.text) else ""
+    build.note(read[0], read[1], "to do", f"the script reads $SLURM_ARRAY_TASK_ID but has no #SBATCH --array: it was "
+               f"submitted with `sbatch --array=...`{logs}; as it stands every run gets the same, unset, id. Give that "
+               f"range in the spec: kind: {first_kind(sweeps=True).name}, array: {{parameters: {{task_id: [one value per "
+               "task]}, indices: 'FIRST-LAST'} (the ids the program reads), then remove this line")
 
 
 def _tee_to_log(build: _Builder) -> None:
@@ -1816,10 +1839,20 @@ def _hand_made_kind(build: _Builder) -> Optional[str]:
     # srun python + Lightning (or LightningCLI's --trainer.*): Lightning reads SLURM's ranks itself
     if "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):
         return first_kind(requeues_on_signal=True).name
-    if "gpus" in res and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text or "init_method" in text
-                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
+    if "gpus" in res and _several_processes(build) and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text
+                                                         or "init_method" in text
+                                                         or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
         return first_kind(ranks_from_slurm=True).name
     return None
+
+
+def _several_processes(build: _Builder) -> bool:
+    """Whether the script started more than one process of its program: several tasks (srun
+    starts one each), or a launcher of its own (torchrun, mpirun...). A rendezvous line alone
+    (``export MASTER_ADDR=127.0.0.1`` before one ``python``) is no such evidence: that one process
+    may start its GPUs' workers itself, or use none, and kind ddp would start one copy per GPU."""
+    res = build.spec["resources"]
+    return res.get("tasks_per_node", 1) * res.get("nodes", 1) > 1 or build.launcher_name not in (None, "srun")
 
 
 #: a hand-made rendezvous address: tcp://$MASTER_ADDR:3456, tcp://$(hostname):3456 (which, evaluated in each
@@ -1988,7 +2021,7 @@ def array_range_problem(text: str) -> Optional[str]:
     return None
 
 
-def _array_section(text: str) -> Dict:
+def _array_section(text: str, script: str = "") -> Dict:
     """``--array=1-100%10`` -> the task ids as one parameter, ``task_id``, and the throttle
     (``text`` has passed array_range_problem)."""
     ranges, _, throttle = text.partition("%")
@@ -1996,17 +2029,31 @@ def _array_section(text: str) -> Dict:
     for match in _ARRAY_RANGE.finditer(ranges):   # one for each comma-separated part, as array_range_problem read them
         first, last, step = match.groups()
         ids += list(range(int(first), int(last or first) + 1, int(step or 1)))
-    section: Dict = {"parameters": {"task_id": [str(i) for i in ids]}}
+    section: Dict = {"parameters": {_free_parameter(script): [str(i) for i in ids]}}
     if throttle:
         section["throttle"] = int(throttle)
     return section
+
+
+#: the array parameter's name: the first of these that the script neither sets nor reads
+_PARAMETER_NAMES = ("task_id", "array_task_id", "slurm_task_id")
+
+
+def _free_parameter(script: str) -> str:
+    """A name for the array's one parameter that no variable of the script has: the rendered job
+    sets and exports it before the script's lines run, so a name the script sets or reads would
+    change what they do. Any word of the script counts (``let task_id=$i`` and ``(( task_id ))``
+    read and set a name without a ``$``)."""
+    words = set(re.findall(r"[A-Za-z_]\w*", script))
+    names = [*_PARAMETER_NAMES, *(f"array_task_id{n}" for n in range(2, len(words) + 3))]
+    return next(name for name in names if name not in words)
 
 
 def _keep_task_ids(section: Dict, text: str) -> None:
     """SLURM's own task ids (``--array=1-5`` gives 1..5), kept as array.indices where they are
     not slurmkit's 0..n-1: a program that reads $SLURM_ARRAY_TASK_ID itself (a seed, a file
     name) sees the numbers it saw."""
-    ids = [int(i) for i in section["parameters"]["task_id"]]
+    ids = [int(i) for i in next(iter(section["parameters"].values()))]
     if ids != list(range(len(ids))):
         section["indices"] = text.partition("%")[0]
 

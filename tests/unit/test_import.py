@@ -64,7 +64,7 @@ def test_an_array_becomes_a_task_id_parameter_and_staging_is_recognised():
               "python run.py --case $SLURM_ARRAY_TASK_ID\ncp -r $SLURM_TMPDIR/out /scratch/me/out\n")
     spec = import_script(script).spec
     assert spec["array"] == {"parameters": {"task_id": ["1", "3", "5"]}, "throttle": 2, "indices": "1-5:2"}   # SLURM's own ids
-    assert spec["launch"]["command"] == "python run.py --case $task_id"
+    assert spec["launch"]["command"] == "python run.py --case $SLURM_ARRAY_TASK_ID"   # the same ids, so kept
     assert spec["stage"] == {"inputs": ["data.tar.gz"], "outputs": [{"from": "out", "to": "/scratch/me/out"}]}
 
 
@@ -169,7 +169,7 @@ def test_a_trap_copy_back_becomes_a_stage_output_with_the_signals_lead():
 def test_array_setup_lines_read_the_tasks_original_number():
     script = "#!/bin/bash\n#SBATCH --array=1-3 -t 10\nF=$(sed -n \"${SLURM_ARRAY_TASK_ID}p\" list.txt)\npython p.py \"$F\"\n"
     spec = import_script(script).spec
-    assert spec["environment"]["setup"] == ['F=$(sed -n "${task_id}p" list.txt)']
+    assert spec["environment"]["setup"] == ['F=$(sed -n "${SLURM_ARRAY_TASK_ID}p" list.txt)']   # --array is the same
     assert spec["array"]["parameters"]["task_id"] == ["1", "2", "3"]
 
 
@@ -381,3 +381,28 @@ def test_a_script_that_reads_its_arguments_says_to_give_them_at_submit():
     todos = [n.reason for n in imported.notes if n.outcome == "to do"]
     assert len(todos) == 2 and all("give their values with `slurmkit submit SPEC -- ARGS`" in text for text in todos)
     assert imported.spec["launch"] == {"shell": 'python a.py "$IN" "${@:2}"'}
+
+
+@pytest.mark.parametrize("body, name", [
+    ("python run.py --seed $SLURM_ARRAY_TASK_ID\n", "task_id"),
+    ("let task_id=$SLURM_ARRAY_TASK_ID\npython run.py --seed $task_id\n", "array_task_id"),
+    ("task_id=1; array_task_id=2\n(( slurm_task_id = task_id ))\npython run.py $array_task_id\n", "array_task_id2"),
+])
+def test_the_array_parameter_takes_a_name_the_script_does_not_use(body, name):
+    """The job sets the parameter before the script's lines run: a name the script sets or reads
+    would change them. The script's own $SLURM_ARRAY_TASK_ID stays: --array is the script's."""
+    imported = import_script("#!/bin/bash\n#SBATCH --array=1-3\n" + body)
+    assert list(imported.spec["array"]["parameters"]) == [name]
+    assert body.splitlines()[-1] in imported.spec["launch"].get("command", imported.spec["launch"].get("shell", ""))
+
+
+def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do():
+    imported = import_script("#!/bin/bash\n#SBATCH -o out-%A_%a.log\npython run.py --seed ${SLURM_ARRAY_TASK_ID}\n")
+    note = next(n for n in imported.notes if n.outcome == "to do")
+    assert note.line == 3 and "sbatch --array" in note.reason and "%a" in note.reason
+    assert "array" not in imported.spec
+
+
+def test_a_comment_naming_the_task_id_asks_for_nothing():
+    imported = import_script("#!/bin/bash\n# run with $SLURM_ARRAY_TASK_ID\npython run.py\n")
+    assert not [n for n in imported.notes if "sbatch --array" in n.reason]

@@ -62,6 +62,26 @@ def test_the_array_index_shift_is_found_in_the_words_and_in_the_variable_the_pro
     assert ("argv", "python") in found(script, task_id_rule_removed)
 
 
+def test_an_array_parameter_named_like_the_scripts_own_variable_is_found():
+    script = ("#SBATCH --array=0-3\nfor i in 0 1 2 3; do\n  let task_id=$i\n"
+              "  if [ \"$task_id\" -eq \"$SLURM_ARRAY_TASK_ID\" ]; then python prog.py --case $i; fi\ndone\n")
+    body = script.split("\n", 1)[1].strip()
+    faithful = spec({"shell": body}, "array", array={"parameters": {"array_task_id": ["0", "1", "2", "3"]}})
+    assert found(script, faithful) == set()
+    renamed = spec({"shell": body.replace("$SLURM_ARRAY_TASK_ID", "$task_id")}, "array",
+                   array={"parameters": {"task_id": ["0", "1", "2", "3"]}})
+    # the test compares task_id with itself: every case starts in every task
+    assert ("start", "python") in found(script, renamed)
+
+
+def test_one_process_with_a_rendezvous_variable_made_kind_ddp_is_found():
+    script = "#SBATCH --gres=gpu:4\nexport MASTER_ADDR=127.0.0.1\npython train.py\n"
+    faithful = spec({"command": "python train.py"}, "gpu", {"gpus": "4"}, environment={"variables": {"MASTER_ADDR": "127.0.0.1"}})
+    assert found(script, faithful) == set()
+    as_ddp = spec({"command": "python train.py", "launcher": "srun"}, "ddp", {"gpus": "4"})
+    assert ("count", "python") in found(script, as_ddp)
+
+
 def test_positional_parameters_made_literal_are_found():
     script = 'python prog.py "$1" "${10}"\n'
     literal = spec({"command": "python prog.py $$1 $${10}"})

@@ -232,15 +232,17 @@ def test_watch_of_a_1000_task_array_is_a_summary_and_asks_about_the_array_not_ea
                           b"0/1000 done: 1000 PENDING" in screen and b"running and failed" in screen), \
             (out, err, screen)
     finally:
+        # Ctrl-C ends both watches first; only then is the array cancelled, so that a watch on a
+        # loaded machine never sees the cancellation before its Ctrl-C (that is another test's).
         for process in (piped, terminal):
             if process is not None:
                 process.send_signal(signal.SIGINT)
-        subprocess.run(["scancel", sweep.job_id], check=False)
         if piped is not None:
             rest = piped.communicate(timeout=GUARD_S)[0]
         if terminal is not None:
             read_until({leader: screen}, lambda: terminal.poll() is not None)
             terminal.wait(timeout=GUARD_S)
+        subprocess.run(["scancel", sweep.job_id], check=False)
         if leader is not None:
             os.close(leader)
     text = (out + rest).decode()

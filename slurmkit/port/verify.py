@@ -782,8 +782,22 @@ def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
     that carry a changed count (-j 40 -> -j 192)."""
     declared = [Declared(what, subject, f"port changed {change.field}") for change in changes
                 for what, subject in _CHANGED_BY.get(change.field, ())]
+    declared += [Declared("start", word, f"port changed {change.field}") for change in changes for word in _renamed_words(change)]
     return declared + [Declared("value", f"{change.old} -> {change.new}", f"port changed {change.field} ({change.old} -> {change.new})")
                        for change in changes if isinstance(change.old, (int, str)) and isinstance(change.new, (int, str))]
+
+
+#: the fields whose lines a port rewrites word by word (a renamed program: namd2 -> namd3)
+_LINE_FIELDS = ("launch.command", "launch.shell", "environment.setup")
+
+
+def _renamed_words(change: Any) -> List[str]:
+    """The words a port put in or took out of a job's lines: a program it renamed starts in one
+    trace only, which the change declared."""
+    if change.field not in _LINE_FIELDS:
+        return []
+    old, new = (set(" ".join(map(str, v)).split() if isinstance(v, list) else str(v or "").split()) for v in (change.old, change.new))
+    return sorted(os.path.basename(w) for w in old ^ new)
 
 
 def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:

@@ -25,6 +25,7 @@ from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
+from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
 from slurmkit.port.rebuild import rebuild_todos
@@ -162,6 +163,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_modules(port)
     _port_programs(port)
     _port_kept_modules(port)
+    _port_old_paths(port)
     _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
@@ -687,6 +689,13 @@ def _port_programs(port: _Port) -> None:
         if any(reasons for _, reasons, _ in moves):
             port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
         port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})
+
+
+def _port_old_paths(port: _Port) -> None:
+    """A path into an older stack's folders (/cvmfs/.../easybuild/software/2020/...) that the
+    job names by hand is kept, but not silently: a to-do names it and what replaces it (oldpaths.py)."""
+    for path in old_stack_paths(port.target, spec_fields(port.spec)):
+        port.todos.append(f"{path.field}: {advice(path, port.target)}, then remove this line")
 
 
 def _port_kept_modules(port: _Port) -> None:

@@ -109,6 +109,7 @@ class _Builder:
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
         self.launcher_name: Optional[str] = None
         self.module_use = False
+        self.line = 0                # the line of the body being read (a venv made after a cd into $SLURM_TMPDIR)
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
@@ -530,6 +531,7 @@ def _body_unit(build: _Builder, number: int, unit: str) -> None:
     if not words:
         build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
         return
+    build.line = number
     for handler in (_shell_option_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
                     _trap_line):
         outcome = handler(build, words, unit)
@@ -635,26 +637,32 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if not words or not _is_venv(words):
         return None
     venv = build.section("environment").setdefault("venv", {})
+    in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
-        return _venv_made(venv, words)
+        return _venv_made(venv, words, in_tmpdir)
     if words[0] in ("source", "."):
-        return _venv_activated(venv, words[1])
+        return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
 
 
-def _venv_made(venv: Dict, words: List[str]) -> _Verdict:
+def _venv_made(venv: Dict, words: List[str], in_tmpdir: bool = False) -> _Verdict:
     """``virtualenv PATH``, ``python -m venv PATH``: a lasting one is venv.path; slurmkit makes
-    the one in $SLURM_TMPDIR itself."""
+    the one in $SLURM_TMPDIR itself (also a relative PATH after a ``cd $SLURM_TMPDIR``)."""
     path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
-    if path and not path.startswith("$SLURM_TMPDIR"):
+    if path and not _per_job(path, in_tmpdir):
         venv["path"] = _home(path)
     return _MAPPED
 
 
-def _venv_activated(venv: Dict, activate: str) -> _Verdict:
+def _per_job(folder: str, in_tmpdir: bool) -> bool:
+    """Whether a virtualenv's folder is in $SLURM_TMPDIR: made for this job, gone at its end."""
+    return _tmpdir(folder) is not None or (in_tmpdir and not folder.startswith(("/", "~", "$")))
+
+
+def _venv_activated(venv: Dict, activate: str, in_tmpdir: bool = False) -> _Verdict:
     """``source FOLDER/bin/activate``: a folder outside $SLURM_TMPDIR is a virtualenv made before the job."""
     folder = activate[:-len("/bin/activate")]
-    if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+    if _per_job(folder, in_tmpdir):
         return _MAPPED
     venv["path"] = _home(folder)
     return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")

@@ -127,7 +127,11 @@ class _Builder:
 
 
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
-    """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
+    """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line. A
+    script that only submits a here-document (``sbatch <<EOT``) is read for that document."""
+    submitted = _submitted_heredoc(text)
+    if submitted is not None:
+        return _import_submitted(text, submitted, name, profile)
     build = _Builder()
     script = bashtree.parse(text)
     units = _units(text, script, build)
@@ -158,7 +162,55 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
     _validated(build)
-    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files))
+    return _with_submit_todos(Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files)), script)
+
+
+# --------------------------------------------------------------------------- submit wrappers
+
+#: ``sbatch [options] <<EOT`` ... ``EOT``: a script that submits its job as a here-document.
+SUBMIT_HEREDOC = re.compile(r"^[ \t]*sbatch\b[^\n]*?<<-?[ \t]*(['\"]?)(\w+)\1[^\n]*\n(.*?\n)?[ \t]*\2[ \t]*$", re.M | re.S)
+
+
+def _submitted_heredoc(text: str) -> Optional[Tuple[int, int, str]]:
+    """(the sbatch line, the delimiter's line, the here-document as the job reads it) of a script
+    whose only command is ``sbatch <<EOT`` with #SBATCH lines in it; None otherwise. In an
+    unquoted document the wrapper's shell expands ``$1`` (its own arguments, which the spec
+    keeps as the job's) and turns ``\\$`` into ``$``."""
+    match = SUBMIT_HEREDOC.search(text)
+    if match is None or "#SBATCH" not in (match.group(3) or ""):
+        return None
+    rest = text[:match.start()] + text[match.end():]
+    if any(line.strip() and not line.lstrip().startswith("#") for line in rest.splitlines()):
+        return None
+    first = text[:match.start()].count("\n") + 1
+    body = match.group(3) or ""
+    if not match.group(1):
+        body = re.sub(r"\\([$`\\])", r"\1", body)
+    return first, first + body.count("\n") + 1, body
+
+
+def _import_submitted(text: str, submitted: Tuple[int, int, str], name: Optional[str], profile: Optional[str]) -> Imported:
+    """The here-document a submit wrapper passes to sbatch, imported as the job: its notes name
+    the wrapper's lines, and one note says what was done."""
+    first, last, body = submitted
+    shebang = body.startswith("#!")
+    inner = import_script(body if shebang else "#!/bin/bash\n" + body, name, profile)
+    offset = first if shebang else first - 1
+    notes = tuple(n._replace(line=n.line + offset) if n.line else n for n in inner.notes)
+    unit = "\n".join(text.splitlines()[first - 1:last])
+    note = Note(first, unit, "mapped", f"this script submits a job: the here-document it passes to sbatch (lines {first + 1}-"
+                f"{last - 1}) is imported as the job; the script's own arguments ($1, $2) are the job's: give them with "
+                "`slurmkit submit SPEC -- ARGS`")
+    return inner._replace(notes=tuple(sorted(notes + (note,), key=lambda n: n.line)))
+
+
+def _with_submit_todos(imported: Imported, script: Any) -> Imported:
+    """A script that runs sbatch submits another job, which is the one to import (``sbatch
+    other.sh``, or a here-document import could not read as the whole script): a to-do each."""
+    todos = tuple(Note(c.line, c.text, "to do", "this script submits a job: import the job script it submits "
+                       f"({'the here-document' if c.heredocs else ' '.join(c.argv[1:]) or 'its standard input'}), not this one")
+                  for c in bashtree.walk(script.statements) if c.name == "sbatch")
+    return imported._replace(notes=tuple(sorted(imported.notes + todos, key=lambda n: n.line))) if todos else imported
 
 
 # ------------------------------------------------------------------------------------ lines

@@ -189,6 +189,16 @@ def _submitted_heredoc(text: str) -> Optional[Tuple[int, int, str]]:
     return first, first + body.count("\n") + 1, body
 
 
+def submitted_script(text: str) -> str:
+    """The job script ``text`` stands for: the here-document a submit wrapper passes to sbatch
+    (what import reads as the job, so what verification runs as the old script), else ``text``."""
+    submitted = _submitted_heredoc(text)
+    if submitted is None:
+        return text
+    body = submitted[2]
+    return body if body.startswith("#!") else "#!/bin/bash\n" + body
+
+
 def _import_submitted(text: str, submitted: Tuple[int, int, str], name: Optional[str], profile: Optional[str]) -> Imported:
     """The here-document a submit wrapper passes to sbatch, imported as the job: its notes name
     the wrapper's lines, and one note says what was done."""

@@ -946,7 +946,11 @@ def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool 
 
 
 def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> Verification:
-    """The script and the one slurmkit renders of its import (porting.Imported), side by side."""
+    """The script and the one slurmkit renders of its import (porting.Imported), side by side; of a
+    submit wrapper, the job it submits (porting.submitted_script)."""
+    from slurmkit.port.porting import submitted_script
+
+    script = submitted_script(script)
     try:
         new = rendered(imported.spec, profile)
         old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec))

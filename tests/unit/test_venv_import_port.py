@@ -25,3 +25,15 @@ def test_a_relative_virtualenv_outside_slurm_tmpdir_is_a_lasting_one():
                                                      ("venv_py3.8", [], False), ("venv_py2.7", ["python/3.8"], False)])
 def test_a_python_2_virtualenv_is_told_by_its_name(path, modules, expected):
     assert python2_venv(path, modules) is expected
+
+
+def test_verification_of_a_submit_wrapper_runs_the_job_it_submits():
+    """The old script verification runs is the here-document import read, not the wrapper
+    (which would start sbatch where the job starts the program)."""
+    from slurmkit.port.verify import verify_import
+
+    wrapper = "#!/bin/bash\nsbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\npython run.py $1\nEOT\n"
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert imported.spec["launch"] == {"shell": "python run.py $1"}
+    verification = verify_import(wrapper, imported, "fir")
+    assert not [t for t in verification.todos() if "sbatch" in t], verification.todos()

@@ -785,8 +785,16 @@ def _assignment(words: List[str]) -> Optional[str]:
 
 def _cd_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
+        if _cd_kept_before(build):
+            return ("kept", "back to the submit folder after an earlier cd: run as written before the program (environment.setup)")
         return ("dropped", "a job starts in the folder it was submitted from")
     return None
+
+
+def _cd_kept_before(build: _Builder) -> bool:
+    """Whether a setup line already kept changes folder (``cd $SLURM_TMPDIR``): a later ``cd
+    $SLURM_SUBMIT_DIR`` then brings the job back, and dropping it would run the program elsewhere."""
+    return any(re.match(r"\s*(cd|pushd)\b", str(line)) for line in build.setup)
 
 
 def _stage_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:

@@ -81,7 +81,8 @@ class Job:
         return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
-                + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site))
+                + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site)
+                + self._old_path_findings(site))
 
     def _module_line_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
         """The module lines environment.modules does not hold (in a kept if, loop or function;
@@ -95,6 +96,16 @@ class Job:
         fields = shell_fields(self.spec.environment.setup, self.spec.launch.shell)
         return tuple(Finding("warning", line.field, check_message(line, site.name))
                      for line in module_line_problems(site, fields, self.base_dir()))
+
+    def _old_path_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
+        """Paths into an older stack than the cluster's (/cvmfs/.../easybuild/software/2020/...)
+        that the job names by hand: the same judgement port makes its to-dos with (oldpaths.py).
+        A retired cluster's spec is not judged by today's stack."""
+        if site.is_retired:
+            return ()
+        from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
+
+        return tuple(Finding("warning", path.field, advice(path, site)) for path in old_stack_paths(site, spec_fields(self.spec)))
 
     def _host_rule_findings(self, site: SiteProfile, plan: Optional[Plan], folder: Optional[PathLike]) -> Tuple[Finding, ...]:
         """The site rules that need this host (slurmkit/resolve/siterules.py): the folders the job

@@ -113,6 +113,7 @@ class _Builder:
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
         self.launcher_name: Optional[str] = None
         self.module_use = False
+        self.line = 0                # the line of the body being read (a venv made after a cd into $SLURM_TMPDIR)
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
@@ -130,7 +131,11 @@ class _Builder:
 
 
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
-    """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line."""
+    """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line. A
+    script that only submits a here-document (``sbatch <<EOT``) is read for that document."""
+    submitted = _submitted_heredoc(text)
+    if submitted is not None:
+        return _import_submitted(text, submitted, name, profile)
     build = _Builder()
     build.text = text
     script = bashtree.parse(text)
@@ -170,7 +175,65 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
     _validated(build)
-    return Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files))
+    return _with_submit_todos(Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files)), script)
+
+
+# --------------------------------------------------------------------------- submit wrappers
+
+#: ``sbatch [options] <<EOT`` ... ``EOT``: a script that submits its job as a here-document.
+SUBMIT_HEREDOC = re.compile(r"^[ \t]*sbatch\b[^\n]*?<<-?[ \t]*(['\"]?)(\w+)\1[^\n]*\n(.*?\n)?[ \t]*\2[ \t]*$", re.M | re.S)
+
+
+def _submitted_heredoc(text: str) -> Optional[Tuple[int, int, str]]:
+    """(the sbatch line, the delimiter's line, the here-document as the job reads it) of a script
+    whose only command is ``sbatch <<EOT`` with #SBATCH lines in it; None otherwise. In an
+    unquoted document the wrapper's shell expands ``$1`` (its own arguments, which the spec
+    keeps as the job's) and turns ``\\$`` into ``$``."""
+    match = SUBMIT_HEREDOC.search(text)
+    if match is None or "#SBATCH" not in (match.group(3) or ""):
+        return None
+    rest = text[:match.start()] + text[match.end():]
+    if any(line.strip() and not line.lstrip().startswith("#") for line in rest.splitlines()):
+        return None
+    first = text[:match.start()].count("\n") + 1
+    body = match.group(3) or ""
+    if not match.group(1):
+        body = re.sub(r"\\([$`\\])", r"\1", body)
+    return first, first + body.count("\n") + 1, body
+
+
+def submitted_script(text: str) -> str:
+    """The job script ``text`` stands for: the here-document a submit wrapper passes to sbatch
+    (what import reads as the job, so what verification runs as the old script), else ``text``."""
+    submitted = _submitted_heredoc(text)
+    if submitted is None:
+        return text
+    body = submitted[2]
+    return body if body.startswith("#!") else "#!/bin/bash\n" + body
+
+
+def _import_submitted(text: str, submitted: Tuple[int, int, str], name: Optional[str], profile: Optional[str]) -> Imported:
+    """The here-document a submit wrapper passes to sbatch, imported as the job: its notes name
+    the wrapper's lines, and one note says what was done."""
+    first, last, body = submitted
+    shebang = body.startswith("#!")
+    inner = import_script(body if shebang else "#!/bin/bash\n" + body, name, profile)
+    offset = first if shebang else first - 1
+    notes = tuple(n._replace(line=n.line + offset) if n.line else n for n in inner.notes)
+    unit = "\n".join(text.splitlines()[first - 1:last])
+    note = Note(first, unit, "mapped", f"this script submits a job: the here-document it passes to sbatch (lines {first + 1}-"
+                f"{last - 1}) is imported as the job; the script's own arguments ($1, $2) are the job's: give them with "
+                "`slurmkit submit SPEC -- ARGS`")
+    return inner._replace(notes=tuple(sorted(notes + (note,), key=lambda n: n.line)))
+
+
+def _with_submit_todos(imported: Imported, script: Any) -> Imported:
+    """A script that runs sbatch submits another job, which is the one to import (``sbatch
+    other.sh``, or a here-document import could not read as the whole script): a to-do each."""
+    todos = tuple(Note(c.line, c.text, "to do", "this script submits a job: import the job script it submits "
+                       f"({'the here-document' if c.heredocs else ' '.join(c.argv[1:]) or 'its standard input'}), not this one")
+                  for c in bashtree.walk(script.statements) if c.name == "sbatch")
+    return imported._replace(notes=tuple(sorted(imported.notes + todos, key=lambda n: n.line))) if todos else imported
 
 
 # ------------------------------------------------------------------------------------ lines
@@ -591,6 +654,7 @@ def _body_unit(build: _Builder, number: int, unit: str) -> None:
     if not words:
         build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
         return
+    build.line = number
     for handler in (_shell_option_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
                     _trap_line):
         outcome = handler(build, words, unit)
@@ -696,26 +760,32 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if not words or not _is_venv(words):
         return None
     venv = build.section("environment").setdefault("venv", {})
+    in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
-        return _venv_made(venv, words)
+        return _venv_made(venv, words, in_tmpdir)
     if words[0] in ("source", "."):
-        return _venv_activated(venv, words[1])
+        return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
 
 
-def _venv_made(venv: Dict, words: List[str]) -> _Verdict:
+def _venv_made(venv: Dict, words: List[str], in_tmpdir: bool = False) -> _Verdict:
     """``virtualenv PATH``, ``python -m venv PATH``: a lasting one is venv.path; slurmkit makes
-    the one in $SLURM_TMPDIR itself."""
+    the one in $SLURM_TMPDIR itself (also a relative PATH after a ``cd $SLURM_TMPDIR``)."""
     path = next((w for w in words[1:] if not w.startswith("-") and w not in ("venv",)), "")
-    if path and not path.startswith("$SLURM_TMPDIR"):
+    if path and not _per_job(path, in_tmpdir):
         venv["path"] = _home(path)
     return _MAPPED
 
 
-def _venv_activated(venv: Dict, activate: str) -> _Verdict:
+def _per_job(folder: str, in_tmpdir: bool) -> bool:
+    """Whether a virtualenv's folder is in $SLURM_TMPDIR: made for this job, gone at its end."""
+    return _tmpdir(folder) is not None or (in_tmpdir and not folder.startswith(("/", "~", "$")))
+
+
+def _venv_activated(venv: Dict, activate: str, in_tmpdir: bool = False) -> _Verdict:
     """``source FOLDER/bin/activate``: a folder outside $SLURM_TMPDIR is a virtualenv made before the job."""
     folder = activate[:-len("/bin/activate")]
-    if folder.startswith("$SLURM_TMPDIR") or folder.startswith("${SLURM_TMPDIR}"):
+    if _per_job(folder, in_tmpdir):
         return _MAPPED
     venv["path"] = _home(folder)
     return ("mapped", "an existing virtualenv: used as it is (slurmkit makes it only where it is missing)")
@@ -798,8 +868,16 @@ def _assignment(words: List[str]) -> Optional[str]:
 
 def _cd_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "cd" and len(words) == 2 and words[1].strip("{}$\"") in ("SLURM_SUBMIT_DIR", "PBS_O_WORKDIR"):
+        if _cd_kept_before(build):
+            return ("kept", "back to the submit folder after an earlier cd: run as written before the program (environment.setup)")
         return ("dropped", "a job starts in the folder it was submitted from")
     return None
+
+
+def _cd_kept_before(build: _Builder) -> bool:
+    """Whether a setup line already kept changes folder (``cd $SLURM_TMPDIR``): a later ``cd
+    $SLURM_SUBMIT_DIR`` then brings the job back, and dropping it would run the program elsewhere."""
+    return any(re.match(r"\s*(cd|pushd)\b", str(line)) for line in build.setup)
 
 
 def _stage_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:

@@ -60,6 +60,17 @@ def stack_of(modules: Sequence[str], profile: SiteProfile, venv: bool, built: bo
     return stdenv, python or ""
 
 
+#: A virtualenv's folder name that says Python 2 (venv_py2.7, env-python2, py27).
+PYTHON2_NAME = re.compile(r"(?i)(py|python)[-_.]?2(?:\.?[0-7](?:\.\d+)?)?(?!\d)")
+
+
+def python2_venv(path: str, modules: Sequence[str]) -> bool:
+    """Whether a virtualenv is, by its folder's name, a Python 2 one, under no python module that
+    says otherwise (a python/3.x module would make the name wrong, not the job)."""
+    named = any(m.split("/")[0] == "python" for m in modules)
+    return not named and bool(PYTHON2_NAME.search(path.rstrip("/").split("/")[-1]))
+
+
 def _under(stack: Tuple[str, str]) -> str:
     return " and ".join(filter(None, stack)) or "its software stack"
 
@@ -72,7 +83,13 @@ def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tup
         return []
     venv = spec.environment.venv
     todos = []
-    if venv is not None and venv.path is not None:
+    if venv is not None and venv.path is not None and python2_venv(venv.path, spec.environment.modules):
+        old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, False)
+        todos.append(f"environment.venv.path: {venv.path} is by its name a Python 2 virtualenv, built under {_under(old)} on "
+                     f"{source.name}; {target.name}'s stack ({_under(new)}) has no Python 2: move the code to Python 3, then make "
+                     "the virtualenv again with a python module of that stack (virtualenv --no-download, pip install --no-index "
+                     "-r requirements.txt), then remove this line")
+    elif venv is not None and venv.path is not None:
         old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, True)
         todos.append(f"environment.venv.path: {venv.path} was built under {_under(old)} on {source.name}; a virtualenv works only "
                      f"with the Python, StdEnv and CPUs it was made with: rebuild it for {target.name}'s stack, under {_under(new)} "

@@ -26,6 +26,8 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
+from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
+from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
@@ -159,7 +161,9 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_memory(port)
     _port_time(port)
     _port_modules(port)
+    _port_programs(port)
     _port_kept_modules(port)
+    _port_old_paths(port)
     _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
@@ -661,6 +665,37 @@ def _port_modules(port: _Port) -> None:
             port.warn("environment.modules", check.warning)
     if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
+
+
+def _port_programs(port: _Port) -> None:
+    """A module moved to a new major version may run another program (NAMD 3 runs namd3, not
+    namd2): a documented rename is made in the setup and launch lines, any other program of
+    that module named there is a to-do (programs.py)."""
+    written = port.data.get("environment", {}).get("modules") or []
+    moved = major_moves(list(port.spec.environment.modules), [written] if isinstance(written, str) else list(written))
+    if not moved:
+        return
+    launch = port.data.get("launch")
+    for section, key in (("launch", "command"), ("launch", "shell")):
+        text = launch.get(key) if isinstance(launch, dict) else None
+        if isinstance(text, str):
+            new, reasons, todos = program_moves(text, moved)
+            if reasons:
+                port.set(section, key, new, "; ".join(reasons))
+            port.todos += [f"{section}.{key}: {todo}, then remove this line" for todo in todos]
+    setup = port.data.get("environment", {}).get("setup") or []
+    if isinstance(setup, list):
+        moves = [program_moves(line, moved) if isinstance(line, str) else (line, [], []) for line in setup]
+        if any(reasons for _, reasons, _ in moves):
+            port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
+        port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})
+
+
+def _port_old_paths(port: _Port) -> None:
+    """A path into an older stack's folders (/cvmfs/.../easybuild/software/2020/...) that the
+    job names by hand is kept, but not silently: a to-do names it and what replaces it (oldpaths.py)."""
+    for path in old_stack_paths(port.target, spec_fields(port.spec)):
+        port.todos.append(f"{path.field}: {advice(path, port.target)}, then remove this line")
 
 
 def _port_kept_modules(port: _Port) -> None:

@@ -784,8 +784,22 @@ def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
     that carry a changed count (-j 40 -> -j 192)."""
     declared = [Declared(what, subject, f"port changed {change.field}") for change in changes
                 for what, subject in _CHANGED_BY.get(change.field, ())]
+    declared += [Declared("start", word, f"port changed {change.field}") for change in changes for word in _renamed_words(change)]
     return declared + [Declared("value", f"{change.old} -> {change.new}", f"port changed {change.field} ({change.old} -> {change.new})")
                        for change in changes if isinstance(change.old, (int, str)) and isinstance(change.new, (int, str))]
+
+
+#: the fields whose lines a port rewrites word by word (a renamed program: namd2 -> namd3)
+_LINE_FIELDS = ("launch.command", "launch.shell", "environment.setup")
+
+
+def _renamed_words(change: Any) -> List[str]:
+    """The words a port put in or took out of a job's lines: a program it renamed starts in one
+    trace only, which the change declared."""
+    if change.field not in _LINE_FIELDS:
+        return []
+    old, new = (set(" ".join(map(str, v)).split() if isinstance(v, list) else str(v or "").split()) for v in (change.old, change.new))
+    return sorted(os.path.basename(w) for w in old ^ new)
 
 
 def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:
@@ -934,10 +948,14 @@ def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool 
 
 
 def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> Verification:
-    """The script and the one slurmkit renders of its import (porting.Imported), side by side.
-    CRLF line ends read as LF, as import reads them (sbatch refuses a script with DOS line
-    breaks, so the script that ran had LF ones)."""
-    script = script.replace("\r\n", "\n")
+    """The script and the one slurmkit renders of its import (porting.Imported), side by side; of a
+    submit wrapper, the job it submits (porting.submitted_script). CRLF line ends read as LF, as
+    import reads them (sbatch refuses a script with DOS line breaks, so the one that ran had LF)."""
+    from slurmkit.port.porting import submitted_script
+
+    script = submitted_script(script.replace("
+", "
+"))
     try:
         new = rendered(imported.spec, profile)
         old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec))

@@ -6,7 +6,8 @@ Old scripts pin the versions of their day (``gcc/9.3.0``, ``cuda/11.4``, ``pytho
 ported job would die at ``module load``. A module of a family the catalogue lists is kept when
 its version is there, and otherwise rewritten to the nearest version that is, with the reason;
 one newer than every listed version is kept with a warning (the catalogue lists documented
-versions only, so a newer install may exist).
+versions only, so a newer install may exist). A pinned version of a family listed without
+versions is kept with a warning too: the catalogue cannot say it loads under the new StdEnv.
 A module of a family the catalogue does not list is kept with a warning (the catalogue holds only
 the families a source documents for the stack), naming the closest family name where one is
 close: a typo then reads as one.
@@ -66,7 +67,8 @@ def nearest_version(version: str, versions: Sequence[str]) -> str:
     return newer[0] if newer else ordered[-1]
 
 
-def check_module(module: str, catalogue: Sequence[str], target: str, oldest_python: Optional[str] = None) -> ModuleCheck:
+def check_module(module: str, catalogue: Sequence[str], target: str, oldest_python: Optional[str] = None,
+                 stdenv: Optional[str] = None) -> ModuleCheck:
     """Keep, rewrite or warn about ``module`` on ``target`` (whose catalogue is ``catalogue``); a
     python is rewritten to one not older than ``oldest_python``, the oldest the site still serves."""
     table = families(catalogue)
@@ -77,7 +79,9 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
         return ModuleCheck(module, module, warning=f"{module}: {family!r} is not in {target}'s module catalogue{hint}; "
                            f"check that it exists there ('module spider {family}') before submitting")
     versions = table[family]
-    if not version or not versions or is_available(version, versions):
+    if version and not versions:
+        return _unlisted_version(module, stdenv or f"{target}'s standard environment")
+    if not version or is_available(version, versions):
         return ModuleCheck(module, module)
     if _version_key(version) > max(map(_version_key, versions)):
         return ModuleCheck(module, module, warning=f"{module} is newer than the {family} versions of {target}'s module catalogue "
@@ -90,6 +94,15 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
                        f"{', '.join(versions)}; {new} is the nearest{which}")
 
 
+def _unlisted_version(module: str, stdenv: str) -> ModuleCheck:
+    """A pinned version of a family the catalogue lists without versions: the stack has the
+    family, but no source says which versions load under its StdEnv (``perl/5.30.2`` was a
+    StdEnv/2020 build); kept, with what the user must check, since a version of the old stack
+    would stop the job at ``module load``."""
+    return ModuleCheck(module, module, warning=f"check that {module} loads under {stdenv}: module spider {module} "
+                       "(the catalogue lists the family, not its versions)")
+
+
 def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[ModuleCheck]:
     """Each module checked against ``profile``'s catalogue (none without one): what ``port``
     rewrites and warns, and what ``check`` reports, come from this one place."""
@@ -97,7 +110,7 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
     if not catalogue:
         return []
     oldest = profile.rules.oldest_python.version if profile.rules.oldest_python else None
-    return [check_module(m, catalogue, profile.name, oldest) for m in modules]
+    return [check_module(m, catalogue, profile.name, oldest, profile.software.stdenv) for m in modules]
 
 
 def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:

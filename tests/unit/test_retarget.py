@@ -417,6 +417,16 @@ def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_
                            "('module spider gaussian') before submitting")
 
 
+def test_a_pinned_version_of_a_family_listed_without_versions_is_a_to_do():
+    """perl/5.30.2 was a StdEnv/2020 build: the catalogue lists perl without versions, so the
+    port cannot say it loads under StdEnv/2023, and says so; a family name alone stays quiet."""
+    ported = port({**OLD_STACK, "environment": {"modules": ["perl/5.30.2", "nextflow"]}})
+    assert "environment.modules" not in changed(ported)
+    assert [w.message for w in ported.warnings if w.field == "environment.modules"] == [
+        "check that perl/5.30.2 loads under StdEnv/2023: module spider perl/5.30.2 (the catalogue lists the family, not its versions)"]
+    assert any(t.startswith("environment.modules: check that perl/5.30.2 loads under StdEnv/2023") for t in ported.todos)
+
+
 def test_every_module_a_profile_names_is_in_its_catalogue():
     from slurmkit.core.bundled import profiles_dir
     from slurmkit.sites.modulecat import families, is_available

@@ -1,0 +1,22 @@
+"""Programs of a module the port moves to a new major version (slurmkit/port/programs.py)."""
+
+from slurmkit.port.programs import major_moves, program_moves
+
+
+def test_a_documented_rename_is_made_where_the_major_version_changed():
+    moved = major_moves(["StdEnv/2020", "namd-multicore/2.14"], ["StdEnv/2023", "namd-multicore/3.0.2"])
+    text, reasons, todos = program_moves("charmrun ++p 8 namd2 in.namd > namd2.log", moved)
+    assert text == "charmrun ++p 8 namd3 in.namd > namd2.log"
+    assert reasons and "runs namd3 in place of namd2" in reasons[0] and not todos
+
+
+def test_another_program_of_a_module_moved_to_a_new_major_version_is_a_to_do():
+    moved = major_moves(["toolx/1.4"], ["toolx/2.0"])
+    text, reasons, todos = program_moves("module load toolx/2.0\ntoolx_run --in data.txt", moved)
+    assert text == "module load toolx/2.0\ntoolx_run --in data.txt" and not reasons
+    assert todos == ["toolx/1.4 became toolx/2.0, a new major version: check that toolx_run still exists there "
+                     "and takes the same words ('module load toolx/2.0; which toolx_run')"]
+
+
+def test_the_same_major_version_or_a_stack_is_no_move():
+    assert major_moves(["toolx/2.1", "StdEnv/2020"], ["toolx/2.4", "StdEnv/2023"]) == {}

@@ -1,0 +1,39 @@
+"""How import reads a virtualenv made in $SLURM_TMPDIR, and what port says of a Python 2 one."""
+
+import pytest
+
+from slurmkit.port.porting import import_script
+from slurmkit.port.rebuild import python2_venv
+
+HEAD = "#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n"
+
+
+@pytest.mark.parametrize("made", ["cd $SLURM_TMPDIR\nvirtualenv --no-download env\nsource env/bin/activate\n",
+                                  "virtualenv --no-download $SLURM_TMPDIR/env\nsource ${SLURM_TMPDIR}/env/bin/activate\n"])
+def test_a_virtualenv_made_in_slurm_tmpdir_is_per_job(made):
+    spec = import_script(HEAD + made + "pip install --no-index numpy\npython run.py\n", profile="fir").spec
+    assert "path" not in spec["environment"]["venv"]
+    assert spec["environment"]["venv"]["packages"] == ["numpy"]
+
+
+def test_a_relative_virtualenv_outside_slurm_tmpdir_is_a_lasting_one():
+    spec = import_script(HEAD + "source env/bin/activate\npython run.py\n", profile="fir").spec
+    assert spec["environment"]["venv"]["path"] == "env"
+
+
+@pytest.mark.parametrize("path, modules, expected", [("$HOME/venv_py2.7", [], True), ("env-python2", [], True),
+                                                     ("venv_py3.8", [], False), ("venv_py2.7", ["python/3.8"], False)])
+def test_a_python_2_virtualenv_is_told_by_its_name(path, modules, expected):
+    assert python2_venv(path, modules) is expected
+
+
+def test_verification_of_a_submit_wrapper_runs_the_job_it_submits():
+    """The old script verification runs is the here-document import read, not the wrapper
+    (which would start sbatch where the job starts the program)."""
+    from slurmkit.port.verify import verify_import
+
+    wrapper = "#!/bin/bash\nsbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\npython run.py $1\nEOT\n"
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert imported.spec["launch"] == {"shell": "python run.py $1"}
+    verification = verify_import(wrapper, imported, "fir")
+    assert not [t for t in verification.todos() if "sbatch" in t], verification.todos()

@@ -953,9 +953,7 @@ def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> 
     import reads them (sbatch refuses a script with DOS line breaks, so the one that ran had LF)."""
     from slurmkit.port.porting import submitted_script
 
-    script = submitted_script(script.replace("
-", "
-"))
+    script = submitted_script(script.replace("\r\n", "\n"))
     try:
         new = rendered(imported.spec, profile)
         old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec))

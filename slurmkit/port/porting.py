@@ -1704,12 +1704,15 @@ _READS_TASK_ID = re.compile(r"\$\{?(SLURM_ARRAY_TASK_(ID|MIN|MAX|COUNT)|SLURM_AR
 _ARRAY_LOG = re.compile(r"^#SBATCH\s+(-o|-e|--output|--error)\b.*%[aA]", re.MULTILINE)
 
 
+_ARRAY_DIRECTIVE = re.compile(r"^#SBATCH\b.*\s(--array\b|-a\s*\S)", re.M)
+
+
 def _array_from_command_line(build: _Builder) -> None:
     """A script that reads $SLURM_ARRAY_TASK_ID with no #SBATCH --array was submitted as
     ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id, so
     the range it was submitted with is a to do, with where it goes."""
-    if "array_range" in build.spec or "tasks" in build.spec:
-        return
+    if "array_range" in build.spec or "tasks" in build.spec or _ARRAY_DIRECTIVE.search(build.text):
+        return    # (an --array import could not read has its own to-do)
     lines = [(n, line) for n, line in enumerate(build.text.splitlines(), 1) if not line.lstrip().startswith("#")]
     read = next(((n, line.strip()) for n, line in lines if _READS_TASK_ID.search(line)), None)
     if read is None:

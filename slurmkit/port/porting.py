@@ -911,6 +911,9 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
 
 
+_GLOB = re.compile(r"[*?\[]")
+
+
 def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     """``cp [-r] X $SLURM_TMPDIR[/to]`` in; ``cp [-r] $SLURM_TMPDIR/X Y`` out (where the shell
     computes no part of the other path)."""
@@ -918,11 +921,13 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     if len(paths) != 2:
         return None
     source, target = paths
+    if _GLOB.search(source):
+        return None   # a stage path is one path, quoted: `cp *.json $SLURM_TMPDIR` stays a line bash expands
     to, copied = _tmpdir(target), _tmpdir(source)
     if to is not None and "$" not in source:
         _add_input(build, source, to)
         return _MAPPED
-    if copied and "$" not in target.replace("$HOME", ""):
+    if copied and "$" not in copied and "$" not in target.replace("$HOME", ""):
         _add_output(build, {"from": copied, "to": _home(target)})
         return ("mapped", "copied back on every exit, and before the time limit")
     return None
@@ -997,9 +1002,15 @@ def _outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[
         if command.name not in ("cp", "rsync"):
             continue
         paths = [bashtree.substituted(w, build.values) for w in command.argv[1:] if not w.startswith("-")]
-        if len(paths) == 2 and _tmpdir(paths[0]):
+        if len(paths) == 2 and _tmpdir(paths[0]) and _one_path(_tmpdir(paths[0]) or "") and _one_path(_home(paths[1])):
             found.append({"from": _tmpdir(paths[0]), "to": _home(_copied_to(command.name, paths[0], paths[1]))})
     return found
+
+
+def _one_path(path: str) -> bool:
+    """A stage path is one path, quoted, in which only $HOME (and the like) expand: one with a
+    glob or another variable (``$SLURM_TMPDIR/$SLURM_JOB_NAME``) is not read as stage.outputs."""
+    return not _GLOB.search(path) and "$" not in re.sub(r"\$\{?(HOME|SCRATCH|PROJECT|SLURM_SUBMIT_DIR)\}?", "", path)
 
 
 #: folders that are there whenever a job runs: a copy into one goes inside it
@@ -1111,7 +1122,7 @@ def _modules_after_runs(build: _Builder) -> None:
         command = _single_command(build, note.line) if note.line else None
         if command is None:
             continue
-        if note.outcome == "kept" and command.name not in _MODULE_FREE and run is None:
+        if note.outcome == "kept" and command.name and command.name not in _MODULE_FREE and run is None:   # (not X=1)
             run = note
         elif run is not None and note.outcome == "mapped" and command.name in ("module", "ml") and \
                 len(command.argv) > 1 and command.argv[1] in ("load", "add"):

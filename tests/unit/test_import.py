@@ -359,7 +359,7 @@ def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_depend
     ("cp -r $SLURM_TMPDIR/out $HOME/results", {"from": "out", "to": "$HOME/results"}),     # results made, or inside it
     ("cp -r $SLURM_TMPDIR/out $SLURM_SUBMIT_DIR", {"from": "out", "to": "$SLURM_SUBMIT_DIR/out"}),   # always there: inside
     ("cp -r $SLURM_TMPDIR/out .", {"from": "out", "to": "out"}),
-    ("rsync -a $SLURM_TMPDIR/out ${OUTDIR}", {"from": "out", "to": "${OUTDIR}/out"}),    # rsync puts a folder inside
+    ("rsync -a $SLURM_TMPDIR/out ${HOME}/backup", {"from": "out", "to": "${HOME}/backup/out"}),    # rsync puts a folder inside
     ("rsync -a $SLURM_TMPDIR/a.csv $HOME/results", {"from": "a.csv", "to": "$HOME/results"}),
 ])
 def test_a_copy_back_into_a_folder_named_with_a_slash_saves_where_cp_put_it(line, output):
@@ -406,3 +406,12 @@ def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do
 def test_a_comment_naming_the_task_id_asks_for_nothing():
     imported = import_script("#!/bin/bash\n# run with $SLURM_ARRAY_TASK_ID\npython run.py\n")
     assert not [n for n in imported.notes if "sbatch --array" in n.reason]
+
+
+@pytest.mark.parametrize("line", ["rsync -a $SLURM_TMPDIR/out ${OUTDIR}", "cp -r $SLURM_TMPDIR/$SLURM_JOB_NAME $HOME/logs/",
+                                  "cp $SLURM_TMPDIR/*.log $HOME/logs/"])
+def test_a_copy_back_through_a_variable_or_a_glob_is_not_a_stage_output(line):
+    """A stage path is one quoted path: a glob or a variable other than $HOME and the like would
+    be taken literally, and the outputs lost; the line stays the shell's (or a to-do)."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\npython train.py --out $SLURM_TMPDIR/out\n{line}\n")
+    assert "outputs" not in imported.spec.get("stage", {})

@@ -759,6 +759,9 @@ def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdi
 def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if not words or not _is_venv(words):
         return None
+    words = [bashtree.substituted(w, build.values) for w in words]
+    if any((a or b) in build.assigned for w in words for a, b in _VARIABLE.findall(w)):
+        return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     venv = build.section("environment").setdefault("venv", {})
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:

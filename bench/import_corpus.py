@@ -29,12 +29,14 @@ Usage: python bench/import_corpus.py PATH [--json] [--show CLASS-PREFIX] [--no-v
 The corpus: ``fetch`` github:hariharan-devarajan/jobspec-database, then
 ``python bench/alliance_corpus.py GITDIR /tmp/jobspec-alliance`` (it says which scripts it takes).
 
-Baseline, 2026-11-27, jobspec-database f7672ec9 (632 Alliance scripts), this machine; the classes
-are in bench/results/import_corpus.json. Before -> after this bench's fixes:
-  imported 629 -> 632 (3 refused for a spec import itself could not read); crashed 2 -> 0 (port,
-  TypeError in the module catalogue); imported spec passes check 576 -> 579 (91.6 %; 174 of them
-  with to-dos); ported 595 -> 600; ported spec passes check 595 -> 600 (all ported);
-  verification: not available (no slurmkit.port.verify yet).
+Figures, 2026-11-27, jobspec-database f7672ec9 (632 Alliance scripts), this machine; every run
+with its classes is in bench/results/import_corpus.json:
+  before the bench's own fixes (no verification yet): imported 629, passes check 576, crashes 2;
+  with verification, lead 78254e5: imported 632 (0 crashes), passes check 578 (91.5 %), ported
+  601, verified equal 327, differences found 249 (each a to-do), not verified 53, silently
+  different after verification 0;
+  main 39a274b: passes check 595 (94.1 %), ported 609 (607 pass check), verified equal 404,
+  differences found 197, not verified 28, silently different after verification 0.
 """
 
 from __future__ import annotations

@@ -1523,6 +1523,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _task_file(build)
     if profile:
         spec["profile"] = profile
+    _given_at_submit(build)
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
     _torchrun_over_nodes(build)
@@ -1716,6 +1717,25 @@ def _chosen_kind(build: _Builder) -> str:
 
 _READS_TASK_ID = re.compile(r"\$\{?(SLURM_ARRAY_TASK_(ID|MIN|MAX|COUNT)|SLURM_ARRAY_JOB_ID)\b")
 _ARRAY_LOG = re.compile(r"^#SBATCH\s+(-o|-e|--output|--error)\b.*%[aA]", re.MULTILINE)
+
+
+_JOB_NAME_DIRECTIVE = re.compile(r"^#SBATCH\b.*\s(--job-name\b|-J\s*\S)", re.M)
+_READS_JOB_NAME = re.compile(r"\$\{?SLURM_JOB_NAME\b")
+
+
+def _given_at_submit(build: _Builder) -> None:
+    """What the script leaves to sbatch's command line, where the spec must say it: no --time
+    (the job ran with the time it was given, or the partition's default; the spec's 1h is a
+    guess) and no --job-name while the script reads $SLURM_JOB_NAME (the spec's name is now the
+    job's name, which the program reads). Each is a to-do."""
+    if "time" not in build.spec["resources"]:
+        build.note(0, "resources.time: 1h", "to do", "the script asks no --time: it ran with the time sbatch was given (or "
+                   "the partition's default); 1h is a guess: set resources.time to what the job needs")
+    body = [line for line in build.text.splitlines() if not line.lstrip().startswith("#")]
+    if not _JOB_NAME_DIRECTIVE.search(build.text) and any(_READS_JOB_NAME.search(line) for line in body):
+        build.note(0, f"name: {build.spec['name']}", "to do", "the script reads $SLURM_JOB_NAME and names no job: it was "
+                   "given with `sbatch -J NAME`, and the program reads it; the spec's name is now the job's name: set it "
+                   "to the name the job was submitted with")
 
 
 _ARRAY_DIRECTIVE = re.compile(r"^#SBATCH\b.*\s(--array\b|-a\s*\S)", re.M)

@@ -397,9 +397,9 @@ def test_the_array_parameter_takes_a_name_the_script_does_not_use(body, name):
 
 
 def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do():
-    imported = import_script("#!/bin/bash\n#SBATCH -o out-%A_%a.log\npython run.py --seed ${SLURM_ARRAY_TASK_ID}\n")
+    imported = import_script("#!/bin/bash\n#SBATCH -t 10\n#SBATCH -o out-%A_%a.log\npython run.py --seed ${SLURM_ARRAY_TASK_ID}\n")
     note = next(n for n in imported.notes if n.outcome == "to do")
-    assert note.line == 3 and "sbatch --array" in note.reason and "%a" in note.reason
+    assert note.line == 4 and "sbatch --array" in note.reason and "%a" in note.reason
     assert "array" not in imported.spec
 
 
@@ -415,3 +415,16 @@ def test_a_copy_back_through_a_variable_or_a_glob_is_not_a_stage_output(line):
     be taken literally, and the outputs lost; the line stays the shell's (or a to-do)."""
     imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\npython train.py --out $SLURM_TMPDIR/out\n{line}\n")
     assert "outputs" not in imported.spec.get("stage", {})
+
+
+@pytest.mark.parametrize("header, body, said", [
+    ("#SBATCH --account=def-x\n", "python run.py\n", ["resources.time: 1h"]),
+    ("#SBATCH -t 10\n", "python run.py --config configs/$SLURM_JOB_NAME.json\n", ["name: job"]),
+    ("#SBATCH -t 10\n#SBATCH -J sweep\n", "python run.py --config configs/$SLURM_JOB_NAME.json\n", []),
+    ("#SBATCH -t 10\n", "# $SLURM_JOB_NAME in a comment\npython run.py\n", []),
+])
+def test_what_the_script_left_to_the_sbatch_line_is_a_to_do(header, body, said):
+    """No --time: the job ran with what sbatch was given, and 1h is a guess. No --job-name while
+    the script reads $SLURM_JOB_NAME: it was given with -J, and the spec's name replaces it."""
+    imported = import_script(f"#!/bin/bash\n{header}{body}", name="job")
+    assert [n.text for n in imported.unmapped if n.text.startswith(("resources.time", "name:"))] == said

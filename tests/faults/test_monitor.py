@@ -16,7 +16,7 @@ import time
 from slurmkit.slurm import monitor
 from slurmkit.slurm.monitor import Watch
 from slurmkit.slurm.slurmcli import SchedulerError
-from tests.integration.slurm import CLI, GUARD_S, local_job, read_until, wait_until
+from tests.integration.slurm import CLI, GUARD_S, ctrl_c_as_at_a_terminal, local_job, read_until, wait_until
 
 from .conftest import paused, stopped
 
@@ -214,10 +214,11 @@ def test_watch_of_a_1000_task_array_is_a_summary_and_asks_about_the_array_not_ea
         assert all(ids in ([sweep.job_id], [f"--jobs={sweep.job_id}"]) for _, ids in calls), calls
 
         argv = ["watch", sweep.job_id, "--interval", "5"]
-        piped = subprocess.Popen([*CLI, "-v", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        piped = subprocess.Popen([*CLI, "-v", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 preexec_fn=ctrl_c_as_at_a_terminal)
         leader, follower = pty.openpty()
         terminal = subprocess.Popen([*CLI, *argv], stdin=follower, stdout=follower, stderr=follower,
-                                    env={**os.environ, "COLUMNS": "120"})
+                                    env={**os.environ, "COLUMNS": "120"}, preexec_fn=ctrl_c_as_at_a_terminal)
         os.close(follower)
         out, err, screen = bytearray(), bytearray(), bytearray()
         summary = re.compile(r"^\S+ 1000 jobs: 1000 PENDING$", re.M)

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from slurmkit.slurm.registry import intent, record, submissions
-from tests.integration.slurm import CLI, GUARD_S, read_until, wait_until
+from tests.integration.slurm import CLI, GUARD_S, ctrl_c_as_at_a_terminal, read_until, wait_until
 
 from .conftest import paused
 
@@ -41,7 +41,8 @@ def run_cli(*args, env=None, timeout=GUARD_S, merged=False) -> subprocess.Comple
 
 def start_cli(*args, env=None, merged=False) -> subprocess.Popen:
     return subprocess.Popen([*CLI, *map(str, args)], stdout=subprocess.PIPE, text=True, env=env,
-                            stderr=subprocess.STDOUT if merged else subprocess.PIPE)
+                            stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+                            preexec_fn=ctrl_c_as_at_a_terminal)
 
 
 def jobs_with_token(token: str):

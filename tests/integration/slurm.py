@@ -6,6 +6,7 @@ cluster itself, independently of slurmkit's own submit and monitor code.
 
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -25,6 +26,14 @@ GUARD_S = 300.0
 #: ``slurmkit.cli`` imports that module, so runpy warns on stderr that it runs it a second time,
 #: a line that no user of the command sees and that tests of "one line on stderr" would count.
 CLI = [sys.executable, "-c", "from slurmkit.cli import run; run()"]
+
+
+def ctrl_c_as_at_a_terminal():
+    """``preexec_fn`` for a CLI a test stops with SIGINT: a shell that started the suite in the
+    background leaves SIGINT ignored, and Python keeps an ignored SIGINT ignored, so the Ctrl-C
+    would never arrive. Restored to its default, Python turns it into KeyboardInterrupt as at a
+    terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_until(predicate, what: str = "it", guard_s: float = GUARD_S, step: float = 0.2):

@@ -305,10 +305,28 @@ def launch(launcher, words):
         return 0
     if name in FILE_TOOLS:
         return tool(name, program[1:], via=via, count=count)
-    if "/" in program[0] and (not inside(program[0]) or inside_abs(program[0])):
+    if "/" in program[0] and (not inside(program[0]) or inside_abs(program[0])) and not recorded_by_name(program[0]):
         log("untraceable", argv=[shown(w) for w in [launcher, *words]], why="a program named by its absolute path")
         return 0
     return start(program, count, via=via)
+
+
+#: programs that run other text or programs: by an absolute path, they stay untraced
+RUN_OTHERS = ("bash", "sh", "dash", "zsh", "ksh", "csh", "tcsh", "env", "xargs", "nohup", "time", "timeout", "exec")
+
+
+def recorded_by_name(path):
+    """A program the script names by an absolute path it wrote out (``/usr/bin/python3``,
+    ``/project/def-x/bin/app``) is recorded, never run: the path lies under the trace folder's
+    abs/, where no real program is, and a start records its words as a ``./prog`` start does.
+    Shells and programs that run other words stay untraced: what they run is not in the trace."""
+    return inside_abs(path) and os.path.isabs(path) and os.path.basename(path) not in RUN_OTHERS
+
+
+def by_name(words):
+    """``/bin/rm x`` acts as the ``rm`` stand-in does; any other program is a start."""
+    name = os.path.basename(words[0])
+    return tool(name, words[1:]) if name in FILE_TOOLS else start(words)
 
 
 def as_torchrun(words):
@@ -515,6 +533,8 @@ def main(argv):
         # (./prog after a cd into a folder the script names absolutely is the user's too: it is relative)
         if inside(words[0]) and (not inside_abs(words[0]) or not os.path.isabs(words[0])):
             return start(words)
+        if recorded_by_name(words[0]):
+            return by_name(words)
         log("untraceable", argv=[shown(w) for w in words], why="a program named by its absolute path")
         return 0
     if kind == "launch":

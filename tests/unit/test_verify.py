@@ -197,16 +197,35 @@ def test_a_setup_variable_the_new_script_exports_is_declared():
 
 # ------------------------------------------------------------------ what cannot be traced safely
 
-def test_eval_of_computed_text_and_absolute_programs_are_to_dos_and_never_run():
+def test_eval_of_computed_text_and_absolute_shells_are_to_dos_and_never_run():
     script = ('cmd="echo ran > $HOME/eval-ran"\neval "$cmd"\n"$BASH" -c "echo ran > $HOME/bash-ran"\n'
-              "/usr/bin/python3 other.py\neval 'python written.py'\n")
+              "/usr/bin/env python3 other.py\neval 'python written.py'\n")
     trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
     assert trace.untraceable == ("eval echo ran > $HOME/eval-ran: eval of text the script computed, not run",
                                  "/bin/bash -c echo ran > $HOME/bash-ran: a program named by its absolute path, not run",
-                                 "/usr/bin/python3 other.py: a program named by its absolute path, not run")
+                                 "/usr/bin/env python3 other.py: a program named by its absolute path, not run")
     assert trace.saved == () and [s.argv for s in trace.starts] == [("python", "written.py")]
     todos = verified(script, spec({"command": "python written.py"})).todos()
     assert "verify: not traced: eval echo ran > $HOME/eval-ran: eval of text the script computed, not run" in todos
+
+
+def test_a_program_named_by_an_absolute_path_is_recorded_never_run_and_compared(tmp_path):
+    """Every absolute path the script writes lies under the trace folder's abs/, where no real
+    program is: the start is recorded as ./prog's is, and a file tool acts as its stand-in."""
+    real = tmp_path / "ran"
+    script = (f"/usr/bin/python3 other.py > {real}\n/project/def-x/bin/app --steps 5\n"
+              "/bin/mkdir -p out\n/bin/cp in.dat out/\n")
+    trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
+    assert trace.untraceable == () and not real.exists()
+    assert [s.argv for s in trace.starts] == [("/usr/bin/python3", "other.py"), ("/project/def-x/bin/app", "--steps", "5")]
+    assert found(script, spec({"command": "/project/def-x/bin/app --steps 5"},
+                              environment={"setup": [f"/usr/bin/python3 other.py > {real}", "/bin/mkdir -p out",
+                                                     "/bin/cp in.dat out/"]})) == set()
+    different = verified(script, spec({"command": "/project/def-x/bin/app --steps 6"},
+                                      environment={"setup": [f"/usr/bin/python3 other.py > {real}", "/bin/mkdir -p out",
+                                                             "/bin/cp in.dat out/"]}))
+    assert [d.text for d in different.findings] == [
+        "app's words differ: old `/project/def-x/bin/app --steps 5`, new `/project/def-x/bin/app --steps 6`"]
 
 
 def test_nothing_is_written_outside_the_trace_folder(tmp_path):
@@ -273,8 +292,9 @@ def test_a_script_that_reads_its_arguments_gets_as_many_in_both_runs():
 def test_programs_in_subshells_substitutions_and_pipes_are_traced_and_paths_never_run():
     script = HEADER + '( ./first )\nx=$(./second)\n./third | /usr/bin/id\nf() { ( "$SLURM_SUBMIT_DIR/fourth" ); }\nf &\nwait\n'
     trace = verify.trace(script, verify.shape_of(script))
-    assert trace.status == 0 and sorted(s.argv[0] for s in trace.starts) == ["$SLURM_SUBMIT_DIR/fourth", "./first", "./second", "./third"]
-    assert trace.untraceable == ("/usr/bin/id: a program named by its absolute path, not run",)
+    assert trace.status == 0 and sorted(s.argv[0] for s in trace.starts) == ["$SLURM_SUBMIT_DIR/fourth", "./first", "./second",
+                                                                              "./third", "/usr/bin/id"]
+    assert trace.untraceable == ()
 
 
 def test_srun_records_its_program_with_the_task_count_and_runs_a_shell_once_as_task_zero():

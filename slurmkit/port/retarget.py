@@ -30,7 +30,7 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
-from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
+from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping
 
@@ -715,8 +715,21 @@ def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, 
     kept = [m for m in modules if not SITE_STACK_MODULES.match(m)]
     if moved:
         kept = _under_stdenv(port, kept, moved[1])
+    elif _pins_target_stack(port, kept):
+        return kept, [ModuleCheck(c.module, c.module, warning=undocumented(c, port.target) if c.why else c.warning)
+                      for c in _checked_modules(port, kept)]
     checks = _checked_modules(port, kept)
     return ([c.new for c in checks] if checks else kept), checks
+
+
+def _pins_target_stack(port: _Port, modules: List[str]) -> bool:
+    """The spec pins the target's own standard environment (StdEnv/2023 to a StdEnv/2023 cluster):
+    the Alliance's clusters serve one stack (CVMFS), so a version that loaded where the job ran
+    loads on the target. The catalogue lists only the versions a page documents (r/4.4.0,
+    r/4.5.0, not r/4.3.1): a version it lacks is kept with the question check asks, never
+    rewritten, which would break an R or Julia library built for it."""
+    stdenv = port.target.software.stdenv
+    return bool(stdenv) and stdenv in modules and port.source.software.stdenv == stdenv
 
 
 def _old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:

@@ -120,5 +120,18 @@ def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:
     a retired cluster's spec (its catalogue is today's stack, not the one the cluster had)."""
     if profile.is_retired:
         return []
+    checks = [c for c in catalogue_checks(profile, modules) if c.why]
+    if profile.software.stdenv in modules:
+        return [undocumented(c, profile) for c in checks]
     return [f"{c.why}: load it instead ('module spider {c.module.partition('/')[0]}' lists them; "
-            f"slurmkit port rewrites it)" for c in catalogue_checks(profile, modules) if c.why]
+            f"slurmkit port rewrites it)" for c in checks]
+
+
+def undocumented(check: ModuleCheck, profile: SiteProfile) -> str:
+    """A spec that pins the site's own StdEnv may load a version the stack has and no page
+    documents (r/4.3.1 under StdEnv/2023; the catalogue lists r/4.4.0 and r/4.5.0), and port
+    keeps it (a user's R or Julia library is built for it): said as a question, not as missing."""
+    family = check.module.partition("/")[0]
+    documented = ", ".join(families(profile.software.catalogue)[family])
+    return (f"{check.module} is not among the {family} versions documented for {profile.software.stdenv} ({documented}): "
+            f"check that it loads ('module spider {check.module}'), or load {check.new}")

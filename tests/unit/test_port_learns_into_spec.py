@@ -78,21 +78,43 @@ def test_an_old_version_of_a_catalogued_science_code_moves_to_the_nearest_2023_o
 
 
 def test_check_reports_a_module_version_the_clusters_stack_lacks_with_the_nearest(tmp_path, monkeypatch):
-    data = {**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2023", "gcc/9.3.0"]}}
+    data = {**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"]}}
     result = check(tmp_path, data, monkeypatch)
     assert "gcc/9.3.0 is not in narval's stack, which has gcc 12.3, 13.3; gcc/12.3 is the nearest" in result.output
     assert "no problems found" not in result.output
+    pinned = check(tmp_path, {**data, "environment": {"modules": ["StdEnv/2023", "gcc/9.3.0"]}}, monkeypatch)
+    assert ("gcc/9.3.0 is not among the gcc versions documented for StdEnv/2023 (12.3, 13.3): check that it loads "
+            "('module spider gcc/9.3.0'), or load gcc/12.3") in pinned.output
 
 
 def test_check_and_port_flag_the_same_modules(tmp_path, monkeypatch):
-    """One function decides for both: what port rewrites, check reports, and nothing else."""
-    modules = ["StdEnv/2023", "gcc/9.3.0", "python/3.11", "cuda/11.4", "r/4.4.0"]
+    """One function decides for both: what port rewrites or asks about, check reports, and nothing else."""
+    modules = ["StdEnv/2020", "gcc/9.3.0", "python/3.11", "cuda/11.4", "r/4.4.0"]
     ported = port({**JOB, "profile": "graham", "environment": {"modules": modules}}, to="narval")
     result = check(tmp_path, {**JOB, "profile": "narval", "environment": {"modules": modules}}, monkeypatch)
-    flagged = sorted(m for m in modules if f"{m} is not in narval's stack" in result.output)
+    flagged = sorted(m for m in modules[1:] if f"{m} is not in narval's stack" in result.output)
     changes = {c.field: c for c in ported.changes}
     assert flagged == ["cuda/11.4", "gcc/9.3.0"]
     assert changes["environment.modules"].new == ["StdEnv/2023", "gcc/12.3", "python/3.11", "cuda/12.2", "r/4.4.0"]
+    pinned = ["StdEnv/2023", *modules[1:]]
+    ported = port({**JOB, "profile": "graham", "environment": {"modules": pinned}}, to="narval")
+    result = check(tmp_path, {**JOB, "profile": "narval", "environment": {"modules": pinned}}, monkeypatch)
+    asked = sorted(m for m in pinned if f"{m} is not among the" in result.output)
+    assert asked == ["cuda/11.4", "gcc/9.3.0"] and "environment.modules" not in {c.field for c in ported.changes}
+    assert sorted(t.split()[1] for t in ported.todos if "is not among the" in t) == asked
+
+
+def test_a_version_of_the_clusters_own_stack_is_kept_when_the_spec_pins_that_stack():
+    """Every Alliance cluster serves the same StdEnv/2023 (CVMFS), and the catalogue lists only
+    documented versions: r/4.3.1 is in the stack, and rewriting it breaks the user's R library."""
+    for to in ("narval", "fir"):
+        ported = port({**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2023", "r/4.3.1"]}}, to=to)
+        assert "environment.modules" not in {c.field for c in ported.changes}
+        assert [t for t in ported.todos if "r/4.3.1" in t] == [
+            "environment.modules: r/4.3.1 is not among the r versions documented for StdEnv/2023 (4.4.0, 4.5.0): check that "
+            "it loads ('module spider r/4.3.1'), or load r/4.4.0, then remove this line"]
+    moved = port({**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2020", "r/4.0.2"]}}, to="fir")
+    assert {c.field: c.new for c in moved.changes}["environment.modules"] == ["StdEnv/2023", "r/4.4.0"]
 
 
 def test_check_does_not_judge_a_retired_clusters_modules_by_todays_stack(tmp_path, monkeypatch):

@@ -271,8 +271,9 @@ def _node_count(model: _GpuModel) -> int:
 
 def _port_gpus(port: _Port, request: GpuRequest) -> None:
     if request.model is None:
-        _port_gpu_count(port, None, request.count, "any GPU model")
-        _port_cores_per_gpu(port, request.count, None, None)
+        typed, why = _untyped_gpu(port)
+        _port_gpu_count(port, typed, request.count, why)
+        _port_cores_per_gpu(port, request.count, None, typed)
         return
     wanted = _find_source_gpu(request.model, port.source)
     if wanted is None:
@@ -291,6 +292,23 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
     _port_gpu_count(port, chosen, request.count, why)
     if chosen.mig is None:
         _port_cores_per_gpu(port, request.count, wanted, chosen)
+
+
+def _untyped_gpu(port: _Port) -> Tuple[Optional[_GpuModel], str]:
+    """The model an untyped GPU request takes on the target: none where every GPU there is one
+    kind; the target's one whole GPU of the source's maker where it also has MIG instances or
+    another maker's GPUs, which an untyped request could get (a 10 GB slice, an AMD APU that
+    CUDA code cannot use), and which the site sizes cores and memory for by model."""
+    target = _gpu_models(port.target)
+    makers = {t.gpus.vendor for t in port.source.node_types + port.source.retired_node_types if t.gpus}
+    whole = [m for m in target if m.mig is None and m.vendor in makers]
+    slices = [m.mig.profile for m in target if m.mig]
+    others = ([f"a MIG instance ({', '.join(slices)})"] if slices else []) + \
+             [f"an {m.vendor.upper()} {m.spelling.upper()}" for m in target if m.mig is None and m not in whole]
+    if len(whole) != 1 or not others:
+        return None, "any GPU model"
+    return whole[0], (f"any GPU model on {port.source.name}; on {port.target.name} an untyped request may get "
+                      f"{' or '.join(others)}: the {whole[0].label} is its whole {whole[0].vendor.upper()} GPU")
 
 
 def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:

@@ -349,7 +349,7 @@ def test_the_course_scripts_128_cores_for_2_gpus_come_down_to_the_new_advice():
 
     ported = port(import_script(SHARCNET_COURSE, name="course", profile="graham").spec)
     assert changed(ported)["resources.cpus_per_task"] == (32, 7)    # 4 tasks x 7 = nibi's 14 per GPU x 2
-    assert "128 cores for 2 GPU(s) is above nibi's 14 per GPU" in {c.field: c.why for c in ported.changes}["resources.cpus_per_task"]
+    assert "128 cores for 2 GPU(s) is above nibi's 14 per H100" in {c.field: c.why for c in ported.changes}["resources.cpus_per_task"]
 
 
 def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
@@ -592,3 +592,19 @@ def test_a_gnu_parallel_module_goes_where_parallel_needs_none(module):
     assert changed(ported)["environment.modules"] == (["StdEnv/2023", module], ["StdEnv/2023"])
     assert f"{module}: GNU Parallel is on PATH on fir without a module" in {c.field: c.why for c in ported.changes}["environment.modules"]
     assert not any("catalogue" in t for t in ported.todos)
+
+
+@pytest.mark.parametrize("to, model, others", [("nibi", "h100", "AMD MI300A"), ("fir", "h100", "1g.10gb"), ("narval", "a100", "1g.5gb")])
+def test_an_untyped_gpu_takes_the_targets_whole_gpu_where_it_could_get_a_slice_or_another_makers(to, model, others):
+    """On Nibi an untyped request may land on an MI300A (AMD: CUDA code cannot use it) and is
+    sized from those nodes; on Fir and Narval it may get a MIG slice of 5 or 10 GB."""
+    job = {"name": "t", "profile": "graham", "account": "def-x", "resources": {"time": "1h", "gpus": 1, "mem": "8G"},
+           "launch": {"command": ["python", "a.py"]}}
+    change = {c.field: c for c in port(job, to=to).changes}["resources.gpus"]
+    assert (change.old, change.new) == (1, model) and others in change.why and "any GPU model on graham" in change.why
+
+
+def test_an_untyped_gpu_stays_untyped_where_the_target_has_one_kind_of_gpu():
+    job = {"name": "t", "profile": "graham", "account": "def-x", "resources": {"time": "1h", "gpus": 1},
+           "launch": {"command": ["python", "a.py"]}}
+    assert "resources.gpus" not in {c.field for c in port(job, to="trillium").changes}

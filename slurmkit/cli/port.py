@@ -129,7 +129,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
     "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
     from slurmkit.core.yamlfile import read_yaml_file
-    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings
+    from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings, written_todos
     from slurmkit.sites.profiles import load_profile
     from slurmkit.spec.spec import spec_from_mapping
 
@@ -173,7 +173,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
         message_line(f"warning: {finding.field}: {finding.message}")
     if verification is not None:
         _told_verification(verification)
-    for todo in ported.todos:
+    for todo in written_todos(ported.todos, original):
         message_line(f"to do: {todo}")
     if output:
         message_line(f"wrote {output}")

@@ -878,7 +878,7 @@ def ported_text(ported: Ported, original: Optional[str] = None, original_data: A
     comments, key order and quoting (roundtrip.py); else the mapping is written afresh."""
     from slurmkit.core.todos import TODO_PREFIX
 
-    header = [f"{TODO_PREFIX}{todo}" for todo in ported.todos]
+    header = [f"{TODO_PREFIX}{todo}" for todo in written_todos(ported.todos, original)]
     header += [f"# Ported from {ported.source} to {ported.target} by slurmkit port."]
     header += [f"#   {line}" for change in ported.changes for line in _wrapped(str(change))]
     for note in ported.notes:
@@ -892,6 +892,16 @@ def ported_text(ported: Ported, original: Optional[str] = None, original_data: A
 
     body = yaml.safe_dump(ported.spec, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
     return "\n".join(header) + "\n" + body
+
+
+def written_todos(todos: Sequence[str], original: Optional[str]) -> List[str]:
+    """Each to-do once, and none the spec already holds: four kept module lines that would not
+    load say it once; verification of the port finding what import's found (``script: verify:
+    X``) adds nothing, as the kept line already asks it."""
+    from slurmkit.core.todos import pending_import_notes
+
+    pending = pending_import_notes(original) if original is not None else ()
+    return [t for t in dict.fromkeys(todos) if not any(p == t or p.endswith(": " + t) for p in pending)]
 
 
 def _wrapped(text: str, width: int = 96) -> List[str]:

@@ -222,3 +222,22 @@ def test_programs_on_path_and_scripts_need_no_rebuild():
     for command in (["python", "./train.py"], ["./run.sh"], ["gmx", "mdrun"], ["srun", "-n", "4", "lmp"]):
         data = {**JOB, "profile": "graham", "launch": {"command": command}}
         assert not [t for t in port(data).todos if "a program from your folders" in t], command
+
+
+def test_a_to_do_is_written_once_and_port_does_not_repeat_what_import_asked(tmp_path, monkeypatch):
+    """Verification of the port finds again what import's found (a sourced file it cannot
+    trace): the spec asks it once. Kept module lines that would not load alike say it once."""
+    (tmp_path / "job.sh").write_text("#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00 --mem=4G\n"
+                                     "source /home/me/env.conf\npython a.py\n")
+    monkeypatch.chdir(tmp_path)
+    assert CliRunner().invoke(main, ["import", "job.sh", "--profile", "cedar", "-o", "job.yaml"]).exit_code == 0
+    result = CliRunner().invoke(main, ["port", "job.yaml", "-o", "new.yaml"])
+    assert result.exit_code == 0, result.output
+    todos = pending_import_notes((tmp_path / "new.yaml").read_text())
+    assert [t for t in todos if "env.conf" in t] == [
+        "script: verify: not traced: source /home/me/env.conf: a file not in the trace (outside it, or not made by the "
+        "script), not run"]
+    assert "to do: verify: not traced: source /home/me/env.conf" not in result.stderr
+    from slurmkit.port.retarget import written_todos
+
+    assert written_todos(["a: x", "b: y", "a: x"], "# to do: script: b: y\nname: t\n") == ["a: x"]

@@ -4,7 +4,9 @@
 # command reaches command_not_found_handle. The builtins that could reach outside the trace
 # folder are functions here: they record, and refuse what they cannot keep inside it.
 # This file's own names start with _tr_; the DEBUG trap passes over commands that do (and over
-# the builtins the stand-ins call, written _tr_=1 builtin NAME).
+# the builtins the stand-ins call, written _tr_=1 builtin NAME). Its functions' locals are
+# declared +x: bash exports a local that shadows a variable the script exported (a script's
+# `export name=T-1` would reach its programs as the stand-in's own `name`).
 
 _tr_record() {  # _tr_record KIND WORD...: one line in the trace; the recorder's output, if any
     _tr_busy=1
@@ -18,7 +20,7 @@ _tr_record() {  # _tr_record KIND WORD...: one line in the trace; the recorder's
 }
 
 _tr_written() {  # _tr_written WORDS: WORDS (as the script wrote them) hold text of their own, not only expansions
-    local rest=$1          # eval "$cmd" and bash -c "$cmd" run what the script computed: not traceable
+    local +x rest=$1          # eval "$cmd" and bash -c "$cmd" run what the script computed: not traceable
     # "$@" alone passes on a caller's words, written out where it was called (srun bash -c 'f "$@"' f WORDS)
     [[ $rest =~ ^[[:space:]]*\"?\$\{?@(:[0-9]+)?\}?\"?[[:space:]]*$ ]] && return 0
     while [[ $rest =~ \$\([^\)]*\)|\`[^\`]*\`|\$\{[^\}]*\}|\$[A-Za-z_@*#?0-9][A-Za-z0-9_]* ]]; do
@@ -33,7 +35,7 @@ _tr_expand() {  # _tr_expand WORD ARG...: WORD expanded (in _tr_w) as the comman
     set +eu
     _tr_w=
     case $1 in *'$('* | *'`'* | *'?'*) return 1 ;; esac
-    local word=$1
+    local +x word=$1
     case $word in '"$@"' | '$@' | '"${@}"' | '${@}' | '$*' | '"$*"') word='$1' ;; esac
     shift
     builtin eval "_tr_w=$word" 2> /dev/null
@@ -41,7 +43,8 @@ _tr_expand() {  # _tr_expand WORD ARG...: WORD expanded (in _tr_w) as the comman
 
 _tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept (the guard matches too), not under set -x
     [[ -o functrace ]] || builtin set -o functrace   # bash turns it off when it finds no debugger for extdebug
-    local - matched=("${BASH_REMATCH[@]}") status
+    local -
+    local +x matched=("${BASH_REMATCH[@]}") status
     set +x
     _tr_guard "$@"
     status=$?
@@ -58,12 +61,12 @@ _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writ
         _tr_args=("$@")
     fi
     PATH=$_TR_PATH
-    local text=$BASH_COMMAND path_prefix=
+    local +x text=$BASH_COMMAND path_prefix=
     while [[ $text =~ ^[A-Za-z_][A-Za-z0-9_]*\+?=[^[:space:]]*[[:space:]]+(.*)$ ]]; do
         [[ $text == PATH=* ]] && path_prefix=1
         text=${BASH_REMATCH[1]}
     done
-    local word=${text%%[[:space:]]*}
+    local +x word=${text%%[[:space:]]*}
     if [[ $word == builtin || $word == command ]]; then
         _tr_bypass "$text" || return 1
     elif [[ $word == *[/\$]* && $word != *=* ]] && _tr_expand "$word" "$@" && [[ $_tr_w == */* && $_tr_w != *=* ]] &&
@@ -80,9 +83,9 @@ _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writ
 }
 
 _tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins below, or command -p looks beyond PATH
-    local words
+    local +x words
     read -ra words <<< "$1"
-    local name=${words[1]-}
+    local +x name=${words[1]-}
     [[ $name == -p ]] && { _tr_record untraceable "$1"; return 1; }
     [[ $name == -* ]] && return 0
     case $name in
@@ -91,7 +94,7 @@ _tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins
 }
 
 _tr_writes_inside() {  # TEXT ARG...: 1 (the command is skipped) where it redirects its output outside the trace folder
-    local rest=$1 target
+    local +x rest=$1 target
     shift
     # a file of the user's read with < is there on the cluster: made, as the file tools make one
     if [[ $rest =~ (^|[^<])\<[[:space:]]*([^[:space:]\;\&\|\<\>\(]+) ]] && _tr_expand "${BASH_REMATCH[2]}" "$@" &&
@@ -113,7 +116,7 @@ _tr_writes_inside() {  # TEXT ARG...: 1 (the command is skipped) where it redire
 }
 
 _tr_inside() {  # _tr_inside PATH: PATH's folder is inside the trace folder, links resolved
-    local folder=.
+    local +x folder=.
     [[ $1 == */* ]] && folder=${1%/*}
     folder=${folder:-/}
     (_tr_=1 builtin cd -- "$folder" 2> /dev/null && [[ $(builtin pwd -P)/ == "$_TR_ROOT"/* ]])
@@ -149,7 +152,7 @@ source() {  # a file the script made inside the trace folder is read; a virtuale
 
 cd() {  # inside the trace folder only; a folder of the user's that is not there is made (it is on the cluster)
     _tr_src=$_tr_cmd
-    local target=${!#}
+    local +x target=${!#}
     [[ $# -eq 0 ]] && target=$HOME
     [[ $target == - ]] && target=$OLDPWD
     [[ $target == -* ]] && target=$HOME
@@ -194,7 +197,7 @@ trap() {  # the script's traps, except DEBUG, which the trace holds
 }
 
 kill() {  # signals to this shell's own processes (and the process groups they lead) only
-    local words=("$@") first=0 word pid
+    local +x words=("$@") first=0 word pid
     case ${1-} in
         -s | -n) first=2 ;;
         -l | -L) _tr_=1 builtin kill "$@"; return ;;
@@ -213,7 +216,7 @@ kill() {  # signals to this shell's own processes (and the process groups they l
     _tr_=1 builtin kill "$@"
 }
 _tr_parent() {  # _tr_parent PID: its parent's PID
-    local stat
+    local +x stat
     read -r stat < "/proc/$1/stat" || return 1
     stat=${stat##*) }
     stat=${stat#* }
@@ -229,7 +232,7 @@ sh() {
     _tr_shell sh "$@"
 }
 _tr_shell() {  # _tr_shell NAME OPTION... (-c TEXT [NAME ARG...] | FILE ARG... | << EOF)
-    local name=$1 options=() text file
+    local +x name=$1 options=() text file
     shift
     while [[ ${1-} == [-+]* && $1 != -c && $1 != -- ]]; do
         if [[ $1 == -[A-Za-z]*c ]]; then   # bash -lc TEXT, bash -ec TEXT
@@ -286,7 +289,7 @@ accelerate() {
     _tr_launch accelerate "$@"
 }
 _tr_launch() {  # the launcher's start is recorded with its count; a shell it launches runs once, traced, as task 0
-    local plan
+    local +x plan
     plan=$(_tr_record launch "$@") || return
     if [[ $plan != shell\ * ]]; then
         [[ -z $plan ]] || printf '%s\n' "$plan"   # what a printer it launched printed
@@ -294,7 +297,7 @@ _tr_launch() {  # the launcher's start is recorded with its count; a shell it la
     fi
     set -- "$1" "${@:$((${plan##* } + 1))}"   # the launcher, then the shell's name and words
     plan=${plan#shell }
-    local count=${plan%% *}   # the first process's variables, as the launcher sets them
+    local +x count=${plan%% *}   # the first process's variables, as the launcher sets them
     _TR_COUNT=$((${_TR_COUNT:-1} * count)) _TR_VIA=$1 SLURM_PROCID=0 SLURM_LOCALID=0 RANK=0 LOCAL_RANK=0 \
         WORLD_SIZE=$count LOCAL_WORLD_SIZE=$count _tr_shell "${@:2}"
 }
@@ -302,7 +305,7 @@ _tr_launch() {  # the launcher's start is recorded with its count; a shell it la
 module() {  # Lmod's module, as a shell function: loads change LOADEDMODULES, one version of a name at a time
     _tr_record module "$@"
     while [[ ${1-} == -* ]]; do shift; done
-    local command=${1-}
+    local +x command=${1-}
     [[ $# -eq 0 ]] || shift
     case $command in
         load | add | try-load) _tr_modules load "$@" ;;
@@ -317,13 +320,13 @@ ml() {
     case ${1-} in
         "" | list | purge | save | restore | use | unuse | spider | av | avail | show | load | unload | swap) module "$@"; return ;;
     esac
-    local name
+    local +x name
     for name; do
         if [[ $name == -* ]]; then module unload "${name#-}"; else module load "$name"; fi
     done
 }
 _tr_modules() {  # _tr_modules load|unload NAME...: and the variables the Alliance's modules set (EBROOT..., CUDA_HOME)
-    local how=$1 name loaded kept list root
+    local +x how=$1 name loaded kept list root
     shift
     for name; do
         [[ $name == -* ]] && continue

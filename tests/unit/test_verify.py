@@ -370,3 +370,13 @@ def test_a_relative_program_after_a_cd_into_a_folder_named_absolutely_is_the_use
     assert found(script, faithful) == set()
     moved = spec({"command": "./app other.dat"}, environment={"setup": ["cd /project/def-x/run"]})
     assert ("argv", "app") in found(script, moved)
+
+
+def test_a_variable_the_script_exports_reaches_its_programs_whatever_its_name():
+    """The stand-ins' own locals (name, text, words, target, ...) once shadowed a variable the
+    script exported, and bash exports such a local: a program run through bash -c read the
+    stand-in's `name` ("bash") for the script's."""
+    names = ("name", "text", "words", "word", "target", "rest", "folder", "plan", "count", "options", "file", "how", "root")
+    script = "".join(f"export {n}=v-{n}\n" for n in names) + 'bash -c "python p.py ' + " ".join(f"\\${n}" for n in names) + '"\n'
+    trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
+    assert [s.argv for s in trace.starts] == [("python", "p.py", *(f"v-{n}" for n in names))]

@@ -142,7 +142,7 @@ SHORT_OPTIONS = SHORT_NAMES
 
 def long_name(option: str) -> Optional[str]:
     """The long option ``option`` means: itself, its long form, or the owned option it
-    abbreviates (sbatch, through getopt_long, takes any unique prefix: ``--tim`` is --time)."""
+    abbreviates (sbatch, through getopt_long, takes any unique prefix: ``--partit`` is --partition)."""
     if not option.startswith("--"):
         return SHORT_OPTIONS.get(option[1:2])
     name = option[2:]

@@ -67,6 +67,33 @@ SUBMITIT_PARAMETERS: Dict[str, str] = {"--" + o.name: o.submitit for o in OPTION
 SHORT_NAMES: Dict[str, str] = {o.short: o.name for o in OPTIONS if o.short}
 
 
+#: Every long option of sbatch (sbatch(1), Slurm 22.05 to 24.11), for the prefixes getopt_long
+#: takes: a script's ``--out=FILE`` is --output, ``--ntasks-per=4`` is refused by sbatch (several match).
+ALL_LONG_NAMES: Tuple[str, ...] = (
+    "account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir", "cluster-constraint", "clusters",
+    "comment", "constraint", "container", "container-id", "contiguous", "core-spec", "cores-per-socket", "cpu-freq",
+    "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency", "distribution", "error", "exclude",
+    "exclusive", "export", "export-file", "extra", "extra-node-info", "get-user-env", "gid", "gpu-bind", "gpu-freq",
+    "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres", "gres-flags", "help", "hint", "hold",
+    "ignore-pbs", "input", "job-name", "kill-on-invalid-dep", "licenses", "mail-type", "mail-user", "mcs-label", "mem",
+    "mem-bind", "mem-per-cpu", "mem-per-gpu", "mincpus", "network", "nice", "no-kill", "no-requeue", "nodefile",
+    "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-gpu", "ntasks-per-node", "ntasks-per-socket",
+    "open-mode", "output", "overcommit", "oversubscribe", "parsable", "partition", "power", "prefer", "priority",
+    "profile", "propagate", "qos", "quiet", "reboot", "requeue", "reservation", "signal", "sockets-per-node",
+    "spread-job", "switches", "test-only", "thread-spec", "threads-per-core", "time", "time-min", "tmp",
+    "tres-per-task", "uid", "usage", "use-min-nodes", "verbose", "version", "wait", "wait-all-nodes", "wckey", "wrap",
+)
+
+
+def full_long_name(name: str) -> str:
+    """``name`` as sbatch reads it: a long option, or the one long option it is a prefix of
+    (getopt_long); anything else as written (an unknown or ambiguous name, which sbatch refuses)."""
+    if name in ALL_LONG_NAMES:
+        return name
+    longer = [full for full in ALL_LONG_NAMES if full.startswith(name)] if name else []
+    return longer[0] if len(longer) == 1 else name
+
+
 #: sbatch's options about requeueing, besides --signal: a kind that requeues on the signal writes
 #: --requeue and --open-mode=append itself, and --no-requeue would undo them (resolve, porting, sanity)
 REQUEUE_OPTIONS = ("requeue", "no-requeue", "open-mode")

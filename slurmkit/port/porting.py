@@ -23,7 +23,7 @@ from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
-from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
+from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES, full_long_name
 from slurmkit.core.shellwords import raw_words, reads_arguments, split_at_operators
 from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
@@ -401,7 +401,7 @@ def _split_option(token: str) -> Tuple[Optional[str], Optional[str]]:
     """``--name=value``, ``--name``, ``-Xvalue``, ``-X``: the long name and the value (None: none in the token)."""
     if token.startswith("--"):
         option, _, value = token[2:].partition("=")
-        return option, (value if "=" in token else None)
+        return full_long_name(option), (value if "=" in token else None)
     if token.startswith("-") and len(token) >= 2 and f"-{token[1]}" in SHORT:
         long = SHORT[f"-{token[1]}"]
         rest = token[2:]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
-from slurmkit.core.sbatch_options import SHORT_NAMES
+from slurmkit.core.sbatch_options import SHORT_NAMES, full_long_name
 
 #: a script that has not ended after this long is stopped, and said to loop
 TIMEOUT_S = 10.0
@@ -167,7 +167,7 @@ def _directives(script: str) -> Dict[str, str]:
 def _option(word: str, following: str) -> Tuple[str, str]:
     if word.startswith("--"):
         name, equals, value = word[2:].partition("=")
-        return name, value if equals else following
+        return full_long_name(name), value if equals else following
     if word.startswith("-") and len(word) >= 2 and word[1] in SHORT_NAMES:
         return SHORT_NAMES[word[1]], word[2:].lstrip("=") or following
     return "", ""

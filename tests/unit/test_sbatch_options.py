@@ -39,3 +39,12 @@ def test_the_views_are_the_table():
 def test_an_abbreviation_means_the_first_shortest_option():
     """Order in the table decides ties, as it did in sanity's own list: --gpus-per is --gpus-per-node."""
     assert sanity.long_name("--gpus-per") == "gpus-per-node" and sanity.long_name("--nt") == "ntasks"
+
+
+def test_an_abbreviated_long_option_is_read_as_sbatch_reads_it():
+    """getopt_long takes a unique prefix (``--out`` is --output); an ambiguous one (``--mem-per``:
+    --mem-per-cpu or --mem-per-gpu) sbatch refuses, and it stays as written."""
+    from slurmkit.core.sbatch_options import full_long_name
+
+    assert [full_long_name(n) for n in ("out", "arr", "accou", "output", "mem", "mem-per", "tim", "nosuch")] == [
+        "output", "array", "account", "output", "mem", "mem-per", "tim", "nosuch"]

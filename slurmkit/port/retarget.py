@@ -29,6 +29,7 @@ from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, 
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
+from slurmkit.port.renamed import renamed_commands, renamed_modules
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -671,18 +672,38 @@ def _port_modules(port: _Port) -> None:
     if not written:
         return
     modules = [written] if isinstance(written, str) else list(written)
-    moved = _stdenv_move(port, modules)
-    base, needless = _old_stack_base(port, modules), _needless_tool_modules(port, modules)
-    kept, checks = _ported_modules(port, [m for m in modules if m not in base and m not in needless], moved)
-    kept, history = _site_stack_to_stdenv(port, modules, kept)
+    renamed, renames, commands = renamed_modules(modules)
+    moved = _stdenv_move(port, renamed)
+    base, needless = _old_stack_base(port, renamed), _needless_tool_modules(port, renamed)
+    kept, checks = _ported_modules(port, [m for m in renamed if m not in base and m not in needless], moved)
+    kept, history = _site_stack_to_stdenv(port, renamed, kept)
+    _port_renamed_commands(port, commands)
     if kept != modules:
-        history += [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
+        history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
         port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + [c.why for c in checks if c.why]))
     for check in checks:
         if check.warning:
             port.warn("environment.modules", check.warning)
     if not port.target.software.catalogue:
         _warn_old_versions(port, kept)
+
+
+def _port_renamed_commands(port: _Port, commands: Dict[str, str]) -> None:
+    """The command of a renamed module (singularity -> apptainer), in the launch and setup lines."""
+    if not commands:
+        return
+    launch = port.data.get("launch")
+    for key in ("command", "shell"):
+        text = launch.get(key) if isinstance(launch, dict) else None
+        if isinstance(text, str):
+            new, reasons = renamed_commands(text, commands)
+            if reasons:
+                port.set("launch", key, new, "; ".join(reasons))
+    setup = port.data.get("environment", {}).get("setup") or []
+    if isinstance(setup, list):
+        moves = [renamed_commands(line, commands) if isinstance(line, str) else (line, []) for line in setup]
+        if any(reasons for _, reasons in moves):
+            port.set("environment", "setup", [new for new, _ in moves], "; ".join(sorted({r for _, rs in moves for r in rs})))
 
 
 def _port_programs(port: _Port) -> None:

@@ -1,0 +1,52 @@
+"""Software the Alliance renamed: a module, and the command it puts on PATH, that a script of
+an older day loads under its old name.
+
+Singularity was deprecated in favour of Apptainer on all the Alliance's clusters (the
+Singularity page: "Please use Apptainer instead"); the Apptainer page loads it with ``module
+load apptainer`` and says that Apptainer renamed every executable: "instead of using the
+singularity command one uses the apptainer command", and that Apptainer 1 is backwards
+compatible with Singularity. A ported script that still loads ``singularity/3.8`` would stop at
+``module load``; ``port`` loads ``apptainer`` (the version the site's default) and runs
+``apptainer`` where the script ran ``singularity``, each said in a ``changed:`` line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Tuple
+
+#: {old module family: (new module, {old command: new}, source)}
+RENAMED_MODULES: Dict[str, Tuple[str, Dict[str, str], str]] = {
+    "singularity": ("apptainer", {"singularity": "apptainer"},
+                    "https://docs.alliancecan.ca/wiki/Singularity/en, https://docs.alliancecan.ca/wiki/Apptainer/en"),
+}
+
+
+def renamed_modules(modules: List[str]) -> Tuple[List[str], List[str], Dict[str, str]]:
+    """The modules with each renamed one in its new name (once), the reasons, and the commands
+    to rename in the job's lines."""
+    kept: List[str] = []
+    reasons: List[str] = []
+    commands: Dict[str, str] = {}
+    for module in modules:
+        family = module.partition("/")[0]
+        if family.lower() not in RENAMED_MODULES:
+            kept.append(module)
+            continue
+        new, renames, source = RENAMED_MODULES[family.lower()]
+        if new not in kept and new not in modules:
+            kept.append(new)
+        reasons.append(f"{module} is gone: {family} was renamed {new}, which runs its containers as it did ({source})")
+        commands.update(renames)
+    return kept, reasons, commands
+
+
+def renamed_commands(text: str, commands: Dict[str, str]) -> Tuple[str, List[str]]:
+    """``text`` with each renamed command word replaced (not in a path, a file name or a variable), and why."""
+    reasons: List[str] = []
+    for old, new in sorted(commands.items()):
+        pattern = re.compile(rf"(?<![\w./$-]){re.escape(old)}(?![\w./-])")
+        if pattern.search(text):
+            text = pattern.sub(new, text)
+            reasons.append(f"the {old} command is {new} now (Apptainer renamed every executable)")
+    return text, reasons

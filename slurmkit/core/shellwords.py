@@ -111,10 +111,12 @@ def raw_words(text: str) -> List[str]:
     return words
 
 
-_ASSIGNED = re.compile(r"(?:^|[;&|({]\s*|\b(?:export|declare|local|readonly)\s+(?:-\w+\s+)*)([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
+_ASSIGNED = re.compile(r"(?:^[ \t]*|[;&|({]\s*|\b(?:then|do|else|export|declare|local|readonly|typeset)\s+(?:-\w+\s+)*)"
+                       r"([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
 
 
 def assigned_names(lines) -> set:
-    """The variable names shell lines assign (``X=...``, ``export X=...``, ``a; Y=...``): after
+    """The variable names shell lines assign (``X=...``, ``export X=...``, ``a; Y=...``, and
+    indented inside a kept block: ``case $1 in --data) data_path=$2 ;; esac``): after
     environment.setup they are set, and exported, where the launch expands them."""
     return {match.group(1) for line in lines for match in _ASSIGNED.finditer(line)}

@@ -37,3 +37,12 @@ def test_any_line_is_scanned_to_its_end(line):
     assert len(head) <= len(line) and all(operators)
     raw_words(line)
     commands(line)
+
+
+def test_a_variable_assigned_inside_a_kept_block_is_set_for_the_launch():
+    """An option loop kept in environment.setup sets its variables on indented lines; check
+    had warned that nothing sets them (and that the job would stop on them)."""
+    from slurmkit.core.shellwords import assigned_names
+
+    loop = "while [ $# -gt 0 ]\ndo\n    case $1 in\n        --data)\n            data_path=$2\n            shift 2\n            ;;\n    esac\ndone"
+    assert assigned_names([loop, "if x; then Y=1; else Z=2; fi", "echo a=b", "python p.py --x=1"]) == {"data_path", "Y", "Z"}

@@ -927,13 +927,24 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     if _GLOB.search(source):
         return None   # a stage path is one path, quoted: `cp *.json $SLURM_TMPDIR` stays a line bash expands
     to, copied = _tmpdir(target), _tmpdir(source)
-    if to is not None and "$" not in source:
+    if to is not None and "$" not in source and not _into_a_made_folder(build, target, to):
         _add_input(build, source, to)
         return _MAPPED
     if copied and "$" not in copied and "$" not in target.replace("$HOME", ""):
         _add_output(build, {"from": copied, "to": _home(target)})
         return ("mapped", "copied back on every exit, and before the time limit")
     return None
+
+
+def _into_a_made_folder(build: _Builder, target: str, to: str) -> bool:
+    """``cp X $SLURM_TMPDIR/data/`` (or into a folder an earlier line made): cp puts X inside a
+    folder the job's own lines make, after them. Staged in, it would run before those lines and
+    write ``data`` as the file itself (and a later ``mkdir`` of it would fail): the line stays as
+    written, in its place."""
+    if not to:
+        return False
+    made = (path for line in build.setup if re.match(r"\s*mkdir\b", str(line)) for path in str(line).split()[1:])
+    return target.endswith("/") or any(_tmpdir(path) == to for path in made)
 
 
 def _add_input(build: _Builder, source: str, to: str) -> None:

@@ -378,6 +378,8 @@ def tool(name, words, via="", count=1):
     if problem:
         log("untraceable", argv=[shown(w) for w in [name, *words]], why=problem)
         return 0
+    if name == "tar" and piped_archive(words):
+        return tar_from_pipe(words, via, count)
     sources, folders = reads(name, words)
     made = [(path, kind) for path, kind in sources if not os.path.lexists(path)]
     made += [(folder, "folder") for folder in folders if not os.path.lexists(folder)]
@@ -394,6 +396,28 @@ def tool(name, words, via="", count=1):
     log("file", argv=[shown(w) for w in [name, *words]], sources=[shown(p) for p, _ in sources],
         made=[[shown(p), kind] for p, kind in made], status=status, via=via, count=count)
     return status
+
+
+def piped_archive(words):
+    """tar -x reads its archive from a pipe (no -f, or -f -): ``cat a.tar.gz.part?? | unpigz | tar -x``."""
+    import stat
+
+    mode, archive, _, _ = tar_options(words)
+    return "x" in mode and archive in (None, "-") and stat.S_ISFIFO(os.fstat(0).st_mode)
+
+
+def tar_from_pipe(words, via, count):
+    """The pipe's writers were stand-ins (cat, unpigz) and wrote no archive: tar extracts what
+    an archive of the user's would hold, one file (from-pipe), into its folder, as it does for
+    an archive it reads by name. What the pipe wrote is read to its end, as tar reads it."""
+    import sys
+
+    sys.stdin.buffer.read()
+    folder = tar_options(words)[2]
+    made = [] if os.path.isdir(folder) else [[shown(absolute(folder)), "folder"]]
+    make(os.path.join(absolute(folder), "from-pipe"), "file")
+    log("file", argv=[shown(w) for w in ["tar", *words]], sources=[], made=made, status=0, via=via, count=count)
+    return 0
 
 
 def tool_problem(name, words):

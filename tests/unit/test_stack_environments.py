@@ -103,3 +103,38 @@ def test_r_default_library_is_a_to_do_when_the_minor_version_changes():
 
 def test_r_default_library_on_the_same_minor_version_needs_nothing():
     assert not about(port_todos("module load StdEnv/2023 r/4.4.0\nRscript a.R\n", "narval", to="nibi"), "R packages")
+
+
+# -------------------------------------------------------------------------- Lmod collections
+
+
+@pytest.mark.parametrize("line, name", [("module restore analysis", "analysis"), ("ml restore analysis", "analysis"),
+                                        ("module -q restore", "default")])
+def test_a_saved_module_collection_is_an_import_to_do_and_runs_as_written(line, name):
+    imported = import_script(HEAD + f"{line}\npython a.py\n", name="t", profile="cedar")
+    todos = [n for n in imported.unmapped if n.text == line]
+    assert len(todos) == 1, imported.notes
+    assert f"module collection {name}" in todos[0].reason and f"`module describe {name}`" in todos[0].reason
+    assert imported.spec["environment"]["setup"] == [line]
+
+
+def test_restoring_the_system_collection_is_no_to_do():
+    imported = import_script(HEAD + "module restore system\npython a.py\n", name="t", profile="cedar")
+    assert not [n for n in imported.unmapped if "restore" in n.text]
+
+
+def test_port_to_a_new_cluster_keeps_the_collection_to_do(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+    from slurmkit.core.todos import pending_import_notes
+    from slurmkit.port.porting import imported_text
+
+    imported = import_script(HEAD + "module restore analysis\npython a.py\n", name="t", profile="cedar")
+    (tmp_path / "job.yaml").write_text(imported_text(imported, "job.sh"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["port", "job.yaml", "--to", "nibi", "-o", "nibi.yaml", "--no-verify"])
+    assert result.exit_code == 0, result.output
+    assert [t for t in pending_import_notes((tmp_path / "nibi.yaml").read_text()) if "module describe analysis" in t]
+    checked = CliRunner().invoke(main, ["check", "nibi.yaml"])
+    assert "module describe analysis" in checked.output and "no problems found" not in checked.output

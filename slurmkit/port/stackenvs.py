@@ -89,10 +89,10 @@ def _minor(module: Optional[str]) -> Optional[str]:
     return match.group(1) if match else None
 
 
-def _version(module: str, profile: SiteProfile) -> str:
-    """How a to-do names the version a module gives: its version, else the default of the day."""
+def _version(module: str, profile: SiteProfile, label: str) -> str:
+    """How a to-do names what a module gives: ``julia 1.5.2``, else ``graham's default julia``."""
     version = module.partition("/")[2]
-    return version if version else f"(the default {module} of {profile.name})"
+    return f"{label} {version}" if version else f"{profile.name}'s default {label}"
 
 
 def _stdenv(modules: Sequence[str]) -> str:
@@ -102,10 +102,10 @@ def _stdenv(modules: Sequence[str]) -> str:
 class _Move:
     """One language's module before and after the port (``julia/1.5.2`` -> ``julia/1.11.3``)."""
 
-    def __init__(self, family: str, old_modules: Sequence[str], new_modules: Sequence[str], source: SiteProfile,
+    def __init__(self, family: str, label: str, old_modules: Sequence[str], new_modules: Sequence[str], source: SiteProfile,
                  target: SiteProfile) -> None:
         self.old, self.new = _module(old_modules, family), _module(new_modules, family)
-        self.source, self.target = source, target
+        self.source, self.target, self.label = source, target, label
         stacks = _stdenv(old_modules), _stdenv(new_modules)
         self.stack = f" and {stacks[1]}" if stacks[1] else ""
         self.old_stack = f" and {stacks[0]}" if stacks[0] else ""
@@ -121,7 +121,7 @@ class _Move:
         return self.source.name != self.target.name
 
     def versions(self) -> Tuple[str, str]:
-        return _version(self.old or "", self.source), _version(self.new or "", self.target)
+        return _version(self.old or "", self.source, self.label), _version(self.new or "", self.target, self.label)
 
 
 def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tuple[str, str]],
@@ -130,8 +130,8 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     moving from ``source`` (running ``spec``'s modules) to ``target`` (running ``new_modules``)."""
     job = _Job(spec, shell)
     old_modules = list(spec.environment.modules)
-    julia = _Move("julia", old_modules, new_modules, source, target)
-    r = _Move("r", old_modules, new_modules, source, target)
+    julia = _Move("julia", "julia", old_modules, new_modules, source, target)
+    r = _Move("r", "R", old_modules, new_modules, source, target)
     todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []
     return todos + (list(_r_todos(job, r)) if r.old and r.new else [])
 
@@ -155,7 +155,7 @@ def _julia_projects(job: _Job) -> Iterator[Tuple[str, str]]:
 def _julia_why(move: _Move) -> str:
     old, new = move.versions()
     if move.minor_changed:
-        return f"julia {new} does not use packages installed and precompiled for julia {old}"
+        return f"{new} does not use packages installed and precompiled for {old}"
     return f"{move.target.name}'s depot does not hold them"
 
 
@@ -178,17 +178,17 @@ def _project_todo(field: str, project: str, depot: Optional[Tuple[str, str]], mo
     option = "--project" if project == "@." else f"--project={project}"
     where = f"the depot {depot[1]} (JULIA_DEPOT_PATH)" if depot else "the depot (~/.julia)"
     same = " with the same JULIA_DEPOT_PATH" if depot else ""
-    return (f"{field}: julia {option}: the project's packages were installed and precompiled in {where} under julia {old}"
+    return (f"{field}: julia {option}: the project's packages were installed and precompiled in {where} under {old}"
             f"{move.old_stack} on {move.source.name}, and {_julia_why(move)}: instantiate the project on {move.target.name} "
-            f"under julia {new}{move.stack} (module load {move.new}; julia {option} -e 'using Pkg; Pkg.instantiate(); "
+            f"under {new}{move.stack} (module load {move.new}; julia {option} -e 'using Pkg; Pkg.instantiate(); "
             f"Pkg.precompile()'{same}), then remove this line")
 
 
 def _depot_todo(depot: Tuple[str, str], move: _Move) -> str:
     old, new = move.versions()
     was, now = f"environments/v{_minor(move.old) or 'X.Y'}", f"environments/v{_minor(move.new) or 'X.Y'}"
-    return (f"{depot[0]}: {depot[1]} holds packages installed under julia {old}{move.old_stack} on {move.source.name}, in its "
-            f"{was}, and {_julia_why(move)}: install them again on {move.target.name} under julia {new}{move.stack} (module "
+    return (f"{depot[0]}: {depot[1]} holds packages installed under {old}{move.old_stack} on {move.source.name}, in its "
+            f"{was}, and {_julia_why(move)}: install them again on {move.target.name} under {new}{move.stack} (module "
             f"load {move.new}; copy {was} to {now}; julia -e 'using Pkg; Pkg.instantiate(); Pkg.precompile()' with the same "
             "JULIA_DEPOT_PATH), then remove this line")
 
@@ -196,8 +196,8 @@ def _depot_todo(depot: Tuple[str, str], move: _Move) -> str:
 def _julia_default_todo(move: _Move) -> str:
     old, new = move.versions()
     folder = f"~/.julia/environments/v{_minor(move.old)}" if _minor(move.old) else "~/.julia/environments"
-    return (f"environment.modules: {move.old} became {move.new}: packages added under julia {old} are in {folder}, which julia "
-            f"{new} does not read (one folder per minor version): add them again under julia {new}{move.stack} (module load "
+    return (f"environment.modules: {move.old} became {move.new}: packages added under {old} are in {folder}, which "
+            f"{new} does not read (one folder per minor version): add them again under {new}{move.stack} (module load "
             f"{move.new}; julia -e 'using Pkg; Pkg.add([...])'), or give the job a project (julia --project=DIR), then remove "
             "this line")
 
@@ -230,11 +230,11 @@ def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
     libraries = _first_fields(_r_libraries(job))
     if libraries and (move.cluster_changed or move.minor_changed):
         for folder, field in libraries.items():
-            yield (f"{field}: {folder} holds R packages installed under R {old}{move.old_stack} on {move.source.name}; "
-                   f"{_r_why(move)}: install them again for {move.target.name} under R {new}{move.stack}, into a folder of "
+            yield (f"{field}: {folder} holds R packages installed under {old}{move.old_stack} on {move.source.name}; "
+                   f"{_r_why(move)}: install them again for {move.target.name} under {new}{move.stack}, into a folder of "
                    f"their own (module load {move.new}; R -e 'install.packages(...)'), then remove this line")
     elif not libraries and move.minor_changed:
         folder = f"{R_DEFAULT_LIBRARY}/{_minor(move.old)}" if _minor(move.old) else R_DEFAULT_LIBRARY
-        yield (f"environment.modules: {move.old} became {move.new}: R packages installed under R {old} are in {folder}, which "
-               f"R {new} does not read (the library folder is per minor version): install them again under R {new}"
+        yield (f"environment.modules: {move.old} became {move.new}: R packages installed under {old} are in {folder}, which "
+               f"{new} does not read (the library folder is per minor version): install them again under {new}"
                f"{move.stack} (module load {move.new}; R -e 'install.packages(...)'), then remove this line")

@@ -138,3 +138,8 @@ def test_port_to_a_new_cluster_keeps_the_collection_to_do(tmp_path, monkeypatch)
     assert [t for t in pending_import_notes((tmp_path / "nibi.yaml").read_text()) if "module describe analysis" in t]
     checked = CliRunner().invoke(main, ["check", "nibi.yaml"])
     assert "module describe analysis" in checked.output and "no problems found" not in checked.output
+
+
+def test_a_julia_of_the_old_default_version_is_named_as_the_clusters_default():
+    todos = about(port_todos("module load gcc/7.3.0 julia\njulia --project run.jl\n", "graham"), "Pkg.instantiate")
+    assert len(todos) == 1 and "under graham's default julia on graham" in todos[0] and "under nibi's default julia" in todos[0]

@@ -89,8 +89,11 @@ def _minor(module: Optional[str]) -> Optional[str]:
     return match.group(1) if match else None
 
 
-def _version(module: str, profile: SiteProfile, label: str) -> str:
-    """How a to-do names what a module gives: ``julia 1.5.2``, else ``graham's default julia``."""
+def _version(module: Optional[str], profile: SiteProfile, label: str) -> str:
+    """How a to-do names what a module gives: ``julia 1.5.2``, else ``graham's default julia``;
+    without the module, the one the job finds there (a workflow's steps load their own)."""
+    if module is None:
+        return f"the {label} the job finds on {profile.name}"
     version = module.partition("/")[2]
     return f"{label} {version}" if version else f"{profile.name}'s default {label}"
 
@@ -121,7 +124,7 @@ class _Move:
         return self.source.name != self.target.name
 
     def versions(self) -> Tuple[str, str]:
-        return _version(self.old or "", self.source, self.label), _version(self.new or "", self.target, self.label)
+        return _version(self.old, self.source, self.label), _version(self.new, self.target, self.label)
 
 
 def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tuple[str, str]],
@@ -133,7 +136,7 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     julia = _Move("julia", "julia", old_modules, new_modules, source, target)
     r = _Move("r", "R", old_modules, new_modules, source, target)
     todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []
-    return todos + (list(_r_todos(job, r)) if r.old and r.new else [])
+    return todos + (list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else [])
 
 
 # ------------------------------------------------------------------------------------ julia
@@ -216,6 +219,10 @@ def _r_libraries(job: _Job) -> Iterator[Tuple[str, str]]:
                 yield field, folder
 
 
+def _loaded(move: _Move) -> str:
+    return f"module load {move.new}; " if move.new else ""
+
+
 def _r_why(move: _Move) -> str:
     if move.minor_changed:
         return "R packages work only with the R minor version and the stack they were built for"
@@ -232,7 +239,7 @@ def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
         for folder, field in libraries.items():
             yield (f"{field}: {folder} holds R packages installed under {old}{move.old_stack} on {move.source.name}; "
                    f"{_r_why(move)}: install them again for {move.target.name} under {new}{move.stack}, into a folder of "
-                   f"their own (module load {move.new}; R -e 'install.packages(...)'), then remove this line")
+                   f"their own ({_loaded(move)}R -e 'install.packages(...)'), then remove this line")
     elif not libraries and move.minor_changed:
         folder = f"{R_DEFAULT_LIBRARY}/{_minor(move.old)}" if _minor(move.old) else R_DEFAULT_LIBRARY
         yield (f"environment.modules: {move.old} became {move.new}: R packages installed under {old} are in {folder}, which "

@@ -143,3 +143,14 @@ def test_port_to_a_new_cluster_keeps_the_collection_to_do(tmp_path, monkeypatch)
 def test_a_julia_of_the_old_default_version_is_named_as_the_clusters_default():
     todos = about(port_todos("module load gcc/7.3.0 julia\njulia --project run.jl\n", "graham"), "Pkg.instantiate")
     assert len(todos) == 1 and "under graham's default julia on graham" in todos[0] and "under nibi's default julia" in todos[0]
+
+
+def test_an_r_user_library_without_an_r_module_is_a_to_do_on_a_new_cluster():
+    """A workflow whose steps load R themselves (snakemake) names the library the job exports."""
+    todos = about(port_todos("module load StdEnv/2020\nexport R_LIBS=/project/def-x/Rlib\nsnakemake --cores 4\n", "graham"),
+                  "R packages")
+    assert len(todos) == 1, todos
+    assert "under the R the job finds on graham" in todos[0] and "under the R the job finds on nibi" in todos[0]
+    assert "module load None" not in todos[0]
+    assert not about(port_todos("module load StdEnv/2023\nexport R_LIBS=/project/def-x/Rlib\nsnakemake\n", "narval", "narval"),
+                     "R packages")

@@ -93,7 +93,7 @@ def _version(module: Optional[str], profile: SiteProfile, label: str) -> str:
     """How a to-do names what a module gives: ``julia 1.5.2``, else ``graham's default julia``;
     without the module, the one the job finds there (a workflow's steps load their own)."""
     if module is None:
-        return f"the {label} the job finds on {profile.name}"
+        return f"the {label} the job finds"
     version = module.partition("/")[2]
     return f"{label} {version}" if version else f"{profile.name}'s default {label}"
 

@@ -150,7 +150,7 @@ def test_an_r_user_library_without_an_r_module_is_a_to_do_on_a_new_cluster():
     todos = about(port_todos("module load StdEnv/2020\nexport R_LIBS=/project/def-x/Rlib\nsnakemake --cores 4\n", "graham"),
                   "R packages")
     assert len(todos) == 1, todos
-    assert "under the R the job finds on graham" in todos[0] and "under the R the job finds on nibi" in todos[0]
+    assert "under the R the job finds and StdEnv/2020 on graham" in todos[0] and "for nibi under the R the job finds" in todos[0]
     assert "module load None" not in todos[0]
     assert not about(port_todos("module load StdEnv/2023\nexport R_LIBS=/project/def-x/Rlib\nsnakemake\n", "narval", "narval"),
                      "R packages")

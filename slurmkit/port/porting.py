@@ -655,7 +655,7 @@ def _body_unit(build: _Builder, number: int, unit: str) -> None:
         build.note(number, unit, "to do", "cannot read it as a command: carry it over by hand")
         return
     build.line = number
-    for handler in (_shell_option_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
+    for handler in (_shell_option_line, _module_restore_line, _module_line, _conda_line, _venv_line, _export_line, _cd_line, _stage_line,
                     _trap_line):
         outcome = handler(build, words, unit)
         if outcome:
@@ -729,6 +729,22 @@ def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
     return ("kept",) if unit else None
+
+
+def _module_restore_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """``module restore NAME``: a collection saved (``module save``) in ~/.lmod.d of the cluster the
+    script ran on. Its modules are unknown here, so neither ported nor checked, and another cluster's
+    home does not have it: run as written (environment.setup), and a to-do to name its modules."""
+    rest = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] not in ("module", "ml") or rest[:1] != ["restore"] or rest[1:2] == ["system"]:
+        return None
+    name = rest[1] if len(rest) > 1 else "default"
+    build.setup.append(unit)
+    return ("to do", f"it loads the module collection {name}, saved with `module save` in ~/.lmod.d of the cluster the "
+                     "script ran on: slurmkit cannot see its modules, so it neither checks nor ports them, and on another "
+                     "cluster it is missing or loads the old stack's modules: replace this line of environment.setup by the "
+                     f"modules it holds, in environment.modules (`module describe {name}`, run on the cluster where it was "
+                     "saved, prints them)")
 
 
 def _load_modules(build: _Builder, modules: List[str], conda_refused: bool) -> _Verdict:

@@ -30,6 +30,7 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
+from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -823,11 +824,14 @@ def _checked_modules(port: _Port, modules: List[str]) -> List[ModuleCheck]:
 
 def _port_rebuilds(port: _Port) -> None:
     """A reused virtualenv and the programs the job runs from the user's folders were built for
-    the old cluster's stack: each is a to-do to rebuild for the target's (rebuild.py)."""
+    the old cluster's stack: each is a to-do to rebuild for the target's (rebuild.py); so are a
+    Julia project and an R library, on a new cluster or a new julia or R (stackenvs.py)."""
     modules = port.data.get("environment", {}).get("modules") or []
     launch = port.data.get("launch")
     fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
     port.todos += rebuild_todos(port.spec, [modules] if isinstance(modules, str) else list(modules), fields, port.source, port.target)
+    port.todos += stack_environment_todos(port.spec, [modules] if isinstance(modules, str) else list(modules), fields,
+                                          port.source, port.target)
 
 
 def _warn_old_versions(port: _Port, modules: List[str]) -> None:

@@ -1,0 +1,247 @@
+"""Julia projects and R libraries: environments a user builds against one stack, like a virtualenv.
+
+A Julia project (``julia --project=DIR``, ``JULIA_PROJECT``) has its packages installed and
+precompiled in a depot (``~/.julia``, or ``JULIA_DEPOT_PATH``) for one julia; without a project,
+julia reads ``~/.julia/environments/vX.Y``, one folder per minor version. R packages installed into
+a user library (``R_LIBS``, ``R_LIBS_USER``, ``.libPaths(...)``) are built for one R and one stack;
+the default library, ``~/R/x86_64-pc-linux-gnu-library/X.Y``, is one folder per minor version.
+
+So ``port`` writes a to-do, naming both versions, as it does for a virtualenv (rebuild.py): for a
+project, a depot or a user library named in the job, whenever the cluster or the version
+(major.minor) changes (the new cluster's home holds none of it); for the default folders, when the
+major.minor version changes (the new julia or R looks in another folder, which is empty).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from slurmkit.port import bashtree
+from slurmkit.port.rebuild import LAUNCHERS, OPTION_VALUE
+from slurmkit.sites.profiles import SiteProfile
+from slurmkit.spec.spec import JobSpec
+
+#: The variables that name where R finds the user's packages.
+R_LIBRARY_VARIABLES = ("R_LIBS", "R_LIBS_USER")
+#: The variables that name a Julia project or the depot its packages are installed in.
+JULIA_VARIABLES = ("JULIA_PROJECT", "JULIA_DEPOT_PATH")
+#: ``.libPaths("DIR")`` in R code given on the command line (``Rscript -e``).
+LIB_PATHS = re.compile(r"""\.libPaths\(\s*(?:c\(\s*)?["']([^"']+)["']""")
+#: What R calls its default user library, per minor version.
+R_DEFAULT_LIBRARY = "~/R/x86_64-pc-linux-gnu-library"
+
+
+class _Job:
+    """What the job runs, as far as julia and R care: the argv of each command with the spec field
+    that runs it, and the variables it sets (environment.variables, assignments in its shell lines)."""
+
+    def __init__(self, spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> None:
+        self.commands: List[Tuple[str, List[str]]] = []
+        self.variables: Dict[str, Tuple[str, str]] = {name: (f"environment.variables.{name}", value)
+                                                      for name, value in spec.environment.variables}
+        if spec.launch.shell is None and spec.launch.command:
+            self.commands.append(("launch.command", _without_prefix(list(spec.launch.command), self.variables, "launch.command")))
+        for field, text in shell:
+            statements = bashtree.parse(text).statements
+            for assignment in bashtree.assignments(statements):
+                self.variables.setdefault(assignment.name, (field, assignment.value.value))
+            for command in bashtree.walk(statements):
+                for assignment in command.prefix:
+                    self.variables.setdefault(assignment.name, (field, assignment.value.value))
+                self.commands.append((field, command.argv))
+
+
+def _without_prefix(argv: List[str], variables: Dict[str, Tuple[str, str]], field: str) -> List[str]:
+    """``argv`` less its leading ``NAME=value`` words, each recorded in ``variables``."""
+    while argv and re.match(r"^[A-Za-z_]\w*=", argv[0]):
+        name, _, value = argv.pop(0).partition("=")
+        variables.setdefault(name, (field, value))
+    return argv
+
+
+def _started(argv: Sequence[str]) -> List[str]:
+    """``argv`` from the program its launchers start (``srun -n 4 julia x.jl`` -> ``julia x.jl``)."""
+    words = list(argv)
+    while words and words[0] in LAUNCHERS:
+        words = words[1:]
+        while words and (words[0].startswith("-") or OPTION_VALUE.match(words[0]) or "=" in words[0]):
+            words = words[1:]
+    return words
+
+
+def _first_fields(found: Iterator[Tuple[str, str]]) -> Dict[str, str]:
+    """Each (field, thing) found, as thing -> the first field that names it, in the order found."""
+    firsts: Dict[str, str] = {}
+    for field, thing in found:
+        firsts.setdefault(thing, field)
+    return firsts
+
+
+def _module(modules: Sequence[str], family: str) -> Optional[str]:
+    return next((m for m in modules if m.split("/")[0].lower() == family), None)
+
+
+def _minor(module: Optional[str]) -> Optional[str]:
+    """``julia/1.5.2`` -> ``1.5``; None for a module without a version."""
+    version = (module or "").partition("/")[2]
+    match = re.match(r"^(\d+\.\d+)", version)
+    return match.group(1) if match else None
+
+
+def _version(module: Optional[str], profile: SiteProfile, label: str) -> str:
+    """How a to-do names what a module gives: ``julia 1.5.2``, else ``graham's default julia``;
+    without the module, the one the job finds there (a workflow's steps load their own)."""
+    if module is None:
+        return f"the {label} the job finds"
+    version = module.partition("/")[2]
+    return f"{label} {version}" if version else f"{profile.name}'s default {label}"
+
+
+def _stdenv(modules: Sequence[str]) -> str:
+    return next((m for m in modules if m.startswith("StdEnv/")), "")
+
+
+class _Move:
+    """One language's module before and after the port (``julia/1.5.2`` -> ``julia/1.11.3``)."""
+
+    def __init__(self, family: str, label: str, old_modules: Sequence[str], new_modules: Sequence[str], source: SiteProfile,
+                 target: SiteProfile) -> None:
+        self.old, self.new = _module(old_modules, family), _module(new_modules, family)
+        self.source, self.target, self.label = source, target, label
+        stacks = _stdenv(old_modules), _stdenv(new_modules)
+        self.stack = f" and {stacks[1]}" if stacks[1] else ""
+        self.old_stack = f" and {stacks[0]}" if stacks[0] else ""
+        if self.old is None or self.new is None:
+            self.minor_changed = False
+        elif _minor(self.old) and _minor(self.new):
+            self.minor_changed = _minor(self.old) != _minor(self.new)
+        else:   # a version left to the default: it changes with the stack
+            self.minor_changed = self.old != self.new or stacks[0] != stacks[1]
+
+    @property
+    def cluster_changed(self) -> bool:
+        return self.source.name != self.target.name
+
+    def versions(self) -> Tuple[str, str]:
+        return _version(self.old, self.source, self.label), _version(self.new, self.target, self.label)
+
+
+def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tuple[str, str]],
+                            source: SiteProfile, target: SiteProfile) -> List[str]:
+    """The to-dos to instantiate a Julia project (or depot) and to reinstall R packages, for a job
+    moving from ``source`` (running ``spec``'s modules) to ``target`` (running ``new_modules``)."""
+    job = _Job(spec, shell)
+    old_modules = list(spec.environment.modules)
+    julia = _Move("julia", "julia", old_modules, new_modules, source, target)
+    r = _Move("r", "R", old_modules, new_modules, source, target)
+    todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []
+    return todos + (list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else [])
+
+
+# ------------------------------------------------------------------------------------ julia
+
+
+def _julia_projects(job: _Job) -> Iterator[Tuple[str, str]]:
+    """(field, project as the job names it) of each ``julia --project[=DIR]`` and JULIA_PROJECT."""
+    for field, argv in job.commands:
+        words = _started(argv)
+        if not words or words[0].split("/")[-1] != "julia":
+            continue
+        for word in words[1:]:
+            if word == "--project" or word.startswith("--project="):
+                yield field, word.partition("=")[2] or "@."
+    if "JULIA_PROJECT" in job.variables:
+        yield job.variables["JULIA_PROJECT"]
+
+
+def _julia_why(move: _Move) -> str:
+    old, new = move.versions()
+    if move.minor_changed:
+        return f"{new} does not use packages installed and precompiled for {old}"
+    return f"{move.target.name}'s depot does not hold them"
+
+
+def _julia_todos(job: _Job, move: _Move) -> Iterator[str]:
+    """A project or a depot named in the job: on a cluster or version change; else julia's
+    default environment, one folder per minor version: on a version change."""
+    moved = move.cluster_changed or move.minor_changed
+    projects = _first_fields(_julia_projects(job)) if moved else {}
+    depot = job.variables.get("JULIA_DEPOT_PATH") if moved else None
+    for project, field in projects.items():
+        yield _project_todo(field, project, depot, move)
+    if depot and not projects:
+        yield _depot_todo(depot, move)
+    if not projects and not depot and move.minor_changed:
+        yield _julia_default_todo(move)
+
+
+def _project_todo(field: str, project: str, depot: Optional[Tuple[str, str]], move: _Move) -> str:
+    old, new = move.versions()
+    option = "--project" if project == "@." else f"--project={project}"
+    where = f"the depot {depot[1]} (JULIA_DEPOT_PATH)" if depot else "the depot (~/.julia)"
+    same = " with the same JULIA_DEPOT_PATH" if depot else ""
+    return (f"{field}: julia {option}: the project's packages were installed and precompiled in {where} under {old}"
+            f"{move.old_stack} on {move.source.name}, and {_julia_why(move)}: instantiate the project on {move.target.name} "
+            f"under {new}{move.stack} (module load {move.new}; julia {option} -e 'using Pkg; Pkg.instantiate(); "
+            f"Pkg.precompile()'{same}), then remove this line")
+
+
+def _depot_todo(depot: Tuple[str, str], move: _Move) -> str:
+    old, new = move.versions()
+    was, now = f"environments/v{_minor(move.old) or 'X.Y'}", f"environments/v{_minor(move.new) or 'X.Y'}"
+    return (f"{depot[0]}: {depot[1]} holds packages installed under {old}{move.old_stack} on {move.source.name}, in its "
+            f"{was}, and {_julia_why(move)}: install them again on {move.target.name} under {new}{move.stack} (module "
+            f"load {move.new}; copy {was} to {now}; julia -e 'using Pkg; Pkg.instantiate(); Pkg.precompile()' with the same "
+            "JULIA_DEPOT_PATH), then remove this line")
+
+
+def _julia_default_todo(move: _Move) -> str:
+    old, new = move.versions()
+    folder = f"~/.julia/environments/v{_minor(move.old)}" if _minor(move.old) else "~/.julia/environments"
+    return (f"environment.modules: {move.old} became {move.new}: packages added under {old} are in {folder}, which "
+            f"{new} does not read (one folder per minor version): add them again under {new}{move.stack} (module load "
+            f"{move.new}; julia -e 'using Pkg; Pkg.add([...])'), or give the job a project (julia --project=DIR), then remove "
+            "this line")
+
+
+# ---------------------------------------------------------------------------------------- R
+
+
+def _r_libraries(job: _Job) -> Iterator[Tuple[str, str]]:
+    """(field, folder) of each user library the job names: R_LIBS, R_LIBS_USER, ``.libPaths("DIR")``."""
+    for name in R_LIBRARY_VARIABLES:
+        if name in job.variables:
+            yield job.variables[name]
+    for field, argv in job.commands:
+        for word in argv:
+            for folder in LIB_PATHS.findall(word):
+                yield field, folder
+
+
+def _loaded(move: _Move) -> str:
+    return f"module load {move.new}; " if move.new else ""
+
+
+def _r_why(move: _Move) -> str:
+    if move.minor_changed:
+        return "R packages work only with the R minor version and the stack they were built for"
+    return (f"{move.target.name} does not have that folder, and packages with compiled code work only with the stack and "
+            "CPUs they were built for")
+
+
+def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
+    """A user library the job names: on a cluster or version change; else R's default library,
+    one folder per minor version: on a version change."""
+    old, new = move.versions()
+    libraries = _first_fields(_r_libraries(job))
+    if libraries and (move.cluster_changed or move.minor_changed):
+        for folder, field in libraries.items():
+            yield (f"{field}: {folder} holds R packages installed under {old}{move.old_stack} on {move.source.name}; "
+                   f"{_r_why(move)}: install them again for {move.target.name} under {new}{move.stack}, into a folder of "
+                   f"their own ({_loaded(move)}R -e 'install.packages(...)'), then remove this line")
+    elif not libraries and move.minor_changed:
+        folder = f"{R_DEFAULT_LIBRARY}/{_minor(move.old)}" if _minor(move.old) else R_DEFAULT_LIBRARY
+        yield (f"environment.modules: {move.old} became {move.new}: R packages installed under {old} are in {folder}, which "
+               f"{new} does not read (the library folder is per minor version): install them again under {new}"
+               f"{move.stack} (module load {move.new}; R -e 'install.packages(...)'), then remove this line")

@@ -1,0 +1,6 @@
+#!/bin/bash
+# cluster: cedar
+#SBATCH --account=def-prof --time=3:00:00 --mem=8G
+module load StdEnv/2020 r/4.0.2
+export R_LIBS=/project/def-prof/R_libs
+Rscript fit_models.R

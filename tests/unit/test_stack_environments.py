@@ -1,0 +1,156 @@
+"""Environments a user builds against one software stack, besides a virtualenv: a Julia project
+or depot, an R library, an Lmod collection. Port asks for each to be built again for the new
+stack, naming both versions; import makes a saved collection a to-do."""
+
+import copy
+
+import pytest
+
+from slurmkit.port.porting import import_script
+from slurmkit.port.retarget import choose_target, port_spec
+from slurmkit.sites.profiles import load_profile
+from slurmkit.spec.spec import spec_from_mapping
+
+HEAD = "#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n"
+
+
+def port_todos(body, profile, to=None):
+    """The to-dos port writes for the script ``body`` imported on ``profile``."""
+    data = import_script(HEAD + body, name="t", profile=profile).spec
+    source = load_profile(profile)
+    target = choose_target(source, to, load_profile)
+    return list(port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), source, target).todos)
+
+
+def about(todos, word):
+    return [t for t in todos if word in t]
+
+
+# ------------------------------------------------------------------------------------ julia
+
+
+@pytest.mark.parametrize("launch, option", [("julia --project=$HOME/proj run.jl", "--project=$HOME/proj"),
+                                            ("julia --project -t 38 run.jl", "--project"),
+                                            ("srun julia --project=../. ../src/run.jl", "--project=../.")])
+def test_a_julia_project_under_a_new_julia_is_a_to_do_to_instantiate_it(launch, option):
+    todos = about(port_todos(f"module load StdEnv/2020 julia/1.5.2\n{launch}\n", "beluga"), "Pkg.instantiate")
+    assert len(todos) == 1, todos
+    assert f"julia {option} -e 'using Pkg; Pkg.instantiate(); Pkg.precompile()'" in todos[0]
+    assert "julia 1.5.2 and StdEnv/2020 on beluga" in todos[0] and "julia 1.11.3 and StdEnv/2023" in todos[0]
+    assert todos[0].startswith("launch.command: ") and todos[0].endswith("then remove this line")
+
+
+def test_julia_project_named_by_a_variable_and_a_depot_are_one_to_do_with_the_depot():
+    body = ("module load StdEnv/2020 julia/1.5.2\nexport JULIA_PROJECT=/project/def-x/proj\n"
+            "export JULIA_DEPOT_PATH=/project/def-x/depot\njulia run.jl\n")
+    todos = about(port_todos(body, "beluga"), "julia")
+    assert len(todos) == 1, todos
+    assert todos[0].startswith("environment.variables.JULIA_PROJECT: julia --project=/project/def-x/proj:")
+    assert "in the depot /project/def-x/depot (JULIA_DEPOT_PATH)" in todos[0] and "with the same JULIA_DEPOT_PATH" in todos[0]
+
+
+def test_a_julia_depot_alone_is_a_to_do_to_install_its_environment_again():
+    body = "module load StdEnv/2020 julia/1.8.5\nexport JULIA_DEPOT_PATH=/project/def-x/depot\njulia fit.jl\n"
+    todos = about(port_todos(body, "graham"), "julia")
+    assert len(todos) == 1, todos
+    assert todos[0].startswith("environment.variables.JULIA_DEPOT_PATH: /project/def-x/depot holds packages installed under "
+                               "julia 1.8.5 and StdEnv/2020 on graham")
+    assert "copy environments/v1.8 to environments/v1.11" in todos[0]
+
+
+def test_plain_julia_whose_minor_version_changes_is_a_to_do_for_its_default_environment():
+    todos = about(port_todos("module load StdEnv/2020 julia/1.8.5\njulia fit.jl\n", "graham"), "julia")
+    assert len(todos) == 1, todos
+    assert "julia/1.8.5 became julia/1.11.3" in todos[0] and "~/.julia/environments/v1.8" in todos[0]
+
+
+def test_julia_without_a_module_gets_no_julia_to_do():
+    assert not about(port_todos("module load StdEnv/2020\njulia --project run.jl\n", "graham"), "julia")
+
+
+def test_julia_of_the_same_minor_version_needs_a_to_do_for_a_project_on_a_new_cluster_only():
+    body = "module load StdEnv/2023 julia/1.11.3\njulia {} fit.jl\n"
+    assert not about(port_todos(body.format(""), "narval", to="nibi"), "julia")
+    assert not about(port_todos(body.format("--project"), "narval", to="narval"), "julia")
+    todos = about(port_todos(body.format("--project"), "narval", to="nibi"), "julia")
+    assert len(todos) == 1 and "nibi's depot does not hold them" in todos[0], todos
+
+
+# ---------------------------------------------------------------------------------------- R
+
+
+@pytest.mark.parametrize("library, field", [("export R_LIBS=~/local/R_libs/", "environment.variables.R_LIBS"),
+                                            ("export R_LIBS_USER=$HOME/Rlib", "environment.setup[0]")])
+def test_an_r_user_library_is_a_to_do_to_install_its_packages_again(library, field):
+    todos = about(port_todos(f"module load StdEnv/2020 r/4.0.2\n{library}\nRscript a.R\n", "cedar"), "R packages")
+    assert len(todos) == 1, todos
+    assert todos[0].startswith(f"{field}: ")
+    assert "under R 4.0.2 and StdEnv/2020 on cedar" in todos[0] and "for fir under R 4.4.0 and StdEnv/2023" in todos[0]
+
+
+def test_lib_paths_in_rscript_names_the_user_library():
+    todos = about(port_todos("module load StdEnv/2020 r/4.0.2\nRscript -e '.libPaths(\"~/Rlib\"); source(\"a.R\")'\n",
+                             "cedar"), "R packages")
+    assert len(todos) == 1 and todos[0].startswith("launch.command: ~/Rlib holds R packages"), todos
+
+
+def test_r_default_library_is_a_to_do_when_the_minor_version_changes():
+    todos = about(port_todos("module load StdEnv/2020 r/4.0.2\nRscript a.R\n", "graham"), "R packages")
+    assert len(todos) == 1, todos
+    assert todos[0].startswith("environment.modules: r/4.0.2 became r/4.4.0: ")
+    assert "~/R/x86_64-pc-linux-gnu-library/4.0, which R 4.4.0 does not read" in todos[0]
+
+
+def test_r_default_library_on_the_same_minor_version_needs_nothing():
+    assert not about(port_todos("module load StdEnv/2023 r/4.4.0\nRscript a.R\n", "narval", to="nibi"), "R packages")
+
+
+# -------------------------------------------------------------------------- Lmod collections
+
+
+@pytest.mark.parametrize("line, name", [("module restore analysis", "analysis"), ("ml restore analysis", "analysis"),
+                                        ("module -q restore", "default")])
+def test_a_saved_module_collection_is_an_import_to_do_and_runs_as_written(line, name):
+    imported = import_script(HEAD + f"{line}\npython a.py\n", name="t", profile="cedar")
+    todos = [n for n in imported.unmapped if n.text == line]
+    assert len(todos) == 1, imported.notes
+    assert f"module collection {name}" in todos[0].reason and f"`module describe {name}`" in todos[0].reason
+    assert imported.spec["environment"]["setup"] == [line]
+
+
+def test_restoring_the_system_collection_is_no_to_do():
+    imported = import_script(HEAD + "module restore system\npython a.py\n", name="t", profile="cedar")
+    assert not [n for n in imported.unmapped if "restore" in n.text]
+
+
+def test_port_to_a_new_cluster_keeps_the_collection_to_do(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+    from slurmkit.core.todos import pending_import_notes
+    from slurmkit.port.porting import imported_text
+
+    imported = import_script(HEAD + "module restore analysis\npython a.py\n", name="t", profile="cedar")
+    (tmp_path / "job.yaml").write_text(imported_text(imported, "job.sh"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["port", "job.yaml", "--to", "nibi", "-o", "nibi.yaml", "--no-verify"])
+    assert result.exit_code == 0, result.output
+    assert [t for t in pending_import_notes((tmp_path / "nibi.yaml").read_text()) if "module describe analysis" in t]
+    checked = CliRunner().invoke(main, ["check", "nibi.yaml"])
+    assert "module describe analysis" in checked.output and "no problems found" not in checked.output
+
+
+def test_a_julia_of_the_old_default_version_is_named_as_the_clusters_default():
+    todos = about(port_todos("module load gcc/7.3.0 julia\njulia --project run.jl\n", "graham"), "Pkg.instantiate")
+    assert len(todos) == 1 and "under graham's default julia on graham" in todos[0] and "under nibi's default julia" in todos[0]
+
+
+def test_an_r_user_library_without_an_r_module_is_a_to_do_on_a_new_cluster():
+    """A workflow whose steps load R themselves (snakemake) names the library the job exports."""
+    todos = about(port_todos("module load StdEnv/2020\nexport R_LIBS=/project/def-x/Rlib\nsnakemake --cores 4\n", "graham"),
+                  "R packages")
+    assert len(todos) == 1, todos
+    assert "under the R the job finds and StdEnv/2020 on graham" in todos[0] and "for nibi under the R the job finds" in todos[0]
+    assert "module load None" not in todos[0]
+    assert not about(port_todos("module load StdEnv/2023\nexport R_LIBS=/project/def-x/Rlib\nsnakemake\n", "narval", "narval"),
+                     "R packages")

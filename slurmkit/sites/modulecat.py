@@ -134,4 +134,4 @@ def undocumented(check: ModuleCheck, profile: SiteProfile) -> str:
     family = check.module.partition("/")[0]
     documented = ", ".join(families(profile.software.catalogue)[family])
     return (f"{check.module} is not among the {family} versions documented for {profile.software.stdenv} ({documented}): "
-            f"check that it loads ('module spider {check.module}'), or load {check.new}")
+            f"check that it loads ('module spider {check.module}')")

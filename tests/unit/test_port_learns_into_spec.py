@@ -84,7 +84,7 @@ def test_check_reports_a_module_version_the_clusters_stack_lacks_with_the_neares
     assert "no problems found" not in result.output
     pinned = check(tmp_path, {**data, "environment": {"modules": ["StdEnv/2023", "gcc/9.3.0"]}}, monkeypatch)
     assert ("gcc/9.3.0 is not among the gcc versions documented for StdEnv/2023 (12.3, 13.3): check that it loads "
-            "('module spider gcc/9.3.0'), or load gcc/12.3") in pinned.output
+            "('module spider gcc/9.3.0')") in pinned.output
 
 
 def test_check_and_port_flag_the_same_modules(tmp_path, monkeypatch):
@@ -112,7 +112,7 @@ def test_a_version_of_the_clusters_own_stack_is_kept_when_the_spec_pins_that_sta
         assert "environment.modules" not in {c.field for c in ported.changes}
         assert [t for t in ported.todos if "r/4.3.1" in t] == [
             "environment.modules: r/4.3.1 is not among the r versions documented for StdEnv/2023 (4.4.0, 4.5.0): check that "
-            "it loads ('module spider r/4.3.1'), or load r/4.4.0, then remove this line"]
+            "it loads ('module spider r/4.3.1'), then remove this line"]
     moved = port({**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2020", "r/4.0.2"]}}, to="fir")
     assert {c.field: c.new for c in moved.changes}["environment.modules"] == ["StdEnv/2023", "r/4.4.0"]
 

@@ -1820,7 +1820,7 @@ def _plain_kind(build: _Builder) -> str:
         return _one_process(build)
     if tasks > 1:
         if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
-            _srun_added(build, tasks)
+            _started_once(build, tasks)
         launch.setdefault("launcher", "srun")
         return first_kind(rank_count_is_users=True).name
     if build.launcher_name == "torchrun" and "gpus" in res:
@@ -1839,19 +1839,35 @@ def _plain_kind(build: _Builder) -> str:
     return first_kind(pins_threads=True).name if res.get("cpus_per_task", 1) > 1 else DEFAULT_KIND
 
 
-def _srun_added(build: _Builder, tasks: int) -> None:
+#: ``srun ... &`` in the set-up: a job step left running beside the program (a Ray head or worker,
+#: a Dask worker), which the program, started once, then drives
+_BACKGROUND_STEP = re.compile(r"(^|[\s;(])srun\s[^\n]*[^&\s]\s*&[ \t]*($|\n)")
+
+
+def _started_once(build: _Builder, tasks: int) -> None:
     """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
-    ran once, on the first node (charmrun, a workflow manager start their own processes from
-    there); the kind whose ranks are the user's starts it with srun, once per task. Only the user
-    knows which was meant."""
+    ran once, on the first node. Kind mpi with launcher direct does the same, with the job's shape
+    kept, so that a program that starts its own processes over the tasks (charmrun; the driver of
+    a Ray or Dask cluster the set-up started with ``srun ... &``) finds them. srun would start a
+    copy per task: 80 charmruns, each starting 80 ranks. Where nothing shows the program uses
+    the other nodes, they stood idle in the old job too: a to-do, as only the user knows."""
+    res = build.spec["resources"]
+    build.spec["launch"]["launcher"] = "direct"
+    shape = f"{res.get('nodes', 1)} nodes of {res.get('tasks_per_node', 1)} tasks"
     starter = build.program.launcher if build.program is not None else None
-    how = f"{starter} starts its own processes from there" if starter and starter not in launch_options.LAUNCHERS else \
-        "unless it starts its own processes from there, the other nodes stood idle"
-    build.note(0, "launcher: srun", "to do", f"the script started the program without srun or mpirun on "
-               f"{build.spec['resources'].get('nodes', 1)} nodes, so it ran once, on the first node ({how}); slurmkit "
-               f"starts it with srun, {tasks} copies at once: if it is an MPI program srun should start, remove this line; "
-               f"if it starts its own processes, kind {first_kind(rank_count_is_users=True).name} cannot run it: run it as "
-               "written from a script of your own")
+    name = build.program.command.name if build.program is not None else "the program"
+    if starter and starter not in launch_options.LAUNCHERS:
+        why = f"{starter} starts its own processes over the job's tasks"
+    elif any(_BACKGROUND_STEP.search(line) for line in build.setup):
+        why = "the set-up starts job steps in the background (srun ... &) that the program drives"
+    else:
+        build.note(0, "launcher: direct", "to do", f"the script started {name} without srun or mpirun on {res.get('nodes', 1)} "
+                   f"nodes, so it ran once, on the first node, and so does the job (kind {first_kind(rank_count_is_users=True).name}, "
+                   f"launcher direct, {shape} kept): unless it starts its own processes there, the other nodes stand idle; "
+                   f"if it is an MPI program, set launcher: srun ({tasks} copies); if it runs alone, ask for one node")
+        return
+    build.note(0, "launcher: direct", "mapped", f"the script started {name} once, on the first node, and {why}: "
+               f"launcher direct starts it once the same way, with the job's {shape} kept for it")
 
 
 #: SLURM's task counts a job of one node sets, as a word of a line (``$X``, ``${X}``); SLURM sets

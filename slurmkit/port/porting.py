@@ -23,7 +23,7 @@ from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
-from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
+from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES
 from slurmkit.core.shellwords import raw_words, reads_arguments, split_at_operators
 from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
@@ -584,14 +584,29 @@ def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
 
 
 def _dependency(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """A job id in an #SBATCH line is one job of the cluster the script was written for, as it
+    ran then: reused, the id names a job long gone (sbatch refuses one it does not know), and on
+    another cluster none, or someone else's. The spec leaves it out; the to-do says how to wait
+    for the job it stands for."""
     if not option.value:
         return None
-    deps = []
-    for part in option.value.split(","):
-        kind, _, jobs = part.partition(":")
-        deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
-    build.spec["dependencies"] = deps
-    return _MAPPED
+    return ("to do", old_dependency_todo(option.value))
+
+
+def old_dependency_todo(value: str) -> str:
+    """The to-do for ``--dependency=value``: the waits on old job ids, and how slurmkit says them."""
+    after = {name: short for short, name in DEPENDENCY_TYPES.items()}
+    terms = [(kind, [j for j in jobs.split(":") if j]) for kind, _, jobs in (t.partition(":") for t in re.split(r"[,?]", value))]
+    waits = [(after[kind], jobs) for kind, jobs in terms if kind in after and jobs]
+    if not waits or len(waits) < len(terms):
+        return (f"--dependency={value}: the spec has no field for it (dependencies take after: ok, any, notok or start "
+                "and job ids): left out")
+    ids = ", ".join(j for _, jobs in waits for j in jobs)
+    kind = waits[0][0]
+    return (f"the job waited for job {ids} of the cluster the script was written for, as it ran then: that job is gone "
+            "(sbatch refuses an id it does not know), and on another cluster the id names no job, or someone else's; the spec "
+            f"leaves it out: to wait for the job it stands for, `slurmkit submit SPEC --after JOBID"
+            f"{'' if kind == 'ok' else ' --after-type ' + kind}`, or dependencies: [{{after: {kind}, jobs: [JOBID]}}]")
 
 
 def _signal(build: _Builder, option: _Option) -> Optional[_Verdict]:

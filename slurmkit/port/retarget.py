@@ -167,6 +167,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
+    _port_dependencies(port)
     if port.refusals:
         raise PortRefused(port.refusals)
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
@@ -828,6 +829,19 @@ def _port_directives(port: _Port) -> None:
         verb = "names" if len(dropped) == 1 else "name"
         port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} {verb} {port.source.name}'s {' and '.join(what)}, "
                  f"which {port.target.name} does not have")
+
+
+def _port_dependencies(port: _Port) -> None:
+    """Job ids are one cluster's: on another the id names no job (sbatch refuses it) or someone
+    else's. The ported spec leaves them out, with a to-do that says how to wait again."""
+    deps = port.spec.dependencies
+    if not deps or port.source.name == port.target.name:
+        return
+    ids = ", ".join(job for d in deps for job in d.job_ids)
+    port.set(None, "dependencies", None, f"job {ids} is a job of {port.source.name}, which {port.target.name} does not know")
+    port.todos.append(f"dependencies: the job waited for job {ids} of {port.source.name}: to wait for the job it stands for on "
+                      f"{port.target.name}, `slurmkit submit SPEC --after JOBID`, or dependencies: [{{after: "
+                      f"{deps[0].type}, jobs: [JOBID]}}], then remove this line")
 
 
 def _port_account(port: _Port) -> None:

@@ -29,6 +29,7 @@ from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, 
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
+from slurmkit.port.sitepaths import own_path_todo, own_paths, read_only_todo, read_only_uses, spec_shell_fields
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -168,6 +169,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_directives(port)
     _port_account(port)
     _port_dependencies(port)
+    _port_site_paths(port)
     if port.refusals:
         raise PortRefused(port.refusals)
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
@@ -842,6 +844,16 @@ def _port_dependencies(port: _Port) -> None:
     port.todos.append(f"dependencies: the job waited for job {ids} of {port.source.name}: to wait for the job it stands for on "
                       f"{port.target.name}, `slurmkit submit SPEC --after JOBID`, or dependencies: [{{after: "
                       f"{deps[0].type}, jobs: [JOBID]}}], then remove this line")
+
+
+def _port_site_paths(port: _Port) -> None:
+    """What the job writes under a folder read-only inside the target's jobs (Trillium's
+    /project), and paths of the source's own layout (Niagara's /scratch/g/group/user): each a
+    to-do, since only the user knows where the files go now (sitepaths.py)."""
+    fields = spec_shell_fields(port.spec)
+    if port.source.name != port.target.name:
+        port.todos += [own_path_todo(use, port.source, port.target) for use in own_paths(port.source, port.target, fields)]
+    port.todos += [read_only_todo(use, port.target) for use in read_only_uses(port.target, fields)]
 
 
 def _port_account(port: _Port) -> None:

@@ -61,3 +61,46 @@ def test_port_to_another_cluster_drops_the_old_clusters_job_ids_with_a_to_do_che
 def test_a_port_to_the_same_cluster_keeps_its_dependencies():
     data = {**JOB, "profile": "narval", "dependencies": [{"after": "ok", "jobs": [5]}]}
     assert port(data, to="narval").spec["dependencies"] == [{"after": "ok", "jobs": [5]}]
+
+
+# ------------------------------------------- Trillium: /project is read-only inside jobs; Niagara's own paths
+
+NIAGARA = {"name": "t", "profile": "niagara", "kind": "threaded", "resources": {"time": "1h", "nodes": 1, "cpus_per_task": 40}}
+
+
+def niagara_job(setup, shell):
+    return {**NIAGARA, "environment": {"setup": setup}, "launch": {"shell": shell}}
+
+
+def test_a_job_that_cds_into_project_and_runs_there_gets_a_to_do_on_trillium():
+    ported = port(niagara_job(["cd $PROJECT/run1"], "./model"))
+    [todo] = [t for t in ported.todos if "read-only inside trillium jobs" in t]
+    assert todo.startswith("launch.shell: the program runs in $PROJECT/run1") and "$SCRATCH" in todo
+
+
+def test_an_output_written_under_project_gets_a_to_do_naming_what_writes_it():
+    ported = port(niagara_job(["mkdir -p /project/def-x/out"], "python a.py > ${PROJECT}/out/log.txt"))
+    todos = [t for t in ported.todos if "read-only inside trillium jobs" in t]
+    assert [t.split(":")[0] for t in todos] == ["environment.setup[0]", "launch.shell"]
+    assert "`> ${PROJECT}/out/log.txt` writes ${PROJECT}/out/log.txt, under $PROJECT" in todos[1]
+
+
+def test_a_job_that_writes_in_scratch_and_reads_project_gets_none():
+    ported = port(niagara_job(["cd $SCRATCH/run1", "cp $PROJECT/in.dat ."], "python a.py --in $PROJECT/in.dat > out.log"))
+    assert not [t for t in ported.todos if "read-only" in t]
+
+
+def test_niagara_only_paths_ported_off_niagara_are_each_a_to_do(tmp_path, monkeypatch):
+    data = niagara_job(["cd /scratch/g/grp/me/run"], "cp -r out /gpfs/fs0/project/g/grp/me/keep")
+    ported = port(data)
+    own = [t for t in ported.todos if "niagara's own layout" in t]
+    assert [t.split(": ")[1].split(" ")[0] for t in own] == ["/scratch/g/grp/me/run", "/gpfs/fs0/project/g/grp/me/keep"]
+    (tmp_path / "p.yaml").write_text(ported_text(ported))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "p.yaml"])
+    assert "no problems found" not in result.output and "/gpfs/fs0/project/g/grp/me/keep" in result.output
+
+
+def test_a_trillium_layout_path_is_not_taken_for_niagaras():
+    ported = port(niagara_job(["cd /scratch/me/run"], "./model"))
+    assert not [t for t in ported.todos if "own layout" in t or "read-only" in t]

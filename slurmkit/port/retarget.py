@@ -851,8 +851,9 @@ def _port_site_paths(port: _Port) -> None:
     /project), and paths of the source's own layout (Niagara's /scratch/g/group/user): each a
     to-do, since only the user knows where the files go now (sitepaths.py)."""
     fields = spec_shell_fields(port.spec)
-    if port.source.name != port.target.name:
-        port.todos += [own_path_todo(use, port.source, port.target) for use in own_paths(port.source, port.target, fields)]
+    own = own_paths(port.source, port.target, fields) if port.source.name != port.target.name else []
+    if own:
+        port.todos.append(own_path_todo(own, port.source, port.target))
     port.todos += [read_only_todo(use, port.target) for use in read_only_uses(port.target, fields)]
 
 

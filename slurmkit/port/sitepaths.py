@@ -17,7 +17,7 @@ import fnmatch
 import posixpath
 import re
 import shlex
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
 from slurmkit.port import bashtree
@@ -42,8 +42,11 @@ class PathUse(Record):
 
 
 def spec_shell_fields(spec: Any) -> List[Tuple[str, str]]:
-    """(field, bash text) of what the job's shell runs, in order: the setup lines, then the launch."""
-    found = [(f"environment.setup[{i}]", line) for i, line in enumerate(spec.environment.setup)]
+    """(field, bash text) of what the job's shell runs, in order: its variables (as assignments),
+    the setup lines, then the launch."""
+    found = [(f"environment.variables.{name}", f"{name}={shlex.quote(str(value))}")
+             for name, value in dict(spec.environment.variables or {}).items()]
+    found += [(f"environment.setup[{i}]", line) for i, line in enumerate(spec.environment.setup)]
     if spec.launch.shell:
         found.append(("launch.shell", spec.launch.shell))
     elif spec.launch.command:
@@ -102,15 +105,17 @@ def read_only_uses(profile: SiteProfile, fields: Sequence[Tuple[str, str]]) -> L
         return []
     uses: List[PathUse] = []
     cwd: Optional[str] = None
+    values: Dict[str, str] = {}     # the variables set so far, to a path: WD=/project/x; cd $WD
     for field, text in fields:
         for command in bashtree.walk(bashtree.parse(text).statements, functions=False):
-            argv = command.argv
+            _remember(command, values)
+            argv = [bashtree.substituted(word, values) for word in command.argv]
             if argv[:1] == ["cd"]:
                 target = next((w for w in argv[1:] if not w.startswith("-")), "$HOME")
                 cwd = _joined(cwd, target)
                 continue
             for path, how in _written(command):
-                where = _joined(cwd, path)
+                where = _joined(cwd, bashtree.substituted(path, values))
                 if where and _under(where, rule.paths):
                     uses.append(PathUse(field, where, how, _under(where, rule.paths)))
     if fields and fields[-1][0].startswith("launch.") and cwd and _under(cwd, rule.paths):
@@ -118,12 +123,21 @@ def read_only_uses(profile: SiteProfile, fields: Sequence[Tuple[str, str]]) -> L
     return list({(u.field, u.path): u for u in uses}.values())
 
 
+def _remember(command: bashtree.Command, values: Dict[str, str]) -> None:
+    """The variables ``command`` sets (``NAME=value`` alone, export's), by their value as far as known."""
+    for assignment in (*command.declared, *(command.prefix if not command.words else ())):
+        if assignment.value.kind == bashtree.SUBSTITUTION:
+            values.pop(assignment.name, None)
+        else:
+            values[assignment.name] = bashtree.substituted(assignment.value.value, values)
+
+
 def read_only_todo(use: PathUse, profile: SiteProfile) -> str:
     """The to-do for ``use`` on ``profile``, with the rule's source."""
     rule = profile.rules.read_only_in_job
     source = f" (source: {', '.join(rule.source)})" if rule and rule.source else ""
     if use.how == "the program runs in":
-        return (f"{use.field}: the program runs in {use.path} (a cd of the setup), under {use.under}, which is read-only inside "
+        return (f"{use.field}: the program runs in {use.path} (after a cd), under {use.under}, which is read-only inside "
                 f"{profile.name} jobs: a file it writes there by a relative path fails; run it from $SCRATCH (cd $SCRATCH/..., its "
                 f"inputs copied there) unless it writes only elsewhere{source}, then remove this line")
     return (f"{use.field}: {use.how} writes {use.path}, under {use.under}, which is read-only inside {profile.name} jobs: write it "
@@ -142,6 +156,11 @@ def own_paths(source: SiteProfile, target: SiteProfile, fields: Sequence[Tuple[s
     return list({(u.field, u.path): u for u in found}.values())
 
 
-def own_path_todo(use: PathUse, source: SiteProfile, target: SiteProfile) -> str:
-    return (f"{use.field}: {use.path} is a path of {source.name}'s own layout, which {target.name} does not have: name the folder "
-            f"by $HOME, $SCRATCH or $PROJECT as {target.name} sets them, then remove this line")
+def own_path_todo(uses: Sequence[PathUse], source: SiteProfile, target: SiteProfile) -> str:
+    """One to-do for every path of ``source``'s own layout the job names (a script names many)."""
+    fields = ", ".join(dict.fromkeys(u.field for u in uses))
+    paths = list(dict.fromkeys(u.path for u in uses))
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (f"{fields}: {shown} {'is a path' if len(paths) == 1 else 'are paths'} of {source.name}'s own layout, which "
+            f"{target.name} does not have: name each folder by $HOME, $SCRATCH or $PROJECT as {target.name} sets them, "
+            "then remove this line")

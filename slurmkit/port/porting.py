@@ -1871,8 +1871,11 @@ def _started_once(build: _Builder, tasks: int) -> None:
     shape = f"{res.get('nodes', 1)} nodes of {res.get('tasks_per_node', 1)} tasks"
     starter = build.program.launcher if build.program is not None else None
     name = build.program.command.name if build.program is not None else "the program"
+    steps = re.search(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s", build.spec["launch"].get("shell", ""))
     if starter and starter not in launch_options.LAUNCHERS:
         why = f"{starter} starts its own processes over the job's tasks"
+    elif steps:
+        name, why = "the launch", f"it starts its own job steps ({steps.group(2)} in it)"
     elif any(_BACKGROUND_STEP.search(line) for line in build.setup):
         why = "the set-up starts job steps in the background (srun ... &) that the program drives"
     else:
@@ -1881,7 +1884,7 @@ def _started_once(build: _Builder, tasks: int) -> None:
                    f"launcher direct, {shape} kept): unless it starts its own processes there, the other nodes stand idle; "
                    f"if it is an MPI program, set launcher: srun ({tasks} copies); if it runs alone, ask for one node")
         return
-    build.note(0, "launcher: direct", "mapped", f"the script started {name} once, on the first node, and {why}: "
+    build.note(0, "launcher: direct", "mapped", f"the script ran {name} once, on the first node, and {why}: "
                f"launcher direct starts it once the same way, with the job's {shape} kept for it")
 
 

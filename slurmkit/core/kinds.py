@@ -121,7 +121,9 @@ _ROWS = (
     Kind("serial", ("direct", "srun"), ONE, whole_node_advice="one process"),
     Kind("threaded", ("direct", "srun"), PER_TASK, fills_whole_node="threads", whole_node_advice="threads",
          pins_threads=True, example_resources=(("cpus_per_task", 4),)),
-    Kind("mpi", ("srun", "mpirun"), PER_TASK, default_command="./my_mpi_program",
+    # direct: a program that starts its own processes over the job's tasks (charmrun, the driver of
+    # a Ray or Dask cluster the set-up started) runs once, in the batch shell, as a script runs it
+    Kind("mpi", ("srun", "mpirun", "direct"), PER_TASK, default_command="./my_mpi_program",
          example_resources=(("nodes", 1), ("tasks_per_node", 4)), mpi_ranks=True, rank_count_is_users=True,
          fills_whole_node="tasks", site_launch_env=True),
     Kind("gpu", ("direct", "srun"), ONE, default_command="python train.py", gpu_required=True, gpus_example=1, site_launch_env=True),

@@ -23,7 +23,7 @@ from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
-from slurmkit.core.sbatch_options import PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES, full_long_name
+from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES, full_long_name
 from slurmkit.core.shellwords import raw_words, reads_arguments, split_at_operators
 from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
@@ -584,14 +584,29 @@ def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
 
 
 def _dependency(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """A job id in an #SBATCH line is one job of the cluster the script was written for, as it
+    ran then: reused, the id names a job long gone (sbatch refuses one it does not know), and on
+    another cluster none, or someone else's. The spec leaves it out; the to-do says how to wait
+    for the job it stands for."""
     if not option.value:
         return None
-    deps = []
-    for part in option.value.split(","):
-        kind, _, jobs = part.partition(":")
-        deps.append({"after": kind.replace("after", "") or "start", "jobs": jobs.split(":")})
-    build.spec["dependencies"] = deps
-    return _MAPPED
+    return ("to do", old_dependency_todo(option.value))
+
+
+def old_dependency_todo(value: str) -> str:
+    """The to-do for ``--dependency=value``: the waits on old job ids, and how slurmkit says them."""
+    after = {name: short for short, name in DEPENDENCY_TYPES.items()}
+    terms = [(kind, [j for j in jobs.split(":") if j]) for kind, _, jobs in (t.partition(":") for t in re.split(r"[,?]", value))]
+    waits = [(after[kind], jobs) for kind, jobs in terms if kind in after and jobs]
+    if not waits or len(waits) < len(terms):
+        return (f"--dependency={value}: the spec has no field for it (dependencies take after: ok, any, notok or start "
+                "and job ids): left out")
+    ids = ", ".join(j for _, jobs in waits for j in jobs)
+    kind = waits[0][0]
+    return (f"the job waited for job {ids} of the cluster the script was written for, as it ran then: that job is gone "
+            "(sbatch refuses an id it does not know), and on another cluster the id names no job, or someone else's; the spec "
+            f"leaves it out: to wait for the job it stands for, `slurmkit submit SPEC --after JOBID"
+            f"{'' if kind == 'ok' else ' --after-type ' + kind}`, or dependencies: [{{after: {kind}, jobs: [JOBID]}}]")
 
 
 def _signal(build: _Builder, option: _Option) -> Optional[_Verdict]:
@@ -1847,7 +1862,7 @@ def _plain_kind(build: _Builder) -> str:
         return _one_process(build)
     if tasks > 1:
         if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
-            _srun_added(build, tasks)
+            _started_once(build, tasks)
         launch.setdefault("launcher", "srun")
         return first_kind(rank_count_is_users=True).name
     if build.launcher_name == "torchrun" and "gpus" in res:
@@ -1866,19 +1881,38 @@ def _plain_kind(build: _Builder) -> str:
     return first_kind(pins_threads=True).name if res.get("cpus_per_task", 1) > 1 else DEFAULT_KIND
 
 
-def _srun_added(build: _Builder, tasks: int) -> None:
+#: ``srun ... &`` in the set-up: a job step left running beside the program (a Ray head or worker,
+#: a Dask worker), which the program, started once, then drives
+_BACKGROUND_STEP = re.compile(r"(^|[\s;(])srun\s[^\n]*[^&\s]\s*&[ \t]*($|\n)")
+
+
+def _started_once(build: _Builder, tasks: int) -> None:
     """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
-    ran once, on the first node (charmrun, a workflow manager start their own processes from
-    there); the kind whose ranks are the user's starts it with srun, once per task. Only the user
-    knows which was meant."""
+    ran once, on the first node. Kind mpi with launcher direct does the same, with the job's shape
+    kept, so that a program that starts its own processes over the tasks (charmrun; the driver of
+    a Ray or Dask cluster the set-up started with ``srun ... &``) finds them. srun would start a
+    copy per task: 80 charmruns, each starting 80 ranks. Where nothing shows the program uses
+    the other nodes, they stood idle in the old job too: a to-do, as only the user knows."""
+    res = build.spec["resources"]
+    build.spec["launch"]["launcher"] = "direct"
+    shape = f"{res.get('nodes', 1)} nodes of {res.get('tasks_per_node', 1)} tasks"
     starter = build.program.launcher if build.program is not None else None
-    how = f"{starter} starts its own processes from there" if starter and starter not in launch_options.LAUNCHERS else \
-        "unless it starts its own processes from there, the other nodes stood idle"
-    build.note(0, "launcher: srun", "to do", f"the script started the program without srun or mpirun on "
-               f"{build.spec['resources'].get('nodes', 1)} nodes, so it ran once, on the first node ({how}); slurmkit "
-               f"starts it with srun, {tasks} copies at once: if it is an MPI program srun should start, remove this line; "
-               f"if it starts its own processes, kind {first_kind(rank_count_is_users=True).name} cannot run it: run it as "
-               "written from a script of your own")
+    name = build.program.command.name if build.program is not None else "the program"
+    steps = re.search(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s", build.spec["launch"].get("shell", ""))
+    if starter and starter not in launch_options.LAUNCHERS:
+        why = f"{starter} starts its own processes over the job's tasks"
+    elif steps:
+        name, why = "the launch", f"it starts its own job steps ({steps.group(2)} in it)"
+    elif any(_BACKGROUND_STEP.search(line) for line in build.setup):
+        why = "the set-up starts job steps in the background (srun ... &) that the program drives"
+    else:
+        build.note(0, "launcher: direct", "to do", f"the script started {name} without srun or mpirun on {res.get('nodes', 1)} "
+                   f"nodes, so it ran once, on the first node, and so does the job (kind {first_kind(rank_count_is_users=True).name}, "
+                   f"launcher direct, {shape} kept): unless it starts its own processes there, the other nodes stand idle; "
+                   f"if it is an MPI program, set launcher: srun ({tasks} copies); if it runs alone, ask for one node")
+        return
+    build.note(0, "launcher: direct", "mapped", f"the script ran {name} once, on the first node, and {why}: "
+               f"launcher direct starts it once the same way, with the job's {shape} kept for it")
 
 
 #: SLURM's task counts a job of one node sets, as a word of a line (``$X``, ``${X}``); SLURM sets

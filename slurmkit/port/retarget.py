@@ -30,6 +30,7 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
+from slurmkit.port.sitepaths import own_path_todo, own_paths, read_only_todo, read_only_uses, spec_shell_fields
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
@@ -169,6 +170,8 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
+    _port_dependencies(port)
+    _port_site_paths(port)
     if port.refusals:
         raise PortRefused(port.refusals)
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
@@ -884,6 +887,30 @@ def _port_directives(port: _Port) -> None:
         verb = "names" if len(dropped) == 1 else "name"
         port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} {verb} {port.source.name}'s {' and '.join(what)}, "
                  f"which {port.target.name} does not have")
+
+
+def _port_dependencies(port: _Port) -> None:
+    """Job ids are one cluster's: on another the id names no job (sbatch refuses it) or someone
+    else's. The ported spec leaves them out, with a to-do that says how to wait again."""
+    deps = port.spec.dependencies
+    if not deps or port.source.name == port.target.name:
+        return
+    ids = ", ".join(job for d in deps for job in d.job_ids)
+    port.set(None, "dependencies", None, f"job {ids} is a job of {port.source.name}, which {port.target.name} does not know")
+    port.todos.append(f"dependencies: the job waited for job {ids} of {port.source.name}: to wait for the job it stands for on "
+                      f"{port.target.name}, `slurmkit submit SPEC --after JOBID`, or dependencies: [{{after: "
+                      f"{deps[0].type}, jobs: [JOBID]}}], then remove this line")
+
+
+def _port_site_paths(port: _Port) -> None:
+    """What the job writes under a folder read-only inside the target's jobs (Trillium's
+    /project), and paths of the source's own layout (Niagara's /scratch/g/group/user): each a
+    to-do, since only the user knows where the files go now (sitepaths.py)."""
+    fields = spec_shell_fields(port.spec)
+    own = own_paths(port.source, port.target, fields) if port.source.name != port.target.name else []
+    if own:
+        port.todos.append(own_path_todo(own, port.source, port.target))
+    port.todos += [read_only_todo(use, port.target) for use in read_only_uses(port.target, fields)]
 
 
 def _port_account(port: _Port) -> None:

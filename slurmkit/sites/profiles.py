@@ -358,6 +358,9 @@ SCHEMA = Fields({
         "scratch": _AREA,
         "slurm_tmpdir": Fields({"kind": Enum(*_DISK_KINDS), "size": Size(), "counts_against_memory": Bool()}),
         "internet_on_compute": Bool(),
+        # Paths of this cluster's own layout (shell patterns: ? one character, * any text) that
+        # another cluster does not have: a port off it names each one a job uses as a to-do.
+        "own_paths": _NAMES,
         "source": _SOURCE,
     }),
     "software": Fields({
@@ -498,6 +501,7 @@ class Storage(Record):
     scratch: Optional[StorageArea] = None
     slurm_tmpdir: Optional[SlurmTmpdir] = None
     internet_on_compute: Optional[bool] = None
+    own_paths: Tuple[str, ...] = ()        # shell patterns of paths only this cluster has (Niagara's /scratch/g/group/user)
 
 
 class Virtualenv(Record):
@@ -699,6 +703,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
                 storage["slurm_tmpdir"].get("kind"), _mib(storage["slurm_tmpdir"].get("size")),
                 storage["slurm_tmpdir"].get("counts_against_memory")),
             internet_on_compute=storage.get("internet_on_compute"),
+            own_paths=_names(storage.get("own_paths")),
         ),
         software=Software(
             module_system=software.get("module_system"),

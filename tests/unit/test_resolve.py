@@ -270,9 +270,18 @@ def test_in_service_cluster_has_no_profile_warning():
 # ---------------------------------------------------------------------------- launchers
 
 
-def test_mpi_cannot_launch_directly():
-    error = only_error(job("local", kind="mpi", launch={"command": "./a", "launcher": "direct"}))
-    assert error == Finding("error", "launch.launcher", "kind 'mpi' cannot use 'direct'; it can use srun, mpirun")
+def test_mpi_launched_directly_runs_once_with_the_jobs_tasks_kept():
+    """charmrun, a Ray driver: started once by the batch shell, they start their own processes
+    over the job's tasks, which the #SBATCH lines still ask for."""
+    resolution = job("narval", kind="mpi", resources={"nodes": 2, "tasks_per_node": 4},
+                     launch={"command": "charmrun ++p $SLURM_NTASKS ./namd3 in.namd", "launcher": "direct"})
+    assert resolution.errors == () and resolution.plan.launcher == ()
+    assert (directives(resolution)["--nodes"], directives(resolution)["--ntasks-per-node"]) == ("2", "4")
+
+
+def test_mpi_cannot_launch_with_torchrun():
+    error = only_error(job("local", kind="mpi", launch={"command": "./a", "launcher": "torchrun"}))
+    assert error == Finding("error", "launch.launcher", "kind 'mpi' cannot use 'torchrun'; it can use srun, mpirun, direct")
 
 
 def test_serial_cannot_launch_with_mpirun():

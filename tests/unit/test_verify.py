@@ -52,6 +52,29 @@ def test_a_bare_program_wrapped_in_srun_on_two_nodes_is_found():
     assert (difference.subject, difference.old, difference.new) == ("python", "1", "16")
 
 
+def test_a_program_that_starts_its_own_processes_on_two_nodes_runs_once_as_import_maps_it():
+    """charmrun (and a Ray driver) started by the batch shell runs once: import's kind mpi with
+    launcher direct keeps that and verifies equal; under srun it would run once per task."""
+    from slurmkit.port.porting import import_script
+
+    script = "#SBATCH --nodes=2 --ntasks-per-node=4\ncharmrun ++p $SLURM_NTASKS ./namd3 in.namd\n"
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    assert imported.spec["launch"] == {"command": "charmrun ++p $SLURM_NTASKS ./namd3 in.namd", "launcher": "direct"}
+    assert imported.spec["resources"]["nodes"] == 2 and imported.spec["resources"]["tasks_per_node"] == 4
+    assert found(script, imported.spec) == set()
+    wrapped = dict(imported.spec, launch={"command": "charmrun ++p $SLURM_NTASKS ./namd3 in.namd", "launcher": "srun"})
+    assert ("count", "charmrun") in found(script, wrapped)
+
+
+def test_a_launch_block_that_starts_its_own_job_steps_on_two_nodes_runs_once_as_import_maps_it():
+    from slurmkit.port.porting import import_script
+
+    script = "#SBATCH --nodes=2 --ntasks-per-node=4\nfor n in 1 2; do\n  mpirun ./ior -b $n\ndone\n"
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    assert imported.spec["launch"]["launcher"] == "direct"
+    assert found(script, imported.spec) == set()
+
+
 def test_the_array_index_shift_is_found_in_the_words_and_in_the_variable_the_program_reads():
     script = "#SBATCH --array=1-4\npython prog.py --seed $SLURM_ARRAY_TASK_ID\n"
     renumbered = {"array": {"parameters": {"task_id": ["1", "2", "3", "4"]}}}

@@ -1,0 +1,166 @@
+"""Paths a job names that do not carry over to another cluster's file systems.
+
+Two ways a moved job meets a file system that is not what its script expects: the new cluster
+makes a folder read-only inside jobs (Trillium's /home and /project: "The home and project file
+systems are read-only on compute nodes on Trillium. Your compute jobs, therefore, have to write
+to the scratch directory", Transition_from_Niagara_to_Trillium), so a job that writes there, or
+``cd``s there and writes by relative paths, fails at run time; and the old cluster's own layout
+(Niagara's /scratch/g/group/user, the GPFS mounts /gpfs/fs0 behind it) does not exist on the new
+one. Neither can be rewritten by slurmkit (only the user knows where the files go now), so each
+is a to-do of the ported spec. The profiles say which folders are read-only
+(rules.read_only_in_job) and which paths are a cluster's own (storage.own_paths).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+import shlex
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from slurmkit.core.records import Record
+from slurmkit.port import bashtree
+from slurmkit.sites.profiles import SiteProfile
+
+#: commands that write the paths they are given: every operand, or only the last (the destination)
+_WRITE_ALL = frozenset(("mkdir", "touch", "tee"))
+_WRITE_LAST = frozenset(("cp", "mv", "rsync", "ln", "scp"))
+#: a word that is a path: absolute, from a variable, or from ~
+_PATHLIKE = re.compile(r"^(/|\$|~)")
+#: a path-like token anywhere in a text (for the old cluster's own paths)
+_TOKEN = re.compile(r"(?:(?<=^)|(?<=[\s='\"(:]))(/[^\s'\"`;|&)(<>:]+)")
+
+
+class PathUse(Record):
+    """``path`` in ``field``: written there (``how`` says by what), or the folder the program runs in."""
+
+    field: str
+    path: str
+    how: str
+    under: str = ""     # the read-only folder it is under, as the profile names it
+
+
+def spec_shell_fields(spec: Any) -> List[Tuple[str, str]]:
+    """(field, bash text) of what the job's shell runs, in order: its variables (as assignments),
+    the setup lines, then the launch."""
+    found = [(f"environment.variables.{name}", f"{name}={shlex.quote(str(value))}")
+             for name, value in dict(spec.environment.variables or {}).items()]
+    found += [(f"environment.setup[{i}]", line) for i, line in enumerate(spec.environment.setup)]
+    if spec.launch.shell:
+        found.append(("launch.shell", spec.launch.shell))
+    elif spec.launch.command:
+        found.append(("launch.command", spec.launch.text or shlex.join(spec.launch.command)))
+    return found
+
+
+def _normal(path: str) -> str:
+    """``${HOME}/x`` -> ``$HOME/x``, ``~/x`` -> ``$HOME/x``: one spelling to compare."""
+    path = re.sub(r"\$\{(\w+)\}", r"$\1", path)
+    return "$HOME" + path[1:] if path == "~" or path.startswith("~/") else path
+
+
+def _under(path: str, folders: Sequence[str]) -> str:
+    """The folder of ``folders`` that ``path`` is in (or is), else ""."""
+    path = _normal(path)
+    for folder in folders:
+        folder = _normal(folder).rstrip("/")
+        if path == folder or path.startswith(folder + "/"):
+            return folder
+    return ""
+
+
+def _joined(cwd: Optional[str], path: str) -> Optional[str]:
+    if _PATHLIKE.match(path):
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path)) if cwd else None
+
+
+def _written(command: bashtree.Command) -> List[Tuple[str, str]]:
+    """(path as written, how) of each path ``command`` writes: its redirections, and the
+    operands of mkdir, touch, tee, and the destination of cp, mv, rsync, ln, and tar -C."""
+    found = [(r.target, f"`{r.operator} {r.target}`") for r in command.redirects
+             if ">" in r.operator and not r.operator.endswith("&") and not r.target.startswith(("&", "/dev/"))
+             and not r.target.isdigit()]
+    argv = command.argv
+    name = argv[0].rsplit("/", 1)[-1] if argv else ""
+    operands = [w for w in argv[1:] if not w.startswith("-")]
+    if name in _WRITE_ALL:
+        found += [(w, name) for w in operands]
+    elif name in _WRITE_LAST and len(operands) >= 2:
+        found.append((operands[-1], name))
+    elif name == "tar" and any(w in argv for w in ("-C", "--directory")):
+        at = argv.index("-C") if "-C" in argv else argv.index("--directory")
+        if at + 1 < len(argv):
+            found.append((argv[at + 1], "tar -C"))
+    return found
+
+
+def read_only_uses(profile: SiteProfile, fields: Sequence[Tuple[str, str]]) -> List[PathUse]:
+    """Each place the job writes under a folder ``profile`` makes read-only inside jobs: a path it
+    writes (in the folder it ``cd``'d into, for a relative one), and the folder the program runs
+    in when a ``cd`` put it there (what it writes by a relative path lands there)."""
+    rule = profile.rules.read_only_in_job
+    if rule is None:
+        return []
+    uses: List[PathUse] = []
+    cwd: Optional[str] = None
+    values: Dict[str, str] = {}     # the variables set so far, to a path: WD=/project/x; cd $WD
+    for field, text in fields:
+        for command in bashtree.walk(bashtree.parse(text).statements, functions=False):
+            _remember(command, values)
+            argv = [bashtree.substituted(word, values) for word in command.argv]
+            if argv[:1] == ["cd"]:
+                target = next((w for w in argv[1:] if not w.startswith("-")), "$HOME")
+                cwd = _joined(cwd, target)
+                continue
+            for path, how in _written(command):
+                where = _joined(cwd, bashtree.substituted(path, values))
+                if where and _under(where, rule.paths):
+                    uses.append(PathUse(field, where, how, _under(where, rule.paths)))
+    if fields and fields[-1][0].startswith("launch.") and cwd and _under(cwd, rule.paths):
+        uses.append(PathUse(fields[-1][0], cwd, "the program runs in", _under(cwd, rule.paths)))
+    return list({(u.field, u.path): u for u in uses}.values())
+
+
+def _remember(command: bashtree.Command, values: Dict[str, str]) -> None:
+    """The variables ``command`` sets (``NAME=value`` alone, export's), by their value as far as known."""
+    for assignment in (*command.declared, *(command.prefix if not command.words else ())):
+        if assignment.value.kind == bashtree.SUBSTITUTION:
+            values.pop(assignment.name, None)
+        else:
+            values[assignment.name] = bashtree.substituted(assignment.value.value, values)
+
+
+def read_only_todo(use: PathUse, profile: SiteProfile) -> str:
+    """The to-do for ``use`` on ``profile``, with the rule's source."""
+    rule = profile.rules.read_only_in_job
+    source = f" (source: {', '.join(rule.source)})" if rule and rule.source else ""
+    if use.how == "the program runs in":
+        return (f"{use.field}: the program runs in {use.path} (after a cd), under {use.under}, which is read-only inside "
+                f"{profile.name} jobs: a file it writes there by a relative path fails; run it from $SCRATCH (cd $SCRATCH/..., its "
+                f"inputs copied there) unless it writes only elsewhere{source}, then remove this line")
+    return (f"{use.field}: {use.how} writes {use.path}, under {use.under}, which is read-only inside {profile.name} jobs: write it "
+            f"under $SCRATCH, and copy what must be kept to {use.under} from a login or datamover node after the job{source}, "
+            "then remove this line")
+
+
+def own_paths(source: SiteProfile, target: SiteProfile, fields: Sequence[Tuple[str, str]]) -> List[PathUse]:
+    """Each path of ``fields`` that matches ``source``'s storage.own_paths and none of ``target``'s."""
+    patterns, theirs = source.storage.own_paths, target.storage.own_paths
+    found: List[PathUse] = []
+    for field, text in fields:
+        for path in _TOKEN.findall(text):
+            if any(fnmatch.fnmatchcase(path, p) for p in patterns) and not any(fnmatch.fnmatchcase(path, p) for p in theirs):
+                found.append(PathUse(field, path, "names"))
+    return list({(u.field, u.path): u for u in found}.values())
+
+
+def own_path_todo(uses: Sequence[PathUse], source: SiteProfile, target: SiteProfile) -> str:
+    """One to-do for every path of ``source``'s own layout the job names (a script names many)."""
+    fields = ", ".join(dict.fromkeys(u.field for u in uses))
+    paths = list(dict.fromkeys(u.path for u in uses))
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return (f"{fields}: {shown} {'is a path' if len(paths) == 1 else 'are paths'} of {source.name}'s own layout, which "
+            f"{target.name} does not have: name each folder by $HOME, $SCRATCH or $PROJECT as {target.name} sets them, "
+            "then remove this line")

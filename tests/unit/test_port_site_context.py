@@ -1,0 +1,106 @@
+"""What belongs to the old cluster does not travel silently: a dependency on one of its job ids,
+and (on Trillium) a job that writes under /project, read-only inside jobs there, or names a
+Niagara-only path. Each becomes a to-do of the spec, which ``check`` reports until done."""
+
+import copy
+
+from click.testing import CliRunner
+
+from slurmkit.cli.main import main
+from slurmkit.port.porting import import_script
+from slurmkit.port.retarget import choose_target, port_spec, ported_text
+from slurmkit.sites.profiles import load_profile
+from slurmkit.spec.spec import spec_from_mapping
+
+HEADER = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n"
+JOB = {"name": "t", "account": "def-x", "resources": {"time": "1h"}, "launch": {"command": ["python", "a.py"]}}
+
+
+def port(data, to=None):
+    source = load_profile(data["profile"])
+    target = choose_target(source, to, load_profile)
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), source, target)
+
+
+def todos_of(imported):
+    return [f"{n.text}: {n.reason}" for n in imported.unmapped]
+
+
+# ------------------------------------------------------------------ a dependency on an old job id
+
+def test_import_leaves_out_a_dependency_on_an_old_job_id_with_a_to_do_saying_how_to_wait():
+    imported = import_script(HEADER + "#SBATCH --dependency=afterok:17035229\npython a.py\n", name="t", profile="graham")
+    assert "dependencies" not in imported.spec
+    [todo] = todos_of(imported)
+    assert "17035229" in todo and "slurmkit submit SPEC --after JOBID" in todo
+
+
+def test_import_says_the_type_of_wait_to_ask_for_again():
+    imported = import_script(HEADER + "#SBATCH -d afterany:12:13\npython a.py\n", name="t", profile="narval")
+    [todo] = todos_of(imported)
+    assert "12, 13" in todo and "--after-type any" in todo and "{after: any, jobs: [JOBID]}" in todo
+
+
+def test_a_dependency_the_spec_cannot_say_is_left_out_with_a_to_do():
+    imported = import_script(HEADER + "#SBATCH --dependency=singleton\npython a.py\n", name="t", profile="narval")
+    assert "dependencies" not in imported.spec
+    assert ["--dependency=singleton" in t for t in todos_of(imported)] == [True]
+
+
+def test_port_to_another_cluster_drops_the_old_clusters_job_ids_with_a_to_do_check_reports(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "graham", "dependencies": [{"after": "ok", "jobs": [17035229]}]}
+    ported = port(data)
+    assert "dependencies" not in ported.spec
+    assert any(t.startswith("dependencies: the job waited for job 17035229 of graham") for t in ported.todos)
+    (tmp_path / "p.yaml").write_text(ported_text(ported))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "p.yaml"])
+    assert "no problems found" not in result.output and "17035229" in result.output
+
+
+def test_a_port_to_the_same_cluster_keeps_its_dependencies():
+    data = {**JOB, "profile": "narval", "dependencies": [{"after": "ok", "jobs": [5]}]}
+    assert port(data, to="narval").spec["dependencies"] == [{"after": "ok", "jobs": [5]}]
+
+
+# ------------------------------------------- Trillium: /project is read-only inside jobs; Niagara's own paths
+
+NIAGARA = {"name": "t", "profile": "niagara", "kind": "threaded", "resources": {"time": "1h", "nodes": 1, "cpus_per_task": 40}}
+
+
+def niagara_job(setup, shell):
+    return {**NIAGARA, "environment": {"setup": setup}, "launch": {"shell": shell}}
+
+
+def test_a_job_that_cds_into_project_and_runs_there_gets_a_to_do_on_trillium():
+    ported = port(niagara_job(["cd $PROJECT/run1"], "./model"))
+    [todo] = [t for t in ported.todos if "read-only inside trillium jobs" in t]
+    assert todo.startswith("launch.shell: the program runs in $PROJECT/run1") and "$SCRATCH" in todo
+
+
+def test_an_output_written_under_project_gets_a_to_do_naming_what_writes_it():
+    ported = port(niagara_job(["mkdir -p /project/def-x/out"], "python a.py > ${PROJECT}/out/log.txt"))
+    todos = [t for t in ported.todos if "read-only inside trillium jobs" in t]
+    assert [t.split(":")[0] for t in todos] == ["environment.setup[0]", "launch.shell"]
+    assert "`> ${PROJECT}/out/log.txt` writes ${PROJECT}/out/log.txt, under $PROJECT" in todos[1]
+
+
+def test_a_job_that_writes_in_scratch_and_reads_project_gets_none():
+    ported = port(niagara_job(["cd $SCRATCH/run1", "cp $PROJECT/in.dat ."], "python a.py --in $PROJECT/in.dat > out.log"))
+    assert not [t for t in ported.todos if "read-only" in t]
+
+
+def test_niagara_only_paths_ported_off_niagara_are_named_in_a_to_do(tmp_path, monkeypatch):
+    data = niagara_job(["cd /scratch/g/grp/me/run"], "cp -r out /gpfs/fs0/project/g/grp/me/keep")
+    ported = port(data)
+    [own] = [t for t in ported.todos if "niagara's own layout" in t]
+    assert own.startswith("environment.setup[0], launch.shell: /scratch/g/grp/me/run, /gpfs/fs0/project/g/grp/me/keep are paths")
+    (tmp_path / "p.yaml").write_text(ported_text(ported))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["check", "p.yaml"])
+    assert "no problems found" not in result.output and "/gpfs/fs0/project/g/grp/me/keep" in result.output
+
+
+def test_a_trillium_layout_path_is_not_taken_for_niagaras():
+    ported = port(niagara_job(["cd /scratch/me/run"], "./model"))
+    assert not [t for t in ported.todos if "own layout" in t or "read-only" in t]

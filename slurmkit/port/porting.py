@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree
+from slurmkit.port import accelerate_import, bashtree, workdir
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -742,7 +742,7 @@ def _load_modules(build: _Builder, modules: List[str], conda_refused: bool) -> _
 
 def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
-                               and not words[1].endswith("/bin/activate")):
+                               and not _venv_activate(words[1])):
         if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
             packages = [w for w in words[2:] if not w.startswith("-") and w not in ("-c",)]
             if packages:
@@ -762,6 +762,10 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     words = [bashtree.substituted(w, build.values) for w in words]
     if any((a or b) in build.assigned for w in words for a, b in _VARIABLE.findall(w)):
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
+    here = _venv_words_here(build, words)
+    if here is None:
+        return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
+    words = here
     venv = build.section("environment").setdefault("venv", {})
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
@@ -769,6 +773,33 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if words[0] in ("source", "."):
         return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
+
+
+def _venv_words_here(build: _Builder, words: List[str]) -> Optional[List[str]]:
+    """The venv line with its relative folder written from where the script was when it ran
+    (after ``cd /home/u/proj``, ``.env`` is ``/home/u/proj/.env``): slurmkit makes and enters
+    the venv before the script's own lines, in the submit folder. None where that folder is not
+    known, and for ``pip install`` into a venv whose activation was kept as written."""
+    index = _venv_path_index(words)
+    if index is None:
+        return None if any(_KEPT_ACTIVATION.match(str(line)) for line in build.setup) else words
+    folder = workdir.folder_at(build.tree, build.values, build.line) if build.line else ""
+    path = workdir.resolved(words[index], folder)
+    return None if path is None else words[:index] + [path] + words[index + 1:]
+
+
+#: a setup line that enters a virtualenv as written (its folder was relative to an unknown one)
+_KEPT_ACTIVATION = re.compile(r"\s*(source|\.)\s+\S*bin/activate\s*$")
+
+
+def _venv_path_index(words: List[str]) -> Optional[int]:
+    """Where a venv line names its folder: ``source X/bin/activate``, ``virtualenv [OPTIONS] X``,
+    ``python -m venv X``; None for pip."""
+    if words[0] in ("source", "."):
+        return 1
+    if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:   # the word _venv_made takes
+        return next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-") and w not in ("venv",)), None)
+    return None
 
 
 def _venv_made(venv: Dict, words: List[str], in_tmpdir: bool = False) -> _Verdict:
@@ -787,7 +818,7 @@ def _per_job(folder: str, in_tmpdir: bool) -> bool:
 
 def _venv_activated(venv: Dict, activate: str, in_tmpdir: bool = False) -> _Verdict:
     """``source FOLDER/bin/activate``: a folder outside $SLURM_TMPDIR is a virtualenv made before the job."""
-    folder = activate[:-len("/bin/activate")]
+    folder = activate[:-len("bin/activate")].rstrip("/") or "."
     if _per_job(folder, in_tmpdir):
         return _MAPPED
     venv["path"] = _home(folder)
@@ -815,9 +846,15 @@ def _home(path: str) -> str:
 def _is_venv(words: List[str]) -> bool:
     if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
         return True
-    if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
+    if words[0] in ("source", ".") and len(words) > 1 and _venv_activate(words[1]):
         return True
     return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
+
+
+def _venv_activate(path: str) -> bool:
+    """``X/bin/activate``, also ``bin/activate`` (the venv is the current folder): a virtualenv's
+    activation; conda's is ``activate`` alone (``source activate NAME``)."""
+    return path == "bin/activate" or path.endswith("/bin/activate")
 
 
 def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:

@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, workdir
+from slurmkit.port import accelerate_import, bashtree, workdir, wordsplit
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -1235,7 +1235,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     program = [_array_names(build, w) for w in program]
     program_text = " ".join(program)
     build.launch_as_written = " ".join(filter(None, (prefix, program_text, tail)))
-    shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w)]
+    shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w) or _splits(build, w)]
     reason = ""
     if operators or prefix or shell_words or _bash_text(program_text):
         launch["shell"] = build.launch_as_written
@@ -1261,6 +1261,12 @@ def _needs_bash(word: bashtree.Word) -> bool:
     if expands == {"tilde"} and (word.value == "~" or word.value.startswith("~/")):
         return False
     return bool(expands)
+
+
+def _splits(build: _Builder, word: bashtree.Word) -> bool:
+    """Whether bash splits the word into several, or drops it (an unquoted ``$DIR`` the script
+    computes): a launch.command would pass it as one argument, maybe empty (wordsplit.py)."""
+    return bool(wordsplit.may_split(word.text, build.assigned, build.values))
 
 
 def _parallel_words(command: Optional[bashtree.Command], line: str) -> List[str]:

@@ -111,7 +111,10 @@ def raw_words(text: str) -> List[str]:
     return words
 
 
-_ASSIGNED = re.compile(r"(?:^|[;&|({]\s*|\b(?:export|declare|local|readonly)\s+(?:-\w+\s+)*)([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
+#: where an assignment starts: a line (indented in a block), after ; & | ( { or a case pattern's ),
+#: after then/do/else, or after a declaration and its options
+_ASSIGNED = re.compile(r"(?:^\s*|[;&|({)]\s*|\b(?:then|do|else)\s+|\b(?:export|declare|local|readonly)\s+(?:-\w+\s+)*)"
+                       r"([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
 
 
 def assigned_names(lines) -> set:

@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, workdir, wordsplit
+from slurmkit.port import accelerate_import, bashtree, wordsplit, workdir
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -367,12 +367,29 @@ def _arguments(build: _Builder, script: bashtree.Script, text: str) -> None:
     from ``slurmkit submit SPEC -- ARGS``, whose values import cannot know."""
     lines = text.replace("\r\n", "\n").split("\n")
     used: Dict[int, List[str]] = {}
-    for number, written in script.positional:
+    for number, written in _needed_arguments(script):
         used.setdefault(number, []).append(written)
-    for number, written_ in used.items():
-        build.note(number, lines[number - 1].strip(), "to do",
-                   f"it reads the script's arguments ({', '.join(dict.fromkeys(written_))}), the words sbatch passed after the "
-                   "script's name: give their values with `slurmkit submit SPEC -- ARGS` (or make them an array's parameters)")
+    said = ", ".join(dict.fromkeys(w for written_ in used.values() for w in written_))
+    advice = ("the words sbatch passed after the script's name: give their values with `slurmkit submit SPEC -- ARGS` "
+              "(or make them an array's parameters)")
+    if len(used) == 1:
+        number = next(iter(used))
+        build.note(number, lines[number - 1].strip(), "to do", f"it reads the script's arguments ({said}), {advice}")
+    elif used:
+        build.note(0, "lines " + ", ".join(map(str, used)), "to do", f"they read the script's arguments ({said}), {advice}")
+
+
+def _needed_arguments(script: bashtree.Script) -> List[Tuple[int, str]]:
+    """The script's reads of its arguments that a run without them does not pass by: not those
+    with a default (an option loop after defaults, ``${1:-x}``, ``[ $# -gt 0 ] && X=$1``: scriptargs.py)."""
+    optional = list(script.optional_positional)
+    needed = []
+    for read in script.positional:
+        if read in optional:
+            optional.remove(read)
+        else:
+            needed.append(read)
+    return needed
 
 
 # ---------------------------------------------------------------------------------- directives

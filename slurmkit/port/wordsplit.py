@@ -15,6 +15,8 @@ from typing import Dict, FrozenSet, List
 _NAME = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 #: one word bash leaves as it is: not empty, no space, no glob
 _ONE_WORD = re.compile(r"[^\s*?\[]+")
+#: the script's arguments, which may be empty or several words
+_ARGUMENT = re.compile(r"\$(?:[0-9@*#]|\{(?:[0-9]+|[@*#])\})")
 
 
 def unquoted_names(text: str) -> List[str]:
@@ -44,6 +46,7 @@ def unquoted_names(text: str) -> List[str]:
 
 def may_split(text: str, assigned: FrozenSet[str], values: Dict[str, str]) -> List[str]:
     """The unquoted variables of ``text`` that the script sets to what may be empty or several
-    words: computed (``DIR=$(sed ...)``), set more than once, or set to such text."""
-    return [name for name in unquoted_names(text)
-            if name in assigned and not _ONE_WORD.fullmatch(values.get(name, ""))]
+    words: computed (``DIR=$(sed ...)``), set more than once, set to such text, or to the
+    script's arguments (``IN=$1``)."""
+    return [name for name in unquoted_names(text) if name in assigned
+            and not (_ONE_WORD.fullmatch(values.get(name, "")) and not _ARGUMENT.search(values[name]))]

@@ -19,9 +19,9 @@ def test_the_variables_a_word_expands_outside_quotes(text, names):
 
 
 def test_only_what_the_script_sets_to_unknown_or_several_words_splits():
-    assigned = frozenset({"DIR", "OPTS", "OUT"})
-    values = {"OPTS": "--fast --quiet", "OUT": "results"}
-    assert may_split("$DIR $OPTS $OUT $HOME", assigned, values) == ["DIR", "OPTS"]
+    assigned = frozenset({"DIR", "OPTS", "OUT", "IN"})
+    values = {"OPTS": "--fast --quiet", "OUT": "results", "IN": "$1"}
+    assert may_split("$DIR $OPTS $OUT $HOME $IN", assigned, values) == ["DIR", "OPTS", "IN"]
 
 
 def test_a_computed_unquoted_variable_stays_unquoted_and_verifies_equal():

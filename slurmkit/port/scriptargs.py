@@ -33,7 +33,7 @@ _DEFAULTING = frozenset((":-", "-", ":+", "+"))
 #: commands a test may be made of
 _TEST_COMMANDS = frozenset(("test", "true", "false", "["))
 _SUBSTITUTIONS = frozenset(("command_substitution", "process_substitution", "heredoc_redirect", "herestring_redirect"))
-_EVALUATED: Dict[str, Optional[bool]] = {}
+_EVALUATED: Dict[str, Optional[int]] = {}
 
 
 def optional_reads(root: Node, text: Text) -> Tuple[Tuple[int, str], ...]:
@@ -83,7 +83,21 @@ class _Tree:
             return self._branch_skipped(block, start)
         if kind == "list":
             return self._list_skipped(block, child)
+        if kind == "case_statement":
+            return self._item_skipped(block, start)
         return False
+
+    def _item_skipped(self, block: Node, start: int) -> bool:
+        """``case $1 in ... *) break;; esac`` (the loop of an option parser): in an item that no
+        arguments do not pick, or in the word read on the way to an item that does not exit."""
+        items = [c for c in block.named_children if c.type == "case_item"]
+        taken = _case_taken(block, items, self.text)
+        if taken is None:
+            return False
+        for index, item in enumerate(items):
+            if _holds(item, start):
+                return index != taken
+        return taken < 0 or not self._exits(_item_body(items[taken]))
 
     def _loop_skipped(self, loop: Node) -> bool:
         until = loop.children[0].type == "until"
@@ -183,8 +197,37 @@ def _branches(block: Node) -> List[Tuple[Optional[List[Node]], List[Node]]]:
     return branches
 
 
-def _pure_test(node: Node, text: Text) -> bool:
-    """A test that reads only the arguments: bash can run it here without touching anything."""
+def _item_body(item: Node) -> List[Node]:
+    """A case item's commands: what follows its ``)``."""
+    close = next((i for i, c in enumerate(item.children) if c.type == ")"), len(item.children))
+    return [c for c in item.children[close + 1:] if c.is_named]
+
+
+def _case_taken(block: Node, items: List[Node], text: Text) -> Optional[int]:
+    """The item a case picks with no arguments (-1: none), bash matching its word and patterns;
+    None where they read more than the arguments."""
+    subject = next((c for c in block.named_children if c.type != "case_item"), None)
+    patterns = []
+    for item in items:
+        close = next((c for c in item.children if c.type == ")"), None)
+        if close is None:
+            return None
+        patterns.append(text(item)[:close.start_byte - item.start_byte])
+    parts = [subject, *(c for item in items for c in item.children if c.end_byte <= _close(item))]
+    if subject is None or not all(_pure_test(p, text, words=True) for p in parts):
+        return None
+    script = f"case {text(subject)} in\n" + "".join(f"{p}) exit {10 + i};;\n" for i, p in enumerate(patterns)) + "esac\nexit 9"
+    status = _status(script)
+    return None if status is None or not 9 <= status < 10 + len(items) else status - 10
+
+
+def _close(item: Node) -> int:
+    return next((c.start_byte for c in item.children if c.type == ")"), item.start_byte)
+
+
+def _pure_test(node: Node, text: Text, words: bool = False) -> bool:
+    """A test that reads only the arguments: bash can run it here without touching anything
+    (with ``words``, any word of that kind: a case's word or pattern)."""
     for inner in _nodes(node):
         kind = inner.type
         if kind in _SUBSTITUTIONS or kind in ("simple_expansion", "expansion") and not _is_positional(inner, text):
@@ -193,19 +236,25 @@ def _pure_test(node: Node, text: Text) -> bool:
             return False
         if kind == "command_name" and text(inner) not in _TEST_COMMANDS:
             return False
-    return node.type in ("test_command", "compound_statement", "negated_command", "list", "command")
+    return words or node.type in ("test_command", "compound_statement", "negated_command", "list", "command")
 
 
 def _evaluated(test: str) -> Optional[bool]:
     """The test's exit status under bash with no arguments: 0 true, 1 false, else unknown."""
-    if test not in _EVALUATED:
+    status = _status(test)
+    return None if status is None else {0: True, 1: False}.get(status)
+
+
+def _status(script: str) -> Optional[int]:
+    """The exit status of ``script`` (pure: _pure_test) under bash with no arguments; None where bash fails."""
+    if script not in _EVALUATED:
         try:
-            done = subprocess.run(["bash", "--norc", "--noprofile", "-c", test], env={"PATH": "/usr/bin:/bin"},
+            done = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], env={"PATH": "/usr/bin:/bin"},
                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=10, cwd="/")
-            _EVALUATED[test] = {0: True, 1: False}.get(done.returncode)
+            _EVALUATED[script] = done.returncode
         except (OSError, subprocess.SubprocessError):
-            _EVALUATED[test] = None
-    return _EVALUATED[test]
+            _EVALUATED[script] = None
+    return _EVALUATED[script]
 
 
 def _assigned_from(node: Node, guard: Node, text: Text) -> Optional[str]:

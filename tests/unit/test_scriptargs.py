@@ -28,6 +28,10 @@ def needed(body: str):
     ("A=1\nwhile [ $# -gt 0 ]; do\n case $1 in\n --a) A=$2; shift 2;;\n *) echo bad $1; exit 1;;\n esac\ndone\n", []),
     ("A=1\nwhile (( $# )); do A=$1; shift; done\n", []),
     ("A=1\nuntil [ -z \"$1\" ]; do A=$1; shift; done\n", []),
+    ("A=1\nwhile :; do\n case $1 in\n -a) A=$2; shift;;\n -?*) echo \"unknown $1\";;\n *) break\n esac\n shift\ndone\n", []),
+    ('M=fast\ncase "$1" in\n slow) M=$1;;\nesac\n', []),
+    ("case $1 in\n start) X=1;;\n *) echo usage; exit 1;;\nesac\n", [1]),
+    ("case $1 in\n $HOME) X=$1;;\nesac\n", [1, 2]),
     # a variable the loop sets with no default elsewhere is the user's to give
     ("while [ $# -gt 0 ]; do\n case $1 in\n --data) D=$2; shift 2;;\n esac\ndone\n", [3]),
     # defaults of their own

@@ -111,7 +111,9 @@ def raw_words(text: str) -> List[str]:
     return words
 
 
-_ASSIGNED = re.compile(r"(?:^[ \t]*|[;&|({]\s*|\b(?:then|do|else|export|declare|local|readonly|typeset)\s+(?:-\w+\s+)*)"
+#: where an assignment starts: a line (indented in a block), after ; & | ( { or a case pattern's ),
+#: after then/do/else, or after a declaration and its options
+_ASSIGNED = re.compile(r"(?:^\s*|[;&|({)]\s*|\b(?:then|do|else)\s+|\b(?:export|declare|local|readonly|typeset)\s+(?:-\w+\s+)*)"
                        r"([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional
 
 from slurmkit.core import launch_options
 from slurmkit.core.records import Record
+from slurmkit.port import scriptargs
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -171,6 +172,7 @@ class Script(Record):
     multiline_strings: Tuple[Tuple[int, int, str], ...]   # (first line, last line, text) of a quoted word over lines
     errors: Tuple[Tuple[int, str], ...]       # (line, its text) of each line that is not bash
     refusal: str = ""                         # why, in bash's words (bash -n's first complaint)
+    optional_positional: Tuple[Tuple[int, str], ...] = ()   # those of positional a run with no arguments passes by (scriptargs.py)
 
     @property
     def directives(self) -> Tuple[Comment, ...]:
@@ -212,7 +214,7 @@ def parse(text: str) -> Script:
         errors = tuple(sorted({*errors, (reader.too_deep, f"blocks nested deeper than {MAX_DEPTH}: not read")}))
     functions = {f.name: f for f in _functions(statements)}
     return Script(statements, tuple(reader.comments), functions, _positional(root, reader),
-                  _multiline_strings(root, reader), errors, refusal)
+                  _multiline_strings(root, reader), errors, refusal, scriptargs.optional_reads(root, reader.text))
 
 
 class _Reader:

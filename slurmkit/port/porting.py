@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree
+from slurmkit.port import accelerate_import, bashtree, wordsplit, workdir
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -367,12 +367,29 @@ def _arguments(build: _Builder, script: bashtree.Script, text: str) -> None:
     from ``slurmkit submit SPEC -- ARGS``, whose values import cannot know."""
     lines = text.replace("\r\n", "\n").split("\n")
     used: Dict[int, List[str]] = {}
-    for number, written in script.positional:
+    for number, written in _needed_arguments(script):
         used.setdefault(number, []).append(written)
-    for number, written_ in used.items():
-        build.note(number, lines[number - 1].strip(), "to do",
-                   f"it reads the script's arguments ({', '.join(dict.fromkeys(written_))}), the words sbatch passed after the "
-                   "script's name: give their values with `slurmkit submit SPEC -- ARGS` (or make them an array's parameters)")
+    said = ", ".join(dict.fromkeys(w for written_ in used.values() for w in written_))
+    advice = ("the words sbatch passed after the script's name: give their values with `slurmkit submit SPEC -- ARGS` "
+              "(or make them an array's parameters)")
+    if len(used) == 1:
+        number = next(iter(used))
+        build.note(number, lines[number - 1].strip(), "to do", f"it reads the script's arguments ({said}), {advice}")
+    elif used:
+        build.note(0, "lines " + ", ".join(map(str, used)), "to do", f"they read the script's arguments ({said}), {advice}")
+
+
+def _needed_arguments(script: bashtree.Script) -> List[Tuple[int, str]]:
+    """The script's reads of its arguments that a run without them does not pass by: not those
+    with a default (an option loop after defaults, ``${1:-x}``, ``[ $# -gt 0 ] && X=$1``: scriptargs.py)."""
+    optional = list(script.optional_positional)
+    needed = []
+    for read in script.positional:
+        if read in optional:
+            optional.remove(read)
+        else:
+            needed.append(read)
+    return needed
 
 
 # ---------------------------------------------------------------------------------- directives
@@ -773,7 +790,7 @@ def _load_modules(build: _Builder, modules: List[str], conda_refused: bool) -> _
 
 def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] == "conda" or (words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("activate")
-                               and not words[1].endswith("/bin/activate")):
+                               and not _venv_activate(words[1])):
         if words[1:3] == ["install", "-y"] or words[1:2] == ["install"]:
             packages = [w for w in words[2:] if not w.startswith("-") and w not in ("-c",)]
             if packages:
@@ -793,6 +810,10 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     words = [bashtree.substituted(w, build.values) for w in words]
     if any((a or b) in build.assigned for w in words for a, b in _VARIABLE.findall(w)):
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
+    here = _venv_words_here(build, words)
+    if here is None:
+        return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
+    words = here
     venv = build.section("environment").setdefault("venv", {})
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
@@ -800,6 +821,33 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if words[0] in ("source", "."):
         return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
+
+
+def _venv_words_here(build: _Builder, words: List[str]) -> Optional[List[str]]:
+    """The venv line with its relative folder written from where the script was when it ran
+    (after ``cd /home/u/proj``, ``.env`` is ``/home/u/proj/.env``): slurmkit makes and enters
+    the venv before the script's own lines, in the submit folder. None where that folder is not
+    known, and for ``pip install`` into a venv whose activation was kept as written."""
+    index = _venv_path_index(words)
+    if index is None:
+        return None if any(_KEPT_ACTIVATION.match(str(line)) for line in build.setup) else words
+    folder = workdir.folder_at(build.tree, build.values, build.line) if build.line else ""
+    path = workdir.resolved(words[index], folder)
+    return None if path is None else words[:index] + [path] + words[index + 1:]
+
+
+#: a setup line that enters a virtualenv as written (its folder was relative to an unknown one)
+_KEPT_ACTIVATION = re.compile(r"\s*(source|\.)\s+\S*bin/activate\s*$")
+
+
+def _venv_path_index(words: List[str]) -> Optional[int]:
+    """Where a venv line names its folder: ``source X/bin/activate``, ``virtualenv [OPTIONS] X``,
+    ``python -m venv X``; None for pip."""
+    if words[0] in ("source", "."):
+        return 1
+    if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:   # the word _venv_made takes
+        return next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-") and w not in ("venv",)), None)
+    return None
 
 
 def _venv_made(venv: Dict, words: List[str], in_tmpdir: bool = False) -> _Verdict:
@@ -818,7 +866,7 @@ def _per_job(folder: str, in_tmpdir: bool) -> bool:
 
 def _venv_activated(venv: Dict, activate: str, in_tmpdir: bool = False) -> _Verdict:
     """``source FOLDER/bin/activate``: a folder outside $SLURM_TMPDIR is a virtualenv made before the job."""
-    folder = activate[:-len("/bin/activate")]
+    folder = activate[:-len("bin/activate")].rstrip("/") or "."
     if _per_job(folder, in_tmpdir):
         return _MAPPED
     venv["path"] = _home(folder)
@@ -846,9 +894,15 @@ def _home(path: str) -> str:
 def _is_venv(words: List[str]) -> bool:
     if words[0] == "virtualenv" or words[:3] in (["python", "-m", "venv"], ["python3", "-m", "venv"]):
         return True
-    if words[0] in ("source", ".") and len(words) > 1 and words[1].endswith("/bin/activate"):
+    if words[0] in ("source", ".") and len(words) > 1 and _venv_activate(words[1]):
         return True
     return words[:2] in (["pip", "install"], ["pip3", "install"], ["python", "-m"]) and "install" in words[:4]
+
+
+def _venv_activate(path: str) -> bool:
+    """``X/bin/activate``, also ``bin/activate`` (the venv is the current folder): a virtualenv's
+    activation; conda's is ``activate`` alone (``source activate NAME``)."""
+    return path == "bin/activate" or path.endswith("/bin/activate")
 
 
 def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
@@ -1240,7 +1294,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     program = [_array_names(build, w) for w in program]
     program_text = " ".join(program)
     build.launch_as_written = " ".join(filter(None, (prefix, program_text, tail)))
-    shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w)]
+    shell_words = [w.text for w in (words or ())[len(raw) - len(parsed.program):] if _needs_bash(w) or _splits(build, w)]
     reason = ""
     if operators or prefix or shell_words or _bash_text(program_text):
         launch["shell"] = build.launch_as_written
@@ -1266,6 +1320,12 @@ def _needs_bash(word: bashtree.Word) -> bool:
     if expands == {"tilde"} and (word.value == "~" or word.value.startswith("~/")):
         return False
     return bool(expands)
+
+
+def _splits(build: _Builder, word: bashtree.Word) -> bool:
+    """Whether bash splits the word into several, or drops it (an unquoted ``$DIR`` the script
+    computes): a launch.command would pass it as one argument, maybe empty (wordsplit.py)."""
+    return bool(wordsplit.may_split(word.text, build.assigned, build.values))
 
 
 def _parallel_words(command: Optional[bashtree.Command], line: str) -> List[str]:

@@ -22,6 +22,14 @@ RENAMED: Dict[str, Tuple[int, Dict[str, str], str]] = {
 }
 
 
+#: {module name: its programs}, where they do not start with the module's name, or where the
+#: name is too short for a prefix to say anything (r's would be run, rm, rsync): R and Rscript
+#: are what the r module puts on PATH (docs.alliancecan.ca/wiki/R: "module load r", then R or Rscript).
+PROGRAMS: Dict[str, Tuple[str, ...]] = {"r": ("R", "Rscript")}
+#: a shorter module name without PROGRAMS names only the program spelled like it
+MIN_STEM = 3
+
+
 def _major(version: str) -> Optional[int]:
     match = re.match(r"\d+", version)
     return int(match.group()) if match else None
@@ -44,7 +52,13 @@ def major_moves(old: List[str], new: List[str]) -> Dict[str, Tuple[str, str, int
 
 
 def _words(stem: str) -> "re.Pattern[str]":
-    """A command word starting with ``stem``: not part of a path, a file name or a variable."""
+    """A command word starting with ``stem``, or one of its PROGRAMS: not part of a path, a file
+    name or a variable. A stem shorter than MIN_STEM without PROGRAMS names no word."""
+    known = PROGRAMS.get(stem)
+    if known:
+        return re.compile(rf"(?<![\w./$-])(?:{'|'.join(map(re.escape, known))})(?![\w./-])")
+    if len(stem) < MIN_STEM:
+        return re.compile(rf"(?<![\w./$-]){re.escape(stem)}(?![\w./+-])")
     return re.compile(rf"(?<![\w./$-]){re.escape(stem)}[\w+]*(?![\w./-])")
 
 

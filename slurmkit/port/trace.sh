@@ -141,6 +141,7 @@ source() {  # a file the script made inside the trace folder is read; a virtuale
     _tr_src=$_tr_cmd
     case ${1-} in
         */bin/activate) export VIRTUAL_ENV=${1%/bin/activate}; return 0 ;;
+        bin/activate) export VIRTUAL_ENV=$PWD; return 0 ;;
     esac
     if [[ -f ${1-} ]] && _tr_inside "$1"; then
         _tr_=1 builtin source "$@"

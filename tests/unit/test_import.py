@@ -378,8 +378,8 @@ def test_a_line_after_the_program_run_in_slurm_tmpdir_is_never_sent_to_a_depende
 
 def test_a_script_that_reads_its_arguments_says_to_give_them_at_submit():
     imported = import_script('#!/bin/bash\n#SBATCH -t 1:00:00\nIN=$1\npython a.py "$IN" "${@:2}"\n')
-    todos = [n.reason for n in imported.notes if n.outcome == "to do"]
-    assert len(todos) == 2 and all("give their values with `slurmkit submit SPEC -- ARGS`" in text for text in todos)
+    todos = [n for n in imported.notes if n.outcome == "to do"]   # one for the script, naming its lines
+    assert [n.text for n in todos] == ["lines 3, 4"] and "give their values with `slurmkit submit SPEC -- ARGS`" in todos[0].reason
     assert imported.spec["launch"] == {"shell": 'python a.py "$IN" "${@:2}"'}
 
 

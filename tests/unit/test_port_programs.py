@@ -20,3 +20,16 @@ def test_another_program_of_a_module_moved_to_a_new_major_version_is_a_to_do():
 
 def test_the_same_major_version_or_a_stack_is_no_move():
     assert major_moves(["toolx/2.1", "StdEnv/2020"], ["toolx/2.4", "StdEnv/2023"]) == {}
+
+
+def test_only_the_moved_modules_own_programs_are_named():
+    """r's programs are R and Rscript; nextflow's subcommand ``run`` starts with r but is no program of r."""
+    moved = major_moves(["r/3.4.0"], ["r/4.4.0"])
+    assert program_moves("nextflow run x.nf", moved)[2] == []
+    todos = program_moves("Rscript fit.R && R CMD BATCH b.R && rm -f run.log", moved)[2]
+    assert [t.split("check that ")[1].split(" ")[0] for t in todos] == ["R", "Rscript"]
+
+
+def test_a_module_name_too_short_for_a_prefix_names_only_the_program_spelled_like_it():
+    todos = program_moves("go build && gofmt -l . && goat", major_moves(["go/1.10"], ["go/2.0"]))[2]
+    assert [t.split("check that ")[1].split(" ")[0] for t in todos] == ["go"]

@@ -1,0 +1,52 @@
+"""Word splitting that a launch line relies on.
+
+bash splits an unquoted ``$DIR`` into words, and drops it where it is empty: ``python p.py $DIR``
+with an empty DIR runs ``python p.py``. A spec's launch.command passes each word as one argument
+(``"${DIR}"``), which would give the program an empty one, or one with spaces in it where the
+script gave several. Where the value may be empty or hold spaces (the script computes it, or
+sets it to several words), import keeps the line for bash (launch.shell), as written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, List
+
+_NAME = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
+#: one word bash leaves as it is: not empty, no space, no glob
+_ONE_WORD = re.compile(r"[^\s*?\[]+")
+#: the script's arguments, which may be empty or several words
+_ARGUMENT = re.compile(r"\$(?:[0-9@*#]|\{(?:[0-9]+|[@*#])\})")
+
+
+def unquoted_names(text: str) -> List[str]:
+    """The variables ``text`` (a word as written) expands outside quotes: ``$A`` and ``${A}``,
+    not ``"$A"``, ``'$A'`` or ``\\$A``."""
+    names: List[str] = []
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and quote != "'":
+            index += 2
+            continue
+        if quote == "'" and char == "'" or quote == '"' and char == '"':
+            quote = ""
+        elif not quote and char in "'\"":
+            quote = char
+        elif not quote and char == "$":
+            match = _NAME.match(text, index)
+            if match:
+                names.append(match.group(1) or match.group(2))
+                index = match.end()
+                continue
+        index += 1
+    return names
+
+
+def may_split(text: str, assigned: FrozenSet[str], values: Dict[str, str]) -> List[str]:
+    """The unquoted variables of ``text`` that the script sets to what may be empty or several
+    words: computed (``DIR=$(sed ...)``), set more than once, set to such text, or to the
+    script's arguments (``IN=$1``)."""
+    return [name for name in unquoted_names(text) if name in assigned
+            and not (_ONE_WORD.fullmatch(values.get(name, "")) and not _ARGUMENT.search(values[name]))]

@@ -50,10 +50,12 @@ BACKGROUND_LEFT = "not waited for"
 
 
 class Shape(Record):
-    """The job as SLURM gives it to the batch script: its variables, and the script's arguments."""
+    """The job as SLURM gives it to the batch script: its variables, the script's arguments, and
+    the folder it starts in as a trace shows paths ("": the submit folder, $SLURM_SUBMIT_DIR)."""
 
     variables: Tuple[Tuple[str, str], ...]
     arguments: Tuple[str, ...] = ()
+    folder: str = ""
 
 
 class Start(Record):
@@ -144,7 +146,19 @@ def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job") -> S
     variables.update(SLURM_JOB_NAME=options.get("job-name") or name, SLURM_JOB_USER="user", SLURM_JOB_UID="1000",
                      SLURM_SUBMIT_HOST="login1", SLURM_CLUSTER_NAME="cluster", SLURM_JOB_PARTITION="default",
                      SLURM_JOB_ACCOUNT=options.get("account", "def-user"))
-    return Shape(tuple(sorted(variables.items())), tuple(arguments))
+    return Shape(tuple(sorted(variables.items())), tuple(arguments), _start_folder(options.get("chdir")))
+
+
+def _start_folder(chdir: Optional[str]) -> str:
+    """Where SLURM starts the batch script: --chdir (-D) as written, from the submit folder where
+    relative (SLURM_SUBMIT_DIR stays the submit folder); sbatch expands no variable in it, and a
+    folder slurmd cannot enter ($SCRATCH/x, ~/x, taken as written) makes it start in /tmp."""
+    if not chdir or chdir.strip() in (".", "./"):
+        return ""
+    chdir = chdir.strip()
+    if "$" in chdir or chdir.startswith("~"):
+        return "/tmp"
+    return os.path.normpath(chdir if chdir.startswith("/") else f"$SLURM_SUBMIT_DIR/{chdir}")
 
 
 def _directives(script: str) -> Dict[str, str]:
@@ -286,7 +300,9 @@ def _run(root: str, script_path: str, shape: Shape, timeout_s: float) -> Tuple[O
            "PATH": f"{root}/.trace/bin", "BASH_ENV": f"{root}/.trace/prelude.sh", "_TR_ROOT": root, "_TR_PATH": f"{root}/.trace/bin",
            "_TR_PYTHON": sys.executable, "_TR_BASH": "/bin/bash",
            "_TR_RECORDER": str(Path(__file__).resolve().parent / "tracerecord.py"), **dict(shape.variables)}
-    process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=f"{root}/submit", env=env,
+    start = _real(root, shape.folder) if shape.folder else f"{root}/submit"
+    os.makedirs(start, exist_ok=True)   # the user's folder, there on the cluster
+    process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=start, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                preexec_fn=lambda: confine(root))
     try:

@@ -86,3 +86,18 @@ def test_the_scripts_own_exit_trap_and_status_are_kept():
     trace = traced("set -e\ntrap 'echo status $?' EXIT\npython a.py &\nfalse\n")
     assert trace.status == 1 and trace.output.strip() == "status 1"
     assert [s.ends for s in trace.starts] == [verify.BACKGROUND_LEFT]
+
+
+# ---------------------------------------------------------------------------- the starting folder
+
+def test_a_job_starts_in_its_chdir_and_a_cd_to_the_submit_folder_goes_back():
+    assert verify.shape_of(HEADER + "#SBATCH --chdir=/scratch/x/run\n").folder == "/scratch/x/run"
+    assert verify.shape_of(HEADER + "#SBATCH -D sub\n").folder == "$SLURM_SUBMIT_DIR/sub"
+    assert verify.shape_of(HEADER + "#SBATCH -D ./\n").folder == ""
+    assert verify.shape_of(HEADER + "#SBATCH --chdir=$SCRATCH/run\n").folder == "/tmp"   # taken as written: slurmd goes to /tmp
+    run = spec({"command": "python prog.py"})
+    assert ("folder", "python") in found("#SBATCH --chdir=/scratch/x/run\npython prog.py\n", run)
+    assert found("#SBATCH --chdir=/scratch/x/run\ncd $SLURM_SUBMIT_DIR\npython prog.py\n", run) == set()
+    assert found("#SBATCH --chdir=/scratch/x/run\npython prog.py\n", spec({"command": "python prog.py"},
+                                                                          environment={"setup": ["cd /scratch/x/run"]})) == set()
+

@@ -120,7 +120,26 @@ _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writ
     elif [[ -n $path_prefix && -n $word ]] && ! declare -F -- "$word" > /dev/null && [[ $(type -t -- "$word") != builtin ]]; then
         builtin eval "function $(printf '%q' "$word") { _tr_record start \"\${FUNCNAME[0]}\" \"\$@\"; }" 2> /dev/null || return 1
     fi
+    case $word in cp | mv | rsync | tar | ln) [[ $text == *\** ]] && _tr_globs "$text" "$@" ;; esac
     _tr_writes_inside "$text" "$@"
+}
+
+_tr_globs() {  # TEXT ARG...: a file of the user's for each glob a file tool names that matches none here (tracerecord.globs)
+    local words word skip= patterns=()
+    read -ra words <<< "$1"
+    shift
+    for word in "${words[@]:1}"; do
+        if [[ -n $skip ]]; then
+            skip=
+            continue
+        fi
+        case $word in
+            --exclude | --include | --exclude-from | --include-from | --filter | --files-from | -X | -T) skip=1 ;;   # a pattern, not a path
+            -*) ;;
+            *\**) _tr_expand "$word" "$@" && [[ -n $_tr_w ]] && patterns+=("$_tr_w") ;;
+        esac
+    done
+    [[ ${#patterns[@]} -eq 0 ]] || _tr_record glob "${patterns[@]}"
 }
 
 _tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins below, or command -p looks beyond PATH

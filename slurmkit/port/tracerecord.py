@@ -595,7 +595,7 @@ def tool(name, words, via="", count=1):
         log("untraceable", argv=[shown(w) for w in [name, *words]], why=problem)
         return 0
     sources, folders = reads(name, words)
-    made = [(path, kind) for path, kind in sources if not os.path.lexists(path)]
+    made = [(path, kind) for path, kind in sources if not os.path.lexists(path) and not quoted_glob(path)]
     made += [(folder, "folder") for folder in folders if not os.path.lexists(folder)]
     for path, kind in made:
         make(path, kind)
@@ -610,6 +610,59 @@ def tool(name, words, via="", count=1):
     log("file", argv=[shown(w) for w in [name, *words]], sources=[shown(p) for p, _ in sources],
         made=[[shown(p), kind] for p, kind in made], status=status, via=via, count=count)
     return status
+
+
+def quoted_glob(path):
+    """``path`` is a glob that matches files here, which the tool got as it is (quoted, or in a
+    rendered word): it finds no file of that name, as on the cluster, and none is made for it."""
+    import glob
+
+    return glob.has_magic(path) and bool(glob.glob(path))
+
+
+#: the trace's folders of the job's own, where a glob stands for no file of the user's ($SLURM_TMPDIR starts empty)
+JOB_FOLDERS = ("tmpdir", "tmp", "job", "spool", ".trace")
+
+
+def globs(patterns):
+    """A file of the user's for each glob a file tool's words name (trace.sh, before bash expands
+    them) that matches none in the trace: the cluster has such files, or the script would not
+    name them. Bash then expands an unquoted glob to it, and a quoted one stays a pattern that
+    the tool does not find, as on the cluster; what is made is part of the user's files."""
+    import glob
+
+    made = []
+    for pattern in patterns:
+        path = absolute(pattern)
+        top = os.path.relpath(path, ROOT).split(os.sep)[0]
+        if not inside(path) or top in JOB_FOLDERS or top == ".." or glob.glob(path) or os.path.lexists(path):
+            continue
+        standing = standing_in(path)
+        kind = source_kind(standing, False)
+        make(standing.rstrip("/"), kind)
+        made.append([shown(standing.rstrip("/")), kind])
+    if made:
+        log("folder", made=made)
+    return 0
+
+
+def standing_in(pattern):
+    """A name the glob matches: made-by-trace for its first *, nothing for the others, x for a ?,
+    a bracket's first character."""
+    import re
+
+    stars = []
+
+    def one(match):
+        text = match.group()
+        if text == "*":
+            stars.append(text)
+            return MADE if len(stars) == 1 else ""
+        if text == "?" or text[1:2] in ("!", "^"):
+            return "x"
+        return text[1]
+
+    return re.sub(r"\*|\?|\[[^\]/]+\]", one, pattern)
 
 
 def tool_problem(name, words):
@@ -629,12 +682,16 @@ def tool_problem(name, words):
     return None
 
 
+#: rsync's options whose value is a pattern or a list of names, not a file it copies
+RSYNC_PATTERNS = ("--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from")
+
+
 def reads(name, words):
     """What the tool reads, as (absolute path, kind: file, tree or archive:MODE), and the
     destinations written as folders (a trailing /)."""
     if name == "tar":
         return tar_reads(words)
-    paths = [w for w in words if not w.startswith("-")]
+    paths = [w for i, w in enumerate(words) if not w.startswith("-") and (not i or words[i - 1] not in RSYNC_PATTERNS)]
     if name not in ("cp", "mv", "rsync") or len(paths) < 2:
         return [], []
     recursive = any(w in ("-r", "-R", "-a", "--recursive", "--archive") or
@@ -755,6 +812,8 @@ def main(argv):
         return launch(words[0], words[1:])
     if kind == "parallel":
         return parallel(words)
+    if kind == "glob":
+        return globs(words)
     if kind == "folder":
         return folder(words[0])
     if kind == "file" and inside(words[0]) and not os.path.lexists(words[0]):   # read with <: the user's

@@ -101,3 +101,21 @@ def test_a_job_starts_in_its_chdir_and_a_cd_to_the_submit_folder_goes_back():
     assert found("#SBATCH --chdir=/scratch/x/run\npython prog.py\n", spec({"command": "python prog.py"},
                                                                           environment={"setup": ["cd /scratch/x/run"]})) == set()
 
+
+# ----------------------------------------------------------------------------------------- globs
+
+def test_a_glob_the_old_script_expands_and_the_new_one_quotes_is_found():
+    script = "cp data/*.json $SLURM_TMPDIR/\npython prog.py $SLURM_TMPDIR\n"
+    run = {"command": "python prog.py $SLURM_TMPDIR"}
+    assert found(script, spec(run, environment={"setup": ["cp data/*.json $SLURM_TMPDIR/"]})) == set()
+    # stage.inputs renders its path as one quoted word: the glob never expands, and cp finds no such file
+    quoted = found(script, spec(run, stage={"inputs": ["data/*.json"]}))
+    assert {("exit", ""), ("input", "$SLURM_SUBMIT_DIR/data/made-by-trace.json")} <= quoted
+
+
+def test_a_file_tools_glob_stands_for_a_file_of_the_users_and_a_quoted_one_for_none():
+    trace = traced("cp data/*.json $SLURM_TMPDIR/\ncp \"$HOME/in/*.txt\" $SLURM_TMPDIR/\ntar -xf $HOME/a/*.tar -C $SLURM_TMPDIR\n"
+                   "rsync -a --exclude 'b*' in/ $SLURM_TMPDIR/in/\npython prog.py\n")
+    assert trace.inputs == ("$HOME/a/made-by-trace.tar", "$SLURM_SUBMIT_DIR/data/made-by-trace.json", "$SLURM_SUBMIT_DIR/in")
+    assert trace.starts[0].tmpdir == ("from-made-by-trace.tar", "made-by-trace.json", "in/made-by-trace")
+    assert "cannot stat '<trace>/home/in/*.txt'" in trace.output

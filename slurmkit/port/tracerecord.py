@@ -428,15 +428,13 @@ def parallel(words):
     words after :::, the lines of the files after :::: or -a, else of its input; {} {1} {.}
     {/} {//} {/.} {#} replaced by the argument, quoted; the arguments appended where the command
     names none; a line each a command where there is no command), run one after another under a
-    traced shell (--jobs changes how many at a time, not which), as it runs them. Options that
-    build the tasks otherwise (-N, -X, --pipe, {= perl =}) are not run: the line is not traced."""
+    traced shell (--jobs changes how many at a time, not which), as it runs them. A line with
+    options that build the tasks otherwise (-N, -X, --pipe, {= perl =}) is one start of parallel,
+    its words compared as they are."""
     read = parallel_words(words)
-    if isinstance(read, str):
-        log("untraceable", argv=[shown(w) for w in ["parallel", *words]], why=read)
-        return 0
-    options, command, sources = read
-    if any(o in PARALLEL_PRINTS for o in options):
+    if read is None or any(o in PARALLEL_PRINTS for o in read[0]):   # recorded as it is, as another program's start
         return start(["parallel", *words])
+    options, command, sources = read
     tasks = parallel_tasks(options, sources)
     quote = "-q" in options or "--quote" in options
     failed = 0
@@ -451,7 +449,7 @@ def parallel(words):
 
 def parallel_words(words):
     """GNU Parallel's options (name: values), its command, and its input sources (separator,
-    words); or why the trace does not build its tasks."""
+    words); None where the trace does not build its tasks."""
     options, index = {}, 0
     while index < len(words) and words[index].startswith("-") and words[index] not in PARALLEL_SOURCES:
         word = words[index]
@@ -464,7 +462,7 @@ def parallel_words(words):
         if name in PARALLEL_VALUED and not equals:
             value, index = (words[index] if index < len(words) else ""), index + 1
         elif name not in PARALLEL_VALUED + PARALLEL_FLAGS + PARALLEL_PRINTS:
-            return f"GNU Parallel's {name}, which the trace does not build tasks with"
+            return None
         options.setdefault(name, []).append(value)
     command, sources = words[index:], []
     for position, word in enumerate(command):
@@ -476,9 +474,7 @@ def parallel_words(words):
                 else:
                     sources[-1][1].append(word)
             break
-    if any("{=" in w for w in command):
-        return "GNU Parallel's {= perl =} replacement, which the trace does not compute"
-    return options, command, sources
+    return None if any("{=" in w for w in command) else (options, command, sources)
 
 
 def parallel_tasks(options, sources):

@@ -59,8 +59,8 @@ def test_the_parallel_stand_in_builds_each_task_as_gnu_parallel_does():
         (("python", "p.py", "y", "1"), "$SLURM_SUBMIT_DIR"), (("python", "p.py", "y", "2"), "$SLURM_SUBMIT_DIR"),
         (("./run", "b", "a", "1"), "$SLURM_SUBMIT_DIR"), (("./fit", "case"), "$SLURM_SUBMIT_DIR/d"),
         (("./tool", "one two"), "$SLURM_SUBMIT_DIR"), (("python", "q.py", "1"), "$SLURM_SUBMIT_DIR"),
-        (("python", "q.py", "2"), "$SLURM_SUBMIT_DIR")]
-    assert trace.untraceable == ("parallel -N 2 ./pairs ::: a b: GNU Parallel's -N, which the trace does not build tasks with, not run",)
+        (("python", "q.py", "2"), "$SLURM_SUBMIT_DIR"),
+        (("parallel", "-N", "2", "./pairs", ":::", "a", "b"), "$SLURM_SUBMIT_DIR")]   # -N: tasks of 2 arguments, as it is
 
 
 # --------------------------------------------------------------------------- background programs

@@ -43,13 +43,57 @@ _tr_expand() {  # _tr_expand WORD ARG...: WORD expanded (in _tr_w) as the comman
 
 _tr_debug() {  # the DEBUG trap: the guard, with the script's BASH_REMATCH kept (the guard matches too), not under set -x
     [[ -o functrace ]] || builtin set -o functrace   # bash turns it off when it finds no debugger for extdebug
+    [[ " ${FUNCNAME[*]:1} " == *" _tr_"* ]] && return 0   # the trace's own functions (in a trap too, see below)
+    [[ ${_tr_bang_shell-} == "$BASHPID" && ${!-} == "${_tr_bang-}" ]] || _tr_async
     local -
     local +x matched=("${BASH_REMATCH[@]}") status
     set +x
-    _tr_guard "$@"
-    status=$?
+    # In a trap, BASH_COMMAND is the command that ran before it: one refused is not recorded again.
+    if [[ -n ${_tr_refused-} && $BASH_COMMAND == "$_tr_refused" ]]; then
+        status=1
+    else
+        _tr_guard "$@"
+        status=$?
+    fi
+    ((status)) && _tr_refused=$BASH_COMMAND || _tr_refused=
     BASH_REMATCH=("${matched[@]}") 2> /dev/null
     return $status
+}
+
+# Background jobs: the job ends when the batch script does, and stops what it started in the
+# background and did not wait for. Bash runs the DEBUG trap before it starts a command, in the
+# shell that starts it, so a background job's $! is new at the shell's next command, its wait or
+# its end: one line each in the trace (async: its pid and shell; wait: what it waits for), from
+# which verify.py tells, for each start (its processes' pids), whether it ended before the script.
+_tr_async() {  # a background job this shell started since it last looked
+    if [[ ${_tr_bang_shell-} != "$BASHPID" ]]; then   # a subshell's first look: $! is its parent's
+        _tr_bang_shell=$BASHPID _tr_bang=${!-}
+    elif [[ -n ${!-} && $! != "${_tr_bang-}" ]]; then
+        _tr_bang=$!
+        printf "{'kind': 'async', 'pid': %d, 'shell': %d}\n" "$!" "$BASHPID" >> "$_TR_ROOT/.trace/log" 2> /dev/null
+    fi
+    return 0
+}
+
+_tr_exit() {  # the shell's EXIT trap where the script sets none: its last background job (the shell's status stays)
+    _tr_async
+}
+
+wait() {  # the builtin, after a line in the trace that says which of this shell's jobs it waits for
+    _tr_async
+    local +x words=("$@") named=() any=0 index=0
+    while ((index < ${#words[@]})); do
+        case ${words[index]} in
+            -p) index=$((index + 1)) ;;   # -p NAME: the variable that gets the pid
+            -*n*) any=1 ;;
+            -*) ;;
+            %*) named+=(%) ;;
+            *) named+=("${words[index]//[^0-9]/}") ;;
+        esac
+        index=$((index + 1))
+    done
+    printf "{'kind': 'wait', 'shell': %d, 'any': %d, 'pids': '%s'}\n" "$BASHPID" "$any" "${named[*]}" >> "$_TR_ROOT/.trace/log" 2> /dev/null
+    _tr_=1 builtin wait "$@"
 }
 
 _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writes checked; 1 skips the command
@@ -79,7 +123,26 @@ _tr_guard() {  # before each command: PATH back to the stand-ins, paths and writ
     elif [[ -n $path_prefix && -n $word ]] && ! declare -F -- "$word" > /dev/null && [[ $(type -t -- "$word") != builtin ]]; then
         builtin eval "function $(printf '%q' "$word") { _tr_record start \"\${FUNCNAME[0]}\" \"\$@\"; }" 2> /dev/null || return 1
     fi
+    case $word in cp | mv | rsync | tar | ln) [[ $text == *\** ]] && _tr_globs "$text" "$@" ;; esac
     _tr_writes_inside "$text" "$@"
+}
+
+_tr_globs() {  # TEXT ARG...: a file of the user's for each glob a file tool names that matches none here (tracerecord.globs)
+    local +x words word skip= patterns=()
+    read -ra words <<< "$1"
+    shift
+    for word in "${words[@]:1}"; do
+        if [[ -n $skip ]]; then
+            skip=
+            continue
+        fi
+        case $word in
+            --exclude | --include | --exclude-from | --include-from | --filter | --files-from | -X | -T) skip=1 ;;   # a pattern, not a path
+            -*) ;;
+            *\**) _tr_expand "$word" "$@" && [[ -n $_tr_w ]] && patterns+=("$_tr_w") ;;
+        esac
+    done
+    [[ ${#patterns[@]} -eq 0 ]] || _tr_record glob "${patterns[@]}"
 }
 
 _tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins below, or command -p looks beyond PATH
@@ -182,6 +245,7 @@ exec() {  # exec COMMAND: the command, then the shell ends (without its EXIT tra
     [[ $# -eq 0 ]] && return 0   # redirections only
     "$@"
     _tr_status=$?
+    _tr_async
     _tr_=1 builtin trap - EXIT
     exit $_tr_status
 }
@@ -190,11 +254,16 @@ enable() {
     _tr_record untraceable enable "$@"
 }
 
-trap() {  # the script's traps, except DEBUG, which the trace holds
+trap() {  # the script's traps, except DEBUG, which the trace holds; an EXIT trap removed is the trace's (_tr_exit)
     case " $* " in
         *" DEBUG "*) _tr_record untraceable trap "$@"; return 0 ;;
     esac
-    _tr_=1 builtin trap "$@"
+    [[ ${1-} == -- ]] && shift
+    [[ $# -eq 1 && ${1^^} =~ ^((SIG)?EXIT|0)$ ]] && set -- - "$1"   # trap EXIT: back to none
+    _tr_=1 builtin trap "$@" || return
+    # (a trap of the script's own runs the DEBUG trap before its first command, which looks too)
+    [[ $# -ge 2 && ($1 == - || -z $1) && " ${*^^} " =~ \ ((SIG)?EXIT|0)\  ]] && _tr_=1 builtin trap -- _tr_exit EXIT
+    return 0
 }
 
 kill() {  # signals to this shell's own processes (and the process groups they lead) only
@@ -303,6 +372,11 @@ _tr_launch() {  # the launcher's start is recorded with its count; a shell it la
         WORLD_SIZE=$count LOCAL_WORLD_SIZE=$count _tr_shell "${@:2}"
 }
 
+parallel() {  # GNU Parallel: the tasks' commands, built as it builds them, each run traced (tracerecord.parallel)
+    _tr_src=$_tr_cmd
+    _tr_record parallel "$@"
+}
+
 module() {  # Lmod's module, as a shell function: loads change LOADEDMODULES, one version of a name at a time
     _tr_record module "$@"
     while [[ ${1-} == -* ]]; do shift; done
@@ -353,4 +427,8 @@ _tr_modules() {  # _tr_modules load|unload NAME...: and the variables the Allian
 export _TR_SHELL=${_TR_SHELL:-$$}   # the traced script's shell: its processes are the ones kill may signal
 set -o functrace
 shopt -s extdebug
+builtin trap _tr_exit EXIT
 builtin trap '_tr_debug "$@"' DEBUG
+# A trap's DEBUG trap sees the command that ran last (BASH_COMMAND is not the trap's): in a shell
+# that ran none of its own, this one, which the guard passes over, not the line above.
+_tr_ready=1

@@ -7,7 +7,9 @@ cluster otherwise:
   user's data on the cluster, or what the program wrote) is made first, and the line says so;
 - a few printers answer as the job's node would (hostname, nproc, scontrol show hostnames, seq,
   dirname, basename, realpath, cat, head, tail, ls, tee, mktemp);
-- srun and mpirun record the program they launch, with its task count, and run none of it.
+- srun and mpirun record the program they launch, with its task count, and run none of it;
+- GNU Parallel builds each task's command from its input sources, as it would, and runs each
+  under a traced shell, one after another: the programs the tasks start are recorded.
 
 It runs once per command of the script: standard library only, imported as needed (not json:
 its lines are Python literals, and the job's shape is plain lines). Started by trace.sh as
@@ -155,8 +157,25 @@ def start(argv, count=1, via=""):
     modules = [m for m in os.environ.get("LOADEDMODULES", "").split(":") if m]
     log("start", argv=[shown(w) for w in argv], env=environment(argv, job["variables"]), modules=modules,
         count=count * int(os.environ.get("_TR_COUNT", "1") or 1), via=via or os.environ.get("_TR_VIA", ""),
-        tmpdir=tmpdir_files(job["outputs"]))
+        tmpdir=tmpdir_files(job["outputs"]), pids=ancestors())
     return print_as_node(argv)
+
+
+def ancestors():
+    """The processes this start runs in, from the shell that ran the stand-in up to the traced
+    script's: verify.py finds among them the background jobs it is part of (trace.sh's async lines)."""
+    top, found, pid = os.environ.get("_TR_SHELL", ""), [], os.getppid()
+    while pid > 1 and len(found) < 64:
+        found.append(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as file:
+                stat = file.read()
+        except OSError:
+            break
+        if str(pid) == top:
+            break
+        pid = int(stat.rpartition(")")[2].split()[1])
+    return found
 
 
 def print_as_node(argv):
@@ -175,8 +194,8 @@ def print_as_node(argv):
         print("\n".join(str(n) for n in range(first, last + (1 if step > 0 else -1), step or 1)[:100000]))
     elif name in ("dirname", "basename", "realpath", "readlink"):
         print_path(name, [a for a in args if not a.startswith("-")], args)
-    elif name in ("cat", "ls", "tee", "mktemp", "head", "tail"):
-        return {"cat": cat, "ls": ls, "tee": tee, "mktemp": mktemp, "head": head, "tail": head}[name](args, name == "tail")
+    elif name in ("cat", "ls", "tee", "mktemp", "head", "tail", "awk"):
+        return {"cat": cat, "ls": ls, "tee": tee, "mktemp": mktemp, "head": head, "tail": head, "awk": awk}[name](args, name == "tail")
     return 0
 
 
@@ -236,6 +255,33 @@ def head(args, last=False):
         return 0
     lines = (open(paths[0], "rb").read() if paths else sys.stdin.buffer.read()).splitlines(keepends=True)
     sys.stdout.buffer.write(b"".join(lines[-count:] if last else lines[:count]))
+    return 0
+
+
+#: the awk programs the trace answers: those of slurmkit's many-tasks kind, which pick a node's
+#: share of its task file (blank lines skipped); any other prints nothing
+AWK_NODE_SHARE = "NF && k++ % nodes == node"
+
+
+def awk(args, _=False):
+    """awk [-v NAME=VALUE]... PROGRAM [FILE]: the non-blank lines (NF), or node ``node``'s share of them."""
+    variables, words, index = {}, [], 0
+    while index < len(args):
+        if args[index] == "-v" and index + 1 < len(args):
+            name, _, value = args[index + 1].partition("=")
+            variables[name] = value
+            index += 1
+        else:
+            words.append(args[index])
+        index += 1
+    if not words or words[0].strip() not in ("NF", AWK_NODE_SHARE) or (words[1:] and not inside(words[1])):
+        return 0
+    text = open(words[1], "rb").read() if words[1:] and os.path.isfile(words[1]) else b"" if words[1:] else sys.stdin.buffer.read()
+    lines = [line for line in text.splitlines(keepends=True) if line.split()]
+    if words[0].strip() == AWK_NODE_SHARE:
+        node, nodes = int(variables.get("node", "0") or 0), int(variables.get("nodes", "1") or 1)
+        lines = lines[node::max(nodes, 1)]
+    sys.stdout.buffer.write(b"".join(line if line.endswith(b"\n") else line + b"\n" for line in lines))
     return 0
 
 
@@ -305,6 +351,10 @@ def launch(launcher, words):
         return 0
     if name in FILE_TOOLS:
         return tool(name, program[1:], via=via, count=count)
+    if name == "parallel":   # srun parallel ...: its tasks, on each of srun's
+        os.environ["_TR_COUNT"] = str(int(os.environ.get("_TR_COUNT", "1") or 1) * count)
+        os.environ["_TR_VIA"] = via
+        return parallel(program[1:])
     if "/" in program[0] and (not inside(program[0]) or inside_abs(program[0])) and not recorded_by_name(program[0]):
         log("untraceable", argv=[shown(w) for w in [launcher, *words]], why="a program named by its absolute path")
         return 0
@@ -369,6 +419,186 @@ def task_count(launcher, given):
         (number("SLURM_NTASKS_PER_NODE") or 1) * nodes
 
 
+# ------------------------------------------------------------------------------- GNU Parallel
+
+#: GNU Parallel's words that start an input source (+: linked to the one before, not combined)
+PARALLEL_SOURCES = (":::", "::::", ":::+", "::::+")
+#: its options the trace reads past, with a value and without: how many tasks at a time, their
+#: logs and output, where they run; the commands it builds are the same
+PARALLEL_VALUED = ("-j", "--jobs", "-P", "--max-procs", "--joblog", "--colsep", "-C", "--delay", "--sshdelay", "--workdir", "--wd",
+                   "--env", "--sshloginfile", "--slf", "-S", "--sshlogin", "--results", "--res", "--tmpdir", "--halt",
+                   "--halt-on-error", "--timeout", "--memfree", "--load", "--retries", "--tagstring", "--nice", "-a", "--arg-file",
+                   "-d", "--delimiter", "--compress-program", "--decompress-program", "--basefile", "--bf", "--return",
+                   "--transferfile", "--tf", "--ssh", "--termseq", "--shebang-wrap", "--tmux")
+PARALLEL_FLAGS = ("-k", "--keep-order", "-u", "--ungroup", "--line-buffer", "--lb", "--group", "-q", "--quote", "--resume",
+                  "--resume-failed", "--retry-failed", "--progress", "--eta", "--bar", "-v", "--verbose", "--will-cite",
+                  "--compress", "--no-notice", "--tag", "-t", "--dry-run", "--dryrun", "-0", "--null", "-r", "--no-run-if-empty",
+                  "--shuf", "--noswap", "--plain", "--fg", "--transfer", "--cleanup", "--trc", "--controlmaster", "-M",
+                  "--keep-order", "--nonall", "--onall", "--ctrl-c", "--no-keep-order", "--silent", "--joblog-append", "-g")
+#: its options that only print (its version, help): the line is a start of parallel, as another program's
+PARALLEL_PRINTS = ("--version", "-V", "--help", "-h", "--citation", "--bibtex", "--number-of-cpus", "--number-of-cores",
+                   "--number-of-sockets", "--number-of-threads", "--max-line-length-allowed", "--minversion")
+MAX_PARALLEL_TASKS = 1000
+
+
+def parallel(words):
+    """GNU Parallel: each task's command, built from its input sources as it builds them (the
+    words after :::, the lines of the files after :::: or -a, else of its input; {} {1} {.}
+    {/} {//} {/.} {#} replaced by the argument, quoted; the arguments appended where the command
+    names none; a line each a command where there is no command), run one after another under a
+    traced shell (--jobs changes how many at a time, not which), as it runs them. A line with
+    options that build the tasks otherwise (-N, -X, --pipe, {= perl =}) is one start of parallel,
+    its words compared as they are."""
+    read = parallel_words(words)
+    if read is None or any(o in PARALLEL_PRINTS for o in read[0]):   # recorded as it is, as another program's start
+        return start(["parallel", *words])
+    options, command, sources = read
+    tasks = parallel_tasks(options, sources)
+    quote = "-q" in options or "--quote" in options
+    failed = 0
+    for number, arguments in enumerate(tasks[:MAX_PARALLEL_TASKS], 1):
+        text = parallel_command(command, arguments, number, quote)
+        if "--dry-run" in options or "--dryrun" in options:
+            print(text)
+        elif text.strip():
+            failed += run_task(text, number) != 0
+    return min(failed, 101)
+
+
+def parallel_words(words):
+    """GNU Parallel's options (name: values), its command, and its input sources (separator,
+    words); None where the trace does not build its tasks."""
+    options, index = {}, 0
+    while index < len(words) and words[index].startswith("-") and words[index] not in PARALLEL_SOURCES:
+        word = words[index]
+        index += 1
+        if word == "--":
+            break
+        name, equals, value = word.partition("=")
+        if not word.startswith("--") and len(word) > 2 and word[:2] in PARALLEL_VALUED:
+            name, equals, value = word[:2], "=", word[2:]
+        if name in PARALLEL_VALUED and not equals:
+            value, index = (words[index] if index < len(words) else ""), index + 1
+        elif name not in PARALLEL_VALUED + PARALLEL_FLAGS + PARALLEL_PRINTS:
+            return None
+        options.setdefault(name, []).append(value)
+    command, sources = words[index:], []
+    for position, word in enumerate(command):
+        if word in PARALLEL_SOURCES:
+            command, rest = command[:position], command[position:]
+            for word in rest:
+                if word in PARALLEL_SOURCES:
+                    sources.append((word, []))
+                else:
+                    sources[-1][1].append(word)
+            break
+    return None if any("{=" in w for w in command) else (options, command, sources)
+
+
+def parallel_tasks(options, sources):
+    """Each task's arguments: the input sources combined (each value of one with each of the next;
+    :::+ and ::::+ pair with the one before), a line split at --colsep into its columns."""
+    tasks = [[]]
+    for linked in parallel_groups(options, sources):
+        rows = [list(row) for row in zip(*linked)]
+        tasks = [task + row for task in tasks for row in rows][:MAX_PARALLEL_TASKS]
+    colsep = (options.get("--colsep") or options.get("-C") or [None])[-1]
+    if colsep:
+        import re
+
+        tasks = [[column for value in task for column in re.split(colsep, value)] for task in tasks]
+    return tasks
+
+
+def parallel_groups(options, sources):
+    """The input sources, each a list of values, in groups of those linked (:::+): -a's files, then
+    the words after each :::, the lines of each file after ::::; else the input's lines."""
+    groups = [[source_lines(path, options)] for name in ("-a", "--arg-file") for path in options.get(name, ())]
+    for separator, words in sources:
+        columns = [words] if separator in (":::", ":::+") else [source_lines(path, options) for path in words]
+        for column in columns:
+            if separator.endswith("+") and groups:
+                groups[-1].append(column)
+            else:
+                groups.append([column])
+    return groups or [[source_lines("-", options)]]
+
+
+def source_lines(path, options):
+    """The lines of an input source file (- for the input): a file of the user's the trace lacks is made, as a file tool makes one."""
+    delimiter = "\0" if "-0" in options or "--null" in options else (options.get("-d") or options.get("--delimiter") or ["\n"])[-1]
+    delimiter = {"\\n": "\n", "\\t": "\t", "\\0": "\0"}.get(delimiter, delimiter)
+    if path == "-":
+        text = sys.stdin.buffer.read().decode(errors="replace")
+    elif not inside(path):
+        return []
+    else:
+        if not os.path.lexists(path):
+            make(absolute(path), "file")
+            log("folder", made=[[shown(absolute(path)), "file"]])
+        text = open(path, "rb").read().decode(errors="replace") if os.path.isfile(path) else ""
+    lines = text.split(delimiter)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def parallel_command(command, arguments, number, quote):
+    """The command line of one task: its replacement strings replaced by the arguments, quoted,
+    or the arguments appended; with no command, the arguments are the command."""
+    import re
+    import shlex
+
+    if not command:
+        return " ".join(arguments)
+    pattern = re.compile(r"\{(\d*)(\.|/|//|/\.)?\}|\{#\}|\{%\}")
+
+    def value(match):
+        if match.group() == "{#}":
+            return str(number)
+        if match.group() == "{%}":
+            return "1"
+        position, modifier = match.group(1), match.group(2) or ""
+        text = " ".join(arguments) if not position else (arguments[int(position) - 1] if 0 < int(position) <= len(arguments) else "")
+        return shlex.quote(modified(text, modifier))
+
+    def word(text):
+        pieces, last = [], 0
+        for match in pattern.finditer(text):
+            literal = text[last:match.start()]
+            pieces += [shlex.quote(literal) if quote and literal else literal, value(match)]
+            last = match.end()
+        rest = text[last:]
+        return "".join(pieces) + (shlex.quote(rest) if quote and rest else rest)
+
+    words = [word(w) for w in command]
+    if not any(pattern.search(w) for w in command):
+        words += [shlex.quote(a) for a in arguments]
+    return " ".join(words)
+
+
+def modified(text, modifier):
+    """A replacement string's modifier: . drops the extension, / keeps the base name, // the folder, /. both."""
+    if modifier in ("/", "/."):
+        text = os.path.basename(text)
+    if modifier == "//":
+        return os.path.dirname(text) or "."
+    if modifier in (".", "/."):
+        base = os.path.basename(text)
+        if "." in base.lstrip("."):
+            text = text[:len(text) - len(base)] + base[:base.rindex(".")]
+    return text
+
+
+def run_task(text, number):
+    """One task's command, under a shell traced as the script is (trace.sh), as GNU Parallel runs
+    it: its records name the lines and functions the parallel line ran from."""
+    import subprocess
+
+    env = dict(os.environ, PARALLEL_SEQ=str(number), PARALLEL_JOBSLOT="1", _TR_OUTER_CALLER=os.environ.get("_TR_CALLER", ""),
+               _TR_OUTER_LINES=os.environ.get("_TR_LINES", ""))
+    sys.stdout.flush()
+    return subprocess.call([os.environ.get("_TR_BASH", "/bin/bash"), "-c", ": ; " + text], env=env, stdin=subprocess.DEVNULL)
+
+
 # --------------------------------------------------------------------------------- file tools
 
 def tool(name, words, via="", count=1):
@@ -381,7 +611,7 @@ def tool(name, words, via="", count=1):
     if name == "tar" and piped_archive(words):
         return tar_from_pipe(words, via, count)
     sources, folders = reads(name, words)
-    made = [(path, kind) for path, kind in sources if not os.path.lexists(path)]
+    made = [(path, kind) for path, kind in sources if not os.path.lexists(path) and not quoted_glob(path)]
     made += [(folder, "folder") for folder in folders if not os.path.lexists(folder)]
     for path, kind in made:
         make(path, kind)
@@ -420,6 +650,59 @@ def tar_from_pipe(words, via, count):
     return 0
 
 
+def quoted_glob(path):
+    """``path`` is a glob that matches files here, which the tool got as it is (quoted, or in a
+    rendered word): it finds no file of that name, as on the cluster, and none is made for it."""
+    import glob
+
+    return glob.has_magic(path) and bool(glob.glob(path))
+
+
+#: the trace's folders of the job's own, where a glob stands for no file of the user's ($SLURM_TMPDIR starts empty)
+JOB_FOLDERS = ("tmpdir", "tmp", "job", "spool", ".trace")
+
+
+def globs(patterns):
+    """A file of the user's for each glob a file tool's words name (trace.sh, before bash expands
+    them) that matches none in the trace: the cluster has such files, or the script would not
+    name them. Bash then expands an unquoted glob to it, and a quoted one stays a pattern that
+    the tool does not find, as on the cluster; what is made is part of the user's files."""
+    import glob
+
+    made = []
+    for pattern in patterns:
+        path = absolute(pattern)
+        top = os.path.relpath(path, ROOT).split(os.sep)[0]
+        if not inside(path) or top in JOB_FOLDERS or top == ".." or glob.glob(path) or os.path.lexists(path):
+            continue
+        standing = standing_in(path)
+        kind = source_kind(standing, False)
+        make(standing.rstrip("/"), kind)
+        made.append([shown(standing.rstrip("/")), kind])
+    if made:
+        log("folder", made=made)
+    return 0
+
+
+def standing_in(pattern):
+    """A name the glob matches: made-by-trace for its first *, nothing for the others, x for a ?,
+    a bracket's first character."""
+    import re
+
+    stars = []
+
+    def one(match):
+        text = match.group()
+        if text == "*":
+            stars.append(text)
+            return MADE if len(stars) == 1 else ""
+        if text == "?" or text[1:2] in ("!", "^"):
+            return "x"
+        return text[1]
+
+    return re.sub(r"\*|\?|\[[^\]/]+\]", one, pattern)
+
+
 def tool_problem(name, words):
     """Why the tool must not run here: an option that runs a program or reaches another host, or a path outside."""
     refused = REFUSED_OPTIONS.get(name, ())
@@ -437,12 +720,16 @@ def tool_problem(name, words):
     return None
 
 
+#: rsync's options whose value is a pattern or a list of names, not a file it copies
+RSYNC_PATTERNS = ("--exclude", "--include", "--filter", "-f", "--exclude-from", "--include-from", "--files-from")
+
+
 def reads(name, words):
     """What the tool reads, as (absolute path, kind: file, tree or archive:MODE), and the
     destinations written as folders (a trailing /)."""
     if name == "tar":
         return tar_reads(words)
-    paths = [w for w in words if not w.startswith("-")]
+    paths = [w for i, w in enumerate(words) if not w.startswith("-") and (not i or words[i - 1] not in RSYNC_PATTERNS)]
     if name not in ("cp", "mv", "rsync") or len(paths) < 2:
         return [], []
     recursive = any(w in ("-r", "-R", "-a", "--recursive", "--archive") or
@@ -563,6 +850,10 @@ def main(argv):
         return 0
     if kind == "launch":
         return launch(words[0], words[1:])
+    if kind == "parallel":
+        return parallel(words)
+    if kind == "glob":
+        return globs(words)
     if kind == "folder":
         return folder(words[0])
     if kind == "file" and inside(words[0]) and not os.path.lexists(words[0]):   # read with <: the user's

@@ -43,13 +43,19 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: set-up programs, compared by the packages they install rather than start by start
 SETUP = re.compile(r"(pip3?|virtualenv|python[0-9.]* -m (venv|pip|virtualenv))( |$)")
 MAX_SAID = 3
+#: how a program started in the background ends (Start.ends): waited for, or stopped when the job
+#: ends with the batch script (SLURM ends a job when its script ends, and stops all it started)
+BACKGROUND_WAITED = "waited for"
+BACKGROUND_LEFT = "not waited for"
 
 
 class Shape(Record):
-    """The job as SLURM gives it to the batch script: its variables, and the script's arguments."""
+    """The job as SLURM gives it to the batch script: its variables, the script's arguments, and
+    the folder it starts in as a trace shows paths ("": the submit folder, $SLURM_SUBMIT_DIR)."""
 
     variables: Tuple[Tuple[str, str], ...]
     arguments: Tuple[str, ...] = ()
+    folder: str = ""
 
 
 class Start(Record):
@@ -65,6 +71,7 @@ class Start(Record):
     via: str               # srun, mpirun or "" (started by the script)
     part: str              # program | setup | machinery (slurmkit's own functions)
     tmpdir: Tuple[str, ...]
+    ends: str = ""         # "": in the foreground; BACKGROUND_WAITED or BACKGROUND_LEFT: in the background, waited for or not
 
 
 class Trace(Record):
@@ -80,7 +87,7 @@ class Trace(Record):
 
 
 class Difference(Record):
-    what: str          # start | count | argv | folder | env | modules | staged | saved | input | package | exit | untraceable
+    what: str          # start | count | argv | wait | folder | env | modules | staged | saved | input | package | exit | untraceable
     subject: str       # the program, variable, path or module family it is about
     text: str          # what differs, for a person
     old: str = ""      # the value in each trace, where it has one
@@ -139,7 +146,19 @@ def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job") -> S
     variables.update(SLURM_JOB_NAME=options.get("job-name") or name, SLURM_JOB_USER="user", SLURM_JOB_UID="1000",
                      SLURM_SUBMIT_HOST="login1", SLURM_CLUSTER_NAME="cluster", SLURM_JOB_PARTITION="default",
                      SLURM_JOB_ACCOUNT=options.get("account", "def-user"))
-    return Shape(tuple(sorted(variables.items())), tuple(arguments))
+    return Shape(tuple(sorted(variables.items())), tuple(arguments), _start_folder(options.get("chdir")))
+
+
+def _start_folder(chdir: Optional[str]) -> str:
+    """Where SLURM starts the batch script: --chdir (-D) as written, from the submit folder where
+    relative (SLURM_SUBMIT_DIR stays the submit folder); sbatch expands no variable in it, and a
+    folder slurmd cannot enter ($SCRATCH/x, ~/x, taken as written) makes it start in /tmp."""
+    if not chdir or chdir.strip() in (".", "./"):
+        return ""
+    chdir = chdir.strip()
+    if "$" in chdir or chdir.startswith("~"):
+        return "/tmp"
+    return os.path.normpath(chdir if chdir.startswith("/") else f"$SLURM_SUBMIT_DIR/{chdir}")
 
 
 def _directives(script: str) -> Dict[str, str]:
@@ -227,16 +246,18 @@ def arguments_of(script: str) -> Tuple[str, ...]:
 # ------------------------------------------------------------------------------------- trace
 
 def trace(script: str, shape: Shape, outputs: Sequence[str] = (), rendered: bool = False,
-          world: Sequence[Tuple[str, str]] = (), timeout_s: float = TIMEOUT_S) -> Trace:
+          world: Sequence[Tuple[str, str]] = (), timeout_s: float = TIMEOUT_S, files: Sequence[Tuple[str, str]] = ()) -> Trace:
     """Run ``script`` under bash in a scratch folder with the job's ``shape``, every command a
     recording stand-in. ``outputs``: what the program writes in $SLURM_TMPDIR (the spec's
     stage.outputs), made at each program start, so that both scripts have the same to save.
     ``rendered``: a script slurmkit wrote, whose own machinery is told from the job's lines.
     ``world``: the user's files and folders another trace stood in for (Trace.world), there
-    from the start, so that both scripts run in the same world."""
+    from the start, so that both scripts run in the same world. ``files``: (path, text) of files
+    the spec names that slurmkit writes beside it (a task file), there from the start too."""
+    world = tuple(world) + tuple((path, "file") for path, _ in files)
     with tempfile.TemporaryDirectory(prefix="slurmkit-trace-") as folder:
         root = os.path.realpath(folder)
-        _lay_out(root, shape, outputs, world)
+        _lay_out(root, shape, outputs, world, files)
         script_path = os.path.join(root, "spool", "slurm_script")
         # ": ;" first: the DEBUG trap's first run turns function tracing back on (bash turns it off
         # when it finds no debugger for extdebug), before any subshell starts; the lines keep their numbers
@@ -246,12 +267,14 @@ def trace(script: str, shape: Shape, outputs: Sequence[str] = (), rendered: bool
         user_lines = _user_lines(script) if rendered else None
         made = tuple(dict.fromkeys(tuple(world) + tuple((p, k) for e in events for p, k in e.get("made", ())
                                                         if not p.startswith(("$SLURM_TMPDIR", "$SLURMKIT_JOB_DIR")))))
-        return Trace(tuple(_start(e, user_lines) for e in events if e["kind"] == "start"),
+        waited = _waited(events)
+        return Trace(tuple(_start(e, user_lines, waited) for e in events if e["kind"] == "start"),
                      tuple(e for e in events if e["kind"] == "file"), tuple(_untraceable(e) for e in events if e["kind"] == "untraceable"),
                      _saved(root, made), _inputs(events, made), status, output, made, shape.variables)
 
 
-def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tuple[str, str]]) -> None:
+def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tuple[str, str]],
+             files: Sequence[Tuple[str, str]] = ()) -> None:
     from slurmkit.port.tracerecord import make
 
     here = Path(__file__).resolve().parent
@@ -259,6 +282,8 @@ def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tu
         os.makedirs(os.path.join(root, name), exist_ok=True)
     for path, kind in world:
         make(_real(root, path), kind)
+    for path, text in files:
+        make(_real(root, path), "file", content=text[:-1] if text.endswith("\n") else text)
     for tool in FILE_TOOLS:   # the file tools on PATH, each the recorder under its name
         stand_in = Path(root, ".trace", "bin", tool)
         stand_in.write_text(f'#!/bin/sh\nexec "$_TR_PYTHON" -S "$_TR_RECORDER" tool {tool} "$@"\n')
@@ -275,7 +300,9 @@ def _run(root: str, script_path: str, shape: Shape, timeout_s: float) -> Tuple[O
            "PATH": f"{root}/.trace/bin", "BASH_ENV": f"{root}/.trace/prelude.sh", "_TR_ROOT": root, "_TR_PATH": f"{root}/.trace/bin",
            "_TR_PYTHON": sys.executable, "_TR_BASH": "/bin/bash",
            "_TR_RECORDER": str(Path(__file__).resolve().parent / "tracerecord.py"), **dict(shape.variables)}
-    process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=f"{root}/submit", env=env,
+    start = _real(root, shape.folder) if shape.folder else f"{root}/submit"
+    os.makedirs(start, exist_ok=True)   # the user's folder, there on the cluster
+    process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=start, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                preexec_fn=lambda: confine(root))
     try:
@@ -367,6 +394,8 @@ def _mirror(match: "re.Match[str]", line: str, root: str) -> str:
     opening_quote = before in "\"'" and (start < 2 or not (line[start - 2].isalnum() or line[start - 2] in "_})]"))
     if match.group(1) in NOT_MIRRORED or not (before in " \t=:(<>,;|&`{[" or opening_quote):
         return match.group()
+    if before == "{" and line[match.end():match.end() + 1] == "}":   # GNU Parallel's {/.}, not a path
+        return match.group()
     return f"{root}/abs{match.group()}"
 
 
@@ -388,10 +417,31 @@ def _events(root: str) -> List[Dict[str, Any]]:
     return events
 
 
-def _start(event: Dict[str, Any], user_lines: Optional[Tuple[int, ...]]) -> Start:
+def _start(event: Dict[str, Any], user_lines: Optional[Tuple[int, ...]], waited: Dict[int, bool]) -> Start:
     argv = tuple(event["argv"]) or ("",)
+    jobs = [pid for pid in event.get("pids", ()) if pid in waited]   # the background jobs it runs in
+    ends = "" if not jobs else BACKGROUND_WAITED if all(waited[pid] for pid in jobs) else BACKGROUND_LEFT
     return Start(os.path.basename(argv[0]), argv, event["cwd"], tuple(sorted(event["env"].items())), tuple(event["modules"]),
-                 event["count"], event["via"], _part(event, argv, user_lines), tuple(event["tmpdir"]))
+                 event["count"], event["via"], _part(event, argv, user_lines), tuple(event["tmpdir"]), ends)
+
+
+def _waited(events: List[Dict[str, Any]]) -> Dict[int, bool]:
+    """Each background job (its pid, trace.sh's async lines): whether the shell that started it
+    waited for it (a wait after it: with no pid, or its pid; wait -n: the first not yet waited for)."""
+    pending: Dict[int, List[int]] = {}
+    waited: Dict[int, bool] = {}
+    for event in events:
+        jobs = pending.setdefault(event.get("shell", 0), [])
+        if event["kind"] == "async":
+            jobs.append(event["pid"])
+            waited[event["pid"]] = False
+        elif event["kind"] == "wait":
+            named = str(event.get("pids", "")).split()
+            covered = [pid for pid in jobs if not named or "%" in named or str(pid) in named]
+            for pid in covered[:1] if event.get("any") else covered:
+                waited[pid] = True
+                jobs.remove(pid)
+    return waited
 
 
 def _part(event: Dict[str, Any], argv: Tuple[str, ...], user_lines: Optional[Tuple[int, ...]]) -> str:
@@ -568,6 +618,11 @@ def _start_differences(name: str, old: Start, new: Start) -> List[Difference]:
         what = "rendezvous" if _rendezvous_only(old.argv, new.argv) else "argv"
         said.append(Difference(what, name, f"{name}'s words differ: old `{_words(old.argv)}`, new `{_words(new.argv)}`",
                                shlex.join(old.argv), shlex.join(new.argv)))
+    if (old.ends == BACKGROUND_LEFT) != (new.ends == BACKGROUND_LEFT):
+        left, other = ("old", "new") if old.ends == BACKGROUND_LEFT else ("new", "old")
+        said.append(Difference("wait", name, f"{name} runs in the background and nothing waits for it in the {left} script (the job "
+                                             f"ends when the script does, and stops it), while the {other} script lets it end",
+                               old.ends or "foreground", new.ends or "foreground"))
     if old.folder != new.folder:
         said.append(Difference("folder", name, f"{name} starts in {old.folder} in the old script, {new.folder} in the new",
                                old.folder, new.folder))
@@ -808,6 +863,11 @@ def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:
     python a Python program runs with), and what a distributed kind sets for each process."""
     declared = [Declared("modules", _family(m), f"slurmkit loads {m} on {plan.profile} itself (the site's standard environment, "
                                                 "or what the job's kind needs)") for m in plan.modules if m not in set(named)]
+    if plan.tasks is not None:   # GNU Parallel's joblogs, kept beside the spec for a later job to resume from
+        joblog = re.sub(r"\$\{(\w+)\}", r"$\1", plan.tasks.joblog).rstrip("/")
+        tasks = re.sub(r"\$\{(\w+)\}", r"$\1", plan.tasks.file)
+        declared += [Declared("saved", f"{joblog}/*", f"kind {plan.kind} keeps its joblogs in {joblog} to resume from", "yes"),
+                     Declared("input", tasks, f"kind {plan.kind} reads its tasks from {tasks}")]
     shared = plan.distributed
     if shared is not None:
         kind = f"kind {plan.kind}"
@@ -937,14 +997,16 @@ def not_traceable(script: str) -> str:
     return ""
 
 
-def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool = False) -> Tuple[Trace, Trace]:
-    """Both scripts traced with the same arguments, program outputs and user's files, each with its own header's shape."""
+def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool = False,
+                 files: Sequence[Tuple[str, str]] = ()) -> Tuple[Trace, Trace]:
+    """Both scripts traced with the same arguments, program outputs and user's files, each with
+    its own header's shape; ``files``: those slurmkit writes beside the new spec (Imported.files)."""
     why = not_traceable(old)
     if why:
         raise NotVerified(why)
     arguments, name = arguments_of(old), _directives(new).get("job-name", "job")   # the old job gets the new one's name
     before = trace(old, shape_of(old, arguments, name), outputs, rendered=old_rendered)
-    return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world)
+    return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world, files=files)
 
 
 def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> Verification:
@@ -956,7 +1018,8 @@ def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> 
     script = submitted_script(script.replace("\r\n", "\n"))
     try:
         new = rendered(imported.spec, profile)
-        old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec))
+        beside = tuple((f"$SLURM_SUBMIT_DIR/{name}", text) for name, text in imported.files)
+        old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec), files=beside)
     except NotVerified as why:
         return Verification(not_run=str(why))
     except OSError as error:

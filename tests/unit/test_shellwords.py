@@ -44,5 +44,6 @@ def test_a_variable_assigned_inside_a_kept_block_is_set_for_the_launch():
     had warned that nothing sets them (and that the job would stop on them)."""
     from slurmkit.core.shellwords import assigned_names
 
-    loop = "while [ $# -gt 0 ]\ndo\n    case $1 in\n        --data)\n            data_path=$2\n            shift 2\n            ;;\n    esac\ndone"
+    loop = ("while [ $# -gt 0 ]\ndo\n    case $1 in\n        --data)\n            data_path=$2\n"
+            "            shift 2\n            ;;\n    esac\ndone")
     assert assigned_names([loop, "if x; then Y=1; else Z=2; fi", "echo a=b", "python p.py --x=1"]) == {"data_path", "Y", "Z"}

@@ -409,7 +409,8 @@ def test_tar_extracting_what_a_pipe_of_stand_ins_gives_is_an_archive_of_the_user
     """``cat parts?? | unpigz | tar -xC DIR``: the stand-ins write no archive, and the real tar
     failed on the empty pipe, which stopped the old script (set -e) and not the new: a false
     difference. tar now extracts one file, as it does from an archive it reads by name."""
-    script = "set -e\nmkdir -p $SLURM_TMPDIR/x\ncat a.tar.gz.part?? | unpigz -p 32 | tar -xvC $SLURM_TMPDIR/x\npython p.py $SLURM_TMPDIR/x\n"
+    script = ("set -e\nmkdir -p $SLURM_TMPDIR/x\ncat a.tar.gz.part?? | unpigz -p 32 | tar -xvC $SLURM_TMPDIR/x\n"
+              "python p.py $SLURM_TMPDIR/x\n")
     trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
     assert trace.status == 0 and [s.argv[0] for s in trace.starts][-1] == "python"
     assert trace.starts[-1].tmpdir == ("x/",)

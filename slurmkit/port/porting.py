@@ -118,6 +118,7 @@ class _Builder:
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
+        self.venv_in_setup = False   # a virtualenv or pip line was kept as written: later pip lines follow it, in order
 
     def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
         self.notes.append(Note(line, text, outcome, reason))
@@ -675,7 +676,8 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
         return
     body = [line.strip() for line in lines[1:-1]]
     commands_ = [words for words in map(_words, body) if words]
-    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_):
+    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_) \
+            and not any(_is_pip_install(words) and _pip_kept(build, words) for words in commands_):
         for words in commands_:
             _venv_line(build, words) or _module_line(build, words)
         build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
@@ -761,7 +763,13 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         return None
     words = [bashtree.substituted(w, build.values) for w in words]
     if any((a or b) in build.assigned for w in words for a, b in _VARIABLE.findall(w)):
+        build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
+    if _is_pip_install(words):
+        kept = _pip_kept(build, words)
+        if kept:
+            build.venv_in_setup = True
+            return ("kept", kept)
     venv = build.section("environment").setdefault("venv", {})
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
@@ -769,6 +777,42 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if words[0] in ("source", "."):
         return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
+
+
+#: pip's options that change nothing of what is installed: environment.venv's recipe adds
+#: ``--no-index`` where the site has a wheelhouse, and drops the rest.
+_PIP_PLAIN = frozenset(("--no-index", "-q", "--quiet", "-qq", "-v", "--verbose", "--no-cache-dir",
+                        "--disable-pip-version-check", "--no-warn-script-location", "--no-color"))
+_PIP_KEPT = "run as written, in the order of the script, once the virtualenv is made (environment.setup)"
+
+
+def _is_pip_install(words: List[str]) -> bool:
+    return _is_venv(words) and words[0] not in ("virtualenv", "source", ".") and words[1:3] != ["-m", "venv"]
+
+
+def _pip_kept(build: _Builder, words: List[str]) -> str:
+    """Why a ``pip install`` line cannot become environment.venv without changing what is
+    installed ("" where it can). The recipe installs the requirements file first, then every
+    package in one ``pip install``, with only the site's options: a line with options of its own
+    (``--no-deps``, ``--upgrade``, ``-e``, an index), a second requirements file, requirements
+    after packages, or any pip line after one kept as written stays a line of its own, in order."""
+    rest = words[words.index("install") + 1:]
+    requirements = sum(w in ("-r", "--requirement") for w in rest)
+    options = [w for w in rest if w.startswith("-") and w not in _PIP_PLAIN and w not in ("-r", "--requirement")]
+    venv = build.spec.get("environment", {}).get("venv", {})
+    if build.venv_in_setup:
+        return f"after a pip or virtualenv line kept as written: {_PIP_KEPT}"
+    if options and not _upgrades_pip_only(rest):
+        return f"pip's {' '.join(dict.fromkeys(options))} cannot be said in environment.venv: {_PIP_KEPT}"
+    if requirements and (requirements > 1 or venv.get("requirements") or venv.get("packages")):
+        return f"environment.venv installs one requirements file, before any package: {_PIP_KEPT}"
+    return ""
+
+
+def _upgrades_pip_only(rest: List[str]) -> bool:
+    """``pip install --upgrade pip``: slurmkit's recipe upgrades pip itself."""
+    return [w for w in rest if not w.startswith("-")] == ["pip"] and all(
+        w in _PIP_PLAIN or w in ("-U", "--upgrade") for w in rest if w.startswith("-"))
 
 
 def _venv_made(venv: Dict, words: List[str], in_tmpdir: bool = False) -> _Verdict:

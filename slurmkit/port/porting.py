@@ -1570,6 +1570,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _given_at_submit(build)
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
+    _memory_per_core_of_a_gpu_job(build)
     _torchrun_over_nodes(build)
     _array_from_command_line(build)
     spec["kind"] = _chosen_kind(build)
@@ -1612,6 +1613,35 @@ def _memory_the_site_ignores(build: _Builder, profile: Optional[str]) -> None:
             build.notes[index] = note._replace(outcome="dropped", reason=f"{site.name} gives every job whole nodes with all "
                                                "their memory and ignores memory requests")
             break
+def _memory_per_core_of_a_gpu_job(build: _Builder) -> None:
+    """``--mem-per-cpu`` in a GPU job that names no cores per task: SLURM gave each task one core,
+    so the job had that much memory per task. A spec's GPU job gets the site's cores per GPU (12
+    on one site, 24 on another), and per core its memory would grow as many times: the job keeps
+    what it had, as ``mem`` per node, and its note says so."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.core.units import format_size, parse_size
+
+    res = build.spec["resources"]
+    if "gpus" not in res or "mem_per_cpu" not in res or "cpus_per_task" in res or "cpus-per-gpu" in build.text:
+        return
+    try:
+        per_core = parse_size(res["mem_per_cpu"])
+    except SlurmkitError:
+        return   # not a size: check says what is wrong with it
+    tasks = res.get("tasks_per_node", 1)
+    total = format_size(per_core * tasks)
+    written = res.pop("mem_per_cpu")
+    res["mem"] = total
+    why = (f"mem: {total}: the script gave each of its {tasks} task(s) on a node one core (no --cpus-per-task), so "
+           f"{written} each; slurmkit gives a GPU job the site's cores per GPU, "
+           f"and per core the job's memory would grow as many times")
+    for index, note in enumerate(build.notes):
+        if "--mem-per-cpu" in note.text and note.outcome == "mapped":
+            build.notes[index] = note._replace(reason=why)
+            return
+    build.note(0, "--mem-per-cpu", "mapped", why)
+
+
 def _tasks_on_nodes(build: _Builder, profile: Optional[str]) -> None:
     """``--ntasks=N`` with no node count: SLURM placed the N tasks where it found room, on one
     node or several; a spec asks tasks per node, so the tasks go to the fewest nodes of the

@@ -167,6 +167,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
+    _port_memory_per_core(port)
     if port.refusals:
         raise PortRefused(port.refusals)
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
@@ -597,6 +598,42 @@ def _port_memory(port: _Port) -> None:
                      f"({format_size(node.memory_mib)} each); {port.target.name} gives only what is asked")
     elif port.spec.resources.mem_mb == 0 and port.spec.resources.gpus is None:
         _port_node_memory(port)
+
+
+def _port_memory_per_core(port: _Port) -> None:
+    """``mem_per_cpu`` is memory per core: where the job gets another count of cores per node on
+    the target (a GPU job gets the site's cores per GPU, 16 on one site, 24 on another), its
+    memory would change as many times, unsaid. It becomes the memory per node it had on the
+    source (``mem``), in a ``changed:`` line that says old -> new and why."""
+    per_core = port.spec.resources.mem_per_cpu_mb
+    if not per_core or port.resources.get("mem_per_cpu") is None or port.refusals:
+        return
+    before = _cores_per_node(port.spec, port.source)
+    try:
+        after = _cores_per_node(spec_from_mapping(port.data, source=port.spec.source), port.target)
+    except SlurmkitError:
+        return   # the ported spec does not read: the final resolve says why
+    if before is None or after is None or before == after:
+        return
+    total = format_size(per_core * before)
+    port.set("resources", "mem_per_cpu", None, f"{format_size(per_core)} per core is {total} for the {before} cores per "
+             f"node the job had on {port.source.name}; on {port.target.name} it gets {after}, which would make it "
+             f"{format_size(per_core * after)}")
+    port.set("resources", "mem", total, f"the memory per node the job had on {port.source.name} "
+             f"({format_size(per_core)} x {before} cores), kept as the cores per node change to {after}")
+
+
+def _cores_per_node(spec: JobSpec, profile: SiteProfile) -> Optional[int]:
+    """Tasks per node times cores per task, as the resolver renders ``spec`` on ``profile``
+    (None where it does not resolve there)."""
+    plan = resolve(spec, profile).plan
+    if plan is None:
+        return None
+    directives = dict(plan.directives)
+    try:
+        return int(directives.get("--ntasks-per-node", 1)) * int(directives.get("--cpus-per-task", 1))
+    except ValueError:
+        return None
 
 
 def _port_node_memory(port: _Port) -> None:

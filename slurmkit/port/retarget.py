@@ -760,7 +760,20 @@ def _old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
     """{module: the old stack it came with}: the base layer of an old stack the spec loads
     (nixpkgs/16.09 with StdEnv/2016.4, software.old_stacks), which goes with that stack."""
     stacks = port.source.software.old_stacks
-    return {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+    named = {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+    return {**_lone_old_stack_base(port, modules), **named}
+
+
+def _lone_old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
+    """{module: the old stacks it came with}: the base layer of old stacks loaded without their
+    StdEnv (``module load nixpkgs/16.09 gcc/7.3.0`` ran under the stack the cluster gave by
+    default then); it goes as that StdEnv would, unless the target's standard environment is one of them."""
+    stacks: Dict[str, List[str]] = {}
+    for name, stack in port.source.software.old_stacks.items():
+        for base in stack.base:
+            if base in modules:
+                stacks.setdefault(base, []).append(name)
+    return {base: " or ".join(names) for base, names in stacks.items() if port.target.software.stdenv not in names}
 
 
 #: Module families that put GNU Parallel on PATH (Niagara's NiaEnv had one).

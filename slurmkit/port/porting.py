@@ -677,12 +677,28 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
     body = [line.strip() for line in lines[1:-1]]
     commands_ = [words for words in map(_words, body) if words]
     if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_) \
-            and not any(_is_pip_install(words) and _pip_kept(build, words) for words in commands_):
+            and not _pip_lines_kept(build, commands_):
         for words in commands_:
             _venv_line(build, words) or _module_line(build, words)
         build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
     else:
+        build.venv_in_setup = build.venv_in_setup or any(_is_venv(words) for words in commands_)
         build.keep(number, unit)
+
+
+def _pip_lines_kept(build: _Builder, commands_: List[List[str]]) -> bool:
+    """Whether a pip line of these (a here-document's) cannot become environment.venv
+    (_pip_kept), each judged after the lines before it have been read into the recipe."""
+    venv = build.spec.get("environment", {}).get("venv", {})
+    scratch = _Builder()
+    scratch.venv_in_setup = build.venv_in_setup
+    scratch.spec = {"resources": {}, "environment": {"venv": {**venv, "packages": list(venv.get("packages", []))}}}
+    for words in commands_:
+        if _is_pip_install(words):
+            if _pip_kept(scratch, words):
+                return True
+            _venv_installs(scratch.spec["environment"]["venv"], words)
+    return False
 
 
 def _functions(build: _Builder, number: int, unit: str) -> None:

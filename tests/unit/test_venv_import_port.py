@@ -64,8 +64,11 @@ def test_pip_lines_become_the_virtualenv_recipe_only_where_it_installs_the_same(
     assert environment.get("setup", []) == setup
 
 
-def test_pip_lines_in_a_per_node_here_document_with_options_of_their_own_are_kept_whole():
-    heredoc = ("srun -N $SLURM_NNODES -n $SLURM_NNODES bash << EOF\n" + MADE
-               + "pip install --no-index --no-deps tool\nEOF\n")
-    spec = import_script(HEAD + "#SBATCH --nodes=2\n" + heredoc + "srun python run.py\n", profile="fir").spec
-    assert "--no-deps tool" in spec["environment"]["setup"][0]
+@pytest.mark.parametrize("pip", ["pip install --no-index --no-deps tool", "pip install numpy\npip install -r req.txt"])
+def test_pip_lines_in_a_per_node_here_document_that_the_recipe_would_change_are_kept_whole(pip):
+    heredoc = "srun -N $SLURM_NNODES -n $SLURM_NNODES bash << EOF\n" + MADE + pip + "\nEOF\n"
+    after = "pip install --no-index scipy\n"   # a pip line after the kept ones stays after them
+    spec = import_script(HEAD + "#SBATCH --nodes=2\n" + heredoc + after + "srun python run.py\n", profile="fir").spec
+    assert spec["environment"]["setup"][0].endswith(pip + "\nEOF")
+    assert spec["environment"]["setup"][1] == after.strip()
+    assert "packages" not in spec["environment"].get("venv", {})

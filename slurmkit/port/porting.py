@@ -118,6 +118,7 @@ class _Builder:
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
+        self.venv_in_setup = False   # a virtualenv or pip line was kept as written: later pip lines follow it, in order
 
     def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
         self.notes.append(Note(line, text, outcome, reason))
@@ -707,12 +708,29 @@ def _heredoc(build: _Builder, number: int, unit: str) -> None:
         return
     body = [line.strip() for line in lines[1:-1]]
     commands_ = [words for words in map(_words, body) if words]
-    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_):
+    if commands_ and all(_is_venv(words) or words[0] in ("module", "ml") for words in commands_) \
+            and not _pip_lines_kept(build, commands_):
         for words in commands_:
             _venv_line(build, words) or _module_line(build, words)
         build.note(number, unit, "mapped", "per-node setup; slurmkit builds the environment on each node in each job")
     else:
+        build.venv_in_setup = build.venv_in_setup or any(_is_venv(words) for words in commands_)
         build.keep(number, unit)
+
+
+def _pip_lines_kept(build: _Builder, commands_: List[List[str]]) -> bool:
+    """Whether a pip line of these (a here-document's) cannot become environment.venv
+    (_pip_kept), each judged after the lines before it have been read into the recipe."""
+    venv = build.spec.get("environment", {}).get("venv", {})
+    scratch = _Builder()
+    scratch.venv_in_setup = build.venv_in_setup
+    scratch.spec = {"resources": {}, "environment": {"venv": {**venv, "packages": list(venv.get("packages", []))}}}
+    for words in commands_:
+        if _is_pip_install(words):
+            if _pip_kept(scratch, words):
+                return True
+            _venv_installs(scratch.spec["environment"]["venv"], words)
+    return False
 
 
 def _functions(build: _Builder, number: int, unit: str) -> None:
@@ -809,11 +827,18 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         return None
     words = [bashtree.substituted(w, build.values) for w in words]
     if any((a or b) in build.assigned for w in words for a, b in _VARIABLE.findall(w)):
+        build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
     if here is None:
+        build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
+    if _is_pip_install(words):
+        kept = _pip_kept(build, words)
+        if kept:
+            build.venv_in_setup = True
+            return ("kept", kept)
     venv = build.section("environment").setdefault("venv", {})
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
@@ -848,6 +873,42 @@ def _venv_path_index(words: List[str]) -> Optional[int]:
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:   # the word _venv_made takes
         return next((i for i, w in enumerate(words[1:], 1) if not w.startswith("-") and w not in ("venv",)), None)
     return None
+
+
+#: pip's options that change nothing of what is installed: environment.venv's recipe adds
+#: ``--no-index`` where the site has a wheelhouse, and drops the rest.
+_PIP_PLAIN = frozenset(("--no-index", "-q", "--quiet", "-qq", "-v", "--verbose", "--no-cache-dir",
+                        "--disable-pip-version-check", "--no-warn-script-location", "--no-color"))
+_PIP_KEPT = "run as written, in the order of the script, once the virtualenv is made (environment.setup)"
+
+
+def _is_pip_install(words: List[str]) -> bool:
+    return _is_venv(words) and words[0] not in ("virtualenv", "source", ".") and words[1:3] != ["-m", "venv"]
+
+
+def _pip_kept(build: _Builder, words: List[str]) -> str:
+    """Why a ``pip install`` line cannot become environment.venv without changing what is
+    installed ("" where it can). The recipe installs the requirements file first, then every
+    package in one ``pip install``, with only the site's options: a line with options of its own
+    (``--no-deps``, ``--upgrade``, ``-e``, an index), a second requirements file, requirements
+    after packages, or any pip line after one kept as written stays a line of its own, in order."""
+    rest = words[words.index("install") + 1:]
+    requirements = sum(w in ("-r", "--requirement") for w in rest)
+    options = [w for w in rest if w.startswith("-") and w not in _PIP_PLAIN and w not in ("-r", "--requirement")]
+    venv = build.spec.get("environment", {}).get("venv", {})
+    if build.venv_in_setup:
+        return f"after a pip or virtualenv line kept as written: {_PIP_KEPT}"
+    if options and not _upgrades_pip_only(rest):
+        return f"pip's {' '.join(dict.fromkeys(options))} cannot be said in environment.venv: {_PIP_KEPT}"
+    if requirements and (requirements > 1 or venv.get("requirements") or venv.get("packages")):
+        return f"environment.venv installs one requirements file, before any package: {_PIP_KEPT}"
+    return ""
+
+
+def _upgrades_pip_only(rest: List[str]) -> bool:
+    """``pip install --upgrade pip``: slurmkit's recipe upgrades pip itself."""
+    return [w for w in rest if not w.startswith("-")] == ["pip"] and all(
+        w in _PIP_PLAIN or w in ("-U", "--upgrade") for w in rest if w.startswith("-"))
 
 
 def _venv_made(venv: Dict, words: List[str], in_tmpdir: bool = False) -> _Verdict:
@@ -1628,6 +1689,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _given_at_submit(build)
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
+    _memory_per_core_of_a_gpu_job(build)
     _torchrun_over_nodes(build)
     _array_from_command_line(build)
     spec["kind"] = _chosen_kind(build)
@@ -1670,6 +1732,35 @@ def _memory_the_site_ignores(build: _Builder, profile: Optional[str]) -> None:
             build.notes[index] = note._replace(outcome="dropped", reason=f"{site.name} gives every job whole nodes with all "
                                                "their memory and ignores memory requests")
             break
+def _memory_per_core_of_a_gpu_job(build: _Builder) -> None:
+    """``--mem-per-cpu`` in a GPU job that names no cores per task: SLURM gave each task one core,
+    so the job had that much memory per task. A spec's GPU job gets the site's cores per GPU (12
+    on one site, 24 on another), and per core its memory would grow as many times: the job keeps
+    what it had, as ``mem`` per node, and its note says so."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.core.units import format_size, parse_size
+
+    res = build.spec["resources"]
+    if "gpus" not in res or "mem_per_cpu" not in res or "cpus_per_task" in res or "cpus-per-gpu" in build.text:
+        return
+    try:
+        per_core = parse_size(res["mem_per_cpu"])
+    except SlurmkitError:
+        return   # not a size: check says what is wrong with it
+    tasks = res.get("tasks_per_node", 1)
+    total = format_size(per_core * tasks)
+    written = res.pop("mem_per_cpu")
+    res["mem"] = total
+    why = (f"mem: {total}: the script gave each of its {tasks} task(s) on a node one core (no --cpus-per-task), so "
+           f"{written} each; slurmkit gives a GPU job the site's cores per GPU, "
+           f"and per core the job's memory would grow as many times")
+    for index, note in enumerate(build.notes):
+        if "--mem-per-cpu" in note.text and note.outcome == "mapped":
+            build.notes[index] = note._replace(reason=why)
+            return
+    build.note(0, "--mem-per-cpu", "mapped", why)
+
+
 def _tasks_on_nodes(build: _Builder, profile: Optional[str]) -> None:
     """``--ntasks=N`` with no node count: SLURM placed the N tasks where it found room, on one
     node or several; a spec asks tasks per node, so the tasks go to the fewest nodes of the

@@ -172,6 +172,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_account(port)
     _port_dependencies(port)
     _port_site_paths(port)
+    _port_memory_per_core(port)
     if port.refusals:
         raise PortRefused(port.refusals)
     resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
@@ -622,6 +623,42 @@ def _port_memory(port: _Port) -> None:
         _port_node_memory(port)
 
 
+def _port_memory_per_core(port: _Port) -> None:
+    """``mem_per_cpu`` is memory per core: where the job gets another count of cores per node on
+    the target (a GPU job gets the site's cores per GPU, 16 on one site, 24 on another), its
+    memory would change as many times, unsaid. It becomes the memory per node it had on the
+    source (``mem``), in a ``changed:`` line that says old -> new and why."""
+    per_core = port.spec.resources.mem_per_cpu_mb
+    if not per_core or port.resources.get("mem_per_cpu") is None or port.refusals:
+        return
+    before = _cores_per_node(port.spec, port.source)
+    try:
+        after = _cores_per_node(spec_from_mapping(port.data, source=port.spec.source), port.target)
+    except SlurmkitError:
+        return   # the ported spec does not read: the final resolve says why
+    if before is None or after is None or before == after:
+        return
+    total = format_size(per_core * before)
+    port.set("resources", "mem_per_cpu", None, f"{format_size(per_core)} per core is {total} for the {before} cores per "
+             f"node the job had on {port.source.name}; on {port.target.name} it gets {after}, which would make it "
+             f"{format_size(per_core * after)}")
+    port.set("resources", "mem", total, f"the memory per node the job had on {port.source.name} "
+             f"({format_size(per_core)} x {before} cores), kept as the cores per node change to {after}")
+
+
+def _cores_per_node(spec: JobSpec, profile: SiteProfile) -> Optional[int]:
+    """Tasks per node times cores per task, as the resolver renders ``spec`` on ``profile``
+    (None where it does not resolve there)."""
+    plan = resolve(spec, profile).plan
+    if plan is None:
+        return None
+    directives = dict(plan.directives)
+    try:
+        return int(directives.get("--ntasks-per-node", 1)) * int(directives.get("--cpus-per-task", 1))
+    except ValueError:
+        return None
+
+
 def _port_node_memory(port: _Port) -> None:
     """``mem: node`` (--mem=0) with part of a node's cores had that node's memory; on a cluster of
     bigger nodes it would hold all of one for the same cores. It becomes the memory the job had
@@ -779,7 +816,20 @@ def _old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
     """{module: the old stack it came with}: the base layer of an old stack the spec loads
     (nixpkgs/16.09 with StdEnv/2016.4, software.old_stacks), which goes with that stack."""
     stacks = port.source.software.old_stacks
-    return {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+    named = {base: module for module in modules if module in stacks for base in stacks[module].base if base in modules}
+    return {**_lone_old_stack_base(port, modules), **named}
+
+
+def _lone_old_stack_base(port: _Port, modules: List[str]) -> Dict[str, str]:
+    """{module: the old stacks it came with}: the base layer of old stacks loaded without their
+    StdEnv (``module load nixpkgs/16.09 gcc/7.3.0`` ran under the stack the cluster gave by
+    default then); it goes as that StdEnv would, unless the target's standard environment is one of them."""
+    stacks: Dict[str, List[str]] = {}
+    for name, stack in port.source.software.old_stacks.items():
+        for base in stack.base:
+            if base in modules:
+                stacks.setdefault(base, []).append(name)
+    return {base: " or ".join(names) for base, names in stacks.items() if port.target.software.stdenv not in names}
 
 
 #: Module families that put GNU Parallel on PATH (Niagara's NiaEnv had one).

@@ -693,7 +693,45 @@ def _packages(old: Trace, new: Trace) -> List[Difference]:
     the virtualenv its own way, and must install what the old script installed."""
     before, after = _installed(old), _installed(new)
     return [Difference("package", p, f"{p} is installed only by the {'old' if p in before else 'new'} script",
-                       "yes" if p in before else "", "" if p in before else "yes") for p in sorted(before ^ after)]
+                       "yes" if p in before else "", "" if p in before else "yes") for p in sorted(before ^ after)] \
+        + (_install_order(old, new) if before == after else [])
+
+
+#: pip's options that change nothing of what is installed (slurmkit adds --no-index on a wheelhouse site).
+_PIP_PLAIN = frozenset(("--no-index", "-q", "--quiet", "-qq", "-v", "--verbose", "--no-cache-dir",
+                        "--disable-pip-version-check", "--no-warn-script-location", "--no-color"))
+
+
+def _install_order(old: Trace, new: Trace) -> List[Difference]:
+    """The same packages installed in another order, or with other options (``--no-deps``
+    dropped): pip resolves each line against what the lines before it installed."""
+    before, after = _install_steps(old), _install_steps(new)
+    if before == after:
+        return []
+    return [Difference("package", "order", "pip installs in another order or with other options: old "
+                       + "; ".join(before) + ", new " + "; ".join(after), "; ".join(before), "; ".join(after))]
+
+
+def _install_steps(one: Trace) -> List[str]:
+    """Each package (or ``-r FILE``) pip installs, in order, with the options of its line that matter."""
+    steps: List[str] = []
+    for start in one.starts:
+        words = list(start.argv)
+        if start.part != "setup" or "install" not in words or not start.program.startswith(("pip", "python")):
+            continue
+        rest = words[words.index("install") + 1:]
+        options = sorted({w for i, w in enumerate(rest) if w.startswith("-") and w not in _PIP_PLAIN
+                          and w not in ("-r", "--requirement") and not (i and rest[i - 1] in _PIP_VALUES)})
+        for index, word in enumerate(rest):
+            after = rest[index - 1] if index else ""
+            if after in ("-r", "--requirement"):
+                word = f"-r {os.path.basename(word)}"
+            elif word.startswith("-") or word == "pip" or after in _PIP_VALUES + ("-c", "--constraint"):
+                continue
+            step = " ".join([*options, word])
+            if step not in steps:
+                steps.append(step)
+    return steps
 
 
 _PIP_VALUES = ("-i", "--index-url", "-f", "--find-links", "--extra-index-url", "--prefix", "--target", "-t", "--root")

@@ -37,3 +37,38 @@ def test_verification_of_a_submit_wrapper_runs_the_job_it_submits():
     assert imported.spec["launch"] == {"shell": "python run.py $1"}
     verification = verify_import(wrapper, imported, "fir")
     assert not [t for t in verification.todos() if "sbatch" in t], verification.todos()
+
+
+MADE = "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
+
+
+@pytest.mark.parametrize("lines, packages, requirements, setup", [
+    # what environment.venv says as the script did it: the requirements file first, then packages
+    (["pip install --no-index --upgrade pip", "pip install -r req.txt", "pip install -q numpy --no-index"], ["numpy"], "req.txt", []),
+    # options of the user's own are kept, on their line, in order
+    (["pip install numpy", "pip install --no-deps tool"], ["numpy"], None, ["pip install --no-deps tool"]),
+    (["pip install --upgrade setuptools"], None, None, ["pip install --upgrade setuptools"]),
+    (["pip install -e ."], None, None, ["pip install -e ."]),
+    # every pip line after one kept stays after it
+    (["pip install --no-deps tool", "pip install numpy"], None, None, ["pip install --no-deps tool", "pip install numpy"]),
+    # a requirements file after packages, or a second one
+    (["pip install numpy", "pip install -r req.txt"], ["numpy"], None, ["pip install -r req.txt"]),
+    (["pip install -r a.txt", "pip install -r b.txt"], None, "a.txt", ["pip install -r b.txt"]),
+    (["pip install -r a.txt -r b.txt"], None, None, ["pip install -r a.txt -r b.txt"]),
+])
+def test_pip_lines_become_the_virtualenv_recipe_only_where_it_installs_the_same(lines, packages, requirements, setup):
+    spec = import_script(HEAD + MADE + "\n".join(lines) + "\npython run.py\n", profile="fir").spec
+    environment = spec["environment"]
+    assert environment["venv"].get("packages") == packages
+    assert environment["venv"].get("requirements") == requirements
+    assert environment.get("setup", []) == setup
+
+
+@pytest.mark.parametrize("pip", ["pip install --no-index --no-deps tool", "pip install numpy\npip install -r req.txt"])
+def test_pip_lines_in_a_per_node_here_document_that_the_recipe_would_change_are_kept_whole(pip):
+    heredoc = "srun -N $SLURM_NNODES -n $SLURM_NNODES bash << EOF\n" + MADE + pip + "\nEOF\n"
+    after = "pip install --no-index scipy\n"   # a pip line after the kept ones stays after them
+    spec = import_script(HEAD + "#SBATCH --nodes=2\n" + heredoc + after + "srun python run.py\n", profile="fir").spec
+    assert spec["environment"]["setup"][0].endswith(pip + "\nEOF")
+    assert spec["environment"]["setup"][1] == after.strip()
+    assert "packages" not in spec["environment"].get("venv", {})

@@ -137,6 +137,22 @@ def test_a_copy_back_trap_dropped_with_nothing_in_its_place_is_found():
     assert ("saved", "$HOME/results/out/made-by-trace") in found(script, nothing_in_its_place, dropped)
 
 
+def test_pip_options_dropped_or_installs_reordered_are_found():
+    script = ("module load python/3.10\nvirtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
+              "pip install --no-index numpy\npip install --no-index --no-deps mytool\npip install --no-index -r req.txt\n"
+              "python run.py\n")
+    mapped = [Note(4, "pip install --no-index numpy", "mapped")]
+    faithful = spec({"command": "python run.py"}, environment={
+        "modules": ["python/3.10"], "venv": {"packages": ["numpy"]},
+        "setup": ["pip install --no-index --no-deps mytool", "pip install --no-index -r req.txt"]})
+    assert found(script, faithful, mapped) == set()
+    flags_dropped = spec({"command": "python run.py"}, environment={
+        "modules": ["python/3.10"], "venv": {"packages": ["numpy", "mytool"], "requirements": "req.txt"}})
+    difference = next(d for d in verified(script, flags_dropped, mapped).findings if d.what == "package")
+    assert (difference.subject, difference.old, difference.new) == ("order", "numpy; --no-deps mytool; -r req.txt",
+                                                                    "-r req.txt; numpy; mytool")
+
+
 def test_a_pipe_after_srun_moved_inside_every_task_is_found():
     script = "#SBATCH --ntasks=4\nsrun ./app | tee out.log\n"
     per_task = spec({"launcher": "srun", "shell": "./app | tee out.log"}, "mpi", {"tasks_per_node": 4})

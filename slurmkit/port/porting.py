@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree
+from slurmkit.port import accelerate_import, bashtree, trapsave
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -106,6 +106,9 @@ class _Builder:
         self.traps: Dict[str, Tuple[int, str]] = {}          # a copy-back trap's action -> (its line, its text)
         self.copy_backs: Dict[str, List[Dict]] = {}          # a function such a trap calls -> the stage.outputs it copies
         self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
+        self.save_values: Dict[str, str] = {}                # and those a copy-back trap reads ($PWD...: trapsave.values_at_save)
+        self.made: FrozenSet[str] = frozenset()              # the folders the script makes (mkdir)
+        self.unsaved_usr1: Optional[int] = None              # the line of a USR1 copy-back trap left to do
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
@@ -963,12 +966,15 @@ def _collect_traps(build: _Builder, script: bashtree.Script) -> None:
     copies back out of $SLURM_TMPDIR it makes (stage.outputs), read through the variables it sets."""
     build.values = bashtree.known_values(script.statements)
     build.assigned = bashtree.assigned(script.statements)
+    program_line = build.program.command.line if build.program is not None else 1 << 30
+    build.save_values = trapsave.values_at_save(script, program_line)
+    build.made = trapsave.made_folders(script, build.save_values)
     for trap in bashtree.traps(script):
         if not COPY_BACK_SIGNALS & set(trap.signals):
             continue
         build.traps[trap.action.strip()] = (trap.line, trap.command.text)
         for function in trap.functions:
-            outputs = _outputs(build, function.body)
+            outputs = _trap_outputs(build, function.body)
             if outputs:
                 build.copy_backs[function.name] = outputs
 
@@ -979,13 +985,64 @@ def _trap_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
     action = words[1].strip()
     if action in build.copy_backs:
         return ("dropped", "slurmkit saves stage.outputs on every exit and on USR1 before the time limit")
-    if _copy_backs(build, action):
+    if _trap_copy_backs(build, action):
         return ("mapped", "a copy-back trap: its copies are stage.outputs, saved on every exit and before the time limit")
     if action in build.traps and re.fullmatch(r"[A-Za-z_][\w-]*", action):
         return ("to do", f"{action} runs at the job's end or at its time limit, and import finds in it no copy out of "
                          "$SLURM_TMPDIR it can read as stage.outputs (slurmkit's own exit handling saves only those): list "
-                         "what it saves as stage.outputs, or carry it over by hand")
+                         "what it saves as stage.outputs, or carry it over by hand" + _unsaved_signal(build, words))
     return ("kept",)
+
+
+def _unsaved_signal(build: _Builder, words: List[str]) -> str:
+    """A copy-back trap on USR1 left to do: the script's --signal=B:USR1@N was for it, and is
+    slurmkit's own once the trap's copies are stage.outputs (_signal_and_requeue drops it)."""
+    if build.signal is None or not {"USR1", "SIGUSR1", "10"} & set(words[2:]):
+        return ""
+    build.unsaved_usr1 = build.traps.get(words[1].strip(), (build.signal[0], ""))[0]
+    return (f"; give stage.lead: {build.signal[3]}s (the script's --signal time), and slurmkit asks for USR1 itself "
+            "and saves them then")
+
+
+def _trap_copy_backs(build: _Builder, text: str) -> bool:
+    """A trap's action (``trap 'cp -r $SLURM_TMPDIR/out $OUT' EXIT``) read as _trap_outputs reads
+    a function the trap calls; every copy out of $SLURM_TMPDIR must be read, or none is mapped."""
+    outputs = _trap_outputs(build, bashtree.parse(text).statements)
+    for output in outputs:
+        _add_output(build, output)
+    return bool(outputs)
+
+
+def _trap_outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[Dict]:
+    """The copies out of $SLURM_TMPDIR a trap makes, as stage.outputs, with what it reads when
+    it runs put in first (trapsave.values_at_save); none where one copy cannot be read (its save
+    would be lost without a word, the trap being dropped for the others)."""
+    found = []
+    for command in bashtree.walk(statements):
+        if command.name not in ("cp", "rsync"):
+            continue
+        paths = [bashtree.substituted(w, build.save_values) for w in command.argv[1:] if not w.startswith("-")]
+        if not any(_tmpdir(p) is not None or "SLURM_TMPDIR" in p for p in paths[:-1]):
+            continue
+        output = _trap_output(build, command.name, paths)
+        if output is None:
+            return []
+        found.append(output)
+    return found
+
+
+def _trap_output(build: _Builder, program: str, paths: List[str]) -> Optional[Dict]:
+    """``cp|rsync $SLURM_TMPDIR/X DEST`` as {from: X, to: ...}; None where X or DEST is not one
+    path (_one_path). A folder the script makes is one that exists: the copy goes inside it."""
+    source = _tmpdir(paths[0]) if len(paths) == 2 else None
+    if not source or not _one_path(source):
+        return None
+    destination = _home(paths[1])
+    if not _one_path(destination):
+        return None
+    if destination.rstrip("/") in build.made and not destination.endswith("/"):
+        destination += "/"
+    return {"from": source, "to": _home(_copied_to(program, paths[0], destination))}
 
 
 def _copy_backs(build: _Builder, text: str, statements: Optional[Sequence[bashtree.Statement]] = None) -> bool:
@@ -2073,6 +2130,9 @@ def _signal_and_requeue(build: _Builder) -> None:
                                                "Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
         elif kind.requeues_on_signal:
             build.note(number, line, "dropped", own)
+        elif build.unsaved_usr1 is not None:
+            build.note(number, line, "dropped", f"it asked USR1 for the copy-back trap on line {build.unsaved_usr1}, left to do: "
+                                                "once its copies are stage.outputs, slurmkit asks for the signal itself")
         else:
             _keep_directive(build, number, line, directive, "kept for the program, which may catch USR1 itself (to save a checkpoint)"
                             + _lightning_hint(build))

@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, trapsave
+from slurmkit.port import accelerate_import, bashtree, jobparts, trapsave
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -139,6 +139,9 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     submitted = _submitted_heredoc(text)
     if submitted is not None:
         return _import_submitted(text, submitted, name, profile)
+    part = jobparts.job_part(text)
+    if part is not None:
+        return _import_part(part, name, profile)
     build = _Builder()
     build.text = text
     script = bashtree.parse(text)
@@ -146,6 +149,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     for number, unit in units[:first_body]:
         _directive_line(build, number, unit[len("#SBATCH"):])
+    _overridden_directives(build, units[:first_body])
     body = units[first_body:]
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
@@ -158,7 +162,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         if index in unread:
             continue
         if unit.startswith("#SBATCH"):
-            build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+            build.note(number, unit, "dropped", "sbatch reads #SBATCH lines only above the first command and ignores this "
+                                                "one, so the job ran without it; import ignores it too (move it up to use it)")
         elif launch_at is not None and together <= index < launch_at:
             continue    # started in the background beside the program: part of its launch
         elif index == launch_at and together < index:
@@ -210,7 +215,8 @@ def submitted_script(text: str) -> str:
     (what import reads as the job, so what verification runs as the old script), else ``text``."""
     submitted = _submitted_heredoc(text)
     if submitted is None:
-        return text
+        part = jobparts.job_part(text)
+        return text if part is None else part.body
     body = submitted[2]
     return body if body.startswith("#!") else "#!/bin/bash\n" + body
 
@@ -228,6 +234,15 @@ def _import_submitted(text: str, submitted: Tuple[int, int, str], name: Optional
                 f"{last - 1}) is imported as the job; the script's own arguments ($1, $2) are the job's: give them with "
                 "`slurmkit submit SPEC -- ARGS`")
     return inner._replace(notes=tuple(sorted(notes + (note,), key=lambda n: n.line)))
+
+
+def _import_part(part: jobparts.Part, name: Optional[str], profile: Optional[str]) -> Imported:
+    """The one job of a file that is not one plain batch script (jobparts.py), imported as a
+    script of its own: its notes name the file's lines, with the notes on the rest of the file."""
+    inner = import_script(part.body, name, profile)
+    notes = tuple(n._replace(line=n.line + part.offset) if n.line else n for n in inner.notes)
+    notes += tuple(Note(*note) for note in part.notes)
+    return inner._replace(notes=tuple(sorted(notes, key=lambda n: n.line)))
 
 
 def _with_submit_todos(imported: Imported, script: Any) -> Imported:
@@ -398,6 +413,25 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
             value = tokens[index]
         _directive(build, _Option(number, "#SBATCH" + text, option, value))
         index += 1
+
+
+def _overridden_directives(build: _Builder, directives: Sequence[Tuple[int, str]]) -> None:
+    """An option given again further down (a job template's alternatives, one block pasted
+    below another): sbatch takes the last, and import does too; the earlier line is said dropped."""
+    named = [(number, unit, _option_names(unit[len("#SBATCH"):])) for number, unit in directives]
+    last = {name: number for number, _, names in named for name in names}
+    for number, unit, names in named:
+        later = sorted({last[name] for name in names if last[name] != number})
+        if later:
+            build.note(number, unit, "dropped", f"given again on line {later[-1]}: sbatch takes the last one, and so does import")
+
+
+def _option_names(text: str) -> List[str]:
+    try:
+        tokens = shlex.split(text, comments=True)
+    except ValueError:
+        return []
+    return [name for name in (_split_option(token)[0] for token in tokens) if name]
 
 
 def _split_option(token: str) -> Tuple[Optional[str], Optional[str]]:

@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, jobparts, trapsave
+from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -95,6 +95,7 @@ class _Builder:
         self.tee_free: Optional[Tuple[int, str, str]] = None   # (line, `tee FILE`, the command without it) of a launcher's line
         self.files: List[Tuple[str, str]] = []   # (name, text) of files written beside the spec
         self.task_words: Optional[List[str]] = None   # GNU Parallel's words after :::, a task each
+        self.task_columns = 1                         # columns of each (several ::: groups), split by a tab
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
@@ -118,6 +119,8 @@ class _Builder:
         self.module_use = False
         self.line = 0                # the line of the body being read (a venv made after a cd into $SLURM_TMPDIR)
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
+        self.parallel_slots: Optional[int] = None   # the tasks it ran at a time (None: one a core; parallelforms.slots)
+        self.parallel_at: Tuple[int, str] = (0, "")  # (line, text) of its line, for the notes on its shape
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
@@ -1276,7 +1279,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
     line = _without_comment(build, number, line)
-    whole = _parallel_words(command, line)
+    whole = _piped_into_parallel(_parallel_words(command, line))
     if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
         return
     head, operators = split_at_operators(line)
@@ -1431,6 +1434,10 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     shell line, run as written."""
     options, rest = _parallel_options(words)
     command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
+    if file and not _one_path(file):
+        build.note(number, line, "mapped", f"bash computes the name of GNU Parallel's input file ({file}), so the line runs as "
+                   f"written; kind {first_kind(runs_task_file=True).name} reads a task file the spec names: write one to use it")
+        return False
     if not file and not _literal_tasks(build, number, line, rest, command):
         return False
     # With a command, each line is its argument; without one, each line is a command.
@@ -1438,6 +1445,7 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))
     build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
     build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    _parallel_slots(build, number, line)
     replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
     build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}"
                + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
@@ -1445,22 +1453,59 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
 
 
 def _literal_tasks(build: _Builder, number: int, line: str, rest: List[str], command: List[str]) -> bool:
-    """``parallel COMMAND ::: a b c``: the words after one ``:::`` are the tasks, one each, for a
-    task file beside the spec (_task_file); False where bash computes them (a glob, a variable,
-    $(...)), which only a shell line can do, said in a note, or where several ``:::`` or ``::::``
-    groups combine them."""
-    words = rest[len(command) + 1:]
-    if rest[len(command):len(command) + 1] != [":::"] or not words or any(w in (":::", "::::", ":::+", "::::+") for w in words):
-        return False
+    """``parallel COMMAND ::: a b c``: the words after ``:::`` are the tasks, one each, for a task
+    file beside the spec (_task_file); several ``:::`` groups give every combination of their
+    words, ``:::+`` links a group to the one before, as columns split by a tab; a brace range or
+    ``$(seq ...)`` of numbers gives its numbers (parallelforms). False where bash computes them
+    otherwise (a glob, a variable, $(...)), which only a shell line can do, said in a note, or
+    where a ``::::`` file joins them."""
+    tail = rest[len(command):]
     raw = raw_words(line)
-    computed = [w for w in raw[len(raw) - len(words):] if _NEEDS_SHELL.search(w) or "$" in w or re.search(r"\{[^}]*(\.\.|,)", w)]
+    raw_command, sources = parallelforms.groups(raw[len(raw) - len(tail):] if tail else [])
+    if not sources or raw_command or any(separator.startswith("::::") for separator, _ in sources):
+        return False
+    tasks = _task_lines(build, number, sources)
+    if tasks is False:
+        return False
+    if tasks is None or (len(sources) > 1 and parallelforms.reads_whole_line(command)):
+        build.note(number, line, "mapped", "GNU Parallel combines its argument groups here in a way a task file of columns "
+                   "cannot say ({} is the whole line, or :::+ links groups of unequal length): the line runs as written")
+        return False
+    build.task_words = ["\t".join(task) for task in tasks]
+    build.task_columns = len(tasks[0]) if tasks else 1
+    return True
+
+
+def _task_lines(build: _Builder, number: int, sources: List[Tuple[str, List[str]]]) -> Any:
+    """The tasks of GNU Parallel's ``:::`` groups (parallelforms.task_lines: None where they do not
+    combine); False, with a note, where bash computes a word."""
+    words = [(separator, [parallelforms.expanded(w) for w in group]) for separator, group in sources]
+    computed = [w for (_, group), (_, made) in zip(sources, words) for w, m in zip(group, made) if m is None]
     if computed:
         build.note(number, " ".join(computed), "mapped", f"bash computes GNU Parallel's arguments ({' '.join(computed)}), so the "
                    f"line runs as written; kind {first_kind(runs_task_file=True).name} reads them from a task file: write "
                    "them there, one a line, to use it")
         return False
-    build.task_words = words
-    return True
+    return parallelforms.task_lines([(separator, [w for m in made for w in m or ()]) for separator, made in words])
+
+
+def _piped_into_parallel(words: List[str]) -> List[str]:
+    """``cat FILE | parallel ...`` reads the lines of FILE as ``parallel ... :::: FILE`` does."""
+    if words[:1] == ["cat"] and words[2:4] == ["|", "parallel"] and _one_path(words[1]) \
+            and not set(words[4:]) & {*parallelforms.SOURCES, "|", "<", ";", "&&", "||", "&"}:
+        return words[3:] + ["::::", words[1]]
+    return words
+
+
+def _parallel_slots(build: _Builder, number: int, line: str) -> None:
+    """GNU Parallel's --jobs as the tasks it ran at a time (parallelforms.slots), noted or left to do."""
+    res = build.spec["resources"]
+    cpus = res.get("cpus_per_task") or 1
+    slots = parallelforms.slots(build.parallel_jobs, cpus if isinstance(cpus, int) else 1, build.values)
+    build.parallel_slots = (res.get("tasks_per_node") or 1) if slots.tasks == -1 else slots.tasks
+    build.parallel_at = (number, line)
+    if slots.note:
+        build.note(number, line, "to do" if slots.todo else "mapped", slots.note)
 
 
 def _task_file(build: _Builder) -> None:
@@ -1469,11 +1514,14 @@ def _task_file(build: _Builder) -> None:
         return
     name = f"{build.spec['name']}.tasks"
     lines = build.spec["tasks"]
+    if build.task_columns > 1:
+        lines["separator"] = "\t"
     key = "arguments" if "arguments" in lines else "commands"
     lines[key] = name
     build.files.append((name, "".join(w + "\n" for w in build.task_words)))
-    build.note(0, name, "mapped", f"tasks.{key}: the {len(build.task_words)} words after ::: (a task each), written to "
-                                  f"{name} beside the spec")
+    what = (f"the {len(build.task_words)} words after ::: (a task each)" if build.task_columns == 1 else
+            f"the {len(build.task_words)} combinations of GNU Parallel's argument groups (a task each, columns split by a tab)")
+    build.note(0, name, "mapped", f"tasks.{key}: {what}, written to {name} beside the spec")
 
 
 def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
@@ -1515,17 +1563,20 @@ def _parallel_separator(build: _Builder, number: int, line: str, colsep: Optiona
 
 def _many_tasks_shape(build: _Builder) -> None:
     """GNU Parallel's page asks ``--cpus-per-task=32`` and runs ``-j $SLURM_CPUS_PER_TASK``: 32
-    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
-    res, jobs = build.spec["resources"], build.parallel_jobs
+    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task;
+    another --jobs shares the cores out whole among its tasks (parallelforms.shape)."""
+    res, count = build.spec["resources"], build.parallel_slots
     cpus = res.get("cpus_per_task")
-    if "tasks_per_node" not in res and not cpus and jobs and jobs.isdigit() and int(jobs):
-        res["tasks_per_node"] = int(jobs)   # -j 8 on one core each
+    if "tasks_per_node" not in res and not cpus and count:
+        res["tasks_per_node"] = count   # -j 8 on one core each
     if "tasks_per_node" in res or not cpus:
         return
-    if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
+    if count is None:
         res["tasks_per_node"] = res.pop("cpus_per_task")
-    elif jobs.isdigit() and int(jobs) and cpus % int(jobs) == 0:
-        res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
+        return
+    res["tasks_per_node"], res["cpus_per_task"], said = parallelforms.shape(count, cpus)
+    if said:
+        build.note(build.parallel_at[0], build.parallel_at[1], "mapped", f"GNU Parallel's --jobs {build.parallel_jobs}" + said)
 
 
 def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_options.Parsed, one_task_per_node: bool = False) -> None:

@@ -32,8 +32,11 @@ class Part(Record):
 def job_part(text: str) -> Optional[Part]:
     """The job of ``text`` where it is not the whole file read as it is; None for a plain script."""
     text = text.replace("\r\n", "\n")
+    wrapper = "sbatch" in text and "<<" in text
+    if not (wrapper or "\n#!" in text or not text.startswith("#!") and "#SBATCH" in text):
+        return None   # a plain script, as most are: not parsed twice (import parses it once itself)
     script = bashtree.parse(text)
-    return _function_heredoc(text, script) or _job_in_file(text, script)
+    return (_function_heredoc(text, script) if wrapper else None) or _job_in_file(text, script)
 
 
 # ------------------------------------------------------------------------- job scripts in a file

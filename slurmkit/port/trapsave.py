@@ -12,7 +12,7 @@ a name setup sets, and such a trap stays for the user to carry over.
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Optional, Sequence, Set
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set
 
 from slurmkit.port import bashtree
 
@@ -22,17 +22,23 @@ _PWD = re.compile(r"\$\{?PWD\}?(?![\w])")
 _PWD_SUBSTITUTION = re.compile(r"\$\(\s*pwd\s*\)|`\s*pwd\s*`")
 
 
-def folder_at(script: bashtree.Script, line: int, values: Dict[str, str]) -> Optional[str]:
+def folder_at(changes: List[bashtree.Command], line: int, values: Dict[str, str]) -> Optional[str]:
     """The folder the script is in at ``line``: the submit folder, or the target of the last
-    top-level ``cd`` before it; None where a cd's target is not plain text or known values."""
+    top-level ``cd`` before it (``changes``: folder_changes); None where a cd's target is not
+    plain text or known values."""
     folder: Optional[str] = SUBMIT_DIR
-    for command in bashtree.walk(script.statements, functions=False):
-        if command.line >= line or command.within or command.name not in ("cd", "pushd"):
-            continue
+    for command in changes:
+        if command.line >= line:
+            break
         words = command.argv[1:]
         target = bashtree.substituted(words[0], values) if words else "$HOME"
         folder = _joined(folder, target) if _plain(target) else None
     return folder
+
+
+def folder_changes(script: bashtree.Script) -> List[bashtree.Command]:
+    """The top-level ``cd`` and ``pushd`` of ``script``, in order (found once for folder_at)."""
+    return [c for c in bashtree.walk(script.statements, functions=False) if not c.within and c.name in ("cd", "pushd")]
 
 
 def _joined(folder: Optional[str], target: str) -> Optional[str]:
@@ -51,18 +57,20 @@ def values_at_save(script: bashtree.Script, program_line: int) -> Dict[str, str]
     the names set once to ``$(pwd)``/``$PWD`` text, read at the line that sets them."""
     values = dict(bashtree.known_values(script.statements))
     once = _set_once(script.statements)
+    changes = folder_changes(script)
     for assignment in bashtree.assignments(script.statements):
         if assignment.name not in once or assignment.name in values:
             continue
         text = _PWD_SUBSTITUTION.sub("$PWD", assignment.value.value)
-        folder = folder_at(script, assignment.line, values)
-        if folder is not None and _plain(text) and _PWD.search(text):
+        if not (_PWD.search(text) and _plain(text)):
+            continue
+        folder = folder_at(changes, assignment.line, values)
+        if folder is not None:
             values[assignment.name] = bashtree.substituted(_PWD.sub(folder, text), values)
+    here = folder_at(changes, program_line, values)
     for name, value in list(values.items()):
-        folder = folder_at(script, program_line, values)
-        if _PWD.search(value) and folder is not None:
-            values[name] = _PWD.sub(folder, value)
-    here = folder_at(script, program_line, values)
+        if _PWD.search(value) and here is not None:
+            values[name] = _PWD.sub(here, value)
     if here is not None:
         values["PWD"] = here
     return {name: value for name, value in values.items() if not _SPECIAL.search(value)}

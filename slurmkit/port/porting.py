@@ -29,7 +29,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, wordsplit, workdir
+from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave, wordsplit, workdir
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -95,6 +95,7 @@ class _Builder:
         self.tee_free: Optional[Tuple[int, str, str]] = None   # (line, `tee FILE`, the command without it) of a launcher's line
         self.files: List[Tuple[str, str]] = []   # (name, text) of files written beside the spec
         self.task_words: Optional[List[str]] = None   # GNU Parallel's words after :::, a task each
+        self.task_columns = 1                         # columns of each (several ::: groups), split by a tab
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
@@ -106,6 +107,9 @@ class _Builder:
         self.traps: Dict[str, Tuple[int, str]] = {}          # a copy-back trap's action -> (its line, its text)
         self.copy_backs: Dict[str, List[Dict]] = {}          # a function such a trap calls -> the stage.outputs it copies
         self.values: Dict[str, str] = {}                     # the script's variables of a certain value (bashtree.known_values)
+        self.save_values: Dict[str, str] = {}                # and those a copy-back trap reads ($PWD...: trapsave.values_at_save)
+        self.made: FrozenSet[str] = frozenset()              # the folders the script makes (mkdir)
+        self.unsaved_usr1: Optional[int] = None              # the line of a USR1 copy-back trap left to do
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
@@ -115,6 +119,8 @@ class _Builder:
         self.module_use = False
         self.line = 0                # the line of the body being read (a venv made after a cd into $SLURM_TMPDIR)
         self.parallel_jobs: Optional[str] = None    # GNU Parallel's --jobs, for the many-tasks shape
+        self.parallel_slots: Optional[int] = None   # the tasks it ran at a time (None: one a core; parallelforms.slots)
+        self.parallel_at: Tuple[int, str] = (0, "")  # (line, text) of its line, for the notes on its shape
         self.launch_as_written: Optional[str] = None    # the launch line without its launcher, as a shell line
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
@@ -137,6 +143,9 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     submitted = _submitted_heredoc(text)
     if submitted is not None:
         return _import_submitted(text, submitted, name, profile)
+    part = jobparts.job_part(text)
+    if part is not None:
+        return _import_part(part, name, profile)
     build = _Builder()
     build.text = text
     script = bashtree.parse(text)
@@ -144,6 +153,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     for number, unit in units[:first_body]:
         _directive_line(build, number, unit[len("#SBATCH"):])
+    _overridden_directives(build, units[:first_body])
     body = units[first_body:]
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
@@ -156,7 +166,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         if index in unread:
             continue
         if unit.startswith("#SBATCH"):
-            build.note(number, unit, "to do", "an #SBATCH line after the first command is ignored by sbatch: move it up")
+            build.note(number, unit, "dropped", "sbatch reads #SBATCH lines only above the first command and ignores this "
+                                                "one, so the job ran without it; import ignores it too (move it up to use it)")
         elif launch_at is not None and together <= index < launch_at:
             continue    # started in the background beside the program: part of its launch
         elif index == launch_at and together < index:
@@ -208,7 +219,8 @@ def submitted_script(text: str) -> str:
     (what import reads as the job, so what verification runs as the old script), else ``text``."""
     submitted = _submitted_heredoc(text)
     if submitted is None:
-        return text
+        part = jobparts.job_part(text)
+        return text if part is None else part.body
     body = submitted[2]
     return body if body.startswith("#!") else "#!/bin/bash\n" + body
 
@@ -226,6 +238,15 @@ def _import_submitted(text: str, submitted: Tuple[int, int, str], name: Optional
                 f"{last - 1}) is imported as the job; the script's own arguments ($1, $2) are the job's: give them with "
                 "`slurmkit submit SPEC -- ARGS`")
     return inner._replace(notes=tuple(sorted(notes + (note,), key=lambda n: n.line)))
+
+
+def _import_part(part: jobparts.Part, name: Optional[str], profile: Optional[str]) -> Imported:
+    """The one job of a file that is not one plain batch script (jobparts.py), imported as a
+    script of its own: its notes name the file's lines, with the notes on the rest of the file."""
+    inner = import_script(part.body, name, profile)
+    notes = tuple(n._replace(line=n.line + part.offset) if n.line else n for n in inner.notes)
+    notes += tuple(Note(*note) for note in part.notes)
+    return inner._replace(notes=tuple(sorted(notes, key=lambda n: n.line)))
 
 
 def _with_submit_todos(imported: Imported, script: Any) -> Imported:
@@ -413,6 +434,25 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
             value = tokens[index]
         _directive(build, _Option(number, "#SBATCH" + text, option, value))
         index += 1
+
+
+def _overridden_directives(build: _Builder, directives: Sequence[Tuple[int, str]]) -> None:
+    """An option given again further down (a job template's alternatives, one block pasted
+    below another): sbatch takes the last, and import does too; the earlier line is said dropped."""
+    named = [(number, unit, _option_names(unit[len("#SBATCH"):])) for number, unit in directives]
+    last = {name: number for number, _, names in named for name in names}
+    for number, unit, names in named:
+        later = sorted({last[name] for name in names if last[name] != number})
+        if later:
+            build.note(number, unit, "dropped", f"given again on line {later[-1]}: sbatch takes the last one, and so does import")
+
+
+def _option_names(text: str) -> List[str]:
+    try:
+        tokens = shlex.split(text, comments=True)
+    except ValueError:
+        return []
+    return [name for name in (_split_option(token)[0] for token in tokens) if name]
 
 
 def _split_option(token: str) -> Tuple[Optional[str], Optional[str]]:
@@ -1120,12 +1160,15 @@ def _collect_traps(build: _Builder, script: bashtree.Script) -> None:
     copies back out of $SLURM_TMPDIR it makes (stage.outputs), read through the variables it sets."""
     build.values = bashtree.known_values(script.statements)
     build.assigned = bashtree.assigned(script.statements)
+    program_line = build.program.command.line if build.program is not None else 1 << 30
+    build.save_values = trapsave.values_at_save(script, program_line)
+    build.made = trapsave.made_folders(script, build.save_values)
     for trap in bashtree.traps(script):
         if not COPY_BACK_SIGNALS & set(trap.signals):
             continue
         build.traps[trap.action.strip()] = (trap.line, trap.command.text)
         for function in trap.functions:
-            outputs = _outputs(build, function.body)
+            outputs = _trap_outputs(build, function.body)
             if outputs:
                 build.copy_backs[function.name] = outputs
 
@@ -1136,13 +1179,64 @@ def _trap_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
     action = words[1].strip()
     if action in build.copy_backs:
         return ("dropped", "slurmkit saves stage.outputs on every exit and on USR1 before the time limit")
-    if _copy_backs(build, action):
+    if _trap_copy_backs(build, action):
         return ("mapped", "a copy-back trap: its copies are stage.outputs, saved on every exit and before the time limit")
     if action in build.traps and re.fullmatch(r"[A-Za-z_][\w-]*", action):
         return ("to do", f"{action} runs at the job's end or at its time limit, and import finds in it no copy out of "
                          "$SLURM_TMPDIR it can read as stage.outputs (slurmkit's own exit handling saves only those): list "
-                         "what it saves as stage.outputs, or carry it over by hand")
+                         "what it saves as stage.outputs, or carry it over by hand" + _unsaved_signal(build, words))
     return ("kept",)
+
+
+def _unsaved_signal(build: _Builder, words: List[str]) -> str:
+    """A copy-back trap on USR1 left to do: the script's --signal=B:USR1@N was for it, and is
+    slurmkit's own once the trap's copies are stage.outputs (_signal_and_requeue drops it)."""
+    if build.signal is None or not {"USR1", "SIGUSR1", "10"} & set(words[2:]):
+        return ""
+    build.unsaved_usr1 = build.traps.get(words[1].strip(), (build.signal[0], ""))[0]
+    return (f"; give stage.lead: {build.signal[3]}s (the script's --signal time), and slurmkit asks for USR1 itself "
+            "and saves them then")
+
+
+def _trap_copy_backs(build: _Builder, text: str) -> bool:
+    """A trap's action (``trap 'cp -r $SLURM_TMPDIR/out $OUT' EXIT``) read as _trap_outputs reads
+    a function the trap calls; every copy out of $SLURM_TMPDIR must be read, or none is mapped."""
+    outputs = _trap_outputs(build, bashtree.parse(text).statements)
+    for output in outputs:
+        _add_output(build, output)
+    return bool(outputs)
+
+
+def _trap_outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[Dict]:
+    """The copies out of $SLURM_TMPDIR a trap makes, as stage.outputs, with what it reads when
+    it runs put in first (trapsave.values_at_save); none where one copy cannot be read (its save
+    would be lost without a word, the trap being dropped for the others)."""
+    found = []
+    for command in bashtree.walk(statements):
+        if command.name not in ("cp", "rsync"):
+            continue
+        paths = [bashtree.substituted(w, build.save_values) for w in command.argv[1:] if not w.startswith("-")]
+        if not any(_tmpdir(p) is not None or "SLURM_TMPDIR" in p for p in paths[:-1]):
+            continue
+        output = _trap_output(build, command.name, paths)
+        if output is None:
+            return []
+        found.append(output)
+    return found
+
+
+def _trap_output(build: _Builder, program: str, paths: List[str]) -> Optional[Dict]:
+    """``cp|rsync $SLURM_TMPDIR/X DEST`` as {from: X, to: ...}; None where X or DEST is not one
+    path (_one_path). A folder the script makes is one that exists: the copy goes inside it."""
+    source = _tmpdir(paths[0]) if len(paths) == 2 else None
+    if not source or not _one_path(source):
+        return None
+    destination = _home(paths[1])
+    if not _one_path(destination):
+        return None
+    if destination.rstrip("/") in build.made and not destination.endswith("/"):
+        destination += "/"
+    return {"from": source, "to": _home(_copied_to(program, paths[0], destination))}
 
 
 def _copy_backs(build: _Builder, text: str, statements: Optional[Sequence[bashtree.Statement]] = None) -> bool:
@@ -1342,7 +1436,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
     line = _without_comment(build, number, line)
-    whole = _parallel_words(command, line)
+    whole = _piped_into_parallel(_parallel_words(command, line))
     if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
         return
     head, operators = split_at_operators(line)
@@ -1503,6 +1597,10 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     shell line, run as written."""
     options, rest = _parallel_options(words)
     command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
+    if file and not _one_path(file):
+        build.note(number, line, "mapped", f"bash computes the name of GNU Parallel's input file ({file}), so the line runs as "
+                   f"written; kind {first_kind(runs_task_file=True).name} reads a task file the spec names: write one to use it")
+        return False
     if not file and not _literal_tasks(build, number, line, rest, command):
         return False
     # With a command, each line is its argument; without one, each line is a command.
@@ -1510,6 +1608,7 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))
     build.spec["launch"] = {"command": " ".join(_spec_word(w, w) for w in command)} if command else {}
     build.parallel_jobs = options.get("-j", options.get("--jobs", options.get("-P")))
+    _parallel_slots(build, number, line)
     replaced = sorted({f"{o} ({PARALLEL_REPLACED[o]})" for o in options if o in PARALLEL_REPLACED})
     build.note(number, line, "mapped", f"kind {first_kind(runs_task_file=True).name}"
                + (f"; dropped: {', '.join(replaced)}" if replaced else ""))
@@ -1517,22 +1616,59 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
 
 
 def _literal_tasks(build: _Builder, number: int, line: str, rest: List[str], command: List[str]) -> bool:
-    """``parallel COMMAND ::: a b c``: the words after one ``:::`` are the tasks, one each, for a
-    task file beside the spec (_task_file); False where bash computes them (a glob, a variable,
-    $(...)), which only a shell line can do, said in a note, or where several ``:::`` or ``::::``
-    groups combine them."""
-    words = rest[len(command) + 1:]
-    if rest[len(command):len(command) + 1] != [":::"] or not words or any(w in (":::", "::::", ":::+", "::::+") for w in words):
-        return False
+    """``parallel COMMAND ::: a b c``: the words after ``:::`` are the tasks, one each, for a task
+    file beside the spec (_task_file); several ``:::`` groups give every combination of their
+    words, ``:::+`` links a group to the one before, as columns split by a tab; a brace range or
+    ``$(seq ...)`` of numbers gives its numbers (parallelforms). False where bash computes them
+    otherwise (a glob, a variable, $(...)), which only a shell line can do, said in a note, or
+    where a ``::::`` file joins them."""
+    tail = rest[len(command):]
     raw = raw_words(line)
-    computed = [w for w in raw[len(raw) - len(words):] if _NEEDS_SHELL.search(w) or "$" in w or re.search(r"\{[^}]*(\.\.|,)", w)]
+    raw_command, sources = parallelforms.groups(raw[len(raw) - len(tail):] if tail else [])
+    if not sources or raw_command or any(separator.startswith("::::") for separator, _ in sources):
+        return False
+    tasks = _task_lines(build, number, sources)
+    if tasks is False:
+        return False
+    if tasks is None or (len(sources) > 1 and parallelforms.reads_whole_line(command)):
+        build.note(number, line, "mapped", "GNU Parallel combines its argument groups here in a way a task file of columns "
+                   "cannot say ({} is the whole line, or :::+ links groups of unequal length): the line runs as written")
+        return False
+    build.task_words = ["\t".join(task) for task in tasks]
+    build.task_columns = len(tasks[0]) if tasks else 1
+    return True
+
+
+def _task_lines(build: _Builder, number: int, sources: List[Tuple[str, List[str]]]) -> Any:
+    """The tasks of GNU Parallel's ``:::`` groups (parallelforms.task_lines: None where they do not
+    combine); False, with a note, where bash computes a word."""
+    words = [(separator, [parallelforms.expanded(w) for w in group]) for separator, group in sources]
+    computed = [w for (_, group), (_, made) in zip(sources, words) for w, m in zip(group, made) if m is None]
     if computed:
         build.note(number, " ".join(computed), "mapped", f"bash computes GNU Parallel's arguments ({' '.join(computed)}), so the "
                    f"line runs as written; kind {first_kind(runs_task_file=True).name} reads them from a task file: write "
                    "them there, one a line, to use it")
         return False
-    build.task_words = words
-    return True
+    return parallelforms.task_lines([(separator, [w for m in made for w in m or ()]) for separator, made in words])
+
+
+def _piped_into_parallel(words: List[str]) -> List[str]:
+    """``cat FILE | parallel ...`` reads the lines of FILE as ``parallel ... :::: FILE`` does."""
+    if words[:1] == ["cat"] and words[2:4] == ["|", "parallel"] and _one_path(words[1]) \
+            and not set(words[4:]) & {*parallelforms.SOURCES, "|", "<", ";", "&&", "||", "&"}:
+        return words[3:] + ["::::", words[1]]
+    return words
+
+
+def _parallel_slots(build: _Builder, number: int, line: str) -> None:
+    """GNU Parallel's --jobs as the tasks it ran at a time (parallelforms.slots), noted or left to do."""
+    res = build.spec["resources"]
+    cpus = res.get("cpus_per_task") or 1
+    slots = parallelforms.slots(build.parallel_jobs, cpus if isinstance(cpus, int) else 1, build.values)
+    build.parallel_slots = (res.get("tasks_per_node") or 1) if slots.tasks == -1 else slots.tasks
+    build.parallel_at = (number, line)
+    if slots.note:
+        build.note(number, line, "to do" if slots.todo else "mapped", slots.note)
 
 
 def _task_file(build: _Builder) -> None:
@@ -1541,11 +1677,14 @@ def _task_file(build: _Builder) -> None:
         return
     name = f"{build.spec['name']}.tasks"
     lines = build.spec["tasks"]
+    if build.task_columns > 1:
+        lines["separator"] = "\t"
     key = "arguments" if "arguments" in lines else "commands"
     lines[key] = name
     build.files.append((name, "".join(w + "\n" for w in build.task_words)))
-    build.note(0, name, "mapped", f"tasks.{key}: the {len(build.task_words)} words after ::: (a task each), written to "
-                                  f"{name} beside the spec")
+    what = (f"the {len(build.task_words)} words after ::: (a task each)" if build.task_columns == 1 else
+            f"the {len(build.task_words)} combinations of GNU Parallel's argument groups (a task each, columns split by a tab)")
+    build.note(0, name, "mapped", f"tasks.{key}: {what}, written to {name} beside the spec")
 
 
 def _parallel_options(words: List[str]) -> Tuple[Dict[str, str], List[str]]:
@@ -1587,17 +1726,20 @@ def _parallel_separator(build: _Builder, number: int, line: str, colsep: Optiona
 
 def _many_tasks_shape(build: _Builder) -> None:
     """GNU Parallel's page asks ``--cpus-per-task=32`` and runs ``-j $SLURM_CPUS_PER_TASK``: 32
-    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task."""
-    res, jobs = build.spec["resources"], build.parallel_jobs
+    tasks of one core. A many-tasks spec says that as tasks_per_node (tasks at a time) x cpus_per_task;
+    another --jobs shares the cores out whole among its tasks (parallelforms.shape)."""
+    res, count = build.spec["resources"], build.parallel_slots
     cpus = res.get("cpus_per_task")
-    if "tasks_per_node" not in res and not cpus and jobs and jobs.isdigit() and int(jobs):
-        res["tasks_per_node"] = int(jobs)   # -j 8 on one core each
+    if "tasks_per_node" not in res and not cpus and count:
+        res["tasks_per_node"] = count   # -j 8 on one core each
     if "tasks_per_node" in res or not cpus:
         return
-    if jobs in (None, "$SLURM_CPUS_PER_TASK", "${SLURM_CPUS_PER_TASK}"):
+    if count is None:
         res["tasks_per_node"] = res.pop("cpus_per_task")
-    elif jobs.isdigit() and int(jobs) and cpus % int(jobs) == 0:
-        res["tasks_per_node"], res["cpus_per_task"] = int(jobs), cpus // int(jobs)
+        return
+    res["tasks_per_node"], res["cpus_per_task"], said = parallelforms.shape(count, cpus)
+    if said:
+        build.note(build.parallel_at[0], build.parallel_at[1], "mapped", f"GNU Parallel's --jobs {build.parallel_jobs}" + said)
 
 
 def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_options.Parsed, one_task_per_node: bool = False) -> None:
@@ -2285,6 +2427,9 @@ def _signal_and_requeue(build: _Builder) -> None:
                                                "Lightning to save; the kind asks for the signal, the requeue and --open-mode=append itself")
         elif kind.requeues_on_signal:
             build.note(number, line, "dropped", own)
+        elif build.unsaved_usr1 is not None:
+            build.note(number, line, "dropped", f"it asked USR1 for the copy-back trap on line {build.unsaved_usr1}, left to do: "
+                                                "once its copies are stage.outputs, slurmkit asks for the signal itself")
         else:
             _keep_directive(build, number, line, directive, "kept for the program, which may catch USR1 itself (to save a checkpoint)"
                             + _lightning_hint(build))

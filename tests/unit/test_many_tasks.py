@@ -316,10 +316,15 @@ def test_the_gnu_parallel_pages_scripts_import_as_many_tasks_jobs():
 
 
 def test_gnu_parallel_with_values_on_its_command_line_runs_as_written():
-    """Values after ``:::`` are not a file of tasks for kind many-tasks: the line stays GNU
-    Parallel's own, a launch.shell run as written (nothing lost, nothing to do)."""
+    """Values after several ``:::`` groups become the task file's lines, every combination in
+    GNU Parallel's order as columns split by a tab (nothing lost, nothing to do); read with
+    ``{}`` (the whole line) they are not columns, and the line stays GNU Parallel's own."""
     from slurmkit.port.porting import import_script
 
     imported = import_script("#!/bin/bash\n#SBATCH --time=1:00:00\nparallel -j 4 sim {1} {2} ::: 1 2 ::: a b\n", name="x")
+    assert imported.unmapped == () and imported.spec["tasks"] == {"arguments": "x.tasks", "separator": "\t"}
+    assert imported.files == (("x.tasks", "1\ta\n1\tb\n2\ta\n2\tb\n"),)
+    assert imported.spec["launch"] == {"command": "sim '{1}' '{2}'"}
+    imported = import_script("#!/bin/bash\n#SBATCH --time=1:00:00\nparallel -j 4 sim {} ::: 1 2 ::: a b\n", name="x")
     assert imported.unmapped == () and "tasks" not in imported.spec
-    assert imported.spec["launch"] == {"command": "parallel -j 4 sim '{1}' '{2}' ::: 1 2 ::: a b"}
+    assert imported.spec["launch"] == {"command": "parallel -j 4 sim '{}' ::: 1 2 ::: a b"}

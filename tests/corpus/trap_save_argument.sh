@@ -1,0 +1,9 @@
+#!/bin/bash
+# cluster: cedar
+#SBATCH --account=def-prof
+#SBATCH --time=02:00:00
+#SBATCH --signal=B:USR1@300
+DEST=$1
+finish() { cp -r $SLURM_TMPDIR/run $DEST; }
+trap finish USR1
+python simulate.py --out $SLURM_TMPDIR/run

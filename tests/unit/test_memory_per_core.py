@@ -51,7 +51,7 @@ GPU_PER_CORE = {"name": "train", "profile": "graham", "account": "def-x", "kind"
                 "resources": {"gpus": "1", "mem_per_cpu": "8G", "time": "1h"}, "launch": "python train.py"}
 
 
-@pytest.mark.parametrize("to, cores", [("narval", 12), ("nibi", 24)])
+@pytest.mark.parametrize("to, cores", [("narval", 12), ("nibi", 14)])
 def test_a_spec_with_memory_per_core_ported_to_another_bundle_of_cores_keeps_its_memory_and_says_so(to, cores):
     before = rendered_memory(GPU_PER_CORE, "graham")
     assert before == (None, "8G", "16")

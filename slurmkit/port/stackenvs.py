@@ -136,7 +136,45 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     julia = _Move("julia", "julia", old_modules, new_modules, source, target)
     r = _Move("r", "R", old_modules, new_modules, source, target)
     todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []
-    return todos + (list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else [])
+    todos += list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else []
+    python = _Move("python", "python", old_modules, new_modules, source, target)
+    return todos + (list(_python_todos(job, python, spec)) if python.old and python.new and python.minor_changed else [])
+
+
+# ------------------------------------------------------------------------------------ python
+
+#: Packages no longer built for the pythons the Alliance serves: TensorFlow ships its GPU support
+#: in ``tensorflow`` since 2.1 (pypi.org/project/tensorflow-gpu: "no longer supported"), and the
+#: wheelhouse's Python 3.11 list has tensorflow 2.12 and newer only (the Wheels3.11 page).
+NO_WHEEL_NOW = ("tensorflow-gpu", "tensorflow_gpu")
+
+
+def _may_lack_a_wheel(package: str) -> bool:
+    """A package pinned to a version of an older day (``torch==1.7.1``), or one that is no longer
+    built: the new python's wheelhouse may have none. A bare name gets the newest wheel there is."""
+    name = re.split(r"[=<>~!\[; ]", package, maxsplit=1)[0].lower()
+    return name in NO_WHEEL_NOW or bool(re.search(r"(==|<=|<|~=)", package))
+
+
+
+def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
+    """Python packages are built for one minor version. A virtualenv the job builds from its
+    package list gets each package for the new python, where a wheel for it exists (an old pin
+    such as tensorflow_gpu has none for 3.11); a reused virtualenv has its rebuild to-do
+    (rebuild.py). A job with no virtualenv read the packages ``pip install --user`` put in
+    ``~/.local/lib/pythonX.Y``, which the new python does not read."""
+    old, new = _minor(move.old), _minor(move.new)
+    venv = spec.environment.venv
+    doubtful = [p for p in (venv.packages if venv is not None else ()) if _may_lack_a_wheel(p)]
+    if venv is not None and (doubtful or venv.requirements):
+        what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements}"
+        yield (f"environment.venv: the job installs {what} under {move.new} now, not python {old}: check that each has "
+               f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one, then remove "
+               "this line")
+    elif venv is None and any(_started(argv)[:1] and _started(argv)[0].startswith("python") for _, argv in job.commands):
+        yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
+               f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "
+               f"again under {move.new}, better in a virtualenv (environment.venv), then remove this line")
 
 
 # ------------------------------------------------------------------------------------ julia

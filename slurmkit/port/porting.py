@@ -870,7 +870,7 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
-    if here is None:
+    if here is None or _venv_removed_before(build, here):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
@@ -886,6 +886,18 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if words[0] in ("source", "."):
         return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
+
+
+def _venv_removed_before(build: _Builder, words: List[str]) -> bool:
+    """``rm -rf $HOME/env`` then ``virtualenv $HOME/env``: the script builds the venv afresh each
+    run. slurmkit makes and fills the venv before the kept lines, so the kept rm would delete it
+    and the program would run without its packages: the venv lines stay as written, in order."""
+    index = _venv_path_index(words)
+    if index is None:
+        return False
+    path = re.sub(r"/bin/activate$", "", _home(words[index]).rstrip("/"))
+    return any(re.match(r"\s*rm\b", str(line)) and path in {_home(w).rstrip("/") for w in str(line).split()[1:]}
+               for line in build.setup)
 
 
 def _venv_words_here(build: _Builder, words: List[str]) -> Optional[List[str]]:

@@ -38,7 +38,7 @@ def test_the_spec_account_wins_in_the_script_and_a_different_sbatch_account_is_a
 
 def test_an_environment_account_that_does_not_look_like_the_sites_says_where_it_came_from():
     assert warnings_of(job("nibi", account=None, environ={"SLURM_ACCOUNT": "someprof"}), "account") == [
-        "'someprof' (from $SLURM_ACCOUNT) does not look like a nibi account (def-..., rrg-..., rpp-...)"]
+        "'someprof' (from $SLURM_ACCOUNT) does not look like a nibi account (def-..., rrg-..., rpp-..., ctb-...)"]
 
 
 def test_check_passes_a_spec_without_an_account_when_sbatch_account_is_set(tmp_path, monkeypatch):
@@ -56,3 +56,9 @@ def test_resolve_reads_no_environment_of_its_own(monkeypatch):
     monkeypatch.setenv("SBATCH_ACCOUNT", "def-other")
     monkeypatch.setenv("SBATCH_TIMELIMIT", "1:00:00")
     assert job("nibi", account="def-someprof").findings == job("nibi", account="def-someprof", environ={}).findings == ()
+
+
+def test_a_contributed_allocation_account_is_an_alliance_account():
+    """ctb-* accounts exist (the JupyterHub page lists def-, rrg-, rpp- and ctb- accounts); a
+    Narval script's ctb-lab was warned as not looking like a Narval account."""
+    assert warnings_of(job("narval", account="ctb-lab"), "account") == []

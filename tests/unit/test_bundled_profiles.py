@@ -57,7 +57,7 @@ def test_bundled_profile_has_no_schema_or_source_problems(path):
 def test_alliance_base_states_the_shared_account_memory_and_partition_rules():
     base = raw("alliance")
     assert base["accounts"]["required"] == "when-several"
-    assert base["accounts"]["prefixes"] == ["def-", "rrg-", "rpp-"]
+    assert base["accounts"]["prefixes"] == ["def-", "rrg-", "rpp-", "ctb-"]
     assert base["accounts"]["env"] == ["SLURM_ACCOUNT", "SBATCH_ACCOUNT", "SALLOC_ACCOUNT"]
     assert base["scheduling"]["default_mem_per_cpu"] == "256M"
     assert base["scheduling"]["partitions"]["name_partition"] == "never"
@@ -82,7 +82,7 @@ def test_alliance_base_launches_open_mpi_with_srun():
 
 @pytest.mark.parametrize("name", ALLIANCE_CLUSTERS)
 def test_every_alliance_cluster_inherits_the_account_prefixes(name):
-    assert raw(name)["accounts"]["prefixes"] == ["def-", "rrg-", "rpp-"]
+    assert raw(name)["accounts"]["prefixes"] == ["def-", "rrg-", "rpp-", "ctb-"]
 
 
 # ---------------------------------------------------------------------------------- status

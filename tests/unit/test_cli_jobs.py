@@ -342,7 +342,7 @@ def test_check_lists_errors_and_warnings_and_exits_two():
     result = run("check", write_spec(GPU_SPEC.replace("account: def-someprof", "account: someprof").replace("h100:1", "h100:9")))
     assert_bad_input(result)
     assert result.stdout == (
-        "warning: job.yaml:3: account: 'someprof' does not look like a nibi account (def-..., rrg-..., rpp-...)\n"
+        "warning: job.yaml:3: account: 'someprof' does not look like a nibi account (def-..., rrg-..., rpp-..., ctb-...)\n"
         "error: job.yaml:7: resources.gpus: 9 h100 per node is more than any nibi node has (at most 8); use more nodes\n")
 
 

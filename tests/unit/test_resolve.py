@@ -249,7 +249,7 @@ def test_no_account_where_the_site_picks_a_default_is_fine():
 
 def test_account_without_a_known_prefix_is_a_warning():
     resolution = job("nibi", account="someprof")
-    assert warnings_of(resolution, "account") == ["'someprof' does not look like a nibi account (def-..., rrg-..., rpp-...)"]
+    assert warnings_of(resolution, "account") == ["'someprof' does not look like a nibi account (def-..., rrg-..., rpp-..., ctb-...)"]
     assert directives(resolution)["--account"] == "someprof"
 
 

@@ -697,9 +697,12 @@ def _port_time(port: _Port) -> None:
         return
     if port.spec.stage and port.spec.stage.checkpoint:
         return   # the resolver makes it a chain, and says so
-    port.refuse("resources.time", f"{format_duration(asked)} is above {port.target.name}'s maximum walltime of {format_duration(limit)} "
-                f"({port.source.name} allowed {format_duration(port.source.scheduling.max_walltime_seconds or asked)}), and the job has no "
-                "stage.checkpoint to resume from: add one (slurmkit then runs a chain of jobs) or shorten the run")
+    allowed = format_duration(port.source.scheduling.max_walltime_seconds or asked)
+    port.set("resources", "time", format_duration(limit), f"{format_duration(asked)} is above {port.target.name}'s maximum walltime "
+             f"of {format_duration(limit)} ({port.source.name} allowed {allowed})")
+    port.todos.append(f"resources.time: the job asked {format_duration(asked)} and now stops at {port.target.name}'s "
+                      f"{format_duration(limit)}: add a stage.checkpoint the program resumes from (slurmkit then runs a "
+                      "chain of jobs), or check that it finishes in time, then remove this line")
 
 
 # --------------------------------------------------------------------------------- modules

@@ -226,10 +226,15 @@ def test_a_serial_job_has_no_place_on_a_whole_node_site():
         port(data, to="trillium")
 
 
-def test_a_run_longer_than_the_targets_limit_needs_a_checkpoint():
+def test_a_run_longer_than_the_targets_limit_stops_at_it_and_asks_for_a_checkpoint():
+    """Refused, the port wrote nothing; the job now ports at the limit, with a to-do that holds it."""
     data = {"name": "long", "profile": "cedar", "kind": "gpu", "resources": {"gpus": "p100:1", "time": "10d"}, "launch": "python x.py"}
-    with pytest.raises(PortRefused, match=r"10d is above fir's maximum walltime of 7d \(cedar allowed 28d\)"):
-        port(data)
+    capped = port(data)
+    assert changed(capped)["resources.time"] == ("10d", "7d")
+    assert "10d is above fir's maximum walltime of 7d (cedar allowed 28d)" in {c.field: c.why for c in capped.changes}["resources.time"]
+    assert [t for t in capped.todos if t.startswith("resources.time")] == [
+        "resources.time: the job asked 10d and now stops at fir's 7d: add a stage.checkpoint the program resumes from "
+        "(slurmkit then runs a chain of jobs), or check that it finishes in time, then remove this line"]
     data["stage"] = {"checkpoint": {"from": "ckpt", "to": "checkpoints"}}
     ported = port(data)
     assert any("runs as a chain of 2 jobs" in w.message for w in ported.warnings)
@@ -267,13 +272,13 @@ def test_cli_writes_the_ported_spec_and_lists_the_changes(tmp_path):
 
 def test_cli_refusal_is_one_line_per_reason_with_the_line_and_writes_nothing(tmp_path):
     spec = tmp_path / "job.yaml"
-    spec.write_text("name: long\nprofile: cedar\nkind: gpu\nresources:\n  gpus: p100:1\n  time: 10d\nlaunch: python x.py\n")
-    out = tmp_path / "fir.yaml"
-    result = CliRunner().invoke(main, ["port", str(spec), "-o", str(out)])
+    spec.write_text("name: s\nprofile: graham\nkind: serial\nresources:\n  time: 1h\nlaunch: ./a\n")
+    out = tmp_path / "trillium.yaml"
+    result = CliRunner().invoke(main, ["port", str(spec), "--to", "trillium", "-o", str(out)])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert lines[0].startswith(f"error: {spec}:6: resources.time: 10d is above fir's maximum walltime")
-    assert lines[-1] == f"error: {spec} cannot move from cedar to fir; nothing written"
+    assert lines[0].startswith(f"error: {spec}:3: kind: trillium schedules whole nodes of 192 cores")
+    assert lines[-1] == f"error: {spec} cannot move from graham to trillium; nothing written"
     assert "Traceback" not in result.stderr and not out.exists()
 
 

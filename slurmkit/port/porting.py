@@ -1034,6 +1034,8 @@ def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
         build.rendezvous.append((0, unit, name))
     if "$" in unit or "`" in unit or words[0] != "export":
         return ("kept", "computed by the shell: run as written before the program (environment.setup)")
+    if "~" in unit:   # environment.variables are exported as written: '~/x' would never become $HOME/x
+        return ("kept", "bash expands its ~: run as written before the program (environment.setup)")
     if name in build.in_order:
         return ("kept", f"the script sets {name} more than once, or reads it before this line: run in order before "
                         "the program (environment.setup), where each value holds where the script gave it")

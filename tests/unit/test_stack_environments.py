@@ -79,7 +79,7 @@ def test_julia_of_the_same_minor_version_needs_a_to_do_for_a_project_on_a_new_cl
 # ---------------------------------------------------------------------------------------- R
 
 
-@pytest.mark.parametrize("library, field", [("export R_LIBS=~/local/R_libs/", "environment.variables.R_LIBS"),
+@pytest.mark.parametrize("library, field", [("export R_LIBS=/home/me/local/R_libs/", "environment.variables.R_LIBS"),
                                             ("export R_LIBS_USER=$HOME/Rlib", "environment.setup[0]")])
 def test_an_r_user_library_is_a_to_do_to_install_its_packages_again(library, field):
     todos = about(port_todos(f"module load StdEnv/2020 r/4.0.2\n{library}\nRscript a.R\n", "cedar"), "R packages")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional
 from slurmkit.core import launch_options
 from slurmkit.core.records import Record
 from slurmkit.port import scriptargs
+from slurmkit.port.treewalk import POSITIONAL, nodes_under
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -512,8 +513,8 @@ _UNQUOTED = (("glob", re.compile(r"[*?[]")), ("brace", re.compile(r"\{[^{}\s]*(,
 
 def _expansions(node: "Node", reader: _Reader) -> Tuple[str, ...]:
     """What bash expands in the word ``node``: EXPANSION_KINDS, each once, in that order."""
-    found = {_EXPANSION_NODES[n.type] for n in _nodes(node) if n.type in _EXPANSION_NODES}
-    if "variable" in found and any(n.type == "expansion" and not _PLAIN.fullmatch(reader.text(n)) for n in _nodes(node)):
+    found = {_EXPANSION_NODES[n.type] for n in nodes_under(node) if n.type in _EXPANSION_NODES}
+    if "variable" in found and any(n.type == "expansion" and not _PLAIN.fullmatch(reader.text(n)) for n in nodes_under(node)):
         found.add("parameter")   # ${NAME:-default}, ${NAME%.txt}, ${#NAME}: more than a value put in
     unquoted = re.sub(r"\\.", "", "".join(reader.text(n) for n in _unquoted_parts(node)))
     found.update(kind for kind, pattern in _UNQUOTED if pattern.search(unquoted))
@@ -549,17 +550,6 @@ def _inner(statement: Statement) -> Tuple[Statement, ...]:
     return ()
 
 
-def _nodes(root: "Node", skip: FrozenSet[str] = frozenset()) -> Iterator["Node"]:
-    """Every node under ``root`` in source order, not descending into the types in ``skip``."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node.type not in skip:
-            stack.extend(reversed(node.children))
-
-
-_POSITIONAL = re.compile(r"[1-9]\d*|[@*#]")
 #: a positional parameter in a heredoc's body, which the grammar leaves as text
 _POSITIONAL_TEXT = re.compile(r"(?<!\\)\$(?:[1-9@*#]|\{(?:[1-9]\d*|[@*#])\})")
 
@@ -568,10 +558,10 @@ def _positional(root: "Node", reader: _Reader) -> Tuple[Tuple[int, str], ...]:
     """``$1``, ``${10}``, ``"$@"``, ``$*``, ``$#``: the script's own arguments (a function's are its
     own), in its commands and in the heredocs bash expands."""
     found = []
-    for node in _nodes(root, frozenset(("function_definition", "heredoc_redirect"))):
+    for node in nodes_under(root, frozenset(("function_definition", "heredoc_redirect"))):
         if node.type in ("simple_expansion", "expansion") and node.named_children:
             name = node.named_children[0]
-            if name.type in ("variable_name", "special_variable_name") and _POSITIONAL.fullmatch(reader.text(name)):
+            if name.type in ("variable_name", "special_variable_name") and POSITIONAL.fullmatch(reader.text(name)):
                 found.append((_line(node), reader.text(node)))
         elif node.type == "heredoc_redirect":
             found += _heredoc_positional(node, reader)
@@ -588,7 +578,7 @@ def _heredoc_positional(node: "Node", reader: _Reader) -> List[Tuple[int, str]]:
 
 
 def _multiline_strings(root: "Node", reader: _Reader) -> Tuple[Tuple[int, int, str], ...]:
-    return tuple((_line(n), _end_line(n), reader.text(n)) for n in _nodes(root, frozenset(("heredoc_body",)))
+    return tuple((_line(n), _end_line(n), reader.text(n)) for n in nodes_under(root, frozenset(("heredoc_body",)))
                  if n.type in ("string", "raw_string", "ansi_c_string") and n.start_point[0] != n.end_point[0])
 
 
@@ -598,7 +588,7 @@ def _errors(root: "Node", text: str) -> Tuple[Tuple[Tuple[int, str], ...], str]:
     else where the grammar's ERROR and MISSING nodes start. Where bash names the end of the
     script (an ``if`` never closed), the line is where the grammar saw the unclosed block start."""
     lines = text.split("\n")
-    guessed = sorted({_error_line(n) for n in _nodes(root) if n.type == "ERROR" or n.is_missing}) if root.has_error else []
+    guessed = sorted({_error_line(n) for n in nodes_under(root) if n.type == "ERROR" or n.is_missing}) if root.has_error else []
     said = _bash_says(text)
     if said is None:
         numbers, refusal = guessed, "the grammar cannot read it" if guessed else ""

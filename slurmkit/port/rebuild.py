@@ -114,13 +114,19 @@ def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[
                 yield field, program
 
 
-def _program(argv: Sequence[str]) -> Optional[str]:
-    """The program ``argv`` starts, where it is a compiled one from the user's folders; else None."""
+def started(argv: Sequence[str]) -> List[str]:
+    """``argv`` from the program its launchers start (``srun -n 4 julia x.jl`` -> ``julia x.jl``)."""
     words = list(argv)
     while words and words[0] in LAUNCHERS:
         words = words[1:]
         while words and (words[0].startswith("-") or OPTION_VALUE.match(words[0]) or "=" in words[0]):
             words = words[1:]
+    return words
+
+
+def _program(argv: Sequence[str]) -> Optional[str]:
+    """The program ``argv`` starts, where it is a compiled one from the user's folders; else None."""
+    words = started(argv)
     if not words:
         return None
     word = words[0]

@@ -20,14 +20,14 @@ script's name, which import cannot know: a to-do.
 
 from __future__ import annotations
 
-import re
 import subprocess
-from typing import Any, Callable, Dict, FrozenSet, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+
+from slurmkit.port.treewalk import POSITIONAL, nodes_under
 
 Node = Any   # a tree-sitter node (the grammar is imported lazily, by bashtree)
 Text = Callable[[Any], str]
 
-_POSITIONAL = re.compile(r"[1-9]\d*|[@*#]")
 #: ${1:-x}, ${1-x}, ${1:+x}, ${1+x}: a value without the argument
 _DEFAULTING = frozenset((":-", "-", ":+", "+"))
 #: commands a test may be made of
@@ -50,7 +50,7 @@ class _Tree:
         self.exiting = _exiting_functions(root, text)
 
     def reads(self) -> Iterator[Node]:
-        for node in _nodes(self.root, frozenset(("function_definition",))):
+        for node in nodes_under(self.root, frozenset(("function_definition",))):
             if _is_positional(node, self.text):
                 yield node
 
@@ -143,21 +143,12 @@ class _Tree:
 
     def _exits(self, body: List[Node]) -> bool:
         return any(n.type == "command_name" and self.text(n) in {"exit", *self.exiting}
-                   for b in body for n in _nodes(b, frozenset(("function_definition", "subshell"))))
+                   for b in body for n in nodes_under(b, frozenset(("function_definition", "subshell"))))
 
     def _set_elsewhere(self, name: str, guard: Node) -> bool:
         """Whether the script gives ``name`` a value where ``guard`` does not keep it out (its default)."""
         return any(n.type == "variable_assignment" and n.named_children and self.text(n.named_children[0]) == name
-                   and self._guard(n) != guard for n in _nodes(self.root, frozenset(("function_definition",))))
-
-
-def _nodes(root: Node, skip: FrozenSet[str] = frozenset()) -> Iterator[Node]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node.type not in skip:
-            stack.extend(reversed(node.children))
+                   and self._guard(n) != guard for n in nodes_under(self.root, frozenset(("function_definition",))))
 
 
 def _holds(node: Node, byte: int) -> bool:
@@ -168,7 +159,7 @@ def _is_positional(node: Node, text: Text) -> bool:
     if node.type not in ("simple_expansion", "expansion") or not node.named_children:
         return False
     name = node.named_children[0]
-    return name.type in ("variable_name", "special_variable_name") and bool(_POSITIONAL.fullmatch(text(name)))
+    return name.type in ("variable_name", "special_variable_name") and bool(POSITIONAL.fullmatch(text(name)))
 
 
 def _defaulted(node: Node) -> bool:
@@ -228,7 +219,7 @@ def _close(item: Node) -> int:
 def _pure_test(node: Node, text: Text, words: bool = False) -> bool:
     """A test that reads only the arguments: bash can run it here without touching anything
     (with ``words``, any word of that kind: a case's word or pattern)."""
-    for inner in _nodes(node):
+    for inner in nodes_under(node):
         kind = inner.type
         if kind in _SUBSTITUTIONS or kind in ("simple_expansion", "expansion") and not _is_positional(inner, text):
             return False
@@ -269,12 +260,12 @@ def _assigned_from(node: Node, guard: Node, text: Text) -> Optional[str]:
 
 def _exiting_functions(root: Node, text: Text) -> Set[str]:
     """The script's functions that end it (``die() { echo "$1"; exit 1; }``), and those that call them."""
-    bodies = {text(n.named_children[0]): n for n in _nodes(root)
+    bodies = {text(n.named_children[0]): n for n in nodes_under(root)
               if n.type == "function_definition" and n.named_children}
     exiting: Set[str] = set()
     for _ in range(len(bodies) + 1):
         more = {name for name, body in bodies.items()
-                if any(n.type == "command_name" and text(n) in {"exit", *exiting} for n in _nodes(body))}
+                if any(n.type == "command_name" and text(n) in {"exit", *exiting} for n in nodes_under(body))}
         if more == exiting:
             break
         exiting = more

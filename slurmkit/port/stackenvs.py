@@ -18,7 +18,7 @@ import re
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slurmkit.port import bashtree
-from slurmkit.port.rebuild import LAUNCHERS, OPTION_VALUE
+from slurmkit.port.rebuild import started
 from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
 
@@ -58,16 +58,6 @@ def _without_prefix(argv: List[str], variables: Dict[str, Tuple[str, str]], fiel
         name, _, value = argv.pop(0).partition("=")
         variables.setdefault(name, (field, value))
     return argv
-
-
-def _started(argv: Sequence[str]) -> List[str]:
-    """``argv`` from the program its launchers start (``srun -n 4 julia x.jl`` -> ``julia x.jl``)."""
-    words = list(argv)
-    while words and words[0] in LAUNCHERS:
-        words = words[1:]
-        while words and (words[0].startswith("-") or OPTION_VALUE.match(words[0]) or "=" in words[0]):
-            words = words[1:]
-    return words
 
 
 def _first_fields(found: Iterator[Tuple[str, str]]) -> Dict[str, str]:
@@ -171,7 +161,7 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
         yield (f"environment.venv: the job installs {what} under {move.new} now, not python {old}: check that each has "
                f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one, then remove "
                "this line")
-    elif venv is None and any(_started(argv)[:1] and _started(argv)[0].startswith("python") for _, argv in job.commands):
+    elif venv is None and any(started(argv)[:1] and started(argv)[0].startswith("python") for _, argv in job.commands):
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
                f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "
                f"again under {move.new}, better in a virtualenv (environment.venv), then remove this line")
@@ -183,7 +173,7 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
 def _julia_projects(job: _Job) -> Iterator[Tuple[str, str]]:
     """(field, project as the job names it) of each ``julia --project[=DIR]`` and JULIA_PROJECT."""
     for field, argv in job.commands:
-        words = _started(argv)
+        words = started(argv)
         if not words or words[0].split("/")[-1] != "julia":
             continue
         for word in words[1:]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import glob
 import re
 from pathlib import PurePosixPath
-from typing import Dict, List, Optional
+from typing import Dict, Optional
 
 #: sbatch's replacement symbols (sbatch(1), "filename pattern"), and which are numbers (zero-padded by a width).
 SYMBOLS = "%AaJjNnstux"

@@ -260,14 +260,27 @@ def logs_command(job_id, err, follow, remote):
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     refuse_remote_ids({record.job_id: record})
     _require_folder(job_id, record.folder)
-    path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
+    path = _log_path(job_id, record, err)
     if not follow:
         if not path.exists():
             _refuse_gone_log(path, _ended_state(job_id, record.folder))
-            _fail(SlurmkitError(f"no {path.name} yet in {record.folder}: the job has not started writing"))
+            _fail(SlurmkitError(f"no {path.name} yet in {path.parent}: the job has not started writing"))
         _print_from(path, 0)
         return
     _follow(job_id, path, record.folder)
+
+
+def _log_path(job_id: str, record, err: bool) -> Path:
+    """The job's log: slurmkit's, or where the spec's logs named it. With logs.output alone,
+    sbatch writes stderr into the output log: that is the one --err shows, said on stderr."""
+    from slurmkit.slurm.jobfiles import job_log_path
+
+    path = job_log_path(record.folder, job_id, "stderr" if err else "stdout", record.logs or ())
+    if path is None:
+        message_line("slurmkit: the spec names no logs.error, so stderr is in the output log: showing it")
+        path = job_log_path(record.folder, job_id, "stdout", record.logs or ())
+    assert path is not None, "an output log always has a path"
+    return path
 
 
 def _ended_state(job_id: str, folder: str) -> Optional[str]:

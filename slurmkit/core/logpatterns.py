@@ -41,6 +41,8 @@ def pattern_problem(value: str) -> Optional[str]:
     bad = _REFUSED.search(value)
     if bad:
         return f"holds {bad.group()!r}, which sbatch's #SBATCH parser reads otherwise: use letters, digits, / . _ - and {ALLOWED}"
+    if "$" in value or value.startswith("~"):
+        return "sbatch expands no variable or ~ in its file names (the job would write to a folder named so): write the path out"
     if value.endswith("/"):
         return "a folder (it ends with '/'): name the file too, such as logs/%x-%j.out"
     for match in _SYMBOL.finditer(value):

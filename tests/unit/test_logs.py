@@ -8,7 +8,7 @@ import pytest
 
 from slurmkit import Job
 from slurmkit.core.errors import SpecError
-from slurmkit.core.logpatterns import at_submit, log_file, pattern_problem
+from slurmkit.core.logpatterns import at_submit, log_file
 from slurmkit.port.porting import import_script
 from slurmkit.slurm.jobfiles import job_log_path
 from slurmkit.slurm.registry import Submission, _as_record

@@ -3,14 +3,14 @@
 A spec's ``logs.output``/``logs.error`` is a filename pattern as sbatch(1) takes it ("filename
 pattern"): ``%%`` ``%A`` ``%a`` ``%J`` ``%j`` ``%N`` ``%n`` ``%s`` ``%t`` ``%u`` ``%x``, each
 with an optional one-digit width that zero-pads a number (``%4a``: ``0007``). The spec reader
-refuses any other ``%`` (sbatch would keep it as text: a typo such as ``%J`` for ``%j`` is then a
-file nobody looks for) and the characters that cannot reach sbatch's ``#SBATCH`` parser intact.
+refuses any other ``%`` (a typo such as ``%i`` for ``%j`` would name a file nobody looks for)
+and the characters that cannot reach sbatch's ``#SBATCH`` parser intact.
 
 slurmkit makes the log's folder before sbatch runs (with a folder that is not there, Slurm 22.05
 starts the job and writes no log at all), so the folder part may only hold what is known at
 submit time: the job's name (%x) and the user (%u). The job's logs are then found again from
-the pattern (``fill``): ids from the job, ``%N``/``%n``/``%t``/``%s`` (the node and step, known only
-on the node) as a glob.
+the pattern (``log_file``): ids from the job, ``%N``/``%n``/``%t``/``%s`` (the node and step,
+known only on the node) as a glob.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def folder_part(pattern: str) -> str:
 
 
 def per_task(pattern: str) -> bool:
-    """Whether each task of an array writes its own file (%a or %A... with %a; %j is a task's own id too)."""
+    """Whether each task of an array writes a file of its own: the name holds %a, or %j/%J (a
+    task's own job id); %A alone is the array's id, the same for every task."""
     symbols = {m.group(2) for m in _SYMBOL.finditer(pattern)}
     return "a" in symbols or "j" in symbols or "J" in symbols
 

@@ -171,11 +171,12 @@ class Job:
         if plan.chain:
             return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
                                 spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
-                                workdir=self.base_dir(), args=args)
+                                workdir=self.base_dir(), args=args, logs=self.spec.logs or ())
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
                              array_indices=plan.array.indices if plan.array else None,
-                             after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args)
+                             after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args,
+                             logs=self.spec.logs or ())
 
     def _refuse_on_host_rules(self, site: SiteProfile, plan: Plan, folder: Optional[PathLike], warn: Optional[Warn]) -> None:
         """Submit nothing that a site rule says cannot run (a log under a path read-only inside

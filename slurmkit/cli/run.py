@@ -4,7 +4,7 @@ submit.py, monitor.py and the registry."""
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import click
 
@@ -260,14 +260,28 @@ def logs_command(job_id, err, follow, remote):
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     refuse_remote_ids({record.job_id: record})
     _require_folder(job_id, record.folder)
-    path = Path(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}"
+    path = _log_path(job_id, record, err)
     if not follow:
         if not path.exists():
             _refuse_gone_log(path, _ended_state(job_id, record.folder))
-            _fail(SlurmkitError(f"no {path.name} yet in {record.folder}: the job has not started writing"))
+            _fail(SlurmkitError(f"no {path.name} yet in {path.parent}: the job has not started writing"))
         _print_from(path, 0)
         return
-    _follow(job_id, path, record.folder)
+    _follow(job_id, path, record.folder, find=(lambda: _log_path(job_id, record, err, quiet=True)) if record.logs else None)
+
+
+def _log_path(job_id: str, record, err: bool, quiet: bool = False) -> Path:
+    """The job's log: slurmkit's, or where the spec's logs named it. With logs.output alone,
+    sbatch writes stderr into the output log: that is the one --err shows, said on stderr."""
+    from slurmkit.slurm.jobfiles import job_log_path
+
+    path = job_log_path(record.folder, job_id, "stderr" if err else "stdout", record.logs or ())
+    if path is None:
+        if not quiet:
+            message_line("slurmkit: the spec names no logs.error, so stderr is in the output log: showing it")
+        path = job_log_path(record.folder, job_id, "stdout", record.logs or ())
+    assert path is not None, "an output log always has a path"
+    return path
 
 
 def _ended_state(job_id: str, folder: str) -> Optional[str]:
@@ -315,14 +329,16 @@ def _print_from(path: Path, position: int) -> int:
     return position + len(chunk)
 
 
-def _follow(job_id: str, path: Path, folder: str, read_every_s: float = 1.0) -> None:
-    """Print the log as it grows (a local read each second); ask SLURM on the polling Cadence."""
+def _follow(job_id: str, path: Path, folder: str, read_every_s: float = 1.0, find: Optional[Callable[[], Path]] = None) -> None:
+    """Print the log as it grows (a local read each second); ask SLURM on the polling Cadence.
+    ``find``: where the log is, asked again until it exists (a name with %N is known only then)."""
     from slurmkit.slurm.monitor import Cadence, Poller, SlurmNotConfigured, SlurmUnreachable
 
     poller, cadence = Poller({job_id.split("_")[0]: folder}, waiting=True), Cadence(30.0)
     position, next_poll = 0, time.monotonic()
     while True:
         _require_folder(job_id, folder)
+        path = find() if find and not path.exists() else path
         position = _print_from(path, position)
         if time.monotonic() >= next_poll:
             try:

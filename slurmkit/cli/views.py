@@ -126,7 +126,15 @@ def _row(job_id, status, record):
             "signal": status.signal, "exit": exit_text(status), "elapsed_s": status.elapsed_s, "nodes": status.nodes,
             "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
             "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs, "killed": status.killed,
-            "kept": list(status.kept), "outputs_unknown": list(status.outputs_unknown), "settling": status.settling}
+            "kept": list(status.kept), "outputs_unknown": list(status.outputs_unknown), "settling": status.settling,
+            "log": _output_log(job_id, record)}
+
+
+def _output_log(job_id, record):
+    """Where the job's output log is (slurmkit's folder, or the spec's logs.output); None for a job slurmkit did not submit."""
+    from slurmkit.slurm.jobfiles import job_log_path
+
+    return str(job_log_path(record.folder, job_id, "stdout", record.logs or ())) if record else None
 
 
 def status_rows(statuses, records):

@@ -125,8 +125,6 @@ CLASHING_OPTIONS: Dict[str, Tuple[str, str]] = {
 }
 #: options slurmkit sets itself, and why they cannot be given again.
 SLURMKIT_OPTIONS: Dict[str, str] = {
-    "output": "slurmkit names the logs (<folder>/<id>_0_log.out; choose the folder with submit --folder)",
-    "error": "slurmkit names the logs (<folder>/<id>_0_log.err; choose the folder with submit --folder)",
     "comment": "slurmkit's submission token lives there (it finds a job whose id was lost by it)",
     "parsable": "it is an option of the sbatch command line, not a directive",
     "test-only": "use slurmkit submit --dry-run",

@@ -46,9 +46,9 @@ OPTIONS: Tuple[SbatchOption, ...] = (
     SbatchOption("mail-user", "mail.user", "mail.user"),
     SbatchOption("mail-type", "mail.events", "mail.events"),
     SbatchOption("gres", port_hint=_GPUS),
+    SbatchOption("output", "logs.output", "logs.output", short="o"),
+    SbatchOption("error", "logs.error", "logs.error", short="e"),
     # options no spec field decides, named for their one-letter spelling
-    SbatchOption("output", short="o"),
-    SbatchOption("error", short="e"),
     SbatchOption("chdir", short="D"),
     SbatchOption("partition", short="p"),
     SbatchOption("constraint", short="C"),

@@ -21,6 +21,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set
 
 from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
+from slurmkit.core.logpatterns import pattern_problem
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES, full_long_name
@@ -39,8 +40,7 @@ SHORT = {f"-{letter}": name for letter, name in SHORT_NAMES.items() if name != "
 #: long options that take no value
 FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
 #: options slurmkit sets itself, and why they are dropped
-DROPPED = {"output": "slurmkit names the logs (%x-%j.out, %x-%A_%a.out for an array)", "error": "slurmkit names the logs",
-           "signal": "slurmkit asks for USR1 itself when the spec has stage outputs",
+DROPPED = {"signal": "slurmkit asks for USR1 itself when the spec has stage outputs",
            "export": "jobs get the submitting environment, as sbatch's default",
            "partition": "the Alliance clusters choose the partition from the request; do not name one"}
 #: options slurmkit writes from the spec: a value import cannot read must not pass through beside its own
@@ -682,6 +682,18 @@ def _requeue(build: _Builder, option: _Option) -> _Verdict:
     return _NOTED_LATER
 
 
+def _log_name(key: str) -> _Reader:
+    """--output/--error: ``logs.<key>`` as written (sbatch's pattern, from the folder the job
+    starts in); a value a spec cannot hold is a to-do, never slurmkit's name in its place."""
+    def read(build: _Builder, option: _Option) -> _Verdict:
+        problem = pattern_problem(option.value or "")
+        if problem:
+            return ("to do", f"--{option.name}={option.value}: {problem}; set logs.{key} by hand")
+        build.section("logs")[key] = option.value
+        return _MAPPED
+    return read
+
+
 def _other_option(build: _Builder, option: _Option) -> _Verdict:
     """An option without a reader, or a value its reader cannot read: dropped where slurmkit sets
     it itself, else passed through as an extra directive where a spec takes it as one."""
@@ -708,6 +720,7 @@ _OPTIONS: Dict[str, _Reader] = {
     "gres": _gres, "gpus-per-node": _gpus_per_node, "ntasks-per-gpu": _ntasks_per_gpu, "gpus": _gpus, "gpus-per-task": _gpus_per_task,
     "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
     "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
+    "output": _log_name("output"), "error": _log_name("error"),
 }
 
 
@@ -1831,7 +1844,7 @@ def _spec_word(word: str, raw: str) -> str:
 
 #: the spec's keys in the order job.yaml is written
 _SPEC_ORDER = ("name", "profile", "account", "kind", "resources", "environment", "stage", "tasks", "launch", "array",
-               "dependencies", "mail", "extra_directives")
+               "dependencies", "mail", "extra_directives", "logs")
 
 
 def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> None:
@@ -1843,6 +1856,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     _given_at_submit(build)
+    _error_log_alone(build)
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
     _memory_per_core_of_a_gpu_job(build)
@@ -1861,6 +1875,15 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
+
+
+def _error_log_alone(build: _Builder) -> None:
+    """--error without --output: sbatch wrote the output to its default name, which the spec
+    then says (logs.output is what a spec's logs cannot do without)."""
+    logs = build.spec.get("logs")
+    if logs and "output" not in logs:
+        logs["output"] = "slurm-%A_%a.out" if "array_range" in build.spec else "slurm-%j.out"
+        build.note(0, f"logs.output: {logs['output']}", "mapped", "the script names no --output: sbatch's own name for it")
 
 
 _MEMORY_OPTION = re.compile(r"--mem(-per-cpu)?\b")

@@ -30,7 +30,7 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
-from slurmkit.port.sitepaths import own_path_todo, own_paths, read_only_todo, read_only_uses, spec_shell_fields
+from slurmkit.port.sitepaths import log_fields, own_path_todo, own_paths, read_only_logs, read_only_todo, read_only_uses, spec_shell_fields
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
@@ -960,10 +960,11 @@ def _port_site_paths(port: _Port) -> None:
     /project), and paths of the source's own layout (Niagara's /scratch/g/group/user): each a
     to-do, since only the user knows where the files go now (sitepaths.py)."""
     fields = spec_shell_fields(port.spec)
-    own = own_paths(port.source, port.target, fields) if port.source.name != port.target.name else []
+    own = own_paths(port.source, port.target, fields + log_fields(port.spec)) if port.source.name != port.target.name else []
     if own:
         port.todos.append(own_path_todo(own, port.source, port.target))
-    port.todos += [read_only_todo(use, port.target) for use in read_only_uses(port.target, fields)]
+    uses = read_only_uses(port.target, fields) + read_only_logs(port.target, port.spec)
+    port.todos += [read_only_todo(use, port.target) for use in uses]
 
 
 def _port_account(port: _Port) -> None:

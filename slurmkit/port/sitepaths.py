@@ -54,6 +54,21 @@ def spec_shell_fields(spec: Any) -> List[Tuple[str, str]]:
     return found
 
 
+def log_fields(spec: Any) -> List[Tuple[str, str]]:
+    """(field, pattern) of the logs the spec names (logs.output, logs.error): paths sbatch writes."""
+    logs = getattr(spec, "logs", None)
+    return [(f"logs.{key}", value) for key, value in (("output", logs.output), ("error", logs.error)) if value] if logs else []
+
+
+def read_only_logs(profile: SiteProfile, spec: Any) -> List[PathUse]:
+    """Each log the spec names under a folder ``profile`` makes read-only inside jobs (sbatch
+    cannot write it there, and the job fails with no log)."""
+    rule = profile.rules.read_only_in_job
+    if rule is None:
+        return []
+    return [PathUse(field, path, "sbatch", _under(path, rule.paths)) for field, path in log_fields(spec) if _under(path, rule.paths)]
+
+
 def _normal(path: str) -> str:
     """``${HOME}/x`` -> ``$HOME/x``, ``~/x`` -> ``$HOME/x``: one spelling to compare."""
     path = re.sub(r"\$\{(\w+)\}", r"$\1", path)
@@ -141,8 +156,14 @@ def read_only_todo(use: PathUse, profile: SiteProfile) -> str:
                 f"{profile.name} jobs: a file it writes there by a relative path fails; run it from $SCRATCH (cd $SCRATCH/..., its "
                 f"inputs copied there) unless it writes only elsewhere{source}, then remove this line")
     return (f"{use.field}: {use.how} writes {use.path}, under {use.under}, which is read-only inside {profile.name} jobs: write it "
-            f"under $SCRATCH, and copy what must be kept to {use.under} from a login or datamover node after the job{source}, "
-            "then remove this line")
+            f"under $SCRATCH{_written_out([use.field])}, and copy what must be kept to {use.under} from a login or datamover node "
+            f"after the job{source}, then remove this line")
+
+
+def _written_out(fields: Sequence[str]) -> str:
+    """For a log's path: sbatch expands no variable in it, so the folder is written in full."""
+    return " (a log's path in full, such as /scratch/<you>/...: sbatch expands no variable in it)" if any(
+        f.startswith("logs.") for f in fields) else ""
 
 
 def own_paths(source: SiteProfile, target: SiteProfile, fields: Sequence[Tuple[str, str]]) -> List[PathUse]:
@@ -162,5 +183,5 @@ def own_path_todo(uses: Sequence[PathUse], source: SiteProfile, target: SiteProf
     paths = list(dict.fromkeys(u.path for u in uses))
     shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
     return (f"{fields}: {shown} {'is a path' if len(paths) == 1 else 'are paths'} of {source.name}'s own layout, which "
-            f"{target.name} does not have: name each folder by $HOME, $SCRATCH or $PROJECT as {target.name} sets them, "
-            "then remove this line")
+            f"{target.name} does not have: name each folder by $HOME, $SCRATCH or $PROJECT as {target.name} sets them"
+            f"{_written_out([u.field for u in uses])}, then remove this line")

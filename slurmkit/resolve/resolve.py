@@ -20,6 +20,7 @@ from slurmkit.core.findings import Finding, Findings
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
+from slurmkit.core.logpatterns import per_task
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from slurmkit.core.programs import runs_python
 from slurmkit.core.records import Record
@@ -93,6 +94,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     if conflict:
         findings.error(*conflict)
     _check_array_outputs(spec, findings)
+    _check_array_logs(spec, findings)
     findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     tasks = _tasks(spec, findings)
     if any(f.level == "error" for f in findings):
@@ -153,6 +155,17 @@ def _check_array_outputs(spec: JobSpec, findings: Findings) -> None:
     destinations = [(f"stage.outputs.{i}.to", to, False) for i, to in outputs]
     destinations += [("stage.checkpoint.to", spec.stage.checkpoint.to, True)] if spec.stage.checkpoint else []
     findings.extend(Finding(*f) for f in destination_findings(spec.array.parameters, destinations))
+
+
+def _check_array_logs(spec: JobSpec, findings: Findings) -> None:
+    """An array whose log name is the same for every task (no %a, nor a task's own %j): each
+    task writes over the others' log (%A is the array's id, one for all)."""
+    if not (spec.array and spec.logs):
+        return
+    for field, pattern in (("logs.output", spec.logs.output), ("logs.error", spec.logs.error)):
+        if pattern and not per_task(pattern):
+            findings.warn(field, f"{pattern!r} names one file for every task of the array (it has no %a): each task writes "
+                                 "over the others' log; add the task's index, such as logs/%x-%A_%a.out")
 
 
 def _environment_findings(plan: Plan, environ: Dict[str, str]) -> List[Finding]:
@@ -808,9 +821,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if array and spec.array:   # one without the other never happens: _array plans only the spec's array
         throttle = f"%{spec.array.throttle}" if spec.array.throttle else ""
         pairs.append(("--array", f"{array.indices or f'0-{array.size - 1}'}{throttle}"))
-        pairs.append(("--output", "%x-%A_%a.out"))
-    else:
-        pairs.append(("--output", "%x-%j.out"))
+    pairs += _log_directives(spec, array is not None and spec.array is not None)
     if spec.dependencies:
         pairs.append(("--dependency", ",".join(dependency(d.type, d.job_ids) for d in spec.dependencies)))
     if spec.mail:
@@ -825,6 +836,15 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
         flag, _, value = extra.partition("=")
         pairs.append((flag, value))
     return tuple(pairs)
+
+
+def _log_directives(spec: JobSpec, array: bool) -> List[Tuple[str, str]]:
+    """--output (and --error) as the spec names them, quoted (sbatch's #SBATCH parser takes
+    shell quotes); else slurmkit's name, which ``slurmkit submit`` replaces with its own folder."""
+    if spec.logs is None:
+        return [("--output", "%x-%A_%a.out" if array else "%x-%j.out")]
+    pairs = [("--output", shlex.quote(spec.logs.output))]
+    return pairs + ([("--error", shlex.quote(spec.logs.error))] if spec.logs.error else [])
 
 
 # ------------------------------------------------------------------------------------ staging

@@ -227,6 +227,7 @@ def read_only_findings(spec, profile: SiteProfile, base_dir: Path, log_folder: P
         places.append((f"stage.outputs.{index}.to", _destination(out.to, base_dir, env), "a copy-back destination"))
     if stage and stage.checkpoint:
         places.append(("stage.checkpoint.to", _destination(stage.checkpoint.to, base_dir, env), "the checkpoint destination"))
+    places += [(field, folder, "the job's log folder") for field, folder in log_folders(spec, base_dir, env)]
     findings = []
     for field, path, what in places:
         shown = _under(path, prefixes) if path else None
@@ -284,12 +285,47 @@ def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models
     return _pins(lines, "environment.venv.requirements", profile, gpu_models, where=f" in {venv.requirements}")
 
 
+def log_folders(spec, base_dir: Path, env: Mapping[str, str]) -> List[Tuple[str, str]]:
+    """``(field, folder)`` of the logs the spec names (logs.output, logs.error): the folder part
+    with the job's name and the user filled in (what submit makes), from the spec's folder."""
+    from slurmkit.core.logpatterns import absolute, at_submit, folder_part
+
+    logs = spec.logs
+    named = [("logs.output", logs.output), ("logs.error", logs.error)] if logs else []
+    user = env.get("USER") or env.get("LOGNAME") or ""
+    return [(field, absolute(at_submit(folder_part(pattern), spec.name, user).replace("%%", "%") or ".", str(base_dir)))
+            for field, pattern in named if pattern]
+
+
+def log_folder_findings(spec, base_dir: Path, env: Mapping[str, str]) -> List[Finding]:
+    """An error for a log folder that cannot be made here: a file in its way, or a folder above
+    it that this user cannot write (sbatch writes no log at all into a folder that is not there)."""
+    findings = []
+    for field, folder in log_folders(spec, base_dir, env):
+        problem = _unmakeable(Path(folder))
+        if problem:
+            findings.append(Finding("error", field, f"the log folder {folder} cannot be made: {problem}; choose a folder "
+                                                    "you can write in logs, or make it first"))
+    return findings
+
+
+def _unmakeable(folder: Path) -> Optional[str]:
+    """Why ``folder`` cannot be made (or used) by this user, or None."""
+    for place in (folder, *folder.parents):
+        if place.is_dir():
+            return None if os.access(place, os.W_OK | os.X_OK) else f"{place} is not writable by you"
+        if place.exists() or place.is_symlink():
+            return f"{place} is a file, not a folder"
+    return None
+
+
 def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: Path,
                   env: Mapping[str, str], hostname: str) -> List[Finding]:
     """Every rule that needs the submit host; ``plan`` may be None (the spec has errors)."""
     models = gpu_models_of(plan, profile) if plan else ()
     uses_gpus = bool(spec.resources.gpus)
-    return (read_only_findings(spec, profile, base_dir, log_folder, env) + login_node_findings(profile, hostname, uses_gpus)
+    return (read_only_findings(spec, profile, base_dir, log_folder, env) + log_folder_findings(spec, base_dir, env)
+            + login_node_findings(profile, hostname, uses_gpus)
             + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
 
 

@@ -104,9 +104,9 @@ def tracked(limit: Optional[int] = None) -> List[Union["JobHandle[Any]", "SweepH
             chains[record.chain].append(record)
         elif record.array_size is not None:
             places.append(SweepHandle(record.folder, record.job_id, record.array_size,
-                                      array_ids(record.array_ids) if record.array_ids else ()))
+                                      array_ids(record.array_ids) if record.array_ids else (), logs=record.logs or ()))
         else:
-            places.append(JobHandle(record.folder, record.job_id))
-    handles = [ChainHandle([JobHandle(r.folder, r.job_id) for r in sorted(p, key=lambda r: r.link or 0)])
+            places.append(JobHandle(record.folder, record.job_id, logs=record.logs or ()))
+    handles = [ChainHandle([JobHandle(r.folder, r.job_id, logs=r.logs or ()) for r in sorted(p, key=lambda r: r.link or 0)])
                if isinstance(p, list) else p for p in places]
     return handles[-limit:] if limit else handles

@@ -14,7 +14,7 @@ its place is not waited on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
@@ -129,3 +129,15 @@ def read_exit_file(job_id: str, folder: Optional[str]) -> Optional[ExitRecord]:
 def read_started_file(job_id: str, folder: Optional[str]) -> Optional[StartedRecord]:
     text = job_file_text(job_id, folder, ".started")
     return None if text is None else parse_started_file(text)
+
+
+def job_log_path(folder: Union[str, Path], job_id: str, stream: str, logs: Sequence[str] = ()) -> Optional[Path]:
+    """The file of a job's (``123``, ``123_4``) ``stdout`` or ``stderr``: slurmkit's in ``folder``,
+    or the spec's own names (``logs``: output[, error], as recorded); None for stderr where the
+    spec names only the output (sbatch joins stderr to it)."""
+    from slurmkit.core.logpatterns import log_file
+
+    if not logs:
+        return Path(folder) / f"{job_id}_0_log.{'err' if stream == 'stderr' else 'out'}"
+    pattern = logs[0] if stream != "stderr" else (logs[1] if len(logs) > 1 else None)
+    return Path(log_file(pattern, job_id)) if pattern else None

@@ -23,6 +23,7 @@ from slurmkit.core.array_ids import array_ids
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, dependency
+from slurmkit.slurm.jobfiles import job_log_path
 from slurmkit.slurm.monitor import TERMINAL, JobStatus, Poller
 from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
 from slurmkit.slurm.registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record, registry_path
@@ -89,9 +90,25 @@ class JobHandle(SlurmJob[R]):
 
     watcher = SlurmkitWatcher(delay_s=30)
 
-    def __init__(self, folder: Folder, job_id: str, tasks: Sequence[int] = (0,)) -> None:
+    def __init__(self, folder: Folder, job_id: str, tasks: Sequence[int] = (0,), logs: Sequence[str] = ()) -> None:
+        """``logs``: the spec's own log names (output[, error]) as the registry records them;
+        none: slurmkit's, in ``folder``."""
         super().__init__(folder, job_id, tasks)
+        self.logs = tuple(logs)
         self.watcher.register_folder(job_id, Path(folder))
+
+    def log_path(self, stream: str = "stdout") -> Optional[Path]:
+        """The file sbatch writes the job's ``stdout`` or ``stderr`` to (None: stderr joins the output log)."""
+        return job_log_path(self.paths.folder, self.job_id, stream, self.logs)
+
+    def _get_logs_string(self, name: str) -> Optional[str]:
+        """submitit's reader, at the job's own log names where the spec gave them."""
+        if not self.logs:
+            return super()._get_logs_string(name)
+        path = self.log_path(name)
+        if path is None or not path.exists():
+            return None
+        return path.read_text(errors="replace")
 
     def status(self, force: bool = False) -> JobStatus:
         self.watcher.get_state(self.job_id, mode="force" if force else "standard")
@@ -131,10 +148,10 @@ class JobHandle(SlurmJob[R]):
 class SweepHandle:
     """An array job: one submission, a handle per task; the handle protocol (handles.py) over all."""
 
-    def __init__(self, folder: Folder, job_id: str, size: int, ids: Sequence[int] = ()) -> None:
+    def __init__(self, folder: Folder, job_id: str, size: int, ids: Sequence[int] = (), logs: Sequence[str] = ()) -> None:
         """``ids``: the tasks' ids where --array named them (array.indices), else 0..size-1."""
         self.job_id, self.size = job_id, size
-        self.tasks: List[JobHandle[int]] = [JobHandle(folder, f"{job_id}_{i}") for i in (ids or range(size))]
+        self.tasks: List[JobHandle[int]] = [JobHandle(folder, f"{job_id}_{i}", logs=logs) for i in (ids or range(size))]
 
     def statuses(self) -> Dict[str, JobStatus]:
         """Every task's status, from one forced poll (the watcher asks for all tasks at once)."""
@@ -224,7 +241,7 @@ class ChainIncomplete(SlurmkitError):
 
 def submit_chain(script_text: str, links: int, folder: Folder, name: str, profile: str, spec: Optional[str] = None,
                  after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
-                 args: Sequence[str] = ()) -> ChainHandle:
+                 args: Sequence[str] = (), logs: Sequence[Optional[str]] = ()) -> ChainHandle:
     """Submit ``links`` copies of a chain link, each after the previous one ends (afterany), each
     given the script arguments ``args``."""
     handles: List[JobHandle[int]] = []
@@ -233,7 +250,7 @@ def submit_chain(script_text: str, links: int, folder: Folder, name: str, profil
         try:
             handle = submit_script(script_text, folder, name, profile, spec=spec, after=previous,
                                    after_type="any" if handles else after_type, workdir=workdir, args=args,
-                                   chain=(handles[0].job_id if handles else None, link, links))
+                                   chain=(handles[0].job_id if handles else None, link, links), logs=logs)
             handles.append(cast(JobHandle[int], handle))   # no array_size: submit_script made a JobHandle
         except SlurmkitError as error:
             if not handles:
@@ -272,11 +289,42 @@ def log_pattern(folder: PurePath, array: bool, stream: str) -> str:
     return str(folder / (f"%A_%a_0_log.{stream}" if array else f"%j_0_log.{stream}"))
 
 
+def own_logs(logs: Optional[Sequence[Optional[str]]], name: str, workdir: Folder) -> Tuple[str, ...]:
+    """The spec's log names (output, error or None) as submit records them: absolute (a relative
+    one is from the job's working folder, as sbatch reads it), the job's name and user filled in."""
+    import getpass
+
+    from slurmkit.core.logpatterns import absolute, at_submit
+
+    if not logs:
+        return ()
+    user = getpass.getuser()
+    return tuple(absolute(at_submit(pattern, name, user), str(Path(workdir).resolve())) for pattern in logs if pattern)
+
+
+def make_log_folders(patterns: Sequence[str]) -> None:
+    """The folders of the spec's logs, made before sbatch runs: with a folder that is not there
+    the job fails at its start and writes no log at all (Slurm 22.05: FAILED, exit 0:53)."""
+    from slurmkit.core.logpatterns import folder_part
+
+    for pattern in patterns:
+        folder = Path(folder_part(pattern).replace("%%", "%") or "/")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise SubmitError(f"nothing was submitted: cannot make the log folder {folder}: {error.strerror or error}; "
+                              "make it, or choose another place in logs.output/logs.error") from None
+
+
 def sbatch_command(script: PurePath, folder: PurePath, array: bool, after: Sequence[str] = (), after_type: str = "ok",
-                   test_only: bool = False, token: Optional[str] = None, args: Sequence[str] = ()) -> List[str]:
+                   test_only: bool = False, token: Optional[str] = None, args: Sequence[str] = (),
+                   own_logs: bool = False) -> List[str]:
     """sbatch's argv: its options, the script, then ``args``, which sbatch passes to the script
-    (``sbatch [options] script [args...]``): each one word, never read by a shell."""
-    argv = ["sbatch", "--parsable", f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
+    (``sbatch [options] script [args...]``): each one word, never read by a shell. ``own_logs``:
+    the script names its logs (the spec's logs), which the command line must not override."""
+    argv = ["sbatch", "--parsable"]
+    if not own_logs:
+        argv += [f"--output={log_pattern(folder, array, 'out')}", f"--error={log_pattern(folder, array, 'err')}"]
     if token:
         argv.append(f"--comment={COMMENT_PREFIX}{token}")  # squeue %k, sacct SubmitLine/Comment find it by this
     if after:
@@ -445,7 +493,8 @@ def _sbatch_recorded(planned: Submission, argv: Sequence[str], workdir: Optional
 def submit_script(script_text: str, folder: Folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None,
-                  args: Sequence[str] = (), array_indices: Optional[str] = None) -> Union[JobHandle[int], SweepHandle]:
+                  args: Sequence[str] = (), array_indices: Optional[str] = None,
+                  logs: Sequence[Optional[str]] = ()) -> Union[JobHandle[int], SweepHandle]:
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array, whose tasks are
     ``array_indices`` where the script's --array names them, else 0..array_size-1).
 
@@ -456,24 +505,30 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     ``$SLURM_SUBMIT_DIR`` is it. The intent is recorded before sbatch runs (nothing is
     submitted when it cannot be) and the job id after; NotRecorded, carrying the handle, says
     that the job exists but its id could not be recorded.
+
+    ``logs``: the spec's own log names (output, error or None) that the script's #SBATCH lines
+    say: their folders are made, sbatch is not given slurmkit's, and the registry records them
+    for ``logs`` and the handles. The exit and started files stay in ``folder``.
     """
     folder = Path(folder).resolve()
     args = script_arguments(args)
     token = uuid.uuid4().hex
+    patterns = own_logs(logs, name, workdir or Path.cwd())
     planned = intent(name, str(folder), profile, token, array_size=array_size, array_ids=array_indices, spec=spec,
-                     after=",".join(after) or None, args=list(args) or None,
+                     after=",".join(after) or None, args=list(args) or None, logs=list(patterns) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
+    make_log_folders(patterns)
     script = _write_script(folder, name, token[:8], script_text)
     try:
         job_id = _sbatch_recorded(planned, sbatch_command(script, folder, array_size is not None, after, after_type, token=token,
-                                                          args=args), workdir)
+                                                          args=args, own_logs=bool(patterns)), workdir)
     except BaseException:
         script.unlink(missing_ok=True)   # no job took it: nothing stays behind in the logs folder
         raise
     _keep_script(script, job_id)
     handle: Union[JobHandle[int], SweepHandle] = (
-        SweepHandle(folder, job_id, array_size, array_ids(array_indices) if array_indices else ()) if array_size is not None
-        else JobHandle(folder, job_id))
+        SweepHandle(folder, job_id, array_size, array_ids(array_indices) if array_indices else (), logs=patterns)
+        if array_size is not None else JobHandle(folder, job_id, logs=patterns))
     record_job(planned, job_id, handle)
     return handle
 

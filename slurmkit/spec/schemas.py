@@ -161,6 +161,7 @@ def job_schema() -> Schema:
         "monitor": closed("monitor", {"gpu": {"type": ["boolean", "null"],
                                               "description": "sample the GPUs' use while the job runs (default: on for a job with GPUs)"}},
                           nullable=True),
+        "logs": _logs(),
     }, required=("name", "resources"))
     sweeps, task_file = first_kind(sweeps=True).name, first_kind(runs_task_file=True).name
     top["allOf"] = [
@@ -264,6 +265,15 @@ def _dependency(spec) -> Schema:
     return {"anyOf": [text(re.compile(r"^\d+(_\d+)?$")), {"type": "array", "items": text(re.compile(r"^\d+(_\d+)?$"))},
                       closed("dependencies.*", {"after": choice(tuple(DEPENDENCY_TYPES), nullable=False), "jobs": jobs},
                              required=("jobs",))]}
+
+
+def _logs() -> Schema:
+    """sbatch's --output/--error patterns (logpatterns.py: the symbols are the reader's to check)."""
+    from slurmkit.core.logpatterns import ALLOWED
+
+    pattern = {"type": "string", "pattern": r"\S", "description": f"a file name pattern: {ALLOWED}"}
+    logs = closed("logs", {"output": pattern, "error": {"anyOf": [pattern, NULL]}}, required=("output",))
+    return {"anyOf": [NULL, pattern, logs], "description": "where sbatch writes the job's output and error"}
 
 
 def _stage(spec) -> Schema:

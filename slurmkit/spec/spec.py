@@ -28,6 +28,7 @@ from slurmkit.core.errors import SpecError, UnitError, closest
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, first_kind
 from slurmkit.core.kinds import KINDS as KIND_ROWS
 from slurmkit.core.launchers import LAUNCHERS, MIXED_PRECISIONS
+from slurmkit.core.logpatterns import pattern_problem
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 from slurmkit.core.shellwords import split_at_operators
@@ -213,6 +214,14 @@ class Monitor(Record):
     gpu: Optional[bool] = None
 
 
+class Logs(Record):
+    """Where sbatch writes the job's output and error (``--output``/``--error``), as sbatch
+    patterns (logpatterns.py); ``error`` None: stderr joins the output, as sbatch does."""
+
+    output: str
+    error: Optional[str] = None
+
+
 class JobSpec(Record):
     name: str
     launch: Launch
@@ -229,6 +238,7 @@ class JobSpec(Record):
     stage: Optional[Stage] = None
     resubmit: Optional[Resubmit] = None
     monitor: Monitor = Monitor()
+    logs: Optional[Logs] = None
     source: Optional[str] = None
     lines: Mapping[KeyPath, int] = MappingProxyType({})
 
@@ -359,7 +369,7 @@ def _describe(value) -> str:
 
 
 SPEC_KEYS = ("name", "profile", "account", "kind", "resources", "environment", "launch", "array", "tasks", "stage",
-             "resubmit", "dependencies", "mail", "extra_directives", "monitor")
+             "resubmit", "dependencies", "mail", "extra_directives", "monitor", "logs")
 RESOURCE_KEYS = ("nodes", "tasks_per_node", "cpus_per_task", "mem", "mem_per_cpu", "gpus", "time", "tmp")
 #: The keys of every mapping in a spec, by its key path ("*": any item of a list): the reader
 #: allows these and nothing else, and slurmkit/spec/schemas.py makes job.yaml's JSON Schema from them.
@@ -380,6 +390,7 @@ SECTION_KEYS = {
     "stage.checkpoint": ("from", "to", "every"),
     "resubmit": ("max_links",),
     "monitor": ("gpu",),
+    "logs": ("output", "error"),
 }
 
 
@@ -419,6 +430,7 @@ def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[D
         stage=_read_stage(read, top.get("stage")),
         resubmit=_read_resubmit(read, top.get("resubmit")),
         monitor=_read_monitor(read, top.get("monitor")),
+        logs=_read_logs(read, top.get("logs")),
         source=source,
         lines=dict(lines or {}),
     )
@@ -852,6 +864,27 @@ def _read_monitor(read: _Reader, value) -> Monitor:
     if gpu is not None and not isinstance(gpu, bool):
         read.fail(("monitor", "gpu"), f"must be true or false, not {gpu!r}")
     return Monitor(gpu)
+
+
+def _read_logs(read: _Reader, value) -> Optional[Logs]:
+    """``logs: {output: PATTERN, error: PATTERN}`` (or ``logs: PATTERN`` for the output alone):
+    sbatch's file name patterns, relative to the spec's folder (where the job starts)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = {"output": value}
+    logs = read.mapping(value, ("logs",), SECTION_KEYS["logs"], required=("output",))
+    output = _log_pattern(read, logs["output"], ("logs", "output"))
+    error = None if logs.get("error") is None else _log_pattern(read, logs["error"], ("logs", "error"))
+    return Logs(output, error)
+
+
+def _log_pattern(read: _Reader, value, path: KeyPath) -> str:
+    text = read.text(value, path)
+    problem = pattern_problem(text)
+    if problem:
+        read.fail(path, f"{text!r}: {problem}")
+    return text
 
 
 def _read_resubmit(read: _Reader, value) -> Optional[Resubmit]:

@@ -78,9 +78,9 @@ def test_check_json_of_a_good_spec_has_the_schema_and_no_findings():
 
 
 def test_check_json_of_an_unknown_key_is_a_located_error_object_and_exit_2():
-    Path("job.yaml").write_text(GOOD_SPEC + "bogus: 1\n")
+    Path("job.yaml").write_text(GOOD_SPEC + "zzz_unknown: 1\n")
     error = error_of("check", "job.yaml", "--json", exit_code=2)
-    assert (error["code"], error["file"], error["line"], error["field"]) == ("spec-invalid", "job.yaml", 7, "bogus")
+    assert (error["code"], error["file"], error["line"], error["field"]) == ("spec-invalid", "job.yaml", 7, "zzz_unknown")
     assert error["message"].startswith("unknown key; allowed: name, profile,")
 
 

@@ -353,3 +353,30 @@ def test_logs_of_a_job_that_has_not_started_writing_keeps_exit_2(monkeypatch, re
     result = CliRunner().invoke(main, ["logs", "5"])
     assert result.exit_code == 2
     assert result.stderr == f"error: no 5_0_log.out yet in {tmp_path}: the job has not started writing\n"
+
+
+def test_logs_and_status_find_the_specs_own_log_names(monkeypatch, registry, tmp_path):
+    record(Submission(job_id="5", name="fold", folder=str(tmp_path / "sk"), profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      logs=[f"{tmp_path}/out/fold-%j.o"]))
+    (tmp_path / "sk").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "fold-5.o").write_text("mine\n")
+    fake(monkeypatch, sacct="5|COMPLETED|0:0|3|node1\n")
+    assert CliRunner().invoke(main, ["logs", "5"]).stdout == "mine\n"
+    joined = CliRunner().invoke(main, ["logs", "5", "--err"])   # no logs.error: stderr is in the output log
+    assert (joined.stdout, joined.stderr) == ("mine\n", "slurmkit: the spec names no logs.error, so stderr is in the output log: "
+                                                        "showing it\n")
+    row = json.loads(CliRunner().invoke(main, ["status", "5", "--json"]).stdout)["jobs"][0]
+    assert row["log"] == f"{tmp_path}/out/fold-5.o"
+
+
+def test_logs_follow_finds_a_log_named_by_its_node_once_it_is_there(monkeypatch, registry, tmp_path):
+    record(Submission(job_id="6", name="n", folder=str(tmp_path), profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      logs=[f"{tmp_path}/n-%j-%N.out"]))
+    slurm = fake(monkeypatch, sacct="6|RUNNING|0:0|3|node2\n")
+
+    def job_writes(seconds):   # the job starts on node2 while logs follows it, then ends
+        (tmp_path / "n-6-node2.out").write_text("from node2\n")
+        slurm.answers["sacct"] = "6|COMPLETED|0:0|3|node2\n"
+    monkeypatch.setattr("slurmkit.cli.run.time.sleep", job_writes)
+    assert CliRunner().invoke(main, ["logs", "6", "-f"]).stdout == "from node2\n"

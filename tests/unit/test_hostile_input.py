@@ -566,8 +566,8 @@ def test_as_many_nodes_as_the_cluster_has_is_fine():
     ("--gres=gpu:2", "'--gres=gpu:2' asks for GPUs, which resources.gpus says; use resources.gpus instead (slurmkit writes "
                      "the GPU request from it)"),
     ("--job-name=x", "'--job-name=x' sets what name says; use name instead (slurmkit writes --job-name from it)"),
-    ("--output=o.txt", "'--output=o.txt' cannot be given: slurmkit names the logs (<folder>/<id>_0_log.out; choose the "
-                       "folder with submit --folder)"),
+    ("--output=o.txt", "'--output=o.txt' sets what logs.output says; use logs.output instead (slurmkit writes --output from it)"),
+    ("-e", "'-e' sets what logs.error says; use logs.error instead (slurmkit writes --error from it)"),
     ("--comment=x", "'--comment=x' cannot be given: slurmkit's submission token lives there (it finds a job whose id was lost by it)"),
 ])
 def test_an_extra_directive_that_a_spec_key_decides_is_refused_with_the_key_to_use(directive, message):

@@ -34,7 +34,7 @@ def test_the_alliance_ddp_recipe_imports_with_its_venv_and_launch():
     assert spec["environment"] == {"modules": ["python"], "venv": {"packages": ["torch", "torchvision"]}}
     assert spec["launch"] == {"command": "python pytorch-ddp-test.py --batch_size 256", "launcher": "srun"}
     assert spec["kind"] == "mpi" and imported.unmapped == ()
-    assert [n.outcome for n in imported.notes if n.line == 7] == ["dropped"]
+    assert [n.outcome for n in imported.notes if n.line == 7] == ["mapped"] and spec["logs"] == {"output": "%N-%j.out"}
     spec_from_mapping(spec)  # a valid spec
 
 

@@ -67,6 +67,7 @@ _SECTION_HOMES = {
     "stage.checkpoint": ({"stage": {"checkpoint": {"from": "a", "to": "b"}}}, ("stage", "checkpoint")),
     "resubmit": ({"resubmit": {}}, ("resubmit",)),
     "monitor": ({"monitor": {}}, ("monitor",)),
+    "logs": ({"logs": {"output": "logs/%x-%j.out"}}, ("logs",)),
 }
 
 

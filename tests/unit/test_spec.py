@@ -9,7 +9,7 @@ from slurmkit.core.errors import InputError, SpecError
 from slurmkit.spec.spec import Dependency, GpuRequest, load_spec, spec_from_mapping
 
 TOP_KEYS = ("name, profile, account, kind, resources, environment, launch, array, tasks, stage, resubmit, dependencies, mail, "
-            "extra_directives, monitor")
+            "extra_directives, monitor, logs")
 RESOURCE_KEYS = "nodes, tasks_per_node, cpus_per_task, mem, mem_per_cpu, gpus, time, tmp"
 
 

@@ -272,7 +272,15 @@ _GPUS = Fields({
     "vendor": Enum(*GPU_VENDORS),
     "whole_node": Bool(),        # true: a job takes every GPU of the node (Nibi's MI300A nodes)
     "aliases": _NAMES,           # other names old scripts gave these GPUs (Cedar's lgpu): read, never written
-    "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
+    # Other names the site documents for these GPUs (Nibi's h100_80gb): read, written as gres, said so
+    "synonyms": _NAMES,
+    "source": _SOURCE,           # where the synonyms are documented
+    "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size(),
+                          "synonyms": _NAMES,
+                          # the site's recommended cores and node memory per instance, where its own
+                          # figures are not the GPU's bundle in proportion (Nibi)
+                          "cores": Int(1), "host_memory": Size(),
+                          "source": _SOURCE},
                          required=("profile", "gres"))),
 }, required=("model", "count"))
 
@@ -417,6 +425,10 @@ class MigProfile(Record):
     profile: str
     gres: str
     memory_mib: Optional[int] = None
+    synonyms: Tuple[str, ...] = ()        # names the site documents besides gres (read, never written)
+    cores: Optional[int] = None           # the site's recommended cores per instance, where it gives its own
+    host_memory_mib: Optional[int] = None  # the site's recommended node memory per instance, likewise
+    source: Tuple[str, ...] = ()
 
 
 class Gpus(Record):
@@ -434,6 +446,8 @@ class Gpus(Record):
     vendor: str = "nvidia"
     whole_node: bool = False
     aliases: Tuple[str, ...] = ()         # names old scripts used for them (read by the resolver, never rendered)
+    synonyms: Tuple[str, ...] = ()        # names the site documents for them (read, a note says the spelling written)
+    source: Tuple[str, ...] = ()          # where the synonyms are documented
 
 
 class NodeType(Record):
@@ -774,14 +788,21 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             memory_mib=_mib(gpus.get("memory")),
             gres=gpus.get("gres"),
             max_cores_per_gpu=gpus.get("max_cores_per_gpu"),
-            mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
+            mig=tuple(_build_mig(m) for m in gpus.get("mig") or ()),
             vendor=gpus.get("vendor") or "nvidia",
             whole_node=bool(gpus.get("whole_node")),
             aliases=_names(gpus.get("aliases")),
+            synonyms=_names(gpus.get("synonyms")),
+            source=_names(gpus.get("source")),
         ),
         since=_as_date(spec.get("since")),
         retired_on=_as_date(spec.get("retired_on")),
     )
+
+
+def _build_mig(mig: dict) -> MigProfile:
+    return MigProfile(mig["profile"], mig["gres"], _mib(mig.get("memory")), _names(mig.get("synonyms")), mig.get("cores"),
+                      _mib(mig.get("host_memory")), _names(mig.get("source")))
 
 
 # ----------------------------------------------------------------------------------- parsing

@@ -320,6 +320,23 @@ _RULES = Fields({
     # Python environments are built on a login node, under ``path``, and jobs only activate them
     # (Trillium); ``slurmkit env build`` builds them (slurmkit/resolve/loginenv.py, slurmkit/build/envbuild.py).
     "env_build": Fields({"path": Str(nullable=False), "source": _RULE_SOURCE}, required=("path", "source")),
+    # A GPU job on more than one node takes whole GPU nodes: this many GPUs per node (Trillium: 4).
+    "multi_node_gpus": Fields({"gpus_per_node": Int(1, nullable=False), "source": _RULE_SOURCE},
+                              required=("gpus_per_node", "source")),
+    # A partition's limits, for GPU jobs (gpus: true) or CPU jobs; ``default``: the partition a
+    # job that names none runs in. ``max_time_by_gpus``: the limit of a job of up to ``gpus`` GPUs.
+    "partition_limits": ListOf(Fields({
+        "partition": Str(nullable=False),
+        "gpus": Bool(nullable=False),
+        "default": Bool(),
+        "max_nodes": Int(1),
+        "max_gpus": Int(1),
+        "min_time": Duration(),
+        "max_time": Duration(),
+        "max_time_by_gpus": ListOf(Fields({"gpus": Int(1, nullable=False), "time": Duration(nullable=False)},
+                                          required=("gpus", "time"))),
+        "source": _RULE_SOURCE,
+    }, required=("partition", "gpus", "source"))),
 })
 
 SCHEMA = Fields({
@@ -603,6 +620,23 @@ class EnvBuild(Record):
     source: Tuple[str, ...]
 
 
+class MultiNodeGpus(Record):
+    gpus_per_node: int
+    source: Tuple[str, ...]
+
+
+class PartitionLimit(Record):
+    partition: str
+    gpus: bool                     # for GPU jobs (true) or CPU jobs (false)
+    default: bool                  # the partition a job that names none runs in
+    max_nodes: Optional[int]
+    max_gpus: Optional[int]        # in all, over the job's nodes
+    min_time_s: Optional[int]
+    max_time_s: Optional[int]
+    max_time_by_gpus: Tuple[Tuple[int, int], ...]   # (GPUs up to, seconds), by GPUs
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -613,6 +647,8 @@ class Rules(Record):
     oldest_python: Optional[OldestPython] = None
     tmp_request: Optional[TmpRequest] = None
     env_build: Optional[EnvBuild] = None
+    multi_node_gpus: Optional[MultiNodeGpus] = None
+    partition_limits: Tuple[PartitionLimit, ...] = ()
 
 
 class SiteProfile(Record):
@@ -763,7 +799,17 @@ def _build_rules(rules: dict) -> Rules:
         oldest_python=python and OldestPython(str(python["version"]), _names(python.get("source"))),
         tmp_request=tmp and TmpRequest(parse_size(tmp["min"]), parse_size(tmp["max"]), _names(tmp.get("source"))),
         env_build=env and EnvBuild(str(env["path"]), _names(env.get("source"))),
+        multi_node_gpus=given("multi_node_gpus") and MultiNodeGpus(int(rules["multi_node_gpus"]["gpus_per_node"]),
+                                                                   _names(rules["multi_node_gpus"].get("source"))),
+        partition_limits=tuple(_partition_limit(limit) for limit in rules.get("partition_limits") or ()),
     )
+
+
+def _partition_limit(limit: dict) -> PartitionLimit:
+    steps = sorted((int(step["gpus"]), parse_duration(step["time"])) for step in limit.get("max_time_by_gpus") or ())
+    return PartitionLimit(str(limit["partition"]), bool(limit["gpus"]), bool(limit.get("default")), limit.get("max_nodes"),
+                          limit.get("max_gpus"), _seconds(limit.get("min_time")), _seconds(limit.get("max_time")),
+                          tuple(steps), _names(limit.get("source")))
 
 
 def _build_area(area: Optional[dict]) -> Optional[StorageArea]:

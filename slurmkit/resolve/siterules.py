@@ -153,22 +153,40 @@ def multi_node_gpu_findings(spec, profile: SiteProfile, node_types: Sequence, co
                     f"{_source(rule.source)}")]
 
 
-def named_partition(spec) -> Optional[str]:
-    """The partition the spec's extra_directives name (``--partition=debug``, ``-p=debug``, a
-    prefix sbatch reads as --partition), or None: the site's default partition then takes it."""
-    for directive in spec.extra_directives:
+def named_partition(spec) -> Optional[Tuple[int, str]]:
+    """The index in extra_directives and the partition it names (``--partition=debug``,
+    ``-p=debug``, a prefix sbatch reads as --partition), or None: the default partition takes it."""
+    for index, directive in enumerate(spec.extra_directives):
         option, _, value = directive.partition("=")
         name = "partition" if option == "-p" else full_long_name(option[2:]) if option.startswith("--") else None
         if name == "partition" and value:
-            return value
+            return index, value
     return None
+
+
+def partition_naming_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a partition named where the site asks jobs to name none (the Alliance's
+    general-purpose clusters: the scheduler picks one from the resources asked), or none but
+    those it lists (Trillium's debug); said only where the profile gives the site's source."""
+    rule, named = profile.scheduling.partitions, named_partition(spec)
+    if named is None or not rule.source or rule.name_partition not in ("never", "debug-only") or named[1] in rule.allowed:
+        return []
+    index, partition = named
+    if rule.name_partition == "never":
+        told = f"{profile.name} asks jobs not to name a partition: the scheduler picks one from the resources asked"
+        other = f" (--partition={rule.allowed[0]} where software insists on one)" if rule.allowed else ""
+    else:
+        told = f"{profile.name} asks jobs to name no partition but {' or '.join(rule.allowed)}: the scheduler picks the rest"
+        other = ""
+    return [Finding("warning", f"extra_directives.{index}", f"--partition={partition}: {told}; leave it out{other}{_source(rule.source)}")]
 
 
 def partition_findings(spec, profile: SiteProfile, gpu_count: int) -> List[Finding]:
     """The limits of the partition the job runs in (the one it names, else the default) for its
     subcluster: nodes, GPUs, and time, as the site's partition table states them."""
-    named, uses_gpus = named_partition(spec), bool(spec.resources.gpus)
-    findings: List[Finding] = []
+    named_at, uses_gpus = named_partition(spec), bool(spec.resources.gpus)
+    named = named_at[1] if named_at else None
+    findings: List[Finding] = partition_naming_findings(spec, profile)
     for rule in profile.rules.partition_limits:
         if rule.gpus == uses_gpus and (named == rule.partition or (named is None and rule.default)):
             findings += _partition_limit_findings(spec, profile, rule, gpu_count * spec.resources.nodes)
@@ -499,7 +517,11 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
 
 def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     """Whole GPU nodes for multi-node jobs, and each partition's limits (errors in check)."""
-    rules, lines = profile.rules, []
+    rules, lines, naming = profile.rules, [], profile.scheduling.partitions
+    if naming.source and naming.name_partition in ("never", "debug-only"):
+        but = f" but {' or '.join(naming.allowed)}" if naming.allowed else ""
+        lines.append((f"name no partition{but}: the scheduler picks one (a partition named in extra_directives is warned about)",
+                      naming.source[0]))
     if rules.multi_node_gpus:
         lines.append((f"a GPU job on more than one node takes whole GPU nodes ({rules.multi_node_gpus.gpus_per_node} GPUs per "
                       "node); fewer is refused", rules.multi_node_gpus.source[0]))

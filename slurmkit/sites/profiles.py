@@ -366,7 +366,8 @@ SCHEMA = Fields({
         "whole_node": Fields({"cores": Int(1), "gpu_counts": ListOf(Int(1, nullable=False))}),
         "mem_request": Bool(),
         "default_mem_per_cpu": Size(),
-        "partitions": Fields({"name_partition": Enum("never", "debug-only", "required"), "allowed": _NAMES}),
+        # source: where the site says so; check then warns of a partition named against it (siterules.py)
+        "partitions": Fields({"name_partition": Enum("never", "debug-only", "required"), "allowed": _NAMES, "source": _SOURCE}),
         "max_jobs_per_user": Int(1),
         "max_array_size": Int(1),
         "source": _SOURCE,
@@ -495,6 +496,7 @@ class WholeNode(Record):
 class Partitions(Record):
     name_partition: Optional[str] = None
     allowed: Tuple[str, ...] = ()
+    source: Tuple[str, ...] = ()
 
 
 class Scheduling(Record):
@@ -739,7 +741,8 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             whole_node=None if whole is None else WholeNode(whole.get("cores"), tuple(whole.get("gpu_counts") or ())),
             mem_request=sched.get("mem_request"),
             default_mem_per_cpu_mib=_mib(sched.get("default_mem_per_cpu")),
-            partitions=Partitions(_sub(sched, "partitions").get("name_partition"), _names(_sub(sched, "partitions").get("allowed"))),
+            partitions=Partitions(_sub(sched, "partitions").get("name_partition"), _names(_sub(sched, "partitions").get("allowed")),
+                                  _names(_sub(sched, "partitions").get("source"))),
             max_jobs_per_user=sched.get("max_jobs_per_user"),
             max_array_size=sched.get("max_array_size"),
         ),

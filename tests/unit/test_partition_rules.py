@@ -117,3 +117,43 @@ def test_elsewhere_a_short_job_is_advice_not_an_error():
 def test_only_trillium_states_these_rules(cluster):
     rules = profile(cluster).rules
     assert rules.multi_node_gpus is None and rules.partition_limits == ()
+
+
+# ------------------------------------------------------------------ naming a partition
+
+def test_a_general_purpose_cluster_warns_of_a_named_partition_with_its_source():
+    """Running_jobs/en, "Do not specify a partition": --partition=default is the way out for software that insists."""
+    resolution = resolved("nibi", kind="gpu", partition="--partition=gpubase_bygpu_b1", gpus="h100:1")
+    assert resolution.errors == ()
+    assert [str(f) for f in resolution.warnings] == [
+        "warning: extra_directives.0: --partition=gpubase_bygpu_b1: nibi asks jobs not to name a partition: the scheduler "
+        "picks one from the resources asked; leave it out (--partition=default where software insists on one) "
+        "(source: https://docs.alliancecan.ca/wiki/Running_jobs/en)"]
+
+
+@pytest.mark.parametrize("cluster, partition", [("nibi", None), ("nibi", "--partition=default"), ("fir", "-p=default")])
+def test_no_partition_or_the_default_one_is_no_warning(cluster, partition):
+    resolution = resolved(cluster, kind="gpu", partition=partition, gpus="h100:1")
+    assert resolution.errors == () and [f for f in resolution.warnings if f.field.startswith("extra_directives")] == []
+
+
+def test_trillium_warns_of_its_gpu_compute_partition_named_and_takes_debug():
+    named = resolved("trillium", kind="gpu", partition="--partition=compute", gpus="h100:1")
+    assert [f.message for f in named.warnings if f.field == "extra_directives.0"] == [
+        "--partition=compute: trillium asks jobs to name no partition but debug: the scheduler picks the rest; leave it out "
+        f"{SOURCE}"]
+    debug = resolved("trillium", kind="gpu", partition="--partition=debug", gpus="h100:1", time="1h")
+    assert debug.errors == () and [f for f in debug.warnings if f.field.startswith("extra_directives")] == []
+
+
+@pytest.mark.parametrize("cluster", ["local", "generic", "niagara"])
+def test_a_profile_without_the_sites_word_for_it_does_not_warn(cluster):
+    """The local and generic profiles cite no page for their partition rule; Niagara's is not the base's."""
+    assert partition_warnings(cluster) == []
+
+
+def partition_warnings(cluster):
+    data = {"name": "demo", "kind": "mpi", "resources": {"time": "3h"}, "launch": {"command": "./solver"},
+            "extra_directives": ["--partition=other"]}
+    resolution = resolve(spec_from_mapping(data, source="job.yaml"), profile(cluster))
+    return [f for f in resolution.findings if f.field.startswith("extra_directives")]

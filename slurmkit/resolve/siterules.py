@@ -5,7 +5,8 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 
 - ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
   cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
-  builds wheels for, a ``--tmp`` above the site's range). resolve() calls it.
+  builds wheels for, a ``--tmp`` above the site's range, part of each GPU node on several nodes,
+  a partition's limits, a partition named where the site asks for none). resolve() calls it.
 - ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
   (the folders the job will write, the login node it is submitted from, a requirements file).
   Job.check and Job.submit call it.

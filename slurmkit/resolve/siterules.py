@@ -167,19 +167,22 @@ def named_partition(spec) -> Optional[Tuple[int, str]]:
 
 def partition_naming_findings(spec, profile: SiteProfile) -> List[Finding]:
     """A warning for a partition named where the site asks jobs to name none (the Alliance's
-    general-purpose clusters: the scheduler picks one from the resources asked), or none but
-    those it lists (Trillium's debug); said only where the profile gives the site's source."""
+    general-purpose clusters: the scheduler picks one from the resources asked; said only where
+    the profile gives the site's source), or names one the site asks jobs not to name
+    (Trillium's GPU compute partition: rules.partition_limits' do_not_name)."""
     rule, named = profile.scheduling.partitions, named_partition(spec)
-    if named is None or not rule.source or rule.name_partition not in ("never", "debug-only") or named[1] in rule.allowed:
+    if named is None:
         return []
     index, partition = named
-    if rule.name_partition == "never":
-        told = f"{profile.name} asks jobs not to name a partition: the scheduler picks one from the resources asked"
+    if rule.source and rule.name_partition == "never" and partition not in rule.allowed:
         other = f" (--partition={rule.allowed[0]} where software insists on one)" if rule.allowed else ""
-    else:
-        told = f"{profile.name} asks jobs to name no partition but {' or '.join(rule.allowed)}: the scheduler picks the rest"
-        other = ""
-    return [Finding("warning", f"extra_directives.{index}", f"--partition={partition}: {told}; leave it out{other}{_source(rule.source)}")]
+        return [Finding("warning", f"extra_directives.{index}", f"--partition={partition}: {profile.name} asks jobs not to name a "
+                        f"partition: the scheduler picks one from the resources asked; leave it out{other}{_source(rule.source)}")]
+    uses_gpus = bool(spec.resources.gpus)
+    return [Finding("warning", f"extra_directives.{index}", f"--partition={partition}: {profile.name} asks "
+                    f"{'GPU' if uses_gpus else 'CPU'} jobs not to name the {partition} partition: the scheduler picks it; "
+                    f"leave it out{_source(limit.source)}")
+            for limit in profile.rules.partition_limits if limit.do_not_name and limit.gpus == uses_gpus and limit.partition == partition]
 
 
 def partition_findings(spec, profile: SiteProfile, gpu_count: int) -> List[Finding]:
@@ -519,7 +522,7 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
 def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     """Whole GPU nodes for multi-node jobs, and each partition's limits (errors in check)."""
     rules, lines, naming = profile.rules, [], profile.scheduling.partitions
-    if naming.source and naming.name_partition in ("never", "debug-only"):
+    if naming.source and naming.name_partition == "never":
         but = f" but {' or '.join(naming.allowed)}" if naming.allowed else ""
         lines.append((f"name no partition{but}: the scheduler picks one (a partition named in extra_directives is warned about)",
                       naming.source[0]))
@@ -532,6 +535,7 @@ def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                   f"{format_duration(rule.max_time_s)} at most" if rule.max_time_s else ""]
         limits += [f"{format_duration(t)} at most for up to {g} GPU(s)" for g, t in rule.max_time_by_gpus]
         which = f"{'GPU' if rule.gpus else 'CPU'} jobs in the {rule.partition} partition" + (" (the default)" if rule.default else "")
+        which += " (not to be named: naming it is warned about)" if rule.do_not_name else ""
         lines.append((f"{which}: {', '.join(x for x in limits if x)}; check refuses a job outside them", rule.source[0]))
     return lines
 

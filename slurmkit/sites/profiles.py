@@ -335,6 +335,7 @@ _RULES = Fields({
         "max_time": Duration(),
         "max_time_by_gpus": ListOf(Fields({"gpus": Int(1, nullable=False), "time": Duration(nullable=False)},
                                           required=("gpus", "time"))),
+        "do_not_name": Bool(),    # true: the site asks jobs not to name it (a warning where one does)
         "source": _RULE_SOURCE,
     }, required=("partition", "gpus", "source"))),
 })
@@ -637,6 +638,7 @@ class PartitionLimit(Record):
     max_time_s: Optional[int]
     max_time_by_gpus: Tuple[Tuple[int, int], ...]   # (GPUs up to, seconds), by GPUs
     source: Tuple[str, ...]
+    do_not_name: bool = False      # the site asks jobs not to name it
 
 
 class Rules(Record):
@@ -812,7 +814,7 @@ def _partition_limit(limit: dict) -> PartitionLimit:
     steps = sorted((int(step["gpus"]), parse_duration(step["time"])) for step in limit.get("max_time_by_gpus") or ())
     return PartitionLimit(str(limit["partition"]), bool(limit["gpus"]), bool(limit.get("default")), limit.get("max_nodes"),
                           limit.get("max_gpus"), _seconds(limit.get("min_time")), _seconds(limit.get("max_time")),
-                          tuple(steps), _names(limit.get("source")))
+                          tuple(steps), _names(limit.get("source")), bool(limit.get("do_not_name")))
 
 
 def _build_area(area: Optional[dict]) -> Optional[StorageArea]:

@@ -138,12 +138,18 @@ def test_no_partition_or_the_default_one_is_no_warning(cluster, partition):
 
 
 def test_trillium_warns_of_its_gpu_compute_partition_named_and_takes_debug():
+    """Trillium_Quickstart/en, the GPU table's compute partition: "Do not specify this partition explicitly"."""
     named = resolved("trillium", kind="gpu", partition="--partition=compute", gpus="h100:1")
     assert [f.message for f in named.warnings if f.field == "extra_directives.0"] == [
-        "--partition=compute: trillium asks jobs to name no partition but debug: the scheduler picks the rest; leave it out "
-        f"{SOURCE}"]
+        f"--partition=compute: trillium asks GPU jobs not to name the compute partition: the scheduler picks it; leave it out {SOURCE}"]
     debug = resolved("trillium", kind="gpu", partition="--partition=debug", gpus="h100:1", time="1h")
     assert debug.errors == () and [f for f in debug.warnings if f.field.startswith("extra_directives")] == []
+
+
+def test_trillium_cpu_jobs_may_name_the_compute_partition():
+    """The CPU table's compute partition has no such footnote: the page only says it is the default."""
+    named = resolved("trillium", partition="--partition=compute")
+    assert named.errors == () and [f for f in named.warnings if f.field.startswith("extra_directives")] == []
 
 
 @pytest.mark.parametrize("cluster", ["local", "generic", "niagara"])

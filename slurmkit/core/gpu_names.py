@@ -3,7 +3,9 @@ did-you-mean offers) and retarget (which GPU a ported job ran on).
 
 A whole GPU goes by its model (``h100``) or its gres name where the profile gives one; a MIG
 instance by its gres (``nvidia_h100_80gb_hbm3_1g.10gb``), ``MODEL_PROFILE`` (``h100_1g.10gb``)
-or its bare profile (``1g.10gb``), the last accepted but not suggested.
+or its bare profile (``1g.10gb``), the last accepted but not suggested. Either also goes by the
+synonyms the site documents (Nibi's ``h100_80gb``, ``h100_10gb``): read, never suggested, and
+written in the site's own spelling (``synonym_note`` says so).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import List, Tuple
 def whole_gpu_names(gpus) -> Tuple[str, ...]:
     """The names of a node type's whole GPUs (profiles.Gpus): model, its gres where set, and the
     names old scripts gave them (aliases), so that those scripts still read."""
-    return (gpus.model, sbatch_gpu_name(gpus), *getattr(gpus, "aliases", ()))
+    return (gpus.model, sbatch_gpu_name(gpus), *getattr(gpus, "aliases", ()), *getattr(gpus, "synonyms", ()))
 
 
 def sbatch_gpu_name(gpus) -> str:
@@ -23,8 +25,21 @@ def sbatch_gpu_name(gpus) -> str:
 
 
 def mig_names(gpus, mig) -> Tuple[str, ...]:
-    """The names of one MIG instance of ``gpus``: gres, MODEL_PROFILE, and the bare profile."""
-    return (mig.gres, f"{gpus.model}_{mig.profile}", mig.profile)
+    """The names of one MIG instance of ``gpus``: gres, MODEL_PROFILE, the bare profile, and the
+    synonyms the site documents."""
+    return (mig.gres, f"{gpus.model}_{mig.profile}", mig.profile, *getattr(mig, "synonyms", ()))
+
+
+def synonym_note(site: str, written: str, gpus, mig=None) -> str:
+    """What a spec that names a GPU by one of the site's documented synonyms is told, or "" for
+    any other name: the script says the site's own spelling, and the user should know it."""
+    named = mig if mig is not None else gpus
+    if written not in getattr(named, "synonyms", ()):
+        return ""
+    spelling = mig.gres if mig is not None else sbatch_gpu_name(gpus)
+    sources = getattr(named, "source", ()) or getattr(gpus, "source", ())
+    cited = f" (source: {sources[0]})" if sources else ""
+    return f"{written!r} is {site}'s documented name for {spelling}; slurmkit writes {spelling}{cited}"
 
 
 def suggested_gpu_names(profile) -> List[str]:

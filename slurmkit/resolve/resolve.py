@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings
-from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, whole_gpu_names
+from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, synonym_note, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
 from slurmkit.core.logpatterns import per_task
@@ -269,13 +269,14 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     if request.model is None:
         fitting = _holding(gpu_types, request.count)
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
-    mig = _mig_choice(request, gpu_types, findings)
+    mig = _mig_choice(request, gpu_types, findings, profile.name)
     if mig is not None:
         return mig
     matching = [t for t in gpu_types if request.model in whole_gpu_names(t.gpus)]
     if not matching:
         _unknown_gpu(request.model, profile, findings, _spec_file(spec))
         return None
+    _note_synonym(findings, synonym_note(profile.name, request.model, matching[0].gpus))
     spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = _holding(matching, request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
@@ -286,11 +287,17 @@ def _holding(gpu_types: Sequence[NodeType], count: int) -> Tuple[NodeType, ...]:
     return tuple(t for t in gpu_types if t.gpus and t.gpus.count >= count)
 
 
-def _mig_choice(request, gpu_types, findings: Findings) -> Optional[GpuChoice]:
+def _note_synonym(findings: Findings, note: str) -> None:
+    if note:
+        findings.warn("resources.gpus", note)
+
+
+def _mig_choice(request, gpu_types, findings: Findings, site: str) -> Optional[GpuChoice]:
     """The MIG instance the request names, if it names one: a job may use one."""
     for node_type in gpu_types:
         for mig in node_type.gpus.mig:
             if request.model in mig_names(node_type.gpus, mig):
+                _note_synonym(findings, synonym_note(site, request.model, node_type.gpus, mig))
                 if request.count != 1:
                     findings.error("resources.gpus", f"a job may use one MIG instance; ask for {mig.gres}:1 "
                                                      f"or for whole {node_type.gpus.model} GPUs")

@@ -5,7 +5,8 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 
 - ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
   cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
-  builds wheels for, a ``--tmp`` above the site's range). resolve() calls it.
+  builds wheels for, a ``--tmp`` above the site's range, part of each GPU node on several nodes,
+  a partition's limits, a partition named where the site asks for none). resolve() calls it.
 - ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
   (the folders the job will write, the login node it is submitted from, a requirements file).
   Job.check and Job.submit call it.
@@ -25,7 +26,8 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import sbatch_gpu_name
-from slurmkit.core.units import format_size
+from slurmkit.core.sbatch_options import full_long_name
+from slurmkit.core.units import format_duration, format_size
 from slurmkit.sites.modulecat import lacking_versions
 from slurmkit.sites.profiles import SiteProfile
 
@@ -75,6 +77,8 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     gpu_models = [t.gpus.model for t in gpu_node_types]
     findings += _self_submission(spec, profile)
     findings += _gpu_node_rules(profile, gpu_node_types, modules, gpu_count)
+    findings += multi_node_gpu_findings(spec, profile, gpu_node_types, gpu_count)
+    findings += partition_findings(spec, profile, gpu_count)
     findings += _pins(spec.environment.venv.packages if spec.environment.venv else (), "environment.venv.packages",
                       profile, gpu_models)
     findings += old_stack_findings(spec.environment.modules, profile)
@@ -135,6 +139,96 @@ def _gpu_node_rules(profile: SiteProfile, node_types: Sequence, modules: Sequenc
                                 f"code does not run there; build for ROCm (/opt/rocm) and drop the CUDA modules, or ask for NVIDIA "
                                 f"GPUs{_source(_node_sources(amd[0], profile))}"))
     return findings
+
+
+def multi_node_gpu_findings(spec, profile: SiteProfile, node_types: Sequence, count: int) -> List[Finding]:
+    """A GPU job on several nodes where the site gives such jobs whole GPU nodes only (Trillium:
+    --gpus-per-node=4); a part of each node is refused by the scheduler."""
+    rule, nodes = profile.rules.multi_node_gpus, spec.resources.nodes
+    if rule is None or nodes <= 1 or not count or count == rule.gpus_per_node:
+        return []
+    name = sbatch_gpu_name(node_types[0].gpus) if node_types else "GPU"
+    return [Finding("error", "resources.gpus",
+                    f"{count} GPU(s) per node on {nodes} nodes: {profile.name} gives a job on more than one node whole GPU nodes "
+                    f"only; ask 'gpus: {name}:{rule.gpus_per_node}' ({rule.gpus_per_node * nodes} GPUs in all), or 'nodes: 1'"
+                    f"{_source(rule.source)}")]
+
+
+def named_partition(spec) -> Optional[Tuple[int, str]]:
+    """The index in extra_directives and the partition it names (``--partition=debug``,
+    ``-p=debug``, a prefix sbatch reads as --partition), or None: the default partition takes it."""
+    for index, directive in enumerate(spec.extra_directives):
+        option, _, value = directive.partition("=")
+        name = "partition" if option == "-p" else full_long_name(option[2:]) if option.startswith("--") else None
+        if name == "partition" and value:
+            return index, value
+    return None
+
+
+def partition_naming_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a partition named where the site asks jobs to name none (the Alliance's
+    general-purpose clusters: the scheduler picks one from the resources asked; said only where
+    the profile gives the site's source), or names one the site asks jobs not to name
+    (Trillium's GPU compute partition: rules.partition_limits' do_not_name)."""
+    rule, named = profile.scheduling.partitions, named_partition(spec)
+    if named is None:
+        return []
+    index, partition = named
+    if rule.source and rule.name_partition == "never" and partition not in rule.allowed:
+        other = f" (--partition={rule.allowed[0]} where software insists on one)" if rule.allowed else ""
+        return [Finding("warning", f"extra_directives.{index}", f"--partition={partition}: {profile.name} asks jobs not to name a "
+                        f"partition: the scheduler picks one from the resources asked; leave it out{other}{_source(rule.source)}")]
+    uses_gpus = bool(spec.resources.gpus)
+    return [Finding("warning", f"extra_directives.{index}", f"--partition={partition}: {profile.name} asks "
+                    f"{'GPU' if uses_gpus else 'CPU'} jobs not to name the {partition} partition: the scheduler picks it; "
+                    f"leave it out{_source(limit.source)}")
+            for limit in profile.rules.partition_limits if limit.do_not_name and limit.gpus == uses_gpus and limit.partition == partition]
+
+
+def partition_findings(spec, profile: SiteProfile, gpu_count: int) -> List[Finding]:
+    """The limits of the partition the job runs in (the one it names, else the default) for its
+    subcluster: nodes, GPUs, and time, as the site's partition table states them."""
+    named_at, uses_gpus = named_partition(spec), bool(spec.resources.gpus)
+    named = named_at[1] if named_at else None
+    findings: List[Finding] = partition_naming_findings(spec, profile)
+    for rule in profile.rules.partition_limits:
+        if rule.gpus == uses_gpus and (named == rule.partition or (named is None and rule.default)):
+            findings += _partition_limit_findings(spec, profile, rule, gpu_count * spec.resources.nodes)
+    return findings
+
+
+def _partition_limit_findings(spec, profile: SiteProfile, rule, gpus: int) -> List[Finding]:
+    """Each limit of one partition the job breaks, with the fix."""
+    where = f"{profile.name}'s {rule.partition} partition" + (" (where a job that names no partition runs)" if rule.default else "")
+    nodes, time_s, cited = spec.resources.nodes, spec.resources.time_s, _source(rule.source)
+    findings = []
+    if rule.max_nodes and nodes > rule.max_nodes:
+        findings.append(Finding("error", "resources.nodes", f"{nodes} nodes is more than {where} takes ({rule.max_nodes} at most); "
+                                f"ask fewer{_other_partition(rule)}{cited}"))
+    if rule.max_gpus and gpus > rule.max_gpus:
+        findings.append(Finding("error", "resources.gpus", f"{gpus} GPUs in all is more than {where} takes ({rule.max_gpus} at "
+                                f"most); ask fewer{_other_partition(rule)}{cited}"))
+    limit = next((t for most, t in rule.max_time_by_gpus if gpus <= most), rule.max_time_s) if gpus else rule.max_time_s
+    if limit and time_s > limit:
+        size = f" for {gpus} GPU(s)" if gpus and rule.max_time_by_gpus else ""
+        findings.append(Finding("error", "resources.time", f"{format_duration(time_s)} is longer than {where} allows{size} "
+                                f"({format_duration(limit)} at most); ask less time{_other_partition(rule)}{cited}"))
+    if rule.min_time_s and time_s < rule.min_time_s:
+        findings.append(Finding("error", "resources.time", f"{format_duration(time_s)} is shorter than {where} takes "
+                                f"({format_duration(rule.min_time_s)} at least); ask {format_duration(rule.min_time_s)} or more, "
+                                f"or bundle short tasks into one longer job{_shorter_partition(profile, rule)}{cited}"))
+    return findings
+
+
+def _other_partition(rule) -> str:
+    return ", or leave the partition out (extra_directives) for the default one" if not rule.default else ""
+
+
+def _shorter_partition(profile: SiteProfile, rule) -> str:
+    """A partition of the same subcluster with no minimum time, for a short test."""
+    other = next((r.partition for r in profile.rules.partition_limits
+                  if r.gpus == rule.gpus and not r.default and not r.min_time_s), None)
+    return f"; a short test may go to the {other} partition (extra_directives: [--partition={other}])" if other else ""
 
 
 def _node_sources(node_type, profile: SiteProfile) -> Tuple[str, ...]:
@@ -419,7 +513,7 @@ RuleLine = Tuple[str, str]   # (what slurmkit checks, its first source)
 def rule_lines(profile: SiteProfile) -> List[RuleLine]:
     """Each rule as (what slurmkit checks, its first source): ``profiles show`` and
     docs/profiles.md print these, so that what is enforced and what is documented agree."""
-    lines = _place_rule_lines(profile) + _node_rule_lines(profile) + _software_rule_lines(profile)
+    lines = _place_rule_lines(profile) + _node_rule_lines(profile) + _partition_rule_lines(profile) + _software_rule_lines(profile)
     tmp = profile.rules.tmp_request
     if tmp:
         lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
@@ -458,6 +552,27 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                           _node_sources(node_type, profile)[0]))
         if gpus and gpus.vendor == "amd":
             lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
+    return lines
+
+
+def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
+    """Whole GPU nodes for multi-node jobs, and each partition's limits (errors in check)."""
+    rules, lines, naming = profile.rules, [], profile.scheduling.partitions
+    if naming.source and naming.name_partition == "never":
+        but = f" but {' or '.join(naming.allowed)}" if naming.allowed else ""
+        lines.append((f"name no partition{but}: the scheduler picks one (a partition named in extra_directives is warned about)",
+                      naming.source[0]))
+    if rules.multi_node_gpus:
+        lines.append((f"a GPU job on more than one node takes whole GPU nodes ({rules.multi_node_gpus.gpus_per_node} GPUs per "
+                      "node); fewer is refused", rules.multi_node_gpus.source[0]))
+    for rule in rules.partition_limits:
+        limits = [f"{rule.max_nodes} nodes at most" if rule.max_nodes else "", f"{rule.max_gpus} GPUs at most" if rule.max_gpus else "",
+                  f"{format_duration(rule.min_time_s)} at least" if rule.min_time_s else "",
+                  f"{format_duration(rule.max_time_s)} at most" if rule.max_time_s else ""]
+        limits += [f"{format_duration(t)} at most for up to {g} GPU(s)" for g, t in rule.max_time_by_gpus]
+        which = f"{'GPU' if rule.gpus else 'CPU'} jobs in the {rule.partition} partition" + (" (the default)" if rule.default else "")
+        which += " (not to be named: naming it is warned about)" if rule.do_not_name else ""
+        lines.append((f"{which}: {', '.join(x for x in limits if x)}; check refuses a job outside them", rule.source[0]))
     return lines
 
 

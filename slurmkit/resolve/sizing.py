@@ -74,27 +74,41 @@ def cores_per_gpu(node_types: Sequence[NodeType]) -> int:
     return max(shares, default=1)
 
 
-def gpu_fraction(gpus: GpuChoice) -> float:
-    """How much of a whole GPU one GPU asked is: 1, or for a MIG slice its memory over the GPU's.
-    That fraction of the bundle matches the Alliance's recommendations per slice on Fir,
-    Narval and Rorqual (e.g. Narval's 3g.20gb: 6 cores, 62 GB of a 12-core, 124.5 GB bundle);
-    on Nibi it gives 1 core where 2 are recommended for a 1g.10gb, never more than recommended."""
+def _chosen_mig(gpus: GpuChoice):
+    """The MIG instance the choice names (profiles.MigProfile) and its GPUs, or (None, None)."""
     for node_type in gpus.node_types:
         node_gpus = node_type.gpus
         assert node_gpus is not None, "a GpuChoice holds GPU node types only"
         for mig in node_gpus.mig:
-            if gpus.spelling == f"{mig.gres}:1" and mig.memory_mib and node_gpus.memory_mib:
-                return mig.memory_mib / node_gpus.memory_mib
+            if gpus.spelling == f"{mig.gres}:1":
+                return mig, node_gpus
+    return None, None
+
+
+def gpu_fraction(gpus: GpuChoice) -> float:
+    """How much of a whole GPU one GPU asked is: 1, or for a MIG slice its memory over the GPU's.
+    That fraction of the bundle matches the Alliance's recommendations per slice on Fir,
+    Narval and Rorqual (e.g. Narval's 3g.20gb: 6 cores, 62 GB of a 12-core, 124.5 GB bundle);
+    not on Nibi (1 core where 2 are recommended for a 1g.10gb, 7 where 6 for a 3g.40gb), whose
+    profile gives its instances' own figures (``bundle`` takes those first)."""
+    mig, node_gpus = _chosen_mig(gpus)
+    if mig is not None and mig.memory_mib and node_gpus.memory_mib:
+        return mig.memory_mib / node_gpus.memory_mib
     return 1.0
 
 
 def bundle(gpus: GpuChoice, node_types: Sequence[NodeType] = ()) -> Bundle:
     """The cores and memory per GPU asked on ``node_types`` (default: every node type with these
-    GPUs); where they differ, the least memory, so that the job fits every one of them."""
+    GPUs); where they differ, the least memory, so that the job fits every one of them. A MIG
+    instance whose profile gives the site's recommended cores or memory gets those."""
     types = [t for t in (node_types or gpus.node_types) if t.gpus]
     fraction = gpu_fraction(gpus)
     memory = min((t.memory_mib // t.gpus.count for t in types if t.memory_mib and t.gpus), default=None)
-    return Bundle(max(1, int(cores_per_gpu(types) * fraction)), int(memory * fraction) if memory else None)
+    cores, memory = max(1, int(cores_per_gpu(types) * fraction)), int(memory * fraction) if memory else None
+    mig, _ = _chosen_mig(gpus)
+    if mig is not None:
+        cores, memory = mig.cores or cores, mig.host_memory_mib or memory
+    return Bundle(cores, memory)
 
 
 def cpus_per_task(gpus: GpuChoice, tasks: int) -> int:

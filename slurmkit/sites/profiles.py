@@ -272,7 +272,15 @@ _GPUS = Fields({
     "vendor": Enum(*GPU_VENDORS),
     "whole_node": Bool(),        # true: a job takes every GPU of the node (Nibi's MI300A nodes)
     "aliases": _NAMES,           # other names old scripts gave these GPUs (Cedar's lgpu): read, never written
-    "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size()},
+    # Other names the site documents for these GPUs (Nibi's h100_80gb): read, written as gres, said so
+    "synonyms": _NAMES,
+    "source": _SOURCE,           # where the synonyms are documented
+    "mig": ListOf(Fields({"profile": Str(nullable=False), "gres": Str(nullable=False), "memory": Size(),
+                          "synonyms": _NAMES,
+                          # the site's recommended cores and node memory per instance, where its own
+                          # figures are not the GPU's bundle in proportion (Nibi)
+                          "cores": Int(1), "host_memory": Size(),
+                          "source": _SOURCE},
                          required=("profile", "gres"))),
 }, required=("model", "count"))
 
@@ -312,6 +320,24 @@ _RULES = Fields({
     # Python environments are built on a login node, under ``path``, and jobs only activate them
     # (Trillium); ``slurmkit env build`` builds them (slurmkit/resolve/loginenv.py, slurmkit/build/envbuild.py).
     "env_build": Fields({"path": Str(nullable=False), "source": _RULE_SOURCE}, required=("path", "source")),
+    # A GPU job on more than one node takes whole GPU nodes: this many GPUs per node (Trillium: 4).
+    "multi_node_gpus": Fields({"gpus_per_node": Int(1, nullable=False), "source": _RULE_SOURCE},
+                              required=("gpus_per_node", "source")),
+    # A partition's limits, for GPU jobs (gpus: true) or CPU jobs; ``default``: the partition a
+    # job that names none runs in. ``max_time_by_gpus``: the limit of a job of up to ``gpus`` GPUs.
+    "partition_limits": ListOf(Fields({
+        "partition": Str(nullable=False),
+        "gpus": Bool(nullable=False),
+        "default": Bool(),
+        "max_nodes": Int(1),
+        "max_gpus": Int(1),
+        "min_time": Duration(),
+        "max_time": Duration(),
+        "max_time_by_gpus": ListOf(Fields({"gpus": Int(1, nullable=False), "time": Duration(nullable=False)},
+                                          required=("gpus", "time"))),
+        "do_not_name": Bool(),    # true: the site asks jobs not to name it (a warning where one does)
+        "source": _RULE_SOURCE,
+    }, required=("partition", "gpus", "source"))),
 })
 
 SCHEMA = Fields({
@@ -341,7 +367,8 @@ SCHEMA = Fields({
         "whole_node": Fields({"cores": Int(1), "gpu_counts": ListOf(Int(1, nullable=False))}),
         "mem_request": Bool(),
         "default_mem_per_cpu": Size(),
-        "partitions": Fields({"name_partition": Enum("never", "debug-only", "required"), "allowed": _NAMES}),
+        # source: where the site says so; check then warns of a partition named against it (siterules.py)
+        "partitions": Fields({"name_partition": Enum("never", "debug-only", "required"), "allowed": _NAMES, "source": _SOURCE}),
         "max_jobs_per_user": Int(1),
         "max_array_size": Int(1),
         "source": _SOURCE,
@@ -417,6 +444,10 @@ class MigProfile(Record):
     profile: str
     gres: str
     memory_mib: Optional[int] = None
+    synonyms: Tuple[str, ...] = ()        # names the site documents besides gres (read, never written)
+    cores: Optional[int] = None           # the site's recommended cores per instance, where it gives its own
+    host_memory_mib: Optional[int] = None  # the site's recommended node memory per instance, likewise
+    source: Tuple[str, ...] = ()
 
 
 class Gpus(Record):
@@ -434,6 +465,8 @@ class Gpus(Record):
     vendor: str = "nvidia"
     whole_node: bool = False
     aliases: Tuple[str, ...] = ()         # names old scripts used for them (read by the resolver, never rendered)
+    synonyms: Tuple[str, ...] = ()        # names the site documents for them (read, a note says the spelling written)
+    source: Tuple[str, ...] = ()          # where the synonyms are documented
 
 
 class NodeType(Record):
@@ -464,6 +497,7 @@ class WholeNode(Record):
 class Partitions(Record):
     name_partition: Optional[str] = None
     allowed: Tuple[str, ...] = ()
+    source: Tuple[str, ...] = ()
 
 
 class Scheduling(Record):
@@ -589,6 +623,24 @@ class EnvBuild(Record):
     source: Tuple[str, ...]
 
 
+class MultiNodeGpus(Record):
+    gpus_per_node: int
+    source: Tuple[str, ...]
+
+
+class PartitionLimit(Record):
+    partition: str
+    gpus: bool                     # for GPU jobs (true) or CPU jobs (false)
+    default: bool                  # the partition a job that names none runs in
+    max_nodes: Optional[int]
+    max_gpus: Optional[int]        # in all, over the job's nodes
+    min_time_s: Optional[int]
+    max_time_s: Optional[int]
+    max_time_by_gpus: Tuple[Tuple[int, int], ...]   # (GPUs up to, seconds), by GPUs
+    source: Tuple[str, ...]
+    do_not_name: bool = False      # the site asks jobs not to name it
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -599,6 +651,8 @@ class Rules(Record):
     oldest_python: Optional[OldestPython] = None
     tmp_request: Optional[TmpRequest] = None
     env_build: Optional[EnvBuild] = None
+    multi_node_gpus: Optional[MultiNodeGpus] = None
+    partition_limits: Tuple[PartitionLimit, ...] = ()
 
 
 class SiteProfile(Record):
@@ -689,7 +743,8 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             whole_node=None if whole is None else WholeNode(whole.get("cores"), tuple(whole.get("gpu_counts") or ())),
             mem_request=sched.get("mem_request"),
             default_mem_per_cpu_mib=_mib(sched.get("default_mem_per_cpu")),
-            partitions=Partitions(_sub(sched, "partitions").get("name_partition"), _names(_sub(sched, "partitions").get("allowed"))),
+            partitions=Partitions(_sub(sched, "partitions").get("name_partition"), _names(_sub(sched, "partitions").get("allowed")),
+                                  _names(_sub(sched, "partitions").get("source"))),
             max_jobs_per_user=sched.get("max_jobs_per_user"),
             max_array_size=sched.get("max_array_size"),
         ),
@@ -749,7 +804,17 @@ def _build_rules(rules: dict) -> Rules:
         oldest_python=python and OldestPython(str(python["version"]), _names(python.get("source"))),
         tmp_request=tmp and TmpRequest(parse_size(tmp["min"]), parse_size(tmp["max"]), _names(tmp.get("source"))),
         env_build=env and EnvBuild(str(env["path"]), _names(env.get("source"))),
+        multi_node_gpus=given("multi_node_gpus") and MultiNodeGpus(int(rules["multi_node_gpus"]["gpus_per_node"]),
+                                                                   _names(rules["multi_node_gpus"].get("source"))),
+        partition_limits=tuple(_partition_limit(limit) for limit in rules.get("partition_limits") or ()),
     )
+
+
+def _partition_limit(limit: dict) -> PartitionLimit:
+    steps = sorted((int(step["gpus"]), parse_duration(step["time"])) for step in limit.get("max_time_by_gpus") or ())
+    return PartitionLimit(str(limit["partition"]), bool(limit["gpus"]), bool(limit.get("default")), limit.get("max_nodes"),
+                          limit.get("max_gpus"), _seconds(limit.get("min_time")), _seconds(limit.get("max_time")),
+                          tuple(steps), _names(limit.get("source")), bool(limit.get("do_not_name")))
 
 
 def _build_area(area: Optional[dict]) -> Optional[StorageArea]:
@@ -774,14 +839,21 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             memory_mib=_mib(gpus.get("memory")),
             gres=gpus.get("gres"),
             max_cores_per_gpu=gpus.get("max_cores_per_gpu"),
-            mig=tuple(MigProfile(m["profile"], m["gres"], _mib(m.get("memory"))) for m in gpus.get("mig") or ()),
+            mig=tuple(_build_mig(m) for m in gpus.get("mig") or ()),
             vendor=gpus.get("vendor") or "nvidia",
             whole_node=bool(gpus.get("whole_node")),
             aliases=_names(gpus.get("aliases")),
+            synonyms=_names(gpus.get("synonyms")),
+            source=_names(gpus.get("source")),
         ),
         since=_as_date(spec.get("since")),
         retired_on=_as_date(spec.get("retired_on")),
     )
+
+
+def _build_mig(mig: dict) -> MigProfile:
+    return MigProfile(mig["profile"], mig["gres"], _mib(mig.get("memory")), _names(mig.get("synonyms")), mig.get("cores"),
+                      _mib(mig.get("host_memory")), _names(mig.get("source")))
 
 
 # ----------------------------------------------------------------------------------- parsing

@@ -325,7 +325,7 @@ def test_trillium_schedules_whole_192_core_nodes_and_1_or_4_gpus_and_ignores_mem
     scheduling = raw("trillium")["scheduling"]
     assert scheduling["whole_node"] == {"cores": 192, "gpu_counts": [1, 4]}
     assert scheduling["mem_request"] is False
-    assert scheduling["partitions"] == {"name_partition": "debug-only", "allowed": ["debug"]}
+    assert scheduling["partitions"] == {"name_partition": "debug-only", "allowed": ["debug"], "source": None}
 
 
 @pytest.mark.parametrize("name", ["graham", "beluga", "cedar", "narval", "fir", "nibi", "rorqual"])

@@ -86,11 +86,17 @@ def test_show_prints_a_summary_and_the_node_types(run):
 
 
 def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources(run):
-    """Trillium's read-only paths, self-submission, login nodes, GPU counts and environments built on the login node."""
+    """Trillium's read-only paths, self-submission, login nodes, GPU counts, whole GPU nodes on several nodes, its
+    partitions' limits and environments built on the login node."""
     result = run("show", "trillium")
     assert result.exit_code == 0, result.output
     rules = [line for line in result.stdout.splitlines() if "[https://" in line]
-    assert rules[0].split()[0] == "rules" and len(rules) == 7
+    assert rules[0].split()[0] == "rules" and len(rules) == 12
+    assert any("GPU jobs in the compute partition (the default) (not to be named" in r for r in rules)
+    assert any("name no partition but default" in r for r in run("show", "nibi").stdout.splitlines())
+    assert any("a GPU job on more than one node takes whole GPU nodes (4 GPUs per node)" in r for r in rules)
+    assert any("CPU jobs in the debug partition: 2 nodes at most, 1h at most" in r for r in rules)
+    assert any("CPU jobs in the compute partition (the default): 15m at least" in r for r in rules)
     assert "read-only inside jobs: $HOME, $PROJECT, /home, /project" in rules[0]
     assert any("jobs cannot submit jobs" in r and "Trillium_Quickstart/en]" in r for r in rules)
     assert any("GPU jobs only from trig-login*" in r for r in rules)

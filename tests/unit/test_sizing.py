@@ -91,7 +91,7 @@ def test_sites_that_ignore_memory_requests_have_no_memory_warnings():
     ("fir", "h100:1", "12", "281G"),
     ("rorqual", "h100:2", "32", "249G"),
     ("narval", "a100:1", "12", "124G"),
-    ("nibi", "h100_1g.10gb", "1", "31G"),      # a MIG slice: its eighth of the GPU's memory, of the bundle too
+    ("nibi", "h100_1g.10gb", "2", "31G"),      # a MIG slice on Nibi: the page's own recommendation (the eighth would be 1 core)
     ("narval", "a100_3g.20gb", "6", "62G"),
     ("local", "p100:1", "1", "2000M"),
 ])

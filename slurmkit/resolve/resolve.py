@@ -21,7 +21,7 @@ from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, s
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
-from slurmkit.core.programs import runs_python
+from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
 from slurmkit.core.shellwords import reads_arguments, split_at_operators
@@ -416,6 +416,7 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findi
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
     kind, nodes = kind_of(spec), spec.resources.nodes
     _check_kind_needs(spec, kind, findings)
+    _check_shadowing(spec, kind, findings)
     _check_kind_framework(spec, kind, nodes, gpus, findings)
     _check_gpu_work(spec, kind, nodes, gpus, findings)
 
@@ -444,6 +445,36 @@ def _check_kind_needs(spec: JobSpec, kind, findings: Findings) -> None:
                        "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "
                        "launch.command with the program alone, or a shell line that execs it, with redirections only "
                        "(exec python train.py > train-$SLURM_PROCID.log 2>&1)")
+
+
+def _check_shadowing(spec: JobSpec, kind, findings: Findings) -> None:
+    """A script named after a package the job imports (``lightning.py`` under kind lightning):
+    Python puts the script's folder first on its path, so ``import lightning`` finds the script
+    itself, half run ("partially initialized module 'lightning'"), and the job stops at once."""
+    script = python_script(_payload(spec))
+    imported = _imported_packages(spec, kind)
+    name = shadowed_package(script, tuple(imported)) if script else ""
+    if name:
+        findings.error("launch.shell" if spec.launch.shell else "launch.command",
+                       f"{script} has the name of the {name} package, which {imported[name]}: Python finds the script "
+                       f"first and `import {name}` imports it in the package's place, so the job stops at once; "
+                       "rename the script (e.g. train.py)")
+
+
+def _imported_packages(spec: JobSpec, kind) -> Dict[str, str]:
+    """Import name -> why the job imports it: its kind, or what its environment installs or loads."""
+    environment = spec.environment
+    venv = environment.venv
+    sources = [(kind.python_imports(spec.launch.framework), f"kind {kind.name!r} imports"),
+               ([n for p in (venv.packages if venv else ()) for n in import_names(package_name(p))],
+                "environment.venv.packages installs"),
+               ([n for m in environment.modules for n in import_names(m.split("/")[0])], "environment.modules loads"),
+               ([n for b in environment.builds for n in import_names(b.name)], "environment.builds builds")]
+    imported: Dict[str, str] = {}
+    for names, why in sources:
+        for name in names:
+            imported.setdefault(name, why)
+    return imported
 
 
 def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], findings: Findings) -> None:

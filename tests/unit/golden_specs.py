@@ -54,7 +54,7 @@ def spec_for(profile, kind: str) -> dict:
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
         spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch",
                                                      *KIND_ROWS[kind].needs_one_of[:1]]}}   # lightning, accelerate
-        spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
+        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
         if kind == "accelerate":   # bf16 where the GPU does it (A100, H100); fp16 on a P100 or V100 (gpu_names.has_bf16)
             first = next((t.gpus for t in profile.node_types if t.gpus), None)
             spec["launch"]["mixed_precision"] = "bf16" if first is None or has_bf16(first) else "fp16"

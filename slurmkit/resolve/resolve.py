@@ -40,7 +40,7 @@ from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits
-from slurmkit.sites.profiles import NodeType, SiteProfile, retired_hardware_notice, retirement_notice
+from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, retired_hardware_notice, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -85,7 +85,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules)
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
-    stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, profile.storage.slurm_tmpdir)
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
     _check_batch_signal(spec, stage, findings)
@@ -893,7 +893,7 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
 
 
 def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
-           chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
+           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
         return None
@@ -921,7 +921,15 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
     stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
-                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs))
+                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
+
+
+def _tmpdir_words(tmpdir: Optional[SlurmTmpdir]) -> Dict[str, str]:
+    """What the script says $SLURM_TMPDIR is, and the page it cites: the site's profile (a RAM
+    disk on Trillium and Niagara, whose files are the job's memory), not one wording for all."""
+    if tmpdir is None:
+        return {}
+    return {"tmpdir_words": tmpdir.words(), "tmpdir_source": tmpdir.source[0] if tmpdir.source else ""}
 
 
 def _check_signal_directive(spec: JobSpec, stage, findings: Findings) -> None:

@@ -39,7 +39,7 @@ from slurmkit.resolve.framework_kinds import (
 from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
-from slurmkit.sites import limits
+from slurmkit.sites import limits, modulecat
 from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, retired_hardware_notice, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
@@ -665,9 +665,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
             and software.modules.get("python"):
         user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
     if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
-        # The TensorFlow page loads cuda (StdEnv/2023 does not); with no version in the profile,
-        # Lmod's default for the site.
-        user.append(software.modules.get("cuda") or "cuda")
+        user.append(_tensorflow_cuda(profile, findings))
     user += _build_modules(spec, profile, gpus, user, findings)
     if kind_of(spec).runs_task_file:
         from slurmkit.resolve.manytasks import parallel_module  # beside this module: it reads resolve's path rules
@@ -676,6 +674,22 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
     return tuple(dict.fromkeys(base + sorted(user, key=_load_order)))
+
+
+def _tensorflow_cuda(profile: SiteProfile, findings: Findings) -> str:
+    """The cuda module TensorFlow on GPUs loads (the TensorFlow page loads cuda; StdEnv/2023 does
+    not): the version the site's profile documents. Where it documents none, the script can only
+    load Lmod's default, which no page states and a change to the stack may move: a warning that
+    names the versions documented for the site's standard environment, so that the user pins one."""
+    software = profile.software
+    if software.modules.get("cuda"):
+        return software.modules["cuda"]
+    versions = [f"cuda/{v}" for v in modulecat.families(software.catalogue).get("cuda", [])]
+    known = f" ({software.stdenv} pages load {', '.join(versions)})" if versions and software.stdenv else ""
+    findings.warn("environment.modules", f"TensorFlow on GPUs needs the cuda module, and {profile.name}'s profile names no "
+                  "version: the script loads Lmod's default cuda, which no page states and which a change to the stack may "
+                  f"move; add cuda/VERSION to environment.modules{known}")
+    return "cuda"
 
 
 #: Module families that others are built under in the Alliance's Lmod hierarchy (compiler

@@ -62,6 +62,10 @@ def spec_for(profile, kind: str) -> dict:
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
         else:   # on each of the nodes: $SLURM_TMPDIR is every node's own disk
             spec["stage"] = {"inputs": [{"from": "data.tar", "to": "data"}]}
+        if kind == "tf-multiworker" and profile.software.module_system == "lmod" and not profile.software.modules.get("cuda"):
+            # TensorFlow loads cuda; where the profile names no version, the user pins one (check
+            # warns otherwise): cuda/12.6, the version StdEnv/2023's Trillium and VASP pages load.
+            spec["environment"]["modules"] = ["cuda/12.6"]
         if kind == "horovod":   # srun, the site's launcher; the resolver loads the MPI, cuda and nccl modules the profile names
             spec["environment"]["builds"] = ["horovod"]
             software = profile.software

@@ -29,6 +29,7 @@ def python_script(command: Sequence[str]) -> str:
     """The script a Python command runs (``python -u train.py`` -> ``train.py``), or "" where it
     runs none (``-c``, ``-m``: a module is the package it names, found as packages are)."""
     words = [word for word in command if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)]
+    words = words[1:] if words[:1] == ["exec"] else words   # a shell line that execs it (Lightning's requeue)
     if not runs_python(words):
         return ""
     rest = iter(words[1:])

@@ -20,6 +20,7 @@ GPUS = {"nodes": 2, "gpus": "h100:4"}
     (["python", "-m", "torch.distributed.run", "train.py"], ""),   # a module: the package it names
     (["python", "-c", "import torch"], ""),
     (["./simulate", "torch.py"], ""),                                   # not Python
+    (["exec", "python", "lightning.py"], "lightning.py"),               # a shell line that execs it
 ])
 def test_the_script_a_python_command_runs(command, script):
     assert python_script(command) == script
@@ -81,6 +82,8 @@ def test_a_script_named_after_a_package_the_job_loads_is_refused(environment, sc
 def test_a_shell_line_is_judged_by_its_first_command():
     error = only_error(job("fir", GPUS, kind="accelerate", launch={"shell": "python accelerate.py | tee log.txt"}))
     assert error.field == "launch.shell"
+    error = only_error(job("fir", GPUS, kind="lightning", launch={"shell": "exec python lightning.py > train.log 2>&1"}))
+    assert error.field == "launch.shell" and error.message.startswith("lightning.py has the name of the lightning package")
 
 
 @pytest.mark.parametrize("kind, command", [

@@ -16,6 +16,9 @@ from slurmkit.core.records import Record
 ONE, PER_TASK, PER_GPU = "one", "per task", "per GPU"
 #: The frameworks a kind may run, as messages spell them.
 FRAMEWORK_LABELS = {"pytorch": "PyTorch", "tensorflow": "TensorFlow"}
+#: The Python packages a job of a framework imports (top-level import names): a script named after
+#: one (``torch.py``) is found first on Python's path, in place of the package.
+FRAMEWORK_IMPORTS = {"pytorch": ("torch", "numpy"), "tensorflow": ("tensorflow", "keras", "numpy")}
 
 
 class Kind(Record):
@@ -98,6 +101,9 @@ class Kind(Record):
     needs_one_of: Tuple[str, ...] = ()
     #: variables its program needs on nodes without GPUs.
     cpu_environment: Tuple[Tuple[str, str], ...] = ()
+    #: the Python packages its program imports whatever its framework (top-level import names;
+    #: a distributed kind imports its framework's too: FRAMEWORK_IMPORTS).
+    imports: Tuple[str, ...] = ()
 
     @property
     def one_process(self) -> bool:
@@ -116,6 +122,10 @@ class Kind(Record):
         """The framework a job runs: the one it asks for, else the kind's."""
         return asked or self.framework_default
 
+    def python_imports(self, asked: Optional[str]) -> Tuple[str, ...]:
+        """The packages its Python program imports: its own, and a distributed kind's framework's."""
+        return self.imports + (FRAMEWORK_IMPORTS[self.framework(asked)] if self.distributed else ())
+
 
 _ROWS = (
     Kind("serial", ("direct", "srun"), ONE, whole_node_advice="one process"),
@@ -125,7 +135,7 @@ _ROWS = (
     # a Ray or Dask cluster the set-up started) runs once, in the batch shell, as a script runs it
     Kind("mpi", ("srun", "mpirun", "direct"), PER_TASK, default_command="./my_mpi_program",
          example_resources=(("nodes", 1), ("tasks_per_node", 4)), mpi_ranks=True, rank_count_is_users=True,
-         fills_whole_node="tasks", site_launch_env=True),
+         fills_whole_node="tasks", site_launch_env=True, imports=("mpi4py",)),
     Kind("gpu", ("direct", "srun"), ONE, default_command="python train.py", gpu_required=True, gpus_example=1, site_launch_env=True),
     Kind("array", ("direct", "srun"), ONE, default_command="python main.py --lr $lr", whole_node_advice="sweep", sweeps=True),
     # GNU Parallel on each node; several nodes: srun starts one per node
@@ -143,18 +153,20 @@ _ROWS = (
          sets_in_environment="TF_CONFIG"),
     Kind("horovod", ("srun", "mpirun"), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), mpi_ranks=True, site_launch_env=True,
-         sets_in_environment="the ranks (mpirun or srun --mpi)"),
+         sets_in_environment="the ranks (mpirun or srun --mpi)", imports=("horovod",)),
     # One srun task per GPU; Lightning's SLURMEnvironment reads the ranks from SLURM itself (framework_kinds.py).
     Kind("lightning", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True, spreads_over_nodes=True,
          example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker", site_launch_env=True,
          torch_nccl_errors=True, rendezvous=True, master_env=True, requeues_on_signal=True, program_names_its_nodes=True,
          picks_its_gpu=True, alone_on_one_gpu=True, needs_one_of=("lightning", "pytorch-lightning"),
+         imports=("lightning", "pytorch_lightning"),
          sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
     # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).
     Kind("accelerate", ("accelerate",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker",
          site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, launches_per_node=True,
          picks_its_gpu=True, alone_on_one_gpu=True, cpu_environment=(("ACCELERATE_USE_CPU", "true"),), needs_one_of=("accelerate",),
+         imports=("accelerate",),
          sets_in_environment="MASTER_ADDR, MASTER_PORT and accelerate launch's machine rank and totals"),
 )
 #: the kind of a spec that names none.

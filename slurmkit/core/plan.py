@@ -75,6 +75,8 @@ class StagePlan(Record):
     mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
     node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads, the per-node step's CPUs
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
+    tmpdir_words: str = "the node-local disk"   # what $SLURM_TMPDIR is on the site (its profile says)
+    tmpdir_source: str = ""                     # the page that says so
 
 
 class ChainPlan(Record):

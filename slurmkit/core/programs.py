@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Sequence, Tuple
 
 #: the program of a command that is a Python interpreter: python, python3, python3.11 (any folder).
 _PYTHON_PROGRAM = re.compile(r"(?:.*/)?python(?:\d+(?:\.\d+)?)?")
@@ -15,3 +15,45 @@ def runs_python(command: Sequence[str]) -> bool:
     site's wheels and is not the one the Alliance Python page supports."""
     program = next((word for word in command if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)), "")
     return bool(_PYTHON_PROGRAM.fullmatch(program))
+
+
+#: Interpreter options that take the next word as their value (``python -W ignore x.py``).
+_OPTIONS_WITH_VALUE = ("-W", "-X", "--check-hash-based-pycs")
+#: Packages whose import name is not their pip or module name (the rest: ``-`` becomes ``_``).
+_IMPORT_NAMES = {"pytorch-lightning": ("pytorch_lightning",), "tensorflow-cpu": ("tensorflow",), "scikit-learn": ("sklearn",),
+                 "opencv-python": ("cv2",), "opencv": ("cv2",), "pillow": ("PIL",), "pyyaml": ("yaml",),
+                 "scipy-stack": ("numpy", "scipy", "pandas", "matplotlib")}
+
+
+def python_script(command: Sequence[str]) -> str:
+    """The script a Python command runs (``python -u train.py`` -> ``train.py``), or "" where it
+    runs none (``-c``, ``-m``: a module is the package it names, found as packages are)."""
+    words = [word for word in command if not re.match(r"[A-Za-z_][A-Za-z0-9_]*=", word)]
+    words = words[1:] if words[:1] == ["exec"] else words   # a shell line that execs it (Lightning's requeue)
+    if not runs_python(words):
+        return ""
+    rest = iter(words[1:])
+    for word in rest:
+        if word in _OPTIONS_WITH_VALUE:
+            next(rest, None)
+        elif word.startswith(("-c", "-m")) or word == "-":
+            return ""
+        elif not word.startswith("-"):
+            return word
+    return ""
+
+
+def import_names(package: str) -> Tuple[str, ...]:
+    """The top-level names ``import`` finds a pip package (``pytorch-lightning``) or a module
+    family (``mpi4py``) under."""
+    name = package.lower()
+    return _IMPORT_NAMES.get(name, (name.replace("-", "_"),))
+
+
+def shadowed_package(script: str, packages: Sequence[str]) -> str:
+    """The package of ``packages`` a script's file name hides (``lightning.py`` hides lightning):
+    Python puts the script's folder first on its path, so ``import lightning`` finds the script."""
+    base = script.rsplit("/", 1)[-1]
+    if not base.endswith(".py"):
+        return ""
+    return base[:-3] if base[:-3] in packages else ""

@@ -22,7 +22,7 @@ from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kin
 from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
 from slurmkit.core.logpatterns import per_task
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
-from slurmkit.core.programs import runs_python
+from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
 from slurmkit.core.shellwords import reads_arguments, split_at_operators
@@ -40,8 +40,8 @@ from slurmkit.resolve.framework_kinds import (
 from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
-from slurmkit.sites import limits
-from slurmkit.sites.profiles import NodeType, SiteProfile, retired_hardware_notice, retirement_notice
+from slurmkit.sites import limits, modulecat
+from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, retired_hardware_notice, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -86,7 +86,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules)
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
-    stage = _stage(spec, _extraction_parallelism(profile), findings, chain)
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, profile.storage.slurm_tmpdir)
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
     _check_batch_signal(spec, stage, findings)
@@ -436,6 +436,7 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findi
     """What the distributed kinds cannot do, and GPUs a job is too small to use."""
     kind, nodes = kind_of(spec), spec.resources.nodes
     _check_kind_needs(spec, kind, findings)
+    _check_shadowing(spec, kind, findings)
     _check_kind_framework(spec, kind, nodes, gpus, findings)
     _check_gpu_work(spec, kind, nodes, gpus, findings)
 
@@ -464,6 +465,36 @@ def _check_kind_needs(spec: JobSpec, kind, findings: Findings) -> None:
                        "the other commands of a shell line (tee, a pipe) die of it, Lightning's save with them: use "
                        "launch.command with the program alone, or a shell line that execs it, with redirections only "
                        "(exec python train.py > train-$SLURM_PROCID.log 2>&1)")
+
+
+def _check_shadowing(spec: JobSpec, kind, findings: Findings) -> None:
+    """A script named after a package the job imports (``lightning.py`` under kind lightning):
+    Python puts the script's folder first on its path, so ``import lightning`` finds the script
+    itself, half run ("partially initialized module 'lightning'"), and the job stops at once."""
+    script = python_script(_payload(spec))
+    imported = _imported_packages(spec, kind)
+    name = shadowed_package(script, tuple(imported)) if script else ""
+    if name:
+        findings.error("launch.shell" if spec.launch.shell else "launch.command",
+                       f"{script} has the name of the {name} package, which {imported[name]}: Python finds the script "
+                       f"first and `import {name}` imports it in the package's place, so the job stops at once; "
+                       "rename the script (e.g. train.py)")
+
+
+def _imported_packages(spec: JobSpec, kind) -> Dict[str, str]:
+    """Import name -> why the job imports it: its kind, or what its environment installs or loads."""
+    environment = spec.environment
+    venv = environment.venv
+    sources = [(kind.python_imports(spec.launch.framework), f"kind {kind.name!r} imports"),
+               ([n for p in (venv.packages if venv else ()) for n in import_names(package_name(p))],
+                "environment.venv.packages installs"),
+               ([n for m in environment.modules for n in import_names(m.split("/")[0])], "environment.modules loads"),
+               ([n for b in environment.builds for n in import_names(b.name)], "environment.builds builds")]
+    imported: Dict[str, str] = {}
+    for names, why in sources:
+        for name in names:
+            imported.setdefault(name, why)
+    return imported
 
 
 def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], findings: Findings) -> None:
@@ -654,9 +685,7 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
             and software.modules.get("python"):
         user.append(software.modules["python"])  # the site's python, not the OS one (the Alliance Python page)
     if gpus and uses_tensorflow(spec) and not any(m.split("/")[0] == "cuda" for m in user):
-        # The TensorFlow page loads cuda (StdEnv/2023 does not); with no version in the profile,
-        # Lmod's default for the site.
-        user.append(software.modules.get("cuda") or "cuda")
+        user.append(_tensorflow_cuda(profile, findings))
     user += _build_modules(spec, profile, gpus, user, findings)
     if kind_of(spec).runs_task_file:
         from slurmkit.resolve.manytasks import parallel_module  # beside this module: it reads resolve's path rules
@@ -665,6 +694,22 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
     return tuple(dict.fromkeys(base + sorted(user, key=_load_order)))
+
+
+def _tensorflow_cuda(profile: SiteProfile, findings: Findings) -> str:
+    """The cuda module TensorFlow on GPUs loads (the TensorFlow page loads cuda; StdEnv/2023 does
+    not): the version the site's profile documents. Where it documents none, the script can only
+    load Lmod's default, which no page states and a change to the stack may move: a warning that
+    names the versions documented for the site's standard environment, so that the user pins one."""
+    software = profile.software
+    if software.modules.get("cuda"):
+        return software.modules["cuda"]
+    versions = [f"cuda/{v}" for v in modulecat.families(software.catalogue).get("cuda", [])]
+    known = f" ({software.stdenv} pages load {', '.join(versions)})" if versions and software.stdenv else ""
+    findings.warn("environment.modules", f"TensorFlow on GPUs needs the cuda module, and {profile.name}'s profile names no "
+                  "version: the script loads Lmod's default cuda, which no page states and which a change to the stack may "
+                  f"move; add cuda/VERSION to environment.modules{known}")
+    return "cuda"
 
 
 #: Module families that others are built under in the Alliance's Lmod hierarchy (compiler
@@ -889,7 +934,7 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
 
 
 def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
-           chain: Optional[ChainPlan] = None) -> Optional[StagePlan]:
+           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None) -> Optional[StagePlan]:
     stage = spec.stage
     if stage is None:
         return None
@@ -917,7 +962,15 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
     mounts = tuple(step.target for step in steps if step.action == "mount-image")
     stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
-                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs))
+                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
+
+
+def _tmpdir_words(tmpdir: Optional[SlurmTmpdir]) -> Dict[str, str]:
+    """What the script says $SLURM_TMPDIR is, and the page it cites: the site's profile (a RAM
+    disk on Trillium and Niagara, whose files are the job's memory), not one wording for all."""
+    if tmpdir is None:
+        return {}
+    return {"tmpdir_words": tmpdir.words(), "tmpdir_source": tmpdir.source[0] if tmpdir.source else ""}
 
 
 def _check_signal_directive(spec: JobSpec, stage, findings: Findings) -> None:

@@ -383,7 +383,8 @@ SCHEMA = Fields({
         "home": _AREA,
         "project": _AREA,
         "scratch": _AREA,
-        "slurm_tmpdir": Fields({"kind": Enum(*_DISK_KINDS), "size": Size(), "counts_against_memory": Bool()}),
+        # source: the page that says what $SLURM_TMPDIR is there (the job script cites it).
+        "slurm_tmpdir": Fields({"kind": Enum(*_DISK_KINDS), "size": Size(), "counts_against_memory": Bool(), "source": _SOURCE}),
         "internet_on_compute": Bool(),
         # Paths of this cluster's own layout (shell patterns: ? one character, * any text) that
         # another cluster does not have: a port off it names each one a job uses as a to-do.
@@ -523,10 +524,21 @@ class StorageArea(Record):
     purged: Optional[bool] = None
 
 
+#: What $SLURM_TMPDIR is, by its kind, as the job script says it.
+_TMPDIR_WORDS = {"ramdisk": "the node's RAM disk", "nvme": "the node's local NVMe disk", "ssd": "the node's local SSD"}
+
+
 class SlurmTmpdir(Record):
     kind: Optional[str] = None
     size_mib: Optional[int] = None
     counts_against_memory: Optional[bool] = None
+    source: Tuple[str, ...] = ()
+
+    def words(self) -> str:
+        """What it is, for the script's comments: a RAM disk is not the disk a reader assumes,
+        and what it holds is memory the job's program no longer has."""
+        what = _TMPDIR_WORDS.get(self.kind or "", "the node-local disk")
+        return what + (", whose files count against the job's memory" if self.counts_against_memory else "")
 
 
 class Storage(Record):
@@ -756,7 +768,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             scratch=_build_area(storage.get("scratch")),
             slurm_tmpdir=None if storage.get("slurm_tmpdir") is None else SlurmTmpdir(
                 storage["slurm_tmpdir"].get("kind"), _mib(storage["slurm_tmpdir"].get("size")),
-                storage["slurm_tmpdir"].get("counts_against_memory")),
+                storage["slurm_tmpdir"].get("counts_against_memory"), _names(storage["slurm_tmpdir"].get("source"))),
             internet_on_compute=storage.get("internet_on_compute"),
             own_paths=_names(storage.get("own_paths")),
         ),

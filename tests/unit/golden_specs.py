@@ -54,7 +54,7 @@ def spec_for(profile, kind: str) -> dict:
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"
         spec["environment"] = {"venv": {"packages": ["tensorflow" if framework == "tensorflow" else "torch",
                                                      *KIND_ROWS[kind].needs_one_of[:1]]}}   # lightning, accelerate
-        spec["launch"] = {"command": f"python {kind}.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
+        spec["launch"] = {"command": "python train.py --epochs 10 --data $SLURM_TMPDIR/data", "batch_size": 128}
         if kind == "accelerate":   # bf16 where the GPU does it (A100, H100); fp16 on a P100 or V100 (gpu_names.has_bf16)
             first = next((t.gpus for t in profile.node_types if t.gpus), None)
             spec["launch"]["mixed_precision"] = "bf16" if first is None or has_bf16(first) else "fp16"
@@ -62,6 +62,10 @@ def spec_for(profile, kind: str) -> dict:
             spec["stage"] = {"inputs": [{"from": "imagenet.sqfs", "to": "data"}]}
         else:   # on each of the nodes: $SLURM_TMPDIR is every node's own disk
             spec["stage"] = {"inputs": [{"from": "data.tar", "to": "data"}]}
+        if kind == "tf-multiworker" and profile.software.module_system == "lmod" and not profile.software.modules.get("cuda"):
+            # TensorFlow loads cuda; where the profile names no version, the user pins one (check
+            # warns otherwise): cuda/12.6, the version StdEnv/2023's Trillium and VASP pages load.
+            spec["environment"]["modules"] = ["cuda/12.6"]
         if kind == "horovod":   # srun, the site's launcher; the resolver loads the MPI, cuda and nccl modules the profile names
             spec["environment"]["builds"] = ["horovod"]
             software = profile.software

@@ -358,7 +358,8 @@ def test_whole_node_sites_pick_the_account_automatically(name):
     ("narval", "ssd", "800G"), ("fir", "nvme", "7T"), ("nibi", "disk", "3T"), ("rorqual", "ssd", "375G"),
 ])
 def test_slurm_tmpdir_is_node_local_disk_on_general_purpose_clusters(name, kind, size):
-    assert raw(name)["storage"]["slurm_tmpdir"] == {"kind": kind, "size": size, "counts_against_memory": False}
+    assert raw(name)["storage"]["slurm_tmpdir"] == {"kind": kind, "size": size, "counts_against_memory": False,
+                                                    "source": "https://docs.alliancecan.ca/wiki/Using_node-local_storage/en"}
 
 
 @pytest.mark.parametrize("name", ["niagara", "trillium"])

@@ -127,7 +127,7 @@ def test_cores_per_gpu_above_the_site_advice_is_a_warning():
 
 
 def test_cores_per_gpu_at_the_advice_is_not_a_warning():
-    assert job("nibi", kind="multigpu", resources={"gpus": "h100:2", "cpus_per_task": 28},
+    assert job("nibi", kind="multigpu", resources={"gpus": "h100:2", "cpus_per_task": 28}, environment={"modules": ["cuda/12.6"]},
                launch={"command": "python main.py", "framework": "tensorflow"}).findings == ()
 
 

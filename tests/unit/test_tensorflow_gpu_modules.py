@@ -37,9 +37,31 @@ def test_tensorflow_on_gpus_loads_cuda_after_python_and_sets_xla_flags(case):
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)
 
 
-def test_a_site_without_a_cuda_version_loads_its_default_cuda():
-    plan = tf_job("fir", "tf-multiworker").plan
-    assert "cuda" in plan.modules
+def test_tensorflow_loads_the_cuda_version_the_sites_profile_documents_and_says_nothing():
+    resolution = job("trillium", {"nodes": 2, "gpus": "h100:4"}, kind="tf-multiworker", launch="python train.py")
+    assert resolution.plan is not None, resolution.errors
+    assert [m for m in resolution.plan.modules if m.split("/")[0] == "cuda"] == ["cuda/12.6"]   # Trillium_Quickstart
+    assert not [f for f in resolution.findings if "cuda" in f.message]
+
+
+@pytest.mark.parametrize("case", sorted(TF_JOBS))
+def test_a_site_whose_profile_names_no_cuda_version_warns_to_pin_one(case):
+    """Lmod's default cuda is stated nowhere and moves with the stack: the script would not say
+    which CUDA the job ran with. The warning names the versions documented for StdEnv/2023."""
+    resolution = tf_job("fir", case)
+    assert resolution.plan is not None, resolution.errors
+    assert "cuda" in resolution.plan.modules
+    warnings = [f for f in resolution.warnings if f.field == "environment.modules" and "cuda" in f.message]
+    assert [w.message for w in warnings] == [
+        "TensorFlow on GPUs needs the cuda module, and fir's profile names no version: the script loads Lmod's default "
+        "cuda, which no page states and which a change to the stack may move; add cuda/VERSION to environment.modules "
+        "(StdEnv/2023 pages load cuda/12.2, cuda/12.6, cuda/12.9)"]
+
+
+def test_a_pinned_cuda_is_loaded_as_pinned_with_no_warning():
+    resolution = job("fir", {"gpus": "h100:2"}, kind="tf-multiworker", launch="python t.py", environment={"modules": ["cuda/12.6"]})
+    assert [m for m in resolution.plan.modules if m.split("/")[0] == "cuda"] == ["cuda/12.6"]
+    assert not [f for f in resolution.findings if "cuda" in f.message]
 
 
 def test_the_users_cuda_module_is_kept():

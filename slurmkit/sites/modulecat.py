@@ -122,6 +122,7 @@ def settled_pin(module: str, documented: Sequence[str], there: Sequence[str], ta
     nearest documented version where it is older than one (the StdEnv's own build replaced it,
     as for gcc or python), else kept with the one command that tells whether it loads."""
     family, _, version = module.partition("/")
+    documented = [v for v in documented if is_available(v, there)]   # a page's version this cluster's build lacks (AVX2) cannot load
     listing = f"{target}'s {family} versions (any StdEnv) are {', '.join(there)}"
     if is_available(version, documented):
         return ModuleCheck(module, module)

@@ -145,7 +145,7 @@ def installed_replacement(version: str, there: Sequence[str]) -> str:
     """What replaces a pin that is not installed: the newest build of its own series (java
     1.8.0_121 -> 1.8.0_292: same release, later update), else the oldest newer version (cmake
     3.17.3 -> 3.18.4: the least change that exists), else the newest."""
-    series = [v for v in there if _series(v) == _series(version)]
+    series = [v for v in there if _same_series(v, version)]
     if series:
         return max(series, key=_version_key)
     return nearest_version(version, there)
@@ -153,16 +153,18 @@ def installed_replacement(version: str, there: Sequence[str]) -> str:
 
 def _replacement_rule(version: str, there: Sequence[str]) -> str:
     """Which rule of installed_replacement chose, said in the port's reason."""
-    if any(_series(v) == _series(version) for v in there):
+    if any(_same_series(v, version) for v in there):
         return "the newest build of the same series"
     if _version_key(version) < max(map(_version_key, there)):
         return "the oldest newer version installed"
     return "the newest version installed"
 
 
-def _series(version: str) -> Tuple:
-    """A version less its last part (1.8.0_121 -> 1.8.0; 3.17.3 -> 3.17)."""
-    return _version_key(version)[:-1]
+def _same_series(one: str, other: str) -> bool:
+    """Both versions are the same but for their last part (1.8.0_121 and 1.8.0_292; 3.17.3 and
+    3.17.1); a one-part version (``7``) has no series."""
+    series = _version_key(other)[:-1]
+    return bool(series) and _version_key(one)[:-1] == series
 
 
 def try_under(module: str, target: str, stdenv: str) -> str:

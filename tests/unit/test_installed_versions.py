@@ -77,6 +77,7 @@ def test_an_installed_version_is_kept_or_moved_to_the_documented_one_per_source(
 def test_the_newest_build_of_a_series_is_chosen_over_the_nearest_newer():
     assert installed_replacement("1.8.0_121", ["1.8.0_192", "1.8.0_292", "11.0.22"]) == "1.8.0_292"
     assert installed_replacement("3.17.3", ["3.18.4", "3.20.1"]) == "3.18.4"
+    assert installed_replacement("7", ["6.1", "8.2", "9"]) == "8.2"   # a one-part version has no series: the nearest newer
 
 
 def test_the_reported_stdenv_2020_pins_are_settled_on_fir():

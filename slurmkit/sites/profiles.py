@@ -397,6 +397,9 @@ SCHEMA = Fields({
         "preload": _NAMES,
         "modules": MapOf(Str(), "tool -> module name/version (null: unverified)"),
         "catalogue": _NAMES,
+        # Every version of a family the cluster has installed, of any StdEnv (the site's module
+        # list): a pinned version not among them does not exist there (modulecat.py).
+        "installed": MapOf(_NAMES, "module family -> its installed versions"),
         "setrpaths": Str(),
         # Module stacks of the cluster's past (StdEnv/2016.4, NiaEnv/2019b): old scripts load them;
         # check says they are old, port moves them to the target's stdenv (base: modules loaded with one).
@@ -573,6 +576,7 @@ class Software(Record):
     modules: Mapping[str, str] = MappingProxyType({})
     virtualenv: Virtualenv = Virtualenv()
     catalogue: Tuple[str, ...] = ()        # family/version of the stack's modules that port checks against (modulecat.py)
+    installed: Mapping[str, Tuple[str, ...]] = MappingProxyType({})   # family -> every version installed, any StdEnv
     setrpaths: Optional[str] = None        # the site's command that fixes up binaries installed by hand (setrpaths.sh)
     old_stacks: Mapping[str, OldStack] = MappingProxyType({})
 
@@ -779,6 +783,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             modules=MappingProxyType(dict(software.get("modules") or {})),
             virtualenv=Virtualenv(_sub(software, "virtualenv").get("command"), _sub(software, "virtualenv").get("wheelhouse")),
             catalogue=_names(software.get("catalogue")),
+            installed=_installed(software.get("installed")),
             setrpaths=software.get("setrpaths"),
             old_stacks=_old_stacks(software.get("old_stacks")),
         ),
@@ -792,6 +797,10 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
         raw=data,
         rules=_build_rules(_sub(data, "rules")),
     )
+
+
+def _installed(installed: Optional[dict]) -> Mapping[str, Tuple[str, ...]]:
+    return MappingProxyType({str(family): _names(versions) for family, versions in (installed or {}).items()})
 
 
 def _old_stacks(stacks: Optional[dict]) -> Mapping[str, OldStack]:

@@ -423,13 +423,23 @@ def test_a_family_the_catalogue_does_not_list_is_kept_with_a_warning_naming_the_
 
 
 def test_a_pinned_version_of_a_family_listed_without_versions_is_a_to_do():
-    """perl/5.30.2 was a StdEnv/2020 build: the catalogue lists perl without versions, so the
-    port cannot say it loads under StdEnv/2023, and says so; a family name alone stays quiet."""
+    """perl/5.30.2 is installed on Nibi (the site's module list) but no page places it under
+    StdEnv/2023: the port keeps it and says what to run; a family name alone stays quiet."""
     ported = port({**OLD_STACK, "environment": {"modules": ["perl/5.30.2", "nextflow"]}})
     assert "environment.modules" not in changed(ported)
     assert [w.message for w in ported.warnings if w.field == "environment.modules"] == [
-        "check that perl/5.30.2 loads under StdEnv/2023: module spider perl/5.30.2 (the catalogue lists the family, not its versions)"]
-    assert any(t.startswith("environment.modules: check that perl/5.30.2 loads under StdEnv/2023") for t in ported.todos)
+        "perl/5.30.2 is installed on nibi, but no source says whether it loads under StdEnv/2023: run "
+        "'module load StdEnv/2023 perl/5.30.2' on a nibi login node; if Lmod refuses it, load one that 'module avail perl' lists there"]
+    assert any(t.startswith("environment.modules: perl/5.30.2 is installed on nibi") for t in ported.todos)
+
+
+def test_a_pinned_version_of_a_family_without_an_installed_list_is_a_to_do():
+    """Where the profile lists neither the versions of a family nor those installed, the port
+    cannot tell, and says so."""
+    from slurmkit.sites.modulecat import check_module
+
+    assert check_module("perl/5.30.2", ["perl"], "nibi", stdenv="StdEnv/2023").warning == (
+        "check that perl/5.30.2 loads under StdEnv/2023: module spider perl/5.30.2 (the catalogue lists the family, not its versions)")
 
 
 def test_every_module_a_profile_names_is_in_its_catalogue():

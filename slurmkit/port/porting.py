@@ -2140,6 +2140,7 @@ def _tee_to_log(build: _Builder) -> None:
     if build.tee_free is None or "shell" not in launch or not per_task:
         return
     number, tee, command = build.tee_free
+    log = (build.spec.get("logs") or {}).get("output", "%x-%j.out")
     del launch["shell"]
     launch["command"] = command
     build.per_task_shell = None
@@ -2148,7 +2149,7 @@ def _tee_to_log(build: _Builder) -> None:
     build.note(number, tee, "dropped", "the script ran one tee for all the tasks; in launch.shell each task would run its "
                                        "own, all writing the same file (and under kind "
                                        f"{first_kind(requeues_on_signal=True).name} dying of the signal that saves the run); "
-                                       "the job's log (%x-%j.out) has every task's output: copy it to the "
+                                       f"the job's log ({log}) has every task's output: copy it to the "
                                        "file after the job if something reads it")
 
 

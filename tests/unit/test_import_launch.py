@@ -118,6 +118,14 @@ def test_a_tee_after_srun_under_a_distributed_kind_is_dropped(tail):
     assert [n.text for n in result.notes if n.outcome == "dropped" and n.text.startswith("tee")] == [tail[tail.index("tee"):]]
 
 
+def test_a_dropped_tee_points_at_the_log_the_script_names():
+    result = imported("#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\n#SBATCH --output=logs/run-%j.out\n"
+                      "srun python lightning_train.py | tee train.log\n")
+    assert result.spec["logs"] == {"output": "logs/run-%j.out"}
+    [reason] = [n.reason for n in result.notes if n.outcome == "dropped" and n.text.startswith("tee")]
+    assert "the job's log (logs/run-%j.out)" in reason
+
+
 def test_a_shell_line_under_lightning_is_a_to_do_check_agrees_with():
     result = imported("#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py > train.log\n")
     assert "shell" in result.spec["launch"]

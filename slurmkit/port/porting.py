@@ -62,7 +62,7 @@ CONDA_NOTE = ("the Alliance does not support conda (docs.alliancecan.ca/wiki/Ana
               "packages (conda env export --from-history) and give them as environment.venv.packages or requirements")
 STANDARD_SHELL_OPTIONS = re.compile(r"^set\s+(-[euo]+|-o\s+(errexit|nounset|pipefail)|\+[x])(\s+(pipefail|-[euo]+))*\s*$")
 
-OUTCOMES = ("mapped", "dropped", "kept", "to do")
+OUTCOMES = ("mapped", "dropped", "kept", "to do", "note")
 
 
 class Note(Record):

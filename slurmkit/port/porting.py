@@ -870,7 +870,7 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
-    if here is None or _venv_removed_before(build, here):
+    if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
@@ -898,6 +898,30 @@ def _venv_removed_before(build: _Builder, words: List[str]) -> bool:
     path = re.sub(r"/bin/activate$", "", _home(words[index]).rstrip("/"))
     return any(re.match(r"\s*rm\b", str(line)) and path in {_home(w).rstrip("/") for w in str(line).split()[1:]}
                for line in build.setup)
+
+
+def _venv_made_each_run(build: _Builder, words: List[str]) -> bool:
+    """``virtualenv ~/ENV`` in the script's lines: it makes (or refreshes) the lasting venv on every
+    run, for the python then loaded, and its pip lines fill it. environment.venv.path would make
+    it only where it is missing, so a venv of the old cluster's python is reused, and port asks to
+    rebuild what the script rebuilt itself: the line, its activation and its pip lines stay as
+    written, in order. A venv in $SLURM_TMPDIR is made each run either way."""
+    index = _venv_path_index(words)
+    if index is None:
+        return False
+    path = _home(re.sub(r"/bin/activate$", "", words[index]).rstrip("/"))
+    if words[0] not in ("source", "."):
+        return not _per_job(path, bool(build.line) and _in_tmpdir(build, build.line))
+    return any(_made_venv_path(str(line)) == path for line in build.setup)
+
+
+def _made_venv_path(line: str) -> str:
+    """The folder a kept ``virtualenv PATH`` / ``python -m venv PATH`` line makes ("" for another line)."""
+    words = line.split()
+    if not words or not (words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]):
+        return ""
+    index = _venv_path_index(words)
+    return "" if index is None else _home(words[index].rstrip("/"))
 
 
 def _venv_words_here(build: _Builder, words: List[str]) -> Optional[List[str]]:

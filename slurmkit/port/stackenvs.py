@@ -165,16 +165,53 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     ``~/.local/lib/pythonX.Y``, which the new python does not read."""
     old, new = _minor(move.old), _minor(move.new)
     venv = spec.environment.venv
-    doubtful = [p for p in (venv.packages if venv is not None else ()) if _may_lack_a_wheel(p)]
-    if venv is not None and (doubtful or venv.requirements):
-        what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements}"
-        yield (f"environment.venv: the job installs {what} under {move.new} now, not python {old}: check that each has "
+    installed = _installed_by_lines(job)
+    doubtful = [p for p in [*(venv.packages if venv is not None else ()), *(p for _, p in installed)] if _may_lack_a_wheel(p)]
+    own = venv is not None or _enters_a_venv(job)
+    if own and (doubtful or (venv is not None and venv.requirements)):
+        what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements if venv else ''}"
+        field = next((f for f, p in installed if p in doubtful), "environment.venv")
+        yield (f"{field}: the job installs {what} under {move.new} now, not python {old}: check that each has "
                f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one, then remove "
                "this line")
-    elif venv is None and any(_started(argv)[:1] and _started(argv)[0].startswith("python") for _, argv in job.commands):
+    elif not own and any(_started(argv)[:1] and _started(argv)[0].startswith("python") for _, argv in job.commands):
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
                f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "
                f"again under {move.new}, better in a virtualenv (environment.venv), then remove this line")
+
+
+def _enters_a_venv(job: _Job) -> bool:
+    """The job's own lines make or enter a virtualenv (or a conda environment): its python reads
+    that environment's packages, not the user site (~/.local), whatever the python."""
+    for _, argv in job.commands:
+        words = _started(argv)
+        if words[:1] == ["virtualenv"] or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "venv"]):
+            return True
+        if words[:1] in (["source"], ["."]) and len(words) > 1 and words[1].endswith("activate"):
+            return True
+        if words[:2] == ["conda", "activate"]:
+            return True
+    return False
+
+
+#: pip's options whose value is a file, a URL or a folder, not a package
+_PIP_VALUE_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+                      "--find-links", "-t", "--target", "--prefix", "--root")
+
+
+def _installed_by_lines(job: _Job) -> List[Tuple[str, str]]:
+    """(field, package) of each package the job's own ``pip install`` lines name (kept as written,
+    so not in environment.venv): the same wheel check applies to them."""
+    found = []
+    for field, argv in job.commands:
+        words = _started(argv)
+        pip = words[:1] in (["pip"], ["pip3"]) or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "pip"])
+        if not pip or "install" not in words:
+            continue
+        rest = words[words.index("install") + 1:]
+        found += [(field, w) for i, w in enumerate(rest)
+                  if not w.startswith("-") and (not i or rest[i - 1] not in _PIP_VALUE_OPTIONS)]
+    return found
 
 
 # ------------------------------------------------------------------------------------ julia

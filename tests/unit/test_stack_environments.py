@@ -154,3 +154,25 @@ def test_an_r_user_library_without_an_r_module_is_a_to_do_on_a_new_cluster():
     assert "module load None" not in todos[0]
     assert not about(port_todos("module load StdEnv/2023\nexport R_LIBS=/project/def-x/Rlib\nsnakemake\n", "narval", "narval"),
                      "R packages")
+
+
+# ------------------------------------------------------------------------------------ python
+
+
+@pytest.mark.parametrize("made", ["virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n",
+                                  "rm -rf $HOME/e\nvirtualenv --no-download $HOME/e\nsource $HOME/e/bin/activate\n",
+                                  "virtualenv --no-download ~/ENV\nsource ~/ENV/bin/activate\n",
+                                  "python -m venv $HOME/e2\n. $HOME/e2/bin/activate\n"])
+def test_a_python_the_jobs_own_venv_runs_reads_no_user_site_and_its_old_pins_are_checked(made):
+    """A venv the job makes itself, in environment.venv or in its own lines kept as written: its
+    python reads that venv, not ~/.local: no user-site to-do. A package of its own pip lines with
+    no wheel for the new python (tensorflow_gpu) gets the wheel to-do, wherever the line is."""
+    todos = port_todos(f"module load python/3.7.4\n{made}pip install --no-index tensorflow_gpu numpy\npython fit.py\n", "graham")
+    assert not about(todos, "site-packages (pip install --user)"), todos
+    (wheel,) = about(todos, "avail_wheels")
+    assert "the job installs tensorflow_gpu under python/3.11.5 now, not python 3.7" in wheel and "numpy" not in wheel
+
+
+def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not():
+    todos = port_todos("module load python/3.7.4\npython fit.py\n", "graham")
+    assert len(about(todos, "~/.local/lib/python3.7/site-packages (pip install --user)")) == 1

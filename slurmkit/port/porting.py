@@ -125,6 +125,7 @@ class _Builder:
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
         self.venv_in_setup = False   # a virtualenv or pip line was kept as written: later pip lines follow it, in order
+        self.pypi_from = ""          # the cluster, where its compute nodes reach PyPI (a pip line without --no-index used it)
 
     def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
         self.notes.append(Note(line, text, outcome, reason))
@@ -148,6 +149,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         return _import_part(part, name, profile)
     build = _Builder()
     build.text = text
+    build.pypi_from = _compute_nodes_reach_pypi(profile)
     script = bashtree.parse(text)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
@@ -974,6 +976,9 @@ def _pip_kept(build: _Builder, words: List[str]) -> str:
     venv = build.spec.get("environment", {}).get("venv", {})
     if build.venv_in_setup:
         return f"after a pip or virtualenv line kept as written: {_PIP_KEPT}"
+    if build.pypi_from and "--no-index" not in rest and not _upgrades_pip_only(rest):
+        return (f"without --no-index, on {build.pypi_from}, whose compute nodes reach PyPI, pip could take from there what the "
+                f"wheelhouse lacks, and a failure did not stop the script; environment.venv installs with --no-index: {_PIP_KEPT}")
     if options and not _upgrades_pip_only(rest):
         return f"pip's {' '.join(dict.fromkeys(options))} cannot be said in environment.venv: {_PIP_KEPT}"
     if requirements and (requirements > 1 or venv.get("requirements") or venv.get("packages")):
@@ -1888,6 +1893,20 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
 
 
 _MEMORY_OPTION = re.compile(r"--mem(-per-cpu)?\b")
+
+
+def _compute_nodes_reach_pypi(profile: Optional[str]) -> str:
+    """The cluster's name where its profile says its compute nodes reach the internet (Cedar,
+    Fir): a ``pip install NAME`` there without ``--no-index`` could install from PyPI what the
+    wheelhouse lacks. "" elsewhere, and where unknown."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.sites.profiles import load_profile
+
+    try:
+        site = load_profile(profile) if profile else None
+    except SlurmkitError:
+        return ""
+    return site.name if site is not None and site.storage.internet_on_compute else ""
 
 
 def _memory_the_site_ignores(build: _Builder, profile: Optional[str]) -> None:

@@ -15,7 +15,7 @@ major.minor version changes (the new julia or R looks in another folder, which i
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slurmkit.port import bashtree
 from slurmkit.port.rebuild import LAUNCHERS, OPTION_VALUE
@@ -138,7 +138,32 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []
     todos += list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else []
     python = _Move("python", "python", old_modules, new_modules, source, target)
-    return todos + (list(_python_todos(job, python, spec)) if python.old and python.new and python.minor_changed else [])
+    todos += list(_python_todos(job, python, spec)) if python.old and python.new and python.minor_changed else []
+    return todos + list(_pypi_todos(job, source, target))
+
+
+def _pypi_todos(job: _Job, source: SiteProfile, target: SiteProfile) -> Iterator[str]:
+    """A ``pip install NAME`` the job runs as written without ``--no-index`` could take from PyPI
+    what the wheelhouse lacks on a cluster whose compute nodes reach the internet (import keeps
+    such a line as written): on one whose compute nodes do not, it finds the wheelhouse only."""
+    if not source.storage.internet_on_compute or target.storage.internet_on_compute is not False:
+        return
+    for field, argv in job.commands:
+        words = _started(argv)
+        if words[:1] in (["pip"], ["pip3"]) and "install" in words and "--no-index" not in words:
+            packages = [p for f, p in _installed_by_lines(_One(field, argv)) if p != "pip"]
+            if packages:
+                yield (f"{field}: pip install {' '.join(packages)} could take from PyPI on {source.name}, whose compute "
+                       f"nodes reach the internet; {target.name}'s do not: check that the wheelhouse has each (avail_wheels "
+                       "NAME) and add --no-index, or download the others on a login node first (pip download -d DIR), then "
+                       "remove this line")
+
+
+class _One:
+    """One command of a job, as _Job holds them (for _installed_by_lines)."""
+
+    def __init__(self, field: str, argv: List[str]) -> None:
+        self.commands = [(field, argv)]
 
 
 # ------------------------------------------------------------------------------------ python
@@ -199,7 +224,7 @@ _PIP_VALUE_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "-i", "--inde
                       "--find-links", "-t", "--target", "--prefix", "--root")
 
 
-def _installed_by_lines(job: _Job) -> List[Tuple[str, str]]:
+def _installed_by_lines(job: Any) -> List[Tuple[str, str]]:
     """(field, package) of each package the job's own ``pip install`` lines name (kept as written,
     so not in environment.venv): the same wheel check applies to them."""
     found = []

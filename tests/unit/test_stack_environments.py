@@ -176,3 +176,24 @@ def test_a_python_the_jobs_own_venv_runs_reads_no_user_site_and_its_old_pins_are
 def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not():
     todos = port_todos("module load python/3.7.4\npython fit.py\n", "graham")
     assert len(about(todos, "~/.local/lib/python3.7/site-packages (pip install --user)")) == 1
+
+
+PIP = ("module load python/3.11\nvirtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
+       "pip install --no-index numpy\npip install progress\npython run.py\n")
+
+
+def test_a_pip_line_without_no_index_where_compute_nodes_reach_pypi_is_kept_and_moving_offline_is_a_to_do():
+    """On Cedar (compute nodes online) ``pip install progress`` could take it from PyPI, and a failure
+    did not stop the script: the line stays as written (environment.setup, errexit false), never
+    rewritten to --no-index; a port to a cluster whose compute nodes are offline asks about it."""
+    spec = import_script(HEAD + PIP, name="t", profile="cedar").spec
+    assert spec["environment"]["setup"] == ["pip install progress"] and spec["environment"]["errexit"] is False
+    assert spec["environment"]["venv"] == {"packages": ["numpy"]}
+    assert not about(port_todos(PIP, "cedar"), "PyPI")   # fir's compute nodes are online too
+    (todo,) = about(port_todos(PIP, "cedar", "narval"), "PyPI")
+    assert todo.startswith("environment.setup[0]: pip install progress could take from PyPI on cedar") and "narval's do not" in todo
+
+
+def test_a_pip_line_where_compute_nodes_are_offline_found_the_wheelhouse_only_and_is_the_venvs():
+    spec = import_script(HEAD + PIP, name="t", profile="graham").spec
+    assert spec["environment"]["venv"] == {"packages": ["numpy", "progress"]} and "setup" not in spec["environment"]

@@ -123,6 +123,11 @@ class _Move:
     def cluster_changed(self) -> bool:
         return self.source.name != self.target.name
 
+    @property
+    def files_shared(self) -> bool:
+        """The target mounts the source's file systems (Fir Cedar's): the user's folders are there."""
+        return self.source.status.files_on_successor and self.source.status.successor == self.target.name
+
     def versions(self) -> Tuple[str, str]:
         return _version(self.old, self.source, self.label), _version(self.new, self.target, self.label)
 
@@ -259,6 +264,9 @@ def _julia_why(move: _Move) -> str:
     old, new = move.versions()
     if move.minor_changed:
         return f"{new} does not use packages installed and precompiled for {old}"
+    if move.files_shared:
+        return (f"{move.target.name} sees the same depot ({move.source.name}'s file systems are shared with it), but "
+                f"its packages were built and precompiled for {move.source.name}'s stack and CPUs")
     return f"{move.target.name}'s depot does not hold them"
 
 
@@ -326,6 +334,9 @@ def _loaded(move: _Move) -> str:
 def _r_why(move: _Move) -> str:
     if move.minor_changed:
         return "R packages work only with the R minor version and the stack they were built for"
+    if move.files_shared:
+        return (f"{move.target.name} sees the same folder ({move.source.name}'s file systems are shared with it), but "
+                "packages with compiled code work only with the stack and CPUs they were built for")
     return (f"{move.target.name} does not have that folder, and packages with compiled code work only with the stack and "
             "CPUs they were built for")
 

@@ -197,3 +197,14 @@ def test_a_pip_line_without_no_index_where_compute_nodes_reach_pypi_is_kept_and_
 def test_a_pip_line_where_compute_nodes_are_offline_found_the_wheelhouse_only_and_is_the_venvs():
     spec = import_script(HEAD + PIP, name="t", profile="graham").spec
     assert spec["environment"]["venv"] == {"packages": ["numpy", "progress"]} and "setup" not in spec["environment"]
+
+
+@pytest.mark.parametrize("old, new, shared", [("cedar", "fir", True), ("graham", "nibi", True), ("beluga", "rorqual", False),
+                                              ("cedar", "narval", False)])
+def test_an_r_library_on_the_file_systems_the_successor_shares_is_said_to_be_there(old, new, shared):
+    """Fir mounts Cedar's /home (status.files_on_successor): the library is there, and its compiled
+    packages still need the new stack; Rorqual does not have Béluga's, nor Narval Cedar's."""
+    (todo,) = about(port_todos("module load StdEnv/2020 python/3.9\nexport R_LIBS=~/.local/R/$EBVERSIONR/\npython run.py\n",
+                               old, new), "R packages")
+    there = f"{new} sees the same folder ({old}'s file systems are shared with it), but packages with compiled code"
+    assert (there in todo) is shared and (f"{new} does not have that folder" in todo) is not shared, todo

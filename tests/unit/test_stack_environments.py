@@ -171,6 +171,7 @@ def test_a_python_the_jobs_own_venv_runs_reads_no_user_site_and_its_old_pins_are
     assert not about(todos, "site-packages (pip install --user)"), todos
     (wheel,) = about(todos, "avail_wheels")
     assert "the job installs tensorflow_gpu under python/3.11.5 now, not python 3.7" in wheel and "numpy" not in wheel
+    assert "tensorflow holds its GPU support since 2.1, so install tensorflow instead" in wheel
 
 
 def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not():

@@ -187,6 +187,13 @@ def _may_lack_a_wheel(package: str) -> bool:
 
 
 
+def _instead(doubtful: List[str]) -> str:
+    """What to install in place of a package that is built no more (tensorflow_gpu), for the to-do."""
+    renamed = [p for p in doubtful if re.split(r"[=<>~!\[; ]", p, maxsplit=1)[0].lower() in NO_WHEEL_NOW]
+    return (f" ({renamed[0]} is built no more: tensorflow holds its GPU support since 2.1, so install tensorflow instead, "
+            "pinned to a version the code runs with)") if renamed else ""
+
+
 def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     """Python packages are built for one minor version. A virtualenv the job builds from its
     package list gets each package for the new python, where a wheel for it exists (an old pin
@@ -201,12 +208,9 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     if own and (doubtful or (venv is not None and venv.requirements)):
         what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements if venv else ''}"
         field = next((f for f, p in installed if p in doubtful), "environment.venv")
-        renamed = [p for p in doubtful if re.split(r"[=<>~!\[; ]", p, maxsplit=1)[0].lower() in NO_WHEEL_NOW]
-        instead = (f" ({renamed[0]} is built no more: tensorflow holds its GPU support since 2.1, so install tensorflow "
-                   "instead, pinned to a version the code runs with)") if renamed else ""
         yield (f"{field}: the job installs {what} under {move.new} now, not python {old}: check that each has "
-               f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one{instead}, then "
-               "remove this line")
+               f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one{_instead(doubtful)}, "
+               "then remove this line")
     elif not own and any(_started(argv)[:1] and _started(argv)[0].startswith("python") for _, argv in job.commands):
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
                f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "

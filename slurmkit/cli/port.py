@@ -33,7 +33,9 @@ def _told_verification(verification) -> None:
     for difference in verification.declared[:MAX_TOLD_NOTES]:
         message_line(f"verify: declared: {difference.text}: {difference.declared}")
     if not verification.not_run and not verification.findings:   # else each is a to do, told with the others
-        message_line(f"verify: the traces of the old and the new script agree ({len(verification.declared)} differences declared)")
+        untraced = f"; {len(verification.untraced)} step(s) neither trace ran, each a note" if verification.untraced else ""
+        message_line(f"verify: the traces of the old and the new script agree ({len(verification.declared)} differences "
+                     f"declared{untraced})")
 
 
 def _write_beside(files, output, force: bool) -> None:
@@ -173,6 +175,8 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
         message_line(f"warning: {finding.field}: {finding.message}")
     if verification is not None:
         _told_verification(verification)
+        for note in verification.notes():
+            message_line(f"note: {note}")
     for todo in written_todos(ported.todos, original):
         message_line(f"to do: {todo}")
     if output:

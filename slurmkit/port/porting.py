@@ -62,7 +62,7 @@ CONDA_NOTE = ("the Alliance does not support conda (docs.alliancecan.ca/wiki/Ana
               "packages (conda env export --from-history) and give them as environment.venv.packages or requirements")
 STANDARD_SHELL_OPTIONS = re.compile(r"^set\s+(-[euo]+|-o\s+(errexit|nounset|pipefail)|\+[x])(\s+(pipefail|-[euo]+))*\s*$")
 
-OUTCOMES = ("mapped", "dropped", "kept", "to do")
+OUTCOMES = ("mapped", "dropped", "kept", "to do", "note")
 
 
 class Note(Record):
@@ -125,6 +125,7 @@ class _Builder:
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
         self.venv_in_setup = False   # a virtualenv or pip line was kept as written: later pip lines follow it, in order
+        self.pypi_from = ""          # the cluster, where its compute nodes reach PyPI (a pip line without --no-index used it)
 
     def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
         self.notes.append(Note(line, text, outcome, reason))
@@ -148,6 +149,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         return _import_part(part, name, profile)
     build = _Builder()
     build.text = text
+    build.pypi_from = _compute_nodes_reach_pypi(profile)
     script = bashtree.parse(text)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
@@ -883,7 +885,7 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
-    if here is None or _venv_removed_before(build, here):
+    if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
@@ -911,6 +913,30 @@ def _venv_removed_before(build: _Builder, words: List[str]) -> bool:
     path = re.sub(r"/bin/activate$", "", _home(words[index]).rstrip("/"))
     return any(re.match(r"\s*rm\b", str(line)) and path in {_home(w).rstrip("/") for w in str(line).split()[1:]}
                for line in build.setup)
+
+
+def _venv_made_each_run(build: _Builder, words: List[str]) -> bool:
+    """``virtualenv ~/ENV`` in the script's lines: it makes (or refreshes) the lasting venv on every
+    run, for the python then loaded, and its pip lines fill it. environment.venv.path would make
+    it only where it is missing, so a venv of the old cluster's python is reused, and port asks to
+    rebuild what the script rebuilt itself: the line, its activation and its pip lines stay as
+    written, in order. A venv in $SLURM_TMPDIR is made each run either way."""
+    index = _venv_path_index(words)
+    if index is None:
+        return False
+    path = _home(re.sub(r"/bin/activate$", "", words[index]).rstrip("/"))
+    if words[0] not in ("source", "."):
+        return not _per_job(path, bool(build.line) and _in_tmpdir(build, build.line))
+    return any(_made_venv_path(str(line)) == path for line in build.setup)
+
+
+def _made_venv_path(line: str) -> str:
+    """The folder a kept ``virtualenv PATH`` / ``python -m venv PATH`` line makes ("" for another line)."""
+    words = line.split()
+    if not words or not (words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]):
+        return ""
+    index = _venv_path_index(words)
+    return "" if index is None else _home(words[index].rstrip("/"))
 
 
 def _venv_words_here(build: _Builder, words: List[str]) -> Optional[List[str]]:
@@ -963,6 +989,9 @@ def _pip_kept(build: _Builder, words: List[str]) -> str:
     venv = build.spec.get("environment", {}).get("venv", {})
     if build.venv_in_setup:
         return f"after a pip or virtualenv line kept as written: {_PIP_KEPT}"
+    if build.pypi_from and "--no-index" not in rest and not _upgrades_pip_only(rest):
+        return (f"without --no-index, on {build.pypi_from}, whose compute nodes reach PyPI, pip could take from there what the "
+                f"wheelhouse lacks, and a failure did not stop the script; environment.venv installs with --no-index: {_PIP_KEPT}")
     if options and not _upgrades_pip_only(rest):
         return f"pip's {' '.join(dict.fromkeys(options))} cannot be said in environment.venv: {_PIP_KEPT}"
     if requirements and (requirements > 1 or venv.get("requirements") or venv.get("packages")):
@@ -1887,6 +1916,20 @@ def _error_log_alone(build: _Builder) -> None:
 
 
 _MEMORY_OPTION = re.compile(r"--mem(-per-cpu)?\b")
+
+
+def _compute_nodes_reach_pypi(profile: Optional[str]) -> str:
+    """The cluster's name where its profile says its compute nodes reach the internet (Cedar,
+    Fir): a ``pip install NAME`` there without ``--no-index`` could install from PyPI what the
+    wheelhouse lacks. "" elsewhere, and where unknown."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.sites.profiles import load_profile
+
+    try:
+        site = load_profile(profile) if profile else None
+    except SlurmkitError:
+        return ""
+    return site.name if site is not None and site.storage.internet_on_compute else ""
 
 
 def _memory_the_site_ignores(build: _Builder, profile: Optional[str]) -> None:

@@ -15,7 +15,7 @@ major.minor version changes (the new julia or R looks in another folder, which i
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slurmkit.port import bashtree
 from slurmkit.port.rebuild import started
@@ -113,6 +113,11 @@ class _Move:
     def cluster_changed(self) -> bool:
         return self.source.name != self.target.name
 
+    @property
+    def files_shared(self) -> bool:
+        """The target mounts the source's file systems (Fir Cedar's): the user's folders are there."""
+        return self.source.status.files_on_successor and self.source.status.successor == self.target.name
+
     def versions(self) -> Tuple[str, str]:
         return _version(self.old, self.source, self.label), _version(self.new, self.target, self.label)
 
@@ -128,7 +133,32 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []
     todos += list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else []
     python = _Move("python", "python", old_modules, new_modules, source, target)
-    return todos + (list(_python_todos(job, python, spec)) if python.old and python.new and python.minor_changed else [])
+    todos += list(_python_todos(job, python, spec)) if python.old and python.new and python.minor_changed else []
+    return todos + list(_pypi_todos(job, source, target))
+
+
+def _pypi_todos(job: _Job, source: SiteProfile, target: SiteProfile) -> Iterator[str]:
+    """A ``pip install NAME`` the job runs as written without ``--no-index`` could take from PyPI
+    what the wheelhouse lacks on a cluster whose compute nodes reach the internet (import keeps
+    such a line as written): on one whose compute nodes do not, it finds the wheelhouse only."""
+    if not source.storage.internet_on_compute or target.storage.internet_on_compute is not False:
+        return
+    for field, argv in job.commands:
+        words = started(argv)
+        if words[:1] in (["pip"], ["pip3"]) and "install" in words and "--no-index" not in words:
+            packages = [p for f, p in _installed_by_lines(_One(field, argv)) if p != "pip"]
+            if packages:
+                yield (f"{field}: pip install {' '.join(packages)} could take from PyPI on {source.name}, whose compute "
+                       f"nodes reach the internet; {target.name}'s do not: check that the wheelhouse has each (avail_wheels "
+                       "NAME) and add --no-index, or download the others on a login node first (pip download -d DIR), then "
+                       "remove this line")
+
+
+class _One:
+    """One command of a job, as _Job holds them (for _installed_by_lines)."""
+
+    def __init__(self, field: str, argv: List[str]) -> None:
+        self.commands = [(field, argv)]
 
 
 # ------------------------------------------------------------------------------------ python
@@ -147,6 +177,13 @@ def _may_lack_a_wheel(package: str) -> bool:
 
 
 
+def _instead(doubtful: List[str]) -> str:
+    """What to install in place of a package that is built no more (tensorflow_gpu), for the to-do."""
+    renamed = [p for p in doubtful if re.split(r"[=<>~!\[; ]", p, maxsplit=1)[0].lower() in NO_WHEEL_NOW]
+    return (f" ({renamed[0]} is built no more: tensorflow holds its GPU support since 2.1, so install tensorflow instead, "
+            "pinned to a version the code runs with)") if renamed else ""
+
+
 def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     """Python packages are built for one minor version. A virtualenv the job builds from its
     package list gets each package for the new python, where a wheel for it exists (an old pin
@@ -155,16 +192,53 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     ``~/.local/lib/pythonX.Y``, which the new python does not read."""
     old, new = _minor(move.old), _minor(move.new)
     venv = spec.environment.venv
-    doubtful = [p for p in (venv.packages if venv is not None else ()) if _may_lack_a_wheel(p)]
-    if venv is not None and (doubtful or venv.requirements):
-        what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements}"
-        yield (f"environment.venv: the job installs {what} under {move.new} now, not python {old}: check that each has "
-               f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one, then remove "
-               "this line")
-    elif venv is None and any(started(argv)[:1] and started(argv)[0].startswith("python") for _, argv in job.commands):
+    installed = _installed_by_lines(job)
+    doubtful = [p for p in [*(venv.packages if venv is not None else ()), *(p for _, p in installed)] if _may_lack_a_wheel(p)]
+    own = venv is not None or _enters_a_venv(job)
+    if own and (doubtful or (venv is not None and venv.requirements)):
+        what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements if venv else ''}"
+        field = next((f for f, p in installed if p in doubtful), "environment.venv")
+        yield (f"{field}: the job installs {what} under {move.new} now, not python {old}: check that each has "
+               f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one{_instead(doubtful)}, "
+               "then remove this line")
+    elif not own and any(started(argv)[:1] and started(argv)[0].startswith("python") for _, argv in job.commands):
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
                f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "
                f"again under {move.new}, better in a virtualenv (environment.venv), then remove this line")
+
+
+def _enters_a_venv(job: _Job) -> bool:
+    """The job's own lines make or enter a virtualenv (or a conda environment): its python reads
+    that environment's packages, not the user site (~/.local), whatever the python."""
+    for _, argv in job.commands:
+        words = started(argv)
+        if words[:1] == ["virtualenv"] or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "venv"]):
+            return True
+        if words[:1] in (["source"], ["."]) and len(words) > 1 and words[1].endswith("activate"):
+            return True
+        if words[:2] == ["conda", "activate"]:
+            return True
+    return False
+
+
+#: pip's options whose value is a file, a URL or a folder, not a package
+_PIP_VALUE_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
+                      "--find-links", "-t", "--target", "--prefix", "--root")
+
+
+def _installed_by_lines(job: Any) -> List[Tuple[str, str]]:
+    """(field, package) of each package the job's own ``pip install`` lines name (kept as written,
+    so not in environment.venv): the same wheel check applies to them."""
+    found = []
+    for field, argv in job.commands:
+        words = started(argv)
+        pip = words[:1] in (["pip"], ["pip3"]) or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "pip"])
+        if not pip or "install" not in words:
+            continue
+        rest = words[words.index("install") + 1:]
+        found += [(field, w) for i, w in enumerate(rest)
+                  if not w.startswith("-") and (not i or rest[i - 1] not in _PIP_VALUE_OPTIONS)]
+    return found
 
 
 # ------------------------------------------------------------------------------------ julia
@@ -187,6 +261,9 @@ def _julia_why(move: _Move) -> str:
     old, new = move.versions()
     if move.minor_changed:
         return f"{new} does not use packages installed and precompiled for {old}"
+    if move.files_shared:
+        return (f"{move.target.name} sees the same depot ({move.source.name}'s file systems are shared with it), but "
+                f"its packages were built and precompiled for {move.source.name}'s stack and CPUs")
     return f"{move.target.name}'s depot does not hold them"
 
 
@@ -254,6 +331,9 @@ def _loaded(move: _Move) -> str:
 def _r_why(move: _Move) -> str:
     if move.minor_changed:
         return "R packages work only with the R minor version and the stack they were built for"
+    if move.files_shared:
+        return (f"{move.target.name} sees the same folder ({move.source.name}'s file systems are shared with it), but "
+                "packages with compiled code work only with the stack and CPUs they were built for")
     return (f"{move.target.name} does not have that folder, and packages with compiled code work only with the stack and "
             "CPUs they were built for")
 

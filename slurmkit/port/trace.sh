@@ -220,6 +220,13 @@ cd() {  # inside the trace folder only; a folder of the user's that is not there
     [[ $# -eq 0 ]] && target=$HOME
     [[ $target == - ]] && target=$OLDPWD
     [[ $target == -* ]] && target=$HOME
+    # a folder the script computed at run time ($ws/runs, $ws set by the user's login shell, empty
+    # here: /runs) is under the trace folder's abs/, as one the script writes out is
+    if [[ $# -gt 0 && $target == "${!#}" && $target == /* && $target != "$_TR_ROOT" && $target != "$_TR_ROOT"/* &&
+          $target != /dev && $target != /dev/* && $target != /proc* && $target != /sys* ]]; then
+        target=$_TR_ROOT/abs${target%/}
+        set -- "${@:1:$#-1}" "$target"
+    fi
     if [[ $target == "$_TR_ROOT" || $target == "$_TR_ROOT"/* || $target != /* ]] && _tr_record folder "$target"; then
         _tr_=1 builtin cd "$@"
         return

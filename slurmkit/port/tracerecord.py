@@ -604,6 +604,7 @@ def run_task(text, number):
 def tool(name, words, via="", count=1):
     """A file tool acts on the trace folder only; a source it lacks is made first (the user's
     data, there on the cluster), and a destination written with a trailing / is a folder."""
+    words = [mirrored_word(w) for w in words]
     problem = tool_problem(name, words)
     if problem:
         log("untraceable", argv=[shown(w) for w in [name, *words]], why=problem)
@@ -701,6 +702,23 @@ def standing_in(pattern):
         return text[1]
 
     return re.sub(r"\*|\?|\[[^\]/]+\]", one, pattern)
+
+
+#: top-level folders a path the script computes may name as they are (/dev/null): never mirrored
+NOT_MIRRORED = ("dev", "proc", "sys")
+
+
+def mirrored_word(word):
+    """A path the script computed at run time (``$ws/in.csv``, ``$ws`` set by the user's login
+    shell, empty here: ``/in.csv``) moved under the trace folder's abs/, as verify.mirrored moves
+    one the script writes out: the tool then acts there and is compared like any other, instead
+    of being "not traced". Options, relative paths and /dev, /proc, /sys stay as they are."""
+    option, equals, path = word.partition("=") if word.startswith("--") else ("", "", word)
+    if not path.startswith("/") or (not equals and word.startswith("-")) or option in RSYNC_PATTERNS or inside(path):
+        return word
+    if path.strip("/").split("/")[0] in NOT_MIRRORED:
+        return word
+    return option + equals + os.path.join(ROOT, "abs") + os.path.normpath(path).replace("//", "/", 1)
 
 
 def tool_problem(name, words):

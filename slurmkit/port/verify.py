@@ -767,8 +767,18 @@ def _file_sets(old: Trace, new: Trace) -> List[Difference]:
     return said
 
 
+#: why a step neither script's trace could follow is not a finding
+UNTRACED_ALIKE = "the same step in both scripts, so no difference was seen; what it does is not compared"
+
+
 def _not_traced(old: Trace, new: Trace) -> List[Difference]:
-    return [Difference("untraceable", text, f"not traced: {text}") for text in dict.fromkeys(old.untraceable + new.untraceable)]
+    """What a trace did not run. The same step in both traces (a file sourced from the user's
+    home, a program this host cannot run) is no difference, and the user cannot act on "not
+    traced": it is marked UNTRACED_ALIKE, for a note. One in only one trace stays a finding: the
+    two scripts may differ there."""
+    alike = set(old.untraceable) & set(new.untraceable)
+    return [Difference("untraceable", text, f"not traced: {text}", declared=UNTRACED_ALIKE if text in alike else "")
+            for text in dict.fromkeys(old.untraceable + new.untraceable)]
 
 
 def _marked(difference: Difference, declared: Sequence[Declared]) -> Difference:
@@ -956,7 +966,16 @@ class Verification(Record):
 
     @property
     def declared(self) -> Tuple[Difference, ...]:
-        return tuple(d for d in self.differences if d.declared)
+        return tuple(d for d in self.differences if d.declared and d.declared != UNTRACED_ALIKE)
+
+    @property
+    def untraced(self) -> Tuple[Difference, ...]:
+        """The steps neither trace ran, the same in both: notes, not to-dos (_not_traced)."""
+        return tuple(d for d in self.differences if d.declared == UNTRACED_ALIKE)
+
+    def notes(self) -> Tuple[str, ...]:
+        """The lines import and port write as notes: what verification did not cover."""
+        return tuple(f"verify: {d.text} ({UNTRACED_ALIKE})" for d in self.untraced)
 
     def todos(self) -> Tuple[str, ...]:
         """The lines import and port write into the spec, for ``check`` to report until removed."""
@@ -1085,10 +1104,25 @@ def verified_import(script: str, imported: Any, profile: Optional[str] = None) -
     from slurmkit.port.porting import Note
 
     verification = verify_import(script, imported, profile)
-    return imported._replace(notes=imported.notes + tuple(Note(0, "", "to do", todo) for todo in verification.todos())), verification
+    notes = tuple(Note(0, "", "to do", todo) for todo in verification.todos()) + tuple(
+        Note(0, "", "note", note) for note in verification.notes())
+    return imported._replace(notes=imported.notes + notes), verification
 
 
 def verified_port(original: Dict[str, Any], ported: Any, source: str) -> Tuple[Any, Verification]:
     """The port with a to-do for each difference verification found: what ``slurmkit port`` writes."""
     verification = verify_port(original, ported, source)
-    return ported._replace(todos=ported.todos + verification.todos()), verification
+    todos = verification.todos() + _sourced_elsewhere(verification, source, ported.target)
+    return ported._replace(todos=ported.todos + todos, notes=ported.notes + verification.notes()), verification
+
+
+def _sourced_elsewhere(verification: Verification, source: str, target: str) -> Tuple[str, ...]:
+    """A file the job sources that neither trace could read (the user's, not the trace's) is no difference
+    between the scripts, but on another cluster what it loads or sets may not work (the old
+    stack's modules, the old cluster's paths): a to-do the user can act on, not "not traced"."""
+    if source == target:
+        return ()
+    files = [d.subject.split(":")[0].split()[1] for d in verification.untraced if re.match(r"(source|\.) \S", d.subject)]
+    return tuple(f"environment.setup: the job sources {file}, whose lines slurmkit neither traced nor ported: check that the "
+                 f"modules it loads and the paths it sets work on {target} (they were {source}'s), then remove this line"
+                 for file in dict.fromkeys(files))

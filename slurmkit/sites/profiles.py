@@ -352,6 +352,7 @@ SCHEMA = Fields({
         "since": Date(),
         "retired_on": Date(),
         "successor": Str(),
+        "files_on_successor": Bool(),
         "note": Str(numbers=True),
         "source": _SOURCE,
     }, required=("state",)),
@@ -430,6 +431,7 @@ class Status(Record):
     since: Optional[date] = None
     retired_on: Optional[date] = None
     successor: Optional[str] = None
+    files_on_successor: bool = False   # the successor mounts this cluster's /home, /project, /scratch
     note: Optional[str] = None
 
 
@@ -748,6 +750,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             since=_as_date(status.get("since")),
             retired_on=_as_date(status.get("retired_on")),
             successor=status.get("successor"),
+            files_on_successor=bool(status.get("files_on_successor")),
             note=None if status.get("note") is None else str(status["note"]),
         ),
         detect=Detect(**{k: _names(_sub(data, "detect").get(k)) for k in ("cc_cluster", "slurm_cluster_name", "hostnames")}),

@@ -154,3 +154,58 @@ def test_an_r_user_library_without_an_r_module_is_a_to_do_on_a_new_cluster():
     assert "module load None" not in todos[0]
     assert not about(port_todos("module load StdEnv/2023\nexport R_LIBS=/project/def-x/Rlib\nsnakemake\n", "narval", "narval"),
                      "R packages")
+
+
+# ------------------------------------------------------------------------------------ python
+
+
+@pytest.mark.parametrize("made", ["virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n",
+                                  "rm -rf $HOME/e\nvirtualenv --no-download $HOME/e\nsource $HOME/e/bin/activate\n",
+                                  "virtualenv --no-download ~/ENV\nsource ~/ENV/bin/activate\n",
+                                  "python -m venv $HOME/e2\n. $HOME/e2/bin/activate\n"])
+def test_a_python_the_jobs_own_venv_runs_reads_no_user_site_and_its_old_pins_are_checked(made):
+    """A venv the job makes itself, in environment.venv or in its own lines kept as written: its
+    python reads that venv, not ~/.local: no user-site to-do. A package of its own pip lines with
+    no wheel for the new python (tensorflow_gpu) gets the wheel to-do, wherever the line is."""
+    todos = port_todos(f"module load python/3.7.4\n{made}pip install --no-index tensorflow_gpu numpy\npython fit.py\n", "graham")
+    assert not about(todos, "site-packages (pip install --user)"), todos
+    (wheel,) = about(todos, "avail_wheels")
+    assert "the job installs tensorflow_gpu under python/3.11.5 now, not python 3.7" in wheel and "numpy" not in wheel
+    assert "tensorflow holds its GPU support since 2.1, so install tensorflow instead" in wheel
+
+
+def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not():
+    todos = port_todos("module load python/3.7.4\npython fit.py\n", "graham")
+    assert len(about(todos, "~/.local/lib/python3.7/site-packages (pip install --user)")) == 1
+
+
+PIP = ("module load python/3.11\nvirtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
+       "pip install --no-index numpy\npip install progress\npython run.py\n")
+
+
+def test_a_pip_line_without_no_index_where_compute_nodes_reach_pypi_is_kept_and_moving_offline_is_a_to_do():
+    """On Cedar (compute nodes online) ``pip install progress`` could take it from PyPI, and a failure
+    did not stop the script: the line stays as written (environment.setup, errexit false), never
+    rewritten to --no-index; a port to a cluster whose compute nodes are offline asks about it."""
+    spec = import_script(HEAD + PIP, name="t", profile="cedar").spec
+    assert spec["environment"]["setup"] == ["pip install progress"] and spec["environment"]["errexit"] is False
+    assert spec["environment"]["venv"] == {"packages": ["numpy"]}
+    assert not about(port_todos(PIP, "cedar"), "PyPI")   # fir's compute nodes are online too
+    (todo,) = about(port_todos(PIP, "cedar", "narval"), "PyPI")
+    assert todo.startswith("environment.setup[0]: pip install progress could take from PyPI on cedar") and "narval's do not" in todo
+
+
+def test_a_pip_line_where_compute_nodes_are_offline_found_the_wheelhouse_only_and_is_the_venvs():
+    spec = import_script(HEAD + PIP, name="t", profile="graham").spec
+    assert spec["environment"]["venv"] == {"packages": ["numpy", "progress"]} and "setup" not in spec["environment"]
+
+
+@pytest.mark.parametrize("old, new, shared", [("cedar", "fir", True), ("graham", "nibi", True), ("beluga", "rorqual", False),
+                                              ("cedar", "narval", False)])
+def test_an_r_library_on_the_file_systems_the_successor_shares_is_said_to_be_there(old, new, shared):
+    """Fir mounts Cedar's /home (status.files_on_successor): the library is there, and its compiled
+    packages still need the new stack; Rorqual does not have Béluga's, nor Narval Cedar's."""
+    (todo,) = about(port_todos("module load StdEnv/2020 python/3.9\nexport R_LIBS=~/.local/R/$EBVERSIONR/\npython run.py\n",
+                               old, new), "R packages")
+    there = f"{new} sees the same folder ({old}'s file systems are shared with it), but packages with compiled code"
+    assert (there in todo) is shared and (f"{new} does not have that folder" in todo) is not shared, todo

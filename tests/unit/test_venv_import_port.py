@@ -57,7 +57,9 @@ MADE = "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin
     (["pip install -r a.txt -r b.txt"], None, None, ["pip install -r a.txt -r b.txt"]),
 ])
 def test_pip_lines_become_the_virtualenv_recipe_only_where_it_installs_the_same(lines, packages, requirements, setup):
-    spec = import_script(HEAD + MADE + "\n".join(lines) + "\npython run.py\n", profile="fir").spec
+    # on Narval, whose compute nodes are offline: pip without --no-index found the wheelhouse only
+    # (where they reach PyPI, such a line stays as written: test_stack_environments.py)
+    spec = import_script(HEAD + MADE + "\n".join(lines) + "\npython run.py\n", profile="narval").spec
     environment = spec["environment"]
     assert environment["venv"].get("packages") == packages
     assert environment["venv"].get("requirements") == requirements

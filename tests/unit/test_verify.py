@@ -248,6 +248,30 @@ def test_eval_of_computed_text_and_absolute_shells_are_to_dos_and_never_run():
     assert "verify: not traced: eval echo ran > $HOME/eval-ran: eval of text the script computed, not run" in todos
 
 
+def test_a_file_tool_and_cd_on_a_path_computed_from_the_users_login_variables_are_traced():
+    """``ws=$TRAIN_HOME`` (set by the user's login shell, empty here): ``cp $ws/in.csv ...`` names
+    /in.csv at run time. It acts under the trace folder's abs/, as a path written out does, and
+    is compared, rather than left "not traced" for the user to puzzle over."""
+    script = "ws=${TRAIN_HOME}\nmkdir -p $ws/runs\ncp $ws/schedules/a.csv $ws/runs/schedule.csv\ncd $ws/runs\npython a.py\n"
+    trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
+    assert trace.untraceable == ()
+    assert [f["argv"] for f in trace.files][-1] == ["cp", "/schedules/a.csv", "/runs/schedule.csv"]
+    assert [(s.argv, s.folder) for s in trace.starts] == [(("python", "a.py"), "/runs")]
+
+
+def test_a_step_neither_trace_runs_alike_is_a_note_and_one_only_one_trace_has_is_a_to_do():
+    """The same untraced step in both scripts (a file sourced from the user's home) shows no
+    difference and the user cannot act on "not traced": a note. One in only one script may be
+    where the two differ: a to-do."""
+    script = "source /home/me/env.conf\npython a.py\n"
+    alike = verified(script, spec({"command": "python a.py"}, environment={"setup": ["source /home/me/env.conf"]}))
+    assert alike.findings == () and alike.todos() == ()
+    assert alike.notes() == ("verify: not traced: source /home/me/env.conf: a file not in the trace (outside it, or not "
+                             f"made by the script), not run ({verify.UNTRACED_ALIKE})",)
+    dropped = verified(script, spec({"command": "python a.py"}))
+    assert dropped.notes() == () and [d.what for d in dropped.findings] == ["untraceable"]
+
+
 def test_a_program_named_by_an_absolute_path_is_recorded_never_run_and_compared(tmp_path):
     """Every absolute path the script writes lies under the trace folder's abs/, where no real
     program is: the start is recorded as ./prog's is, and a file tool acts as its stand-in."""
@@ -276,7 +300,10 @@ def test_nothing_is_written_outside_the_trace_folder(tmp_path):
               'echo x > "${BASH%/*/*}/redirected"\n')
     trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
     assert [p.name for p in outside.iterdir()] == ["kept"]
-    assert [t.split(" ")[0] for t in trace.untraceable] == ["cd", "mkdir", "ln", "echo"]
+    # a path computed at run time (${BASH%/*}) is moved under the trace folder's abs/, as one written
+    # out is: cd, mkdir and ln act there; a redirection bash opens itself is not run
+    assert [t.split(" ")[0] for t in trace.untraceable] == ["echo"]
+    assert not Path("/made").exists() and not Path("/usr/made").exists()
     assert all(t.endswith("not run") for t in trace.untraceable)
 
 
@@ -349,13 +376,28 @@ def test_srun_records_its_program_with_the_task_count_and_runs_a_shell_once_as_t
 
 def test_import_writes_what_verification_found_as_to_dos_that_check_reports(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    Path("old.sh").write_text(HEADER + 'cmd="python prog.py"\neval "$cmd"\npython prog.py\n')
+    Path("old.sh").write_text(HEADER + "python prog.py\n")
+    finding = verify.Difference("argv", "python", "python's words differ: old `python prog.py`, new `python prog.py -v`")
+    monkeypatch.setattr(verify, "compare", lambda old, new, declared=(): [finding])
     result = CliRunner().invoke(main, ["import", "old.sh", "--profile", PROFILE, "-o", "job.yaml"])
     assert result.exit_code == 0, result.output
-    todo = "script: verify: not traced: eval python prog.py: eval of text the script computed, not run"
+    todo = f"script: verify: {finding.text}"
     assert todo in pending_import_notes(Path("job.yaml").read_text())
     checked = CliRunner().invoke(main, ["check", "job.yaml"])
     assert f"to do: {todo}" in checked.output and "no problems found" not in checked.output
+
+
+def test_import_writes_a_step_neither_trace_ran_as_a_note_that_check_passes(tmp_path, monkeypatch):
+    """``eval "$cmd"`` kept as written runs in both scripts, alike: no difference, so a note."""
+    monkeypatch.chdir(tmp_path)
+    Path("old.sh").write_text(HEADER + 'cmd="python prog.py"\neval "$cmd"\npython prog.py\n')
+    result = CliRunner().invoke(main, ["import", "old.sh", "--profile", PROFILE, "-o", "job.yaml"])
+    assert result.exit_code == 0, result.output
+    written = Path("job.yaml").read_text()
+    assert "# note: script: verify: not traced: eval python prog.py: eval of text the script computed, not run" in written
+    assert pending_import_notes(written) == ()
+    assert "1 step(s) neither trace ran, each a note" in result.output
+    assert "no problems found" in CliRunner().invoke(main, ["check", "job.yaml"]).output
 
 
 def test_no_verify_skips_verification(tmp_path, monkeypatch):

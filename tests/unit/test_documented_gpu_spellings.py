@@ -38,24 +38,15 @@ def resolved(cluster: str, gpus: str):
     return resolve(spec_from_mapping(data, source="job.yaml"), profile(cluster))
 
 
+@pytest.mark.parametrize("cluster, page", [("nibi", "Nibi"), ("rorqual", "Rorqual")])
 @pytest.mark.parametrize("written, spelling", DOCUMENTED)
-def test_nibi_reads_each_documented_gpu_name_and_writes_its_short_name(written, spelling):
-    resolution = resolved("nibi", f"{written}:1")
+def test_nibi_and_rorqual_read_each_documented_gpu_name_and_write_its_short_name(cluster, page, written, spelling):
+    resolution = resolved(cluster, f"{written}:1")
     assert resolution.plan is not None, resolution.errors
     assert dict(resolution.plan.directives)["--gpus-per-node"] == f"{spelling}:1"
     notes = [f.message for f in resolution.warnings if f.field == "resources.gpus"]
-    assert notes == [f"{written!r} is nibi's documented name for {spelling}; slurmkit writes {spelling} "
-                     "(source: https://docs.alliancecan.ca/wiki/Nibi/en)"]
-
-
-@pytest.mark.parametrize("written, spelling", DOCUMENTED)
-def test_rorqual_reads_each_documented_gpu_name_and_writes_its_short_name(written, spelling):
-    resolution = resolved("rorqual", f"{written}:1")
-    assert resolution.plan is not None, resolution.errors
-    assert dict(resolution.plan.directives)["--gpus-per-node"] == f"{spelling}:1"
-    notes = [f.message for f in resolution.warnings if f.field == "resources.gpus"]
-    assert notes == [f"{written!r} is rorqual's documented name for {spelling}; slurmkit writes {spelling} "
-                     "(source: https://docs.alliancecan.ca/wiki/Rorqual/en)"]
+    assert notes == [f"{written!r} is {cluster}'s documented name for {spelling}; slurmkit writes {spelling} "
+                     f"(source: https://docs.alliancecan.ca/wiki/{page}/en)"]
 
 
 @pytest.mark.parametrize("cluster", ["nibi", "rorqual"])

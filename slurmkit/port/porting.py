@@ -93,6 +93,7 @@ class _Builder:
         self.torchrun_procs: Optional[str] = None   # torchrun's --nproc_per_node, as written
         self.torchrun_under_srun = False
         self.tee_free: Optional[Tuple[int, str, str]] = None   # (line, `tee FILE`, the command without it) of a launcher's line
+        self.submitted_words: Set[str] = set()   # variables the script never sets, alone as a launch word (wordsplit.py)
         self.files: List[Tuple[str, str]] = []   # (name, text) of files written beside the spec
         self.task_words: Optional[List[str]] = None   # GNU Parallel's words after :::, a task each
         self.task_columns = 1                         # columns of each (several ::: groups), split by a tab
@@ -1536,7 +1537,9 @@ def _needs_bash(word: bashtree.Word) -> bool:
 def _splits(build: _Builder, word: bashtree.Word) -> bool:
     """Whether bash splits the word into several, or drops it (an unquoted ``$DIR`` the script
     computes): a launch.command would pass it as one argument, maybe empty (wordsplit.py)."""
-    return bool(wordsplit.may_split(word.text, build.assigned, build.values))
+    names = wordsplit.may_split(word.text, build.assigned, build.values)
+    build.submitted_words.update(name for name in names if name not in build.assigned)
+    return bool(names)
 
 
 def _parallel_words(command: Optional[bashtree.Command], line: str) -> List[str]:
@@ -2071,7 +2074,7 @@ def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
 
     command = (build.spec.get("launch") or {}).get("command")
     if not isinstance(command, str):
-        return []
+        return sorted(build.submitted_words)   # the launch is a shell line: the words that made it one
     known = (set(bashtree.assigned(script.statements)) | set((build.spec.get("environment") or {}).get("variables") or {})
              | set((build.spec.get("array") or {}).get("parameters") or {})
              | {name for name, kinds in BATCH_SET_BY.items() if build.spec.get("kind") in kinds})

@@ -45,8 +45,19 @@ def unquoted_names(text: str) -> List[str]:
 
 
 def may_split(text: str, assigned: FrozenSet[str], values: Dict[str, str]) -> List[str]:
-    """The unquoted variables of ``text`` that the script sets to what may be empty or several
-    words: computed (``DIR=$(sed ...)``), set more than once, set to such text, or to the
-    script's arguments (``IN=$1``)."""
-    return [name for name in unquoted_names(text) if name in assigned
+    """The unquoted variables of ``text`` that may be empty or several words: the script sets them
+    so (computed, ``DIR=$(sed ...)``; set more than once; set to such text, or to the script's
+    arguments, ``IN=$1``), or the word is one variable the script never sets, which comes from the
+    shell it was submitted from (``sbatch --export=ALL,scheme="--beam 8"``) and may be empty (no
+    word) or several, unless SLURM, the site, a login shell or the job's kind sets it to one word.
+    (Where such a variable is part of a word, ``$DATA/train``, the word is never dropped.)"""
+    alone = _NAME.fullmatch(text)
+    return [name for name in unquoted_names(text) if (name in assigned or alone and not _one_word_by_environment(name))
             and not (_ONE_WORD.fullmatch(values.get(name, "")) and not _ARGUMENT.search(values[name]))]
+
+
+def _one_word_by_environment(name: str) -> bool:
+    from slurmkit.resolve.reads import BATCH_SET_BY, LOGIN_VARIABLES, PER_PROCESS, SET_BY_SPEC
+
+    return (name.startswith(("SLURM_", "EB", "_sk_")) or name.endswith("_HOME") or name in LOGIN_VARIABLES
+            or name in BATCH_SET_BY or name in PER_PROCESS or name in SET_BY_SPEC)

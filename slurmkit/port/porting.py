@@ -886,7 +886,7 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
-    if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here):
+    if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here) or _venv_left_before(build):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
@@ -914,6 +914,14 @@ def _venv_removed_before(build: _Builder, words: List[str]) -> bool:
     path = re.sub(r"/bin/activate$", "", _home(words[index]).rstrip("/"))
     return any(re.match(r"\s*rm\b", str(line)) and path in {_home(w).rstrip("/") for w in str(line).split()[1:]}
                for line in build.setup)
+
+
+def _venv_left_before(build: _Builder) -> bool:
+    """``deactivate`` (or ``unset VIRTUAL_ENV``) before the script enters its venv: slurmkit enters
+    the venv before the kept lines, so the kept deactivate would leave it again, and the program
+    would run without its packages. The venv lines stay as written, in order (in the script the
+    deactivate leaves the submitting shell's venv, or fails harmlessly: a function is not exported)."""
+    return any(re.match(r"\s*(conda\s+)?deactivate\b|\s*unset\s+(-v\s+)?VIRTUAL_ENV\b", str(line)) for line in build.setup)
 
 
 def _venv_made_each_run(build: _Builder, words: List[str]) -> bool:
@@ -1421,7 +1429,7 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
 #: commands a module does not change (the shell's own, files, reports): a module line after them moves up freely
 _MODULE_FREE = frozenset(("cd", "export", "set", "unset", "source", ".", "mkdir", "cp", "mv", "rm", "ln", "tar", "cat",
                           "touch", "sleep", "true", "module", "ml", "declare", "shopt", "ulimit", "umask", "trap",
-                          "rsync", "unzip", "chmod")) | frozenset(w for w in INFORMATIONAL if " " not in w)
+                          "rsync", "unzip", "chmod", "deactivate")) | frozenset(w for w in INFORMATIONAL if " " not in w)
 
 
 def _modules_after_runs(build: _Builder) -> None:

@@ -67,7 +67,8 @@ SUBMITIT_PARAMETERS: Dict[str, str] = {"--" + o.name: o.submitit for o in OPTION
 SHORT_NAMES: Dict[str, str] = {o.short: o.name for o in OPTIONS if o.short}
 
 
-#: Every long option of sbatch (sbatch(1), Slurm 22.05 to 24.11), for the prefixes getopt_long
+#: Every long option of sbatch (sbatch(1), Slurm 22.05 to 24.11; --tasks-per-node is --ntasks-per-node
+#: by another name, and Slurm 22.05 takes --tasks=2, its prefix), for the prefixes getopt_long
 #: takes: a script's ``--out=FILE`` is --output, ``--ntasks-per=4`` is refused by sbatch (several match).
 ALL_LONG_NAMES: Tuple[str, ...] = (
     "account", "acctg-freq", "array", "batch", "bb", "bbf", "begin", "chdir", "cluster-constraint", "clusters",
@@ -81,7 +82,7 @@ ALL_LONG_NAMES: Tuple[str, ...] = (
     "open-mode", "output", "overcommit", "oversubscribe", "parsable", "partition", "power", "prefer", "priority",
     "profile", "propagate", "qos", "quiet", "reboot", "requeue", "reservation", "signal", "sockets-per-node",
     "spread-job", "switches", "test-only", "thread-spec", "threads-per-core", "time", "time-min", "tmp",
-    "tres-per-task", "uid", "usage", "use-min-nodes", "verbose", "version", "wait", "wait-all-nodes", "wckey", "wrap",
+    "tasks-per-node", "tres-per-task", "uid", "usage", "use-min-nodes", "verbose", "version", "wait", "wait-all-nodes", "wckey", "wrap",
 )
 
 

@@ -48,3 +48,15 @@ def test_an_abbreviated_long_option_is_read_as_sbatch_reads_it():
 
     assert [full_long_name(n) for n in ("out", "arr", "accou", "output", "mem", "mem-per", "tim", "nosuch")] == [
         "output", "array", "account", "output", "mem", "mem-per", "tim", "nosuch"]
+
+
+def test_tasks_is_a_prefix_of_tasks_per_node_and_imports_as_the_task_count():
+    """sbatch takes --tasks-per-node as --ntasks-per-node, so --tasks=1 (accepted by Slurm 22.05's
+    sbatch on the local cluster) is a prefix of it, not an unknown option left as a to-do."""
+    from slurmkit.core.sbatch_options import full_long_name
+    from slurmkit.port.porting import import_script
+
+    assert full_long_name("tasks") == "tasks-per-node"
+    result = import_script("#!/bin/bash\n#SBATCH --nodes=2 --tasks=4 --time=1:00:00\nsrun ./app\n", "t.sh")
+    assert result.spec["resources"]["tasks_per_node"] == 4
+    assert not [n for n in result.notes if n.outcome == "to do" and "--tasks" in n.text]

@@ -1912,9 +1912,39 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _per_task_shell(build)
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
+    _python_of_the_submitting_shell(build)
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
+
+
+#: a launch that starts python itself (not a script of the user's that may pick its own)
+_RUNS_PYTHON = re.compile(r"\s*(?:exec\s+)?python[0-9.]*(?:\s|$)")
+#: module families that put a python on the PATH
+_PYTHON_MODULES = ("python", "scipy-stack", "anaconda", "anaconda3", "miniconda", "miniconda3", "miniforge", "mamba")
+#: a set-up line that may bring a python with it: an environment entered, a module, a profile read
+_BRINGS_PYTHON = re.compile(r"\b(activate|conda|mamba|virtualenv|venv|module|ml|bashrc|bash_profile|pyenv|PATH)\b")
+
+
+def _python_of_the_submitting_shell(build: _Builder) -> None:
+    """``python train.py`` in a script that loads no python and enters no environment ran the
+    python on the PATH sbatch passed from the shell it was submitted from (an activated venv, or
+    a module that shell loaded). slurmkit loads the site's python module for a Python program,
+    ahead of that PATH, so the program may lose its packages: only the user knows where they are."""
+    environment = build.spec.get("environment") or {}
+    launch = build.spec.get("launch") or {}
+    text = str(launch.get("command") or launch.get("shell") or "")
+    if not _RUNS_PYTHON.match(text) or environment.get("venv"):
+        return
+    if any(str(m).split("/")[0].lower() in _PYTHON_MODULES for m in environment.get("modules") or ()):
+        return
+    if any(_BRINGS_PYTHON.search(line) for line in build.text.splitlines() if not line.lstrip().startswith("#")):
+        return   # the script's own lines (kept, mapped or dropped) bring a python
+    build.note(0, "environment.venv", "note",
+               "the script loads no python and enters no virtualenv, so its python was the one on the PATH of the shell it "
+               "was submitted from (sbatch passes it: an activated venv, or a module that shell loaded); slurmkit loads the "
+               "site's python module first, which comes before that PATH: if you submitted from a venv, name it in "
+               "environment.venv.path; else check that the program's packages are installed for the site's python")
 
 
 def _error_log_alone(build: _Builder) -> None:
@@ -2080,9 +2110,11 @@ def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
     spec nor the script sets: in the job, they are what the submitting shell exported, or unset."""
     from slurmkit.resolve.reads import BATCH_SET_BY, LOGIN_VARIABLES, PER_PROCESS, SET_BY_SPEC, references
 
-    command = (build.spec.get("launch") or {}).get("command")
+    launch = build.spec.get("launch") or {}
+    # a shell line made only of a command with such a word (wordsplit.py) reads like a command
+    command = launch.get("command") if "command" in launch else launch.get("shell") if build.submitted_words else None
     if not isinstance(command, str):
-        return sorted(build.submitted_words)   # the launch is a shell line: the words that made it one
+        return []
     known = (set(bashtree.assigned(script.statements)) | set((build.spec.get("environment") or {}).get("variables") or {})
              | set((build.spec.get("array") or {}).get("parameters") or {})
              | {name for name, kinds in BATCH_SET_BY.items() if build.spec.get("kind") in kinds})

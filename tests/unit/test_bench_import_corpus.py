@@ -18,7 +18,7 @@ SCRIPTS = {
     "plain.sh": HEAD + "python run.py\n",
     "p100.sh": HEAD + "#SBATCH --gres=gpu:p100:1\n# written for Graham\npython train.py\n",
     "boom.sh": HEAD + "python boom.py\n",
-    "computed.sh": HEAD + "eval \"$(cat cmd.txt)\"\npython run.py\n",
+    "computed.sh": HEAD + "module load python/3.11\neval \"$(cat cmd.txt)\"\npython run.py\n",
 }
 
 

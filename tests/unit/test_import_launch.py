@@ -179,3 +179,20 @@ def test_import_writes_the_task_file_beside_the_spec_and_refuses_one_in_the_way(
     assert "arguments: p.tasks" in (tmp_path / "out" / "p.yaml").read_text()
     again = CliRunner().invoke(main, args)
     assert again.exit_code != 0 and "p.tasks already exists" in again.output and "Traceback" not in again.output
+
+
+@pytest.mark.parametrize("lines, noted", [
+    ("python -m pyserini.encode\n", True),
+    ("module load python/3.11\npython train.py\n", False),
+    ("source ~/env/bin/activate\npython train.py\n", False),
+    ("module load miniconda3\nsource activate env\npython train.py\n", False),
+    ("./train\n", False),
+])
+def test_a_python_the_script_never_loads_came_from_the_submitting_shell(lines, noted):
+    """slurmkit loads the site's python for a Python program, ahead of the PATH sbatch passed from
+    the submitting shell: where the script loads no python and enters no environment, that PATH's
+    python (an activated venv) was the one that ran, and the spec says so."""
+    result = imported("#SBATCH --gres=gpu:1\n" + lines)
+    said = [n.reason for n in result.notes if n.outcome == "note" and n.text == "environment.venv"]
+    assert bool(said) == noted
+    assert not said or "the PATH of the shell it was submitted from" in said[0]

@@ -46,7 +46,7 @@ def test_check_refuses_a_graham_p100_spec_in_one_line_saying_since_when_and_what
     result = CliRunner().invoke(main, ["check", "job.yaml"])
     assert result.exit_code == 2
     errors = [line for line in result.output.splitlines() if line.startswith("error:")]
-    assert errors == [f"error: job.yaml:8: {REFUSAL}"]
+    assert errors == [f"error: job.yaml:9: {REFUSAL}"]   # below the import's note on the python it runs
     assert "has no GPU called" not in result.output
 
 

@@ -2108,7 +2108,7 @@ def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
 def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
     """The variables the launch command reads that neither SLURM, a login shell, a module, the
     spec nor the script sets: in the job, they are what the submitting shell exported, or unset."""
-    from slurmkit.resolve.reads import BATCH_SET_BY, LOGIN_VARIABLES, PER_PROCESS, SET_BY_SPEC, references
+    from slurmkit.resolve.reads import BATCH_SET_BY, references
 
     launch = build.spec.get("launch") or {}
     # a shell line made only of a command with such a word (wordsplit.py) reads like a command
@@ -2118,9 +2118,7 @@ def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
     known = (set(bashtree.assigned(script.statements)) | set((build.spec.get("environment") or {}).get("variables") or {})
              | set((build.spec.get("array") or {}).get("parameters") or {})
              | {name for name, kinds in BATCH_SET_BY.items() if build.spec.get("kind") in kinds})
-    return sorted({name for name in references(command) if not (
-        name in known or name.startswith(("SLURM_", "EB")) or name in LOGIN_VARIABLES or name in PER_PROCESS
-        or name in SET_BY_SPEC or name.endswith("_HOME") or name.startswith("_sk_"))})
+    return sorted({name for name in references(command) if not (name in known or wordsplit.set_by_environment(name))})
 
 
 def _tasks_per_gpu(build: _Builder) -> None:

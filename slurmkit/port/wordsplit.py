@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, List
 
+from slurmkit.resolve.reads import BATCH_SET_BY, LOGIN_VARIABLES, PER_PROCESS, SET_BY_SPEC
+
 _NAME = re.compile(r"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})")
 #: one word bash leaves as it is: not empty, no space, no glob
 _ONE_WORD = re.compile(r"[^\s*?\[]+")
@@ -56,8 +58,12 @@ def may_split(text: str, assigned: FrozenSet[str], values: Dict[str, str]) -> Li
             and not (_ONE_WORD.fullmatch(values.get(name, "")) and not _ARGUMENT.search(values[name]))]
 
 
-def _one_word_by_environment(name: str) -> bool:
-    from slurmkit.resolve.reads import BATCH_SET_BY, LOGIN_VARIABLES, PER_PROCESS, SET_BY_SPEC
-
+def set_by_environment(name: str) -> bool:
+    """Whether SLURM, the site, a login shell, slurmkit's own script or a distributed kind's
+    launcher gives the job ``name`` (a kind's batch-script variables are the caller's to add)."""
     return (name.startswith(("SLURM_", "EB", "_sk_")) or name.endswith("_HOME") or name in LOGIN_VARIABLES
-            or name in BATCH_SET_BY or name in PER_PROCESS or name in SET_BY_SPEC)
+            or name in PER_PROCESS or name in SET_BY_SPEC)
+
+
+def _one_word_by_environment(name: str) -> bool:
+    return set_by_environment(name) or name in BATCH_SET_BY

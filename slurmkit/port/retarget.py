@@ -801,16 +801,16 @@ def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, 
     elif _pins_target_stack(port, kept):
         return _same_stack_checks(port, kept)
     checks = _checked_modules(port, kept)
-    return ([c.new for c in checks] if checks else kept), checks
+    return ([m for c in checks for m in c.loads] if checks else kept), checks
 
 
 def _same_stack_checks(port: _Port, modules: List[str]) -> Tuple[List[str], List[ModuleCheck]]:
     """Under the target's own StdEnv, a version the catalogue does not document is kept with a
     question (_pins_target_stack); one the target has not installed at all (blast+/2.14.0 is
     Narval's AVX2 build, not Fir's) cannot load there, so it is rewritten as on any port."""
-    checks = [c if c.absent else ModuleCheck(c.module, c.module, warning=undocumented(c, port.target) if c.why else c.warning)
+    checks = [c if c.absent or c.before else ModuleCheck(c.module, c.module, warning=undocumented(c, port.target) if c.why else c.warning)
               for c in _checked_modules(port, modules)]
-    return ([c.new for c in checks] if checks else modules), checks
+    return ([m for c in checks for m in c.loads] if checks else modules), checks
 
 
 def _pins_target_stack(port: _Port, modules: List[str]) -> bool:

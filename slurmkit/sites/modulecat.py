@@ -19,30 +19,54 @@ documents, else to the nearest installed one, with a to-do to try it under the S
 installed version the catalogue does not document for the StdEnv is kept with a to-do that names
 the command that tells.
 
+Where the site publishes every module it built for the StdEnv (``StdEnv-2023.modules`` beside
+the bundled profiles, read from the Alliance's list of installed EasyBuild recipes), a family
+found there is known whole: its versions there are the ones that load under that StdEnv, and any
+other version of it does not (an older StdEnv's build, or none), so the pin is rewritten to the
+nearest one there, with no to-do left to settle by hand.
+
 Lmod matches a version by prefix: ``python/3.11`` loads the site's 3.11.x, so it is available
 when any listed version starts with ``3.11.``.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from slurmkit.core.bundled import profiles_dir
 from slurmkit.core.errors import closest
 from slurmkit.core.records import Record
 from slurmkit.sites.profiles import SiteProfile
+
+# How alike a family name must be to another to be offered as a typo of it: with the ~700
+# families of a StdEnv's builds, difflib's default (0.6) offers 'racon' for 'anaconda'; 0.8
+# still finds 'python' for 'pyhton' and 'kent_tools' for 'kentutils'.
+FAMILY_LIKENESS = 0.8
 
 
 class ModuleCheck(Record):
     """What the port does with one module: ``module`` as written, ``new`` what the ported spec
     loads (the same when kept), ``why`` the reason of a rewrite, ``warning`` what the user must check;
-    ``absent``: the site's module list shows that the version is not installed there at all."""
+    ``absent``: the version cannot load there at all (the site's module list lacks it, or the
+    StdEnv's builds of its family do not include it);
+    ``before``: a module the ported spec loads just before it (the compiler it was built with);
+    ``needs``: one the user must load before it, which port could not add."""
 
     module: str
     new: str
     why: Optional[str] = None
     warning: Optional[str] = None
     absent: bool = False
+    before: Optional[str] = None
+    needs: Optional[str] = None
+
+    @property
+    def loads(self) -> List[str]:
+        """What the ported spec loads in place of ``module``."""
+        return [self.before, self.new] if self.before else [self.new]
 
 
 def families(catalogue: Sequence[str]) -> Dict[str, List[str]]:
@@ -77,20 +101,23 @@ def nearest_version(version: str, versions: Sequence[str]) -> str:
 
 
 def check_module(module: str, catalogue: Sequence[str], target: str, oldest_python: Optional[str] = None,
-                 stdenv: Optional[str] = None, installed: Optional[Mapping[str, Sequence[str]]] = None) -> ModuleCheck:
+                 stdenv: Optional[str] = None, installed: Optional[Mapping[str, Sequence[str]]] = None,
+                 built: FrozenSet[str] = frozenset()) -> ModuleCheck:
     """Keep, rewrite or warn about ``module`` on ``target`` (whose catalogue is ``catalogue``); a
     python is rewritten to one not older than ``oldest_python``, the oldest the site still serves.
-    ``installed`` (family: every version there, any StdEnv) settles what the catalogue cannot."""
+    ``installed`` (family: every version there, any StdEnv) settles what the catalogue cannot;
+    ``built`` names the families whose every build for the StdEnv the catalogue holds."""
     table = families(catalogue)
     family, _, version = module.partition("/")
-    there = (installed or {}).get(family)
-    if there and version:
-        return settled_pin(module, table.get(family, []), there, target, stdenv or f"{target}'s standard environment")
+    stdenv = stdenv or f"{target}'s standard environment"
+    settled = _settled(module, table, (installed or {}).get(family), built, target, stdenv, oldest_python)
+    if settled:
+        return settled
     if family not in table:
         return _unknown_family(module, table, target)
     versions = table[family]
     if version and not versions:
-        return _unlisted_version(module, stdenv or f"{target}'s standard environment")
+        return _unlisted_version(module, stdenv)
     if not version or is_available(version, versions):
         return ModuleCheck(module, module)
     if _version_key(version) > max(map(_version_key, versions)):
@@ -104,11 +131,24 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
                        f"{', '.join(versions)}; {new} is the nearest{which}")
 
 
+def _settled(module: str, table: Dict[str, List[str]], there: Optional[Sequence[str]], built: FrozenSet[str],
+             target: str, stdenv: str, oldest_python: Optional[str]) -> Optional[ModuleCheck]:
+    """A pin settled by what the site lists: every build of its family for the StdEnv
+    (``built``), else every installed version (``there``); None where neither lists it."""
+    family, _, version = module.partition("/")
+    if version and family in built:
+        return built_pin(module, table[family], there, target, stdenv, oldest_python)
+    if there and version:
+        return settled_pin(module, table.get(family, []), there, target, stdenv)
+    return None
+
+
 def _unknown_family(module: str, table: Dict[str, List[str]], target: str) -> ModuleCheck:
     """A family the catalogue does not list: kept, with the closest family name where one is close."""
     family = module.partition("/")[0]
-    like = closest(family, table)
-    hint = f" (did you mean {like!r}: {', '.join(f'{like}/{v}' for v in table[like]) or like}?)" if like else ""
+    like = closest(family, table, cutoff=FAMILY_LIKENESS)
+    versions = _full(sorted(set(table[like]), key=_version_key)) if like else []
+    hint = f" (did you mean {like!r}: {', '.join(f'{like}/{v}' for v in versions) or like}?)" if like else ""
     return ModuleCheck(module, module, warning=f"{module}: {family!r} is not in {target}'s module catalogue{hint}; "
                        f"check that it exists there ('module spider {family}') before submitting")
 
@@ -139,6 +179,48 @@ def settled_pin(module: str, documented: Sequence[str], there: Sequence[str], ta
         return ModuleCheck(module, new, why=f"{module} is installed on {target} but not documented for {stdenv}, "
                            f"which has {family} {', '.join(documented)}; {new} is the nearest")
     return ModuleCheck(module, module, warning=try_under(module, target, stdenv))
+
+
+def built_pin(module: str, built: Sequence[str], there: Optional[Sequence[str]], target: str, stdenv: str,
+              oldest_python: Optional[str] = None) -> ModuleCheck:
+    """A pinned version of a family whose every ``stdenv`` build is known (``built``): one of them
+    is kept; any other version does not load under ``stdenv`` and is rewritten to the nearest
+    build (of those ``target`` has, where its module list is known; a python not older than the
+    oldest the site serves). Nothing is left to check by hand."""
+    family, _, version = module.partition("/")
+    built = sorted(set(built), key=_version_key)
+    here = [v for v in built if not there or is_available(v, there)] or built
+    if is_available(version, here):
+        return ModuleCheck(module, module)
+    full = _full(here)
+    if _version_key(version) > max(map(_version_key, full)):
+        return ModuleCheck(module, module, warning=f"{module} is newer than the {family} builds for {stdenv} that slurmkit "
+                           f"knows ({', '.join(full)}): check that it exists there ('module spider {module}'), "
+                           f"or use {family}/{full[-1]}")
+    served = [v for v in full if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
+    new = f"{family}/{_nearest_build(version, here, served or full)}"
+    which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != full else ""
+    what = f"is not installed on {target}" if there and not is_available(version, there) else f"is not built for {stdenv}"
+    return ModuleCheck(module, new, why=f"{module} {what}; {target}'s {stdenv} builds of {family} are "
+                       f"{', '.join(full)}; {new} is the nearest{which}", absent=True)
+
+
+def _full(versions: Sequence[str]) -> List[str]:
+    """The versions that are builds, not an alias of one (python/3.11 names 3.11.5)."""
+    return [v for v in versions if not any(w.startswith(v + ".") for w in versions)]
+
+
+def _nearest_build(version: str, here: Sequence[str], full: Sequence[str]) -> str:
+    """The build that replaces ``version``: the one it spells with a trailing ``.0`` (gcc/12.3.0
+    is gcc/12.3), else the nearest, moved to the newest patch of its release (python/3.9 ->
+    3.11.5, not 3.11.4; cuda/11.4 -> 12.2, not 12.9: a two-part version is a release)."""
+    named = [v for v in here if re.fullmatch(re.escape(v) + r"(\.0)+", version)]
+    if named:
+        return named[0]
+    nearest = nearest_version(version, full)
+    if len(_version_key(nearest)) < 3:
+        return nearest
+    return max((v for v in full if _same_series(v, nearest)), key=_version_key, default=nearest)
 
 
 def installed_replacement(version: str, there: Sequence[str]) -> str:
@@ -191,24 +273,77 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
     if not catalogue:
         return []
     oldest = profile.rules.oldest_python.version if profile.rules.oldest_python else None
-    return [check_module(m, catalogue, profile.name, oldest, profile.software.stdenv, profile.software.installed) for m in modules]
+    builds = stdenv_builds(profile.software.stdenv)
+    built = frozenset(families(builds.plain))
+    checks = [check_module(m, catalogue + builds.plain, profile.name, oldest, profile.software.stdenv,
+                           profile.software.installed, built) for m in modules]
+    return [_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]) for c in checks]
+
+
+def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile, others: Sequence[str]) -> ModuleCheck:
+    """A pin the StdEnv builds only with another compiler or CUDA (namd-multicore/2.14 with
+    Intel, cudnn/9.5.1.17 with cuda/12.6) is kept rather than moved to the default compiler's
+    build. Where the spec loads that module too (``others``: the rest of what it loads), as it
+    is; where it loads nothing else but the StdEnv and a compiler is needed, with the compiler
+    loaded before it (nothing else can be built for the default one); else with what to load."""
+    needs = builds.other.get(check.module)
+    if not needs or not (check.why or check.warning):
+        return check
+    family, _, version = needs.partition("/")
+    if version and any(m.partition("/")[0] == family and is_available(m.partition("/")[2], [version]) for m in others):
+        return ModuleCheck(check.module, check.module)
+    stdenv = profile.software.stdenv
+    if family in ("gcc", "intel") and all(m.startswith("StdEnv/") for m in others):
+        return ModuleCheck(check.module, check.module, before=needs,
+                           why=f"{check.module} is built for {stdenv} only with {needs}, which the job loads before it")
+    what = f"only with {needs}: load {needs} before it" if "/" in needs else \
+        f"only with the {needs} toolchain: load its compiler before it"
+    return ModuleCheck(check.module, check.module, needs=needs, warning=(
+        f"{check.module} is built for {stdenv} {what} ('module spider {check.module}' on a "
+        f"{profile.name} login node lists what it needs)"))
+
+
+class StdEnvBuilds(Record):
+    """What the site built for a StdEnv: ``plain``, the ``family/version`` names its own compiler
+    loads; ``other``, those built only with another toolchain, and that toolchain."""
+
+    plain: Tuple[str, ...] = ()
+    other: Mapping[str, str] = MappingProxyType({})
+
+
+@functools.lru_cache(maxsize=None)
+def stdenv_builds(stdenv: Optional[str]) -> StdEnvBuilds:
+    """The builds of ``stdenv`` (``StdEnv-2023.modules`` beside the bundled profiles), or none
+    where no such list is bundled."""
+    try:
+        text = (profiles_dir() / f"{stdenv.replace('/', '-')}.modules").read_text(encoding="utf-8") if stdenv else ""
+    except FileNotFoundError:
+        text = ""
+    rows = [line.split() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return StdEnvBuilds(plain=tuple(row[0] for row in rows if len(row) == 1),
+                        other={row[0]: row[1] for row in rows if len(row) == 2})
 
 
 def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:
     """What ``check`` says of each module whose family the catalogue lists without its version
-    (``gcc/9.3.0`` on a StdEnv/2023 cluster): the job would die at ``module load``. A family the
+    (``gcc/9.3.0`` on a StdEnv/2023 cluster), or that needs a module loaded first that the spec does
+    not load (``openmpi/5.0.3``, built with GCC 13.3): the job would die at ``module load``. A family the
     catalogue does not list is not reported (the catalogue holds documented families only), nor is
     a retired cluster's spec (its catalogue is today's stack, not the one the cluster had)."""
     if profile.is_retired:
         return []
-    checks = [c for c in catalogue_checks(profile, modules) if c.why]
+    found = catalogue_checks(profile, modules)
+    needed = [c.warning for c in found if c.needs and c.warning]
+    checks = [c for c in found if c.why]
     if profile.software.stdenv in modules:
-        return [_load_instead(c) if c.absent else undocumented(c, profile) for c in checks]
-    return [_load_instead(c) for c in checks]
+        return [_load_instead(c) if c.absent or c.before else undocumented(c, profile) for c in checks] + needed
+    return [_load_instead(c) for c in checks] + needed
 
 
 def _load_instead(check: ModuleCheck) -> str:
     """What ``check`` says of a module it would rewrite: the reason, and what to load."""
+    if check.before:
+        return f"{check.module} is built only with {check.before}: load {check.before} before it (slurmkit port adds it)"
     return (f"{check.why}: load it instead ('module spider {check.module.partition('/')[0]}' lists them; "
             f"slurmkit port rewrites it)")
 
@@ -218,6 +353,6 @@ def undocumented(check: ModuleCheck, profile: SiteProfile) -> str:
     documents (r/4.3.1 under StdEnv/2023; the catalogue lists r/4.4.0 and r/4.5.0), and port
     keeps it (a user's R or Julia library is built for it): said as a question, not as missing."""
     family = check.module.partition("/")[0]
-    documented = ", ".join(families(profile.software.catalogue)[family])
+    documented = ", ".join(families(profile.software.catalogue).get(family, []))
     return (f"{check.module} is not among the {family} versions documented for {profile.software.stdenv} ({documented}): "
             f"check that it loads ('module spider {check.module}')")

@@ -81,25 +81,25 @@ def test_the_newest_build_of_a_series_is_chosen_over_the_nearest_newer():
 
 
 def test_the_reported_stdenv_2020_pins_are_settled_on_fir():
-    """java/1.8.0_121 and cmake/3.17.3 are not installed on Fir; rdkit/2021.03.3 is, but the
-    StdEnv/2023 builds the pages load are newer; java/14.0.2, nextflow/22.04.3 and metis/5.1.0
-    are installed and no page places them under StdEnv/2023."""
+    """java/1.8.0_121 and cmake/3.17.3 are not installed on Fir; rdkit/2021.03.3, java/14.0.2 and
+    nextflow/22.04.3 are, but not among the StdEnv/2023 builds (StdEnv-2023.modules): each moves
+    to the nearest build, and metis/5.1.0, one of them, stays. Nothing is left to check by hand."""
     ported = port(["StdEnv/2020", "java/1.8.0_121", "cmake/3.17.3", "rdkit/2021.03.3", "java/14.0.2", "nextflow/22.04.3",
                    "metis/5.1.0"])
-    assert modules_of(ported) == ["StdEnv/2023", "java/1.8.0_292", "cmake/3.27.7", "rdkit/2024.03.5", "java/14.0.2",
-                                  "nextflow/22.04.3", "metis/5.1.0"]
-    warned = module_warnings(ported)
-    assert [w.split(" ")[0] for w in warned] == ["java/1.8.0_292", "java/14.0.2", "nextflow/22.04.3", "metis/5.1.0"]
-    assert not [w for w in warned if "catalogue lists the family" in w]
+    assert modules_of(ported) == ["StdEnv/2023", "java/1.8.0_292", "cmake/3.27.7", "rdkit/2023.09.5", "java/17.0.6",
+                                  "nextflow/23.10.0", "metis/5.1.0"]
+    assert module_warnings(ported) == []
 
 
 def test_narval_has_the_avx2_builds_so_a_fir_only_version_moves():
-    """blast+/2.15.0 is an AVX512 build (Fir), Narval's AVX2 list has 2.14.0 instead: a job
-    pinning StdEnv/2023 keeps its versions across clusters, except one not installed there."""
+    """blast+/2.15.0 is built for the AVX512 stack only (Fir), and 2.14.0 for no StdEnv/2023
+    stack: a job pinning StdEnv/2023 keeps its versions across clusters, except one that is not
+    built for the target's stack."""
     to_narval = port(["StdEnv/2023", "blast+/2.15.0"], source="fir", to="narval")
     assert modules_of(to_narval) == ["StdEnv/2023", "blast+/2.17.0"]
-    assert not modules_of(port(["StdEnv/2023", "blast+/2.14.0"], source="narval", to="narval"))
-    assert modules_of(port(["StdEnv/2023", "blast+/2.14.0"], source="narval", to="fir")) == ["StdEnv/2023", "blast+/2.15.0"]
+    assert not modules_of(port(["StdEnv/2023", "blast+/2.14.1"], source="narval", to="narval"))
+    assert not modules_of(port(["StdEnv/2023", "blast+/2.15.0"], source="fir", to="fir"))
+    assert modules_of(port(["StdEnv/2023", "blast+/2.14.0"], source="narval", to="fir")) == ["StdEnv/2023", "blast+/2.14.1"]
 
 
 def test_a_documented_version_the_cluster_has_not_installed_is_not_offered():

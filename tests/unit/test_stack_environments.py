@@ -36,7 +36,7 @@ def test_a_julia_project_under_a_new_julia_is_a_to_do_to_instantiate_it(launch, 
     todos = about(port_todos(f"module load StdEnv/2020 julia/1.5.2\n{launch}\n", "beluga"), "Pkg.instantiate")
     assert len(todos) == 1, todos
     assert f"julia {option} -e 'using Pkg; Pkg.instantiate(); Pkg.precompile()'" in todos[0]
-    assert "julia 1.5.2 and StdEnv/2020 on beluga" in todos[0] and "julia 1.11.3 and StdEnv/2023" in todos[0]
+    assert "julia 1.5.2 and StdEnv/2020 on beluga" in todos[0] and "julia 1.9.3 and StdEnv/2023" in todos[0]
     assert todos[0].startswith("launch.command: ") and todos[0].endswith("then remove this line")
 
 
@@ -55,13 +55,13 @@ def test_a_julia_depot_alone_is_a_to_do_to_install_its_environment_again():
     assert len(todos) == 1, todos
     assert todos[0].startswith("environment.variables.JULIA_DEPOT_PATH: /project/def-x/depot holds packages installed under "
                                "julia 1.8.5 and StdEnv/2020 on graham")
-    assert "copy environments/v1.8 to environments/v1.11" in todos[0]
+    assert "copy environments/v1.8 to environments/v1.9" in todos[0]
 
 
 def test_plain_julia_whose_minor_version_changes_is_a_to_do_for_its_default_environment():
     todos = about(port_todos("module load StdEnv/2020 julia/1.8.5\njulia fit.jl\n", "graham"), "julia")
     assert len(todos) == 1, todos
-    assert "julia/1.8.5 became julia/1.11.3" in todos[0] and "~/.julia/environments/v1.8" in todos[0]
+    assert "julia/1.8.5 became julia/1.9.3" in todos[0] and "~/.julia/environments/v1.8" in todos[0]
 
 
 def test_julia_without_a_module_gets_no_julia_to_do():
@@ -85,7 +85,7 @@ def test_an_r_user_library_is_a_to_do_to_install_its_packages_again(library, fie
     todos = about(port_todos(f"module load StdEnv/2020 r/4.0.2\n{library}\nRscript a.R\n", "cedar"), "R packages")
     assert len(todos) == 1, todos
     assert todos[0].startswith(f"{field}: ")
-    assert "under R 4.0.2 and StdEnv/2020 on cedar" in todos[0] and "for fir under R 4.4.0 and StdEnv/2023" in todos[0]
+    assert "under R 4.0.2 and StdEnv/2020 on cedar" in todos[0] and "for fir under R 4.3.1 and StdEnv/2023" in todos[0]
 
 
 def test_lib_paths_in_rscript_names_the_user_library():
@@ -97,8 +97,8 @@ def test_lib_paths_in_rscript_names_the_user_library():
 def test_r_default_library_is_a_to_do_when_the_minor_version_changes():
     todos = about(port_todos("module load StdEnv/2020 r/4.0.2\nRscript a.R\n", "graham"), "R packages")
     assert len(todos) == 1, todos
-    assert todos[0].startswith("environment.modules: r/4.0.2 became r/4.4.0: ")
-    assert "~/R/x86_64-pc-linux-gnu-library/4.0, which R 4.4.0 does not read" in todos[0]
+    assert todos[0].startswith("environment.modules: r/4.0.2 became r/4.3.1: ")
+    assert "~/R/x86_64-pc-linux-gnu-library/4.0, which R 4.3.1 does not read" in todos[0]
 
 
 def test_r_default_library_on_the_same_minor_version_needs_nothing():

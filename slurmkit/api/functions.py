@@ -112,6 +112,7 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
 
     job = function_job(spec)
     plan = job._plan(profile, None)
+    job._refuse_elsewhere(profile)
     check_slurm_conf()   # before the intent: submitit's sbatch would retry an unreadable one for a minute
     folder = Path(folder or job.folder()).resolve()
     make_private_folder(folder)  # submitit keeps the pickled call and its script there

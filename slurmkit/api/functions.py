@@ -105,12 +105,15 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
     import submitit
 
     from slurmkit.core.files import make_private_folder
+    from slurmkit.core.slurmconf import check_slurm_conf
     from slurmkit.slurm.registry import COMMENT_PREFIX, intent
     from slurmkit.slurm.slurmcli import SchedulerError
     from slurmkit.slurm.submit import JobHandle, record_intent, record_job
 
     job = function_job(spec)
     plan = job._plan(profile, None)
+    job._refuse_elsewhere(profile)
+    check_slurm_conf()   # before the intent: submitit's sbatch would retry an unreadable one for a minute
     folder = Path(folder or job.folder()).resolve()
     make_private_folder(folder)  # submitit keeps the pickled call and its script there
     token = uuid.uuid4().hex

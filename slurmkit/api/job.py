@@ -189,6 +189,15 @@ class Job:
         if errors:
             raise SpecError(self.spec.source, self.spec.line_of(errors[0].field), errors[0].field, errors[0].message)
 
+    def _refuse_elsewhere(self, profile: Optional[str] = None) -> None:
+        """SpecError when this host is on another Alliance cluster than the job's profile
+        (sites/elsewhere.py): sbatch would send it there. submit() refuses it with the other
+        host rules; a dry run and a function job ask here."""
+        from slurmkit.sites.elsewhere import cluster_findings
+
+        for finding in cluster_findings(self.profile(profile), self.spec.source):
+            raise SpecError(self.spec.source, self.spec.line_of(finding.field), finding.field, finding.message)
+
     def build_env(self, profile: Optional[str] = None, force: bool = False) -> Path:
         """Build this job's virtualenv here, on the login node, where the site builds them there
         and its jobs only activate them (Trillium; slurmkit/build/envbuild.py); returns its folder."""
@@ -201,6 +210,7 @@ class Job:
         from slurmkit.slurm.submit import test_only
 
         plan = self._plan(profile, None)
+        self._refuse_elsewhere(profile)
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir(),
                          args=args)
 

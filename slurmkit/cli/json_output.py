@@ -27,6 +27,7 @@ ERROR_CODES = {
     "UnitError": "value-invalid",
     "ProfileNotFound": "profile-not-found",
     "NoProfileDetected": "profile-not-detected",
+    "SlurmConfigError": "slurm-config-unreadable",
     "SlurmNotConfigured": "slurm-not-configured",
     "SlurmUnreachable": "slurm-unreachable",
     "SchedulerError": "slurm-failed",

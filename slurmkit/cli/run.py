@@ -13,7 +13,7 @@ from slurmkit.cli.json_output import JsonCommand, emit
 from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output, require_stdout
 from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
-from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.errors import SlurmConfigError, SlurmkitError
 from slurmkit.core.output import message_line
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 
@@ -291,6 +291,8 @@ def _ended_state(job_id: str, folder: str) -> Optional[str]:
 
     try:
         status = Poller({job_id.split("_")[0]: folder}).poll([job_id]).get(job_id)
+    except SlurmConfigError as error:   # nothing will ever answer: say so, not "not started"
+        _fail(error)
     except SlurmkitError:
         return None
     return status.state if status is not None and status.done else None
@@ -343,7 +345,7 @@ def _follow(job_id: str, path: Path, folder: str, read_every_s: float = 1.0, fin
         if time.monotonic() >= next_poll:
             try:
                 status = poller.poll([job_id]).get(job_id)
-            except SlurmNotConfigured as error:
+            except (SlurmNotConfigured, SlurmConfigError) as error:
                 _fail(error)
             except SlurmUnreachable:
                 status = None

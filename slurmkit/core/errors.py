@@ -75,3 +75,11 @@ def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
         return same[0]
     matches = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=cutoff)
     return matches[0] if matches else None
+
+
+class SlurmConfigError(SlurmkitError):
+    """SLURM's client configuration cannot be read ($SLURM_CONF names no readable file, or
+    SLURM could not parse it): no controller was asked, so the cluster is not down and nothing
+    is retried. Not a SchedulerError, so that no retry loop of the slurm layer catches it."""
+
+    exit_code = 1

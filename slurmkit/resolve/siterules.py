@@ -8,8 +8,8 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
   builds wheels for, a ``--tmp`` above the site's range, part of each GPU node on several nodes,
   a partition's limits, a partition named where the site asks for none). resolve() calls it.
 - ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
-  (the folders the job will write, the login node it is submitted from, a requirements file).
-  Job.check and Job.submit call it.
+  (the cluster the host is on, the folders the job will write, the login node it is submitted
+  from, a requirements file). Job.check and Job.submit call it.
 - ``tmp_for_staged``: from the bytes the staged inputs take on a node's disk, measured on the
   submit host at render time (localfacts.py) and passed to resolve(), which adds the --tmp.
 
@@ -415,10 +415,14 @@ def _unmakeable(folder: Path) -> Optional[str]:
 
 def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: Path,
                   env: Mapping[str, str], hostname: str) -> List[Finding]:
-    """Every rule that needs the submit host; ``plan`` may be None (the spec has errors)."""
+    """Every rule that needs the submit host; ``plan`` may be None (the spec has errors). A
+    job for another cluster than this host's comes first: it is what submit refuses it for."""
+    from slurmkit.sites.elsewhere import cluster_findings
+
     models = gpu_models_of(plan, profile) if plan else ()
     uses_gpus = bool(spec.resources.gpus)
-    return (read_only_findings(spec, profile, base_dir, log_folder, env) + log_folder_findings(spec, base_dir, env)
+    return (cluster_findings(profile, spec.source, env, hostname)
+            + read_only_findings(spec, profile, base_dir, log_folder, env) + log_folder_findings(spec, base_dir, env)
             + login_node_findings(profile, hostname, uses_gpus)
             + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
 

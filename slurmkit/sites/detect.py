@@ -24,6 +24,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import ClusterError
 from slurmkit.core.records import Record
+from slurmkit.core.slurmconf import check_slurm_conf, config_failure
 from slurmkit.core.units import format_size, parse_duration
 
 KeyPath = Tuple[str, ...]
@@ -268,7 +269,10 @@ class CommandResult(Record):
 
 
 def run_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None) -> CommandResult:
-    """Run one SLURM client command; a missing command or a hang is a ClusterError."""
+    """Run one SLURM client command; a missing command or a hang is a ClusterError, a
+    configuration SLURM cannot read a SlurmConfigError (before it runs, when SLURM_CONF names
+    no readable file: SLURM would retry that for a minute)."""
+    check_slurm_conf(env)
     try:
         done = subprocess.run(list(argv), capture_output=True, text=True, timeout=60, env=None if env is None else dict(env))
     except FileNotFoundError:
@@ -276,6 +280,9 @@ def run_command(argv: Sequence[str], env: Optional[Mapping[str, str]] = None) ->
                            f"commands are installed (a login node)") from None
     except subprocess.TimeoutExpired:
         raise ClusterError(f"`{' '.join(argv)}` did not answer within 60 s: is slurmctld up?") from None
+    unreadable = config_failure(done.stderr, env) if done.returncode else None
+    if unreadable is not None:
+        raise unreadable
     return CommandResult(done.returncode, done.stdout, done.stderr)
 
 

@@ -29,7 +29,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 from slurmkit.core import lockfolder
 from slurmkit.core.array_ids import TaskIds, array_ids
-from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.errors import SlurmConfigError, SlurmkitError
 from slurmkit.core.files import NotARegularFile
 from slurmkit.core.folders import state_folder
 from slurmkit.core.records import Record
@@ -478,15 +478,16 @@ def adopted(entry: Submission, job_id: str) -> Submission:
 
 def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
                       lookup: Callable[[Optional[str]], Known] = query_tokens,
-                      on_error: Optional[Callable[[RegistryError], None]] = None,
+                      on_error: Optional[Callable[[SlurmkitError], None]] = None,
                       which: Callable[[Submission], bool] = lambda entry: not entry.remote) -> List[Submission]:
     """Complete the intents that an interrupted slurmkit left: each one SLURM knows by its token
     becomes a job record ("adopted job N"). One that nobody knows is said once to be unknown and
     kept (looked up again each time); after GIVE_UP_S, with accounting answering, it is closed
     as NEVER_REACHED, said once. Returns the records written.
 
-    A registry that cannot be read goes to ``on_error`` (raised without one); one that cannot
-    be written only loses the adoption for now, with a warning. ``which`` picks the intents that
+    A registry that cannot be read goes to ``on_error`` (raised without one), and so does a
+    SLURM configuration that cannot be read (nothing will answer); a registry that cannot be
+    written only loses the adoption for now, with a warning. ``which`` picks the intents that
     ``lookup`` can answer: local ones by default; ``--remote`` passes one cluster's (looked up there).
     """
     path = path or registry_path()
@@ -502,6 +503,11 @@ def adopt_interrupted(say: Callable[[str], None], path: Optional[Path] = None,
         return []
     try:
         answer = lookup(min(entry.submitted for entry in waiting))
+    except SlurmConfigError as error:
+        if on_error is None:
+            raise
+        on_error(error)
+        return []
     except SlurmkitError as error:
         say(f"warning: {len(waiting)} interrupted submission(s) not looked up: {error.message}")
         return []

@@ -3,7 +3,8 @@
 Every call to sbatch, sacct, scontrol and scancel goes through ``run_slurm`` so that the
 transient failures of a real cluster ("Socket timed out", "Unable to contact slurm
 controller") are retried with back-off in one place, and everything else is reported with the
-scheduler's own reason.
+scheduler's own reason. A configuration SLURM cannot read is none of these: it is told at once
+(core/slurmconf.py), before the command runs when ``SLURM_CONF`` names no readable file.
 """
 
 import shlex
@@ -55,10 +56,13 @@ def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mappin
     """Run a SLURM command; retry transient failures for up to ``retry_for`` seconds.
 
     Raises SchedulerError (``failed``, or "<command> failed", then the scheduler's reason) when
-    the command fails for good.
+    the command fails for good; SlurmConfigError, before running it or after its first failure,
+    when SLURM cannot read its configuration (never retried: it is not the controller).
     """
+    from slurmkit.core.slurmconf import check_slurm_conf, config_failure
     from slurmkit.core.verbosity import detail
 
+    check_slurm_conf(env)
     deadline = time.monotonic() + retry_for
     delay = 0.5
     while True:
@@ -72,6 +76,9 @@ def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mappin
         detail(f"ran {shlex.join(str(a) for a in argv)} ({time.monotonic() - started:.2f} s, exit {result.returncode})")
         if result.returncode == 0:
             return result
+        unreadable = config_failure(result.stderr, env)
+        if unreadable is not None:
+            raise unreadable
         if not is_transient(result.stderr) or time.monotonic() + delay > deadline:
             raise SchedulerError(f"{failed or argv[0] + ' failed'}: {scheduler_reason(result.stderr)}",
                                  transient=is_transient(result.stderr))

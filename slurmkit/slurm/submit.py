@@ -20,9 +20,10 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 from submitit.slurm.slurm import SlurmInfoWatcher, SlurmJob
 
 from slurmkit.core.array_ids import array_ids
-from slurmkit.core.errors import SlurmkitError
+from slurmkit.core.errors import SlurmConfigError, SlurmkitError
 from slurmkit.core.files import PRIVATE_FILE, make_private_folder, write_atomic
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, dependency
+from slurmkit.core.slurmconf import check_slurm_conf
 from slurmkit.slurm.jobfiles import job_log_path
 from slurmkit.slurm.monitor import TERMINAL, JobStatus, Poller
 from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
@@ -143,6 +144,16 @@ class JobHandle(SlurmJob[R]):
         if self.is_function:
             return super().result()
         return cast(R, script_result(self, self.wait()))   # a script job is a JobHandle[int]: submit_script makes it
+
+    def cancel(self, check: bool = True) -> None:
+        """scancel through run_slurm, as every other handle's: a configuration SLURM cannot read
+        is one error at once, not submitit's scancel retrying it for a minute. ``check`` False
+        (submitit's) ignores a refusal."""
+        try:
+            run_slurm(["scancel", self.job_id])
+        except SchedulerError:
+            if check:
+                raise
 
 
 class SweepHandle:
@@ -484,8 +495,8 @@ def _sbatch_recorded(planned: Submission, argv: Sequence[str], workdir: Optional
     env = {**os.environ, "SLURMKIT_JOB_DIR": planned.folder}
     try:
         return sbatch_once(argv, planned.token or "", env=env, cwd=workdir or Path.cwd())
-    except SchedulerError as error:
-        if not error.transient:
+    except (SchedulerError, SlurmConfigError) as error:
+        if not getattr(error, "transient", False):
             _close_intent(planned, f"not submitted: {error.message}")
         raise
 
@@ -510,6 +521,7 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     say: their folders are made, sbatch is not given slurmkit's, and the registry records them
     for ``logs`` and the handles. The exit and started files stay in ``folder``.
     """
+    check_slurm_conf()   # before anything is recorded or written: sbatch could not read it
     folder = Path(folder).resolve()
     args = script_arguments(args)
     token = uuid.uuid4().hex

@@ -180,6 +180,7 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
 def cancel_remote(cluster: str, job_ids) -> None:
     from slurmkit.cli.views import cancel_verdicts
     from slurmkit.slurm.remote import make_poller, slurm_runner
+    from slurmkit.slurm.slurmcli import scancel
 
     try:
         conn = connect(cluster)
@@ -188,14 +189,16 @@ def cancel_remote(cluster: str, job_ids) -> None:
         _, folders, sizes = _ids_folders_sizes(records, job_ids)
         verdicts = cancel_verdicts(job_ids, make_poller(conn, folders, sizes).poll(list(job_ids)))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
-        if live:
-            slurm_runner(conn)(["scancel", *live])
+        refused = scancel(live, slurm_runner(conn)) if live else {}
     except SlurmkitError as error:
         fail(error)
+    live = [job_id for job_id in live if job_id not in refused]
     if live:
         click.echo(f"cancelled {' '.join(live)} on {conn.remote.host}")
     for job_id in job_ids:
-        if verdicts[job_id] == "unknown":
+        if job_id in refused:
+            click.echo(f"error: job {job_id}: scancel on {conn.remote.host} refused it: {refused[job_id]}", err=True)
+        elif verdicts[job_id] == "unknown":
             click.echo(f"error: job {job_id}: SLURM on {conn.remote.host} knows no such job", err=True)
         elif verdicts[job_id] != "live":
             click.echo(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel", err=True)

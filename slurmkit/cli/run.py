@@ -205,7 +205,7 @@ def cancel_command(job_ids, remote):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
     from slurmkit.slurm.monitor import poll
-    from slurmkit.slurm.slurmcli import run_slurm
+    from slurmkit.slurm.slurmcli import scancel
 
     if remote:
         from slurmkit.cli.remote import cancel_remote
@@ -215,14 +215,16 @@ def cancel_command(job_ids, remote):
     try:
         verdicts = views.cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
-        if live:
-            run_slurm(["scancel", *live])
+        refused = scancel(live) if live else {}
     except SlurmkitError as error:
         _fail(error)
+    live = [job_id for job_id in live if job_id not in refused]
     if live:
         click.echo(f"cancelled {' '.join(live)}")
     for job_id in job_ids:
-        if verdicts[job_id] == "unknown":
+        if job_id in refused:
+            message_line(f"error: job {job_id}: scancel refused it: {refused[job_id]}")
+        elif verdicts[job_id] == "unknown":
             message_line(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)")
         elif verdicts[job_id] != "live":
             message_line(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel")

@@ -96,6 +96,19 @@ def test_cancel_refuses_unknown_and_ended_jobs_and_still_cancels_the_live_one(mo
     assert [argv for argv in slurm.calls if argv[0] == "scancel"] == [["scancel", "8"]]
 
 
+def test_cancel_that_scancel_refuses_is_never_said_cancelled_and_is_exit_1(monkeypatch, registry):
+    """The job ended (or was never SLURM's) between the look and scancel: scancel's reason, one line."""
+    refused = SchedulerError("scancel failed: Kill job error on job id 9: Invalid job id specified")
+    fake(monkeypatch, sacct="8|RUNNING|0:0|3|node1\n9|PENDING|0:0|0|None assigned\n", scancel=refused)
+    result = CliRunner().invoke(main, ["cancel", "8", "9"])
+    assert (result.exit_code, result.stdout) == (1, "cancelled 8\n")
+    assert result.stderr == "error: job 9: scancel refused it: Invalid job id specified\n"
+    fake(monkeypatch, sacct="9|PENDING|0:0|0|None assigned\n", scancel=SchedulerError("scancel failed: Access/permission denied"))
+    result = CliRunner().invoke(main, ["cancel", "9"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "error: job 9: scancel refused it: scancel failed: Access/permission denied\n"
+
+
 def test_cancel_of_live_jobs_only_is_exit_0(monkeypatch, registry):
     fake(monkeypatch, sacct="8|PENDING|0:0|0|None assigned\n")
     result = CliRunner().invoke(main, ["cancel", "8"])
@@ -297,7 +310,7 @@ def test_watch_never_says_cancelled_exit_0_while_the_trap_saves_and_ends_on_the_
     monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (_ for _ in ()).throw(SchedulerError("skipped")))
     result = CliRunner().invoke(main, ["watch", "5"])
     lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
-    assert lines == ["5 CANCELLED (saving its outputs)", "5 CANCELLED exit 143; outputs saved"]
+    assert lines == ["5 CANCELLED (saving its outputs)", "5 CANCELLED by signal 15 (exit 143); outputs saved"]
     assert result.exit_code == 1
 
 

@@ -208,20 +208,22 @@ def cancel_remote(cluster: str, job_ids) -> None:
 
 # ----------------------------------------------------------------------------------- logs
 
-def logs_remote(cluster: str, job_id: str, err: bool, follow: bool) -> None:
+def logs_remote(cluster: str, job_id: str, err: bool, follow: bool, task=None) -> None:
+    from slurmkit.slurm.jobfiles import job_log_ids, log_owner
+    from slurmkit.slurm.registry import array_tasks
     from slurmkit.slurm.remote import make_poller
 
     try:
         conn = connect(cluster)
         conn.ensure_open()
-        record = _records(cluster, [job_id])[job_id.split("_")[0]]
+        record = _records(cluster, [log_owner(job_id)])[log_owner(job_id).split("_")[0]]
+        ids = job_log_ids(job_id, array_tasks(record) if record.array_size else None, task)
+        if len(ids) > 1 and follow:
+            raise SlurmkitError(f"logs -f follows one task: give --task N (or {record.job_id}_N)")
+        job_id = ids[0]
         path = str(PurePosixPath(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}")
         if not follow:
-            result = conn.run(["cat", path])
-            if result.returncode != 0:
-                fail(SlurmkitError(f"no {PurePosixPath(path).name} yet in {record.folder} on {conn.remote.host}: "
-                                   "the job has not started writing"))
-            _write(result.stdout)
+            _cat_remote(conn, record.folder, ids, err)
             return
         poller, position = make_poller(conn, {job_id.split("_")[0]: record.folder}, {}, waiting=True), 0
         while True:
@@ -233,6 +235,24 @@ def logs_remote(cluster: str, job_id: str, err: bool, follow: bool) -> None:
             time.sleep(2.0)
     except SlurmkitError as error:
         fail(error)
+
+
+def _cat_remote(conn, folder: str, ids, err: bool) -> None:
+    """Each job's (each task's) log from the cluster, in one command, under a ``==> ID <==``
+    header where there are several."""
+    from slurmkit.slurm.remote import read_remote_files
+
+    paths = {job_id: str(PurePosixPath(folder) / f"{job_id}_0_log.{'err' if err else 'out'}") for job_id in ids}
+    found = read_remote_files(conn, list(paths.values()))
+    shown = [job_id for job_id in ids if paths[job_id] in found]
+    for job_id in shown:
+        _write(("\n" if job_id != shown[0] else "") + f"==> {job_id} <==\n" if len(ids) > 1 else "")
+        _write(found[paths[job_id]])
+    if not shown:
+        name = PurePosixPath(paths[ids[0]]).name if len(ids) == 1 else "log of any task"
+        fail(SlurmkitError(f"no {name} yet in {folder} on {conn.remote.host}: the job has not started writing"))
+    if len(shown) < len(ids):
+        click.echo(f"slurmkit: no log (not started, or gone) for {len(ids) - len(shown)} of {len(ids)} tasks", err=True)
 
 
 def _print_from(conn, path: str, position: int) -> int:

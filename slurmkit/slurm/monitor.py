@@ -184,8 +184,8 @@ REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE
 
 
 def parse_sacct(text: str) -> Dict[str, JobStatus]:
-    """``sacct -n -P -X -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
-    tasks. A requeued job has a row per run, oldest first: its status is the last row's, and
+    """``sacct -n -P -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
+    tasks, and a step's row (``12.batch``) only completes its job's (``_batch_step``). A requeued job has a row per run, oldest first: its status is the last row's, and
     ``runs`` says which run that is (an older row in another state is another job that had the
     id). A last row that says the job will run again (REQUEUED) stands for the run to come."""
     found: Dict[str, JobStatus] = {}

@@ -481,3 +481,33 @@ def test_sacct_asks_for_the_steps_and_reads_only_the_batch_step():
                         "6_1|COMPLETED|0:0|3|node2\n6_1.batch|COMPLETED|0:0|3|node2\n")
     assert list(found) == ["5", "6_1"]
     assert (found["5"].signal, found["5"].exit_code, found["6_1"].exit_code) == (15, None, 0)
+
+
+def test_the_python_watcher_asks_again_about_an_end_only_the_controller_told_until_accounting_answers():
+    from slurmkit.slurm.submit import SlurmkitWatcher
+
+    slurm = FakeSlurm(squeue="5|COMPLETED|0|0:09|node1|0|\n", sacct_down=True)
+    watcher = SlurmkitWatcher(delay_s=0)
+    watcher.poller.run = slurm
+    watcher.register_job("5")
+    watcher.update()
+    assert watcher.status_of("5").source == "squeue" and watcher.status_of("5").done
+    slurm.down["sacct"] = False
+    slurm.texts["sacct"] = "5|COMPLETED|0:0|9|node1\n"
+    watcher.update()   # sacct is left alone for a poll after failing
+    watcher.update()
+    assert watcher.status_of("5").source == "sacct"
+    asked = len(slurm.calls)
+    watcher.update()
+    assert len(slurm.calls) == asked   # accounting's word is final: never asked again
+
+
+def test_a_watch_of_an_ending_job_the_controller_forgot_while_accounting_is_down_ends_in_bounded_time(tmp_path):
+    """ENDING waits for SLURM's word; when the controller answers without the job (past MinJobAge)
+    and sacct stays down, the watch gives it up as it does an unknown job, never waits forever."""
+    (tmp_path / "5.exit").write_text("143\n")
+    clock = Clock()
+    watch = Watch(["5"], interval=5, folders={"5": str(tmp_path)}, run=FakeSlurm(squeue="", sacct_down=True),
+                  sleep=clock.sleep, clock=clock)
+    final = list(watch)[-1]
+    assert final["5"].state == "ENDING" and watch.forgotten == ["5"]

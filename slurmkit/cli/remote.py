@@ -128,13 +128,26 @@ def status_remote(cluster: str, job_ids, as_json: bool) -> None:
         if not ids:
             emit(jobs=[]) if as_json else click.echo(f"no jobs submitted to {cluster} with --remote yet")
             return
-        rows = status_rows(make_poller(conn, folders, sizes).poll(ids), records)
+        statuses = make_poller(conn, folders, sizes).poll(ids)
+        rows = status_rows(statuses, records)
     except SlurmkitError as error:
         fail(error)
     if as_json:
         emit(jobs=rows)
     else:
         print_table(rows)
+    _refuse_unknown(job_ids, statuses, conn.remote.host)
+
+
+def _refuse_unknown(job_ids, statuses, host: str) -> None:
+    """A named job that SLURM on the cluster does not know: one line each, exit 1 (as ``status`` here)."""
+    from slurmkit.cli.views import cancel_verdicts
+
+    unknown = [job_id for job_id in job_ids if cancel_verdicts([job_id], statuses)[job_id] == "unknown"]
+    for job_id in unknown:
+        click.echo(f"error: job {job_id}: SLURM on {host} knows no such job (purged from accounting, or another cluster's)", err=True)
+    if unknown:
+        sys.exit(1)
 
 
 def watch_remote(cluster: str, job_ids, interval: float) -> None:

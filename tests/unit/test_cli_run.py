@@ -446,3 +446,20 @@ def test_logs_of_a_het_job_component_is_its_jobs_log_and_a_task_of_a_plain_job_i
     assert CliRunner().invoke(main, ["logs", "440+1"]).stdout == "het\n"
     refused = CliRunner().invoke(main, ["logs", "440", "--task", "0"])
     assert (refused.exit_code, refused.stderr) == (2, "error: --task 0: job 440 is not an array: give --task only with an array's id\n")
+
+
+def test_remote_status_of_a_recorded_job_the_cluster_forgot_is_one_line_and_exit_1(monkeypatch, registry, tmp_path):
+    from types import SimpleNamespace
+
+    from slurmkit.cli import remote
+    from slurmkit.slurm import remote as far
+
+    record(Submission(job_id="77", name="r", folder="/far/logs", profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      remote="me@far"))
+    conn = SimpleNamespace(ensure_open=lambda: None, remote=SimpleNamespace(host="far"))
+    monkeypatch.setattr(remote, "connect", lambda cluster, **kw: conn)
+    monkeypatch.setattr(remote, "_adopt", lambda conn, cluster: None)
+    monkeypatch.setattr(far, "make_poller", lambda *a, **kw: SimpleNamespace(poll=lambda ids: {"77": monitor.JobStatus("77", "UNKNOWN")}))
+    result = CliRunner().invoke(main, ["status", "77", "--remote", "local"])
+    assert result.exit_code == 1
+    assert result.stderr == "error: job 77: SLURM on far knows no such job (purged from accounting, or another cluster's)\n"

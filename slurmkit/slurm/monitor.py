@@ -5,7 +5,8 @@ A ``Poller`` asks, in order, until every job it follows has an answer:
 
 1. ``sacct`` (one call for all open jobs): the record of every job, if slurmdbd is up. After
    a failure sacct is skipped for a growing number of polls (1, 2, 4, ... 16), so accounting
-   being down costs one short attempt now and then, not seconds every poll;
+   being down costs one short attempt now and then, not seconds every poll. A cancelled job
+   whose row and exit file give no signal has its batch step asked for (``-j 12.batch``);
 2. ``squeue --jobs=IDS -t all`` (one call, only the jobs sacct did not settle): state, run
    time, nodes and the raw wait status (exit code or signal) of jobs the controller holds,
    which includes those that ended within MinJobAge. squeue takes a list of ids where
@@ -174,9 +175,15 @@ SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "NodeList")
 
 
 def sacct_command(job_ids: Iterable[str]) -> List[str]:
-    """One sacct call: each job's row and its steps' (the batch step's signal is read, the others skipped)."""
     ids = sorted({str(j) for j in job_ids}, key=_task_order)
-    return ["sacct", "-n", "-P", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(ids)]
+    return ["sacct", "-n", "-P", "-X", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(ids)]
+
+
+def batch_steps_command(job_ids: Iterable[str]) -> List[str]:
+    """sacct for the batch steps alone (``-j 12.batch``): a job's id would list every step, and a
+    job of many ``srun`` steps has thousands."""
+    ids = sorted({str(j) for j in job_ids}, key=_task_order)
+    return ["sacct", "-n", "-P", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(f"{job}.batch" for job in ids)]
 
 
 #: how sacct -D marks a run that ended with the job requeued (efficiency.py reads them too)
@@ -184,10 +191,11 @@ REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE
 
 
 def parse_sacct(text: str) -> Dict[str, JobStatus]:
-    """``sacct -n -P -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
-    tasks, and a step's row (``12.batch``) only completes its job's (``_batch_step``). A requeued job has a row per run, oldest first: its status is the last row's, and
-    ``runs`` says which run that is (an older row in another state is another job that had the
-    id). A last row that says the job will run again (REQUEUED) stands for the run to come."""
+    """``sacct -n -P -X -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
+    tasks, and a step's row (``12.batch``) only completes its job's (``_batch_step``). A requeued
+    job has a row per run, oldest first: its status is the last row's, and ``runs`` says which
+    run that is (an older row in another state is another job that had the id). A last row that
+    says the job will run again (REQUEUED) stands for the run to come."""
     found: Dict[str, JobStatus] = {}
     ended_runs: Dict[str, int] = {}   # job -> its rows so far that ended in a requeue
     for line in text.splitlines():
@@ -487,7 +495,9 @@ class Poller:
                 self.errors[name] = error
                 continue
             self.answered = True
-            seen.accounted = seen.accounted or name == "sacct"
+            if name == "sacct":
+                seen.accounted = True
+                self._batch_signals(answers, seen)
             if name == "squeue":
                 seen.controller.update({job: answers[job].state if job in answers else ""
                                         for job in wanted_ids(ids, self.sizes, answers)})
@@ -501,6 +511,26 @@ class Poller:
             before = seen.known.get(job)
             if before is None or (not self._settled(job, seen) and (status.runs, status.done) > (before.runs, before.done)):
                 seen.known[job] = status
+
+    def _batch_signals(self, answers: Dict[str, JobStatus], seen: Round) -> None:
+        """The signal of each cancelled job that neither its row nor its exit file gives (a shell
+        without slurmkit's TERM trap), from its batch step: one more sacct, for those only."""
+        unsaid = []
+        for job, status in answers.items():
+            if status.state == "CANCELLED" and not status.signal:
+                record = self._record(job, seen.records)
+                if record is None or not signal_code(record):
+                    unsaid.append(job)
+        if not unsaid:
+            return
+        try:
+            text = self.run(batch_steps_command(unsaid))
+        except SchedulerError:
+            return   # the signal is a detail: the state stands without it
+        for line in text.splitlines():
+            parts = line.split("|")
+            if len(parts) >= len(SACCT_FIELDS) and "." in parts[0]:
+                _batch_step(answers, parts[0], parts[1], parts[2])
 
     def _all_answered(self, jobs: Iterable[str], seen: Round) -> bool:
         """Whether every job has an answer from SLURM or an exit file."""

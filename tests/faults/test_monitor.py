@@ -225,7 +225,7 @@ def test_watch_of_a_1000_task_array_is_a_summary_and_asks_about_the_array_not_ea
 
         def queries():   # the piped watch's monitoring queries, as -v reports them ("ran sacct ... -j 12 ...")
             return [line for line in err.decode().splitlines() if line.startswith("slurmkit: ran ") and
-                    (" -D -o " in line or " --jobs=" in line)]
+                    (" -X -D " in line or " --jobs=" in line)]
 
         # six queries are three polls at least (a poll makes at most two, as counted above)
         assert read_until({piped.stdout.fileno(): out, piped.stderr.fileno(): err, leader: screen},

@@ -386,7 +386,8 @@ def test_a_watch_waits_for_the_exit_file_of_a_job_that_stages_outputs(tmp_path):
     clock, polls = Clock(), []
 
     def run(argv):
-        polls.append(argv[0])
+        if not argv[-1].endswith(".batch"):   # the batch step, asked too, is not a poll
+            polls.append(argv[0])
         if len(polls) > 6:
             (tmp_path / "5.exit").write_text("143\nrun\t1\nsaved\t/p/results\n")
         return "5|CANCELLED by 0|0:0|9|node1\n" if argv[0] == "sacct" else "5|COMPLETING|0|0:09|node1|0|\n"
@@ -475,12 +476,25 @@ def test_an_end_the_controller_told_is_upgraded_when_accounting_answers_then_nev
     assert all("5" not in argv[-1].split(",") and "--jobs=5,6" not in argv for argv in slurm.argvs), slurm.argvs
 
 
-def test_sacct_asks_for_the_steps_and_reads_only_the_batch_step():
-    assert "-X" not in sacct_command(["5"])
+def test_sacct_reads_a_batch_steps_signal_and_asks_for_it_only_for_a_cancel_nothing_else_explains(tmp_path):
     found = parse_sacct("5|CANCELLED by 0|0:0|9|node1\n5.batch|CANCELLED|0:15|9|node1\n5.0|CANCELLED|0:9|9|node1\n"
                         "6_1|COMPLETED|0:0|3|node2\n6_1.batch|COMPLETED|0:0|3|node2\n")
     assert list(found) == ["5", "6_1"]
     assert (found["5"].signal, found["5"].exit_code, found["6_1"].exit_code) == (15, None, 0)
+    assert "-X" in sacct_command(["5"])   # a job of thousands of srun steps: its row alone
+    (tmp_path / "8.exit").write_text("143\n")
+
+    def sacct(argv):
+        if argv[-1].endswith(".batch"):
+            return "".join(f"{job.split('.')[0]}|CANCELLED|0:15|9|node1\n{job}|CANCELLED|0:15|9|node1\n"
+                           for job in argv[-1].split(","))
+        return "5|CANCELLED by 0|0:0|9|node1\n7|COMPLETED|0:0|9|node1\n8|CANCELLED by 0|0:0|9|node1\n"
+    slurm = FakeSlurm()
+    slurm.texts["sacct"] = None
+    found = poll(["5", "7", "8"], {"8": str(tmp_path)}, run=lambda argv: slurm(argv) or sacct(argv))
+    assert [argv[-1] for argv in slurm.argvs] == ["5,7,8", "5.batch"]   # 8's exit file says 143: signal 15
+    assert [verdict(found[job]) for job in ("5", "7", "8")] == ["CANCELLED by signal 15", "COMPLETED exit 0",
+                                                               "CANCELLED by signal 15 (exit 143)"]
 
 
 def test_the_python_watcher_asks_again_about_an_end_only_the_controller_told_until_accounting_answers():

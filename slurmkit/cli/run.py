@@ -295,7 +295,7 @@ def logs_command(job_id, err, follow, task, remote):
 def _print_tasks(ids, record, err: bool) -> None:
     """Every task's log under a ``==> ID <==`` header (as ``tail`` heads several files); a log
     that several tasks share (a name without %a) once. Tasks without a log are one line on
-    stderr; none at all is an error (exit 1)."""
+    stderr; none at all is an error (exit 2, as for one job's log not yet written)."""
     from slurmkit.slurm.jobfiles import task_list
 
     paths = {job_id: _log_path(job_id, record, err, quiet=job_id != ids[0]) for job_id in ids}

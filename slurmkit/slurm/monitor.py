@@ -110,7 +110,8 @@ def _run(argv: Sequence[str]) -> str:
 
 def exit_text(status: JobStatus) -> str:
     """How a job ended, in words: ``exit 0``, ``KILLED by signal 9``, ``exit 143 (signal 15)``,
-    ``by signal 15 (exit 143)`` for a cancelled job; empty while it runs. The code is the job's own (its exit file), the signal SLURM's."""
+    ``by signal 15 (exit 143)`` for a cancelled job; empty while it runs. The code is the job's
+    own (its exit file), the signal SLURM's."""
     if not status.done:
         return ""
     if status.signal and status.state == "CANCELLED":   # scancel's TERM: how, then the code the job had

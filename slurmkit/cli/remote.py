@@ -128,13 +128,26 @@ def status_remote(cluster: str, job_ids, as_json: bool) -> None:
         if not ids:
             emit(jobs=[]) if as_json else click.echo(f"no jobs submitted to {cluster} with --remote yet")
             return
-        rows = status_rows(make_poller(conn, folders, sizes).poll(ids), records)
+        statuses = make_poller(conn, folders, sizes).poll(ids)
+        rows = status_rows(statuses, records)
     except SlurmkitError as error:
         fail(error)
     if as_json:
         emit(jobs=rows)
     else:
         print_table(rows)
+    _refuse_unknown(job_ids, statuses, conn.remote.host)
+
+
+def _refuse_unknown(job_ids, statuses, host: str) -> None:
+    """A named job that SLURM on the cluster does not know: one line each, exit 1 (as ``status`` here)."""
+    from slurmkit.cli.views import cancel_verdicts
+
+    unknown = [job_id for job_id in job_ids if cancel_verdicts([job_id], statuses)[job_id] == "unknown"]
+    for job_id in unknown:
+        click.echo(f"error: job {job_id}: SLURM on {host} knows no such job (purged from accounting, or another cluster's)", err=True)
+    if unknown:
+        sys.exit(1)
 
 
 def watch_remote(cluster: str, job_ids, interval: float) -> None:
@@ -180,6 +193,7 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
 def cancel_remote(cluster: str, job_ids) -> None:
     from slurmkit.cli.views import cancel_verdicts
     from slurmkit.slurm.remote import make_poller, slurm_runner
+    from slurmkit.slurm.slurmcli import scancel
 
     try:
         conn = connect(cluster)
@@ -188,14 +202,16 @@ def cancel_remote(cluster: str, job_ids) -> None:
         _, folders, sizes = _ids_folders_sizes(records, job_ids)
         verdicts = cancel_verdicts(job_ids, make_poller(conn, folders, sizes).poll(list(job_ids)))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
-        if live:
-            slurm_runner(conn)(["scancel", *live])
+        refused = scancel(live, slurm_runner(conn)) if live else {}
     except SlurmkitError as error:
         fail(error)
+    live = [job_id for job_id in live if job_id not in refused]
     if live:
         click.echo(f"cancelled {' '.join(live)} on {conn.remote.host}")
     for job_id in job_ids:
-        if verdicts[job_id] == "unknown":
+        if job_id in refused:
+            click.echo(f"error: job {job_id}: scancel on {conn.remote.host} refused it: {refused[job_id]}", err=True)
+        elif verdicts[job_id] == "unknown":
             click.echo(f"error: job {job_id}: SLURM on {conn.remote.host} knows no such job", err=True)
         elif verdicts[job_id] != "live":
             click.echo(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel", err=True)
@@ -205,20 +221,22 @@ def cancel_remote(cluster: str, job_ids) -> None:
 
 # ----------------------------------------------------------------------------------- logs
 
-def logs_remote(cluster: str, job_id: str, err: bool, follow: bool) -> None:
+def logs_remote(cluster: str, job_id: str, err: bool, follow: bool, task=None) -> None:
+    from slurmkit.slurm.jobfiles import job_log_ids, log_owner
+    from slurmkit.slurm.registry import array_tasks
     from slurmkit.slurm.remote import make_poller
 
     try:
         conn = connect(cluster)
         conn.ensure_open()
-        record = _records(cluster, [job_id])[job_id.split("_")[0]]
+        record = _records(cluster, [log_owner(job_id)])[log_owner(job_id).split("_")[0]]
+        ids = job_log_ids(job_id, array_tasks(record) if record.array_size else None, task)
+        if len(ids) > 1 and follow:
+            raise SlurmkitError(f"logs -f follows one task: give --task N (or {record.job_id}_N)")
+        job_id = ids[0]
         path = str(PurePosixPath(record.folder) / f"{job_id}_0_log.{'err' if err else 'out'}")
         if not follow:
-            result = conn.run(["cat", path])
-            if result.returncode != 0:
-                fail(SlurmkitError(f"no {PurePosixPath(path).name} yet in {record.folder} on {conn.remote.host}: "
-                                   "the job has not started writing"))
-            _write(result.stdout)
+            _cat_remote(conn, record.folder, ids, err)
             return
         poller, position = make_poller(conn, {job_id.split("_")[0]: record.folder}, {}, waiting=True), 0
         while True:
@@ -230,6 +248,24 @@ def logs_remote(cluster: str, job_id: str, err: bool, follow: bool) -> None:
             time.sleep(2.0)
     except SlurmkitError as error:
         fail(error)
+
+
+def _cat_remote(conn, folder: str, ids, err: bool) -> None:
+    """Each job's (each task's) log from the cluster, in one command, under a ``==> ID <==``
+    header where there are several."""
+    from slurmkit.slurm.remote import read_remote_files
+
+    paths = {job_id: str(PurePosixPath(folder) / f"{job_id}_0_log.{'err' if err else 'out'}") for job_id in ids}
+    found = read_remote_files(conn, list(paths.values()))
+    shown = [job_id for job_id in ids if paths[job_id] in found]
+    for job_id in shown:
+        _write(("\n" if job_id != shown[0] else "") + f"==> {job_id} <==\n" if len(ids) > 1 else "")
+        _write(found[paths[job_id]])
+    if not shown:
+        name = PurePosixPath(paths[ids[0]]).name if len(ids) == 1 else "log of any task"
+        fail(SlurmkitError(f"no {name} yet in {folder} on {conn.remote.host}: the job has not started writing"))
+    if len(shown) < len(ids):
+        click.echo(f"slurmkit: no log (not started, or gone) for {len(ids) - len(shown)} of {len(ids)} tasks", err=True)
 
 
 def _print_from(conn, path: str, position: int) -> int:

@@ -205,7 +205,7 @@ def cancel_command(job_ids, remote):
     """Cancel jobs."""
     # An unknown id, or one that had already ended, is an error (exit 1); the others are still cancelled.
     from slurmkit.slurm.monitor import poll
-    from slurmkit.slurm.slurmcli import run_slurm
+    from slurmkit.slurm.slurmcli import scancel
 
     if remote:
         from slurmkit.cli.remote import cancel_remote
@@ -215,14 +215,16 @@ def cancel_command(job_ids, remote):
     try:
         verdicts = views.cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
-        if live:
-            run_slurm(["scancel", *live])
+        refused = scancel(live) if live else {}
     except SlurmkitError as error:
         _fail(error)
+    live = [job_id for job_id in live if job_id not in refused]
     if live:
         click.echo(f"cancelled {' '.join(live)}")
     for job_id in job_ids:
-        if verdicts[job_id] == "unknown":
+        if job_id in refused:
+            message_line(f"error: job {job_id}: scancel refused it: {refused[job_id]}")
+        elif verdicts[job_id] == "unknown":
             message_line(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)")
         elif verdicts[job_id] != "live":
             message_line(f"error: job {job_id} had already ended ({verdicts[job_id]}): nothing to cancel")
@@ -238,28 +240,48 @@ class JobLogGone(SlurmkitError):
     exit_code = 1
 
 
+def log_job_id(ctx, param, value):
+    """Click callback of logs' JOBID: a job id as every command takes it, or a het job's
+    component (``123+1``), whose logs are its job's."""
+    head, plus, component = value.partition("+")
+    if plus and head.isascii() and head.isdigit() and component.isascii() and component.isdigit():
+        return value
+    return job_id_arguments(ctx, param, value)
+
+
 @click.command("logs")
-@click.argument("job_id", callback=job_id_arguments, shell_complete=complete_job_ids)
+@click.argument("job_id", callback=log_job_id, shell_complete=complete_job_ids)
 @click.option("--err", is_flag=True, help="Show stderr instead of stdout.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
+@click.option("--task", type=click.IntRange(min=0), help="One task of an array (as JOBID_TASK does); without it, every task's log.")
 @REMOTE_OPTION
-def logs_command(job_id, err, follow, remote):
-    """Print a job's output (an array task as ID_TASK)."""
+def logs_command(job_id, err, follow, task, remote):
+    """Print a job's output; an array's, every task's under a header (one task: ID_TASK or --task)."""
     require_stdout()
     if remote:
         from slurmkit.cli.remote import logs_remote
 
-        return logs_remote(remote, job_id, err, follow)
-    from slurmkit.slurm.registry import RegistryError, find
+        return logs_remote(remote, job_id, err, follow, task)
+    from slurmkit.slurm.jobfiles import job_log_ids
+    from slurmkit.slurm.registry import RegistryError, array_tasks, find
 
     try:
-        record = find([job_id]).get(job_id.split("_")[0])
+        record = find([job_id.split("+")[0]]).get(job_id.split("_")[0].split("+")[0])
     except RegistryError as error:
         _fail(error)
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     refuse_remote_ids({record.job_id: record})
-    _require_folder(job_id, record.folder)
+    try:
+        ids = job_log_ids(job_id, array_tasks(record) if record.array_size else None, task)
+    except SlurmkitError as error:
+        _fail(error)
+    _require_folder(ids[0], record.folder)
+    if len(ids) > 1:
+        if follow:
+            _fail(SlurmkitError(f"logs -f follows one task: give --task N (or {record.job_id}_N)"))
+        return _print_tasks(ids, record, err)
+    job_id = ids[0]
     path = _log_path(job_id, record, err)
     if not follow:
         if not path.exists():
@@ -268,6 +290,31 @@ def logs_command(job_id, err, follow, remote):
         _print_from(path, 0)
         return
     _follow(job_id, path, record.folder, find=(lambda: _log_path(job_id, record, err, quiet=True)) if record.logs else None)
+
+
+def _print_tasks(ids, record, err: bool) -> None:
+    """Every task's log under a ``==> ID <==`` header (as ``tail`` heads several files); a log
+    that several tasks share (a name without %a) once. Tasks without a log are one line on
+    stderr; none at all is an error (exit 2, as for one job's log not yet written)."""
+    from slurmkit.slurm.jobfiles import task_list
+
+    paths = {job_id: _log_path(job_id, record, err, quiet=job_id != ids[0]) for job_id in ids}
+    shown: set = set()
+    missing = []
+    for job_id, path in paths.items():
+        if not path.exists():
+            missing.append(job_id)
+        elif path not in shown:
+            if len(set(paths.values())) > 1:
+                click.echo(("\n" if shown else "") + f"==> {job_id} <==")
+                sys.stdout.flush()
+            shown.add(path)
+            _print_from(path, 0)
+    if not shown:
+        _fail(SlurmkitError(f"no task of array {record.job_id} has a log in {record.folder} yet: none has started writing"))
+    if missing:
+        tasks = task_list([int(job_id.rpartition("_")[2]) for job_id in missing])
+        message_line(f"slurmkit: no log (not started, or gone) for {len(missing)} of {len(ids)} tasks: {tasks}")
 
 
 def _log_path(job_id: str, record, err: bool, quiet: bool = False) -> Path:

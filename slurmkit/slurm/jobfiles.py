@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from slurmkit.core.array_ids import TaskIds, task_ids
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 
@@ -129,6 +130,36 @@ def read_exit_file(job_id: str, folder: Optional[str]) -> Optional[ExitRecord]:
 def read_started_file(job_id: str, folder: Optional[str]) -> Optional[StartedRecord]:
     text = job_file_text(job_id, folder, ".started")
     return None if text is None else parse_started_file(text)
+
+
+def log_owner(job_id: str) -> str:
+    """The id whose logs a job id's are: a het job's component (``123+1``) is its job's (one batch
+    script, one set of logs, named by the het job's id); a job or an array task is its own."""
+    return job_id.split("+")[0]
+
+
+def job_log_ids(job_id: str, tasks: Optional[TaskIds], task: Optional[int] = None) -> List[str]:
+    """The ids whose logs ``slurmkit logs JOB_ID [--task N]`` shows: an array's id stands for
+    every task (``tasks``: the array's, as the registry records them; None: not an array), an
+    array task or a het component for its own. SlurmkitError (exit 2) for a task the array lacks."""
+    owner = log_owner(job_id)
+    if task is not None and ("_" in owner or tasks is None):
+        what = f"{owner} is one task already" if "_" in owner else f"job {owner} is not an array"
+        raise SlurmkitError(f"--task {task}: {what}: give --task only with an array's id")
+    if "_" in owner or tasks is None:
+        return [owner]
+    ids = list(task_ids(tasks))
+    if task is None:
+        return [f"{owner}_{i}" for i in ids]
+    if task not in ids:
+        raise SlurmkitError(f"--task {task}: array {owner} has no such task (its tasks: {task_list(ids)})")
+    return [f"{owner}_{task}"]
+
+
+def task_list(ids: Sequence[int]) -> str:
+    """``0, 1, 2`` or ``0, 1, 2, ... 999`` (the first three and the last of many)."""
+    shown = [str(i) for i in ids[:3]] + (["...", str(ids[-1])] if len(ids) > 4 else [str(i) for i in ids[3:]])
+    return ", ".join(shown)
 
 
 def job_log_path(folder: Union[str, Path], job_id: str, stream: str, logs: Sequence[str] = ()) -> Optional[Path]:

@@ -5,7 +5,8 @@ A ``Poller`` asks, in order, until every job it follows has an answer:
 
 1. ``sacct`` (one call for all open jobs): the record of every job, if slurmdbd is up. After
    a failure sacct is skipped for a growing number of polls (1, 2, 4, ... 16), so accounting
-   being down costs one short attempt now and then, not seconds every poll;
+   being down costs one short attempt now and then, not seconds every poll. A cancelled job
+   whose row and exit file give no signal has its batch step asked for (``-j 12.batch``);
 2. ``squeue --jobs=IDS -t all`` (one call, only the jobs sacct did not settle): state, run
    time, nodes and the raw wait status (exit code or signal) of jobs the controller holds,
    which includes those that ended within MinJobAge. squeue takes a list of ids where
@@ -108,10 +109,13 @@ def _run(argv: Sequence[str]) -> str:
 # ------------------------------------------------------------------------------------- verdicts
 
 def exit_text(status: JobStatus) -> str:
-    """How a job ended, in words: ``exit 0``, ``KILLED by signal 9``, ``exit 143 (signal 15)``;
-    empty while it runs. The code is the job's own (its exit file), the signal SLURM's."""
+    """How a job ended, in words: ``exit 0``, ``KILLED by signal 9``, ``exit 143 (signal 15)``,
+    ``by signal 15 (exit 143)`` for a cancelled job; empty while it runs. The code is the job's
+    own (its exit file), the signal SLURM's."""
     if not status.done:
         return ""
+    if status.signal and status.state == "CANCELLED":   # scancel's TERM: how, then the code the job had
+        return f"by signal {status.signal}" + ("" if status.exit_code is None else f" (exit {status.exit_code})")
     if status.signal:
         return f"KILLED by signal {status.signal}" if status.exit_code is None else f"exit {status.exit_code} (signal {status.signal})"
     return "" if status.exit_code is None else f"exit {status.exit_code}"
@@ -176,15 +180,23 @@ def sacct_command(job_ids: Iterable[str]) -> List[str]:
     return ["sacct", "-n", "-P", "-X", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(ids)]
 
 
+def batch_steps_command(job_ids: Iterable[str]) -> List[str]:
+    """sacct for the batch steps alone (``-j 12.batch``): a job's id would list every step, and a
+    job of many ``srun`` steps has thousands."""
+    ids = sorted({str(j) for j in job_ids}, key=_task_order)
+    return ["sacct", "-n", "-P", "-D", "-o", ",".join(SACCT_FIELDS), "-j", ",".join(f"{job}.batch" for job in ids)]
+
+
 #: how sacct -D marks a run that ended with the job requeued (efficiency.py reads them too)
 REQUEUED_STATES = frozenset({"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "REQUEUE_CRASH", "PREEMPTED", "NODE_FAIL", "BOOT_FAIL"})
 
 
 def parse_sacct(text: str) -> Dict[str, JobStatus]:
     """``sacct -n -P -X -D`` lines -> statuses; a pending array range ``12_[0-9%2]`` covers its
-    tasks. A requeued job has a row per run, oldest first: its status is the last row's, and
-    ``runs`` says which run that is (an older row in another state is another job that had the
-    id). A last row that says the job will run again (REQUEUED) stands for the run to come."""
+    tasks, and a step's row (``12.batch``) only completes its job's (``_batch_step``). A requeued
+    job has a row per run, oldest first: its status is the last row's, and ``runs`` says which
+    run that is (an older row in another state is another job that had the id). A last row that
+    says the job will run again (REQUEUED) stands for the run to come."""
     found: Dict[str, JobStatus] = {}
     ended_runs: Dict[str, int] = {}   # job -> its rows so far that ended in a requeue
     for line in text.splitlines():
@@ -192,6 +204,9 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
         if len(parts) < len(SACCT_FIELDS):
             continue
         job, state, exit_code, elapsed, nodes = parts[:5]
+        if "." in job:
+            _batch_step(found, job, state, exit_code)
+            continue
         for task in _expand_ids(job):
             before = found.get(task)
             earlier = ended_runs.get(task, 0) if before is not None and before.state in REQUEUED_STATES else 0
@@ -199,6 +214,17 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
             ended_runs[task] = earlier + (status.state in REQUEUED_STATES)
             found[task] = status._replace(runs=earlier + 1 + (status.state in WILL_RUN_AGAIN))
     return found
+
+
+def _batch_step(found: Dict[str, JobStatus], step: str, state: str, exit_code: str) -> None:
+    """A step row: the batch step's signal completes its job's latest row where that row has none
+    (a cancelled job's row says ``CANCELLED 0:0``; its batch step ``CANCELLED 0:15``, the TERM
+    that ended the shell). sacct prints a code of 128 + N as N, so a step's code is not read."""
+    job, _, name = step.partition(".")
+    status = found.get(job)
+    signal = _exit_pair(exit_code)[1]
+    if name == "batch" and status is not None and status.state == "CANCELLED" and not status.signal and signal:
+        found[job] = status._replace(signal=signal)
 
 
 # ------------------------------------------------------------------------------------- squeue
@@ -247,21 +273,30 @@ ExitRecords = Dict[str, Optional[ExitRecord]]
 
 
 def reconcile(job_id: str, slurm: Optional[JobStatus], record: Optional[ExitRecord], started: Optional[StartedRecord] = None,
-              controller: Optional[str] = None, ended_for_s: Optional[float] = None) -> JobStatus:
+              controller: Optional[str] = None, ended_for_s: Optional[float] = None, accounted: bool = False) -> JobStatus:
     """The one word on a job, from what SLURM says and what the job's files say.
 
     ``slurm``: the answer of sacct or squeue (its state, code, signal and ``runs``, the run SLURM
     is at), None when neither knows the job. ``record``/``started``: its exit and started files.
     ``controller``: squeue's state for the job this poll ("" when squeue answered without it,
     None when squeue was not asked or did not answer). ``ended_for_s``: how long a watcher has
-    seen SLURM say the job ended (None: one look, as ``status`` takes).
+    seen SLURM say the job ended (None: one look, as ``status`` takes). ``accounted``: sacct
+    answered this poll (without the job, when ``slurm`` is None).
+
+    The sources, most authoritative first: sacct's job row (state, code, signal), its batch step
+    (the signal of a cancelled job), squeue (the live state, the exact wait status), the exit
+    file (the code and the outputs). A weaker source's end is kept until a stronger one answers
+    (``Poller``); the decisions, row by row, are tests/unit/test_reconcile.py.
 
     - SLURM is the authority for whether the job ended and for the signal: a job it will run
       again (requeued) has not ended, whatever an earlier run's exit file says. An exit file
       counts only if its run is SLURM's current run or later; one that says the job exited by
       itself (a code below 128) outranks a state that lags (sacct says RUNNING for a moment
       after the end); one that says it was stopped by a signal (143) waits for SLURM's word,
-      which may be CANCELLED, TIMEOUT or a requeue.
+      which may be CANCELLED, TIMEOUT or a requeue: the job is ENDING, never FAILED from the
+      file alone while accounting has not answered.
+    - A cancelled job shows the signal that ended it (its batch step's, or 128 + N from its
+      code) beside the code it really had: ``CANCELLED by signal 15 (exit 143)``.
     - The exit file is the authority for the exit code and the outputs (SLURM's 0:0 right
       after slurmdbd came back is not the job's code).
     - A job SLURM says ended with no exit file of its run, whose started file lists outputs:
@@ -269,17 +304,47 @@ def reconcile(job_id: str, slurm: Optional[JobStatus], record: Optional[ExitReco
       was killed without it (a signal, or nothing left running): those outputs are NOT saved.
     """
     if slurm is None:
-        return from_exit_record(job_id, record) if record is not None else JobStatus(job_id, "UNKNOWN")
+        if record is None:
+            return JobStatus(job_id, "UNKNOWN")
+        return ending(job_id, record) if signal_code(record) and not accounted else from_exit_record(job_id, record)
     current = record is not None and record.run >= slurm.runs
     if not slurm.done:
         if current and record is not None and (record.timeout or 0 <= record.code < 128):
             return from_exit_record(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
+        if current and record is not None and slurm.state == "RUNNING" and signal_code(record):
+            return ending(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
         return slurm
     if slurm.state in MAY_RUN_AGAIN and slurm.source == "sacct" and controller is None:
         return slurm._replace(settling="asking the controller whether SLURM runs it again")
     if current and record is not None:
-        return ended_with_record(slurm, record)
-    return _ended_without_record(slurm, started, controller, ended_for_s)
+        return cancelled_by(ended_with_record(slurm, record))
+    return cancelled_by(_ended_without_record(slurm, started, controller, ended_for_s))
+
+
+#: a job whose exit file says a signal stopped it, before SLURM has said why (not ended for slurmkit).
+ENDING = "ENDING"
+
+
+def signal_code(record: ExitRecord) -> Optional[int]:
+    """The signal an exit file's code says stopped the job (bash exits 128 + N on a signal, as
+    the script's ``trap 'exit 143' TERM`` does), else None; a stop at the time limit is TIMEOUT."""
+    return record.code - 128 if not record.timeout and 128 < record.code <= 128 + 64 else None
+
+
+def ending(job_id: str, record: ExitRecord) -> JobStatus:
+    """A job stopped by a signal that SLURM has not yet said why (CANCELLED, TIMEOUT, a requeue
+    or a failure are SLURM's to say): ENDING, asked about again, never finalised from the file."""
+    why = f"its exit file says {record.code}, signal {signal_code(record)}: waiting for SLURM to say why"
+    return JobStatus(job_id, ENDING, None, None, None, "", "exit-file", record.saved, record.unsaved, record.run,
+                     record.killed, record.kept, settling=why)
+
+
+def cancelled_by(status: JobStatus) -> JobStatus:
+    """A cancelled job's signal from its code (128 + N) where no SLURM source gave one."""
+    code = status.exit_code
+    if status.state == "CANCELLED" and not status.signal and code is not None and 128 < code <= 128 + 64:
+        return status._replace(signal=code - 128)
+    return status
 
 
 def ended_with_record(status: JobStatus, record: ExitRecord) -> JobStatus:
@@ -343,18 +408,33 @@ def with_exit_record(status: JobStatus, record: Optional[ExitRecord], started: O
 class Round:
     """What one poll learnt: SLURM's answers, the job files read (each once), and the controller's word."""
 
-    __slots__ = ("known", "records", "started", "controller")
+    __slots__ = ("known", "records", "started", "controller", "accounted")
 
     def __init__(self) -> None:
         self.known: Dict[str, JobStatus] = {}
         self.records: ExitRecords = {}
         self.started: Dict[str, Optional[StartedRecord]] = {}
         self.controller: Dict[str, str] = {}   # squeue's state for each job it was asked about ("": it had none)
+        self.accounted = False   # sacct answered
+
+
+#: how much each source's word on an ended job counts: a weaker one's end is kept until a stronger one's comes.
+SOURCE_RANK = {"sacct": 3, "squeue": 2, "exit-file": 1}
+
+
+def stronger(fresh: JobStatus, kept: Optional[JobStatus]) -> JobStatus:
+    """The better word on a job that an earlier poll saw end: this poll's when it ended too, by
+    a source at least as strong; else the one kept."""
+    if kept is None or (fresh.done and SOURCE_RANK.get(fresh.source, 0) >= SOURCE_RANK.get(kept.source, 0)):
+        return fresh
+    return kept
 
 
 class Poller:
     """Asks SLURM about jobs, one batched query per poll, remembering what lasts between polls:
-    jobs that ended (never asked about again) and how long to leave a failing sacct alone.
+    jobs that ended (never asked about again once accounting has said so; an end only the
+    controller or an exit file told is asked again, and kept until accounting answers) and how
+    long to leave a failing sacct alone.
 
     ``folders`` maps a job id (or array id) to its log folder, for the exit files;
     ``array_sizes`` lets an array that no source knows any more still list its tasks.
@@ -370,6 +450,7 @@ class Poller:
         self.run = run
         self.waiting, self.clock = waiting, clock
         self.final: Dict[str, JobStatus] = {}
+        self.provisional: Dict[str, JobStatus] = {}   # ends told by a source weaker than sacct
         self.ended_at: Dict[str, float] = {}   # when this poller first heard SLURM say a job ended
         self.sacct_skip = 0      # polls left before sacct is tried again
         self.sacct_backoff = 0   # polls to skip after its next failure
@@ -385,10 +466,13 @@ class Poller:
         if ask:
             self._ask(ask, seen)
         answer = {}
-        for job in wanted_ids(job_ids, self.sizes, {**self.final, **seen.known}):
-            status = self.final.get(job) or self._settle(job, seen)
-            if status.done:
+        for job in wanted_ids(job_ids, self.sizes, {**self.provisional, **self.final, **seen.known}):
+            status = self.final.get(job) or stronger(self._settle(job, seen), self.provisional.get(job))
+            if status.done and status.source == "sacct":
                 self.final[job] = status
+                self.provisional.pop(job, None)
+            elif status.done:
+                self.provisional[job] = status
             answer[job] = status
         return answer
 
@@ -412,6 +496,9 @@ class Poller:
                 self.errors[name] = error
                 continue
             self.answered = True
+            if name == "sacct":
+                seen.accounted = True
+                self._batch_signals(answers, seen)
             if name == "squeue":
                 seen.controller.update({job: answers[job].state if job in answers else ""
                                         for job in wanted_ids(ids, self.sizes, answers)})
@@ -425,6 +512,26 @@ class Poller:
             before = seen.known.get(job)
             if before is None or (not self._settled(job, seen) and (status.runs, status.done) > (before.runs, before.done)):
                 seen.known[job] = status
+
+    def _batch_signals(self, answers: Dict[str, JobStatus], seen: Round) -> None:
+        """The signal of each cancelled job that neither its row nor its exit file gives (a shell
+        without slurmkit's TERM trap), from its batch step: one more sacct, for those only."""
+        unsaid = []
+        for job, status in answers.items():
+            if status.state == "CANCELLED" and not status.signal:
+                record = self._record(job, seen.records)
+                if record is None or not signal_code(record):
+                    unsaid.append(job)
+        if not unsaid:
+            return
+        try:
+            text = self.run(batch_steps_command(unsaid))
+        except SchedulerError:
+            return   # the signal is a detail: the state stands without it
+        for line in text.splitlines():
+            parts = line.split("|")
+            if len(parts) >= len(SACCT_FIELDS) and "." in parts[0]:
+                _batch_step(answers, parts[0], parts[1], parts[2])
 
     def _all_answered(self, jobs: Iterable[str], seen: Round) -> bool:
         """Whether every job has an answer from SLURM or an exit file."""
@@ -493,7 +600,7 @@ class Poller:
         ended_for = None
         if self.waiting and answer is not None and answer.done:
             ended_for = self.clock() - self.ended_at.setdefault(job, self.clock())
-        return reconcile(job, answer, record, started, seen.controller.get(job), ended_for)
+        return reconcile(job, answer, record, started, seen.controller.get(job), ended_for, seen.accounted)
 
     def _open_ids(self, job_ids: List[str]) -> List[str]:
         """What to ask SLURM: jobs not yet ended; an array by its open tasks when they are few."""
@@ -642,7 +749,7 @@ class Watch:
     def _count_unknown(self, current: Mapping[str, JobStatus]) -> None:
         """Count the polls that SLURM answered without a job; past the bound, it is forgotten."""
         for job, status in current.items():
-            if status.state != "UNKNOWN" or not self.poller.answered:
+            if status.state not in ("UNKNOWN", ENDING) or not self.poller.answered:
                 self.unknown_since.pop(job, None)
                 continue
             polls, since = self.unknown_since.get(job, (0, self.clock()))

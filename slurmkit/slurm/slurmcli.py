@@ -11,7 +11,7 @@ import shlex
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable, Mapping, Optional, Sequence, Union
+from typing import Callable, Dict, Mapping, Optional, Sequence, Union
 
 from slurmkit.core.errors import SlurmkitError
 
@@ -84,3 +84,18 @@ def run_slurm(argv: Sequence[str], retry_for: float = 60.0, env: Optional[Mappin
                                  transient=is_transient(result.stderr))
         sleep(delay)
         delay = min(delay * 2, 8.0)
+
+
+def scancel(job_ids: Sequence[str], run: Optional[Callable[[Sequence[str]], object]] = None) -> Dict[str, str]:
+    """Cancel ``job_ids`` in one scancel call: each id SLURM refused -> its reason (empty: all
+    cancelled). scancel cancels the others and names each refused id (``Kill job error on job id
+    99999: Invalid job id specified``); a failure naming none refuses them all."""
+    import re
+
+    try:
+        (run or run_slurm)(["scancel", *job_ids])
+    except SchedulerError as error:
+        named = dict(re.findall(r"job id (\S+?): ([^;]+)", error.message))
+        refused = {job: named[job].strip() for job in job_ids if job in named}
+        return refused or {job: error.message for job in job_ids}
+    return {}

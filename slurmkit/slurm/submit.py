@@ -66,8 +66,8 @@ class SlurmkitWatcher(SlurmInfoWatcher):
             state = status.state if status.done or status.state not in TERMINAL else "COMPLETING"
             self._info_dict[job_id] = {"JobID": job_id, "State": state, "NodeList": status.nodes,
                                        "ExitCode": "" if status.exit_code is None else f"{status.exit_code}:{status.signal or 0}"}
-        for job_id in pending:
-            if self.is_done(job_id, mode="cache"):
+        for job_id in pending:   # an end only the controller or an exit file told is asked again, until sacct's word
+            if self.is_done(job_id, mode="cache") and job_id not in self.poller.provisional:
                 self._finished.add(job_id)
 
     def status_of(self, job_id: str) -> JobStatus:

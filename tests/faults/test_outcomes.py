@@ -41,7 +41,7 @@ def test_watch_of_a_cancelled_job_that_stages_outputs_ends_on_its_exit_file_neve
         if watcher.poll() is None:
             watcher.kill()
     text = out.decode()
-    assert re.search(rf"^\S+ {handle.job_id} CANCELLED exit 143; outputs saved$", text, re.M), (text, err)
+    assert re.search(rf"^\S+ {handle.job_id} CANCELLED by signal 15 \(exit 143\); outputs saved$", text, re.M), (text, err)
     assert not re.search(rf"^\S+ {handle.job_id} CANCELLED( exit 0)?$", text, re.M), text
     assert watcher.returncode == 1                      # cancelled: not a completed job
     assert sorted(path.name for path in destination.iterdir()) == ["f1", "f2", "f3"]

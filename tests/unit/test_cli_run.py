@@ -96,6 +96,19 @@ def test_cancel_refuses_unknown_and_ended_jobs_and_still_cancels_the_live_one(mo
     assert [argv for argv in slurm.calls if argv[0] == "scancel"] == [["scancel", "8"]]
 
 
+def test_cancel_that_scancel_refuses_is_never_said_cancelled_and_is_exit_1(monkeypatch, registry):
+    """The job ended (or was never SLURM's) between the look and scancel: scancel's reason, one line."""
+    refused = SchedulerError("scancel failed: Kill job error on job id 9: Invalid job id specified")
+    fake(monkeypatch, sacct="8|RUNNING|0:0|3|node1\n9|PENDING|0:0|0|None assigned\n", scancel=refused)
+    result = CliRunner().invoke(main, ["cancel", "8", "9"])
+    assert (result.exit_code, result.stdout) == (1, "cancelled 8\n")
+    assert result.stderr == "error: job 9: scancel refused it: Invalid job id specified\n"
+    fake(monkeypatch, sacct="9|PENDING|0:0|0|None assigned\n", scancel=SchedulerError("scancel failed: Access/permission denied"))
+    result = CliRunner().invoke(main, ["cancel", "9"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "error: job 9: scancel refused it: scancel failed: Access/permission denied\n"
+
+
 def test_cancel_of_live_jobs_only_is_exit_0(monkeypatch, registry):
     fake(monkeypatch, sacct="8|PENDING|0:0|0|None assigned\n")
     result = CliRunner().invoke(main, ["cancel", "8"])
@@ -297,7 +310,7 @@ def test_watch_never_says_cancelled_exit_0_while_the_trap_saves_and_ends_on_the_
     monkeypatch.setattr(efficiency, "settled_report", lambda job_id, report=None: (_ for _ in ()).throw(SchedulerError("skipped")))
     result = CliRunner().invoke(main, ["watch", "5"])
     lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
-    assert lines == ["5 CANCELLED (saving its outputs)", "5 CANCELLED exit 143; outputs saved"]
+    assert lines == ["5 CANCELLED (saving its outputs)", "5 CANCELLED by signal 15 (exit 143); outputs saved"]
     assert result.exit_code == 1
 
 
@@ -380,3 +393,73 @@ def test_logs_follow_finds_a_log_named_by_its_node_once_it_is_there(monkeypatch,
         slurm.answers["sacct"] = "6|COMPLETED|0:0|3|node2\n"
     monkeypatch.setattr("slurmkit.cli.run.time.sleep", job_writes)
     assert CliRunner().invoke(main, ["logs", "6", "-f"]).stdout == "from node2\n"
+
+
+# ------------------------------------------------------------------- logs of an array
+
+def test_logs_of_an_array_shows_every_task_under_a_header_and_one_task_with_task(monkeypatch, registry, tmp_path):
+    """An array's logs are named by task (``420_1_0_log.out``), never ``420_0_log.out``."""
+    remember("420", tmp_path, array_size=3)
+    for task in range(3):
+        (tmp_path / f"420_{task}_0_log.out").write_text(f"task {task}\n")
+    fake(monkeypatch, sacct="".join(f"420_{t}|COMPLETED|0:0|3|node1\n" for t in range(3)))
+    result = CliRunner().invoke(main, ["logs", "420"])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == "==> 420_0 <==\ntask 0\n\n==> 420_1 <==\ntask 1\n\n==> 420_2 <==\ntask 2\n"
+    assert CliRunner().invoke(main, ["logs", "420", "--task", "1"]).stdout == "task 1\n"
+    assert CliRunner().invoke(main, ["logs", "420_2"]).stdout == "task 2\n"
+    wrong = CliRunner().invoke(main, ["logs", "420", "--task", "7"])
+    assert (wrong.exit_code, wrong.stderr) == (2, "error: --task 7: array 420 has no such task (its tasks: 0, 1, 2)\n")
+    follow = CliRunner().invoke(main, ["logs", "420", "-f"])
+    assert (follow.exit_code, follow.stderr) == (2, "error: logs -f follows one task: give --task N (or 420_N)\n")
+
+
+def test_logs_of_an_array_says_which_tasks_have_no_log_yet(monkeypatch, registry, tmp_path):
+    remember("421", tmp_path, array_size=3)
+    (tmp_path / "421_0_0_log.out").write_text("first\n")
+    fake(monkeypatch, sacct="421_0|COMPLETED|0:0|3|node1\n421_[1-2]|PENDING|0:0|0|None assigned\n")
+    result = CliRunner().invoke(main, ["logs", "421"])
+    assert (result.exit_code, result.stdout) == (0, "==> 421_0 <==\nfirst\n")
+    assert result.stderr == "slurmkit: no log (not started, or gone) for 2 of 3 tasks: 1, 2\n"
+    (tmp_path / "421_0_0_log.out").unlink()
+    none = CliRunner().invoke(main, ["logs", "421"])
+    assert (none.exit_code, none.stderr) == (2, f"error: no task of array 421 has a log in {tmp_path} yet: none has started writing\n")
+
+
+def test_logs_of_an_array_with_the_specs_own_names_per_task_or_shared(monkeypatch, registry, tmp_path):
+    record(Submission(job_id="430", name="sw", folder=str(tmp_path), profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      array_size=2, logs=[f"{tmp_path}/sw-%A_%2a.out"]))
+    record(Submission(job_id="431", name="sw", folder=str(tmp_path), profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      array_size=2, logs=[f"{tmp_path}/all-%A.out"]))
+    (tmp_path / "sw-430_00.out").write_text("a\n")
+    (tmp_path / "sw-430_01.out").write_text("b\n")
+    (tmp_path / "all-431.out").write_text("both\n")
+    fake(monkeypatch, sacct="430_0|COMPLETED|0:0|3|node1\n")
+    assert CliRunner().invoke(main, ["logs", "430"]).stdout == "==> 430_0 <==\na\n\n==> 430_1 <==\nb\n"
+    assert CliRunner().invoke(main, ["logs", "431"]).stdout == "both\n"   # one file for every task: shown once
+
+
+def test_logs_of_a_het_job_component_is_its_jobs_log_and_a_task_of_a_plain_job_is_refused(monkeypatch, registry, tmp_path):
+    remember("440", tmp_path)
+    (tmp_path / "440_0_log.out").write_text("het\n")
+    fake(monkeypatch, sacct="440|COMPLETED|0:0|3|node1\n")
+    assert CliRunner().invoke(main, ["logs", "440+1"]).stdout == "het\n"
+    refused = CliRunner().invoke(main, ["logs", "440", "--task", "0"])
+    assert (refused.exit_code, refused.stderr) == (2, "error: --task 0: job 440 is not an array: give --task only with an array's id\n")
+
+
+def test_remote_status_of_a_recorded_job_the_cluster_forgot_is_one_line_and_exit_1(monkeypatch, registry, tmp_path):
+    from types import SimpleNamespace
+
+    from slurmkit.cli import remote
+    from slurmkit.slurm import remote as far
+
+    record(Submission(job_id="77", name="r", folder="/far/logs", profile="local", submitted="2026-01-01T00:00:00+00:00",
+                      remote="me@far"))
+    conn = SimpleNamespace(ensure_open=lambda: None, remote=SimpleNamespace(host="far"))
+    monkeypatch.setattr(remote, "connect", lambda cluster, **kw: conn)
+    monkeypatch.setattr(remote, "_adopt", lambda conn, cluster: None)
+    monkeypatch.setattr(far, "make_poller", lambda *a, **kw: SimpleNamespace(poll=lambda ids: {"77": monitor.JobStatus("77", "UNKNOWN")}))
+    result = CliRunner().invoke(main, ["status", "77", "--remote", "local"])
+    assert result.exit_code == 1
+    assert result.stderr == "error: job 77: SLURM on far knows no such job (purged from accounting, or another cluster's)\n"

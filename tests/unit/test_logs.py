@@ -203,3 +203,18 @@ def test_a_handle_reads_the_specs_log_not_slurmkits(tmp_path):
     sweep_handle = SweepHandle(tmp_path, "30", 2, logs=(f"{tmp_path}/a-%A-%a.o",))
     assert [t.stdout() for t in sweep_handle.tasks] == [None, "task one\n"]
     assert os.path.basename(str(sweep_handle.tasks[1].log_path())) == "a-30-1.o"
+
+
+@pytest.mark.parametrize("job_id, tasks, task, ids", [
+    ("420", 3, None, ["420_0", "420_1", "420_2"]),          # an array's id: every task
+    ("420", (1, 3, 5), None, ["420_1", "420_3", "420_5"]),   # array.indices: SLURM's own task ids
+    ("420", (1, 3, 5), 3, ["420_3"]),
+    ("420_3", 5, None, ["420_3"]),                           # a task: its own
+    ("420", None, None, ["420"]),                            # a job
+    ("420+1", None, None, ["420"]),                          # a het job's component: its job's logs
+])
+def test_the_ids_whose_logs_a_job_id_stands_for(job_id, tasks, task, ids):
+    from slurmkit.slurm.jobfiles import job_log_ids
+
+    assert job_log_ids(job_id, tasks, task) == ids
+    assert [job_log_path("/l", i, "stdout").name for i in ids] == [f"{i}_0_log.out" for i in ids]

@@ -361,7 +361,7 @@ def test_a_cancel_while_accounting_lags_is_never_failed_143(tmp_path):
     """The TERM trap wrote 143; sacct still says RUNNING, squeue COMPLETING: the job has not ended yet."""
     (tmp_path / "5.exit").write_text("143\n")
     status = poll(["5"], {"5": str(tmp_path)}, run=FakeSlurm(sacct="5|RUNNING|0:0|9|node1\n", squeue="5|COMPLETING|0|0:09|node1|0|\n"))["5"]
-    assert not status.done and status.state in ("RUNNING", "COMPLETING")
+    assert not status.done and status.state in ("ENDING", "COMPLETING")
     ended = poll(["5"], {"5": str(tmp_path)}, run=FakeSlurm(sacct="5|CANCELLED by 0|0:0|9|node1\n"))["5"]
     assert (ended.state, ended.exit_code) == ("CANCELLED", 143)
 
@@ -386,14 +386,15 @@ def test_a_watch_waits_for_the_exit_file_of_a_job_that_stages_outputs(tmp_path):
     clock, polls = Clock(), []
 
     def run(argv):
-        polls.append(argv[0])
+        if not argv[-1].endswith(".batch"):   # the batch step, asked too, is not a poll
+            polls.append(argv[0])
         if len(polls) > 6:
             (tmp_path / "5.exit").write_text("143\nrun\t1\nsaved\t/p/results\n")
         return "5|CANCELLED by 0|0:0|9|node1\n" if argv[0] == "sacct" else "5|COMPLETING|0|0:09|node1|0|\n"
 
     seen = [verdict(s["5"]) for s in Watch(["5"], folders={"5": str(tmp_path)}, run=run, sleep=clock.sleep, clock=clock)]
     assert seen[:3] == ["CANCELLED (saving its outputs)"] * 3
-    assert seen[-1] == "CANCELLED exit 143; outputs saved"
+    assert seen[-1] == "CANCELLED by signal 15 (exit 143); outputs saved"
 
 
 def test_a_watch_gives_up_waiting_for_the_exit_file_and_says_the_outputs_are_not_yet_known(tmp_path):
@@ -444,3 +445,83 @@ def test_exit_files_answering_alone_do_not_clear_a_lost_controller(tmp_path):
     watch = Watch(["5"], folders={"5": str(tmp_path)}, run=slurm, sleep=lambda s: None)
     final = list(watch)[-1]
     assert final["5"].state == "COMPLETED" and watch.lost is not None
+
+
+# ------------------------------------------------------- the strongest source that answered
+
+def test_a_cancel_read_from_the_exit_file_alone_stays_ending_until_accounting_says_cancelled(tmp_path):
+    """sacct and squeue silent, the TERM trap's 143 in the exit file: ENDING, asked again, never
+    FAILED; the next poll that sacct answers says CANCELLED by signal 15."""
+    (tmp_path / "5.exit").write_text("143\n")
+    slurm = FakeSlurm(sacct_down=True, squeue_down=True)
+    poller = Poller({"5": str(tmp_path)}, run=slurm)
+    first = poller.poll(["5"])["5"]
+    assert (first.state, first.done) == ("ENDING", False)
+    slurm.down = {"sacct": False, "squeue": False}
+    slurm.texts["sacct"] = "5|CANCELLED by 0|0:0|9|node1\n5.batch|FAILED|15:0|9|node1\n"
+    seen = [verdict(poller.poll(["5"])["5"]) for _ in range(2)]   # sacct is left alone for a poll after failing
+    assert seen == ["ENDING (its exit file says 143, signal 15: waiting for SLURM to say why)", "CANCELLED by signal 15 (exit 143)"]
+
+
+def test_an_end_the_controller_told_is_upgraded_when_accounting_answers_then_never_asked_again(tmp_path):
+    slurm = FakeSlurm(squeue="5|COMPLETED|0|0:09|node1|0|\n6|RUNNING|0|0:09|node1|0|\n", sacct_down=True)
+    poller = Poller(run=slurm)
+    assert poller.poll(["5", "6"])["5"].source == "squeue"
+    slurm.down["sacct"] = False
+    slurm.texts["sacct"] = "5|FAILED|0:9|9|node1\n6|RUNNING|0:0|9|node1\n"
+    seen = [verdict(poller.poll(["5", "6"])["5"]) for _ in range(2)]   # sacct is left alone for a poll after failing
+    assert seen == ["COMPLETED exit 0", "FAILED KILLED by signal 9"]
+    slurm.argvs.clear()
+    poller.poll(["5", "6"])
+    assert all("5" not in argv[-1].split(",") and "--jobs=5,6" not in argv for argv in slurm.argvs), slurm.argvs
+
+
+def test_sacct_reads_a_batch_steps_signal_and_asks_for_it_only_for_a_cancel_nothing_else_explains(tmp_path):
+    found = parse_sacct("5|CANCELLED by 0|0:0|9|node1\n5.batch|CANCELLED|0:15|9|node1\n5.0|CANCELLED|0:9|9|node1\n"
+                        "6_1|COMPLETED|0:0|3|node2\n6_1.batch|COMPLETED|0:0|3|node2\n")
+    assert list(found) == ["5", "6_1"]
+    assert (found["5"].signal, found["5"].exit_code, found["6_1"].exit_code) == (15, None, 0)
+    assert "-X" in sacct_command(["5"])   # a job of thousands of srun steps: its row alone
+    (tmp_path / "8.exit").write_text("143\n")
+
+    def sacct(argv):
+        if argv[-1].endswith(".batch"):
+            return "".join(f"{job.split('.')[0]}|CANCELLED|0:15|9|node1\n{job}|CANCELLED|0:15|9|node1\n"
+                           for job in argv[-1].split(","))
+        return "5|CANCELLED by 0|0:0|9|node1\n7|COMPLETED|0:0|9|node1\n8|CANCELLED by 0|0:0|9|node1\n"
+    slurm = FakeSlurm()
+    slurm.texts["sacct"] = None
+    found = poll(["5", "7", "8"], {"8": str(tmp_path)}, run=lambda argv: slurm(argv) or sacct(argv))
+    assert [argv[-1] for argv in slurm.argvs] == ["5,7,8", "5.batch"]   # 8's exit file says 143: signal 15
+    assert [verdict(found[job]) for job in ("5", "7", "8")] == ["CANCELLED by signal 15", "COMPLETED exit 0",
+                                                               "CANCELLED by signal 15 (exit 143)"]
+
+
+def test_the_python_watcher_asks_again_about_an_end_only_the_controller_told_until_accounting_answers():
+    from slurmkit.slurm.submit import SlurmkitWatcher
+
+    slurm = FakeSlurm(squeue="5|COMPLETED|0|0:09|node1|0|\n", sacct_down=True)
+    watcher = SlurmkitWatcher(delay_s=0)
+    watcher.poller.run = slurm
+    watcher.register_job("5")
+    watcher.update()
+    assert watcher.status_of("5").source == "squeue" and watcher.status_of("5").done
+    slurm.down["sacct"] = False
+    slurm.texts["sacct"] = "5|COMPLETED|0:0|9|node1\n"
+    watcher.update()   # sacct is left alone for a poll after failing
+    watcher.update()
+    assert watcher.status_of("5").source == "sacct"
+    asked = len(slurm.calls)
+    watcher.update()
+    assert len(slurm.calls) == asked   # accounting's word is final: never asked again
+
+
+def test_a_watch_of_an_ending_job_the_controller_forgot_while_accounting_is_down_ends_in_bounded_time(tmp_path):
+    """ENDING waits for SLURM's word; when the controller answers without the job (past MinJobAge)
+    and sacct stays down, the watch gives it up as it does an unknown job, never waits forever."""
+    (tmp_path / "5.exit").write_text("143\n")
+    clock = Clock()
+    watch = Watch(["5"], interval=5, folders={"5": str(tmp_path)}, run=FakeSlurm(squeue="", sacct_down=True),
+                  sleep=clock.sleep, clock=clock)
+    final = list(watch)[-1]
+    assert final["5"].state == "ENDING" and watch.forgotten == ["5"]

@@ -29,7 +29,7 @@ ROWS = [
     # ---- no SLURM source knows the job: the exit file answers alone
     ("nothing-knows-it", None, None, None, None, None, dict(state="UNKNOWN", done=False)),
     ("file-alone-0", None, exited(0), None, None, None, dict(state="COMPLETED", exit_code=0, source="exit-file", done=True)),
-    ("file-alone-143", None, exited(143), None, None, None, dict(state="FAILED", exit_code=143, done=True)),
+    ("file-alone-143", None, exited(143), None, None, None, dict(state="ENDING", exit_code=None, done=False)),
     # ---- SLURM says the job has not ended
     ("running", slurm("RUNNING"), None, None, None, None, dict(state="RUNNING", exit_code=None, done=False)),
     ("sacct-lags-exit-0", slurm("RUNNING"), exited(0), None, None, None, dict(state="COMPLETED", exit_code=0, done=True, nodes="node1")),
@@ -38,7 +38,7 @@ ROWS = [
      dict(state="TIMEOUT", exit_code=124, saved=("results",), done=True)),
     ("cancel-completing-143", slurm("COMPLETING", source="squeue"), exited(143), None, "COMPLETING", None,
      dict(state="COMPLETING", done=False)),
-    ("sacct-lags-signal-code", slurm("RUNNING"), exited(137), None, None, None, dict(state="RUNNING", done=False)),
+    ("sacct-lags-signal-code", slurm("RUNNING"), exited(137), None, None, None, dict(state="ENDING", done=False, nodes="node1")),
     # ---- requeued: SLURM will run the job again, whatever run 1's exit file says
     ("requeued-pending", slurm("PENDING", runs=2, source="squeue"), exited(143), None, "PENDING", None,
      dict(state="PENDING", runs=2, exit_code=None, done=False)),
@@ -65,7 +65,7 @@ ROWS = [
     ("sacct-signal-9-file-137", slurm("FAILED", None, 9), exited(137), None, None, None,
      dict(state="FAILED", exit_code=137, signal=9)),
     ("sacct-failed-file-0", slurm("FAILED", 1), exited(0), None, None, None, dict(state="COMPLETED", exit_code=0, ok=True)),
-    ("cancelled-file-143", slurm("CANCELLED"), exited(143), None, None, None, dict(state="CANCELLED", exit_code=143)),
+    ("cancelled-file-143", slurm("CANCELLED"), exited(143), None, None, None, dict(state="CANCELLED", exit_code=143, signal=15)),
     ("saved-then-124", slurm("FAILED", 124), exited(124, timeout=True, saved=("results",)), None, None, None,
      dict(state="TIMEOUT", exit_code=124, saved=("results",), done=True)),
     ("killed-and-kept", slurm("TIMEOUT"),
@@ -99,13 +99,49 @@ def test_reconcile(answer, record, started, controller, ended_for, expected):
     assert shown == expected, verdict(status)
 
 
+# ---- which source says how a job ended: sacct's job row, its batch step, squeue, the exit file.
+# id, sacct's lines (job row, batch step), squeue's line, the exit file, sacct answered -> what the job is shown as
+SOURCES = [
+    # a cancel while accounting lags: the exit file's 143 alone is never FAILED until sacct has answered
+    ("file-143-accounting-silent", None, None, exited(143), False,
+     "ENDING (its exit file says 143, signal 15: waiting for SLURM to say why)"),
+    ("file-143-accounting-answered-without-it", None, None, exited(143), True, "FAILED exit 143"),
+    ("file-3-accounting-silent", None, None, exited(3), False, "FAILED exit 3"),
+    ("file-124-timeout-accounting-silent", None, None, exited(124, timeout=True), False, "TIMEOUT exit 124"),
+    # the controller has the cancel: its wait status is the job's code, and 128 + 15 is scancel's TERM
+    ("squeue-cancelled-36608", None, "7|CANCELLED|36608|0:12|node1|0|", None, False, "CANCELLED by signal 15 (exit 143)"),
+    ("squeue-cancelled-and-file", None, "7|CANCELLED|36608|0:12|node1|0|", exited(143), False, "CANCELLED by signal 15 (exit 143)"),
+    # accounting: the job row says CANCELLED 0:0, the batch step how the shell ended
+    ("sacct-cancelled-trap-143", "7|CANCELLED by 0|0:0|12|node1\n7.batch|FAILED|15:0|12|node1", None, exited(143), True,
+     "CANCELLED by signal 15 (exit 143)"),
+    ("sacct-cancelled-no-trap", "7|CANCELLED by 0|0:0|12|node1\n7.batch|CANCELLED|0:15|12|node1\n7.extern|COMPLETED|0:0|12|node1",
+     None, None, True, "CANCELLED by signal 15"),
+    ("sacct-cancelled-while-pending", "7|CANCELLED by 0|0:0|0|None assigned", None, None, True, "CANCELLED"),
+    ("sacct-running-file-143", "7|RUNNING|0:0|12|node1", None, exited(143), True,
+     "ENDING (its exit file says 143, signal 15: waiting for SLURM to say why)"),
+    ("sacct-failed-batch-signal-kept-to-cancel", "7|FAILED|0:9|3|node1\n7.batch|CANCELLED|0:9|3|node1", None, None, True,
+     "FAILED KILLED by signal 9"),
+    ("sacct-143-printed-as-15", "7|FAILED|15:0|3|node1\n7.batch|FAILED|15:0|3|node1", None, exited(143), True, "FAILED exit 143"),
+]
+
+
+@pytest.mark.parametrize("sacct, squeue, record, accounted, shown", [row[1:] for row in SOURCES], ids=[row[0] for row in SOURCES])
+def test_the_most_authoritative_source_that_answered_says_how_the_job_ended(sacct, squeue, record, accounted, shown):
+    from slurmkit.slurm.monitor import parse_sacct, parse_squeue
+
+    answer = parse_sacct(sacct + "\n").get("7") if sacct else None
+    if squeue and (answer is None or not answer.done):
+        answer = parse_squeue(squeue + "\n")["7"]
+    assert verdict(reconcile("7", answer, record, accounted=accounted)) == shown
+
+
 def test_sacct_zero_for_an_end_slurm_made_is_no_exit_code():
     """SLURM's 0:0 for CANCELLED or TIMEOUT is not the job's code: never ``CANCELLED exit 0``."""
     from slurmkit.slurm.monitor import parse_sacct, parse_squeue
 
     assert verdict(parse_sacct("5|CANCELLED by 0|0:0|12|node1\n")["5"]) == "CANCELLED"
     assert verdict(parse_sacct("5|TIMEOUT|0:0|61|node1\n")["5"]) == "TIMEOUT"
-    assert verdict(parse_squeue("5|CANCELLED|36608|0:12|node1|0|\n")["5"]) == "CANCELLED exit 143"
+    assert verdict(reconcile("5", parse_squeue("5|CANCELLED|36608|0:12|node1|0|\n")["5"], None)) == "CANCELLED by signal 15 (exit 143)"
     assert verdict(parse_sacct("5|COMPLETED|0:0|3|node1\n")["5"]) == "COMPLETED exit 0"
 
 

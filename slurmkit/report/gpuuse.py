@@ -379,12 +379,12 @@ def _counts(profile) -> str:
     return " or ".join([str(c) for c in counts[:-1]] + [f"a multiple of {counts[-1]}"])
 
 
-def report_tips(eff: JobEfficiency, job: Optional[JobGpus], profile=None) -> List[Tip]:
+def report_tips(eff: JobEfficiency, job: Optional[JobGpus], profile=None, floors=None) -> List[Tip]:
     """The whole advice of one job: efficiency.py's, with the samples' GPU advice in place of the
     sacct-based one where there are samples, made consistent."""
     from slurmkit.report.efficiency import consistent, tips
 
-    base = tips(eff)
+    base = tips(eff, floors=floors)
     if job is None or not job.gpus or not (eff.steps or eff.elapsed_s):   # accounting has not its steps yet
         return base
     return consistent([t for t in base if t.resource != "gpu"] + gpu_tips(eff, job, profile))
@@ -410,17 +410,19 @@ class GpuReport(Record):
         return "\n".join([*self.figures, *advice_lines([t.text for t in self.advice])]) + "\n"
 
 
-def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None) -> GpuReport:
+def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None,
+                floors=None) -> GpuReport:
     """The one report ``report``, ``watch`` and ``submit --wait`` print: efficiency.py's, with
-    the GPU lines before the advice and the GPU advice in it."""
+    the GPU lines before the advice and the GPU advice in it; ``floors`` (resolve.Floors of the
+    job's spec) are what check accepts, never advised below."""
     from slurmkit.report.efficiency import array_tips, figure_lines, summarize
 
     effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
-        said = report_tips(effs[0], jobs.get(effs[0].job_id), profile)
+        said = report_tips(effs[0], jobs.get(effs[0].job_id), profile, floors)
         extra = gpu_lines(jobs[effs[0].job_id]) if effs[0].job_id in jobs else []
     else:
-        said = array_tips(effs, summarize(effs).states)
+        said = array_tips(effs, summarize(effs).states, floors=floors)
         extra = array_lines(jobs)
     return GpuReport(tuple(effs), jobs, tuple(said), (*figure_lines(effs), *extra))
 

@@ -132,6 +132,50 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     return Resolution(plan, tuple(findings))
 
 
+class Floors(Record):
+    """The values of time, memory and cores that ``check`` accepts without a warning: the one
+    model of a job's needs that the report's advice and ``report --apply`` clamp to, so that
+    check never warns about what the report advised. Each ``why`` says which rule set it."""
+
+    time_s: int = 0                     # below: the site asks production jobs to run longer
+    max_time_s: Optional[int] = None    # above: the site's maximum walltime
+    mem_mib: int = 0                    # per node: below, each GPU process gets less than it holds
+    cpus: int = 1                       # per task: below, one thread of a threaded kind, or charged cores idle
+    max_cpus: Optional[int] = None      # per task: above the site's cores per GPU
+    why: Tuple[Tuple[str, str], ...] = ()   # (time | memory | cpu, the rule's words)
+
+    def reason(self, resource: str) -> str:
+        return dict(self.why).get(resource, "")
+
+
+def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
+    """What check accepts of ``spec``'s time, memory and cores on ``profile`` (Floors), from the
+    same rules and figures its warnings use (_check_time, _check_shape, _check_cores_per_gpu,
+    sizing.check)."""
+    scratch = Findings()
+    gpus = _choose_gpus(spec, profile, scratch)
+    tasks, _ = _shape(spec, profile, gpus, scratch)
+    sched, why = profile.scheduling, []
+    time_s = sched.min_walltime_advice_seconds or 0
+    if time_s:
+        why.append(("time", f"{profile.name} asks production jobs to run at least {format_duration(time_s)}"))
+    mem_mib, cpus, max_cpus = 0, 2 if kind_of(spec).pins_threads else 1, None
+    if cpus > 1:
+        why.append(("cpu", f"kind {spec.kind!r} runs threads"))
+    if gpus and gpus.node_types:
+        framework = sizing.gpu_framework(spec)
+        if framework is not None and sched.mem_request is not False:
+            mem_mib = sizing.process_floor_mib(framework) * tasks
+            why.append(("memory", f"{format_size(sizing.process_floor_mib(framework))} of host memory per GPU process"))
+        charged = sizing.idle_core_share(profile, gpus, gpus.node_types)
+        if charged is not None and -(-charged // tasks) > cpus:
+            cpus = -(-charged // tasks)
+            why.append(("cpu", f"{profile.name} charges {charged} cores for {gpus.count} GPU(s)"))
+        advice = min((t.gpus.max_cores_per_gpu for t in gpus.node_types if t.gpus.max_cores_per_gpu), default=None)
+        max_cpus = max(1, advice * gpus.count // tasks) if advice else None
+    return Floors(time_s, sched.max_walltime_seconds, mem_mib, cpus, max_cpus, tuple(why))
+
+
 def _literal_arguments(spec: JobSpec) -> Tuple[Finding, ...]:
     """``$1``, ``"$@"`` in launch.command reach the program as that text (a command's words expand
     only ``$NAME``), while its author most likely meant the job script's arguments (``submit SPEC

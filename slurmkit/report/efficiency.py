@@ -350,9 +350,13 @@ def floored(suggest: float, floors, resource: str) -> Tuple[float, str]:
     where it was raised ("" where it was not)."""
     floor = {"time": "time_s", "memory": "mem_mib", "cpu": "cpus"}.get(resource)
     least = getattr(floors, floor, 0) if floors is not None and floor else 0
-    if suggest >= least:
-        return suggest, ""
-    return least, f" ({floors.reason(resource)})"
+    if suggest < least:
+        return least, f" ({floors.reason(resource)})"
+    most = {"time": "max_time_s", "memory": "max_mem_mib", "cpu": "max_cpus"}.get(resource)
+    ceiling = getattr(floors, most, None) if floors is not None and most else None
+    if ceiling is not None and suggest > ceiling:
+        return ceiling, f" (the most {'a node here has' if resource == 'memory' else 'the site allows'})"
+    return suggest, ""
 
 
 def consistent(said: Sequence[Tip]) -> List[Tip]:
@@ -485,8 +489,11 @@ def _cpu_advice(eff: JobEfficiency, floors=None) -> List[Tip]:
 
 
 def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int], floors=None) -> List[Tip]:
-    if eff.state == "OUT_OF_MEMORY" or not eff.req_mem_mib:
+    if eff.state == "OUT_OF_MEMORY" or not eff.req_mem_mib or (floors is not None and not floors.asks_memory):
         return []
+    if floors is not None and floors.max_mem_mib is not None and floors.mem_mib > floors.max_mem_mib:
+        return [Tip("memory", None, f"no memory advice: its GPU processes hold {format_size(floors.mem_mib)} on a node "
+                                    f"({floors.reason('memory')}), more than a node here has ({format_size(floors.max_mem_mib)})")]
     if eff.peak_mib is None:
         return [Tip("memory", None, "no peak memory recorded (steps shorter than the sampling interval leave none): no memory advice")]
     if eff.state != "COMPLETED":

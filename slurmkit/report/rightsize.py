@@ -77,14 +77,7 @@ def _gpu_count(gpus) -> int:
 def clamped(suggest: float, floors, resource: str) -> Tuple[float, str]:
     """``suggest`` within what check accepts (resolve.Floors; None: no floors known), and the
     words that say why where it moved ("" where it did not)."""
-    if floors is None:
-        return suggest, ""
-    raised, why = floored(suggest, floors, resource)
-    most = {"time": floors.max_time_s, "cpu": floors.max_cpus}.get(resource)
-    if most is not None and raised > most:
-        shown = format_duration(most) if resource == "time" else f"{most} cores per task for its GPUs"
-        return most, f" (the site allows at most {shown})"
-    return raised, why
+    return floored(suggest, floors, resource) if floors is not None else (suggest, "")
 
 
 def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources: dict,

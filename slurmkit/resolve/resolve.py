@@ -140,8 +140,10 @@ class Floors(Record):
     time_s: int = 0                     # below: the site asks production jobs to run longer
     max_time_s: Optional[int] = None    # above: the site's maximum walltime
     mem_mib: int = 0                    # per node: below, each GPU process gets less than it holds
+    max_mem_mib: Optional[int] = None   # per node: above, no node the job fits on has it
     cpus: int = 1                       # per task: below, one thread of a threaded kind, or charged cores idle
-    max_cpus: Optional[int] = None      # per task: above the site's cores per GPU
+    max_cpus: Optional[int] = None      # per task: above the site's cores per GPU, or a whole node's
+    asks_memory: bool = True            # False: the site gives whole nodes and refuses memory requests
     why: Tuple[Tuple[str, str], ...] = ()   # (time | memory | cpu, the rule's words)
 
     def reason(self, resource: str) -> str:
@@ -154,14 +156,20 @@ def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
     sizing.check)."""
     scratch = Findings()
     gpus = _choose_gpus(spec, profile, scratch)
-    tasks, _ = _shape(spec, profile, gpus, scratch)
+    tasks, per_task = _shape(spec, profile, gpus, scratch)
     sched, why = profile.scheduling, []
+    candidates = gpus.node_types if gpus else tuple(t for t in profile.node_types if not t.gpus) or profile.node_types
+    max_mem = max((_stated(t.memory_mib) for t in candidates if _stated(t.cores) >= tasks * per_task), default=None)
     time_s = sched.min_walltime_advice_seconds or 0
     if time_s:
         why.append(("time", f"{profile.name} asks production jobs to run at least {format_duration(time_s)}"))
     mem_mib, cpus, max_cpus = 0, 2 if kind_of(spec).pins_threads else 1, None
     if cpus > 1:
         why.append(("cpu", f"kind {spec.kind!r} runs threads"))
+    whole = sched.whole_node
+    if whole and whole.cores and gpus is None:   # _whole_node_shape: the node's cores, all of them
+        cpus = max_cpus = max(1, whole.cores // tasks)
+        why.append(("cpu", f"{profile.name} schedules whole nodes of {whole.cores} cores"))
     if gpus and gpus.node_types:
         framework = sizing.gpu_framework(spec)
         if framework is not None and sched.mem_request is not False:
@@ -173,7 +181,8 @@ def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
             why.append(("cpu", f"{profile.name} charges {charged} cores for {gpus.count} GPU(s)"))
         advice = min((t.gpus.max_cores_per_gpu for t in gpus.node_types if t.gpus.max_cores_per_gpu), default=None)
         max_cpus = max(1, advice * gpus.count // tasks) if advice else None
-    return Floors(time_s, sched.max_walltime_seconds, mem_mib, cpus, max_cpus, tuple(why))
+    return Floors(time_s=time_s, max_time_s=sched.max_walltime_seconds, mem_mib=mem_mib, max_mem_mib=max_mem, cpus=cpus, max_cpus=max_cpus,
+                  asks_memory=sched.mem_request is not False, why=tuple(why))
 
 
 def _literal_arguments(spec: JobSpec) -> Tuple[Finding, ...]:

@@ -75,3 +75,121 @@ def test_a_gpu_jobs_memory_advice_stops_at_what_check_accepts(tmp_path):
     assert re.search(r"mem: 4G +# slurmkit report 9: peak 500M \(4G of host memory per GPU process\)", after), after
     assert not [f for f in resolve(spec_from_mapping(yaml.safe_load(after), "job.yaml"), profile).findings
                 if f.field == "resources.mem"]
+
+
+# ------------------------------------------------------------------ comments of rewritten values
+
+#: the words a comment uses for each field's number: ``8 cores`` is about cpus_per_task
+_UNITS = {"cpus_per_task": r"cores?|cpus?|threads?", "nodes": r"nodes?", "tasks_per_node": r"ranks?|tasks?",
+          "mem": r"G|GB|GiB", "gpus": r"GPUs?|x?\s*[a-z]\d+"}
+
+
+def contradictions(text: str):
+    """(field, its value, the comment) for each comment on a resources field's line, or just
+    above it, that states a number for the field other than the field's own."""
+    lines = text.splitlines()
+    resources = yaml.safe_load(text)["resources"]
+    found = []
+    for number, line in enumerate(lines):
+        key = re.match(r"\s+(\w+):", line)
+        if not key or key.group(1) not in _UNITS:
+            continue
+        field = key.group(1)
+        value = str(resources[field]).rstrip("G").rpartition(":")[2]
+        said = [line.partition(" #")[2].partition("slurmkit report")[0]] + list(_block_above(lines, number))   # the report's: what it measured
+        for comment in said:
+            for stated in re.findall(rf"(\d+)\s*(?:{_UNITS[field]})\b", comment, re.IGNORECASE):
+                if stated != value:
+                    found.append((field, resources[field], comment.strip()))
+    return found
+
+
+def _block_above(lines, number):
+    while number > 0 and lines[number - 1].strip().startswith("#"):
+        number -= 1
+        yield lines[number]
+
+
+SPEC_WITH_COMMENTS = """\
+name: train
+profile: narval
+account: def-someprof
+kind: threaded
+resources:
+  # 8 cores: one per OpenMP thread
+  cpus_per_task: 8
+  mem: 16G      # 16G measured last spring
+  time: 3h
+launch:
+  command: ./solver
+"""
+
+
+def test_apply_drops_the_comments_that_describe_the_values_it_rewrites(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(SPEC_WITH_COMMENTS)
+    assert contradictions(SPEC_WITH_COMMENTS) == []
+    tips = [efficiency.Tip("cpu", "less", "...", 4, 8), efficiency.Tip("memory", "less", "...", 4096, 16384)]
+    used = {"time": 3000, "mem": 2000.0, "cpus_per_task": 3.4, "gpus": 0, "gpu_mem": 0.0}
+    _, after, _ = rightsize.rewritten(path, "9", tips, used, {}, load_profile("narval"))
+    assert contradictions(after) == [], after
+    assert "  cpus_per_task: 4  # slurmkit report 9: 3.4 cores busy\n" in after
+    assert "  mem: 4G       # slurmkit report 9: peak 2G\n" in after   # at the column of the comment it replaced
+    assert "  time: 3h\n" in after and "8 cores" not in after and "16G measured" not in after
+
+
+def test_a_comment_that_does_not_state_the_old_value_is_kept(tmp_path):
+    text = SPEC_WITH_COMMENTS.replace("  # 8 cores: one per OpenMP thread\n", "  # one per OpenMP thread\n")
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    used = {"time": 3000, "mem": 2000.0, "cpus_per_task": 3.4, "gpus": 0, "gpu_mem": 0.0}
+    _, after, _ = rightsize.rewritten(path, "9", [efficiency.Tip("cpu", "less", "...", 4, 8)], used, {}, load_profile("narval"))
+    assert "  # one per OpenMP thread\n  cpus_per_task: 4  # slurmkit report 9" in after
+    assert "  mem: 16G      # 16G measured last spring\n" in after     # not rewritten: its comment stays
+
+
+NIAGARA_MPI_TEXT = """\
+name: mpi
+profile: niagara
+kind: mpi
+resources:
+  # 4 nodes of 40 cores, 80 ranks each with Hyper-Threading
+  nodes: 4
+  tasks_per_node: 80   # 80 ranks per node
+  time: 12h
+environment:
+  modules: [NiaEnv/2019b, intel, openmpi]
+launch:
+  command: ./a.out
+  launcher: mpirun
+"""
+
+
+def test_port_repack_drops_the_comments_that_describe_the_old_shape():
+    from slurmkit.port.retarget import choose_target, port_spec, ported_text
+
+    data = yaml.safe_load(NIAGARA_MPI_TEXT)
+    source = load_profile("niagara")
+    ported = port_spec(data, spec_from_mapping(data), source, choose_target(source, None, load_profile), repack=True)
+    text = ported_text(ported, NIAGARA_MPI_TEXT, data)
+    assert contradictions(NIAGARA_MPI_TEXT) == [] and contradictions(text) == [], text
+    assert "  nodes: 2\n  tasks_per_node: 160\n" in text
+    assert "--repack: the same 320 ranks" in text      # the header says what moved, and why
+
+
+@pytest.mark.parametrize("old, new, comment, stale", [
+    (8, 4, "8 cores: one per thread", True),
+    (8, 4, "18 cores elsewhere", False),
+    ("16G", "4G", "16 GB measured", True),
+    ("16G", "4G", "16GiB", True),
+    ("16G", "4G", "1.6G", False),
+    ("v100:2", "h100:2", "two V100s", True),
+    ("v100:2", "h100:2", "2 GPUs", False),
+    ("v100:2", "v100:1", "2 GPUs", True),
+    ("3h", "1h", "measured: 2h40", False),
+    ("3h", "1h", "3h is plenty", True),
+])
+def test_what_a_comment_says_of_a_rewritten_value(old, new, comment, stale):
+    from slurmkit.core.roundtrip import stale_patterns
+
+    assert any(re.search(p, comment, re.IGNORECASE) for p in stale_patterns(old, new)) is stale

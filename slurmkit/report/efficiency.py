@@ -341,8 +341,8 @@ def limit_words(fraction: float) -> str:
     limit below it, at it, over it above (sacct can record a peak or an elapsed time past what was
     asked: a sampled or estimated peak, a time limit's grace)."""
     if fraction > 1:
-        return f"{fraction:.0%} of it, over the limit"
-    return "at the limit" if fraction == 1 else "close to the limit"
+        return f" ({fraction:.0%}), over the limit"
+    return ", at the limit" if fraction == 1 else ", close to the limit"
 
 
 def floored(suggest: float, floors, resource: str) -> Tuple[float, str]:
@@ -453,7 +453,7 @@ def _time_advice(eff: JobEfficiency, floors=None) -> List[Tip]:
     if suggest * 2 <= eff.timelimit_s:
         return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(suggest)}{why}", suggest, eff.timelimit_s)]
     if took >= CLOSE_TO_LIMIT * eff.timelimit_s:
-        return [Tip("time", "more", f"used {used}{over} of {asked}, {limit_words(took / eff.timelimit_s)}: "
+        return [Tip("time", "more", f"used {used}{over} of {asked}{limit_words(took / eff.timelimit_s)}: "
                                     f"ask {format_duration(suggest)}{why}", suggest, eff.timelimit_s)]
     return []
 
@@ -508,7 +508,7 @@ def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int], f
         return [Tip("memory", "less", f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: "
                                       f"ask {format_size(int(suggest))}{suffix}{why}", suggest, asked)]
     if peak >= CLOSE_TO_LIMIT * asked:
-        return [Tip("memory", "more", f"peak {peak_text}{suffix} of {format_request(asked)}, {limit_words(peak / asked)}: "
+        return [Tip("memory", "more", f"peak {peak_text}{suffix} of {format_request(asked)}{limit_words(peak / asked)}: "
                                       f"ask {format_size(int(suggest))}{suffix}{why}", suggest, asked)]
     if why and asked < suggest:   # below the floor whatever the peak: check warns of it
         return [Tip("memory", "more", f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: "

@@ -193,3 +193,55 @@ def test_what_a_comment_says_of_a_rewritten_value(old, new, comment, stale):
     from slurmkit.core.roundtrip import stale_patterns
 
     assert any(re.search(p, comment, re.IGNORECASE) for p in stale_patterns(old, new)) is stale
+
+
+# ------------------------------------------------------------------ words of each band
+
+def _job(**changes) -> JobEfficiency:
+    base = JobEfficiency(job_id="7", state="COMPLETED", exit_code=0, signal=0, elapsed_s=3000, timelimit_s=3600,
+                         cpu_s=2900.0, cores=1, nodes=1, req_mem_mib=1024.0, peak_mib=700.0, peak_estimated=False,
+                         gpus=0, steps=("batch",))
+    return base._replace(**changes)
+
+
+@pytest.mark.parametrize("peak, said", [
+    (3092.0, "peak 3G of 1G (302%), over the limit: ask 4G"),     # a sampled or estimated peak past the request
+    (1024.0, "peak 1G of 1G, at the limit: ask 2G"),
+    (980.0, "peak 980M of 1G, close to the limit: ask 2G"),
+    (700.0, None),                                               # fits: nothing to say
+])
+def test_each_band_of_memory_use_is_worded_truly(peak, said):
+    memory = [t.text for t in efficiency.tips(_job(peak_mib=peak)) if t.resource == "memory"]
+    assert memory == ([said] if said else [])
+
+
+def test_memory_far_below_the_request_is_told_to_ask_less():
+    assert efficiency.advice(_job(req_mem_mib=16384.0, peak_mib=3000.0)) == ["asked 16G, peak 2.9G: ask 4G"]
+
+
+@pytest.mark.parametrize("elapsed, said", [
+    (3700, "used 1h2m of 1h (103%), over the limit: ask 2h"),   # a time limit's grace
+    (3600, "used 1h of 1h, at the limit: ask 2h"),
+    (3300, "used 55m of 1h, close to the limit: ask 2h"),
+    (2400, None),
+    (600, "asked 1h, used 10m: ask 15m"),
+])
+def test_each_band_of_time_use_is_worded_truly(elapsed, said):
+    time = [t.text for t in efficiency.tips(_job(elapsed_s=elapsed, cpu_s=elapsed * 0.9)) if t.resource == "time"]
+    assert time == ([said] if said else [])
+
+
+@pytest.mark.parametrize("changes, said", [
+    ({"steps": (), "elapsed_s": 0, "cpu_s": 0.0}, "CPU Utilized: none, it never ran"),
+    ({"steps": ("batch", "extern"), "elapsed_s": 0, "cpu_s": 0.0}, "CPU Utilized: too short to measure"),
+    ({"state": "RUNNING", "elapsed_s": 0}, "CPU Utilized: not known until the job ends"),
+])
+def test_a_job_that_ran_too_short_to_measure_is_not_said_never_to_have_run(changes, said):
+    assert said in efficiency.format_report([_job(**changes)])
+
+
+def test_no_advice_says_where_the_figures_are():
+    """The advice is printed after the figures (and over --json, nowhere near them): it does not say where they are."""
+    for state in ("FAILED", "CANCELLED"):
+        for text in efficiency.advice(_job(state=state, exit_code=3)):
+            assert " below" not in text and " above" not in text, text

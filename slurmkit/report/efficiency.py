@@ -396,7 +396,8 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
     if state == "COMPLETED":
         return []
     if state == "PENDING" and eff.earlier_runs:
-        return [Tip("state", None, f"is queued to run again (run {len(eff.earlier_runs) + 1}): the runs so far are listed with the figures")]
+        return [Tip("state", None, f"is queued to run again (run {len(eff.earlier_runs) + 1}): "
+                                   "the runs so far are listed with the figures")]
     if state == "PENDING":
         return [Tip("state", None, "has not started yet: nothing to report")]
     if state == "REQUEUE_HOLD":
@@ -447,14 +448,15 @@ def _time_advice(eff: JobEfficiency, floors=None) -> List[Tip]:
     if eff.earlier_runs and took > eff.timelimit_s:   # a job that checkpoints and requeues: no figure to write
         runs = len(eff.earlier_runs) + 1
         return [Tip("time", None, f"took {used} over {runs} runs of at most {asked}, each requeue waiting in the queue again: "
-                                  f"a limit of {format_duration(suggest)} would run it in one where the cluster allows that; "
+                                  f"a limit of {format_duration(int(suggest))} would run it in one where the cluster allows that; "
                                   "else keep checkpointing")]
     over = f" over {len(eff.earlier_runs) + 1} runs" if eff.earlier_runs else ""
     if suggest * 2 <= eff.timelimit_s:
-        return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(suggest)}{why}", suggest, eff.timelimit_s)]
+        return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(int(suggest))}{why}",
+                    suggest, eff.timelimit_s)]
     if took >= CLOSE_TO_LIMIT * eff.timelimit_s:
         return [Tip("time", "more", f"used {used}{over} of {asked}{limit_words(took / eff.timelimit_s)}: "
-                                    f"ask {format_duration(suggest)}{why}", suggest, eff.timelimit_s)]
+                                    f"ask {format_duration(int(suggest))}{why}", suggest, eff.timelimit_s)]
     return []
 
 

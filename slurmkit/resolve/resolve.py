@@ -152,8 +152,8 @@ class Floors(Record):
 
 def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
     """What check accepts of ``spec``'s time, memory and cores on ``profile`` (Floors), from the
-    same rules and figures its warnings use (_check_time, _check_shape, _check_cores_per_gpu,
-    sizing.check)."""
+    same rules and figures its warnings use (_check_time, _check_shape, _whole_node_shape,
+    _check_cores_per_gpu, sizing.check)."""
     scratch = Findings()
     gpus = _choose_gpus(spec, profile, scratch)
     tasks, per_task = _shape(spec, profile, gpus, scratch)
@@ -163,26 +163,41 @@ def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
     time_s = sched.min_walltime_advice_seconds or 0
     if time_s:
         why.append(("time", f"{profile.name} asks production jobs to run at least {format_duration(time_s)}"))
-    mem_mib, cpus, max_cpus = 0, 2 if kind_of(spec).pins_threads else 1, None
+    cpus, max_cpus = _core_floors(spec, profile, gpus, tasks, why)
+    return Floors(time_s=time_s, max_time_s=sched.max_walltime_seconds, mem_mib=_memory_floor(spec, profile, gpus, tasks, why),
+                  max_mem_mib=max_mem, cpus=cpus, max_cpus=max_cpus, asks_memory=sched.mem_request is not False, why=tuple(why))
+
+
+def _memory_floor(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], tasks: int, why: List[Tuple[str, str]]) -> int:
+    """Per node: each GPU process's host memory (sizing._check_memory_per_process), else 0."""
+    framework = sizing.gpu_framework(spec) if gpus and gpus.node_types else None
+    if framework is None or profile.scheduling.mem_request is False:
+        return 0
+    why.append(("memory", f"{format_size(sizing.process_floor_mib(framework))} of host memory per GPU process"))
+    return sizing.process_floor_mib(framework) * tasks
+
+
+def _core_floors(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], tasks: int,
+                 why: List[Tuple[str, str]]) -> Tuple[int, Optional[int]]:
+    """(the fewest, the most) cores per task check accepts: two for a kind that runs threads, a
+    whole node's on a whole-node site, a GPU's charged share, the site's cores per GPU."""
+    cpus, most = (2 if kind_of(spec).pins_threads else 1), None
     if cpus > 1:
         why.append(("cpu", f"kind {spec.kind!r} runs threads"))
-    whole = sched.whole_node
-    if whole and whole.cores and gpus is None:   # _whole_node_shape: the node's cores, all of them
-        cpus = max_cpus = max(1, whole.cores // tasks)
+    whole = profile.scheduling.whole_node
+    if whole and whole.cores and gpus is None:
         why.append(("cpu", f"{profile.name} schedules whole nodes of {whole.cores} cores"))
-    if gpus and gpus.node_types:
-        framework = sizing.gpu_framework(spec)
-        if framework is not None and sched.mem_request is not False:
-            mem_mib = sizing.process_floor_mib(framework) * tasks
-            why.append(("memory", f"{format_size(sizing.process_floor_mib(framework))} of host memory per GPU process"))
-        charged = sizing.idle_core_share(profile, gpus, gpus.node_types)
-        if charged is not None and -(-charged // tasks) > cpus:
-            cpus = -(-charged // tasks)
-            why.append(("cpu", f"{profile.name} charges {charged} cores for {gpus.count} GPU(s)"))
-        advice = min((t.gpus.max_cores_per_gpu for t in gpus.node_types if t.gpus.max_cores_per_gpu), default=None)
-        max_cpus = max(1, advice * gpus.count // tasks) if advice else None
-    return Floors(time_s=time_s, max_time_s=sched.max_walltime_seconds, mem_mib=mem_mib, max_mem_mib=max_mem, cpus=cpus, max_cpus=max_cpus,
-                  asks_memory=sched.mem_request is not False, why=tuple(why))
+        return max(1, whole.cores // tasks), max(1, whole.cores // tasks)
+    if not (gpus and gpus.node_types):
+        return cpus, None
+    charged = sizing.idle_core_share(profile, gpus, gpus.node_types)
+    if charged is not None and -(-charged // tasks) > cpus:
+        cpus = -(-charged // tasks)
+        why.append(("cpu", f"{profile.name} charges {charged} cores for {gpus.count} GPU(s)"))
+    advice = min((t.gpus.max_cores_per_gpu for t in gpus.node_types if t.gpus and t.gpus.max_cores_per_gpu), default=None)
+    if advice:
+        most = max(1, advice * gpus.count // tasks)
+    return cpus, most
 
 
 def _literal_arguments(spec: JobSpec) -> Tuple[Finding, ...]:

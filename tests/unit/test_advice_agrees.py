@@ -96,7 +96,8 @@ def contradictions(text: str):
             continue
         field = key.group(1)
         value = str(resources[field]).rstrip("G").rpartition(":")[2]
-        said = [line.partition(" #")[2].partition("slurmkit report")[0]] + list(_block_above(lines, number))   # the report's: what it measured
+        # the report's own comment says what the job measured, not the field's value
+        said = [line.partition(" #")[2].partition("slurmkit report")[0]] + list(_block_above(lines, number))
         for comment in said:
             for stated in re.findall(rf"(\d+)\s*(?:{_UNITS[field]})\b", comment, re.IGNORECASE):
                 if stated != value:

@@ -58,10 +58,14 @@ def local_gpu_report(job_id: str, effs, spec_path=None):
 
 def job_floors(job_id: str, spec_path, profile):
     """What check accepts of the job's spec (resolve.Floors); None where no spec can be read."""
+    return record_floors(submission(job_id), spec_path, profile)
+
+
+def record_floors(record, spec_path=None, profile=None):
+    """What check accepts of the spec ``spec_path``, else the one ``record`` (the registry's) names; None where none reads."""
     from slurmkit.core.yamlfile import parse_yaml, read_text
     from slurmkit.report.rightsize import spec_floors, spec_profile
 
-    record = submission(job_id)
     path = spec_path or (record.spec if record is not None else None)
     try:
         data = parse_yaml(read_text(path), path)[0] if path else None

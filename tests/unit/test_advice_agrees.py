@@ -246,3 +246,30 @@ def test_no_advice_says_where_the_figures_are():
     for state in ("FAILED", "CANCELLED"):
         for text in efficiency.advice(_job(state=state, exit_code=3)):
             assert " below" not in text and " above" not in text, text
+
+
+def test_the_report_of_a_registered_job_advises_within_what_check_accepts_of_its_spec(tmp_path, monkeypatch):
+    """``report`` reads the spec the job was submitted from: 500M of peak on one H100 is advised
+    4G (what a PyTorch process holds), and --apply writes that, about which check says nothing."""
+    import subprocess
+
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+    from slurmkit.slurm import registry, slurmcli
+
+    sacct = ("51|COMPLETED|0:0|3000|180|00:50:00|1|32G||billing=1,cpu=1,gres/gpu=1,mem=32G,node=1|1||\n"
+             "51.batch|COMPLETED|0:0|3000||00:50:00|1||500M|cpu=1,gres/gpu=1,mem=32G,node=1|1|1||\n")
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "jobs.jsonl"))
+    monkeypatch.setattr(slurmcli, "run_slurm", lambda argv, **kw: subprocess.CompletedProcess(argv, 0, sacct, ""))
+    spec = tmp_path / "job.yaml"
+    spec.write_text("name: t\nprofile: nibi\naccount: def-someprof\nkind: gpu\nresources:\n  gpus: h100:1\n  mem: 32G\n  time: 3h\n"
+                    "environment:\n  venv: {packages: [torch]}\nlaunch: python train.py\n")
+    registry.record(registry.Submission(job_id="51", name="t", folder=str(tmp_path), profile="nibi",
+                                        submitted="2026-11-26T20:00:00+00:00", spec=str(spec)))
+    result = CliRunner().invoke(main, ["report", "51", "--apply", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert "  - asked 32G, peak 500M: ask 4G (4G of host memory per GPU process)\n" in result.output, result.output
+    assert re.search(r"\n  mem: 4G +# slurmkit report 51: peak 500M", spec.read_text()), spec.read_text()
+    checked = CliRunner().invoke(main, ["check", str(spec)])
+    assert "resources.mem" not in checked.output, checked.output

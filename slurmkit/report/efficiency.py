@@ -348,7 +348,7 @@ def limit_words(fraction: float) -> str:
 def floored(suggest: float, floors, resource: str) -> Tuple[float, str]:
     """``suggest`` raised to the floor check accepts (resolve.Floors), and the words that say why
     where it was raised ("" where it was not)."""
-    floor = {"time": "time_s", "memory": "mem_mib", "cpu": "cpus"}.get(resource)
+    floor = {"time": "time_s", "memory": "mem_mib", "cpu": "cpus", "gpu": "gpus"}.get(resource)
     least = getattr(floors, floor, 0) if floors is not None and floor else 0
     if suggest < least:
         return least, f" ({floors.reason(resource)})"

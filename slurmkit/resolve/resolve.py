@@ -144,6 +144,7 @@ class Floors(Record):
     cpus: int = 1                       # per task: below, one thread of a threaded kind, or charged cores idle
     max_cpus: Optional[int] = None      # per task: above the site's cores per GPU, or a whole node's
     asks_memory: bool = True            # False: the site gives whole nodes and refuses memory requests
+    gpus: int = 0                       # per node: fewer, and a distributed kind pays for communication it does not need
     why: Tuple[Tuple[str, str], ...] = ()   # (time | memory | cpu, the rule's words)
 
     def reason(self, resource: str) -> str:
@@ -164,8 +165,23 @@ def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
     if time_s:
         why.append(("time", f"{profile.name} asks production jobs to run at least {format_duration(time_s)}"))
     cpus, max_cpus = _core_floors(spec, profile, gpus, tasks, why)
+    fewest_gpus = _gpu_floor(spec, profile, why)
     return Floors(time_s=time_s, max_time_s=sched.max_walltime_seconds, mem_mib=_memory_floor(spec, profile, gpus, tasks, why),
-                  max_mem_mib=max_mem, cpus=cpus, max_cpus=max_cpus, asks_memory=sched.mem_request is not False, why=tuple(why))
+                  max_mem_mib=max_mem, cpus=cpus, max_cpus=max_cpus, asks_memory=sched.mem_request is not False, gpus=fewest_gpus,
+                  why=tuple(why))
+
+
+def _gpu_floor(spec: JobSpec, profile: SiteProfile, why: List[Tuple[str, str]]) -> int:
+    """GPUs per node check accepts at least: a whole GPU node on more than one node where the
+    site gives whole GPU nodes (siterules), two for a distributed kind on one node (_check_gpu_work)."""
+    kind, whole = kind_of(spec), profile.scheduling.whole_node
+    if spec.resources.nodes > 1 and whole and whole.gpu_counts:
+        why.append(("gpu", f"{profile.name} gives a job on more than one node whole GPU nodes"))
+        return max(whole.gpu_counts)
+    if kind.distributed and not kind.alone_on_one_gpu and spec.resources.nodes == 1:
+        why.append(("gpu", f"kind {kind.name!r} on one GPU pays for communication it does not need"))
+        return 2
+    return 0
 
 
 def _memory_floor(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], tasks: int, why: List[Tuple[str, str]]) -> int:

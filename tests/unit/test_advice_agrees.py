@@ -29,6 +29,19 @@ def _eff(spec: dict, elapsed: int, peak: float, busy: float) -> JobEfficiency:
                          peak_estimated=False, gpus=0, steps=("batch",))
 
 
+def _with_gpus(eff: JobEfficiency, spec: dict, profile, limits):
+    """The advice for ``eff``, where the spec asks GPUs as if only the first of them worked (the
+    rest idle): (the tips, the GPUs that worked)."""
+    from slurmkit.report.gpuuse import GpuUse, JobGpus, report_tips
+    from slurmkit.report.rightsize import _gpu_count
+
+    count = _gpu_count(spec["resources"].get("gpus"))
+    if not count:
+        return efficiency.tips(eff, floors=limits), 0
+    gpus = tuple(GpuUse("n1", i, f"GPU-{i}", "GPU", 100, 0.0 if i else 90.0, 90.0, 1000.0, 16000.0, 100.0) for i in range(count))
+    return report_tips(eff._replace(gpus=count), JobGpus("9", gpus), profile, limits), 1
+
+
 def _field_findings(data: dict, profile) -> set:
     return {(f.field, f.message) for f in resolve(spec_from_mapping(data, "job.yaml"), profile).findings}
 
@@ -48,8 +61,9 @@ def test_what_apply_writes_check_says_nothing_about(tmp_path, profile_name, kind
     for elapsed, peak, busy in USES:   # no more than the nodes it fits on have: it ran on one
         peak, busy = min(peak, 0.9 * (limits.max_mem_mib or peak)), min(busy, limits.max_cpus or busy)
         eff = _eff(spec, elapsed, peak, busy)
-        used = {"time": elapsed, "mem": peak, "cpus_per_task": busy, "gpus": 0, "gpu_mem": 0.0}
-        _, after, skipped = rightsize.rewritten(path, "9", efficiency.tips(eff, floors=limits), used, {}, profile)
+        said, working = _with_gpus(eff, spec, profile, limits)
+        used = {"time": elapsed, "mem": peak, "cpus_per_task": busy, "gpus": working, "gpu_mem": 0.0}
+        _, after, skipped = rightsize.rewritten(path, "9", said, used, {}, profile)
         assert not [line for line in skipped if "check would say" in line], skipped
         written = yaml.safe_load(after)
         changed = {f"resources.{k}" for k, v in written["resources"].items() if spec["resources"].get(k) != v}
@@ -273,3 +287,21 @@ def test_the_report_of_a_registered_job_advises_within_what_check_accepts_of_its
     assert re.search(r"\n  mem: 4G +# slurmkit report 51: peak 500M", spec.read_text()), spec.read_text()
     checked = CliRunner().invoke(main, ["check", str(spec)])
     assert "resources.mem" not in checked.output, checked.output
+
+
+def test_a_ddp_job_with_an_idle_gpu_is_not_told_to_run_on_one():
+    """check warns that kind ddp on one GPU pays for communication it does not need: the report
+    does not advise it, and says why it keeps the two."""
+    from slurmkit.report.gpuuse import GpuUse, JobGpus, report_tips
+
+    spec = {"name": "t", "profile": "nibi", "account": "def-someprof", "kind": "ddp",
+            "resources": {"gpus": "h100:2", "time": "3h"}, "environment": {"venv": {"packages": ["torch"]}},
+            "launch": {"command": "python train.py"}}
+    profile = load_profile("nibi")
+    limits = floors(spec_from_mapping(spec, "job.yaml"), profile)
+    gpus = tuple(GpuUse("n1", i, f"GPU-{i}", "GPU", 100, 0.0 if i else 90.0, 90.0, 1000.0, 16000.0, 100.0) for i in range(2))
+    eff = _eff(spec, 2400, 3000.0, 1.0)._replace(gpus=2)
+    [gpu] = [t for t in report_tips(eff, JobGpus("9", gpus), profile, limits) if t.resource == "gpu"]
+    assert gpu.direction is None and "keep 2 (kind 'ddp' on one GPU pays for communication it does not need)" in gpu.text, gpu.text
+    [told] = [t for t in report_tips(eff, JobGpus("9", gpus), profile) if t.resource == "gpu"]   # without the spec: as before
+    assert told.direction == "less" and told.suggest == 1

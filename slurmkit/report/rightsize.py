@@ -4,7 +4,10 @@ Only advice that names a figure is written: the time limit (``resources.time``),
 node (``resources.mem``), the cores (``resources.cpus_per_task``) and the GPUs
 (``resources.gpus``: a count in the spec's own form, or a MIG slice such as ``a100_1g.5gb:1``).
 Each changed value gets a comment saying which job measured it (``# slurmkit report 1234: peak
-3.1G``); the rest of the file keeps its comments and layout (roundtrip.py).
+3.1G``); the rest of the file keeps its comments and layout (roundtrip.py), less a comment
+that stated a rewritten field's old value. Each value is kept within what ``check`` accepts of
+the spec (resolve.floors, the model the report's advice uses too), and one check would still
+warn about is left alone, said in a line: check never questions what --apply wrote.
 
 Safety: the unified diff is shown first and nothing is written without a yes (``--yes``, or an
 answer at a terminal; without a terminal the command stops, exit 1, saying to add --yes); a
@@ -74,12 +77,6 @@ def _gpu_count(gpus) -> int:
     return int(tail) if tail.isdigit() else 1
 
 
-def clamped(suggest: float, floors, resource: str) -> Tuple[float, str]:
-    """``suggest`` within what check accepts (resolve.Floors; None: no floors known), and the
-    words that say why where it moved ("" where it did not)."""
-    return floored(suggest, floors, resource) if floors is not None else (suggest, "")
-
-
 def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources: dict,
             mig_memory: Dict[str, int], kind: Optional[str] = None, floors=None) -> Tuple[List[Change], List[str]]:
     """The spec values the advice names, within what check accepts (``floors``, resolve.Floors),
@@ -95,7 +92,7 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
             continue
         if tip.suggest is None:
             continue
-        suggest, why = clamped(tip.suggest, floors, tip.resource)
+        suggest, why = floored(tip.suggest, floors, tip.resource)   # within what check accepts (None: as advised)
         if tip.resource == "time":
             _at_least(job_id, "time", suggest, used["time"], format_duration(int(suggest)), short_duration(used["time"]))
             out.append(Change("time", format_duration(int(suggest)), f"{said}: ran {short_duration(used['time'])}{why}"))

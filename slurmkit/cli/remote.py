@@ -311,16 +311,18 @@ def _with_gpu_samples(conn, effs, record):
     into a private temporary folder for the reading; messages name the cluster's folder."""
     import tempfile
 
-    from slurmkit.cli.views import profile_named
+    from slurmkit.cli.views import profile_named, record_floors
     from slurmkit.report.gpuuse import MAX_SAMPLE_BYTES, full_report
     from slurmkit.slurm.remote import copy_gpu_samples
 
+    profile = profile_named(record.profile) if record is not None else None
+    floors = record_floors(record, None, profile)   # the advice within what check accepts of the job's spec
     if record is None or not any(eff.gpus for eff in effs):
-        return full_report(effs, None)
+        return full_report(effs, None, floors=floors)
     try:
         with tempfile.TemporaryDirectory(prefix="slurmkit-gpu-") as local:
             copy_gpu_samples(conn, record.folder, [eff.job_id for eff in effs], Path(local), MAX_SAMPLE_BYTES)
-            return full_report(effs, local, profile_named(record.profile), shown=f"{conn.remote.host}:{record.folder}")
+            return full_report(effs, local, profile, shown=f"{conn.remote.host}:{record.folder}", floors=floors)
     except OSError as error:
         raise SlurmkitError(f"cannot copy the GPU samples of job {effs[0].job_id.split('_')[0]} from {conn.remote.host} into a "
                             f"temporary folder here ({tempfile.gettempdir()}): {error.strerror or error}; free space there or "

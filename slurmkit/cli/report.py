@@ -34,7 +34,7 @@ def report_command(job_id, as_json, apply, yes, spec_path, remote):
 
     try:
         effs = efficiency.with_exit_files(efficiency.report_for(job_id), views.log_folder(job_id))
-        made = views.local_gpu_report(job_id, effs)
+        made = views.local_gpu_report(job_id, effs, spec_path)
         if not as_json:
             views.say_arguments(job_id)
     except SlurmkitError as error:

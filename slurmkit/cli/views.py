@@ -47,11 +47,31 @@ def profile_named(name):
         return None
 
 
-def local_gpu_report(job_id: str, effs):
-    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report)."""
+def local_gpu_report(job_id: str, effs, spec_path=None):
+    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report), its advice within
+    what check accepts of the job's spec (``spec_path``, else the one it was submitted from)."""
     from slurmkit.report.gpuuse import full_report
 
-    return full_report(effs, log_folder(job_id), job_profile(job_id))
+    profile = job_profile(job_id)
+    return full_report(effs, log_folder(job_id), profile, floors=job_floors(job_id, spec_path, profile))
+
+
+def job_floors(job_id: str, spec_path, profile):
+    """What check accepts of the job's spec (resolve.Floors); None where no spec can be read."""
+    return record_floors(submission(job_id), spec_path, profile)
+
+
+def record_floors(record, spec_path=None, profile=None):
+    """What check accepts of the spec ``spec_path``, else the one ``record`` (the registry's) names; None where none reads."""
+    from slurmkit.core.yamlfile import parse_yaml, read_text
+    from slurmkit.report.rightsize import spec_floors, spec_profile
+
+    path = spec_path or (record.spec if record is not None else None)
+    try:
+        data = parse_yaml(read_text(path), path)[0] if path else None
+    except (SlurmkitError, OSError):
+        return None
+    return spec_floors(data, path, spec_profile(data, profile)) if isinstance(data, dict) else None
 
 
 def show_report(made, as_json: bool) -> None:

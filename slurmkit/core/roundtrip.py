@@ -15,7 +15,7 @@ exactly as it was.
 """
 
 import re
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = (),
@@ -37,11 +37,107 @@ def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()
     yaml.indent(mapping=indent, sequence=offset + 2, offset=offset)
     tree = yaml.load(original)
     tree = _merged(tree, old, new)
-    for path, text in (comments or {}).items():
-        _comment(tree, path, text)
     out = io.StringIO()
     yaml.dump(tree, out)
-    return "".join(f"{line}\n" for line in header) + out.getvalue()
+    text = without_stale_comments(out.getvalue(), list(changed_leaves(old, new)), yaml, tuple(comments or ()))
+    if comments:
+        tree = yaml.load(text)
+        for path, said in comments.items():
+            _comment(tree, path, said)
+        out = io.StringIO()
+        yaml.dump(tree, out)
+        text = out.getvalue()
+    return "".join(f"{line}\n" for line in header) + text
+
+
+def changed_leaves(old: Any, new: Any, path: Tuple[str, ...] = ()):
+    """(key path, old value, new value) of each value ``new`` rewrites in ``old`` (mappings walked into)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key, value in new.items():
+            if key in old and old[key] != value:
+                yield from changed_leaves(old[key], value, path + (key,))
+    elif old != new and path:
+        yield path, old, new
+
+
+def stale_patterns(old: Any, new: Any) -> List[str]:
+    """What a comment says of ``old`` that ``new`` no longer is: its number (``8`` cores), its
+    size in any spelling (``64G``, ``64 GB``), its text (``3h``), a GPU's model or count
+    (``v100:2`` -> ``h100:2``: the model); as regular expressions, matched ignoring case."""
+    if isinstance(old, bool) or not isinstance(old, (int, float, str)):
+        return []
+    if isinstance(old, (int, float)):
+        return [_number(old)] if old != new else []
+    size = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGTP])B?", old.strip(), re.IGNORECASE)
+    if size:
+        return [_number(size.group(1)) + r"\s*" + size.group(2) + r"(?:i?B)?\b"]
+    if ":" in old and isinstance(new, (str, int)):
+        model, _, count = old.rpartition(":")
+        new_model, _, new_count = str(new).rpartition(":")
+        said = [r"(?<![\w.])" + re.escape(model) + r"(?!\d)"] if model and model != new_model else []
+        return said + ([_number(count)] if count.isdigit() and count != new_count else [])
+    return [r"(?<![\w.:])" + re.escape(old) + r"(?![\w.:])"] if old.strip() else []
+
+
+def _number(value: Any) -> str:
+    return r"(?<![\w.])" + re.escape(str(value)) + r"(?!\.?\d)"
+
+
+def without_stale_comments(text: str, changed, yaml, commented: Sequence[Tuple[str, ...]] = ()) -> str:
+    """``text`` less the comments attached to a rewritten value (on its line, or the lines just
+    above its key at its indent) that state what the value was: a ``# 8 cores`` over a field now
+    4 would tell the user what is no longer true. A line of ``commented`` keeps an empty ``#``
+    where its comment was, so that the comment put there next keeps the user's column."""
+    lines = text.split("\n")
+    tree = yaml.load(text)
+    drop: set = set()
+    for path, old, new in changed:
+        patterns = stale_patterns(old, new)
+        line = _line_of(tree, path)
+        if not patterns or line is None:
+            continue
+        stale = lambda said: any(re.search(p, said, re.IGNORECASE) for p in patterns)   # noqa: E731
+        code, hash_, said = _split_comment(lines[line])
+        if hash_ and stale(said):
+            lines[line] = code + "#" if path in commented else code.rstrip()
+        above = _comment_block_above(lines, line)
+        if any(stale(lines[i]) for i in above):
+            drop.update(above)
+    return "\n".join(line for number, line in enumerate(lines) if number not in drop)
+
+
+def _line_of(tree: Any, path: Tuple[str, ...]) -> Optional[int]:
+    """The line (0-based) of ``path``'s key in a round-trip tree; None where it is not there."""
+    parent = tree
+    for key in path[:-1]:
+        parent = parent.get(key) if hasattr(parent, "get") else None
+    if not hasattr(parent, "lc") or path[-1] not in parent:
+        return None
+    return parent.lc.key(path[-1])[0]
+
+
+def _split_comment(line: str) -> Tuple[str, str, str]:
+    """(the code, "#" or "", the comment) of a YAML line: a ``#`` after a space, outside quotes."""
+    quote = None
+    for index, char in enumerate(line):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or line[index - 1] in " \t"):
+            return line[:index], "#", line[index + 1:]
+    return line, "", ""
+
+
+def _comment_block_above(lines: List[str], line: int) -> List[int]:
+    """The comment lines just above ``line`` at its indent (no blank line between)."""
+    indent = len(lines[line]) - len(lines[line].lstrip(" "))
+    block = []
+    number = line - 1
+    while number >= 0 and lines[number].strip().startswith("#") and len(lines[number]) - len(lines[number].lstrip(" ")) == indent:
+        block.append(number)
+        number -= 1
+    return block
 
 
 def rewritten_file(path, new: Any) -> Optional[str]:

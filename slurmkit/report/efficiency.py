@@ -325,13 +325,38 @@ def advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_
     return [tip.text for tip in tips(eff, default_mem_per_cpu_mib)]
 
 
-def tips(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[Tip]:
-    """The advice for one record, made consistent (:func:`consistent`)."""
+def tips(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB, floors=None) -> List[Tip]:
+    """The advice for one record, made consistent (:func:`consistent`). ``floors`` (resolve.Floors
+    of the job's spec; None: not known) are what check accepts: no figure is advised below them,
+    so that check never warns about what the report advised."""
     said = _state_advice(eff)
     if eff.state in ("PENDING", "RUNNING", "REQUEUED", "SUSPENDED", "RESIZING") or not (eff.steps or eff.elapsed_s):
         return said
-    return consistent(said + _time_advice(eff) + _cpu_advice(eff) + _memory_advice(eff, default_mem_per_cpu_mib)
-                      + _gpu_advice(eff))
+    return consistent(said + _time_advice(eff, floors) + _cpu_advice(eff, floors)
+                      + _memory_advice(eff, default_mem_per_cpu_mib, floors) + _gpu_advice(eff))
+
+
+def limit_words(fraction: float) -> str:
+    """How a use of ``fraction`` of its request is said, at or past CLOSE_TO_LIMIT: close to the
+    limit below it, at it, over it above (sacct can record a peak or an elapsed time past what was
+    asked: a sampled or estimated peak, a time limit's grace)."""
+    if fraction > 1:
+        return f" ({fraction:.0%}), over the limit"
+    return ", at the limit" if fraction == 1 else ", close to the limit"
+
+
+def floored(suggest: float, floors, resource: str) -> Tuple[float, str]:
+    """``suggest`` raised to the floor check accepts (resolve.Floors), and the words that say why
+    where it was raised ("" where it was not)."""
+    floor = {"time": "time_s", "memory": "mem_mib", "cpu": "cpus", "gpu": "gpus"}.get(resource)
+    least = getattr(floors, floor, 0) if floors is not None and floor else 0
+    if suggest < least:
+        return least, f" ({floors.reason(resource)})"
+    most = {"time": "max_time_s", "memory": "max_mem_mib", "cpu": "max_cpus"}.get(resource)
+    ceiling = getattr(floors, most, None) if floors is not None and most else None
+    if ceiling is not None and suggest > ceiling:
+        return ceiling, f" (the most {'a node here has' if resource == 'memory' else 'the site allows'})"
+    return suggest, ""
 
 
 def consistent(said: Sequence[Tip]) -> List[Tip]:
@@ -371,7 +396,8 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
     if state == "COMPLETED":
         return []
     if state == "PENDING" and eff.earlier_runs:
-        return [Tip("state", None, f"is queued to run again (run {len(eff.earlier_runs) + 1}): the runs so far are listed above")]
+        return [Tip("state", None, f"is queued to run again (run {len(eff.earlier_runs) + 1}): "
+                                   "the runs so far are listed with the figures")]
     if state == "PENDING":
         return [Tip("state", None, "has not started yet: nothing to report")]
     if state == "REQUEUE_HOLD":
@@ -388,11 +414,11 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
     if state == "FAILED":
         code = f" with exit code {eff.exit_code}" if eff.exit_code else ""
         usr1 = _USR1_DEATH.get(eff.exit_code, "") if eff.exit_code is not None else ""   # None: sacct gave no exit code
-        return [Tip("state", None, f"failed{code}: read its output file; the figures below may not show a full run" + usr1)]
+        return [Tip("state", None, f"failed{code}: read its output file; the figures may not show a full run" + usr1)]
     if state == "CANCELLED" and not (eff.steps or eff.elapsed_s):
         return [Tip("state", None, "was cancelled before it started: nothing to report")]
     if state == "CANCELLED":
-        return [Tip("state", None, "was cancelled: the figures below cover only the part that ran")]
+        return [Tip("state", None, "was cancelled: the figures cover only the part that ran")]
     return [Tip("state", None, f"ended as {state}, not by its own doing: resubmit it")]
 
 
@@ -412,28 +438,29 @@ def _of_limit(eff: JobEfficiency) -> str:
     return f" of {format_duration(eff.timelimit_s)}" if eff.timelimit_s else ""
 
 
-def _time_advice(eff: JobEfficiency) -> List[Tip]:
+def _time_advice(eff: JobEfficiency, floors=None) -> List[Tip]:
     """Against what the job took over all its runs: a requeued job's last run is only its end."""
     if eff.state != "COMPLETED" or not eff.timelimit_s:
         return []
     took = eff.all_elapsed_s
-    suggest = _round_up(max(took * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER)
+    suggest, why = floored(_round_up(max(took * TIME_MARGIN, TIME_FLOOR_S), _TIME_LADDER), floors, "time")
     asked, used = format_duration(eff.timelimit_s), short_duration(took)
     if eff.earlier_runs and took > eff.timelimit_s:   # a job that checkpoints and requeues: no figure to write
         runs = len(eff.earlier_runs) + 1
         return [Tip("time", None, f"took {used} over {runs} runs of at most {asked}, each requeue waiting in the queue again: "
-                                  f"a limit of {format_duration(suggest)} would run it in one where the cluster allows that; "
+                                  f"a limit of {format_duration(int(suggest))} would run it in one where the cluster allows that; "
                                   "else keep checkpointing")]
     over = f" over {len(eff.earlier_runs) + 1} runs" if eff.earlier_runs else ""
     if suggest * 2 <= eff.timelimit_s:
-        return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(suggest)}", suggest, eff.timelimit_s)]
-    if took >= CLOSE_TO_LIMIT * eff.timelimit_s:
-        return [Tip("time", "more", f"used {used}{over} of {asked}, close to the limit: ask {format_duration(suggest)}",
+        return [Tip("time", "less", f"asked {asked}, used {used}{over}: ask {format_duration(int(suggest))}{why}",
                     suggest, eff.timelimit_s)]
+    if took >= CLOSE_TO_LIMIT * eff.timelimit_s:
+        return [Tip("time", "more", f"used {used}{over} of {asked}{limit_words(took / eff.timelimit_s)}: "
+                                    f"ask {format_duration(int(suggest))}{why}", suggest, eff.timelimit_s)]
     return []
 
 
-def _cpu_advice(eff: JobEfficiency) -> List[Tip]:
+def _cpu_advice(eff: JobEfficiency, floors=None) -> List[Tip]:
     """Fewer cores where the program kept few busy: ``cpus_per_task`` is per task, so a job of
     several tasks is told per task where sacct shows them, and by no figure where it cannot."""
     efficiency = eff.cpu_efficiency
@@ -444,24 +471,31 @@ def _cpu_advice(eff: JobEfficiency) -> List[Tip]:
     per_task = eff.cores_per_task
     if eff.tasks > 1 and per_task:
         busy = eff.cpu_s / eff.elapsed_s
-        each = max(1, round(busy / eff.tasks))
+        each, why = floored(max(1, round(busy / eff.tasks)), floors, "cpu")
         if each >= per_task:
             return []
         return [Tip("cpu", "less", f"{head}: its {eff.tasks} tasks kept about {busy:.1f} cores busy in all, {busy / eff.tasks:.1f} "
-                                   f"each of their {per_task}: ask cpus_per_task: {each} (per task) or make them use more threads",
-                    each, per_task)]
+                                   f"each of their {per_task}: ask cpus_per_task: {each:.0f} (per task){why} or make them use "
+                                   "more threads", each, per_task)]
     if eff.tasks > 1 or eff.nodes > 1:
         over = f" over {eff.nodes} nodes" if eff.nodes > 1 else ""
         return [Tip("cpu", "less", f"{head}{over}: its processes kept about {counted_noun(used, 'core')} busy in all: ask fewer cores per "
                                    f"task or fewer tasks, or make them use more threads")]
     more = "" if used == 1 else " more"
-    return [Tip("cpu", "less", f"{head}: the program uses about "
-                               f"{counted_noun(used, 'core')}; ask cpus_per_task: {used} or make it use{more} threads", used, eff.cores)]
-
-
-def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -> List[Tip]:
-    if eff.state == "OUT_OF_MEMORY" or not eff.req_mem_mib:
+    ask, why = floored(used, floors, "cpu")
+    if ask >= eff.cores:
         return []
+    return [Tip("cpu", "less", f"{head}: the program uses about "
+                               f"{counted_noun(used, 'core')}; ask cpus_per_task: {ask:.0f}{why} or make it use{more} threads",
+                ask, eff.cores)]
+
+
+def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int], floors=None) -> List[Tip]:
+    if eff.state == "OUT_OF_MEMORY" or not eff.req_mem_mib or (floors is not None and not floors.asks_memory):
+        return []
+    if floors is not None and floors.max_mem_mib is not None and floors.mem_mib > floors.max_mem_mib:
+        return [Tip("memory", None, f"no memory advice: its GPU processes hold {format_size(floors.mem_mib)} on a node "
+                                    f"({floors.reason('memory')}), more than a node here has ({format_size(floors.max_mem_mib)})")]
     if eff.peak_mib is None:
         return [Tip("memory", None, "no peak memory recorded (steps shorter than the sampling interval leave none): no memory advice")]
     if eff.state != "COMPLETED":
@@ -469,15 +503,18 @@ def _memory_advice(eff: JobEfficiency, default_mem_per_cpu_mib: Optional[int]) -
     per_node = eff.nodes > 1
     asked, peak = eff.req_mem_mib / eff.nodes, eff.peak_mib / eff.nodes
     suffix = " per node" if per_node else ""
-    suggest = _round_up(peak * MEMORY_MARGIN, _MEM_LADDER)
+    suggest, why = floored(_round_up(peak * MEMORY_MARGIN, _MEM_LADDER), floors, "memory")
     default = (default_mem_per_cpu_mib or 0) * max(eff.cores, 1)
     peak_text = ("about " if eff.peak_estimated else "") + format_mem(peak)
     if peak <= asked / 2 and eff.req_mem_mib > default and suggest < asked:
         return [Tip("memory", "less", f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: "
-                                      f"ask {format_size(suggest)}{suffix}", suggest, asked)]
+                                      f"ask {format_size(int(suggest))}{suffix}{why}", suggest, asked)]
     if peak >= CLOSE_TO_LIMIT * asked:
-        return [Tip("memory", "more", f"peak {peak_text}{suffix} of {format_request(asked)}, close to the limit: "
-                                      f"ask {format_size(suggest)}{suffix}", suggest, asked)]
+        return [Tip("memory", "more", f"peak {peak_text}{suffix} of {format_request(asked)}{limit_words(peak / asked)}: "
+                                      f"ask {format_size(int(suggest))}{suffix}{why}", suggest, asked)]
+    if why and asked < suggest:   # below the floor whatever the peak: check warns of it
+        return [Tip("memory", "more", f"asked {format_request(asked)}{suffix}, peak {peak_text}{suffix}: "
+                                      f"ask {format_size(int(suggest))}{suffix}{why}", suggest, asked)]
     return []
 
 
@@ -557,7 +594,7 @@ def summarize(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[i
 
 
 def array_tips(effs: Sequence[JobEfficiency], states: Dict[str, int],
-               default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> List[Tip]:
+               default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB, floors=None) -> List[Tip]:
     """One advice for an array: the tasks that did not complete first (they weigh most), then
     the advice for the largest completed task, made consistent: an array where one task ran
     out of memory is told to ask more, never also less."""
@@ -565,7 +602,7 @@ def array_tips(effs: Sequence[JobEfficiency], states: Dict[str, int],
     said = [_tasks_tip(effs, count, total, state) for state, count in sorted(states.items()) if state != "COMPLETED"]
     completed = [eff for eff in effs if eff.state == "COMPLETED"]
     if completed:
-        said += tips(_largest(completed), default_mem_per_cpu_mib)
+        said += tips(_largest(completed), default_mem_per_cpu_mib, floors)
     return consistent(said)
 
 
@@ -647,7 +684,7 @@ def _job_lines(eff: JobEfficiency) -> List[str]:
     lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
     efficiency = eff.cpu_efficiency
     if efficiency is None:
-        lines.append("CPU Utilized: " + ("none, it never ran" if eff.done else "not known until the job ends"))
+        lines.append("CPU Utilized: " + _no_cpu_words(eff))
     else:
         lines += [f"CPU Utilized: {clock_time(eff.cpu_s)}",
                   f"CPU Efficiency: {efficiency:.2%} of {clock_time(eff.cores * eff.elapsed_s)} core-walltime"]
@@ -666,6 +703,16 @@ def _job_lines(eff: JobEfficiency) -> List[str]:
     elif eff.saved:
         lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
     return lines
+
+
+def _no_cpu_words(eff: JobEfficiency) -> str:
+    """Why a job has no CPU efficiency: not ended yet, never started (no steps, no time: sacct
+    has nothing of a run), or ran too short for accounting to measure (steps, under a second)."""
+    if not eff.done:
+        return "not known until the job ends"
+    if eff.steps or eff.elapsed_s:
+        return "too short to measure (accounting samples a running job, and it ended first)"
+    return "none, it never ran"
 
 
 #: earlier runs listed one by one; past these, a count

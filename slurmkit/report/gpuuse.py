@@ -46,7 +46,16 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
-from slurmkit.report.efficiency import CPU_ADVICE_MIN_S, LOW_GPU_UTILISATION, MEMORY_MARGIN, JobEfficiency, Tip, counted_noun, format_mem
+from slurmkit.report.efficiency import (
+    CPU_ADVICE_MIN_S,
+    LOW_GPU_UTILISATION,
+    MEMORY_MARGIN,
+    JobEfficiency,
+    Tip,
+    counted_noun,
+    floored,
+    format_mem,
+)
 
 #: below this mean utilisation (percent) a GPU counts as idle.
 IDLE_UTIL_PCT = 5.0
@@ -296,19 +305,20 @@ def allowed_gpu_count(profile, wanted: int) -> int:
     return -(-wanted // per_node) * per_node
 
 
-def gpu_tips(eff: JobEfficiency, job: JobGpus, profile=None) -> List[Tip]:
-    """Advice from the samples of one job: idle GPUs, a MIG slice, the cores that feed them."""
+def gpu_tips(eff: JobEfficiency, job: JobGpus, profile=None, floors=None) -> List[Tip]:
+    """Advice from the samples of one job: idle GPUs, a MIG slice, the cores that feed them;
+    never fewer GPUs than check accepts of the job's spec (``floors``, resolve.Floors)."""
     if not job.gpus or eff.state != "COMPLETED":
         return []
     asked = max(eff.gpus, len(job.gpus))
     feeding = _feeding_tips(eff, job, asked, profile)
-    said = _idle_tips(job, asked, profile)
+    said = _idle_tips(job, asked, profile, floors)
     if not said and not feeding:      # GPUs that wait for the cores are fed, not cut to a slice
         said = _mig_tips(job, asked, profile)
     return said + feeding
 
 
-def _idle_tips(job: JobGpus, asked: int, profile) -> List[Tip]:
+def _idle_tips(job: JobGpus, asked: int, profile, floors=None) -> List[Tip]:
     idle = [g for g in job.gpus if g.idle]
     if not idle:
         return []
@@ -318,10 +328,13 @@ def _idle_tips(job: JobGpus, asked: int, profile) -> List[Tip]:
         if idle[0].p95_util:   # busy now and then: mostly idle, not unused (a MIG slice, or feed it: _mig_tips)
             return []
         return [Tip("gpu", None, f"{head}: the program did not use it; check that it runs on the GPU")]
-    wanted = allowed_gpu_count(profile, max(1, asked - len(idle)))
+    fewest, why = floored(max(1, asked - len(idle)), floors, "gpu")
+    wanted = allowed_gpu_count(profile, int(fewest))
+    if wanted >= asked and why:
+        return [Tip("gpu", None, f"{head}: keep {asked}{why} and spread the work over them, or use a kind of one process")]
     if wanted >= asked:
         return [Tip("gpu", None, f"{head}; {_site(profile)} takes {_counts(profile)} GPUs: keep {asked} and spread the work over them")]
-    return [Tip("gpu", "less", f"{head}: ask {wanted}", wanted, asked)]
+    return [Tip("gpu", "less", f"{head}: ask {wanted}{why}", wanted, asked)]
 
 
 def _mig_tips(job: JobGpus, asked: int, profile) -> List[Tip]:
@@ -379,15 +392,15 @@ def _counts(profile) -> str:
     return " or ".join([str(c) for c in counts[:-1]] + [f"a multiple of {counts[-1]}"])
 
 
-def report_tips(eff: JobEfficiency, job: Optional[JobGpus], profile=None) -> List[Tip]:
+def report_tips(eff: JobEfficiency, job: Optional[JobGpus], profile=None, floors=None) -> List[Tip]:
     """The whole advice of one job: efficiency.py's, with the samples' GPU advice in place of the
     sacct-based one where there are samples, made consistent."""
     from slurmkit.report.efficiency import consistent, tips
 
-    base = tips(eff)
+    base = tips(eff, floors=floors)
     if job is None or not job.gpus or not (eff.steps or eff.elapsed_s):   # accounting has not its steps yet
         return base
-    return consistent([t for t in base if t.resource != "gpu"] + gpu_tips(eff, job, profile))
+    return consistent([t for t in base if t.resource != "gpu"] + gpu_tips(eff, job, profile, floors))
 
 
 # --------------------------------------------------------------------------------- output
@@ -410,17 +423,19 @@ class GpuReport(Record):
         return "\n".join([*self.figures, *advice_lines([t.text for t in self.advice])]) + "\n"
 
 
-def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None) -> GpuReport:
+def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=None, shown: Optional[str] = None,
+                floors=None) -> GpuReport:
     """The one report ``report``, ``watch`` and ``submit --wait`` print: efficiency.py's, with
-    the GPU lines before the advice and the GPU advice in it."""
+    the GPU lines before the advice and the GPU advice in it; ``floors`` (resolve.Floors of the
+    job's spec) are what check accepts, never advised below."""
     from slurmkit.report.efficiency import array_tips, figure_lines, summarize
 
     effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
-        said = report_tips(effs[0], jobs.get(effs[0].job_id), profile)
+        said = report_tips(effs[0], jobs.get(effs[0].job_id), profile, floors)
         extra = gpu_lines(jobs[effs[0].job_id]) if effs[0].job_id in jobs else []
     else:
-        said = array_tips(effs, summarize(effs).states)
+        said = array_tips(effs, summarize(effs).states, floors=floors)
         extra = array_lines(jobs)
     return GpuReport(tuple(effs), jobs, tuple(said), (*figure_lines(effs), *extra))
 

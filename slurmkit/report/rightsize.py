@@ -4,7 +4,10 @@ Only advice that names a figure is written: the time limit (``resources.time``),
 node (``resources.mem``), the cores (``resources.cpus_per_task``) and the GPUs
 (``resources.gpus``: a count in the spec's own form, or a MIG slice such as ``a100_1g.5gb:1``).
 Each changed value gets a comment saying which job measured it (``# slurmkit report 1234: peak
-3.1G``); the rest of the file keeps its comments and layout (roundtrip.py).
+3.1G``); the rest of the file keeps its comments and layout (roundtrip.py), less a comment
+that stated a rewritten field's old value. Each value is kept within what ``check`` accepts of
+the spec (resolve.floors, the model the report's advice uses too), and one check would still
+warn about is left alone, said in a line: check never questions what --apply wrote.
 
 Safety: the unified diff is shown first and nothing is written without a yes (``--yes``, or an
 answer at a terminal; without a terminal the command stops, exit 1, saying to add --yes); a
@@ -20,7 +23,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.report.efficiency import JobEfficiency, Tip, format_mem, short_duration
+from slurmkit.report.efficiency import JobEfficiency, Tip, floored, format_mem, short_duration
 
 
 class NotApplied(SlurmkitError):
@@ -75,9 +78,9 @@ def _gpu_count(gpus) -> int:
 
 
 def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources: dict,
-            mig_memory: Dict[str, int], kind: Optional[str] = None) -> Tuple[List[Change], List[str]]:
-    """The spec values the advice names, and one line for each it cannot write. Raises
-    NotApplied when a value would be below the job's use."""
+            mig_memory: Dict[str, int], kind: Optional[str] = None, floors=None) -> Tuple[List[Change], List[str]]:
+    """The spec values the advice names, within what check accepts (``floors``, resolve.Floors),
+    and one line for each it cannot write. Raises NotApplied when a value would be below the job's use."""
     out: List[Change] = []
     skipped: List[str] = []
     said = f"slurmkit report {job_id}"
@@ -87,19 +90,19 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
         if tip.value is not None:   # only a GPU tip names a value, a MIG slice, where no figure says it (gpuuse.py)
             out.append(_mig_change(job_id, tip.value, used, mig_memory, said))
             continue
-        suggest = tip.suggest
-        if suggest is None:
+        if tip.suggest is None:
             continue
+        suggest, why = floored(tip.suggest, floors, tip.resource)   # within what check accepts (None: as advised)
         if tip.resource == "time":
             _at_least(job_id, "time", suggest, used["time"], format_duration(int(suggest)), short_duration(used["time"]))
-            out.append(Change("time", format_duration(int(suggest)), f"{said}: ran {short_duration(used['time'])}"))
+            out.append(Change("time", format_duration(int(suggest)), f"{said}: ran {short_duration(used['time'])}{why}"))
         elif tip.resource == "memory":
             if resources.get("mem_per_cpu") is not None or resources.get("mem") == "node":
                 skipped.append(f"memory: the spec asks {'mem_per_cpu' if resources.get('mem_per_cpu') is not None else 'mem: node'}; "
                                f"the advice is {format_size(int(suggest))} per node: set it by hand")
                 continue
             _at_least(job_id, "memory", suggest, used["mem"], format_size(int(suggest)), format_mem(used["mem"]))
-            out.append(Change("mem", format_size(int(suggest)), f"{said}: peak {format_mem(used['mem'])}"))
+            out.append(Change("mem", format_size(int(suggest)), f"{said}: peak {format_mem(used['mem'])}{why}"))
         elif tip.resource == "cpu":
             busy = used["cpus_per_task"]
             if not one_task(kind, resources):
@@ -107,7 +110,7 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
                                "kept which cores busy: set cpus_per_task by hand from the advice above")
                 continue
             _at_least(job_id, "cores", suggest, round(busy), str(int(suggest)), f"{busy:.1f} busy")
-            out.append(Change("cpus_per_task", int(suggest), f"{said}: {busy:.1f} cores busy"))
+            out.append(Change("cpus_per_task", int(suggest), f"{said}: {busy:.1f} cores busy{why}"))
         elif tip.resource == "gpu":
             out.append(_gpu_change(job_id, int(suggest), tip.asked, used, resources.get("gpus"), said))
     return out, skipped
@@ -141,8 +144,11 @@ def _at_least(job_id: str, what: str, suggest, used, shown: str, used_shown: str
                      f"edit the spec by hand")
 
 
-def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mig_memory: Dict[str, int]) -> Tuple[str, str, List[str]]:
-    """(the spec's text, the text with the advice, lines about what was left alone)."""
+def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mig_memory: Dict[str, int],
+              profile=None) -> Tuple[str, str, List[str]]:
+    """(the spec's text, the text with the advice, lines about what was left alone). The values
+    are clamped to what check accepts of the spec on its profile (the spec's own, else
+    ``profile``), and any check still warns about is left alone, said in one line."""
     from slurmkit.core.roundtrip import rewritten_text
     from slurmkit.core.yamlfile import parse_yaml, read_text
 
@@ -151,13 +157,72 @@ def rewritten(path, job_id: str, tips: Sequence[Tip], used: Dict[str, float], mi
     if not isinstance(old, dict) or not isinstance(old.get("resources", {}), dict):
         raise NotApplied(f"{path}: not a job spec with a resources mapping")
     resources = dict(old.get("resources") or {})
-    found, skipped = changes(job_id, tips, used, resources, mig_memory, old.get("kind"))
+    profile = spec_profile(old, profile)
+    found, skipped = changes(job_id, tips, used, resources, mig_memory, old.get("kind"), spec_floors(old, path, profile))
     found = [c for c in found if resources.get(c.key) != c.value]
+    found, warned = unwarned(found, old, path, profile)
+    skipped += warned
     if not found:
         return text, text, skipped
     new = dict(old, resources=dict(resources, **{c.key: c.value for c in found}))
     comments: Dict[Tuple[str, ...], str] = {("resources", c.key): c.comment for c in found}
     return text.replace("\r\n", "\n"), rewritten_text(text, old, new, comments=comments), skipped
+
+
+def spec_profile(data: dict, profile=None):
+    """The profile check would check ``data`` (a spec's mapping) on: the one it names, else ``profile``; None if neither loads."""
+    from slurmkit.sites.profiles import load_profile
+
+    name = data.get("profile")
+    if isinstance(name, str):
+        try:
+            return load_profile(name)
+        except (SlurmkitError, OSError):
+            return profile
+    return profile
+
+
+def spec_floors(data: dict, path, profile):
+    """What check accepts of the spec's time, memory and cores (resolve.Floors); None where the
+    spec does not read as one, or there is no profile to check it on."""
+    from slurmkit.resolve.resolve import floors
+
+    spec = _parsed(data, path)
+    return floors(spec, profile) if spec is not None and profile is not None else None
+
+
+def _parsed(data: dict, path):
+    from slurmkit.spec.spec import spec_from_mapping
+
+    try:
+        return spec_from_mapping(data, str(path))
+    except SlurmkitError:
+        return None
+
+
+def unwarned(found: List[Change], old: dict, path, profile) -> Tuple[List[Change], List[str]]:
+    """The changes check says nothing new about once written, and a line for each it would
+    warn about (its warning), which is left for the user: the report never writes what check
+    then questions."""
+    from slurmkit.resolve.resolve import resolve
+
+    spec = _parsed(old, path)
+    if not found or spec is None or profile is None:
+        return found, []
+    resources = dict(old.get("resources") or {})
+    new = _parsed(dict(old, resources=dict(resources, **{c.key: c.value for c in found})), path)
+    if new is None:
+        return [], [f"{c.key}: {c.value} does not read back as a spec value: set it by hand" for c in found]
+    before = {(f.field, f.message) for f in resolve(spec, profile).findings}
+    said = [f for f in resolve(new, profile).findings if (f.field, f.message) not in before]
+    kept, skipped = [], []
+    for change in found:
+        about = [f for f in said if f.field == f"resources.{change.key}"]
+        if about:
+            skipped.append(f"{change.key}: {change.value}: check would say: {about[0].message}; set it by hand")
+        else:
+            kept.append(change)
+    return kept, skipped
 
 
 def advice_for_spec(job_id: str, effs: Sequence[JobEfficiency], made, spec_path: Optional[str], record, profile
@@ -167,7 +232,7 @@ def advice_for_spec(job_id: str, effs: Sequence[JobEfficiency], made, spec_path:
     ``spec_path`` is the user's, or else the spec the registry ``record`` names; ``profile``
     gives the memory of its MIG instances. Raises NotApplied where the advice cannot be written."""
     path = spec_path or _registered_spec(job_id, record)
-    before, after, skipped = rewritten(path, job_id, made.advice, used_figures(effs, made), _mig_memory(profile))
+    before, after, skipped = rewritten(path, job_id, made.advice, used_figures(effs, made), _mig_memory(profile), profile)
     return path, before, after, skipped
 
 

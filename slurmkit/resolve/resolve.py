@@ -132,6 +132,90 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     return Resolution(plan, tuple(findings))
 
 
+class Floors(Record):
+    """The values of time, memory and cores that ``check`` accepts without a warning: the one
+    model of a job's needs that the report's advice and ``report --apply`` clamp to, so that
+    check never warns about what the report advised. Each ``why`` says which rule set it."""
+
+    time_s: int = 0                     # below: the site asks production jobs to run longer
+    max_time_s: Optional[int] = None    # above: the site's maximum walltime
+    mem_mib: int = 0                    # per node: below, each GPU process gets less than it holds
+    max_mem_mib: Optional[int] = None   # per node: above, no node the job fits on has it
+    cpus: int = 1                       # per task: below, one thread of a threaded kind, or charged cores idle
+    max_cpus: Optional[int] = None      # per task: above the site's cores per GPU, or a whole node's
+    asks_memory: bool = True            # False: the site gives whole nodes and refuses memory requests
+    gpus: int = 0                       # per node: fewer, and a distributed kind pays for communication it does not need
+    why: Tuple[Tuple[str, str], ...] = ()   # (time | memory | cpu, the rule's words)
+
+    def reason(self, resource: str) -> str:
+        return dict(self.why).get(resource, "")
+
+
+def floors(spec: JobSpec, profile: SiteProfile) -> Floors:
+    """What check accepts of ``spec``'s time, memory and cores on ``profile`` (Floors), from the
+    same rules and figures its warnings use (_check_time, _check_shape, _whole_node_shape,
+    _check_cores_per_gpu, sizing.check)."""
+    scratch = Findings()
+    gpus = _choose_gpus(spec, profile, scratch)
+    tasks, per_task = _shape(spec, profile, gpus, scratch)
+    sched, why = profile.scheduling, []
+    candidates = gpus.node_types if gpus else tuple(t for t in profile.node_types if not t.gpus) or profile.node_types
+    max_mem = max((_stated(t.memory_mib) for t in candidates if _stated(t.cores) >= tasks * per_task), default=None)
+    time_s = sched.min_walltime_advice_seconds or 0
+    if time_s:
+        why.append(("time", f"{profile.name} asks production jobs to run at least {format_duration(time_s)}"))
+    cpus, max_cpus = _core_floors(spec, profile, gpus, tasks, why)
+    fewest_gpus = _gpu_floor(spec, profile, why)
+    return Floors(time_s=time_s, max_time_s=sched.max_walltime_seconds, mem_mib=_memory_floor(spec, profile, gpus, tasks, why),
+                  max_mem_mib=max_mem, cpus=cpus, max_cpus=max_cpus, asks_memory=sched.mem_request is not False, gpus=fewest_gpus,
+                  why=tuple(why))
+
+
+def _gpu_floor(spec: JobSpec, profile: SiteProfile, why: List[Tuple[str, str]]) -> int:
+    """GPUs per node check accepts at least: a whole GPU node on more than one node where the
+    site gives whole GPU nodes (siterules), two for a distributed kind on one node (_check_gpu_work)."""
+    kind, whole = kind_of(spec), profile.scheduling.whole_node
+    if spec.resources.nodes > 1 and whole and whole.gpu_counts:
+        why.append(("gpu", f"{profile.name} gives a job on more than one node whole GPU nodes"))
+        return max(whole.gpu_counts)
+    if kind.distributed and not kind.alone_on_one_gpu and spec.resources.nodes == 1:
+        why.append(("gpu", f"kind {kind.name!r} on one GPU pays for communication it does not need"))
+        return 2
+    return 0
+
+
+def _memory_floor(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], tasks: int, why: List[Tuple[str, str]]) -> int:
+    """Per node: each GPU process's host memory (sizing._check_memory_per_process), else 0."""
+    framework = sizing.gpu_framework(spec) if gpus and gpus.node_types else None
+    if framework is None or profile.scheduling.mem_request is False:
+        return 0
+    why.append(("memory", f"{format_size(sizing.process_floor_mib(framework))} of host memory per GPU process"))
+    return sizing.process_floor_mib(framework) * tasks
+
+
+def _core_floors(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], tasks: int,
+                 why: List[Tuple[str, str]]) -> Tuple[int, Optional[int]]:
+    """(the fewest, the most) cores per task check accepts: two for a kind that runs threads, a
+    whole node's on a whole-node site, a GPU's charged share, the site's cores per GPU."""
+    cpus, most = (2 if kind_of(spec).pins_threads else 1), None
+    if cpus > 1:
+        why.append(("cpu", f"kind {spec.kind!r} runs threads"))
+    whole = profile.scheduling.whole_node
+    if whole and whole.cores and gpus is None:
+        why.append(("cpu", f"{profile.name} schedules whole nodes of {whole.cores} cores"))
+        return max(1, whole.cores // tasks), max(1, whole.cores // tasks)
+    if not (gpus and gpus.node_types):
+        return cpus, None
+    charged = sizing.idle_core_share(profile, gpus, gpus.node_types)
+    if charged is not None and -(-charged // tasks) > cpus:
+        cpus = -(-charged // tasks)
+        why.append(("cpu", f"{profile.name} charges {charged} cores for {gpus.count} GPU(s)"))
+    advice = min((t.gpus.max_cores_per_gpu for t in gpus.node_types if t.gpus and t.gpus.max_cores_per_gpu), default=None)
+    if advice:
+        most = max(1, advice * gpus.count // tasks)
+    return cpus, most
+
+
 def _literal_arguments(spec: JobSpec) -> Tuple[Finding, ...]:
     """``$1``, ``"$@"`` in launch.command reach the program as that text (a command's words expand
     only ``$NAME``), while its author most likely meant the job script's arguments (``submit SPEC

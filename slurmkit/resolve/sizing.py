@@ -168,12 +168,26 @@ def gpu_framework(spec: JobSpec) -> Optional[str]:
     return "" if named or runs_python(spec.launch.command) else None
 
 
+def process_floor_mib(framework: str) -> int:
+    """The host memory one GPU process of ``framework`` holds (gpu_framework's answer): check
+    warns below it, and ``report --apply`` never writes less (resolve.floors)."""
+    return GPU_PROCESS_FLOOR_MIB.get(framework, min(GPU_PROCESS_FLOOR_MIB.values()))
+
+
+def idle_core_share(profile, gpus: GpuChoice, node_types) -> Optional[int]:
+    """Cores per node a GPU job is charged whatever it asks (the profile's whole_node.gpu_counts), or None."""
+    whole = profile.scheduling.whole_node
+    if not (whole and whole.gpu_counts):
+        return None
+    return min(t.cores // t.gpus.count for t in node_types if t.gpus) * gpus.count
+
+
 def _check_memory_per_process(spec: JobSpec, profile, gpus, processes: int, cores: int, node_types, memory, findings) -> None:
     framework = gpu_framework(spec)
     per_node = _memory_per_node(memory, cores, node_types)
     if framework is None or per_node is None or profile.scheduling.mem_request is False:
         return
-    floor = GPU_PROCESS_FLOOR_MIB.get(framework, min(GPU_PROCESS_FLOOR_MIB.values()))
+    floor = process_floor_mib(framework)
     each = per_node // processes
     if each >= floor:
         return
@@ -212,11 +226,10 @@ def _memory_per_node(memory: Optional[Tuple[str, str]], cores: int, node_types) 
 def _check_idle_cores(profile, gpus, tasks: int, cpus: int, node_types, findings) -> None:
     """Where each GPU comes with a fixed share of its node (the profile's whole_node.gpu_counts),
     cores asked below the share are charged all the same and sit idle."""
-    whole = profile.scheduling.whole_node
-    if not (whole and whole.gpu_counts):
+    charged = idle_core_share(profile, gpus, node_types)
+    if charged is None:
         return
-    share = min(t.cores // t.gpus.count for t in node_types if t.gpus)
-    charged, asked = share * gpus.count, tasks * cpus
+    share, asked = charged // gpus.count, tasks * cpus
     if asked < charged:
         findings.warn("resources.cpus_per_task", f"{asked} cores of the {charged} {profile.name} gives a job with {gpus.count} "
                       f"{_gpu_name(gpus)} (a share of {share} cores per GPU): the other {charged - asked} are charged and sit idle; "

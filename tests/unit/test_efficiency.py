@@ -357,11 +357,11 @@ def test_timeout_says_so():
 
 def test_failed_job_points_at_its_output():
     [eff] = parse(FAILED)
-    assert advice(eff) == ["failed with exit code 3: read its output file; the figures below may not show a full run"]
+    assert advice(eff) == ["failed with exit code 3: read its output file; the figures may not show a full run"]
 
 
 def test_cancelled_jobs_before_and_after_starting():
-    assert advice(parse(CANCELLED)[0]) == ["was cancelled: the figures below cover only the part that ran"]
+    assert advice(parse(CANCELLED)[0]) == ["was cancelled: the figures cover only the part that ran"]
     assert advice(parse(CANCELLED_PENDING_RANGE)[0]) == ["was cancelled before it started: nothing to report"]
 
 
@@ -607,7 +607,7 @@ def test_tasks_are_the_largest_step_but_the_extern_one():
 def test_a_job_waiting_between_its_runs_is_told_what_it_is_waiting_for():
     earlier = (EarlierRun("REQUEUED", 0, 28, 17.0),)
     assert advice(record(state="PENDING", elapsed_s=0, steps=(), earlier_runs=earlier)) == [
-        "is queued to run again (run 2): the runs so far are listed above"]
+        "is queued to run again (run 2): the runs so far are listed with the figures"]
     assert advice(record(state="REQUEUE_HOLD", job_id="2596")) == [
         "was requeued and is held: `scontrol release 2596` lets it run again (submitting it again would run it twice)"]
     assert advice(record(state="REQUEUED")) == ["was requeued and waits to run again: the figures are of the run that ended"]

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slurmkit.cli.main import main
-from slurmkit.report import gauges, gpuuse
+from slurmkit.report import gauges, gpuuse, rightsize
 from slurmkit.report.efficiency import JobEfficiency, consistent
 from slurmkit.report.gpuuse import GpuUse, JobGpus, gpu_tips, parse_line, read_job, report_tips
 from slurmkit.sites.profiles import load_profile
@@ -359,7 +359,8 @@ def test_apply_with_yes_writes_the_advice_with_comments_and_keeps_the_rest(job41
 def test_apply_refuses_advice_below_what_the_job_used(job41, monkeypatch):
     from slurmkit.report.efficiency import Tip
 
-    monkeypatch.setattr(gpuuse, "report_tips", lambda eff, job, profile=None: [Tip("memory", "less", "ask 1G", 1024, 16384)])
+    monkeypatch.setattr(gpuuse, "report_tips", lambda eff, job, profile=None, floors=None: [Tip("memory", "less", "ask 1G", 1024, 16384)])
+    monkeypatch.setattr(rightsize, "spec_floors", lambda data, path, profile: None)   # no floor to raise it to
     result = CliRunner().invoke(main, ["report", "41", "--apply", "--yes"])
     assert result.exit_code == 1
     assert "error: not applied: the advice for job 41 asks memory 1G, below what it used (3G)" in result.output

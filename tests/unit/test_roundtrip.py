@@ -61,7 +61,7 @@ def test_a_ported_spec_keeps_its_comments_and_key_order_and_only_changed_values_
         "+profile: nibi",
         '-  gpus: "v100:2"         # two V100s',
         "-  cpus_per_task: 10      # Graham's bundle",
-        '+  gpus: "h100:2"         # two V100s',
+        '+  gpus: "h100:2"',            # "two V100s" described the old value: dropped
         "+  cpus_per_task: 28      # Graham's bundle",
         "-  - StdEnv/2020          # the stack of the paper",
         "+  - StdEnv/2023          # the stack of the paper",

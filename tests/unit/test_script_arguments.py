@@ -260,7 +260,7 @@ def test_slurmkit_report_names_the_arguments_above_the_report(tmp_path, monkeypa
                       args=["a b"]))
     monkeypatch.setattr(efficiency, "report_for", lambda job_id: "effs")
     monkeypatch.setattr(efficiency, "with_exit_files", lambda effs, folder: effs)
-    monkeypatch.setattr(views, "local_gpu_report", lambda job_id, effs: "made")
+    monkeypatch.setattr(views, "local_gpu_report", lambda job_id, effs, spec_path=None: "made")
     monkeypatch.setattr(views, "show_report", lambda made, as_json: print("REPORT"))
     result = CliRunner().invoke(main, ["report", "12"])
     assert result.exit_code == 0 and result.stdout == "job 12 ran with arguments: 'a b'\nREPORT\n"

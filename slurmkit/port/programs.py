@@ -12,7 +12,8 @@ A program "of a module" is a command word that starts with the module's name up 
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Tuple
+import shlex
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 #: {module name up to its first "-": (the first major version that renamed it, {old program: new})}.
 RENAMED: Dict[str, Tuple[int, Dict[str, str], str]] = {
@@ -20,6 +21,25 @@ RENAMED: Dict[str, Tuple[int, Dict[str, str], str]] = {
     # "namd3 +p$SLURM_CPUS_PER_TASK ..."; the 2.14 examples run namd2.
     "namd": (3, {"namd2": "namd3"}, "https://docs.alliancecan.ca/wiki/NAMD/en"),
 }
+
+
+#: {program: (the options it takes in every release the Alliance builds for StdEnv/2023, their
+#: sources)}: a program kept by name and options across releases whose versions are years
+#: (matlab/2020a -> matlab/2023b.2), so a "new major version" asks nothing of a line that uses
+#: only these options.
+KEPT: Dict[str, Tuple[FrozenSet[str], str]] = {
+    # MathWorks "Commonly Used Startup Options" (-batch, -r, -nojvm, -singleCompThread, -logfile, -c)
+    # and "matlab (Linux)" (-nodisplay, -nodesktop, -nosplash, -sd); the Alliance's MATLAB page runs
+    # "matlab -nojvm -nodisplay -batch" and "matlab -singleCompThread -batch" under matlab/2023b.2 and 2024b.1.
+    "matlab": (frozenset({"-batch", "-r", "-nojvm", "-singleCompThread", "-logfile", "-c", "-nodisplay", "-nodesktop",
+                          "-nosplash", "-sd"}),
+               "https://www.mathworks.com/help/matlab/matlab_env/commonly-used-startup-options.html, "
+               "https://docs.alliancecan.ca/wiki/MATLAB/en"),
+}
+
+
+#: options of a KEPT program whose next word is their value
+WITH_VALUE = frozenset({"-batch", "-r", "-logfile", "-c", "-sd"})
 
 
 #: {module name: its programs}, where they do not start with the module's name, or where the
@@ -62,6 +82,27 @@ def _words(stem: str) -> "re.Pattern[str]":
     return re.compile(rf"(?<![\w./$-]){re.escape(stem)}[\w+]*(?![\w./-])")
 
 
+def _kept_as_written(word: str, text: str) -> bool:
+    """``word`` is a KEPT program and every option the line gives it is one each release takes
+    (the word after one that takes a value, ``-r "run('a.m')"``, is that value)."""
+    known = KEPT.get(word)
+    words = shlex_words(text)
+    if not known or word not in words:
+        return False
+    after = words[words.index(word) + 1:]
+    options = [w for i, w in enumerate(after) if w.startswith("-") and (i == 0 or after[i - 1] not in WITH_VALUE)]
+    return all(option in known[0] for option in options)
+
+
+def shlex_words(text: str) -> List[str]:
+    """The words of a shell line as the shell splits them (quotes kept together), or its
+    blank-separated words where it does not parse."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()
+
+
 def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]]) -> Tuple[str, List[str], List[str]]:
     """``text`` with each documented rename made, the reasons of those, and a to-do for each
     other program of a moved module that ``text`` names."""
@@ -72,9 +113,8 @@ def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]]) -> Tuple[st
         for word in sorted(set(_words(stem).findall(text))):
             if major >= since and word in renames:
                 text = re.sub(rf"(?<![\w./$-]){re.escape(word)}(?![\w./])", renames[word], text)
-                reasons.append(f"{was} became {module}, which runs {renames[word]} in place of {word} "
-                               f"(https://docs.alliancecan.ca/wiki/NAMD/en)")
-            elif word not in renames.values():
+                reasons.append(f"{was} became {module}, which runs {renames[word]} in place of {word} ({source})")
+            elif word not in renames.values() and not _kept_as_written(word, text):
                 todos.append(f"{was} became {module}, a new major version: check that {word} still exists there "
                              f"and takes the same words ('module load {module}; which {word}')")
     return text, reasons, todos

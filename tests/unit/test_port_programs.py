@@ -1,5 +1,7 @@
 """Programs of a module the port moves to a new major version (slurmkit/port/programs.py)."""
 
+import pytest
+
 from slurmkit.port.programs import major_moves, program_moves
 
 
@@ -33,3 +35,23 @@ def test_only_the_moved_modules_own_programs_are_named():
 def test_a_module_name_too_short_for_a_prefix_names_only_the_program_spelled_like_it():
     todos = program_moves("go build && gofmt -l . && goat", major_moves(["go/1.10"], ["go/2.0"]))[2]
     assert [t.split("check that ")[1].split(" ")[0] for t in todos] == ["go"]
+
+
+MATLAB = {"matlab": ("matlab/2020a", "matlab/2023b.2", 2023)}
+
+
+@pytest.mark.parametrize("line", [
+    "matlab -nodisplay -singleCompThread -r \"run('analysis.m'); exit\"",
+    "matlab -nojvm -batch \"-x\"",                     # the word after -batch is its value, not an option
+    "srun matlab -nosplash -nodesktop -logfile run.log -r main",
+])
+def test_matlab_with_the_options_every_release_takes_asks_nothing_on_a_new_release(line):
+    """MATLAB's releases are years: 2020a -> 2023b.2 is no new program, and these options are in
+    every release's documented startup options."""
+    assert program_moves(line, MATLAB) == (line, [], [])
+
+
+def test_matlab_with_an_option_no_source_documents_is_still_a_to_do():
+    _, _, todos = program_moves("matlab -nodisplay -wait -r main", MATLAB)
+    assert todos == ["matlab/2020a became matlab/2023b.2, a new major version: check that matlab still exists there "
+                     "and takes the same words ('module load matlab/2023b.2; which matlab')"]

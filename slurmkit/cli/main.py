@@ -108,7 +108,8 @@ def fail(error) -> None:
         from slurmkit.cli.json_output import emit, error_object
 
         emit(error=error_object(error))
-    message_line(f"error: {error.message}")
+    for message in error.messages():
+        message_line(f"error: {message}")
     raise SystemExit(error.exit_code)
 
 

@@ -67,7 +67,7 @@ def render_command(spec, output, profile):
 
 @click.command("check", cls=JsonCommand)
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; slurmkit docs json).")
 @PROFILE_OPTION
 @click.option("--folder", type=click.Path(file_okay=False),
               help="Check the job as submitted with this log folder (slurmkit submit --folder; default: logs/ beside SPEC).")

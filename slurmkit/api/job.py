@@ -78,11 +78,28 @@ class Job:
         shapes = inspect_inputs(self.spec, self.base_dir())
         resolution = self._resolve_on(site)
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
-        return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
+        retired = self._retirement(site)
+        return (tuple(Finding("error", "profile", retired) for _ in (retired,) if retired)
+                + tuple(f for f in resolution.findings if not retired or (f.field, f.message) != ("profile", retired))
+                + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
                 + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site)
                 + self._old_path_findings(site))
+
+    def _retirement(self, site: SiteProfile) -> Optional[str]:
+        """What resolve() warns of a retired cluster's profile (with the port command), or None.
+        A warning to render and port, which read such specs; an error to check, and submit
+        refuses it: a retired cluster runs no jobs, and its spec is not submittable elsewhere as it is."""
+        from slurmkit.sites.profiles import retirement_notice
+
+        source = self.spec.source
+        return retirement_notice(site, source if source and source.endswith((".yaml", ".yml")) else None)
+
+    def _refuse_retired(self, site: SiteProfile) -> None:
+        notice = self._retirement(site)
+        if notice:
+            raise SpecError(self.spec.source, self.spec.line_of("profile"), "profile", notice)
 
     def _module_line_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
         """The module lines environment.modules does not hold (in a kept if, loop or function;
@@ -166,6 +183,7 @@ class Job:
 
         if not ignore_todos:
             refuse_open_todos(self._spec_path())
+        self._refuse_retired(self.profile(profile))
         plan = self._plan(profile, warn)
         self._refuse_on_host_rules(self.profile(profile), plan, folder, warn)
         if plan.chain:
@@ -200,6 +218,7 @@ class Job:
         """Ask the controller where and when this job would start (``sbatch --test-only``), given ``args``."""
         from slurmkit.slurm.submit import test_only
 
+        self._refuse_retired(self.profile(profile))
         plan = self._plan(profile, None)
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir(),
                          args=args)

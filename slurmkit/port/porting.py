@@ -114,6 +114,7 @@ class _Builder:
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
+        self.directive_names: Set[str] = set()   # every option the #SBATCH lines give, read before any is mapped
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
         self.launcher_name: Optional[str] = None
@@ -154,6 +155,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     script = bashtree.parse(text)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
+    build.directive_names = {name for _, unit in units[:first_body] for name in _option_names(unit[len("#SBATCH"):])}
     for number, unit in units[:first_body]:
         _directive_line(build, number, unit[len("#SBATCH"):])
     _overridden_directives(build, units[:first_body])
@@ -639,7 +641,7 @@ def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
     if not option.value:
         return None
     build.section("mail")["events"] = option.value.split(",")
-    if "mail-user" not in option.line and "user" not in build.spec["mail"]:
+    if "mail-user" not in build.directive_names and "mail-user" not in option.line and "user" not in build.spec["mail"]:
         return ("mapped", "no --mail-user: mail goes to the address registered with your account")
     return _MAPPED
 

@@ -24,7 +24,10 @@ def pack_command(folder, output, shards, compression, force):
     from slurmkit.resolve.staging import pack
 
     manifest_beside = f"{output}.manifest.json"
-    existing = [path for path in (output, manifest_beside) if os.path.lexists(path)]
+    # what pack writes, there already: replaced only with --force (a link, pipe, device, or a folder
+    # where a file goes, is pack's own refusal)
+    existing = [path for path in (output, manifest_beside) if not os.path.islink(path)
+                and (os.path.isfile(path) or (os.path.isdir(path) and path == output and output.endswith(".pack")))]
     if existing and not force:
         fail(SlurmkitError(f"{existing[0]} already exists; use --force to overwrite"))
     try:

@@ -78,11 +78,31 @@ class Job:
         shapes = inspect_inputs(self.spec, self.base_dir())
         resolution = self._resolve_on(site)
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
-        return (resolution.findings + tuple(Finding("warning", field, message) for field, message in missing)
+        retired = self._retirement(site) if not _says_port(resolution) else None
+        return (tuple(Finding("error", "profile", retired) for _ in (retired,) if retired)
+                + tuple(f for f in resolution.findings if not retired or (f.field, f.message) != ("profile", retired))
+                + tuple(Finding("warning", field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
                 + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site)
                 + self._old_path_findings(site))
+
+    def _retirement(self, site: SiteProfile) -> Optional[str]:
+        """What resolve() warns of a retired cluster's profile (with the port command), or None.
+        A warning to render and port, which read such specs; an error to check, and submit
+        refuses it: a retired cluster runs no jobs, and its spec is not submittable elsewhere as it is."""
+        from slurmkit.sites.profiles import retirement_notice
+
+        source = self.spec.source
+        return retirement_notice(site, source if source and source.endswith((".yaml", ".yml")) else None)
+
+    def _refuse_retired(self, profile: Optional[str]) -> None:
+        """Raise the retirement as a SpecError, unless an error of resolve's already names the
+        port (retired GPUs on a retired cluster): that one is raised, by _plan, as the one line."""
+        site = self.profile(profile)
+        notice = self._retirement(site)
+        if notice and not _says_port(self._resolve_on(site)):
+            raise SpecError(self.spec.source, self.spec.line_of("profile"), "profile", notice)
 
     def _module_line_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
         """The module lines environment.modules does not hold (in a kept if, loop or function;
@@ -166,6 +186,7 @@ class Job:
 
         if not ignore_todos:
             refuse_open_todos(self._spec_path())
+        self._refuse_retired(profile)
         plan = self._plan(profile, warn)
         self._refuse_on_host_rules(self.profile(profile), plan, folder, warn)
         if plan.chain:
@@ -209,10 +230,16 @@ class Job:
         """Ask the controller where and when this job would start (``sbatch --test-only``), given ``args``."""
         from slurmkit.slurm.submit import test_only
 
+        self._refuse_retired(profile)
         plan = self._plan(profile, None)
         self._refuse_elsewhere(profile)
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir(),
                          args=args)
+
+
+def _says_port(resolution: Resolution) -> bool:
+    """Whether an error of ``resolution`` already tells the user to port the job (retired GPUs)."""
+    return any("slurmkit port" in finding.message for finding in resolution.errors)
 
 
 def _partly_counted(shapes: Iterable["InputShape"]) -> Tuple[Finding, ...]:

@@ -67,7 +67,7 @@ def render_command(spec, output, profile):
 
 @click.command("check", cls=JsonCommand)
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; slurmkit docs json).")
 @PROFILE_OPTION
 @click.option("--folder", type=click.Path(file_okay=False),
               help="Check the job as submitted with this log folder (slurmkit submit --folder; default: logs/ beside SPEC).")
@@ -127,8 +127,9 @@ def _print_findings(job, findings):
 @click.option("--command", "command", help="What the job runs.")
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing: take the flags and defaults.")
 @click.option("--force", is_flag=True, help="Overwrite NAME/job.yaml (keeping your comments in it) and NAME/job.sbatch if they exist.")
+@click.option("--show", is_flag=True, help="Also print the rendered script (it is in NAME/job.sbatch).")
 @PROFILE_OPTION
-def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
+def new_command(name, kind, account, time_, gpus, command, yes, force, show, profile):
     """Scaffold NAME/job.yaml and its rendered NAME/job.sbatch."""
     from slurmkit.api.scaffold import scaffold
 
@@ -142,9 +143,23 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, profile):
         _fail(error)
     from slurmkit.core.verbosity import quiet
 
-    for path in written if not quiet() else ():
-        message_line(f"wrote {path}", err=False)
-    verbatim(Path(written[-1]).read_text(encoding="utf-8"))
+    if not quiet():
+        for path in written:
+            message_line(f"wrote {path}", err=False)
+        _next_steps(str(written[0]))
+    if show:
+        verbatim(Path(written[-1]).read_text(encoding="utf-8"))
+
+
+def _next_steps(spec: str) -> None:
+    """What to do with a new spec: the few lines a first-time user needs, not the whole script
+    (which pushed them off the screen; ``--show`` prints it)."""
+    import shlex
+
+    quoted = shlex.quote(spec)
+    message_line(f"next: edit {quoted} (what the job runs and what it needs), then", err=False)
+    message_line(f"  slurmkit check {quoted}           # errors and warnings on its cluster", err=False)
+    message_line(f"  slurmkit submit {quoted} --wait   # submit it and follow it to the end", err=False)
 
 
 def _can_ask() -> bool:

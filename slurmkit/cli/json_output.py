@@ -74,6 +74,8 @@ def error_object(error) -> dict:
     body = {"code": error_code(error), "message": error.message}
     if hasattr(error, "keypath"):  # an InputError: spec, profile or YAML file
         body.update(file=error.file, line=error.line, field=error.keypath or None, message=error.detail)
+    if len(getattr(error, "errors", ())) > 1:   # SpecErrors: every problem of the spec, the first being the above
+        body["errors"] = [error_object(each) for each in error.errors]
     return body
 
 

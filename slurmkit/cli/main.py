@@ -29,6 +29,7 @@ LAZY_COMMANDS = {
     "build": "slurmkit.cli.build:build_command",
     "env": "slurmkit.cli.env:env_group",
     "fetch": "slurmkit.cli.remote:fetch_command",
+    "docs": "slurmkit.cli.docs:docs_command",
 }
 
 
@@ -46,13 +47,15 @@ class LazyGroup(click.Group):
         if name in self.lazy_commands:
             module_name, attribute = self.lazy_commands[name].split(":")
             module = importlib.import_module(module_name)
-            return getattr(module, attribute)
+            return with_verbosity(getattr(module, attribute))
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx, formatter):
-        # Listing help strings would import every subcommand; show the short help that
-        # each lazy entry declares instead.
-        rows = [(name, LAZY_HELP.get(name, "")) for name in self.list_commands(ctx)]
+        # Listing help strings would import every subcommand: show each one's summary, made
+        # from its own help by docs/gen.py (summaries.py).
+        from slurmkit.cli.summaries import SUMMARIES
+
+        rows = [(name, SUMMARIES.get(name, "")) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -93,6 +96,43 @@ def job_id_arguments(ctx, param, value):
     return value
 
 
+def summary(command: click.Command) -> str:
+    """The first sentence of a command's own help: what ``slurmkit --help`` lists for it."""
+    text = " ".join((command.help or "").split("\f")[0].split("\n\n")[0].split())
+    end = text.find(". ")
+    return text if end < 0 else text[:end + 1]
+
+
+VERBOSE_HELP = ("Also say which profile a command took and why, and each SLURM command run (with its time and exit "
+                "status), on stderr.")
+QUIET_HELP = "No notes and no 'wrote FILE' lines; the result, warnings and errors still show."
+
+
+def _set_verbosity(ctx, param, value) -> None:
+    """-v or -q given after the command: the level the group's own flag sets; both refused."""
+    if not value:
+        return
+    from slurmkit.core.verbosity import QUIET, VERBOSE, set_level
+
+    given = ctx.meta.setdefault("slurmkit.verbosity", set())   # meta: one per invocation, shared by its contexts
+    given.add(param.name)
+    if len(given) > 1 or ctx.find_root().params.get("quiet" if param.name == "verbose" else "verbose"):
+        raise click.UsageError("give -v (more) or -q (less), not both")
+    set_level(VERBOSE if param.name == "verbose" else QUIET)
+
+
+def with_verbosity(command: click.Command) -> click.Command:
+    """``command`` (and every command under it) taking -v and -q after its name, as the group
+    does before it: ``slurmkit status -v`` is ``slurmkit -v status``."""
+    if not any(param.name == "verbose" for param in command.params):
+        command.params += [
+            click.Option(["--verbose", "-v"], is_flag=True, expose_value=False, callback=_set_verbosity, help=VERBOSE_HELP),
+            click.Option(["--quiet", "-q"], is_flag=True, expose_value=False, callback=_set_verbosity, help=QUIET_HELP)]
+    for sub in getattr(command, "commands", {}).values():
+        with_verbosity(sub)
+    return command
+
+
 #: the --profile option of every command that takes a job spec.
 PROFILE_OPTION = click.option("--profile", "-p", help="Site profile (default: the spec's, else detected).",
                               shell_complete=complete_profile_names)
@@ -108,7 +148,8 @@ def fail(error) -> None:
         from slurmkit.cli.json_output import emit, error_object
 
         emit(error=error_object(error))
-    message_line(f"error: {error.message}")
+    for message in error.messages():
+        message_line(f"error: {message}")
     raise SystemExit(error.exit_code)
 
 
@@ -120,38 +161,15 @@ def pretty_output() -> bool:
     return sys.stdout is not None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-#: command name -> one-line help shown by ``slurmkit --help`` without importing it.
-LAZY_HELP = {
-    "new": "Scaffold NAME/job.yaml and its rendered NAME/job.sbatch.",
-    "render": "Render the sbatch script of a job spec.",
-    "check": "List the errors and warnings of a job spec on its cluster.",
-    "submit": "Render a job spec and submit it (--dry-run asks sbatch --test-only).",
-    "status": "Where jobs stand (sacct, then the controller, then exit files).",
-    "watch": "Follow jobs until they end; exit 0 only if all completed.",
-    "cancel": "Cancel jobs.",
-    "logs": "Print a job's output (-f to follow).",
-    "pack": "Pack a dataset folder once for fast staging into $SLURM_TMPDIR.",
-    "import": "Read an existing sbatch script into a job spec, reporting what it could not map.",
-    "port": "Move a job spec to another cluster (a retired one's successor), listing every change.",
-    "profiles": "List, show, validate and detect site profiles.",
-    "report": "Efficiency of a finished job from sacct, with advice (arrays as a summary).",
-    "build": "Build Horovod or mpi4py into the build cache ahead of time, as a job.",
-    "env": "Build a job's Python environment on the login node (sites whose jobs only activate it).",
-    "fetch": "Bring a --remote job's logs and copied-back outputs here (rsync over the SSH master).",
-}
-
-
 @click.group(cls=LazyGroup, lazy_commands=LAZY_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="slurmkit")
-@click.option("--verbose", "-v", is_flag=True, help="Also say which profile a command took and why, and each SLURM "
-              "command run (with its time and exit status), on stderr.")
-@click.option("--quiet", "-q", is_flag=True, help="No notes and no 'wrote FILE' lines; the result, warnings and "
-              "errors still show.")
+@click.option("--verbose", "-v", is_flag=True, help=VERBOSE_HELP)
+@click.option("--quiet", "-q", is_flag=True, help=QUIET_HELP)
 def main(verbose, quiet):
     """Turn a short job description into a correct sbatch script for a named cluster.
 
-    -v and -q go before the command (slurmkit -q new ...); $SLURMKIT_VERBOSITY (-1, 0, 1)
-    sets the same for the Python API.
+    -v and -q go before or after the command (slurmkit -q new ..., slurmkit new ... -q);
+    $SLURMKIT_VERBOSITY (-1, 0, 1) sets the same for the Python API.
     """
     from slurmkit.core.verbosity import QUIET, VERBOSE, set_level
 

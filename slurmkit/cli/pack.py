@@ -17,11 +17,19 @@ from slurmkit.core.output import message_line
 @click.option("--shards", type=click.IntRange(1, 256), default=4, show_default=True, help="Shards of a .pack folder.")
 @click.option("--compression", type=click.Choice(["auto", "zstd", "none"]), default="auto", show_default=True,
               help="auto: zstd when it is installed and a sample of the data compresses.")
-def pack_command(folder, output, shards, compression):
+@click.option("--force", is_flag=True, help="Replace OUTPUT (and its manifest) if it exists.")
+def pack_command(folder, output, shards, compression, force):
     """Pack FOLDER once; stage the result (stage: inputs: [OUTPUT]) in every job."""
     from slurmkit.core.archives import IMAGE_SUFFIXES
     from slurmkit.resolve.staging import pack
 
+    manifest_beside = f"{output}.manifest.json"
+    # what pack writes, there already: replaced only with --force (a link, pipe, device, or a folder
+    # where a file goes, is pack's own refusal)
+    existing = [path for path in (output, manifest_beside) if not os.path.islink(path)
+                and (os.path.isfile(path) or (os.path.isdir(path) and path == output and output.endswith(".pack")))]
+    if existing and not force:
+        fail(SlurmkitError(f"{existing[0]} already exists; use --force to overwrite"))
     try:
         manifest = pack(folder, output, shards=shards, compression=compression, tell=message_line)
     except SlurmkitError as error:

@@ -25,7 +25,7 @@ def _refuse_special(output: str) -> None:
 
 
 NO_VERIFY = click.option("--no-verify", is_flag=True, help="Do not run the old and the new script side by side to compare "
-                                                         "what they do (docs/moving.md#verification).")
+                                                         "what they do (slurmkit docs moving: Verification).")
 
 
 def _told_verification(verification) -> None:

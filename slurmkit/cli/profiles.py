@@ -49,7 +49,7 @@ def profiles():
 # -------------------------------------------------------------------------------------- list
 
 @profiles.command("list", cls=JsonCommand)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts (schema 1; slurmkit docs json).")
 @click.option("--all", "include_abstract", is_flag=True, help="Include abstract bases (such as alliance).")
 @_reports_errors
 def list_command(as_json, include_abstract):
@@ -114,7 +114,7 @@ def _walltime(profile) -> str:
 @profiles.command("show", cls=JsonCommand)
 @click.argument("name", required=False, shell_complete=complete_profile_names)
 @click.option("--yaml", "as_yaml", is_flag=True, help="Print the merged profile as YAML.")
-@click.option("--json", "as_json", is_flag=True, help="Print the merged profile as JSON (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print the merged profile as JSON (schema 1; slurmkit docs json).")
 @_reports_errors
 def show_command(name, as_yaml, as_json):
     """Summarise profile NAME (default: the one detected here)."""
@@ -257,7 +257,7 @@ def _node_type_row(node_type):
 def validate_command(files):
     """Check profile FILES against the schema, sources included.
 
-    The schema is docs/site-profiles.md; each problem is one line: file, line, key path.
+    The schema is `slurmkit docs site-profiles`; each problem is one line: file, line, key path.
     """
     from slurmkit.sites.profiles import validate_file
 

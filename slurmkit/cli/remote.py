@@ -13,7 +13,7 @@ from slurmkit.core.errors import SlurmkitError
 
 #: the --remote option of the job commands (the command's own function hands over when it is given).
 REMOTE_OPTION = click.option("--remote", metavar="CLUSTER",
-                             help="Do it on CLUSTER over one SSH connection from here (docs/laptop.md).")
+                             help="Do it on CLUSTER over one SSH connection from here (slurmkit docs laptop).")
 
 
 def refuse_remote_ids(records) -> None:

@@ -14,7 +14,7 @@ from slurmkit.core.output import message_line
 
 @click.command("report", cls=JsonCommand)
 @click.argument("job_id", metavar="JOBID", callback=job_id_arguments, shell_complete=complete_job_ids)
-@click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures and the advice as JSON (schema 1; slurmkit docs json).")
 @click.option("--apply", "apply", is_flag=True,
               help="Write the advised time, memory, cores and GPUs into the job's spec (SPEC, or the one it was submitted from).")
 @click.option("--yes", is_flag=True, help="With --apply: write without asking.")

@@ -105,7 +105,7 @@ def _ids_and_folders(job_ids):
 
 @click.command("status", cls=JsonCommand)
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (schema 1; slurmkit docs json).")
 @REMOTE_OPTION
 def status_command(job_ids, as_json, remote):
     """Where jobs stand (default: the last 20 submissions)."""

@@ -1,8 +1,8 @@
-"""Where the bundled templates and site profiles live.
+"""Where the bundled templates, site profiles and documentation pages live.
 
-In the repository they are the top-level folders ``templates/`` and ``site_profiles/``; in an
-installed wheel they are the packages ``slurmkit/templates`` and ``slurmkit/site_profiles``
-(see ``package_dir`` in setup.cfg). Both layouts are found without importing anything heavy.
+In the repository they are the top-level folders ``templates/``, ``site_profiles/`` and ``docs/``;
+in an installed wheel they are the packages ``slurmkit/templates``, ``slurmkit/site_profiles`` and
+``slurmkit/docs`` (see ``package_dir`` in setup.cfg). Both layouts are found without importing anything heavy.
 """
 
 from pathlib import Path
@@ -11,7 +11,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent.parent   # slurmkit/, above core/
 
 
 def bundled_dir(name: str) -> Path:
-    """Return the folder of bundled data ``name`` ("templates" or "site_profiles").
+    """Return the folder of bundled data ``name`` ("templates", "site_profiles" or "docs").
 
     The installed layout is tried first, then the source checkout; a missing folder is an
     installation error, so it raises rather than returning a path that does not exist.
@@ -28,3 +28,20 @@ def templates_dir() -> Path:
 
 def profiles_dir() -> Path:
     return bundled_dir("site_profiles")
+
+
+def docs_dir() -> Path:
+    return bundled_dir("docs")
+
+
+def doc_page(name: str) -> Path:
+    """The documentation page ``name`` (``json``, ``json.md`` or ``docs/json.md``; an ``#anchor``
+    is ignored), as help text and messages name them; FileNotFoundError with the pages there are."""
+    stem = name.split("#")[0].strip()
+    stem = stem[len("docs/"):] if stem.startswith("docs/") else stem
+    stem = stem[:-len(".md")] if stem.endswith(".md") else stem
+    folder = docs_dir()
+    page = folder / f"{stem}.md"
+    if "/" in stem or not stem or not page.is_file():
+        raise FileNotFoundError(sorted(path.stem for path in folder.glob("*.md")))
+    return page

@@ -6,7 +6,7 @@ below ever needs a traceback to be understood. Exit codes follow DESIGN.md: 2 fo
 """
 
 from pathlib import Path
-from typing import Optional, Union
+from typing import List, Optional, Sequence, Union
 
 
 class SlurmkitError(Exception):
@@ -17,6 +17,10 @@ class SlurmkitError(Exception):
     def __init__(self, message: str):
         super().__init__(message)
         self.message = " ".join(str(message).split())  # one line, whatever the caller built
+
+    def messages(self) -> List[str]:
+        """The lines the CLI prints after ``error:``: this one, or each of several (SpecErrors)."""
+        return [self.message]
 
 
 class UnitError(SlurmkitError, ValueError):
@@ -57,6 +61,29 @@ class ClusterError(SlurmkitError):
 
 class SpecError(InputError):
     """A job spec that breaks the schema or asks for something impossible."""
+
+
+#: the most errors of one spec printed; the rest are counted ("and 3 more errors").
+MAX_ERRORS_SHOWN = 20
+
+
+class SpecErrors(SpecError):
+    """Every problem one reading of a spec found, in file order, so that three typos take one
+    run to see, not three. The error itself is the first (file, line, key path, detail, as a
+    SpecError); ``errors`` holds them all."""
+
+    def __init__(self, errors: Sequence[SpecError]):
+        first = errors[0]
+        super().__init__(first.file, first.line, first.keypath, first.detail)
+        self.errors = tuple(errors)
+
+    def messages(self) -> List[str]:
+        shown = [error.message for error in self.errors[:MAX_ERRORS_SHOWN]]
+        rest = len(self.errors) - len(shown)
+        return shown + ([f"and {rest} more error{'s' if rest > 1 else ''}"] if rest else [])
+
+    def __str__(self) -> str:
+        return "\n".join(self.messages())
 
 
 class OpenTodos(InputError):

@@ -114,6 +114,7 @@ class _Builder:
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
+        self.directives: List[Tuple[int, str]] = []   # the #SBATCH lines sbatch reads, all known before any is mapped
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
         self.launcher_name: Optional[str] = None
@@ -154,6 +155,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     script = bashtree.parse(text)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
+    build.directives = units[:first_body]
     for number, unit in units[:first_body]:
         _directive_line(build, number, unit[len("#SBATCH"):])
     _overridden_directives(build, units[:first_body])
@@ -639,9 +641,14 @@ def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
     if not option.value:
         return None
     build.section("mail")["events"] = option.value.split(",")
-    if "mail-user" not in option.line and "user" not in build.spec["mail"]:
+    if "user" not in build.spec["mail"] and not _gives_option(build, "mail-user"):
         return ("mapped", "no --mail-user: mail goes to the address registered with your account")
     return _MAPPED
+
+
+def _gives_option(build: _Builder, name: str) -> bool:
+    """Whether any #SBATCH line of the script gives option ``name`` (a later line included)."""
+    return any(name in _option_names(unit[len("#SBATCH"):]) for _, unit in build.directives)
 
 
 def _dependency(build: _Builder, option: _Option) -> Optional[_Verdict]:

@@ -22,7 +22,7 @@ So, on such a site:
 
 import hashlib
 import json
-import os
+import shlex
 from pathlib import Path
 from typing import Optional
 
@@ -64,12 +64,14 @@ def on_login_node(plan, spec, profile, modules, local):
 
 
 def build_command(spec, profile) -> str:
-    """The command that builds the job's environment, as the job's missing-environment line shows it."""
+    """The command that builds the job's environment, as check, submit and the job's
+    missing-environment line show it: the spec as it was named (``myjob/job.yaml``, not
+    ``job.yaml``), so that the command works from where the user ran check or submit."""
     source = spec.source or ""
     if not source.endswith((".yaml", ".yml")):
         return "Job(...).build_env()"
     other = f" --profile {profile.name}" if spec.profile != profile.name else ""
-    return f"slurmkit env build {os.path.basename(source)}{other}"
+    return f"slurmkit env build {shlex.quote(source)}{other}"
 
 
 #: the largest requirements file slurmkit reads (a few KiB in practice; pip's own files stay far below)

@@ -132,6 +132,7 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
     folder, output = Path(folder), Path(output)
     if not folder.is_dir():
         raise PackError(f"{folder}: not a folder")
+    _check_suffix(output)
     _check_destinations(output)
     seen = walk(folder)
     files = seen.files
@@ -151,8 +152,11 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
         return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
     zstd = _choose_compression(folder, files, compression)
     if output.suffix != ".pack":
-        if zstd and not output.name.endswith((".tar.zst", ".tzst")):
+        if zstd and not output.name.endswith(ZSTD_TAR_SUFFIXES):
             raise PackError(f"{output}: the data compresses, so name it .tar.zst (or use --compression none)")
+        if not zstd and output.name.endswith(ZSTD_TAR_SUFFIXES):
+            raise PackError(f"{output}: the archive will not be compressed (--compression none, or no zstd here), "
+                            f"so name it .tar: staging reads a .tar.zst with zstd")
         with written_whole(output) as partial:
             shard_list = (_tar(folder, files, partial, output.name, zstd),)
         return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
@@ -163,6 +167,21 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
         shard_list = tuple(_tar(folder, group, partial / name, name, zstd) for group, name in zip(split_evenly(files, shards), names))
         manifest = _write_manifest(folder, files, zstd, shard_list, partial / "manifest.json")
     return manifest
+
+
+#: the names of the archives pack writes: a tar, a zstd tar, a folder of shards, a squashfs image.
+ZSTD_TAR_SUFFIXES = (".tar.zst", ".tzst")
+PACK_SUFFIXES = (".tar", *ZSTD_TAR_SUFFIXES, ".pack")
+
+
+def _check_suffix(output: Path) -> None:
+    """Refuse a name whose suffix promises a format pack does not write (``x.zip``, ``x.tar.gz``):
+    staging reads an archive by its suffix, and would read a tar named .zip as a zip."""
+    from slurmkit.core.archives import IMAGE_SUFFIXES
+
+    if not (output.name.endswith(PACK_SUFFIXES) or output.name.lower().endswith(IMAGE_SUFFIXES)):
+        raise PackError(f"{output}: pack writes {', '.join(PACK_SUFFIXES + IMAGE_SUFFIXES)}; name the output with one "
+                        f"of them (a .tar of the same files: {output.name.split('.')[0] or 'data'}.tar)")
 
 
 def _check_destinations(output: Path) -> None:

@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NoReturn, Optional, Sequence, Tuple, TypeVar
 
 from slurmkit.core import sanity
-from slurmkit.core.errors import SpecError, UnitError, closest
+from slurmkit.core.errors import SpecError, SpecErrors, UnitError, closest
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KIND_NAMES, first_kind
 from slurmkit.core.kinds import KINDS as KIND_ROWS
 from slurmkit.core.launchers import LAUNCHERS, MIXED_PRECISIONS
@@ -251,8 +251,18 @@ class JobSpec(Record):
 # ------------------------------------------------------------------------------------ reading
 
 
+_T = TypeVar("_T")
+
+
+class _Stopped(Exception):
+    """A part of the spec that cannot be read further, its errors already noted."""
+
+
 class _Reader:
-    """Walks a mapping with its key path, so that every error names file, line and key."""
+    """Walks a mapping with its key path, so that every error names file, line and key.
+
+    ``fail`` stops the part being read; ``part`` reads one part and notes its error, so that
+    independent fields are all checked and a spec's every error is reported in one run."""
 
     def __init__(self, source: Optional[str], lines: Dict[KeyPath, int]):
         self.source = source
@@ -260,9 +270,34 @@ class _Reader:
         # A number or boolean read as text keeps the spelling the YAML file gave it (yamlfile.KeyLines):
         # an array value 0.00001 reaches the job as 0.00001, not as Python's 1e-05.
         self.spellings: Dict[KeyPath, str] = getattr(lines, "spellings", {})
+        self.errors: List[SpecError] = []
+        self.meant: set = set()   # the key paths that an unknown key's did-you-mean names
+
+    def error(self, path: KeyPath, message: str) -> SpecError:
+        return SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
 
     def fail(self, path: KeyPath, message: str) -> NoReturn:
-        raise SpecError(self.source, line_of(self.lines, path), format_keypath(path), message)
+        raise self.error(path, message)
+
+    def note(self, path: KeyPath, message: str) -> None:
+        """An error that leaves the rest of its part readable (an unknown key is ignored)."""
+        self.errors.append(self.error(path, message))
+
+    def part(self, reader: Callable[..., _T], *args: Any) -> _T:
+        """``reader(*args)``, its error noted; None where it failed (the spec is then refused)."""
+        try:
+            return reader(*args)
+        except SpecError as error:
+            self.errors.append(error)
+        except _Stopped:
+            pass
+        return None  # type: ignore[return-value]  # never seen: finish() raises once an error is noted
+
+    def finish(self) -> None:
+        """Raise every error noted, in file order: the one, or SpecErrors for several."""
+        if self.errors:
+            errors = sorted(self.errors, key=_file_order)
+            raise errors[0] if len(errors) == 1 else SpecErrors(errors)
 
     def mapping(self, value, path: KeyPath, allowed: Sequence[str], required: Sequence[str] = ()) -> Mapping:
         if value is None:
@@ -273,10 +308,22 @@ class _Reader:
             if key not in allowed:
                 close = closest(key, allowed)
                 hint = f"did you mean '{close}'? " if close else ""
-                self.fail(path + (key,), f"unknown key; {hint}allowed: {', '.join(allowed)}")
-        for key in required:
-            if value.get(key) is None:
-                self.fail(path + (key,), "is required")
+                self.meant.add(path + (close,))
+                self.note(path + (key,), f"unknown key; {hint}allowed: {', '.join(allowed)}")
+        missing = [key for key in required if value.get(key) is None]
+        for key in missing:
+            if path + (key,) not in self.meant:   # a misspelt key's did-you-mean already says it
+                self.note(path + (key,), "is required")
+        if missing:
+            raise _Stopped
+        return value
+
+    def require(self, value: _T, path: KeyPath) -> _T:
+        """``value``, which must be given (a misspelt key's did-you-mean already says so)."""
+        if value is None:
+            if path in self.meant:
+                raise _Stopped
+            self.fail(path, "is required")
         return value
 
     def named(self, value, path: KeyPath, what: str) -> Mapping:
@@ -356,6 +403,12 @@ class _Reader:
         return seconds
 
 
+def _file_order(error: SpecError) -> Tuple[int, int]:
+    """Errors by line, then (for a spec without lines, from Python) by the order of SPEC_KEYS."""
+    top = error.keypath.split(".")[0].split("[")[0]
+    return error.line or 0, SPEC_KEYS.index(top) if top in SPEC_KEYS else len(SPEC_KEYS)
+
+
 def _describe(value) -> str:
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 100:
         return f"int, {shown(value)}"  # repr would fail past 4,300 digits
@@ -395,45 +448,61 @@ SECTION_KEYS = {
 
 
 def spec_from_mapping(data: Any, source: Optional[str] = None, lines: Optional[Dict[KeyPath, int]] = None) -> JobSpec:
-    """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError on the first problem."""
+    """Check ``data`` (as loaded from YAML) and build the JobSpec; raise SpecError for its one
+    problem, SpecErrors for several (each independent field is checked)."""
     read = _Reader(source, {} if lines is None else lines)
-    top = read.mapping(data, (), SPEC_KEYS, required=("name", "resources"))
-    kind = read.choice(top.get("kind", DEFAULT_KIND), ("kind",), KINDS)
-    array = _read_array(read, top.get("array"))
-    sweeps = KIND_ROWS[kind].sweeps
-    sweeper = first_kind(sweeps=True).name
-    if sweeps and array is None:
-        read.fail(("array",), f"kind {sweeper!r} needs an array section with the parameters to sweep")
-    if array is not None and not sweeps:
-        read.fail(("array",), f"only kind {sweeper!r} sweeps parameters; set kind: {sweeper} (it is {kind!r})")
-    tasks = _read_tasks(read, top.get("tasks"), kind)
+    spec = read.part(_read_spec, read, data, source, lines)
+    read.finish()
+    return spec
+
+
+def _read_spec(read: _Reader, data: Any, source: Optional[str], lines: Optional[Dict[KeyPath, int]]) -> JobSpec:
+    top = read.mapping(data, (), SPEC_KEYS)
+    kind = read.part(read.choice, top.get("kind", DEFAULT_KIND), ("kind",), KINDS)
+    array = read.part(_read_array, read, top.get("array"))
+    tasks = read.part(_kind_parts, read, top, kind, array) if kind else None
     commands_file = tasks is not None and tasks.lines == "commands"
-    if top.get("launch") is None and not commands_file:
-        read.fail(("launch",), "is required")
-    if top.get("launch") is not None and commands_file:
-        read.fail(("launch",), "each line of tasks.commands is a command of its own: leave launch out, or give the lines "
-                  "as tasks.arguments of launch.command")
     return JobSpec(
-        name=read.text(top["name"], ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'"),
-        profile=None if top.get("profile") is None else read.text(top["profile"], ("profile",), NAME_RE, "a profile name"),
-        account=None if top.get("account") is None else read.text(top["account"], ("account",), NAME_RE,
+        name=read.part(_read_name, read, top.get("name")),
+        profile=None if top.get("profile") is None else read.part(read.text, top["profile"], ("profile",), NAME_RE,
+                                                                  "a profile name"),
+        account=None if top.get("account") is None else read.part(read.text, top["account"], ("account",), NAME_RE,
                                                                   "an account name such as def-someprof"),
         kind=kind,
-        resources=_read_resources(read, top["resources"]),
-        environment=_read_environment(read, top.get("environment")),
-        launch=Launch(command=()) if tasks and tasks.lines == "commands" else _read_launch(read, top["launch"]),
+        resources=read.part(_read_resources, read, top.get("resources")),
+        environment=read.part(_read_environment, read, top.get("environment")),
+        launch=Launch(command=()) if commands_file or top.get("launch") is None else read.part(_read_launch, read, top["launch"]),
         array=array,
         tasks=tasks,
-        dependencies=_read_dependencies(read, top.get("dependencies")),
-        mail=_read_mail(read, top.get("mail")),
-        extra_directives=_read_extra(read, top.get("extra_directives")),
-        stage=_read_stage(read, top.get("stage")),
-        resubmit=_read_resubmit(read, top.get("resubmit")),
-        monitor=_read_monitor(read, top.get("monitor")),
-        logs=_read_logs(read, top.get("logs")),
+        dependencies=read.part(_read_dependencies, read, top.get("dependencies")),
+        mail=read.part(_read_mail, read, top.get("mail")),
+        extra_directives=read.part(_read_extra, read, top.get("extra_directives")),
+        stage=read.part(_read_stage, read, top.get("stage")),
+        resubmit=read.part(_read_resubmit, read, top.get("resubmit")),
+        monitor=read.part(_read_monitor, read, top.get("monitor")),
+        logs=read.part(_read_logs, read, top.get("logs")),
         source=source,
         lines=dict(lines or {}),
     )
+
+
+def _kind_parts(read: _Reader, top: Mapping, kind: str, array: Optional[ArraySpec]) -> Optional[Tasks]:
+    """What the kind asks of the other sections (an array to sweep, a task file, a launch
+    line), and the tasks section: checked only once the kind itself is known."""
+    sweeps = KIND_ROWS[kind].sweeps
+    sweeper = first_kind(sweeps=True).name
+    if sweeps and array is None and top.get("array") is None:
+        read.note(("array",), f"kind {sweeper!r} needs an array section with the parameters to sweep")
+    if top.get("array") is not None and not sweeps:
+        read.note(("array",), f"only kind {sweeper!r} sweeps parameters; set kind: {sweeper} (it is {kind!r})")
+    tasks = _read_tasks(read, top.get("tasks"), kind)
+    commands_file = tasks is not None and tasks.lines == "commands"
+    if not commands_file:
+        read.require(top.get("launch"), ("launch",))
+    if top.get("launch") is not None and commands_file:
+        read.fail(("launch",), "each line of tasks.commands is a command of its own: leave launch out, or give the lines "
+                  "as tasks.arguments of launch.command")
+    return tasks
 
 
 def load_spec(path) -> JobSpec:
@@ -442,24 +511,36 @@ def load_spec(path) -> JobSpec:
     return spec_from_mapping(data, str(path), lines)
 
 
+def _read_name(read: _Reader, value) -> str:
+    return read.text(read.require(value, ("name",)), ("name",), NAME_RE, "use letters, digits, '.', '_', '+' and '-'")
+
+
 def _read_resources(read: _Reader, value) -> Resources:
-    res = read.mapping(value, ("resources",), RESOURCE_KEYS, required=("time",))
+    """Each field on its own: a wrong size does not hide a wrong time."""
+    res = read.mapping(read.require(value, ("resources",)), ("resources",), RESOURCE_KEYS)
     at = lambda key: ("resources", key)  # noqa: E731 - a key path, nothing more
     if res.get("mem") is not None and res.get("mem_per_cpu") is not None:
-        read.fail(at("mem_per_cpu"), "give either mem (per node) or mem_per_cpu, not both")
-    time_s = read.duration(res["time"], at("time"))
-    if time_s <= 0:
-        read.fail(at("time"), "must be longer than zero")
+        read.note(at("mem_per_cpu"), "give either mem (per node) or mem_per_cpu, not both")
+    count = lambda key: None if res.get(key) is None else read.part(read.integer, res[key], at(key))  # noqa: E731
     return Resources(
-        nodes=read.integer(res.get("nodes", 1), at("nodes")),
-        tasks_per_node=None if res.get("tasks_per_node") is None else read.integer(res["tasks_per_node"], at("tasks_per_node")),
-        cpus_per_task=None if res.get("cpus_per_task") is None else read.integer(res["cpus_per_task"], at("cpus_per_task")),
-        time_s=time_s,
-        mem_mb=None if res.get("mem") is None else _read_memory(read, res["mem"], at("mem")),
-        mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else _read_memory_per_cpu(read, res["mem_per_cpu"], at("mem_per_cpu")),
-        gpus=_read_gpus(read, res.get("gpus")),
-        tmp_mb=None if res.get("tmp") is None else read.unit(parse_size, res["tmp"], at("tmp")),
+        nodes=read.part(read.integer, res.get("nodes", 1), at("nodes")),
+        tasks_per_node=count("tasks_per_node"),
+        cpus_per_task=count("cpus_per_task"),
+        time_s=read.part(_read_time, read, res.get("time")),
+        mem_mb=None if res.get("mem") is None else read.part(_read_memory, read, res["mem"], at("mem")),
+        mem_per_cpu_mb=None if res.get("mem_per_cpu") is None else read.part(_read_memory_per_cpu, read, res["mem_per_cpu"],
+                                                                              at("mem_per_cpu")),
+        gpus=read.part(_read_gpus, read, res.get("gpus")),
+        tmp_mb=None if res.get("tmp") is None else read.part(read.unit, parse_size, res["tmp"], at("tmp")),
     )
+
+
+def _read_time(read: _Reader, value) -> int:
+    path = ("resources", "time")
+    time_s = read.duration(read.require(value, path), path)
+    if time_s <= 0:
+        read.fail(path, "must be longer than zero")
+    return time_s
 
 
 def _read_memory(read: _Reader, value, path: KeyPath) -> int:
@@ -635,8 +716,8 @@ def _read_launch(read: _Reader, value) -> Launch:
         read.spellings = {**read.spellings, **{("launch", "command", *path[1:]): text for path, text in read.spellings.items()
                                                if path[:1] == ("launch",)}}
     launch = read.mapping(value, ("launch",), SECTION_KEYS["launch"])
-    if launch.get("command") is None and launch.get("shell") is None:
-        read.fail(("launch", "command"), "is required")
+    if launch.get("shell") is None:
+        read.require(launch.get("command"), ("launch", "command"))
     if launch.get("command") is not None and launch.get("shell") is not None:
         read.fail(("launch", "shell"), "give command (a program and its arguments) or shell (a bash line), not both")
     shell = None
@@ -747,6 +828,8 @@ def _read_tasks(read: _Reader, value, kind: str) -> Optional[Tasks]:
         read.fail(path, f"only kind {runner!r} runs a task file; set kind: {runner} (it is {kind!r})")
     tasks = read.mapping(value, path, SECTION_KEYS["tasks"])
     given = [key for key in ("commands", "arguments") if tasks.get(key) is not None]
+    if not given and {path + ("commands",), path + ("arguments",)} & read.meant:
+        raise _Stopped   # a misspelt key's did-you-mean already says which
     if len(given) != 1:
         read.fail(path, "give one of commands (a file with a command a line) or arguments (a file with the arguments "
                   "of launch.command, a line each)" + (", not both" if given else ""))

@@ -26,6 +26,8 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     assert {"slurmkit/schema/job.schema.json", "slurmkit/schema/site-profile.schema.json"} <= set(names)
     for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")):
         assert f"slurmkit/site_profiles/{repo_file.name}" in names
+    for page in sorted((REPO / "docs").glob("*.md")):   # the pages help text names (`slurmkit docs NAME`)
+        assert f"slurmkit/docs/{page.name}" in names
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
@@ -40,4 +42,6 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     assert (Path(where[0]) / "base.sbatch.j2").is_file()
     shipped = _run(python, "-c", "from slurmkit.spec.schemas import job_schema_path; print(job_schema_path())", cwd=tmp_path).strip()
     assert shipped.startswith(str(venv)) and Path(shipped).is_file()
+    page = _run(venv / "bin" / "slurmkit", "docs", "json", "--path", cwd=tmp_path).strip()
+    assert page.startswith(str(venv)) and Path(page).is_file()
     assert sorted(p.name for p in Path(where[1]).glob("*.yaml")) == sorted(p.name for p in (REPO / "site_profiles").glob("*.yaml"))

@@ -57,13 +57,17 @@ def files_under(folder=".") -> list:
 # ---------------------------------------------------------------------------- new
 
 
-def test_new_with_yes_writes_the_spec_and_its_script(tmp_path):
+def test_new_with_yes_writes_the_spec_and_its_script_and_says_what_next(tmp_path):
     result = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu")
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("wrote demo/job.yaml\nwrote demo/job.sbatch\n#!/bin/bash\n")
+    assert result.stdout.splitlines()[:3] == ["wrote demo/job.yaml", "wrote demo/job.sbatch",
+                                              "next: edit demo/job.yaml (what the job runs and what it needs), then"]
+    assert "slurmkit check demo/job.yaml" in result.stdout and "slurmkit submit demo/job.yaml --wait" in result.stdout
+    assert "#!/bin/bash" not in result.stdout and len(result.stdout.splitlines()) == 5   # the script is in the file
     script = tmp_path / "demo" / "job.sbatch"
     assert "#SBATCH --gpus-per-node=h100:1\n" in script.read_text()
-    assert result.stdout.endswith(script.read_text())
+    shown = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu", "--force", "--show")
+    assert shown.stdout.endswith(script.read_text())
     assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables
     assert files_under("demo") == ["job.sbatch", "job.yaml"]
 

@@ -97,8 +97,8 @@ def test_check_json_with_an_unknown_profile_is_profile_not_found():
 
 def test_a_command_line_error_under_json_is_a_usage_error_object_naming_the_option():
     Path("job.yaml").write_text(GOOD_SPEC)
-    assert error_of("check", "job.yaml", "--json", "--bogus", exit_code=2) == {
-        "code": USAGE_CODE, "message": "No such option '--bogus'.", "field": "--bogus"}
+    assert error_of("check", "job.yaml", "--json", "--xyzzy", exit_code=2) == {
+        "code": USAGE_CODE, "message": "No such option '--xyzzy'.", "field": "--xyzzy"}
 
 
 def test_a_command_line_error_without_json_stays_clicks_usage_text():

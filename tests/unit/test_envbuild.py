@@ -107,8 +107,8 @@ def test_check_says_the_env_is_not_built_and_passes_once_it_is(tmp_path, monkeyp
     job = Job.from_yaml(path)
     errors = [f for f in job.check() if f.level == "error"]
     assert [f.field for f in errors] == ["environment.venv"]
-    assert "run 'slurmkit env build job.yaml' here, then submit" in errors[0].message and PYTHON_PAGE in errors[0].message
-    with pytest.raises(SpecError, match="slurmkit env build job.yaml"):
+    assert f"run 'slurmkit env build {path}' here, then submit" in errors[0].message and PYTHON_PAGE in errors[0].message
+    with pytest.raises(SpecError, match=f"slurmkit env build {path}"):
         job.submit()
     env = tmp_path / "home" / ".slurmkit" / "envs" / job.resolve().plan.venv.prebuilt_key
     env.mkdir(parents=True)
@@ -250,7 +250,8 @@ def test_the_cookbook_kmeans_ported_to_trillium_activates_an_env_whose_build_mak
     ported = port_spec(copy.deepcopy(data), spec_from_mapping(data, str(path), lines), source, choose_target(source, None, load_profile))
     moved = spec_from_mapping(ported.spec, str(path.with_name("trillium.yaml")))
     job_plan = plan(moved)
-    assert job_plan.venv.prebuilt_key and job_plan.builds == () and "slurmkit env build trillium.yaml" == job_plan.venv.build_command
+    assert job_plan.venv.prebuilt_key and job_plan.builds == ()
+    assert job_plan.venv.build_command == f"slurmkit env build {path.with_name('trillium.yaml')}"
     built = render_env_build(plan(moved, local=LocalFacts(building_env=True)))
     assert "module load StdEnv/2023" in built and "pip install --no-index numpy" in built and "_sk_build mpi4py" in built
     assert f'virtualenv --no-download "${{HOME}}/.slurmkit/envs/{job_plan.venv.prebuilt_key}"' in built
@@ -287,3 +288,24 @@ def test_the_env_build_script_of_every_trillium_kind_passes_bash_n_and_shellchec
     if shutil.which("shellcheck"):
         result = subprocess.run(["shellcheck", "--shell=bash", str(script)], capture_output=True, text=True)
         assert result.returncode == 0, result.stdout
+
+
+def test_the_env_build_hint_names_the_spec_as_given_so_it_runs_from_here(tmp_path, monkeypatch):
+    """``check myjob/job.yaml`` says ``slurmkit env build myjob/job.yaml``, not ``job.yaml``, which
+    would name no file from where the user is."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    monkeypatch.setattr("socket.gethostname", lambda: "trig-login01")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "myjob").mkdir()
+    data = {"name": "demo", "account": "def-someprof", "profile": "trillium", "kind": "gpu",
+            "resources": {"time": "3h", "gpus": "h100:1"}, "environment": {"venv": {"packages": ["numpy"]}},
+            "launch": {"command": "python train.py"}}
+    (tmp_path / "myjob" / "job.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", "myjob/job.yaml"])
+    assert result.exit_code == 2 and "run 'slurmkit env build myjob/job.yaml' here" in result.output
+    rendered = CliRunner().invoke(main, ["render", "myjob/job.yaml"]).stdout
+    assert "'slurmkit env build myjob/job.yaml'" in rendered

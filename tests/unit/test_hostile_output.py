@@ -66,7 +66,7 @@ def test_port_and_import_to_stdout_are_byte_identical_to_their_o_files(folders):
 def test_new_prints_the_script_it_wrote_byte_for_byte(folders):
     work, home = folders
     printed = _stdout_bytes(["-q", "new", "myjob", "--yes", "--profile", "nibi", "--account", "def-x", "--time", "1h",
-                             "--command", "echo '\x1b[31mred'"], work, home)
+                             "--command", "echo '\x1b[31mred'", "--show"], work, home)
     assert b"\x1b[31mred" in printed and printed == (work / "myjob" / "job.sbatch").read_bytes()
 
 

@@ -171,7 +171,10 @@ def test_yaml_1_1_number_forms_in_counts_sizes_and_times_are_refused_with_the_sp
 def test_yaml_1_1_forms_elsewhere_in_a_spec_are_refused_too(tmp_path):
     text = BASE + "kind: array\narray: {parameters: {p: [1]}, throttle: 010}\nstage:\n  checkpoint: {from: c, to: c, every: 0x3c}\n"
     text = text.replace("kind: serial\n", "")
-    assert yaml_spec_error(tmp_path, text).endswith(
+    (tmp_path / "job.yaml").write_text(text)
+    with pytest.raises(SpecError) as caught:   # both at once: one is no reason to hide the other
+        Job.from_yaml(tmp_path / "job.yaml")
+    assert str(caught.value).splitlines()[0].endswith(
         "array.throttle: '010' is octal to YAML 1.1 (8, not 10), which sbatch does not read so: write 10")
     text = text.replace("throttle: 010", "throttle: 10")
     assert yaml_spec_error(tmp_path, text).endswith(

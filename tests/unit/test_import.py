@@ -116,6 +116,19 @@ def test_mail_type_without_a_user_imports_and_mails_the_registered_address():
     assert "#SBATCH --mail-type=FAIL,END\n" in script and "--mail-user" not in script
 
 
+@pytest.mark.parametrize("order", ["type first", "user first", "same line"])
+def test_mail_type_says_no_mail_user_only_when_no_line_gives_one(order):
+    """Every #SBATCH line is read before import concludes that there is no --mail-user."""
+    lines = {"type first": "#SBATCH --mail-type=END\n#SBATCH --mail-user=me@example.org\n",
+             "user first": "#SBATCH --mail-user=me@example.org\n#SBATCH --mail-type=END\n",
+             "same line": "#SBATCH --mail-type=END --mail-user=me@example.org\n"}[order]
+    imported = import_script("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00\n" + lines + "python a.py\n", profile="nibi")
+    assert imported.spec["mail"] == {"events": ["END"], "user": "me@example.org"}
+    assert not [n for n in imported.notes if "no --mail-user" in (n.reason or "")]
+    alone = import_script("#!/bin/bash\n#SBATCH -A def-x -t 1:00:00 --mail-type=END\npython a.py\n", profile="nibi")
+    assert [n for n in alone.notes if "no --mail-user" in (n.reason or "")]
+
+
 @pytest.mark.parametrize("line, path", [
     ("source ~/envs/x/bin/activate", "$HOME/envs/x"), ("source $HOME/envs/x/bin/activate", "$HOME/envs/x"),
     (". /project/def-x/venv/bin/activate", "/project/def-x/venv"),

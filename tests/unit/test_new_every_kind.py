@@ -35,6 +35,10 @@ def test_new_with_yes_writes_a_job_that_check_accepts_for_every_kind(profile):
             continue
         assert result.exit_code == 0, (kind.name, result.output)
         checked = run("check", f"{folder}/job.yaml")
+        if load_profile(profile).is_retired:   # its one error: a retired cluster runs no jobs; port moves it
+            errors = [line for line in checked.output.splitlines() if line.startswith("error:")]
+            assert checked.exit_code == 2 and len(errors) == 1 and "slurmkit port" in errors[0], (kind.name, checked.output)
+            continue
         assert "error:" not in checked.output and checked.exit_code == 0, (kind.name, checked.output)
 
 

@@ -219,3 +219,30 @@ def test_a_killed_pack_leaves_only_a_partial_name_and_the_next_pack_replaces_it(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "data", "data.tar", "data.tar.manifest.json"]
     with tarfile.open(tmp_path / "data.tar") as archive:
         assert len([m for m in archive.getmembers() if m.isfile()]) == 30
+
+
+@pytest.mark.parametrize("name", ["data.zip", "data.tar.gz", "data.tgz", "archive", "data.tar.bz2"])
+def test_pack_refuses_a_suffix_it_does_not_write_and_writes_nothing(tmp_path, name):
+    _dataset(tmp_path / "data", count=3)
+    result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / name), "--compression", "none"])
+    assert result.exit_code == 2 and "pack writes .tar, .tar.zst" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_pack_refuses_a_zstd_name_for_an_archive_it_will_not_compress(tmp_path):
+    _dataset(tmp_path / "data", count=3)
+    result = CliRunner().invoke(main, ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.tar.zst"), "--compression", "none"])
+    assert result.exit_code == 2 and "so name it .tar" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+@pytest.mark.parametrize("existing", ["data.tar", "data.tar.manifest.json"])
+def test_pack_refuses_to_overwrite_without_force(tmp_path, existing):
+    _dataset(tmp_path / "data", count=3)
+    (tmp_path / existing).write_text("mine")
+    args = ["pack", str(tmp_path / "data"), "-o", str(tmp_path / "data.tar"), "--compression", "none"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "already exists; use --force to overwrite" in result.stderr
+    assert (tmp_path / existing).read_text() == "mine"
+    assert CliRunner().invoke(main, [*args, "--force"]).exit_code == 0
+    assert tarfile.is_tarfile(tmp_path / "data.tar")

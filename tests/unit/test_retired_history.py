@@ -90,7 +90,8 @@ def test_check_on_a_retired_profile_says_an_old_stack_is_old(profile, stack, sai
               f"module load {stack}\nsrun ./app\n")
     _imported(tmp_path, script, profile)
     result = _run("check", "job.yaml")
-    assert result.exit_code == 0, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 2 and len(errors) == 1 and "describes a cluster retired" in errors[0], result.output
     lines = [line for line in result.output.splitlines() if "environment.modules" in line]
     assert len(lines) == 1 and said in lines[0] and "`slurmkit port`" in lines[0], result.output
     assert "catalogue" not in result.output and "unknown" not in result.output

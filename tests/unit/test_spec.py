@@ -483,7 +483,8 @@ def test_a_spec_that_is_not_a_mapping_is_refused_at_line_1(tmp_path):
 
 def test_an_empty_file_asks_for_the_name_first(tmp_path):
     path = write_spec(tmp_path, "# nothing yet\n")
-    assert load_error(path) == f"{path}: name: is required"
+    assert load_error(path).splitlines() == [f"{path}: name: is required", f"{path}: resources: is required",
+                                             f"{path}: launch: is required"]
 
 
 def test_a_valid_file_loads_with_its_source_and_lines(tmp_path):

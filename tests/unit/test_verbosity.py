@@ -28,7 +28,7 @@ NEW = ("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof",
 
 
 def test_quiet_drops_the_wrote_lines_and_keeps_the_result():
-    result = run("-q", *NEW)
+    result = run("-q", *NEW, "--show")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("#!/bin/bash\n") and "wrote " not in result.output
 

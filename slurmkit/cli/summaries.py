@@ -12,7 +12,7 @@ SUMMARIES = {
     'fetch': "Bring a remote job's logs, exit file, script and copied-back outputs here (rsync).",
     'import': 'Read an sbatch SCRIPT into a job spec; every line is mapped, dropped, kept as written in '
               'environment.setup, or left as a "to do" (in the spec file, where `slurmkit check` finds it).',
-    'logs': "Print a job's output (an array task as ID_TASK).",
+    'logs': "Print a job's output; an array's, every task's under a header (one task: ID_TASK or --task).",
     'new': 'Scaffold NAME/job.yaml and its rendered NAME/job.sbatch.',
     'pack': 'Pack FOLDER once; stage the result (stage: inputs: [OUTPUT]) in every job.',
     'port': 'Move a job SPEC to another cluster: GPU model, cores per GPU, memory, time, modules and whole-node '

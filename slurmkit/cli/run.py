@@ -161,7 +161,8 @@ def _watch(job_ids, interval: float) -> int:
         return 130
     for line in views.forgotten_lines(watch):
         message_line(line)
-    for line in views.failure_lines({k: s for k, s in (final or {}).items() if k not in watch.forgotten}, records):   # why it failed, where the failure is reported
+    ended = {job_id: status for job_id, status in (final or {}).items() if job_id not in watch.forgotten}
+    for line in views.failure_lines(ended, records):   # why it failed, where the failure is reported
         message_line(line, err=False)
     ids = [job_id for job_id in ids if job_id not in watch.forgotten]
     try:

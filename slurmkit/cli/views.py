@@ -338,8 +338,9 @@ SHOWN_FAILURES = 3
 
 
 def failed_ids(statuses):
-    """The jobs that ended and did not complete (a cancel is the user's own doing: not shown)."""
-    return [job_id for job_id, status in statuses.items() if status.done and not status.ok and status.state != "CANCELLED"]
+    """The jobs that ended and did not complete: not one that completed and lost an output (its
+    verdict says which and why), nor a cancelled one (the user's own doing)."""
+    return [job_id for job_id, status in statuses.items() if status.done and status.state not in ("COMPLETED", "CANCELLED")]
 
 
 def failure_lines(statuses, records, shown: int = SHOWN_FAILURES):
@@ -355,8 +356,8 @@ def failure_lines(statuses, records, shown: int = SHOWN_FAILURES):
         lines.extend(tail_lines(log_tails(record.folder, job_id, record.logs or ())) if record else
                      ["(not submitted with slurmkit here: its logs are where its --output says)"])
     if len(failed) > shown:
-        lines.append(f"{len(failed) - shown} more failed ({' '.join(failed[shown:shown + 10])}{' ...' if len(failed) > shown + 10 else ''}): "
-                     f"`slurmkit logs ID` and `slurmkit logs ID --err` show each one's")
+        more = " ".join(failed[shown:shown + 10]) + (" ..." if len(failed) > shown + 10 else "")
+        lines.append(f"{len(failed) - shown} more failed ({more}): `slurmkit logs ID` and `slurmkit logs ID --err` show each one's")
     return lines
 
 

@@ -11,10 +11,12 @@ The wrapper is built inside a function, from the standard library only, so that 
 pickles it by value: the node needs submitit and the user's code, not slurmkit.
 """
 
-from __future__ import annotations   # the wrapper's hints stay text: pickled by value, they name nothing of slurmkit's
+from __future__ import annotations  # the wrapper's hints stay text: pickled by value, they name nothing of slurmkit's
 
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
+
+from slurmkit.core.records import Record
 
 R = TypeVar("R")
 
@@ -46,7 +48,7 @@ def carrying(fn: Callable[..., R]) -> Callable[..., R]:
 
             text = "".join(traceback.format_exception(type(error), error, error.__traceback__.tb_next if error.__traceback__ else None))
             try:
-                import cloudpickle  # submitit's own dependency: there wherever submitit runs
+                import cloudpickle  # type: ignore[import-untyped]  # submitit's own dependency: there wherever submitit runs
 
                 pickled: Optional[bytes] = cloudpickle.dumps(error)
             except Exception:   # an exception that cannot be pickled (a lock, a socket in its args): its text still goes
@@ -68,7 +70,7 @@ def carrying(fn: Callable[..., R]) -> Callable[..., R]:
     return call
 
 
-class Raised(NamedTuple):
+class Raised(Record):
     """What a function job left of the exception it raised: the exception rebuilt here (None
     when it could not be), its traceback on the node, its class's name, and why it is None."""
 
@@ -101,12 +103,12 @@ def read_raised(result_pickle: Path) -> Optional[Raised]:
     try:
         import cloudpickle
 
-        error = cloudpickle.loads(pickled)
+        rebuilt = cloudpickle.loads(pickled)
     except Exception as problem:   # its class is not importable here, or its __init__ wants other arguments
         return Raised(None, text, kind, f"the {kind} it raised cannot be rebuilt here ({type(problem).__name__}: {problem})")
-    if not isinstance(error, BaseException):
-        return Raised(None, text, kind, f"its record holds a {type(error).__name__}, not an exception")
-    return Raised(error, text, kind)
+    if not isinstance(rebuilt, BaseException):
+        return Raised(None, text, kind, f"its record holds a {type(rebuilt).__name__}, not an exception")
+    return Raised(rebuilt, text, kind)
 
 
 def with_remote_traceback(error: BaseException, text: str, job_id: str) -> BaseException:

@@ -343,21 +343,23 @@ def failed_ids(statuses):
     return [job_id for job_id, status in statuses.items() if status.done and status.state not in ("COMPLETED", "CANCELLED")]
 
 
-def failure_lines(statuses, records, shown: int = SHOWN_FAILURES):
+def failure_lines(statuses, records, shown: int = SHOWN_FAILURES, read=None, logs: str = "slurmkit logs"):
     """Where a watch ends with failures: each failed job's verdict, then the last lines of its
-    stderr and stdout with their files (the spec's own log names where it gave them)."""
-    from slurmkit.slurm.jobfiles import log_tails, tail_lines
+    stderr and stdout with their files (the spec's own log names where it gave them). ``read``:
+    how a log's end is read (jobfiles.read_tail here; over ssh for --remote)."""
+    from slurmkit.slurm.jobfiles import log_tails, read_tail, tail_lines
     from slurmkit.slurm.monitor import verdict
 
     failed, lines = failed_ids(statuses), []
     for job_id in failed[:shown]:
         record = records.get(job_id.split("_")[0])
         lines.append(f"job {job_id} {verdict(statuses[job_id])}")
-        lines.extend(tail_lines(log_tails(record.folder, job_id, record.logs or ())) if record else
+        lines.extend(tail_lines(log_tails(record.folder, job_id, getattr(record, "logs", None) or (), read=read or read_tail))
+                     if record else
                      ["(not submitted with slurmkit here: its logs are where its --output says)"])
     if len(failed) > shown:
         more = " ".join(failed[shown:shown + 10]) + (" ..." if len(failed) > shown + 10 else "")
-        lines.append(f"{len(failed) - shown} more failed ({more}): `slurmkit logs ID` and `slurmkit logs ID --err` show each one's")
+        lines.append(f"{len(failed) - shown} more failed ({more}): `{logs} ID` and `{logs} ID --err` show each one's")
     return lines
 
 

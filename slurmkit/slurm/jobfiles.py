@@ -14,7 +14,7 @@ its place is not waited on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.records import Record
@@ -173,15 +173,17 @@ def read_tail(path: Union[str, Path], lines: int) -> Optional[str]:
     return "\n".join(text.splitlines()[-lines:]) if text.strip() else ""
 
 
-def log_tails(folder: Union[str, Path], job_id: str, logs: Sequence[str] = (), lines: int = 20) -> Tuple[LogTail, ...]:
+def log_tails(folder: Union[str, Path], job_id: str, logs: Sequence[str] = (), lines: int = 20,
+              read: Callable[[str, int], Optional[str]] = read_tail) -> Tuple[LogTail, ...]:
     """The ends of the job's stderr and stdout (the spec's own log names where it gave them):
-    one ``output`` tail where the spec names no error log, since sbatch joins stderr to the output."""
+    one ``output`` tail where the spec names no error log, since sbatch joins stderr to the output.
+    ``read(path, lines)``: this host's files, or a cluster's over ssh (cli/remote.py)."""
     err = job_log_path(folder, job_id, "stderr", logs)
     out = job_log_path(folder, job_id, "stdout", logs)
     assert out is not None, "an output log always has a path"
     if err is None or err == out:
-        return (LogTail("output", str(out), read_tail(out, lines)),)
-    return LogTail("stderr", str(err), read_tail(err, lines)), LogTail("stdout", str(out), read_tail(out, lines))
+        return (LogTail("output", str(out), read(str(out), lines)),)
+    return LogTail("stderr", str(err), read(str(err), lines)), LogTail("stdout", str(out), read(str(out), lines))
 
 
 def tail_lines(tails: Sequence[LogTail], lines: int = 20) -> List[str]:

@@ -171,3 +171,20 @@ def test_a_function_job_that_died_without_an_exception_is_job_failed_with_its_st
         function_result(function_handle(tmp_path), JobStatus("77", state), lambda: pytest.fail("no result to read"))
     assert caught.value.status.state == state and "oom_kill" in caught.value.stderr_tail
     assert str(caught.value).startswith(f"job 77: {state}")
+
+
+def test_over_remote_the_logs_ends_are_read_on_the_cluster_and_the_hint_says_remote():
+    record = SimpleNamespace(folder="/scratch/u/logs", logs=())
+    asked = []
+
+    def read(path, lines):
+        asked.append((path, lines))
+        return "far away" if path.endswith(".err") else None
+
+    statuses = {str(i): JobStatus(str(i), "FAILED", 2) for i in range(1, 5)}
+    lines = views.failure_lines(statuses, {"1": record, "2": record, "3": record, "4": record}, read=read,
+                                logs="slurmkit logs --remote fir")
+    assert lines[:4] == ["job 1 FAILED exit 2", "--- stderr (/scratch/u/logs/1_0_log.err), its last 1 line ---", "far away",
+                         "--- stdout: no log at /scratch/u/logs/1_0_log.out ---"]
+    assert asked[0] == ("/scratch/u/logs/1_0_log.err", 20)
+    assert lines[-1] == "1 more failed (4): `slurmkit logs --remote fir ID` and `slurmkit logs --remote fir ID --err` show each one's"

@@ -3,7 +3,8 @@
 ``submit_function(fn, *args, spec=...)`` resolves the spec like any job, turns its directives
 into submitit's parameters and its environment, module and virtualenv blocks (rendered by the
 same templates as scripts) into submitit's ``setup`` lines; submitit pickles the call and
-returns a future whose ``result()`` is the function's return value.
+returns a future whose ``result()`` is the function's return value, or raises what it raised
+(raised.py carries the exception back), or ``JobFailed`` where the job died without one.
 """
 
 from pathlib import Path
@@ -96,7 +97,9 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
     """Run ``fn(*args, **kwargs)`` as a job described by ``spec`` (a Job, a mapping, or a job.yaml path).
 
     Returns a JobHandle (submitit's job future, watched by slurmkit's watcher, accounting or
-    not) whose ``result()`` is what ``fn`` returned. The job
+    not) whose ``result()`` is what ``fn`` returned, or raises what it raised (with the traceback
+    on the node as its ``__cause__``), or JobFailed (state, exit code, the ends of its logs)
+    where it died without an exception this process can rebuild. The job
     is recorded in the registry like a script's (intent first, then its id) and carries a
     token in its comment, so that ``slurmkit status`` finds it if the id is lost.
     """
@@ -106,6 +109,7 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
 
     from slurmkit.core.files import make_private_folder
     from slurmkit.core.slurmconf import check_slurm_conf
+    from slurmkit.slurm.raised import carrying
     from slurmkit.slurm.registry import COMMENT_PREFIX, intent
     from slurmkit.slurm.slurmcli import SchedulerError
     from slurmkit.slurm.submit import JobHandle, record_intent, record_job
@@ -124,7 +128,7 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
     executor.update_parameters(**executor_parameters(plan), comment=f"{COMMENT_PREFIX}{token}",
                                setup=exit_file_lines(folder) + setup_lines(plan))
     try:
-        submitted = executor.submit(fn, *args, **kwargs)
+        submitted = executor.submit(carrying(fn), *args, **kwargs)   # what fn raises comes back as itself
     except Exception as error:  # submitit raises its own kinds; the reason is what matters
         reason = " ".join(str(error).split())[:300]
         raise SchedulerError(f"submitit could not submit {job.spec.name}: {reason} (token {token}: if the job was "

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SpecError
-from slurmkit.core.findings import Finding
+from slurmkit.core.findings import Finding, level_of
 from slurmkit.core.plan import Plan
 from slurmkit.core.todos import refuse_open_todos
 from slurmkit.render.render import render
@@ -81,7 +81,7 @@ class Job:
         retired = self._retirement(site) if not _says_port(resolution) else None
         return (tuple(Finding("error", "profile", retired) for _ in (retired,) if retired)
                 + tuple(f for f in resolution.findings if not retired or (f.field, f.message) != ("profile", retired))
-                + tuple(Finding("warning", field, message) for field, message in missing)
+                + tuple(Finding(level_of(message), field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
                 + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site)
@@ -201,8 +201,13 @@ class Job:
 
     def _refuse_on_host_rules(self, site: SiteProfile, plan: Plan, folder: Optional[PathLike], warn: Optional[Warn]) -> None:
         """Submit nothing that a site rule says cannot run (a log under a path read-only inside
-        jobs, a GPU job from a CPU login node): the first error is raised as a SpecError."""
+        jobs, a GPU job from a CPU login node), nor what will stop for a file missing on this host
+        (a requirements file): the first error is raised as a SpecError."""
+        from slurmkit.resolve.reads import missing_local_paths
+
         findings = self._host_rule_findings(site, plan, folder)
+        findings += tuple(Finding("error", field, message) for field, message in missing_local_paths(self.spec, plan, self.base_dir())
+                          if level_of(message) == "error")   # a file the job will stop without (check warns of the others)
         for finding in findings:
             if finding.level == "warning" and warn:
                 warn(finding)

@@ -161,7 +161,8 @@ def watch_remote(cluster: str, job_ids, interval: float) -> None:
 def _watch(conn, cluster: str, job_ids, interval: float) -> int:
     """cli_run's watch with a poller on the cluster: one master connection, re-opened once if it drops."""
     from slurmkit.cli.main import pretty_output
-    from slurmkit.cli.views import forgotten_lines, live, plain, still_running
+    from slurmkit.cli.views import failure_lines, forgotten_lines, live, plain, still_running
+    from slurmkit.core.output import message_line
     from slurmkit.slurm.monitor import Watch
     from slurmkit.slurm.remote import make_poller
 
@@ -180,12 +181,25 @@ def _watch(conn, cluster: str, job_ids, interval: float) -> int:
         return 130
     for line in forgotten_lines(watch):
         click.echo(line, err=True)
+    ended = {job_id: status for job_id, status in (final or {}).items() if job_id not in watch.forgotten}
+    for line in failure_lines(ended, records, read=lambda path, lines: _remote_tail(conn, path, lines),
+                              logs=f"slurmkit logs --remote {cluster}"):
+        message_line(line, err=False)
     ids = [job_id for job_id in ids if job_id not in watch.forgotten]
     try:
         _print_reports(conn, records, ids)
     except (KeyboardInterrupt, click.Abort):
         return 130   # every job had ended: only its report is cut short
     return 0 if final and all(s.ok for s in final.values()) else 1
+
+
+def _remote_tail(conn, path: str, lines: int) -> Optional[str]:
+    """The last ``lines`` of a log on the cluster; None where it is not there (or cannot be read)."""
+    try:
+        result = conn.run(["tail", "-n", str(lines), "--", path])
+    except SlurmkitError:
+        return None
+    return result.stdout.rstrip("\n") if result.returncode == 0 else None
 
 
 # --------------------------------------------------------------------------------- cancel

@@ -138,6 +138,9 @@ def status_command(job_ids, as_json, remote):
         message_line(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)")
     if unknown:
         sys.exit(1)
+    hint = views.failure_hint(job_ids, statuses)
+    if hint and not as_json:
+        message_line(hint)
 
 
 # -------------------------------------------------------------------------------------- watch
@@ -158,6 +161,9 @@ def _watch(job_ids, interval: float) -> int:
         return 130
     for line in views.forgotten_lines(watch):
         message_line(line)
+    ended = {job_id: status for job_id, status in (final or {}).items() if job_id not in watch.forgotten}
+    for line in views.failure_lines(ended, records):   # why it failed, where the failure is reported
+        message_line(line, err=False)
     ids = [job_id for job_id in ids if job_id not in watch.forgotten]
     try:
         views.print_reports(ids)

@@ -353,6 +353,44 @@ def print_reports(job_ids, report=None, with_exit_files=None, remote: str = "", 
         click.echo(text, nl=False)
 
 
+#: the failed jobs whose logs' ends a watch shows; the others are named with `slurmkit logs`.
+SHOWN_FAILURES = 3
+
+
+def failed_ids(statuses):
+    """The jobs that ended and did not complete: not one that completed and lost an output (its
+    verdict says which and why), nor a cancelled one (the user's own doing)."""
+    return [job_id for job_id, status in statuses.items() if status.done and status.state not in ("COMPLETED", "CANCELLED")]
+
+
+def failure_lines(statuses, records, shown: int = SHOWN_FAILURES, read=None, logs: str = "slurmkit logs"):
+    """Where a watch ends with failures: each failed job's verdict, then the last lines of its
+    stderr and stdout with their files (the spec's own log names where it gave them). ``read``:
+    how a log's end is read (jobfiles.read_tail here; over ssh for --remote)."""
+    from slurmkit.slurm.jobfiles import log_tails, read_tail, tail_lines
+    from slurmkit.slurm.monitor import verdict
+
+    failed, lines = failed_ids(statuses), []
+    for job_id in failed[:shown]:
+        record = records.get(job_id.split("_")[0])
+        lines.append(f"job {job_id} {verdict(statuses[job_id])}")
+        lines.extend(tail_lines(log_tails(record.folder, job_id, getattr(record, "logs", None) or (), read=read or read_tail))
+                     if record else
+                     ["(not submitted with slurmkit here: its logs are where its --output says)"])
+    if len(failed) > shown:
+        more = " ".join(failed[shown:shown + 10]) + (" ..." if len(failed) > shown + 10 else "")
+        lines.append(f"{len(failed) - shown} more failed ({more}): `{logs} ID` and `{logs} ID --err` show each one's")
+    return lines
+
+
+def failure_hint(job_ids, statuses):
+    """Under `status` of one job that failed: where its output and error are (None otherwise)."""
+    failed = failed_ids(statuses) if len(job_ids) == 1 else []
+    if not failed:
+        return None
+    return f"hint: job {failed[0]} failed: its error and output: `slurmkit logs {failed[0]} --err`, `slurmkit logs {failed[0]}`"
+
+
 def cancel_verdicts(job_ids, statuses):
     """Each given id -> "live" (something to cancel), "unknown", or the verdict of how it ended."""
     from slurmkit.slurm.monitor import verdict

@@ -11,6 +11,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.sbatch_options import REQUEUE_OPTIONS, SHORT_NAMES, SPEC_FIELDS
+from slurmkit.core.shellwords import REFERENCE
 
 #: the longest launch.command, in characters: the most Linux passes as one argument
 #: (MAX_ARG_STRLEN); a longer one belongs in a script or a file the program reads.
@@ -85,6 +86,66 @@ def split_linear(text: str) -> Tuple[str, ...]:
     if in_word:
         words.append("".join(word))
     return tuple(words)
+
+
+def split_command_words(text: str) -> Tuple[str, ...]:
+    """The words of a launch.command line, as a shell reads its quotes: split_command's words,
+    each ``$`` the shell keeps as written (inside single quotes, or escaped: ``\\$``) doubled
+    to ``$$``, the spec's literal ``$``, so that only an unquoted or double-quoted ``$NAME``
+    expands, as in bash. Raises ValueError as shlex does."""
+    if "$" not in text:
+        return split_command(text)   # nothing to tell apart: shlex's words are the same
+    words: List[str] = []
+    word: List[str] = []
+    in_word = False
+    for match in re.finditer(_PART, text):
+        part = match.group()
+        if match.group("bad"):
+            raise ValueError(_unclosed(text, match.start()))
+        if part[0] in " \t\r\n":
+            if in_word:
+                words.append("".join(word))
+                word, in_word = [], False
+            continue
+        in_word = True
+        piece = _shell_part(part)
+        if word and (piece[:1].isalnum() or piece[:1] == "_"):
+            word[-1] = _braced_tail(word[-1])   # '$X'b' is $X then b, as bash reads it: ${X}b
+        word.append(piece)
+    if in_word:
+        words.append("".join(word))
+    return tuple(words)
+
+
+def _braced_tail(text: str) -> str:
+    """``text`` with a ``$NAME`` that ends it written ``${NAME}``, so that a name character
+    joined after it (from the next quoted piece) does not lengthen the name."""
+    last = None
+    for last in REFERENCE.finditer(text):
+        pass
+    if last is None or last.end() != len(text) or last.group() == "$$" or last.group().startswith("${"):
+        return text
+    return text[:last.start()] + "${" + last.group()[1:] + "}"
+
+
+def _shell_part(part: str) -> str:
+    """One quoted, escaped or bare piece of a word, with the $ the shell keeps literal doubled."""
+    if part[0] == "'":
+        return part[1:-1].replace("$", "$$")
+    if part[0] == '"':   # bash's escapes in double quotes: \" \\ \$ \` (shlex knows only the first two)
+        return re.sub(r'\\(["\\$`])', lambda m: "$$" if m.group(1) == "$" else m.group(1), part[1:-1])
+    if part[0] == "\\":
+        return "$$" if part[1] == "$" else part[1]
+    return part
+
+
+def doubled_dollar_in_single_quotes(text: str) -> Optional[str]:
+    """The first single-quoted piece of ``text`` that holds ``$$``: there every ``$`` stays as
+    written, so ``$$`` would reach the program as two, where the spec's escape meant one."""
+    for match in re.finditer(_PART, text):
+        if match.group()[0] == "'" and "$$" in match.group():
+            return match.group()
+    return None
 
 
 _DOUBLE_QUOTED_REST = r'[^"\\]*(?:\\[\s\S][^"\\]*)*'

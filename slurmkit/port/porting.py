@@ -1881,8 +1881,8 @@ def _spec_word(word: str, raw: str) -> str:
         word = "$HOME" + word[1:]
     if "$" not in word:
         return shlex.quote(word)
-    if raw.startswith("'"):       # '$x' was literal in the script
-        return shlex.quote(word.replace("$", "$$"))
+    if raw.startswith("'"):       # '$x' was literal in the script, and stays so in single quotes
+        return shlex.quote(word)
     escaped = re.sub(r"\$(?!\{?[A-Za-z_][A-Za-z0-9_]*)", "$$", word)
     return '"' + escaped.replace("\\", "\\\\").replace('"', '\\"') + '"' if re.search(r"[\s'\"]", word) else escaped
 

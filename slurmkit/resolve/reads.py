@@ -3,8 +3,9 @@ files that are not on the submit host.
 
 The command, and every other word of the spec the script expands (``venv.path``,
 ``venv.requirements``, ``build_cache``), is expanded once, by the batch script, under
-``set -u`` (render.shell_word: ``$NAME`` and ``${NAME}`` expand, ``$$`` is a ``$``, quotes or
-not). So each ``$NAME`` there must be set in the batch script's shell: by SLURM, by the login
+``set -u`` (render.shell_word: ``$NAME`` and ``${NAME}`` expand, ``$$`` is a ``$``; the spec
+reader has made a command line's single-quoted ``$`` a ``$$``, as a shell keeps it).
+So each ``$NAME`` there must be set in the batch script's shell: by SLURM, by the login
 environment that sbatch passes on, by the spec's ``environment.variables``, or by the script
 slurmkit writes for this kind; a variable that each process gets for itself (``RANK``) is not
 set there yet. And a path under ``$SLURM_TMPDIR`` (each node's own disk, empty when the job
@@ -12,8 +13,9 @@ starts) must be put there by a stage input, the virtualenv, a build or the check
 restore; the outputs are the program's own to write (the script makes their folders).
 
 ``unprovided_reads`` is pure (the resolver calls it with the plan); ``missing_local_paths``
-looks at the disk of the submit host (``slurmkit check`` calls it). Both give
-``(field, message)`` pairs.
+looks at the disk of the submit host (``slurmkit check`` and ``submit`` call it). Both give
+``(field, message)`` pairs; a message that says the job will fail is an error
+(findings.level_of), the others warnings.
 """
 
 import os
@@ -89,28 +91,6 @@ def tmpdir_paths(word: str) -> List[str]:
             rest = (after.group(1) if after else None) or ""
             paths.append(posixpath.normpath("/" + rest).lstrip("/"))
     return paths
-
-
-def single_quoted_references(text: str) -> List[str]:
-    """The names of ``$NAME`` written inside single quotes in a command line as shlex reads it
-    (POSIX: a backslash escapes outside quotes and before ``"``/``\\`` inside double quotes)."""
-    names, quote, index = [], "", 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\" and quote != "'":
-            index += 2
-            continue
-        if quote == "'" and char == "$":
-            match = REFERENCE.match(text, index)
-            if match:
-                if match.group() != "$$":
-                    names.append(match.group().strip("${}"))
-                index = match.end()
-                continue
-        if char in "'\"" and quote in ("", char):
-            quote = "" if quote else char
-        index += 1
-    return names
 
 
 # ------------------------------------------------------------------------- what the job has
@@ -270,7 +250,6 @@ def _expanded_words(spec) -> Iterator[Tuple[str, str]]:
 
 def _unset_variables(spec, plan) -> List[Found]:
     batch = batch_variables(plan) | assigned_names(spec.environment.setup)   # the job's own lines set these
-    quoted = set(single_quoted_references(spec.launch.text))
     found, said = [], set()
     for field, word in _expanded_words(spec):
         for name in references(word):
@@ -278,9 +257,7 @@ def _unset_variables(spec, plan) -> List[Found]:
                 continue
             said.add((field, name))
             problem = _why_unset(name, spec, plan, batch)
-            if field == "launch.command" and name in quoted:
-                found.append((field, _single_quoted(name, problem)))
-            elif problem:
+            if problem:
                 found.append((field, problem))
     return found
 
@@ -292,8 +269,7 @@ def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
     if name in batch or name.startswith("_sk_"):
         return ""
     if name.startswith("SLURM_ARRAY_") and not plan.array:
-        return (f"${name}: SLURM sets it only in array jobs (kind {first_kind(sweeps=True).name!r}), "
-                f"so under set -u this job stops with '{name}: unbound variable'")
+        return f"${name}: SLURM sets it only in array jobs (kind {first_kind(sweeps=True).name!r}), {unbound}"
     if name in SLURM_PER_TASK and _processes(plan) > 1:
         return (f"${name}: the batch script expands the command once, so every process gets the batch script's value, "
                 f"not its own; {_in_each_process(name)}")
@@ -317,11 +293,13 @@ def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
         return (f"${name}: nothing sets it in a kind '{spec.kind}' job (kind {kinds} does), {unbound}; "
                 f"use kind {kinds}, or set it in environment.variables")
     return (f"${name}: nothing sets it (not SLURM, the spec, the script or a login shell), {unbound} unless it is exported "
-            f"when you submit; set it in environment.variables, or write $${name} if a shell inside the command sets it")
+            f"when you submit; set it in environment.variables, or write '${name}' (single quotes keep it as written) if a "
+            "shell inside the command sets it")
 
 
 def _in_each_process(name: str) -> str:
-    return f"read it in the program (os.environ['{name}']), or write $${name} inside a bash -c '...' for each process's shell to expand"
+    return (f"read it in the program (os.environ['{name}']), or write it inside the single quotes of a bash -c '... ${name} ...', "
+            "which keep it for each process's shell to expand")
 
 
 def _processes(plan) -> int:
@@ -331,12 +309,6 @@ def _processes(plan) -> int:
     directives = dict(plan.directives)
     return int(directives.get("--nodes", 1)) * int(directives.get("--ntasks-per-node", 1))
 
-
-def _single_quoted(name: str, problem: str) -> str:
-    unset = f", and nothing sets {name} there, so under set -u the job stops with '{name}: unbound variable'" if problem else ""
-    return (f"${name} is inside single quotes, but slurmkit expands $NAME in every word of the command, quoted or not "
-            f"(docs/job-spec.md#launch): the batch script replaces it before the program starts{unset}; "
-            f"write $${name} for the program to see ${name}")
 
 
 # ------------------------------------------------------------------ files on the submit host

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
-from slurmkit.core.findings import Finding, Findings
+from slurmkit.core.findings import Finding, Findings, level_of
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, synonym_note, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
@@ -126,10 +126,10 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
-        findings.warn(field, message)
+        findings.append(Finding(level_of(message), field, message))   # the job stops with 'X: unbound variable': an error
     findings.extend(_environment_findings(plan, environ))
     findings.extend(_literal_arguments(spec))
-    return Resolution(plan, tuple(findings))
+    return Resolution(None if any(f.level == "error" for f in findings) else plan, tuple(findings))
 
 
 class Floors(Record):
@@ -533,9 +533,9 @@ def _check_kind_needs(spec: JobSpec, kind, findings: Findings) -> None:
     venv = spec.environment.venv
     if kind.needs_one_of and venv and venv.packages and not venv.requirements \
             and not set(kind.needs_one_of) & {package_name(p) for p in venv.packages}:
-        findings.warn("environment.venv.packages", f"kind {kind.name!r} needs {' or '.join(kind.needs_one_of)} in the job's "
-                      "Python, and the packages listed do not include it: the job would stop at once (a program or "
-                      f"module not found); add {kind.needs_one_of[0]}")
+        findings.error("environment.venv.packages", f"kind {kind.name!r} needs {' or '.join(kind.needs_one_of)} in the job's "
+                       "Python, and the packages listed do not include it: the job would stop at once (a program or "
+                       f"module not found); add {kind.needs_one_of[0]}")
     if kind.requeues_on_signal and spec.name in LIGHTNING_INTERACTIVE_NAMES:
         findings.error("name", f"Lightning takes a job named {spec.name!r} for an interactive session and ignores SLURM: no "
                        "ranks from it, no save and requeue on the signal; name the job otherwise")

@@ -14,7 +14,7 @@ its place is not waited on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.array_ids import TaskIds, task_ids
 from slurmkit.core.errors import SlurmkitError
@@ -172,3 +172,62 @@ def job_log_path(folder: Union[str, Path], job_id: str, stream: str, logs: Seque
         return Path(folder) / f"{job_id}_0_log.{'err' if stream == 'stderr' else 'out'}"
     pattern = logs[0] if stream != "stderr" else (logs[1] if len(logs) > 1 else None)
     return Path(log_file(pattern, job_id)) if pattern else None
+
+
+#: the most of a log's end that is read to show its last lines (a log may be gigabytes).
+TAIL_BYTES = 64 * 1024
+
+
+class LogTail(Record):
+    """The last lines of one of a job's logs, where the failure is reported: which stream
+    (``stdout``, ``stderr``, or ``output`` where stderr joins it), the file, and its end
+    (``None``: no such file; ``""``: the file is empty)."""
+
+    stream: str
+    path: str
+    text: Optional[str]
+
+
+def read_tail(path: Union[str, Path], lines: int) -> Optional[str]:
+    """The last ``lines`` lines of the file ``path``, read from its last TAIL_BYTES; None when
+    it is not there or not a regular file (a pipe put in its place is not waited on)."""
+    from slurmkit.core.files import open_regular
+
+    try:
+        with open_regular(path) as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - TAIL_BYTES))
+            data = handle.read(TAIL_BYTES)
+    except OSError:
+        return None
+    text = data.decode("utf-8", "replace").rstrip("\n")
+    return "\n".join(text.splitlines()[-lines:]) if text.strip() else ""
+
+
+def log_tails(folder: Union[str, Path], job_id: str, logs: Sequence[str] = (), lines: int = 20,
+              read: Callable[[str, int], Optional[str]] = read_tail) -> Tuple[LogTail, ...]:
+    """The ends of the job's stderr and stdout (the spec's own log names where it gave them):
+    one ``output`` tail where the spec names no error log, since sbatch joins stderr to the output.
+    ``read(path, lines)``: this host's files, or a cluster's over ssh (cli/remote.py)."""
+    err = job_log_path(folder, job_id, "stderr", logs)
+    out = job_log_path(folder, job_id, "stdout", logs)
+    assert out is not None, "an output log always has a path"
+    if err is None or err == out:
+        return (LogTail("output", str(out), read(str(out), lines)),)
+    return LogTail("stderr", str(err), read(str(err), lines)), LogTail("stdout", str(out), read(str(out), lines))
+
+
+def tail_lines(tails: Sequence[LogTail], lines: int = 20) -> List[str]:
+    """The tails as text to show: a labelled header with the file, then its lines (a missing or
+    empty log said so in its header)."""
+    shown: List[str] = []
+    for tail in tails:
+        if tail.text is None:
+            shown.append(f"--- {tail.stream}: no log at {tail.path} ---")
+        elif not tail.text:
+            shown.append(f"--- {tail.stream}: {tail.path} is empty ---")
+        else:
+            end = tail.text.splitlines()[-lines:]
+            shown.append(f"--- {tail.stream} ({tail.path}), its last {len(end)} line{'s' if len(end) != 1 else ''} ---")
+            shown.extend(end)
+    return shown

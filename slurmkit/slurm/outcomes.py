@@ -8,9 +8,10 @@ neither of them, nor submitit: ``slurmkit.as_completed`` stays cheap to look up.
 """
 
 import time
-from typing import Iterable, Iterator, List, Optional, Protocol, Sequence, TypeVar
+from typing import Iterable, Iterator, List, Optional, Protocol, Sequence, Tuple, TypeVar
 
 from slurmkit.core.errors import SlurmkitError
+from slurmkit.slurm.jobfiles import LogTail, log_tails, tail_lines
 from slurmkit.slurm.monitor import Cadence, JobStatus, SlurmNotConfigured, SlurmUnreachable, verdict
 
 #: the lines of a failed job's log that JobFailed shows.
@@ -45,23 +46,58 @@ class WaitTimeout(SlurmkitError, TimeoutError):
 
 
 class JobFailed(SlurmkitError):
-    """A script job (or a task of a sweep, or a chain's last link) did not complete: its state,
-    exit status and the end of its log, so that the reason is in the traceback."""
+    """A job (a script's, a function's that raised nothing this process can rebuild, a task of
+    a sweep, or a chain's last link) did not complete: its state, exit status and the ends of
+    its stderr and stdout with their files, so that the reason is in the traceback. A function
+    job's remote traceback, where one was written, is in ``remote_traceback``."""
 
     exit_code = 1
 
-    def __init__(self, status: JobStatus, log_tail: str = "", failed: Sequence[str] = ()) -> None:
-        self.status, self.log_tail, self.failed = status, log_tail, tuple(failed)
+    def __init__(self, status: JobStatus, log_tail: str = "", failed: Sequence[str] = (),
+                 tails: Sequence[LogTail] = (), remote_traceback: str = "", why: str = "") -> None:
+        self.status, self.failed, self.tails = status, tuple(failed), tuple(tails)
+        self.remote_traceback = remote_traceback
+        self.log_tail = log_tail or next((t.text for t in self.tails if t.stream != "stdout" and t.text),
+                                         next((t.text for t in self.tails if t.text), ""))
         which = f"{len(failed)} task(s) of job {status.job_id.split('_')[0]} failed ({', '.join(failed[:10])}" \
                 f"{', ...' if len(failed) > 10 else ''}); the first, " if failed else ""
-        message = f"{which}job {status.job_id}: {verdict(status)}"
-        if log_tail:
+        message = f"{which}job {status.job_id}: {verdict(status)}" + (f"; {why}" if why else "")
+        if remote_traceback:
+            message += f"\n--- the traceback on the node ---\n{remote_traceback.rstrip()}"
+        if self.tails:
+            message += "\n" + "\n".join(tail_lines(self.tails))
+        elif log_tail:
             message += f"\n--- the end of its log ---\n{log_tail}"
         super().__init__(message)
 
     @property
     def exit_status(self) -> Optional[int]:
         return self.status.exit_code
+
+    def _tail(self, *streams: str) -> Optional[LogTail]:
+        return next((t for t in self.tails if t.stream in streams), None)
+
+    @property
+    def stdout_tail(self) -> str:
+        """The last lines of its output log ('' when it is empty or not there)."""
+        tail = self._tail("stdout", "output")
+        return (tail.text or "") if tail else ""
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines of its error log (the output log where stderr joins it)."""
+        tail = self._tail("stderr", "output")
+        return (tail.text or "") if tail else ""
+
+    @property
+    def stdout_path(self) -> Optional[str]:
+        tail = self._tail("stdout", "output")
+        return tail.path if tail else None
+
+    @property
+    def stderr_path(self) -> Optional[str]:
+        tail = self._tail("stderr", "output")
+        return tail.path if tail else None
 
 
 def log_tail(handle: Logged, lines: int = TAIL_LINES) -> str:
@@ -72,11 +108,21 @@ def log_tail(handle: Logged, lines: int = TAIL_LINES) -> str:
     return ""
 
 
+def tails_of(handle: object, lines: int = TAIL_LINES) -> Tuple[LogTail, ...]:
+    """The ends of a handle's stderr and stdout, at its own log names (the spec's, or slurmkit's
+    in its folder); none for a handle that cannot say where its logs are."""
+    paths = getattr(handle, "paths", None)
+    if paths is None:
+        return ()
+    return log_tails(paths.folder, getattr(handle, "job_id"), getattr(handle, "logs", ()), lines)
+
+
 def script_result(handle: Logged, status: JobStatus) -> int:
     """A script job's result: its exit status when it completed (outputs saved), else JobFailed."""
     if status.ok and status.exit_code == 0:
         return 0
-    raise JobFailed(status, log_tail(handle))
+    tails = tails_of(handle)
+    raise JobFailed(status, "" if tails else log_tail(handle), tails=tails)
 
 
 def deadline_of(timeout: Optional[float]) -> Optional[float]:
@@ -136,7 +182,8 @@ def sweep_result(tasks: Sequence[Logged], statuses: Sequence[JobStatus]) -> List
     failed = [(task, status) for task, status in zip(tasks, statuses) if not (status.ok and status.exit_code == 0)]
     if failed:
         first_task, first = failed[0]
-        raise JobFailed(first, log_tail(first_task), failed=[s.job_id for _, s in failed])
+        tails = tails_of(first_task)
+        raise JobFailed(first, "" if tails else log_tail(first_task), failed=[s.job_id for _, s in failed], tails=tails)
     return [0 for _ in statuses]   # every task completed with exit status 0
 
 

@@ -26,7 +26,7 @@ from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, dependency
 from slurmkit.core.slurmconf import check_slurm_conf
 from slurmkit.slurm.jobfiles import job_log_path
 from slurmkit.slurm.monitor import TERMINAL, JobStatus, Poller
-from slurmkit.slurm.outcomes import ended_in_turn, joined_logs, script_result, sweep_result, sweep_state
+from slurmkit.slurm.outcomes import JobFailed, ended_in_turn, joined_logs, script_result, sweep_result, sweep_state, tails_of
 from slurmkit.slurm.registry import COMMENT_PREFIX, RegistryError, Submission, adopted, intent, now_iso, query_tokens, record, registry_path
 from slurmkit.slurm.slurmcli import SchedulerError, run_slurm
 
@@ -139,11 +139,40 @@ class JobHandle(SlurmJob[R]):
         return self.paths.submitted_pickle.exists()
 
     def result(self) -> R:
-        """Wait for the job; a function job's return value (submitit's, raising what the
-        function raised), a script job's exit status: 0, or JobFailed with the end of its log."""
+        """Wait for the job; a function job's return value, or the exception the function raised
+        (its own, with the traceback on the node as its cause), or JobFailed where there is
+        none to raise (killed, out of memory, cancelled, or not rebuilt here); a script job's
+        exit status: 0, or JobFailed with the ends of its logs."""
+        status = self.wait()
         if self.is_function:
-            return super().result()
-        return cast(R, script_result(self, self.wait()))   # a script job is a JobHandle[int]: submit_script makes it
+            return function_result(self, status, super().result)
+        return cast(R, script_result(self, status))   # a script job is a JobHandle[int]: submit_script makes it
+
+
+def function_result(handle: "JobHandle[R]", status: JobStatus, returned: Callable[[], R]) -> R:
+    """A function job's end for its caller: what it returned (``returned``: submitit's reading of
+    its result file), what it raised (raised.py), else JobFailed with its state and logs."""
+    from submitit.core.utils import FailedJobError, UncompletedJobError
+
+    from slurmkit.slurm.raised import read_raised, with_remote_traceback
+
+    raised = read_raised(handle.paths.result_pickle)
+    if raised is not None and raised.error is not None:
+        raise with_remote_traceback(raised.error, raised.traceback, handle.job_id)
+    if raised is not None:
+        raise JobFailed(status, tails=tails_of(handle), remote_traceback=raised.traceback, why=raised.why)
+    if not status.ok and not handle.paths.result_pickle.exists():   # it died without a word: nothing to wait for
+        raise JobFailed(status, tails=tails_of(handle), why="the function returned nothing and raised nothing")
+    try:
+        return returned()
+    except (FailedJobError, UncompletedJobError) as error:   # submitit's words for an end it could not read
+        raise JobFailed(status, tails=tails_of(handle), remote_traceback=_submitit_trace(str(error))) from None
+
+
+def _submitit_trace(message: str) -> str:
+    """The traceback in submitit's FailedJobError text (between its dashed lines), else ''."""
+    parts = message.split("----------------------\n")
+    return parts[1].rstrip() if len(parts) >= 3 else ""
 
     def cancel(self, check: bool = True) -> None:
         """scancel through run_slurm, as every other handle's: a configuration SLURM cannot read

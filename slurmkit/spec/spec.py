@@ -748,8 +748,10 @@ def _precision_word(value):
 
 
 def _read_command(read: _Reader, command) -> Tuple[str, ...]:
-    """A command string is split as the shell would; an unquoted ``>``, ``|`` or ``&&`` in it is
-    refused, since as an argument it would reach the program as text instead of redirecting."""
+    """A command string is split as the shell would, quotes and all: ``$NAME`` expands unquoted or
+    in double quotes, and stays as written in single quotes or after a backslash. An unquoted
+    ``>``, ``|`` or ``&&`` in it is refused, since as an argument it would reach the program as
+    text instead of redirecting."""
     path = ("launch", "command")
     words = command if isinstance(command, list) else []
     # a word that is a number is short, or text() refuses it (str() of a huge int would fail here)
@@ -762,9 +764,13 @@ def _read_command(read: _Reader, command) -> Tuple[str, ...]:
     else:
         read.no_nul(command, path)
         try:
-            argv = sanity.split_command(command)
+            argv = sanity.split_command_words(command)
         except ValueError as error:
             read.fail(path, f"cannot split it into arguments ({error}); give a list of arguments instead")
+        doubled = sanity.doubled_dollar_in_single_quotes(command)
+        if doubled:
+            read.fail(path, f"{doubled} holds $$ inside single quotes, where every $ stays as written, as in a shell: the program "
+                            f"would get $$; write {doubled.replace('$$', '$')} for it to get {doubled[1:-1].replace('$$', '$')}")
         operators = split_at_operators(command)[1]
         if operators:
             read.fail(path, f"{operators[0]!r} is shell syntax, not an argument: write launch: {{shell: {command!r}}} "

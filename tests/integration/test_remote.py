@@ -267,3 +267,19 @@ def test_report_over_the_connection_reads_the_gpu_samples_on_the_cluster(sshd, l
     assert "GPU use (2 GPUs, idle under" in report.stdout and "IDLE" in report.stdout, report.stdout
     data = json.loads(slurmkit(laptop, "report", job_id, "--remote", "local", "--json").stdout)
     assert [g["index"] for g in data["gpu_use"][job_id]["gpus"]] == [0, 1], data.get("gpu_use")
+
+
+def test_watch_over_remote_of_a_failed_job_shows_the_end_of_its_logs_read_on_the_cluster(sshd, laptop, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    spec = {"name": "remote-fails", "profile": "local", "account": "def-test", "resources": {"time": "5m"},
+            "launch": {"shell": "echo printed-there; echo broke-there >&2; exit 3"}}
+    (folder / "job.yaml").write_text(yaml.safe_dump(spec))
+    submitted = slurmkit(laptop, "submit", str(folder / "job.yaml"), "--remote", "local")
+    assert submitted.returncode == 0, submitted.stderr
+    job_id = job_id_of(submitted.stdout)
+    watched = slurmkit(laptop, "watch", job_id, "--remote", "local", "--interval", "5")
+    assert watched.returncode == 1, watched.stdout + watched.stderr
+    remote_logs = json.loads(Path(laptop["SLURMKIT_REGISTRY"]).read_text().splitlines()[-1])["folder"]
+    assert (f"job {job_id} FAILED exit 3\n--- stderr ({remote_logs}/{job_id}_0_log.err), its last 1 line ---\nbroke-there\n"
+            f"--- stdout ({remote_logs}/{job_id}_0_log.out), its last 1 line ---\nprinted-there\n") in watched.stdout

@@ -129,7 +129,9 @@ def test_watch_of_a_large_array_prints_counts_and_only_the_tasks_that_ended_badl
     monkeypatch.setattr(efficiency, "settled_report", lambda job_id: (_ for _ in ()).throw(SchedulerError("skipped")))
     result = CliRunner().invoke(main, ["watch", "9"])
     lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
-    assert lines == ["1000 jobs: 997 PENDING, 3 RUNNING", "1000 jobs: 999 COMPLETED, 1 FAILED", "9_998 FAILED exit 1"]
+    assert lines[:3] == ["1000 jobs: 997 PENDING, 3 RUNNING", "1000 jobs: 999 COMPLETED, 1 FAILED", "9_998 FAILED exit 1"]
+    assert result.stdout.splitlines()[3:] == ["job 9_998 FAILED exit 1", f"--- stderr: no log at {tmp_path}/9_998_0_log.err ---",
+                                              f"--- stdout: no log at {tmp_path}/9_998_0_log.out ---"]
     assert result.exit_code == 1
 
 

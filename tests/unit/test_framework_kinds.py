@@ -269,16 +269,17 @@ def test_a_choice_in_the_wrong_case_is_offered_in_the_right_one():
     ("accelerate", ["torch"], True), ("accelerate", ["torch", "accelerate==1.15.0"], False),
     ("lightning", ["torch"], True), ("lightning", ["pytorch_lightning>=2"], False), ("lightning", ["lightning[extra]"], False),
 ])
-def test_a_venv_without_the_kinds_framework_is_warned_about(kind, packages, warned):
+def test_a_venv_without_the_kinds_framework_is_an_error(kind, packages, warned):
     """An outside tester: kind accelerate with a venv of torch alone passed check, and the job
-    failed in 3 s with 'exec: accelerate: not found' (exit 127)."""
+    failed in 3 s with 'exec: accelerate: not found' (exit 127). It will fail: an error, so
+    that submit refuses it."""
     r = job("fir", {"gpus": "h100:2"}, kind=kind, environment={"venv": {"packages": packages}})
-    assert bool([w for w in r.warnings if w.field == "environment.venv.packages" and "would stop at once" in w.message]) == warned
+    assert bool([w for w in r.errors if w.field == "environment.venv.packages" and "would stop at once" in w.message]) == warned
 
 
 def test_a_requirements_file_may_hold_the_framework():
     r = job("fir", {"gpus": "h100:2"}, kind="accelerate", environment={"venv": {"packages": ["torch"], "requirements": "req.txt"}})
-    assert not [w for w in r.warnings if "would stop at once" in w.message]
+    assert not [w for w in r.findings if "would stop at once" in w.message]
 
 
 @pytest.mark.parametrize("name", ["bash", "interactive"])

@@ -222,8 +222,16 @@ def test_a_name_that_is_not_set_stops_the_job_instead_of_running_with_an_empty_a
 
 
 def test_a_command_string_keeps_its_quoted_words_together(tools):
-    script = script_of(launch={"command": f"{sys.executable} -c \"{HARNESS}\" --tag 'run 1' \"a  b\" '$$x'"})
+    script = script_of(launch={"command": f"{sys.executable} -c \"{HARNESS}\" --tag 'run 1' \"a  b\" '$x'"})
     assert run_script(script, tools)["argv"] == ["--tag", "run 1", "a  b", "$x"]
+
+
+def test_a_command_string_expands_dollar_names_as_bash_does(tools):
+    """Single quotes and a backslash keep $ as written; unquoted and in double quotes $NAME expands."""
+    script = script_of(launch={"command": f"{sys.executable} -c \"{HARNESS}\" '$SK_V' \"$SK_V\" $SK_V \\$SK_V \"\\$SK_V\" "
+                                          "'a'$SK_V'b' \"'$SK_V'\""},
+                       environment={"variables": {"SK_V": "v"}})
+    assert run_script(script, tools)["argv"] == ["$SK_V", "v", "v", "$SK_V", "$SK_V", "avb", "'v'"]
 
 
 def test_an_alliance_gpu_script_with_hostile_values_runs_with_lmod_stubbed(tools, tmp_path):

@@ -2,7 +2,7 @@
 shell variables the batch script expands, and files that are not on the submit host.
 
 Each case is one a user met: a command that reads $SLURM_TMPDIR/data with no stage section,
-$MASTER_ADDR in an mpi job and $i inside single quotes under `set -u`, a
+$MASTER_ADDR in an mpi job under `set -u` (an error: the job would stop), $i inside single quotes (kept as a shell keeps it), a
 requirements file or staged input that is not there."""
 
 import functools
@@ -35,6 +35,12 @@ def resolved(command, profile_name="nibi", **fields):
 def read_warnings(resolution, field="launch.command"):
     assert resolution.plan is not None, resolution.errors
     return [f.message for f in resolution.warnings if f.field == field]
+
+
+def read_errors(resolution, field="launch.command"):
+    """What will stop the job: an error, so that no plan is made and submit refuses it."""
+    assert resolution.plan is None and not resolution.warnings, resolution.findings
+    return [f.message for f in resolution.errors if f.field == field]
 
 
 UNSTAGED = ("$SLURM_TMPDIR/data: nothing puts it on the node (no stage input, venv, build or checkpoint makes it), "
@@ -118,8 +124,8 @@ def test_tmpdir_paths_finds_each_path_relative_to_slurm_tmpdir():
 # --------------------------------------------------------------------------- variables
 
 
-def test_master_addr_in_an_mpi_job_is_unset_and_the_warning_names_kind_ddp():
-    (message,) = read_warnings(resolved("./solver --peer $MASTER_ADDR", kind="mpi", resources={"nodes": 2}))
+def test_master_addr_in_an_mpi_job_is_unset_and_the_error_names_kind_ddp():
+    (message,) = read_errors(resolved("./solver --peer $MASTER_ADDR", kind="mpi", resources={"nodes": 2}))
     assert message == ("$MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' or 'lightning' or 'accelerate' does), "
                        "so under set -u the job stops with 'MASTER_ADDR: unbound variable'; "
                        "use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables")
@@ -138,30 +144,33 @@ def test_a_variable_nothing_sets_is_warned_with_what_to_do():
     (message,) = read_warnings(resolved("python t.py --data $DATASET"))
     assert message == ("$DATASET: nothing sets it (not SLURM, the spec, the script or a login shell), so under set -u the job "
                        "stops with 'DATASET: unbound variable' unless it is exported when you submit; set it in "
-                       "environment.variables, or write $$DATASET if a shell inside the command sets it")
+                       "environment.variables, or write '$DATASET' (single quotes keep it as written) if a shell inside the "
+                       "command sets it")
 
 
 def test_an_array_variable_outside_an_array_job_names_kind_array():
-    (message,) = read_warnings(resolved("python t.py --seed $SLURM_ARRAY_TASK_ID"))
-    assert message == ("$SLURM_ARRAY_TASK_ID: SLURM sets it only in array jobs (kind 'array'), so under set -u this job stops "
+    (message,) = read_errors(resolved("python t.py --seed $SLURM_ARRAY_TASK_ID"))
+    assert message == ("$SLURM_ARRAY_TASK_ID: SLURM sets it only in array jobs (kind 'array'), so under set -u the job stops "
                        "with 'SLURM_ARRAY_TASK_ID: unbound variable'")
+    (empty,) = read_warnings(resolved("python t.py --seed $SLURM_ARRAY_TASK_ID", environment={"nounset": False}))
+    assert empty.endswith("so it reads as empty there (environment.nounset: false)")
 
 
 def test_a_process_own_variable_in_the_command_is_expanded_once_by_the_batch_script():
-    (message,) = read_warnings(resolved("python t.py --rank $RANK", kind="ddp", resources={"nodes": 2, "gpus": "h100:4"}))
+    (message,) = read_errors(resolved("python t.py --rank $RANK", kind="ddp", resources={"nodes": 2, "gpus": "h100:4"}))
     assert message == ("$RANK: each process gets it in its environment (from kind 'ddp' or torchrun), but the batch script "
                        "expands the command once, before any process starts, and it is unset there, so under set -u the job "
-                       "stops with 'RANK: unbound variable'; read it in the program (os.environ['RANK']), or write $$RANK "
-                       "inside a bash -c '...' for each process's shell to expand")
+                       "stops with 'RANK: unbound variable'; read it in the program (os.environ['RANK']), or write it inside "
+                       "the single quotes of a bash -c '... $RANK ...', which keep it for each process's shell to expand")
     (procid,) = read_warnings(resolved("python t.py --rank $SLURM_PROCID", kind="mpi", resources={"tasks_per_node": 4}))
     assert procid == ("$SLURM_PROCID: the batch script expands the command once, so every process gets the batch script's "
-                      "value, not its own; read it in the program (os.environ['SLURM_PROCID']), or write $$SLURM_PROCID "
-                      "inside a bash -c '...' for each process's shell to expand")
+                      "value, not its own; read it in the program (os.environ['SLURM_PROCID']), or write it inside the "
+                      "single quotes of a bash -c '... $SLURM_PROCID ...', which keep it for each process's shell to expand")
     assert read_warnings(resolved("python t.py --rank $SLURM_PROCID")) == []     # one process: the batch step's 0 is its own
 
 
-def test_a_module_variable_is_warned_when_its_module_is_not_loaded():
-    (message,) = read_warnings(resolved("./build.sh $EBROOTNCCL"))
+def test_a_module_variable_is_an_error_when_its_module_is_not_loaded():
+    (message,) = read_errors(resolved("./build.sh $EBROOTNCCL"))
     assert message == ("$EBROOTNCCL: the nccl module sets it, and this job does not load it, so under set -u the job stops "
                        "with 'EBROOTNCCL: unbound variable'; add nccl/VERSION to environment.modules")
     assert read_warnings(resolved("./build.sh $EBROOTNCCL $CUDA_HOME", environment={"modules": ["cuda/12.2", "nccl/2.18.3"]})) == []
@@ -194,21 +203,24 @@ def test_the_kinds_table_says_what_each_kind_really_sets():
 # ---------------------------------------------------------------------- single quotes
 
 
-def test_a_name_inside_single_quotes_is_explained():
-    (message,) = read_warnings(resolved("bash -c 'for i in 1 2; do echo $i; done'"))
-    assert message == ("$i is inside single quotes, but slurmkit expands $NAME in every word of the command, quoted or not "
-                       "(docs/job-spec.md#launch): the batch script replaces it before the program starts, and nothing sets "
-                       "i there, so under set -u the job stops with 'i: unbound variable'; write $$i for the program to see $i")
+def test_a_name_inside_single_quotes_is_left_for_the_programs_shell_as_in_bash():
+    """As in a shell: single quotes keep $i as written (for bash -c's own loop), so nothing is
+    said of it, and the script passes it on as $i."""
+    resolution = resolved("bash -c 'for i in 1 2; do echo $i; done'")
+    assert read_warnings(resolution) == [] and resolution.plan.command == ("bash", "-c", "for i in 1 2; do echo $$i; done")
+    assert read_warnings(resolved("bash -c 'echo $HOME'")) == []
 
 
-def test_a_set_name_inside_single_quotes_is_explained_without_the_unbound_part():
-    (message,) = read_warnings(resolved("bash -c 'echo $HOME'"))
-    assert message == ("$HOME is inside single quotes, but slurmkit expands $NAME in every word of the command, quoted or not "
-                       "(docs/job-spec.md#launch): the batch script replaces it before the program starts; write $$HOME "
-                       "for the program to see $HOME")
+def test_a_doubled_dollar_inside_single_quotes_is_refused_with_how_to_write_it():
+    from slurmkit.core.errors import SpecError
+
+    with pytest.raises(SpecError) as caught:
+        resolved("bash -c 'echo $$i'")
+    assert caught.value.detail == ("'echo $$i' holds $$ inside single quotes, where every $ stays as written, as in a shell: "
+                                   "the program would get $$; write 'echo $i' for it to get echo $i")
 
 
-@pytest.mark.parametrize("command", ["bash -c 'echo $$i'", "bash -c \"echo $HOME\"", "echo \"it's $HOME\"", "echo \\'$HOME\\'"])
+@pytest.mark.parametrize("command", ["bash -c 'echo $i'", "bash -c \"echo $HOME\"", "echo \"it's $HOME\"", "echo \\'$HOME\\'"])
 def test_no_single_quote_warning_where_none_is_due(command):
     assert read_warnings(resolved(command)) == []
 
@@ -241,7 +253,11 @@ def local_warnings(job):
     return [(f.field, f.message) for f in job.check() if f.level == "warning"]
 
 
-def test_a_staged_input_or_requirements_file_that_is_not_here_is_warned(tmp_path):
+def local_errors(job):
+    return [(f.field, f.message) for f in job.check() if f.level == "error"]
+
+
+def test_a_staged_input_that_is_not_here_is_warned_and_a_requirements_file_is_an_error(tmp_path):
     job = spec_file(tmp_path, stage={"inputs": ["data.tar", {"from": "cfg", "to": "cfg"}]}, launch="python t.py --cfg $SLURM_TMPDIR/cfg",
                     environment={"venv": {"requirements": "requirements.txt"}})
     assert local_warnings(job) == [
@@ -249,13 +265,13 @@ def test_a_staged_input_or_requirements_file_that_is_not_here_is_warned(tmp_path
                            "unless something puts it there before the job starts"),
         ("stage.inputs.1", f"cfg is not on this host ({tmp_path}/cfg): the job stops when it stages it in, "
                            "unless something puts it there before the job starts"),
-        ("environment.venv.requirements", f"requirements.txt is not on this host ({tmp_path}/requirements.txt): "
-                                          "pip install -r stops the job"),
     ]
+    assert local_errors(job) == [("environment.venv.requirements", f"requirements.txt is not on this host "
+                                                                   f"({tmp_path}/requirements.txt): pip install -r stops the job")]
     (tmp_path / "data.tar").write_bytes(b"")
     (tmp_path / "cfg").mkdir()
     (tmp_path / "requirements.txt").write_text("numpy\n")
-    assert local_warnings(job) == []
+    assert local_warnings(job) == [] and local_errors(job) == []
 
 
 def test_a_venv_path_that_is_not_a_virtualenv_is_warned(tmp_path, monkeypatch):
@@ -291,16 +307,16 @@ def test_slurmkit_check_shows_each_read_with_its_line_and_exits_zero(tmp_path, m
     monkeypatch.chdir(tmp_path)
     (tmp_path / "job.yaml").write_text("name: sim\nprofile: nibi\naccount: def-x\nkind: mpi\nresources: {time: 3h, nodes: 2}\n"
                                        "stage:\n  inputs: [{from: mesh.tar, to: mesh}]\n"
-                                       "launch: ./solver --peer $MASTER_ADDR --mesh ${SLURM_TMPDIR}/mesh --out $SLURM_TMPDIR/out\n")
+                                       "launch: ./solver --peer $PEER --mesh ${SLURM_TMPDIR}/mesh --out $SLURM_TMPDIR/out\n")
     result = CliRunner().invoke(main, ["check", "job.yaml"])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         "warning: job.yaml:8: launch.command: $SLURM_TMPDIR/out: nothing puts it on the node (no stage input, venv, build or "
         "checkpoint makes it), so a program that reads it finds nothing there; stage it (stage.inputs: [{from: DATA, to: out}]); "
         "if the program writes it, save it with stage.outputs ({from: out, to: DESTINATION}), or it is lost when the job ends",
-        "warning: job.yaml:8: launch.command: $MASTER_ADDR: nothing sets it in a kind 'mpi' job "
-        "(kind 'ddp' or 'lightning' or 'accelerate' does), so under set -u the job stops with 'MASTER_ADDR: unbound variable'; "
-        "use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables",
+        "warning: job.yaml:8: launch.command: $PEER: nothing sets it (not SLURM, the spec, the script or a login shell), so "
+        "under set -u the job stops with 'PEER: unbound variable' unless it is exported when you submit; set it in "
+        "environment.variables, or write '$PEER' (single quotes keep it as written) if a shell inside the command sets it",
         f"warning: job.yaml:7: stage.inputs.0: mesh.tar is not on this host ({tmp_path}/mesh.tar): the job stops when "
         "it stages it in, unless something puts it there before the job starts",
     ]

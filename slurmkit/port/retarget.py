@@ -849,11 +849,18 @@ PARALLEL_MODULES = ("gnu-parallel", "parallel")
 
 def _needless_tool_modules(port: _Port, modules: List[str]) -> Dict[str, str]:
     """{module: why it goes}: a GNU Parallel module, where the target's profile says that
-    `parallel` needs none (``software.modules.parallel: ""``, from the site's own pages)."""
-    if port.target.software.modules.get("parallel") != "":
-        return {}
-    return {m: f"{m}: GNU Parallel is on PATH on {port.target.name} without a module" for m in modules
-            if m.split("/")[0].lower() in PARALLEL_MODULES}
+    `parallel` needs none (``software.modules.parallel: ""``, from the site's own pages); the
+    internet proxy module, where the target's compute nodes reach the internet themselves
+    (``software.modules.httpproxy: ""``)."""
+    tools = port.target.software.modules
+    needless = {}
+    if tools.get("parallel") == "":
+        needless.update({m: f"{m}: GNU Parallel is on PATH on {port.target.name} without a module" for m in modules
+                         if m.split("/")[0].lower() in PARALLEL_MODULES})
+    if tools.get("httpproxy") == "":
+        needless.update({m: f"{m}: {port.target.name}'s compute nodes reach the internet without a proxy module" for m in modules
+                         if m.split("/")[0].lower() == "httpproxy"})
+    return needless
 
 
 def _site_stack_to_stdenv(port: _Port, modules: List[str], kept: List[str]) -> Tuple[List[str], List[str]]:
@@ -976,10 +983,13 @@ def _port_site_paths(port: _Port) -> None:
 
 
 def _port_account(port: _Port) -> None:
+    """A RAC account (rrg-, rpp-) is granted for one cluster and may not exist on the target. A
+    note, not a to-do: sbatch checks the account when the job is submitted and refuses one that
+    does not exist at once, in its own words, so nothing can run wrong or fail late for it."""
     account = port.spec.account
-    if account and account.startswith(CLUSTER_BOUND_ACCOUNTS):
-        port.warn("account", f"{account!r} is a RAC allocation, granted for one cluster: check that it exists on {port.target.name} "
-                  "(your def- account exists everywhere)")
+    if account and account.startswith(CLUSTER_BOUND_ACCOUNTS) and port.source.name != port.target.name:
+        port.note("account", f"{account!r} is a RAC allocation, granted for one cluster: if {port.target.name} has none by "
+                  "that name, sbatch refuses the job at once (Invalid account); use your def- account then, which exists everywhere")
 
 
 # ---------------------------------------------------------------------------------- output

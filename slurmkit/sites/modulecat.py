@@ -277,7 +277,19 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
     built = frozenset(families(builds.plain))
     checks = [check_module(m, catalogue + builds.plain, profile.name, oldest, profile.software.stdenv,
                            profile.software.installed, built) for m in modules]
-    return [_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]) for c in checks]
+    return [_site_module(_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]), profile) for c in checks]
+
+
+def _site_module(check: ModuleCheck, profile: SiteProfile) -> ModuleCheck:
+    """The internet proxy module where the compute nodes reach no internet and the site has no
+    such module (Trillium): the job must work offline there, which only the user can arrange."""
+    if check.module.partition("/")[0] != "httpproxy" or profile.storage.internet_on_compute is not False:
+        return check
+    if profile.software.modules.get("httpproxy"):
+        return check
+    return ModuleCheck(check.module, check.module, warning=(
+        f"{check.module}: {profile.name}'s compute nodes reach no internet and it has no proxy module: the job must work "
+        "offline there (download what it needs on a login node first, and run online services in offline mode)"))
 
 
 def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile, others: Sequence[str]) -> ModuleCheck:

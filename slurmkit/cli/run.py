@@ -152,6 +152,9 @@ def _watch(job_ids, interval: float) -> int:
 
     try:
         ids, folders, sizes, records = _ids_and_folders(job_ids)
+        if not ids:   # nothing to follow: a watch of no job would wait for ever, saying nothing
+            click.echo("no jobs submitted with slurmkit yet: nothing to watch")
+            return 0
         watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
         final = views.live(watch, records) if pretty_output() else views.plain(watch, records)
     except SlurmkitError as error:

@@ -465,3 +465,10 @@ def test_remote_status_of_a_recorded_job_the_cluster_forgot_is_one_line_and_exit
     result = CliRunner().invoke(main, ["status", "77", "--remote", "local"])
     assert result.exit_code == 1
     assert result.stderr == "error: job 77: SLURM on far knows no such job (purged from accounting, or another cluster's)\n"
+
+
+def test_watch_with_no_job_recorded_says_so_and_ends(registry, monkeypatch):
+    """With no id given and none recorded, a watch would follow nothing for ever, silently."""
+    monkeypatch.setattr(slurmcli, "run_slurm", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked SLURM")))
+    result = CliRunner().invoke(main, ["watch"])
+    assert (result.exit_code, result.stdout) == (0, "no jobs submitted with slurmkit yet: nothing to watch\n")

@@ -70,7 +70,7 @@ class Job:
         ``folder``: the log folder it will be submitted with (submit's ``folder``; default logs/
         beside the spec), which the site rules check (a folder read-only inside jobs)."""
         from slurmkit.resolve.manytasks import task_file_findings
-        from slurmkit.resolve.reads import missing_local_paths
+        from slurmkit.resolve.reads import missing_local_paths, said_for_this_shell
         from slurmkit.resolve.resolve import staged_data_findings
         from slurmkit.resolve.staging import inspect_inputs
 
@@ -80,7 +80,8 @@ class Job:
         missing = missing_local_paths(self.spec, resolution.plan, self.base_dir()) if resolution.plan else ()
         retired = self._retirement(site) if not _says_port(resolution) else None
         return (tuple(Finding("error", "profile", retired) for _ in (retired,) if retired)
-                + tuple(f for f in resolution.findings if not retired or (f.field, f.message) != ("profile", retired))
+                + tuple(f for f in said_for_this_shell(resolution.findings, missing)
+                        if not retired or (f.field, f.message) != ("profile", retired))
                 + tuple(Finding(level_of(message), field, message) for field, message in missing)
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())

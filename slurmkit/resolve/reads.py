@@ -292,9 +292,37 @@ def _why_unset(name: str, spec, plan, batch: Set[str]) -> str:
         kinds = " or ".join(f"'{kind}'" for kind in BATCH_SET_BY[name])
         return (f"${name}: nothing sets it in a kind '{spec.kind}' job (kind {kinds} does), {unbound}; "
                 f"use kind {kinds}, or set it in environment.variables")
-    return (f"${name}: nothing sets it (not SLURM, the spec, the script or a login shell), {unbound} unless it is exported "
-            f"when you submit; set it in environment.variables, or write '${name}' (single quotes keep it as written) if a "
+    return (f"${name}: nothing sets it (not SLURM, the spec, the script or a login shell), {unbound} {EXPORTED_HEDGE}; "
+            f"set it in environment.variables, or write '${name}' (single quotes keep it as written) if a "
             "shell inside the command sets it")
+
+
+#: how _why_unset says that the submitting shell may still set a variable: sbatch passes its
+#: environment on (--export=ALL, SLURM's default), so only submit, on this host, can tell.
+EXPORTED_HEDGE = "unless it is exported when you submit"
+
+
+def _unexported_variables(spec, plan, environ: Mapping[str, str]) -> List[Found]:
+    """The variables nothing but the submitting shell could set, that this shell does not set:
+    submitted from here, the job stops at its first use of each (an error, where _why_unset
+    could only warn)."""
+    found = []
+    for field, message in _unset_variables(spec, plan):
+        name = message[1:].split(":", 1)[0]
+        if EXPORTED_HEDGE in message and name not in environ:
+            found.append((field, f"${name}: nothing sets it (not SLURM, the spec, the script or a login shell), and this "
+                                 f"shell does not either (sbatch passes its environment on): submitted from here, the job "
+                                 f"stops at once with '{name}: unbound variable'; set it in environment.variables, export "
+                                 f"it before you submit, or write '${name}' (single quotes keep it as written) if a shell "
+                                 "inside the command sets it"))
+    return found
+
+
+def said_for_this_shell(findings, missing: List[Found]):
+    """``findings`` less each warning that a variable may be exported when you submit, where
+    ``missing`` says this shell does not export it (the same variable, said once, as an error)."""
+    told = {(field, message.split(":", 1)[0]) for field, message in missing}
+    return tuple(f for f in findings if not (EXPORTED_HEDGE in f.message and (f.field, f.message.split(":", 1)[0]) in told))
 
 
 def _in_each_process(name: str) -> str:
@@ -325,7 +353,8 @@ def missing_local_paths(spec, plan, base_dir: Path, environ: Optional[Mapping[st
     def here(word: str) -> Optional[Path]:
         return _on_this_host(word, variables, base_dir)
 
-    return _missing_stage_inputs(spec, plan, here) + _missing_venv_files(plan, here) + _missing_nccl(spec, plan, here)
+    unexported = _unexported_variables(spec, plan, variables) if plan.nounset else []
+    return _missing_stage_inputs(spec, plan, here) + _missing_venv_files(plan, here) + _missing_nccl(spec, plan, here) + unexported
 
 
 def _missing_stage_inputs(spec, plan, here: Callable[[str], Optional[Path]]) -> List[Found]:

@@ -22,7 +22,7 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 from slurmkit.core.kinds import BATCH_SET_BY as _BATCH_SET_BY
 from slurmkit.core.kinds import first_kind
@@ -318,7 +318,7 @@ def _unexported_variables(spec, plan, environ: Mapping[str, str]) -> List[Found]
     return found
 
 
-def said_for_this_shell(findings, missing: List[Found]):
+def said_for_this_shell(findings, missing: Sequence[Found]):
     """``findings`` less each warning that a variable may be exported when you submit, where
     ``missing`` says this shell does not export it (the same variable, said once, as an error)."""
     told = {(field, message.split(":", 1)[0]) for field, message in missing}

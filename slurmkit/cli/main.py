@@ -29,6 +29,7 @@ LAZY_COMMANDS = {
     "build": "slurmkit.cli.build:build_command",
     "env": "slurmkit.cli.env:env_group",
     "fetch": "slurmkit.cli.remote:fetch_command",
+    "resubmit": "slurmkit.cli.rerun:resubmit_command",
 }
 
 
@@ -138,6 +139,7 @@ LAZY_HELP = {
     "build": "Build Horovod or mpi4py into the build cache ahead of time, as a job.",
     "env": "Build a job's Python environment on the login node (sites whose jobs only activate it).",
     "fetch": "Bring a --remote job's logs and copied-back outputs here (rsync over the SSH master).",
+    "resubmit": "Submit an array's failed tasks again (--failed), as one array of exactly those tasks.",
 }
 
 

@@ -55,6 +55,7 @@ ERROR_CODES = {
     "RemoteError": "remote-failed",
     "NotApplied": "apply-refused",
     "CannotRerun": "rerun-refused",
+    "TooManyCalls": "too-many-calls",
     "SlurmkitError": "failed",
 }
 #: a command line click could not parse (unknown option, bad argument): exit 2.

@@ -61,7 +61,11 @@ def failed_tasks(record: Submission, ask: Poll = poll) -> Tuple[List[int], List[
 
 
 def rerun_script(script_text: str, tasks: Sequence[int]) -> str:
-    """The script with its ``--array`` naming only ``tasks`` (its throttle kept)."""
+    """The script with its ``--array`` naming only ``tasks`` (its throttle kept). A function
+    array's script is refused: its tasks read pickled calls filed under the old array's id."""
+    if "submitit.core._submit" in script_text:
+        raise CannotRerun("its tasks ran Python calls (map_array), whose pickled calls belong to that array: "
+                          "call map_array again with the failed items")
     match = _ARRAY_LINE.search(script_text)
     if match is None:
         raise CannotRerun("its script has no '#SBATCH --array=' line to narrow: submit its spec again")

@@ -53,3 +53,9 @@ def test_rerun_script_narrows_the_array_line_and_keeps_the_throttle():
 def test_rerun_script_without_an_array_line_is_refused():
     with pytest.raises(CannotRerun, match="no '#SBATCH --array=' line"):
         rerun_script("#!/bin/bash\necho\n", [1])
+
+
+def test_a_function_arrays_script_is_refused_with_what_to_do():
+    script = "#!/bin/bash\n#SBATCH --array=0-49%50\nsrun python -u -m submitit.core._submit /logs\n"
+    with pytest.raises(CannotRerun, match="call map_array again with the failed items"):
+        rerun_script(script, [7])

@@ -11,6 +11,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     # What _LAZY gives at run time, so that type checkers and IDEs see the real classes and
     # functions; ``import X as X`` marks each one as exported.
+    from slurmkit.api.functions import gather as gather
+    from slurmkit.api.functions import map_array as map_array
     from slurmkit.api.functions import submit_function as submit_function
     from slurmkit.api.job import Job as Job
     from slurmkit.slurm.handles import Handle as Handle
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 #: what ``slurmkit.NAME`` gives, and the module it is imported from on first use.
 _LAZY = {
     "Job": "slurmkit.api.job",
-    "submit_function": "slurmkit.api.functions",
+    "submit_function": "slurmkit.api.functions", "map_array": "slurmkit.api.functions", "gather": "slurmkit.api.functions",
     "as_completed": "slurmkit.slurm.handles", "tracked": "slurmkit.slurm.handles", "Handle": "slurmkit.slurm.handles",
     "JobFailed": "slurmkit.slurm.handles", "WaitTimeout": "slurmkit.slurm.handles",
     "JobHandle": "slurmkit.slurm.submit", "SweepHandle": "slurmkit.slurm.submit", "ChainHandle": "slurmkit.slurm.submit",

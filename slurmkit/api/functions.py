@@ -8,8 +8,9 @@ returns a future whose ``result()`` is the function's return value, or raises wh
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypeVar, Union, cast
 
+from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.plan import Plan
 from slurmkit.core.sbatch_options import SUBMITIT_PARAMETERS
 from slurmkit.core.units import parse_duration
@@ -135,3 +136,87 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
                              "made after all, `slurmkit status` adopts it)") from None
     record_job(planned, submitted.job_id, submitted)
     return cast("JobHandle[R]", submitted)   # executor.job_class made it a JobHandle; submitit's hint says Job
+
+
+class TooManyCalls(SlurmkitError):
+    """More calls than one array of the site may hold (MaxArraySize, the per-user job limit)."""
+
+
+def map_array(fn: Callable[..., R], items: Iterable[Any], *, spec: FunctionSpec, profile: Optional[str] = None,
+              folder: Optional[Union[str, Path]] = None) -> "List[JobHandle[R]]":
+    """Run ``fn(item)`` for each of ``items`` as ONE job array (submitit's ``map_array``): task
+    *i* runs item *i*. Returns the tasks' handles in the items' order; each handle's
+    ``result()`` is that call's return value, and raises what that call raised, for that item
+    alone (``gather`` collects them all). One array is one submission and one scheduler
+    entry, where N ``submit_function`` calls would be N jobs against the site's limits.
+
+    The array is recorded in the registry as one job of ``len(items)`` tasks (``slurmkit
+    status ID`` shows them; ``resubmit ID --failed`` does not apply: a function's pickled calls
+    are submitit's). More items than the site's largest array (the profile's
+    ``max_array_size`` and ``max_jobs_per_user``; 10,000 where it states neither) raise
+    TooManyCalls before anything is submitted. No items: no job, an empty list.
+    """
+    import submitit
+
+    from slurmkit.core.files import make_private_folder
+    from slurmkit.core.slurmconf import check_slurm_conf
+    from slurmkit.sites.limits import most_array_tasks
+
+    calls = list(items)
+    if not calls:
+        return []
+    job = function_job(spec)
+    plan = job._plan(profile, None)
+    job._refuse_elsewhere(profile)
+    scheduling = job.profile(profile).scheduling
+    most = most_array_tasks(scheduling.max_array_size, scheduling.max_jobs_per_user)
+    if len(calls) > most:
+        raise TooManyCalls(f"{len(calls)} calls are more than one array may hold on {plan.profile} ({most} tasks): "
+                           "map them in slices of at most that many")
+    check_slurm_conf()
+    folder = Path(folder or job.folder()).resolve()
+    make_private_folder(folder)
+    executor = submitit.SlurmExecutor(folder=str(folder))
+    parameters = executor_parameters(plan)
+    return _mapped(executor, parameters, fn, calls, job.spec.name, plan, folder)
+
+
+def _mapped(executor: Any, parameters: Dict[str, Any], fn: Callable[..., R], calls: List[Any], name: str, plan: Plan,
+            folder: Path) -> "List[JobHandle[R]]":
+    """The array submitted, recorded (intent first, then its id), its tasks as JobHandles."""
+    import uuid
+
+    from slurmkit.slurm.registry import COMMENT_PREFIX, intent
+    from slurmkit.slurm.slurmcli import SchedulerError
+    from slurmkit.slurm.submit import JobHandle, record_intent, record_job
+
+    token = uuid.uuid4().hex
+    planned = intent(name, str(folder), plan.profile, token, array_size=len(calls) if len(calls) > 1 else None)
+    record_intent(planned)
+    executor.update_parameters(**parameters, comment=f"{COMMENT_PREFIX}{token}", array_parallelism=len(calls),
+                               setup=exit_file_lines(folder) + setup_lines(plan))
+    try:
+        jobs = executor.map_array(fn, calls)
+    except Exception as error:  # submitit raises its own kinds; the reason is what matters
+        reason = " ".join(str(error).split())[:300]
+        raise SchedulerError(f"submitit could not submit {name}: {reason} (token {token}: if the array was "
+                             "made after all, `slurmkit status` adopts it)") from None
+    # submitit makes an array's tasks of its own job class: each is watched as slurmkit's.
+    handles: List[JobHandle[R]] = [JobHandle(folder, job.job_id, tasks=tuple(range(job.num_tasks))) for job in jobs]
+    record_job(planned, jobs[0].job_id.split("_")[0], handles)
+    return handles
+
+
+def gather(handles: "Iterable[JobHandle[R]]", return_exceptions: bool = False) -> List[Any]:
+    """Every handle's ``result()``, in order (waiting for each). The first call that raised
+    raises here, unless ``return_exceptions``: then what each failed call raised stands in its
+    place in the list, as ``asyncio.gather`` does."""
+    results: List[Any] = []
+    for handle in handles:
+        try:
+            results.append(handle.result())
+        except Exception as error:  # the call's own exception, or the job's failure
+            if not return_exceptions:
+                raise
+            results.append(error)
+    return results

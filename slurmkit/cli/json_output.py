@@ -54,6 +54,8 @@ ERROR_CODES = {
     "RemoteConfigError": "remote-config-invalid",
     "RemoteError": "remote-failed",
     "NotApplied": "apply-refused",
+    "CannotRerun": "rerun-refused",
+    "TooManyCalls": "too-many-calls",
     "SlurmkitError": "failed",
 }
 #: a command line click could not parse (unknown option, bad argument): exit 2.

@@ -30,6 +30,7 @@ LAZY_COMMANDS = {
     "env": "slurmkit.cli.env:env_group",
     "fetch": "slurmkit.cli.remote:fetch_command",
     "docs": "slurmkit.cli.docs:docs_command",
+    "resubmit": "slurmkit.cli.rerun:resubmit_command",
 }
 
 

@@ -20,6 +20,7 @@ SUMMARIES = {
     'profiles': 'List, show, validate and detect site profiles (what slurmkit knows about a cluster).',
     'render': 'Render the sbatch script of a job spec.',
     'report': 'Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary.',
+    'resubmit': "Submit an array's failed tasks again, as one array of exactly those task ids.",
     'status': 'Where jobs stand (default: the last 20 submissions).',
     'submit': 'Render SPEC and submit it.',
     'watch': 'Follow jobs until they end; exit 0 only if all completed.',

@@ -41,3 +41,16 @@ def task_ids(ids: Optional[TaskIds]) -> Iterable[int]:
     if ids is None:
         return ()
     return range(ids) if isinstance(ids, int) else ids
+
+
+def index_list(ids: Iterable[int]) -> str:
+    """The ids as SLURM's ``--array`` index list, runs of consecutive ids as ``FIRST-LAST``
+    (``[1, 2, 3, 7]`` is ``1-3,7``): the shortest form sbatch reads, so a rerun of many tasks
+    stays one short option. ``array_ids`` reads it back to the same ids, sorted and once each."""
+    runs: List[List[int]] = []
+    for task in sorted(set(ids)):
+        if runs and task == runs[-1][1] + 1:
+            runs[-1][1] = task
+        else:
+            runs.append([task, task])
+    return ",".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)

@@ -64,12 +64,14 @@ class Submission(Record):
     args: Optional[List[str]] = None  # the words sbatch passed to the script after its name ($1, "$@")
     array_ids: Optional[str] = None  # an array's task ids as --array wrote them, where they are not 0..size-1
     logs: Optional[List[str]] = None  # the spec's own log names (output[, error]): absolute, %x and %u filled in
+    rerun_of: Optional[str] = None  # reruns some tasks of this array job (resubmit --failed)
 
 
 #: the type each field must have (None is allowed for every optional field).
 _TYPES = {"job_id": str, "name": str, "folder": str, "profile": str, "submitted": str, "array_size": int, "array_ids": str,
           "spec": str, "after": str, "chain": str, "link": int, "links": int, "token": str, "host": str,
-          "pid": int, "note": str, "remote": str, "args": list, "logs": list}
+          "pid": int, "note": str, "remote": str, "args": list, "logs": list,
+          "rerun_of": str}
 _REQUIRED = ("job_id", "name", "folder", "profile", "submitted")
 
 

@@ -534,7 +534,7 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None,
                   args: Sequence[str] = (), array_indices: Optional[str] = None,
-                  logs: Sequence[Optional[str]] = ()) -> Union[JobHandle[int], SweepHandle]:
+                  logs: Sequence[Optional[str]] = (), rerun_of: Optional[str] = None) -> Union[JobHandle[int], SweepHandle]:
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array, whose tasks are
     ``array_indices`` where the script's --array names them, else 0..array_size-1).
 
@@ -549,6 +549,8 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     ``logs``: the spec's own log names (output, error or None) that the script's #SBATCH lines
     say: their folders are made, sbatch is not given slurmkit's, and the registry records them
     for ``logs`` and the handles. The exit and started files stay in ``folder``.
+
+    ``rerun_of``: the array job some of whose tasks this one reruns, recorded with it.
     """
     check_slurm_conf()   # before anything is recorded or written: sbatch could not read it
     folder = Path(folder).resolve()
@@ -557,7 +559,8 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     patterns = own_logs(logs, name, workdir or Path.cwd())
     planned = intent(name, str(folder), profile, token, array_size=array_size, array_ids=array_indices, spec=spec,
                      after=",".join(after) or None, args=list(args) or None, logs=list(patterns) or None,
-                     chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None)
+                     chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None,
+                     rerun_of=rerun_of)
     make_log_folders(patterns)
     script = _write_script(folder, name, token[:8], script_text)
     try:

@@ -206,7 +206,10 @@ class Job:
         (a requirements file): the first error is raised as a SpecError."""
         from slurmkit.resolve.reads import missing_local_paths
 
-        findings = self._host_rule_findings(site, plan, folder)
+        from slurmkit.resolve.siterules import NO_PREBUILT_ENV
+
+        findings = tuple(Finding("error", f.field, f.message) if f.message.startswith(NO_PREBUILT_ENV) else f
+                         for f in self._host_rule_findings(site, plan, folder))   # sbatch runs here: so must the env be
         findings += tuple(Finding("error", field, message) for field, message in missing_local_paths(self.spec, plan, self.base_dir())
                           if level_of(message) == "error")   # a file the job will stop without (check warns of the others)
         for finding in findings:

@@ -427,6 +427,11 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
             + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
 
 
+#: how prebuilt_env_findings starts: submit, which runs sbatch from this host, makes it an error
+#: wherever it is said (the job activates the environment from the files this host sees).
+NO_PREBUILT_ENV = "no virtualenv is built for this job"
+
+
 def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], hostname: str = "",
                           base_dir: Optional[Path] = None) -> List[Finding]:
     """An error when the job activates an environment built on the login node (Trillium) and
@@ -447,7 +452,7 @@ def prebuilt_env_findings(profile: SiteProfile, plan, env: Mapping[str, str], ho
     elsewhere = login is not None and bool(hostname) and not any(fnmatch.fnmatch(hostname.split(".")[0], p) for p in login.gpu + login.cpu)
     where = f"on {profile.name}'s login node" if elsewhere else "here"
     return [Finding("warning" if elsewhere else "error", "environment.venv",
-                    f"no virtualenv is built for this job at {path}: {profile.name} builds Python environments on its login "
+                    f"{NO_PREBUILT_ENV} at {path}: {profile.name} builds Python environments on its login "
                     f"nodes and its jobs only activate them; run '{venv.build_command}' {where}, then submit"
                     f"{_source(rule.source if rule else ())}")]
 

@@ -309,3 +309,25 @@ def test_the_env_build_hint_names_the_spec_as_given_so_it_runs_from_here(tmp_pat
     assert result.exit_code == 2 and "run 'slurmkit env build myjob/job.yaml' here" in result.output
     rendered = CliRunner().invoke(main, ["render", "myjob/job.yaml"]).stdout
     assert "'slurmkit env build myjob/job.yaml'" in rendered
+
+
+def test_submit_from_a_host_that_is_no_login_node_still_refuses_a_missing_env(tmp_path, monkeypatch):
+    """check on a laptop only warns (the env may be built on the cluster), but submit runs
+    sbatch from this host: the job activates the env from the files this host sees, so a
+    missing one stops it at its first line, and submit refuses it."""
+    import socket
+
+    import slurmkit.slurm.submit as submit
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(socket, "gethostname", lambda: "my-laptop")
+    monkeypatch.setattr(submit, "submit_script", lambda *a, **k: (_ for _ in ()).throw(AssertionError("submitted")))
+    path = tmp_path / "job.yaml"
+    data = {"name": "demo", "account": "def-someprof", "profile": "trillium", "kind": "gpu",
+            "resources": {"time": "3h", "gpus": "h100:1"}, "environment": {"venv": {"packages": ["numpy"]}},
+            "launch": {"command": "python train.py"}}
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    job = Job.from_yaml(path)
+    assert [f.level for f in job.check() if f.field == "environment.venv"] == ["warning"]
+    with pytest.raises(SpecError, match="no virtualenv is built for this job"):
+        job.submit()

@@ -549,8 +549,11 @@ def counted_noun(number: int, noun: str) -> str:
 
 
 def short_duration(seconds: float) -> str:
-    """Elapsed time as a person says it: whole minutes past a minute (12m, 3h5m), seconds below."""
+    """Elapsed time as a person says it: whole minutes past a minute (12m, 3h5m), seconds below,
+    and "under 1s" for a job that took no whole second (not "0m", which reads as nothing)."""
     seconds = int(round(seconds))
+    if seconds == 0:
+        return "under 1s"
     return format_duration(seconds if seconds < 60 else int(round(seconds / 60)) * 60)
 
 

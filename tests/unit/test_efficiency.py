@@ -626,3 +626,10 @@ def test_a_job_a_signal_ended_is_never_said_to_have_exit_code_0():
     assert "State: FAILED (killed by signal 9)" in figure_lines([record(state="FAILED", exit_code=0, signal=9)])
     assert "State: FAILED (exit code 3)" in figure_lines([record(state="FAILED", exit_code=3)])
     assert "State: FAILED (exit code 137, signal 9)" in figure_lines([record(state="FAILED", exit_code=137, signal=9)])
+
+
+@pytest.mark.parametrize("seconds, said", [(0, "under 1s"), (0.4, "under 1s"), (3, "3s"), (59, "59s"), (61, "1m"), (3700, "1h2m")])
+def test_an_elapsed_time_is_said_as_a_person_says_it(seconds, said):
+    from slurmkit.report.efficiency import short_duration
+
+    assert short_duration(seconds) == said

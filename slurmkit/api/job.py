@@ -205,7 +205,6 @@ class Job:
         jobs, a GPU job from a CPU login node), nor what will stop for a file missing on this host
         (a requirements file): the first error is raised as a SpecError."""
         from slurmkit.resolve.reads import missing_local_paths
-
         from slurmkit.resolve.siterules import NO_PREBUILT_ENV
 
         findings = tuple(Finding("error", f.field, f.message) if f.message.startswith(NO_PREBUILT_ENV) else f

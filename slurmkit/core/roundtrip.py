@@ -60,10 +60,41 @@ def changed_leaves(old: Any, new: Any, path: Tuple[str, ...] = ()):
         yield path, old, new
 
 
-def stale_patterns(old: Any, new: Any) -> List[str]:
+#: an amount said in words (``half an hour``, ``three gigabytes``, ``two GPUs``): what a comment
+#: says of a value when it does not write its figure.
+_NUMBER_WORDS = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|"
+                 r"sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|"
+                 r"thousand|half(?:\s+an?)?|a\s+quarter|quarter|a\s+dozen|dozen|couple\s+of)")
+_TIME_WORDS = r"(?:seconds?|minutes?|hours?|days?|weeks?)"
+_SIZE_WORDS = r"(?:kilobytes?|megabytes?|gigabytes?|terabytes?|gigs?)"
+_COUNT_WORDS = r"(?:cores?|cpus?|gpus?|nodes?|tasks?|ranks?|threads?|processes)"
+
+
+def _spelled(old: Any, field: str) -> str:
+    """An amount in words in the units of ``field`` (its key: ``time``, ``mem``...), else of
+    ``old``'s look: a time, a size, or a count (``30m`` is minutes under ``time``, MiB under ``mem``)."""
+    text = str(old).strip()
+    if field.startswith("time") or (not field and re.fullmatch(r"[\d:\-]+|(?:\d+[dhms])+", text)):
+        units = _TIME_WORDS
+    elif field.startswith(("mem", "tmp")) or re.fullmatch(r"\d+(?:\.\d+)?\s*[KMGTP]B?", text, re.IGNORECASE):
+        units = _SIZE_WORDS
+    else:
+        units = _COUNT_WORDS
+    return rf"\b{_NUMBER_WORDS}\s+{units}\b"
+
+
+def stale_patterns(old: Any, new: Any, field: str = "") -> List[str]:
     """What a comment says of ``old`` that ``new`` no longer is: its number (``8`` cores), its
     size in any spelling (``64G``, ``64 GB``), its text (``3h``), a GPU's model or count
-    (``v100:2`` -> ``h100:2``: the model); as regular expressions, matched ignoring case."""
+    (``v100:2`` -> ``h100:2``: the model), or an amount in words in the units of ``field``
+    (``half an hour`` of a time, ``three gigabytes`` of a size, ``two nodes`` of a count); as
+    regular expressions, matched ignoring case."""
+    figures = _figure_patterns(old, new)
+    return figures + [_spelled(old, field)] if figures else figures
+
+
+def _figure_patterns(old: Any, new: Any) -> List[str]:
+    """stale_patterns' figures: how a comment writes ``old`` itself."""
     if isinstance(old, bool) or not isinstance(old, (int, float, str)):
         return []
     if isinstance(old, (int, float)):
@@ -92,7 +123,7 @@ def without_stale_comments(text: str, changed, yaml, commented: Sequence[Tuple[s
     tree = yaml.load(text)
     drop: set = set()
     for path, old, new in changed:
-        patterns = stale_patterns(old, new)
+        patterns = stale_patterns(old, new, str(path[-1]))
         line = _line_of(tree, path)
         if not patterns or line is None:
             continue

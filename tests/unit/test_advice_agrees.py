@@ -305,3 +305,21 @@ def test_a_ddp_job_with_an_idle_gpu_is_not_told_to_run_on_one():
     assert gpu.direction is None and "keep 2 (kind 'ddp' on one GPU pays for communication it does not need)" in gpu.text, gpu.text
     [told] = [t for t in report_tips(eff, JobGpus("9", gpus), profile) if t.resource == "gpu"]   # without the spec: as before
     assert told.direction == "less" and told.suggest == 1
+
+
+def test_apply_drops_a_comment_that_says_the_old_value_in_words(tmp_path):
+    """'# eight cores', '# sixteen gigabytes': the old value in words is as stale as in figures;
+    a comment that says no amount of the field's kind stays."""
+    text = (SPEC_WITH_COMMENTS.replace("  # 8 cores: one per OpenMP thread\n", "  # eight cores, one per thread\n")
+            .replace("# 16G measured last spring", "# sixteen gigabytes, to be safe"))
+    path = tmp_path / "job.yaml"
+    path.write_text(text)
+    tips = [efficiency.Tip("cpu", "less", "...", 4, 8), efficiency.Tip("memory", "less", "...", 4096, 16384)]
+    used = {"time": 3000, "mem": 2000.0, "cpus_per_task": 3.4, "gpus": 0, "gpu_mem": 0.0}
+    _, after, _ = rightsize.rewritten(path, "9", tips, used, {}, load_profile("narval"))
+    assert "eight cores" not in after and "sixteen gigabytes" not in after
+    kept = SPEC_WITH_COMMENTS.replace("  # 8 cores: one per OpenMP thread\n", "  # two nodes would be faster\n")
+    path.write_text(kept)
+    _, after, _ = rightsize.rewritten(path, "9", [efficiency.Tip("memory", "less", "...", 4096, 16384)], used, {},
+                                      load_profile("narval"))
+    assert "# two nodes would be faster" in after       # over cpus_per_task, which did not change

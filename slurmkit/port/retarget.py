@@ -851,13 +851,13 @@ def _needless_tool_modules(port: _Port, modules: List[str]) -> Dict[str, str]:
     """{module: why it goes}: a GNU Parallel module, where the target's profile says that
     `parallel` needs none (``software.modules.parallel: ""``, from the site's own pages); the
     internet proxy module, where the target's compute nodes reach the internet themselves
-    (``software.modules.httpproxy: ""``)."""
+    (``storage.internet_on_compute``) and it names no such module (``software.modules.httpproxy``)."""
     tools = port.target.software.modules
     needless = {}
     if tools.get("parallel") == "":
         needless.update({m: f"{m}: GNU Parallel is on PATH on {port.target.name} without a module" for m in modules
                          if m.split("/")[0].lower() in PARALLEL_MODULES})
-    if tools.get("httpproxy") == "":
+    if not tools.get("httpproxy") and port.target.storage.internet_on_compute is True:
         needless.update({m: f"{m}: {port.target.name}'s compute nodes reach the internet without a proxy module" for m in modules
                          if m.split("/")[0].lower() == "httpproxy"})
     return needless

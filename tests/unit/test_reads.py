@@ -293,7 +293,8 @@ def test_a_venv_path_that_is_not_a_virtualenv_is_warned(tmp_path, monkeypatch):
 def test_paths_that_only_the_node_knows_are_not_looked_for(tmp_path, monkeypatch):
     monkeypatch.delenv("PROJECT_DIR", raising=False)
     job = spec_file(tmp_path, environment={"venv": {"requirements": "$PROJECT_DIR/req.txt", "path": "$SLURM_TMPDIR/env2"}})
-    assert [message.split(":")[0] for _, message in local_warnings(job)] == ["$PROJECT_DIR"]   # the resolver's: it is unset
+    assert local_warnings(job) == []      # neither path is looked for here
+    assert [message.split(":")[0] for _, message in local_errors(job)] == ["$PROJECT_DIR"]   # unset, here too: the job stops
 
 
 # ------------------------------------------------------------------------ slurmkit check
@@ -305,6 +306,7 @@ def test_slurmkit_check_shows_each_read_with_its_line_and_exits_zero(tmp_path, m
     from slurmkit.cli.main import main
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PEER", "node7")   # exported where it is submitted: what only that shell could set stays a warning
     (tmp_path / "job.yaml").write_text("name: sim\nprofile: nibi\naccount: def-x\nkind: mpi\nresources: {time: 3h, nodes: 2}\n"
                                        "stage:\n  inputs: [{from: mesh.tar, to: mesh}]\n"
                                        "launch: ./solver --peer $PEER --mesh ${SLURM_TMPDIR}/mesh --out $SLURM_TMPDIR/out\n")

@@ -131,7 +131,8 @@ def test_status_piped_starts_with_a_header(monkeypatch, tmp_path):
                       submitted="2026-01-01T00:00:00+00:00"))
     fake_slurm(monkeypatch, "7|COMPLETED|0:0|5|node1\n")
     header, row = CliRunner().invoke(main, ["status"]).stdout.splitlines()
-    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs"]
+    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "elapsed", "limit",
+                                   "left", "reason", "outputs"]
     assert row.split("\t")[:3] == ["7", "train", "COMPLETED"]
 
 

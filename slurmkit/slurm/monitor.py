@@ -328,9 +328,9 @@ def reconcile(job_id: str, slurm: Optional[JobStatus], record: Optional[ExitReco
     current = record is not None and record.run >= slurm.runs
     if not slurm.done:
         if current and record is not None and (record.timeout or 0 <= record.code < 128):
-            return from_exit_record(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
+            return from_exit_record(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s, time_limit_s=slurm.time_limit_s)
         if current and record is not None and slurm.state == "RUNNING" and signal_code(record):
-            return ending(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
+            return ending(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s, time_limit_s=slurm.time_limit_s)
         return slurm
     if slurm.state in MAY_RUN_AGAIN and slurm.source == "sacct" and controller is None:
         return slurm._replace(settling="asking the controller whether SLURM runs it again")

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 import click
 
 from slurmkit.cli import views
-from slurmkit.cli.json_output import JsonCommand, emit
+from slurmkit.cli.json_output import JsonCommand, JsonLinesCommand, emit
 from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output, require_stdout
 from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
@@ -224,7 +224,7 @@ def interval_seconds(ctx, param, value):
     return max(value, MIN_INTERVAL_S)
 
 
-@click.command("watch")
+@click.command("watch", cls=JsonLinesCommand)
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, callback=interval_seconds,
               help=f"Poll at least this often (seconds; at least {MIN_INTERVAL_S:g}).")

@@ -5,7 +5,6 @@ The commands (run.py, report.py) and their ``--remote`` variants (remote.py) bot
 through these, so a job looks the same wherever it ran; nothing here talks to SLURM.
 """
 
-import sys
 import time
 from pathlib import Path
 from typing import Dict
@@ -402,16 +401,10 @@ def _array_lines(statuses, now: str, said) -> None:
 
 
 def json_line(event: str, **fields) -> None:
-    """One line of ``watch --json``: ``{"schema": 1, "time": ISO-8601 UTC, "event": ..., ...}``,
-    flushed at once so that a pipe's reader sees each change as it happens."""
-    import json
-    from datetime import datetime, timezone
+    """One line of ``watch --json`` (json_output.emit_line)."""
+    from slurmkit.cli.json_output import emit_line
 
-    from slurmkit.cli.json_output import SCHEMA
-
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    click.echo(json.dumps({"schema": SCHEMA, "time": now, "event": event, **fields}, default=str))
-    sys.stdout.flush()
+    emit_line(event, **fields)
 
 
 def error_fields(error) -> dict:

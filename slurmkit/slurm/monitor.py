@@ -213,7 +213,7 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
             before = found.get(task)
             earlier = ended_runs.get(task, 0) if before is not None and before.state in REQUEUED_STATES else 0
             status = _status(task, state, _exit_pair(exit_code), int_or_none(elapsed), "" if nodes == "None assigned" else nodes, "sacct")
-            status = _with_wait(status, *parts[5:7])
+            status = _with_wait(status, *(parts[5:7] + ["", ""])[:2])
             ended_runs[task] = earlier + (status.state in REQUEUED_STATES)
             found[task] = status._replace(runs=earlier + 1 + (status.state in WILL_RUN_AGAIN))
     return found
@@ -258,7 +258,7 @@ def parse_squeue(text: str) -> Dict[str, JobStatus]:
         restarts = int_or_none(parts[5]) if len(parts) > 5 else None
         for task in _expand_ids(job):
             status = _status(task, state, pair, _runtime_s(used), nodes, "squeue")
-            status = _with_wait(status, *parts[6:7], _limit_minutes(parts[7]) if len(parts) > 7 else "")
+            status = _with_wait(status, parts[6] if len(parts) > 6 else "", _limit_minutes(parts[7]) if len(parts) > 7 else "")
             found[task] = status._replace(runs=1 + max(restarts or 0, 0))
     return found
 

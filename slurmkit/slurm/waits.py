@@ -100,8 +100,9 @@ class ArrayProgress:
     def text(self) -> str:
         """``array 12: [######..............] 30/100 ended: 25 COMPLETED, 5 FAILED, 10 RUNNING, 60 PENDING; ETA 1:20:00``."""
         said = ", ".join(f"{n} {state}" for state, n in self.counts.items())
-        eta = "" if self.ended >= self.total else f"; ETA {hms(self.eta_s)}" if self.eta_s is not None else "; ETA not known until a task ends"
-        return f"array {self.job_id}: {bar_text(self.ended / self.total if self.total else None)} {self.ended}/{self.total} ended: {said}{eta}"
+        eta = "" if self.ended >= self.total else "; ETA not known until a task ends" if self.eta_s is None else f"; ETA {hms(self.eta_s)}"
+        bar = bar_text(self.ended / self.total if self.total else None)
+        return f"array {self.job_id}: {bar} {self.ended}/{self.total} ended: {said}{eta}"
 
 
 def array_progress(job_id: str, tasks: List, terminal: Iterable[str]) -> ArrayProgress:

@@ -139,3 +139,10 @@ def test_submit_parsable_with_wait_is_one_line_and_exit_2(tmp_path):
     result = CliRunner().invoke(main, ["submit", str(spec), "--parsable", "--wait"])
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.strip().startswith("error: --parsable is not taken with --wait")
+
+
+def test_a_usage_error_of_watch_json_is_one_json_line():
+    result = CliRunner().invoke(main, ["watch", "5", "--json", "--interval", "0"])
+    assert result.exit_code == 2
+    (line,) = result.stdout.splitlines()
+    assert (json.loads(line)["event"], json.loads(line)["error"]["field"]) == ("error", "--interval")

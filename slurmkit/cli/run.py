@@ -156,7 +156,7 @@ def status_command(job_ids, as_json, remote):
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     if not ids:
         if as_json:
-            emit(jobs=[])
+            emit(jobs=[], arrays=[])
         else:
             click.echo("no jobs submitted with slurmkit yet")
         return

@@ -109,7 +109,7 @@ def test_a_command_line_error_without_json_stays_clicks_usage_text():
 # ------------------------------------------------------------------------------------ status
 
 def test_status_json_with_no_jobs_is_an_empty_list_not_a_sentence():
-    assert document("status", "--json") == {"schema": 1, "jobs": []}
+    assert document("status", "--json") == {"schema": 1, "jobs": [], "arrays": []}
 
 
 def test_status_json_lists_the_jobs(monkeypatch, tmp_path):

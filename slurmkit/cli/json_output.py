@@ -86,6 +86,17 @@ def emit(**fields) -> None:
     click.echo(json.dumps({"schema": SCHEMA, **fields}, indent=2, default=str))
 
 
+def emit_line(event: str, **fields) -> None:
+    """One line of JSON Lines (``watch --json``): ``{"schema": 1, "time": ISO-8601 UTC, "event": ..., ...}``,
+    flushed at once so that a pipe's reader sees each change as it happens."""
+    import sys
+    from datetime import datetime, timezone
+
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    click.echo(json.dumps({"schema": SCHEMA, "time": now, "event": event, **fields}, default=str))
+    sys.stdout.flush()
+
+
 def wants_json() -> bool:
     """Whether the command now running was given ``--json`` (its parameter is ``as_json``)."""
     ctx = click.get_current_context(silent=True)
@@ -102,9 +113,19 @@ class JsonCommand(click.Command):
         except click.UsageError as error:
             if not as_json:
                 raise
-            emit(error={"code": USAGE_CODE, "message": error.format_message(), "field": _param_name(error)})
+            self.usage_error({"code": USAGE_CODE, "message": error.format_message(), "field": _param_name(error)})
             message_line(f"error: {error.format_message()}")
             raise SystemExit(2) from None
+
+    def usage_error(self, body: dict) -> None:
+        emit(error=body)
+
+
+class JsonLinesCommand(JsonCommand):
+    """A JsonCommand whose ``--json`` output is JSON Lines: a usage error is one ``error`` line."""
+
+    def usage_error(self, body: dict) -> None:
+        emit_line("error", error=body)
 
 
 def _param_name(error: click.UsageError) -> Optional[str]:

@@ -9,7 +9,7 @@ from typing import Callable, Optional
 import click
 
 from slurmkit.cli import views
-from slurmkit.cli.json_output import JsonCommand, emit
+from slurmkit.cli.json_output import JsonCommand, JsonLinesCommand, emit
 from slurmkit.cli.main import PROFILE_OPTION, complete_job_ids, job_id_arguments, pretty_output, require_stdout
 from slurmkit.cli.main import fail as _fail
 from slurmkit.cli.remote import REMOTE_OPTION, refuse_remote_ids
@@ -18,7 +18,7 @@ from slurmkit.core.output import message_line
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES
 
 
-class ScriptArgsCommand(click.Command):
+class ScriptArgsCommand(JsonCommand):
     """A command whose words after ``--`` are the job script's arguments (``ctx.meta["script_args"]``),
     passed to sbatch after the script's name. Only there: a second spec given by mistake stays
     an error, not an argument the job would silently receive."""
@@ -49,13 +49,16 @@ def _said_arguments(args) -> str:
 @click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
 @click.option("--ignore-todos", is_flag=True, help="Submit although SPEC still has '# to do:' lines left by import or port.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was submitted as JSON (schema 1; docs/json.md).")
+@click.option("--parsable", is_flag=True, help="Print the job id alone (a chain: its first link's), as sbatch --parsable.")
 @REMOTE_OPTION
-def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ignore_todos, remote):
+def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ignore_todos, as_json, parsable, remote):
     """Render SPEC and submit it.
 
     Words after `--` go to the job script as sbatch passes them (its $1, "$@"), each one word
     that no shell reads: `slurmkit submit job.yaml -- input.dat 42`. `status` shows them."""
     args = click.get_current_context().meta.get("script_args", ())
+    _refuse_with_script_output(as_json, parsable, dry_run, wait_, remote)
     if remote:
         from slurmkit.cli.remote import submit_remote
 
@@ -80,6 +83,8 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ign
     except KeyboardInterrupt:
         message_line("error: interrupted: if sbatch had already accepted the job, `slurmkit status` adopts it")
         sys.exit(130)
+    if as_json or parsable:
+        return _print_submitted(handle, spec, profile, args, as_json, unrecorded)
     size = getattr(handle, "size", None)
     logs = handle.paths.folder if size is None else handle.tasks[0].paths.folder
     message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + _said_arguments(args)
@@ -88,6 +93,37 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ign
         _fail(unrecorded)
     if wait_:
         sys.exit(_watch([handle.job_id], interval=30.0))
+
+
+def _refuse_with_script_output(as_json: bool, parsable: bool, dry_run: bool, wait_: bool, remote) -> None:
+    """--json and --parsable print what was submitted and return: one of them, never with
+    --dry-run, --wait or --remote (their output is not a submission's)."""
+    given = "--json" if as_json else "--parsable" if parsable else None
+    other = "--parsable" if as_json and parsable else "--dry-run" if dry_run else "--wait" if wait_ else "--remote" if remote else None
+    if not (given and other):
+        return
+    said = f"{given} is not taken with {other}" + (": submit, then follow with `slurmkit watch --json ID`" if other == "--wait" else "")
+    if as_json:
+        from slurmkit.cli.json_output import USAGE_CODE
+
+        emit(error={"code": USAGE_CODE, "message": said, "field": other})
+    message_line(f"error: {said}")
+    sys.exit(2)
+
+
+def _print_submitted(handle, spec, profile, args, as_json: bool, unrecorded) -> None:
+    """The id alone (--parsable) or the submission as one JSON document (--json); a job that
+    exists but is not recorded still prints its id first, then the error (exit 1)."""
+    if not as_json:
+        click.echo(handle.job_id)
+    else:
+        from slurmkit.cli.json_output import error_object
+
+        error = {} if unrecorded is None else {"error": error_object(unrecorded)}
+        emit(**views.submitted_fields(handle, spec, profile, args), **error)
+    if unrecorded is not None:
+        message_line(f"error: {unrecorded.message}")
+        sys.exit(unrecorded.exit_code)
 
 
 def _ids_and_folders(job_ids):
@@ -120,7 +156,7 @@ def status_command(job_ids, as_json, remote):
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     if not ids:
         if as_json:
-            emit(jobs=[])
+            emit(jobs=[], arrays=[])
         else:
             click.echo("no jobs submitted with slurmkit yet")
         return
@@ -130,9 +166,9 @@ def status_command(job_ids, as_json, remote):
     except SlurmkitError as error:
         _fail(error)
     if as_json:
-        emit(jobs=rows)
+        emit(jobs=rows, arrays=views.array_fields(statuses))
     else:
-        views.print_table(rows)
+        views.print_table(rows, statuses=statuses)
     unknown = [job_id for job_id in job_ids if views.cancel_verdicts([job_id], statuses)[job_id] == "unknown"]
     for job_id in unknown:
         message_line(f"error: job {job_id}: SLURM knows no such job: check the id (`slurmkit status` lists yours)")
@@ -146,8 +182,9 @@ def status_command(job_ids, as_json, remote):
 # -------------------------------------------------------------------------------------- watch
 
 
-def _watch(job_ids, interval: float) -> int:
-    """Poll until every job is done; 0 if all completed with their outputs saved, else 1."""
+def _watch(job_ids, interval: float, as_json: bool = False) -> int:
+    """Poll until every job is done; 0 if all completed with their outputs saved, else 1.
+    ``as_json``: JSON Lines on stdout (views.json_lines), no report after them."""
     from slurmkit.slurm.monitor import Watch
 
     try:
@@ -156,8 +193,13 @@ def _watch(job_ids, interval: float) -> int:
             click.echo("no jobs submitted with slurmkit yet: nothing to watch")
             return 0
         watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
-        final = views.live(watch, records) if pretty_output() else views.plain(watch, records)
+        follow = views.json_lines if as_json else views.live if pretty_output() else views.plain
+        final = follow(watch, records)
     except SlurmkitError as error:
+        if as_json:
+            views.json_line("error", error=views.error_fields(error))
+            message_line(f"error: {error.message}")
+            sys.exit(error.exit_code)
         _fail(error)
     except (KeyboardInterrupt, click.Abort):
         message_line(views.still_running(job_ids))
@@ -168,6 +210,8 @@ def _watch(job_ids, interval: float) -> int:
     for line in views.failure_lines(ended, records):   # why it failed, where the failure is reported
         message_line(line, err=False)
     ids = [job_id for job_id in ids if job_id not in watch.forgotten]
+    if as_json:
+        return 0 if final and all(s.ok for s in final.values()) else 1
     try:
         views.print_reports(ids)
     except (KeyboardInterrupt, click.Abort):
@@ -189,19 +233,23 @@ def interval_seconds(ctx, param, value):
     return max(value, MIN_INTERVAL_S)
 
 
-@click.command("watch")
+@click.command("watch", cls=JsonLinesCommand)
 @click.argument("job_ids", nargs=-1, callback=job_id_arguments, shell_complete=complete_job_ids)
 @click.option("--interval", type=float, default=30.0, show_default=True, callback=interval_seconds,
               help=f"Poll at least this often (seconds; at least {MIN_INTERVAL_S:g}).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON line per change of a job's state, then one with "
+              "the final states (JSON Lines; docs/json.md).")
 @REMOTE_OPTION
-def watch_command(job_ids, interval, remote):
+def watch_command(job_ids, interval, as_json, remote):
     """Follow jobs until they end; exit 0 only if all completed."""
     require_stdout()
     if remote:
         from slurmkit.cli.remote import watch_remote
 
+        if as_json:
+            _fail(SlurmkitError("--json is not taken with --remote yet: `slurmkit status --remote CLUSTER --json` polls once"))
         watch_remote(remote, job_ids, interval)
-    sys.exit(_watch(job_ids, interval))
+    sys.exit(_watch(job_ids, interval, as_json))
 
 
 # ------------------------------------------------------------------------------------- cancel

@@ -6,6 +6,7 @@ through these, so a job looks the same wherever it ran; nothing here talks to SL
 """
 
 import time
+from pathlib import Path
 from typing import Dict
 
 import click
@@ -95,6 +96,23 @@ def show_report(made, as_json: bool) -> None:
         click.echo("\n".join(lines) + "\n", nl=False)
 
 
+def submitted_fields(handle, spec, profile, args) -> dict:
+    """What ``submit --json`` prints of a submission: its id, array size, chain, log folder and
+    each job's log files, the spec and the profile it was rendered for (the registry's record)."""
+    record = submission(handle.job_id)
+    jobs = getattr(handle, "tasks", None) or getattr(handle, "links", None) or [handle]
+    logs = [{"job": job.job_id, "stdout": _path_or_none(job.log_path("stdout")), "stderr": _path_or_none(job.log_path("stderr"))}
+            for job in jobs]
+    return {"job": handle.job_id, "array_size": getattr(handle, "size", None),
+            "chain": [link.job_id for link in getattr(handle, "links", ())], "log_folder": str(jobs[0].paths.folder),
+            "logs": logs, "spec": str(Path(spec).resolve()), "profile": record.profile if record else profile,
+            "args": list(args), "recorded": record is not None}
+
+
+def _path_or_none(path):
+    return None if path is None else str(path)
+
+
 def say_arguments(job_id: str, record=None) -> None:
     """``job 12 ran with arguments: ...`` above its report, when it was given any (submit -- ARGS)."""
     record = record if record is not None else submission(job_id)
@@ -127,7 +145,10 @@ def outlier_lines(effs):
             for s in spreads(effs) if s.outliers] if len(effs) > 1 else []
 
 
-COLUMNS = ("job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs")
+COLUMNS = ("job", "name", "state", "exit", "elapsed_s", "nodes", "source", "elapsed", "limit", "left", "reason", "outputs")
+
+#: the columns of the table on a terminal: the times as one cell with a bar, the reason in the state.
+RICH_COLUMNS = ("job", "name", "state", "exit", "time", "nodes", "source", "outputs")
 
 
 #: more rows than this and `watch` shows counts per state, then only running and failed tasks.
@@ -147,7 +168,17 @@ def _row(job_id, status, record):
             "source": status.source, "saved": list(status.saved), "unsaved": list(status.unsaved),
             "outputs": outputs_text(status), "ok": status.ok, "runs": status.runs, "killed": status.killed,
             "kept": list(status.kept), "outputs_unknown": list(status.outputs_unknown), "settling": status.settling,
-            "log": _output_log(job_id, record)}
+            "log": _output_log(job_id, record), **_time_fields(status)}
+
+
+def _time_fields(status):
+    """Why it waits and how long it has: SLURM's Reason and its words, the limit and what is left."""
+    from slurmkit.slurm.waits import hms, reason_text, time_left_s
+
+    left = None if status.done else time_left_s(status.elapsed_s, status.time_limit_s)
+    return {"reason": status.reason, "reason_text": reason_text(status.reason) if status.reason else "",
+            "elapsed": hms(status.elapsed_s), "time_limit_s": status.time_limit_s, "time_limit": hms(status.time_limit_s),
+            "time_left_s": left, "time_left": hms(left)}
 
 
 def _output_log(job_id, record):
@@ -183,8 +214,29 @@ def _cells(row):
         notes.append(row["settling"])
     if notes:
         state += f" ({', '.join(notes)})"
-    cells = {"state": state, "name": row["name"] + _arguments_text(row.get("args"))}
+    cells = {"state": state, "name": row["name"] + _arguments_text(row.get("args")), "limit": row.get("time_limit", ""),
+             "left": row.get("time_left", ""), "reason": _reason_cell(row)}
     return [cells[c] if c in cells else "" if row.get(c) is None else str(row[c]) for c in COLUMNS]
+
+
+def _reason_cell(row) -> str:
+    """``BeginTime: not allowed to start before its --begin time``; SLURM's word alone where the table has no words for it."""
+    reason, words = row.get("reason", ""), row.get("reason_text", "")
+    return f"{reason}: {words}" if words and words != reason else reason
+
+
+def _time_cell(row):
+    """A running job's elapsed/limit as a bar with the times (rich), else its elapsed and limit as text."""
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+
+    limit, elapsed = row.get("time_limit_s"), row.get("elapsed_s")
+    said = f"{row.get('elapsed') or '0:00:00'} / {row.get('time_limit') or 'no limit'}"
+    if row["state"] != "RUNNING" or not limit:
+        return said if elapsed is not None or limit else ""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_row(ProgressBar(total=limit, completed=min(elapsed or 0, limit), width=12), f"{said}, {row['time_left']} left")
+    return grid
 
 
 def _arguments_text(args) -> str:
@@ -206,15 +258,40 @@ def typed_words(args) -> str:
     return " ".join(typed(word) for word in args)
 
 
-def print_table(rows, title=None):
+def print_table(rows, title=None, statuses=None):
+    """The table; on a terminal, a state bar and ETA under it for each array among ``statuses``
+    (piped, the table alone: its lines are all rows, for cut and awk)."""
     if not pretty_output():
         click.echo("\t".join(COLUMNS))  # the header, so a pipe knows the columns (cut, awk)
         for row in rows:
             message_line("\t".join(_cells(row)), err=False)
         return
-    from rich.console import Console
+    from rich.console import Console, Group
 
-    Console().print(_rich_table(rows, title))
+    Console().print(Group(_rich_table(rows, title), *_array_bars(statuses or {})))
+
+
+def array_fields(statuses):
+    """``status --json``'s ``arrays``: each array's task counts per state, tasks ended, and ETA."""
+    from slurmkit.slurm.waits import arrays
+
+    return [progress.as_json() for progress in arrays(statuses, TERMINAL_STATES)]
+
+
+def _array_bars(statuses):
+    """A rich line per array: a bar of the tasks ended, the counts per state, the ETA."""
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+
+    from slurmkit.slurm.waits import arrays
+
+    lines = []
+    for progress in arrays(statuses, TERMINAL_STATES):
+        grid = Table.grid(padding=(0, 1))
+        words = progress.text().split("] ", 1)[1]
+        grid.add_row(f"array {progress.job_id}", ProgressBar(total=progress.total or 1, completed=progress.ended, width=30), words)
+        lines.append(grid)
+    return lines
 
 
 def _rich_table(rows, title=None):
@@ -222,15 +299,18 @@ def _rich_table(rows, title=None):
     from rich.table import Table
 
     table = Table(title=title)
-    for column in COLUMNS:
+    for column in RICH_COLUMNS:
         table.add_column(column.replace("_", " "), overflow="fold")
     colours = {"COMPLETED": "green", "RUNNING": "cyan", "PENDING": "yellow"}
     for row in rows:
-        cells = _cells(row)
+        plain_cells = dict(zip(COLUMNS, _cells(row)))
+        cells = [plain_cells.get(column, "") for column in RICH_COLUMNS]
         colour = "red" if row["unsaved"] else colours.get(row["state"], "red" if row["state"] != "UNKNOWN" else "white")
         colour = "yellow" if row["settling"] else colour
-        cells[2] = f"[{colour}]{cells[2]}[/]"
+        reason = f"\n[dim]{escape(plain_cells['reason'])}[/]" if plain_cells["reason"] else ""
+        cells[2] = f"[{colour}]{escape(cells[2])}[/]{reason}"
         cells[1] = escape(cells[1])   # a job's arguments may hold [ ]: text, not rich markup
+        cells[4] = _time_cell(row)
         table.add_row(*cells)
     return table
 
@@ -267,7 +347,7 @@ def _view(statuses, records, lost):
         parts.append(_rich_table(shown, title=f"running and failed ({hidden} more not shown)" if hidden else "running and failed"))
     else:
         parts.append(_rich_table(rows, title=title))
-    return Group(*parts)
+    return Group(*parts, *_array_bars(statuses))
 
 
 def live(watch, records):
@@ -288,7 +368,7 @@ def plain(watch, records):
     """Follow piped: a line per change; many jobs as a counts line and a line per bad ending."""
     from slurmkit.slurm.monitor import verdict
 
-    final, seen, lost, counts = {}, {}, None, None
+    final, seen, lost, counts, said_arrays = {}, {}, None, None, {}
     for final in watch:
         now = time.strftime("%H:%M:%S")
         if (watch.lost is None) != (lost is None):
@@ -296,7 +376,9 @@ def plain(watch, records):
                          else f"{now} the controller answers again", err=False)
         lost = watch.lost
         summary = len(final) > SUMMARY_AT
-        if summary and _counts(final) != counts:
+        _array_lines(final, now, said_arrays)
+        all_arrays = all("_" in job_id for job_id in final)   # the array lines have said the counts
+        if summary and not all_arrays and _counts(final) != counts:
             counts = _counts(final)
             click.echo(f"{now} {len(final)} jobs: {counts}")
         for job_id, status in final.items():
@@ -305,6 +387,50 @@ def plain(watch, records):
                 seen[job_id] = line
                 if not summary or (status.done and not status.ok):
                     message_line(f"{now} {job_id} {line}", err=False)
+    return final
+
+
+def _array_lines(statuses, now: str, said) -> None:
+    """``12:00:05 array 12: [####....] 40/100 ended: ...; ETA 0:20:00`` when an array's counts change."""
+    from slurmkit.slurm.waits import arrays
+
+    for progress in arrays(statuses, TERMINAL_STATES):
+        if said.get(progress.job_id) != progress.counts:
+            said[progress.job_id] = progress.counts
+            click.echo(f"{now} {progress.text()}")
+
+
+def json_line(event: str, **fields) -> None:
+    """One line of ``watch --json`` (json_output.emit_line)."""
+    from slurmkit.cli.json_output import emit_line
+
+    emit_line(event, **fields)
+
+
+def error_fields(error) -> dict:
+    from slurmkit.cli.json_output import error_object
+
+    return error_object(error)
+
+
+def json_lines(watch, records):
+    """Follow as JSON Lines: a ``state`` line (status --json's row of the job) each time a job's
+    state changes, ``lost``/``back`` for the controller, then one ``end`` line with every final row."""
+    from slurmkit.slurm.monitor import verdict
+
+    final, seen, lost = {}, {}, None
+    for final in watch:
+        if (watch.lost is None) != (lost is None):
+            json_line("lost", message=watch.lost.message) if watch.lost else json_line("back")
+        lost = watch.lost
+        rows = {row["job"]: row for row in status_rows(final, records)}
+        for job_id, status in final.items():
+            key = (verdict(status), status.reason)
+            if seen.get(job_id) != key:
+                seen[job_id] = key
+                json_line("state", **rows.get(job_id, _row(job_id, status, records.get(job_id.split("_")[0]))))
+    json_line("end", ok=bool(final) and all(s.ok for s in final.values()), forgotten=list(watch.forgotten),
+              jobs=status_rows(final, records))
     return final
 
 

@@ -79,6 +79,8 @@ class JobStatus(Record):
     kept: Tuple[str, ...] = ()    # copies that could not be checked, kept beside their destination
     outputs_unknown: Tuple[str, ...] = ()   # outputs whose fate no exit file has told (yet)
     settling: str = ""            # SLURM said it ended, but its end is not known yet: why (not done meanwhile)
+    reason: str = ""              # why a PENDING job waits, SLURM's word (Priority, BeginTime, ...); "" otherwise
+    time_limit_s: Optional[int] = None   # its time limit (None: unlimited, or not said)
 
     @property
     def done(self) -> bool:
@@ -172,7 +174,7 @@ def progress_text(status: JobStatus) -> str:
 
 # -------------------------------------------------------------------------------------- sacct
 
-SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "NodeList")
+SACCT_FIELDS = ("JobID", "State", "ExitCode", "ElapsedRaw", "NodeList", "Reason", "TimelimitRaw")
 
 
 def sacct_command(job_ids: Iterable[str]) -> List[str]:
@@ -201,7 +203,7 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
     ended_runs: Dict[str, int] = {}   # job -> its rows so far that ended in a requeue
     for line in text.splitlines():
         parts = line.split("|")
-        if len(parts) < len(SACCT_FIELDS):
+        if len(parts) < 5:
             continue
         job, state, exit_code, elapsed, nodes = parts[:5]
         if "." in job:
@@ -211,6 +213,7 @@ def parse_sacct(text: str) -> Dict[str, JobStatus]:
             before = found.get(task)
             earlier = ended_runs.get(task, 0) if before is not None and before.state in REQUEUED_STATES else 0
             status = _status(task, state, _exit_pair(exit_code), int_or_none(elapsed), "" if nodes == "None assigned" else nodes, "sacct")
+            status = _with_wait(status, *(parts[5:7] + ["", ""])[:2])
             ended_runs[task] = earlier + (status.state in REQUEUED_STATES)
             found[task] = status._replace(runs=earlier + 1 + (status.state in WILL_RUN_AGAIN))
     return found
@@ -229,7 +232,7 @@ def _batch_step(found: Dict[str, JobStatus], step: str, state: str, exit_code: s
 
 # ------------------------------------------------------------------------------------- squeue
 
-SQUEUE_FIELDS = ("JobArrayID", "State", "exit_code", "TimeUsed", "NodeList", "RestartCnt")
+SQUEUE_FIELDS = ("JobArrayID", "State", "exit_code", "TimeUsed", "NodeList", "RestartCnt", "Reason", "TimeLimit")
 
 
 def squeue_command(job_ids: Iterable[str]) -> List[str]:
@@ -248,15 +251,30 @@ def parse_squeue(text: str) -> Dict[str, JobStatus]:
     found: Dict[str, JobStatus] = {}
     for line in text.splitlines():
         parts = [part.strip() for part in line.split("|")]
-        if len(parts) < len(SQUEUE_FIELDS) - 1:
+        if len(parts) < 5:
             continue
         job, state, raw, used, nodes = parts[:5]
         pair = _exit_pair(raw) if ":" in raw else _wait_status(raw)
         restarts = int_or_none(parts[5]) if len(parts) > 5 else None
         for task in _expand_ids(job):
             status = _status(task, state, pair, _runtime_s(used), nodes, "squeue")
+            status = _with_wait(status, parts[6] if len(parts) > 6 else "", _limit_minutes(parts[7]) if len(parts) > 7 else "")
             found[task] = status._replace(runs=1 + max(restarts or 0, 0))
     return found
+
+
+def _with_wait(status: JobStatus, reason: str = "", limit_minutes: str = "") -> JobStatus:
+    """A status with its time limit (minutes, as sacct's TimelimitRaw) and, while it pends, why
+    (SLURM says ``None`` for a job that waits for nothing)."""
+    reason = reason.strip() if status.state == "PENDING" and reason.strip() not in ("", "None", "(null)") else ""
+    minutes = int_or_none(limit_minutes)
+    return status._replace(reason=reason, time_limit_s=None if minutes is None else minutes * 60)
+
+
+def _limit_minutes(text: str) -> str:
+    """squeue's TimeLimit (``1:00:00``, ``1-00:00:00``, ``UNLIMITED``) in whole minutes, as sacct's TimelimitRaw."""
+    seconds = _runtime_s(text.strip())
+    return "" if seconds is None else str(seconds // 60)
 
 
 def _wait_status(text: str) -> Tuple[Optional[int], Optional[int]]:
@@ -310,9 +328,9 @@ def reconcile(job_id: str, slurm: Optional[JobStatus], record: Optional[ExitReco
     current = record is not None and record.run >= slurm.runs
     if not slurm.done:
         if current and record is not None and (record.timeout or 0 <= record.code < 128):
-            return from_exit_record(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
+            return from_exit_record(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s, time_limit_s=slurm.time_limit_s)
         if current and record is not None and slurm.state == "RUNNING" and signal_code(record):
-            return ending(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s)
+            return ending(job_id, record)._replace(nodes=slurm.nodes, elapsed_s=slurm.elapsed_s, time_limit_s=slurm.time_limit_s)
         return slurm
     if slurm.state in MAY_RUN_AGAIN and slurm.source == "sacct" and controller is None:
         return slurm._replace(settling="asking the controller whether SLURM runs it again")
@@ -512,6 +530,8 @@ class Poller:
             before = seen.known.get(job)
             if before is None or (not self._settled(job, seen) and (status.runs, status.done) > (before.runs, before.done)):
                 seen.known[job] = status
+            elif status.reason and before.state == status.state == "PENDING":   # accounting never says why a job waits
+                seen.known[job] = before._replace(reason=status.reason)
 
     def _batch_signals(self, answers: Dict[str, JobStatus], seen: Round) -> None:
         """The signal of each cancelled job that neither its row nor its exit file gives (a shell
@@ -530,7 +550,7 @@ class Poller:
             return   # the signal is a detail: the state stands without it
         for line in text.splitlines():
             parts = line.split("|")
-            if len(parts) >= len(SACCT_FIELDS) and "." in parts[0]:
+            if len(parts) >= 5 and "." in parts[0]:
                 _batch_step(answers, parts[0], parts[1], parts[2])
 
     def _all_answered(self, jobs: Iterable[str], seen: Round) -> bool:
@@ -578,11 +598,12 @@ class Poller:
     def _needs_controller(self, job: str, status: JobStatus, seen: Round) -> bool:
         """Whether the controller should be asked too: an exit file of this run says the job ended
         (sacct lags); an end that a requeue may have taken back; an end with outputs whose exit
-        file has not come (squeue says whether the job is still completing)."""
+        file has not come (squeue says whether the job is still completing); a pending job, whose
+        reason to wait only the controller knows (sacct says ``None``)."""
         record = self._record(job, seen.records)
         current = record is not None and record.run >= status.runs
         if not status.done:
-            return current
+            return current or (status.state == "PENDING" and not status.reason and status.source == "sacct")
         if status.state in MAY_RUN_AGAIN and status.source == "sacct":
             return True
         if current or status.signal:

@@ -109,7 +109,7 @@ def test_a_command_line_error_without_json_stays_clicks_usage_text():
 # ------------------------------------------------------------------------------------ status
 
 def test_status_json_with_no_jobs_is_an_empty_list_not_a_sentence():
-    assert document("status", "--json") == {"schema": 1, "jobs": []}
+    assert document("status", "--json") == {"schema": 1, "jobs": [], "arrays": []}
 
 
 def test_status_json_lists_the_jobs(monkeypatch, tmp_path):
@@ -131,7 +131,8 @@ def test_status_piped_starts_with_a_header(monkeypatch, tmp_path):
                       submitted="2026-01-01T00:00:00+00:00"))
     fake_slurm(monkeypatch, "7|COMPLETED|0:0|5|node1\n")
     header, row = CliRunner().invoke(main, ["status"]).stdout.splitlines()
-    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs"]
+    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "elapsed", "limit",
+                                   "left", "reason", "outputs"]
     assert row.split("\t")[:3] == ["7", "train", "COMPLETED"]
 
 

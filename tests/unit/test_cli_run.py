@@ -80,7 +80,8 @@ def test_status_says_timeout_with_outputs_saved_and_names_outputs_not_saved(monk
     remember("5", tmp_path)
     fake(monkeypatch, sacct="4|FAILED|124:0|60|node1\n5|FAILED|74:0|6|node1\n")
     header, *lines = CliRunner().invoke(main, ["status", "4", "5"]).output.splitlines()
-    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "outputs"]
+    assert header.split("\t") == ["job", "name", "state", "exit", "elapsed_s", "nodes", "source", "elapsed", "limit",
+                                   "left", "reason", "outputs"]
     assert lines[0].split("\t")[2:4] == ["TIMEOUT (outputs saved)", "exit 124"]
     assert lines[1].split("\t")[-1] == "outputs NOT saved: results/runs: No space left on device"
 
@@ -129,7 +130,8 @@ def test_watch_of_a_large_array_prints_counts_and_only_the_tasks_that_ended_badl
     monkeypatch.setattr(efficiency, "settled_report", lambda job_id: (_ for _ in ()).throw(SchedulerError("skipped")))
     result = CliRunner().invoke(main, ["watch", "9"])
     lines = [line.split(" ", 1)[1] for line in result.stdout.splitlines()]
-    assert lines[:3] == ["1000 jobs: 997 PENDING, 3 RUNNING", "1000 jobs: 999 COMPLETED, 1 FAILED", "9_998 FAILED exit 1"]
+    assert lines[:3] == ["array 9: [....................] 0/1000 ended: 997 PENDING, 3 RUNNING; ETA not known until a task ends",
+                         "array 9: [####################] 1000/1000 ended: 999 COMPLETED, 1 FAILED", "9_998 FAILED exit 1"]
     assert result.stdout.splitlines()[3:] == ["job 9_998 FAILED exit 1", f"--- stderr: no log at {tmp_path}/9_998_0_log.err ---",
                                               f"--- stdout: no log at {tmp_path}/9_998_0_log.out ---"]
     assert result.exit_code == 1

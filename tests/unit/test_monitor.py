@@ -86,8 +86,10 @@ class FakeSlurm:
 def test_one_sacct_call_answers_for_all_jobs_when_accounting_knows_them():
     slurm = FakeSlurm(sacct=SACCT)
     found = poll(["48", "58", "150"], run=slurm)
-    assert slurm.calls == ["sacct"]
+    assert slurm.calls == ["sacct", "squeue"]   # the controller only for why the pending tasks wait
+    assert slurm.argvs[1][4] == "--jobs=150_1,150_2"
     assert list(found) == ["48", "58", "150_0", "150_1", "150_2"]
+    assert poll(["48", "58"], run=(slurm := FakeSlurm(sacct=SACCT))) and slurm.calls == ["sacct"]
 
 
 def test_the_controller_is_asked_only_for_jobs_sacct_does_not_know_and_by_their_ids():
@@ -183,7 +185,7 @@ def test_an_array_with_few_open_tasks_is_asked_about_by_those_tasks():
     poller.poll(["9"])
     assert slurm.argvs[0][-1] == "9"        # many open: the array id
     poller.poll(["9"])
-    assert slurm.argvs[-1][-1] == "9_98,9_99"
+    assert [argv[-1] for argv in slurm.argvs if argv[0] == "sacct"][-1] == "9_98,9_99"
 
 
 def test_an_exit_file_overrides_a_stale_running_state(tmp_path):

@@ -190,7 +190,7 @@ def _watch(job_ids, interval: float, as_json: bool = False) -> int:
     try:
         ids, folders, sizes, records = _ids_and_folders(job_ids)
         if not ids:   # nothing to follow: a watch of no job would wait for ever, saying nothing
-            click.echo("no jobs submitted with slurmkit yet: nothing to watch")
+            message_line("no jobs submitted with slurmkit yet: nothing to watch", err=as_json)
             return 0
         watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
         follow = views.json_lines if as_json else views.live if pretty_output() else views.plain
@@ -204,19 +204,25 @@ def _watch(job_ids, interval: float, as_json: bool = False) -> int:
     except (KeyboardInterrupt, click.Abort):
         message_line(views.still_running(job_ids))
         return 130
+    return _watch_ended(watch, final, ids, records, as_json)
+
+
+def _watch_ended(watch, final, ids, records, as_json: bool) -> int:
+    """What a watch says once every job has ended: the jobs it lost, why each failed job
+    failed (its logs' ends), then the reports (not under --json); its exit status."""
     for line in views.forgotten_lines(watch):
         message_line(line)
     ended = {job_id: status for job_id, status in (final or {}).items() if job_id not in watch.forgotten}
     for line in views.failure_lines(ended, records):   # why it failed, where the failure is reported
         message_line(line, err=False)
-    ids = [job_id for job_id in ids if job_id not in watch.forgotten]
+    ok = 0 if final and all(s.ok for s in final.values()) else 1
     if as_json:
-        return 0 if final and all(s.ok for s in final.values()) else 1
+        return ok
     try:
-        views.print_reports(ids)
+        views.print_reports([job_id for job_id in ids if job_id not in watch.forgotten])
     except (KeyboardInterrupt, click.Abort):
         return 130   # every job had ended: only its report is cut short
-    return 0 if final and all(s.ok for s in final.values()) else 1
+    return ok
 
 
 #: the shortest --interval: polling more often costs SLURM more than it tells (a job is seen

@@ -2,7 +2,7 @@
 
 In the repository they are the top-level folders ``templates/`` and ``site_profiles/``; in an
 installed wheel they are the packages ``slurmkit/templates`` and ``slurmkit/site_profiles``
-(see ``package_dir`` in setup.cfg). Both layouts are found without importing anything heavy.
+(see ``[tool.setuptools.package-dir]`` in pyproject.toml). Both layouts are found without importing anything heavy.
 """
 
 from pathlib import Path

@@ -19,7 +19,7 @@ def _run(*args, cwd):
 def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_path):
     dist = tmp_path / "dist"
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, REPO, cwd=tmp_path)
-    (wheel,) = dist.glob("slurmkit-*.whl")
+    (wheel,) = dist.glob("slurmkit_alliance-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "slurmkit/templates/base.sbatch.j2" in names
     assert "slurmkit/py.typed" in names

@@ -24,8 +24,13 @@ def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_
     assert "slurmkit/templates/base.sbatch.j2" in names
     assert "slurmkit/py.typed" in names
     assert {"slurmkit/schema/job.schema.json", "slurmkit/schema/site-profile.schema.json"} <= set(names)
-    for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")):
+    for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")) + sorted((REPO / "site_profiles").glob("*.modules")):
         assert f"slurmkit/site_profiles/{repo_file.name}" in names
+    assert "slurmkit/__main__.py" in names
+    info = f"slurmkit_alliance-{slurmkit.__version__}.dist-info"
+    assert f"{info}/licenses/LICENSE" in names
+    metadata = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
+    assert {"Name: slurmkit-alliance", f"Version: {slurmkit.__version__}", "License-Expression: MIT"} <= set(metadata.splitlines())
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)

@@ -1,5 +1,6 @@
 """The wheel carries the bundled templates and site profiles and works outside the checkout."""
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -11,7 +12,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(*args, cwd):
-    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True)
+    # Without PYTHONPATH: a checkout on it (and the egg-info that building the wheel leaves there)
+    # would pass for an installed slurmkit, and pip would install nothing into the fresh virtualenv.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, env=env)
     assert result.returncode == 0, f"{args} failed:\n{result.stderr}"
     return result.stdout
 

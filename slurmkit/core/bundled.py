@@ -2,7 +2,8 @@
 
 In the repository they are the top-level folders ``templates/``, ``site_profiles/`` and ``docs/``;
 in an installed wheel they are the packages ``slurmkit/templates``, ``slurmkit/site_profiles`` and
-``slurmkit/docs`` (see ``package_dir`` in setup.cfg). Both layouts are found without importing anything heavy.
+``slurmkit/docs`` (see ``[tool.setuptools.package-dir]`` in pyproject.toml). Both layouts are found
+without importing anything heavy.
 """
 
 from pathlib import Path

@@ -99,7 +99,8 @@ def _fast_bytecode_cache():
     """Jinja's file cache, reading an entry whole before unmarshalling it: Jinja's
     ``marshal.load`` from the open file takes 1 ms for the base template, ``marshal.loads`` of
     its bytes 0.12 ms (bench/startup.py). Entries are those Jinja writes; a stale or damaged
-    one is recompiled."""
+    one is recompiled. Each Jinja release has entries of its own: code compiled by one calls
+    names another lacks (3.1's ``environment.concat``), and two virtualenvs share the folder."""
     import marshal
     import pickle
 
@@ -107,6 +108,9 @@ def _fast_bytecode_cache():
     from jinja2.bccache import bc_magic
 
     class BytecodeCache(jinja2.FileSystemBytecodeCache):
+        def get_cache_key(self, name, filename=None):
+            return super().get_cache_key(f"{jinja2.__version__}|{name}", filename)
+
         def load_bytecode(self, bucket):
             try:
                 with open(self._get_cache_filename(bucket), "rb") as entry:

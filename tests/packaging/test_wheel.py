@@ -1,5 +1,6 @@
 """The wheel carries the bundled templates and site profiles and works outside the checkout."""
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -11,7 +12,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _run(*args, cwd):
-    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True)
+    # Without PYTHONPATH: a checkout on it (and the egg-info that building the wheel leaves there)
+    # would pass for an installed slurmkit, and pip would install nothing into the fresh virtualenv.
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True, text=True, env=env)
     assert result.returncode == 0, f"{args} failed:\n{result.stderr}"
     return result.stdout
 
@@ -19,15 +23,20 @@ def _run(*args, cwd):
 def test_wheel_installs_into_a_fresh_virtualenv_with_templates_and_profiles(tmp_path):
     dist = tmp_path / "dist"
     _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, REPO, cwd=tmp_path)
-    (wheel,) = dist.glob("slurmkit-*.whl")
+    (wheel,) = dist.glob("slurmkit_alliance-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "slurmkit/templates/base.sbatch.j2" in names
-    assert "slurmkit/py.typed" in names
+    assert "slurmkit/py.typed" in names and "slurmkit/port/trace.sh" in names
     assert {"slurmkit/schema/job.schema.json", "slurmkit/schema/site-profile.schema.json"} <= set(names)
-    for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")):
+    for repo_file in sorted((REPO / "site_profiles").glob("*.yaml")) + sorted((REPO / "site_profiles").glob("*.modules")):
         assert f"slurmkit/site_profiles/{repo_file.name}" in names
     for page in sorted((REPO / "docs").glob("*.md")):   # the pages help text names (`slurmkit docs NAME`)
         assert f"slurmkit/docs/{page.name}" in names
+    assert "slurmkit/__main__.py" in names
+    info = f"slurmkit_alliance-{slurmkit.__version__}.dist-info"
+    assert f"{info}/licenses/LICENSE" in names
+    metadata = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
+    assert {"Name: slurmkit-alliance", f"Version: {slurmkit.__version__}", "License-Expression: MIT"} <= set(metadata.splitlines())
 
     venv = tmp_path / "venv"
     _run(sys.executable, "-m", "venv", venv, cwd=tmp_path)

@@ -6,9 +6,10 @@ The packages follow the data flow, bottom to top (docs/architecture.md):
     core < sites < spec < resolve < render < build < slurm < report < port < api < cli
 
 A module may import from its own package and from the packages below it; the package's
-``__init__`` (the public API) sits above them all. Every import counts, including those inside
-functions and under ``if TYPE_CHECKING:``: a deferred import is still a dependency, and hiding a
-circle inside a function is how the old flat package grew nine-module rings.
+``__init__`` (the public API) and ``__main__`` (``python -m slurmkit``) sit above them all.
+Every import counts, including those inside functions and under ``if TYPE_CHECKING:``: a
+deferred import is still a dependency, and hiding a circle inside a function is how the old
+flat package grew nine-module rings.
 """
 
 import ast
@@ -24,6 +25,8 @@ PACKAGE = Path(slurmkit.__file__).resolve().parent
 LAYERS = ("core", "sites", "spec", "resolve", "render", "build", "slurm", "report", "port", "api", "cli")
 #: Subpackages that hold data, not code (the wheel's templates and site profiles).
 DATA_PACKAGES = ("templates", "site_profiles", "schema")
+#: The root package's own modules: its public API, and ``python -m slurmkit``.
+ROOT_MODULES = ("__init__.py", "__main__.py")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -60,9 +63,9 @@ def imports(path: Path, name: str, known: Set[str]) -> Iterator[Tuple[int, str, 
 
 
 def layer_of(module: str) -> int:
-    """The layer index of a module; the root package is above every layer."""
+    """The layer index of a module; the root package (and its ``__main__``) is above every layer."""
     parts = module.split(".")
-    if len(parts) == 1:
+    if len(parts) == 1 or parts[1:] == ["__main__"]:
         return len(LAYERS)
     return LAYERS.index(parts[1]) if parts[1] in LAYERS else -1
 
@@ -74,7 +77,7 @@ def violations(root: Path) -> List[str]:
     problems, graph = [], {name: set() for name in found}
     for name, path in found.items():
         parts = name.split(".")
-        if len(parts) > 1 and parts[1] not in LAYERS + DATA_PACKAGES and not path.name == "__init__.py" and len(parts) == 2:
+        if len(parts) > 1 and parts[1] not in LAYERS + DATA_PACKAGES and path.name not in ROOT_MODULES and len(parts) == 2:
             problems.append(f"{name}: a module outside the packages; put it in one of {', '.join(LAYERS)}")
         elif len(parts) > 2 and parts[1] not in LAYERS:
             problems.append(f"{name}: package {parts[1]!r} has no layer; add it to LAYERS (tests/unit/test_layering.py)")
@@ -135,7 +138,7 @@ def test_every_import_goes_down_the_layers_takes_public_names_and_closes_no_circ
 def test_every_package_of_slurmkit_has_a_layer():
     packages = {path.parent.name for path in PACKAGE.glob("*/__init__.py")}
     assert packages - set(LAYERS) - set(DATA_PACKAGES) == set()
-    assert [path.name for path in PACKAGE.glob("*.py")] == ["__init__.py"], "modules belong in a package"
+    assert sorted(path.name for path in PACKAGE.glob("*.py")) == list(ROOT_MODULES), "modules belong in a package"
 
 
 @pytest.fixture

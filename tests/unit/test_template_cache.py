@@ -82,3 +82,21 @@ def test_no_cache_where_the_folder_cannot_be_made(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     assert render_module._bytecode_cache() is None
     assert "echo hi" in Job(**SPEC).render()
+
+
+def test_entries_compiled_by_another_jinja_release_are_not_run(cache_home, monkeypatch):
+    """Two virtualenvs with different Jinja releases share the cache folder; code compiled by
+    one calls names the other lacks, so each release reads only the entries it wrote."""
+    import marshal
+    import pickle
+
+    import jinja2
+    from jinja2.bccache import bc_magic
+
+    first = Job(**SPEC).render()
+    for entry in _entries(cache_home):   # valid entries whose code fails, as foreign code would
+        header = entry.read_bytes()[: len(bc_magic)]
+        checksum = pickle.loads(entry.read_bytes()[len(bc_magic):])
+        entry.write_bytes(header + pickle.dumps(checksum, 2) + marshal.dumps(compile("raise AssertionError('foreign')", "x", "exec")))
+    monkeypatch.setattr(jinja2, "__version__", "0.0-another-release")
+    assert Job(**SPEC).render() == first

@@ -1,0 +1,68 @@
+"""The package's metadata as pyproject.toml declares it, read statically (the packaging tier
+builds the wheel): a distribution name of its own, the MIT licence it names as a file, one
+version, dependency floors that hold, and the data files the wheel must carry."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slurmkit.core.version import __version__
+
+tomllib = pytest.importorskip("tomllib")   # Python 3.11+; the CI's Python has it
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+sys.path.insert(0, str(ROOT / ".ci"))
+from minimum_versions import floors  # noqa: E402
+
+
+def _floor(name):
+    (pin,) = [p for p in floors((ROOT / "pyproject.toml").read_text()) if p.split("==")[0].lower() == name]
+    return tuple(int(part) for part in pin.split("==")[1].split("."))
+
+
+def test_the_distribution_is_not_the_pypi_projects_slurmkit_but_imports_and_runs_as_slurmkit():
+    project = PROJECT["project"]
+    assert project["name"] == "slurmkit-alliance"
+    assert project["scripts"] == {"slurmkit": "slurmkit.cli:run"}
+    setup_cfg = (ROOT / "setup.cfg").read_text()   # tool settings only: one place for the metadata
+    assert "[metadata]" not in setup_cfg and "[options" not in setup_cfg
+
+
+def test_the_version_has_one_source():
+    assert PROJECT["project"]["dynamic"] == ["version"] and "version" not in PROJECT["project"]
+    assert PROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "slurmkit.core.version.__version__"}
+    assert __version__
+
+
+def test_the_mit_licence_the_metadata_names_is_a_file():
+    assert PROJECT["project"]["license"] == "MIT" and PROJECT["project"]["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Copyright (c) 2026 the slurmkit authors" in text
+
+
+def test_the_dependency_floors_are_ones_that_work():
+    """Jinja 3.0.0 and 3.0.1 fail every render; submitit is used through private attributes, so
+    it is capped at a minor release that was tested; every dependency has a floor CI installs."""
+    assert _floor("jinja2") >= (3, 0, 2)
+    (submitit,) = [d for d in PROJECT["project"]["dependencies"] if d.startswith("submitit")]
+    assert ",<" in submitit
+    assert len(floors((ROOT / "pyproject.toml").read_text())) == len(PROJECT["project"]["dependencies"])
+
+
+def test_the_wheel_is_told_to_carry_templates_profiles_module_lists_and_py_typed():
+    setuptools = PROJECT["tool"]["setuptools"]
+    assert setuptools["package-dir"] == {"slurmkit.templates": "templates", "slurmkit.site_profiles": "site_profiles"}
+    data = setuptools["package-data"]
+    assert "py.typed" in data["slurmkit"] and (ROOT / "slurmkit" / "py.typed").is_file()
+    assert data["slurmkit.templates"] == ["*.j2"] and data["slurmkit.site_profiles"] == ["*.yaml", "*.modules"]
+    assert list((ROOT / "site_profiles").glob("*.modules")), "no module list to ship"
+    assert {"slurmkit.templates", "slurmkit.site_profiles"} <= set(setuptools["packages"])
+
+
+def test_python_dash_m_slurmkit_is_the_command():
+    result = subprocess.run([sys.executable, "-m", "slurmkit", "--version"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"slurmkit, version {__version__}\n"

@@ -49,7 +49,7 @@ def _said_arguments(args) -> str:
 @click.option("--dry-run", is_flag=True, help="Ask the controller where and when it would start (sbatch --test-only); queue nothing.")
 @click.option("--wait", "wait_", is_flag=True, help="Watch the job until it ends; exit 1 unless it completed.")
 @click.option("--ignore-todos", is_flag=True, help="Submit although SPEC still has '# to do:' lines left by import or port.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was submitted as JSON (schema 1; docs/json.md).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was submitted as JSON (schema 1; slurmkit docs json).")
 @click.option("--parsable", is_flag=True, help="Print the job id alone (a chain: its first link's), as sbatch --parsable.")
 @REMOTE_OPTION
 def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ignore_todos, as_json, parsable, remote):
@@ -244,7 +244,7 @@ def interval_seconds(ctx, param, value):
 @click.option("--interval", type=float, default=30.0, show_default=True, callback=interval_seconds,
               help=f"Poll at least this often (seconds; at least {MIN_INTERVAL_S:g}).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON line per change of a job's state, then one with "
-              "the final states (JSON Lines; docs/json.md).")
+              "the final states (JSON Lines; slurmkit docs json).")
 @REMOTE_OPTION
 def watch_command(job_ids, interval, as_json, remote):
     """Follow jobs until they end; exit 0 only if all completed."""

@@ -54,12 +54,14 @@ def test_the_dependency_floors_are_ones_that_work():
 
 def test_the_wheel_is_told_to_carry_templates_profiles_module_lists_and_py_typed():
     setuptools = PROJECT["tool"]["setuptools"]
-    assert setuptools["package-dir"] == {"slurmkit.templates": "templates", "slurmkit.site_profiles": "site_profiles"}
+    assert setuptools["package-dir"] == {"slurmkit.templates": "templates", "slurmkit.site_profiles": "site_profiles",
+                                         "slurmkit.docs": "docs"}
     data = setuptools["package-data"]
     assert "py.typed" in data["slurmkit"] and (ROOT / "slurmkit" / "py.typed").is_file()
     assert data["slurmkit.templates"] == ["*.j2"] and data["slurmkit.site_profiles"] == ["*.yaml", "*.modules"]
     assert list((ROOT / "site_profiles").glob("*.modules")), "no module list to ship"
-    assert {"slurmkit.templates", "slurmkit.site_profiles"} <= set(setuptools["packages"])
+    assert {"slurmkit.templates", "slurmkit.site_profiles", "slurmkit.docs"} <= set(setuptools["packages"])
+    assert data["slurmkit.docs"] == ["*.md"] and "port/*.sh" in data["slurmkit"]
 
 
 def test_python_dash_m_slurmkit_is_the_command():

@@ -124,9 +124,8 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
         return ModuleCheck(module, module, warning=f"{module} is newer than the {family} versions of {target}'s module catalogue "
                            f"({', '.join(versions)}), which lists only documented ones: check that it exists there "
                            f"('module spider {module}'), or use {family}/{nearest_version(version, versions)}")
-    served = [v for v in versions if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
+    served, which = _served(family, versions, oldest_python)
     new = f"{family}/{nearest_version(version, served or versions)}"
-    which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != versions else ""
     return ModuleCheck(module, new, why=f"{module} is not in {target}'s stack, which has {family} "
                        f"{', '.join(versions)}; {new} is the nearest{which}")
 
@@ -141,6 +140,14 @@ def _settled(module: str, table: Dict[str, List[str]], there: Optional[Sequence[
     if there and version:
         return settled_pin(module, table.get(family, []), there, target, stdenv)
     return None
+
+
+def _served(family: str, versions: Sequence[str], oldest_python: Optional[str]) -> Tuple[List[str], str]:
+    """The versions a pin may move to (a python no older than the oldest the site builds wheels
+    for), and the words that say so in the reason where that left some out."""
+    served = [v for v in versions if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
+    which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != list(versions) else ""
+    return served, which
 
 
 def _unknown_family(module: str, table: Dict[str, List[str]], target: str) -> ModuleCheck:
@@ -197,9 +204,8 @@ def built_pin(module: str, built: Sequence[str], there: Optional[Sequence[str]],
         return ModuleCheck(module, module, warning=f"{module} is newer than the {family} builds for {stdenv} that slurmkit "
                            f"knows ({', '.join(full)}): check that it exists there ('module spider {module}'), "
                            f"or use {family}/{full[-1]}")
-    served = [v for v in full if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
+    served, which = _served(family, full, oldest_python)
     new = f"{family}/{_nearest_build(version, here, served or full)}"
-    which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != full else ""
     what = f"is not installed on {target}" if there and not is_available(version, there) else f"is not built for {stdenv}"
     return ModuleCheck(module, new, why=f"{module} {what}; {target}'s {stdenv} builds of {family} are "
                        f"{', '.join(full)}; {new} is the nearest{which}", absent=True)

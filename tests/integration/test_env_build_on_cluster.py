@@ -78,8 +78,9 @@ def test_before_env_build_the_job_is_refused_and_its_script_stops_with_one_line(
     project, envs = login_node
     job = Job.from_yaml(project / "job.yaml")
     errors = [f for f in job.check() if f.level == "error"]
-    assert [f.field for f in errors] == ["environment.venv"] and "run 'slurmkit env build job.yaml' here" in errors[0].message
-    with pytest.raises(SpecError, match="slurmkit env build job.yaml"):
+    given = project / "job.yaml"   # the hint names the spec as it was given, so it runs from here
+    assert [f.field for f in errors] == ["environment.venv"] and f"run 'slurmkit env build {given}' here" in errors[0].message
+    with pytest.raises(SpecError, match=f"slurmkit env build {given}"):
         job.submit()
     script = project / "job.sbatch"
     script.write_text(job.render())
@@ -89,7 +90,7 @@ def test_before_env_build_the_job_is_refused_and_its_script_stops_with_one_line(
     assert wait_for_job(job_id)["State"] == "FAILED"
     log = (project / f"envjob-{job_id}.out").read_text()
     key = job.resolve().plan.venv.prebuilt_key
-    assert f"slurmkit: no virtualenv is built for this job at {envs}/{key}: run slurmkit env build job.yaml on the login node" in log
+    assert f"slurmkit: no virtualenv is built for this job at {envs}/{key}: run slurmkit env build {given} on the login node" in log
     assert MARK not in log
 
 

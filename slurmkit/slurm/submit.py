@@ -148,6 +148,16 @@ class JobHandle(SlurmJob[R]):
             return function_result(self, status, super().result)
         return cast(R, script_result(self, status))   # a script job is a JobHandle[int]: submit_script makes it
 
+    def cancel(self, check: bool = True) -> None:
+        """scancel through run_slurm, as every other handle's: a configuration SLURM cannot read
+        is one error at once, not submitit's scancel retrying it for a minute. ``check`` False
+        (submitit's) ignores a refusal."""
+        try:
+            run_slurm(["scancel", self.job_id])
+        except SchedulerError:
+            if check:
+                raise
+
 
 def function_result(handle: "JobHandle[R]", status: JobStatus, returned: Callable[[], R]) -> R:
     """A function job's end for its caller: what it returned (``returned``: submitit's reading of
@@ -173,16 +183,6 @@ def _submitit_trace(message: str) -> str:
     """The traceback in submitit's FailedJobError text (between its dashed lines), else ''."""
     parts = message.split("----------------------\n")
     return parts[1].rstrip() if len(parts) >= 3 else ""
-
-    def cancel(self, check: bool = True) -> None:
-        """scancel through run_slurm, as every other handle's: a configuration SLURM cannot read
-        is one error at once, not submitit's scancel retrying it for a minute. ``check`` False
-        (submitit's) ignores a refusal."""
-        try:
-            run_slurm(["scancel", self.job_id])
-        except SchedulerError:
-            if check:
-                raise
 
 
 class SweepHandle:

@@ -65,10 +65,12 @@ _EXIT_TRAP = ('_sk_on_exit() { local rc=$? f; '
 
 def exit_file_lines(folder: Union[str, Path]) -> List[str]:
     """Setup lines that make a submitit job leave an exit-status file as slurmkit's scripts do,
-    so that its outcome is known without accounting."""
+    so that its outcome is known without accounting. A TERM (scancel) exits 143, as in
+    slurmkit's scripts: without it the EXIT trap wrote whatever ``$?`` held when the signal
+    came (0), and a cancelled function job read as COMPLETED until accounting answered."""
     import shlex
 
-    return [f"export SLURMKIT_JOB_DIR={shlex.quote(str(folder))}", _EXIT_TRAP, "trap _sk_on_exit EXIT"]
+    return [f"export SLURMKIT_JOB_DIR={shlex.quote(str(folder))}", _EXIT_TRAP, "trap _sk_on_exit EXIT", "trap 'exit 143' TERM"]
 
 
 #: what a function job's spec stands in for ``launch`` when it has none: the job runs the function, never this.

@@ -188,3 +188,24 @@ def test_over_remote_the_logs_ends_are_read_on_the_cluster_and_the_hint_says_rem
                          "--- stdout: no log at /scratch/u/logs/1_0_log.out ---"]
     assert asked[0] == ("/scratch/u/logs/1_0_log.err", 20)
     assert lines[-1] == "1 more failed (4): `slurmkit logs --remote fir ID` and `slurmkit logs --remote fir ID --err` show each one's"
+
+
+def test_a_function_jobs_batch_shell_stopped_by_term_leaves_143_not_0(tmp_path):
+    """scancel sends TERM to the batch shell: its exit file must say the signal (143), as a
+    script job's does, never the 0 of the last command before it (read as COMPLETED)."""
+    import signal
+    import subprocess
+    import time
+
+    from slurmkit.api.functions import exit_file_lines
+
+    ready = tmp_path / "ready"
+    body = "\n".join(exit_file_lines(tmp_path) + ["export SLURM_JOB_ID=77", "true", f": > {ready}", "while :; do :; done"])
+    shell = subprocess.Popen(["bash", "-c", body])
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert time.monotonic() < deadline and shell.poll() is None, "the shell never got to its loop"
+        time.sleep(0.01)
+    shell.send_signal(signal.SIGTERM)
+    assert shell.wait(timeout=60) == 143
+    assert (tmp_path / "77.exit").read_text() == "143\n"

@@ -8,10 +8,12 @@ Alliance sets on every cluster, then ``$SLURM_CLUSTER_NAME``, then the hostname)
 ClusterName of SLURM's configuration before the hostname. ``--profile`` and
 ``$SLURMKIT_PROFILE`` say which profile the user wants, not where they are: they are not asked.
 
-Only an Alliance cluster here is a verdict (a profile that extends the abstract ``alliance``):
-on a laptop, on the local test cluster, or on a cluster no bundled profile describes, nothing
-is refused. A profile that names no cluster (``generic``, no detect rules) fits every cluster,
-and two profiles are one cluster when one extends the other (a user's ``fir-gpu`` on fir).
+Any cluster a profile claims is a verdict: an Alliance cluster, and as much the project's local
+test cluster (``ClusterName=lab``, the ``local`` profile), where a ``profile: nibi`` spec would
+pend for ever as surely as on fir. Where nothing tells the cluster (a laptop, a cluster no
+profile describes) nothing is refused. A profile that names no cluster (``generic``, no detect
+rules) fits every cluster, and two profiles are one cluster when one extends the other (a user's
+``fir-gpu`` on fir).
 """
 
 import os
@@ -48,8 +50,8 @@ def conf_cluster_name(env: Mapping[str, str]) -> Optional[str]:
 
 
 def cluster_here(env: Optional[Mapping[str, str]] = None, hostname: Optional[str] = None, dirs: Dirs = None) -> Optional[Detection]:
-    """The Alliance cluster this host is on, as a profile name and how it was told; None when
-    this is no Alliance cluster, or nothing tells which."""
+    """The cluster this host is on, as a profile name and how it was told; None when nothing
+    tells which (no variable, no ClusterName, no hostname that a profile claims)."""
     env = os.environ if env is None else env
     signals = {name: env[name] for name in ("CC_CLUSTER", "SLURM_CLUSTER_NAME") if env.get(name)}
     from_conf = None
@@ -63,8 +65,7 @@ def cluster_here(env: Optional[Mapping[str, str]] = None, hostname: Optional[str
         return None
     if from_conf and here.reason == f"$SLURM_CLUSTER_NAME={from_conf}":
         here = here._replace(reason=f"ClusterName={from_conf} in {env.get('SLURM_CONF') or DEFAULT_SLURM_CONF}")
-    catalog = ProfileCatalog(dirs)
-    return here if "alliance" in lineage(catalog, here.name) else None
+    return here
 
 
 def lineage(catalog: ProfileCatalog, name: str) -> List[str]:
@@ -112,7 +113,7 @@ def wrong_cluster_message(profile: SiteProfile, here: Detection, spec_file: Opti
 
 def cluster_findings(profile: SiteProfile, spec_file: Optional[str], env: Optional[Mapping[str, str]] = None,
                      hostname: Optional[str] = None, dirs: Dirs = None) -> List[Finding]:
-    """An error on ``profile`` when this host is on another Alliance cluster; none otherwise."""
+    """An error on ``profile`` when this host is on another cluster; none otherwise."""
     here = cluster_here(env, hostname, dirs)
     if here is None or not for_another_cluster(profile, here, dirs):
         return []

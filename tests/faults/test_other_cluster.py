@@ -1,7 +1,8 @@
 """A spec for another cluster than the one this host is on, on the real local cluster: where
 ``$CC_CLUSTER`` says fir, a ``profile: nibi`` spec is refused by ``check`` and ``submit`` with the
-ways on (port, --profile, --remote), and nothing reaches sbatch. The local cluster itself is no
-Alliance cluster: there the same spec is not refused (the test suite's own specs depend on it)."""
+ways on (port, --profile, --remote), and nothing reaches sbatch. The local cluster is a cluster
+too (the ``local`` profile claims ``ClusterName=lab``): there the same spec is refused, where it
+used to be submitted and pend for ever."""
 
 import json
 import os
@@ -55,7 +56,17 @@ def test_the_python_api_refuses_a_spec_for_another_cluster_before_sbatch(cluster
     assert runs(log) == [] and all_records(registry) == []
 
 
-def test_on_the_local_cluster_which_is_no_alliance_cluster_a_nibi_spec_is_not_refused(cluster, tmp_path):
+def test_on_the_local_cluster_a_nibi_spec_is_refused_and_its_own_profile_is_the_way_on(cluster, registry, tmp_path,
+                                                                                       counted):  # noqa: F811
+    folder, log = counted
     env = {k: v for k, v in os.environ.items() if k not in ("CC_CLUSTER", "SLURM_CLUSTER_NAME")}
-    checked = run_cli("check", nibi_spec(tmp_path), env=env)
-    assert "this job is for" not in checked.stdout + checked.stderr and checked.returncode == 0
+    env["PATH"] = f"{folder}:{env['PATH']}"
+    spec = nibi_spec(tmp_path)
+    for argv in (("check", spec), ("submit", spec)):
+        refused = run_cli(*argv, env=env)
+        said = refused.stdout + refused.stderr
+        assert refused.returncode == 2, argv
+        assert f"this job is for nibi, but this host is on local (ClusterName=lab in {os.environ['SLURM_CONF']})" in said, said
+        assert "`--profile local`" in said
+    assert runs(log) == [] and all_records(registry) == []
+    assert run_cli("check", spec, "--profile", "local", env=env).returncode == 0

@@ -1,7 +1,12 @@
 """What every unit test starts from: no account and no sbatch input variable in the environment,
 so that a spec renders the same bytes and findings on every machine (the resolver takes
 $SBATCH_ACCOUNT and $SLURM_ACCOUNT as sbatch does, see slurmkit/resolve/accounts.py, and reports the
-other SBATCH_* variables, sbatch_environment.py; inside a SLURM job $SLURM_ACCOUNT is set)."""
+other SBATCH_* variables, sbatch_environment.py; inside a SLURM job $SLURM_ACCOUNT is set).
+
+Nor does a unit test know which cluster it runs on: $SLURM_CONF (the suite exports the local
+cluster's for every tier), $CC_CLUSTER and $SLURM_CLUSTER_NAME are removed, so a spec for any
+cluster is checked as it would be on a laptop (sites/elsewhere.py refuses a spec for another
+cluster than the one these name)."""
 
 import os
 
@@ -14,3 +19,9 @@ def no_account_in_the_environment(monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     for variable in [name for name in os.environ if name.startswith("SBATCH_")]:
         monkeypatch.delenv(variable)
+
+
+@pytest.fixture(autouse=True)
+def no_cluster_told_by_the_environment(monkeypatch):
+    for variable in ("SLURM_CONF", "CC_CLUSTER", "SLURM_CLUSTER_NAME"):
+        monkeypatch.delenv(variable, raising=False)

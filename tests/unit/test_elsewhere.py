@@ -21,7 +21,7 @@ def conf(tmp_path, text):
     ({}, "fc30669", ("fir", "hostname fc30669 matches 'fc[0-9]*'")),
     ({}, "laptop", None),                                     # a laptop: nothing tells
     ({"CC_CLUSTER": "nowhere"}, "laptop", None),              # a value no profile claims
-    ({"SLURM_CLUSTER_NAME": "lab"}, "laptop", None),          # the local test cluster is no Alliance cluster
+    ({"SLURM_CLUSTER_NAME": "lab"}, "laptop", ("local", "$SLURM_CLUSTER_NAME=lab")),   # the local test cluster counts too
     ({"SLURMKIT_PROFILE": "nibi"}, "laptop", None),           # what the user wants, not where they are
 ])
 def test_the_cluster_here_is_told_by_the_alliance_variables_then_the_hostname(env, hostname, here, tmp_path):
@@ -35,7 +35,7 @@ def test_the_cluster_name_of_slurms_configuration_tells_before_the_hostname(tmp_
     assert conf_cluster_name({"SLURM_CONF": path}) == "rorqual"
     found = cluster_here({"SLURM_CONF": path}, "fc30669")
     assert (found.name, found.reason) == ("rorqual", f"ClusterName=rorqual in {path}")
-    assert cluster_here({"SLURM_CONF": conf(tmp_path, "ClusterName=lab\n")}, "laptop") is None
+    assert cluster_here({"SLURM_CONF": conf(tmp_path, "ClusterName=unheard\n")}, "laptop") is None   # no profile claims it
     assert conf_cluster_name({"SLURM_CONF": str(tmp_path)}) is None     # a folder: no name, no error
 
 
@@ -64,9 +64,19 @@ def test_the_remote_way_is_offered_only_for_a_cluster_in_service_that_has_login_
     assert "--remote" not in said["graham"] and "--remote" not in said["local"]
 
 
-def test_nothing_is_refused_where_no_alliance_cluster_is_told(tmp_path):
-    env = {"SLURM_CONF": conf(tmp_path, "ClusterName=lab\n")}
+def test_nothing_is_refused_where_no_profile_claims_the_cluster_here(tmp_path):
+    env = {"SLURM_CONF": conf(tmp_path, "ClusterName=unheard\n")}
     assert cluster_findings(load_profile("nibi"), "job.yaml", env, "vm") == []
+
+
+def test_on_the_local_test_cluster_a_spec_for_an_alliance_cluster_is_refused_with_the_local_way_on(tmp_path):
+    path = conf(tmp_path, "ClusterName=lab\n")
+    found = cluster_findings(load_profile("nibi"), "job.yaml", {"SLURM_CONF": path}, "vm")
+    assert [f.level for f in found] == ["error"]
+    assert found[0].message.startswith(f"this job is for nibi, but this host is on local (ClusterName=lab in {path}): ")
+    assert "`--profile local`" in found[0].message
+    assert cluster_findings(load_profile("local"), "job.yaml", {"SLURM_CONF": path}, "vm") == []
+    assert cluster_findings(load_profile("generic"), "job.yaml", {"SLURM_CONF": path}, "vm") == []
 
 
 def test_a_users_profile_that_extends_the_cluster_here_is_that_cluster(tmp_path):

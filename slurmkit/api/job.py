@@ -12,7 +12,7 @@
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Tuple, Union
 
-from slurmkit.core.errors import SpecError
+from slurmkit.core.errors import ProfileNotFound, SpecError, SpecProfileNotFound
 from slurmkit.core.findings import Finding, level_of
 from slurmkit.core.plan import Plan
 from slurmkit.core.todos import refuse_open_todos
@@ -41,13 +41,25 @@ class Job:
 
     @classmethod
     def from_yaml(cls, path: PathLike) -> "Job":
-        return cls(load_spec(Path(path)))
+        """The job of a spec file; its errors all at once, the names only the site can judge
+        (profile, GPU model) among them (resolve/sitenames.py)."""
+        try:
+            return cls(load_spec(Path(path)))
+        except SpecError as error:
+            from slurmkit.resolve.sitenames import with_name_errors
+
+            raise with_name_errors(error, Path(path)) from None
 
     def profile(self, profile: Optional[str] = None) -> SiteProfile:
         """The site profile: ``profile`` if given, else the spec's, else the detected one."""
         from slurmkit.core.verbosity import detail
 
-        site, detection = select_profile(profile or self.spec.profile, warn_retired=False)
+        try:
+            site, detection = select_profile(profile or self.spec.profile, warn_retired=False)
+        except ProfileNotFound as error:
+            if profile or not self.spec.source:
+                raise
+            raise SpecProfileNotFound(self.spec.source, self.spec.line_of("profile"), "profile", error.message) from None
         why = "given" if profile else f"named in {self.spec.source}" if self.spec.profile else f"detected: {detection.reason}"
         detail(f"profile {site.name} ({why})")
         return site

@@ -21,6 +21,7 @@ SCHEMA = 1
 #: of its method resolution order listed here (names, so that nothing is imported to look one up).
 ERROR_CODES = {
     "OpenTodos": "todos-open",
+    "SpecProfileNotFound": "profile-not-found",
     "SpecError": "spec-invalid",
     "ProfileError": "profile-invalid",
     "InputError": "input-invalid",

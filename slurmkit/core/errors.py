@@ -63,6 +63,11 @@ class SpecError(InputError):
     """A job spec that breaks the schema or asks for something impossible."""
 
 
+class SpecProfileNotFound(SpecError):
+    """``profile:`` in a spec that names no profile: a spec error, at its line, with the
+    JSON code of ProfileNotFound."""
+
+
 #: the most errors of one spec printed; the rest are counted ("and 3 more errors").
 MAX_ERRORS_SHOWN = 20
 
@@ -97,9 +102,14 @@ def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
     """
     import difflib
 
-    same = [choice for choice in sorted(set(map(str, choices))) if choice.lower() == str(word).lower()]
-    if same:   # BF16 for bf16: difflib compares case, and finds nothing this close
+    names = sorted(set(map(str, choices)))
+    plain = str(word).lower().replace("-", "_")
+    same = [choice for choice in names if choice.lower().replace("-", "_") == plain]
+    if same:   # BF16 for bf16, cpus-per-task for cpus_per_task: difflib compares them as strangers
         return same[0]
+    head = sorted((choice for choice in names if plain and choice.lower().startswith(plain + "_")), key=len)
+    if head:   # cpus for cpus_per_task: the word a longer key starts with, not the key one letter off (gpus)
+        return head[0]
     matches = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=cutoff)
     return matches[0] if matches else None
 

@@ -87,3 +87,50 @@ def test_check_json_carries_every_error():
     result = CliRunner().invoke(main, ["check", "job.yaml", "--json"])
     error = json.loads(result.stdout)["error"]
     assert error["field"] == "kind" and [each["line"] for each in error["errors"]] == [4, 6, 8, 9]
+
+
+NAMES_AND_KEYS = """
+    name: train
+    profile: {profile}
+    account: def-someprof
+    resources:
+      time: 1h
+      cpus: 2
+      gpus: {gpus}
+    launch: {{comand: python train.py}}
+"""
+
+
+@pytest.mark.parametrize("profile, gpus, expected", [
+    ("fri", "h100:1", [(2, "profile", "no site profile named 'fri' (did you mean 'fir'?)")]),
+    ("fir", "h101:1", [(7, "resources.gpus", "fir has no GPU called 'h101'; did you mean 'h100'?")]),
+    ("fir", "h100:1", []),
+])
+def test_names_only_the_site_can_judge_are_listed_with_the_key_errors(tmp_path, profile, gpus, expected):
+    """A misspelt profile or GPU model is an error of the same run as a misspelt key: check
+    used to stop at the keys, and the next run found the profile, the one after the GPU."""
+    (tmp_path / "job.yaml").write_text(textwrap.dedent(NAMES_AND_KEYS.format(profile=profile, gpus=gpus)).lstrip("\n"))
+    result = CliRunner().invoke(main, ["check", "job.yaml"])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    keys = [(6, "resources.cpus", "unknown key; did you mean 'cpus_per_task'?"),
+            (8, "launch.comand", "unknown key; did you mean 'command'?")]
+    wanted = sorted(keys + expected)
+    assert len(errors) == len(wanted), errors
+    for line, (number, field, words) in zip(errors, wanted):
+        assert line.startswith(f"error: job.yaml:{number}: {field}: {words}"), line
+
+
+def test_a_profile_the_spec_misnames_is_an_error_at_its_line_with_the_profile_code(tmp_path):
+    (tmp_path / "job.yaml").write_text("name: t\nprofile: fri\nresources: {time: 1h}\nlaunch: {command: 'true'}\n")
+    result = CliRunner().invoke(main, ["check", "job.yaml", "--json"])
+    error = json.loads(result.stdout)["error"]
+    assert (result.exit_code, error["code"], error["line"], error["field"]) == (2, "profile-not-found", 2, "profile")
+
+
+@pytest.mark.parametrize("word, meant", [("cpus", "cpus_per_task"), ("tasks", "tasks_per_node"), ("cpus-per-task", "cpus_per_task"),
+                                         ("gpu", "gpus"), ("MEM", "mem")])
+def test_the_did_you_mean_prefers_the_key_the_word_begins(word, meant):
+    with pytest.raises(SpecError) as caught:
+        spec_from_mapping({"name": "x", "resources": {"time": "1h", word: 1}, "launch": "true"}, source="j.yaml")
+    assert f"did you mean '{meant}'?" in caught.value.message

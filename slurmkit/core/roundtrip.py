@@ -39,7 +39,9 @@ def rewritten_text(original: str, old: Any, new: Any, header: Sequence[str] = ()
     tree = _merged(tree, old, new)
     out = io.StringIO()
     yaml.dump(tree, out)
-    text = without_stale_comments(out.getvalue(), list(changed_leaves(old, new)), yaml, tuple(comments or ()))
+    changed = list(changed_leaves(old, new))
+    text = without_stale_comments(out.getvalue(), changed, yaml, tuple(comments or ()))
+    header = list(header) + [_stale_note(said, fields) for said, fields in free_stale_comments(text, changed)]
     if comments:
         tree = yaml.load(text)
         for path, said in comments.items():
@@ -135,6 +137,50 @@ def without_stale_comments(text: str, changed, yaml, commented: Sequence[Tuple[s
         if any(stale(lines[i]) for i in above):
             drop.update(above)
     return "\n".join(line for number, line in enumerate(lines) if number not in drop)
+
+
+#: comment lines slurmkit itself writes at the head of a spec (import's notes, port's changes, to-dos).
+_OWN_COMMENT = re.compile(r"^#(?: to do:| note:| done:| mapped:| kept:| dropped:| Ported from | Imported by slurmkit |   )")
+
+
+#: the words a free comment counts a field's value in (``two nodes``, ``12 cores``, ``3 hours``).
+_FIELD_UNITS = {"nodes": r"nodes?", "cpus_per_task": r"(?:cores?|cpus?|threads?)", "tasks_per_node": r"(?:tasks?|ranks?|processes)",
+                "gpus": r"gpus?", "time": _TIME_WORDS, "mem": _SIZE_WORDS, "mem_per_cpu": _SIZE_WORDS, "tmp": _SIZE_WORDS}
+
+
+def _free_patterns(old: Any, new: Any, field: str) -> List[str]:
+    """What a comment attached to no field says of ``old``, narrowly: a bare ``2`` in a free
+    comment is as likely epochs as nodes, so a count must come with the field's unit (``2 nodes``,
+    ``two nodes``); a size (``498G``), a time (``3h``) or a GPU model (``A100``) is specific enough."""
+    units = _FIELD_UNITS.get(field)
+    if units is None or isinstance(old, bool) or old == new or not isinstance(old, (int, float, str)):
+        return []
+    counts = [str(old)] if isinstance(old, (int, float)) or str(old).strip().isdigit() else re.findall(r"(?<=:)\d+$", str(old))
+    bare = {_number(count) for count in counts}
+    figures = [] if counts == [str(old)] else [p for p in _figure_patterns(old, new) if p not in bare]
+    return figures + [_number(count) + r"\s*" + units + r"\b" for count in counts] + [rf"\b{_NUMBER_WORDS}\s+{units}\b"]
+
+
+def free_stale_comments(text: str, changed) -> List[Tuple[str, List[str]]]:
+    """(the comment, the fields it states as they were) of each whole-line comment of the user's
+    that a rewrite leaves behind: ``# Two nodes of four A100s`` above a spec ported to one node of
+    H100s. Kept, as the user wrote it; the caller says in its header that it is out of date."""
+    found = []
+    for line in text.split("\n"):
+        said = line.strip()
+        if not said.startswith("#") or _OWN_COMMENT.match(said):
+            continue
+        fields = [".".join(path) for path, old, new in changed
+                  if any(re.search(p, said, re.IGNORECASE) for p in _free_patterns(old, new, str(path[-1])))]
+        if fields:
+            found.append((said, fields))
+    return found
+
+
+def _stale_note(said: str, fields: Sequence[str]) -> str:
+    shown = said.lstrip("#").strip()
+    shown = shown if len(shown) <= 50 else shown[:47] + "..."
+    return f"# note: the comment {shown!r} states {', '.join(fields)} as before"
 
 
 def _line_of(tree: Any, path: Tuple[str, ...]) -> Optional[int]:

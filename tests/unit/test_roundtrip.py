@@ -165,3 +165,29 @@ def test_port_does_import_ruamel(tmp_path):
             "print('ruamel loaded' if any(m.startswith('ruamel') for m in sys.modules) else 'ruamel not loaded')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path).stdout
     assert out.splitlines()[-1] == "ruamel loaded"
+
+
+def test_a_free_comment_that_states_the_old_values_is_kept_and_named_in_the_header(tmp_path, monkeypatch):
+    """A comment on no field (``# Training on Graham: the V100 run``, ``# two nodes of four
+    A100s``) cannot be rewritten, and dropping it would lose the rest of what it says: it stays,
+    and the header says which of the values it states are now different."""
+    text = ported(tmp_path, monkeypatch)
+    assert "# note: the comment 'Training on Graham: the V100 run from the 2023 ...' states resources.gpus as before\n" in text
+    assert "Keep the seed fixed." in body(text) and "'Keep the seed fixed.'" not in text
+    spec = ("# Two nodes of four A100s, 12 cores each: 8 GPUs for 2 epochs.\nname: ddp\nprofile: narval\naccount: def-x\n"
+            "kind: ddp\nresources: {nodes: 2, gpus: 'a100:4', cpus_per_task: 12, mem: 498G, time: 3h}\nlaunch: python train.py\n")
+    text = ported(tmp_path, monkeypatch, spec, "--to", "nibi", "--repack", "--force")
+    notes = [line for line in text.splitlines() if line.startswith("# note: the comment")]
+    assert notes == ["# note: the comment 'Two nodes of four A100s, 12 cores each: 8 GPUs ...' states resources.nodes, "
+                     "resources.gpus, resources.cpus_per_task as before"]
+    assert "# Two nodes of four A100s, 12 cores each: 8 GPUs for 2 epochs." in body(text)
+
+
+def test_a_bare_number_in_a_free_comment_is_not_taken_for_a_count():
+    """``2 epochs`` is not ``nodes: 2``: a count in a free comment must come with its unit."""
+    original = "# 2 epochs, seed 4\nname: x\nresources: {nodes: 2, time: 1h}\n"
+    old = {"name": "x", "resources": {"nodes": 2, "time": "1h"}}
+    new = {"name": "x", "resources": {"nodes": 1, "time": "1h"}}
+    assert "# note:" not in rewritten_text(original, old, new)
+    said = rewritten_text(original.replace("2 epochs", "2 nodes"), old, new)
+    assert said.startswith("# note: the comment '2 nodes, seed 4' states resources.nodes as before\n")

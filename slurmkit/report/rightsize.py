@@ -48,6 +48,7 @@ def used_figures(effs: Sequence[JobEfficiency], made) -> Dict[str, float]:
         "time": max((eff.elapsed_s for eff in ran), default=0),
         "mem": max((eff.peak_mib / max(eff.nodes, 1) for eff in ran if eff.peak_mib is not None), default=0.0),
         "cpus_per_task": max((eff.cpu_s / eff.elapsed_s for eff in ran if eff.elapsed_s > 0), default=0.0),
+        "cores_per_node": max((eff.cores / max(eff.nodes, 1) for eff in ran if eff.cores), default=0.0),
         "gpus": max((sum(1 for g in job.gpus if not g.idle) for job in jobs), default=0),
         "gpu_mem": max((g.peak_mem_mib for g in gpus if g.peak_mem_mib is not None), default=0.0),
     }
@@ -81,7 +82,7 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
             mig_memory: Dict[str, int], kind: Optional[str] = None, floors=None) -> Tuple[List[Change], List[str]]:
     """The spec values the advice names, within what check accepts (``floors``, resolve.Floors),
     and one line for each it cannot write. Raises NotApplied when a value would be below the job's use."""
-    out: List[Change] = []
+    out: List[Optional[Change]] = []
     skipped: List[str] = []
     said = f"slurmkit report {job_id}"
     for tip in tips:
@@ -97,12 +98,12 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
             _at_least(job_id, "time", suggest, used["time"], format_duration(int(suggest)), short_duration(used["time"]))
             out.append(Change("time", format_duration(int(suggest)), f"{said}: ran {short_duration(used['time'])}{why}"))
         elif tip.resource == "memory":
-            if resources.get("mem_per_cpu") is not None or resources.get("mem") == "node":
-                skipped.append(f"memory: the spec asks {'mem_per_cpu' if resources.get('mem_per_cpu') is not None else 'mem: node'}; "
-                               f"the advice is {format_size(int(suggest))} per node: set it by hand")
+            if resources.get("mem") == "node":
+                skipped.append(f"memory: the spec asks mem: node (every node's whole memory); the advice is "
+                               f"{format_size(int(suggest))} per node: set mem by hand if the job need not have whole nodes")
                 continue
             _at_least(job_id, "memory", suggest, used["mem"], format_size(int(suggest)), format_mem(used["mem"]))
-            out.append(Change("mem", format_size(int(suggest)), f"{said}: peak {format_mem(used['mem'])}{why}"))
+            out.append(_memory_change(suggest, resources, used, f"{said}: peak {format_mem(used['mem'])}{why}", skipped))
         elif tip.resource == "cpu":
             busy = used["cpus_per_task"]
             if not one_task(kind, resources):
@@ -113,7 +114,21 @@ def changes(job_id: str, tips: Sequence[Tip], used: Dict[str, float], resources:
             out.append(Change("cpus_per_task", int(suggest), f"{said}: {busy:.1f} cores busy{why}"))
         elif tip.resource == "gpu":
             out.append(_gpu_change(job_id, int(suggest), tip.asked, used, resources.get("gpus"), said))
-    return out, skipped
+    return [change for change in out if change is not None], skipped
+
+
+def _memory_change(per_node: float, resources: dict, used: Dict[str, float], why: str, skipped: List[str]) -> Optional[Change]:
+    """The memory advice in the spec's own field: ``mem`` per node, or, where the spec asks
+    ``mem_per_cpu``, the advice shared over the cores each node had (rounded up, so that the node
+    gets at least the advice); None, with a line in ``skipped``, where those cores are not known."""
+    if resources.get("mem_per_cpu") is None:
+        return Change("mem", format_size(int(per_node)), why)
+    cores = int(used.get("cores_per_node") or 0)
+    if cores < 1:
+        skipped.append(f"memory: the spec asks mem_per_cpu, and sacct did not say how many cores each node had; "
+                       f"the advice is {format_size(int(per_node))} per node: set it by hand")
+        return None
+    return Change("mem_per_cpu", format_size(-(-int(per_node) // cores)), f"{why}, over {cores} cores a node")
 
 
 def _mig_change(job_id, value: str, used, mig_memory, said) -> Change:

@@ -323,3 +323,19 @@ def test_apply_drops_a_comment_that_says_the_old_value_in_words(tmp_path):
     _, after, _ = rightsize.rewritten(path, "9", [efficiency.Tip("memory", "less", "...", 4096, 16384)], used, {},
                                       load_profile("narval"))
     assert "# two nodes would be faster" in after       # over cpus_per_task, which did not change
+
+
+def test_apply_writes_memory_advice_per_core_where_the_spec_asks_mem_per_cpu(tmp_path):
+    """A spec with mem_per_cpu used to get "not applied ... set it by hand" and then "nothing to
+    change": the advice per node is shared over the cores each node had, rounded up."""
+    spec = {"name": "t", "profile": "fir", "account": "def-someprof", "kind": "threaded",
+            "resources": {"cpus_per_task": 8, "mem_per_cpu": "4G", "time": "3h"}, "launch": {"command": "python run.py"}}
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    used = {"time": 2400, "mem": 900.0, "cpus_per_task": 7.5, "gpus": 0, "gpu_mem": 0.0, "cores_per_node": 8}
+    tip = efficiency.Tip("memory", "less", "ask 2G", 2048, 32768)
+    _, after, skipped = rightsize.rewritten(path, "9", [tip], used, {}, load_profile("fir"))
+    assert skipped == []
+    assert yaml.safe_load(after)["resources"]["mem_per_cpu"] == "256M" and "mem:" not in after
+    _, after, skipped = rightsize.rewritten(path, "9", [tip], {**used, "cores_per_node": 0}, {}, load_profile("fir"))
+    assert "mem_per_cpu: 4G" in after and skipped and "sacct did not say how many cores" in skipped[0]

@@ -357,13 +357,13 @@ def _sacct_report(conn, job_id: str, retry_for: float = 0.0):
 
 def _with_exit_files(conn, effs, record):
     """efficiency.with_exit_files, the job files read on the cluster (one command)."""
-    from slurmkit.report.efficiency import with_job_files
+    from slurmkit.report.efficiency import SCRIPT_SUFFIX, with_job_files
     from slurmkit.slurm.remote import remote_exit_files
 
     if record is None:
         return effs
     texts = remote_exit_files(conn, {eff.job_id: record.folder for eff in effs}, [eff.job_id for eff in effs if eff.done],
-                              (".exit", ".started"))
+                              (".exit", ".started", SCRIPT_SUFFIX))
     return with_job_files(effs, lambda job_id, suffix: texts.get(f"{job_id}{suffix}"))
 
 

@@ -34,9 +34,10 @@ import math
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from slurmkit.core.errors import UnitError
 from slurmkit.core.kinds import first_kind
 from slurmkit.core.records import Record
-from slurmkit.core.units import format_duration, format_size
+from slurmkit.core.units import format_duration, format_size, parse_duration
 from slurmkit.slurm.monitor import REQUEUED_STATES, TERMINAL, outputs_words, state_word
 from slurmkit.slurm.monitor import int_or_none as _int
 
@@ -838,6 +839,24 @@ def with_exit_files(effs: Sequence[JobEfficiency], folder: Optional[str]) -> Lis
     return with_job_files(effs, lambda job_id, suffix: job_file_text(job_id, folder, suffix))
 
 
+#: the script submit keeps beside a job's logs, ``<job id>_submission.sh`` (slurm/submit.py).
+SCRIPT_SUFFIX = "_submission.sh"
+_TIME_LINE = re.compile(r"^#SBATCH[ \t]+(?:--time[= ]|-t[ \t]*)(\S+)", re.MULTILINE)
+
+
+def script_time_limit(script: Optional[str]) -> Optional[int]:
+    """The time limit (s) the job's kept script asked (``#SBATCH --time=``), or None. Accounting
+    on Slurm 22.05 can show a job's row without its TimelimitRaw for a moment just after the job
+    ends, the moment ``submit --wait`` reports; the job asked what its script says."""
+    match = _TIME_LINE.search(script or "")
+    if not match:
+        return None
+    try:
+        return parse_duration(match.group(1).strip("'\""))
+    except UnitError:
+        return None
+
+
 def with_job_files(effs: Sequence[JobEfficiency], read: Callable[[str, str], Optional[str]]) -> List[JobEfficiency]:
     """Each record of a job that ended, completed by its exit and started files (``read(job_id,
     ".exit")``, ``read(job_id, ".started")``: their text or None) as ``status`` completes it
@@ -849,6 +868,8 @@ def with_job_files(effs: Sequence[JobEfficiency], read: Callable[[str, str], Opt
 
     completed = []
     for eff in effs:
+        if eff.timelimit_s is None:
+            eff = eff._replace(timelimit_s=script_time_limit(read(eff.job_id.split("_")[0], SCRIPT_SUFFIX)))
         if not eff.done:
             completed.append(eff)
             continue

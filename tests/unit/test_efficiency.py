@@ -633,3 +633,19 @@ def test_an_elapsed_time_is_said_as_a_person_says_it(seconds, said):
     from slurmkit.report.efficiency import short_duration
 
     assert short_duration(seconds) == said
+
+
+@pytest.mark.parametrize("line, limit", [("#SBATCH --time=0:10:00", 600), ("#SBATCH --time=2-00:00:00", 172800),
+                                          ("#SBATCH -t 90", 5400), ("#SBATCH --time='1:00:00'", 3600), ("# no time", None)])
+def test_a_limit_accounting_has_not_shown_yet_is_read_from_the_kept_script(line, limit):
+    """Slurm 22.05 can show a just-ended job's row without TimelimitRaw, the moment submit --wait
+    reports: the failed job's report lost "of 00:10:00 time limit". The kept script says it."""
+    eff = efficiency.JobEfficiency(job_id="41", state="FAILED", exit_code=3, signal=0, elapsed_s=3, timelimit_s=None, cpu_s=0.0,
+                                   cores=1, nodes=1, req_mem_mib=200.0, peak_mib=3.0, peak_estimated=False, gpus=0, steps=("batch",))
+    files = {"41_submission.sh": f"#!/bin/bash\n#SBATCH --job-name=x\n{line}\nset -eu\n", "41.exit": "3\n"}
+    [completed] = efficiency.with_job_files([eff], lambda job_id, suffix: files.get(job_id + suffix))
+    assert completed.timelimit_s == limit
+    wall = next(text for text in efficiency.format_report([completed]).splitlines() if text.startswith("Wall-clock"))
+    assert ("time limit" in wall) == (limit is not None), wall
+    sacct_said = eff._replace(timelimit_s=1200)
+    assert efficiency.with_job_files([sacct_said], lambda job_id, suffix: files.get(job_id + suffix))[0].timelimit_s == 1200

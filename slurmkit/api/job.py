@@ -98,7 +98,21 @@ class Job:
                 + staged_data_findings(self.spec, site, shapes) + _partly_counted(shapes)
                 + task_file_findings(self.spec, site, resolution.plan, self.base_dir())
                 + self._host_rule_findings(site, resolution.plan, folder) + self._module_line_findings(site)
-                + self._old_path_findings(site))
+                + self._old_path_findings(site) + self._account_findings(site))
+
+    def _account_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
+        """The account sbatch would charge, against the user's associations, asked of accounting
+        only where this host is on the job's own cluster (slurm/associations.py)."""
+        from slurmkit.resolve.accounts import from_environment
+        from slurmkit.sites.elsewhere import cluster_here, for_another_cluster
+        from slurmkit.slurm.associations import account_findings, user_accounts
+
+        here = cluster_here()
+        if here is None or for_another_cluster(site, here):
+            return ()
+        environment = from_environment()   # sbatch takes $SBATCH_ACCOUNT over the script's --account
+        account = environment.account if environment else self.spec.account
+        return tuple(account_findings(account, user_accounts()) if account else ())
 
     def _retirement(self, site: SiteProfile) -> Optional[str]:
         """What resolve() warns of a retired cluster's profile (with the port command), or None.

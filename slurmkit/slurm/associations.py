@@ -1,0 +1,59 @@
+"""Whether the account a job charges is one SLURM lets this user charge, asked by ``check``.
+
+sbatch refuses a job whose account is not one of the user's associations ("Invalid account or
+account/partition combination specified") where accounting enforces them, as on every Alliance
+cluster; ``check`` said nothing of it. So ``check``, on the cluster the job is for, asks
+accounting once (``sacctmgr show assoc``, no retry, a short timeout) and makes an unknown
+account an error with the user's own accounts and a did-you-mean.
+
+The Alliance tracks CPU and GPU use apart, as ``def-prof_cpu`` and ``def-prof_gpu``, while users
+pass the bare name to ``--account`` (Job_scheduling_policies, Running_jobs): the bare name of
+either counts. Where accounting does not answer, or lists no account for the user, nothing is
+said: ``check`` is no probe of the cluster's health, and sbatch still answers for itself.
+"""
+
+from __future__ import annotations
+
+import getpass
+from typing import List, Optional, Sequence
+
+from slurmkit.core.errors import SlurmkitError, closest
+from slurmkit.core.findings import Finding
+
+#: the suffixes the Alliance adds to an account for CPU and GPU fair share.
+TRACKING_SUFFIXES = ("_cpu", "_gpu")
+#: seconds accounting has to answer before check goes on without it.
+ASK_TIMEOUT_S = 10.0
+
+
+def user_accounts(user: Optional[str] = None) -> Optional[List[str]]:
+    """The accounts accounting associates with ``user`` (default: this user), bare names, sorted;
+    None where it could not be asked."""
+    from slurmkit.slurm.slurmcli import run_slurm
+
+    user = user or getpass.getuser()
+    try:
+        listed = run_slurm(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account"], retry_for=0.0,
+                           timeout=ASK_TIMEOUT_S).stdout
+    except SlurmkitError:
+        return None
+    return sorted({bare(line.strip()) for line in listed.splitlines() if line.strip()})
+
+
+def bare(account: str) -> str:
+    """``def-prof_cpu`` -> ``def-prof``: the name a user gives ``--account``."""
+    for suffix in TRACKING_SUFFIXES:
+        if account.endswith(suffix):
+            return account[:-len(suffix)]
+    return account
+
+
+def account_findings(account: Optional[str], yours: Optional[Sequence[str]]) -> List[Finding]:
+    """An error on ``account`` when accounting listed this user's accounts and it is not one."""
+    if not account or not yours or bare(account) in yours:
+        return []
+    close = closest(account, yours)
+    hint = f"did you mean '{close}'? " if close else ""
+    return [Finding("error", "account", f"{account!r} is not one of your accounts on this cluster, so sbatch would refuse "
+                                        f"the job (Invalid account); {hint}yours: {', '.join(yours)} "
+                                        "(from sacctmgr show assoc)")]

@@ -1,0 +1,37 @@
+"""An account the user has no association with, on the real local cluster (Slurm 22.05, which
+enforces associations as the Alliance's clusters do): ``check`` says what sbatch would say,
+before submission, with the user's own accounts; where accounting cannot be asked, ``check``
+goes on without a verdict."""
+
+import os
+
+from .test_slurm_config import counted, runs  # noqa: F401  (the fixture)
+from .test_submission import run_cli
+
+
+def spec(tmp_path, account):
+    path = tmp_path / "job.yaml"
+    path.write_text(f"name: acct\nprofile: local\naccount: {account}\nresources: {{time: 1h}}\nlaunch: {{command: ['true']}}\n")
+    return path
+
+
+def test_check_refuses_an_account_accounting_does_not_give_the_user_and_keeps_one_it_does(cluster, tmp_path):
+    refused = run_cli("check", spec(tmp_path, "def-tset"))
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    said = refused.stdout + refused.stderr
+    assert "job.yaml:3: account: 'def-tset' is not one of your accounts on this cluster" in said
+    assert "did you mean 'def-test'?" in said
+    sbatch = run_cli("submit", spec(tmp_path, "def-tset"))   # what sbatch itself says of it: the check is no guess
+    assert sbatch.returncode != 0 and "Invalid account" in sbatch.stdout + sbatch.stderr
+    kept = run_cli("check", spec(tmp_path, "def-test"))
+    assert kept.returncode == 0 and kept.stdout.endswith("job.yaml: no problems found\n"), kept.stdout + kept.stderr
+
+
+def test_where_accounting_cannot_be_asked_check_goes_on_without_a_verdict(cluster, tmp_path):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    broken = folder / "sacctmgr"
+    broken.write_text("#!/bin/bash\necho 'sacctmgr: error: Problem talking to the database: Connection refused' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    checked = run_cli("check", spec(tmp_path, "def-tset"), env={**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"})
+    assert checked.returncode == 0 and checked.stdout.endswith("job.yaml: no problems found\n"), checked.stdout + checked.stderr

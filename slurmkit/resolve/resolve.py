@@ -361,7 +361,7 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     if request.model is None:
         fitting = _holding(gpu_types, request.count)
         # nodes taken whole (Nibi's MI300A) take no part-node request: size it for the others
-        fitting = tuple(t for t in fitting if not t.gpus.whole_node or t.gpus.count == request.count) or fitting
+        fitting = tuple(t for t in fitting if _takes_part(t, request.count)) or fitting
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
     mig = _mig_choice(request, gpu_types, findings, profile.name)
     if mig is not None:
@@ -374,6 +374,12 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = _holding(matching, request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+
+
+def _takes_part(node_type: NodeType, count: int) -> bool:
+    """Whether ``count`` GPUs per node may go to the type: not where its nodes are taken whole and that is not all of them."""
+    gpus = node_type.gpus
+    return gpus is None or not gpus.whole_node or gpus.count == count
 
 
 def _holding(gpu_types: Sequence[NodeType], count: int) -> Tuple[NodeType, ...]:

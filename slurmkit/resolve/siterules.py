@@ -162,8 +162,8 @@ def gpu_model_findings(spec, profile: SiteProfile) -> List[Finding]:
     names = gpu_kinds(profile)
     if len(names) < 2:
         return []
-    amd = [t for t in profile.node_types if t.gpus and t.gpus.vendor == "amd"]
-    risk = (f"; it may land on the {amd[0].gpus.model} nodes, whose GPUs are AMD (ROCm: CUDA code does not run there)"
+    amd = [t.gpus.model for t in profile.node_types if t.gpus and t.gpus.vendor == "amd"]
+    risk = (f"; it may land on the {amd[0]} nodes, whose GPUs are AMD (ROCm: CUDA code does not run there)"
             if amd else "")
     return [Finding("warning", "resources.gpus", f"'gpus: {request.count}' names no GPU model: {profile.name} has {', '.join(names)}, "
                     f"and the site asks every GPU request to name one (one without may be refused, or sent to any of them){risk}; "
@@ -725,7 +725,8 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
 
 def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     """A GPU model named, and memory and cores within the GPUs' share (warnings)."""
-    rules, lines = profile.rules, []
+    rules = profile.rules
+    lines: List[RuleLine] = []
     if not profile.gpu_models:
         return lines
     if rules.gpu_model_asked and len(gpu_kinds(profile)) > 1:

@@ -81,7 +81,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
     sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
-    findings.extend(_gpu_share_findings(profile, gpus, tasks_per_node * cpus_per_task, memory, node_types))
+    findings.extend(_gpu_share_findings(spec, profile, gpus, (tasks_per_node, cpus_per_task), memory, node_types))
     runner, launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
@@ -272,11 +272,16 @@ def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuCh
     return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
 
 
-def _gpu_share_findings(profile: SiteProfile, gpus: Optional[GpuChoice], cores: int, memory, node_types) -> List[Finding]:
-    """Memory and cores above the GPUs' share of their node (siterules.gpu_share_findings)."""
+def _gpu_share_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], shape: Tuple[int, int], memory,
+                        node_types) -> List[Finding]:
+    """Memory and cores above the GPUs' share of their node (siterules.gpu_share_findings),
+    beyond what the job's GPU processes hold (sizing's floor, which report --apply writes)."""
     from slurmkit.resolve.siterules import gpu_share_findings
 
-    return [Finding(*f) for f in gpu_share_findings(profile, gpus, cores, memory, node_types)]
+    tasks, cpus = shape
+    framework = sizing.gpu_framework(spec) if gpus else None
+    need = sizing.process_floor_mib(framework) * tasks if framework is not None else 0
+    return [Finding(*f) for f in gpu_share_findings(profile, gpus, tasks * cpus, memory, node_types, need)]
 
 
 def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: Findings) -> Optional[int]:

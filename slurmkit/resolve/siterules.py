@@ -203,11 +203,16 @@ def _proxy_hint(proxy: Optional[str]) -> str:
     return f", or load the {proxy} module (environment.modules), which lets a job through" if proxy else ""
 
 
-def gpu_share_findings(profile: SiteProfile, gpus, cores: int, memory: Optional[Tuple[str, str]], node_types: Sequence) -> List[Finding]:
+def gpu_share_findings(profile: SiteProfile, gpus, cores: int, memory: Optional[Tuple[str, str]], node_types: Sequence,
+                       need_mib: int = 0) -> List[Finding]:
     """Warnings for memory per node above the GPUs' share of their node (its memory over its
-    GPUs, or the site's figure per MIG instance), and for cores above a MIG instance's share
+    GPUs, or the site's figure per MIG instance) by more than one GPU's share: a little above it
+    (what ``report --apply`` writes with its headroom) leaves every other GPU nearly its share,
+    more takes a whole other GPU's. And for cores above a MIG instance's share
     (whole GPUs' cores: resolve's cores-per-GPU advice). The site recommends at most the share;
-    more than a whole node has is resolve's error (no node fits)."""
+    more than a whole node has is resolve's error (no node fits). ``need_mib``: the host memory
+    the job's GPU processes hold (sizing.process_floor_mib): asking that much is never warned of,
+    so that check agrees with what ``report --apply`` writes."""
     rule = profile.rules.gpu_share
     if rule is None or gpus is None or not node_types or profile.scheduling.mem_request is False:
         return []
@@ -217,11 +222,12 @@ def gpu_share_findings(profile: SiteProfile, gpus, cores: int, memory: Optional[
     each = "instance" if "g." in name else "GPU"
     findings = []
     asked = _memory_mib(memory, cores)
-    if share.memory_mib and asked and asked > share.memory_mib * gpus.count:
+    if share.memory_mib and asked and asked > max(share.memory_mib * (gpus.count + 1), need_mib):
         findings.append(Finding("warning", "resources.mem", f"{format_size(asked)} per node for {gpus.count} {name} is more than "
-                                f"{profile.name} recommends per {each} ({format_size(share.memory_mib)}: a node's share): the job is "
-                                f"charged for the memory as for more GPUs, and keeps other jobs off the node's GPUs; ask at most "
-                                f"{format_size(share.memory_mib * gpus.count)}, or a larger {each}{_source(rule.source)}"))
+                                f"the memory of {gpus.count + 1} ({profile.name} recommends at most {format_size(share.memory_mib)} "
+                                f"per {each}, a node's share): the job is charged for it as for more GPUs, and leaves another GPU "
+                                f"of the node without its memory; ask at most {format_size(share.memory_mib * gpus.count)}, or a "
+                                f"larger {each}{_source(rule.source)}"))
     if each == "instance" and cores > share.cores * gpus.count:
         findings.append(Finding("warning", "resources.cpus_per_task", f"{cores} cores for one {name} instance is more than "
                                 f"{profile.name} recommends ({share.cores} at most); ask cpus_per_task: {share.cores}, or a larger "
@@ -733,8 +739,8 @@ def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(("name a GPU model: a GPU request without one is warned about where the cluster has more than one kind "
                       "of GPU or MIG instance", rules.gpu_model_asked.source[0]))
     if rules.gpu_share and profile.scheduling.mem_request is not False:
-        lines.append(("memory per GPU (and cores per MIG instance) at most the GPU's share of its node: more is warned about; "
-                      "more than a node has is refused", rules.gpu_share.source[0]))
+        lines.append(("memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
+                      "of one GPU more, and more cores, are warned about; more than a node has is refused", rules.gpu_share.source[0]))
     return lines
 
 

@@ -151,16 +151,17 @@ def test_narval_warns_of_no_model_where_a_mig_instance_may_take_it():
 
 # ------------------------------------------------------------------ memory and cores per GPU
 
-@pytest.mark.parametrize("gpus, mem, share", [("h100:1", "600G", "250G"), ("h100:1", "1000G", "250G"),
-                                              ("h100_1g.10gb:1", "200G", "31G")])
-def test_nibi_warns_of_memory_above_a_gpus_share(gpus, mem, share):
+@pytest.mark.parametrize("gpus, mem, share, two", [("h100:1", "600G", "250G", "500G"), ("h100:1", "1000G", "250G", "500G"),
+                                                   ("h100_1g.10gb:1", "200G", "31G", "62G")])
+def test_nibi_warns_of_memory_above_a_gpus_share(gpus, mem, share, two):
+    """More than the shares of one GPU more: another GPU of the node is left without its memory."""
     resolution = resolved("nibi", kind="gpu", gpus=gpus, mem=mem)
     assert resolution.errors == ()
     each = "instance" if "g." in gpus else "GPU"
     assert said(resolution, "resources.mem") == [
-        f"{mem} per node for 1 {gpus[:-2]} is more than nibi recommends per {each} ({share}: a node's share): the job is charged "
-        f"for the memory as for more GPUs, and keeps other jobs off the node's GPUs; ask at most {share}, or a larger {each} "
-        + GPUS_PAGE]
+        f"{mem} per node for 1 {gpus[:-2]} is more than the memory of 2 (nibi recommends at most {share} per {each}, a node's "
+        f"share): the job is charged for it as for more GPUs, and leaves another GPU of the node without its memory; ask at "
+        f"most {share}, or a larger {each} " + GPUS_PAGE]
 
 
 @pytest.mark.parametrize("cluster, gpus, cores, most", [("nibi", "h100_1g.10gb:1", 8, 2), ("rorqual", "h100_1g.10gb:1", 6, 2),
@@ -172,6 +173,7 @@ def test_cores_above_a_mig_instances_share_are_warned_about(cluster, gpus, cores
 
 def test_memory_and_cores_within_the_share_pass_and_more_than_a_node_is_refused():
     assert said(resolved("nibi", kind="gpu", gpus="h100:1", mem="250G"), "resources.mem") == []
+    assert said(resolved("nibi", kind="gpu", gpus="h100:1", mem="260G"), "resources.mem") == []   # a little above: apply's headroom
     assert said(resolved("nibi", kind="gpu", gpus="h100_1g.10gb:1", mem="31G", cpus_per_task=2), "resources.cpus_per_task") == []
     assert said(resolved("rorqual", kind="gpu", gpus="h100:1", mem="1000G"), "resources.mem", "error")   # the node has 498G
 

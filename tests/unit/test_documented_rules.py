@@ -229,3 +229,14 @@ def test_offline_setup_the_proxy_module_or_a_cluster_with_internet_is_no_finding
     online = {"setup": ["pip install torch", "curl -LO https://zenodo.org/x.tgz"]}
     assert said(resolved("nibi", environment=online), "environment.setup") == []
     assert said(resolved("fir", environment=online), "environment.setup") == []
+
+
+def test_the_offline_rule_goes_with_the_profiles_word_on_internet():
+    """storage.internet_on_compute and rules.no_internet agree on every cluster in service."""
+    from slurmkit.sites.profiles import list_profiles
+
+    for name in sorted(p.name for p in list_profiles()[0]):
+        site = profile(name)
+        if site.abstract or site.is_retired:
+            continue
+        assert (site.rules.no_internet is not None) == (site.storage.internet_on_compute is False), name

@@ -6,10 +6,12 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 - ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
   cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
   builds wheels for, a ``--tmp`` above the site's range, part of each GPU node on several nodes,
-  a partition's limits, a partition named where the site asks for none). resolve() calls it.
+  a partition's limits and job-size caps, a partition named where the site asks for none, a
+  blocked module, a GPU request without a model, memory or cores above a GPU's share, a download
+  where compute nodes reach no internet). resolve() calls it.
 - ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
   (the cluster the host is on, the folders the job will write, the login node it is submitted
-  from, a requirements file). Job.check and Job.submit call it.
+  from, a host that cannot submit at all, a requirements file). Job.check and Job.submit call it.
 - ``tmp_for_staged``: from the bytes the staged inputs take on a node's disk, measured on the
   submit host at render time (localfacts.py) and passed to resolve(), which adds the --tmp.
 

@@ -81,6 +81,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         or sizing.default_memory(spec, profile, gpus, tasks_per_node * cpus_per_task, node_types)
     _check_cores_per_gpu(spec, gpus, tasks_per_node * cpus_per_task, node_types, findings)
     sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
+    findings.extend(_gpu_share_findings(spec, profile, gpus, (tasks_per_node, cpus_per_task), memory, node_types))
     runner, launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
@@ -271,6 +272,18 @@ def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuCh
     return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
 
 
+def _gpu_share_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], shape: Tuple[int, int], memory,
+                        node_types) -> List[Finding]:
+    """Memory and cores above the GPUs' share of their node (siterules.gpu_share_findings),
+    beyond what the job's GPU processes hold (sizing's floor, which report --apply writes)."""
+    from slurmkit.resolve.siterules import gpu_share_findings
+
+    tasks, cpus = shape
+    framework = sizing.gpu_framework(spec) if gpus else None
+    need = sizing.process_floor_mib(framework) * tasks if framework is not None else 0
+    return [Finding(*f) for f in gpu_share_findings(profile, gpus, tasks * cpus, memory, node_types, need)]
+
+
 def _tmp_for_staged(spec: JobSpec, profile: SiteProfile, local, findings: Findings) -> Optional[int]:
     """The spec's --tmp, or the one the staged inputs need where the site's --tmp reaches more local disk (siterules.py)."""
     if local is None or not local.staged:
@@ -352,6 +365,8 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
         return None
     if request.model is None:
         fitting = _holding(gpu_types, request.count)
+        # nodes taken whole (Nibi's MI300A) take no part-node request: size it for the others
+        fitting = tuple(t for t in fitting if _takes_part(t, request.count)) or fitting
         return _gpu_count_checked(GpuChoice(str(request.count), request.count, fitting), gpu_types, "GPUs", profile, findings)
     mig = _mig_choice(request, gpu_types, findings, profile.name)
     if mig is not None:
@@ -364,6 +379,12 @@ def _choose_gpus(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Opt
     spelling = sbatch_gpu_name(matching[0].gpus)
     fitting = _holding(matching, request.count)
     return _gpu_count_checked(GpuChoice(f"{spelling}:{request.count}", request.count, fitting), matching, spelling, profile, findings)
+
+
+def _takes_part(node_type: NodeType, count: int) -> bool:
+    """Whether ``count`` GPUs per node may go to the type: not where its nodes are taken whole and that is not all of them."""
+    gpus = node_type.gpus
+    return gpus is None or not gpus.whole_node or gpus.count == count
 
 
 def _holding(gpu_types: Sequence[NodeType], count: int) -> Tuple[NodeType, ...]:

@@ -6,10 +6,12 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
 - ``job_findings``: from the spec and the plan alone (a command that calls ``sbatch`` where jobs
   cannot submit jobs, a torch pin too old for the job's GPU, a python older than the site still
   builds wheels for, a ``--tmp`` above the site's range, part of each GPU node on several nodes,
-  a partition's limits, a partition named where the site asks for none). resolve() calls it.
+  a partition's limits and job-size caps, a partition named where the site asks for none, a
+  blocked module, a GPU request without a model, memory or cores above a GPU's share, a download
+  where compute nodes reach no internet). resolve() calls it.
 - ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
   (the cluster the host is on, the folders the job will write, the login node it is submitted
-  from, a requirements file). Job.check and Job.submit call it.
+  from, a host that cannot submit at all, a requirements file). Job.check and Job.submit call it.
 - ``tmp_for_staged``: from the bytes the staged inputs take on a node's disk, measured on the
   submit host at render time (localfacts.py) and passed to resolve(), which adds the --tmp.
 
@@ -81,7 +83,11 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += partition_findings(spec, profile, gpu_count)
     findings += _pins(spec.environment.venv.packages if spec.environment.venv else (), "environment.venv.packages",
                       profile, gpu_models)
-    findings += old_stack_findings(spec.environment.modules, profile)
+    blocked = blocked_module_findings(spec.environment.modules, profile)
+    findings += blocked
+    findings += old_stack_findings([m for m in spec.environment.modules if not _blocked(m, profile)], profile)
+    findings += gpu_model_findings(spec, profile)
+    findings += internet_findings(spec, profile, modules)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -119,6 +125,125 @@ def old_stack_findings(modules: Sequence[str], profile: SiteProfile) -> List[Fin
         findings.append(Finding("warning", "environment.modules", f"{module} is an old stack ({stack.note}{doubt}); {now}; {move}"
                                 f"{_source(stack.source)}"))
     return findings
+
+
+def _blocked(module: str, profile: SiteProfile) -> Optional[str]:
+    """The blocked version ``module`` is (StdEnv/2018 blocks StdEnv/2018.3), or None."""
+    rule = profile.rules.blocked_modules
+    return next((b for b in rule.modules if module == b or module.startswith(b + ".")), None) if rule else None
+
+
+def blocked_module_findings(modules: Sequence[str], profile: SiteProfile) -> List[Finding]:
+    """An error for a module version the site blocked on purpose (Narval: StdEnv/2016 and
+    2018): ``module load`` fails in the job, which then runs without what it needs."""
+    rule = profile.rules.blocked_modules
+    findings = []
+    for module in modules:
+        blocked = _blocked(module, profile)
+        if rule and blocked:
+            now = f"load {profile.software.stdenv} and module versions of it" if profile.software.stdenv else "load a newer one"
+            findings.append(Finding("error", "environment.modules", f"{module}: {profile.name} has blocked {blocked} on purpose "
+                                    f"(module load fails in the job); {now}, or ask technical support for software only the old "
+                                    f"environment has{_source(rule.source)}"))
+    return findings
+
+
+def gpu_kinds(profile: SiteProfile) -> List[str]:
+    """The GPU models and MIG instances a request without a model may land on, as sbatch spells them."""
+    kinds = [t.gpus for t in profile.node_types if t.gpus]
+    return list(dict.fromkeys([sbatch_gpu_name(g) for g in kinds] + [m.gres for g in kinds for m in g.mig]))
+
+
+def gpu_model_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a GPU request that names no model where the cluster has more than one kind
+    of GPU or MIG instance: the site asks for a model, and the job may be refused or land on any
+    of them (Nibi: the MI300A nodes, AMD GPUs where CUDA code does not run)."""
+    rule, request = profile.rules.gpu_model_asked, spec.resources.gpus
+    if rule is None or request is None or request.model is not None:
+        return []
+    names = gpu_kinds(profile)
+    if len(names) < 2:
+        return []
+    amd = [t.gpus.model for t in profile.node_types if t.gpus and t.gpus.vendor == "amd"]
+    risk = (f"; it may land on the {amd[0]} nodes, whose GPUs are AMD (ROCm: CUDA code does not run there)"
+            if amd else "")
+    return [Finding("warning", "resources.gpus", f"'gpus: {request.count}' names no GPU model: {profile.name} has {', '.join(names)}, "
+                    f"and the site asks every GPU request to name one (one without may be refused, or sent to any of them){risk}; "
+                    f"ask e.g. 'gpus: {names[0]}:{request.count}'{_source(rule.source)}")]
+
+
+def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -> List[Finding]:
+    """Where compute nodes reach no internet (rules.no_internet): a download in the job's
+    command or setup is an error (a warning where the site grants exceptions on request), and a
+    ``pip install`` from the index a warning (pip retries the index, then may fall back to the
+    wheelhouse). None where the job loads the site's proxy module (httpproxy)."""
+    rule = profile.rules.no_internet
+    proxy = profile.software.modules.get("httpproxy")
+    if rule is None or (proxy and any(m.split("/")[0] == proxy.split("/")[0] for m in modules)):
+        return []
+    from slurmkit.resolve.downloads import fetches
+
+    command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
+    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
+    where = f"{profile.name}'s compute nodes reach no internet"
+    findings = []
+    for field, lines in places:
+        for kind, piece, host in fetches(lines):
+            if kind == "pip":
+                findings.append(Finding("warning", field, f"'{piece}' installs from the package index, but {where}: add --no-index "
+                                        f"(the wheelhouse), or list the packages in environment.venv.packages (slurmkit installs "
+                                        f"them so){_proxy_hint(proxy)}{_source(rule.source)}"))
+            else:
+                level, unless = ("warning", " unless support granted your group an exception") if rule.exceptions else ("error", "")
+                findings.append(Finding(level, field, f"'{piece}' reaches {host}, but {where}{unless}: download it on the login "
+                                        f"node before you submit (into the spec's folder, or stage it){_proxy_hint(proxy)}"
+                                        f"{_source(rule.source)}"))
+    return findings
+
+
+def _proxy_hint(proxy: Optional[str]) -> str:
+    return f", or load the {proxy} module (environment.modules), which lets a job through" if proxy else ""
+
+
+def gpu_share_findings(profile: SiteProfile, gpus, cores: int, memory: Optional[Tuple[str, str]], node_types: Sequence,
+                       need_mib: int = 0) -> List[Finding]:
+    """Warnings for memory per node above the GPUs' share of their node (its memory over its
+    GPUs, or the site's figure per MIG instance) by more than one GPU's share: a little above it
+    (what ``report --apply`` writes with its headroom) leaves every other GPU nearly its share,
+    more takes a whole other GPU's. And for cores above a MIG instance's share
+    (whole GPUs' cores: resolve's cores-per-GPU advice). The site recommends at most the share;
+    more than a whole node has is resolve's error (no node fits). ``need_mib``: the host memory
+    the job's GPU processes hold (sizing.process_floor_mib): asking that much is never warned of,
+    so that check agrees with what ``report --apply`` writes."""
+    rule = profile.rules.gpu_share
+    if rule is None or gpus is None or not node_types or profile.scheduling.mem_request is False:
+        return []
+    from slurmkit.resolve.sizing import bundle
+
+    share, name = bundle(gpus, node_types), gpus.spelling.rsplit(":", 1)[0] if ":" in gpus.spelling else "GPU"
+    each = "instance" if "g." in name else "GPU"
+    findings = []
+    asked = _memory_mib(memory, cores)
+    if share.memory_mib and asked and asked > max(share.memory_mib * (gpus.count + 1), need_mib):
+        findings.append(Finding("warning", "resources.mem", f"{format_size(asked)} per node for {gpus.count} {name} is more than "
+                                f"the memory of {gpus.count + 1} ({profile.name} recommends at most {format_size(share.memory_mib)} "
+                                f"per {each}, a node's share): the job is charged for it as for more GPUs, and leaves another GPU "
+                                f"of the node without its memory; ask at most {format_size(share.memory_mib * gpus.count)}, or a "
+                                f"larger {each}{_source(rule.source)}"))
+    if each == "instance" and cores > share.cores * gpus.count:
+        findings.append(Finding("warning", "resources.cpus_per_task", f"{cores} cores for one {name} instance is more than "
+                                f"{profile.name} recommends ({share.cores} at most); ask cpus_per_task: {share.cores}, or a larger "
+                                f"instance or a whole GPU{_source(rule.source)}"))
+    return findings
+
+
+def _memory_mib(memory: Optional[Tuple[str, str]], cores: int) -> Optional[int]:
+    """MiB per node a memory directive asks (None for --mem=0, a whole node's)."""
+    if memory is None or memory[1] == "0":
+        return None
+    from slurmkit.core.units import parse_size
+
+    return parse_size(memory[1]) * (cores if memory[0] == "--mem-per-cpu" else 1)
 
 
 def _gpu_node_rules(profile: SiteProfile, node_types: Sequence, modules: Sequence[str], count: int) -> List[Finding]:
@@ -201,13 +326,7 @@ def _partition_limit_findings(spec, profile: SiteProfile, rule, gpus: int) -> Li
     """Each limit of one partition the job breaks, with the fix."""
     where = f"{profile.name}'s {rule.partition} partition" + (" (where a job that names no partition runs)" if rule.default else "")
     nodes, time_s, cited = spec.resources.nodes, spec.resources.time_s, _source(rule.source)
-    findings = []
-    if rule.max_nodes and nodes > rule.max_nodes:
-        findings.append(Finding("error", "resources.nodes", f"{nodes} nodes is more than {where} takes ({rule.max_nodes} at most); "
-                                f"ask fewer{_other_partition(rule)}{cited}"))
-    if rule.max_gpus and gpus > rule.max_gpus:
-        findings.append(Finding("error", "resources.gpus", f"{gpus} GPUs in all is more than {where} takes ({rule.max_gpus} at "
-                                f"most); ask fewer{_other_partition(rule)}{cited}"))
+    findings = _size_findings(rule, where, nodes, gpus, cited, _rac_account(spec.account))
     limit = next((t for most, t in rule.max_time_by_gpus if gpus <= most), rule.max_time_s) if gpus else rule.max_time_s
     if limit and time_s > limit:
         size = f" for {gpus} GPU(s)" if gpus and rule.max_time_by_gpus else ""
@@ -217,6 +336,34 @@ def _partition_limit_findings(spec, profile: SiteProfile, rule, gpus: int) -> Li
         findings.append(Finding("error", "resources.time", f"{format_duration(time_s)} is shorter than {where} takes "
                                 f"({format_duration(rule.min_time_s)} at least); ask {format_duration(rule.min_time_s)} or more, "
                                 f"or bundle short tasks into one longer job{_shorter_partition(profile, rule)}{cited}"))
+    return findings
+
+
+#: The account prefixes of a RAC allocation (Trillium_Quickstart: "rrg- or rpp-").
+RAC_PREFIXES = ("rrg-", "rpp-")
+
+
+def _rac_account(account: Optional[str]) -> bool:
+    return bool(account) and str(account).startswith(RAC_PREFIXES)
+
+
+def _size_findings(rule, where: str, nodes: int, gpus: int, cited: str, rac: bool = False) -> List[Finding]:
+    """Nodes and GPUs in all above the partition's caps: an error above the largest (with an
+    allocation, where the site caps jobs without one lower); between the two a warning, since
+    slurmkit cannot see whether the job's account has the allocation that lifts the cap (an
+    rrg- or rpp- account is one: no warning)."""
+    findings = []
+    sizes = (("resources.nodes", nodes, "nodes", rule.max_nodes, rule.nodes_without_allocation),
+             ("resources.gpus", gpus, "GPUs in all", rule.max_gpus, rule.gpus_without_allocation))
+    for field, asked, what, most, lower in sizes:
+        with_one = " with a RAC allocation" if lower else ""
+        if most and asked > most:
+            findings.append(Finding("error", field, f"{asked} {what} is more than {where} takes ({most} at most{with_one}); "
+                                    f"ask fewer{_other_partition(rule)}{cited}"))
+        elif lower and asked > lower and not rac:
+            findings.append(Finding("warning", field, f"{asked} {what} is more than {where} takes without a RAC allocation "
+                                    f"({lower} at most; {most or 'more'} with one): the job runs only under an account with a RAC "
+                                    f"allocation (rrg-, rpp-), which slurmkit cannot see; without one ask {lower} or fewer{cited}"))
     return findings
 
 
@@ -357,6 +504,19 @@ def login_node_findings(profile: SiteProfile, hostname: str, uses_gpus: bool) ->
     return []
 
 
+def no_submit_host_findings(profile: SiteProfile, hostname: str) -> List[Finding]:
+    """An error on a host the site lets submit no jobs (Trillium's data movers): sbatch fails
+    there; the fix is the login node."""
+    rule = profile.rules.no_submit_hosts
+    short = hostname.split(".")[0]
+    if rule is None or not short or not any(fnmatch.fnmatch(short, p) or fnmatch.fnmatch(hostname, p) for p in rule.hosts):
+        return []
+    login = profile.rules.login_nodes
+    there = f" ({', '.join(login.cpu + login.gpu)})" if login else ""
+    return [Finding("error", "host", f"{hostname} is one of {profile.name}'s {rule.what}, which cannot submit jobs: log in to a "
+                    f"login node{there} and submit from there{_source(rule.source)}")]
+
+
 def requirements_findings(spec, profile: SiteProfile, base_dir: Path, gpu_models: Iterable[str]) -> List[Finding]:
     """Old pins in the venv's requirements file (read on the submit host)."""
     venv = spec.environment.venv
@@ -423,7 +583,7 @@ def host_findings(spec, profile: SiteProfile, plan, base_dir: Path, log_folder: 
     uses_gpus = bool(spec.resources.gpus)
     return (cluster_findings(profile, spec.source, env, hostname)
             + read_only_findings(spec, profile, base_dir, log_folder, env) + log_folder_findings(spec, base_dir, env)
-            + login_node_findings(profile, hostname, uses_gpus)
+            + login_node_findings(profile, hostname, uses_gpus) + no_submit_host_findings(profile, hostname)
             + requirements_findings(spec, profile, base_dir, models) + prebuilt_env_findings(profile, plan, env, hostname, base_dir))
 
 
@@ -545,6 +705,13 @@ def _place_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if login:
         lines.append((f"GPU jobs only from {', '.join(login.gpu) or '?'}, CPU jobs only from {', '.join(login.cpu) or '?'} "
                       f"(check and submit match the host name)", login.source[0]))
+    if rules.no_submit_hosts:
+        lines.append((f"no job is submitted from the {rules.no_submit_hosts.what} ({', '.join(rules.no_submit_hosts.hosts)}): "
+                      "check and submit refuse it there (they match the host name)", rules.no_submit_hosts.source[0]))
+    if rules.no_internet:
+        level = "warned about (support may grant an exception)" if rules.no_internet.exceptions else "refused"
+        lines.append((f"compute nodes reach no internet: a download in the command or setup (curl, wget, git clone, a URL) is "
+                      f"{level}; a pip install without --no-index is warned about", rules.no_internet.source[0]))
     return lines
 
 
@@ -561,6 +728,21 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                           _node_sources(node_type, profile)[0]))
         if gpus and gpus.vendor == "amd":
             lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
+    return lines + _gpu_request_rule_lines(profile)
+
+
+def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
+    """A GPU model named, and memory and cores within the GPUs' share (warnings)."""
+    rules = profile.rules
+    lines: List[RuleLine] = []
+    if not profile.gpu_models:
+        return lines
+    if rules.gpu_model_asked and len(gpu_kinds(profile)) > 1:
+        lines.append(("name a GPU model: a GPU request without one is warned about where the cluster has more than one kind "
+                      "of GPU or MIG instance", rules.gpu_model_asked.source[0]))
+    if rules.gpu_share and profile.scheduling.mem_request is not False:
+        lines.append(("memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
+                      "of one GPU more, and more cores, are warned about; more than a node has is refused", rules.gpu_share.source[0]))
     return lines
 
 
@@ -580,6 +762,10 @@ def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                   f"{format_duration(rule.max_time_s)} at most" if rule.max_time_s else ""]
         limits += [f"{format_duration(t)} at most for up to {g} GPU(s)" for g, t in rule.max_time_by_gpus]
         which = f"{'GPU' if rule.gpus else 'CPU'} jobs in the {rule.partition} partition" + (" (the default)" if rule.default else "")
+        limits += [f"{rule.nodes_without_allocation} nodes without a RAC allocation (more is warned about)"
+                   if rule.nodes_without_allocation else "",
+                   f"{rule.gpus_without_allocation} GPUs without a RAC allocation (more is warned about)"
+                   if rule.gpus_without_allocation else ""]
         which += " (not to be named: naming it is warned about)" if rule.do_not_name else ""
         lines.append((f"{which}: {', '.join(x for x in limits if x)}; check refuses a job outside them", rule.source[0]))
     return lines
@@ -594,6 +780,9 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         on = f" on {', '.join(rule.gpu_models)} GPUs" if rule.gpu_models else ""
         lines.append((f"{rule.package} {rule.version} or later{on} (a lower pin in venv packages or requirements is warned about)",
                       rule.source[0]))
+    if rules.blocked_modules:
+        lines.append((f"blocked on purpose: {', '.join(rules.blocked_modules.modules)} (and their versions); loading one is refused",
+                      rules.blocked_modules.source[0]))
     if rules.oldest_python:
         lines.append((f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
                       rules.oldest_python.source[0]))

@@ -336,8 +336,23 @@ _RULES = Fields({
         "max_time_by_gpus": ListOf(Fields({"gpus": Int(1, nullable=False), "time": Duration(nullable=False)},
                                           required=("gpus", "time"))),
         "do_not_name": Bool(),    # true: the site asks jobs not to name it (a warning where one does)
+        # The caps of a job without an allocation (Trillium: 10 CPU nodes; max_nodes is the cap
+        # with one, 128): above them is a warning, since slurmkit cannot see the allocation.
+        "without_allocation": Fields({"max_nodes": Int(1), "max_gpus": Int(1)}),
         "source": _RULE_SOURCE,
     }, required=("partition", "gpus", "source"))),
+    # Hosts that cannot submit jobs (Trillium's data movers): submitting from one is an error.
+    "no_submit_hosts": Fields({"hosts": _NAMES, "what": Str(), "source": _RULE_SOURCE}, required=("hosts", "source")),
+    # The site asks every GPU request to name a model: a request without one is a warning where
+    # the cluster has more than one kind of GPU (or MIG instance) it may land on.
+    "gpu_model_asked": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # Module versions the site blocked (Narval: StdEnv/2016 and 2018): loading one is an error.
+    "blocked_modules": Fields({"modules": _NAMES, "source": _RULE_SOURCE}, required=("modules", "source")),
+    # Memory and cores per GPU (per MIG instance) above its share of the node: a warning.
+    "gpu_share": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # Compute nodes reach no internet: a download in the job is an error (a warning where the site
+    # grants exceptions), a pip install from the index a warning.
+    "no_internet": Fields({"exceptions": Bool(), "source": _RULE_SOURCE}, required=("source",)),
 })
 
 SCHEMA = Fields({
@@ -657,6 +672,30 @@ class PartitionLimit(Record):
     max_time_by_gpus: Tuple[Tuple[int, int], ...]   # (GPUs up to, seconds), by GPUs
     source: Tuple[str, ...]
     do_not_name: bool = False      # the site asks jobs not to name it
+    nodes_without_allocation: Optional[int] = None   # the cap of a job without an allocation
+    gpus_without_allocation: Optional[int] = None
+
+
+class NoSubmitHosts(Record):
+    hosts: Tuple[str, ...]         # host-name patterns (tri-dm*)
+    what: str                      # what they are, for the error ("data-mover nodes")
+    source: Tuple[str, ...]
+
+
+class SourcedRule(Record):
+    """A rule that is its source alone: where the profile has it, check applies it."""
+
+    source: Tuple[str, ...]
+
+
+class BlockedModules(Record):
+    modules: Tuple[str, ...]       # family/version; StdEnv/2016 blocks StdEnv/2016.4 too
+    source: Tuple[str, ...]
+
+
+class NoInternet(Record):
+    exceptions: bool               # the site grants some groups internet access on request
+    source: Tuple[str, ...]
 
 
 class Rules(Record):
@@ -671,6 +710,11 @@ class Rules(Record):
     env_build: Optional[EnvBuild] = None
     multi_node_gpus: Optional[MultiNodeGpus] = None
     partition_limits: Tuple[PartitionLimit, ...] = ()
+    no_submit_hosts: Optional[NoSubmitHosts] = None
+    gpu_model_asked: Optional[SourcedRule] = None
+    blocked_modules: Optional[BlockedModules] = None
+    gpu_share: Optional[SourcedRule] = None
+    no_internet: Optional[NoInternet] = None
 
 
 class SiteProfile(Record):
@@ -831,6 +875,21 @@ def _build_rules(rules: dict) -> Rules:
         multi_node_gpus=given("multi_node_gpus") and MultiNodeGpus(int(rules["multi_node_gpus"]["gpus_per_node"]),
                                                                    _names(rules["multi_node_gpus"].get("source"))),
         partition_limits=tuple(_partition_limit(limit) for limit in rules.get("partition_limits") or ()),
+        **_more_rules(given),
+    )
+
+
+def _more_rules(given) -> dict:
+    """The rules about hosts, GPU requests, modules and downloads (``Rules``' last fields)."""
+    hosts, model, blocked, share, offline = (given(k) for k in ("no_submit_hosts", "gpu_model_asked", "blocked_modules",
+                                                                  "gpu_share", "no_internet"))
+    return dict(
+        no_submit_hosts=hosts and NoSubmitHosts(_names(hosts.get("hosts")), str(hosts.get("what") or "these hosts"),
+                                                _names(hosts.get("source"))),
+        gpu_model_asked=model and SourcedRule(_names(model.get("source"))),
+        blocked_modules=blocked and BlockedModules(_names(blocked.get("modules")), _names(blocked.get("source"))),
+        gpu_share=share and SourcedRule(_names(share.get("source"))),
+        no_internet=offline and NoInternet(bool(offline.get("exceptions")), _names(offline.get("source"))),
     )
 
 
@@ -838,7 +897,8 @@ def _partition_limit(limit: dict) -> PartitionLimit:
     steps = sorted((int(step["gpus"]), parse_duration(step["time"])) for step in limit.get("max_time_by_gpus") or ())
     return PartitionLimit(str(limit["partition"]), bool(limit["gpus"]), bool(limit.get("default")), limit.get("max_nodes"),
                           limit.get("max_gpus"), _seconds(limit.get("min_time")), _seconds(limit.get("max_time")),
-                          tuple(steps), _names(limit.get("source")), bool(limit.get("do_not_name")))
+                          tuple(steps), _names(limit.get("source")), bool(limit.get("do_not_name")),
+                          _sub(limit, "without_allocation").get("max_nodes"), _sub(limit, "without_allocation").get("max_gpus"))
 
 
 def _build_area(area: Optional[dict]) -> Optional[StorageArea]:

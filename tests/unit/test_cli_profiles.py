@@ -91,12 +91,15 @@ def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources
     result = run("show", "trillium")
     assert result.exit_code == 0, result.output
     rules = [line for line in result.stdout.splitlines() if "[https://" in line]
-    assert rules[0].split()[0] == "rules" and len(rules) == 12
+    assert rules[0].split()[0] == "rules" and len(rules) == 14
     assert any("GPU jobs in the compute partition (the default) (not to be named" in r for r in rules)
     assert any("name no partition but default" in r for r in run("show", "nibi").stdout.splitlines())
     assert any("a GPU job on more than one node takes whole GPU nodes (4 GPUs per node)" in r for r in rules)
     assert any("CPU jobs in the debug partition: 2 nodes at most, 1h at most" in r for r in rules)
-    assert any("CPU jobs in the compute partition (the default): 15m at least" in r for r in rules)
+    assert any("CPU jobs in the compute partition (the default): 128 nodes at most, 15m at least, 10 nodes without a RAC "
+               "allocation (more is warned about)" in r for r in rules)
+    assert any("no job is submitted from the data-mover nodes (tri-dm*, nia-datamover*)" in r for r in rules)
+    assert any("compute nodes reach no internet" in r and "wiki/Trillium/en]" in r for r in rules)
     assert "read-only inside jobs: $HOME, $PROJECT, /home, /project" in rules[0]
     assert any("jobs cannot submit jobs" in r and "Trillium_Quickstart/en]" in r for r in rules)
     assert any("GPU jobs only from trig-login*" in r for r in rules)
@@ -105,7 +108,10 @@ def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources
                and "wiki/Python/en]" in r for r in rules)
     rorqual = run("show", "rorqual").stdout
     assert "--tmp from 370G to 3360G" in rorqual and "[https://docs.alliancecan.ca/wiki/Rorqual/en]" in rorqual
-    assert "torch 2.5.1" not in run("show", "narval").stdout   # no H100 there
+    narval = run("show", "narval").stdout
+    assert "torch 2.5.1" not in narval   # no H100 there
+    assert "blocked on purpose: StdEnv/2016, StdEnv/2018" in narval and "name a GPU model" in narval
+    assert "name a GPU model" not in run("show", "trillium").stdout   # one kind of GPU there
 
 
 def test_show_yaml_prints_the_merged_profile(run):

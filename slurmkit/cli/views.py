@@ -88,7 +88,8 @@ def show_report(made, as_json: bool) -> None:
     elif pretty_output():
         from rich.console import Console
 
-        Console().print(gauges.rich_report(effs, list(made.figures), [tip.text for tip in made.advice], gpu_rows(made)))
+        Console().print(gauges.rich_report(effs, list(made.figures), [tip.text for tip in made.advice], gpu_rows(made),
+                                           spark_rows(made)))
     else:
         from slurmkit.report.efficiency import advice_lines
 
@@ -135,6 +136,14 @@ def gpu_rows(made):
     job = made.jobs.get(made.effs[0].job_id)
     return [(g.label, None if g.mean_util is None else g.mean_util / 100, describe(g).split(": ", 1)[1])
             for g in (job.gpus if job else ())]
+
+
+def spark_rows(made):
+    """Each GPU of a single job over time (gpuuse.SparkRow), for the terminal."""
+    from slurmkit.report.gpuuse import spark_rows as rows
+
+    job = made.jobs.get(made.effs[0].job_id) if len(made.effs) == 1 else None
+    return rows(job) if job else []
 
 
 def outlier_lines(effs):

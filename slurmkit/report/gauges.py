@@ -123,9 +123,10 @@ def colour(name: str, used: Optional[float]) -> str:
 
 
 def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice: List[str],
-                gpu_rows: Sequence[Tuple[str, Optional[float], str]] = ()):
+                gpu_rows: Sequence[Tuple[str, Optional[float], str]] = (), sparks: Sequence = ()):
     """A rich renderable: the report's first lines, the gauges (or the spread), one gauge per
-    sampled GPU (``gpu_rows``: label, mean utilisation, figures; gpuuse.py), the advice."""
+    sampled GPU (``gpu_rows``: label, mean utilisation, figures; gpuuse.py), each GPU over time
+    (``sparks``: gpuuse.SparkRow), the advice."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -147,7 +148,29 @@ def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice:
                           f"min {s.low:.0%}, max {s.high:.0%}" + (f"; outliers: {shown}" if shown else ""))
     said = [Text("Advice:", style="bold")] + [Text(f"  - {line}") for line in advice] if advice else \
         [Text("Advice: none, the request fits the use", style="green")]
-    return Group(*(Text(line) for line in summary_lines), table, *said)
+    return Group(*(Text(line) for line in summary_lines), table, *spark_lines(sparks), *said)
+
+
+def spark_lines(sparks: Sequence) -> list:
+    """``GPU 0 on ng31  util ▁▁▁███▁██`` and ``mem ▂▂▂▅▅▅▅▅``, with its shape in words below, a GPU
+    each (gpuuse.SparkRow), under a line saying the time they span."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not sparks:
+        return []
+    width = max(len(row.label) for row in sparks)
+    lines = [Text(f"GPU use over time (first sample to last, {clock_time(sparks[0].span_s)}; "
+                  f"one column is {clock_time(sparks[0].span_s / max(len(sparks[0].util), 1))}):", style="bold")]
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    for _ in range(3):
+        table.add_column("", no_wrap=True)
+    for row in sparks:
+        table.add_row(row.label.ljust(width), "util", Text(row.util, style="green"))
+        table.add_row("", "mem", Text(row.memory, style="cyan"))
+        if row.words:
+            table.add_row("", "", Text(row.words, style="yellow"))
+    return [*lines, table]
 
 
 def _percent(used: Optional[float]) -> str:

@@ -31,8 +31,11 @@ class Gauge(Record):
     text: str                  # the figures: "0:25:00 of 8:00:00"
 
 
-def gauges(eff: JobEfficiency) -> List[Gauge]:
-    """The gauges of one job or task (GPU only when it has GPUs)."""
+def gauges(eff: JobEfficiency, live: bool = False) -> List[Gauge]:
+    """The gauges of one job or task (GPU only when it has GPUs); ``live``: a running job's CPU
+    and memory so far (efficiency.SoFar) where it has them, marked so (``--json``'s stay final)."""
+    if live and eff.so_far is not None:
+        return _live_gauges(eff, eff.so_far)
     found = [
         Gauge("time", eff.time_fraction,
               f"{clock_time(eff.elapsed_s)} of {clock_time(eff.timelimit_s)}" if eff.timelimit_s
@@ -48,6 +51,19 @@ def gauges(eff: JobEfficiency) -> List[Gauge]:
         found.append(Gauge("gpu", used, f"{used:.0%} average over {eff.gpus} GPU(s)" if used is not None
                            else f"{eff.gpus} GPU(s); utilisation not recorded by sacct"))
     return found
+
+
+def _live_gauges(eff: JobEfficiency, now) -> List[Gauge]:
+    from slurmkit.report.efficiency import so_far_json
+
+    figures = so_far_json(eff) or {}
+    cpu, memory = figures.get("cpu_efficiency"), figures.get("memory_efficiency")
+    found = gauges(eff)
+    found[1] = Gauge("cpu", cpu, f"{now.cpu_s / eff.elapsed_s:.1f} of {eff.cores} cores busy so far" if cpu is not None
+                     else "not known yet")
+    found[2] = Gauge("memory", memory, f"{format_mem(now.peak_mib)} of {format_request(eff.req_mem_mib)} so far"
+                     if memory is not None and eff.req_mem_mib else "not known yet")
+    return [g._replace(text=g.text + " so far") if g.name in ("time", "gpu") else g for g in found]
 
 
 class Spread(Record):
@@ -137,7 +153,7 @@ def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice:
     table.add_column("", justify="right")
     table.add_column("")
     if len(effs) == 1:
-        for g in gauges(effs[0]):
+        for g in gauges(effs[0], live=True):
             table.add_row(LABELS[g.name], Text(bar(g.used), style=colour(g.name, g.used)), _percent(g.used), g.text)
         for label, used, text in gpu_rows:
             table.add_row(f"  {label}", Text(bar(used), style=colour("gpu", used)), _percent(used), text)

@@ -450,18 +450,21 @@ def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=No
     effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
         said = report_tips(effs[0], jobs.get(effs[0].job_id), profile, floors)
-        extra = gpu_lines(jobs[effs[0].job_id]) if effs[0].job_id in jobs else []
+        extra = gpu_lines(jobs[effs[0].job_id], live=effs[0].state == "RUNNING") if effs[0].job_id in jobs else []
     else:
         said = array_tips(effs, summarize(effs).states, floors=floors)
         extra = array_lines(jobs)
     return GpuReport(tuple(effs), jobs, tuple(said), (*figure_lines(effs), *extra))
 
 
-def gpu_lines(job: JobGpus) -> List[str]:
-    """One line per GPU (or why there are none), for the plain report."""
+def gpu_lines(job: JobGpus, live: bool = False) -> List[str]:
+    """One line per GPU (or why there are none), for the plain report; ``live``: the job runs
+    on, its sample file is still being written, and the figures are so far."""
+    so_far = " so far" if live else ""
     if not job.gpus:
-        return [f"GPU use: no GPU samples: {job.missing}"]
-    lines = [f"GPU use ({counted_noun(len(job.gpus), 'GPU')}, idle under {IDLE_UTIL_PCT:.0f}%):"]
+        return [f"GPU use{so_far}: no GPU samples: {job.missing}"]
+    lines = [f"GPU use{so_far} ({counted_noun(len(job.gpus), 'GPU')}, idle under {IDLE_UTIL_PCT:.0f}%"
+             + ("; the live sample file, not final" if live else "") + "):"]
     for g in job.gpus:
         lines.append(f"  {describe(g)}")
         if g.shape:
@@ -510,7 +513,7 @@ def spark_rows(job: JobGpus, width: int = SPARK_WIDTH) -> List[SparkRow]:
     for gpu in job.gpus:
         if not gpu.series or not gpu.span_s:
             continue
-        utils, mems = columns(gpu.series, gpu.span_s, width)
+        utils, mems = columns(gpu.series, gpu.span_s, min(width, len(gpu.series)))
         top = gpu.mem_total_mib or max((m for m in mems if m is not None), default=0.0)
         rows.append(SparkRow(gpu.label, sparkline(utils, 100.0), sparkline(mems, top), "; ".join(gpu.shape), gpu.span_s))
     return rows

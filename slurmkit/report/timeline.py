@@ -208,7 +208,8 @@ def _median(values: Sequence[float]) -> float:
 
 def columns(series: Sequence[Point], span_s: float, width: int) -> Tuple[List[Optional[float]], List[Optional[float]]]:
     """The series over ``width`` equal slices of ``span_s``: each slice's mean utilisation and
-    peak memory (None where no point falls)."""
+    peak memory; a slice where no sample falls holds the one before it (the GPU stayed so
+    until the next sample)."""
     utils: List[List[float]] = [[] for _ in range(width)]
     mems: List[Optional[float]] = [None] * width
     for offset, util, mem in series:
@@ -217,7 +218,15 @@ def columns(series: Sequence[Point], span_s: float, width: int) -> Tuple[List[Op
             utils[column].append(util)
         if mem is not None:
             mems[column] = mem if mems[column] is None else max(mems[column] or 0.0, mem)
-    return [sum(u) / len(u) if u else None for u in utils], mems
+    means: List[Optional[float]] = [sum(u) / len(u) if u else None for u in utils]
+    return _carried(means), _carried(mems)
+
+
+def _carried(values: List[Optional[float]]) -> List[Optional[float]]:
+    out: List[Optional[float]] = []
+    for value in values:
+        out.append(value if value is not None or not out else out[-1])
+    return out
 
 
 def sparkline(values: Sequence[Optional[float]], top: float) -> str:

@@ -697,7 +697,8 @@ def figure_lines(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optiona
 
 
 def _job_lines(eff: JobEfficiency) -> List[str]:
-    lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}{' (figures so far, not final)' if eff.so_far is not None else ''}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
+    so_far = " (figures so far, not final)" if eff.so_far is not None else ""
+    lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}{so_far}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
     efficiency = eff.cpu_efficiency
     if efficiency is None and eff.so_far is not None:
         pass                              # so_far_lines says it, below the wall-clock it is of

@@ -193,8 +193,10 @@ def _watch(job_ids, interval: float, as_json: bool = False) -> int:
             message_line("no jobs submitted with slurmkit yet: nothing to watch", err=as_json)
             return 0
         watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
-        follow = views.json_lines if as_json else views.live if pretty_output() else views.plain
-        final = follow(watch, records)
+        if as_json or not pretty_output():
+            final = (views.json_lines if as_json else views.plain)(watch, records)
+        else:
+            final = views.live(watch, records, views.SoFar())
     except SlurmkitError as error:
         if as_json:
             views.json_line("error", error=views.error_fields(error))

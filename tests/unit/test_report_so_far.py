@@ -110,3 +110,48 @@ def test_an_array_asks_at_most_max_asked_running_tasks(monkeypatch):
     asked = []
     out = live.with_so_far(tasks, ask=lambda job: asked.append(job) or SoFar(1.0, None, False, ("batch",)))
     assert asked == ["54_0", "54_1"] and [e.so_far is not None for e in out] == [True, True, False, False]
+
+
+# ------------------------------------------------------------------------------------ watch
+
+class Status:
+    def __init__(self, state):
+        self.state = state
+
+
+class Record:
+    def __init__(self, folder):
+        self.folder = folder
+
+
+def test_watch_shows_running_jobs_so_far_asking_sstat_at_most_every_30_s(tmp_path):
+    from rich.console import Console, Group
+
+    from slurmkit.cli import views
+
+    (tmp_path / "54.gpu.node1.csv").write_text("".join(
+        f"2026/11/26 20:0{t // 60}:{t % 60:02d}.000, 0, GPU-1, Tesla P100-PCIE-16GB, 90, 500, 16384, [N/A]\n" for t in range(0, 61, 10)))
+    asked, now = [], [0.0]
+    so_far = views.SoFar(ask=lambda job: asked.append(job) or SoFar(83.0, 618.0, False, ("batch",)), clock=lambda: now[0])
+    statuses = {"54": Status("RUNNING"), "55": Status("PENDING"), "56": Status("COMPLETED")}
+    records = {"54": Record(str(tmp_path))}
+    console = Console(width=120, record=True)
+    console.print(Group(*so_far(statuses, records)))
+    text = console.export_text()
+    assert "54 so far (sstat, live GPU samples; not final): CPU 00:01:23, memory peak 618M" in text
+    assert "GPU 0 on node1  util  ▇▇▇▇▇▇▇" in text and asked == ["54"]     # 90% of 7 columns
+    now[0] = 29.0
+    so_far(statuses, records)
+    assert asked == ["54"]                  # within 30 s: the figures kept, the nodes not asked
+    now[0] = 30.0
+    so_far(statuses, records)
+    assert asked == ["54", "54"]
+
+
+def test_watch_asks_at_most_three_running_jobs(monkeypatch):
+    from slurmkit.cli import views
+
+    asked = []
+    so_far = views.SoFar(ask=lambda job: asked.append(job))
+    so_far({str(n): Status("RUNNING") for n in range(5)}, {})
+    assert asked == ["0", "1", "2"]

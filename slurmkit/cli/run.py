@@ -249,7 +249,9 @@ def interval_seconds(ctx, param, value):
               "the final states (JSON Lines; slurmkit docs json).")
 @REMOTE_OPTION
 def watch_command(job_ids, interval, as_json, remote):
-    """Follow jobs until they end; exit 0 only if all completed."""
+    """Follow jobs until they end; exit 0 only if all completed.
+
+    On a terminal, the figures so far of up to 3 running jobs (sstat, live GPU samples) show below the table."""
     require_stdout()
     if remote:
         from slurmkit.cli.remote import watch_remote

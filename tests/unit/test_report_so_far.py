@@ -155,3 +155,26 @@ def test_watch_asks_at_most_three_running_jobs(monkeypatch):
     so_far = views.SoFar(ask=lambda job: asked.append(job))
     so_far({str(n): Status("RUNNING") for n in range(5)}, {})
     assert asked == ["0", "1", "2"]
+
+
+def test_report_remote_asks_the_clusters_sstat_for_a_running_job(monkeypatch):
+    from slurmkit.cli import remote
+
+    class Conn:
+        ran = []
+
+        class remote:
+            host = "fir"
+
+        def ensure_open(self):
+            pass
+
+        def run(self, argv, timeout=None):
+            self.ran.append(argv[0])
+            return subprocess.CompletedProcess(argv, 0, SSTAT if argv[0] == "sstat" else SACCT, "")
+
+    monkeypatch.setattr(remote, "connect", lambda cluster: Conn())
+    monkeypatch.setattr(remote, "_records", lambda cluster, ids: {})
+    out = CliRunner().invoke(main, ["report", "54", "--remote", "fir"]).output
+    assert Conn.ran == ["sacct", "sstat"], out
+    assert "CPU so far: 00:00:08, 30.77% of 00:00:26 core-walltime (sstat, 2 running steps; not final)\n" in out

@@ -32,10 +32,10 @@ def report_command(job_id, as_json, apply, yes, spec_path, remote):
         from slurmkit.cli.remote import report_remote
 
         return report_remote(remote, job_id, as_json)
-    from slurmkit.report import efficiency, live
+    from slurmkit.report import efficiency
 
     try:
-        effs = live.with_so_far(efficiency.with_exit_files(efficiency.report_for(job_id), views.log_folder(job_id)))
+        effs = efficiency.with_exit_files(efficiency.report_for(job_id), views.log_folder(job_id))
         made = views.local_gpu_report(job_id, effs, spec_path)
         if not as_json:
             views.say_arguments(job_id)

@@ -49,12 +49,14 @@ def profile_named(name):
 
 
 def local_gpu_report(job_id: str, effs, spec_path=None):
-    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report), its advice within
-    what check accepts of the job's spec (``spec_path``, else the one it was submitted from)."""
+    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report), a running job's
+    figures so far (live.with_so_far: this host's sstat), its advice within what check accepts
+    of the job's spec (``spec_path``, else the one it was submitted from)."""
     from slurmkit.report.gpuuse import full_report
+    from slurmkit.report.live import with_so_far
 
     profile = job_profile(job_id)
-    return full_report(effs, log_folder(job_id), profile, floors=job_floors(job_id, spec_path, profile))
+    return full_report(with_so_far(effs), log_folder(job_id), profile, floors=job_floors(job_id, spec_path, profile))
 
 
 def job_floors(job_id: str, spec_path, profile):

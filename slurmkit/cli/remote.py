@@ -311,13 +311,28 @@ def report_remote(cluster: str, job_id: str, as_json: bool) -> None:
         conn = connect(cluster)
         conn.ensure_open()
         record = _records(cluster, [job_id]).get(job_id.split("_")[0])
-        effs = _with_exit_files(conn, _sacct_report(conn, job_id), record)
+        effs = _with_so_far(conn, _with_exit_files(conn, _sacct_report(conn, job_id), record))
         made = _with_gpu_samples(conn, effs, record)
     except SlurmkitError as error:
         fail(error)
     if not as_json and record is not None:
         say_arguments(job_id, record)
     show_report(made, as_json)
+
+
+def _with_so_far(conn, effs):
+    """live.with_so_far, sstat asked on the cluster over the connection (its running jobs only)."""
+    from slurmkit.report import live
+    from slurmkit.slurm.remote import slurm_runner
+    from slurmkit.slurm.slurmcli import SchedulerError
+
+    def ask(job_id: str):
+        try:
+            return live.parse_sstat(slurm_runner(conn)(live.sstat_command(job_id)))
+        except SchedulerError:
+            return None
+
+    return live.with_so_far(effs, ask=ask)
 
 
 def _with_gpu_samples(conn, effs, record):

@@ -21,7 +21,9 @@ from slurmkit.core.output import message_line
 @click.argument("spec_path", metavar="[SPEC]", required=False, type=click.Path(dir_okay=False))
 @REMOTE_OPTION
 def report_command(job_id, as_json, apply, yes, spec_path, remote):
-    """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary."""
+    """Efficiency of a finished job from sacct (time, CPU, memory, GPUs) with advice; arrays as a summary.
+
+    A running job's figures so far come from sstat and the live GPU sample file, marked so far."""
     if spec_path and not apply:
         raise click.UsageError(f"{spec_path}: a spec is read only with --apply (slurmkit report {job_id} --apply {spec_path})")
     if apply and (as_json or remote):

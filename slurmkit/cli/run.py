@@ -193,8 +193,10 @@ def _watch(job_ids, interval: float, as_json: bool = False) -> int:
             message_line("no jobs submitted with slurmkit yet: nothing to watch", err=as_json)
             return 0
         watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
-        follow = views.json_lines if as_json else views.live if pretty_output() else views.plain
-        final = follow(watch, records)
+        if as_json or not pretty_output():
+            final = (views.json_lines if as_json else views.plain)(watch, records)
+        else:
+            final = views.live(watch, records, views.SoFar())
     except SlurmkitError as error:
         if as_json:
             views.json_line("error", error=views.error_fields(error))
@@ -247,7 +249,9 @@ def interval_seconds(ctx, param, value):
               "the final states (JSON Lines; slurmkit docs json).")
 @REMOTE_OPTION
 def watch_command(job_ids, interval, as_json, remote):
-    """Follow jobs until they end; exit 0 only if all completed."""
+    """Follow jobs until they end; exit 0 only if all completed.
+
+    On a terminal, the figures so far of up to 3 running jobs (sstat, live GPU samples) show below the table."""
     require_stdout()
     if remote:
         from slurmkit.cli.remote import watch_remote

@@ -49,12 +49,14 @@ def profile_named(name):
 
 
 def local_gpu_report(job_id: str, effs, spec_path=None):
-    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report), its advice within
-    what check accepts of the job's spec (``spec_path``, else the one it was submitted from)."""
+    """The report of ``effs`` with the job's GPU samples (gpuuse.full_report), a running job's
+    figures so far (live.with_so_far: this host's sstat), its advice within what check accepts
+    of the job's spec (``spec_path``, else the one it was submitted from)."""
     from slurmkit.report.gpuuse import full_report
+    from slurmkit.report.live import with_so_far
 
     profile = job_profile(job_id)
-    return full_report(effs, log_folder(job_id), profile, floors=job_floors(job_id, spec_path, profile))
+    return full_report(with_so_far(effs), log_folder(job_id), profile, floors=job_floors(job_id, spec_path, profile))
 
 
 def job_floors(job_id: str, spec_path, profile):
@@ -88,7 +90,8 @@ def show_report(made, as_json: bool) -> None:
     elif pretty_output():
         from rich.console import Console
 
-        Console().print(gauges.rich_report(effs, list(made.figures), [tip.text for tip in made.advice], gpu_rows(made)))
+        Console().print(gauges.rich_report(effs, list(made.figures), [tip.text for tip in made.advice], gpu_rows(made),
+                                           spark_rows(made)))
     else:
         from slurmkit.report.efficiency import advice_lines
 
@@ -135,6 +138,14 @@ def gpu_rows(made):
     job = made.jobs.get(made.effs[0].job_id)
     return [(g.label, None if g.mean_util is None else g.mean_util / 100, describe(g).split(": ", 1)[1])
             for g in (job.gpus if job else ())]
+
+
+def spark_rows(made):
+    """Each GPU of a single job over time (gpuuse.SparkRow), for the terminal."""
+    from slurmkit.report.gpuuse import spark_rows as rows
+
+    job = made.jobs.get(made.effs[0].job_id) if len(made.effs) == 1 else None
+    return rows(job) if job else []
 
 
 def outlier_lines(effs):
@@ -331,8 +342,9 @@ def _summary_rows(rows):
     return shown, hidden
 
 
-def _view(statuses, records, lost):
-    """What the terminal shows: the table, or counts then running and failed rows when large."""
+def _view(statuses, records, lost, extra=()):
+    """What the terminal shows: the table, or counts then running and failed rows when large;
+    ``extra`` below it (SoFar's figures so far)."""
     from rich.console import Group
     from rich.text import Text
 
@@ -347,11 +359,12 @@ def _view(statuses, records, lost):
         parts.append(_rich_table(shown, title=f"running and failed ({hidden} more not shown)" if hidden else "running and failed"))
     else:
         parts.append(_rich_table(rows, title=title))
-    return Group(*parts, *_array_bars(statuses))
+    return Group(*parts, *_array_bars(statuses), *extra)
 
 
-def live(watch, records):
-    """Follow on a terminal: render only when something changed, with no refresh thread."""
+def live(watch, records, so_far=None):
+    """Follow on a terminal: render only when something changed, with no refresh thread;
+    ``so_far(statuses, records)``: lines to show below the table (SoFar, for a local watch)."""
     from rich.live import Live
 
     final, shown = {}, None
@@ -360,8 +373,54 @@ def live(watch, records):
             key = (tuple(final.values()), watch.lost is not None)
             if key != shown:
                 shown = key
-                live.update(_view(final, records, watch.lost), refresh=True)
+                live.update(_view(final, records, watch.lost, so_far(final, records) if so_far else ()), refresh=True)
     return final
+
+
+#: a watch on a terminal shows figures so far for at most this many running jobs ...
+SO_FAR_JOBS = 3
+#: ... and asks sstat of each at most this often (sstat asks the job's nodes).
+SO_FAR_EVERY_S = 30.0
+
+
+class SoFar:
+    """The figures so far of the running jobs a local watch follows: CPU and memory from sstat,
+    each GPU over time from the live sample file, asked at most every SO_FAR_EVERY_S per job, so
+    a watch polling every few seconds does not ask the nodes each time."""
+
+    def __init__(self, ask=None, clock=time.monotonic):
+        from slurmkit.report.live import so_far
+
+        self.ask, self.clock, self.kept = ask or so_far, clock, {}
+
+    def __call__(self, statuses, records):
+        running = [job for job, status in statuses.items() if status.state == "RUNNING"][:SO_FAR_JOBS]
+        shown = []
+        for job in running:
+            when, lines = self.kept.get(job, (None, []))
+            if when is None or self.clock() - when >= SO_FAR_EVERY_S:
+                record = records.get(job.split("_")[0])
+                lines = so_far_lines(job, self.ask(job), record.folder if record else None)
+                self.kept[job] = (self.clock(), lines)
+            shown += lines
+        return shown
+
+
+def so_far_lines(job_id: str, now, folder):
+    """``2078 so far (sstat; not final): CPU 00:01:23, memory peak 618M`` and its GPUs over time."""
+    from rich.text import Text
+
+    from slurmkit.report.efficiency import clock_time, format_mem
+    from slurmkit.report.gauges import spark_lines
+    from slurmkit.report.gpuuse import read_job, spark_rows
+
+    if now is None:
+        said = "CPU and memory not known yet (sstat has no running step of it)"
+    else:
+        said = f"CPU {clock_time(now.cpu_s)}, memory peak " + (format_mem(now.peak_mib) if now.peak_mib is not None else "not reported")
+    gpus = read_job(job_id, folder) if folder else None
+    return [Text(f"{job_id} so far (sstat, live GPU samples; not final): {said}"),
+            *(spark_lines(spark_rows(gpus)) if gpus is not None and gpus.gpus else [])]
 
 
 def plain(watch, records):

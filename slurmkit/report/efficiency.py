@@ -80,6 +80,15 @@ class EarlierRun(Record):
 
 
 
+class SoFar(Record):
+    """A running job's use until now, from sstat (live.py): never final, always said "so far"."""
+
+    cpu_s: float                      # CPU time of the steps running now, all their tasks
+    peak_mib: Optional[float]         # the largest running step's memory (MaxRSS x tasks)
+    peak_estimated: bool              # True when that multiplies MaxRSS by several tasks
+    steps: Tuple[str, ...]            # the steps sstat answered for: batch, extern, 0, ...
+
+
 class JobEfficiency(Record):
     """One job, or one array task: what it asked for and what it used."""
 
@@ -103,6 +112,7 @@ class JobEfficiency(Record):
     gpu_mem_mib: Optional[float] = None    # gres/gpumem: the most GPU memory a step used
     earlier_runs: Tuple[EarlierRun, ...] = ()   # a requeued job's runs before this one, oldest first
     tasks: int = 1                    # the most tasks of a step but extern's (an srun step's NTasks); 1: one seen
+    so_far: Optional[SoFar] = None    # a RUNNING job's use until now (sstat); None: ended, or not asked
 
     @property
     def cores_per_task(self) -> Optional[int]:
@@ -406,6 +416,9 @@ def _state_advice(eff: JobEfficiency) -> List[Tip]:
                                    "(submitting it again would run it twice)")]
     if state.startswith("REQUEUE"):
         return [Tip("state", None, "was requeued and waits to run again: the figures are of the run that ended")]
+    if state == "RUNNING" and eff.so_far is not None:
+        return [Tip("state", None, "is still running: the figures above are so far, not final; "
+                                   "advice on its request comes when it ends")]
     if state == "RUNNING":
         return [Tip("state", None, "is still running: sacct records memory and CPU time when each step ends (sstat shows them now)")]
     if state == "TIMEOUT":
@@ -685,17 +698,22 @@ def figure_lines(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optiona
 
 
 def _job_lines(eff: JobEfficiency) -> List[str]:
-    lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
+    so_far = " (figures so far, not final)" if eff.so_far is not None else ""
+    lines = [f"Job ID: {eff.job_id}", f"State: {eff.state}{_exit_text(eff)}{so_far}", f"Nodes: {eff.nodes}", f"Cores: {eff.cores}"]
     efficiency = eff.cpu_efficiency
-    if efficiency is None:
+    if efficiency is None and eff.so_far is not None:
+        pass                              # so_far_lines says it, below the wall-clock it is of
+    elif efficiency is None:
         lines.append("CPU Utilized: " + _no_cpu_words(eff))
     else:
         lines += [f"CPU Utilized: {clock_time(eff.cpu_s)}",
                   f"CPU Efficiency: {efficiency:.2%} of {clock_time(eff.cores * eff.elapsed_s)} core-walltime"]
     limit = f" of {clock_time(eff.timelimit_s)} time limit ({eff.time_fraction:.1%})" if eff.timelimit_s else ""
-    lines.append(f"Wall-clock: {clock_time(eff.elapsed_s)}{limit}")
+    lines.append(f"Wall-clock{' so far' if eff.so_far is not None else ''}: {clock_time(eff.elapsed_s)}{limit}")
     lines += _runs_lines(eff)
-    if eff.peak_mib is None:
+    if eff.so_far is not None:
+        lines += so_far_lines(eff, eff.so_far)
+    elif eff.peak_mib is None:
         lines.append("Memory Utilized: not recorded")
     else:
         lines.append(f"Memory Utilized: {format_mem(eff.peak_mib)}" + (" (estimated maximum)" if eff.peak_estimated else ""))
@@ -707,6 +725,33 @@ def _job_lines(eff: JobEfficiency) -> List[str]:
     elif eff.saved:
         lines.append(f"Outputs: saved ({', '.join(eff.saved)})")
     return lines
+
+
+def so_far_lines(eff: JobEfficiency, now: SoFar) -> List[str]:
+    """A running job's CPU and memory until now (sstat), each marked so far: never final."""
+    source = f"sstat, {counted_noun(len(now.steps), 'running step')}; not final"
+    lines = []
+    if eff.elapsed_s > 0 and eff.cores > 0:
+        lines.append(f"CPU so far: {clock_time(now.cpu_s)}, {now.cpu_s / (eff.cores * eff.elapsed_s):.2%} of "
+                     f"{clock_time(eff.cores * eff.elapsed_s)} core-walltime ({source})")
+    else:
+        lines.append(f"CPU so far: {clock_time(now.cpu_s)} ({source})")
+    if now.peak_mib is None:
+        return lines + [f"Memory so far: not reported ({source})"]
+    of = f" of {format_request(eff.req_mem_mib)}, {now.peak_mib / eff.req_mem_mib:.2%}" if eff.req_mem_mib else ""
+    estimated = ", estimated maximum" if now.peak_estimated else ""
+    return lines + [f"Memory so far: peak {format_mem(now.peak_mib)}{of} ({source}{estimated})"]
+
+
+def so_far_json(eff: JobEfficiency) -> Optional[dict]:
+    """``so_far`` of a job in ``--json``: sstat's figures with the fractions they make; None when there are none."""
+    now = eff.so_far
+    if now is None:
+        return None
+    cpu = now.cpu_s / (eff.cores * eff.elapsed_s) if eff.elapsed_s > 0 and eff.cores > 0 else None
+    memory = now.peak_mib / eff.req_mem_mib if now.peak_mib is not None and eff.req_mem_mib else None
+    return dict(now._asdict(), steps=list(now.steps), elapsed_s=eff.elapsed_s, cpu_efficiency=cpu,
+                memory_efficiency=memory, source="sstat")
 
 
 def _no_cpu_words(eff: JobEfficiency) -> str:
@@ -778,7 +823,7 @@ def _gpu_line(eff: JobEfficiency, label: str, summary_of: Sequence[JobEfficiency
     used = eff.gpu_utilisation
     if used is None:
         return unknown
-    return f"{label}: {eff.gpus} ({used:.0%} average utilisation)"
+    return f"{label}: {eff.gpus} ({used:.0%} average utilisation{' so far' if eff.so_far is not None else ''})"
 
 
 def advice_lines(said: List[str]) -> List[str]:
@@ -808,7 +853,7 @@ def clock_time(seconds: float) -> str:
 
 def as_json(effs: Sequence[JobEfficiency], default_mem_per_cpu_mib: Optional[int] = DEFAULT_MEM_PER_CPU_MIB) -> dict:
     """The report as plain data for ``--json``: every record with its derived figures and advice, and the summary."""
-    jobs = [dict(eff._asdict(), steps=list(eff.steps), earlier_runs=[run._asdict() for run in eff.earlier_runs],
+    jobs = [dict(eff._asdict(), steps=list(eff.steps), earlier_runs=[run._asdict() for run in eff.earlier_runs], so_far=so_far_json(eff),
                  all_elapsed_s=eff.all_elapsed_s, cpu_efficiency=eff.cpu_efficiency,
                  memory_efficiency=eff.memory_efficiency, time_fraction=eff.time_fraction,
                  advice=advice(eff, default_mem_per_cpu_mib)) for eff in effs]

@@ -31,8 +31,11 @@ class Gauge(Record):
     text: str                  # the figures: "0:25:00 of 8:00:00"
 
 
-def gauges(eff: JobEfficiency) -> List[Gauge]:
-    """The gauges of one job or task (GPU only when it has GPUs)."""
+def gauges(eff: JobEfficiency, live: bool = False) -> List[Gauge]:
+    """The gauges of one job or task (GPU only when it has GPUs); ``live``: a running job's CPU
+    and memory so far (efficiency.SoFar) where it has them, marked so (``--json``'s stay final)."""
+    if live and eff.so_far is not None:
+        return _live_gauges(eff, eff.so_far)
     found = [
         Gauge("time", eff.time_fraction,
               f"{clock_time(eff.elapsed_s)} of {clock_time(eff.timelimit_s)}" if eff.timelimit_s
@@ -48,6 +51,19 @@ def gauges(eff: JobEfficiency) -> List[Gauge]:
         found.append(Gauge("gpu", used, f"{used:.0%} average over {eff.gpus} GPU(s)" if used is not None
                            else f"{eff.gpus} GPU(s); utilisation not recorded by sacct"))
     return found
+
+
+def _live_gauges(eff: JobEfficiency, now) -> List[Gauge]:
+    from slurmkit.report.efficiency import so_far_json
+
+    figures = so_far_json(eff) or {}
+    cpu, memory = figures.get("cpu_efficiency"), figures.get("memory_efficiency")
+    found = gauges(eff)
+    found[1] = Gauge("cpu", cpu, f"{now.cpu_s / eff.elapsed_s:.1f} of {eff.cores} cores busy so far" if cpu is not None
+                     else "not known yet")
+    found[2] = Gauge("memory", memory, f"{format_mem(now.peak_mib)} of {format_request(eff.req_mem_mib)} so far"
+                     if memory is not None and eff.req_mem_mib else "not known yet")
+    return [g._replace(text=g.text + " so far") if g.name in ("time", "gpu") else g for g in found]
 
 
 class Spread(Record):
@@ -123,9 +139,10 @@ def colour(name: str, used: Optional[float]) -> str:
 
 
 def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice: List[str],
-                gpu_rows: Sequence[Tuple[str, Optional[float], str]] = ()):
+                gpu_rows: Sequence[Tuple[str, Optional[float], str]] = (), sparks: Sequence = ()):
     """A rich renderable: the report's first lines, the gauges (or the spread), one gauge per
-    sampled GPU (``gpu_rows``: label, mean utilisation, figures; gpuuse.py), the advice."""
+    sampled GPU (``gpu_rows``: label, mean utilisation, figures; gpuuse.py), each GPU over time
+    (``sparks``: gpuuse.SparkRow), the advice."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
@@ -136,7 +153,7 @@ def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice:
     table.add_column("", justify="right")
     table.add_column("")
     if len(effs) == 1:
-        for g in gauges(effs[0]):
+        for g in gauges(effs[0], live=True):
             table.add_row(LABELS[g.name], Text(bar(g.used), style=colour(g.name, g.used)), _percent(g.used), g.text)
         for label, used, text in gpu_rows:
             table.add_row(f"  {label}", Text(bar(used), style=colour("gpu", used)), _percent(used), text)
@@ -147,7 +164,29 @@ def rich_report(effs: Sequence[JobEfficiency], summary_lines: List[str], advice:
                           f"min {s.low:.0%}, max {s.high:.0%}" + (f"; outliers: {shown}" if shown else ""))
     said = [Text("Advice:", style="bold")] + [Text(f"  - {line}") for line in advice] if advice else \
         [Text("Advice: none, the request fits the use", style="green")]
-    return Group(*(Text(line) for line in summary_lines), table, *said)
+    return Group(*(Text(line) for line in summary_lines), table, *spark_lines(sparks), *said)
+
+
+def spark_lines(sparks: Sequence) -> list:
+    """``GPU 0 on ng31  util ▁▁▁███▁██`` and ``mem ▂▂▂▅▅▅▅▅``, with its shape in words below, a GPU
+    each (gpuuse.SparkRow), under a line saying the time they span."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if not sparks:
+        return []
+    width = max(len(row.label) for row in sparks)
+    lines = [Text(f"GPU use over time (first sample to last, {clock_time(sparks[0].span_s)}; "
+                  f"one column is {clock_time(sparks[0].span_s / max(len(sparks[0].util), 1))}):", style="bold")]
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    for _ in range(3):
+        table.add_column("", no_wrap=True)
+    for row in sparks:
+        table.add_row(row.label.ljust(width), "util", Text(row.util, style="green"))
+        table.add_row("", "mem", Text(row.memory, style="cyan"))
+        if row.words:
+            table.add_row("", "", Text(row.words, style="yellow"))
+    return [*lines, table]
 
 
 def _percent(used: Optional[float]) -> str:

@@ -56,9 +56,8 @@ from slurmkit.report.efficiency import (
     floored,
     format_mem,
 )
+from slurmkit.report.timeline import IDLE_UTIL_PCT, Timeline, timestamp  # IDLE_UTIL_PCT: below it a GPU (or a sample) is idle
 
-#: below this mean utilisation (percent) a GPU counts as idle.
-IDLE_UTIL_PCT = 5.0
 #: at or above this CPU efficiency the cores are saturated (they cannot feed the GPUs faster).
 BUSY_CPU_EFFICIENCY = 0.9
 #: the most of one sample file that is read.
@@ -86,6 +85,19 @@ class GpuUse(Record):
     peak_mem_mib: Optional[float]
     mem_total_mib: Optional[float]
     mean_power_w: Optional[float]
+    span_s: Optional[float] = None          # first sample to last (timeline.py: the shape over time)
+    idle_start_s: Optional[float] = None    # idle before the first busy sample
+    idle_end_s: Optional[float] = None      # idle after the last busy sample
+    stalls: Tuple[Tuple[float, float], ...] = ()   # (offset, length) of each idle run between busy samples
+    stall_count: int = 0                    # every stall, kept or not (timeline.MAX_STALLS)
+    series: Tuple[Tuple[float, Optional[float], Optional[float]], ...] = ()   # (offset, mean util %, peak MiB)
+
+    @property
+    def shape(self) -> List[str]:
+        """The idle start, the stalls and the idle end in words (timeline.shape_words)."""
+        from slurmkit.report.timeline import shape_words
+
+        return shape_words(self.idle_start_s, self.stalls, self.stall_count, self.idle_end_s, busy=not self.idle)
 
     @property
     def idle(self) -> bool:
@@ -122,9 +134,11 @@ class _Tally:
         self.histogram = [0] * 101
         self.peak_mem: Optional[float] = None
         self.total_mem: Optional[float] = None
+        self.timeline = Timeline()
 
-    def add(self, util, used, total, power) -> None:
+    def add(self, util, used, total, power, when: Optional[float] = None) -> None:
         self.samples += 1
+        self.timeline.add(when, util, used)
         if util is not None:
             self.util_n += 1
             self.util_sum += util
@@ -138,9 +152,11 @@ class _Tally:
             self.power_sum += power
 
     def use(self) -> GpuUse:
+        line = self.timeline
         return GpuUse(self.host, self.index, self.uuid, self.name, self.samples,
                       self.util_sum / self.util_n if self.util_n else None, self._p95(),
-                      self.peak_mem, self.total_mem, self.power_sum / self.power_n if self.power_n else None)
+                      self.peak_mem, self.total_mem, self.power_sum / self.power_n if self.power_n else None,
+                      line.span_s, line.idle_start_s, line.idle_end_s, tuple(line.stalls), line.stall_count, line.series())
 
     def _p95(self) -> Optional[float]:
         """The nearest-rank 95th percentile, from the histogram (whole percents)."""
@@ -193,14 +209,15 @@ def read_samples_file(path: Path, host: str) -> Tuple[List[GpuUse], bool]:
                     raw = handle.readline(MAX_LINE_BYTES)
                     read += len(raw)
                 continue                                 # ... or the partial last line
-            sample = parse_line(raw.decode("utf-8", "replace"))
+            text = raw.decode("utf-8", "replace")
+            sample = parse_line(text)
             if sample is None:
                 continue
             index, uuid, name, util, used, total, power = sample
             tally = tallies.get((index, uuid))
             if tally is None:
                 tally = tallies[(index, uuid)] = _Tally(host, index, uuid, name)
-            tally.add(util, used, total, power)
+            tally.add(util, used, total, power, timestamp(text.partition(",")[0]))
         cut = read >= MAX_SAMPLE_BYTES and bool(handle.read(1))
     return [t.use() for t in sorted(tallies.values(), key=lambda t: (t.index, t.uuid))], cut
 
@@ -433,19 +450,25 @@ def full_report(effs: Sequence[JobEfficiency], folder: Optional[str], profile=No
     effs, jobs = with_gpu_samples(effs, folder, shown)
     if len(effs) == 1:
         said = report_tips(effs[0], jobs.get(effs[0].job_id), profile, floors)
-        extra = gpu_lines(jobs[effs[0].job_id]) if effs[0].job_id in jobs else []
+        extra = gpu_lines(jobs[effs[0].job_id], live=effs[0].state == "RUNNING") if effs[0].job_id in jobs else []
     else:
         said = array_tips(effs, summarize(effs).states, floors=floors)
         extra = array_lines(jobs)
     return GpuReport(tuple(effs), jobs, tuple(said), (*figure_lines(effs), *extra))
 
 
-def gpu_lines(job: JobGpus) -> List[str]:
-    """One line per GPU (or why there are none), for the plain report."""
+def gpu_lines(job: JobGpus, live: bool = False) -> List[str]:
+    """One line per GPU (or why there are none), for the plain report; ``live``: the job runs
+    on, its sample file is still being written, and the figures are so far."""
+    so_far = " so far" if live else ""
     if not job.gpus:
-        return [f"GPU use: no GPU samples: {job.missing}"]
-    lines = [f"GPU use ({counted_noun(len(job.gpus), 'GPU')}, idle under {IDLE_UTIL_PCT:.0f}%):"]
-    lines += [f"  {describe(g)}" for g in job.gpus]
+        return [f"GPU use{so_far}: no GPU samples: {job.missing}"]
+    lines = [f"GPU use{so_far} ({counted_noun(len(job.gpus), 'GPU')}, idle under {IDLE_UTIL_PCT:.0f}%"
+             + ("; the live sample file, not final" if live else "") + "):"]
+    for g in job.gpus:
+        lines.append(f"  {describe(g)}")
+        if g.shape:
+            lines.append(f"    over time: {'; '.join(g.shape)}")
     lines += [f"  {name}: read only its first {MAX_SAMPLE_BYTES >> 20} MiB" for name in job.cut_short]
     return lines
 
@@ -467,6 +490,35 @@ def memory_text(gpu: GpuUse) -> str:
     return f"memory peak {format_mem(gpu.peak_mem_mib)}"
 
 
+#: a sparkline's width in characters: the job's time in this many equal slices.
+SPARK_WIDTH = 60
+
+
+class SparkRow(Record):
+    """One GPU over the job's time, for a terminal: its label, utilisation and memory sparklines
+    (SPARK_WIDTH slices of the time between its first and last sample) and its shape in words."""
+
+    label: str
+    util: str
+    memory: str
+    words: str
+    span_s: float
+
+
+def spark_rows(job: JobGpus, width: int = SPARK_WIDTH) -> List[SparkRow]:
+    """A SparkRow per GPU sampled over some time (one sample draws no line)."""
+    from slurmkit.report.timeline import columns, sparkline
+
+    rows = []
+    for gpu in job.gpus:
+        if not gpu.series or not gpu.span_s:
+            continue
+        utils, mems = columns(gpu.series, gpu.span_s, min(width, len(gpu.series)))
+        top = gpu.mem_total_mib or max((m for m in mems if m is not None), default=0.0)
+        rows.append(SparkRow(gpu.label, sparkline(utils, 100.0), sparkline(mems, top), "; ".join(gpu.shape), gpu.span_s))
+    return rows
+
+
 def array_lines(jobs: Dict[str, JobGpus]) -> List[str]:
     """For an array: how many tasks were sampled, and the idle GPUs of each task."""
     sampled = [job for job in jobs.values() if job.gpus]
@@ -480,6 +532,13 @@ def array_lines(jobs: Dict[str, JobGpus]) -> List[str]:
 
 def as_json(jobs: Dict[str, JobGpus]) -> Dict[str, object]:
     """``gpu_use`` for ``--json``: per job, its GPUs with the idle flag, or why there are none."""
-    return {"gpu_use": {job_id: {"gpus": [dict(g._asdict(), idle=g.idle) for g in job.gpus], "missing": job.missing,
+    return {"gpu_use": {job_id: {"gpus": [gpu_json(g) for g in job.gpus], "missing": job.missing,
                                  "cut_short": list(job.cut_short), "idle_below_pct": IDLE_UTIL_PCT}
                         for job_id, job in jobs.items()}}
+
+
+def gpu_json(gpu: GpuUse) -> Dict[str, object]:
+    """One GPU for ``--json``: its figures, ``idle``, its ``shape`` in words; ``stalls`` as
+    ``[offset_s, length_s]`` and ``series`` as ``[offset_s, util_pct, mem_mib]`` lists."""
+    return dict(gpu._asdict(), idle=gpu.idle, shape=gpu.shape, stalls=[list(s) for s in gpu.stalls],
+                series=[list(p) for p in gpu.series])

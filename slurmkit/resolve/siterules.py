@@ -22,10 +22,11 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import sbatch_gpu_name
+from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import full_long_name
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.sites.modulecat import lacking_versions
@@ -520,7 +521,7 @@ def _staged_detail(staged) -> str:
 SEVERITIES = ("error", "warning")
 
 
-class RuleLine(NamedTuple):
+class RuleLine(Record):
     """One rule of one profile, as ``profiles show``, docs/profiles.md and the site-rules table
     (``check --site-rules``, docs/site-rules.md) print it: the table groups the lines of every
     cluster by ``rule`` and ``text``, so a rule reaches it only through rule_lines."""
@@ -653,7 +654,7 @@ def _first(section) -> str:
 
 # ---------------------------------------------------------------------------- the table
 
-class RuleRow(NamedTuple):
+class RuleRow(Record):
     """One row of the site-rules table: a rule line that ``clusters`` state word for word, and
     the sources they cite for it (one each, in the clusters' order, the same once)."""
 

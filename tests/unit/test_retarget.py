@@ -362,7 +362,7 @@ def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
     assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.11.5"])
-    assert ("python/3.6 is not built for StdEnv/2023; fir's StdEnv/2023 builds of python are 3.10.13, 3.11.4, 3.11.5, 3.12.4, "
+    assert ("python/3.6 is not built for StdEnv/2023; fir's StdEnv/2023 builds of python are 3.10.13, 3.11.5, 3.12.4, "
             "3.13.2, 3.14.2; python/3.11.5 is the nearest of those it builds wheels for (python/3.11 and newer)") \
         in {c.field: c.why for c in ported.changes}["environment.modules"]
 

@@ -53,8 +53,9 @@ def test_check_and_port_say_nothing_of_python_3_14_2(cluster, tmp_path, monkeypa
 
 
 def test_a_python_the_pages_do_not_list_is_rewritten_and_check_says_so(tmp_path, monkeypatch):
-    """3.12.9 was never installed, and 3.11.4 is a StdEnv/2023 recipe no cluster lists: neither loads."""
-    for module, new in (("python/3.12.9", "python/3.13.2"), ("python/3.11.4", "python/3.11.5")):
+    """3.12.9 was never installed, and 3.11.4 is a StdEnv/2023 recipe no cluster lists: neither loads
+    (3.11.4 moves to the oldest python served, 3.12)."""
+    for module, new in (("python/3.12.9", "python/3.13.2"), ("python/3.11.4", "python/3.12.4")):
         result = check(tmp_path, monkeypatch, "fir", ["StdEnv/2023", module])
         assert "warning: job.yaml:" in result.output and module in result.output, result.output
         [found] = catalogue_checks(load_profile("fir"), [module])
@@ -77,3 +78,13 @@ def test_a_namd_build_of_an_older_stack_is_installed_not_unknown():
     """namd-ofi/2.14 is on the pages (no StdEnv/2023 recipe): said as a question, not as 'not in the catalogue'."""
     [found] = catalogue_checks(load_profile("fir"), ["namd-ofi/2.14"])
     assert "is installed on fir, but no source says whether it loads under StdEnv/2023" in found.warning
+
+
+def test_the_oldest_python_is_the_python_pages_three_most_recent():
+    """Python page: wheels "only for the 3 most recent Python versions available" (3.12, 3.13, 3.14
+    under StdEnv/2023); the python slurmkit loads by default is one of them."""
+    for cluster in CLUSTERS:
+        profile = load_profile(cluster)
+        assert profile.rules.oldest_python.version == "3.12"
+        assert profile.rules.oldest_python.source == ("https://docs.alliancecan.ca/wiki/Python/en",)
+        assert profile.software.modules["python"] in ("python/3.12", "python/3.12.4")

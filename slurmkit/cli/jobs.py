@@ -66,13 +66,21 @@ def render_command(spec, output, profile):
 
 
 @click.command("check", cls=JsonCommand)
-@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("spec", type=click.Path(dir_okay=False), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (schema 1; slurmkit docs json).")
 @PROFILE_OPTION
 @click.option("--folder", type=click.Path(file_okay=False),
               help="Check the job as submitted with this log folder (slurmkit submit --folder; default: logs/ beside SPEC).")
-def check_command(spec, as_json, profile, folder):
+@click.option("--site-rules", is_flag=True,
+              help="Print the table of the rules check enforces, with their clusters and sources, and check no spec: "
+                   "SPEC (or --profile) names the cluster; without one, every cluster in service.")
+def check_command(spec, as_json, profile, folder, site_rules):
     """List the errors and warnings of a job spec on its cluster (exit 2 on errors)."""
+    if site_rules:
+        _print_site_rules(spec or profile, as_json)
+        return
+    if not spec:
+        raise click.UsageError("Missing argument 'SPEC' (or give --site-rules).")
     job = _load(spec)
     try:
         findings = job.check(profile, folder) + _import_notes(spec)
@@ -86,6 +94,29 @@ def check_command(spec, as_json, profile, folder):
     else:
         _print_findings(job, findings)
     sys.exit(2 if any(f.level == "error" for f in findings) else 0)
+
+
+def _print_site_rules(cluster, as_json) -> None:
+    """The site-rules table (docs/site-rules.md) of ``cluster``, or of every cluster in service
+    on the profile search path."""
+    from slurmkit.resolve.siterules import rule_lines, rule_table, rule_table_markdown
+    from slurmkit.sites.profiles import list_profiles, load_profile
+
+    try:
+        profiles = [load_profile(cluster)] if cluster else [p for p in list_profiles()[0] if not p.is_retired and rule_lines(p)]
+    except SlurmkitError as error:
+        _fail(error)
+    rows = rule_table(profiles)
+    if as_json:
+        from slurmkit.cli.json_output import emit
+
+        emit(rules=[{"rule": r.rule, "clusters": list(r.clusters), "level": r.severity, "text": r.text, "sources": list(r.sources)}
+                    for r in rows])
+        return
+    if not rows:
+        message_line(f"{cluster}: no site rules", err=False)
+    for line in rule_table_markdown(rows) if rows else ():
+        message_line(line, err=False)
 
 
 def _import_notes(spec) -> tuple:

@@ -223,7 +223,7 @@ def _rule_rows(profile: SiteProfile) -> List[Row]:
     """The site's rules, one row each as siterules states them, and its documentation."""
     from slurmkit.resolve.siterules import rule_lines
 
-    rows = [("rules" if index == 0 else "", f"{rule} [{source}]") for index, (rule, source) in enumerate(rule_lines(profile))]
+    rows = [("rules" if index == 0 else "", f"{line.text} [{line.source}]") for index, line in enumerate(rule_lines(profile))]
     return rows + ([("docs", " ".join(profile.docs))] if profile.docs else [])
 
 

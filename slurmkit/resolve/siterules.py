@@ -24,10 +24,11 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.core.findings import Finding
 from slurmkit.core.gpu_names import sbatch_gpu_name
+from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import full_long_name
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.sites.modulecat import lacking_versions
@@ -676,18 +677,32 @@ def _staged_detail(staged) -> str:
 
 # ---------------------------------------------------------------------------- as text
 
-RuleLine = Tuple[str, str]   # (what slurmkit checks, its first source)
+#: What ``check`` gives a job that breaks a rule (an "error" stops render, check and submit).
+SEVERITIES = ("error", "warning")
+
+
+class RuleLine(Record):
+    """One rule of one profile, as ``profiles show``, docs/profiles.md and the site-rules table
+    (``check --site-rules``, docs/site-rules.md) print it: the table groups the lines of every
+    cluster by ``rule`` and ``text``, so a rule reaches it only through rule_lines."""
+
+    rule: str       # a stable id, the table's first column (``partition-limits``)
+    severity: str   # one of SEVERITIES: what check gives a job that breaks it
+    text: str       # what slurmkit checks, in this profile's terms
+    source: str     # the rule's first source
 
 
 def rule_lines(profile: SiteProfile) -> List[RuleLine]:
-    """Each rule as (what slurmkit checks, its first source): ``profiles show`` and
-    docs/profiles.md print these, so that what is enforced and what is documented agree."""
-    lines = _place_rule_lines(profile) + _node_rule_lines(profile) + _partition_rule_lines(profile) + _software_rule_lines(profile)
+    """Each rule of ``profile`` as a RuleLine: ``profiles show``, docs/profiles.md and the
+    site-rules table print these, so that what is enforced and what is documented agree."""
+    lines = (_place_rule_lines(profile) + _limit_rule_lines(profile) + _node_rule_lines(profile) + _partition_rule_lines(profile)
+             + _software_rule_lines(profile))
     tmp = profile.rules.tmp_request
     if tmp:
-        lines.append((f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
-                      f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; "
-                      f"above the range is refused)", tmp.source[0]))
+        lines.append(RuleLine("tmp-request", "error",
+                              f"--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)} reaches nodes with more local disk "
+                              f"(slurmkit adds it, sized from the staged inputs, when they do not fit the default $SLURM_TMPDIR; "
+                              f"above the range is refused)", tmp.source[0]))
     return lines
 
 
@@ -696,22 +711,45 @@ def _place_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     rules, lines = profile.rules, []
     ro = rules.read_only_in_job
     if ro:
-        lines.append((f"read-only inside jobs: {', '.join(ro.paths)}; check and submit refuse a log folder or copy-back "
-                      f"destination there ({ro.fix or 'write elsewhere'})", ro.source[0]))
+        lines.append(RuleLine("read-only-in-job", "error",
+                              f"read-only inside jobs: {', '.join(ro.paths)}; check and submit refuse a log folder or copy-back "
+                              f"destination there ({ro.fix or 'write elsewhere'})", ro.source[0]))
     if rules.jobs_submit_jobs and not rules.jobs_submit_jobs.allowed:
-        lines.append(("jobs cannot submit jobs: a command that calls sbatch is refused; slurmkit's chains (resubmit:) "
-                      "and --after are submitted from the login node", rules.jobs_submit_jobs.source[0]))
+        lines.append(RuleLine("jobs-submit-jobs", "error",
+                              "jobs cannot submit jobs: a command that calls sbatch is refused; slurmkit's chains (resubmit:) "
+                              "and --after are submitted from the login node", rules.jobs_submit_jobs.source[0]))
     login = rules.login_nodes
     if login:
-        lines.append((f"GPU jobs only from {', '.join(login.gpu) or '?'}, CPU jobs only from {', '.join(login.cpu) or '?'} "
-                      f"(check and submit match the host name)", login.source[0]))
+        lines.append(RuleLine("login-nodes", "error",
+                              f"GPU jobs only from {', '.join(login.gpu) or '?'}, CPU jobs only from {', '.join(login.cpu) or '?'} "
+                              f"(check and submit match the host name)", login.source[0]))
     if rules.no_submit_hosts:
-        lines.append((f"no job is submitted from the {rules.no_submit_hosts.what} ({', '.join(rules.no_submit_hosts.hosts)}): "
-                      "check and submit refuse it there (they match the host name)", rules.no_submit_hosts.source[0]))
+        lines.append(RuleLine("no-submit-hosts", "error",
+                              f"no job is submitted from the {rules.no_submit_hosts.what} ({', '.join(rules.no_submit_hosts.hosts)}): "
+                              "check and submit refuse it there (they match the host name)", rules.no_submit_hosts.source[0]))
     if rules.no_internet:
-        level = "warned about (support may grant an exception)" if rules.no_internet.exceptions else "refused"
-        lines.append((f"compute nodes reach no internet: a download in the command or setup (curl, wget, git clone, a URL) is "
-                      f"{level}; a pip install without --no-index is warned about", rules.no_internet.source[0]))
+        exceptions = rules.no_internet.exceptions
+        level = "warned about (support may grant an exception)" if exceptions else "refused"
+        lines.append(RuleLine("no-internet", "warning" if exceptions else "error",
+                              f"compute nodes reach no internet: a download in the command or setup (curl, wget, git clone, a URL) is "
+                              f"{level}", rules.no_internet.source[0]))
+        lines.append(RuleLine("no-internet-pip", "warning", "compute nodes reach no internet: a pip install without --no-index is "
+                              "warned about", rules.no_internet.source[0]))
+    return lines
+
+
+def _limit_rule_lines(profile: SiteProfile) -> List[RuleLine]:
+    """The scheduling limits every job meets (walltime, array size), which resolve() checks."""
+    sched, source, lines = profile.scheduling, _first(profile.raw.get("scheduling")), []
+    if sched.max_walltime_seconds:
+        lines.append(RuleLine("max-walltime", "error", f"{format_duration(sched.max_walltime_seconds)} of walltime at most; "
+                              "a longer job is refused (a chain, resubmit:, splits it)", source))
+    if sched.min_walltime_advice_seconds:
+        lines.append(RuleLine("short-jobs", "warning", f"production jobs should run {format_duration(sched.min_walltime_advice_seconds)} "
+                              "or more; a shorter one is warned about", source))
+    if sched.max_array_size:
+        lines.append(RuleLine("max-array-size", "error", f"{sched.max_array_size} tasks per array at most; a larger array "
+                              "is refused", source))
     return lines
 
 
@@ -720,14 +758,16 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     lines = []
     whole = profile.scheduling.whole_node
     if whole and whole.gpu_counts:
-        lines.append((f"GPUs per node: {' or '.join(map(str, whole.gpu_counts))}", _first(profile.raw.get("scheduling"))))
+        lines.append(RuleLine("gpus-per-node", "error", f"GPUs per node: {' or '.join(map(str, whole.gpu_counts))}",
+                              _first(profile.raw.get("scheduling"))))
     for node_type in profile.node_types:
         gpus = node_type.gpus
         if gpus and gpus.whole_node:
-            lines.append((f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})",
-                          _node_sources(node_type, profile)[0]))
+            lines.append(RuleLine("whole-gpu-nodes", "error", f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})",
+                                  _node_sources(node_type, profile)[0]))
         if gpus and gpus.vendor == "amd":
-            lines.append((f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there", _node_sources(node_type, profile)[0]))
+            lines.append(RuleLine("amd-gpus", "error", f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there",
+                                  _node_sources(node_type, profile)[0]))
     return lines + _gpu_request_rule_lines(profile)
 
 
@@ -738,11 +778,13 @@ def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if not profile.gpu_models:
         return lines
     if rules.gpu_model_asked and len(gpu_kinds(profile)) > 1:
-        lines.append(("name a GPU model: a GPU request without one is warned about where the cluster has more than one kind "
-                      "of GPU or MIG instance", rules.gpu_model_asked.source[0]))
+        lines.append(RuleLine("gpu-model-asked", "warning",
+                              "name a GPU model: a GPU request without one is warned about where the cluster has more than one kind "
+                              "of GPU or MIG instance", rules.gpu_model_asked.source[0]))
     if rules.gpu_share and profile.scheduling.mem_request is not False:
-        lines.append(("memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
-                      "of one GPU more, and more cores, are warned about; more than a node has is refused", rules.gpu_share.source[0]))
+        lines.append(RuleLine("gpu-share", "warning",
+                              "memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
+                              "of one GPU more, and more cores, are warned about; more than a node has is refused", rules.gpu_share.source[0]))
     return lines
 
 
@@ -751,11 +793,13 @@ def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     rules, lines, naming = profile.rules, [], profile.scheduling.partitions
     if naming.source and naming.name_partition == "never":
         but = f" but {' or '.join(naming.allowed)}" if naming.allowed else ""
-        lines.append((f"name no partition{but}: the scheduler picks one (a partition named in extra_directives is warned about)",
-                      naming.source[0]))
+        lines.append(RuleLine("name-no-partition", "warning",
+                              f"name no partition{but}: the scheduler picks one (a partition named in extra_directives is warned about)",
+                              naming.source[0]))
     if rules.multi_node_gpus:
-        lines.append((f"a GPU job on more than one node takes whole GPU nodes ({rules.multi_node_gpus.gpus_per_node} GPUs per "
-                      "node); fewer is refused", rules.multi_node_gpus.source[0]))
+        lines.append(RuleLine("multi-node-gpus", "error",
+                              f"a GPU job on more than one node takes whole GPU nodes ({rules.multi_node_gpus.gpus_per_node} GPUs per "
+                              "node); fewer is refused", rules.multi_node_gpus.source[0]))
     for rule in rules.partition_limits:
         limits = [f"{rule.max_nodes} nodes at most" if rule.max_nodes else "", f"{rule.max_gpus} GPUs at most" if rule.max_gpus else "",
                   f"{format_duration(rule.min_time_s)} at least" if rule.min_time_s else "",
@@ -766,8 +810,11 @@ def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                    if rule.nodes_without_allocation else "",
                    f"{rule.gpus_without_allocation} GPUs without a RAC allocation (more is warned about)"
                    if rule.gpus_without_allocation else ""]
-        which += " (not to be named: naming it is warned about)" if rule.do_not_name else ""
-        lines.append((f"{which}: {', '.join(x for x in limits if x)}; check refuses a job outside them", rule.source[0]))
+        lines.append(RuleLine("partition-limits", "error", f"{which}: {', '.join(x for x in limits if x)}; check refuses a job "
+                              "outside them", rule.source[0]))
+        if rule.do_not_name:
+            lines.append(RuleLine("partition-not-named", "warning", f"{'GPU' if rule.gpus else 'CPU'} jobs do not name the "
+                                  f"{rule.partition} partition: the scheduler picks it (naming it is warned about)", rule.source[0]))
     return lines
 
 
@@ -778,21 +825,68 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         if rule.gpu_models and not set(rule.gpu_models) & set(profile.gpu_models):
             continue   # no such GPUs here (Narval has no H100)
         on = f" on {', '.join(rule.gpu_models)} GPUs" if rule.gpu_models else ""
-        lines.append((f"{rule.package} {rule.version} or later{on} (a lower pin in venv packages or requirements is warned about)",
-                      rule.source[0]))
+        lines.append(RuleLine("min-versions", "warning",
+                              f"{rule.package} {rule.version} or later{on} (a lower pin in venv packages or requirements is warned about)",
+                              rule.source[0]))
     if rules.blocked_modules:
-        lines.append((f"blocked on purpose: {', '.join(rules.blocked_modules.modules)} (and their versions); loading one is refused",
-                      rules.blocked_modules.source[0]))
+        lines.append(RuleLine("blocked-modules", "error",
+                              f"blocked on purpose: {', '.join(rules.blocked_modules.modules)} (and their versions); loading one is refused",
+                              rules.blocked_modules.source[0]))
     if rules.oldest_python:
-        lines.append((f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
-                      rules.oldest_python.source[0]))
+        lines.append(RuleLine("oldest-python", "warning",
+                              f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
+                              rules.oldest_python.source[0]))
     if rules.env_build:
-        lines.append((f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "
-                      "builds the job's there and the job only activates it (check and submit refuse a job whose environment "
-                      "is not built)", rules.env_build.source[0]))
+        lines.append(RuleLine("env-build", "error",
+                              f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "
+                              "builds the job's there and the job only activates it (check and submit refuse a job whose environment "
+                              "is not built)", rules.env_build.source[0]))
     return lines
 
 
 def _first(section) -> str:
     source = (section or {}).get("source") if isinstance(section, dict) else None
     return (source[0] if isinstance(source, list) else source) or ""
+
+
+# ---------------------------------------------------------------------------- the table
+
+class RuleRow(Record):
+    """One row of the site-rules table: a rule line that ``clusters`` state word for word, and
+    the sources they cite for it (one each, in the clusters' order, the same once)."""
+
+    rule: str
+    clusters: Tuple[str, ...]
+    severity: str
+    text: str
+    sources: Tuple[str, ...]
+
+
+def rule_table(profiles: Sequence[SiteProfile]) -> List[RuleRow]:
+    """The rule lines of ``profiles``, one row for each (rule, severity, text) with the clusters
+    that state it, ordered by rule id: what ``check --site-rules`` prints and docs/site-rules.md
+    holds. A line that names no rule id or a severity outside SEVERITIES is refused: a new rule
+    reaches the table only by naming both."""
+    rows: Dict[Tuple[str, str, str], List[Tuple[str, str]]] = {}
+    for profile in sorted(profiles, key=lambda p: p.name):
+        for line in rule_lines(profile):
+            if line.severity not in SEVERITIES or not line.rule:
+                raise ValueError(f"rule line {line.text!r} of {profile.name} names no rule id or severity (one of {SEVERITIES})")
+            rows.setdefault((line.rule, line.severity, line.text), []).append((profile.name, line.source))
+    table = [RuleRow(rule, tuple(name for name, _ in found), severity, text, tuple(dict.fromkeys(s for _, s in found if s)))
+             for (rule, severity, text), found in rows.items()]
+    return sorted(table, key=lambda row: (row.rule, row.text))
+
+
+def rule_table_markdown(rows: Sequence[RuleRow]) -> List[str]:
+    """The table as Markdown lines (docs/site-rules.md, ``check --site-rules``)."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    def link(source: str) -> str:
+        return f"<{source}>" if source.startswith(("http://", "https://")) else f"`{cell(source)}`"
+
+    out = ["| rule | clusters | check gives | what slurmkit checks | source |", "|---|---|---|---|---|"]
+    out += [f"| `{row.rule}` | {', '.join(row.clusters)} | {row.severity} | {cell(row.text)} | "
+            f"{'<br>'.join(map(link, row.sources)) or '-'} |" for row in rows]
+    return out

@@ -91,8 +91,10 @@ def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources
     result = run("show", "trillium")
     assert result.exit_code == 0, result.output
     rules = [line for line in result.stdout.splitlines() if "[https://" in line]
-    assert rules[0].split()[0] == "rules" and len(rules) == 14
-    assert any("GPU jobs in the compute partition (the default) (not to be named" in r for r in rules)
+    assert rules[0].split()[0] == "rules" and len(rules) == 17
+    assert any("GPU jobs do not name the compute partition: the scheduler picks it (naming it is warned about)" in r for r in rules)
+    assert any("1d of walltime at most" in r for r in rules)
+    assert any("no job is submitted from the" in r for r in rules) and any("compute nodes reach no internet" in r for r in rules)
     assert any("name no partition but default" in r for r in run("show", "nibi").stdout.splitlines())
     assert any("a GPU job on more than one node takes whole GPU nodes (4 GPUs per node)" in r for r in rules)
     assert any("CPU jobs in the debug partition: 2 nodes at most, 1h at most" in r for r in rules)

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-GENERATED = ("cli.md", "profiles.md")
+GENERATED = ("cli.md", "profiles.md", "site-rules.md")
 
 
 def test_generated_pages_match_the_cli_and_the_bundled_profiles(tmp_path):

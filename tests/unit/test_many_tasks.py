@@ -236,7 +236,7 @@ def test_check_warns_when_task_commands_run_python_without_the_python_module(tmp
     (warning,) = Job.from_yaml(tmp_path / "job.yaml").check()
     assert warning.field == "environment.modules" and warning.message.startswith("task 1 runs Python and no python module is loaded")
     data = yaml.safe_load((tmp_path / "job.yaml").read_text())
-    data["environment"] = {"modules": ["python/3.11.5"]}
+    data["environment"] = {"modules": ["python/3.12.4"]}
     (tmp_path / "job.yaml").write_text(yaml.safe_dump(data))
     assert Job.from_yaml(tmp_path / "job.yaml").check() == ()
 

@@ -190,7 +190,7 @@ def test_a_reused_virtualenv_is_rebuilt_when_the_script_named_no_stdenv_nor_pyth
         "environment.venv.path: ~/env was built under the StdEnv that was graham's default when it was built (StdEnv/2020 from "
         "April 2021, StdEnv/2023 from April 2024; the job loads none) and the python it was made with on "
         "graham; a virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for nibi's stack, under "
-        "StdEnv/2023 (nibi's default: the job loads no StdEnv) and python/3.11 (virtualenv --no-download, pip install --no-index "
+        "StdEnv/2023 (nibi's default: the job loads no StdEnv) and python/3.12 (virtualenv --no-download, pip install --no-index "
         "-r requirements.txt), then remove this line"]
 
 

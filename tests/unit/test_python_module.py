@@ -26,7 +26,7 @@ def test_a_python_payload_is_recognised_by_its_program(command, python):
 def test_a_python_payload_without_a_venv_loads_the_sites_python(kind):
     fields = {"array": {"parameters": {"x": [1, 2]}}} if kind == "array" else {}
     plan = job("narval", {}, kind=kind, launch="python analyse.py", **fields).plan
-    assert "python/3.11" in plan.modules and plan.modules[0] == "StdEnv/2023"
+    assert "python/3.12" in plan.modules and plan.modules[0] == "StdEnv/2023"
 
 
 def test_a_program_that_is_not_python_gets_no_python_module():

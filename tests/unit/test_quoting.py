@@ -243,7 +243,7 @@ def test_an_alliance_gpu_script_with_hostile_values_runs_with_lmod_stubbed(tools
                        environment={"modules": ["gcc/12.3"], "variables": variables,
                                     "venv": {"path": str(venv), "packages": ["numpy>=1.0", "$(touch pwned)"]}},
                        launch={"command": harness(*map(literal_word, args))})
-    assert "module load StdEnv/2023 gcc/12.3 python/3.11" in script
+    assert "module load StdEnv/2023 gcc/12.3 python/3.12" in script
     out = run_script(script, tools, extra_env={"BASH_FUNC_module%%": "() { :; }"})
     assert (out["argv"], out["env"]) == (args, variables)
     assert ["install", "--no-index", "numpy>=1.0", "$(touch pwned)"] in out["pip"]

@@ -345,7 +345,7 @@ def test_user_variables_are_added_after_the_thread_variables_and_win():
 
 def test_a_virtualenv_gets_the_site_python_module():
     resolution = job("nibi", environment={"venv": {"packages": ["numpy"]}})
-    assert resolution.plan.modules == ("StdEnv/2023", "python/3.11")
+    assert resolution.plan.modules == ("StdEnv/2023", "python/3.12")
     assert resolution.plan.venv.pip_options == ("--no-index",)
 
 
@@ -356,7 +356,7 @@ def test_a_python_module_the_user_chose_is_kept_instead_of_the_default():
 
 def test_niagara_preloads_the_alliance_stack_before_the_users_modules():
     assert job("niagara", kind="mpi", environment={"modules": ["openmpi/4.1.5"]}).plan.modules == (
-        "CCEnv", "arch/avx512", "StdEnv/2023", "openmpi/4.1.5", "python/3.11")   # the payload is python
+        "CCEnv", "arch/avx512", "StdEnv/2023", "openmpi/4.1.5", "python/3.12")   # the payload is python
 
 
 def test_modules_on_a_site_without_a_module_system_are_an_error():

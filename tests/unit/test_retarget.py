@@ -44,7 +44,7 @@ def test_a_graham_gpu_job_moves_to_nibi_with_every_change_and_its_reason():
         "resources.gpus": ("v100:2", "h100:2"),
         "resources.cpus_per_task": (10, 28),             # graham's 5 per V100 was its bundle; nibi's is 14 per H100
         "environment.modules": (["StdEnv/2020", "python/3.8", "cuda/11.4", "scipy-stack"],
-                                ["StdEnv/2023", "python/3.11.5", "cuda/12.2", "scipy-stack"]),   # the nearest of nibi's catalogue
+                                ["StdEnv/2023", "python/3.12.4", "cuda/12.2", "scipy-stack"]),   # the nearest of nibi's catalogue
         "extra_directives": (["--constraint=cascade", "--signal=USR2@60"], ["--signal=USR2@60"]),
     }
     why = {c.field: c.why for c in ported.changes}
@@ -361,9 +361,9 @@ def test_versions_of_an_older_day_become_the_nearest_the_new_stack_has():
     from slurmkit.port.porting import import_script
 
     ported = port(import_script(ALLIANCE_ML_TUTORIAL, name="tut", profile="cedar").spec)
-    assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.11.5"])
-    assert ("python/3.6 is not built for StdEnv/2023; fir's StdEnv/2023 builds of python are 3.10.13, 3.11.4, 3.11.5, 3.12.4, "
-            "3.13.2, 3.14.2; python/3.11.5 is the nearest of those it builds wheels for (python/3.11 and newer)") \
+    assert changed(ported)["environment.modules"] == (["python/3.6"], ["python/3.12.4"])
+    assert ("python/3.6 is not built for StdEnv/2023; fir's StdEnv/2023 builds of python are 3.10.13, 3.11.5, 3.12.4, "
+            "3.13.2, 3.14.2; python/3.12.4 is the nearest of those it builds wheels for (python/3.12 and newer)") \
         in {c.field: c.why for c in ported.changes}["environment.modules"]
 
 
@@ -373,8 +373,8 @@ OLD_STACK = {"name": "old", "profile": "graham", "kind": "mpi", "resources": {"n
 
 @pytest.mark.parametrize("old, new", [
     ("gcc/9.3.0", "gcc/12.3"), ("openmpi/4.0.3", "openmpi/4.1.5"), ("cuda/11.4", "cuda/12.2"), ("cuda/11.8.0", "cuda/12.2"),
-    ("intel/2019u4", "intel/2023.2.1"), ("scipy-stack/2019a", "scipy-stack/2023b"), ("python/3.11.2", "python/3.11.5"),
-    ("python/3.8", "python/3.11.5"), ("cudnn/8.2.0", "cudnn/9.2.1.18"), ("nccl/2.12.12", "nccl/2.18.3"),
+    ("intel/2019u4", "intel/2023.2.1"), ("scipy-stack/2019a", "scipy-stack/2023b"), ("python/3.11.2", "python/3.12.4"),
+    ("python/3.8", "python/3.12.4"), ("cudnn/8.2.0", "cudnn/9.2.1.18"), ("nccl/2.12.12", "nccl/2.18.3"),
     ("arrow/8", "arrow/14.0.1"), ("opencv/4.5.1", "opencv/4.8.1"),
 ])
 def test_a_module_the_target_lacks_becomes_the_nearest_version_it_has(old, new):
@@ -384,7 +384,7 @@ def test_a_module_the_target_lacks_becomes_the_nearest_version_it_has(old, new):
     assert f"{old} is not in nibi's stack" in why or f"{old} is not built for StdEnv/2023" in why
 
 
-@pytest.mark.parametrize("module", ["gcc/12.3", "python/3.11", "python/3.13", "cuda/12.6", "openmpi/4.1.5", "scipy-stack/2025a",
+@pytest.mark.parametrize("module", ["gcc/12.3", "python/3.12", "python/3.13", "cuda/12.6", "openmpi/4.1.5", "scipy-stack/2025a",
                                     "arrow/24", "opencv/4.13", "cudnn/9.2", "python", "StdEnv/2023", "python/3.14", "cuda/13.2"])
 def test_a_module_the_target_has_is_kept_as_written(module):
     ported = port({**OLD_STACK, "environment": {"modules": [module]}})
@@ -465,10 +465,10 @@ def test_a_lasting_virtualenv_built_under_the_old_stack_must_be_rebuilt(tmp_path
     ported = port(data)
     assert ported.todos == ("environment.venv.path: $HOME/envs/py38 was built under StdEnv/2020 and python/3.8 on graham; a "
                             "virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for nibi's stack, "
-                            "under StdEnv/2023 and python/3.11.5 (virtualenv --no-download, pip install --no-index -r requirements.txt), "
+                            "under StdEnv/2023 and python/3.12.4 (virtualenv --no-download, pip install --no-index -r requirements.txt), "
                             "then remove this line",
                             "launch.command: ./a.out is a program from your folders, built on graham under StdEnv/2020 and python/3.8: "
-                            "rebuild it for nibi's stack, under StdEnv/2023 and python/3.11.5 (load the modules it needs, build it "
+                            "rebuild it for nibi's stack, under StdEnv/2023 and python/3.12.4 (load the modules it needs, build it "
                             "again), then remove this line")
     # In the ported file it is a to-do, so `slurmkit check` does not say "no problems" until it is done.
     monkeypatch.chdir(tmp_path)
@@ -494,10 +494,10 @@ def test_a_count_pinned_to_the_old_ranks_per_node_is_flagged_only_when_repacking
 def test_a_thread_count_pinned_to_the_old_nodes_cores_is_flagged():
     data = {"name": "tf", "profile": "niagara", "kind": "threaded", "resources": {"time": "1h"}, "launch": "python tf.py",
             "environment": {"variables": {"TF_NUM_INTRAOP_THREADS": "40", "TF_NUM_INTEROP_THREADS": "2"},
-                            "modules": ["python/3.11"]}}
+                            "modules": ["python/3.12"]}}
     ported = port(data)
     flagged = [w for w in ported.warnings if w.field.startswith("environment.")]
-    assert [w.field for w in flagged] == ["environment.variables.TF_NUM_INTRAOP_THREADS"]   # python/3.11 is trillium's 3.11.5
+    assert [w.field for w in flagged] == ["environment.variables.TF_NUM_INTRAOP_THREADS"]   # python/3.12 is trillium's 3.12.4
     assert "on trillium it has 192" in flagged[0].message
 
 

@@ -59,7 +59,7 @@ def test_every_alliance_cluster_inherits_the_h100_torch_minimum_and_the_oldest_p
     for name in ("fir", "nibi", "rorqual", "trillium", "narval"):
         rules = profile(name).rules
         assert [(m.package, m.version, m.gpu_models, m.source) for m in rules.min_versions] == [("torch", "2.5.1", ("h100",), (PYTORCH,))]
-        assert rules.oldest_python.version == "3.11" and rules.oldest_python.source == (PYTHON,)
+        assert rules.oldest_python.version == "3.12" and rules.oldest_python.source == (PYTHON,)
 
 
 def test_rorqual_tmp_request_range_is_370g_to_3360g():
@@ -170,10 +170,10 @@ def test_an_old_torch_in_the_requirements_file_is_a_warning_naming_the_file(tmp_
 
 
 def test_a_python_module_older_than_the_three_served_is_a_warning():
-    found = messages(findings("fir", environment={"modules": ["python/3.10"]}), "environment.modules")
-    assert found == [f"python/3.10 is older than the pythons fir still builds wheels for (python/3.11 is the oldest); "
-                     f"load python/3.11 or newer (source: {PYTHON})"]
-    assert messages(findings("fir", environment={"modules": ["python/3.11.5"]}), "environment.modules") == []
+    found = messages(findings("fir", environment={"modules": ["python/3.11"]}), "environment.modules")
+    assert found == [f"python/3.11 is older than the pythons fir still builds wheels for (python/3.12 is the oldest); "
+                     f"load python/3.12 or newer (source: {PYTHON})"]
+    assert messages(findings("fir", environment={"modules": ["python/3.12.4"]}), "environment.modules") == []
     assert messages(findings("fir", environment={"modules": ["python/3.13"]}), "environment.modules") == []
 
 

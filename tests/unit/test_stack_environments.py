@@ -170,7 +170,7 @@ def test_a_python_the_jobs_own_venv_runs_reads_no_user_site_and_its_old_pins_are
     todos = port_todos(f"module load python/3.7.4\n{made}pip install --no-index tensorflow_gpu numpy\npython fit.py\n", "graham")
     assert not about(todos, "site-packages (pip install --user)"), todos
     (wheel,) = about(todos, "avail_wheels")
-    assert "the job installs tensorflow_gpu under python/3.11.5 now, not python 3.7" in wheel and "numpy" not in wheel
+    assert "the job installs tensorflow_gpu under python/3.12.4 now, not python 3.7" in wheel and "numpy" not in wheel
     assert "tensorflow holds its GPU support since 2.1, so install tensorflow instead" in wheel
 
 

@@ -80,7 +80,7 @@ def test_the_bundled_list_holds_the_stack_and_names_its_source():
     ("java/1.8.0_121", "java/1.8.0_292"),    # java/1.8 is an alias, not a build to move to
     ("nextflow/22.04.3", "nextflow/23.10.0"),
     ("samtools/1.17", "samtools/1.18"),      # a family no page documents
-    ("python/3.9", "python/3.11.5"),         # the newest patch of the release, not 3.11.4
+    ("python/3.9", "python/3.12.4"),         # the oldest release served (3.12), at its newest patch
     ("cuda/11.4", "cuda/12.2"),              # a two-part version is a release: 12.2, not 12.9
     ("gcc/12.3.0", "gcc/12.3"),              # spelled with a trailing .0
 ])

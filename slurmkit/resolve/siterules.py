@@ -784,7 +784,8 @@ def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if rules.gpu_share and profile.scheduling.mem_request is not False:
         lines.append(RuleLine("gpu-share", "warning",
                               "memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
-                              "of one GPU more, and more cores, are warned about; more than a node has is refused", rules.gpu_share.source[0]))
+                              "of one GPU more, and more cores, are warned about; more than a node has is refused",
+                              rules.gpu_share.source[0]))
     return lines
 
 
@@ -830,7 +831,8 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                               rule.source[0]))
     if rules.blocked_modules:
         lines.append(RuleLine("blocked-modules", "error",
-                              f"blocked on purpose: {', '.join(rules.blocked_modules.modules)} (and their versions); loading one is refused",
+                              f"blocked on purpose: {', '.join(rules.blocked_modules.modules)} (and their versions); "
+                              "loading one is refused",
                               rules.blocked_modules.source[0]))
     if rules.oldest_python:
         lines.append(RuleLine("oldest-python", "warning",

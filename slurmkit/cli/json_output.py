@@ -35,6 +35,7 @@ ERROR_CODES = {
     "RegistryError": "registry-failed",
     "ClusterError": "cluster-failed",
     "ChainIncomplete": "chain-incomplete",
+    "SweepIncomplete": "sweep-incomplete",
     "SubmitError": "submit-failed",
     "BadArguments": "arguments-invalid",
     "PackError": "pack-failed",

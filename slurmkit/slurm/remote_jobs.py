@@ -183,6 +183,7 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     plan = job._plan(conn.remote.name, warn)
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
+    _refuse_split_sweep(plan, job.profile(conn.remote.name).scheduling.max_array_size)
     script_text = render(plan)
     local_dir = job.base_dir()
     check_plain_name(local_dir)   # before the cluster is asked anything
@@ -479,3 +480,13 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
 __all__ = ["Fetched", "RemoteHandle", "check_arrivals", "check_plain_name", "check_size",
            "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
            "remote_job_dir", "submit", "sync_folder"]
+
+
+def _refuse_split_sweep(plan, largest) -> None:
+    """A sweep above the site's largest array is split into linked arrays (arraysplit.py) only
+    by a submit on the cluster: here it would be one array that sbatch refuses."""
+    from slurmkit.resolve.arraysplit import part_sizes
+
+    if plan.array is not None and not plan.array.ids and len(part_sizes(plan.array.size, largest)) > 1:
+        raise SlurmkitError(f"{plan.array.size} tasks are more than one array holds there ({largest}): a split sweep is not "
+                            "submitted with --remote yet; submit it on the cluster (`slurmkit submit` there)")

@@ -18,8 +18,8 @@ def resubmit_command(job_id, failed):
     """Submit an array's failed tasks again, as one array of exactly those task ids.
 
     The same script runs with --array naming only them (1,4 or 3-7), so each task gets the
-    parameters it had; the new job is recorded as a rerun of JOB_ID. Nothing failed: nothing
-    is submitted (exit 0)."""
+    parameters it had (a map_array task, its own pickled call); the new job is recorded as a
+    rerun of JOB_ID. Nothing failed: nothing is submitted (exit 0)."""
     if not failed:
         raise click.UsageError("say what to resubmit: --failed (the array's failed tasks) is the only choice")
     if "_" in job_id:

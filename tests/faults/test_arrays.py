@@ -70,6 +70,42 @@ def test_map_array_of_50_calls_is_one_array_and_results_come_back_in_order(clust
         [("", 50), (array_id, 50)]
 
 
+def test_resubmit_failed_of_a_function_array_reruns_exactly_the_failed_calls(cluster, registry, tmp_path):
+    from slurmkit.api.functions import gather, map_array
+    from slurmkit.slurm.submit import JobHandle
+
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def once(item: str) -> str:   # defined here, so that it is pickled whole: the node imports no test module
+        import os
+
+        os.close(os.open(os.path.join(str(marks), f"ran-{item}-{os.getpid()}"), os.O_CREAT | os.O_WRONLY))
+        mended = os.path.join(str(marks), f"mended-{item}")
+        if item.startswith("bad") and not os.path.exists(mended):
+            os.close(os.open(mended, os.O_CREAT | os.O_WRONLY))
+            raise ValueError(f"first try of {item}")
+        return item.upper()
+
+    items = ["a", "bad1", "c", "d", "bad4", "f"]
+    handles = map_array(once, items, spec=FUNCTION_SPEC, folder=tmp_path / "fn")
+    array_id = handles[0].job_id.split("_")[0]
+    first = gather(handles, return_exceptions=True)
+    assert [r if isinstance(r, str) else f"failed: {'first try of bad' in str(r)}" for r in first] == \
+        ["A", "failed: True", "C", "D", "failed: True", "F"]
+
+    rerun = _cli("resubmit", array_id, "--failed")
+    assert rerun.returncode == 0, rerun.stderr
+    new_id = rerun.stdout.split("submitted job ")[1].split(":")[0]
+    assert f"reruns tasks 1,4 of {array_id} (--array=1,4)" in rerun.stdout
+    again = [JobHandle(tmp_path / "fn", f"{new_id}_{task}") for task in (1, 4)]
+    assert gather(again) == ["BAD1", "BAD4"]   # each rerun task ran its own call
+    ran = sorted(path.name.split("-")[1] for path in marks.glob("ran-*"))
+    assert ran == sorted(items + ["bad1", "bad4"])   # exactly the failed calls ran again
+    record = [json.loads(line) for line in registry.read_text().splitlines() if f'"job_id": "{new_id}"' in line][-1]
+    assert (record["rerun_of"], record["array_ids"]) == (array_id, "1,4")
+
+
 def test_map_array_above_the_sites_largest_array_submits_nothing(cluster, registry, tmp_path):
     from slurmkit.api.functions import TooManyCalls, map_array
 

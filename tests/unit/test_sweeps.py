@@ -103,3 +103,14 @@ def test_a_part_refused_after_others_names_those_submitted(monkeypatch, tmp_path
 
     with pytest.raises(SweepIncomplete, match=r"stopped at part 3 of 3; parts 1-2 are jobs 101 102: `slurmkit cancel 101 102`"):
         submit_sweep(PARTS, False, tmp_path, "big", "local")
+
+
+def test_remote_submit_refuses_a_sweep_it_would_have_to_split():
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.slurm.remote_jobs import _refuse_split_sweep
+    from tests.unit.test_arraysplit import sweep_plan
+
+    _refuse_split_sweep(sweep_plan(1001), 1001)   # one array: taken
+    with pytest.raises(SlurmkitError, match="2500 tasks are more than one array holds there \\(1001\\): a split sweep is not "
+                                            "submitted with --remote yet"):
+        _refuse_split_sweep(sweep_plan(2500), 1001)

@@ -34,6 +34,7 @@ class _Bar(Meter):
 
     def start(self, total: int) -> None:
         self.progress.update(self.task, total=total)
+        self.progress.start_task(self.task)
 
     def advance(self, amount: int) -> None:
         self.progress.advance(self.task, amount)
@@ -59,22 +60,14 @@ def meter(what: str, unit: str = "bytes", stream: Optional[IO[str]] = None) -> I
         yield NO_METER
         return
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        MofNCompleteColumn,
-        Progress,
-        TaskProgressColumn,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+    # columns rich 12.0 (the floor) has: its TaskProgressColumn and MofNCompleteColumn came later
     amounts = (DownloadColumn(), TransferSpeedColumn()) if unit == "bytes" else \
-        (TaskProgressColumn(),) if unit == "percent" else (MofNCompleteColumn(),)
+        (TextColumn("{task.percentage:>3.0f}%"),) if unit == "percent" else (TextColumn("{task.completed}/{task.total}"),)
     with Progress(TextColumn("{task.description}"), BarColumn(), *amounts, TimeRemainingColumn(),
                   console=Console(file=stream), transient=True) as progress:
-        yield _Bar(progress, progress.add_task(what, total=None))
+        yield _Bar(progress, progress.add_task(what, total=0, start=False))   # pulses until the total is known
 
 
 #: rsync --info=progress2's line: ``  1,234,567  45%  1.23MB/s    0:00:01 (xfr#3, to-chk=5/10)``.

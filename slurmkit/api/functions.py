@@ -153,8 +153,9 @@ def map_array(fn: Callable[..., R], items: Iterable[Any], *, spec: FunctionSpec,
     entry, where N ``submit_function`` calls would be N jobs against the site's limits.
 
     The array is recorded in the registry as one job of ``len(items)`` tasks (``slurmkit
-    status ID`` shows them; ``resubmit ID --failed`` does not apply: a function's pickled calls
-    are submitit's). More items than the site's largest array (the profile's
+    status ID`` shows them; ``resubmit ID --failed`` runs the calls that failed again, as an
+    array of those task ids, whose results ``JobHandle(folder, f"{NEW}_{i}").result()`` reads).
+    More items than the site's largest array (the profile's
     ``max_array_size`` and ``max_jobs_per_user``; 10,000 where it states neither) raise
     TooManyCalls before anything is submitted. No items: no job, an empty list.
     """

@@ -220,11 +220,30 @@ class Job:
             return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
                                 spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
                                 workdir=self.base_dir(), args=args, logs=self.spec.logs or ())
+        parts = self._sweep_parts(plan, profile)
+        if len(parts) > 1:
+            from slurmkit.resolve.arraysplit import throttled
+            from slurmkit.slurm.sweeps import submit_sweep
+
+            return submit_sweep([(offset, render(part), part.array.size) for offset, part in parts if part.array], throttled(plan),
+                                folder or self.folder(), self.spec.name, plan.profile, spec=self._spec_path(),
+                                after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args,
+                                logs=self.spec.logs or ())
         return submit_script(render(plan), folder or self.folder(), self.spec.name, plan.profile,
                              array_size=plan.array.size if plan.array else None, spec=self._spec_path(),
                              array_indices=plan.array.indices if plan.array else None,
                              after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args,
                              logs=self.spec.logs or ())
+
+    def _sweep_parts(self, plan: Plan, profile: Optional[str]):
+        """The plan's parts (arraysplit.py) under the smaller of the profile's largest array and
+        the cluster's MaxArraySize, asked of the cluster only for a sweep that could be split."""
+        from slurmkit.resolve.arraysplit import split_plan
+        from slurmkit.slurm.sweeps import largest_array, live_max_array_size
+
+        if plan.array is None or plan.array.ids or plan.array.size < 2:
+            return [(0, plan)]
+        return split_plan(plan, largest_array(self.profile(profile).scheduling.max_array_size, live_max_array_size()))
 
     def _refuse_on_host_rules(self, site: SiteProfile, plan: Plan, folder: Optional[PathLike], warn: Optional[Warn]) -> None:
         """Submit nothing that a site rule says cannot run (a log under a path read-only inside

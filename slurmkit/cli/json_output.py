@@ -36,6 +36,7 @@ ERROR_CODES = {
     "RegistryError": "registry-failed",
     "ClusterError": "cluster-failed",
     "ChainIncomplete": "chain-incomplete",
+    "SweepIncomplete": "sweep-incomplete",
     "SubmitError": "submit-failed",
     "BadArguments": "arguments-invalid",
     "PackError": "pack-failed",

@@ -30,8 +30,11 @@ def pack_command(folder, output, shards, compression, force):
                 and (os.path.isfile(path) or (os.path.isdir(path) and path == output and output.endswith(".pack")))]
     if existing and not force:
         fail(SlurmkitError(f"{existing[0]} already exists; use --force to overwrite"))
+    from slurmkit.core.progress import meter
+
     try:
-        manifest = pack(folder, output, shards=shards, compression=compression, tell=message_line)
+        with meter(f"packing {os.path.basename(os.path.normpath(folder))}") as bar:   # a bar on a terminal only
+            manifest = pack(folder, output, shards=shards, compression=compression, tell=message_line, meter=bar)
     except SlurmkitError as error:
         fail(error)
     count = len(manifest.shards)

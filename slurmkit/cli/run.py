@@ -87,7 +87,9 @@ def submit_command(spec, profile, folder, after, after_type, dry_run, wait_, ign
         return _print_submitted(handle, spec, profile, args, as_json, unrecorded)
     size = getattr(handle, "size", None)
     logs = handle.paths.folder if size is None else handle.tasks[0].paths.folder
-    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks)" if size else "") + _said_arguments(args)
+    parts = getattr(handle, "parts", ())
+    split = f", split into {len(parts)} linked arrays: {' '.join(parts)}" if len(parts) > 1 else ""
+    message_line(f"submitted job {handle.job_id}" + (f" (an array of {size} tasks{split})" if size else "") + _said_arguments(args)
                  + f"; logs in {logs}", err=False)
     if unrecorded is not None:
         _fail(unrecorded)
@@ -132,7 +134,7 @@ def _ids_and_folders(job_ids):
     adopt_interrupted(lambda line: message_line(line), on_error=_fail)  # what an interrupted submit left
     records = find(job_ids) if job_ids else {s.job_id: s for s in [s for s in submissions() if not s.remote][-20:]}
     refuse_remote_ids(records)
-    links = [r.job_id for r in records.values() if r.chain in job_ids and r.job_id not in job_ids]
+    links = [r.job_id for r in records.values() if (r.chain in job_ids or r.sweep in job_ids) and r.job_id not in job_ids]
     ids = list(dict.fromkeys([*job_ids, *links])) or list(records)
     folders = {job_id: record.folder for job_id, record in records.items()}
     sizes = {job_id: array_tasks(record) for job_id, record in records.items() if record.array_size}
@@ -152,6 +154,7 @@ def status_command(job_ids, as_json, remote):
         return status_remote(remote, job_ids, as_json)
     # Exit 1, one line, when SLURM cannot be asked: never a table of UNKNOWN.
     from slurmkit.slurm.monitor import poll
+    from slurmkit.slurm.sweeps import as_one, joins_of
 
     ids, folders, sizes, records = _ids_and_folders(job_ids)
     if not ids:
@@ -161,7 +164,7 @@ def status_command(job_ids, as_json, remote):
             click.echo("no jobs submitted with slurmkit yet")
         return
     try:
-        statuses = poll(ids, folders, array_sizes=sizes)
+        statuses = as_one(poll(ids, folders, array_sizes=sizes), joins_of(records))   # a split sweep: one array
         rows = views.status_rows(statuses, records)
     except SlurmkitError as error:
         _fail(error)
@@ -185,14 +188,14 @@ def status_command(job_ids, as_json, remote):
 def _watch(job_ids, interval: float, as_json: bool = False) -> int:
     """Poll until every job is done; 0 if all completed with their outputs saved, else 1.
     ``as_json``: JSON Lines on stdout (views.json_lines), no report after them."""
-    from slurmkit.slurm.monitor import Watch
+    from slurmkit.slurm.sweeps import SweepWatch, joins_of
 
     try:
         ids, folders, sizes, records = _ids_and_folders(job_ids)
         if not ids:   # nothing to follow: a watch of no job would wait for ever, saying nothing
             message_line("no jobs submitted with slurmkit yet: nothing to watch", err=as_json)
             return 0
-        watch = Watch(ids, interval=interval, folders=folders, array_sizes=sizes)
+        watch = SweepWatch(ids, joins_of(records), interval=interval, folders=folders, array_sizes=sizes)
         if as_json or not pretty_output():
             final = (views.json_lines if as_json else views.plain)(watch, records)
         else:
@@ -278,11 +281,15 @@ def cancel_command(job_ids, remote):
         from slurmkit.cli.remote import cancel_remote
 
         return cancel_remote(remote, job_ids)
-    _, folders, sizes, _ = _ids_and_folders(job_ids)
+    from slurmkit.slurm.sweeps import as_one, joins_of
+
+    ids, folders, sizes, records = _ids_and_folders(job_ids)
+    joins = joins_of(records)
     try:
-        verdicts = views.cancel_verdicts(job_ids, poll(job_ids, folders, array_sizes=sizes))
+        verdicts = views.cancel_verdicts(job_ids, as_one(poll(ids, folders, array_sizes=sizes), joins))
         live = [job_id for job_id in job_ids if verdicts[job_id] == "live"]
-        refused = scancel(live) if live else {}
+        parts = [part for part, (sweep, _) in joins.items() if sweep in live and part not in live]   # a split sweep's other arrays
+        refused = scancel([*live, *parts]) if live else {}
     except SlurmkitError as error:
         _fail(error)
     live = [job_id for job_id in live if job_id not in refused]
@@ -339,6 +346,8 @@ def logs_command(job_id, err, follow, task, remote):
     if record is None:
         _fail(SlurmkitError(f"job {job_id} was not submitted with slurmkit here; its logs are where its --output says"))
     refuse_remote_ids({record.job_id: record})
+    if record.parts and not record.sweep:   # a split sweep: its tasks by their point, in the part that ran each
+        return _sweep_logs(job_id, task, record, err, follow)
     try:
         ids = job_log_ids(job_id, array_tasks(record) if record.array_size else None, task)
     except SlurmkitError as error:
@@ -357,6 +366,26 @@ def logs_command(job_id, err, follow, task, remote):
         _print_from(path, 0)
         return
     _follow(job_id, path, record.folder, find=(lambda: _log_path(job_id, record, err, quiet=True)) if record.logs else None)
+
+
+def _sweep_logs(job_id: str, task, record, err: bool, follow: bool) -> None:
+    """``logs`` of a split sweep: point N (``ID_N``, ``--task N``) from the part that ran it, as
+    that part's task; without a point, every part's tasks in turn."""
+    from slurmkit.slurm.registry import find
+    from slurmkit.slurm.sweeps import locate, parts_of
+
+    parts = parts_of(record, find([record.job_id]))
+    point = task if task is not None else int(job_id.partition("_")[2]) if "_" in job_id else None
+    if point is None:
+        if follow:
+            _fail(SlurmkitError(f"logs -f follows one task: give --task N (or {record.job_id}_N)"))
+        for part in parts:
+            _print_tasks([f"{part.job_id}_{i}" for i in range(part.array_size or 0)], part, err)
+        return
+    if point >= sum(part.array_size or 0 for part in parts):
+        _fail(SlurmkitError(f"job {record.job_id} has no task {point}: its tasks are 0-{sum(p.array_size or 0 for p in parts) - 1}"))
+    part, local = locate(point, parts)
+    logs_command.callback(f"{part.job_id}_{local}", err, follow, None, None)   # type: ignore[misc]
 
 
 def _print_tasks(ids, record, err: bool) -> None:

@@ -107,7 +107,8 @@ def submitted_fields(handle, spec, profile, args) -> dict:
     logs = [{"job": job.job_id, "stdout": _path_or_none(job.log_path("stdout")), "stderr": _path_or_none(job.log_path("stderr"))}
             for job in jobs]
     return {"job": handle.job_id, "array_size": getattr(handle, "size", None),
-            "chain": [link.job_id for link in getattr(handle, "links", ())], "log_folder": str(jobs[0].paths.folder),
+            "chain": [link.job_id for link in getattr(handle, "links", ())], "parts": list(getattr(handle, "parts", ())),
+            "log_folder": str(jobs[0].paths.folder),
             "logs": logs, "spec": str(Path(spec).resolve()), "profile": record.profile if record else profile,
             "args": list(args), "recorded": record is not None}
 

@@ -28,6 +28,7 @@ from slurmkit.core.sbatch_options import dependency
 from slurmkit.core.shellwords import reads_arguments, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
+from slurmkit.resolve.arraysplit import OFFSET_VARIABLE, part_sizes
 from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
     PACKAGE_FRAMEWORKS,
@@ -741,15 +742,19 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     names = [name for name, _ in spec.array.parameters]
     size = limits.array_size(spec.array.parameters)  # the grid is built only once it is known to fit
     limit = profile.scheduling.max_array_size
-    if limit and size > limit:
-        findings.error("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}); split the sweep")
+    if limit and size > limit:   # submit splits it (arraysplit.py): said, not refused
+        parts = len(part_sizes(size, limit))
+        findings.warn("array.parameters", f"{size} tasks are more than {profile.name}'s largest array ({limit}): submit "
+                                          f"splits the sweep into {parts} arrays of at most {limit} tasks, followed as one job; "
+                                          f"$SLURM_ARRAY_TASK_ID counts from 0 in each, so name a task's files by its "
+                                          f"parameters or by $(({OFFSET_VARIABLE} + SLURM_ARRAY_TASK_ID))")
     jobs = profile.scheduling.max_jobs_per_user
     if jobs and size > jobs:
         findings.error("array.parameters", f"{size} tasks: each array task counts as a job "
                                            f"and {profile.name} allows {jobs} queued per user")
     too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
     findings.extend(Finding(*f) for f in too_many)
-    if too_many or (limit and size > limit) or (jobs and size > jobs):
+    if too_many or (jobs and size > jobs):
         return None
     points = list(itertools.product(*(values for _, values in spec.array.parameters)))
     columns = tuple(zip(*points))

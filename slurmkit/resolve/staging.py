@@ -22,6 +22,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.files import check_destination, write_atomic
+from slurmkit.core.progress import NO_METER, Meter
 from slurmkit.core.records import Record
 
 COMPRESSIBLE = 0.8                # compress when a sample shrinks below this fraction
@@ -100,6 +101,10 @@ def counted(folder: Path) -> Walk:
     return walk(folder, MAX_WALK_FILES, MAX_WALK_SECONDS)
 
 
+def total_bytes(files: Sequence[Tuple[str, int]]) -> int:
+    return sum(size for _, size in files)
+
+
 def split_evenly(files: Sequence[Tuple[str, int]], shards: int) -> List[List[Tuple[str, int]]]:
     """Consecutive runs of ``files`` with about the same bytes each (neighbours stay together)."""
     total = sum(size for _, size in files)
@@ -125,10 +130,12 @@ def looks_compressible(folder: Path, files: Sequence[Tuple[str, int]], sample_by
     return raw > 0 and packed / raw < COMPRESSIBLE
 
 
-def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optional[Callable[[str], None]] = None) -> Manifest:
+def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optional[Callable[[str], None]] = None,
+         meter: Meter = NO_METER) -> Manifest:
     """Archive ``folder`` into ``output`` (``.tar``/``.tar.zst``, a ``.pack`` folder of shards,
     or a ``.sqfs`` squashfs image). Only regular files are packed: ``tell`` hears what was
-    skipped (symbolic links, named pipes, sockets, devices)."""
+    skipped (symbolic links, named pipes, sockets, devices). ``meter`` hears the bytes packed
+    (core/progress.py: a bar on a terminal)."""
     folder, output = Path(folder), Path(output)
     if not folder.is_dir():
         raise PackError(f"{folder}: not a folder")
@@ -143,12 +150,14 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
              f"(symbolic links, named pipes, sockets and devices are not packed): {shown}")
     if not files:
         raise PackError(f"{folder}: no files to pack")
+    meter.start(total_bytes(files))
     from slurmkit.core.archives import IMAGE_SUFFIXES
 
     if output.name.lower().endswith(IMAGE_SUFFIXES):
         zstd = compression == "zstd" or (compression == "auto" and looks_compressible(folder, files))
         with written_whole(output) as partial:
             shard_list: Tuple[Shard, ...] = (_squash(folder, files, partial, output.name, zstd),)
+        meter.advance(shard_list[0].bytes)
         return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
     zstd = _choose_compression(folder, files, compression)
     if output.suffix != ".pack":
@@ -158,13 +167,14 @@ def pack(folder, output, shards: int = 1, compression: str = "auto", tell: Optio
             raise PackError(f"{output}: the archive will not be compressed (--compression none, or no zstd here), "
                             f"so name it .tar: staging reads a .tar.zst with zstd")
         with written_whole(output) as partial:
-            shard_list = (_tar(folder, files, partial, output.name, zstd),)
+            shard_list = (_tar(folder, files, partial, output.name, zstd, meter),)
         return _write_manifest(folder, files, zstd, shard_list, output.with_name(output.name + ".manifest.json"))
     # A .pack folder is made whole under its temporary name, manifest last, then renamed.
     with written_whole(output) as partial:
         partial.mkdir(parents=True)
         names = [f"shard-{i:03d}.tar{'.zst' if zstd else ''}" for i in range(shards)]
-        shard_list = tuple(_tar(folder, group, partial / name, name, zstd) for group, name in zip(split_evenly(files, shards), names))
+        shard_list = tuple(_tar(folder, group, partial / name, name, zstd, meter)
+                           for group, name in zip(split_evenly(files, shards), names))
         manifest = _write_manifest(folder, files, zstd, shard_list, partial / "manifest.json")
     return manifest
 
@@ -246,19 +256,44 @@ def _choose_compression(folder: Path, files, compression: str) -> bool:
     return available and looks_compressible(folder, files)
 
 
-def _tar(folder: Path, group, target: Path, name: str, zstd: bool) -> Shard:
+def _tar(folder: Path, group, target: Path, name: str, zstd: bool, meter: Meter = NO_METER) -> Shard:
     listing = target.with_name(target.name + ".files")
     listing.write_text("".join(f"{relative}\n" for relative, _ in group))
     argv = ["tar", "-cf", str(target), "--owner=0", "--group=0", "--numeric-owner", "-b", "2048", "-C", str(folder), "-T", str(listing)]
     if zstd:
         argv[1:1] = ["--zstd"]
     try:
-        result = subprocess.run(argv, capture_output=True, text=True)
+        returncode, stderr = _tar_metered(argv, group, meter) if meter is not NO_METER else _tar_quiet(argv)
     finally:
         listing.unlink()
-    if result.returncode != 0:
-        raise PackError(f"tar could not pack {folder}: {result.stderr.strip()}")
+    if returncode != 0:
+        raise PackError(f"tar could not pack {folder}: {stderr.strip()}")
     return Shard(name, len(group), sum(size for _, size in group))
+
+
+def _tar_quiet(argv: List[str]) -> Tuple[int, str]:
+    result = subprocess.run(argv, capture_output=True, text=True)
+    return result.returncode, result.stderr
+
+
+def _tar_metered(argv: List[str], group, meter: Meter) -> Tuple[int, str]:
+    """tar with ``-v``: each name it prints as it adds the file advances ``meter`` by that file's
+    size; what a name tar spelt otherwise left out is made up at the end."""
+    import tempfile
+
+    sizes = dict(group)
+    counted = 0
+    with tempfile.TemporaryFile("w+") as errors:
+        with subprocess.Popen([argv[0], "-v", *argv[1:]], stdout=subprocess.PIPE, stderr=errors, text=True,
+                              errors="replace") as tar:
+            assert tar.stdout is not None
+            for line in tar.stdout:
+                size = sizes.get(line.rstrip("\n"), 0)
+                counted += size
+                meter.advance(size)
+        errors.seek(0)
+        meter.advance(sum(sizes.values()) - counted)
+        return tar.returncode, errors.read()
 
 
 def _squash(folder: Path, files, target: Path, name: str, zstd: bool) -> Shard:

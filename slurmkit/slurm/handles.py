@@ -96,6 +96,7 @@ def tracked(limit: Optional[int] = None) -> List[Union["JobHandle[Any]", "SweepH
 
     places: List[Union["JobHandle[Any]", "SweepHandle", List["Submission"]]] = []
     chains: Dict[str, List["Submission"]] = {}
+    sweeps: Dict[str, List["SweepHandle"]] = {}   # a split sweep's parts, folded into its first's handle
     for record in (r for r in submissions() if r.job_id):
         if record.chain:
             if record.chain not in chains:
@@ -103,10 +104,16 @@ def tracked(limit: Optional[int] = None) -> List[Union["JobHandle[Any]", "SweepH
                 places.append(chains[record.chain])   # filled below, kept at the chain's place
             chains[record.chain].append(record)
         elif record.array_size is not None:
-            places.append(SweepHandle(record.folder, record.job_id, record.array_size,
-                                      array_ids(record.array_ids) if record.array_ids else (), logs=record.logs or ()))
+            sweep = SweepHandle(record.folder, record.job_id, record.array_size,
+                                array_ids(record.array_ids) if record.array_ids else (), logs=record.logs or ())
+            if record.sweep in sweeps:
+                sweeps[record.sweep].append(sweep)
+                continue
+            sweeps[record.job_id] = [sweep]
+            places.append(sweep)
         else:
             places.append(JobHandle(record.folder, record.job_id, logs=record.logs or ()))
     handles = [ChainHandle([JobHandle(r.folder, r.job_id, logs=r.logs or ()) for r in sorted(p, key=lambda r: r.link or 0)])
-               if isinstance(p, list) else p for p in places]
+               if isinstance(p, list) else SweepHandle.joined(sweeps[p.job_id]) if isinstance(p, SweepHandle) else p
+               for p in places]
     return handles[-limit:] if limit else handles

@@ -65,13 +65,16 @@ class Submission(Record):
     array_ids: Optional[str] = None  # an array's task ids as --array wrote them, where they are not 0..size-1
     logs: Optional[List[str]] = None  # the spec's own log names (output[, error]): absolute, %x and %u filled in
     rerun_of: Optional[str] = None  # reruns some tasks of this array job (resubmit --failed)
+    sweep: Optional[str] = None  # a part of a split sweep after the first: the first part's job id
+    offset: Optional[int] = None  # ... the point of the sweep its task 0 runs (0 for the first part)
+    parts: Optional[int] = None   # ... and how many parts the sweep has (every part says it)
 
 
 #: the type each field must have (None is allowed for every optional field).
 _TYPES = {"job_id": str, "name": str, "folder": str, "profile": str, "submitted": str, "array_size": int, "array_ids": str,
           "spec": str, "after": str, "chain": str, "link": int, "links": int, "token": str, "host": str,
           "pid": int, "note": str, "remote": str, "args": list, "logs": list,
-          "rerun_of": str}
+          "rerun_of": str, "sweep": str, "offset": int, "parts": int}
 _REQUIRED = ("job_id", "name", "folder", "profile", "submitted")
 
 
@@ -373,9 +376,9 @@ def _said_unknown(records: Iterable[Submission]) -> set:
 
 def find(job_ids: Iterable[str], path: Optional[Path] = None) -> Dict[str, Submission]:
     """The submissions of ``job_ids`` (an array task id finds its array's record; a chain's
-    first id finds all its links)."""
+    first id finds all its links, a split sweep's all its parts)."""
     wanted = {str(j).split("_")[0] for j in job_ids}
-    return {s.job_id: s for s in submissions(path) if s.job_id in wanted or s.chain in wanted}
+    return {s.job_id: s for s in submissions(path) if s.job_id in wanted or s.chain in wanted or s.sweep in wanted}
 
 
 # --- finding a submission in SLURM by its token ---------------------------------------------

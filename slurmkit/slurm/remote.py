@@ -544,7 +544,12 @@ def copy_gpu_samples(conn: Connection, folder: str, job_ids: Sequence[str], into
     marker = "\x1eslurmkit-file:"
     script = ('cd "$1" 2>/dev/null || exit 0; cap=$2; shift 2; for key in "$@"; do for f in "$key".gpu.*.csv "$key".gpu.*.state; do '
               'if [ -f "$f" ]; then printf "\\036slurmkit-file:%s\\n" "$f"; head -c "$cap" "$f"; fi; done; done')
-    result = conn.run(["sh", "-c", script, "sh", folder, str(cap + 1), *job_ids], timeout=COPY_TIMEOUT_S)
+    from slurmkit.core.progress import meter
+
+    with meter(f"copying GPU samples from {conn.remote.host}") as bar:   # on a terminal: a bar that moves while it waits
+        result = conn.run(["sh", "-c", script, "sh", folder, str(cap + 1), *job_ids], timeout=COPY_TIMEOUT_S)
+        bar.start(len(result.stdout))
+        bar.advance(len(result.stdout))
     for chunk in result.stdout.split(marker)[1:]:
         name, _, body = chunk.partition("\n")
         if "/" not in name and name.startswith(tuple(f"{job}.gpu." for job in job_ids)):

@@ -143,12 +143,74 @@ def _undo(conn: Connection, error: SlurmkitError, made: Optional[str], script: O
         error.message += f"; {made or script} was left on {conn.remote.host}: remove it by hand"
 
 
+#: the longest one rsync may take (a big job folder over a slow link).
+RSYNC_TIMEOUT_S = 3600
+
+
+def rsync_reports_progress() -> bool:
+    """This rsync has ``--info=progress2`` (3.1 and later; macOS's 2.6.9 and openrsync do not)."""
+    import re
+    import subprocess
+
+    try:
+        first = subprocess.run(["rsync", "--version"], capture_output=True, text=True, timeout=30).stdout.split("\n")[0]
+    except (OSError, subprocess.SubprocessError):
+        return False
+    match = re.search(r"version\s+(\d+)\.(\d+)", first)
+    if match is None or "openrsync" in first:
+        return False
+    return (int(match.group(1)), int(match.group(2))) >= (3, 1)
+
+
+def _rsync_metered(argv: List[str], what: str, timeout_s: float):
+    """rsync with ``--info=progress2``, its percent done drawn as a bar (core/progress.py); what
+    ``subprocess.run`` would return (without stdout), TimeoutExpired past ``timeout_s``."""
+    import os
+    import re
+    import selectors
+    import subprocess
+    import tempfile
+    import time
+
+    from slurmkit.core.progress import meter, rsync_percent
+
+    with meter(what, unit="percent") as bar, tempfile.TemporaryFile("w+") as errors:
+        bar.start(100)
+        with subprocess.Popen([argv[0], "--info=progress2", *argv[1:]], stdout=subprocess.PIPE, stderr=errors,
+                              stdin=subprocess.DEVNULL) as rsync:
+            assert rsync.stdout is not None
+            deadline, pending = time.monotonic() + timeout_s, b""
+            with selectors.DefaultSelector() as waiting:
+                waiting.register(rsync.stdout, selectors.EVENT_READ)
+                while True:
+                    if time.monotonic() > deadline:
+                        rsync.kill()
+                        raise subprocess.TimeoutExpired(argv, timeout_s)
+                    if not waiting.select(1.0):
+                        continue
+                    chunk = os.read(rsync.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    *lines, pending = re.split(rb"[\r\n]", pending + chunk)
+                    for percent in (rsync_percent(line.decode(errors="replace")) for line in lines):
+                        if percent is not None:
+                            bar.reach(percent)
+            rsync.wait(timeout=max(deadline - time.monotonic(), 1.0))
+        errors.seek(0)
+        return subprocess.CompletedProcess(argv, rsync.returncode, "", errors.read())
+
+
 def _rsync(conn: Connection, argv: List[str], doing: str, here: Optional[Path] = None) -> None:
     """``here``: the local folder rsync writes into (a fetch): a full disk is then this one."""
     import subprocess
 
+    from slurmkit.core.progress import shows_progress
+
     try:
-        result = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600)
+        if shows_progress() and rsync_reports_progress():
+            result = _rsync_metered(argv, f"rsync: {doing} {conn.remote.host}", RSYNC_TIMEOUT_S)
+        else:
+            result = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=RSYNC_TIMEOUT_S)
     except FileNotFoundError:
         raise RemoteError("rsync is not installed here: install it (apt install rsync, brew install rsync)") from None
     if result.returncode == 0:
@@ -183,6 +245,7 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     plan = job._plan(conn.remote.name, warn)
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
+    _refuse_split_sweep(plan, job.profile(conn.remote.name).scheduling.max_array_size)
     script_text = render(plan)
     local_dir = job.base_dir()
     check_plain_name(local_dir)   # before the cluster is asked anything
@@ -479,3 +542,13 @@ def _output_paths(spec_path: Optional[str]) -> List[str]:
 __all__ = ["Fetched", "RemoteHandle", "check_arrivals", "check_plain_name", "check_size",
            "far_files", "fetch", "fetch_rules", "folder_size", "not_arrived",
            "remote_job_dir", "submit", "sync_folder"]
+
+
+def _refuse_split_sweep(plan, largest) -> None:
+    """A sweep above the site's largest array is split into linked arrays (arraysplit.py) only
+    by a submit on the cluster: here it would be one array that sbatch refuses."""
+    from slurmkit.resolve.arraysplit import part_sizes
+
+    if plan.array is not None and not plan.array.ids and len(part_sizes(plan.array.size, largest)) > 1:
+        raise SlurmkitError(f"{plan.array.size} tasks are more than one array holds there ({largest}): a split sweep is not "
+                            "submitted with --remote yet; submit it on the cluster (`slurmkit submit` there)")

@@ -5,6 +5,12 @@ The rerun is the same script (kept beside the logs as ``<id>_submission.sh``) wi
 task *i* still reads point *i* of the grid by ``$SLURM_ARRAY_TASK_ID``, so each rerun task gets
 the parameters it had. Which tasks failed is what ``status`` says (sacct reconciled with the
 exit files), so a task the exit file shows failed counts although sacct said COMPLETED.
+
+A function array (``map_array``) reruns the same way: its script runs submitit's
+``_submit``, which loads task *i*'s pickled call from ``<array id>_<i>_submitted.pkl``, so each
+failed task's call is copied (whole, under a temporary name first) to the rerun's id as soon
+as sbatch has given it: submitit's task waits up to a minute for its call to appear, as it does
+for submitit's own arrays, whose calls are moved in after sbatch returns too.
 """
 
 from __future__ import annotations
@@ -61,11 +67,7 @@ def failed_tasks(record: Submission, ask: Poll = poll) -> Tuple[List[int], List[
 
 
 def rerun_script(script_text: str, tasks: Sequence[int]) -> str:
-    """The script with its ``--array`` naming only ``tasks`` (its throttle kept). A function
-    array's script is refused: its tasks read pickled calls filed under the old array's id."""
-    if "submitit.core._submit" in script_text:
-        raise CannotRerun("its tasks ran Python calls (map_array), whose pickled calls belong to that array: "
-                          "call map_array again with the failed items")
+    """The script with its ``--array`` naming only ``tasks`` (its throttle kept)."""
     match = _ARRAY_LINE.search(script_text)
     if match is None:
         raise CannotRerun("its script has no '#SBATCH --array=' line to narrow: submit its spec again")
@@ -90,12 +92,53 @@ def workdir_of(record: Submission) -> Path:
     return Path(record.folder).parent
 
 
-def resubmit_failed(record: Submission, tasks: Sequence[int]):
-    """Submit ``tasks`` of ``record``'s array again; the SweepHandle of the rerun."""
-    from slurmkit.slurm.submit import submit_script
+def runs_calls(script_text: str) -> bool:
+    """The script runs pickled Python calls (submitit's, as map_array submits them)."""
+    return "submitit.core._submit" in script_text
 
-    text = rerun_script(script_of(record), tasks)
+
+def call_files(record: Submission, tasks: Sequence[int]) -> List[Path]:
+    """Each task's pickled call; CannotRerun naming the first that is gone."""
+    files = [Path(record.folder) / f"{record.job_id}_{task}_submitted.pkl" for task in tasks]
+    for path in files:
+        if not path.is_file():
+            raise CannotRerun(f"job {record.job_id}: the call of task {path.name.split('_')[1]} is gone ({path} is not there): "
+                              "call map_array again with the failed items")
+    return files
+
+
+def copy_calls(files: Sequence[Path], tasks: Sequence[int], job_id: str) -> None:
+    """The calls, each under the rerun's task id, whole before it has that name."""
+    import shutil
+
+    for path, task in zip(files, tasks):
+        target = path.with_name(f"{job_id}_{task}_submitted.pkl")
+        temporary = target.with_name(f".{target.name}.tmp")
+        try:
+            shutil.copyfile(path, temporary)
+            temporary.replace(target)
+        except OSError as error:
+            temporary.unlink(missing_ok=True)
+            raise CannotRerun(f"job {job_id} was submitted, but the call of its task {task} could not be put in place "
+                              f"({target}: {error.strerror or error}), so that task will fail: `slurmkit cancel {job_id}`, "
+                              "fix that, and resubmit again") from None
+
+
+def resubmit_failed(record: Submission, tasks: Sequence[int]):
+    """Submit ``tasks`` of ``record``'s array again; the SweepHandle of the rerun. A function
+    array's tasks get their pickled calls under the new id (the module's docstring says how)."""
+    from slurmkit.slurm.submit import NotRecorded, submit_script
+
+    script = script_of(record)
+    text = rerun_script(script, tasks)
+    calls = call_files(record, tasks) if runs_calls(script) else []
     ids = index_list(tasks)
-    return submit_script(text, record.folder, record.name, record.profile, array_size=len(tasks), spec=record.spec,
-                         workdir=workdir_of(record), args=record.args or (), array_indices=ids,
-                         logs=record.logs or (), rerun_of=record.job_id)
+    try:
+        handle = submit_script(text, record.folder, record.name, record.profile, array_size=len(tasks), spec=record.spec,
+                               workdir=workdir_of(record), args=record.args or (), array_indices=ids,
+                               logs=record.logs or (), rerun_of=record.job_id)
+    except NotRecorded as error:   # the job exists: its tasks still need their calls
+        copy_calls(calls, tasks, error.job_id)
+        raise
+    copy_calls(calls, tasks, handle.job_id)
+    return handle

@@ -192,6 +192,17 @@ class SweepHandle:
         """``ids``: the tasks' ids where --array named them (array.indices), else 0..size-1."""
         self.job_id, self.size = job_id, size
         self.tasks: List[JobHandle[int]] = [JobHandle(folder, f"{job_id}_{i}", logs=logs) for i in (ids or range(size))]
+        self.parts: List[str] = [job_id]   # a split sweep's arrays (arraysplit.py), the first's id its own
+
+    @classmethod
+    def joined(cls, parts: Sequence["SweepHandle"]) -> "SweepHandle":
+        """One handle for the parts of a split sweep: the first's id, every part's tasks in sweep order."""
+        whole = parts[0]
+        joined = cls.__new__(cls)
+        joined.job_id, joined.size = whole.job_id, sum(part.size for part in parts)
+        joined.tasks = [task for part in parts for task in part.tasks]
+        joined.parts = [part.job_id for part in parts]
+        return joined
 
     def statuses(self) -> Dict[str, JobStatus]:
         """Every task's status, from one forced poll (the watcher asks for all tasks at once)."""
@@ -216,7 +227,7 @@ class SweepHandle:
         return sweep_result(self.tasks, list(self.wait().values()))
 
     def cancel(self) -> None:
-        run_slurm(["scancel", self.job_id])
+        run_slurm(["scancel", *self.parts])
 
     def stdout(self) -> Optional[str]:
         """Every task's output log, each under a ``==> 123_4 <==`` line (None before any exists)."""
@@ -534,7 +545,8 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None,
                   args: Sequence[str] = (), array_indices: Optional[str] = None,
-                  logs: Sequence[Optional[str]] = (), rerun_of: Optional[str] = None) -> Union[JobHandle[int], SweepHandle]:
+                  logs: Sequence[Optional[str]] = (), rerun_of: Optional[str] = None,
+                  part: Optional[Tuple[Optional[str], int, int]] = None) -> Union[JobHandle[int], SweepHandle]:
     """Submit ``script_text``; return a JobHandle (a SweepHandle for an array, whose tasks are
     ``array_indices`` where the script's --array names them, else 0..array_size-1).
 
@@ -551,6 +563,7 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     for ``logs`` and the handles. The exit and started files stay in ``folder``.
 
     ``rerun_of``: the array job some of whose tasks this one reruns, recorded with it.
+    ``part``: (the first part's id or None for the first, offset, parts) of a split sweep.
     """
     check_slurm_conf()   # before anything is recorded or written: sbatch could not read it
     folder = Path(folder).resolve()
@@ -560,7 +573,8 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
     planned = intent(name, str(folder), profile, token, array_size=array_size, array_ids=array_indices, spec=spec,
                      after=",".join(after) or None, args=list(args) or None, logs=list(patterns) or None,
                      chain=chain[0] if chain else None, link=chain[1] if chain else None, links=chain[2] if chain else None,
-                     rerun_of=rerun_of)
+                     rerun_of=rerun_of, sweep=part[0] if part else None, offset=part[1] if part else None,
+                     parts=part[2] if part else None)
     make_log_folders(patterns)
     script = _write_script(folder, name, token[:8], script_text)
     try:

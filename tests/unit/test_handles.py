@@ -109,6 +109,18 @@ def test_tracked_folds_the_links_of_a_chain_into_one_handle(tmp_path, monkeypatc
     assert [h.job_id for h in slurmkit.tracked(limit=2)] == ["11", "12"]   # a chain counts once
 
 
+def test_tracked_folds_the_parts_of_a_split_sweep_into_one_handle(tmp_path, monkeypatch):
+    path = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv("SLURMKIT_REGISTRY", str(path))
+    _record(path, "20", array_size=3, offset=0, parts=2)
+    _record(path, "21")
+    _record(path, "22", array_size=2, offset=3, parts=2, sweep="20")
+    tracked = slurmkit.tracked()
+    assert [(type(h).__name__, h.job_id) for h in tracked] == [("SweepHandle", "20"), ("JobHandle", "21")]
+    assert (tracked[0].size, tracked[0].parts) == (5, ["20", "22"])
+    assert [t.job_id for t in tracked[0].tasks] == ["20_0", "20_1", "20_2", "22_0", "22_1"]
+
+
 def test_a_function_spec_needs_no_launch(tmp_path):
     from slurmkit.api.functions import FUNCTION_LAUNCH, function_job
 

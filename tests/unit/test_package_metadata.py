@@ -2,6 +2,7 @@
 builds the wheel): a distribution name of its own, the MIT licence it names as a file, one
 version, dependency floors that hold, and the data files the wheel must carry."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,16 @@ def test_python_dash_m_slurmkit_is_the_command():
     result = subprocess.run([sys.executable, "-m", "slurmkit", "--version"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"slurmkit, version {__version__}\n"
+
+
+def test_ci_runs_the_floors_and_checks_the_built_metadata_before_the_suite():
+    """CI's command runs .ci/minimum-versions (the unit tier on the floors, the wheel built and
+    twine-checked) and then tests/run; a failure of the first fails CI (set -e, no `|| true`)."""
+    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    assert "set -euo pipefail" in steps
+    assert steps.index('bash .ci/minimum-versions "${FLOOR_TESTS[@]}"') < steps.index("exec bash tests/run")
+    floor_tests = re.findall(r"tests/unit/\S+\.py", (ROOT / ".ci" / "run").read_text())
+    assert floor_tests and all((ROOT / test).is_file() for test in floor_tests)   # a renamed file fails here, not in CI
+    floors_step = (ROOT / ".ci" / "minimum-versions").read_text()
+    assert "-m build" in floors_step and "twine check --strict" in floors_step

@@ -589,3 +589,23 @@ def test_fetch_checks_what_is_here_before_rsync_runs(tmp_path, monkeypatch):
     with pytest.raises(RemoteError, match="is a regular file here where a folder"):
         remote_jobs.fetch(conn, record, "41", to=tmp_path)
     assert (tmp_path / "results").read_text() == "a local file that must stay"
+
+
+def test_the_gpu_sample_copy_draws_a_bar_on_a_terminal_only(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from slurmkit.slurm.remote import copy_gpu_samples
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    far = tmp_path / "far"
+    far.mkdir()
+    (far / "41.gpu.node1.csv").write_text("1\n")
+    conn = Connection(Remote(name="fir", host="fir.example", user="me", root="/r"), say=lambda _: None, run=ShOnThisHost([]))
+    for stream, drawn in ((Terminal(), True), (io.StringIO(), False)):
+        monkeypatch.setattr(sys, "stderr", stream)
+        copy_gpu_samples(conn, str(far), ["41"], tmp_path, cap=10)
+        assert ("copying GPU samples from fir.example" in stream.getvalue()) is drawn

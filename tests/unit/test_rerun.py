@@ -6,7 +6,7 @@ import pytest
 from slurmkit.core.array_ids import array_ids, index_list
 from slurmkit.slurm.monitor import JobStatus
 from slurmkit.slurm.registry import Submission
-from slurmkit.slurm.rerun import CannotRerun, failed_tasks, rerun_script
+from slurmkit.slurm.rerun import CannotRerun, call_files, copy_calls, failed_tasks, rerun_script, runs_calls
 
 
 @pytest.mark.parametrize("ids, text", [([3, 7, 12], "3,7,12"), ([1, 2, 3, 7, 8], "1-3,7-8"), ([5], "5"),
@@ -55,7 +55,22 @@ def test_rerun_script_without_an_array_line_is_refused():
         rerun_script("#!/bin/bash\necho\n", [1])
 
 
-def test_a_function_arrays_script_is_refused_with_what_to_do():
+def test_a_function_arrays_script_is_narrowed_like_a_scripts():
     script = "#!/bin/bash\n#SBATCH --array=0-49%50\nsrun python -u -m submitit.core._submit /logs\n"
-    with pytest.raises(CannotRerun, match="call map_array again with the failed items"):
-        rerun_script(script, [7])
+    assert rerun_script(script, [3, 7]) == script.replace("0-49%50", "3,7%50") and runs_calls(script)
+
+
+def test_a_function_arrays_rerun_is_refused_when_a_failed_calls_pickle_is_gone(tmp_path):
+    (tmp_path / "50_3_submitted.pkl").write_bytes(b"call")
+    record = _record()._replace(folder=str(tmp_path))
+    assert call_files(record, [3]) == [tmp_path / "50_3_submitted.pkl"]
+    with pytest.raises(CannotRerun, match=r"the call of task 7 is gone .*call map_array again with the failed items"):
+        call_files(record, [3, 7])
+
+
+def test_each_failed_call_is_copied_under_the_reruns_task_id(tmp_path):
+    for task in (3, 7):
+        (tmp_path / f"50_{task}_submitted.pkl").write_bytes(f"call {task}".encode())
+    copy_calls(call_files(_record()._replace(folder=str(tmp_path)), [3, 7]), [3, 7], "61")
+    assert [(tmp_path / f"61_{task}_submitted.pkl").read_bytes() for task in (3, 7)] == [b"call 3", b"call 7"]
+    assert not list(tmp_path.glob(".*tmp"))

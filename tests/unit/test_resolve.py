@@ -379,9 +379,12 @@ def test_an_array_without_throttle_has_no_percent():
     assert directives(job("generic", kind="array", array={"parameters": {"x": ["a", "b"]}}))["--array"] == "0-1"
 
 
-def test_an_array_larger_than_the_site_allows_is_an_error():
-    error = only_error(job("generic", kind="array", array={"parameters": {"i": list(range(1002))}}))
-    assert error == Finding("error", "array.parameters", "1002 tasks are more than generic's largest array (1001); split the sweep")
+def test_an_array_larger_than_the_site_allows_is_planned_whole_and_said_to_be_split():
+    resolution = job("generic", kind="array", array={"parameters": {"i": list(range(2500))}})
+    assert resolution.plan is not None and resolution.plan.array.size == 2500
+    assert [f.message.split(";")[0] for f in resolution.warnings if f.field == "array.parameters"] == [
+        "2500 tasks are more than generic's largest array (1001): submit splits the sweep into 3 arrays of at most 1001 "
+        "tasks, followed as one job"]
 
 
 def test_an_array_above_the_queued_job_limit_is_an_error():

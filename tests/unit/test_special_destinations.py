@@ -201,6 +201,7 @@ OWN_PATHS = {
     ("slurmkit.port.verify", "trace"): "the traced script, in the temporary folder the trace makes for itself",
     ("slurmkit.slurm.raised", "carrying"): "what a function job raised, on its node, beside submitit's result in the job's folder",
     ("slurmkit.slurm.raised", "call"): "... (the wrapper carrying() returns, which writes it)",
+    ("slurmkit.slurm.rerun", "copy_calls"): "a rerun's pickled calls, under the new job's id in the function array's folder",
     ("slurmkit.port.verify", "_lay_out"): "the trace's stand-ins and the user's files it stands in for, in that folder",
     ("slurmkit.port.tracerecord", "log"): "the trace's log, in that folder",
     ("slurmkit.port.tracerecord", "write_outputs"): "what the program stands for writing, in that folder",

@@ -113,7 +113,6 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
     from slurmkit.core.files import make_private_folder
     from slurmkit.core.slurmconf import check_slurm_conf
     from slurmkit.slurm.raised import carrying
-    from slurmkit.slurm.raised import carrying
     from slurmkit.slurm.registry import COMMENT_PREFIX, intent
     from slurmkit.slurm.slurmcli import SchedulerError
     from slurmkit.slurm.submit import JobHandle, record_intent, record_job

@@ -256,7 +256,7 @@ class Job:
 
         self._refuse_retired(profile)
         plan = self._plan(profile, None)
-        self._refuse_elsewhere(profile)
+        self._refuse_on_host_rules(self.profile(profile), plan, folder, None)   # what submit refuses, a dry run refuses
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir(),
                          args=args)
 

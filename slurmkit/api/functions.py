@@ -189,6 +189,7 @@ def _mapped(executor: Any, parameters: Dict[str, Any], fn: Callable[..., R], cal
     """The array submitted, recorded (intent first, then its id), its tasks as JobHandles."""
     import uuid
 
+    from slurmkit.slurm.raised import carrying
     from slurmkit.slurm.registry import COMMENT_PREFIX, intent
     from slurmkit.slurm.slurmcli import SchedulerError
     from slurmkit.slurm.submit import JobHandle, record_intent, record_job
@@ -199,7 +200,7 @@ def _mapped(executor: Any, parameters: Dict[str, Any], fn: Callable[..., R], cal
     executor.update_parameters(**parameters, comment=f"{COMMENT_PREFIX}{token}", array_parallelism=len(calls),
                                setup=exit_file_lines(folder) + setup_lines(plan))
     try:
-        jobs = executor.map_array(fn, calls)
+        jobs = executor.map_array(carrying(fn), calls)   # what a call raises comes back as itself
     except Exception as error:  # submitit raises its own kinds; the reason is what matters
         reason = " ".join(str(error).split())[:300]
         raise SchedulerError(f"submitit could not submit {name}: {reason} (token {token}: if the array was "

@@ -10,7 +10,7 @@
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import ProfileNotFound, SpecError, SpecProfileNotFound
 from slurmkit.core.findings import Finding, level_of
@@ -48,7 +48,7 @@ class Job:
         except SpecError as error:
             from slurmkit.resolve.sitenames import with_name_errors
 
-            raise with_name_errors(error, Path(path)) from None
+            raise with_name_errors(error, Path(path), (_account_check,)) from None
 
     def profile(self, profile: Optional[str] = None) -> SiteProfile:
         """The site profile: ``profile`` if given, else the spec's, else the detected one."""
@@ -101,18 +101,8 @@ class Job:
                 + self._old_path_findings(site) + self._account_findings(site))
 
     def _account_findings(self, site: SiteProfile) -> Tuple[Finding, ...]:
-        """The account sbatch would charge, against the user's associations, asked of accounting
-        only where this host is on the job's own cluster (slurm/associations.py)."""
-        from slurmkit.resolve.accounts import from_environment
-        from slurmkit.sites.elsewhere import cluster_here, for_another_cluster
-        from slurmkit.slurm.associations import account_findings, user_accounts
-
-        here = cluster_here()
-        if here is None or for_another_cluster(site, here):
-            return ()
-        environment = from_environment()   # sbatch takes $SBATCH_ACCOUNT over the script's --account
-        account = environment.account if environment else self.spec.account
-        return tuple(account_findings(account, user_accounts()) if account else ())
+        """The account sbatch would charge, against the user's associations (_account_check)."""
+        return tuple(_account_check(site, {"account": self.spec.account}))
 
     def _retirement(self, site: SiteProfile) -> Optional[str]:
         """What resolve() warns of a retired cluster's profile (with the port command), or None.
@@ -285,9 +275,30 @@ class Job:
 
         self._refuse_retired(profile)
         plan = self._plan(profile, None)
-        self._refuse_elsewhere(profile)
+        self._refuse_on_host_rules(self.profile(profile), plan, folder, None)   # what submit refuses, a dry run refuses
         return test_only(render(plan), folder or self.folder(), self.spec.name, array=plan.array is not None, workdir=self.base_dir(),
                          args=args)
+
+
+def _account_check(site: SiteProfile, data: Mapping[str, Any]) -> List[Finding]:
+    """The account sbatch would charge (``$SBATCH_ACCOUNT`` over the spec's ``account``), against
+    the user's associations, asked of accounting only where this host is on the job's own
+    cluster (slurm/associations.py); the raw spec's ``account`` serves a spec with other errors."""
+    from slurmkit.resolve.accounts import from_environment
+    from slurmkit.sites.elsewhere import cluster_here, for_another_cluster
+    from slurmkit.slurm.associations import account_findings, user_accounts
+
+    here = cluster_here()
+    if here is None or for_another_cluster(site, here):
+        return []
+    environment = from_environment()
+    account = environment.account if environment else data.get("account")
+    if not isinstance(account, str) or not account:
+        return []
+    said = account_findings(account, user_accounts())
+    if environment:   # the spec does not hold the value: say where it came from
+        said = [f._replace(message=f"${environment.variable}={account}: {f.message}") for f in said]
+    return said
 
 
 def _says_port(resolution: Resolution) -> bool:

@@ -70,6 +70,9 @@ _NUMBER_WORDS = (r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|elev
 _TIME_WORDS = r"(?:seconds?|minutes?|hours?|days?|weeks?)"
 _SIZE_WORDS = r"(?:kilobytes?|megabytes?|gigabytes?|terabytes?|gigs?)"
 _COUNT_WORDS = r"(?:cores?|cpus?|gpus?|nodes?|tasks?|ranks?|threads?|processes)"
+#: up to two words between an amount and its unit (``two whole nodes``, ``2 Graham T4 nodes``),
+#: none of them a word that makes the amount another thing's (``one per OpenMP thread``).
+_BETWEEN = r"(?:(?!(?:per|of|for|each|every|on|in|at|to|by|a|an|the)\b)[\w-]+\s+){0,2}"
 
 
 def _spelled(old: Any, field: str) -> str:
@@ -82,7 +85,7 @@ def _spelled(old: Any, field: str) -> str:
         units = _SIZE_WORDS
     else:
         units = _COUNT_WORDS
-    return rf"\b{_NUMBER_WORDS}\s+{units}\b"
+    return rf"\b{_NUMBER_WORDS}\s+{_BETWEEN}{units}\b"
 
 
 def stale_patterns(old: Any, new: Any, field: str = "") -> List[str]:
@@ -158,7 +161,8 @@ def _free_patterns(old: Any, new: Any, field: str) -> List[str]:
     counts = [str(old)] if isinstance(old, (int, float)) or str(old).strip().isdigit() else re.findall(r"(?<=:)\d+$", str(old))
     bare = {_number(count) for count in counts}
     figures = [] if counts == [str(old)] else [p for p in _figure_patterns(old, new) if p not in bare]
-    return figures + [_number(count) + r"\s*" + units + r"\b" for count in counts] + [rf"\b{_NUMBER_WORDS}\s+{units}\b"]
+    return figures + [_number(count) + r"\s*" + _BETWEEN + units + r"\b" for count in counts] + [
+        rf"\b{_NUMBER_WORDS}\s+{_BETWEEN}{units}\b"]
 
 
 def free_stale_comments(text: str, changed) -> List[Tuple[str, List[str]]]:

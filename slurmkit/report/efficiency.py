@@ -113,6 +113,7 @@ class JobEfficiency(Record):
     earlier_runs: Tuple[EarlierRun, ...] = ()   # a requeued job's runs before this one, oldest first
     tasks: int = 1                    # the most tasks of a step but extern's (an srun step's NTasks); 1: one seen
     so_far: Optional[SoFar] = None    # a RUNNING job's use until now (sstat); None: ended, or not asked
+    partial: bool = False             # accounting's row lacks the request (no TimelimitRaw, a ReqMem like "16?"): see settled_report
 
     @property
     def cores_per_task(self) -> Optional[int]:
@@ -245,6 +246,7 @@ def _record(job: str, row: Dict[str, str], steps: List[Dict[str, str]]) -> JobEf
         gpu_util_pct=gpu_util,
         gpu_mem_mib=gpu_mem,
         tasks=tasks,
+        partial=not row["TimelimitRaw"].strip() and parse_size(row["ReqMem"]) is None,
     )
 
 
@@ -889,10 +891,11 @@ SCRIPT_SUFFIX = "_submission.sh"
 _TIME_LINE = re.compile(r"^#SBATCH[ \t]+(?:--time[= ]|-t[ \t]*)(\S+)", re.MULTILINE)
 
 
+_MEM_LINE = re.compile(r"^#SBATCH[ \t]+--mem(-per-cpu)?[= ](\S+)", re.MULTILINE)
+
+
 def script_time_limit(script: Optional[str]) -> Optional[int]:
-    """The time limit (s) the job's kept script asked (``#SBATCH --time=``), or None. Accounting
-    on Slurm 22.05 can show a job's row without its TimelimitRaw for a moment just after the job
-    ends, the moment ``submit --wait`` reports; the job asked what its script says."""
+    """The time limit (s) the job's kept script asked (``#SBATCH --time=``), or None."""
     match = _TIME_LINE.search(script or "")
     if not match:
         return None
@@ -900,6 +903,26 @@ def script_time_limit(script: Optional[str]) -> Optional[int]:
         return parse_duration(match.group(1).strip("'\""))
     except UnitError:
         return None
+
+
+def script_memory(script: Optional[str], cores: int, nodes: int) -> Optional[float]:
+    """The whole job's memory (MiB) the kept script asked (``--mem`` per node, ``--mem-per-cpu``
+    per core), or None; ``--mem=0`` (whole nodes) says no figure."""
+    match = _MEM_LINE.search(script or "")
+    size = parse_size(match.group(2).strip("'\"")) if match else None
+    if not size:
+        return None
+    return size * max(cores if match and match.group(1) else nodes, 1)
+
+
+def with_script_request(eff: JobEfficiency, script: Optional[str]) -> JobEfficiency:
+    """``eff`` with the time limit and memory its kept script asked, where accounting's row lacks
+    them: on Slurm 22.05 a job that ended before its pending row was written shows first without
+    them (no TimelimitRaw, ReqMem ``16?``), the moment ``submit --wait`` and a quick ``report``
+    read it; the job asked what its script says."""
+    limit = eff.timelimit_s if eff.timelimit_s is not None else script_time_limit(script)
+    memory = eff.req_mem_mib if eff.req_mem_mib is not None else script_memory(script, eff.cores, eff.nodes)
+    return eff._replace(timelimit_s=limit, req_mem_mib=memory)
 
 
 def with_job_files(effs: Sequence[JobEfficiency], read: Callable[[str, str], Optional[str]]) -> List[JobEfficiency]:
@@ -913,8 +936,8 @@ def with_job_files(effs: Sequence[JobEfficiency], read: Callable[[str, str], Opt
 
     completed = []
     for eff in effs:
-        if eff.timelimit_s is None:
-            eff = eff._replace(timelimit_s=script_time_limit(read(eff.job_id.split("_")[0], SCRIPT_SUFFIX)))
+        if eff.timelimit_s is None or eff.req_mem_mib is None:
+            eff = with_script_request(eff, read(eff.job_id.split("_")[0], SCRIPT_SUFFIX))
         if not eff.done:
             completed.append(eff)
             continue
@@ -936,7 +959,9 @@ def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=No
     """The report of a job that has just ended, and whether accounting has its end.
 
     slurmdbd records a job's end a few seconds after the exit file says it ended, so a report
-    taken at once can say RUNNING under "COMPLETED exit 0". Ask again on a Cadence for up to
+    taken at once can say RUNNING under "COMPLETED exit 0"; and on Slurm 22.05 a job that ends
+    before its pending row is written shows first as a COMPLETED row without its request (no
+    TimelimitRaw, ReqMem ``16?``), which would drop the time limit and the memory advice. Ask again on a Cadence for up to
     ``settle_s`` seconds; past that, the caller prints it marked preliminary. ``report`` asks
     sacct (default ``report_for``; ``--remote`` asks the cluster's over ssh).
     """
@@ -954,7 +979,7 @@ def settled_report(job_id: str, settle_s: float = SETTLE_S, clock=None, sleep=No
             if not error.message.startswith("sacct has no record") or clock() >= deadline:
                 raise
             effs = []
-        if effs and all(eff.done for eff in effs):
+        if effs and all(eff.done and not eff.partial for eff in effs):
             return effs, True
         if effs and clock() >= deadline:
             return effs, False

@@ -2,19 +2,22 @@
 even when the spec has other errors.
 
 Reading a spec checks its keys and values, but whether ``profile: fri`` names a profile, or
-``gpus: h101:1`` a GPU of that profile, is known only once the profile is loaded, which a spec
+``gpus: h101:1`` a GPU of that profile, whether the spec is for the cluster this host is on,
+and whether its account is the user's, is known only once the profile is loaded, which a spec
 with a misspelt key never reached: three typos took three runs. ``name_errors`` looks at those
-two names in the raw file, each on its own, so that ``check`` and ``submit`` list them beside
-the schema's errors, each with its line.
+in the raw file, each on its own, so that ``check`` and ``submit`` list them beside the
+schema's errors, each with its line.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional, Sequence
 
 from slurmkit.core.errors import NoProfileDetected, ProfileNotFound, SlurmkitError, SpecError, SpecErrors, SpecProfileNotFound
+from slurmkit.core.findings import Finding
 from slurmkit.core.yamlfile import KeyPath, line_of, read_yaml_file
+from slurmkit.sites.elsewhere import cluster_findings
 from slurmkit.sites.profiles import SiteProfile, select_profile
 from slurmkit.spec.spec import spec_from_mapping
 
@@ -41,27 +44,35 @@ def gpu_errors(gpus: Any, profile: SiteProfile, source: Optional[str], line: Opt
             if f.level == "error" and f.field == "resources.gpus"]
 
 
-def name_errors(data: Any, lines: Mapping[KeyPath, int], source: Optional[str]) -> List[SpecError]:
-    """The profile's name, then the GPU model, judged on the site; [] when either is absent."""
+SiteCheck = Callable[[SiteProfile, Mapping[str, Any]], List[Finding]]
+
+
+def name_errors(data: Any, lines: Mapping[KeyPath, int], source: Optional[str], more: Sequence[SiteCheck] = ()) -> List[SpecError]:
+    """The profile's name, then what needs the profile (the cluster here, the GPU model, and
+    ``more``: checks of the raw spec on the site, such as the account), judged on the site."""
     if not isinstance(data, Mapping):
         return []
     name = data.get("profile")
+    where = lambda *path: line_of(dict(lines), path)  # noqa: E731 - a line lookup, nothing more
     if isinstance(name, str) and name.strip():
-        missing = profile_error(name, source, line_of(dict(lines), ("profile",)))
+        missing = profile_error(name, source, where("profile"))
         if missing:
             return [missing]
-    resources = data.get("resources")
-    gpus = resources.get("gpus") if isinstance(resources, Mapping) else None
-    if gpus is None:
-        return []
     try:
         profile, _ = select_profile(name if isinstance(name, str) else None, warn_retired=False)
     except (ProfileNotFound, NoProfileDetected):
         return []
-    return gpu_errors(gpus, profile, source, line_of(dict(lines), ("resources", "gpus")))
+    found = [SpecError(source, where("profile"), "profile", f.message) for f in cluster_findings(profile, source)]
+    resources = data.get("resources")
+    gpus = resources.get("gpus") if isinstance(resources, Mapping) else None
+    if gpus is not None:
+        found += gpu_errors(gpus, profile, source, where("resources", "gpus"))
+    for check in more if not found else ():   # another cluster's: its accounts are not asked here
+        found += [SpecError(source, where(*f.field.split(".")), f.field, f.message) for f in check(profile, data) if f.level == "error"]
+    return found
 
 
-def with_name_errors(error: SpecError, path: Path) -> SpecError:
+def with_name_errors(error: SpecError, path: Path, more: Sequence[SiteCheck] = ()) -> SpecError:
     """``error`` (one or several schema errors of the spec at ``path``) with the errors of its
     site names added, in file order; ``error`` itself when they add nothing."""
     try:
@@ -70,7 +81,7 @@ def with_name_errors(error: SpecError, path: Path) -> SpecError:
         return error
     known = list(getattr(error, "errors", (error,)))
     said = {found.keypath for found in known}
-    added = [found for found in name_errors(data, lines, str(path)) if found.keypath not in said]
+    added = [found for found in name_errors(data, lines, str(path), more) if found.keypath not in said]
     if not added:
         return error
     return SpecErrors(sorted(known + added, key=lambda found: found.line or 0))

@@ -8,14 +8,14 @@ account an error with the user's own accounts and a did-you-mean.
 
 The Alliance tracks CPU and GPU use apart, as ``def-prof_cpu`` and ``def-prof_gpu``, while users
 pass the bare name to ``--account`` (Job_scheduling_policies, Running_jobs): the bare name of
-either counts. Where accounting does not answer, or lists no account for the user, nothing is
-said: ``check`` is no probe of the cluster's health, and sbatch still answers for itself.
+either counts. Where accounting does not answer, a warning says the account went unchecked;
+where it lists no account for the user, nothing is said (sbatch still answers for itself).
 """
 
 from __future__ import annotations
 
 import getpass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Union
 
 from slurmkit.core.errors import SlurmkitError, closest
 from slurmkit.core.findings import Finding
@@ -26,17 +26,21 @@ TRACKING_SUFFIXES = ("_cpu", "_gpu")
 ASK_TIMEOUT_S = 10.0
 
 
-def user_accounts(user: Optional[str] = None) -> Optional[List[str]]:
+class Unasked(str):
+    """Why accounting could not be asked (its error, one line): no list of accounts."""
+
+
+def user_accounts(user: Optional[str] = None) -> Union[List[str], Unasked]:
     """The accounts accounting associates with ``user`` (default: this user), bare names, sorted;
-    None where it could not be asked."""
+    Unasked (why) where it could not be asked."""
     from slurmkit.slurm.slurmcli import run_slurm
 
     user = user or getpass.getuser()
     try:
         listed = run_slurm(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account"], retry_for=0.0,
                            timeout=ASK_TIMEOUT_S).stdout
-    except SlurmkitError:
-        return None
+    except SlurmkitError as error:
+        return Unasked(error.message)
     return sorted({bare(line.strip()) for line in listed.splitlines() if line.strip()})
 
 
@@ -48,8 +52,13 @@ def bare(account: str) -> str:
     return account
 
 
-def account_findings(account: Optional[str], yours: Optional[Sequence[str]]) -> List[Finding]:
-    """An error on ``account`` when accounting listed this user's accounts and it is not one."""
+def account_findings(account: Optional[str], yours: Union[Sequence[str], Unasked, None]) -> List[Finding]:
+    """An error on ``account`` when accounting listed this user's accounts and it is not one; a
+    warning that it went unchecked when accounting could not be asked (so that "no problems
+    found" never stands for a check that was not made)."""
+    if isinstance(yours, Unasked) and account:
+        return [Finding("warning", "account", f"{account!r} was not checked against your accounts: accounting did not "
+                                              f"answer ({yours}); sbatch will say if it refuses it")]
     if not account or not yours or bare(account) in yours:
         return []
     close = closest(account, yours)

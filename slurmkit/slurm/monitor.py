@@ -339,6 +339,18 @@ def reconcile(job_id: str, slurm: Optional[JobStatus], record: Optional[ExitReco
     return cancelled_by(_ended_without_record(slurm, started, controller, ended_for_s))
 
 
+#: live states of a job that SLURM has started in its run (a COMPLETING job may be requeued next).
+STARTED = frozenset({"CONFIGURING", "RUNNING", "SUSPENDED"})
+#: how far a live job is within one run: waiting, then running, then completing.
+_LIVE_STEPS = {"PENDING": 0, "REQUEUED": 0, "CONFIGURING": 1, "RUNNING": 2, "SUSPENDED": 2, "COMPLETING": 3}
+
+
+def progress(status: JobStatus) -> Tuple[int, int]:
+    """(the run, how far in it) of ``status``: an end is further than any live state of its run.
+    Two answers of one poll are ranked by it, so that a lagging source never takes a job back."""
+    return status.runs, 4 if status.done else _LIVE_STEPS.get(status.state, 0)
+
+
 #: a job whose exit file says a signal stopped it, before SLURM has said why (not ended for slurmkit).
 ENDING = "ENDING"
 
@@ -469,6 +481,7 @@ class Poller:
         self.waiting, self.clock = waiting, clock
         self.final: Dict[str, JobStatus] = {}
         self.provisional: Dict[str, JobStatus] = {}   # ends told by a source weaker than sacct
+        self.furthest: Dict[str, JobStatus] = {}      # the furthest live state shown of each job's run
         self.ended_at: Dict[str, float] = {}   # when this poller first heard SLURM say a job ended
         self.sacct_skip = 0      # polls left before sacct is tried again
         self.sacct_backoff = 0   # polls to skip after its next failure
@@ -486,6 +499,7 @@ class Poller:
         answer = {}
         for job in wanted_ids(job_ids, self.sizes, {**self.provisional, **self.final, **seen.known}):
             status = self.final.get(job) or stronger(self._settle(job, seen), self.provisional.get(job))
+            status = self._never_back(job, status)
             if status.done and status.source == "sacct":
                 self.final[job] = status
                 self.provisional.pop(job, None)
@@ -493,6 +507,18 @@ class Poller:
                 self.provisional[job] = status
             answer[job] = status
         return answer
+
+    def _never_back(self, job: str, status: JobStatus) -> JobStatus:
+        """``status``, or the live state shown before when ``status`` is a step back in the same
+        run: a job SLURM started does not wait again unless it is requeued, which is a new run
+        (sacct can answer PENDING for a moment after a poll saw the job RUNNING)."""
+        if status.done:
+            return status
+        before = self.furthest.get(job)
+        if before is not None and status.state == "PENDING" and before.state in STARTED and status.runs == before.runs:
+            return before
+        self.furthest[job] = status
+        return status
 
     # ---------------------------------------------------------------- one poll's queries
 
@@ -525,10 +551,12 @@ class Poller:
             raise unreachable(self.errors)
 
     def _merge(self, answers: Mapping[str, JobStatus], seen: Round) -> None:
-        """A later source's answers into ``seen``: new jobs, and a later run or an end the earlier one missed."""
+        """A later source's answers into ``seen``: new jobs, and a later run, or a step further in
+        the same run, that the earlier one missed (sacct says PENDING for a moment after the
+        controller started the job: squeue's RUNNING is the truer word, not a step back)."""
         for job, status in answers.items():
             before = seen.known.get(job)
-            if before is None or (not self._settled(job, seen) and (status.runs, status.done) > (before.runs, before.done)):
+            if before is None or (not self._settled(job, seen) and progress(status) > progress(before)):
                 seen.known[job] = status
             elif status.reason and before.state == status.state == "PENDING":   # accounting never says why a job waits
                 seen.known[job] = before._replace(reason=status.reason)

@@ -454,6 +454,16 @@ def _lookup_until_answered(token: str, deadline: float, sleep: Callable[[float],
         sleep(2.0)
 
 
+#: what sbatch says when it could not open a connection to the controller: nothing was sent.
+NEVER_CONNECTED = ("(connect failure)", "Connection refused")
+
+
+def never_connected(reason: str) -> bool:
+    """Whether sbatch's failure says its request never left this host (no connection was made),
+    so that no job can exist for it, as one that timed out mid-request may."""
+    return any(marker in reason for marker in NEVER_CONNECTED)
+
+
 def sbatch_once(argv: Sequence[str], token: str, env: Optional[Mapping[str, str]] = None, cwd: Optional[Folder] = None,
                 retry_for: Optional[float] = None, sleep: Callable[[float], None] = time.sleep,
                 lookup: Optional[Callable[[], Dict[str, str]]] = None, run: Optional[Callable[[], str]] = None,
@@ -472,6 +482,7 @@ def sbatch_once(argv: Sequence[str], token: str, env: Optional[Mapping[str, str]
     lookup = lookup or (lambda: query_tokens(since, retry_for=0.0).jobs)
     run = run or (lambda: run_slurm(argv, retry_for=0.0, env=env, cwd=cwd, failed="sbatch refused the job").stdout)
     deadline = time.monotonic() + retry_for
+    reached = False   # whether a failed sbatch may have handed its request over
     while True:
         try:
             return parse_job_id(run())
@@ -479,9 +490,13 @@ def sbatch_once(argv: Sequence[str], token: str, env: Optional[Mapping[str, str]
             if not error.transient:
                 raise
             reason = error.message
+            reached = reached or not never_connected(reason)
         try:
             job_id = _lookup_until_answered(token, deadline, sleep, lookup)
         except SchedulerError:
+            if not reached:
+                raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): no job was submitted, "
+                                     "as sbatch could not connect to it; submit again once `scontrol ping` says it is up") from None
             raise SchedulerError(f"the controller did not answer for {retry_for:.0f}s ({reason}): the job may have been "
                                  f"submitted (token {token}); {adopt}", transient=True) from None
         if job_id is not None:

@@ -27,11 +27,22 @@ def test_check_refuses_an_account_accounting_does_not_give_the_user_and_keeps_on
     assert kept.returncode == 0 and kept.stdout.endswith("job.yaml: no problems found\n"), kept.stdout + kept.stderr
 
 
-def test_where_accounting_cannot_be_asked_check_goes_on_without_a_verdict(cluster, tmp_path):
+def test_where_accounting_cannot_be_asked_check_says_the_account_went_unchecked(cluster, tmp_path):
     folder = tmp_path / "bin"
     folder.mkdir()
     broken = folder / "sacctmgr"
     broken.write_text("#!/bin/bash\necho 'sacctmgr: error: Problem talking to the database: Connection refused' >&2\nexit 1\n")
     broken.chmod(0o755)
     checked = run_cli("check", spec(tmp_path, "def-tset"), env={**os.environ, "PATH": f"{folder}:{os.environ['PATH']}"})
-    assert checked.returncode == 0 and checked.stdout.endswith("job.yaml: no problems found\n"), checked.stdout + checked.stderr
+    said = checked.stdout + checked.stderr
+    assert checked.returncode == 0 and "no problems found" not in said, said
+    assert "warning: " in said and "account: 'def-tset' was not checked against your accounts: accounting did not answer" in said
+
+
+def test_the_account_is_checked_with_the_specs_other_errors_in_one_run(cluster, tmp_path):
+    """A spec with a misspelt key used to show its account error only in the run after."""
+    path = spec(tmp_path, "def-tset")
+    path.write_text(path.read_text().replace("resources:", "resourcs:"))
+    checked = run_cli("check", path)
+    errors = [line for line in (checked.stdout + checked.stderr).splitlines() if line.startswith("error: ")]
+    assert checked.returncode == 2 and [line.split(": ")[2] for line in errors] == ["account", "resourcs"], errors

@@ -43,7 +43,8 @@ def _report_once_settled(job_id: str, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while True:
         out = CliRunner().invoke(main, ["report", job_id]).output
-        if "  - asked 1h, used " in out or time.monotonic() > deadline:   # the batch step has landed too
+        landed = "  - asked 1h, used " in out and "Memory Utilized: not recorded" not in out   # the batch step, with its MaxRSS
+        if landed or time.monotonic() > deadline:
             return out
         time.sleep(1)
 
@@ -81,6 +82,6 @@ def test_report_shows_each_gpu_and_apply_writes_the_advice(cluster, registry, tm
     assert written.startswith("# the GPU job\n"), written
     assert re.search(rf"\n  gpus: p100:1 +# slurmkit report {job_id}: 1 of 2 GPUs worked\n", written), written
     assert re.search(rf"\n  time: 15m +# slurmkit report {job_id}: ran ", written), written
-    assert re.search(rf"\n  mem: 256M +# slurmkit report {job_id}: peak ", written), written
+    assert re.search(rf"\n  mem: 256M +# slurmkit report {job_id}: peak ", written), written + applied.output
     assert load_spec(spec).resources.gpus.count == 1
     assert yaml.safe_load(written)["launch"]["command"] == ["bash", str(payload), str(logs)]

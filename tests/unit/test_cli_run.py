@@ -474,3 +474,13 @@ def test_watch_with_no_job_recorded_says_so_and_ends(registry, monkeypatch):
     monkeypatch.setattr(slurmcli, "run_slurm", lambda *a, **k: (_ for _ in ()).throw(AssertionError("asked SLURM")))
     result = CliRunner().invoke(main, ["watch"])
     assert (result.exit_code, result.stdout) == (0, "no jobs submitted with slurmkit yet: nothing to watch\n")
+
+
+def test_a_row_accounting_wrote_without_the_request_is_asked_about_again(monkeypatch):
+    """Slurm 22.05: a job that ends before its pending row is written shows first as COMPLETED
+    with ReqMem '16?' and no TimelimitRaw (seen on the local cluster), which dropped the time
+    limit and the memory advice from the report; the whole row comes a moment later."""
+    answers = iter(["5|COMPLETED|0:0|0||0|2|16?||billing=2|1|\n", "5|COMPLETED|0:0|0|60|0|2|1G||billing=2|1|\n"])
+    fake(monkeypatch, sacct=lambda argv: next(answers))
+    effs, settled = efficiency.settled_report("5", sleep=lambda s: None)
+    assert settled and (effs[0].timelimit_s, effs[0].req_mem_mib) == (3600, 1024.0) and not effs[0].partial

@@ -649,3 +649,16 @@ def test_a_limit_accounting_has_not_shown_yet_is_read_from_the_kept_script(line,
     assert ("time limit" in wall) == (limit is not None), wall
     sacct_said = eff._replace(timelimit_s=1200)
     assert efficiency.with_job_files([sacct_said], lambda job_id, suffix: files.get(job_id + suffix))[0].timelimit_s == 1200
+
+
+@pytest.mark.parametrize("line, cores, nodes, mib", [("#SBATCH --mem=1G", 2, 1, 1024.0), ("#SBATCH --mem=1G", 2, 2, 2048.0),
+                                                     ("#SBATCH --mem-per-cpu=256M", 4, 1, 1024.0), ("#SBATCH --mem=0", 4, 1, None),
+                                                     ("#SBATCH --time=1:00:00", 1, 1, None)])
+def test_a_memory_request_accounting_has_not_shown_yet_is_read_from_the_kept_script(line, cores, nodes, mib):
+    """The same 22.05 row (ReqMem '16?') dropped the memory efficiency and advice."""
+    [row] = efficiency.parse("5|COMPLETED|0:0|0||0|2|16?||billing=2|1|\n")
+    assert row.partial and row.req_mem_mib is None and row.timelimit_s is None
+    eff = row._replace(cores=cores, nodes=nodes)
+    files = {"5_submission.sh": f"#!/bin/bash\n{line}\n"}
+    [completed] = efficiency.with_job_files([eff], lambda job_id, suffix: files.get(job_id + suffix))
+    assert completed.req_mem_mib == mib

@@ -331,3 +331,6 @@ def test_submit_from_a_host_that_is_no_login_node_still_refuses_a_missing_env(tm
     assert [f.level for f in job.check() if f.field == "environment.venv"] == ["warning"]
     with pytest.raises(SpecError, match="no virtualenv is built for this job"):
         job.submit()
+    monkeypatch.setattr(submit, "test_only", lambda *a, **k: (_ for _ in ()).throw(AssertionError("sbatch --test-only ran")))
+    with pytest.raises(SpecError, match="no virtualenv is built for this job"):   # a dry run refuses what submit refuses
+        job.test_only()

@@ -527,3 +527,20 @@ def test_a_watch_of_an_ending_job_the_controller_forgot_while_accounting_is_down
                   sleep=clock.sleep, clock=clock)
     final = list(watch)[-1]
     assert final["5"].state == "ENDING" and watch.forgotten == ["5"]
+
+
+def test_the_controllers_running_outranks_accountings_lagging_pending_in_one_poll():
+    """sacct said PENDING for a moment after the controller had started the job (seen on the local
+    cluster: status printed PENDING while raw sacct and squeue both said RUNNING a moment later)."""
+    slurm = FakeSlurm(sacct="5|PENDING|0:0|0|None assigned\n", squeue="5|RUNNING|0|0:02|node1|\n")
+    status = poll(["5"], run=slurm)["5"]
+    assert slurm.calls == ["sacct", "squeue"] and (status.state, status.source) == ("RUNNING", "squeue")
+
+
+def test_a_watch_never_shows_a_started_job_waiting_again_in_the_same_run():
+    """watch printed RUNNING, PENDING, RUNNING for one job with no requeue: a step back in one
+    run is a lagging answer; a requeue is a new run and shows PENDING (the requeue test above)."""
+    run = sequence("5|RUNNING|0:0|1|node1\n", "5|PENDING|0:0|0|None assigned\n||5|PENDING|0|0:00||0|\n",
+                   "5|RUNNING|0:0|3|node1\n", "5|COMPLETED|0:0|4|node1\n")
+    seen = [s["5"].state for s in Watch(["5"], run=run, sleep=lambda s: None)]
+    assert seen == ["RUNNING", "RUNNING", "RUNNING", "COMPLETED"]   # one a poll: no PENDING between

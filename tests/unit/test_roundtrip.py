@@ -191,3 +191,18 @@ def test_a_bare_number_in_a_free_comment_is_not_taken_for_a_count():
     assert "# note:" not in rewritten_text(original, old, new)
     said = rewritten_text(original.replace("2 epochs", "2 nodes"), old, new)
     assert said.startswith("# note: the comment '2 nodes, seed 4' states resources.nodes as before\n")
+
+
+@pytest.mark.parametrize("comment", ["two whole nodes", "2 Graham T4 nodes", "PyTorch DDP on 2 Graham T4 nodes"])
+def test_an_amount_with_words_before_its_unit_is_still_the_old_amount(comment):
+    """``nodes: 2 # two whole nodes`` kept its comment over ``nodes: 1``, and a free ``# PyTorch
+    DDP on 2 Graham T4 nodes`` was not named: up to two words may stand between an amount and its unit."""
+    old = {"name": "x", "resources": {"nodes": 2, "time": "1h"}}
+    new = {"name": "x", "resources": {"nodes": 1, "time": "1h"}}
+    field = rewritten_text(f"name: x\nresources:\n  nodes: 2   # {comment}\n  time: 1h\n", old, new)
+    assert comment not in field and "nodes: 1" in field
+    free = rewritten_text(f"# {comment}\nname: x\nresources: {{nodes: 2, time: 1h}}\n", old, new)
+    assert free.startswith("# note: the comment ") and "states resources.nodes as before" in free.splitlines()[0]
+    for other in ("2 epochs on 3 whole nodes", "one per OpenMP thread, two per node"):
+        kept = rewritten_text(f"# {other}\nname: x\nresources: {{nodes: 2, time: 1h}}\n", old, new)
+        assert kept.startswith(f"# {other}\n"), kept   # no note: it does not state 2 nodes

@@ -10,7 +10,7 @@ import pytest
 from slurmkit.api.functions import exit_file_lines
 from slurmkit.slurm.registry import RegistryError
 from slurmkit.slurm.slurmcli import SchedulerError
-from slurmkit.slurm.submit import sbatch_command, sbatch_once, submit_script
+from slurmkit.slurm.submit import never_connected, sbatch_command, sbatch_once, submit_script
 
 TIMED_OUT = "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation"
 
@@ -60,6 +60,26 @@ def test_a_controller_that_never_answers_says_the_job_may_exist_and_gives_the_to
         sbatch_once([str(sbatch)], "tok9", retry_for=0.0, sleep=lambda s: None, lookup=lookup)
     assert "the job may have been submitted (token tok9); `slurmkit status` adopts it" in caught.value.message
     assert caught.value.transient and _runs(tmp_path) == 1
+
+
+CONNECT_FAILED = "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)"
+
+
+def test_a_controller_sbatch_never_connected_to_made_no_job_and_the_error_says_so(tmp_path):
+    """With the controller down, sbatch could not connect at all: no request left this host, so
+    no job can exist. It used to say "the job may have been submitted", and its intent stayed
+    open for a day of warnings. A timed-out attempt keeps the doubt (the test above)."""
+    sbatch = _counting_sbatch(tmp_path, f'echo "{CONNECT_FAILED}" >&2; exit 1\n')
+
+    def lookup():
+        raise SchedulerError("squeue failed: Unable to contact slurm controller (connect failure)")
+
+    with pytest.raises(SchedulerError) as caught:
+        sbatch_once([str(sbatch)], "tok9", retry_for=0.0, sleep=lambda s: None, lookup=lookup)
+    assert "no job was submitted, as sbatch could not connect to it" in caught.value.message
+    assert not caught.value.transient and "may have been" not in caught.value.message
+    assert never_connected(CONNECT_FAILED) and never_connected("Connection refused")
+    assert not never_connected(TIMED_OUT) and not never_connected("Unable to contact slurm controller (Socket timed out)")
 
 
 def test_an_sbatch_that_succeeds_without_printing_an_id_is_looked_up_not_rerun(tmp_path):

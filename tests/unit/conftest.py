@@ -14,3 +14,11 @@ def no_account_in_the_environment(monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     for variable in [name for name in os.environ if name.startswith("SBATCH_")]:
         monkeypatch.delenv(variable)
+
+
+@pytest.fixture(autouse=True)
+def runtime_in_a_data_folder_of_the_tests_own(tmp_path_factory, monkeypatch):
+    """submit, new and render -o write slurmkit's runtime library into the data folder: the tests'
+    own, never the user's ~/.local/share."""
+    if not os.path.isabs(os.environ.get("XDG_DATA_HOME", "")) or "pytest" not in os.environ.get("XDG_DATA_HOME", ""):
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.getbasetemp() / "xdg-data"))

@@ -241,9 +241,8 @@ def render_env_build(plan: Plan, search_path: Optional[Sequence[Path]] = None) -
 def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]], mode: str = "file") -> str:
     import jinja2
 
-    from slurmkit.render.runtime import runtime
-
     from slurmkit.core.errors import SlurmkitError
+    from slurmkit.render.runtime import runtime
     from slurmkit.render.template_limits import gathered, time_limit
 
     env = _environment(search_path if search_path is not None else template_search_path())

@@ -8,8 +8,8 @@ import tarfile
 import pytest
 
 from slurmkit import Job
-from slurmkit.render.runtime import runtime
 from slurmkit.core.errors import SpecError
+from slurmkit.render.runtime import runtime
 from slurmkit.resolve.resolve import resolve
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping

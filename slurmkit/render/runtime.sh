@@ -42,13 +42,22 @@ _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, 
 # ---- The payload.
 
 slurmkit_run() {  # slurmkit_run COMMAND...: the payload, in the background so that signals reach the traps at once
+    _sk_restore_checkpoint
     if [ -n "$_sk_saves" ]; then _sk_write_started; fi
+    _sk_start_gpu_sampler
     # in a process group of its own, so that all it starts is stopped with it before the final copy
     if [ -n "$_sk_saves" ]; then set -m; fi
     "$@" &
     _sk_payload=$!
     if [ -n "$_sk_saves" ]; then set +m; fi
     wait "$_sk_payload"
+}
+
+slurmkit_activate() {  # slurmkit_activate VIRTUALENV: its activate script, read with `set -u` paused (it reads unset variables)
+    set +u
+    # shellcheck source=/dev/null
+    source "$1/bin/activate"
+    set -u
 }
 
 # ---- Outputs saved on every exit.
@@ -223,9 +232,13 @@ _sk_write_started() {  # what this run will save, for `slurmkit status` to name 
 
 # ---- The checkpoint: restored before the payload, saved while it runs and at the end.
 
-slurmkit_restore_checkpoint() {  # slurmkit_restore_checkpoint SOURCE DESTINATION SECONDS: DESTINATION copied to SOURCE, then saved back every SECONDS
+slurmkit_checkpoint() {  # slurmkit_checkpoint SOURCE DESTINATION SECONDS: DESTINATION restored to SOURCE before the payload (slurmkit_run), saved back every SECONDS
+    _sk_checkpoint=("$1" "$2" "$3")
+}
+_sk_restore_checkpoint() {  # the registered checkpoint copied in, then saved back every SECONDS while the payload runs
     local stale
-    _sk_checkpoint=("$1" "$2")
+    [ "${#_sk_checkpoint[@]}" != 0 ] || return 0
+    set -- "${_sk_checkpoint[@]}"
     _sk_recover "$2"  # a save cut short between its two renames left the previous one under another name: it comes back
     for stale in "$2".partial-*; do  # copies a killed job left half-made are removed (not one kept with its manifest)
         if [ -e "$stale" ] && [[ $stale != *.manifest ]] && [ ! -e "$stale.manifest" ]; then rm -rf -- "$stale"; fi
@@ -308,10 +321,13 @@ slurmkit_on_each_node() {  # slurmkit_on_each_node CORES COMMAND...: COMMAND (a 
 # The sampler samples the job's GPUs every $SLURMKIT_GPU_SAMPLE_INTERVAL s, in the background,
 # into <job>.gpu.<host>.csv beside the exit file, and is stopped before the exit file is written.
 
-slurmkit_sample_gpus() {  # slurmkit_sample_gpus nvidia-smi|rocm-smi INTERVAL [each-node]: starts the sampler (with slurmkit submit's log folder only)
+slurmkit_sample_gpus() {  # slurmkit_sample_gpus nvidia-smi|rocm-smi INTERVAL [each-node]: the sampler slurmkit_run starts before the payload
     export SLURMKIT_GPU_SAMPLE_INTERVAL=$2 SLURMKIT_GPU_TOOL=$1
-    [ -n "${SLURMKIT_JOB_DIR:-}" ] || return 0
-    if [ "${3:-}" = each-node ]; then
+    _sk_gpu_each_node=${3:-}
+}
+_sk_start_gpu_sampler() {  # (with slurmkit submit's log folder only: the samples go beside the exit file)
+    [ -n "${SLURMKIT_GPU_TOOL:-}" ] && [ -n "${SLURMKIT_JOB_DIR:-}" ] && [ -z "${_sk_gpu:-}" ] || return 0
+    if [ "${_sk_gpu_each_node:-}" = each-node ]; then
         # One per node: a step beside the payload step (--overlap) with one core; it keeps the GPUs of the job
         # in view, as a step does by default, so that nvidia-smi sees them through the cgroup.
         (
@@ -464,7 +480,9 @@ _sk_on_requeue_signal() {
 slurmkit_run_many_tasks() {  # the script's _sk_node_tasks on each node at once (GNU Parallel's there), then the tasks counted
     local rc=0
     export -f _sk_node_tasks _sk_node_share
+    _sk_restore_checkpoint
     if [ -n "$_sk_saves" ]; then _sk_write_started; fi
+    _sk_start_gpu_sampler
     if [ -n "$_sk_saves" ]; then set -m; fi  # in a process group of its own, so that all it starts is stopped with it before the final copy
     if ((SLURM_NNODES > 1)); then
         srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$((_sk_slots * ${SLURM_CPUS_PER_TASK:-1}))" \

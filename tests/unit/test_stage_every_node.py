@@ -59,7 +59,8 @@ def test_extraction_parallelism_is_read_from_slurm_at_run_time_on_a_ram_disk():
     assert f'slurmkit_stage_in extract-shards "${{SLURM_SUBMIT_DIR}}/d.pack" "${{SLURM_TMPDIR}}" {NODE_CORES}\n' in text
     assert f'"${{SLURM_TMPDIR}}/images" "${{SLURM_TMPDIR}}/.slurmkit/image-1.sqfs" {NODE_CORES}\n' in text
     on_disk = script(profile="nibi", kind="threaded", resources={"cpus_per_task": 8}, stage={"inputs": ["d.pack"]})
-    assert 'slurmkit_stage_in extract-shards "${SLURM_SUBMIT_DIR}/d.pack" "${SLURM_TMPDIR}" 1\n' in on_disk       # one extractor at a time on a disk (bench/staging.py)
+    # one extractor at a time on a disk (bench/staging.py)
+    assert 'slurmkit_stage_in extract-shards "${SLURM_SUBMIT_DIR}/d.pack" "${SLURM_TMPDIR}" 1\n' in on_disk
 
 
 @pytest.mark.parametrize("env, cores", [({"SLURM_CPUS_PER_TASK": "12", "SLURM_NTASKS_PER_NODE": "4"}, "48"),

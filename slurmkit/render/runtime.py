@@ -13,11 +13,13 @@ the data folder (here, or on the far cluster over the one connection), ``render 
 FILE, and ``render --standalone`` appends it to the script itself.
 """
 
+from __future__ import annotations
+
 import hashlib
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
 
+from slurmkit.core.records import Record
 from slurmkit.core.version import __version__
 
 #: what a script exits with when its runtime is missing or changed (EX_CONFIG: it cannot run as it is).
@@ -27,7 +29,7 @@ APPENDED_MARK = "# ---- slurmkit-runtime: appended by render --standalone"
 _SOURCE = Path(__file__).resolve().parent / "runtime.sh"
 
 
-class Runtime(NamedTuple):
+class Runtime(Record):
     """What a template needs of the library: its file name and hash, and which loader to write
     (``mode``: "file", the versioned file; "appended", render --standalone; "inline", the library
     itself in the script's fence, for verification's trace, which runs no file it did not make)."""

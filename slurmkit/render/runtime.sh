@@ -389,24 +389,24 @@ _sk_gpu_stop() {  # USR2 to the sampler (srun passes it on; a TERM it would answ
 
 # ---- Each process's place (distributed kinds): `srun ... bash -c '_sk_task "$@"' _sk_task COMMAND`.
 
-slurmkit_place_tasks() {  # slurmkit_place_tasks [ranks] [tf-config] [gpu=VARIABLE] [bind]: what _sk_task gives each process
+slurmkit_place_tasks() {  # slurmkit_place_tasks [ranks] [tf-config=FIRST_PORT] [gpu=VARIABLE] [bind]: what _sk_task gives each process
     local word
     export _sk_task_ranks="" _sk_task_gpu="" _sk_task_bind="" _sk_tf_workers=""
     for word in "$@"; do
         case $word in
             ranks) _sk_task_ranks=1 ;;
-            tf-config) _sk_tf_workers=$(_sk_tf_worker_list) ;;
+            tf-config=*) _sk_tf_workers=$(_sk_tf_worker_list "${word#tf-config=}") ;;
             gpu=*) _sk_task_gpu=${word#gpu=} ;;
             bind) _sk_task_bind=1 ;;
         esac
     done
     export -f _sk_task _sk_bind_share
 }
-_sk_tf_worker_list() {  # every task is a TensorFlow worker; SLURM places ranks node by node, in this host order. Each
+_sk_tf_worker_list() {  # _sk_tf_worker_list FIRST_PORT: every task is a TensorFlow worker; SLURM places ranks node by node, in this host order. Each
     local host i rank=0 workers=""  # worker has a port of its own, so that workers on hosts that share an address do not collide
     for host in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do
         for ((i = 0; i < ${SLURM_NTASKS_PER_NODE:-1}; i++)); do
-            workers+="${workers:+,}$host:$((MASTER_PORT + 1 + rank))"
+            workers+="${workers:+,}$host:$(($1 + 1 + rank))"
             rank=$((rank + 1))
         done
     done

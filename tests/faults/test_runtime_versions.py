@@ -4,6 +4,7 @@ runtime of another name beside the first; and a runtime changed after render is 
 exit 78 and one line in the job's log, before anything of the job runs."""
 
 import os
+import subprocess
 
 import pytest
 
@@ -47,10 +48,13 @@ def test_a_runtime_changed_after_render_is_refused_with_78_before_the_job_runs(t
     lib = tmp_path / runtime().name
     os.chmod(lib, 0o644)
     lib.write_text(lib.read_text().replace("exit 124", "exit 0"))
-    submission = sbatch(script, "--output", str(tmp_path / "%j.out"))
-    assert submission.returncode == 0, submission.stderr
-    row = wait_for_job(submission.job_id)
-    log = (tmp_path / f"{submission.job_id}.out").read_text()
+    # plain sbatch (the tests' helper would write the runtime beside the script again, whole)
+    done = subprocess.run(["sbatch", "--parsable", "--output", str(tmp_path / "%j.out"), str(script)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    job_id = done.stdout.strip().split(";")[0]
+    row = wait_for_job(job_id)
+    log = (tmp_path / f"{job_id}.out").read_text()
     assert (row["State"], row["ExitCode"]) == ("FAILED", f"{RUNTIME_EXIT_CODE}:0"), log
     (line,) = log.splitlines()
     assert str(lib) in line and "missing or changed" in line and "payload ran" not in log

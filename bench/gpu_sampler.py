@@ -75,7 +75,7 @@ def render() -> None:
             if sampler == "on":
                 interval = plan.gpu_sampler.interval_s
             path = OUT / f"{case}-{sampler}.sbatch"
-            path.write_text(job.render(warn=False))
+            path.write_text(job.render(warn=False, standalone=True))   # it runs where slurmkit is not installed
             print(path.relative_to(ROOT))
         directives = dict(plan.directives)
         tasks, cpus = int(directives["--ntasks-per-node"]), int(directives["--cpus-per-task"])

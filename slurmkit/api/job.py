@@ -157,13 +157,14 @@ class Job:
         return tuple(Finding(*f) for f in host_findings(self.spec, site, plan, self.base_dir(), log_folder, os.environ,
                                                         socket.gethostname()))
 
-    def render(self, profile: Optional[str] = None, warn: Optional[Warn] = None) -> str:
+    def render(self, profile: Optional[str] = None, warn: Optional[Warn] = None, standalone: bool = False) -> str:
         """The sbatch script; raises SpecError naming the first problem if there are errors.
 
         ``warn`` is called with each warning (a retired cluster's among them), which are
-        otherwise dropped: see check() for all findings.
+        otherwise dropped: see check() for all findings. ``standalone``: slurmkit's runtime
+        library is appended to the script, which then needs no file beside it.
         """
-        return render(self._plan(profile, warn))
+        return render(self._plan(profile, warn), standalone=standalone)
 
     def _plan(self, profile: Optional[str], warn: Optional[Warn]) -> Plan:
         """The resolved plan; warnings go to ``warn``, the first error is raised as a SpecError."""

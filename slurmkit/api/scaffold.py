@@ -73,7 +73,21 @@ def scaffold(name: str, profile: Optional[str] = None, kind: Optional[str] = Non
     written = [write_atomic(targets[0], _spec_text(targets[0], data, sizing_notes(job)), replace_link=force)]
     if with_tasks:
         written.append(write_atomic(task_file, EXAMPLE_TASKS[1]))
-    return written + [write_atomic(targets[1], script, PRIVATE_SCRIPT, replace_link=force)]
+    written.append(write_atomic(targets[1], script, PRIVATE_SCRIPT, replace_link=force))
+    _keep_runtime()
+    return written
+
+
+def _keep_runtime() -> None:
+    """The runtime library job.sbatch sources, in the data folder, so that `sbatch job.sbatch`
+    works too; where it cannot be written, `slurmkit submit` writes it (and says why it cannot)."""
+    from slurmkit.core.errors import SlurmkitError
+    from slurmkit.render.runtime import runtime_folder, write_runtime
+
+    try:
+        write_runtime(runtime_folder())
+    except SlurmkitError:
+        pass
 
 
 def _spec_text(path: Path, data: dict, notes: Dict[str, str]) -> str:

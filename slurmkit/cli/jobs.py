@@ -29,7 +29,7 @@ def _located(job, finding) -> str:
     return f"{where}: {finding.field}: {finding.message}"
 
 
-def _render_or_fail(job, profile):
+def _render_or_fail(job, profile, standalone=False):
     """Render, printing warnings to stderr; errors end the command with exit 2."""
     try:
         resolution = job.resolve(profile)
@@ -44,25 +44,41 @@ def _render_or_fail(job, profile):
     from slurmkit.render.render import render
 
     try:
-        return render(resolution.plan)
+        return render(resolution.plan, standalone=standalone)
     except SlurmkitError as error:  # a template that failed, or tried to leave the sandbox
         _fail(error)
 
 
 @click.command("render")
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the script here (atomically) instead of stdout.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Write the script here (atomically) instead of stdout, and slurmkit's runtime library beside it.")
+@click.option("--standalone", is_flag=True, help="Append slurmkit's runtime library to the script: one file that needs no other.")
 @PROFILE_OPTION
-def render_command(spec, output, profile):
+def render_command(spec, output, standalone, profile):
     """Render the sbatch script of a job spec."""
-    script = _render_or_fail(_load(spec), profile)
+    script = _render_or_fail(_load(spec), profile, standalone)
     if output:
         try:
             write_atomic(output, script, PRIVATE_SCRIPT)   # a link or a pipe at OUTPUT is refused: no --force here
+            if not standalone:
+                _write_runtime_beside(output)
         except SlurmkitError as error:
             _fail(error)
     else:
         verbatim(script)
+
+
+def _write_runtime_beside(output) -> None:
+    """The runtime library the script sources, beside it (sbatch run in that folder finds it in
+    $SLURM_SUBMIT_DIR) and in the data folder (found from anywhere), as submit writes it."""
+    from slurmkit.render.runtime import runtime_folder, write_runtime
+
+    write_runtime(Path(output).resolve().parent)
+    try:
+        write_runtime(runtime_folder())
+    except SlurmkitError:
+        pass   # beside the script is enough for it; submit says so if the data folder stays unwritable
 
 
 @click.command("check", cls=JsonCommand)

@@ -34,3 +34,9 @@ def state_folder(env: Optional[Mapping[str, str]] = None) -> Path:
 def cache_folder(env: Optional[Mapping[str, str]] = None) -> Path:
     """``$XDG_CACHE_HOME/slurmkit`` (default ``~/.cache/slurmkit``)."""
     return _xdg("XDG_CACHE_HOME", ".cache", env)
+
+
+def data_folder(env: Optional[Mapping[str, str]] = None) -> Path:
+    """``$XDG_DATA_HOME/slurmkit`` (default ``~/.local/share/slurmkit``): the runtime library's
+    versions, which job scripts read on the compute nodes."""
+    return _xdg("XDG_DATA_HOME", os.path.join(".local", "share"), env)

@@ -140,9 +140,18 @@ class _Builder:
         self.note(number, text, "kept", reason)
 
 
+def _without_runtime_run(text: str) -> str:
+    """A script slurmkit rendered starts its payload with ``slurmkit_run COMMAND`` (a function of
+    its runtime library): read as COMMAND, on the same line, so that its launcher is seen."""
+    import re
+
+    return re.sub(r"^slurmkit_run (?=\S)", "", text, flags=re.M)
+
+
 def import_script(text: str, name: Optional[str] = None, profile: Optional[str] = None) -> Imported:
     """Read an sbatch script; return the spec (as a mapping for job.yaml) and a note a line. A
     script that only submits a here-document (``sbatch <<EOT``) is read for that document."""
+    text = _without_runtime_run(text)
     submitted = _submitted_heredoc(text)
     if submitted is not None:
         return _import_submitted(text, submitted, name, profile)

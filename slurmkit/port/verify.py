@@ -462,11 +462,14 @@ def _part(event: Dict[str, Any], argv: Tuple[str, ...], user_lines: Optional[Tup
 
 def _user_lines(script: str) -> Tuple[int, ...]:
     """The lines of a script slurmkit rendered that run the job's own words: the payload, the
-    command before ``_sk_payload=$!`` (all its lines, up to the comment above it)."""
+    command ``slurmkit_run`` starts, or the command before ``_sk_payload=$!`` (all its lines, up
+    to the comment above it)."""
     lines = script.splitlines()
     found: List[int] = []
     for index, line in enumerate(lines):
-        if line.startswith("_sk_payload=$!") and index:
+        if line.startswith("slurmkit_run "):
+            found.append(index + 1)
+        elif line.startswith("_sk_payload=$!") and index:
             first = index - 1
             while first > 0 and lines[first - 1].strip() and not lines[first - 1].startswith("#"):
                 first -= 1
@@ -1011,7 +1014,7 @@ def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
         if resolution.plan is None:
             first = resolution.errors[0]
             raise NotVerified(f"the spec does not render on {site.name}: {first.field}: {first.message}")
-        return Rendered(render(resolution.plan), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
+        return Rendered(render(resolution.plan, inline=True), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
     except SlurmkitError as error:
         raise NotVerified(f"the spec does not render: {error}") from error
 

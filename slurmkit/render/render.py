@@ -214,10 +214,17 @@ def _environment(search_path: Sequence[Path]):
     return env
 
 
-def render(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
-    """The sbatch script for ``plan``: the template named after its kind, on the search path."""
+def render(plan: Plan, search_path: Optional[Sequence[Path]] = None, standalone: bool = False, inline: bool = False) -> str:
+    """The sbatch script for ``plan``: the template named after its kind, on the search path.
+    It sources slurmkit's runtime library (runtime.py) from a file; ``standalone``: the library
+    is appended to the script instead, which then needs no other file; ``inline``: the library
+    stands in the script where the file is sourced (verification traces such a script)."""
     from slurmkit.core.kinds import KINDS
-    return _render(KINDS[plan.kind].script_template, plan, search_path)
+    from slurmkit.render.runtime import appended
+
+    mode = "inline" if inline else "appended" if standalone else "file"
+    script = _render(KINDS[plan.kind].script_template, plan, search_path, mode)
+    return appended(script) if mode == "appended" else script
 
 
 def render_setup(plan: Plan, search_path: Optional[Sequence[Path]] = None) -> str:
@@ -231,10 +238,11 @@ def render_env_build(plan: Plan, search_path: Optional[Sequence[Path]] = None) -
     return _render("envbuild.sh.j2", plan, search_path)
 
 
-def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]]) -> str:
+def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]], mode: str = "file") -> str:
     import jinja2
 
     from slurmkit.core.errors import SlurmkitError
+    from slurmkit.render.runtime import runtime
     from slurmkit.render.template_limits import gathered, time_limit
 
     env = _environment(search_path if search_path is not None else template_search_path())
@@ -242,7 +250,7 @@ def _render(name: str, plan: Plan, search_path: Optional[Sequence[Path]]) -> str
     try:
         template = env.get_template(name)
         with time_limit():   # a template is code from the current folder: bounded in time and size
-            return gathered(template.generate(plan=plan))
+            return gathered(template.generate(plan=plan, runtime=runtime()._replace(mode=mode)))
     except SlurmkitError:
         raise
     except (jinja2.TemplateError, Exception) as error:   # MemoryError, RecursionError, TypeError...: one line

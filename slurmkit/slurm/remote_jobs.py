@@ -261,6 +261,7 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
                      after=",".join(after) or None, remote=conn.remote.target, args=list(args) or None)
     try:
         _write_script(conn, script, script_text)
+        write_far_runtime(conn)
         record_intent(planned)
     except SlurmkitError as error:
         _undo(conn, error, made, script)
@@ -280,6 +281,24 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     finally:
         _keep_script(conn, script, f"{logs}/{job_id}_submission.sh")
     return handle
+
+
+#: the far side writes the runtime into its data folder, where the job's script looks for it
+#: (render/runtime.py): kept if whole, else written beside and renamed, never half there.
+_WRITE_RUNTIME = ('d="${XDG_DATA_HOME:-$HOME/.local/share}/slurmkit/runtime" && mkdir -p "$d" && '
+                  'if echo "$2  $d/$1" | sha256sum --status -c 2> /dev/null; then cat > /dev/null; '
+                  'else cat > "$d/.$1.$$" && mv -f "$d/.$1.$$" "$d/$1"; fi')
+
+
+def write_far_runtime(conn: Connection) -> None:
+    """slurmkit's runtime library in the cluster's data folder, over the one connection."""
+    from slurmkit.render.runtime import runtime
+
+    lib = runtime()
+    result = conn.run(["sh", "-c", _WRITE_RUNTIME, "sh", lib.name, lib.sha256], input=lib.text)
+    if result.returncode != 0:
+        raise RemoteError(f"nothing was submitted: cannot write slurmkit's runtime {lib.name} into the data folder on "
+                          f"{conn.remote.host}: {scheduler_reason(result.stderr)}")
 
 
 def _write_script(conn: Connection, script: str, text: str) -> None:

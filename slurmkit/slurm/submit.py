@@ -556,6 +556,19 @@ def _sbatch_recorded(planned: Submission, argv: Sequence[str], workdir: Optional
         raise
 
 
+def write_runtime_for(script_text: str) -> None:
+    """The runtime library the script sources, in the data folder (render/runtime.py), where the
+    job finds it; a script of another slurmkit version names its own, written when it was."""
+    from slurmkit.render.runtime import runtime, runtime_folder, write_runtime
+
+    if runtime().name not in script_text:
+        return
+    try:
+        write_runtime(runtime_folder())
+    except SlurmkitError as error:
+        raise SubmitError(f"nothing was submitted: cannot write slurmkit's runtime: {error.message}") from None
+
+
 def submit_script(script_text: str, folder: Folder, name: str, profile: str, array_size: Optional[int] = None,
                   spec: Optional[str] = None, after: Sequence[str] = (), after_type: str = "ok", workdir: Optional[Folder] = None,
                   chain: Optional[Tuple[Optional[str], int, int]] = None,
@@ -591,6 +604,7 @@ def submit_script(script_text: str, folder: Folder, name: str, profile: str, arr
                      rerun_of=rerun_of, sweep=part[0] if part else None, offset=part[1] if part else None,
                      parts=part[2] if part else None)
     make_log_folders(patterns)
+    write_runtime_for(script_text)
     script = _write_script(folder, name, token[:8], script_text)
     try:
         job_id = _sbatch_recorded(planned, sbatch_command(script, folder, array_size is not None, after, after_type, token=token,

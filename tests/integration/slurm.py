@@ -82,6 +82,12 @@ class Submission:
 
 
 def sbatch(script: Path, *args: str) -> Submission:
+    """sbatch SCRIPT in its folder, as a user runs it; a script slurmkit rendered finds its runtime
+    beside it, as `slurmkit render -o` leaves it."""
+    from slurmkit.render.runtime import runtime, write_runtime
+
+    if runtime().name in script.read_text(errors="replace"):
+        write_runtime(script.parent)
     result = subprocess.run(["sbatch", "--parsable", *args, str(script)], cwd=script.parent, capture_output=True, text=True, timeout=60)
     return Submission(result.returncode, result.stdout.strip().split(";")[0], result.stderr)
 

@@ -25,6 +25,7 @@ import yaml
 
 from slurmkit import Job
 from slurmkit.core.errors import SpecError
+from slurmkit.render.runtime import write_runtime
 from tests.integration.slurm import wait_for_job
 
 PROFILE = textwrap.dedent("""\
@@ -84,6 +85,7 @@ def test_before_env_build_the_job_is_refused_and_its_script_stops_with_one_line(
         job.submit()
     script = project / "job.sbatch"
     script.write_text(job.render())
+    write_runtime(project)   # as `slurmkit render -o` leaves it beside the script
     submitted = subprocess.run(["sbatch", "--parsable", str(script)], cwd=project, capture_output=True, text=True, timeout=60)
     assert submitted.returncode == 0, submitted.stderr
     job_id = submitted.stdout.strip().split(";")[0]

@@ -25,3 +25,11 @@ def no_account_in_the_environment(monkeypatch):
 def no_cluster_told_by_the_environment(monkeypatch):
     for variable in ("SLURM_CONF", "CC_CLUSTER", "SLURM_CLUSTER_NAME"):
         monkeypatch.delenv(variable, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def runtime_in_a_data_folder_of_the_tests_own(tmp_path_factory, monkeypatch):
+    """submit, new and render -o write slurmkit's runtime library into the data folder: the tests'
+    own, never the user's ~/.local/share."""
+    if not os.path.isabs(os.environ.get("XDG_DATA_HOME", "")) or "pytest" not in os.environ.get("XDG_DATA_HOME", ""):
+        monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.getbasetemp() / "xdg-data"))

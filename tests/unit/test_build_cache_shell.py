@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from slurmkit.api.job import Job
+from slurmkit.render.runtime import runtime
 
 FAKE_PIP = """#!/bin/bash
 echo "pip $*" >> "$PIP_LOG"
@@ -23,11 +24,13 @@ exit 0
 
 
 def _build_function() -> str:
+    """slurmkit_build of the runtime library, which the script calls with its profile and pip's options."""
     script = Job(name="b", kind="mpi", profile="local", account="def-a",
                  resources={"time": "1h", "nodes": 2, "tasks_per_node": 2},
                  environment={"modules": ["openmpi/4.1.5"], "venv": {"packages": ["numpy"]}, "builds": ["mpi4py"]},
                  launch={"command": "python a.py"}).render()
-    return re.search(r"^_sk_build\(\) \{\n.*?^\}\n", script, re.S | re.M).group(0)
+    assert "slurmkit_build local '' 'setuptools wheel cython' mpi4py mpi4py " in script
+    return re.search(r"^slurmkit_build\(\) \{.*?^\}\n", runtime().text, re.S | re.M).group(0)
 
 
 def _run(tmp_path: Path, fails: bool) -> subprocess.CompletedProcess:
@@ -38,7 +41,7 @@ def _run(tmp_path: Path, fails: bool) -> subprocess.CompletedProcess:
     (bin_dir / "python").symlink_to(sys.executable) if not (bin_dir / "python").exists() else None
     marker = tmp_path / "fail"
     marker.touch() if fails else marker.unlink(missing_ok=True)
-    body = _build_function() + '_sk_build_requires=(cython)\n_sk_build mpi4py mpi4py "$CACHE" "pass" MPICC=mpicc\n'
+    body = _build_function() + 'slurmkit_build local "" cython mpi4py mpi4py "$CACHE" "pass" MPICC=mpicc\n'
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PIP_LOG": str(tmp_path / "pip.log"),
            "PIP_FAILS": str(marker), "CACHE": str(tmp_path / "cache")}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", body], env=env, capture_output=True, text=True)

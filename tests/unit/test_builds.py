@@ -43,7 +43,7 @@ def test_a_build_job_from_options_installs_the_framework_and_fits_the_site():
 def test_build_print_shows_the_script_and_submits_nothing():
     result = run("build", "mpi4py", "--profile", "local", "--account", "def-test", "--print")
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("#!/bin/bash\n") and "_sk_build mpi4py mpi4py" in result.output
+    assert result.output.startswith("#!/bin/bash\n") and "slurmkit_build " in result.output and " mpi4py mpi4py " in result.output
 
 
 def test_build_with_nothing_to_build_is_one_line_of_bad_input():

@@ -9,6 +9,16 @@ import pytest
 from click.testing import CliRunner
 
 from slurmkit.cli.main import main
+from slurmkit.render.runtime import runtime
+
+SERIAL_SPEC = """
+    name: job
+    profile: local
+    account: def-someprof
+    resources:
+      time: 1h
+    launch: python main.py
+"""
 
 GPU_SPEC = """
     name: train
@@ -30,6 +40,7 @@ def controlled_environment(tmp_path, monkeypatch):
     for name in ("SLURMKIT_PROFILE", "CC_CLUSTER", "SLURM_CLUSTER_NAME", "SBATCH_ACCOUNT", "SLURM_ACCOUNT", "NO_COLOR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
 
 
 def run(*args):
@@ -233,7 +244,32 @@ def test_render_to_a_file_writes_it_executable_and_leaves_no_temporary_file(tmp_
     script = tmp_path / "out" / "train.sbatch"
     assert script.read_text().startswith("#!/bin/bash\n")
     assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables
-    assert os.listdir(tmp_path / "out") == ["train.sbatch"]
+    assert sorted(os.listdir(tmp_path / "out")) == sorted(["train.sbatch", runtime().name])   # the runtime it sources, beside it
+
+
+def test_render_standalone_carries_the_runtime_and_runs_with_no_file_beside_it(tmp_path):
+    """render --standalone appends the library: the script alone runs (here: bash, no SLURM), and
+    one whose appended library was edited is refused with the runtime's exit code."""
+    import subprocess
+
+    result = run("render", write_spec(SERIAL_SPEC), "--standalone", "-o", "alone/job.sbatch")
+    assert result.exit_code == 0, result.output
+    assert os.listdir(tmp_path / "alone") == ["job.sbatch"]
+    script = tmp_path / "alone" / "job.sbatch"
+    assert script.read_text().endswith(runtime().text)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "nohome"), "SLURMKIT_JOB_DIR": str(tmp_path), "SLURM_JOB_ID": "7"}
+    stand_in = tmp_path / "bin"
+    stand_in.mkdir()
+    for name in ("module", "python"):
+        (stand_in / name).write_text("#!/bin/sh\n")
+        (stand_in / name).chmod(0o755)
+    env["PATH"] = f"{stand_in}:{env['PATH']}"
+    done = subprocess.run(["bash", str(script)], env=env, cwd=tmp_path / "alone", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "7.exit").read_text() == "0\n"
+    script.write_text(script.read_text().replace("slurmkit: saved", "slurmkit: kept"))
+    done = subprocess.run(["bash", str(script)], env=env, cwd=tmp_path / "alone", capture_output=True, text=True, timeout=60)
+    assert done.returncode == runtime().exit_code and "render --standalone" in done.stderr
 
 
 def test_render_with_errors_leaves_an_existing_output_untouched():

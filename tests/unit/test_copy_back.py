@@ -18,6 +18,7 @@ import time
 import pytest
 
 from slurmkit import Job
+from slurmkit.render.runtime import runtime, write_runtime
 
 BASH = shutil.which("bash")
 REAL_CP = shutil.which("cp")
@@ -51,6 +52,7 @@ class Run:
         self.bin = tmp_path / "bin"
         for folder in (self.submit, self.node, self.jobs, self.bin):
             folder.mkdir()
+        write_runtime(self.submit)   # as slurmkit submit writes it (the script looks in $SLURM_SUBMIT_DIR first)
         (self.bin / "module").write_text("#!/bin/sh\n")    # the local profile loads modules; none here
         (self.bin / "module").chmod(0o755)
 
@@ -291,7 +293,7 @@ def test_the_periodic_checkpoint_save_is_stopped_before_the_final_one(tmp_path):
 @pytest.mark.parametrize("size, text", [(0, "0 B"), (1023, "1023 B"), (65536, "64 KiB"), (1 << 20, "1 MiB"), (1536 << 20, "1.5 GiB"),
                                         (1048474, "1023.9 KiB")])
 def test_sizes_in_a_reason_read_as_a_person_would_write_them(tmp_path, size, text):
-    script = _render(tmp_path, "true").read_text()
+    script = runtime().text
     start = script.index("_sk_bytes() {")
     function = script[start:script.index("\n}\n", start) + 3]
     result = subprocess.run([BASH, "-c", f"{function}_sk_bytes {size}"], capture_output=True, text=True, check=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from slurmkit.render.render import render
+from slurmkit.render.runtime import write_runtime
 from slurmkit.spec.spec import load_spec
 
 from .test_resolve import directives, job, only_error
@@ -48,7 +49,7 @@ def test_lightning_runs_one_srun_task_per_gpu_with_the_requeue_directives():
     assert p.rendezvous and p.master_env and not p.ranks_from_slurm and p.requeue_lead_s == 90
     assert env(r)["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
     text = render(r.plan)
-    assert "export MASTER_ADDR MASTER_PORT" in text and "trap _sk_on_requeue_signal USR1" in text
+    assert "export MASTER_ADDR=" in text and " MASTER_PORT=" in text and "\nslurmkit_lightning_requeue 90\n" in text
 
 
 def test_lightning_on_a_one_minute_job_is_told_half_way():
@@ -61,7 +62,7 @@ def test_lightnings_lead_is_stage_lead_where_the_spec_gives_one():
     accepted and ignored (extra --signal is refused, rightly: it would contradict the trap's lead)."""
     r = job("fir", {"gpus": "h100:4", "nodes": 8, "time": "2d"}, kind="lightning", stage={"lead": "10m"})
     assert directives(r)["--signal"] == "B:USR1@600" and r.plan.distributed.requeue_lead_s == 600
-    assert "sleep 600 >" in render(r.plan)
+    assert "\nslurmkit_lightning_requeue 600\n" in render(r.plan)
     error = only_error(job("fir", {"gpus": "h100:4", "time": "5m"}, kind="lightning", stage={"lead": "6m"}))
     assert error.field == "stage.lead" and "leaves no time to run" in error.message
 
@@ -131,7 +132,7 @@ def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_
     assert '--machine_rank="$SLURM_NODEID"' in launch and "--mixed_precision=bf16" in launch and launch[-1] == "--no_python"
     assert "ACCELERATE_USE_CPU" not in env(r)
     text = render(r.plan)
-    assert "bash -c '_sk_node_launch \"$@\"' _sk_node_launch python t.py &" in text   # SLURM_NODEID expands in each node's task
+    assert "bash -c '_sk_node_launch \"$@\"' _sk_node_launch python t.py\n" in text   # SLURM_NODEID expands in each node's task
 
 
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):
@@ -169,6 +170,7 @@ def _lightning_script(tmp_path: Path) -> Path:
             launch={"command": f"python3 {tmp_path}/payload.py"})
     script = tmp_path / "job.sh"
     script.write_text(render(r.plan))
+    write_runtime(tmp_path)   # as slurmkit submit writes it (the script looks in $SLURM_SUBMIT_DIR, then here: cwd)
     return script
 
 

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from slurmkit.api.job import Job
+from slurmkit.render.runtime import runtime
 
 from .test_resolve import job, warnings_of
 
@@ -20,10 +21,10 @@ def _script(kind, launcher="", profile="narval", nodes=2, modules=(), view="own"
 
 
 def _wrapper(script: str) -> str:
-    """The _sk_task function of a rendered script, as bash source."""
-    match = re.search(r"^_sk_task\(\) \{\n.*?^\}\n", script, re.S | re.M)
+    """The runtime's _sk_task, placed as the script's slurmkit_place_tasks line says, as bash source."""
+    match = re.search(r"^slurmkit_place_tasks.*\n", script, re.M)
     assert match, script
-    return match.group(0)
+    return runtime().text + match.group(0)
 
 
 def _run_task(script: str, **variables) -> subprocess.CompletedProcess:
@@ -46,9 +47,9 @@ def test_each_kind_that_starts_one_process_per_gpu_binds_by_its_launchers_local_
     resolution = job("narval", {"gpus": "a100:4", "nodes": nodes}, kind=kind, launch=launch)
     assert resolution.plan.distributed.gpu_rank == variable
     script = _script(kind, launcher, nodes=nodes)
-    assert f"    local gpus rank=${{{variable}:-}}\n" in script
-    launch = next(line for line in script.splitlines() if line.endswith("python train.py &"))
-    assert " bash -c '_sk_task \"$@\"' _sk_task python train.py &" in launch     # every process goes through the wrapper
+    assert re.search(rf"^slurmkit_place_tasks .*gpu={variable}( |$)", script, re.M)
+    launch = next(line for line in script.splitlines() if line.startswith("slurmkit_run "))
+    assert launch.endswith(" bash -c '_sk_task \"$@\"' _sk_task python train.py")     # every process goes through the wrapper
 
 
 @pytest.mark.parametrize("kind, launcher", [("tf-multiworker", ""), ("ddp", ""), ("multigpu", "torchrun"), ("horovod", "srun"),
@@ -61,7 +62,7 @@ def test_tf_workers_see_their_own_gpu_and_pytorch_and_horovod_ranks_the_nodes_by
                      launch={"command": "python t.py", **({"launcher": launcher} if launcher else {})})
     distributed = resolution.plan.distributed
     assert (distributed.gpu_rank if distributed else "") == ("SLURM_LOCALID" if kind == "tf-multiworker" else "")
-    assert ("has no GPU of its own" in _script(kind, launcher, nodes=nodes, view=None,
+    assert (" gpu=SLURM_LOCALID" in _script(kind, launcher, nodes=nodes, view=None,
                                                modules=("openmpi/4.1.5",) if launcher == "mpirun" else ())) == (kind == "tf-multiworker")
 
 
@@ -99,8 +100,9 @@ def test_torchrun_ranks_get_their_gpu_before_their_share_of_the_cpus():
     script = _script("multigpu", "torchrun", nodes=1)
     done = _run_task(script, LOCAL_RANK="1", LOCAL_WORLD_SIZE="4", CUDA_VISIBLE_DEVICES="0,1,2,3")
     assert done.stdout == "gpus=1\n", done.stderr
-    body = _wrapper(script)
-    assert body.index("CUDA_VISIBLE_DEVICES=${gpus[rank]}") < body.index("exec taskset")
+    body = re.search(r"^_sk_task\(\) \{.*?^\}\n", runtime().text, re.S | re.M).group(0)
+    assert body.index("CUDA_VISIBLE_DEVICES=${gpus[rank]}") < body.index("_sk_bind_share")
+    assert re.search(r"^slurmkit_place_tasks .*gpu=LOCAL_RANK bind$", script, re.M)
 
 
 def test_one_gpu_per_node_stays_with_the_nodes_only_task():

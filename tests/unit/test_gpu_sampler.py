@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from slurmkit import Job
+from slurmkit.render.runtime import runtime
 from slurmkit.resolve.gpusampler import interval_s
 
 STAND_INS = Path(__file__).resolve().parents[1] / "stand_ins"
@@ -34,40 +35,43 @@ def test_the_interval_is_about_300_samples_over_the_limit_between_1_and_60_s(lim
 @pytest.mark.parametrize("time, interval", [("10m", 2), ("3h", 36), ("1m", 1), ("2d", 60)])
 def test_the_script_exports_the_interval_resolve_chose_from_the_time_limit(time, interval):
     script = _job(time=time).render()
-    assert f"export SLURMKIT_GPU_SAMPLE_INTERVAL={interval}\n" in script
+    assert f"slurmkit_sample_gpus nvidia-smi {interval}\n" in script
     assert _job(time=time).resolve().plan.gpu_sampler.interval_s == interval
 
 
 def test_a_job_with_gpus_samples_them_by_default_and_monitor_gpu_false_turns_it_off():
     on = _job().render()
-    assert "_sk_gpu_sample &" in on and "nvidia-smi --query-gpu=timestamp,index,uuid,name,utilization.gpu," in on
+    assert "slurmkit_sample_gpus nvidia-smi " in on
+    assert "nvidia-smi --query-gpu=timestamp,index,uuid,name,utilization.gpu," in runtime().text
     assert "Off: `monitor: {gpu: false}`" in on                   # the script says how to turn it off
-    assert "_sk_gpu" not in _job(monitor={"gpu": False}).render()
-    assert "_sk_gpu" not in _job(kind="serial", gpus=None).render()     # no GPUs: nothing to sample
+    assert "slurmkit_sample_gpus" not in _job(monitor={"gpu": False}).render()
+    assert "slurmkit_sample_gpus" not in _job(kind="serial", gpus=None).render()     # no GPUs: nothing to sample
     assert _job(monitor={"gpu": True}).render() == on
 
 
 def test_the_sampler_is_stopped_in_the_exit_trap_before_outputs_are_saved_and_the_exit_file_is_written():
     script = _job(stage={"outputs": [{"from": "out", "to": "saved"}]}).render()
-    trap = script[script.index("_sk_on_exit() {"):]
+    library = runtime().text
+    trap = library[library.index("_sk_on_exit() {"):]
     assert trap.index("_sk_gpu_stop") < trap.index("_sk_copy_back") < trap.index('"$file.partial"')
     # started after the traps are set, before the payload
-    assert script.index("trap _sk_on_exit EXIT") < script.index("_sk_gpu_sample &") < script.index("_sk_payload=$!")
+    assert script.index("slurmkit_exit_file") < script.index("slurmkit_sample_gpus") < script.index("slurmkit_run ")
 
 
 def test_amd_node_types_are_sampled_with_rocm_smi():
     script = _job(profile="nibi", gpus="mi300a:4").render()
-    assert "rocm-smi --showuse" in script and "nvidia-smi --query-gpu" not in script
+    assert "slurmkit_sample_gpus rocm-smi " in script and "nvidia-smi" not in script
     nvidia = _job(profile="nibi", gpus="h100:1").render()
-    assert "nvidia-smi --query-gpu" in nvidia and "rocm-smi" not in nvidia
+    assert "slurmkit_sample_gpus nvidia-smi " in nvidia and "rocm-smi" not in nvidia
 
 
 def test_a_multi_node_job_runs_one_sampler_per_node_in_an_overlapping_step():
     multi = _job(kind="ddp", gpus="p100:2", nodes=2).render()
+    assert re.search(r"\nslurmkit_sample_gpus nvidia-smi \d+ each-node\n", multi)
     assert re.search(r'srun --overlap --nodes="\$SLURM_NNODES" --ntasks="\$SLURM_NNODES" --ntasks-per-node=1 '
-                     r'--cpus-per-task=1 --mem=0 \\\n\s+bash -c _sk_gpu_sample &', multi)
+                     r'--cpus-per-task=1 --mem=0 \\\n\s+bash -c _sk_gpu_sample', runtime().text)
     single = _job(kind="multigpu", gpus="p100:2").render()
-    assert "srun --overlap" not in single and "    _sk_gpu_sample &\n" in single
+    assert "each-node" not in single and re.search(r"\nslurmkit_sample_gpus nvidia-smi \d+\n", single)
 
 
 @pytest.mark.parametrize("fields", [dict(), dict(kind="ddp", gpus="p100:2", nodes=2),
@@ -81,7 +85,9 @@ def test_scripts_with_the_sampler_pass_bash_n_and_shellcheck(tmp_path, fields):
 
 
 def _sampler_function(script: str) -> str:
-    return re.search(r"^_sk_gpu_sample\(\) \{.*?^\}\n", script, re.S | re.M).group(0)
+    """The runtime's sampler, with the tool the script asks for."""
+    tool = re.search(r"^slurmkit_sample_gpus (\S+) ", script, re.M).group(1)
+    return runtime().text + f"export SLURMKIT_GPU_TOOL={tool}\n"
 
 
 def _run_sampler(tmp_path, script, path_dirs, run_s=2.5, env=None):
@@ -164,7 +170,7 @@ def test_slurmkit_import_still_finds_the_payload_of_a_script_with_the_amd_sample
 
     on, off = imported(True), imported(False)
     assert (on["kind"], on["resources"], on["launch"]) == (off["kind"], off["resources"], off["launch"])
-    assert "python train.py" in on["launch"]["shell"]
+    assert "python train.py" in str(on["launch"])
 
 
 def test_the_environment_scripts_of_a_gpu_job_start_no_sampler():
@@ -174,4 +180,4 @@ def test_the_environment_scripts_of_a_gpu_job_start_no_sampler():
 
     plan = _job().resolve().plan
     assert plan.gpu_sampler is not None
-    assert "_sk_gpu" not in render_setup(plan) and "_sk_gpu" not in render_env_build(plan)
+    assert "\nslurmkit_sample_gpus " not in render_setup(plan) + render_env_build(plan)

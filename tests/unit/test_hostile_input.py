@@ -734,11 +734,11 @@ def test_tilde_and_home_variables_in_stage_paths_render_as_the_shell_would_read_
     script = Job(**spec_of(stage={"inputs": ["~/d.tar", {"from": "$SCRATCH/x", "to": "x"}, "rel/y"],
                                   "outputs": [{"from": "out", "to": "~/scratch/run-$SLURM_JOB_ID"}],
                                   "checkpoint": {"from": "ck", "to": "$PROJECT/$USER/ck"}})).render()
-    assert 'tar -b 2048 -xf "${HOME}/d.tar" -C "${SLURM_TMPDIR}"' in script
-    assert 'cp -rT -- "${SCRATCH}/x" "${SLURM_TMPDIR}/x"' in script
-    assert 'cp -r -- "${SLURM_SUBMIT_DIR}/rel/y" "${SLURM_TMPDIR}"/' in script
-    assert '_sk_save "${SLURM_TMPDIR}/out" "${HOME}/scratch/run-${SLURM_JOB_ID}"' in script
-    assert '_sk_save "${SLURM_TMPDIR}/ck" "${PROJECT}/${USER}/ck" replace' in script
+    assert 'slurmkit_stage_in extract "${HOME}/d.tar" "${SLURM_TMPDIR}"\n' in script
+    assert 'slurmkit_stage_in copy-as "${SCRATCH}/x" "${SLURM_TMPDIR}/x"\n' in script
+    assert 'slurmkit_stage_in copy "${SLURM_SUBMIT_DIR}/rel/y" "${SLURM_TMPDIR}"\n' in script
+    assert ' "${SLURM_TMPDIR}/out" "${HOME}/scratch/run-${SLURM_JOB_ID}"\n' in script      # slurmkit_save_on_exit's pair
+    assert 'slurmkit_checkpoint "${SLURM_TMPDIR}/ck" "${PROJECT}/${USER}/ck" ' in script
     assert "/~" not in script
 
 

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 
 from slurmkit import Job
+from slurmkit.render.runtime import runtime
 from slurmkit.resolve.staging import pack
 
 
@@ -16,9 +17,8 @@ def _image_function(tmp_path):
     job = Job(name="s", profile="nibi", account="def-x", resources={"time": "1h"}, launch="true",
               stage={"inputs": [{"from": "shots.sqfs", "to": "shots"}]})
     script = job.render(warn=False)
-    (function,) = re.findall(r"^_sk_image\(\) \{.*?^\}$", script, flags=re.S | re.M)
-    (call,) = re.findall(r"^    (_sk_image mount .*)$", script, flags=re.M)
-    return function, call
+    (call,) = re.findall(r"^(slurmkit_stage_in mount-image .*)$", script, flags=re.M)
+    return runtime().text, call
 
 
 def _run(tmp_path, path_dir):

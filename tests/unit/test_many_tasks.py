@@ -188,7 +188,7 @@ def test_the_script_takes_its_counts_from_slurm_and_keeps_the_joblog_beside_the_
     assert '_sk_slots="${SLURM_NTASKS_PER_NODE:-1}"' in text and 'parallel --jobs "$_sk_slots"' in text
     assert '_sk_joblog="${SLURM_SUBMIT_DIR}/sweep.joblog"' in text and "SLURM_TMPDIR" not in text.split("_sk_joblog=")[1].split("\n")[0]
     assert '--resume-failed' in text and '--resume ' not in text
-    assert 'srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1' in text
+    assert "\nslurmkit_run_many_tasks " in text   # (srun, one task per node, where the job has several: tests/runtime)
     assert "--quote -- python simulate.py --seed \"{}\"" in text
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from slurmkit import Job
 from slurmkit.core.errors import SpecError
+from slurmkit.render.runtime import runtime
 from slurmkit.resolve.resolve import resolve
 from slurmkit.sites.profiles import load_profile
 from slurmkit.spec.spec import spec_from_mapping
@@ -130,9 +131,9 @@ def _script(tmp_path, setrpaths=None):
 
 
 def _unpack_function(script):
-    """The script's _sk_unpack_nccl and its call, run alone."""
-    body = re.search(r"^_sk_unpack_nccl\(\) \{\n.*?^\}\n_sk_unpack_nccl .*?\nexport LD_LIBRARY_PATH=.*?\n", script, re.S | re.M).group()
-    return "set -euo pipefail\nSLURM_SUBMIT_DIR=$PWD\n" + body + 'echo "LD=${LD_LIBRARY_PATH:-}"\n'
+    """The script's call of the runtime's slurmkit_unpack_nccl, run alone with the runtime."""
+    body = re.search(r"^slurmkit_unpack_nccl .*?\nexport LD_LIBRARY_PATH=.*?\n", script, re.S | re.M).group()
+    return "set -euo pipefail\nSLURM_SUBMIT_DIR=$PWD\n" + runtime().text + body + 'echo "LD=${LD_LIBRARY_PATH:-}"\n'
 
 
 def _tarball(folder, name=TARBALL, layout=True, second_folder=False, library_link=None):
@@ -174,7 +175,7 @@ def test_the_unpack_runs_once_with_setrpaths_and_is_renamed_whole(tmp_path, monk
 def test_a_tarball_without_nccls_layout_stops_the_job_and_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     script = _script(tmp_path)
-    assert "setrpaths" not in script.split("_sk_unpack_nccl()")[1].split("\n}\n")[0]   # the local profile has none
+    assert "setrpaths" not in re.search(r"^slurmkit_unpack_nccl .*$", script, re.M).group()   # the local profile has none
     _tarball(tmp_path, layout=False)
     run = subprocess.run(["bash", "-c", _unpack_function(script)], capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 1

@@ -46,3 +46,10 @@ def test_every_file_of_the_bundled_folders_is_package_data():
     for folder, package in (("templates", "slurmkit.templates"), ("site_profiles", "slurmkit.site_profiles"), ("docs", "slurmkit.docs")):
         missing = [p.name for p in (ROOT / folder).iterdir() if p.is_file() and p.suffix != ".py" and not covered(package, p.name, table)]
         assert missing == [], folder
+
+
+def test_the_runtime_library_job_scripts_source_is_package_data():
+    """Every rendered script sources slurmkit/render/runtime.sh (by its versioned name): an install
+    without it could write no runtime, and every job would stop at its check."""
+    assert covered("slurmkit", "render/runtime.sh", declared())
+    assert (ROOT / "slurmkit" / "render" / "runtime.sh").is_file()

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from slurmkit.api.job import Job
 from slurmkit.render.render import render
+from slurmkit.render.runtime import write_runtime
 
 HARNESS = ("import json, os, sys; print(json.dumps({'argv': sys.argv[1:], "
            "'env': {k: v for k, v in os.environ.items() if k.startswith('SK_')}}))")
@@ -98,6 +99,7 @@ def run_script(script: str, tools: Path, task: int = 0, extra_env=None) -> dict:
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         (work / "job.sbatch").write_text(script, encoding="utf-8")
+        write_runtime(work)   # as slurmkit submit writes it (the script looks in $SLURM_SUBMIT_DIR first)
         env = {"PATH": f"{tools}{os.pathsep}{os.environ['PATH']}", "HOME": str(work), "LC_ALL": "C.UTF-8",
                "PYTHONUTF8": "1", "SLURM_TMPDIR": str(work), "SLURM_ARRAY_TASK_ID": str(task),
                "PIP_LOG": str(work / "pip.log"), **(extra_env or {})}
@@ -196,7 +198,7 @@ def test_dollar_name_and_braced_name_expand_in_command_arguments(tools):
     value = "a b*  $(touch pwned) `x`"
     script = script_of(environment={"variables": {"SK_FOO": value}},
                        launch={"command": harness("x$SK_FOO-y", "${SK_FOO}bar", "$SK_FOO", "$$SK_FOO", "$$$SK_FOO", "$${SK_FOO}")})
-    assert script_of(launch={"command": ["echo", "$HOME"]}).rstrip().endswith('echo "${HOME}" &\n_sk_payload=$!\nwait "$_sk_payload"')
+    assert script_of(launch={"command": ["echo", "$HOME"]}).rstrip().endswith('\nslurmkit_run echo "${HOME}"')
     out = run_script(script, tools)
     assert out["argv"] == [f"x{value}-y", f"{value}bar", value, "$SK_FOO", f"${value}", "${SK_FOO}"]
 
@@ -213,10 +215,11 @@ def test_a_dollar_that_starts_no_name_stays_literal_even_unescaped(tools, arg):
     assert run_script(script_of(launch={"command": harness(arg)}), tools)["argv"] == [arg]
 
 
-def test_a_name_that_is_not_set_stops_the_job_instead_of_running_with_an_empty_argument(tools):
+def test_a_name_that_is_not_set_stops_the_job_instead_of_running_with_an_empty_argument(tools, tmp_path):
     script = script_of(launch={"command": harness("--out", "$SK_NOT_SET_ANYWHERE")})
     bash_syntax_ok(script)
-    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
+    write_runtime(tmp_path)
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={"PATH": os.environ["PATH"]}, cwd=tmp_path)
     assert result.returncode != 0
     assert "SK_NOT_SET_ANYWHERE: unbound variable" in result.stderr
 

@@ -12,7 +12,7 @@ import pytest
 from slurmkit import Job
 
 NODE_CORES = '"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"'
-PER_NODE = 'srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task=' + NODE_CORES
+PER_NODE = 'slurmkit_on_each_node ' + NODE_CORES   # (srun, one task on each node, with the node's cores: tests/runtime)
 
 
 def script(profile="fir", kind="serial", resources=None, **fields):
@@ -33,33 +33,34 @@ DISTRIBUTED = [
 @pytest.mark.parametrize("kind, resources, extra", DISTRIBUTED)
 def test_every_multi_node_kind_stages_its_inputs_once_on_each_node_with_the_nodes_cores(kind, resources, extra):
     text = script(kind=kind, resources=resources, stage={"inputs": [{"from": "data.tar", "to": "data"}]}, **extra)
-    assert f"{PER_NODE} bash -euo pipefail -c _sk_stage_in\n" in text
+    assert f"{PER_NODE} slurmkit_stage_in extract " in text
 
 
 @pytest.mark.parametrize("kind, resources, extra", DISTRIBUTED[:4])
 def test_a_job_local_venv_is_made_on_each_node_with_the_nodes_cores(kind, resources, extra):
     text = script(kind=kind, resources=resources, environment={"venv": {"packages": ["numpy"]}}, **extra)
-    assert f"{PER_NODE} bash -euo pipefail -c _sk_make_venv\n" in text
+    assert f"{PER_NODE} _sk_make_venv\n" in text
 
 
 def test_a_lasting_venv_under_slurm_tmpdir_is_per_node_too():
     text = script(kind="mpi", resources={"nodes": 2}, environment={"venv": {"path": "$SLURM_TMPDIR/myenv"}})
-    assert f"{PER_NODE} bash -euo pipefail -c _sk_make_venv\n" in text
+    assert f"{PER_NODE} _sk_make_venv\n" in text
     lasting = script(kind="mpi", resources={"nodes": 2}, environment={"venv": {"path": "/project/def-x/envs/torch"}})
     assert "_sk_make_venv" not in lasting
 
 
 def test_one_node_stages_in_the_batch_step():
     text = script(stage={"inputs": [{"from": "data.tar", "to": "data"}]})
-    assert "\n_sk_stage_in\n" in text and "bash -euo pipefail -c _sk_stage_in" not in text
+    assert "\nslurmkit_stage_in extract " in text and "slurmkit_on_each_node" not in text
 
 
 def test_extraction_parallelism_is_read_from_slurm_at_run_time_on_a_ram_disk():
     text = script(profile="trillium", kind="threaded", stage={"inputs": ["d.pack", {"from": "i.sqfs", "to": "images"}]})
-    assert f"xargs -0 -r -P {NODE_CORES} -n 1 tar" in text
-    assert f"unsquashfs -q -n -f -p {NODE_CORES} -d" in text
+    assert f'slurmkit_stage_in extract-shards "${{SLURM_SUBMIT_DIR}}/d.pack" "${{SLURM_TMPDIR}}" {NODE_CORES}\n' in text
+    assert f'"${{SLURM_TMPDIR}}/images" "${{SLURM_TMPDIR}}/.slurmkit/image-1.sqfs" {NODE_CORES}\n' in text
     on_disk = script(profile="nibi", kind="threaded", resources={"cpus_per_task": 8}, stage={"inputs": ["d.pack"]})
-    assert "xargs -0 -r -P 1 -n 1 tar" in on_disk       # one extractor at a time on a disk (bench/staging.py)
+    # one extractor at a time on a disk (bench/staging.py)
+    assert 'slurmkit_stage_in extract-shards "${SLURM_SUBMIT_DIR}/d.pack" "${SLURM_TMPDIR}" 1\n' in on_disk
 
 
 @pytest.mark.parametrize("env, cores", [({"SLURM_CPUS_PER_TASK": "12", "SLURM_NTASKS_PER_NODE": "4"}, "48"),
@@ -76,8 +77,8 @@ def test_output_folders_are_made_before_the_payload():
     # (each output its own destination: two on one `to` would overwrite each other, which a spec refuses)
     text = script(stage={"outputs": [{"from": "runs", "to": "results/runs"}, {"from": "metrics.csv", "to": "results/metrics.csv"},
                                      {"from": "logs/train.log", "to": "results/train.log"}]})
-    made = '\n# The outputs\' folders, for the program to write into.\nmkdir -p -- "${SLURM_TMPDIR}/runs" "${SLURM_TMPDIR}/logs"\n'
+    made = '\nmkdir -p -- "${SLURM_TMPDIR}/runs" "${SLURM_TMPDIR}/logs"  # the outputs\' folders, for the program to write into\n'
     assert made in text
-    assert text.index(made) < text.index("_sk_payload=$!")
+    assert text.index(made) < text.index("slurmkit_run ")
     # $SLURM_TMPDIR is there
     assert "folders, for the program" not in script(stage={"outputs": [{"from": "metrics.csv", "to": "results"}]})

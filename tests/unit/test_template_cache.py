@@ -9,6 +9,7 @@ import pytest
 
 from slurmkit.api.job import Job
 from slurmkit.render import render as render_module
+from slurmkit.render.runtime import runtime
 
 SPEC = dict(name="cached", profile="nibi", account="def-x", kind="serial",
             resources={"time": "1h", "mem": "1G"}, launch="echo hi")
@@ -42,7 +43,7 @@ def test_the_cache_folder_is_private_and_its_entries_are_used(cache_home):
     try:
         env = render_module._environment(render_module.template_search_path())
         env.bytecode_cache = cache
-        assert env.get_template("serial.sbatch.j2").render(plan=Job(**SPEC).resolve().plan) == first
+        assert env.get_template("serial.sbatch.j2").render(plan=Job(**SPEC).resolve().plan, runtime=runtime()) == first
     finally:
         type(cache).load_bytecode = original
     assert loaded and all(loaded)

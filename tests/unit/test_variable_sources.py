@@ -23,8 +23,9 @@ def exported_names(text: str):
     names = []
     for line in text.splitlines():
         match = _EXPORT.match(line)
-        if match:
-            names += [re.match(r"[A-Za-z_][A-Za-z0-9_]*", word).group() for word in match.group(1).split()
+        if match:   # (words split as bash would only where it matters: not inside $((...)) or ${...})
+            assigned = re.sub(r"\$\(\(.*?\)\)|\$\{[^}]*\}", "", match.group(1).split(" #")[0])
+            names += [re.match(r"[A-Za-z_][A-Za-z0-9_]*", word).group() for word in assigned.split()
                       if re.match(r"[A-Za-z_][A-Za-z0-9_]*(=|$)", word)]
     return names
 

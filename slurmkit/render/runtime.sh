@@ -1,0 +1,625 @@
+# slurmkit's runtime: the machinery of a job script slurmkit rendered, as functions the script
+# calls by name. The script names this file by slurmkit's version and its sha256, and checks the
+# hash before it sources it; a changed file is never used, an old one is never overwritten.
+# What each function promises: docs/why-the-script.md. Its own tests: tests/runtime/.
+# shellcheck shell=bash disable=SC2034,SC2154
+
+# ---- The exit file: how the job ended, for `slurmkit status`.
+
+slurmkit_exit_file() {  # on every exit, <job>.exit in $SLURMKIT_JOB_DIR: the code, then what was saved
+    _sk_outcome="" _sk_lost="" _sk_requeue="" _sk_saves="" _sk_outputs=() _sk_checkpoint=() _sk_mounts=()
+    trap _sk_on_exit EXIT
+    trap 'if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi; exit 143' TERM
+}
+_sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, then renamed)
+    local rc=$? file=${SLURMKIT_JOB_DIR:-}/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit folder
+    trap '' USR1 TERM INT  # a signal now would end this trap in the middle of a copy, with no exit file
+    if [ -n "${_sk_gpu:-}" ]; then _sk_gpu_stop; fi
+    if [ -n "${_sk_requeued:-}" ]; then
+        echo "slurmkit: requeued by Lightning after SIGUSR1: this run ends here, the next resumes from its checkpoint" >&2
+        exit "$rc"
+    fi
+    if [ -n "$_sk_saves" ]; then
+        _sk_copy_back || true
+        if [ "$rc" = 0 ] && [ -n "$_sk_lost" ]; then rc=74; fi  # EX_IOERR: the work is done, not all of it saved
+    fi
+    for folder in "${_sk_mounts[@]}"; do
+        if mountpoint -q "$folder"; then fusermount3 -u -z "$folder" 2> /dev/null || fusermount -u -z "$folder" || true; fi
+    done
+    if [ -n "${SLURMKIT_JOB_DIR:-}" ]; then
+        {
+            echo "$rc"
+            [ -z "${_sk_timeout:-}" ] || echo timeout
+            [ -z "${_sk_killed:-}" ] || echo killed
+            [ -z "${SLURM_RESTART_COUNT:-}" ] || printf 'run\t%s\n' "$((SLURM_RESTART_COUNT + 1))"
+            printf '%s' "$_sk_outcome"
+        } > "$file.partial" &&
+            mv -f -- "$file.partial" "$file" || echo "slurmkit: the exit file $file could not be written" >&2
+    fi
+    exit "$rc"
+}
+
+# ---- The payload.
+
+slurmkit_run() {  # slurmkit_run COMMAND...: the payload, in the background so that signals reach the traps at once
+    _sk_restore_checkpoint
+    if [ -n "$_sk_saves" ]; then _sk_write_started; fi
+    _sk_start_gpu_sampler
+    # in a process group of its own, so that all it starts is stopped with it before the final copy
+    if [ -n "$_sk_saves" ]; then set -m; fi
+    "$@" &
+    _sk_payload=$!
+    if [ -n "$_sk_saves" ]; then set +m; fi
+    wait "$_sk_payload"
+}
+
+slurmkit_activate() {  # slurmkit_activate VIRTUALENV: its activate script, read with `set -u` paused (it reads unset variables)
+    set +u
+    # shellcheck source=/dev/null
+    source "$1/bin/activate"
+    set -u
+}
+
+# ---- Outputs saved on every exit.
+# Outputs come back from $SLURM_TMPDIR on every exit: success, failure, and the time limit
+# (SLURM sends USR1 before it; the payload is stopped, then they are saved).
+# Each is copied beside its destination, checked (files and bytes) and only then put in place:
+# an output's files join its destination (what else is there stays), the checkpoint replaces
+# the previous one whole; no file is ever half of one. What arrived and what did not goes to
+# the exit file; a payload that succeeded then exits 74.
+
+slurmkit_save_on_exit() {  # slurmkit_save_on_exit STOP_S EXIT_STOP_S [SOURCE DESTINATION]...
+    _sk_saves=1 _sk_stop_s=$1 _sk_exit_stop_s=$2
+    shift 2
+    _sk_outputs=("$@")
+    trap _sk_on_usr1 USR1
+}
+slurmkit_unmount_on_exit() {  # slurmkit_unmount_on_exit FOLDER...: images mounted there are unmounted last
+    _sk_mounts+=("$@")
+}
+_sk_tally() {  # _sk_tally PATH: "FILES BYTES" of the regular files at or under PATH
+    find "$1" -type f -printf '%s\n' | awk '{ n++; b += $1 } END { printf "%d %.0f\n", n, b }'
+}
+_sk_bytes() {  # _sk_bytes N: N bytes for a person (64 KiB)
+    awk -v b="$1" 'BEGIN { split("B KiB MiB GiB TiB", u); i = 1; while (b >= 1024 && i < 5) { b /= 1024; i++ } s = sprintf("%.1f", b); sub(/\.0$/, "", s); print s " " u[i] }'
+}
+_sk_recover() {  # _sk_recover DEST: a crash between _sk_swap's two renames left DEST.slurmkit-old: it is DEST
+    if [ -e "$1.slurmkit-old" ]; then
+        if [ -e "$1" ]; then rm -rf -- "$1.slurmkit-old"; else mv -T -- "$1.slurmkit-old" "$1"; fi
+    fi
+}
+_sk_swap() {  # _sk_swap NEW DEST: NEW takes DEST's place; the previous DEST stays whole until it has
+    _sk_recover "$2" || return 1
+    if [ -e "$2" ] || [ -L "$2" ]; then
+        mv -T -- "$2" "$2.slurmkit-old" || return 1
+        if ! mv -T -- "$1" "$2"; then mv -T -- "$2.slurmkit-old" "$2"; return 1; fi
+        rm -rf -- "$2.slurmkit-old"
+    else
+        mv -T -- "$1" "$2"
+    fi
+}
+_sk_merge() {  # _sk_merge NEW DEST: NEW's files join DEST (same names replaced, each file whole); the rest of DEST stays
+    if [ -d "$2" ] && [ ! -L "$2" ]; then
+        [ -d "$1" ] || { echo "$2 is a folder: a file does not replace it"; return 1; }
+        # Hard links from the checked copy beside DEST: no data is written twice, no file is half-made.
+        cp -rlfT -- "$1" "$2" 2> /dev/null || cp -rfT -- "$1" "$2" || return 1
+        rm -rf -- "$1"
+    elif [ -d "$1" ] && [ -e "$2" ]; then
+        echo "$2 is a file: a folder does not replace it"
+        return 1
+    else
+        mv -fT -- "$1" "$2"
+    fi
+}
+_sk_put() {  # _sk_put SOURCE DEST PARTIAL MODE: copy SOURCE to PARTIAL, check it, then merge or swap it in; else say why
+    local want got
+    mkdir -p -- "$(dirname -- "$2")" || return 1
+    cp -rT -- "$1" "$3" || return 1
+    want=$(_sk_tally "$1") || return 1
+    got=$(_sk_tally "$3") || return 1
+    if [ "$want" != "$got" ]; then
+        echo "${got% *} of ${want% *} files, $(_sk_bytes "${got#* }") of $(_sk_bytes "${want#* }") arrived"
+        return 1
+    fi
+    if [ "$4" = replace ]; then _sk_swap "$3" "$2"; else _sk_merge "$3" "$2"; fi
+}
+slurmkit_save() {  # slurmkit_save SOURCE DESTINATION [replace]: SOURCE (a file or a folder) arrives at DESTINATION whole or not at all
+    local partial="$2.partial-${SLURM_JOB_ID:-$$}${SLURM_RESTART_COUNT:+-run$((SLURM_RESTART_COUNT + 1))}" why="" try kept=""
+    # An empty folder is nothing too: the script made the outputs' folders before the payload.
+    if [ ! -e "$1" ] || { [ -d "$1" ] && [ -z "$(ls -A -- "$1")" ]; }; then
+        why="the job left nothing at $1"
+    else
+        for try in 1 2; do
+            if why=$(_sk_put "$1" "$2" "$partial" "${3:-merge}" 2>&1); then
+                echo "slurmkit: saved $1 -> $2" >&2
+                _sk_outcome+="saved"$'\t'"$2"$'\n'
+                # (and in the started file, for status should the shell be killed before its exit file)
+                if [ -n "${_sk_final:-}" ] && [ -n "${_sk_started:-}" ]; then printf 'saved\t%s\n' "$2" >> "$_sk_started" || true; fi
+                return 0
+            fi
+            why=${why%%$'\n'*}
+            why=${why//$'\t'/ }
+            why=${why:-the copy was stopped}
+            # The final copy arrived but did not check: what came is kept, never deleted.
+            if [ "$try" = 2 ] && [ -n "${_sk_final:-}" ] && [ -e "$partial" ] && [[ $why == *" arrived" ]]; then
+                _sk_keep "$partial" "$1" "$why" && kept="kept"$'\t'"$2"$'\t'"$partial"$'\n'
+                break
+            fi
+            rm -rf -- "$partial"
+            [ "$try" = 2 ] || echo "slurmkit: saving $1 -> $2 failed ($why): trying once more" >&2
+        done
+    fi
+    echo "slurmkit: NOT saved: $2: $why" >&2
+    _sk_lost=1
+    _sk_outcome+="not-saved"$'\t'"$2"$'\t'"$why"$'\n'"$kept"
+    return 1
+}
+_sk_keep() {  # _sk_keep PARTIAL SOURCE WHY: PARTIAL stays, with PARTIAL.manifest listing what arrived
+    {
+        printf '# slurmkit: what arrived of %s when job %s ended; it did not check (%s)\n' "$2" "${SLURM_JOB_ID:-}" "$3"
+        find "$1" -type f -printf '%s\t%P\n' | LC_ALL=C sort -t $'\t' -k 2
+    } > "$1.manifest" || return 1
+    echo "slurmkit: what arrived is kept at $1 (listed in $1.manifest)" >&2
+}
+_sk_hold() {  # _sk_hold SOURCE DEST: a copy of SOURCE kept beside DEST, never in its place, and said so
+    local partial="$2.partial-${SLURM_JOB_ID:-$$}${SLURM_RESTART_COUNT:+-run$((SLURM_RESTART_COUNT + 1))}"
+    local why="the payload was killed as it ran, so it may be torn; the previous one stays"
+    echo "slurmkit: NOT saved: $2: $why" >&2
+    _sk_lost=1
+    _sk_outcome+="not-saved"$'\t'"$2"$'\t'"$why"$'\n'
+    [ -e "$1" ] && cp -rT -- "$1" "$partial" && _sk_keep "$partial" "$1" "$why" && _sk_outcome+="kept"$'\t'"$2"$'\t'"$partial"$'\n'
+}
+_sk_copy_back() {  # once, and only once the payload has started: before that there is nothing
+    # to save, and a checkpoint cut short while it was restored must not replace the saved one
+    local i
+    if [ -z "${_sk_payload:-}" ] || [ -n "${_sk_copied_back:-}" ]; then return "${_sk_copied_back:-0}"; fi
+    _sk_copied_back=0 _sk_final=1
+    _sk_stop_payload "$_sk_exit_stop_s"  # the copy is of files that no longer change
+    if [ -n "${_sk_sync:-}" ]; then  # the periodic checkpoint save ends first: never two at once
+        kill "$_sk_sync" 2> /dev/null || true
+        wait "$_sk_sync" 2> /dev/null || true
+    fi
+    for ((i = 0; i < ${#_sk_outputs[@]}; i += 2)); do
+        slurmkit_save "${_sk_outputs[i]}" "${_sk_outputs[i + 1]}" || _sk_copied_back=1
+    done
+    if [ "${#_sk_checkpoint[@]}" = 0 ]; then
+        :
+    elif [ -z "${_sk_killed:-}" ]; then
+        slurmkit_save "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" replace || _sk_copied_back=1
+    else  # killed as it ran, the checkpoint may be torn: it is kept beside the previous one, which stays
+        _sk_hold "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" || true
+        _sk_copied_back=1
+    fi
+    return "$_sk_copied_back"
+}
+slurmkit_save_now() {  # the final save, now (a chain's link saves before it marks the work done)
+    _sk_copy_back
+}
+_sk_stop_payload() {  # _sk_stop_payload SECONDS: TERM to the payload's process group, as SLURM's own; what is left after SECONDS is killed
+    local i
+    if [ -z "${_sk_payload:-}" ] || ! _sk_group_runs "$_sk_payload"; then return 0; fi
+    kill -TERM -- "-$_sk_payload" 2> /dev/null || true
+    for ((i = 0; i < $1 * 10; i++)); do
+        _sk_group_runs "$_sk_payload" || return 0
+        sleep 0.1
+    done
+    echo "slurmkit: the payload ran on for $1s after TERM: killing it, so that what is saved no longer changes" >&2
+    _sk_killed=1
+    kill -KILL -- "-$_sk_payload" 2> /dev/null || true
+    wait "$_sk_payload" 2> /dev/null || true
+}
+_sk_group_runs() {  # _sk_group_runs PGID: a process of the group still runs (a zombie, not yet reaped by its parent, does not)
+    kill -0 -- "-$1" 2> /dev/null && ps -e -o pgid= -o stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { n++ } END { exit !n }'
+}
+_sk_on_usr1() {
+    trap '' USR1 TERM INT  # from here the job only ends: no signal may cut the copy short (SLURM's KILL is the bound)
+    echo "slurmkit: the time limit is near: stopping the payload to save its outputs" >&2
+    _sk_timeout=1
+    _sk_stop_payload "$_sk_stop_s"
+    _sk_copy_back || true
+    exit 124
+}
+_sk_write_started() {  # what this run will save, for `slurmkit status` to name should the shell be killed before it can
+    local i destinations=()
+    [ -n "${SLURMKIT_JOB_DIR:-}" ] || return 0
+    for ((i = 1; i < ${#_sk_outputs[@]}; i += 2)); do destinations+=("${_sk_outputs[i]}"); done
+    if [ "${#_sk_checkpoint[@]}" != 0 ]; then destinations+=("${_sk_checkpoint[1]}"); fi
+    _sk_started=$SLURMKIT_JOB_DIR/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.started
+    printf 'run\t%s\n' "$((${SLURM_RESTART_COUNT:-0} + 1))" > "$_sk_started.partial" &&
+        printf 'output\t%s\n' "${destinations[@]}" >> "$_sk_started.partial" &&
+        mv -f -- "$_sk_started.partial" "$_sk_started" || echo "slurmkit: $_sk_started could not be written" >&2
+}
+
+# ---- The checkpoint: restored before the payload, saved while it runs and at the end.
+
+slurmkit_checkpoint() {  # slurmkit_checkpoint SOURCE DESTINATION SECONDS: DESTINATION restored to SOURCE before the payload (slurmkit_run), saved back every SECONDS
+    _sk_checkpoint=("$1" "$2" "$3")
+}
+_sk_restore_checkpoint() {  # the registered checkpoint copied in, then saved back every SECONDS while the payload runs
+    local stale
+    [ "${#_sk_checkpoint[@]}" != 0 ] || return 0
+    set -- "${_sk_checkpoint[@]}"
+    _sk_recover "$2"  # a save cut short between its two renames left the previous one under another name: it comes back
+    for stale in "$2".partial-*; do  # copies a killed job left half-made are removed (not one kept with its manifest)
+        if [ -e "$stale" ] && [[ $stale != *.manifest ]] && [ ! -e "$stale.manifest" ]; then rm -rf -- "$stale"; fi
+    done
+    mkdir -p -- "$1"
+    if [ -e "$2" ]; then
+        cp -rT -- "$2" "$1"
+    fi
+    _sk_sync_loop "$1" "$2" "$3" &
+    _sk_sync=$!
+}
+_sk_sync_loop() {  # stopped with TERM, it ends after the command in hand (a rename is never cut in two)
+    trap 'kill "${_sk_nap:-}" 2> /dev/null; exit 0' TERM
+    while true; do
+        sleep "$3" > /dev/null 2>&1 &  # an orphan (TERM between two lines) holds no pipe
+        _sk_nap=$!
+        wait "$_sk_nap"
+        slurmkit_save "$1" "$2" replace || true
+    done
+}
+
+# ---- Inputs into $SLURM_TMPDIR.
+
+slurmkit_stage_in() {  # slurmkit_stage_in ACTION SOURCE TARGET [MORE...]: one input into the node's local disk
+    local action=$1 source=$2 target=$3
+    shift 3
+    case $action in
+        copy) cp -r -- "$source" "$target"/ ;;
+        copy-as)
+            mkdir -p -- "$(dirname -- "$target")"
+            cp -rT -- "$source" "$target"
+            ;;
+        extract)  # MORE: tar's own options (--zstd)
+            mkdir -p -- "$target"
+            tar "$@" -b 2048 -xf "$source" -C "$target"
+            ;;
+        mount-image | extract-image)  # MORE: LOCAL_COPY CORES
+            _sk_image "${action%-image}" "$source" "$target" "$@"
+            ;;
+        extract-shards)  # MORE: how many at once
+            mkdir -p -- "$target"
+            find "$source" -maxdepth 1 -name 'shard-*.tar*' -print0 | xargs -0 -r -P "$1" -n 1 tar -b 2048 -C "$target" -xf
+            ;;
+        *)
+            echo "slurmkit: slurmkit_stage_in does not know $action" >&2
+            return 2
+            ;;
+    esac
+}
+# A squashfs image is copied whole (one large read), then mounted read-only with squashfuse,
+# which creates no file on the node; where it cannot be mounted, unsquashfs extracts it.
+_sk_image() {  # _sk_image mount|extract IMAGE FOLDER LOCAL_COPY CORES
+    mkdir -p -- "$3" "$(dirname -- "$4")"
+    cp -- "$2" "$4"
+    if [ "$1" = mount ]; then
+        if command -v squashfuse_ll > /dev/null && squashfuse_ll "$4" "$3"; then
+            echo "slurmkit: $2 mounted read-only at $3" >&2
+            return 0
+        fi
+        echo "slurmkit: $2 cannot be mounted here (no squashfuse or no FUSE): extracting it" >&2
+    fi
+    if ! command -v unsquashfs > /dev/null; then
+        echo "slurmkit: $2 can be neither mounted nor extracted here (no squashfuse, no unsquashfs): pack it to .tar or .pack" >&2
+        return 1
+    fi
+    unsquashfs -q -n -f -p "$5" -d "$3" "$4" > /dev/null
+    rm -f -- "$4"
+}
+slurmkit_on_each_node() {  # slurmkit_on_each_node CORES COMMAND...: COMMAND (a function too) once on each of the job's nodes, at once
+    local cores=$1
+    shift
+    (
+        # shellcheck disable=SC2046,SC2163
+        export -f $(compgen -A function | grep -E '^(_sk_|slurmkit_)') "$1" 2> /dev/null || true
+        srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$cores" bash -euo pipefail -c '"$@"' slurmkit-on-each-node "$@"
+    )
+}
+
+# ---- GPU use, for `slurmkit report`.
+# The sampler samples the job's GPUs every $SLURMKIT_GPU_SAMPLE_INTERVAL s, in the background,
+# into <job>.gpu.<host>.csv beside the exit file, and is stopped before the exit file is written.
+
+slurmkit_sample_gpus() {  # slurmkit_sample_gpus nvidia-smi|rocm-smi INTERVAL [each-node]: the sampler slurmkit_run starts before the payload
+    export SLURMKIT_GPU_SAMPLE_INTERVAL=$2 SLURMKIT_GPU_TOOL=$1
+    _sk_gpu_each_node=${3:-}
+}
+_sk_start_gpu_sampler() {  # (with slurmkit submit's log folder only: the samples go beside the exit file)
+    [ -n "${SLURMKIT_GPU_TOOL:-}" ] && [ -n "${SLURMKIT_JOB_DIR:-}" ] && [ -z "${_sk_gpu:-}" ] || return 0
+    if [ "${_sk_gpu_each_node:-}" = each-node ]; then
+        # One per node: a step beside the payload step (--overlap) with one core; it keeps the GPUs of the job
+        # in view, as a step does by default, so that nvidia-smi sees them through the cgroup.
+        (
+            export -f _sk_gpu_sample _sk_rocm_loop
+            exec srun --overlap --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task=1 --mem=0 \
+                bash -c _sk_gpu_sample
+        ) &
+    else
+        trap '' USR2   # the sampler's stop signal: one sent as it starts is ignored, not fatal, until its trap is set
+        _sk_gpu_sample &
+    fi
+    _sk_gpu=$!
+}
+_sk_gpu_sample() {  # on one node until USR2 or TERM: the CSV; when it stops, the .state line
+    local smi="" host base stop=""
+    trap 'stop=1' TERM INT USR2   # a stop before the sampler has started is kept for below
+    host=$(hostname -s)
+    base=$SLURMKIT_JOB_DIR/${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.gpu.$host
+    if ! command -v "$SLURMKIT_GPU_TOOL" > /dev/null; then
+        echo "unavailable $SLURMKIT_GPU_TOOL is not on PATH on $host" > "$base.state"
+        return 0
+    fi
+    # (every command of the trap may fail: set -e must not cut it short)
+    # Once, and with no command substitution in it: at the time limit SLURM's TERM and the exit
+    # trap's USR2 come together, and bash 5.2 run again inside its own $(...) fails to parse it.
+    trap 'trap "" TERM INT USR2; if [ -n "$smi" ]; then kill "$smi" 2> /dev/null || true; fi; wait || true; printf "stopped %(%s)T interval=%s\n" -1 "$SLURMKIT_GPU_SAMPLE_INTERVAL" > "$base.state"; exit 0' TERM INT USR2
+    if [ -n "$stop" ]; then kill -USR2 "$BASHPID"; fi
+    if [ "$SLURMKIT_GPU_TOOL" = rocm-smi ]; then
+        _sk_rocm_loop >> "$base.csv" &
+    else
+        nvidia-smi --query-gpu=timestamp,index,uuid,name,utilization.gpu,memory.used,memory.total,power.draw \
+            --format=csv,noheader,nounits -l "$SLURMKIT_GPU_SAMPLE_INTERVAL" >> "$base.csv" 2> /dev/null &
+    fi
+    smi=$!
+    wait "$smi" || true
+    printf 'stopped %(%s)T interval=%s\n' -1 "$SLURMKIT_GPU_SAMPLE_INTERVAL" > "$base.state"
+}
+_sk_rocm_loop() {  # rocm-smi has no loop of its own: its CSV becomes the layout of nvidia-smi (what it lacks is [N/A])
+    while true; do
+        rocm-smi --showuse --showmeminfo vram --showpower --showproductname --csv 2> /dev/null | awk -F, -v ts="$(date '+%Y/%m/%d %H:%M:%S.000')" '
+            function v(i) {return (i && $i != "" && $i != "N/A") ? $i : "[N/A]"}
+            function mib(i) {return (i && $i ~ /^[0-9]+$/) ? int($i / 1048576) : "[N/A]"}
+            NR == 1 {for (i = 1; i <= NF; i++) {u = $i ~ /GPU use/ ? i : u; m = $i ~ /VRAM Total Used/ ? i : m
+                     t = $i ~ /VRAM Total Memory/ ? i : t; p = ($i ~ /Power/ && !p) ? i : p; n = ($i ~ /Card [Ss]eries/ && !n) ? i : n}
+                     next}
+            $1 ~ /^card[0-9]+$/ {printf "%s, %s, [N/A], %s, %s, %s, %s, %s\n", ts, substr($1, 5), v(n), v(u), mib(m), mib(t), v(p)}'
+        sleep "$SLURMKIT_GPU_SAMPLE_INTERVAL"
+    done
+}
+_sk_gpu_stop() {  # USR2 to the sampler (srun passes it on; a TERM it would answer with a KILL to its
+    local i           # tasks), again each second (a step still starting its tasks misses one); its
+    for ((i = 0; i < 100; i++)); do   # .state line is written within 10 s, else it is not waited for
+        if ((i % 10 == 0)); then kill -USR2 "$_sk_gpu" 2> /dev/null || return 0; fi
+        kill -0 "$_sk_gpu" 2> /dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$_sk_gpu" 2> /dev/null || wait "$_sk_gpu" 2> /dev/null || true
+}
+
+# ---- Each process's place (distributed kinds): `srun ... bash -c '_sk_task "$@"' _sk_task COMMAND`.
+
+slurmkit_place_tasks() {  # slurmkit_place_tasks [ranks] [tf-config=FIRST_PORT] [gpu=VARIABLE] [bind]: what _sk_task gives each process
+    local word
+    export _sk_task_ranks="" _sk_task_gpu="" _sk_task_bind="" _sk_tf_workers=""
+    for word in "$@"; do
+        case $word in
+            ranks) _sk_task_ranks=1 ;;
+            tf-config=*) _sk_tf_workers=$(_sk_tf_worker_list "${word#tf-config=}") ;;
+            gpu=*) _sk_task_gpu=${word#gpu=} ;;
+            bind) _sk_task_bind=1 ;;
+        esac
+    done
+    export -f _sk_task _sk_bind_share
+}
+_sk_tf_worker_list() {  # _sk_tf_worker_list FIRST_PORT: every task is a TensorFlow worker; SLURM places ranks node by node, in this host order. Each
+    local host i rank=0 workers=""  # worker has a port of its own, so that workers on hosts that share an address do not collide
+    for host in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do
+        for ((i = 0; i < ${SLURM_NTASKS_PER_NODE:-1}; i++)); do
+            workers+="${workers:+,}$host:$(($1 + 1 + rank))"
+            rank=$((rank + 1))
+        done
+    done
+    echo "$workers"
+}
+_sk_task() {  # _sk_task COMMAND...: COMMAND with its place (rank, TF_CONFIG, its own GPU, its share of the CPUs)
+    if [ -n "${_sk_task_ranks:-}" ]; then
+        export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS LOCAL_WORLD_SIZE=${SLURM_NTASKS_PER_NODE:-1}
+    fi
+    if [ -n "${_sk_tf_workers:-}" ]; then
+        export TF_CONFIG="{\"cluster\": {\"worker\": [\"${_sk_tf_workers//,/\", \"}\"]}, \"task\": {\"type\": \"worker\", \"index\": $SLURM_PROCID}}"
+    fi
+    if [ -n "${_sk_task_gpu:-}" ]; then
+        # One GPU per process, as TensorFlow's SlurmClusterResolver gives it: of the node's GPUs in
+        # CUDA_VISIBLE_DEVICES, the one at this process's place on the node.
+        local gpus rank=${!_sk_task_gpu:-}
+        IFS=, read -ra gpus <<< "${CUDA_VISIBLE_DEVICES:-}"
+        if [[ ! $rank =~ ^[0-9]+$ ]] || ((rank >= ${#gpus[@]})); then
+            echo "slurmkit: process $_sk_task_gpu=${rank:-unset} on $(hostname) has no GPU of its own in CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}: ask one task per GPU on each node" >&2
+            exit 1
+        fi
+        export CUDA_VISIBLE_DEVICES=${gpus[rank]}
+    fi
+    if [ -n "${_sk_task_bind:-}" ]; then _sk_bind_share "$@"; fi
+    exec "$@"
+}
+_sk_bind_share() {  # this rank's share of the CPUs the job may use: rank i takes the i-th slice, so that
+    local cpu_list ranges range cpu cpus=() count=0 share  # ranks do not steal each other's cores (torchrun itself binds nothing)
+    cpu_list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
+    IFS=, read -ra ranges <<< "$cpu_list"
+    for range in "${ranges[@]}"; do
+        for ((cpu = ${range%-*}; cpu <= ${range#*-}; cpu++)); do
+            cpus+=("$cpu")
+            count=$((count + 1))
+        done
+    done
+    share=$((count / LOCAL_WORLD_SIZE))
+    if ((share > 0)); then
+        cpu_list=$(IFS=,; echo "${cpus[*]:LOCAL_RANK*share:share}")
+        exec taskset -c "$cpu_list" "$@"
+    fi
+}
+
+# ---- Lightning's auto-requeue.
+
+slurmkit_lightning_requeue() {  # slurmkit_lightning_requeue SECONDS: USR1 goes to the ranks; the requeue's TERM that follows is no failure
+    _sk_requeue_wait_s=$1
+    trap _sk_on_requeue_signal USR1
+}
+_sk_on_requeue_signal() {
+    local rc=0
+    _sk_requeue=1
+    if [ -z "${_sk_payload:-}" ]; then
+        echo "slurmkit: the time limit is near and the payload has not started: nothing to save" >&2
+        return 0
+    fi
+    echo "slurmkit: the time limit is near: SIGUSR1 to the ranks, for Lightning to save a checkpoint and requeue the job" >&2
+    kill -USR1 "$_sk_payload" 2> /dev/null || true
+    wait "$_sk_payload" || rc=$?
+    # The payload ended before the requeue's TERM came: give the requeue time to arrive rather
+    # than end the job under it (the job would end as done, then start again).
+    echo "slurmkit: the program ended (exit $rc) after SIGUSR1; waiting up to ${_sk_requeue_wait_s}s for Lightning's requeue (none comes if the program did not ask for one: the job then ends at its limit)" >&2
+    sleep "$_sk_requeue_wait_s" > /dev/null 2>&1 &
+    wait $! || true
+    _sk_requeue=""
+    exit "$rc"
+}
+
+# ---- Many small tasks (GNU Parallel).
+
+slurmkit_run_many_tasks() {  # the script's _sk_node_tasks on each node at once (GNU Parallel's there), then the tasks counted
+    local rc=0
+    export -f _sk_node_tasks _sk_node_share
+    _sk_restore_checkpoint
+    if [ -n "$_sk_saves" ]; then _sk_write_started; fi
+    _sk_start_gpu_sampler
+    if [ -n "$_sk_saves" ]; then set -m; fi  # in a process group of its own, so that all it starts is stopped with it before the final copy
+    if ((SLURM_NNODES > 1)); then
+        srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$((_sk_slots * ${SLURM_CPUS_PER_TASK:-1}))" \
+            bash -c 'set -euo pipefail; _sk_node_tasks' &
+    else
+        _sk_node_tasks &
+    fi
+    _sk_payload=$!
+    if [ -n "$_sk_saves" ]; then set +m; fi
+    wait "$_sk_payload" || rc=$?
+    _sk_tally_tasks "$rc"
+}
+_sk_joblogs_ready() {  # GNU Parallel on PATH; $_sk_joblog holds joblogs of this task file and node count, or none
+    local log other
+    if ! command -v parallel > /dev/null; then
+        echo "slurmkit: GNU Parallel (parallel) is not on PATH on $(hostname): add its module to environment.modules" >&2
+        return 1
+    fi
+    mkdir -p -- "$_sk_joblog" || return 1
+    # Tasks are known by their line: the file may grow at its end, nothing else.
+    if [ -e "$_sk_joblog/tasks" ] && ! cmp -s -n "$(stat -c %s -- "$_sk_joblog/tasks")" -- "$_sk_joblog/tasks" "$_sk_tasks"; then
+        echo "slurmkit: $_sk_tasks is not the task file the joblogs in $_sk_joblog began with (or is gone): add lines at the end only, or remove $_sk_joblog to start over" >&2
+        return 2
+    fi
+    other=$(find "$_sk_joblog" -maxdepth 1 -name 'node-*.log' ! -name "node-*-of-$SLURM_NNODES.log" -print -quit)
+    if [ -n "$other" ]; then
+        echo "slurmkit: $other is from a run on another number of nodes: resume on as many nodes, or remove $_sk_joblog to start over" >&2
+        return 2
+    fi
+    for log in "$_sk_joblog"/node-*-of-"$SLURM_NNODES".log; do  # a last line cut short by a kill goes
+        if [ -n "$(tail -c 1 -- "$log" 2> /dev/null)" ]; then sed -i '$d' -- "$log" || return 1; fi
+    done
+    cp -- "$_sk_tasks" "$_sk_joblog/tasks.partial" && mv -f -- "$_sk_joblog/tasks.partial" "$_sk_joblog/tasks"
+}
+_sk_node_share() {  # this node's tasks: node i of N takes lines i, i+N, ... (blank lines skipped)
+    awk -v node="${SLURM_NODEID:-0}" -v nodes="$SLURM_NNODES" 'NF && k++ % nodes == node' "$_sk_tasks"
+}
+_sk_tally_tasks() {  # _sk_tally_tasks RC: a task's last line in the joblogs says how it ended; any failed or not run: 1, else RC
+    awk -F '\t' -v all="$(awk NF "$_sk_tasks" | wc -l)" -v joblogs="$_sk_joblog" '
+        FNR > 1 { failed[FILENAME, $1] = ($7 != 0 || $8 != 0) }
+        END {
+            for (task in failed) { ran++; bad += failed[task] }
+            printf "slurmkit: %d of %d tasks succeeded, %d failed, %d not run (joblogs: %s)\n", ran - bad, all, bad, all - ran, joblogs
+            exit (bad > 0 || ran < all)
+        }' "$_sk_joblog"/node-*-of-"$SLURM_NNODES".log >&2 || return 1
+    return "$1"
+}
+
+# ---- Builds: a wheel built once for each toolchain, kept in the build cache.
+# A wheel is built once for each toolchain (the loaded modules, python, framework versions) and
+# kept in the build cache; later jobs install it in seconds. A lock keeps two jobs from building
+# the same one at once. CHECK imports the compiled part (horovod.torch, not just horovod), so a
+# wheel built for another framework version fails here. pip's own wheel cache is not used: it
+# keys a wheel by its source alone, so it would hand back one built against the modules of an
+# earlier toolchain.
+
+slurmkit_build() {  # slurmkit_build PROFILE 'PIP OPTIONS' 'BUILD REQUIREMENTS' NAME REQUIREMENT CACHE CHECK [VAR=VALUE...]
+    local profile=$1 options requires name=$4 requirement=$5 cache=$6 check=$7 inputs key dir
+    read -ra options <<< "$2"
+    read -ra requires <<< "$3"
+    shift 7
+    inputs=$(
+        echo "profile=$profile"
+        echo "requirement=$requirement"
+        printf 'variable %s\n' "$@"
+        python -c 'import platform; print("python=" + platform.python_version())'
+        python -c 'import importlib.metadata as m
+for name in ("torch", "tensorflow"):
+    try:
+        print(name + "=" + m.version(name))
+    except m.PackageNotFoundError:
+        pass'
+        echo "modules=${LOADEDMODULES:-}"
+    )
+    key=$(sha256sum <<< "$inputs" | cut -c1-16)
+    dir=$cache/$name/$profile-$key
+    mkdir -p -- "$cache/$name" || return 1
+    {
+        flock 9 || return 1
+        if compgen -G "$dir/*.whl" > /dev/null; then
+            echo "slurmkit: $requirement from the build cache: $dir" >&2
+        else
+            # Only a whole build is renamed into place; a folder without a wheel is not one.
+            echo "slurmkit: building $requirement for this toolchain into $dir" >&2
+            rm -rf -- "$dir.partial" "$dir"
+            mkdir -p -- "$dir.partial" || return 1
+            pip install "${options[@]}" "${requires[@]}" || return 1
+            if ! env "$@" pip wheel --no-cache-dir --no-deps --no-build-isolation "${options[@]}" -w "$dir.partial" "$requirement"; then
+                rm -rf -- "$dir.partial"
+                echo "slurmkit: the build of $requirement failed: nothing was cached" >&2
+                return 1
+            fi
+            echo "$inputs" > "$dir.partial/key.txt" && mv -T -- "$dir.partial" "$dir" || return 1
+        fi
+    } 9> "$dir.lock" || return 1
+    pip install --no-index --no-deps "$dir"/*.whl || return 1
+    python -c "$check"
+}
+
+# ---- NCCL from a tarball, unpacked once into the build cache.
+# Horovod builds against it (HOROVOD_NCCL_HOME) and the job loads it (LD_LIBRARY_PATH). A lock
+# keeps two jobs from unpacking it at once; it is unpacked beside its place and renamed into
+# place only whole: one folder holding lib/libnccl.so and include/nccl.h inside it, as NVIDIA's
+# tarballs are. SETRPATHS: the site's script for binaries installed by hand, if it has one.
+
+slurmkit_unpack_nccl() {  # slurmkit_unpack_nccl TARBALL HOME [SETRPATHS]
+    local tarball=$1 home=$2 setrpaths=${3:-} top
+    mkdir -p -- "${home%/*}" || return 1
+    {
+        flock 9 || return 1
+        [ -f "$home/lib/libnccl.so" ] && return 0
+        if [ ! -f "$tarball" ] || [ ! -r "$tarball" ]; then
+            echo "slurmkit: the NCCL tarball $tarball is not there (or not readable) on $(hostname -s)" >&2
+            return 1
+        fi
+        echo "slurmkit: unpacking NCCL from $tarball into $home" >&2
+        rm -rf -- "$home.partial" && mkdir -p -- "$home.partial" || return 1
+        top=$(tar -xf "$tarball" -C "$home.partial" --no-same-owner && _sk_nccl_folder "$home.partial") || {
+            rm -rf -- "$home.partial"
+            echo "slurmkit: $tarball is not an NCCL tarball (one folder holding lib/libnccl.so and include/nccl.h): nothing was unpacked" >&2
+            return 1
+        }
+        if [ -n "$setrpaths" ] && ! "$setrpaths" --path "$top" --add_origin; then
+            rm -rf -- "$home.partial"
+            echo "slurmkit: $setrpaths failed on NCCL's libraries: nothing was unpacked" >&2
+            return 1
+        fi
+        rm -rf -- "$home" && mv -T -- "$top" "$home" && rm -rf -- "$home.partial"
+    } 9> "$home.lock"
+}
+_sk_nccl_folder() {  # the one folder an unpacked NCCL tarball holds, if it has NCCL's layout and its library is in it
+    local entry count=0 folder=
+    for entry in "$1"/* "$1"/.[!.]*; do
+        if [ -e "$entry" ] || [ -L "$entry" ]; then count=$((count + 1)) folder=$entry; fi
+    done
+    [ "$count" -eq 1 ] && [ -d "$folder" ] && [ ! -L "$folder" ] || return 1
+    [ -f "$folder/lib/libnccl.so" ] && [ -f "$folder/include/nccl.h" ] || return 1
+    case $(readlink -f -- "$folder/lib/libnccl.so") in "$(readlink -f -- "$folder")"/*) ;; *) return 1 ;; esac
+    printf '%s\n' "$folder"
+}

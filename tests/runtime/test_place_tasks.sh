@@ -1,0 +1,18 @@
+#!/bin/bash
+# slurmkit_place_tasks and _sk_task: each process's rank from SLURM, its own GPU.
+# shellcheck source=assert.sh
+source "$(dirname -- "$0")/assert.sh"
+
+test_ranks_come_from_slurm() {
+    slurmkit_place_tasks ranks
+    expect_eq "3 1 8 4" "$(SLURM_PROCID=3 SLURM_LOCALID=1 SLURM_NTASKS=8 SLURM_NTASKS_PER_NODE=4 \
+        bash -c '_sk_task "$@"' _sk_task bash -c 'echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE')" "ranks"
+}
+test_each_process_gets_the_gpu_at_its_place_on_the_node() {
+    slurmkit_place_tasks gpu=SLURM_LOCALID
+    expect_eq "6" "$(SLURM_LOCALID=1 CUDA_VISIBLE_DEVICES=4,6 bash -c '_sk_task "$@"' _sk_task bash -c 'echo $CUDA_VISIBLE_DEVICES')" "gpu"
+    SLURM_LOCALID=2 CUDA_VISIBLE_DEVICES=4,6 bash -c '_sk_task "$@"' _sk_task true 2> /dev/null
+    expect_eq 1 "$?" "a process without a GPU of its own stops"
+}
+
+run_tests

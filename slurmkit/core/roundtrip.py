@@ -127,8 +127,9 @@ def without_stale_comments(text: str, changed, yaml, commented: Sequence[Tuple[s
     lines = text.split("\n")
     tree = yaml.load(text)
     drop: set = set()
+    cluster = _cluster_patterns(changed)
     for path, old, new in changed:
-        patterns = stale_patterns(old, new, str(path[-1]))
+        patterns = stale_patterns(old, new, str(path[-1])) + cluster
         line = _line_of(tree, path)
         if not patterns or line is None:
             continue
@@ -149,6 +150,14 @@ _OWN_COMMENT = re.compile(r"^#(?: to do:| note:| done:| mapped:| kept:| dropped:
 #: the words a free comment counts a field's value in (``two nodes``, ``12 cores``, ``3 hours``).
 _FIELD_UNITS = {"nodes": r"nodes?", "cpus_per_task": r"(?:cores?|cpus?|threads?)", "tasks_per_node": r"(?:tasks?|ranks?|processes)",
                 "gpus": r"gpus?", "time": _TIME_WORDS, "mem": _SIZE_WORDS, "mem_per_cpu": _SIZE_WORDS, "tmp": _SIZE_WORDS}
+
+
+def _cluster_patterns(changed) -> List[str]:
+    """The old cluster's name, where ``profile`` changed: a comment on any rewritten value that
+    names it (``# the share of a nibi GPU node`` over a spec moved off nibi) describes the old
+    cluster's figures, and goes with them."""
+    return [r"(?<![\w.:-])" + re.escape(old) + r"(?![\w.:-])" for path, old, new in changed
+            if path == ("profile",) and isinstance(old, str) and old.strip() and old != new]
 
 
 def _free_patterns(old: Any, new: Any, field: str) -> List[str]:

@@ -62,7 +62,7 @@ def test_a_ported_spec_keeps_its_comments_and_key_order_and_only_changed_values_
         '-  gpus: "v100:2"         # two V100s',
         "-  cpus_per_task: 10      # Graham's bundle",
         '+  gpus: "h100:2"',            # "two V100s" described the old value: dropped
-        "+  cpus_per_task: 28      # Graham's bundle",
+        "+  cpus_per_task: 28",         # "Graham's bundle" named the old cluster's figure: dropped
         "-  - StdEnv/2020          # the stack of the paper",
         "+  - StdEnv/2023          # the stack of the paper",
         "-  - cuda/11.4",
@@ -206,3 +206,15 @@ def test_an_amount_with_words_before_its_unit_is_still_the_old_amount(comment):
     for other in ("2 epochs on 3 whole nodes", "one per OpenMP thread, two per node"):
         kept = rewritten_text(f"# {other}\nname: x\nresources: {{nodes: 2, time: 1h}}\n", old, new)
         assert kept.startswith(f"# {other}\n"), kept   # no note: it does not state 2 nodes
+
+
+def test_a_comment_on_a_rewritten_value_that_names_the_old_cluster_goes_with_it():
+    """`new` writes the site's figures beside gpus (``the share of a nibi GPU node``); a port off
+    nibi rewrote gpus and left that comment over figures of another cluster."""
+    original = ("name: x\nprofile: nibi\nresources:\n  gpus: h100:1   # job.sbatch asks --cpus-per-task=14 and --mem=250G, "
+                "the share of a nibi GPU node\n  time: 1h   # an hour on nibi is plenty\n")
+    old = {"name": "x", "profile": "nibi", "resources": {"gpus": "h100:1", "time": "1h"}}
+    new = {"name": "x", "profile": "local", "resources": {"gpus": "p100:1", "time": "1h"}}
+    text = rewritten_text(original, old, new)
+    assert "  gpus: p100:1\n" in text and "share of a nibi GPU node" not in text
+    assert "  time: 1h   # an hour on nibi is plenty\n" in text   # an unchanged value keeps its comment

@@ -190,12 +190,12 @@ def new_command(name, kind, account, time_, gpus, command, yes, force, show, pro
         _fail(error)
     from slurmkit.core.verbosity import quiet
 
+    if show:   # first: what comes last stays on the screen, and that is what to do next
+        verbatim(Path(written[-1]).read_text(encoding="utf-8"))
     if not quiet():
         for path in written:
             message_line(f"wrote {path}", err=False)
         _next_steps(str(written[0]))
-    if show:
-        verbatim(Path(written[-1]).read_text(encoding="utf-8"))
 
 
 def _next_steps(spec: str) -> None:

@@ -78,7 +78,10 @@ def test_new_with_yes_writes_the_spec_and_its_script_and_says_what_next(tmp_path
     script = tmp_path / "demo" / "job.sbatch"
     assert "#SBATCH --gpus-per-node=h100:1\n" in script.read_text()
     shown = run("new", "demo", "--yes", "--profile", "nibi", "--account", "def-someprof", "--kind", "gpu", "--force", "--show")
-    assert shown.stdout.endswith(script.read_text())
+    assert shown.stdout.startswith(script.read_text())   # the script first: the next steps stay on the screen
+    assert shown.stdout.splitlines()[-3:] == ["next: edit demo/job.yaml (what the job runs and what it needs), then",
+                                              "  slurmkit check demo/job.yaml           # errors and warnings on its cluster",
+                                              "  slurmkit submit demo/job.yaml --wait   # submit it and follow it to the end"]
     assert stat.S_IMODE(script.stat().st_mode) == 0o700   # private: a script holds environment.variables
     assert files_under("demo") == ["job.sbatch", "job.yaml"]
 

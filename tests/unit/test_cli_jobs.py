@@ -218,7 +218,7 @@ def test_new_for_a_retired_cluster_warns_in_one_line():
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: profile: profile 'graham' describes a cluster retired on 2025-09-01; its successor is 'nibi': "
                              "move the job with `slurmkit port JOB.yaml --to nibi -o nibi.yaml` "
-                             "(retired 2025-09-01; its files remain available on Nibi, which shares its file systems)\n")
+                             "(its files remain available on Nibi, which shares its file systems)\n")
 
 
 def test_new_reports_the_resolvers_warnings_on_stderr():
@@ -311,7 +311,7 @@ def test_render_for_a_retired_cluster_warns_once_with_its_location():
     assert result.exit_code == 0, result.output
     assert result.stderr == ("warning: job.yaml:2: profile: profile 'niagara' describes a cluster retired on 2025-09-30; its successor "
                              "is 'trillium': move the job with `slurmkit port job.yaml --to trillium -o trillium.yaml` "
-                             "(retired 2025-09-30; Trillium replaced Niagara and Mist)\n")
+                             "(Trillium replaced Niagara and Mist)\n")
 
 
 def test_render_with_profile_option_overrides_the_spec():

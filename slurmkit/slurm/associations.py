@@ -30,9 +30,10 @@ class Unasked(str):
     """Why accounting could not be asked (its error, one line): no list of accounts."""
 
 
-def user_accounts(user: Optional[str] = None) -> Union[List[str], Unasked]:
+def user_accounts(user: Optional[str] = None) -> Union[List[str], Unasked, None]:
     """The accounts accounting associates with ``user`` (default: this user), bare names, sorted;
-    Unasked (why) where it could not be asked."""
+    Unasked (why) where accounting did not answer; None where SLURM has no configuration here
+    (a host that only looks like the cluster: a laptop with ``$CC_CLUSTER`` set)."""
     from slurmkit.slurm.slurmcli import run_slurm
 
     user = user or getpass.getuser()
@@ -40,6 +41,10 @@ def user_accounts(user: Optional[str] = None) -> Union[List[str], Unasked]:
         listed = run_slurm(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account"], retry_for=0.0,
                            timeout=ASK_TIMEOUT_S).stdout
     except SlurmkitError as error:
+        from slurmkit.slurm.monitor import NOT_CONFIGURED
+
+        if any(marker in error.message for marker in NOT_CONFIGURED):
+            return None   # no SLURM configured on this host: it is not on the cluster, nothing to say
         return Unasked(error.message)
     return sorted({bare(line.strip()) for line in listed.splitlines() if line.strip()})
 

@@ -34,3 +34,19 @@ def test_an_account_accounting_could_not_be_asked_about_is_a_warning_not_no_prob
     assert (said.level, said.field) == ("warning", "account")
     assert said.message == ("'def-x' was not checked against your accounts: accounting did not answer (sacctmgr failed: "
                             "Connection refused); sbatch will say if it refuses it")
+
+
+def test_a_host_where_slurm_has_no_configuration_is_not_asked_about(monkeypatch):
+    """A laptop with $CC_CLUSTER set looks like the cluster, but its sacctmgr finds no
+    configuration: that is no unchecked account to warn of (the login-node page's first job)."""
+    from slurmkit.slurm import associations, slurmcli
+
+    def no_configuration(argv, **options):
+        raise slurmcli.SchedulerError("sacctmgr failed: _establish_config_source: failed to fetch config; "
+                                      "sacctmgr: fatal: Could not establish a configuration source")
+
+    monkeypatch.setattr(slurmcli, "run_slurm", no_configuration)
+    assert associations.user_accounts("me") is None and account_findings("def-x", None) == []
+    monkeypatch.setattr(slurmcli, "run_slurm", lambda argv, **options: (_ for _ in ()).throw(
+        slurmcli.SchedulerError("sacctmgr failed: Connection refused")))
+    assert isinstance(associations.user_accounts("me"), Unasked)

@@ -293,6 +293,8 @@ def _account_check(site: SiteProfile, data: Mapping[str, Any]) -> List[Finding]:
     if here is None or for_another_cluster(site, here):
         return []
     environment = from_environment()
+    if environment and environment.variable != "SBATCH_ACCOUNT" and data.get("account"):
+        environment = None   # sbatch reads $SBATCH_ACCOUNT only: $SLURM_ACCOUNT stands in for an account the spec lacks
     account = environment.account if environment else data.get("account")
     if not isinstance(account, str) or not account:
         return []

@@ -62,12 +62,13 @@ def name_errors(data: Any, lines: Mapping[KeyPath, int], source: Optional[str], 
         profile, _ = select_profile(name if isinstance(name, str) else None, warn_retired=False)
     except (ProfileNotFound, NoProfileDetected):
         return []
-    found = [SpecError(source, where("profile"), "profile", f.message) for f in cluster_findings(profile, source)]
+    elsewhere = [SpecError(source, where("profile"), "profile", f.message) for f in cluster_findings(profile, source)]
+    found = list(elsewhere)
     resources = data.get("resources")
     gpus = resources.get("gpus") if isinstance(resources, Mapping) else None
     if gpus is not None:
         found += gpu_errors(gpus, profile, source, where("resources", "gpus"))
-    for check in more if not found else ():   # another cluster's: its accounts are not asked here
+    for check in more if not elsewhere else ():   # another cluster's job: its accounts are not asked here
         found += [SpecError(source, where(*f.field.split(".")), f.field, f.message) for f in check(profile, data) if f.level == "error"]
     return found
 

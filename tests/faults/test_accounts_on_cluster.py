@@ -46,3 +46,21 @@ def test_the_account_is_checked_with_the_specs_other_errors_in_one_run(cluster, 
     checked = run_cli("check", path)
     errors = [line for line in (checked.stdout + checked.stderr).splitlines() if line.startswith("error: ")]
     assert checked.returncode == 2 and [line.split(": ")[2] for line in errors] == ["account", "resourcs"], errors
+
+
+def test_the_account_is_checked_beside_a_gpu_model_the_cluster_lacks_and_a_misspelt_key(cluster, tmp_path):
+    """A second retrial found the account skipped when the spec also named a GPU the cluster lacks."""
+    path = spec(tmp_path, "def-tset")
+    path.write_text(path.read_text().replace("resources: {time: 1h}", "resources: {time: 1h, cpus: 2, gpus: 'v100:1'}"))
+    checked = run_cli("check", path)
+    errors = [line for line in (checked.stdout + checked.stderr).splitlines() if line.startswith("error: ")]
+    assert checked.returncode == 2 and sorted(line.split(": ")[2] for line in errors) == ["account", "resources.cpus", "resources.gpus"]
+
+
+def test_slurm_account_which_sbatch_does_not_read_is_not_checked_over_the_specs_account(cluster, tmp_path):
+    """Inside an salloc session SLURM sets $SLURM_ACCOUNT; sbatch reads only $SBATCH_ACCOUNT."""
+    env = {**os.environ, "SLURM_ACCOUNT": "def-tset"}
+    checked = run_cli("check", spec(tmp_path, "def-test"), env=env)
+    assert checked.returncode == 0 and "not one of your accounts" not in checked.stdout + checked.stderr
+    refused = run_cli("check", spec(tmp_path, "def-test"), env={**os.environ, "SBATCH_ACCOUNT": "def-tset"})
+    assert refused.returncode == 2 and "$SBATCH_ACCOUNT=def-tset: 'def-tset' is not one of your accounts" in refused.stdout + refused.stderr

@@ -58,7 +58,9 @@ def setup_lines(plan: Plan) -> List[str]:
 
 
 #: the exit-status file of the job contract (line 1: the exit code), written atomically on exit.
-_EXIT_TRAP = ('_sk_on_exit() { local rc=$? f; '
+#: Its own name: the setup lines after it carry the runtime library, whose ``_sk_on_exit`` (the
+#: script's, with its copy-back) would otherwise replace it.
+_EXIT_TRAP = ('_sk_fn_on_exit() { local rc=$? f; '
               'f="$SLURMKIT_JOB_DIR/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit"; '
               'echo "$rc" > "$f.$$.tmp" && mv -f -- "$f.$$.tmp" "$f"; }')
 
@@ -70,7 +72,7 @@ def exit_file_lines(folder: Union[str, Path]) -> List[str]:
     came (0), and a cancelled function job read as COMPLETED until accounting answered."""
     import shlex
 
-    return [f"export SLURMKIT_JOB_DIR={shlex.quote(str(folder))}", _EXIT_TRAP, "trap _sk_on_exit EXIT", "trap 'exit 143' TERM"]
+    return [f"export SLURMKIT_JOB_DIR={shlex.quote(str(folder))}", _EXIT_TRAP, "trap _sk_fn_on_exit EXIT", "trap 'exit 143' TERM"]
 
 
 #: what a function job's spec stands in for ``launch`` when it has none: the job runs the function, never this.

@@ -1,7 +1,8 @@
 """The cookbook examples that fit the local cluster run there to COMPLETED.
 
 Each runs its own payload from a copy of its folder, with the spec's keys replaced only where
-the local cluster differs: profile and account, its 2 nodes of 2 CPUs and 4000M, no real GPUs
+the local cluster differs: profile and account, its modules (python/3.11, the only Python its
+module tree has, for the examples' python/3.12), its 2 nodes of 2 CPUs and 4000M, no real GPUs
 (PyTorch falls back to gloo on CPUs, TensorFlow runs its CPU build from PyPI), and smaller problem
 sizes. The Horovod example is rendered and ported in tests/unit/test_cookbook.py only: Horovod's
 source build is the slow tier's (tests/integration/test_horovod_build_slow.py). The sweep's whole 1,000-point array takes about
@@ -47,6 +48,9 @@ def _local_copy(tmp_path: Path, name: str, **replaced) -> Path:
     shutil.copytree(EXAMPLES / name, folder, ignore=shutil.ignore_patterns("results", "checkpoints", "*.out"))
     spec = yaml.safe_load((folder / "job.yaml").read_text())
     spec.update(profile="local", account="def-test", **replaced)
+    environment = spec.get("environment") or {}
+    if environment.get("modules"):   # the local module tree's one Python
+        environment["modules"] = ["python/3.11" if m.startswith("python/") else m for m in environment["modules"]]
     (folder / "job.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
     return folder / "job.yaml"
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from slurmkit.core.bundled import profiles_dir
-from slurmkit.sites.profiles import load_profile, validate_file
+from slurmkit.sites.profiles import load_profile, retirement_notice, validate_file
 
 BUNDLED = profiles_dir()
 ALLIANCE_CLUSTERS = ["graham", "beluga", "cedar", "niagara", "narval", "fir", "nibi", "rorqual", "trillium"]
@@ -97,8 +97,10 @@ def test_retired_cluster_names_its_successor_and_retirement_date(name):
     assert raw(successor)["status"]["state"] == "in-service"
 
 
-def test_beluga_note_says_compute_nodes_are_off_since_2025_07_31():
-    assert "2025-07-31" in raw("beluga")["status"]["note"]
+def test_beluga_notice_says_compute_nodes_are_off_since_2025_07_31_once():
+    """The notice states the date; the note says what happened then, without repeating it."""
+    notice = retirement_notice(load_profile("beluga", dirs=[BUNDLED]), "job.yaml")
+    assert notice.count("2025-07-31") == 1 and "compute nodes powered off then" in notice
 
 
 def test_beluga_note_says_its_storage_ended_on_2026_06_20():

@@ -28,13 +28,15 @@ def spec_for(profile, kind: str) -> dict:
             "resources": resources, "launch": {"command": "python main.py --input data.csv --tag 'run 1'"}}
     if kind == "threaded":
         resources["cpus_per_task"] = whole_cores or min(8, cpu_cores)
-    elif kind == "mpi":
-        resources["nodes"] = 2
+    elif kind == "mpi":   # ranks on one node unless the site gives whole nodes (Advanced MPI scheduling)
+        resources["nodes"] = 2 if whole_cores else 1
         if not whole_cores:
-            resources["tasks_per_node"] = min(4, cpu_cores)
+            resources["tasks_per_node"] = min(8, cpu_cores)
+            if "mem" in resources:   # 2G for each rank, as the Alliance's MPI example asks per core
+                resources["mem_per_cpu"] = resources.pop("mem")
         if profile.software.module_system == "lmod":
             spec["environment"] = {"modules": [profile.software.modules.get("openmpi", "openmpi")]}
-        spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, "inputs.pack", {"from": "tables.sqfs", "to": "tables"}]}
+        spec["stage"] = {"inputs": [{"from": "mesh", "to": "mesh"}, {"from": "tables.sqfs", "to": "tables"}]}
         spec["launch"] = {"command": "./simulate --steps 1000 --mesh $SLURM_TMPDIR/mesh --tables $SLURM_TMPDIR/tables"}
     elif kind == "gpu":
         models = profile.gpu_models
@@ -48,7 +50,8 @@ def spec_for(profile, kind: str) -> dict:
     elif kind in ("multigpu", "ddp", "tf-multiworker", "horovod", "lightning", "accelerate"):
         models = profile.gpu_models
         most = max((t.gpus.count for t in profile.node_types if t.gpus), default=2)
-        count = max(whole.gpu_counts) if whole and whole.gpu_counts else min(most, 4 if kind != "multigpu" else 2)
+        # Two nodes only past what one node holds: a node's GPUs talk over NVLink, nodes over the network.
+        count = max(whole.gpu_counts) if whole and whole.gpu_counts else (min(most, 2) if kind == "multigpu" else most)
         resources["gpus"] = f"{models[0]}:{count}" if models else str(count)
         resources["nodes"] = 1 if kind == "multigpu" else 2
         framework = "tensorflow" if kind == "tf-multiworker" else "pytorch"

@@ -1579,8 +1579,9 @@ def _parallel_words(command: Optional[bashtree.Command], line: str) -> List[str]
 def _without_comment(build: _Builder, number: int, line: str) -> str:
     """The unit's text without the comment that ends it (bash's reading: ``./app  # run it`` is ``./app``)."""
     last = max((s.end_line for s in build.tree.get(number, ())), default=number + line.count("\n"))
-    comment = build.comments.get(last)
-    return line[:-len(comment)].rstrip() if comment and line.endswith(comment) else line
+    comment = (build.comments.get(last) or "").rstrip()
+    text = line.rstrip()   # blanks or a carriage return after the comment end the line too
+    return text[:-len(comment)].rstrip() if comment and text.endswith(comment) else line
 
 
 def _launch_words(command: Optional[bashtree.Command], head: str) -> Tuple[str, List[str], Optional[Tuple[bashtree.Word, ...]]]:

@@ -619,7 +619,8 @@ def _start_differences(name: str, old: Start, new: Start) -> List[Difference]:
                                               f"{new.tasks} in the new ({_via(new)})", str(old.tasks), str(new.tasks)))
     if old.argv[1:] != new.argv[1:]:
         what = "rendezvous" if _rendezvous_only(old.argv, new.argv) else "argv"
-        said.append(Difference(what, name, f"{name}'s words differ: old `{_words(old.argv)}`, new `{_words(new.argv)}`",
+        old_text, new_text = _differing_words(old.argv, new.argv)
+        said.append(Difference(what, name, f"{name}'s words differ: old `{old_text}`, new `{new_text}`",
                                shlex.join(old.argv), shlex.join(new.argv)))
     if (old.ends == BACKGROUND_LEFT) != (new.ends == BACKGROUND_LEFT):
         left, other = ("old", "new") if old.ends == BACKGROUND_LEFT else ("new", "old")
@@ -671,6 +672,17 @@ def _via(start: Start) -> str:
 def _words(argv: Tuple[str, ...]) -> str:
     text = shlex.join(argv)
     return text if len(text) <= 160 else text[:160] + "..."
+
+
+def _differing_words(old: Tuple[str, ...], new: Tuple[str, ...]) -> Tuple[str, str]:
+    """Both command lines as the user reads them; a long one is shown from the first word that
+    differs (after the program's name and one word of context), so that the cut never hides the difference."""
+    if len(shlex.join(old)) <= 160 and len(shlex.join(new)) <= 160:
+        return shlex.join(old), shlex.join(new)
+    first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    start = max(first - 1, 1)   # one word before it, for context
+    gap = " ... " if start > 1 else " "
+    return tuple(_words(argv[:1]) + gap + _words(argv[start:]) for argv in (old, new))   # type: ignore[return-value]
 
 
 def _value(value: Optional[str]) -> str:

@@ -472,3 +472,11 @@ def test_tar_extracting_what_a_pipe_of_stand_ins_gives_is_an_archive_of_the_user
     trace = verify.trace(HEADER + script, verify.shape_of(HEADER + script))
     assert trace.status == 0 and [s.argv[0] for s in trace.starts][-1] == "python"
     assert trace.starts[-1].tmpdir == ("x/",)
+
+
+def test_a_long_command_line_is_shown_from_the_first_word_that_differs():
+    """A cut at a fixed length hid the difference of two long lines (both shown alike)."""
+    common = " ".join(f"--option-{i}=value" for i in range(12))
+    different = verified(f"python train.py {common} --cuda\n", spec({"command": f"python train.py {common} --cuda '#' --debug"}))
+    assert [d.text for d in different.findings] == [
+        "python's words differ: old `python ... --cuda`, new `python ... --cuda '#' --debug`"]

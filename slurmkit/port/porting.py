@@ -845,7 +845,8 @@ def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[
         return ("kept", "a module folder of your own: used as written (environment.setup), with the loads after it")
     modules = bashtree.loaded_modules(words)
     if modules is not None and build.module_use:
-        return ("kept", "after `module use`: loaded as written in environment.setup, where that folder is known")
+        return ("kept", "after a module folder of your own (`module use`, MODULEPATH): loaded as written in environment.setup, "
+                        "where that folder is known")
     if modules is not None:
         return _load_modules(build, modules, conda_refused=words[0] == "module")
     if rest[:1] == ["purge"]:
@@ -1099,6 +1100,9 @@ def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
         return ("dropped", f"slurmkit sets {name} from cpus_per_task")
     if name in RENDEZVOUS_VARIABLES:
         build.rendezvous.append((0, unit, name))
+    if name == "MODULEPATH":   # as `module use`: the loads after it may come from that folder
+        build.module_use = True
+        return ("kept", "a module folder of your own: set as written (environment.setup), with the loads after it")
     if "$" in unit or "`" in unit or words[0] != "export":
         return ("kept", "computed by the shell: run as written before the program (environment.setup)")
     if "~" in unit:   # environment.variables are exported as written: '~/x' would never become $HOME/x

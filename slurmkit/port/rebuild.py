@@ -94,6 +94,13 @@ def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tup
         todos.append(f"environment.venv.path: {venv.path} was built under {_under(old)} on {source.name}; a virtualenv works only "
                      f"with the Python, StdEnv and CPUs it was made with: rebuild it for {target.name}'s stack, under {_under(new)} "
                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
+    for field, path in dict.fromkeys(_activated_venvs(shell)):
+        if venv is None or venv.path is None or venv.path.rstrip("/") != path:
+            old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, True)
+            todos.append(f"{field}: the virtualenv {path}, entered as written, was built under {_under(old)} on {source.name}; a "
+                         "virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for "
+                         f"{target.name}'s stack, under {_under(new)} (virtualenv --no-download, pip install --no-index -r "
+                         "requirements.txt), then remove this line")
     old, new = stack_of(spec.environment.modules, source, False, built=True), stack_of(new_modules, target, False)
     for field, program in dict.fromkeys(_user_programs(spec, shell)):
         todos.append(f"{field}: {program} is a program from your folders, built on {source.name} under {_under(old)}: rebuild it "
@@ -112,6 +119,21 @@ def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[
             program = _program(command.argv)
             if program:
                 yield field, program
+
+
+def _activated_venvs(shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, str]]:
+    """(field, folder) of each virtualenv a kept shell line enters (``source X/bin/activate``),
+    whichever folder it is in: import keeps such lines as written where it cannot follow the path."""
+    made = set()   # a virtualenv the lines make themselves is made under the new stack each run
+    for field, text in shell:
+        for command in bashtree.walk(bashtree.parse(text).statements):
+            argv = list(command.argv)
+            if argv[:1] == ["virtualenv"] or argv[1:3] == ["-m", "venv"] or argv[1:3] == ["-m", "virtualenv"]:
+                made.update(word.rstrip("/") for word in argv[1:] if not word.startswith("-") and word not in ("venv", "virtualenv"))
+            elif len(argv) >= 2 and argv[0] in ("source", ".") and (argv[1] == "bin/activate" or argv[1].endswith("/bin/activate")):
+                path = argv[1][:-len("bin/activate")].rstrip("/") or "."
+                if path not in made:
+                    yield field, path
 
 
 def started(argv: Sequence[str]) -> List[str]:

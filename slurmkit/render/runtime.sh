@@ -12,7 +12,7 @@ slurmkit_exit_file() {  # on every exit, <job>.exit in $SLURMKIT_JOB_DIR: the co
     trap 'if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi; exit 143' TERM
 }
 _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, then renamed)
-    local rc=$? file=${SLURMKIT_JOB_DIR:-}/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit folder
+    local rc=$? folder
     trap '' USR1 TERM INT  # a signal now would end this trap in the middle of a copy, with no exit file
     if [ -n "${_sk_gpu:-}" ]; then _sk_gpu_stop; fi
     if [ -n "${_sk_requeued:-}" ]; then
@@ -26,9 +26,14 @@ _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, 
     for folder in "${_sk_mounts[@]}"; do
         if mountpoint -q "$folder"; then fusermount3 -u -z "$folder" 2> /dev/null || fusermount -u -z "$folder" || true; fi
     done
+    _sk_write_exit_file "$rc"
+    exit "$rc"
+}
+_sk_write_exit_file() {  # _sk_write_exit_file RC: <job>.exit written whole (beside it, then renamed)
+    local file=${SLURMKIT_JOB_DIR:-}/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit
     if [ -n "${SLURMKIT_JOB_DIR:-}" ]; then
         {
-            echo "$rc"
+            echo "$1"
             [ -z "${_sk_timeout:-}" ] || echo timeout
             [ -z "${_sk_killed:-}" ] || echo killed
             [ -z "${SLURM_RESTART_COUNT:-}" ] || printf 'run\t%s\n' "$((SLURM_RESTART_COUNT + 1))"
@@ -36,7 +41,6 @@ _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, 
         } > "$file.partial" &&
             mv -f -- "$file.partial" "$file" || echo "slurmkit: the exit file $file could not be written" >&2
     fi
-    exit "$rc"
 }
 
 # ---- The payload.
@@ -217,7 +221,31 @@ _sk_on_usr1() {
     _sk_timeout=1
     _sk_stop_payload "$_sk_stop_s"
     _sk_copy_back || true
+    _sk_end_at_limit
     exit 124
+}
+_sk_end_at_limit() {  # the outputs are saved: the exit file is written now, and SLURM ends the job at its
+    # limit, so that sacct says TIMEOUT (a job that exits on its own before it is FAILED 124). The GPU
+    # idles until then: the lead less what the stop and the copy took. No limit in sight (no SLURM, or
+    # USR1 sent by hand, long before it): the job ends now.
+    local left
+    left=$(_sk_time_left_s) || return 0
+    if ((left > 2 * _sk_stop_s + 120)); then return 0; fi
+    echo "slurmkit: outputs saved; waiting ${left}s for SLURM to end the job at its time limit (sacct: TIMEOUT)" >&2
+    _sk_write_exit_file 124
+    sleep "$((left + 120))" > /dev/null 2>&1 &
+    _sk_nap=$!
+    trap 'kill "$_sk_nap" 2> /dev/null; exit 124' TERM  # SLURM's TERM at the limit (its KILL, KillWait later, would do as well)
+    wait "$_sk_nap" || true
+}
+_sk_time_left_s() {  # seconds until this job's time limit, from squeue ([D-]HH:MM:SS); fails where it is not known
+    local left days=0 h=0 m=0 s
+    [ -n "${SLURM_JOB_ID:-}" ] && command -v squeue > /dev/null || return 1
+    left=$(squeue -h -j "$SLURM_JOB_ID" -o %L 2> /dev/null) || return 1
+    [[ $left =~ ^(([0-9]+)-)?(([0-9]+):)?(([0-9]+):)?([0-9]+)$ ]] || return 1
+    days=${BASH_REMATCH[2]:-0} s=${BASH_REMATCH[7]}
+    if [ -n "${BASH_REMATCH[5]}" ]; then h=${BASH_REMATCH[4]} m=${BASH_REMATCH[6]}; else m=${BASH_REMATCH[4]:-0}; fi
+    echo "$((((10#$days * 24 + 10#$h) * 60 + 10#$m) * 60 + 10#$s))"
 }
 _sk_write_started() {  # what this run will save, for `slurmkit status` to name should the shell be killed before it can
     local i destinations=()

@@ -17,6 +17,7 @@ The work is a stand-in: each step sleeps --seconds-per-step and moves a toy loss
 import argparse
 import json
 import os
+import pathlib
 import signal
 import socket
 import sys
@@ -48,6 +49,11 @@ def save(path, state):
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(partial, path)
+    # Marked complete: slurmkit copies the checkpoint folder only while its marker is newer than
+    # every file in it (a file written after it is a checkpoint being written).
+    marker = os.environ.get("SLURMKIT_CHECKPOINT_COMPLETE")
+    if marker:
+        pathlib.Path(marker).touch()
 
 
 def stop(signum, _frame):

@@ -12,7 +12,7 @@ slurmkit_exit_file() {  # on every exit, <job>.exit in $SLURMKIT_JOB_DIR: the co
     trap 'if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi; exit 143' TERM
 }
 _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, then renamed)
-    local rc=$? file=${SLURMKIT_JOB_DIR:-}/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit folder
+    local rc=$? folder
     trap '' USR1 TERM INT  # a signal now would end this trap in the middle of a copy, with no exit file
     if [ -n "${_sk_gpu:-}" ]; then _sk_gpu_stop; fi
     if [ -n "${_sk_requeued:-}" ]; then
@@ -26,9 +26,14 @@ _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, 
     for folder in "${_sk_mounts[@]}"; do
         if mountpoint -q "$folder"; then fusermount3 -u -z "$folder" 2> /dev/null || fusermount -u -z "$folder" || true; fi
     done
+    _sk_write_exit_file "$rc"
+    exit "$rc"
+}
+_sk_write_exit_file() {  # _sk_write_exit_file RC: <job>.exit written whole (beside it, then renamed)
+    local file=${SLURMKIT_JOB_DIR:-}/${SLURM_ARRAY_JOB_ID:-${SLURM_JOB_ID:-0}}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.exit
     if [ -n "${SLURMKIT_JOB_DIR:-}" ]; then
         {
-            echo "$rc"
+            echo "$1"
             [ -z "${_sk_timeout:-}" ] || echo timeout
             [ -z "${_sk_killed:-}" ] || echo killed
             [ -z "${SLURM_RESTART_COUNT:-}" ] || printf 'run\t%s\n' "$((SLURM_RESTART_COUNT + 1))"
@@ -36,7 +41,6 @@ _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, 
         } > "$file.partial" &&
             mv -f -- "$file.partial" "$file" || echo "slurmkit: the exit file $file could not be written" >&2
     fi
-    exit "$rc"
 }
 
 # ---- The payload.
@@ -112,7 +116,8 @@ _sk_merge() {  # _sk_merge NEW DEST: NEW's files join DEST (same names replaced,
     fi
 }
 _sk_put() {  # _sk_put SOURCE DEST PARTIAL MODE: copy SOURCE to PARTIAL, check it, then merge or swap it in; else say why
-    local want got
+    local want got before=""
+    if [ "$4" = checkpoint ]; then before=$(_sk_checkpoint_whole "$1") || { echo "$before"; return 1; }; fi
     mkdir -p -- "$(dirname -- "$2")" || return 1
     cp -rT -- "$1" "$3" || return 1
     want=$(_sk_tally "$1") || return 1
@@ -121,9 +126,13 @@ _sk_put() {  # _sk_put SOURCE DEST PARTIAL MODE: copy SOURCE to PARTIAL, check i
         echo "${got% *} of ${want% *} files, $(_sk_bytes "${got#* }") of $(_sk_bytes "${want#* }") arrived"
         return 1
     fi
-    if [ "$4" = replace ]; then _sk_swap "$3" "$2"; else _sk_merge "$3" "$2"; fi
+    if [ "$4" = checkpoint ] && [ "$(_sk_checkpoint_whole "$1")" != "$before" ]; then
+        echo "the program wrote to it while it was copied: the previous whole copy stays"
+        return 1
+    fi
+    if [ "$4" = replace ] || [ "$4" = checkpoint ]; then _sk_swap "$3" "$2"; else _sk_merge "$3" "$2"; fi
 }
-slurmkit_save() {  # slurmkit_save SOURCE DESTINATION [replace]: SOURCE (a file or a folder) arrives at DESTINATION whole or not at all
+slurmkit_save() {  # slurmkit_save SOURCE DESTINATION [replace|checkpoint]: SOURCE (a file or a folder) arrives at DESTINATION whole or not at all
     local partial="$2.partial-${SLURM_JOB_ID:-$$}${SLURM_RESTART_COUNT:+-run$((SLURM_RESTART_COUNT + 1))}" why="" try kept=""
     # An empty folder is nothing too: the script made the outputs' folders before the payload.
     if [ ! -e "$1" ] || { [ -d "$1" ] && [ -z "$(ls -A -- "$1")" ]; }; then
@@ -185,7 +194,8 @@ _sk_copy_back() {  # once, and only once the payload has started: before that th
     if [ "${#_sk_checkpoint[@]}" = 0 ]; then
         :
     elif [ -z "${_sk_killed:-}" ]; then
-        slurmkit_save "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" replace || _sk_copied_back=1
+        _sk_say_unmarked "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}"
+        slurmkit_save "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" checkpoint || _sk_copied_back=1
     else  # killed as it ran, the checkpoint may be torn: it is kept beside the previous one, which stays
         _sk_hold "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" || true
         _sk_copied_back=1
@@ -217,7 +227,31 @@ _sk_on_usr1() {
     _sk_timeout=1
     _sk_stop_payload "$_sk_stop_s"
     _sk_copy_back || true
+    _sk_end_at_limit
     exit 124
+}
+_sk_end_at_limit() {  # the outputs are saved: the exit file is written now, and SLURM ends the job at its
+    # limit, so that sacct says TIMEOUT (a job that exits on its own before it is FAILED 124). The GPU
+    # idles until then: the lead less what the stop and the copy took. No limit in sight (no SLURM, or
+    # USR1 sent by hand, long before it): the job ends now.
+    local left
+    left=$(_sk_time_left_s) || return 0
+    if ((left > 2 * _sk_stop_s + 120)); then return 0; fi
+    echo "slurmkit: outputs saved; waiting ${left}s for SLURM to end the job at its time limit (sacct: TIMEOUT)" >&2
+    _sk_write_exit_file 124
+    sleep "$((left + 120))" > /dev/null 2>&1 &
+    _sk_nap=$!
+    trap 'kill "$_sk_nap" 2> /dev/null; exit 124' TERM  # SLURM's TERM at the limit (its KILL, KillWait later, would do as well)
+    wait "$_sk_nap" || true
+}
+_sk_time_left_s() {  # seconds until this job's time limit, from squeue ([D-]HH:MM:SS); fails where it is not known
+    local left days=0 h=0 m=0 s
+    [ -n "${SLURM_JOB_ID:-}" ] && command -v squeue > /dev/null || return 1
+    left=$(squeue -h -j "$SLURM_JOB_ID" -o %L 2> /dev/null) || return 1
+    [[ $left =~ ^(([0-9]+)-)?(([0-9]+):)?(([0-9]+):)?([0-9]+)$ ]] || return 1
+    days=${BASH_REMATCH[2]:-0} s=${BASH_REMATCH[7]}
+    if [ -n "${BASH_REMATCH[5]}" ]; then h=${BASH_REMATCH[4]} m=${BASH_REMATCH[6]}; else m=${BASH_REMATCH[4]:-0}; fi
+    echo "$((((10#$days * 24 + 10#$h) * 60 + 10#$m) * 60 + 10#$s))"
 }
 _sk_write_started() {  # what this run will save, for `slurmkit status` to name should the shell be killed before it can
     local i destinations=()
@@ -246,9 +280,36 @@ _sk_restore_checkpoint() {  # the registered checkpoint copied in, then saved ba
     mkdir -p -- "$1"
     if [ -e "$2" ]; then
         cp -rT -- "$2" "$1"
+        # (saved only whole: its marker, copied in any order among its files, is made the newest again)
+        if [ -e "$1/$_sk_complete" ]; then touch -- "$1/$_sk_complete"; fi
     fi
+    export SLURMKIT_CHECKPOINT_COMPLETE=$1/$_sk_complete  # the program touches it after each whole checkpoint
     _sk_sync_loop "$1" "$2" "$3" &
     _sk_sync=$!
+}
+# A checkpoint is taken only whole: the program touches $SLURMKIT_CHECKPOINT_COMPLETE (the file
+# .slurmkit-complete in the checkpoint's folder) once a checkpoint is written; a file written after
+# it (the next checkpoint begun) makes it incomplete until the next touch. A copy is put in place
+# only if it was complete before the copy and nothing changed during it; else the last whole copy
+# stays. A folder with no marker is copied as before, checked the same way for writes during the
+# copy, and said to be unmarked: no copier can tell a pause in the middle of a write from its end.
+_sk_complete=.slurmkit-complete
+_sk_checkpoint_whole() {  # _sk_checkpoint_whole SOURCE: its files' list (type, size, time, name), unless it is marked and not complete
+    local marker=$1/$_sk_complete newer
+    if [ -e "$marker" ]; then
+        newer=$(find "$1" -newer "$marker" ! -path "$marker" -print -quit) || return 1
+        if [ -n "$newer" ]; then
+            echo "not marked complete: ${newer#"$1"/} was written after $_sk_complete (a checkpoint being written): the previous whole copy stays"
+            return 1
+        fi
+    fi
+    find "$1" -printf '%y %s %T@ %P\n' | LC_ALL=C sort
+}
+_sk_say_unmarked() {  # _sk_say_unmarked SOURCE DEST: a checkpoint with no completion marker is saved, and said to be
+    if [ -d "$1" ] && [ ! -e "$1/$_sk_complete" ] && [ -n "$(ls -A -- "$1" 2> /dev/null)" ]; then
+        echo "slurmkit: the checkpoint $1 has no completion marker: it is copied when it does not change during the copy, which cannot tell a paused write from a whole one; touch \$SLURMKIT_CHECKPOINT_COMPLETE after each whole checkpoint" >&2
+        _sk_outcome+="unmarked"$'\t'"$2"$'\n'
+    fi
 }
 _sk_sync_loop() {  # stopped with TERM, it ends after the command in hand (a rename is never cut in two)
     trap 'kill "${_sk_nap:-}" 2> /dev/null; exit 0' TERM
@@ -256,7 +317,7 @@ _sk_sync_loop() {  # stopped with TERM, it ends after the command in hand (a ren
         sleep "$3" > /dev/null 2>&1 &  # an orphan (TERM between two lines) holds no pipe
         _sk_nap=$!
         wait "$_sk_nap"
-        slurmkit_save "$1" "$2" replace || true
+        slurmkit_save "$1" "$2" checkpoint || true
     done
 }
 

@@ -218,7 +218,7 @@ def test_usr1_at_the_time_limit_saves_the_outputs_exits_124_and_says_timeout(tmp
 
 
 CHECKPOINTED = ("cat $$SLURM_TMPDIR/ckpt/step 2>/dev/null || echo none; mkdir -p $$SLURM_TMPDIR/out; "
-                "echo 2 > $$SLURM_TMPDIR/ckpt/step; echo done > $$SLURM_TMPDIR/out/r")
+                "echo 2 > $$SLURM_TMPDIR/ckpt/step; touch $$SLURMKIT_CHECKPOINT_COMPLETE; echo done > $$SLURM_TMPDIR/out/r")
 
 
 def test_the_checkpoint_is_swapped_in_and_the_exit_file_lists_it(tmp_path):
@@ -230,6 +230,27 @@ def test_the_checkpoint_is_swapped_in_and_the_exit_file_lists_it(tmp_path):
     assert (process.returncode, out) == (0, "1\n"), err
     assert (run.submit / "ck" / "step").read_text() == "2\n"
     assert run.exit_lines() == ["0", f"saved\t{run.submit}/saved/out", f"saved\t{run.submit}/ck"]
+    assert run.leftovers() == []
+
+
+# A program that marks step 1 complete, waits for it to be saved, then begins step 2 and ends
+# before it marks it: a checkpoint half-written, as a torch.save cut short.
+HALF_WRITTEN = ("echo 1 > $$SLURM_TMPDIR/ckpt/step; touch $$SLURMKIT_CHECKPOINT_COMPLETE; "
+                "until [ -e $$SLURM_SUBMIT_DIR/ck/step ]; do sleep 0.1; done; sleep 0.1; "
+                "echo half > $$SLURM_TMPDIR/ckpt/step; sleep 2.5; mkdir -p $$SLURM_TMPDIR/out; echo r > $$SLURM_TMPDIR/out/r")
+
+
+def test_a_half_written_checkpoint_does_not_replace_the_last_whole_one(tmp_path):
+    """Written after its completion marker: neither the periodic copies (every second here) nor
+    the final one put it in place; the last whole copy stays, and the exit file says why."""
+    run = Run(tmp_path)
+    script = _render(tmp_path, HALF_WRITTEN, every_s=1, checkpoint={"from": "ckpt", "to": "ck", "every": "1h"})
+    rc, err = run(script)
+    assert (run.submit / "ck" / "step").read_text() == "1\n", err
+    assert rc == 74, err
+    assert run.exit_lines() == ["74", f"saved\t{run.submit}/saved/out",
+                                f"not-saved\t{run.submit}/ck\tnot marked complete: step was written after .slurmkit-complete "
+                                "(a checkpoint being written): the previous whole copy stays"]
     assert run.leftovers() == []
 
 
@@ -331,7 +352,9 @@ def test_array_tasks_outputs_join_one_folder_and_each_task_keeps_its_own_checkpo
         env = {**run.env, "SLURM_ARRAY_JOB_ID": "40", "SLURM_ARRAY_TASK_ID": task, "SLURM_JOB_ID": f"4{task}"}
         result = subprocess.run([BASH, str(script)], env=env, cwd=run.submit, capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
-        assert (run.jobs / f"40_{task}.exit").read_text() == f"0\nsaved\t{run.submit}/sweep\nsaved\t{run.submit}/ck/{task}\n"
+        # (its program marks no checkpoint complete: saved, and said to be unmarked)
+        assert (run.jobs / f"40_{task}.exit").read_text() == \
+            f"0\nsaved\t{run.submit}/sweep\nunmarked\t{run.submit}/ck/{task}\nsaved\t{run.submit}/ck/{task}\n"
     assert [(run.submit / "sweep" / f"lr-{t}").read_text() for t in ("0", "1")] == ["0.1\n", "0.01\n"]
     assert [(run.submit / "ck" / t / "state").read_text() for t in ("0", "1")] == ["0.1\n", "0.01\n"]
 

@@ -34,7 +34,8 @@ def _run_task(script: str, **variables) -> subprocess.CompletedProcess:
     env = {"PATH": "/usr/bin:/bin", "LOCAL_WORLD_SIZE": "1", **variables}
     show = 'bash -c \'echo "gpus=${CUDA_VISIBLE_DEVICES-unset}"\''
     if "\nslurmkit_task_env" in script:   # (the exports, as slurmstepd sets them: each line NAME=value)
-        show = 'out=$(_sk_task_exports) || exit 1; while IFS= read -r line; do [ -z "$line" ] || export "${line?}"; done <<< "$out"; ' + show
+        show = ('out=$(_sk_task_exports) || exit 1; '
+                'while IFS= read -r line; do [ -z "$line" ] || export "${line?}"; done <<< "$out"; ') + show
     else:
         show = "_sk_task " + show
     return subprocess.run(["bash", "-c", _wrapper(script) + show],

@@ -133,9 +133,9 @@ def _mpirun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
 
 def _accelerate(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
-    templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
+    written in single quotes by templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
     return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
-            FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c", '_sk_node_launch "$@"', "_sk_node_launch")
+            FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c")
 
 
 class Launcher(Record):

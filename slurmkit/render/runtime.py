@@ -73,4 +73,4 @@ def write_runtime(folder: Path) -> Path:
             return path
     except OSError:
         pass
-    return write_atomic(path, lib.text, 0o644)
+    return write_atomic(path, lib.text, 0o755)  # executable: srun runs it as the task prolog (slurmkit_task_env)

@@ -1,3 +1,4 @@
+#!/bin/bash
 # slurmkit's runtime: the machinery of a job script slurmkit rendered, as functions the script
 # calls by name. The script names this file by slurmkit's version and its sha256, and checks the
 # hash before it sources it; a changed file is never used, an old one is never overwritten.
@@ -448,7 +449,65 @@ _sk_gpu_stop() {  # USR2 to the sampler (srun passes it on; a TERM it would answ
     kill -0 "$_sk_gpu" 2> /dev/null || wait "$_sk_gpu" 2> /dev/null || true
 }
 
-# ---- Each process's place (distributed kinds): `srun ... bash -c '_sk_task "$@"' _sk_task COMMAND`.
+# ---- Each process's place (distributed kinds).
+# srun's tasks: `srun --task-prolog="$SLURMKIT_TASK_ENV" COMMAND`. slurmstepd runs this file
+# (executed, not sourced: see its last lines) before each task, with the task's environment,
+# and sets every `export NAME=value` it prints in that task. Ranks that torchrun or mpirun
+# start: `... bash -c '_sk_task "$@"' _sk_task COMMAND`, where _sk_task exports the same.
+
+slurmkit_task_env() {  # slurmkit_task_env [ranks] [tf-config=FIRST_PORT] [gpu=VARIABLE]: SLURMKIT_TASK_ENV, for srun --task-prolog
+    slurmkit_place_tasks "$@"
+    # The file the script checked and sourced (a path: render --standalone's has none), if executable
+    if [[ ${_sk_lib:-} == /* ]] && [ -f "$_sk_lib" ] && [ -x "$_sk_lib" ]; then
+        SLURMKIT_TASK_ENV=$_sk_lib
+    else  # else a copy of what it needs, on each node's local disk
+        SLURMKIT_TASK_ENV=$SLURM_TMPDIR/slurmkit-task-env
+        { echo '#!/bin/bash'; declare -f _sk_task_env _sk_task_exports _sk_task_cpus; echo _sk_task_env; } > "$SLURMKIT_TASK_ENV.src" &&
+            chmod +x "$SLURMKIT_TASK_ENV.src" || return 1
+        sbcast -f "$SLURMKIT_TASK_ENV.src" "$SLURMKIT_TASK_ENV" || { echo "slurmkit: sbcast could not copy the task set-up to the job's nodes" >&2; return 1; }
+    fi
+    export SLURMKIT_TASK_ENV
+}
+_sk_task_env() {  # as srun's task prolog: the task's place as `export` lines; its CPU slice, where SLURM bound none
+    local exports cpus
+    # (its stderr goes to slurmd's log: a line `print TEXT` is what reaches the task's output)
+    if ! exports=$(_sk_task_exports 2>&1); then echo "print ${exports##*$'\n'}"; return 1; fi
+    [ -z "$exports" ] || echo "export ${exports//$'\n'/$'\n'export }"
+    cpus=$(_sk_task_cpus) || return 0
+    # The prolog's parent is the task itself, before it execs the command: the binding stays with it.
+    [ -z "$cpus" ] || taskset -p -c "$cpus" "$PPID" > /dev/null
+}
+_sk_task_exports() {  # NAME=value lines (values without spaces but TF_CONFIG's, which slurmstepd takes to the end of the line)
+    if [ -n "${_sk_task_ranks:-}" ]; then
+        printf '%s\n' "RANK=$SLURM_PROCID" "LOCAL_RANK=$SLURM_LOCALID" "WORLD_SIZE=$SLURM_NTASKS" "LOCAL_WORLD_SIZE=${SLURM_NTASKS_PER_NODE:-1}"
+    fi
+    if [ -n "${_sk_tf_workers:-}" ]; then
+        echo "TF_CONFIG={\"cluster\": {\"worker\": [\"${_sk_tf_workers//,/\", \"}\"]}, \"task\": {\"type\": \"worker\", \"index\": $SLURM_PROCID}}"
+    fi
+    if [ -n "${_sk_task_gpu:-}" ]; then
+        # One GPU per process, as TensorFlow's SlurmClusterResolver gives it: of the node's GPUs in
+        # CUDA_VISIBLE_DEVICES, the one at this process's place on the node.
+        local gpus rank=${!_sk_task_gpu:-}
+        IFS=, read -ra gpus <<< "${CUDA_VISIBLE_DEVICES:-}"
+        if [[ ! $rank =~ ^[0-9]+$ ]] || ((rank >= ${#gpus[@]})); then
+            echo "slurmkit: process $_sk_task_gpu=${rank:-unset} on $(hostname) has no GPU of its own in CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}: ask one task per GPU on each node" >&2
+            return 1
+        fi
+        echo "CUDA_VISIBLE_DEVICES=${gpus[rank]}"
+    fi
+}
+_sk_task_cpus() {  # this task's slice of the CPUs its node gives the step (the i-th of as many as it has tasks there), or nothing
+    local ranges range cpu cpus=() share each=${SLURM_CPUS_PER_TASK:-1} local_rank=${SLURM_LOCALID:-0}
+    IFS=, read -ra ranges <<< "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$PPID/status")"
+    for range in "${ranges[@]}"; do
+        for ((cpu = ${range%-*}; cpu <= ${range#*-}; cpu++)); do cpus+=("$cpu"); done
+    done
+    # Already no more than its own (srun --cpu-bind, where the task plugin binds): as it is.
+    ((${#cpus[@]} > each)) || return 0
+    share=$((${#cpus[@]} / ${SLURM_NTASKS_PER_NODE:-1}))
+    ((share > 0)) || return 0
+    (IFS=,; echo "${cpus[*]:local_rank*share:share}")
+}
 
 slurmkit_place_tasks() {  # slurmkit_place_tasks [ranks] [tf-config=FIRST_PORT] [gpu=VARIABLE] [bind]: what _sk_task gives each process
     local word
@@ -508,6 +567,43 @@ _sk_bind_share() {  # this rank's share of the CPUs the job may use: rank i take
     if ((share > 0)); then
         cpu_list=$(IFS=,; echo "${cpus[*]:LOCAL_RANK*share:share}")
         exec taskset -c "$cpu_list" "$@"
+    fi
+}
+
+# ---- The rendezvous and the per-node virtualenv (distributed kinds).
+
+slurmkit_rendezvous() {  # slurmkit_rendezvous PORT: MASTER_ADDR (the job's first host, which leads) and MASTER_PORT=PORT, exported
+    local hosts
+    hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST") || return 1
+    export MASTER_ADDR=${hosts%%$'\n'*} MASTER_PORT=$1
+}
+slurmkit_venv_on_each_node() {  # slurmkit_venv_on_each_node VENV PIP_ARGUMENTS...: VENV made on every node at once, then activated here
+    # On each node, with one task and all the node's cores: virtualenv --no-download VENV, then
+    # pip install PIP_ARGUMENTS in it. Where pip reads the site's wheelhouse (--no-index), pip
+    # itself is upgraded from it first, as the Alliance's recipe does.
+    slurmkit_on_each_node "$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))" _sk_make_node_venv "$@"
+    slurmkit_activate "$1"
+}
+_sk_make_node_venv() {  # _sk_make_node_venv VENV PIP_ARGUMENTS...: on this node
+    virtualenv --no-download "$1"
+    slurmkit_activate "$1"
+    if [[ " ${*:2} " == *" --no-index "* ]]; then pip install --no-index --upgrade pip; fi
+    pip install "${@:2}"
+}
+slurmkit_activate_built() {  # slurmkit_activate_built VENV KEY BUILD_COMMAND: VENV, built whole on the login node for this job, activated
+    # Its key (.slurmkit-env-key, written last by the build) says it was built whole, for these
+    # modules and requirements; without it the job stops at once with the command that builds it.
+    if ! grep -qx -- "$2" "$1/.slurmkit-env-key" 2> /dev/null; then
+        printf 'slurmkit: no virtualenv is built for this job at %s: run %s on the login node, then submit again\n' "$1" "$3" >&2
+        exit 1
+    fi
+    slurmkit_activate "$1"
+}
+slurmkit_wheel_or_build() {  # slurmkit_wheel_or_build SLURMKIT_BUILD_ARGUMENTS...: the site's prebuilt wheel if CHECK passes with it, else slurmkit_build
+    if pip install --no-index "$5" && python -c "$7"; then
+        echo "slurmkit: $4 from the site's wheelhouse" >&2
+    else
+        slurmkit_build "$@"
     fi
 }
 
@@ -684,3 +780,6 @@ _sk_nccl_folder() {  # the one folder an unpacked NCCL tarball holds, if it has 
     case $(readlink -f -- "$folder/lib/libnccl.so") in "$(readlink -f -- "$folder")"/*) ;; *) return 1 ;; esac
     printf '%s\n' "$folder"
 }
+
+# ---- Run rather than sourced: srun's task prolog (slurmkit_task_env) prints the task's place.
+if [ "${BASH_SOURCE[0]-}" = "$0" ] && [[ ${0##*/} == slurmkit-runtime-* ]]; then _sk_task_env; fi

@@ -68,12 +68,12 @@ def stage_conflict(kind, stage) -> Optional[Tuple[str, str]]:
 
 def accelerate_launch(multi_process: bool, mixed_precision: Optional[str]) -> Tuple[object, ...]:
     """``accelerate launch`` as each node's task runs it: totals from the batch script
-    (_sk_processes, SLURM_NNODES), the node's rank from srun's SLURM_NODEID, the rendezvous
+    (NUM_PROCESSES, SLURM_NNODES), the node's rank from srun's SLURM_NODEID, the rendezvous
     from MASTER_ADDR/MASTER_PORT; ``--no_python``: the command runs as written (python t.py).
     ``--multi_gpu`` is Accelerate's multi-process launcher (torchrun underneath); on CPU nodes
     ACCELERATE_USE_CPU=true (accelerate_environment) makes its processes use gloo on the CPU."""
     return ("accelerate", "launch", *(("--multi_gpu",) if multi_process else ()),
-            FromSlurm('--num_processes="$_sk_processes"'), FromSlurm('--num_machines="$SLURM_NNODES"'),
+            FromSlurm('--num_processes="$NUM_PROCESSES"'), FromSlurm('--num_machines="$SLURM_NNODES"'),
             FromSlurm('--machine_rank="$SLURM_NODEID"'), FromSlurm('--main_process_ip="$MASTER_ADDR"'),
             FromSlurm('--main_process_port="$MASTER_PORT"'), f"--mixed_precision={mixed_precision or DEFAULT_MIXED_PRECISION}",
             "--dynamo_backend=no", "--no_python")

@@ -45,18 +45,18 @@ def test_a_trillium_job_activates_the_prebuilt_env_and_installs_nothing():
     script = render(plan(spec()))
     key = plan(spec()).venv.prebuilt_key
     assert len(key) == 16
-    assert f'slurmkit_activate "${{HOME}}/.slurmkit/envs/{key}"\n' in script
+    assert (f'slurmkit_activate_built "${{HOME}}/.slurmkit/envs/{key}" {key} \'slurmkit env build job.yaml\'\n') in script
     assert "pip install" not in script and "virtualenv --no-download" not in script
-    assert (f"printf 'slurmkit: no virtualenv is built for this job at %s: run %s on the login node, then submit again\\n' "
-            f"\"${{HOME}}/.slurmkit/envs/{key}\" 'slurmkit env build job.yaml' >&2\n    exit 1") in script
 
 
 def test_the_missing_env_line_really_stops_the_job_with_one_line(tmp_path):
+    from slurmkit.render.runtime import runtime
+
     job_plan = plan(spec())
     script = render(job_plan)
-    start = script.index("if ! grep -qx")
-    block = script[start:script.index("\nfi\n", start) + len("\nfi\n")]
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], capture_output=True, text=True, env={"HOME": str(tmp_path)})
+    line = next(line for line in script.splitlines() if line.startswith("slurmkit_activate_built "))
+    result = subprocess.run(["bash", "-euo", "pipefail", "-c", runtime().text + line], capture_output=True, text=True,
+                            env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert result.returncode == 1
     assert result.stderr == (f"slurmkit: no virtualenv is built for this job at {tmp_path}/.slurmkit/envs/{job_plan.venv.prebuilt_key}: "
                              "run slurmkit env build job.yaml on the login node, then submit again\n")

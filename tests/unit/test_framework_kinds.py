@@ -49,7 +49,7 @@ def test_lightning_runs_one_srun_task_per_gpu_with_the_requeue_directives():
     assert p.rendezvous and p.master_env and not p.ranks_from_slurm and p.requeue_lead_s == 90
     assert env(r)["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
     text = render(r.plan)
-    assert "export MASTER_ADDR=" in text and " MASTER_PORT=" in text and "\nslurmkit_lightning_requeue 90\n" in text
+    assert "\nslurmkit_rendezvous $((20000 + SLURM_JOB_ID % 20000))\n" in text and "\nslurmkit_lightning_requeue 90\n" in text
 
 
 def test_lightning_on_a_one_minute_job_is_told_half_way():
@@ -132,7 +132,8 @@ def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_
     assert '--machine_rank="$SLURM_NODEID"' in launch and "--mixed_precision=bf16" in launch and launch[-1] == "--no_python"
     assert "ACCELERATE_USE_CPU" not in env(r)
     text = render(r.plan)
-    assert "bash -c '_sk_node_launch \"$@\"' _sk_node_launch python t.py\n" in text   # SLURM_NODEID expands in each node's task
+    assert " bash -c 'exec accelerate launch --multi_gpu " in text   # in single quotes: SLURM_NODEID expands in each node's task
+    assert " --no_python \"$@\"' accelerate-launch python t.py\n" in text
 
 
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):

@@ -21,16 +21,24 @@ def _script(kind, launcher="", profile="narval", nodes=2, modules=(), view="own"
 
 
 def _wrapper(script: str) -> str:
-    """The runtime's _sk_task, placed as the script's slurmkit_place_tasks line says, as bash source."""
-    match = re.search(r"^slurmkit_place_tasks.*\n", script, re.M)
+    """The runtime, placed as the script's slurmkit_place_tasks (or slurmkit_task_env) line says, as bash source."""
+    match = re.search(r"^slurmkit_(place_tasks|task_env).*\n", script, re.M)
     assert match, script
-    return runtime().text + match.group(0)
+    # (slurmkit_task_env places them as slurmkit_place_tasks does, then finds the file srun runs)
+    return runtime().text + match.group(0).replace("slurmkit_task_env", "slurmkit_place_tasks")
 
 
 def _run_task(script: str, **variables) -> subprocess.CompletedProcess:
-    """Run _sk_task from ``script`` in a clean bash with ``variables``; it prints the GPUs it leaves."""
+    """Run the task's set-up from ``script`` in a clean bash with ``variables`` (_sk_task, or the
+    exports srun's task prolog would set); it prints the GPUs it leaves."""
     env = {"PATH": "/usr/bin:/bin", "LOCAL_WORLD_SIZE": "1", **variables}
-    return subprocess.run(["bash", "-c", _wrapper(script) + '_sk_task bash -c \'echo "gpus=${CUDA_VISIBLE_DEVICES-unset}"\''],
+    show = 'bash -c \'echo "gpus=${CUDA_VISIBLE_DEVICES-unset}"\''
+    if "\nslurmkit_task_env" in script:   # (the exports, as slurmstepd sets them: each line NAME=value)
+        show = ('out=$(_sk_task_exports) || exit 1; '
+                'while IFS= read -r line; do [ -z "$line" ] || export "${line?}"; done <<< "$out"; ') + show
+    else:
+        show = "_sk_task " + show
+    return subprocess.run(["bash", "-c", _wrapper(script) + show],
                           env=env, capture_output=True, text=True, timeout=30)
 
 
@@ -47,9 +55,13 @@ def test_each_kind_that_starts_one_process_per_gpu_binds_by_its_launchers_local_
     resolution = job("narval", {"gpus": "a100:4", "nodes": nodes}, kind=kind, launch=launch)
     assert resolution.plan.distributed.gpu_rank == variable
     script = _script(kind, launcher, nodes=nodes)
-    assert re.search(rf"^slurmkit_place_tasks .*gpu={variable}( |$)", script, re.M)
     launch = next(line for line in script.splitlines() if line.startswith("slurmkit_run "))
-    assert launch.endswith(" bash -c '_sk_task \"$@\"' _sk_task python train.py")     # every process goes through the wrapper
+    if launch.startswith("slurmkit_run srun "):   # srun runs the runtime as each task's prolog
+        assert re.search(rf"^slurmkit_task_env .*gpu={variable}( |$)", script, re.M)
+        assert launch.endswith(' --cpu-bind=cores --task-prolog="$SLURMKIT_TASK_ENV" python train.py')
+    else:   # torchrun's and mpirun's ranks: every process goes through the wrapper
+        assert re.search(rf"^slurmkit_place_tasks .*gpu={variable}( |$)", script, re.M)
+        assert launch.endswith(" bash -c '_sk_task \"$@\"' _sk_task python train.py")
 
 
 @pytest.mark.parametrize("kind, launcher", [("tf-multiworker", ""), ("ddp", ""), ("multigpu", "torchrun"), ("horovod", "srun"),

@@ -35,8 +35,9 @@ def _script(resolution) -> str:
 
 def test_a_pytorch_horovod_is_checked_by_importing_horovod_torch_from_wheelhouse_and_cache():
     script = _script(_horovod("nibi", {**GPU_BUILD, "modules": ["cuda/12.2", "nccl/2.18.3"]}))
-    assert "if pip install --no-index horovod && python -c 'import horovod.torch'; then" in script
-    assert " horovod horovod \"/scratch/${USER}/slurmkit-builds\" 'import horovod.torch' " in script and "slurmkit_build " in script
+    # slurmkit_wheel_or_build: the wheelhouse's horovod if `import horovod.torch` passes, else slurmkit_build
+    assert " slurmkit_wheel_or_build nibi --no-index " in script
+    assert " horovod horovod \"/scratch/${USER}/slurmkit-builds\" 'import horovod.torch' " in script
     assert "'import horovod'" not in script
 
 

@@ -158,7 +158,7 @@ def test_an_imported_accelerate_script_renders_on_a_gpu_site_and_passes_bash_n(p
     assert job.resolve().errors == ()
     rendered = job.render()
     assert "exec accelerate launch --multi_gpu" in rendered and "--mixed_precision=fp16" in rendered
-    assert "_sk_node_launch python train.py --epochs 3" in rendered
+    assert "' accelerate-launch python train.py --epochs 3" in rendered
     (tmp_path / "job.sh").write_text(rendered)
     assert subprocess.run(["bash", "-n", str(tmp_path / "job.sh")]).returncode == 0
 

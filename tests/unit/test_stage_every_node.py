@@ -39,7 +39,8 @@ def test_every_multi_node_kind_stages_its_inputs_once_on_each_node_with_the_node
 @pytest.mark.parametrize("kind, resources, extra", DISTRIBUTED[:4])
 def test_a_job_local_venv_is_made_on_each_node_with_the_nodes_cores(kind, resources, extra):
     text = script(kind=kind, resources=resources, environment={"venv": {"packages": ["numpy"]}}, **extra)
-    assert f"{PER_NODE} _sk_make_venv\n" in text
+    # (slurmkit_venv_on_each_node: slurmkit_on_each_node with the node's cores, tests/runtime)
+    assert '\nslurmkit_venv_on_each_node "${SLURM_TMPDIR}/env" --no-index numpy\n' in text
 
 
 def test_a_lasting_venv_under_slurm_tmpdir_is_per_node_too():

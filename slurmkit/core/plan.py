@@ -198,5 +198,6 @@ class Plan(Record):
     errexit: bool = True                          # False: a setup line that fails does not stop the job
     nounset: bool = True                          # False: setup and the launch line read an unset variable as empty
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
+    fabric_note: str = ""                         # a GPU job across nodes over Ethernet: what NCCL does there
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
     version: str = __version__

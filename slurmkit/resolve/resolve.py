@@ -125,6 +125,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
         gpu_sampler=sampler_plan(spec, gpus, chain),
+        fabric_note=_fabric_note(spec, profile, gpus),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
@@ -913,6 +914,16 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     if gpus and kind_of(spec).torch_nccl_errors and not tensorflow:
         env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
     return env
+
+
+def _fabric_note(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice]) -> str:
+    """What a GPU job across nodes should know of an Ethernet fabric (not InfiniBand) for which the
+    site gives no NCCL setting: that NCCL then picks its own transport, and that none was left out."""
+    fabric = profile.launch.interconnect
+    if not gpus or spec.resources.nodes < 2 or fabric.fabric != "ethernet" or any(k.startswith("NCCL_") for k in profile.launch.env):
+        return ""
+    return (f"{profile.name}'s nodes are linked by Ethernet, not InfiniBand; {profile.name}'s documentation gives no NCCL "
+            "setting for it, so NCCL picks its own transport (NCCL_DEBUG=INFO prints which).")
 
 
 def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Optional[Launcher], gpus: Optional[GpuChoice],

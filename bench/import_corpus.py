@@ -298,8 +298,8 @@ def _verified(row: Dict[str, Any], stage: str, verification) -> None:
 # ---------------------------------------------------------------------------------- counts
 
 COUNTS = ("scripts", "imported", "import crashed", "import refused", "imported passes check", "  of them with to-dos",
-          "imported refused by check", "imported for a retired cluster (check refuses to submit it)", "ported", "port refused", "ported passes check", "  of them with to-dos (ported)",
-          "ported refused by check", "crashed (any step)")
+          "imported refused by check", "imported for a retired cluster (check refuses to submit it)", "ported", "port refused",
+          "ported passes check", "  of them with to-dos (ported)", "ported refused by check", "crashed (any step)")
 GROUPS = ("crash", "import refused", "check refused (first error)", "port refused", "ported check refused (first error)",
           "import: found by verification", "import: not verified", "port: found by verification", "port: not verified")
 VERIFY_COUNTS = ("verified equal (import and port)", "differences found by verification (now to-dos)",

@@ -111,9 +111,12 @@ def test_remote_submit_refuses_a_sweep_it_would_have_to_split():
     from tests.unit.test_arraysplit import sweep_plan
 
     _refuse_split_sweep(sweep_plan(1001), 1001)   # one array: taken
-    with pytest.raises(SlurmkitError, match="2500 tasks are more than one array holds there \\(1001\\): a split sweep is not "
-                                            "submitted with --remote yet"):
+    with pytest.raises(SlurmkitError) as refused:
         _refuse_split_sweep(sweep_plan(2500), 1001)
+    assert "\n" not in refused.value.message and refused.value.message.startswith("2500 tasks are more than one array holds on ")
+    assert refused.value.message.endswith("(1001), and --remote does not split a sweep into linked arrays yet: run `slurmkit "
+                                          "submit` on the cluster itself, which splits it, or cut the grid into specs of at most "
+                                          "1001 points")
 
 
 @pytest.mark.parametrize("size, most, sizes", [(25, 10, [9, 9, 7]), (1001, 1000, [501, 500]), (2500, 1001, [834, 834, 832]),

@@ -8,7 +8,7 @@ returns a future whose ``result()`` is the function's return value, or raises wh
 """
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, TypeVar, Union, cast
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.plan import Plan
@@ -143,7 +143,8 @@ def submit_function(fn: Callable[..., R], *args: Any, spec: FunctionSpec, profil
 
 
 class TooManyCalls(SlurmkitError):
-    """More calls than one array of the site may hold (MaxArraySize, the per-user job limit)."""
+    """More calls than the site lets one user queue (its per-user job limit; slurmkit's cap where
+    the profile states neither that nor MaxArraySize): splitting would not get them past it."""
 
 
 def map_array(fn: Callable[..., R], items: Iterable[Any], *, spec: FunctionSpec, profile: Optional[str] = None,
@@ -157,15 +158,17 @@ def map_array(fn: Callable[..., R], items: Iterable[Any], *, spec: FunctionSpec,
     The array is recorded in the registry as one job of ``len(items)`` tasks (``slurmkit
     status ID`` shows them; ``resubmit ID --failed`` runs the calls that failed again, as an
     array of those task ids, whose results ``JobHandle(folder, f"{NEW}_{i}").result()`` reads).
-    More items than the site's largest array (the profile's
-    ``max_array_size`` and ``max_jobs_per_user``; 10,000 where it states neither) raise
-    TooManyCalls before anything is submitted. No items: no job, an empty list.
+    More items than the site's largest array (the smaller of the profile's ``max_array_size``
+    and the cluster's MaxArraySize) go as linked arrays, as a split sweep does (arraysplit.py):
+    the handles are still one list in the items' order, each part's under its own array id,
+    and ``status``/``resubmit --failed`` take the first part's id for all of them. More items
+    than the site lets one user queue (``max_jobs_per_user``; 10,000 where the profile states
+    no limit) raise TooManyCalls before anything is submitted. No items: no job, an empty list.
     """
     import submitit
 
     from slurmkit.core.files import make_private_folder
     from slurmkit.core.slurmconf import check_slurm_conf
-    from slurmkit.sites.limits import most_array_tasks
 
     calls = list(items)
     if not calls:
@@ -173,22 +176,64 @@ def map_array(fn: Callable[..., R], items: Iterable[Any], *, spec: FunctionSpec,
     job = function_job(spec)
     plan = job._plan(profile, None)
     job._refuse_elsewhere(profile)
-    scheduling = job.profile(profile).scheduling
-    most = most_array_tasks(scheduling.max_array_size, scheduling.max_jobs_per_user)
-    if len(calls) > most:
-        raise TooManyCalls(f"{len(calls)} calls are more than one array may hold on {plan.profile} ({most} tasks): "
-                           "map them in slices of at most that many")
+    sizes = call_parts(len(calls), job.profile(profile).scheduling, plan.profile)
     check_slurm_conf()
     folder = Path(folder or job.folder()).resolve()
     make_private_folder(folder)
     executor = submitit.SlurmExecutor(folder=str(folder))
     parameters = executor_parameters(plan)
-    return _mapped(executor, parameters, fn, calls, job.spec.name, plan, folder)
+    return _mapped_parts(executor, parameters, fn, calls, sizes, job.spec.name, plan, folder)
+
+
+def call_parts(count: int, scheduling: Any, site: str, live: Optional[Callable[[], Optional[int]]] = None) -> List[int]:
+    """The calls of each array: one array where they fit the site's largest (the profile's
+    ``max_array_size``, the cluster's MaxArraySize, asked only for more than one call), else
+    parts as even as the splitter makes them (arraysplit.even_part_sizes). TooManyCalls above
+    the per-user job limit, or where a part would hold one call (a plain job to submitit)."""
+    from slurmkit.resolve.arraysplit import even_part_sizes
+    from slurmkit.sites.limits import array_cap
+    from slurmkit.slurm.sweeps import largest_array, live_max_array_size
+
+    cap = scheduling.max_jobs_per_user or array_cap(scheduling.max_array_size, None)
+    if cap and count > cap:
+        raise TooManyCalls(f"{count} calls are more than {site} lets one user queue ({cap} jobs; each call is one): "
+                           "map them in slices of at most that many, each after the one before has ended")
+    if count < 2:
+        return [count]
+    most = largest_array(scheduling.max_array_size, (live or live_max_array_size)())
+    sizes = even_part_sizes(count, most)
+    if len(sizes) > 1 and min(sizes) < 2:
+        raise TooManyCalls(f"{count} calls in arrays of at most {most} tasks ({site}) would leave an array of one call, "
+                           "which submitit submits as a plain job: map them in slices of at most that many")
+    return sizes
+
+
+def _mapped_parts(executor: Any, parameters: Dict[str, Any], fn: Callable[..., R], calls: List[Any], sizes: List[int],
+                  name: str, plan: Plan, folder: Path) -> "List[JobHandle[R]]":
+    """Each part's array submitted in turn, recorded as a split sweep's parts are (sweeps.py);
+    a part refused after others were made raises SweepIncomplete naming them."""
+    from slurmkit.slurm.sweeps import SweepIncomplete
+
+    handles: List[JobHandle[R]] = []
+    ids: List[str] = []
+    offset = 0
+    for size in sizes:
+        part = (ids[0] if ids else None, offset, len(sizes)) if len(sizes) > 1 else None
+        try:
+            handles += _mapped(executor, parameters, fn, calls[offset:offset + size], name, plan, folder, part)
+        except SlurmkitError as error:
+            if not ids:
+                raise
+            raise SweepIncomplete(error, ids, len(sizes)) from None
+        ids.append(handles[-1].job_id.split("_")[0])
+        offset += size
+    return handles
 
 
 def _mapped(executor: Any, parameters: Dict[str, Any], fn: Callable[..., R], calls: List[Any], name: str, plan: Plan,
-            folder: Path) -> "List[JobHandle[R]]":
-    """The array submitted, recorded (intent first, then its id), its tasks as JobHandles."""
+            folder: Path, part: Optional[Tuple[Optional[str], int, int]] = None) -> "List[JobHandle[R]]":
+    """The array submitted, recorded (intent first, then its id), its tasks as JobHandles.
+    ``part``: (the first part's id or None for the first, offset, parts) of a split one."""
     import uuid
 
     from slurmkit.slurm.raised import carrying
@@ -197,7 +242,8 @@ def _mapped(executor: Any, parameters: Dict[str, Any], fn: Callable[..., R], cal
     from slurmkit.slurm.submit import JobHandle, record_intent, record_job
 
     token = uuid.uuid4().hex
-    planned = intent(name, str(folder), plan.profile, token, array_size=len(calls) if len(calls) > 1 else None)
+    planned = intent(name, str(folder), plan.profile, token, array_size=len(calls) if len(calls) > 1 else None,
+                     sweep=part[0] if part else None, offset=part[1] if part else None, parts=part[2] if part else None)
     record_intent(planned)
     executor.update_parameters(**parameters, comment=f"{COMMENT_PREFIX}{token}", array_parallelism=len(calls),
                                setup=exit_file_lines(folder) + setup_lines(plan))

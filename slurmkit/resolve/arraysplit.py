@@ -29,6 +29,15 @@ def part_sizes(size: int, most: Optional[int]) -> List[int]:
     return [min(most, size - offset) for offset in range(0, size, most)]
 
 
+def even_part_sizes(size: int, most: Optional[int]) -> List[int]:
+    """As many parts as ``part_sizes`` makes, their sizes as even as it allows (25 under 10:
+    9, 9, 7, not 10, 10, 5). For function arrays: submitit submits a part of one call as a plain
+    job, not an array, and ``part_sizes`` leaves one wherever ``size`` is one past a multiple of
+    ``most`` (1001 under 1000); even parts leave one only where ``most`` is tiny."""
+    parts = len(part_sizes(size, most))
+    return part_sizes(size, -(-size // parts))
+
+
 def split_plan(plan: Plan, most: Optional[int]) -> List[Tuple[int, Plan]]:
     """The plan's parts as (offset, plan of that part), in sweep order; the plan itself where it
     fits in one array (or names its own task ids, which the resolver has bounded already)."""

@@ -109,11 +109,3 @@ def throttle_findings(spec) -> List[Finding]:
         return []
     return [Finding("warning", "array.throttle", f"{spec.array.throttle} at a time is more than the array's {size} tasks, so it "
                                           f"limits nothing; lower it or leave it out")]
-
-
-def most_array_tasks(max_array_size: Optional[int], max_jobs_per_user: Optional[int]) -> int:
-    """The most tasks one array may have on a site: SLURM refuses an id at or above MaxArraySize,
-    and each task counts as a job against the per-user limit; where the profile states neither,
-    slurmkit's own cap."""
-    stated = [limit for limit in (max_array_size, max_jobs_per_user) if limit]
-    return min(stated) if stated else DEFAULT_MAX_ARRAY_TASKS

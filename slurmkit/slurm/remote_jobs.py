@@ -242,10 +242,13 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     args = script_arguments(args)   # before the cluster is asked anything
     if not ignore_todos:
         refuse_open_todos(job._spec_path())
-    plan = job._plan(conn.remote.name, warn)
+    held: list = []   # the spec's warnings, said once the job is known to be taken (a split sweep's says "submit splits it")
+    plan = job._plan(conn.remote.name, held.append)
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
     _refuse_split_sweep(plan, job.profile(conn.remote.name).scheduling.max_array_size)
+    for finding in held if warn else ():
+        warn(finding)
     script_text = render(plan)
     local_dir = job.base_dir()
     check_plain_name(local_dir)   # before the cluster is asked anything
@@ -565,9 +568,11 @@ __all__ = ["Fetched", "RemoteHandle", "check_arrivals", "check_plain_name", "che
 
 def _refuse_split_sweep(plan, largest) -> None:
     """A sweep above the site's largest array is split into linked arrays (arraysplit.py) only
-    by a submit on the cluster: here it would be one array that sbatch refuses."""
+    by a submit on the cluster: here it would be one array that sbatch refuses. Said in one
+    line, before the cluster is asked anything, with the two ways that work."""
     from slurmkit.resolve.arraysplit import part_sizes
 
     if plan.array is not None and not plan.array.ids and len(part_sizes(plan.array.size, largest)) > 1:
-        raise SlurmkitError(f"{plan.array.size} tasks are more than one array holds there ({largest}): a split sweep is not "
-                            "submitted with --remote yet; submit it on the cluster (`slurmkit submit` there)")
+        raise SlurmkitError(f"{plan.array.size} tasks are more than one array holds on {plan.profile} ({largest}), and --remote "
+                            f"does not split a sweep into linked arrays yet: run `slurmkit submit` on the cluster itself, "
+                            f"which splits it, or cut the grid into specs of at most {largest} points")

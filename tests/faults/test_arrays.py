@@ -107,13 +107,68 @@ def test_resubmit_failed_of_a_function_array_reruns_exactly_the_failed_calls(clu
     assert (record["rerun_of"], record["array_ids"]) == (array_id, "1,4")
 
 
-def test_map_array_above_the_sites_largest_array_submits_nothing(cluster, registry, tmp_path):
+def _profile(tmp_path, monkeypatch, name: str, scheduling: str) -> None:
+    """A user profile ``name`` over the local cluster with these ``scheduling`` lines."""
+    profiles = tmp_path / "xdg" / "slurmkit" / "site_profiles"
+    profiles.mkdir(parents=True, exist_ok=True)
+    said = scheduling.replace(":", " =")
+    (profiles / f"{name}.yaml").write_text(f"name: {name}\nextends: local\ndescription: the local cluster with {said}\n"
+                                           f"scheduling:\n  {scheduling}\n  source: tests/faults/test_arrays.py\n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+
+
+def test_map_array_above_the_per_user_job_limit_submits_nothing(cluster, registry, tmp_path, monkeypatch):
     from slurmkit.api.functions import TooManyCalls, map_array
 
-    spec = {**FUNCTION_SPEC, "profile": "local"}
-    with pytest.raises(TooManyCalls, match="1002 calls are more than one array may hold on local \\(1001 tasks\\)"):
-        map_array(int, ["1"] * 1002, spec=spec, folder=tmp_path / "fn")
+    _profile(tmp_path, monkeypatch, "localfew", "max_jobs_per_user: 30")
+    with pytest.raises(TooManyCalls, match="31 calls are more than localfew lets one user queue \\(30 jobs; each call is one\\)"):
+        map_array(int, ["1"] * 31, spec={**FUNCTION_SPEC, "profile": "localfew"}, folder=tmp_path / "fn")
     assert not registry.exists()
+
+
+def test_map_array_above_max_array_size_is_linked_arrays_followed_and_rerun_as_one(cluster, registry, tmp_path, monkeypatch):
+    from slurmkit.api.functions import gather, map_array
+    from slurmkit.slurm.submit import JobHandle
+
+    _profile(tmp_path, monkeypatch, "localten", "max_array_size: 10")
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def once(item: str) -> str:   # defined here, so that it is pickled whole: calls 3 and 20 fail the first time
+        import os
+
+        os.close(os.open(os.path.join(str(marks), f"ran-{item}-{os.getpid()}"), os.O_CREAT | os.O_WRONLY))
+        mended = os.path.join(str(marks), f"mended-{item}")
+        if item in ("3", "20") and not os.path.exists(mended):
+            os.close(os.open(mended, os.O_CREAT | os.O_WRONLY))
+            raise ValueError(f"first try of {item}")
+        return f"done {item}"
+
+    items = [str(i) for i in range(25)]
+    handles = map_array(once, items, spec={**FUNCTION_SPEC, "profile": "localten"}, folder=tmp_path / "fn")
+    parts = list(dict.fromkeys(h.job_id.split("_")[0] for h in handles))
+    first = parts[0]
+    assert [h.job_id for h in handles] == [f"{part}_{i}" for part, size in zip(parts, (9, 9, 7)) for i in range(size)]
+    results = gather(handles, return_exceptions=True)   # one gather over every part, in the items' order
+    assert [r for i, r in enumerate(results) if i not in (3, 20)] == [f"done {i}" for i in range(25) if i not in (3, 20)]
+    assert [str(results[i]) for i in (3, 20)] == ["first try of 3", "first try of 20"]   # each call's own exception
+    assert all(isinstance(results[i], ValueError) for i in (3, 20))
+    records = [json.loads(line) for line in registry.read_text().splitlines() if '"job_id": ""' not in line]
+    assert [(r["job_id"], r["array_size"], r["offset"], r.get("sweep"), r["parts"]) for r in records] == [
+        (parts[0], 9, 0, None, 3), (parts[1], 9, 9, first, 3), (parts[2], 7, 18, first, 3)]
+    status = json.loads(_cli("status", first, "--json").stdout)
+    states = {row["job"]: row["state"] for row in status["jobs"]}
+    assert sorted(states) == sorted(f"{first}_{i}" for i in range(25))   # one job of 25 tasks
+    assert [job for job, state in states.items() if state == "FAILED"] == [f"{first}_3", f"{first}_20"]
+
+    rerun = _cli("resubmit", first, "--failed")
+    assert rerun.returncode == 0, rerun.stderr
+    assert [line.split(": ", 1)[1] for line in rerun.stdout.splitlines()] == [
+        f"reruns points 3 of {first} (tasks 3 of its part {parts[0]})", f"reruns points 20 of {first} (tasks 2 of its part {parts[2]})"]
+    new = re.findall(r"submitted job (\d+)", rerun.stdout)
+    assert gather([JobHandle(tmp_path / "fn", f"{new[0]}_3"), JobHandle(tmp_path / "fn", f"{new[1]}_2")]) == ["done 3", "done 20"]
+    ran = sorted(path.name.split("-")[1] for path in marks.glob("ran-*"))
+    assert ran == sorted(items + ["3", "20"])   # exactly the failed calls ran again
 
 
 SMALL_ARRAYS = """\

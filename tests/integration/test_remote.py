@@ -229,6 +229,22 @@ def test_a_full_filesystem_on_the_far_side_gives_one_line(sshd, laptop, tmp_path
         subprocess.run(["umount", str(full)], check=True)
 
 
+def test_a_sweep_that_must_be_split_is_refused_in_one_line_before_the_cluster_is_asked(sshd, laptop, tmp_path):
+    """Local's largest array is 1001 tasks: 1002 points would need linked arrays, which only a
+    submit on the cluster makes. No warning that "submit splits it" goes before the refusal."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    spec = {"name": "wide", "profile": "local", "account": "def-test", "kind": "array", "resources": {"time": "5m"},
+            "launch": {"shell": "echo $x"}, "array": {"parameters": {"x": list(range(1002))}}}
+    (folder / "job.yaml").write_text(yaml.safe_dump(spec))
+    refused = slurmkit(laptop, "submit", str(folder / "job.yaml"), "--remote", "local")
+    assert refused.returncode != 0 and refused.stdout == ""
+    assert refused.stderr.count("\n") == 1, refused.stderr   # the one line, no "submit splits the sweep" warning
+    assert refused.stderr.startswith("error: 1002 tasks are more than one array holds on local (1001), and --remote does not split")
+    assert "run `slurmkit submit` on the cluster itself" in refused.stderr
+    assert sshd.connections() == 0 and not Path(laptop["SLURMKIT_REGISTRY"]).exists()   # nothing asked, nothing recorded
+
+
 def test_a_job_folder_over_the_size_limit_is_refused_with_advice(sshd, laptop, tmp_path):
     config = Path(laptop["XDG_CONFIG_HOME"]) / "slurmkit" / "remote.yaml"
     settings = yaml.safe_load(config.read_text())

@@ -2,7 +2,6 @@
 builds the wheel): a distribution name of its own, the MIT licence it names as a file, one
 version, dependency floors that hold, and the data files the wheel must carry."""
 
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +77,41 @@ def test_ci_runs_the_floors_and_checks_the_built_metadata_before_the_suite():
              if line.strip() and not line.lstrip().startswith("#")]
     assert "set -euo pipefail" in steps
     assert steps.index('bash .ci/minimum-versions "${FLOOR_TESTS[@]}"') < steps.index("exec bash tests/run")
-    floor_tests = re.findall(r"tests/unit/\S+\.py", (ROOT / ".ci" / "run").read_text())
-    assert floor_tests and all((ROOT / test).is_file() for test in floor_tests)   # a renamed file fails here, not in CI
+    assert 'listed=$("${PYTHON:-python3}" .ci/floor_tests.py)' in steps   # the rule's list, or CI stops (set -e)
     floors_step = (ROOT / ".ci" / "minimum-versions").read_text()
     assert "-m build" in floors_step and "twine check --strict" in floors_step
+
+
+def test_the_floor_tests_run_every_module_that_imports_a_dependency():
+    """.ci/floor_tests.py's list: existing files, and for each slurmkit module that imports
+    jinja2, click, yaml, ruamel, tree-sitter, submitit or rich, a file that imports it."""
+    import floor_tests
+
+    listed = subprocess.run([sys.executable, str(ROOT / ".ci" / "floor_tests.py")], capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    chosen = [ROOT / line for line in listed.stdout.splitlines()]
+    assert chosen and all(path.is_file() for path in chosen) and ROOT / "tests/unit/test_house.py" not in chosen
+    commands = floor_tests.lazy_commands()
+    reached = set().union(*(floor_tests.imported(path, commands) for path in chosen))
+    touching = [floor_tests.module_name(path) for path in (ROOT / "slurmkit").rglob("*.py")
+                if {name.split(".")[0] for name in floor_tests.imported(path, {})} & {"jinja2", "click", "yaml", "ruamel", "rich",
+                                                                                     "submitit", "tree_sitter", "tree_sitter_bash"}]
+    assert {"slurmkit.render.render", "slurmkit.cli.main", "slurmkit.api.functions", "slurmkit.port.bashtree"} <= set(touching)
+    assert set(touching) <= reached
+
+
+def test_the_floor_tests_fail_naming_a_module_that_imports_a_dependency_and_no_test_imports(tmp_path, monkeypatch, capsys):
+    import floor_tests
+
+    (tmp_path / "slurmkit" / "cli").mkdir(parents=True)
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = [\n    "rich>=12.0",\n]\n')
+    (tmp_path / "slurmkit" / "cli" / "main.py").write_text('LAZY_COMMANDS = {"show": "slurmkit.cli.show:show"}\n')
+    (tmp_path / "slurmkit" / "cli" / "show.py").write_text("def show():\n    import rich\n")
+    (tmp_path / "tests" / "unit" / "test_other.py").write_text("from slurmkit.cli import main\n")
+    monkeypatch.setattr(floor_tests, "ROOT", tmp_path)
+    assert floor_tests.main() == 1
+    assert capsys.readouterr().err == "floor-tests: no unit test imports slurmkit.cli.show (it imports rich): add one\n"
+    (tmp_path / "tests" / "unit" / "test_cli.py").write_text('from slurmkit.cli.main import main\nARGS = ["show"]\n')
+    assert floor_tests.main() == 0   # the CLI's test names the command: main loads its module on that name
+    assert capsys.readouterr().out == "tests/unit/test_package_metadata.py\ntests/unit/test_cli.py\n"

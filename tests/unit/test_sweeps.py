@@ -111,6 +111,54 @@ def test_remote_submit_refuses_a_sweep_it_would_have_to_split():
     from tests.unit.test_arraysplit import sweep_plan
 
     _refuse_split_sweep(sweep_plan(1001), 1001)   # one array: taken
-    with pytest.raises(SlurmkitError, match="2500 tasks are more than one array holds there \\(1001\\): a split sweep is not "
-                                            "submitted with --remote yet"):
+    with pytest.raises(SlurmkitError) as refused:
         _refuse_split_sweep(sweep_plan(2500), 1001)
+    assert "\n" not in refused.value.message and refused.value.message.startswith("2500 tasks are more than one array holds on ")
+    assert refused.value.message.endswith("(1001), and --remote does not split a sweep into linked arrays yet: run `slurmkit "
+                                          "submit` on the cluster itself, which splits it, or cut the grid into specs of at most "
+                                          "1001 points")
+
+
+@pytest.mark.parametrize("size, most, sizes", [(25, 10, [9, 9, 7]), (1001, 1000, [501, 500]), (2500, 1001, [834, 834, 832]),
+                                               (10, 10, [10]), (10, None, [10]), (7, 3, [3, 3, 1])])
+def test_even_parts_are_as_many_as_the_splitters_and_as_even_as_it_makes_them(size, most, sizes):
+    from slurmkit.resolve.arraysplit import even_part_sizes, part_sizes
+
+    assert even_part_sizes(size, most) == sizes
+    assert len(sizes) == len(part_sizes(size, most)) and sum(sizes) == size and max(sizes) <= (most or size)
+
+
+def _scheduling(max_array_size=None, max_jobs_per_user=None):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(max_array_size=max_array_size, max_jobs_per_user=max_jobs_per_user)
+
+
+@pytest.mark.parametrize("count, profile, live, sizes", [
+    (25, (10, None), None, [9, 9, 7]),        # the profile's largest array
+    (25, (1001, None), 10, [9, 9, 7]),        # the cluster's, smaller
+    (1000, (1000, 1000), 1001, [1000]),       # fits one array
+    (12_000, (1001, None), None, [1000] * 12),  # no job limit stated: MaxArraySize alone
+    (1, (None, None), None, [1]),             # the cluster is not asked for one call
+])
+def test_map_arrays_calls_go_as_one_array_or_even_linked_parts(count, profile, live, sizes):
+    from slurmkit.api.functions import call_parts
+
+    def ask():
+        assert count > 1, "the cluster is asked only where there is more than one call"
+        return live
+
+    assert call_parts(count, _scheduling(*profile), "site", ask) == sizes
+
+
+@pytest.mark.parametrize("count, profile, live, said", [
+    (1001, (1001, 1000), None, "1001 calls are more than site lets one user queue (1000 jobs; each call is one)"),
+    (10_001, (None, None), None, "10001 calls are more than site lets one user queue (10000 jobs"),   # slurmkit's own cap
+    (7, (3, None), None, "7 calls in arrays of at most 3 tasks (site) would leave an array of one call"),
+])
+def test_map_array_refuses_what_splitting_cannot_take(count, profile, live, said):
+    from slurmkit.api.functions import TooManyCalls, call_parts
+
+    with pytest.raises(TooManyCalls) as raised:
+        call_parts(count, _scheduling(*profile), "site", lambda: live)
+    assert said in raised.value.message

@@ -12,7 +12,7 @@ a to-do to rebuild each, whenever the cluster changes: also when the old script 
 from __future__ import annotations
 
 import re
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.port import bashtree
 from slurmkit.sites.profiles import SiteProfile
@@ -124,7 +124,7 @@ def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[
 def _activated_venvs(shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, str]]:
     """(field, folder) of each virtualenv a kept shell line enters (``source X/bin/activate``),
     whichever folder it is in: import keeps such lines as written where it cannot follow the path."""
-    made = set()   # a virtualenv the lines make themselves is made under the new stack each run
+    made: Set[str] = set()   # a virtualenv the lines make themselves is made under the new stack each run
     for field, text in shell:
         for command in bashtree.walk(bashtree.parse(text).statements):
             argv = list(command.argv)

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import copy
 import math
+import re
+import shlex
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.findings import Finding
@@ -574,10 +576,37 @@ def _many_tasks_onto_whole_nodes(port: _Port, cores: int, tasks: int, cpus: int)
 def _warn_pinned_core_counts(port: _Port, old: int, new: int) -> None:
     """Variables set to the old node's core count (thread pools: TF_NUM_INTRAOP_THREADS=40)
     would use a fraction of the new node; the port cannot know what they mean, so it says so."""
+    if old == new:
+        return
     for name, value in port.spec.environment.variables:
-        if old != new and str(value).strip() == str(old):
+        if str(value).strip() == str(old):
             port.warn(f"environment.variables.{name}", f"{value} is the {old} cores the job had on {port.source.name}; "
                       f"on {port.target.name} it has {new}: set it to match, or leave it out where slurmkit sets it")
+    launch = port.spec.launch
+    lines = [("launch.command", shlex.join(launch.command))] if launch.command and not launch.shell else []
+    lines += shell_fields(port.spec.environment.setup, launch.shell)
+    for field, text in lines:
+        for count in dict.fromkeys(_own_counts(text, old)):
+            port.warn(field, f"`{count}` gives the program a count of threads or processes of its own, sized for the {old} cores "
+                             f"the job had on {port.source.name}; on {port.target.name} it has {new}: scale it (or read "
+                             "$SLURM_CPUS_PER_TASK)")
+
+
+#: An option that sets a program's own threads or processes: -t, -p, -j, -np, -nt, --threads, -cpus, --ncpus, --workers...
+_COUNT_OPTION = re.compile(r"^--?(t|p|j|np|nt|n?threads?|num[-_]?threads|n?cpus?|cores?|n?procs?|num[-_]?workers|workers)$", re.I)
+
+
+def _own_counts(text: str, old: int) -> Iterator[str]:
+    """The words of ``text`` that give a program a count of its own where the job's cores were
+    ``old``: an option of threads or processes with a number, or the old core count itself."""
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:
+        return
+    for before, word in zip([""] + words, words):
+        option, _, value = word.partition("=") if word.startswith("-") and "=" in word else (before, "", word)
+        if value.isdigit() and (_COUNT_OPTION.match(option) or int(value) == old):
+            yield f"{option} {value}".strip() if option else value
 
 
 def _source_shape(port: _Port) -> Tuple[int, int]:

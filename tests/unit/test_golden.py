@@ -14,6 +14,7 @@ import pytest
 from slurmkit.api.job import Job
 from slurmkit.render.render import render
 from slurmkit.sites.profiles import list_profiles
+from slurmkit.spec.spec import spec_from_mapping
 
 from .golden_specs import KINDS, spec_for
 
@@ -27,7 +28,9 @@ def _outcome(profile_name, kind):
     """(suffix, text): the script, or the errors when the cluster cannot run this kind."""
     from slurmkit.sites.profiles import load_profile
 
-    job = Job(**spec_for(load_profile(profile_name), kind))
+    # Named as a user's file is, so that the commands the script names (slurmkit env build
+    # ddp-demo.yaml) are ones a user could run, not the Python API's.
+    job = Job(spec=spec_from_mapping(spec_for(load_profile(profile_name), kind), source=f"{kind}-demo.yaml"))
     resolution = job.resolve()
     if resolution.plan is None:
         return ".errors", "".join(f"{f}\n" for f in resolution.errors)

@@ -1,0 +1,5 @@
+#!/bin/bash
+# cluster: niagara
+#SBATCH --account=def-x --time=2:00:00
+#SBATCH --nodes=1 --cpus-per-task=40
+mytool --threads 40 in.dat

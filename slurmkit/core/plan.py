@@ -128,6 +128,7 @@ class DistributedPlan(Record):
     ranks_from_slurm: bool = False    # RANK, LOCAL_RANK, WORLD_SIZE (and LOCAL_WORLD_SIZE) from SLURM_*
     tf_config: bool = False           # TF_CONFIG per task: all tasks as workers, this one's index
     tasks_per_node: int = 1
+    nodes: int = 1                    # Lightning: what Trainer(num_nodes=...) must say
     bind_ranks: bool = False          # torchrun ranks: each on its own slice of the job's CPUs
     gpu_rank: str = ""                # one GPU per process: the variable that holds its rank on the node
     master_env: bool = False          # MASTER_ADDR and MASTER_PORT exported for the program (Lightning, Accelerate)

@@ -935,7 +935,8 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
         node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
             if kind.launches_per_node else ()
         return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
-                               tasks_per_node=tasks, gpu_rank=gpu_rank, master_env=kind.master_env, requeue_lead_s=lead,
+                               tasks_per_node=tasks, nodes=spec.resources.nodes, gpu_rank=gpu_rank, master_env=kind.master_env,
+                               requeue_lead_s=lead,
                                node_launcher=node_launcher)
     if kind.distributed and runner is not None and runner.leaves_ranks_unbound:
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)

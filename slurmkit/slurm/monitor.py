@@ -627,11 +627,12 @@ class Poller:
         """Whether the controller should be asked too: an exit file of this run says the job ended
         (sacct lags); an end that a requeue may have taken back; an end with outputs whose exit
         file has not come (squeue says whether the job is still completing); a pending job, whose
-        reason to wait only the controller knows (sacct says ``None``)."""
+        reason to wait the controller knows first (22.05's sacct says ``None``; where it says one,
+        accounting may still hold the reason before a hold or a release)."""
         record = self._record(job, seen.records)
         current = record is not None and record.run >= status.runs
         if not status.done:
-            return current or (status.state == "PENDING" and not status.reason and status.source == "sacct")
+            return current or (status.state == "PENDING" and status.source == "sacct")
         if status.state in MAY_RUN_AGAIN and status.source == "sacct":
             return True
         if current or status.signal:

@@ -79,6 +79,14 @@ def test_a_job_accounting_says_is_pending_gets_its_reason_from_the_controller():
                                                                                          ["sacct", "squeue"])
 
 
+def test_the_controllers_reason_outranks_the_one_accounting_still_holds():
+    """Accounting lags the controller: a job held after it waited on a dependency still reads
+    Dependency in sacct for a while; the controller's JobHeldUser is the reason it waits now."""
+    def run(argv):
+        return {"sacct": "5|PENDING|0:0|0|None assigned|Dependency|90\n", "squeue": "5|PENDING|0|0:00||0|JobHeldUser|1:30:00|\n"}[argv[0]]
+
+    assert Poller(run=run).poll(["5"])["5"].reason == "JobHeldUser"
+
 def test_piped_status_has_plain_time_and_reason_columns_and_no_bar(monkeypatch, registry, tmp_path):  # noqa: F811
     remember("5", tmp_path)
     remember("6", tmp_path)

@@ -36,17 +36,31 @@ def ctrl_c_as_at_a_terminal():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def wait_until(predicate, what: str = "it", guard_s: float = GUARD_S, step: float = 0.2):
+def wait_until(predicate, what: str = "it", guard_s: float = GUARD_S, step: float = 0.2, job_id: str = ""):
     """Ask ``predicate`` every ``step`` seconds until it answers something true; that answer.
-    Fails, saying ``what`` did not happen, only after ``guard_s`` seconds."""
+    Fails, saying ``what`` did not happen, only after ``guard_s`` seconds; with ``job_id``, the
+    failure shows what the controller says of that job and of the nodes, so that a run that
+    failed on a loaded machine says why SLURM did not do what was awaited."""
     deadline = time.monotonic() + guard_s
     while True:
         value = predicate()
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} did not happen within {guard_s:.0f} s")
+            raise AssertionError(f"{what} did not happen within {guard_s:.0f} s" + controller_view(job_id))
         time.sleep(step)
+
+
+def controller_view(job_id: str) -> str:
+    """``scontrol show job`` of ``job_id`` and ``sinfo`` of every node, as text for a failure
+    message; empty without a job id."""
+    if not job_id:
+        return ""
+    shown = []
+    for argv in (["scontrol", "show", "job", job_id], ["sinfo", "-N", "-o", "%N %T %E %C %e"], ["squeue", "-t", "all"]):
+        out = subprocess.run(argv, capture_output=True, text=True)
+        shown.append(f"$ {' '.join(argv)}\n{out.stdout}{out.stderr}")
+    return "\n" + "\n".join(shown)
 
 
 def lasting_venv(requirement: str, *more: str) -> Path:

@@ -62,7 +62,7 @@ def apply_advice(job_id: str, effs, made, spec_path, yes: bool) -> None:
     for line in skipped:
         message_line(f"not applied: {line}")
     if before == after:
-        click.echo(f"{path}: nothing to change: no advice with a figure to write")
+        click.echo(f"{path}: {unchanged_reason(made.advice, skipped)}")
         return
     click.echo("".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), str(path), str(path))), nl=False)
     if not yes:
@@ -75,3 +75,14 @@ def apply_advice(job_id: str, effs, made, spec_path, yes: bool) -> None:
     except (SlurmkitError, OSError) as error:
         fail(error if isinstance(error, SlurmkitError) else NotApplied(f"{path}: {error.strerror or error}"))
     click.echo(f"wrote {path}")
+
+
+def unchanged_reason(tips, skipped) -> str:
+    """Why ``--apply`` left the spec as it was, in words that agree with the lines above it: the
+    advice it could not write was just said (never "nothing to change" under a "not applied"),
+    and advice with a figure that the spec already follows is said as that."""
+    if skipped:
+        return "unchanged: the advice above is for you to apply by hand"
+    if any(tip.suggest is not None or tip.value for tip in tips):
+        return "nothing to change: it already asks what the report advises"
+    return "nothing to change: no advice with a figure to write"

@@ -356,6 +356,28 @@ def test_apply_with_yes_writes_the_advice_with_comments_and_keeps_the_rest(job41
     assert again.exit_code == 0 and "nothing to change" in again.output, again.output
 
 
+def test_apply_says_unchanged_not_nothing_to_change_under_advice_it_could_not_write(job41):
+    """A spec with ``mem: node`` gets the memory advice as "not applied: ... by hand"; the closing
+    line used to add "nothing to change: no advice with a figure to write" beneath it."""
+    job41.write_text(SPEC.replace("a100:2 ", "a100:1 ").replace("mem: 16G", "mem: node"))
+    result = CliRunner().invoke(main, ["report", "41", "--apply", "--yes"])
+    assert result.exit_code == 0, result.output
+    assert "not applied: memory" in result.output, result.output
+    assert "nothing to change" not in result.output
+    assert result.output.rstrip().endswith(f"{job41}: unchanged: the advice above is for you to apply by hand")
+    assert "mem: node" in job41.read_text()
+
+
+def test_apply_again_says_the_spec_already_follows_the_advice():
+    from slurmkit.cli.report import unchanged_reason
+    from slurmkit.report.efficiency import Tip
+
+    figure, words = Tip("memory", "less", "ask 1G", 1024, 16384), Tip("state", None, "it timed out")
+    assert unchanged_reason([figure], []) == "nothing to change: it already asks what the report advises"
+    assert unchanged_reason([words], []) == "nothing to change: no advice with a figure to write"
+    assert unchanged_reason([figure], ["memory: set mem by hand"]).startswith("unchanged:")
+
+
 def test_apply_refuses_advice_below_what_the_job_used(job41, monkeypatch):
     from slurmkit.report.efficiency import Tip
 

@@ -130,6 +130,7 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
     both run side by side under recording stand-ins: a difference the port did not declare is a
     "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
+    from slurmkit.core.roundtrip import stale_notes
     from slurmkit.core.yamlfile import read_yaml_file
     from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings, written_todos
     from slurmkit.sites.profiles import load_profile
@@ -179,6 +180,8 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             message_line(f"note: {note}")
     for todo in written_todos(ported.todos, original):
         message_line(f"to do: {todo}")
+    for note in stale_notes(text):
+        message_line(f"to do: {note}: edit or remove it")
     if output:
         message_line(f"wrote {output}")
     else:

@@ -190,10 +190,26 @@ def free_stale_comments(text: str, changed) -> List[Tuple[str, List[str]]]:
     return found
 
 
+#: how the header line that flags a user's out-of-date comment starts.
+STALE_NOTE = "# note: the comment "
+
+
 def _stale_note(said: str, fields: Sequence[str]) -> str:
     shown = said.lstrip("#").strip()
     shown = shown if len(shown) <= 50 else shown[:47] + "..."
-    return f"# note: the comment {shown!r} states {', '.join(fields)} as before"
+    return f"{STALE_NOTE}{shown!r} states {', '.join(fields)} as before"
+
+
+def stale_notes(text: str) -> List[str]:
+    """The out-of-date comments a rewrite flagged in ``text``'s header, as lines to show on the
+    terminal too: a note only in the file is easily never read, and ``check`` cannot see it."""
+    notes = []
+    for line in text.split("\n"):
+        if not line.startswith("#"):
+            break
+        if line.startswith(STALE_NOTE):
+            notes.append(line[len("# note: "):])
+    return notes
 
 
 def _line_of(tree: Any, path: Tuple[str, ...]) -> Optional[int]:

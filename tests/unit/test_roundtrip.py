@@ -183,6 +183,18 @@ def test_a_free_comment_that_states_the_old_values_is_kept_and_named_in_the_head
     assert "# Two nodes of four A100s, 12 cores each: 8 GPUs for 2 epochs." in body(text)
 
 
+def test_port_says_on_the_terminal_which_kept_comment_is_out_of_date(tmp_path, monkeypatch):
+    """The header note alone went unread: port said nothing of it and check cannot see it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text("# DDP on 2 Graham T4 nodes\nname: ddp\nprofile: graham\naccount: def-x\nkind: ddp\n"
+                                       "resources: {nodes: 2, gpus: 't4:2', mem: 64G, time: 3h}\nlaunch: python train.py\n")
+    result = CliRunner().invoke(main, ["port", "job.yaml", "--to", "fir", "--repack", "-o", "fir.yaml", "--no-verify"])
+    assert result.exit_code == 0, result.output
+    assert ("to do: the comment 'DDP on 2 Graham T4 nodes' states resources.nodes, resources.gpus as before: "
+            "edit or remove it\n") in result.output, result.output
+    assert result.output.count("DDP on 2 Graham") == 1
+
+
 def test_a_bare_number_in_a_free_comment_is_not_taken_for_a_count():
     """``2 epochs`` is not ``nodes: 2``: a count in a free comment must come with its unit."""
     original = "# 2 epochs, seed 4\nname: x\nresources: {nodes: 2, time: 1h}\n"

@@ -167,9 +167,16 @@ class Job:
         return render(self._plan(profile, warn), standalone=standalone)
 
     def _plan(self, profile: Optional[str], warn: Optional[Warn]) -> Plan:
-        """The resolved plan; warnings go to ``warn``, the first error is raised as a SpecError."""
+        """The resolved plan; warnings go to ``warn``, the first error is raised as a SpecError.
+        A warning that a variable may be exported when you submit is not said where this shell
+        does not export it: submit refuses that as an error (_refuse_on_host_rules), said once."""
+        from slurmkit.resolve.reads import missing_local_paths, said_for_this_shell
+
         resolution = self.resolve(profile)
-        for finding in resolution.warnings:
+        warnings = resolution.warnings
+        if warn and resolution.plan is not None:
+            warnings = said_for_this_shell(warnings, missing_local_paths(self.spec, resolution.plan, self.base_dir()))
+        for finding in warnings:
             if warn:
                 warn(finding)
         if resolution.plan is None:

@@ -43,4 +43,5 @@ def test_submit_refuses_it_before_sbatch(tmp_path, monkeypatch):
     monkeypatch.setattr(submit, "submit_script", lambda *a, **k: (_ for _ in ()).throw(AssertionError("submitted")))
     result = run(tmp_path, monkeypatch, "submit")
     assert result.exit_code == 2 and "the job stops at once with 'i: unbound variable'" in result.output
+    assert result.output.count("$i: nothing sets it") == 1, result.output   # not first as a warning, then the error
     assert not (tmp_path / "registry.jsonl").exists()

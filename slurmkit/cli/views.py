@@ -570,8 +570,10 @@ def failure_lines(statuses, records, shown: int = SHOWN_FAILURES, read=None, log
 
 
 def failure_hint(job_ids, statuses):
-    """Under `status` of one job that failed: where its output and error are (None otherwise)."""
-    failed = failed_ids(statuses) if len(job_ids) == 1 else []
+    """Under `status` of one job that failed: where its output and error are (None otherwise).
+    Of that job only (its array tasks too): what was polled with it is not what was asked."""
+    asked = str(job_ids[0]).split("_")[0] if len(job_ids) == 1 else None
+    failed = [job_id for job_id in failed_ids(statuses) if job_id.split("_")[0] == asked]
     if not failed:
         return None
     return f"hint: job {failed[0]} failed: its error and output: `slurmkit logs {failed[0]} --err`, `slurmkit logs {failed[0]}`"

@@ -89,6 +89,8 @@ def test_status_of_one_failed_job_points_at_its_logs():
     assert views.failure_hint(["4"], failed) == "hint: job 4 failed: its error and output: `slurmkit logs 4 --err`, `slurmkit logs 4`"
     assert views.failure_hint([], failed) is None
     assert views.failure_hint(["4"], {"4": JobStatus("4", "COMPLETED", 0)}) is None
+    # status of a job that completed says nothing of another failed job polled beside it
+    assert views.failure_hint(["3"], {"3": JobStatus("3", "COMPLETED", 0), **failed}) is None
 
 
 # ------------------------------------------------------------------ a function's exception

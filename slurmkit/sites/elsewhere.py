@@ -104,7 +104,7 @@ def wrong_cluster_message(profile: SiteProfile, here: Detection, spec_file: Opti
     as it is, or (where the profile's cluster is in service and has login hosts) send it there."""
     spec = shlex.quote(spec_file or "JOB.yaml")
     ways = [f"move it with `slurmkit port {spec} --to {here.name} -o {here.name}.yaml`",
-            f"submit it here as it is with `--profile {here.name}`"]
+            f"submit it here as it is with `--profile {here.name}` if it asks only what {here.name} has"]
     if not profile.is_retired and profile.raw.get("login_hosts"):
         ways.append(f"send it to {profile.name} with `--remote {profile.name}`")
     return (f"this job is for {profile.name}, but this host is on {here.name} ({here.reason}): sbatch would send it to "

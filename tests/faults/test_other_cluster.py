@@ -26,7 +26,7 @@ def nibi_spec(tmp_path):
 def said(spec) -> str:
     return (f"error: {spec}:2: profile: this job is for nibi, but this host is on fir ($CC_CLUSTER=fir): sbatch would send it "
             f"to fir, which would refuse it or leave it pending for ever; move it with `slurmkit port {spec} --to fir -o "
-            "fir.yaml`, submit it here as it is with `--profile fir`, or send it to nibi with `--remote nibi`")
+            "fir.yaml`, submit it here as it is with `--profile fir` if it asks only what fir has, or send it to nibi with `--remote nibi`")
 
 
 def test_a_nibi_spec_where_cc_cluster_says_fir_is_refused_by_check_and_submit_and_nothing_is_submitted(cluster, registry, tmp_path,

@@ -95,6 +95,13 @@ class OpenTodos(InputError):
     """A spec that still has ``# to do:`` lines from import or port: not submitted."""
 
 
+#: words that users bring from sbatch, submitit or habit for what a spec's key says (lower case,
+#: ``_`` for ``-``): a did-you-mean by spelling alone never finds ``indices`` for ``range``.
+OTHER_WORDS = {"range": "indices", "ids": "indices", "array_ids": "indices", "gres": "gpus", "gpus_per_node": "gpus",
+               "walltime": "time", "time_limit": "time", "timeout_min": "time",
+               "memory": "mem", "mem_per_node": "mem", "email": "user", "mail_user": "user", "mail_type": "events"}
+
+
 def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
     """The choice most like ``word`` (for a did-you-mean), or None.
 
@@ -107,6 +114,9 @@ def closest(word: str, choices, cutoff: float = 0.6) -> Optional[str]:
     same = [choice for choice in names if choice.lower().replace("-", "_") == plain]
     if same:   # BF16 for bf16, cpus-per-task for cpus_per_task: difflib compares them as strangers
         return same[0]
+    said_elsewhere = [choice for choice in names if choice == OTHER_WORDS.get(plain)]
+    if said_elsewhere:   # range for indices: sbatch's (or a habit's) word for the key, no letter alike
+        return said_elsewhere[0]
     head = sorted((choice for choice in names if plain and choice.lower().startswith(plain + "_")), key=len)
     if head:   # cpus for cpus_per_task: the word a longer key starts with, not the key one letter off (gpus)
         return head[0]

@@ -514,3 +514,12 @@ def test_the_plain_bash_switches_are_true_unless_false_and_nothing_else(key):
     assert getattr(spec_from_mapping({**base, "environment": {key: False}}).environment, key) is False
     with pytest.raises(SpecError, match=rf"environment\.{key}: must be true or false, not 'no'"):
         spec_from_mapping({**base, "environment": {key: "no"}})
+
+
+@pytest.mark.parametrize("section, said, meant", [("array", "range", "indices"), ("resources", "walltime", "time"),
+                                                  ("resources", "gres", "gpus"), ("mail", "email", "user")])
+def test_a_word_from_sbatch_or_habit_gets_the_key_it_means(section, said, meant):
+    """``array: {range: 1-10}`` shares no letters with ``indices``: spelling alone suggested nothing."""
+    data = {"name": "x", "profile": "generic", "launch": {"command": "true"}, section: {said: "1"}}
+    with pytest.raises(SpecError, match=f"{section}.{said}: unknown key; did you mean '{meant}'"):
+        spec_from_mapping(data)

@@ -296,6 +296,12 @@ def _account_check(site: SiteProfile, data: Mapping[str, Any]) -> List[Finding]:
     from slurmkit.sites.elsewhere import cluster_here, for_another_cluster
     from slurmkit.slurm.associations import account_findings, user_accounts
 
+    from slurmkit.core.slurmconf import conf_problem
+
+    unreadable = conf_problem()
+    if unreadable is not None:   # "no problems found" would hide that nothing could be asked
+        return [Finding("warning", "account", "check could not tell which cluster this host is on nor ask accounting "
+                                              f"for your accounts (submit stops on it): {unreadable}")]
     here = cluster_here()
     if here is None or for_another_cluster(site, here):
         return []

@@ -130,3 +130,21 @@ def test_an_interrupted_submission_is_not_looked_up_through_a_configuration_that
     assert failed == [unreadable] and said == []    # the caller's one error, not a warning before it
     with pytest.raises(SlurmConfigError):
         adopt_interrupted(said.append, path, lookup=lookup)
+
+
+def test_check_says_when_slurm_conf_names_no_file_instead_of_no_problems(tmp_path, monkeypatch):
+    """With $SLURM_CONF naming no file check said "no problems found": it could ask nothing."""
+    import yaml
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "gone" / "slurm.conf"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump({"name": "c", "profile": "local", "account": "def-test", "kind": "serial",
+                                                        "resources": {"time": "15m"}, "launch": {"command": "true"}}))
+    result = CliRunner().invoke(main, ["check", "job.yaml"])
+    assert result.exit_code == 0
+    assert "warning: job.yaml:" in result.output and "check could not tell which cluster this host is on" in result.output
+    assert f"SLURM_CONF={tmp_path / 'gone' / 'slurm.conf'} names no file" in result.output
+    assert "no problems found" not in result.output

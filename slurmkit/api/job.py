@@ -292,11 +292,10 @@ def _account_check(site: SiteProfile, data: Mapping[str, Any]) -> List[Finding]:
     """The account sbatch would charge (``$SBATCH_ACCOUNT`` over the spec's ``account``), against
     the user's associations, asked of accounting only where this host is on the job's own
     cluster (slurm/associations.py); the raw spec's ``account`` serves a spec with other errors."""
+    from slurmkit.core.slurmconf import conf_problem
     from slurmkit.resolve.accounts import from_environment
     from slurmkit.sites.elsewhere import cluster_here, for_another_cluster
     from slurmkit.slurm.associations import account_findings, user_accounts
-
-    from slurmkit.core.slurmconf import conf_problem
 
     unreadable = conf_problem()
     if unreadable is not None:   # "no problems found" would hide that nothing could be asked

@@ -33,3 +33,11 @@ def runtime_in_a_data_folder_of_the_tests_own(tmp_path_factory, monkeypatch):
     own, never the user's ~/.local/share."""
     if not os.path.isabs(os.environ.get("XDG_DATA_HOME", "")) or "pytest" not in os.environ.get("XDG_DATA_HOME", ""):
         monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.getbasetemp() / "xdg-data"))
+
+
+@pytest.fixture(autouse=True)
+def registry_of_the_tests_own(tmp_path_factory, monkeypatch):
+    """A registry of each test's own, never the user's ~/.local/state/slurmkit: a report test
+    of job 49 read a real job 49 that a user of this machine had submitted (and its exit file)."""
+    monkeypatch.delenv("SLURMKIT_REGISTRY", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))

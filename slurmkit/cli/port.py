@@ -130,7 +130,6 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
     both run side by side under recording stand-ins: a difference the port did not declare is a
     "to do" in the ported spec."""
     from slurmkit.core.errors import SpecError
-    from slurmkit.core.roundtrip import stale_notes
     from slurmkit.core.yamlfile import read_yaml_file
     from slurmkit.port.retarget import PortRefused, choose_target, port_spec, ported_text, untold_warnings, written_todos
     from slurmkit.sites.profiles import load_profile
@@ -178,11 +177,19 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
         _told_verification(verification)
         for note in verification.notes():
             message_line(f"note: {note}")
-    for todo in written_todos(ported.todos, original):
-        message_line(f"to do: {todo}")
-    for note in stale_notes(text):
-        message_line(f"to do: {note}: edit or remove it")
+    _tell_todos(written_todos(ported.todos, original), text)
     if output:
         message_line(f"wrote {output}")
     else:
         verbatim(text)
+
+
+def _tell_todos(todos, text: str) -> None:
+    """The port's to-dos, then each kept comment of the user's that states old values (the note
+    in the file's header alone goes unread, and check cannot see comments)."""
+    from slurmkit.core.roundtrip import stale_notes
+
+    for todo in todos:
+        message_line(f"to do: {todo}")
+    for note in stale_notes(text):
+        message_line(f"to do: {note}: edit or remove it")

@@ -369,9 +369,9 @@ _sk_image() {  # _sk_image mount|extract IMAGE FOLDER LOCAL_COPY CORES
     unsquashfs -q -n -f -p "$5" -d "$3" "$4" > /dev/null
     rm -f -- "$4"
 }
-slurmkit_on_each_node() {  # slurmkit_on_each_node CORES COMMAND...: COMMAND (a function too) once on each of the job's nodes, at once
-    local cores=$1
-    shift
+slurmkit_on_each_node() {  # slurmkit_on_each_node COMMAND...: COMMAND (a function too) once on each of the job's nodes, at once
+    # One task on each node, with all the job's cores there (read now: an #SBATCH count edited by hand is followed).
+    local cores=$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))
     (
         # shellcheck disable=SC2046,SC2163
         export -f $(compgen -A function | grep -E '^(_sk_|slurmkit_)') "$1" 2> /dev/null || true
@@ -581,7 +581,7 @@ slurmkit_venv_on_each_node() {  # slurmkit_venv_on_each_node VENV PIP_ARGUMENTS.
     # On each node, with one task and all the node's cores: virtualenv --no-download VENV, then
     # pip install PIP_ARGUMENTS in it. Where pip reads the site's wheelhouse (--no-index), pip
     # itself is upgraded from it first, as the Alliance's recipe does.
-    slurmkit_on_each_node "$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))" _sk_make_node_venv "$@"
+    slurmkit_on_each_node _sk_make_node_venv "$@"
     slurmkit_activate "$1"
 }
 _sk_make_node_venv() {  # _sk_make_node_venv VENV PIP_ARGUMENTS...: on this node

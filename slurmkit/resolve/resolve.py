@@ -868,7 +868,6 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
         nodes=spec.resources.nodes,
-        node_cores=NODE_CORES,
     )
     if profile.rules.env_build is None:
         return plan

@@ -189,7 +189,7 @@ def test_the_script_takes_its_counts_from_slurm_and_keeps_the_joblog_beside_the_
     assert 'SLURMKIT_JOBLOGS="${SLURM_SUBMIT_DIR}/sweep.joblog"' in text
     assert "SLURM_TMPDIR" not in text.split("SLURMKIT_JOBLOGS=")[1].split("\n")[0]
     assert '--resume-failed' in text and '--resume ' not in text
-    assert "\nslurmkit_run_many_tasks tasks_on_this_node " in text   # (srun, one task per node, where the job has several: tests/runtime)
+    assert "\nslurmkit_run_many_tasks tasks_on_this_node\n" in text   # (srun, one task per node, where the job has several: tests/runtime)
     assert "--quote -- python simulate.py --seed \"{}\"" in text
 
 

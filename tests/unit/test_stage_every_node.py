@@ -12,7 +12,7 @@ import pytest
 from slurmkit import Job
 
 NODE_CORES = '"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"'
-PER_NODE = 'slurmkit_on_each_node ' + NODE_CORES   # (srun, one task on each node, with the node's cores: tests/runtime)
+PER_NODE = 'slurmkit_on_each_node'   # (srun, one task on each node, with the node's cores: tests/runtime)
 
 
 def script(profile="fir", kind="serial", resources=None, **fields):

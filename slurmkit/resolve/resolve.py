@@ -40,6 +40,7 @@ from slurmkit.resolve.framework_kinds import (
 )
 from slurmkit.resolve.gpusampler import sampler_plan
 from slurmkit.resolve.reads import unprovided_reads
+from slurmkit.resolve.headernotes import header_notes
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits, modulecat
 from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, retired_hardware_notice, retirement_notice
@@ -127,6 +128,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         gpu_sampler=sampler_plan(spec, gpus, chain),
         fabric_note=_fabric_note(spec, profile, gpus),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
+        directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.append(Finding(level_of(message), field, message))   # the job stops with 'X: unbound variable': an error
@@ -678,6 +680,11 @@ def _memory_per_node(spec: JobSpec, cores: int) -> Optional[int]:
     if res.mem_per_cpu_mb is not None:
         return res.mem_per_cpu_mb * cores
     return None
+
+
+def _memory_asked(spec: JobSpec) -> bool:
+    """Whether the spec sets the memory to an amount of its own (``mem: node``, all of each node's, is not one)."""
+    return bool(spec.resources.mem_mb) or spec.resources.mem_per_cpu_mb is not None
 
 
 def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[Tuple[str, str]]:

@@ -200,5 +200,6 @@ class Plan(Record):
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     fabric_note: str = ""                         # a GPU job across nodes over Ethernet: what NCCL does there
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
+    environment_notes: Tuple[Tuple[str, str], ...] = ()  # (name, why): a comment after that export, where set
     directive_notes: Tuple[Tuple[str, str], ...] = ()  # (flag, text): a comment line above that #SBATCH line ("": the top)
     version: str = __version__

@@ -39,8 +39,8 @@ from slurmkit.resolve.framework_kinds import (
     stage_conflict,
 )
 from slurmkit.resolve.gpusampler import sampler_plan
-from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.headernotes import header_notes
+from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits, modulecat
 from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, retired_hardware_notice, retirement_notice

@@ -42,7 +42,8 @@ def test_trillium_says_where_its_jobs_run_and_that_it_ignores_memory():
     head = text.split("#SBATCH", 1)[0]
     assert "submit from $SCRATCH and write there: $HOME and $PROJECT are read-only in jobs" in head
     assert "GPU jobs from trig-login*, no --partition (https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)" in head
-    assert above(text, "--cpus-per-task") == "# trillium: each H100 comes with 24 cores and its share of the node's memory (--mem is ignored)"
+    assert above(text, "--cpus-per-task") == ("# trillium: each H100 comes with 24 cores and its share of the node's memory "
+                                              "(--mem is ignored)")
     assert "CPU jobs from tri-login*" in script("trillium", kind="threaded").split("#SBATCH", 1)[0]
 
 

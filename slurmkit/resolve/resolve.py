@@ -857,7 +857,7 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
     if not any(m.split("/")[0] == "cuda" for m in modules):
         return ()
     return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
-             "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
+             "XLA (TensorFlow's compiler) finds CUDA's libdevice in the cuda module (Alliance TensorFlow page)."),)
 
 
 def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:

@@ -40,7 +40,6 @@ class VenvPlan(Record):
     reuse_existing: bool = False       # a lasting env: create only if missing
     upgrade_pip: bool = False          # the site's wheelhouse has a newer pip (Alliance recipe)
     nodes: int = 1                     # per_node: made on each of these nodes at once (srun)
-    node_cores: object = "1"           # the per-node step's --cpus-per-task: a FromSlurm word
     prebuilt_key: str = ""             # set: built on the login node (slurmkit env build), the job only activates it
     build_command: str = ""            # the command that builds it, for the line the job prints when it is missing
 
@@ -73,7 +72,7 @@ class StagePlan(Record):
     stop_s: int = 0                     # after USR1, the payload's time to end after TERM before it is killed
     exit_stop_s: int = 0                # the same on any other exit (SLURM's KILL follows its TERM by KillWait)
     mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
-    node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads, the per-node step's CPUs
+    node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
     tmpdir_words: str = "the node-local disk"   # what $SLURM_TMPDIR is on the site (its profile says)
     tmpdir_source: str = ""                     # the page that says so
@@ -201,4 +200,6 @@ class Plan(Record):
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     fabric_note: str = ""                         # a GPU job across nodes over Ethernet: what NCCL does there
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
+    environment_notes: Tuple[Tuple[str, str], ...] = ()  # (name, why): a comment after that export, where set
+    directive_notes: Tuple[Tuple[str, str], ...] = ()  # (flag, text): a comment line above that #SBATCH line ("": the top)
     version: str = __version__

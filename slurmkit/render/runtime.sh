@@ -369,9 +369,9 @@ _sk_image() {  # _sk_image mount|extract IMAGE FOLDER LOCAL_COPY CORES
     unsquashfs -q -n -f -p "$5" -d "$3" "$4" > /dev/null
     rm -f -- "$4"
 }
-slurmkit_on_each_node() {  # slurmkit_on_each_node CORES COMMAND...: COMMAND (a function too) once on each of the job's nodes, at once
-    local cores=$1
-    shift
+slurmkit_on_each_node() {  # slurmkit_on_each_node COMMAND...: COMMAND (a function too) once on each of the job's nodes, at once
+    # One task on each node, with all the job's cores there (read now: an #SBATCH count edited by hand is followed).
+    local cores=$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))
     (
         # shellcheck disable=SC2046,SC2163
         export -f $(compgen -A function | grep -E '^(_sk_|slurmkit_)') "$1" 2> /dev/null || true
@@ -581,7 +581,7 @@ slurmkit_venv_on_each_node() {  # slurmkit_venv_on_each_node VENV PIP_ARGUMENTS.
     # On each node, with one task and all the node's cores: virtualenv --no-download VENV, then
     # pip install PIP_ARGUMENTS in it. Where pip reads the site's wheelhouse (--no-index), pip
     # itself is upgraded from it first, as the Alliance's recipe does.
-    slurmkit_on_each_node "$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))" _sk_make_node_venv "$@"
+    slurmkit_on_each_node _sk_make_node_venv "$@"
     slurmkit_activate "$1"
 }
 _sk_make_node_venv() {  # _sk_make_node_venv VENV PIP_ARGUMENTS...: on this node
@@ -634,57 +634,58 @@ _sk_on_requeue_signal() {
 
 # ---- Many small tasks (GNU Parallel).
 
-slurmkit_run_many_tasks() {  # the script's _sk_node_tasks on each node at once (GNU Parallel's there), then the tasks counted
-    local rc=0
-    export -f _sk_node_tasks _sk_node_share
+slurmkit_run_many_tasks() {  # slurmkit_run_many_tasks FUNCTION: the script's FUNCTION on each node at once (GNU Parallel's there), then the tasks counted
+    local rc=0 node_tasks=$1
+    export -f "${node_tasks:?}" slurmkit_tasks_of_this_node
     _sk_restore_checkpoint
     if [ -n "$_sk_saves" ]; then _sk_write_started; fi
     _sk_start_gpu_sampler
     if [ -n "$_sk_saves" ]; then set -m; fi  # in a process group of its own, so that all it starts is stopped with it before the final copy
     if ((SLURM_NNODES > 1)); then
-        srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$((_sk_slots * ${SLURM_CPUS_PER_TASK:-1}))" \
-            bash -c 'set -euo pipefail; _sk_node_tasks' &
+        # shellcheck disable=SC2016  # ($1 in single quotes: the function's name, read by the step's bash)
+        srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$((SLURMKIT_TASKS_AT_ONCE * ${SLURM_CPUS_PER_TASK:-1}))" \
+            bash -c 'set -euo pipefail; "$1"' slurmkit-many-tasks "$node_tasks" &
     else
-        _sk_node_tasks &
+        "$node_tasks" &
     fi
     _sk_payload=$!
     if [ -n "$_sk_saves" ]; then set +m; fi
     wait "$_sk_payload" || rc=$?
     _sk_tally_tasks "$rc"
 }
-_sk_joblogs_ready() {  # GNU Parallel on PATH; $_sk_joblog holds joblogs of this task file and node count, or none
+slurmkit_prepare_joblogs() {  # GNU Parallel on PATH; $SLURMKIT_JOBLOGS holds joblogs of this task file and node count, or none
     local log other
     if ! command -v parallel > /dev/null; then
         echo "slurmkit: GNU Parallel (parallel) is not on PATH on $(hostname): add its module to environment.modules" >&2
         return 1
     fi
-    mkdir -p -- "$_sk_joblog" || return 1
+    mkdir -p -- "$SLURMKIT_JOBLOGS" || return 1
     # Tasks are known by their line: the file may grow at its end, nothing else.
-    if [ -e "$_sk_joblog/tasks" ] && ! cmp -s -n "$(stat -c %s -- "$_sk_joblog/tasks")" -- "$_sk_joblog/tasks" "$_sk_tasks"; then
-        echo "slurmkit: $_sk_tasks is not the task file the joblogs in $_sk_joblog began with (or is gone): add lines at the end only, or remove $_sk_joblog to start over" >&2
+    if [ -e "$SLURMKIT_JOBLOGS/tasks" ] && ! cmp -s -n "$(stat -c %s -- "$SLURMKIT_JOBLOGS/tasks")" -- "$SLURMKIT_JOBLOGS/tasks" "$SLURMKIT_TASK_FILE"; then
+        echo "slurmkit: $SLURMKIT_TASK_FILE is not the task file the joblogs in $SLURMKIT_JOBLOGS began with (or is gone): add lines at the end only, or remove $SLURMKIT_JOBLOGS to start over" >&2
         return 2
     fi
-    other=$(find "$_sk_joblog" -maxdepth 1 -name 'node-*.log' ! -name "node-*-of-$SLURM_NNODES.log" -print -quit)
+    other=$(find "$SLURMKIT_JOBLOGS" -maxdepth 1 -name 'node-*.log' ! -name "node-*-of-$SLURM_NNODES.log" -print -quit)
     if [ -n "$other" ]; then
-        echo "slurmkit: $other is from a run on another number of nodes: resume on as many nodes, or remove $_sk_joblog to start over" >&2
+        echo "slurmkit: $other is from a run on another number of nodes: resume on as many nodes, or remove $SLURMKIT_JOBLOGS to start over" >&2
         return 2
     fi
-    for log in "$_sk_joblog"/node-*-of-"$SLURM_NNODES".log; do  # a last line cut short by a kill goes
+    for log in "$SLURMKIT_JOBLOGS"/node-*-of-"$SLURM_NNODES".log; do  # a last line cut short by a kill goes
         if [ -n "$(tail -c 1 -- "$log" 2> /dev/null)" ]; then sed -i '$d' -- "$log" || return 1; fi
     done
-    cp -- "$_sk_tasks" "$_sk_joblog/tasks.partial" && mv -f -- "$_sk_joblog/tasks.partial" "$_sk_joblog/tasks"
+    cp -- "$SLURMKIT_TASK_FILE" "$SLURMKIT_JOBLOGS/tasks.partial" && mv -f -- "$SLURMKIT_JOBLOGS/tasks.partial" "$SLURMKIT_JOBLOGS/tasks"
 }
-_sk_node_share() {  # this node's tasks: node i of N takes lines i, i+N, ... (blank lines skipped)
-    awk -v node="${SLURM_NODEID:-0}" -v nodes="$SLURM_NNODES" 'NF && k++ % nodes == node' "$_sk_tasks"
+slurmkit_tasks_of_this_node() {  # this node's lines of the task file: node i of N takes lines i, i+N, ... (blank lines skipped)
+    awk -v node="${SLURM_NODEID:-0}" -v nodes="$SLURM_NNODES" 'NF && k++ % nodes == node' "$SLURMKIT_TASK_FILE"
 }
 _sk_tally_tasks() {  # _sk_tally_tasks RC: a task's last line in the joblogs says how it ended; any failed or not run: 1, else RC
-    awk -F '\t' -v all="$(awk NF "$_sk_tasks" | wc -l)" -v joblogs="$_sk_joblog" '
+    awk -F '\t' -v all="$(awk NF "$SLURMKIT_TASK_FILE" | wc -l)" -v joblogs="$SLURMKIT_JOBLOGS" '
         FNR > 1 { failed[FILENAME, $1] = ($7 != 0 || $8 != 0) }
         END {
             for (task in failed) { ran++; bad += failed[task] }
             printf "slurmkit: %d of %d tasks succeeded, %d failed, %d not run (joblogs: %s)\n", ran - bad, all, bad, all - ran, joblogs
             exit (bad > 0 || ran < all)
-        }' "$_sk_joblog"/node-*-of-"$SLURM_NNODES".log >&2 || return 1
+        }' "$SLURMKIT_JOBLOGS"/node-*-of-"$SLURM_NNODES".log >&2 || return 1
     return "$1"
 }
 

@@ -39,6 +39,7 @@ from slurmkit.resolve.framework_kinds import (
     stage_conflict,
 )
 from slurmkit.resolve.gpusampler import sampler_plan
+from slurmkit.resolve.headernotes import header_notes
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits, modulecat
@@ -88,7 +89,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules)
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
-    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, profile.storage.slurm_tmpdir)
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types))
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
     _check_batch_signal(spec, stage, findings)
@@ -107,7 +108,8 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         profile=profile.name,
         name=spec.name,
         directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb),
-        environment=_environment(spec, profile, cpus_per_task, runner, gpus, node_types),
+        environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types),
+        environment_notes=_environment_notes(spec),
         modules=modules,
         module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
@@ -127,6 +129,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         gpu_sampler=sampler_plan(spec, gpus, chain),
         fabric_note=_fabric_note(spec, profile, gpus),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
+        directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.append(Finding(level_of(message), field, message))   # the job stops with 'X: unbound variable': an error
@@ -680,6 +683,11 @@ def _memory_per_node(spec: JobSpec, cores: int) -> Optional[int]:
     return None
 
 
+def _memory_asked(spec: JobSpec) -> bool:
+    """Whether the spec sets the memory to an amount of its own (``mem: node``, all of each node's, is not one)."""
+    return bool(spec.resources.mem_mb) or spec.resources.mem_per_cpu_mb is not None
+
+
 def _memory_directive(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[Tuple[str, str]]:
     res = spec.resources
     if res.mem_mb is not None:
@@ -849,7 +857,7 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
     if not any(m.split("/")[0] == "cuda" for m in modules):
         return ()
     return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
-             "TensorFlow's XLA compiler finds CUDA's libdevice in the cuda module (the Alliance TensorFlow page)."),)
+             "XLA (TensorFlow's compiler) finds CUDA's libdevice in the cuda module (Alliance TensorFlow page)."),)
 
 
 def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:
@@ -868,7 +876,6 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
         reuse_existing=venv.path is not None,
         upgrade_pip=wheelhouse and venv.path is None,
         nodes=spec.resources.nodes,
-        node_cores=NODE_CORES,
     )
     if profile.rules.env_build is None:
         return plan
@@ -877,8 +884,8 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
     return on_login_node(plan, spec, profile, modules, local)
 
 
-def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, runner: Optional[Launcher], gpus: Optional[GpuChoice],
-                 node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
+def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], runner: Optional[Launcher],
+                 gpus: Optional[GpuChoice], node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
     threads = from_slurm("{cpus_per_task}")
     env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
@@ -887,7 +894,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, runner: Optiona
     if kind.site_launch_env:
         env.update(profile.launch.env)
     if kind.distributed:
-        env.update(_distributed_environment(spec, cpus, gpus, node_types))
+        env.update(_distributed_environment(spec, shape, gpus, node_types))
     if not gpus:
         env.update(kind.cpu_environment)
     if runner and runner.starts_mpi_ranks:
@@ -896,17 +903,21 @@ def _environment(spec: JobSpec, profile: SiteProfile, cpus: int, runner: Optiona
     return tuple(env.items())
 
 
-def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice],
+def _distributed_environment(spec: JobSpec, shape: Tuple[int, int], gpus: Optional[GpuChoice],
                              node_types: Tuple[NodeType, ...]) -> Dict[str, ScriptWord]:
     """Threads per process and the framework's own thread pools; for PyTorch on GPUs, the
     error handling the Alliance PyTorch page means (its TORCH_NCCL_ASYNC_HANDLING is a typo
     that PyTorch never reads). Each name is one its program reads: see variables.READERS."""
     env: Dict[str, ScriptWord] = {"PYTHONUNBUFFERED": "1"}   # ranks' lines reach the log as they happen, as `python -u` does
+    tasks, cpus = shape
     tensorflow = _framework(spec) == "tensorflow"
     if tensorflow:
         sockets = min((t.sockets for t in node_types if t.sockets), default=1)
-        # Inter-op threads: one per socket, which SLURM does not know, so it stays a number.
-        env.update(TF_NUM_INTRAOP_THREADS=from_slurm("{cpus_per_task}"), TF_NUM_INTEROP_THREADS=str(max(1, min(sockets, cpus))))
+        # Per task, as OMP_NUM_THREADS: intra-op threads on all its cores, inter-op threads one per
+        # socket its cores span (a node's sockets shared by its tasks; SLURM does not know
+        # sockets, so it stays a number). Intel's advice for one process per node, taken per task.
+        spanned = max(1, sockets // max(1, tasks))
+        env.update(TF_NUM_INTRAOP_THREADS=from_slurm("{cpus_per_task}"), TF_NUM_INTEROP_THREADS=str(max(1, min(spanned, cpus))))
         if not gpus:  # Intel's advice for TensorFlow on CPUs (oneDNN/OpenMP threads)
             env.update(KMP_BLOCKTIME="0", KMP_AFFINITY="granularity=fine,compact,1,0")
     # Only torch.distributed's NCCL process group reads it (Horovod has its own); 1: a rank that
@@ -914,6 +925,18 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     if gpus and kind_of(spec).torch_nccl_errors and not tensorflow:
         env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
     return env
+
+
+#: Why a variable slurmkit sets has the value it has, for a comment after its export.
+_ENVIRONMENT_NOTES = {
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "NCCL errors abort the ranks: no hang until the time limit",
+    "TF_NUM_INTEROP_THREADS": "one per socket the task's cores span; intra-op: all its cores",
+}
+
+
+def _environment_notes(spec: JobSpec) -> Tuple[Tuple[str, str], ...]:
+    """The notes of the variables slurmkit set (not those the spec sets itself)."""
+    return tuple((name, note) for name, note in _ENVIRONMENT_NOTES.items() if name not in spec.environment.variables)
 
 
 def _fabric_note(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice]) -> str:
@@ -1085,6 +1108,16 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
     stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
                      mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
+
+
+def _tmpdir_on(tmpdir: Optional[SlurmTmpdir], node_types: Sequence[NodeType]) -> Optional[SlurmTmpdir]:
+    """The site's $SLURM_TMPDIR on the nodes the job can land on: where they all have one kind of
+    local disk, that kind (Rorqual's GPU nodes have NVMe where its default nodes have a SATA SSD);
+    else the site's own word. A RAM disk stays one."""
+    kinds = {t.local_disk.kind for t in node_types if t.local_disk and t.local_disk.kind}
+    if tmpdir is None or tmpdir.kind == "ramdisk" or len(kinds) != 1 or None in (t.local_disk for t in node_types):
+        return tmpdir
+    return tmpdir._replace(kind=kinds.pop())
 
 
 def _tmpdir_words(tmpdir: Optional[SlurmTmpdir]) -> Dict[str, str]:

@@ -256,14 +256,14 @@ def _gpu_node_rules(profile: SiteProfile, node_types: Sequence, modules: Sequenc
         findings.append(Finding("error", "resources.gpus",
                                 f"{profile.name}'s {kind.name} nodes are scheduled whole: ask for all {kind.gpus.count} "
                                 f"{kind.gpus.model} GPUs of a node ({sbatch_gpu_name(kind.gpus)}:{kind.gpus.count}), "
-                                f"not {count}{_source(_node_sources(kind, profile))}"))
+                                f"not {count}{_source(node_sources(kind, profile))}"))
     cuda = [m for m in modules if m.split("/")[0] in CUDA_MODULES]
     amd = [t for t in node_types if t.gpus.vendor == "amd"]
     if cuda and amd and len(amd) == len(node_types):
         findings.append(Finding("error", "environment.modules",
                                 f"{', '.join(cuda)} is NVIDIA's CUDA, but {profile.name}'s {amd[0].gpus.model} GPUs are AMD: CUDA "
                                 f"code does not run there; build for ROCm (/opt/rocm) and drop the CUDA modules, or ask for NVIDIA "
-                                f"GPUs{_source(_node_sources(amd[0], profile))}"))
+                                f"GPUs{_source(node_sources(amd[0], profile))}"))
     return findings
 
 
@@ -379,7 +379,8 @@ def _shorter_partition(profile: SiteProfile, rule) -> str:
     return f"; a short test may go to the {other} partition (extra_directives: [--partition={other}])" if other else ""
 
 
-def _node_sources(node_type, profile: SiteProfile) -> Tuple[str, ...]:
+def node_sources(node_type, profile: SiteProfile) -> Tuple[str, ...]:
+    """The pages a node type of the profile cites (its `source:`)."""
     source = (profile.raw.get("node_types") or {}).get(node_type.name, {}).get("source")
     return tuple(source) if isinstance(source, list) else ((source,) if source else ())
 
@@ -764,10 +765,10 @@ def _node_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         gpus = node_type.gpus
         if gpus and gpus.whole_node:
             lines.append(RuleLine("whole-gpu-nodes", "error", f"{node_type.name}: whole nodes only ({sbatch_gpu_name(gpus)}:{gpus.count})",
-                                  _node_sources(node_type, profile)[0]))
+                                  node_sources(node_type, profile)[0]))
         if gpus and gpus.vendor == "amd":
             lines.append(RuleLine("amd-gpus", "error", f"{node_type.name}: AMD GPUs (ROCm); CUDA modules are refused there",
-                                  _node_sources(node_type, profile)[0]))
+                                  node_sources(node_type, profile)[0]))
     return lines + _gpu_request_rule_lines(profile)
 
 

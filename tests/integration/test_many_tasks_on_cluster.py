@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from slurmkit.api.job import Job
+from slurmkit.render.runtime import write_runtime
 
 from .slurm import sbatch, wait_for_job
 
@@ -139,7 +140,9 @@ def test_failed_tasks_fail_the_job_with_their_count_and_run_again_when_it_is_res
 # -------------------------------------------------------------- the resume guards, run by bash
 
 def _run_script(script: Path, nodes: int = 1) -> subprocess.CompletedProcess:
-    """The rendered script run by bash outside SLURM, with the variables sbatch would set."""
+    """The rendered script run by bash outside SLURM, with the variables sbatch would set, and
+    its runtime beside it, as slurmkit submit writes it (not one an earlier run left elsewhere)."""
+    write_runtime(script.parent)
     env = {**os.environ, "SLURM_SUBMIT_DIR": str(script.parent), "SLURM_NNODES": str(nodes), "SLURM_NTASKS_PER_NODE": "2",
            "SLURM_CPUS_PER_TASK": "1", "SLURM_JOB_ID": "1"}
     return subprocess.run(["bash", str(script)], cwd=script.parent, env=env, capture_output=True, text=True, timeout=60)

@@ -43,6 +43,14 @@ test_the_rendezvous_is_the_first_host_and_the_port_given() {
     SLURM_JOB_NODELIST='node[7-8]' slurmkit_rendezvous 23456
     expect_eq "node7 23456" "$MASTER_ADDR $MASTER_PORT" "rendezvous"
 }
+test_a_command_on_each_node_gets_one_task_there_with_the_jobs_cores_on_the_node() {
+    srun() { echo "srun $*" | cut -d' ' -f1-5; }
+    export -f srun
+    expect_eq "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=12" \
+        "$(SLURM_NNODES=2 SLURM_CPUS_PER_TASK=3 SLURM_NTASKS_PER_NODE=4 slurmkit_on_each_node true)" "the node's cores"
+    expect_eq "srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=1" \
+        "$(SLURM_NNODES=1 slurmkit_on_each_node true)" "no counts: one core"
+}
 test_the_virtualenv_is_made_on_each_node_then_activated_here() {
     srun() { while [[ $1 == --* ]]; do shift; done; "$@"; }  # one node: the command itself
     virtualenv() { mkdir -p "$2/bin" && echo "VIRTUAL_ENV=$2" > "$2/bin/activate"; }

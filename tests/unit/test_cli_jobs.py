@@ -318,7 +318,7 @@ def test_render_with_profile_option_overrides_the_spec():
     result = run("render", write_spec(GPU_SPEC.replace("h100:1", "a100:1")), "--profile", "narval")
     assert result.exit_code == 0, result.output
     assert "#SBATCH --gpus-per-node=a100:1\n" in result.stdout
-    assert "for profile narval, kind gpu." in result.stdout
+    assert "for narval, kind gpu:" in result.stdout
 
 
 @pytest.mark.parametrize("text, message", [
@@ -361,7 +361,7 @@ def test_render_takes_the_profile_from_cc_cluster(monkeypatch):
     monkeypatch.setenv("CC_CLUSTER", "narval")
     result = run("render", write_spec("name: x\naccount: def-x\nresources: {time: 1h}\nlaunch: ./x\n"))
     assert result.exit_code == 0, result.output
-    assert "for profile narval, kind serial." in result.stdout
+    assert "for narval, kind serial:" in result.stdout
 
 
 @pytest.mark.parametrize("profile", ["nosuch", "alliance"])

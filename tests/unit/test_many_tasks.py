@@ -185,10 +185,11 @@ def test_every_many_tasks_script_passes_bash_n_and_shellcheck(tmp_path, profile_
 
 def test_the_script_takes_its_counts_from_slurm_and_keeps_the_joblog_beside_the_spec():
     text = script_of("trillium")
-    assert '_sk_slots="${SLURM_NTASKS_PER_NODE:-1}"' in text and 'parallel --jobs "$_sk_slots"' in text
-    assert '_sk_joblog="${SLURM_SUBMIT_DIR}/sweep.joblog"' in text and "SLURM_TMPDIR" not in text.split("_sk_joblog=")[1].split("\n")[0]
+    assert 'SLURMKIT_TASKS_AT_ONCE="${SLURM_NTASKS_PER_NODE:-1}"' in text and 'parallel --jobs "$SLURMKIT_TASKS_AT_ONCE"' in text
+    assert 'SLURMKIT_JOBLOGS="${SLURM_SUBMIT_DIR}/sweep.joblog"' in text
+    assert "SLURM_TMPDIR" not in text.split("SLURMKIT_JOBLOGS=")[1].split("\n")[0]
     assert '--resume-failed' in text and '--resume ' not in text
-    assert "\nslurmkit_run_many_tasks " in text   # (srun, one task per node, where the job has several: tests/runtime)
+    assert "\nslurmkit_run_many_tasks tasks_on_this_node\n" in text   # (srun, one task per node, where the job has several: tests/runtime)
     assert "--quote -- python simulate.py --seed \"{}\"" in text
 
 
@@ -196,8 +197,8 @@ def test_user_values_reach_gnu_parallel_quoted_and_literal():
     text = script_of("generic", resources={"time": "3h", "tasks_per_node": 2},
                      tasks={"arguments": "my tasks $$(x).txt", "separator": "|", "joblog": "it's.joblog"},
                      launch={"command": ["prog", "a b", "$(date)", "`id`"]})
-    assert '_sk_tasks="${SLURM_SUBMIT_DIR}/my tasks \\$(x).txt"' in text
-    assert '_sk_joblog="${SLURM_SUBMIT_DIR}/it\'s.joblog"' in text
+    assert 'SLURMKIT_TASK_FILE="${SLURM_SUBMIT_DIR}/my tasks \\$(x).txt"' in text
+    assert 'SLURMKIT_JOBLOGS="${SLURM_SUBMIT_DIR}/it\'s.joblog"' in text
     assert "--colsep '\\|' --quote -- prog \"a b\" \"\\$(date)\" \"\\`id\\`\"" in text
 
 

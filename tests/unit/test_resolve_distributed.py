@@ -79,7 +79,10 @@ def test_tf_multiworker_builds_tf_config_and_sets_intra_and_inter_op_threads():
     r = job("rorqual", {"gpus": "h100:4", "nodes": 2, "cpus_per_task": 4}, kind="tf-multiworker")
     assert r.plan.distributed.tf_config and r.plan.distributed.tasks_per_node == 4
     assert str(env(r)["TF_NUM_INTRAOP_THREADS"]) == "\"${SLURM_CPUS_PER_TASK:-1}\""
-    assert env(r)["TF_NUM_INTEROP_THREADS"] == "2"         # rorqual's GPU nodes have two sockets
+    # per task, as its intra-op threads: rorqual's GPU nodes have two sockets, shared by 4 tasks
+    assert env(r)["TF_NUM_INTEROP_THREADS"] == "1"
+    one = job("rorqual", {"gpus": "h100:1", "nodes": 2, "cpus_per_task": 16}, kind="tf-multiworker")
+    assert env(one)["TF_NUM_INTEROP_THREADS"] == "2"      # one task a node: its slice may span both sockets
 
 
 def test_tensorflow_on_cpus_gets_intels_kmp_settings():

@@ -12,7 +12,7 @@ import pytest
 from slurmkit import Job
 
 NODE_CORES = '"$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"'
-PER_NODE = 'slurmkit_on_each_node ' + NODE_CORES   # (srun, one task on each node, with the node's cores: tests/runtime)
+PER_NODE = 'slurmkit_on_each_node'   # (srun, one task on each node, with the node's cores: tests/runtime)
 
 
 def script(profile="fir", kind="serial", resources=None, **fields):
@@ -83,3 +83,12 @@ def test_output_folders_are_made_before_the_payload():
     assert text.index(made) < text.index("slurmkit_run ")
     # $SLURM_TMPDIR is there
     assert "folders, for the program" not in script(stage={"outputs": [{"from": "metrics.csv", "to": "results"}]})
+
+
+def test_the_disk_staged_onto_is_the_one_the_jobs_nodes_have():
+    """Rorqual's GPU nodes have 3.84T NVMe where its default CPU nodes have a 480G SATA SSD (its
+    profile's node table); a job that may land on either kind is told the site's default."""
+    staged = {"stage": {"inputs": [{"from": "data.tar", "to": "data"}]}}
+    assert "the node's local NVMe disk" in script("rorqual", kind="gpu", resources={"gpus": "h100:1"}, **staged)
+    assert "the node's local SSD" in script("rorqual", **staged)
+    assert "the node's RAM disk" in script("trillium", kind="gpu", resources={"gpus": "h100:1"}, **staged)

@@ -35,9 +35,10 @@ def _array_parameters(profile_name: str):
 
 
 def slurmkit_names(script: Path):
-    """Exported names slurmkit chose: not its own _sk_ plumbing, not an array's parameters (the user's)."""
+    """Exported names slurmkit chose for a program: not its runtime's own (_sk_ plumbing, the
+    SLURMKIT_ names its functions read, as many-tasks' task file), not an array's parameters (the user's)."""
     own = _array_parameters(script.parent.name) if script.stem == "array" else set()
-    return [n for n in exported_names(script.read_text()) if not n.startswith("_sk_") and n not in own]
+    return [n for n in exported_names(script.read_text()) if not n.startswith(("_sk_", "SLURMKIT_")) and n not in own]
 
 
 def test_the_golden_scripts_export_variables_at_all():
@@ -74,7 +75,7 @@ def test_a_script_sets_no_variable_for_a_framework_it_does_not_run(script):
 
 def test_pytorch_gpu_jobs_get_the_error_handling_the_alliance_page_meant():
     ddp = (GOLDEN / "narval" / "ddp.sbatch").read_text()
-    assert "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1\n" in ddp
+    assert "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1  # NCCL errors abort the ranks: no hang until the time limit\n" in ddp
     assert "TORCH_NCCL_ASYNC_HANDLING" not in ddp
 
 

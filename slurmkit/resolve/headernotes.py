@@ -1,0 +1,90 @@
+"""The site rules behind a script's #SBATCH values, as comment lines above the directives they
+explain: the cores a GPU may have, what the memory asked is, and where a site's jobs must be
+submitted from and write to. A reader sees why 12 and --mem=0 without the profile at hand.
+
+Each note is a whole comment line above its directive, never a trailing ``# ...`` after an
+#SBATCH value, which some Slurm versions read as part of the value. sbatch reads #SBATCH lines
+up to the first command, so comment lines between them are safe.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+from slurmkit.core.units import format_size
+from slurmkit.resolve.siterules import node_sources
+from slurmkit.resolve.sizing import gpu_fraction
+from slurmkit.sites.profiles import NodeType, SiteProfile
+
+#: A note: the directive it stands above ("" for the top of the header) and its text.
+Note = Tuple[str, str]
+
+#: The pages that state a site's cores per GPU, most specific first.
+_CORES_PAGES = ("Using_GPUs_with_Slurm", "Allocations_and_compute_scheduling", "Quickstart")
+
+
+def header_notes(profile: SiteProfile, gpus, node_types: Sequence[NodeType], memory: Optional[Tuple[str, str]],
+                 memory_asked: bool) -> Tuple[Note, ...]:
+    """The notes of a job's header. ``gpus``: resolve's GpuChoice (None: a CPU job);
+    ``memory``: the --mem directive; ``memory_asked``: the spec set the memory (no rule to show)."""
+    notes = _where_jobs_run(profile, gpus is not None)
+    if gpus is not None:
+        types = [t for t in node_types if t.gpus] or list(gpus.node_types)
+        notes += _gpu_share(profile, gpus, types, memory, memory_asked)
+    return tuple(notes)
+
+
+def _where_jobs_run(profile: SiteProfile, uses_gpus: bool) -> List[Note]:
+    """Where a site's jobs must be submitted from and write to, where its rules say (Trillium:
+    $HOME and $PROJECT are read-only in jobs; GPU jobs go from the GPU login node)."""
+    read_only = profile.rules.read_only_in_job
+    if read_only is None:
+        return []
+    places = " and ".join(p for p in read_only.paths if p.startswith("$")) or ", ".join(read_only.paths)
+    login = profile.rules.login_nodes
+    hosts = (login.gpu if uses_gpus else login.cpu) if login else ()
+    where = [f"{'GPU' if uses_gpus else 'CPU'} jobs from {', '.join(hosts)}"] if hosts else []
+    if uses_gpus and any(p.gpus and p.do_not_name for p in profile.rules.partition_limits):
+        where.append("no --partition")
+    source = f"({read_only.source[0]})." if read_only.source else ""
+    notes = [("", f"{profile.name}: submit from $SCRATCH and write there: {places} are read-only in jobs;")]
+    if where or source:
+        notes.append(("", " ".join(filter(None, (", ".join(where), source)))))
+    return notes
+
+
+def _gpu_share(profile: SiteProfile, gpus, types: Sequence[NodeType], memory: Optional[Tuple[str, str]],
+               memory_asked: bool) -> List[Note]:
+    """The cores a GPU may have and what the memory asked is, with the page that says so."""
+    most = min((t.gpus.max_cores_per_gpu for t in types if t.gpus and t.gpus.max_cores_per_gpu), default=None)
+    model = types[0].gpus.model.upper() if types and types[0].gpus else "GPU"
+    if profile.scheduling.mem_request is False:
+        share = f"{most} cores and " if most else ""
+        return [("--cpus-per-task", f"{profile.name}: each {model} comes with {share}its share of the node's memory "
+                                    "(--mem is ignored)")]
+    notes = []
+    if most:
+        page = _cores_page(profile, types)
+        notes.append(("--cpus-per-task", f"{profile.name}: at most {most} cores per {model}" + (f" ({page})" if page else "")))
+    if memory and memory[0] == "--mem" and not memory_asked:
+        notes.append(("--mem", _memory_rule(memory[1], gpus, types)))
+    return notes
+
+
+def _cores_page(profile: SiteProfile, types: Sequence[NodeType]) -> str:
+    sources = [url for t in types for url in node_sources(t, profile)]
+    for page in _CORES_PAGES:
+        for url in sources:
+            if page in url:
+                return url
+    return sources[0] if sources else ""
+
+
+def _memory_rule(value: str, gpus, types: Sequence[NodeType]) -> str:
+    if value == "0":
+        return "--mem=0: all of each node's memory, as the job takes every core of its nodes"
+    node = types[0] if len(types) == 1 else None
+    if node is not None and node.memory_mib and node.gpus and node.gpus.count > 1 and gpu_fraction(gpus) == 1.0:
+        return (f"--mem={value}: for each GPU, its share of the node's memory "
+                f"({format_size(node.memory_mib)} over {node.gpus.count} GPUs)")
+    return f"--mem={value}: for each GPU, its share of the node's memory"

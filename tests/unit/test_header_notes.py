@@ -1,0 +1,58 @@
+"""The site rule behind a header value is a comment line above its #SBATCH line
+(slurmkit/resolve/headernotes.py): cores per GPU with the page that says so, what --mem means,
+and where Trillium's jobs are submitted from and write to."""
+
+from pathlib import Path
+
+import pytest
+
+from slurmkit import Job
+
+GOLDEN = Path(__file__).parent.parent / "golden"
+
+
+def script(profile, kind="gpu", **resources):
+    return Job(name="n", profile=profile, account="def-x", kind=kind, launch="python t.py",
+               resources={"time": "3h", **resources}).render(warn=False)
+
+
+def above(text, directive):
+    """The line just above the #SBATCH line that starts with ``directive``."""
+    lines = text.splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith(f"#SBATCH {directive}")) - 1]
+
+
+def test_a_gpu_jobs_cores_and_whole_node_memory_say_the_sites_rule_above_them():
+    text = script("fir", kind="ddp", nodes=2, gpus="h100:4")
+    assert above(text, "--cpus-per-task=12") == "# fir: at most 12 cores per H100 (https://docs.alliancecan.ca/wiki/Using_GPUs_with_Slurm/en)"
+    assert above(text, "--mem=0") == "# --mem=0: all of each node's memory, as the job takes every core of its nodes"
+
+
+def test_a_one_gpu_jobs_memory_is_its_gpus_share_of_the_node():
+    text = script("rorqual", gpus="h100:1")
+    assert above(text, "--mem=") == "# --mem=124G: for each GPU, its share of the node's memory (498G over 4 GPUs)"
+
+
+def test_memory_the_spec_asks_has_no_rule_above_it():
+    assert not above(script("fir", gpus="h100:1", mem="100G"), "--mem=").startswith("# --mem")
+
+
+def test_trillium_says_where_its_jobs_run_and_that_it_ignores_memory():
+    text = script("trillium", gpus="h100:1")
+    head = text.split("#SBATCH", 1)[0]
+    assert "submit from $SCRATCH and write there: $HOME and $PROJECT are read-only in jobs" in head
+    assert "GPU jobs from trig-login*, no --partition (https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)" in head
+    assert above(text, "--cpus-per-task") == ("# trillium: each H100 comes with 24 cores and its share of the node's memory "
+                                              "(--mem is ignored)")
+    assert "CPU jobs from tri-login*" in script("trillium", kind="threaded").split("#SBATCH", 1)[0]
+
+
+def test_a_cpu_job_on_a_site_without_such_rules_has_no_notes():
+    text = script("fir", kind="serial")
+    assert [line for line in text.split("# Generated", 1)[0].splitlines() if line.startswith("# ")] == []
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/*.sbatch")), ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_no_sbatch_line_carries_a_trailing_comment(path):
+    """A comment after an #SBATCH value is read as part of it by some Slurm versions."""
+    assert [line for line in path.read_text().splitlines() if line.startswith("#SBATCH") and "#" in line[1:]] == []

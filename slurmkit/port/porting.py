@@ -1861,8 +1861,8 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
             continue
         dropped.setdefault(action, []).append(spelled)
     for action, spellings in dropped.items():
-        reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
-                                                    "node itself, which runs the node's `accelerate launch`")
+        reason = launch_options.ACTIONS.get(action, f"kind {first_kind(takes_mixed_precision=True).name}'s srun starts one task per "
+                                                    "GPU itself, with no `accelerate launch`")
         build.note(number, " ".join(spellings), "dropped", reason)
 
 
@@ -2400,7 +2400,7 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
     hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
     if build.accelerate is not None:
-        kind = first_kind(launches_per_node=True).name
+        kind = first_kind(takes_mixed_precision=True).name
         _drop_rendezvous_lines(build, kind)
         accelerate_import.adopt(build, kind)
         return kind
@@ -2419,7 +2419,7 @@ def _torchrun_over_nodes(build: _Builder) -> None:
     gpus = str(res.get("gpus", "")).rpartition(":")[2]
     if build.launcher_name != "torchrun" or res.get("nodes", 1) < 2 or not gpus.isdigit():
         return
-    kind, starters = first_kind(ranks_from_slurm=True).name, res.get("tasks_per_node", 1)
+    kind, starters = first_kind(ranks_from_slurm=True, spreads_over_nodes=True).name, res.get("tasks_per_node", 1)
     procs = build.torchrun_procs
     if starters != 1 or (procs is not None and procs not in (gpus, "gpu", "auto", "$SLURM_GPUS_ON_NODE", "${SLURM_GPUS_ON_NODE}")):
         build.note(0, f"torchrun --nproc_per_node={procs or 1}", "to do", f"the script started {starters} torchrun(s) a node, "
@@ -2454,7 +2454,7 @@ def _hand_made_kind(build: _Builder) -> Optional[str]:
     if "gpus" in res and _several_processes(build) and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text
                                                          or "init_method" in text
                                                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
-        return first_kind(ranks_from_slurm=True).name
+        return first_kind(ranks_from_slurm=True, spreads_over_nodes=True).name
     return None
 
 

@@ -1,5 +1,6 @@
-"""A tiny Hugging Face Accelerate run on CPUs (gloo) for the local cluster: `accelerate launch`
-on each node starts its processes; every rank prints the final loss on the whole data."""
+"""A tiny Hugging Face Accelerate run on CPUs (gloo) for the local cluster: srun starts one task
+per process, Accelerator() reads its place from the environment; every rank prints the final
+loss on the whole data."""
 import torch
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, TensorDataset

@@ -615,7 +615,7 @@ def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuCho
         findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
     if spec.launch.mixed_precision is not None and not kind.takes_mixed_precision:
-        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: "
+        findings.error("launch.mixed_precision", f"is Accelerate's (ACCELERATE_MIXED_PRECISION): "
                                                  f"kind {first_kind(takes_mixed_precision=True).name!r} only, not {kind.name!r}")
     if spec.launch.mixed_precision == "bf16" and gpus:
         findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))

@@ -20,7 +20,6 @@ with DDP's bucket views and a static graph 2316 -> 4612 img/s (1.991x).
 """
 
 import json
-import os
 import re
 import statistics
 import subprocess

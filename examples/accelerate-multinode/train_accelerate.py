@@ -1,6 +1,7 @@
 """A small model on synthetic data under Hugging Face Accelerate, run by kind accelerate: one
-srun task per GPU, whose rank, totals and rendezvous come from the script's environment.
-Mixed precision comes from ACCELERATE_MIXED_PRECISION (launch.mixed_precision in the spec). Every process prints ``rank=R world=W final_loss=L``."""
+`accelerate launch` per node (its rank, the totals and the rendezvous come from the script).
+Mixed precision comes from `accelerate launch --mixed_precision` (launch.mixed_precision in the
+spec). Every process prints ``rank=R world=W final_loss=L``."""
 
 import argparse
 
@@ -31,7 +32,6 @@ def main() -> None:
     with torch.no_grad():
         final = torch.nn.functional.mse_loss(accelerator.unwrap_model(model).cpu()(x), y).item()
     print(f"rank={accelerator.process_index} world={accelerator.num_processes} final_loss={final:.6f}", flush=True)
-    accelerator.end_training()   # closes the process group before the process exits
 
 
 if __name__ == "__main__":

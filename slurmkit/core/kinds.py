@@ -91,8 +91,8 @@ class Kind(Record):
     #: the program names its nodes and GPUs per node itself (Lightning's Trainer(num_nodes, devices)):
     #: a new shape of the job must be written there too.
     program_names_its_nodes: bool = False
-    #: its framework reads launch.mixed_precision from the environment (Accelerate's ACCELERATE_MIXED_PRECISION).
-    takes_mixed_precision: bool = False
+    #: one `accelerate launch` per node starts the node's processes; it takes launch.mixed_precision.
+    launches_per_node: bool = False
     #: on one GPU its framework runs one process with no process group (Lightning, Accelerate): no
     #: communication to pay for, and the kind's other gifts (the requeue) still count.
     alone_on_one_gpu: bool = False
@@ -163,13 +163,13 @@ _ROWS = (
          picks_its_gpu=True, alone_on_one_gpu=True, needs_one_of=("lightning", "pytorch-lightning"),
          imports=("lightning", "pytorch_lightning"),
          sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
-    # One srun task per GPU; Accelerator() reads its place and mixed precision from the environment (framework_kinds.py).
-    Kind("accelerate", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
+    # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).
+    Kind("accelerate", ("accelerate",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker",
-         site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, ranks_from_slurm=True, takes_mixed_precision=True,
+         site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, launches_per_node=True,
          picks_its_gpu=True, alone_on_one_gpu=True, cpu_environment=(("ACCELERATE_USE_CPU", "true"),), needs_one_of=("accelerate",),
          imports=("accelerate",),
-         sets_in_environment="MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE and ACCELERATE_MIXED_PRECISION"),
+         sets_in_environment="MASTER_ADDR, MASTER_PORT and accelerate launch's machine rank and totals"),
 )
 #: the kind of a spec that names none.
 DEFAULT_KIND = "serial"
@@ -188,8 +188,6 @@ KIND_LAUNCHERS: Dict[str, Tuple[str, ...]] = {k.name: k.launchers for k in _ROWS
 BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
     "MASTER_ADDR": ("ddp", "multigpu", "lightning", "accelerate"),
     "MASTER_PORT": ("ddp", "multigpu", "tf-multiworker", "lightning", "accelerate"),
-    "ACCELERATE_MIXED_PRECISION": ("accelerate",),
-    "ACCELERATE_DYNAMO_BACKEND": ("accelerate",),
     "OMP_PLACES": ("threaded",),
     "OMP_PROC_BIND": ("threaded",),
     "TF_NUM_INTRAOP_THREADS": ("tf-multiworker",),

@@ -69,7 +69,7 @@ def from_slurm(template: str) -> ScriptWord:
     return FromSlurm(text)
 
 
-#: what Accelerate's mixed precision takes (launch.mixed_precision; ACCELERATE_MIXED_PRECISION).
+#: what ``accelerate launch --mixed_precision`` takes (launch.mixed_precision).
 MIXED_PRECISIONS = ("no", "fp16", "bf16")
 
 class _MpiSettings(Protocol):
@@ -131,6 +131,13 @@ def _mpirun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
     return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
 
 
+def _accelerate(at: LaunchContext) -> Tuple[ScriptWord, ...]:
+    """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
+    written in single quotes by templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
+    return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
+            FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c")
+
+
 class Launcher(Record):
     """A launcher slurmkit runs: what resolve asks of it, instead of testing its name."""
 
@@ -142,8 +149,8 @@ class Launcher(Record):
     leaves_ranks_unbound: bool = False          # its ranks get no CPU binding of their own: the script's per-rank wrapper binds them
     runs_a_copy_per_task: bool = False          # the command itself runs once per task (srun, mpirun), not once per node or job
     #: Where a process finds its place on its node (0, 1, ... on every node), for GPU binding:
-    #: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's
-    #: LOCAL_RANK (its docs); "" for mpirun, whose MPI flavour sets it (MPI_LOCAL_RANK).
+    #: srun's SLURM_LOCALID ("node local task ID", srun(1)); torchrun's and Accelerate's
+    #: LOCAL_RANK (their docs); "" for mpirun, whose MPI flavour sets it (MPI_LOCAL_RANK).
     local_rank_variable: str = ""
 
     def words(self, kind: Kind, profile: LaunchProfile) -> Tuple[ScriptWord, ...]:
@@ -157,6 +164,7 @@ LAUNCHERS: Dict[str, Launcher] = {launcher.name: launcher for launcher in (
     Launcher("srun", _srun, "srun", runs_a_copy_per_task=True, local_rank_variable="SLURM_LOCALID"),
     Launcher("mpirun", _mpirun, "mpirun", starts_mpi_ranks=True, runs_a_copy_per_task=True),
     Launcher("torchrun", _torchrun, "torchrun", leaves_ranks_unbound=True, local_rank_variable="LOCAL_RANK"),
+    Launcher("accelerate", _accelerate, "accelerate launch", local_rank_variable="LOCAL_RANK"),
 )}
 #: Under mpirun, each MPI flavour's variable for a rank's place on its node: Open MPI's
 #: OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",

@@ -34,9 +34,8 @@ _MVAPICH2 = "http://mvapich.cse.ohio-state.edu/static/media/mvapich/mvapich2-2.3
 #: name -> who reads it. Template-set names (the rendezvous, each rank's place) are here too.
 READERS: Dict[str, Reader] = {
     "OMP_NUM_THREADS": Reader("openmp", _OPENMP),
-    # what `accelerate launch` would set, read by Accelerator() (accelerate 1.15.0: state.py, utils/dataclasses.py)
-    "ACCELERATE_MIXED_PRECISION": Reader("accelerate", "https://huggingface.co/docs/accelerate/package_reference/accelerator"),
-    "ACCELERATE_DYNAMO_BACKEND": Reader("accelerate", "https://github.com/huggingface/accelerate/blob/v1.15.0/src/accelerate/utils/dataclasses.py"),
+    # the accelerate kind's own launch line reads it, in each node's task: --num_processes="$NUM_PROCESSES"
+    "NUM_PROCESSES": Reader("accelerate", "https://huggingface.co/docs/accelerate/package_reference/cli#accelerate-launch"),
     "OMP_PLACES": Reader("openmp", _OPENMP),
     "OMP_PROC_BIND": Reader("openmp", _OPENMP),
     "MKL_NUM_THREADS": Reader("mkl", _MKL),

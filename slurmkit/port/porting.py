@@ -1861,8 +1861,8 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
             continue
         dropped.setdefault(action, []).append(spelled)
     for action, spellings in dropped.items():
-        reason = launch_options.ACTIONS.get(action, f"kind {first_kind(takes_mixed_precision=True).name}'s srun starts one task per "
-                                                    "GPU itself, with no `accelerate launch`")
+        reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
+                                                    "node itself, which runs the node's `accelerate launch`")
         build.note(number, " ".join(spellings), "dropped", reason)
 
 
@@ -2400,7 +2400,7 @@ def _distributed_kind(build: _Builder) -> Optional[str]:
     """DDP, Horovod and TF MultiWorker written by hand, recognised by their tell-tale lines; the
     hand-made rendezvous is dropped, since the kind sets it (and says so in the notes)."""
     if build.accelerate is not None:
-        kind = first_kind(takes_mixed_precision=True).name
+        kind = first_kind(launches_per_node=True).name
         _drop_rendezvous_lines(build, kind)
         accelerate_import.adopt(build, kind)
         return kind

@@ -22,19 +22,17 @@ Lightning expects, and the batch shell knows that the TERM that follows is the r
 ``--requeue`` makes the job requeueable whatever the site's JobRequeue default, and
 ``--open-mode=append`` keeps the first run's log (the save, the requeue) in front of the next's.
 
-``accelerate``: srun starts one task per GPU, as for ddp: the task prolog exports RANK,
-LOCAL_RANK, WORLD_SIZE and LOCAL_WORLD_SIZE, the batch script MASTER_ADDR/MASTER_PORT (first
-host, port from the job id), and ``Accelerator()`` initialises from them with no ``accelerate
-launch`` (accelerate 1.15.0, state.py: LOCAL_RANK set and CUDA present gives MULTI_GPU over NCCL;
-with ACCELERATE_USE_CPU, WORLD_SIZE > 1 gives MULTI_CPU over gloo). What ``accelerate launch``
-passed on the command line comes from the environment (accelerate_environment). Its processes
-are the job's tasks (GPUs on GPUs), so the #SBATCH header says how many run, as for ddp.
+``accelerate``: srun starts one task per node, each runs ``accelerate launch`` with the job's
+totals, its node's rank (SLURM_NODEID, read inside the task) and the rendezvous the ddp kind
+uses (first host, port from the job id). Its processes per node are the job's tasks per node
+(GPUs per node on GPUs), so the #SBATCH header says how many processes run, as for ddp.
 """
 
 from __future__ import annotations
 
 from typing import Optional, Tuple
 
+from slurmkit.core.plan import FromSlurm
 
 #: Lightning's documented lead (the cluster page's ``--signal=SIGUSR1@90``), in seconds.
 REQUEUE_LEAD_S = 90
@@ -42,7 +40,7 @@ REQUEUE_LEAD_S = 90
 #: (lightning_fabric/plugins/environments/slurm.py, _is_slurm_interactive_mode): no ranks from
 #: SLURM, no requeue on SIGUSR1.
 LIGHTNING_INTERACTIVE_NAMES = ("bash", "interactive")
-#: Accelerate's mixed precision when the spec gives none: Accelerate's own default,
+#: Mixed precision for ``accelerate launch`` when the spec gives none: Accelerate's own default,
 #: so that slurmkit does not change the numerics a script was written for (bf16 is one word away).
 DEFAULT_MIXED_PRECISION = "no"
 
@@ -68,13 +66,23 @@ def stage_conflict(kind, stage) -> Optional[Tuple[str, str]]:
     return None
 
 
-def accelerate_environment(mixed_precision: Optional[str]) -> Tuple[Tuple[str, str], ...]:
-    """What ``accelerate launch --mixed_precision=P --dynamo_backend=no`` would set for its processes
-    (accelerate 1.15.0, utils/launch.py), set by the script instead: ``Accelerator()`` reads
-    ACCELERATE_MIXED_PRECISION when the program passes no mixed_precision, and TorchDynamoPlugin
-    reads ACCELERATE_DYNAMO_BACKEND ("NO": no torch.compile), so that a value left in the
-    submitting shell's environment does not reach the job."""
-    return (("ACCELERATE_MIXED_PRECISION", mixed_precision or DEFAULT_MIXED_PRECISION), ("ACCELERATE_DYNAMO_BACKEND", "NO"))
+def accelerate_launch(multi_process: bool, mixed_precision: Optional[str]) -> Tuple[object, ...]:
+    """``accelerate launch`` as each node's task runs it: totals from the batch script
+    (NUM_PROCESSES, SLURM_NNODES), the node's rank from srun's SLURM_NODEID, the rendezvous
+    from MASTER_ADDR/MASTER_PORT; ``--no_python``: the command runs as written (python t.py).
+    ``--multi_gpu`` is Accelerate's multi-process launcher (torchrun underneath); on CPU nodes
+    ACCELERATE_USE_CPU=true (accelerate_environment) makes its processes use gloo on the CPU."""
+    return ("accelerate", "launch", *(("--multi_gpu",) if multi_process else ()),
+            FromSlurm('--num_processes="$NUM_PROCESSES"'), FromSlurm('--num_machines="$SLURM_NNODES"'),
+            FromSlurm('--machine_rank="$SLURM_NODEID"'), FromSlurm('--main_process_ip="$MASTER_ADDR"'),
+            FromSlurm('--main_process_port="$MASTER_PORT"'), f"--mixed_precision={mixed_precision or DEFAULT_MIXED_PRECISION}",
+            "--dynamo_backend=no", "--no_python")
+
+
+def accelerate_environment(gpus) -> Tuple[Tuple[str, str], ...]:
+    """On CPU nodes Accelerate must be told: its launcher otherwise takes a machine without CUDA
+    for one process (measured: DistributedType.NO on each of 2 processes, accelerate 1.15.0)."""
+    return () if gpus else (("ACCELERATE_USE_CPU", "true"),)
 
 
 #: the framework a package in a venv's requirements brings.

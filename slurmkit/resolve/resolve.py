@@ -32,7 +32,7 @@ from slurmkit.resolve.arraysplit import OFFSET_VARIABLE, part_sizes
 from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
     PACKAGE_FRAMEWORKS,
-    accelerate_environment,
+    accelerate_launch,
     package_name,
     requeue_directives,
     requeue_lead,
@@ -614,9 +614,9 @@ def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuCho
         other = KINDS[kind.other_framework_kind]
         findings.error("launch.framework", f"kind {kind.name!r} runs {FRAMEWORK_LABELS[kind.framework_default]}; "
                        f"for {FRAMEWORK_LABELS[other.framework_default]} use kind {other.name!r}")
-    if spec.launch.mixed_precision is not None and not kind.takes_mixed_precision:
-        findings.error("launch.mixed_precision", f"is Accelerate's (ACCELERATE_MIXED_PRECISION): "
-                                                 f"kind {first_kind(takes_mixed_precision=True).name!r} only, not {kind.name!r}")
+    if spec.launch.mixed_precision is not None and not kind.launches_per_node:
+        findings.error("launch.mixed_precision", f"is given to `accelerate launch`: "
+                                                 f"kind {first_kind(launches_per_node=True).name!r} only, not {kind.name!r}")
     if spec.launch.mixed_precision == "bf16" and gpus:
         findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
 
@@ -913,8 +913,6 @@ def _distributed_environment(spec: JobSpec, cpus: int, gpus: Optional[GpuChoice]
     # meets an NCCL error aborts and ends, rather than hang until the time limit.
     if gpus and kind_of(spec).torch_nccl_errors and not tensorflow:
         env["TORCH_NCCL_ASYNC_ERROR_HANDLING"] = "1"
-    if kind_of(spec).takes_mixed_precision:
-        env.update(accelerate_environment(spec.launch.mixed_precision))
     return env
 
 
@@ -936,12 +934,12 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if kind.rendezvous and (runner is None or runner.starts_processes):
         lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
-        # One process alone (Accelerate on one GPU) is given no rank: its framework then runs it
-        # without a process group, as `accelerate launch` without --multi_gpu did.
-        alone = kind.alone_on_one_gpu and spec.resources.nodes * tasks == 1
-        return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm and not alone, tf_config=kind.tf_config,
+        node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
+            if kind.launches_per_node else ()
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
                                tasks_per_node=tasks, nodes=spec.resources.nodes, gpu_rank=gpu_rank, master_env=kind.master_env,
-                               requeue_lead_s=lead)
+                               requeue_lead_s=lead,
+                               node_launcher=node_launcher)
     if gpu_rank:
         return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None

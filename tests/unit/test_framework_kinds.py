@@ -123,23 +123,23 @@ def test_lightning_and_accelerate_run_pytorch_only():
         assert only_error(r).field == "launch.framework"
 
 
-def test_accelerate_starts_one_srun_task_per_gpu_whose_place_and_precision_come_from_the_environment():
+def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_rank():
     r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py", "mixed_precision": "bf16"})
     assert directives(r)["--ntasks-per-node"] == "4"     # processes per node, as the header says
-    assert words(r) == ["srun", '--cpus-per-task="${SLURM_CPUS_PER_TASK:-1}"']
-    assert r.plan.distributed.ranks_from_slurm and r.plan.distributed.master_env
-    assert env(r)["ACCELERATE_MIXED_PRECISION"] == "bf16" and env(r)["ACCELERATE_DYNAMO_BACKEND"] == "NO"
+    assert words(r)[:4] == ["srun", '--nodes="$SLURM_NNODES"', '--ntasks="$SLURM_NNODES"', "--ntasks-per-node=1"]
+    launch = [str(w) for w in r.plan.distributed.node_launcher]
+    assert launch[:3] == ["accelerate", "launch", "--multi_gpu"]
+    assert '--machine_rank="$SLURM_NODEID"' in launch and "--mixed_precision=bf16" in launch and launch[-1] == "--no_python"
     assert "ACCELERATE_USE_CPU" not in env(r)
     text = render(r.plan)
-    assert "\nslurmkit_task_env ranks\n" in text and "accelerate launch" not in text and "bash -c" not in text
-    assert text.endswith('\nslurmkit_run srun --cpus-per-task="${SLURM_CPUS_PER_TASK:-1}" --cpu-bind=cores '
-                         '--task-prolog="$SLURMKIT_TASK_ENV" python t.py\n')
+    assert " bash -c 'exec accelerate launch --multi_gpu " in text   # in single quotes: SLURM_NODEID expands in each node's task
+    assert " --no_python \"$@\"' accelerate-launch python t.py\n" in text
 
 
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):
     r = job("narval", {"gpus": "a100:1"}, kind="accelerate")
-    assert env(r)["ACCELERATE_MIXED_PRECISION"] == "no"
-    assert not r.plan.distributed.wraps_tasks    # one process: no rank, so Accelerate runs it with no process group
+    launch = [str(w) for w in r.plan.distributed.node_launcher]
+    assert "--mixed_precision=no" in launch and "--multi_gpu" not in launch     # one process: no multi-process launcher
     yaml = tmp_path / "job.yaml"
     yaml.write_text("name: t\nkind: accelerate\nprofile: narval\naccount: def-x\nresources: {gpus: 'a100:1', time: 1h}\n"
                     "launch: {command: python t.py, mixed_precision: no}\n")     # YAML reads a bare no as false

@@ -13,7 +13,7 @@ from slurmkit.core.launch_options import parse
 from slurmkit.port.porting import import_script
 from slurmkit.spec.spec import spec_from_mapping
 
-ACCELERATE = first_kind(takes_mixed_precision=True).name
+ACCELERATE = first_kind(launches_per_node=True).name
 HEADER_1x4 = "#!/bin/bash\n#SBATCH -A def-x --gres=gpu:4 --cpus-per-task=32 --mem=64G -t 3:00:00\n"
 HEADER_2x4 = ("#!/bin/bash\n#SBATCH -A def-x --nodes=2 --ntasks-per-node=1 --gres=gpu:4 --cpus-per-task=32 --mem=64G "
               "-t 3:00:00\n")
@@ -157,8 +157,8 @@ def test_an_imported_accelerate_script_renders_on_a_gpu_site_and_passes_bash_n(p
     job = Job(**imported.spec)
     assert job.resolve().errors == ()
     rendered = job.render()
-    assert "\nexport ACCELERATE_MIXED_PRECISION=fp16\n" in rendered and "accelerate launch" not in rendered
-    assert '--task-prolog="$SLURMKIT_TASK_ENV" python train.py --epochs 3\n' in rendered
+    assert "exec accelerate launch --multi_gpu" in rendered and "--mixed_precision=fp16" in rendered
+    assert "' accelerate-launch python train.py --epochs 3" in rendered
     (tmp_path / "job.sh").write_text(rendered)
     assert subprocess.run(["bash", "-n", str(tmp_path / "job.sh")]).returncode == 0
 

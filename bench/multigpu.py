@@ -16,7 +16,10 @@ NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the machine requires.
 
 Recorded: bench/results/multigpu-h200x2.json (2 x H200 over NVLink, torch 2.11, 2 runs each):
 bare torchrun 2294 -> 4581 img/s (1.996x); slurmkit's script 2299 -> 4581 img/s (1.992x);
-with DDP's bucket views and a static graph 2316 -> 4612 img/s (1.991x).
+with DDP's bucket views and a static graph 2316 -> 4612 img/s (1.991x). Those scripts started
+the ranks with torchrun. The srun launch (one task per GPU, task prolog), 2026-11-28, 2 runs
+each: bench/results/multigpu-srun-h200x2.json: bare torchrun 2260 -> 4497 img/s (1.990x);
+slurmkit's script 2265 -> 4505 img/s (1.989x).
 """
 
 import json

@@ -10,6 +10,9 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 GPUBOX = ROOT / "bench" / "gpubox"
+SHIM = ROOT / "bench" / "shim"
+#: where render writes slurmkit's runtime library, which the scripts look for under $XDG_DATA_HOME/slurmkit/runtime
+DATA_HOME = GPUBOX / "out" / "data"
 
 
 def gpubox_job():
@@ -17,8 +20,22 @@ def gpubox_job():
     os.chdir(GPUBOX)
     sys.path.insert(0, str(ROOT))
     from slurmkit.api.job import Job
+    from slurmkit.render.runtime import write_runtime
 
+    folder = DATA_HOME / "slurmkit" / "runtime"
+    folder.mkdir(parents=True, exist_ok=True)
+    write_runtime(folder)
     return Job
+
+
+def batch_step_environment(gpus: int, cores_per_gpu: int) -> dict:
+    """What SLURM gives the batch step of a one-node job of ``gpus`` tasks (one per GPU), the
+    shims first on PATH, slurmkit's runtime where the scripts look, NVLink multicast off."""
+    return dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
+                PATH=f"{SHIM}:{Path(sys.executable).parent}:{os.environ['PATH']}", PYTHONPATH=str(ROOT / "bench"),
+                SLURM_JOB_ID="4242", SLURM_JOB_NAME="resnet50", SLURM_JOB_NODELIST="localhost", SLURM_NNODES="1",
+                SLURM_NTASKS=str(gpus), SLURM_NTASKS_PER_NODE=str(gpus), SLURM_CPUS_PER_TASK=str(cores_per_gpu),
+                SLURM_TMPDIR="/tmp", SLURM_SUBMIT_DIR=str(ROOT), XDG_DATA_HOME=str(DATA_HOME))
 
 
 def steps(doc: str, run_options: Callable[[argparse.ArgumentParser], None]) -> argparse.Namespace:

@@ -45,10 +45,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpubench import GPUBOX, ROOT, gpubox_job, steps
+from gpubench import GPUBOX, ROOT, batch_step_environment, gpubox_job, steps
 
 OUT = GPUBOX / "out"
-SHIM = ROOT / "bench" / "shim"
 CORES_PER_GPU = 16
 KINDS = {"lightning": "bench/resnet_lightning.py", "accelerate": "bench/resnet_accelerate.py"}
 
@@ -93,11 +92,7 @@ def _launch(label: str, gpus: int, smoke: bool, direct: bool = False) -> list:
 
 def _batch_step_environment(gpus: int, smoke: bool) -> dict:
     """What SLURM gives the batch step of a one-node job of ``gpus`` tasks, and the shims first on PATH."""
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
-               PATH=f"{SHIM}:{Path(sys.executable).parent}:{os.environ['PATH']}", PYTHONPATH=str(ROOT / "bench"),
-               SLURM_JOB_ID="4242", SLURM_JOB_NAME="resnet50", SLURM_JOB_NODELIST="localhost", SLURM_NNODES="1",
-               SLURM_NTASKS=str(gpus), SLURM_NTASKS_PER_NODE=str(gpus), SLURM_CPUS_PER_TASK=str(CORES_PER_GPU),
-               SLURM_TMPDIR="/tmp", SLURM_SUBMIT_DIR=str(ROOT))
+    env = batch_step_environment(gpus, CORES_PER_GPU)
     if smoke:
         env.update(ACCELERATE_USE_CPU="true", CUDA_VISIBLE_DEVICES="")
     return env

@@ -9,24 +9,27 @@ Two steps, because the GPU machine has no slurmkit dependencies and no SLURM:
 `run` trains synthetic ResNet-50 (bench/resnet_ddp.py: batch 128 per GPU, bf16 autocast) on
 1 and 2 GPUs, launched (a) by `torchrun --standalone` with PyTorch's defaults and (b) by the
 rendered script, run with bash under `taskset` for the CPUs SLURM would give the job (16 per
-GPU) -- the body of the job, as SLURM would run it. Runs alternate between launchers and
+GPU) -- the body of the job, as SLURM would run it, with SLURM's batch-step variables and
+bench/shim's srun (one task per GPU, each bound to its 16 CPUs, the task prolog run first). Runs alternate between launchers and
 repeat; it prints the median images/s and the 2-GPU/1-GPU ratio of each, and writes JSON.
 NVLink multicast stays off (NCCL_NVLS_ENABLE=0), as the machine requires.
 
 Recorded: bench/results/multigpu-h200x2.json (2 x H200 over NVLink, torch 2.11, 2 runs each):
 bare torchrun 2294 -> 4581 img/s (1.996x); slurmkit's script 2299 -> 4581 img/s (1.992x);
-with DDP's bucket views and a static graph 2316 -> 4612 img/s (1.991x).
+with DDP's bucket views and a static graph 2316 -> 4612 img/s (1.991x). Those scripts started
+the ranks with torchrun. The srun launch (one task per GPU, task prolog), 2026-11-28, 2 runs
+each: bench/results/multigpu-srun-h200x2.json: bare torchrun 2260 -> 4497 img/s (1.990x);
+slurmkit's script 2265 -> 4505 img/s (1.989x).
 """
 
 import json
-import os
 import re
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
-from gpubench import GPUBOX, ROOT, gpubox_job, steps
+from gpubench import GPUBOX, ROOT, batch_step_environment, gpubox_job, steps
 
 OUT = GPUBOX / "out"
 CORES_PER_GPU = 16
@@ -54,7 +57,10 @@ def _launch(label: str, gpus: int) -> list:
     return ["taskset", "-c", cpus, "bash", str(OUT / f"{label}-{gpus}gpu.sbatch")]
 
 
-def _one(label: str, gpus: int, env: dict) -> dict:
+def _one(label: str, gpus: int) -> dict:
+    env = batch_step_environment(gpus, CORES_PER_GPU)
+    if label == "bare":   # torchrun alone, no SLURM around it
+        env = {name: value for name, value in env.items() if not name.startswith("SLURM_")}
     done = subprocess.run(_launch(label, gpus), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     match = re.search(r"^BENCH (\{.*\})$", done.stdout, re.M)
     if done.returncode != 0 or not match:
@@ -66,9 +72,7 @@ def _one(label: str, gpus: int, env: dict) -> dict:
 
 
 def run(out: Path, reps: int, labels: list) -> None:
-    env = dict(os.environ, NCCL_NVLS_ENABLE="0", TORCH_SYMM_MEM_DISABLE_MULTICAST="1", NVSHMEM_DISABLE_NVLS="1",
-               PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}", SLURM_JOB_ID="4242", SLURM_TMPDIR="/tmp")
-    results = [_one(label, gpus, env) for _ in range(reps) for label in labels for gpus in (1, 2)]
+    results = [_one(label, gpus) for _ in range(reps) for label in labels for gpus in (1, 2)]
     summary = {}
     for label in labels:
         median = {g: statistics.median(r["images_per_s"] for r in results if r["launcher"] == label and r["gpus"] == g) for g in (1, 2)}

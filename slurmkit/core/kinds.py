@@ -140,9 +140,11 @@ _ROWS = (
     Kind("array", ("direct", "srun"), ONE, default_command="python main.py --lr $lr", whole_node_advice="sweep", sweeps=True),
     # GNU Parallel on each node; several nodes: srun starts one per node
     Kind("many-tasks", ("direct",), PER_TASK, default_command="python main.py --seed {}", fills_whole_node="tasks", runs_task_file=True),
+    # srun: one task per GPU, as ddp on one node; torchrun: its own ranks and rendezvous;
     # direct: one process drives every GPU (TensorFlow MirroredStrategy)
-    Kind("multigpu", ("torchrun", "direct"), PER_GPU, default_command="python train.py", gpu_required=True, gpus_example=2,
-         distributed=True, one_node_only=True, single_process_framework="tensorflow", site_launch_env=True, torch_nccl_errors=True),
+    Kind("multigpu", ("srun", "torchrun", "direct"), PER_GPU, default_command="python train.py", gpu_required=True, gpus_example=2,
+         distributed=True, one_node_only=True, single_process_framework="tensorflow", site_launch_env=True, torch_nccl_errors=True,
+         rendezvous=True, ranks_from_slurm=True),
     Kind("ddp", ("srun",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True, spreads_over_nodes=True,
          example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker", site_launch_env=True,
          torch_nccl_errors=True, rendezvous=True, ranks_from_slurm=True,
@@ -184,8 +186,8 @@ KIND_LAUNCHERS: Dict[str, Tuple[str, ...]] = {k.name: k.launchers for k in _ROWS
 #: name -> those kinds, in the order messages name them. tests/unit/test_reads.py holds it to
 #: what each kind's plan sets.
 BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
-    "MASTER_ADDR": ("ddp", "lightning", "accelerate"),
-    "MASTER_PORT": ("ddp", "tf-multiworker", "lightning", "accelerate"),
+    "MASTER_ADDR": ("ddp", "multigpu", "lightning", "accelerate"),
+    "MASTER_PORT": ("ddp", "multigpu", "tf-multiworker", "lightning", "accelerate"),
     "OMP_PLACES": ("threaded",),
     "OMP_PROC_BIND": ("threaded",),
     "TF_NUM_INTRAOP_THREADS": ("tf-multiworker",),

@@ -117,9 +117,9 @@ class TasksPlan(Record):
 class DistributedPlan(Record):
     """How the processes of a distributed job find each other.
 
-    ``per_task`` wraps each process (srun tasks, torchrun ranks) in a small shell function that
-    exports its rank from SLURM's variables, builds ``TF_CONFIG``, leaves it its own GPU, or
-    binds it to its share of the CPUs; the batch script itself sets ``MASTER_ADDR``/``MASTER_PORT`` once."""
+    ``wraps_tasks``: each process gets its place before it starts (srun's task prolog; torchrun's
+    ranks, a small shell function): its rank from SLURM's variables, ``TF_CONFIG``, its own GPU,
+    its share of the CPUs; the batch script itself sets ``MASTER_ADDR``/``MASTER_PORT`` once."""
 
     rendezvous: bool = False          # MASTER_ADDR = first host, MASTER_PORT from the job id
     port_base: int = 20000            # MASTER_PORT = port_base + job id % port_span

@@ -2419,7 +2419,7 @@ def _torchrun_over_nodes(build: _Builder) -> None:
     gpus = str(res.get("gpus", "")).rpartition(":")[2]
     if build.launcher_name != "torchrun" or res.get("nodes", 1) < 2 or not gpus.isdigit():
         return
-    kind, starters = first_kind(ranks_from_slurm=True).name, res.get("tasks_per_node", 1)
+    kind, starters = first_kind(ranks_from_slurm=True, spreads_over_nodes=True).name, res.get("tasks_per_node", 1)
     procs = build.torchrun_procs
     if starters != 1 or (procs is not None and procs not in (gpus, "gpu", "auto", "$SLURM_GPUS_ON_NODE", "${SLURM_GPUS_ON_NODE}")):
         build.note(0, f"torchrun --nproc_per_node={procs or 1}", "to do", f"the script started {starters} torchrun(s) a node, "
@@ -2454,7 +2454,7 @@ def _hand_made_kind(build: _Builder) -> Optional[str]:
     if "gpus" in res and _several_processes(build) and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text
                                                          or "init_method" in text
                                                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
-        return first_kind(ranks_from_slurm=True).name
+        return first_kind(ranks_from_slurm=True, spreads_over_nodes=True).name
     return None
 
 

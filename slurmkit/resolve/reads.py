@@ -56,7 +56,7 @@ SET_BY_SPEC: Dict[str, str] = {
 #: Given to each process as it starts, never to the batch script: name -> who gives it.
 PER_PROCESS: Dict[str, str] = {
     **dict.fromkeys(("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"),
-                    f"kind {first_kind(ranks_from_slurm=True).name!r} or torchrun"),
+                    f"kind {first_kind(ranks_from_slurm=True, spreads_over_nodes=True).name!r} or torchrun"),
     "TF_CONFIG": f"kind {first_kind(tf_config=True).name!r}",
     **dict.fromkeys(("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
                      "OMPI_COMM_WORLD_NODE_RANK"), "Open MPI's mpirun"),

@@ -953,7 +953,9 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
                  findings: Findings) -> Optional[DistributedPlan]:
     kind = kind_of(spec)
     gpu_rank = _gpu_rank(spec, profile, runner, gpus, findings)
-    if kind.rendezvous:
+    if kind.distributed and runner is not None and runner.leaves_ranks_unbound:   # torchrun: its own ranks and rendezvous
+        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
+    if kind.rendezvous and (runner is None or runner.starts_processes):
         lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
         node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
             if kind.launches_per_node else ()
@@ -961,8 +963,6 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
                                tasks_per_node=tasks, nodes=spec.resources.nodes, gpu_rank=gpu_rank, master_env=kind.master_env,
                                requeue_lead_s=lead,
                                node_launcher=node_launcher)
-    if kind.distributed and runner is not None and runner.leaves_ranks_unbound:
-        return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if gpu_rank:
         return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None

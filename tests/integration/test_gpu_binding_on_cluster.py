@@ -86,13 +86,24 @@ def test_each_horovod_mpirun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
     assert {(mpi_local, gpus) for _, _, _, mpi_local, _, gpus in views} == {("0", "0"), ("1", "1")}
 
 
+def test_each_multigpu_srun_task_has_its_rank_and_by_default_the_nodes_gpus(cluster, tmp_path):
+    """multigpu on one node, by default: srun starts one task per GPU and the task prolog gives
+    each its LOCAL_RANK (as ddp's); both keep the node's GPUs in view and pick one by LOCAL_RANK;
+    with gpu_view: own each keeps the GPU at its SLURM_LOCALID."""
+    views = _views(tmp_path, "multigpu", nodes=1, view=None)
+    assert sorted((local, local_rank, gpus) for _, _, local, _, local_rank, gpus in views) == [("0", "0", "0,1"), ("1", "1", "0,1")]
+    own = _views(tmp_path, "multigpu", nodes=1)
+    _assert_one_distinct_gpu_per_task(own)
+    assert {(local, gpus) for _, _, local, _, _, gpus in own} == {("0", "0"), ("1", "1")}
+
+
 def test_each_torchrun_rank_sees_exactly_its_own_gpu(cluster, tmp_path):
     """multigpu through torchrun on one node: torchrun starts the ranks itself, all in the batch
     step (SLURM_LOCALID is 0 for both), so each keeps the GPU at its LOCAL_RANK."""
     venv = cluster.base / "venvs" / "torch-2.13.0"   # the one test_distributed_on_cluster keeps
     if not (venv / "ready").exists():
         venv = lasting_venv("torch==2.13.0")
-    views = _views(tmp_path, "multigpu", nodes=1, venv=str(venv))
+    views = _views(tmp_path, "multigpu", launcher="torchrun", nodes=1, venv=str(venv))
     _assert_one_distinct_gpu_per_task(views)
     assert {(local_rank, gpus) for *_, local_rank, gpus in views} == {("0", "0"), ("1", "1")}
 

@@ -126,9 +126,9 @@ def test_tmpdir_paths_finds_each_path_relative_to_slurm_tmpdir():
 
 def test_master_addr_in_an_mpi_job_is_unset_and_the_error_names_kind_ddp():
     (message,) = read_errors(resolved("./solver --peer $MASTER_ADDR", kind="mpi", resources={"nodes": 2}))
-    assert message == ("$MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' or 'lightning' or 'accelerate' does), "
+    assert message == ("$MASTER_ADDR: nothing sets it in a kind 'mpi' job (kind 'ddp' or 'multigpu' or 'lightning' or 'accelerate' does), "
                        "so under set -u the job stops with 'MASTER_ADDR: unbound variable'; "
-                       "use kind 'ddp' or 'lightning' or 'accelerate', or set it in environment.variables")
+                       "use kind 'ddp' or 'multigpu' or 'lightning' or 'accelerate', or set it in environment.variables")
 
 
 def test_what_the_kind_the_spec_and_slurm_set_is_not_warned():

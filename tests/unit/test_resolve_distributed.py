@@ -4,6 +4,7 @@ builds, and the findings about jobs that cannot use their GPUs."""
 import pytest
 
 from slurmkit.core.errors import SpecError
+from slurmkit.render.render import render
 from slurmkit.spec.spec import spec_from_mapping
 
 from .test_resolve import directives, job, only_error, warnings_of
@@ -14,8 +15,22 @@ def env(resolution) -> dict:
     return dict(resolution.plan.environment)
 
 
-def test_multigpu_runs_one_torchrun_rank_per_gpu_each_on_its_share_of_the_site_cores():
+def test_multigpu_runs_one_srun_task_per_gpu_with_its_rank_from_the_task_prolog():
     r = job("nibi", {"gpus": "h100:2"}, kind="multigpu")
+    assert directives(r)["--ntasks-per-node"] == "2"
+    assert directives(r)["--cpus-per-task"] == "14"           # nibi's cores per H100
+    assert tuple(map(str, r.plan.launcher)) == ("srun", "--cpus-per-task=\"${SLURM_CPUS_PER_TASK:-1}\"")
+    assert r.plan.distributed.ranks_from_slurm and r.plan.distributed.rendezvous and not r.plan.distributed.bind_ranks
+    text = render(r.plan)
+    assert "\nslurmkit_rendezvous $((20000 + SLURM_JOB_ID % 20000))\n" in text and "\nslurmkit_task_env ranks\n" in text
+    assert text.endswith('\nslurmkit_run srun --cpus-per-task="${SLURM_CPUS_PER_TASK:-1}" --cpu-bind=cores '
+                         '--task-prolog="$SLURMKIT_TASK_ENV" python main.py\n')
+    assert "_sk_task" not in text and "bash -c" not in text
+    assert env(r)["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
+
+
+def test_multigpu_under_torchrun_runs_one_rank_per_gpu_each_on_its_share_of_the_site_cores():
+    r = job("nibi", {"gpus": "h100:2"}, kind="multigpu", launch={"command": "python train.py", "launcher": "torchrun"})
     assert directives(r)["--ntasks-per-node"] == "2"
     assert directives(r)["--cpus-per-task"] == "14"           # nibi's cores per H100
     assert tuple(map(str, r.plan.launcher)) == ("torchrun", "--standalone", "--nproc-per-node=\"${SLURM_NTASKS_PER_NODE:-1}\"",

@@ -201,4 +201,5 @@ class Plan(Record):
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     fabric_note: str = ""                         # a GPU job across nodes over Ethernet: what NCCL does there
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
+    thread_note: Tuple[str, ...] = ()             # comment lines: threads left unpinned: the launch starts several programs at once
     version: str = __version__

@@ -14,16 +14,27 @@ left for the user to give. A read is optional where:
   elsewhere too, where that block does not keep it out: its default. ``data_path=$2`` with no default elsewhere is a value the user
   must give, even in an option loop.
 
+A read is also no input of the job where the job does not use its value:
+
+- it is only printed: a word of ``echo`` or ``printf`` whose output stays in the job's log
+  (treewalk.printed_only);
+- it comes after the script has set its own arguments (``set -- a b`` at the top level);
+- it gives a variable a value that nothing reads: the variable is set again at the top level
+  before any mention of it (``x=$1`` ... ``x=fixed``), or, a name with a lower-case letter (not an
+  environment variable's), it is mentioned nowhere else; a script with ``eval``, ``${!name}`` or
+  a name reference may read any name, and keeps its reads.
+
 Everything else (a bare ``X=$1``, ``python a.py "$@"``) reads what sbatch passed after the
 script's name, which import cannot know: a to-do.
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-from slurmkit.port.treewalk import POSITIONAL, nodes_under
+from slurmkit.port.treewalk import POSITIONAL, nodes_under, printed_only
 
 Node = Any   # a tree-sitter node (the grammar is imported lazily, by bashtree)
 Text = Callable[[Any], str]
@@ -34,6 +45,10 @@ _DEFAULTING = frozenset((":-", "-", ":+", "+"))
 _TEST_COMMANDS = frozenset(("test", "true", "false", "["))
 _SUBSTITUTIONS = frozenset(("command_substitution", "process_substitution", "heredoc_redirect", "herestring_redirect"))
 _EVALUATED: Dict[str, Optional[int]] = {}
+#: set's options whose next word is an option's name (-o pipefail, -euo pipefail)
+_TAKES_NAME = re.compile(r"[-+][A-Za-z]*o")
+#: what may read a variable without naming it
+_INDIRECT = re.compile(r"\beval\b|\$\{!|\b(?:declare|local|typeset)\s+(?:-\w+\s+)*-\w*n")
 
 
 def optional_reads(root: Node, text: Text) -> Tuple[Tuple[int, str], ...]:
@@ -48,6 +63,7 @@ class _Tree:
         self.root = root
         self.text = text
         self.exiting = _exiting_functions(root, text)
+        self.code: Optional[str] = None
 
     def reads(self) -> Iterator[Node]:
         for node in nodes_under(self.root, frozenset(("function_definition",))):
@@ -55,6 +71,8 @@ class _Tree:
                 yield node
 
     def optional(self, node: Node) -> bool:
+        if printed_only(node, self.text) or self._replaced_before(node) or self._unread(node):
+            return True
         if _defaulted(node):
             return True
         guard = self._guard(node)
@@ -62,6 +80,43 @@ class _Tree:
             return False
         name = _assigned_from(node, guard, self.text)
         return name is None or self._set_elsewhere(name, guard)
+
+    def _replaced_before(self, node: Node) -> bool:
+        """After a top-level ``set -- WORDS`` (or ``set WORDS``): the arguments are the script's own."""
+        return any(child.end_byte <= node.start_byte and _sets_arguments(child, self.text) for child in self.root.named_children)
+
+    def _unread(self, node: Node) -> bool:
+        """It gives a variable a value no command reads (see the module's docstring)."""
+        assignment = node.parent
+        while assignment is not None and assignment.type in ("string", "concatenation"):
+            assignment = assignment.parent
+        if assignment is None or assignment.type != "variable_assignment" or assignment.parent is None \
+                or assignment.parent.type in ("command", "declaration_command") or not assignment.named_children:
+            return False
+        name, script = self.text(assignment.named_children[0]), self._code()
+        if _INDIRECT.search(script):
+            return False
+        mention = re.compile(rf"(?<![\w$]){re.escape(name)}(?!\w)|\$\{{?{re.escape(name)}(?!\w)")
+        top = _top_statement(assignment)
+        functions = "".join(script[n.start_byte:n.end_byte] for n in nodes_under(self.root) if n.type == "function_definition")
+        before = script[top.start_byte:assignment.start_byte] + functions
+        again = next((n for n in self.root.named_children if n.start_byte >= top.end_byte and n.type == "variable_assignment"
+                      and n.named_children and self.text(n.named_children[0]) == name), None)
+        if again is None:
+            after = script[:assignment.start_byte] + script[assignment.end_byte:]
+            return name != name.upper() and not mention.search(after)
+        value = script[again.named_children[0].end_byte:again.end_byte]
+        return not mention.search(before + script[assignment.end_byte:again.start_byte] + value)
+
+    def _code(self) -> str:
+        """The script without its comments (an #SBATCH line's words are no mention of a variable),
+        one character a byte, so that the tree's byte offsets index it."""
+        if self.code is None:
+            code = bytearray(self.root.text)
+            for comment in (n for n in nodes_under(self.root) if n.type == "comment"):
+                code[comment.start_byte:comment.end_byte] = b" " * (comment.end_byte - comment.start_byte)
+            self.code = code.decode("latin-1")
+        return self.code
 
     def _guard(self, node: Node) -> Optional[Node]:
         """The outermost block around ``node`` that keeps it from running (or reading) without arguments."""
@@ -149,6 +204,25 @@ class _Tree:
         """Whether the script gives ``name`` a value where ``guard`` does not keep it out (its default)."""
         return any(n.type == "variable_assignment" and n.named_children and self.text(n.named_children[0]) == name
                    and self._guard(n) != guard for n in nodes_under(self.root, frozenset(("function_definition",))))
+
+
+def _sets_arguments(command: Node, text: Text) -> bool:
+    """``set -- a b``, ``set a b``, ``set -e -- $(...)``: a ``set`` that gives the script new arguments
+    (``set -`` with no word after it leaves them as they were)."""
+    if command.type != "command" or text(command.child_by_field_name("name") or command) != "set":
+        return False
+    words = [text(c) for c in command.named_children if c.type != "command_name"]
+    for index, word in enumerate(words):
+        if word == "--" or word == "-" and index + 1 < len(words) or not word.startswith(("-", "+")) and (index == 0 or not _TAKES_NAME.fullmatch(words[index - 1])):
+            return True
+    return False
+
+
+def _top_statement(node: Node) -> Node:
+    """The statement at the script's top level that holds ``node``."""
+    while node.parent is not None and node.parent.parent is not None:
+        node = node.parent
+    return node
 
 
 def _holds(node: Node, byte: int) -> bool:

@@ -901,7 +901,7 @@ def _concurrent_payload(spec: JobSpec) -> str:
     """How the job's own lines (setup, then the launch) start several programs at once
     (shellwords.concurrent_starts), else "": OpenMP's pinning, exported before both, would put
     every program's threads on the same cores of the job."""
-    launch = spec.launch.shell if spec.launch.shell is not None else " ".join(spec.launch.command)
+    launch = spec.launch.shell if spec.launch.shell is not None else " ".join(map(shlex.quote, spec.launch.command))
     return next(filter(None, map(concurrent_starts, (*spec.environment.setup, launch))), "")
 
 

@@ -57,3 +57,11 @@ def test_one_program_at_a_time_keeps_its_threads_pinned(body):
 ])
 def test_what_counts_as_several_programs_at_once(text, how):
     assert concurrent_starts(text) == how
+
+
+@pytest.mark.parametrize("command, pinned", [(["echo", "a & b"], True), (["xargs", "-P", "4", "./model"], False)])
+def test_a_launch_commands_words_are_read_as_words(command, pinned):
+    """An & inside one word of launch.command is text, not a background job."""
+    job = Job(name="t", profile="fir", account="def-x", kind="threaded", resources={"cpus_per_task": 4, "time": "1h"},
+              launch={"command": command})
+    assert ("export OMP_PROC_BIND=close" in job.render(warn=False)) is pinned

@@ -115,7 +115,7 @@ class _Builder:
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
-        self.printed: Tuple[Tuple[int, str], ...] = ()       # (line, name) of each variable read only to print it
+        self.printed: Dict[int, List[str]] = {}             # line -> the variables it reads only to print them
         self.directives: List[Tuple[int, str]] = []   # the #SBATCH lines sbatch reads, all known before any is mapped
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
@@ -164,7 +164,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.text = text
     build.pypi_from = _compute_nodes_reach_pypi(profile)
     script = bashtree.parse(text)
-    build.printed = script.printed
+    for number, name in script.printed:
+        build.printed.setdefault(number, []).append(name)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     build.directives = units[:first_body]
@@ -2242,7 +2243,7 @@ def _uses(build: _Builder, number: int, line: str, reads: "re.Pattern") -> bool:
     """Whether line ``number`` reads a variable of ``reads`` (its group 1: the name) for more than
     printing it (bashtree's ``printed``): ``echo "task $SLURM_ARRAY_TASK_ID"`` needs no --array
     range, nor ``echo "$SLURM_JOB_NAME"`` the name the job was submitted with."""
-    printed = Counter(name for at, name in build.printed if at == number)
+    printed = Counter(build.printed.get(number, ()))
     for match in reads.finditer(line):
         if printed[match.group(1)] == 0:
             return True

@@ -316,9 +316,7 @@ def _untyped_gpu(port: _Port, count: int) -> Tuple[Optional[_GpuModel], str]:
     typed = whole[0]
     instances = [m for m in target if m.mig and m.mig in typed.gpus.mig]
     small = bool(instances) and count == 1 and port.spec.resources.nodes == 1 and not kind_of(port.spec).distributed
-    slices = [m.mig.profile for m in target if m.mig]
-    others = ([f"a MIG instance{'' if small else ' (' + ', '.join(slices) + ')'}"] if slices else []) + \
-             [f"an {m.vendor.upper()} {m.spelling.upper()}" for m in target if m.mig is None and m not in whole]
+    others = _untyped_gets(target, typed, listed=not small)
     if not others:
         return None, "any GPU model"
     why = f"any GPU model on {port.source.name}; on {port.target.name} an untyped request may get {' or '.join(others)}"
@@ -327,13 +325,22 @@ def _untyped_gpu(port: _Port, count: int) -> Tuple[Optional[_GpuModel], str]:
     return typed, f"{why}: the {typed.label} is its whole {typed.vendor.upper()} GPU"
 
 
+def _untyped_gets(target: List[_GpuModel], typed: _GpuModel, listed: bool) -> List[str]:
+    """What else than ``typed`` an untyped request may get on the target: a MIG instance (its
+    profiles ``listed``), another maker's GPU."""
+    slices = [m.mig.profile for m in target if m.mig]
+    named = f" ({', '.join(slices)})" if listed else ""
+    return ([f"a MIG instance{named}"] if slices else []) + \
+        [f"an {m.vendor.upper()} {m.spelling.upper()}" for m in target if m.mig is None and m.vendor != typed.vendor]
+
+
 def _slice_instead(whole: _GpuModel, instances: List[_GpuModel]) -> str:
     """The MIG instances of ``whole`` the site offers, as the spec spells them, with the page the
     profile cites for them: a job that needs less than a whole GPU can ask for one."""
     names = [f"{m.spelling} ({format_size(m.memory_mib)})" if m.memory_mib else m.spelling for m in instances]
     listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
-    page = next(iter((*instances[0].mig.source, *whole.gpus.source)), "")   # the profile's, where it gives one
-    return f"a job that needs less can ask for a MIG instance of it instead, gpus: {listed}{f' ({page})' if page else ''}"
+    pages = [page for m in instances if m.mig for page in m.mig.source] + list(whole.gpus.source)   # the profile's, if any
+    return f"a job that needs less can ask for a MIG instance of it instead, gpus: {listed}{f' ({pages[0]})' if pages else ''}"
 
 
 def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:

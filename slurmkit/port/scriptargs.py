@@ -213,7 +213,8 @@ def _sets_arguments(command: Node, text: Text) -> bool:
         return False
     words = [text(c) for c in command.named_children if c.type != "command_name"]
     for index, word in enumerate(words):
-        if word == "--" or word == "-" and index + 1 < len(words) or not word.startswith(("-", "+")) and (index == 0 or not _TAKES_NAME.fullmatch(words[index - 1])):
+        named_option = index > 0 and _TAKES_NAME.fullmatch(words[index - 1])   # set -o pipefail: no argument
+        if word == "--" or word == "-" and index + 1 < len(words) or not word.startswith(("-", "+")) and not named_option:
             return True
     return False
 

@@ -30,6 +30,7 @@ script's name, which import cannot know: a to-do.
 
 from __future__ import annotations
 
+import bisect
 import re
 import subprocess
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
@@ -47,6 +48,8 @@ _SUBSTITUTIONS = frozenset(("command_substitution", "process_substitution", "her
 _EVALUATED: Dict[str, Optional[int]] = {}
 #: set's options whose next word is an option's name (-o pipefail, -euo pipefail)
 _TAKES_NAME = re.compile(r"[-+][A-Za-z]*o")
+#: a name as the script writes it ($name, ${name}, name=, (( name )))
+_WORD = re.compile(r"(?<!\w)[A-Za-z_]\w*")
 #: what may read a variable without naming it
 _INDIRECT = re.compile(r"\beval\b|\$\{!|\b(?:declare|local|typeset)\s+(?:-\w+\s+)*-\w*n")
 
@@ -63,7 +66,8 @@ class _Tree:
         self.root = root
         self.text = text
         self.exiting = _exiting_functions(root, text)
-        self.code: Optional[str] = None
+        self.first_set: Optional[int] = None     # where the first top-level `set -- WORDS` ends (-1: none)
+        self.index: Optional[_Index] = None
 
     def reads(self) -> Iterator[Node]:
         for node in nodes_under(self.root, frozenset(("function_definition",))):
@@ -83,7 +87,9 @@ class _Tree:
 
     def _replaced_before(self, node: Node) -> bool:
         """After a top-level ``set -- WORDS`` (or ``set WORDS``): the arguments are the script's own."""
-        return any(child.end_byte <= node.start_byte and _sets_arguments(child, self.text) for child in self.root.named_children)
+        if self.first_set is None:
+            self.first_set = min((c.end_byte for c in self.root.named_children if _sets_arguments(c, self.text)), default=-1)
+        return 0 <= self.first_set <= node.start_byte
 
     def _unread(self, node: Node) -> bool:
         """It gives a variable a value no command reads (see the module's docstring)."""
@@ -93,30 +99,25 @@ class _Tree:
         if assignment is None or assignment.type != "variable_assignment" or assignment.parent is None \
                 or assignment.parent.type in ("command", "declaration_command") or not assignment.named_children:
             return False
-        name, script = self.text(assignment.named_children[0]), self._code()
-        if _INDIRECT.search(script):
+        index = self._index()
+        if index.indirect:
             return False
-        mention = re.compile(rf"(?<![\w$]){re.escape(name)}(?!\w)|\$\{{?{re.escape(name)}(?!\w)")
+        name = self.text(assignment.named_children[0])
         top = _top_statement(assignment)
-        functions = "".join(script[n.start_byte:n.end_byte] for n in nodes_under(self.root) if n.type == "function_definition")
-        before = script[top.start_byte:assignment.start_byte] + functions
-        again = next((n for n in self.root.named_children if n.start_byte >= top.end_byte and n.type == "variable_assignment"
-                      and n.named_children and self.text(n.named_children[0]) == name), None)
-        if again is None:
-            after = script[:assignment.start_byte] + script[assignment.end_byte:]
-            return name != name.upper() and not mention.search(after)
-        value = script[again.named_children[0].end_byte:again.end_byte]
-        return not mention.search(before + script[assignment.end_byte:again.start_byte] + value)
+        assigned = index.assigned.get(name, [])
+        later = bisect.bisect_left(assigned, top.end_byte, key=lambda n: n.start_byte)
+        if later == len(assigned):   # never set again: mentioned nowhere else, and no environment variable's name
+            return name != name.upper() and index.mentions(name, 0, len(index.code)) == index.mentions(
+                name, assignment.start_byte, assignment.end_byte)
+        again = assigned[later]
+        spans = [(top.start_byte, assignment.start_byte), (assignment.end_byte, again.start_byte),
+                 (again.named_children[0].end_byte, again.end_byte), *index.functions]
+        return not any(index.mentions(name, start, end) for start, end in spans)
 
-    def _code(self) -> str:
-        """The script without its comments (an #SBATCH line's words are no mention of a variable),
-        one character a byte, so that the tree's byte offsets index it."""
-        if self.code is None:
-            code = bytearray(self.root.text)
-            for comment in (n for n in nodes_under(self.root) if n.type == "comment"):
-                code[comment.start_byte:comment.end_byte] = b" " * (comment.end_byte - comment.start_byte)
-            self.code = code.decode("latin-1")
-        return self.code
+    def _index(self) -> "_Index":
+        if self.index is None:
+            self.index = _Index(self.root, self.text)
+        return self.index
 
     def _guard(self, node: Node) -> Optional[Node]:
         """The outermost block around ``node`` that keeps it from running (or reading) without arguments."""
@@ -204,6 +205,32 @@ class _Tree:
         """Whether the script gives ``name`` a value where ``guard`` does not keep it out (its default)."""
         return any(n.type == "variable_assignment" and n.named_children and self.text(n.named_children[0]) == name
                    and self._guard(n) != guard for n in nodes_under(self.root, frozenset(("function_definition",))))
+
+
+class _Index:
+    """Where the script (its comments blanked, one character a byte, as the tree's offsets count)
+    names each word, sets each variable at its top level, and defines its functions: read once,
+    so that each read of the arguments is judged without reading the script again."""
+
+    def __init__(self, root: Node, text: Text) -> None:
+        code = bytearray(root.text)
+        for comment in (n for n in nodes_under(root) if n.type == "comment"):
+            code[comment.start_byte:comment.end_byte] = b" " * (comment.end_byte - comment.start_byte)
+        self.code = code.decode("latin-1")
+        self.indirect = _INDIRECT.search(self.code) is not None
+        self.words: Dict[str, List[int]] = {}
+        for match in _WORD.finditer(self.code):
+            self.words.setdefault(match.group(), []).append(match.start())
+        self.assigned: Dict[str, List[Node]] = {}
+        for child in root.named_children:
+            if child.type == "variable_assignment" and child.named_children:
+                self.assigned.setdefault(text(child.named_children[0]), []).append(child)
+        self.functions = [(n.start_byte, n.end_byte) for n in nodes_under(root) if n.type == "function_definition"]
+
+    def mentions(self, name: str, start: int, end: int) -> int:
+        """How often ``name`` is written between offsets ``start`` and ``end``."""
+        offsets = self.words.get(name, [])
+        return bisect.bisect_left(offsets, end) - bisect.bisect_left(offsets, start)
 
 
 def _sets_arguments(command: Node, text: Text) -> bool:

@@ -202,4 +202,5 @@ class Plan(Record):
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
     environment_notes: Tuple[Tuple[str, str], ...] = ()  # (name, why): a comment after that export, where set
     directive_notes: Tuple[Tuple[str, str], ...] = ()  # (flag, text): a comment line above that #SBATCH line ("": the top)
+    thread_note: Tuple[str, ...] = ()             # comment lines: threads left unpinned: the launch starts several programs at once
     version: str = __version__

@@ -122,3 +122,47 @@ def assigned_names(lines) -> set:
     indented inside a kept block: ``case $1 in --data) data_path=$2 ;; esac``): after
     environment.setup they are set, and exported, where the launch expands them."""
     return {match.group(1) for line in lines for match in _ASSIGNED.finditer(line)}
+
+
+#: a word that leaves the command word after it: keywords, grouping, and launchers that run it as is
+_BEFORE_COMMAND = frozenset(("do", "then", "else", "elif", "if", "while", "until", "!", "{", "(", "time", "nohup", "env",
+                             "exec", "command", "nice", "stdbuf"))
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: xargs's option for how many commands run at once: -P N, -PN, --max-procs=N, --max-procs N
+_XARGS_PROCS = re.compile(r"-P(.*)|--max-procs(?:=(.*))?")
+#: GNU Parallel's options for how many jobs run at once (its default: one per core)
+_PARALLEL_JOBS = re.compile(r"-j(.*)|-P(.*)|--jobs(?:=(.*))?|--max-procs(?:=(.*))?")
+
+
+def concurrent_starts(text: str) -> str:
+    """How bash ``text`` starts several programs that run at the same time ("a command run in
+    the background with &", "xargs -P", "GNU Parallel"), or "" when it runs one at a time.
+    A threaded job that does so must not pin every program's threads to the same cores."""
+    found = _operators(text)
+    if any(token == "&" and (index == 0 or found[index - 1] != (position - 1, "|"))   # |& pipes stderr too
+           for index, (position, token) in enumerate(found)):
+        return "a command run in the background with &"
+    for piece in commands(text.replace("\n", ";")):
+        words = [word.strip("'\"") for word in raw_words(piece)]
+        while words and (words[0] in _BEFORE_COMMAND or _ASSIGNMENT.match(words[0])):
+            words.pop(0)
+        program = words[0].rsplit("/", 1)[-1] if words else ""
+        if program == "xargs" and _runs_several(words[1:], _XARGS_PROCS, default=False):
+            return "xargs -P"
+        if program == "parallel" and _runs_several(words[1:], _PARALLEL_JOBS, default=True):
+            return "GNU Parallel"
+    return ""
+
+
+def _runs_several(options: List[str], count_option: "re.Pattern", default: bool) -> bool:
+    """Whether a program's ``options`` ask for more than one run at a time (a count other than 1,
+    a variable or a percentage); ``default`` when they name no count."""
+    for index, word in enumerate(options):
+        match = count_option.fullmatch(word)
+        if match is None:
+            continue
+        given = next((group for group in match.groups() if group), None)
+        if given is None:
+            given = options[index + 1] if index + 1 < len(options) else ""
+        return given.strip("'\"") not in ("1", "")
+    return default

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Optional
 from slurmkit.core import launch_options
 from slurmkit.core.records import Record
 from slurmkit.port import scriptargs
-from slurmkit.port.treewalk import POSITIONAL, nodes_under
+from slurmkit.port.treewalk import POSITIONAL, nodes_under, printed_only
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -173,7 +173,9 @@ class Script(Record):
     multiline_strings: Tuple[Tuple[int, int, str], ...]   # (first line, last line, text) of a quoted word over lines
     errors: Tuple[Tuple[int, str], ...]       # (line, its text) of each line that is not bash
     refusal: str = ""                         # why, in bash's words (bash -n's first complaint)
-    optional_positional: Tuple[Tuple[int, str], ...] = ()   # those of positional a run with no arguments passes by (scriptargs.py)
+    optional_positional: Tuple[Tuple[int, str], ...] = ()   # those of positional a run with no arguments passes by,
+                                                            # or whose value the job does not use (scriptargs.py)
+    printed: Tuple[Tuple[int, str], ...] = ()   # (line, name) of each variable read only to be printed (treewalk.printed_only)
 
     @property
     def directives(self) -> Tuple[Comment, ...]:
@@ -215,7 +217,8 @@ def parse(text: str) -> Script:
         errors = tuple(sorted({*errors, (reader.too_deep, f"blocks nested deeper than {MAX_DEPTH}: not read")}))
     functions = {f.name: f for f in _functions(statements)}
     return Script(statements, tuple(reader.comments), functions, _positional(root, reader),
-                  _multiline_strings(root, reader), errors, refusal, scriptargs.optional_reads(root, reader.text))
+                  _multiline_strings(root, reader), errors, refusal, scriptargs.optional_reads(root, reader.text),
+                  _printed(root, reader))
 
 
 class _Reader:
@@ -566,6 +569,14 @@ def _positional(root: "Node", reader: _Reader) -> Tuple[Tuple[int, str], ...]:
         elif node.type == "heredoc_redirect":
             found += _heredoc_positional(node, reader)
     return tuple(found)
+
+
+def _printed(root: "Node", reader: _Reader) -> Tuple[Tuple[int, str], ...]:
+    """(line, name) of each variable the script reads only to print it: a job that echoes
+    ``$SLURM_ARRAY_TASK_ID`` does not depend on it."""
+    return tuple((_line(node), reader.text(node.named_children[0])) for node in nodes_under(root)
+                 if node.type in ("simple_expansion", "expansion") and node.named_children
+                 and node.named_children[0].type in ("variable_name", "special_variable_name") and printed_only(node, reader.text))
 
 
 def _heredoc_positional(node: "Node", reader: _Reader) -> List[Tuple[int, str]]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections import Counter
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core import launch_options
@@ -114,6 +115,7 @@ class _Builder:
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
+        self.printed: Dict[int, List[str]] = {}             # line -> the variables it reads only to print them
         self.directives: List[Tuple[int, str]] = []   # the #SBATCH lines sbatch reads, all known before any is mapped
         self.comments: Dict[int, str] = {}                   # a comment by its line
         self.program: Optional[bashtree.Program] = None      # the job's program as bash reads the script
@@ -162,6 +164,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.text = text
     build.pypi_from = _compute_nodes_reach_pypi(profile)
     script = bashtree.parse(text)
+    for number, name in script.printed:
+        build.printed.setdefault(number, []).append(name)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     build.directives = units[:first_body]
@@ -2197,7 +2201,7 @@ _ARRAY_LOG = re.compile(r"^#SBATCH\s+(-o|-e|--output|--error)\b.*%[aA]", re.MULT
 
 
 _JOB_NAME_DIRECTIVE = re.compile(r"^#SBATCH\b.*\s(--job-name\b|-J\s*\S)", re.M)
-_READS_JOB_NAME = re.compile(r"\$\{?SLURM_JOB_NAME\b")
+_READS_JOB_NAME = re.compile(r"\$\{?(SLURM_JOB_NAME)\b")
 
 
 def _given_at_submit(build: _Builder) -> None:
@@ -2208,8 +2212,8 @@ def _given_at_submit(build: _Builder) -> None:
     if "time" not in build.spec["resources"]:
         build.note(0, "resources.time: 1h", "to do", "the script asks no --time: it ran with the time sbatch was given (or "
                    "the partition's default); 1h is a guess: set resources.time to what the job needs")
-    body = [line for line in build.text.splitlines() if not line.lstrip().startswith("#")]
-    if not _JOB_NAME_DIRECTIVE.search(build.text) and any(_READS_JOB_NAME.search(line) for line in body):
+    body = [(n, line) for n, line in enumerate(build.text.splitlines(), 1) if not line.lstrip().startswith("#")]
+    if not _JOB_NAME_DIRECTIVE.search(build.text) and any(_uses(build, n, line, _READS_JOB_NAME) for n, line in body):
         build.note(0, f"name: {build.spec['name']}", "to do", "the script reads $SLURM_JOB_NAME and names no job: it was "
                    "given with `sbatch -J NAME`, and the program reads it; the spec's name is now the job's name: set it "
                    "to the name the job was submitted with")
@@ -2225,7 +2229,7 @@ def _array_from_command_line(build: _Builder) -> None:
     if "array_range" in build.spec or "tasks" in build.spec or _ARRAY_DIRECTIVE.search(build.text):
         return    # (an --array import could not read has its own to-do)
     lines = [(n, line) for n, line in enumerate(build.text.splitlines(), 1) if not line.lstrip().startswith("#")]
-    read = next(((n, line.strip()) for n, line in lines if _READS_TASK_ID.search(line)), None)
+    read = next(((n, line.strip()) for n, line in lines if _uses(build, n, line, _READS_TASK_ID)), None)
     if read is None:
         return
     logs = " (its log names hold %a/%A, an array's)" if _ARRAY_LOG.search(build.text) else ""
@@ -2233,6 +2237,18 @@ def _array_from_command_line(build: _Builder) -> None:
                f"submitted with `sbatch --array=...`{logs}; as it stands every run gets the same, unset, id. Give that "
                f"range in the spec: kind: {first_kind(sweeps=True).name}, array: {{parameters: {{task_id: [one value per "
                "task]}, indices: 'FIRST-LAST'} (the ids the program reads), then remove this line")
+
+
+def _uses(build: _Builder, number: int, line: str, reads: "re.Pattern") -> bool:
+    """Whether line ``number`` reads a variable of ``reads`` (its group 1: the name) for more than
+    printing it (bashtree's ``printed``): ``echo "task $SLURM_ARRAY_TASK_ID"`` needs no --array
+    range, nor ``echo "$SLURM_JOB_NAME"`` the name the job was submitted with."""
+    printed = Counter(build.printed.get(number, ()))
+    for match in reads.finditer(line):
+        if printed[match.group(1)] == 0:
+            return True
+        printed[match.group(1)] -= 1
+    return False
 
 
 def _tee_to_log(build: _Builder) -> None:

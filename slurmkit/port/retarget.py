@@ -279,7 +279,7 @@ def _node_count(model: _GpuModel) -> int:
 
 def _port_gpus(port: _Port, request: GpuRequest) -> None:
     if request.model is None:
-        typed, why = _untyped_gpu(port)
+        typed, why = _untyped_gpu(port, request.count)
         _port_gpu_count(port, typed, request.count, why)
         _port_cores_per_gpu(port, request.count, None, typed)
         return
@@ -302,21 +302,45 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
         _port_cores_per_gpu(port, request.count, wanted, chosen)
 
 
-def _untyped_gpu(port: _Port) -> Tuple[Optional[_GpuModel], str]:
+def _untyped_gpu(port: _Port, count: int) -> Tuple[Optional[_GpuModel], str]:
     """The model an untyped GPU request takes on the target: none where every GPU there is one
     kind; the target's one whole GPU of the source's maker where it also has MIG instances or
     another maker's GPUs, which an untyped request could get (a 10 GB slice, an AMD APU that
-    CUDA code cannot use), and which the site sizes cores and memory for by model."""
+    CUDA code cannot use), and which the site sizes cores and memory for by model. A job of one
+    GPU then holds a whole one: the why names the MIG instances of it a small job can ask for."""
     target = _gpu_models(port.target)
     makers = {t.gpus.vendor for t in port.source.node_types + port.source.retired_node_types if t.gpus}
     whole = [m for m in target if m.mig is None and m.vendor in makers]
-    slices = [m.mig.profile for m in target if m.mig]
-    others = ([f"a MIG instance ({', '.join(slices)})"] if slices else []) + \
-             [f"an {m.vendor.upper()} {m.spelling.upper()}" for m in target if m.mig is None and m not in whole]
-    if len(whole) != 1 or not others:
+    if len(whole) != 1:
         return None, "any GPU model"
-    return whole[0], (f"any GPU model on {port.source.name}; on {port.target.name} an untyped request may get "
-                      f"{' or '.join(others)}: the {whole[0].label} is its whole {whole[0].vendor.upper()} GPU")
+    typed = whole[0]
+    instances = [m for m in target if m.mig and m.mig in typed.gpus.mig]
+    small = bool(instances) and count == 1 and port.spec.resources.nodes == 1 and not kind_of(port.spec).distributed
+    others = _untyped_gets(target, typed, listed=not small)
+    if not others:
+        return None, "any GPU model"
+    why = f"any GPU model on {port.source.name}; on {port.target.name} an untyped request may get {' or '.join(others)}"
+    if small:
+        return typed, f"{why}, so it asks for the whole GPU: the job now holds a whole {typed.label}; {_slice_instead(typed, instances)}"
+    return typed, f"{why}: the {typed.label} is its whole {typed.vendor.upper()} GPU"
+
+
+def _untyped_gets(target: List[_GpuModel], typed: _GpuModel, listed: bool) -> List[str]:
+    """What else than ``typed`` an untyped request may get on the target: a MIG instance (its
+    profiles ``listed``), another maker's GPU."""
+    slices = [m.mig.profile for m in target if m.mig]
+    named = f" ({', '.join(slices)})" if listed else ""
+    return ([f"a MIG instance{named}"] if slices else []) + \
+        [f"an {m.vendor.upper()} {m.spelling.upper()}" for m in target if m.mig is None and m.vendor != typed.vendor]
+
+
+def _slice_instead(whole: _GpuModel, instances: List[_GpuModel]) -> str:
+    """The MIG instances of ``whole`` the site offers, as the spec spells them, with the page the
+    profile cites for them: a job that needs less than a whole GPU can ask for one."""
+    names = [f"{m.spelling} ({format_size(m.memory_mib)})" if m.memory_mib else m.spelling for m in instances]
+    listed = ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else names[0]
+    pages = [page for m in instances if m.mig for page in m.mig.source] + list(whole.gpus.source)   # the profile's, if any
+    return f"a job that needs less can ask for a MIG instance of it instead, gpus: {listed}{f' ({pages[0]})' if pages else ''}"
 
 
 def _refuse_gpu(port: _Port, wanted: _GpuModel) -> None:

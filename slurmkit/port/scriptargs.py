@@ -14,16 +14,28 @@ left for the user to give. A read is optional where:
   elsewhere too, where that block does not keep it out: its default. ``data_path=$2`` with no default elsewhere is a value the user
   must give, even in an option loop.
 
+A read is also no input of the job where the job does not use its value:
+
+- it is only printed: a word of ``echo`` or ``printf`` whose output stays in the job's log
+  (treewalk.printed_only);
+- it comes after the script has set its own arguments (``set -- a b`` at the top level);
+- it gives a variable a value that nothing reads: the variable is set again at the top level
+  before any mention of it (``x=$1`` ... ``x=fixed``), or, a name with a lower-case letter (not an
+  environment variable's), it is mentioned nowhere else; a script with ``eval``, ``${!name}`` or
+  a name reference may read any name, and keeps its reads.
+
 Everything else (a bare ``X=$1``, ``python a.py "$@"``) reads what sbatch passed after the
 script's name, which import cannot know: a to-do.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 import subprocess
 from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
-from slurmkit.port.treewalk import POSITIONAL, nodes_under
+from slurmkit.port.treewalk import POSITIONAL, nodes_under, printed_only
 
 Node = Any   # a tree-sitter node (the grammar is imported lazily, by bashtree)
 Text = Callable[[Any], str]
@@ -34,6 +46,12 @@ _DEFAULTING = frozenset((":-", "-", ":+", "+"))
 _TEST_COMMANDS = frozenset(("test", "true", "false", "["))
 _SUBSTITUTIONS = frozenset(("command_substitution", "process_substitution", "heredoc_redirect", "herestring_redirect"))
 _EVALUATED: Dict[str, Optional[int]] = {}
+#: set's options whose next word is an option's name (-o pipefail, -euo pipefail)
+_TAKES_NAME = re.compile(r"[-+][A-Za-z]*o")
+#: a name as the script writes it ($name, ${name}, name=, (( name )))
+_WORD = re.compile(r"(?<!\w)[A-Za-z_]\w*")
+#: what may read a variable without naming it
+_INDIRECT = re.compile(r"\beval\b|\$\{!|\b(?:declare|local|typeset)\s+(?:-\w+\s+)*-\w*n")
 
 
 def optional_reads(root: Node, text: Text) -> Tuple[Tuple[int, str], ...]:
@@ -48,6 +66,8 @@ class _Tree:
         self.root = root
         self.text = text
         self.exiting = _exiting_functions(root, text)
+        self.first_set: Optional[int] = None     # where the first top-level `set -- WORDS` ends (-1: none)
+        self.index: Optional[_Index] = None
 
     def reads(self) -> Iterator[Node]:
         for node in nodes_under(self.root, frozenset(("function_definition",))):
@@ -55,6 +75,8 @@ class _Tree:
                 yield node
 
     def optional(self, node: Node) -> bool:
+        if printed_only(node, self.text) or self._replaced_before(node) or self._unread(node):
+            return True
         if _defaulted(node):
             return True
         guard = self._guard(node)
@@ -62,6 +84,40 @@ class _Tree:
             return False
         name = _assigned_from(node, guard, self.text)
         return name is None or self._set_elsewhere(name, guard)
+
+    def _replaced_before(self, node: Node) -> bool:
+        """After a top-level ``set -- WORDS`` (or ``set WORDS``): the arguments are the script's own."""
+        if self.first_set is None:
+            self.first_set = min((c.end_byte for c in self.root.named_children if _sets_arguments(c, self.text)), default=-1)
+        return 0 <= self.first_set <= node.start_byte
+
+    def _unread(self, node: Node) -> bool:
+        """It gives a variable a value no command reads (see the module's docstring)."""
+        assignment = node.parent
+        while assignment is not None and assignment.type in ("string", "concatenation"):
+            assignment = assignment.parent
+        if assignment is None or assignment.type != "variable_assignment" or assignment.parent is None \
+                or assignment.parent.type in ("command", "declaration_command") or not assignment.named_children:
+            return False
+        index = self._index()
+        if index.indirect:
+            return False
+        name = self.text(assignment.named_children[0])
+        top = _top_statement(assignment)
+        assigned = index.assigned.get(name, [])
+        later = bisect.bisect_left(assigned, top.end_byte, key=lambda n: n.start_byte)
+        if later == len(assigned):   # never set again: mentioned nowhere else, and no environment variable's name
+            return name != name.upper() and index.mentions(name, 0, len(index.code)) == index.mentions(
+                name, assignment.start_byte, assignment.end_byte)
+        again = assigned[later]
+        spans = [(top.start_byte, assignment.start_byte), (assignment.end_byte, again.start_byte),
+                 (again.named_children[0].end_byte, again.end_byte), *index.functions]
+        return not any(index.mentions(name, start, end) for start, end in spans)
+
+    def _index(self) -> "_Index":
+        if self.index is None:
+            self.index = _Index(self.root, self.text)
+        return self.index
 
     def _guard(self, node: Node) -> Optional[Node]:
         """The outermost block around ``node`` that keeps it from running (or reading) without arguments."""
@@ -149,6 +205,52 @@ class _Tree:
         """Whether the script gives ``name`` a value where ``guard`` does not keep it out (its default)."""
         return any(n.type == "variable_assignment" and n.named_children and self.text(n.named_children[0]) == name
                    and self._guard(n) != guard for n in nodes_under(self.root, frozenset(("function_definition",))))
+
+
+class _Index:
+    """Where the script (its comments blanked, one character a byte, as the tree's offsets count)
+    names each word, sets each variable at its top level, and defines its functions: read once,
+    so that each read of the arguments is judged without reading the script again."""
+
+    def __init__(self, root: Node, text: Text) -> None:
+        code = bytearray(root.text)
+        for comment in (n for n in nodes_under(root) if n.type == "comment"):
+            code[comment.start_byte:comment.end_byte] = b" " * (comment.end_byte - comment.start_byte)
+        self.code = code.decode("latin-1")
+        self.indirect = _INDIRECT.search(self.code) is not None
+        self.words: Dict[str, List[int]] = {}
+        for match in _WORD.finditer(self.code):
+            self.words.setdefault(match.group(), []).append(match.start())
+        self.assigned: Dict[str, List[Node]] = {}
+        for child in root.named_children:
+            if child.type == "variable_assignment" and child.named_children:
+                self.assigned.setdefault(text(child.named_children[0]), []).append(child)
+        self.functions = [(n.start_byte, n.end_byte) for n in nodes_under(root) if n.type == "function_definition"]
+
+    def mentions(self, name: str, start: int, end: int) -> int:
+        """How often ``name`` is written between offsets ``start`` and ``end``."""
+        offsets = self.words.get(name, [])
+        return bisect.bisect_left(offsets, end) - bisect.bisect_left(offsets, start)
+
+
+def _sets_arguments(command: Node, text: Text) -> bool:
+    """``set -- a b``, ``set a b``, ``set -e -- $(...)``: a ``set`` that gives the script new arguments
+    (``set -`` with no word after it leaves them as they were)."""
+    if command.type != "command" or text(command.child_by_field_name("name") or command) != "set":
+        return False
+    words = [text(c) for c in command.named_children if c.type != "command_name"]
+    for index, word in enumerate(words):
+        named_option = index > 0 and _TAKES_NAME.fullmatch(words[index - 1])   # set -o pipefail: no argument
+        if word == "--" or word == "-" and index + 1 < len(words) or not word.startswith(("-", "+")) and not named_option:
+            return True
+    return False
+
+
+def _top_statement(node: Node) -> Node:
+    """The statement at the script's top level that holds ``node``."""
+    while node.parent is not None and node.parent.parent is not None:
+        node = node.parent
+    return node
 
 
 def _holds(node: Node, byte: int) -> bool:

@@ -195,7 +195,13 @@ eval() {  # text written out in the command runs; text the script computed is a 
         _tr_text="$*"   # (names that start with _tr_: the guard passes over them and keeps _tr_args)
         _tr_=1 builtin set -- "${_tr_args[@]}"
         _tr_=1 builtin eval "$_tr_text"
-        return
+        _tr_status=$?
+        # `set -- WORDS` in the text sets the caller's arguments, as the builtin would: the DEBUG
+        # trap sets them before the caller's next command, in the caller (its functions, none at the top)
+        _tr_back=("$@")
+        _tr_back_at="${FUNCNAME[*]:1}"
+        [[ $_tr_back_at != main ]] || _tr_back_at=
+        return $_tr_status
     fi
     _tr_record untraceable eval "$@"
 }
@@ -435,7 +441,7 @@ export _TR_SHELL=${_TR_SHELL:-$$}   # the traced script's shell: its processes a
 set -o functrace
 shopt -s extdebug
 builtin trap _tr_exit EXIT
-builtin trap '_tr_debug "$@"' DEBUG
+builtin trap '[[ -z ${_tr_back_at+x} || $_tr_back_at != "${FUNCNAME[*]-}" ]] || { builtin set -- "${_tr_back[@]}"; unset _tr_back_at; }; _tr_debug "$@"' DEBUG
 # A trap's DEBUG trap sees the command that ran last (BASH_COMMAND is not the trap's): in a shell
 # that ran none of its own, this one, which the guard passes over, not the line above.
 _tr_ready=1

@@ -25,7 +25,7 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import reads_arguments, split_at_operators
+from slurmkit.core.shellwords import concurrent_starts, reads_arguments, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
 from slurmkit.resolve.arraysplit import OFFSET_VARIABLE, part_sizes
@@ -128,6 +128,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         module_system=profile.software.module_system or "none",
         gpu_sampler=sampler_plan(spec, gpus, chain),
         fabric_note=_fabric_note(spec, profile, gpus),
+        thread_note=_thread_note(spec),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
         directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)),
     )
@@ -889,7 +890,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], ru
     threads = from_slurm("{cpus_per_task}")
     env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
-    if kind.pins_threads:
+    if kind.pins_threads and not _concurrent_payload(spec):
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
     if kind.site_launch_env:
         env.update(profile.launch.env)
@@ -901,6 +902,21 @@ def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], ru
         env.update((k, from_slurm(v)) for k, v in mpirun_binding(profile)[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
+
+
+def _concurrent_payload(spec: JobSpec) -> str:
+    """How the job's own lines (setup, then the launch) start several programs at once
+    (shellwords.concurrent_starts), else "": OpenMP's pinning, exported before both, would put
+    every program's threads on the same cores of the job."""
+    launch = spec.launch.shell if spec.launch.shell is not None else " ".join(map(shlex.quote, spec.launch.command))
+    return next(filter(None, map(concurrent_starts, (*spec.environment.setup, launch))), "")
+
+
+def _thread_note(spec: JobSpec) -> Tuple[str, ...]:
+    """The script's lines on threads left unpinned (see _concurrent_payload)."""
+    how = _concurrent_payload(spec) if kind_of(spec).pins_threads else ""
+    return (f"The job runs several programs at once ({how}): OMP_PLACES and OMP_PROC_BIND are left",
+            "unset, as each program would pin its threads to the same cores; each starts OMP_NUM_THREADS threads.") if how else ()
 
 
 def _distributed_environment(spec: JobSpec, shape: Tuple[int, int], gpus: Optional[GpuChoice],

@@ -647,6 +647,7 @@ _BODIES = {
     "many long lines": lambda n: ("echo " + "\\" * 8000 + "\n") * (30 * n // _NEAR_CAP),
     "huge heredoc": lambda n: "cat <<EOF\n" + "x\n" * (n // 2) + "EOF\npython a.py\n",
     "many notes": lambda n: "echo $A\n" * (n // 8),
+    "many argument reads": lambda n: "x=$1\n" * (n // 10) + "./p $1\n" * (n // 16),
 }
 
 

@@ -627,3 +627,43 @@ def test_an_untyped_gpu_stays_untyped_where_the_target_has_one_kind_of_gpu():
     job = {"name": "t", "profile": "graham", "account": "def-x", "resources": {"time": "1h", "gpus": 1},
            "launch": {"command": ["python", "a.py"]}}
     assert "resources.gpus" not in {c.field for c in port(job, to="trillium").changes}
+
+
+@pytest.mark.parametrize("to, whole, first, page", [
+    ("fir", "H100 80G", "nvidia_h100_80gb_hbm3_1g.10gb", None),
+    ("nibi", "H100 80G", "h100_1g.10gb", "https://docs.alliancecan.ca/wiki/Nibi/en"),
+    ("rorqual", "H100 80G", "h100_1g.10gb", "https://docs.alliancecan.ca/wiki/Rorqual/en"),
+    ("narval", "A100 40G", "a100_1g.5gb", None),
+])
+@pytest.mark.parametrize("gres", ["--gres=gpu:1", "--gpus-per-node=1"])
+def test_one_untyped_gpu_says_it_now_holds_a_whole_one_and_names_the_mig_instances(to, whole, first, page, gres):
+    """An untyped GPU becomes the target's whole GPU (the request is not changed further); the
+    one note of that change says so and spells every MIG instance of it the profile offers, each
+    a request the target resolves, with the profile's page for them where it cites one."""
+    from slurmkit.port.porting import import_script
+
+    script = f"#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n#SBATCH {gres} --cpus-per-task=2 --mem=8G\npython a.py\n"
+    data = import_script(script, name="t", profile="cedar").spec
+    ported = port(data, to=to)
+    assert [c.field for c in ported.changes if "MIG" in c.why] == ["resources.gpus"]
+    assert not [said for said in (*ported.notes, *ported.todos, *(w.message for w in ported.warnings)) if "MIG" in said]
+    change = next(c for c in ported.changes if c.field == "resources.gpus")
+    assert change.new == whole.split()[0].lower()
+    assert f"the job now holds a whole {whole}; a job that needs less can ask for a MIG instance of it instead, gpus: {first} (" \
+        in change.why
+    target = load_profile(to)
+    instances = [mig.gres for t in target.node_types if t.gpus for mig in t.gpus.mig]
+    assert all(name in change.why for name in instances)
+    assert (f"({page})" in change.why) if page else "https://" not in change.why
+    for name in instances:
+        asked = copy.deepcopy(ported.spec)
+        asked["resources"]["gpus"] = name
+        assert resolve(spec_from_mapping(asked, source="job.yaml"), target).errors == ()
+
+
+def test_several_untyped_gpus_get_no_mig_advice():
+    """A MIG instance is one per job: a job of 4 GPUs is told only why its GPUs are typed."""
+    job = {"name": "t", "profile": "cedar", "account": "def-x", "kind": "multigpu",
+           "resources": {"time": "1h", "gpus": 4, "mem": "32G"}, "launch": {"command": ["python", "a.py"]}}
+    why = {c.field: c.why for c in port(job, to="fir").changes}["resources.gpus"]
+    assert "now holds" not in why and "the H100 80G is its whole NVIDIA GPU" in why

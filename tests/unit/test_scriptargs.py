@@ -49,7 +49,9 @@ def needed(body: str):
     # plain reads
     ("X=$1\npython a.py $X\n", [1]),
     ("python a.py \"$@\"\n", [1]),
-    ("echo $#\n", [1]),
+    ("./prog --count $#\n", [1]),
+    # printed only: the job's log shows them, nothing depends on them
+    ("echo $#\n", []),
     # a test that reads more than the arguments is not run: the read is needed
     ("N=1\nif [ -f \"$HOME/x\" ] && [ -n \"$1\" ]; then N=$1; fi\n", [2]),
     ("N=1\nif [ \"$(cat f)\" = \"$1\" ]; then N=$1; fi\n", [2]),

@@ -480,3 +480,14 @@ def test_a_long_command_line_is_shown_from_the_first_word_that_differs():
     different = verified(f"python train.py {common} --cuda\n", spec({"command": f"python train.py {common} --cuda '#' --debug"}))
     assert [d.text for d in different.findings] == [
         "python's words differ: old `python ... --cuda`, new `python ... --cuda '#' --debug`"]
+
+
+def test_arguments_a_setup_line_sets_reach_the_launch_in_the_trace_as_in_the_job():
+    """The rendered script runs setup lines with eval, which the trace holds as a function: a
+    `set -- WORDS` there sets the script's own arguments all the same, as bash does in the job."""
+    script = 'set -- small 10\necho "size $1"\n./app --size "$1" --steps "$2"\n'
+    kept = spec({"shell": './app --size "$1" --steps "$2"'},
+                environment={"setup": ["set -- small 10", 'echo "size $1"'], "errexit": False})
+    assert found(script, kept) == set()
+    dropped = spec({"shell": './app --size "$1" --steps "$2"'}, environment={"setup": ['echo "size $1"'], "errexit": False})
+    assert ("argv", "app") in found(script, dropped)

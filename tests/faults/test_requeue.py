@@ -11,7 +11,7 @@ import json
 import subprocess
 import threading
 
-from tests.integration.slurm import CLI, GUARD_S, local_job, wait_until
+from tests.integration.slurm import CLI, GUARD_S, controller_view, local_job, wait_until
 
 from .test_monitor import cli
 
@@ -35,13 +35,21 @@ def started_now(job_id: str):
     return state_and_run
 
 
+def outcome(call):
+    """What ``call`` returns, or the exception it raised: a thread's exception would be lost."""
+    try:
+        return call()
+    except BaseException as error:  # noqa: BLE001 (shown by the test's assertion)
+        return error
+
+
 def test_a_requeued_job_is_not_failed_while_slurm_runs_it_again_and_ends_as_run_2_ended(cluster, registry, tmp_path):
     started, finish = tmp_path / "run1", tmp_path / "finish"
     payload = (f'if [ "${{SLURM_RESTART_COUNT:-0}}" = 0 ]; then touch {started}; exec sleep 600; fi; '
                f'until [ -e {finish} ]; do sleep 0.2; done')
     handle = local_job(tmp_path, "rq", command=["bash", "-c", payload], extra_directives=["--requeue"]).submit()
     waited = []
-    waiter = threading.Thread(target=lambda: waited.append(handle.wait(1.0)), daemon=True)
+    waiter = threading.Thread(target=lambda: waited.append(outcome(lambda: handle.wait(1.0))), daemon=True)
     watcher = subprocess.Popen([*CLI, "watch", handle.job_id, "--interval", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         waiter.start()
@@ -69,7 +77,9 @@ def test_a_requeued_job_is_not_failed_while_slurm_runs_it_again_and_ends_as_run_
         if watcher.poll() is None:
             watcher.kill()
         subprocess.run(["scancel", handle.job_id], check=False)
+    assert waited, "JobHandle.wait() had not returned " + f"{GUARD_S:.0f} s after run 2 ended (watch had)" + controller_view(handle.job_id)
     final = waited[0]
+    assert not isinstance(final, BaseException), repr(final)
     assert (final.state, final.exit_code, final.runs) == ("COMPLETED", 0, 2), final
     text = out.decode()
     assert f" {handle.job_id} COMPLETED (run 2) exit 0\n" in text and "FAILED" not in text, text

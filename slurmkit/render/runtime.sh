@@ -462,7 +462,7 @@ slurmkit_task_env() {  # slurmkit_task_env [ranks] [tf-config=FIRST_PORT] [gpu=V
         SLURMKIT_TASK_ENV=$_sk_lib
     else  # else a copy of what it needs, on each node's local disk
         SLURMKIT_TASK_ENV=$SLURM_TMPDIR/slurmkit-task-env
-        { echo '#!/bin/bash'; declare -f _sk_task_env _sk_task_exports _sk_task_cpus; echo _sk_task_env; } > "$SLURMKIT_TASK_ENV.src" &&
+        { echo '#!/bin/bash'; declare -f _sk_task_env _sk_task_exports _sk_task_cpus _sk_allowed_cpus _sk_count_cpus _sk_cpu_slice; echo _sk_task_env; } > "$SLURMKIT_TASK_ENV.src" &&
             chmod +x "$SLURMKIT_TASK_ENV.src" || return 1
         sbcast -f "$SLURMKIT_TASK_ENV.src" "$SLURMKIT_TASK_ENV" || { echo "slurmkit: sbcast could not copy the task set-up to the job's nodes" >&2; return 1; }
     fi
@@ -497,16 +497,31 @@ _sk_task_exports() {  # NAME=value lines (values without spaces but TF_CONFIG's,
     fi
 }
 _sk_task_cpus() {  # this task's slice of the CPUs its node gives the step (the i-th of as many as it has tasks there), or nothing
-    local ranges range cpu cpus=() share each=${SLURM_CPUS_PER_TASK:-1} local_rank=${SLURM_LOCALID:-0}
-    IFS=, read -ra ranges <<< "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$PPID/status")"
-    for range in "${ranges[@]}"; do
-        for ((cpu = ${range%-*}; cpu <= ${range#*-}; cpu++)); do cpus+=("$cpu"); done
-    done
+    local allowed
+    allowed=$(_sk_allowed_cpus "/proc/$PPID/status")
     # Already no more than its own (srun --cpu-bind, where the task plugin binds): as it is.
-    ((${#cpus[@]} > each)) || return 0
-    share=$((${#cpus[@]} / ${SLURM_NTASKS_PER_NODE:-1}))
+    (($(_sk_count_cpus "$allowed") > ${SLURM_CPUS_PER_TASK:-1})) || return 0
+    _sk_cpu_slice "$allowed" "${SLURM_LOCALID:-0}" "${SLURM_NTASKS_PER_NODE:-1}"
+}
+_sk_allowed_cpus() {  # _sk_allowed_cpus STATUS_FILE: the CPUs a process may run on, one per line
+    local ranges range cpu
+    IFS=, read -ra ranges <<< "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$1")"
+    for range in "${ranges[@]}"; do
+        for ((cpu = ${range%-*}; cpu <= ${range#*-}; cpu++)); do echo "$cpu"; done
+    done
+}
+_sk_count_cpus() {  # _sk_count_cpus LINES: how many CPUs _sk_allowed_cpus listed
+    local cpus
+    mapfile -t cpus <<< "$1"
+    echo "${#cpus[@]}"
+}
+_sk_cpu_slice() {  # _sk_cpu_slice LINES INDEX COUNT: the INDEX-th of COUNT equal slices of the CPUs, comma-separated (nothing if a slice is empty)
+    local cpus share
+    [ -n "$1" ] || return 0
+    mapfile -t cpus <<< "$1"
+    share=$((${#cpus[@]} / $3))
     ((share > 0)) || return 0
-    (IFS=,; echo "${cpus[*]:local_rank*share:share}")
+    (IFS=,; echo "${cpus[*]:$2*share:share}")
 }
 
 slurmkit_place_tasks() {  # slurmkit_place_tasks [ranks] [tf-config=FIRST_PORT] [gpu=VARIABLE] [bind]: what _sk_task gives each process
@@ -520,7 +535,7 @@ slurmkit_place_tasks() {  # slurmkit_place_tasks [ranks] [tf-config=FIRST_PORT] 
             bind) _sk_task_bind=1 ;;
         esac
     done
-    export -f _sk_task _sk_bind_share
+    export -f _sk_task _sk_task_exports _sk_bind_share _sk_allowed_cpus _sk_cpu_slice
 }
 _sk_tf_worker_list() {  # _sk_tf_worker_list FIRST_PORT: every task is a TensorFlow worker; SLURM places ranks node by node, in this host order. Each
     local host i rank=0 workers=""  # worker has a port of its own, so that workers on hosts that share an address do not collide
@@ -533,41 +548,19 @@ _sk_tf_worker_list() {  # _sk_tf_worker_list FIRST_PORT: every task is a TensorF
     echo "$workers"
 }
 _sk_task() {  # _sk_task COMMAND...: COMMAND with its place (rank, TF_CONFIG, its own GPU, its share of the CPUs)
-    if [ -n "${_sk_task_ranks:-}" ]; then
-        export RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS LOCAL_WORLD_SIZE=${SLURM_NTASKS_PER_NODE:-1}
-    fi
-    if [ -n "${_sk_tf_workers:-}" ]; then
-        export TF_CONFIG="{\"cluster\": {\"worker\": [\"${_sk_tf_workers//,/\", \"}\"]}, \"task\": {\"type\": \"worker\", \"index\": $SLURM_PROCID}}"
-    fi
-    if [ -n "${_sk_task_gpu:-}" ]; then
-        # One GPU per process, as TensorFlow's SlurmClusterResolver gives it: of the node's GPUs in
-        # CUDA_VISIBLE_DEVICES, the one at this process's place on the node.
-        local gpus rank=${!_sk_task_gpu:-}
-        IFS=, read -ra gpus <<< "${CUDA_VISIBLE_DEVICES:-}"
-        if [[ ! $rank =~ ^[0-9]+$ ]] || ((rank >= ${#gpus[@]})); then
-            echo "slurmkit: process $_sk_task_gpu=${rank:-unset} on $(hostname) has no GPU of its own in CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-}: ask one task per GPU on each node" >&2
-            exit 1
-        fi
-        export CUDA_VISIBLE_DEVICES=${gpus[rank]}
-    fi
+    local exports line
+    exports=$(_sk_task_exports) || exit 1
+    while IFS= read -r line; do
+        # shellcheck disable=SC2163  # each line is NAME=value: export that, not a variable named by it
+        [ -z "$line" ] || export "$line"
+    done <<< "$exports"
     if [ -n "${_sk_task_bind:-}" ]; then _sk_bind_share "$@"; fi
     exec "$@"
 }
 _sk_bind_share() {  # this rank's share of the CPUs the job may use: rank i takes the i-th slice, so that
-    local cpu_list ranges range cpu cpus=() count=0 share  # ranks do not steal each other's cores (torchrun itself binds nothing)
-    cpu_list=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
-    IFS=, read -ra ranges <<< "$cpu_list"
-    for range in "${ranges[@]}"; do
-        for ((cpu = ${range%-*}; cpu <= ${range#*-}; cpu++)); do
-            cpus+=("$cpu")
-            count=$((count + 1))
-        done
-    done
-    share=$((count / LOCAL_WORLD_SIZE))
-    if ((share > 0)); then
-        cpu_list=$(IFS=,; echo "${cpus[*]:LOCAL_RANK*share:share}")
-        exec taskset -c "$cpu_list" "$@"
-    fi
+    local cpu_list      # ranks do not steal each other's cores (torchrun itself binds nothing)
+    cpu_list=$(_sk_cpu_slice "$(_sk_allowed_cpus /proc/self/status)" "$LOCAL_RANK" "$LOCAL_WORLD_SIZE")
+    if [ -n "$cpu_list" ]; then exec taskset -c "$cpu_list" "$@"; fi
 }
 
 # ---- The rendezvous and the per-node virtualenv (distributed kinds).

@@ -47,7 +47,7 @@ def _where_jobs_run(profile: SiteProfile, uses_gpus: bool) -> List[Note]:
     if uses_gpus and any(p.gpus and p.do_not_name for p in profile.rules.partition_limits):
         where.append("no --partition")
     source = f"({read_only.source[0]})." if read_only.source else ""
-    notes = [("", f"{profile.name}: submit from $SCRATCH and write there: {places} are read-only in jobs;")]
+    notes = [("", f"{profile.name}: submit from {read_only.write_to} and write there: {places} are read-only in jobs;")]
     if where or source:
         notes.append(("", " ".join(filter(None, (", ".join(where), source)))))
     return notes

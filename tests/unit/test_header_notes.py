@@ -56,3 +56,14 @@ def test_a_cpu_job_on_a_site_without_such_rules_has_no_notes():
 def test_no_sbatch_line_carries_a_trailing_comment(path):
     """A comment after an #SBATCH value is read as part of it by some Slurm versions."""
     assert [line for line in path.read_text().splitlines() if line.startswith("#SBATCH") and "#" in line[1:]] == []
+
+
+def test_the_place_jobs_write_to_comes_from_the_profile(tmp_path, monkeypatch):
+    folder = tmp_path / "site_profiles"
+    folder.mkdir()
+    (folder / "mylab.yaml").write_text(
+        "name: mylab\nextends: trillium\nrules:\n  read_only_in_job:\n    paths: [$HOME]\n"
+        "    write_to: $LAB_SCRATCH\n    source: https://example.org/lab\n")
+    monkeypatch.chdir(tmp_path)
+    head = script("mylab", gpus="h100:1").split("#SBATCH", 1)[0]
+    assert "mylab: submit from $LAB_SCRATCH and write there: $HOME are read-only in jobs;" in head

@@ -51,6 +51,7 @@ def test_trillium_states_its_read_only_paths_self_submission_and_login_roles_wit
     rules = profile("trillium").rules
     assert rules.read_only_in_job.paths == ("$HOME", "$PROJECT", "/home", "/project")
     assert rules.read_only_in_job.source == (QUICKSTART,)
+    assert rules.read_only_in_job.write_to == "$SCRATCH"
     assert rules.jobs_submit_jobs.allowed is False and rules.jobs_submit_jobs.source == (QUICKSTART,)
     assert rules.login_nodes.gpu == ("trig-login*",) and rules.login_nodes.cpu == ("tri-login*",)
 

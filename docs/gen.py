@@ -1,7 +1,8 @@
-"""Write the generated pages of the documentation: docs/cli.md, docs/profiles.md and docs/site-rules.md (and, with
-no --out, the package's JSON Schemas and the command summaries of `slurmkit --help`).
+"""Write the generated pages of the documentation: docs/cli.md, docs/profiles.md and docs/site-rules.md, the
+script docs/why-the-script.md walks through (and, with no --out, the package's JSON Schemas and the command
+summaries of `slurmkit --help`).
 
-    python docs/gen.py              # rewrite docs/cli.md, docs/profiles.md and docs/site-rules.md
+    python docs/gen.py              # rewrite docs/cli.md, docs/profiles.md, docs/site-rules.md, why-the-script.md
     python docs/gen.py --out DIR    # write them into DIR instead (tests/unit/test_docs.py)
 
 cli.md comes from the click command tree (``slurmkit.cli.main.main``, its lazy subcommands loaded
@@ -11,6 +12,7 @@ no clock, no terminal width, no current folder, so running it twice gives the sa
 """
 
 import argparse
+import re
 import sys
 import textwrap
 from pathlib import Path
@@ -258,12 +260,32 @@ def site_rules_page(folder: Path = REPO / "site_profiles") -> str:
     return "\n".join(out + rule_table_markdown(rule_table(serving))) + "\n"
 
 
+def why_the_script_page(page: str, golden: str) -> str:
+    """docs/why-the-script.md with its bash blocks brought up to the golden script they walk
+    through, line for line: a render change that keeps the line count (the runtime's content
+    hash, a reworded comment) needs no hand edit. Where the count changed, the prose around the
+    blocks must be rewritten by a person, so it stops and says so."""
+    parts = re.split(r"(```bash\n.*?```)", page, flags=re.S)
+    blocks = [i for i, part in enumerate(parts) if part.startswith("```bash\n")]
+    shown = [parts[i][len("```bash\n"):-3].splitlines(keepends=True) for i in blocks]
+    lines = golden.splitlines(keepends=True)
+    if sum(map(len, shown)) != len(lines):
+        raise SystemExit(f"docs/why-the-script.md shows {sum(map(len, shown))} lines of tests/golden/fir/ddp.sbatch, "
+                         f"which now has {len(lines)}: move its bash blocks' lines by hand")
+    for i, block in zip(blocks, shown):
+        parts[i], lines = "```bash\n" + "".join(lines[:len(block)]) + "```", lines[len(block):]
+    return "".join(parts)
+
+
 # --------------------------------------------------------------------------------------- main
 
 def write_pages(out: Path) -> List[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in (("cli.md", cli_page()), ("profiles.md", profiles_page()), ("site-rules.md", site_rules_page())):
+    why = why_the_script_page((REPO / "docs" / "why-the-script.md").read_text(encoding="utf-8"),
+                              (REPO / "tests" / "golden" / "fir" / "ddp.sbatch").read_text(encoding="utf-8"))
+    for name, text in (("cli.md", cli_page()), ("profiles.md", profiles_page()), ("site-rules.md", site_rules_page()),
+                       ("why-the-script.md", why)):
         path = out / name
         if not path.exists() or path.read_text(encoding="utf-8") != text:
             path.write_text(text, encoding="utf-8")
@@ -272,7 +294,7 @@ def write_pages(out: Path) -> List[Path]:
 
 
 def main_(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Write docs/cli.md, docs/profiles.md and docs/site-rules.md from the code.")
+    parser = argparse.ArgumentParser(description="Write docs/cli.md, docs/profiles.md, docs/site-rules.md and why-the-script.md's script from the code.")
     parser.add_argument("--out", type=Path, default=REPO / "docs", help="folder to write into (default: docs/)")
     args = parser.parse_args(argv)
     for path in write_pages(args.out):

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-GENERATED = ("cli.md", "profiles.md", "site-rules.md")
+GENERATED = ("cli.md", "profiles.md", "site-rules.md", "why-the-script.md")
 
 
 def test_generated_pages_match_the_cli_and_the_bundled_profiles(tmp_path):
@@ -73,3 +73,17 @@ def test_the_spec_on_why_the_script_renders_that_script(tmp_path):
     (tmp_path / "job.yaml").write_text(spec)
     script = Job.from_yaml(tmp_path / "job.yaml").render(profile="fir")
     assert script == (root / "tests" / "golden" / "fir" / "ddp.sbatch").read_text()
+
+
+def test_why_the_script_follows_a_golden_that_keeps_its_line_count_and_stops_at_one_that_does_not():
+    import importlib.util
+
+    import pytest
+    spec = importlib.util.spec_from_file_location("docs_gen", REPO / "docs" / "gen.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    why_the_script_page = gen.why_the_script_page
+    page = "intro\n```bash\na\nb\n```\nprose\n```bash\nc\n```\nend\n"
+    assert why_the_script_page(page, "A\nB\nC\n") == "intro\n```bash\nA\nB\n```\nprose\n```bash\nC\n```\nend\n"
+    with pytest.raises(SystemExit, match="shows 3 lines .* which now has 4"):
+        why_the_script_page(page, "A\nB\nC\nD\n")

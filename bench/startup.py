@@ -25,7 +25,7 @@ account: def-someprof
 kind: gpu
 resources: {gpus: h100:1, cpus_per_task: 12, mem: 64G, time: 3h}
 environment:
-  modules: [python/3.11]
+  modules: [python/3.12]
   venv: {requirements: requirements.txt}
 stage: {inputs: [{from: data.tar, to: data}]}
 launch: {command: python train.py --epochs 10 --data $SLURM_TMPDIR/data}

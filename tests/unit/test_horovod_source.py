@@ -192,3 +192,11 @@ def test_a_job_whose_source_was_not_fetched_stops_and_says_where_it_is_fetched(t
     assert result.returncode != 0
     assert "no source of horovod==0.28.1 in " in result.stderr and "slurmkit submit" in result.stderr
     assert not (tmp_path / "pip.log").exists(), "nothing was built"
+
+
+def test_a_remote_submission_warns_that_it_does_not_fetch_the_source():
+    from slurmkit.slurm.remote_jobs import _unfetched_sources
+
+    (warning,) = _unfetched_sources(_job().resolve().plan)
+    assert warning.field == "environment.builds" and "horovod==0.28.1 is compiled from its source" in warning.message
+    assert _unfetched_sources(_job(builds=["mpi4py"]).resolve().plan) == []

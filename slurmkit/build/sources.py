@@ -11,6 +11,7 @@ whole, under a lock. The job stops with one line where its source is missing.
 from __future__ import annotations
 
 import fcntl
+import gzip
 import hashlib
 import io
 import os
@@ -94,7 +95,10 @@ def _change_archive(archive: Path, change: str) -> None:
     changes = {CXX17_CHANGE: ("horovod/torch/CMakeLists.txt", with_cxx17_for_new_torch)}
     member_path, edit = changes[change]
     buffer = io.BytesIO()
-    with tarfile.open(archive, "r:gz") as source, tarfile.open(fileobj=buffer, mode="w:gz") as target:
+    # gzip's header without a time: the same source changed again gives the same bytes, so the
+    # same cache key (its sha256 is part of it).
+    with tarfile.open(archive, "r:gz") as source, gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as packed, \
+            tarfile.open(fileobj=packed, mode="w") as target:
         found = False
         for member in source.getmembers():
             file = source.extractfile(member) if member.isfile() else None

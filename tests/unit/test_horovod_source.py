@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -119,6 +120,15 @@ def test_the_fetch_asks_pip_for_the_source_and_makes_the_change_once(tmp_path):
     assert f"changed by slurmkit: {CXX17_CHANGE}" in (folder / "SOURCE.txt").read_text()
     fetch_sources(plan.builds, {}, run=_stand_in_pip(calls))
     assert len(calls) == 1, "fetched once"
+
+
+def test_a_source_fetched_again_is_the_same_bytes_so_the_same_cache_key(tmp_path, monkeypatch):
+    archives = []
+    for cache, now in (("one", 1.7e9), ("two", 1.8e9)):      # fetched at two times (gzip's header holds one)
+        monkeypatch.setattr(time, "time", lambda now=now: now)
+        (folder,) = fetch_sources(_job(build_cache=str(tmp_path / cache)).resolve().plan.builds, {}, run=_stand_in_pip([]))
+        archives.append((folder / "horovod-0.28.1.tar.gz").read_bytes())
+    assert archives[0] == archives[1]
 
 
 def test_a_failed_fetch_leaves_nothing_and_says_nothing_was_submitted(tmp_path):

@@ -210,3 +210,16 @@ def test_a_remote_submission_warns_that_it_does_not_fetch_the_source():
     (warning,) = _unfetched_sources(_job().resolve().plan)
     assert warning.field == "environment.builds" and "horovod==0.28.1 is compiled from its source" in warning.message
     assert _unfetched_sources(_job(builds=["mpi4py"]).resolve().plan) == []
+
+
+def test_submit_fetches_the_source_before_sbatch(tmp_path, monkeypatch):
+    import slurmkit.build.sources
+    import slurmkit.slurm.submit
+
+    order = []
+    monkeypatch.setattr(slurmkit.build.sources, "fetch_sources", lambda builds, env: order.append(("fetch", env["SLURM_SUBMIT_DIR"])))
+    monkeypatch.setattr(slurmkit.slurm.submit, "submit_script", lambda *a, **k: order.append(("sbatch",)))
+    job = _job(build_cache=str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    job.submit(folder=tmp_path / "logs")
+    assert order == [("fetch", str(tmp_path)), ("sbatch",)]

@@ -214,6 +214,7 @@ class Job:
         self._refuse_retired(profile)
         plan = self._plan(profile, warn)
         self._refuse_on_host_rules(self.profile(profile), plan, folder, warn)
+        self._fetch_sources(plan)
         if plan.chain:
             return submit_chain(render(plan), plan.chain.links, folder or self.folder(), self.spec.name, plan.profile,
                                 spec=self._spec_path(), after=tuple(str(a) for a in after), after_type=after_type,
@@ -232,6 +233,20 @@ class Job:
                              array_indices=plan.array.indices if plan.array else None,
                              after=tuple(str(a) for a in after), after_type=after_type, workdir=self.base_dir(), args=args,
                              logs=self.spec.logs or ())
+
+    def fetch_sources(self, profile: Optional[str] = None) -> None:
+        """Fetch into the build cache the sources this job's builds compile from (Horovod's),
+        here on the login node, as submit() does before sbatch: for a script rendered and
+        submitted by hand."""
+        self._fetch_sources(self._plan(profile, None))
+
+    def _fetch_sources(self, plan: Plan) -> None:
+        if any(build.source for build in plan.builds):
+            import os
+
+            from slurmkit.build.sources import fetch_sources
+
+            fetch_sources(plan.builds, {**os.environ, "SLURM_SUBMIT_DIR": str(self.base_dir())})
 
     def _sweep_parts(self, plan: Plan, profile: Optional[str]):
         """The plan's parts (arraysplit.py) under the smaller of the profile's largest array and

@@ -1,7 +1,7 @@
 """Builds ahead of time: a small job that fills the build cache for a job's builds.
 
 A job with ``environment.builds`` builds its wheels itself the first time (resolve.py plans
-it, the template's ``_sk_build`` does it under a lock). ``slurmkit build`` runs the same step
+it, the runtime's ``slurmkit_build`` does it under a lock). ``slurmkit build`` runs the same step
 as its own short job beforehand, with the same modules, python, framework and GPU request as
 the job that will use it, so that the cache key matches and that job starts in seconds.
 """

@@ -43,6 +43,9 @@ def build(job, profile: Optional[str] = None, force: bool = False) -> Tuple[Path
         raise InputError(spec.source, None, "environment.venv.path", f"{job_venv.path} reads a variable that is not set here")
     path = path if path.is_absolute() else base_dir / path   # relative: from the spec's folder, where the job starts
     building = _plan(spec, site, facts._replace(building_env=True), resolve)
+    from slurmkit.build.sources import fetch_sources
+
+    fetch_sources(building.builds, {**os.environ, "SLURM_SUBMIT_DIR": str(base_dir)})   # the builds' sources, from the index
     return path, _build_at(path, job_venv.prebuilt_key, building, base_dir, force)
 
 

@@ -20,7 +20,11 @@ from slurmkit.spec.spec import BUILDS, FRAMEWORKS
 @click.option("--module", "modules", multiple=True, help="Module to load for the build (repeatable), e.g. cuda/12.2.")
 @click.option("--print", "print_only", is_flag=True, help="Print the build job's script; submit nothing.")
 def build_command(names, spec_path, profile, account, gpus, framework, modules, print_only):
-    """Build NAMES (horovod, mpi4py) into the build cache as a job of its own."""
+    """Build NAMES (horovod, mpi4py) into the build cache as a job of its own.
+
+    Horovod is compiled from its release's source, fetched into the cache here first, as submit does
+    (--print fetches nothing).
+    """
     from slurmkit.api.job import Job
     from slurmkit.build.builds import build_spec
     from slurmkit.spec.spec import load_spec

@@ -153,6 +153,7 @@ class BuildPlan(Record):
     from_wheelhouse: bool = False      # try the site's prebuilt wheel first (pip install --no-index NAME)
     pip_options: Tuple[str, ...] = ()  # for fetching the source and build requirements (--no-index on wheelhouse sites)
     check: str = ""                    # python statement that proves the install works
+    source: str = ""                   # a shell word: the folder of the source fetched on the submit host; "": from the index
 
 
 class NcclPlan(Record):

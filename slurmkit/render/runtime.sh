@@ -593,7 +593,7 @@ slurmkit_activate_built() {  # slurmkit_activate_built VENV KEY BUILD_COMMAND: V
     slurmkit_activate "$1"
 }
 slurmkit_wheel_or_build() {  # slurmkit_wheel_or_build SLURMKIT_BUILD_ARGUMENTS...: the site's prebuilt wheel if CHECK passes with it, else slurmkit_build
-    if pip install --no-index "$5" && python -c "$7"; then
+    if pip install --no-index "$5" && python -c "$8"; then
         echo "slurmkit: $4 from the site's wheelhouse" >&2
     else
         slurmkit_build "$@"
@@ -688,16 +688,23 @@ _sk_tally_tasks() {  # _sk_tally_tasks RC: a task's last line in the joblogs say
 # the same one at once. CHECK imports the compiled part (horovod.torch, not just horovod), so a
 # wheel built for another framework version fails here. pip's own wheel cache is not used: it
 # keys a wheel by its source alone, so it would hand back one built against the modules of an
-# earlier toolchain.
+# earlier toolchain. SOURCE, where given, is the folder of the source archive fetched on the
+# login node (slurmkit submit, slurmkit build, slurmkit env build: compute nodes may reach no
+# index, and a wheelhouse holds no source); the wheel is compiled from it, and its hash is part
+# of the key.
 
-slurmkit_build() {  # slurmkit_build PROFILE 'PIP OPTIONS' 'BUILD REQUIREMENTS' NAME REQUIREMENT CACHE CHECK [VAR=VALUE...]
-    local profile=$1 options requires name=$4 requirement=$5 cache=$6 check=$7 inputs key dir
+slurmkit_build() {  # slurmkit_build PROFILE 'PIP OPTIONS' 'BUILD REQUIREMENTS' NAME REQUIREMENT SOURCE CACHE CHECK [VAR=VALUE...]
+    local profile=$1 options requires name=$4 requirement=$5 source=$6 cache=$7 check=$8 target=$5 inputs key dir
     read -ra options <<< "$2"
     read -ra requires <<< "$3"
-    shift 7
+    shift 8
+    if [ -n "$source" ]; then
+        target=$(_sk_fetched_source "$source" "$requirement") || return 1
+    fi
     inputs=$(
         echo "profile=$profile"
         echo "requirement=$requirement"
+        if [ -n "$source" ]; then echo "source=$(sha256sum < "$target" | cut -c1-64)"; fi
         printf 'variable %s\n' "$@"
         python -c 'import platform; print("python=" + platform.python_version())'
         python -c 'import importlib.metadata as m
@@ -721,7 +728,7 @@ for name in ("torch", "tensorflow"):
             rm -rf -- "$dir.partial" "$dir"
             mkdir -p -- "$dir.partial" || return 1
             pip install "${options[@]}" "${requires[@]}" || return 1
-            if ! env "$@" pip wheel --no-cache-dir --no-deps --no-build-isolation "${options[@]}" -w "$dir.partial" "$requirement"; then
+            if ! env "$@" pip wheel --no-cache-dir --no-deps --no-build-isolation "${options[@]}" -w "$dir.partial" "$target"; then
                 rm -rf -- "$dir.partial"
                 echo "slurmkit: the build of $requirement failed: nothing was cached" >&2
                 return 1
@@ -729,8 +736,19 @@ for name in ("torch", "tensorflow"):
             echo "$inputs" > "$dir.partial/key.txt" && mv -T -- "$dir.partial" "$dir" || return 1
         fi
     } 9> "$dir.lock" || return 1
-    pip install --no-index --no-deps "$dir"/*.whl || return 1
+    # --force-reinstall: a site wheel of the same version that failed the check stays installed otherwise.
+    pip install --no-index --no-deps --force-reinstall "$dir"/*.whl || return 1
     python -c "$check"
+}
+_sk_fetched_source() {  # _sk_fetched_source FOLDER REQUIREMENT: the one source archive in FOLDER, else why the job stops
+    local archives
+    archives=$(compgen -G "$1/*.tar.gz") || archives=
+    if [ -z "$archives" ] || [[ $archives == *$'\n'* ]]; then
+        printf 'slurmkit: no source of %s in %s: on the login node, slurmkit submit (or slurmkit build --spec JOB.yaml) fetches it there\n' "$2" "$1" >&2
+        return 1
+    fi
+    if [ -f "$1/SOURCE.txt" ]; then sed 's/^/slurmkit: source: /' "$1/SOURCE.txt" >&2; fi
+    printf '%s\n' "$archives"
 }
 
 # ---- NCCL from a tarball, unpacked once into the build cache.

@@ -29,6 +29,7 @@ from slurmkit.core.shellwords import concurrent_starts, reads_arguments, split_a
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.resolve import sizing
 from slurmkit.resolve.arraysplit import OFFSET_VARIABLE, part_sizes
+from slurmkit.resolve.buildsources import fetched, source_folder
 from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
     PACKAGE_FRAMEWORKS,
@@ -1475,6 +1476,7 @@ def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
         from_wheelhouse=wheelhouse and b.name == "horovod" and nccl is None,   # the site's wheel has the site's NCCL
         pip_options=("--no-index",) if wheelhouse else (),
         check=_build_check(b.name, spec),
+        source=source_folder(cache, b.name, b.version) if fetched(b.name) else "",
     ) for b in spec.environment.builds)
 
 

@@ -247,6 +247,7 @@ def submit(job, conn: Connection, after: Sequence[str] = (), after_type: str = "
     if plan.chain:
         raise SlurmkitError("a chain is not submitted with --remote yet: submit it on the cluster (`slurmkit submit` there)")
     _refuse_split_sweep(plan, job.profile(conn.remote.name).scheduling.max_array_size)
+    held += _unfetched_sources(plan)
     for finding in held if warn else ():
         warn(finding)
     script_text = render(plan)
@@ -328,6 +329,16 @@ def _keep_script(conn: Connection, script: str, kept: str) -> None:
         conn.run(["mv", "-f", "--", script, kept])
     except RemoteError:
         pass
+
+
+def _unfetched_sources(plan) -> list:
+    """A warning for each build that compiles a source fetched on the submit host (Horovod's):
+    from here it is not fetched into the cluster's build cache, so the job stops if none is there."""
+    from slurmkit.core.findings import Finding
+
+    return [Finding("warning", "environment.builds", f"{b.requirement} is compiled from its source, which --remote does not "
+                    f"fetch: run `slurmkit build --spec` (or `slurmkit submit`) once on the cluster's login node, which fetches it "
+                    f"into {b.source}, or the job stops at its build") for b in plan.builds if b.source]
 
 
 def sbatch_once(conn: Connection, argv: Sequence[str], token: str, cwd: str, env, sleep: Callable[[float], None] = time.sleep,

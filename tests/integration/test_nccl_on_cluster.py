@@ -7,9 +7,9 @@ finds both in the cache.
 Two stand-ins keep this in the default tier (the real Horovod build takes minutes: the slow
 tier, test_horovod_build_slow.py): the tarball is a small one in NVIDIA's layout (one folder
 holding ``lib/libnccl.so`` and ``include/nccl.h``), and the ``horovod`` that pip builds is a
-tiny source package, served from a local folder (PIP_NO_INDEX, PIP_FIND_LINKS), whose setup.py
-writes down the HOROVOD_NCCL_HOME it was built with: the build job runs real pip, in a real
-virtualenv, through slurmkit's own build step and cache.
+tiny source package, laid in the build cache's sources folder where `slurmkit submit` would have
+fetched Horovod's, whose setup.py writes down the HOROVOD_NCCL_HOME it was built with: the build
+job runs real pip, in a real virtualenv, through slurmkit's own build step and cache.
 """
 
 import subprocess
@@ -85,7 +85,7 @@ def _job(tmp_path, build_venv, name):
             "resources": {"time": "10m", "mem": "1G", "gpus": "p100:1"},   # the stand-in P100s: NCCL is for GPU builds
             "environment": {"venv": {"path": str(build_venv)}, "builds": ["horovod==0.0.1", {"nccl": TARBALL}],
                             "build_cache": str(tmp_path / "cache"),
-                            "variables": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(tmp_path / "index")}},
+                            "variables": {"PIP_NO_INDEX": "1"}},   # nothing from an index: the source is in the cache
             "launch": {"command": ["python", "-c", PROGRAM]}}
     (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(spec))
     return Job.from_yaml(tmp_path / f"{name}.yaml")
@@ -105,7 +105,7 @@ def _run(tmp_path, job, name):
 def test_nccl_is_unpacked_once_fixed_up_built_against_and_loaded(cluster, tmp_path, build_venv, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _nccl_tarball(tmp_path)
-    _horovod_source(tmp_path / "index")
+    _horovod_source(tmp_path / "cache" / "sources" / "horovod-0.0.1")     # where the submit host fetches it
     setrpaths = tmp_path / "setrpaths.sh"
     setrpaths.write_text(textwrap.dedent(f"""\
         #!/bin/bash

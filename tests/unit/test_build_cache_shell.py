@@ -41,7 +41,7 @@ def _run(tmp_path: Path, fails: bool) -> subprocess.CompletedProcess:
     (bin_dir / "python").symlink_to(sys.executable) if not (bin_dir / "python").exists() else None
     marker = tmp_path / "fail"
     marker.touch() if fails else marker.unlink(missing_ok=True)
-    body = _build_function() + 'slurmkit_build local "" cython mpi4py mpi4py "$CACHE" "pass" MPICC=mpicc\n'
+    body = _build_function() + 'slurmkit_build local "" cython mpi4py mpi4py "" "$CACHE" "pass" MPICC=mpicc\n'
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PIP_LOG": str(tmp_path / "pip.log"),
            "PIP_FAILS": str(marker), "CACHE": str(tmp_path / "cache")}
     return subprocess.run(["bash", "-euo", "pipefail", "-c", body], env=env, capture_output=True, text=True)

@@ -37,7 +37,8 @@ def test_a_pytorch_horovod_is_checked_by_importing_horovod_torch_from_wheelhouse
     script = _script(_horovod("nibi", {**GPU_BUILD, "modules": ["cuda/12.2", "nccl/2.18.3"]}))
     # slurmkit_wheel_or_build: the wheelhouse's horovod if `import horovod.torch` passes, else slurmkit_build
     assert " slurmkit_wheel_or_build nibi --no-index " in script
-    assert " horovod horovod \"/scratch/${USER}/slurmkit-builds\" 'import horovod.torch' " in script
+    assert (" horovod horovod \"/scratch/${USER}/slurmkit-builds/sources/horovod-newest\" \"/scratch/${USER}/slurmkit-builds\" "
+            "'import horovod.torch' ") in script
     assert "'import horovod'" not in script
 
 

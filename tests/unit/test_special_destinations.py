@@ -198,6 +198,8 @@ OWN_PATHS = {
     ("slurmkit.spec.schemas", "write"): "the shipped JSON schemas, into the package (docs/gen.py)",
     ("slurmkit.slurm.remote", "copy_gpu_samples"): "GPU samples, into slurmkit's own cache folder",
     ("slurmkit.build.envbuild", "_build_at"): "a build's own lock and marker files, inside the environment it makes",
+    ("slurmkit.build.sources", "_fetch"): "a build's fetched source: its lock, and its .partial folder renamed into the build cache",
+    ("slurmkit.build.sources", "_change_archive"): "... the archive changed inside that .partial folder",
     ("slurmkit.port.verify", "trace"): "the traced script, in the temporary folder the trace makes for itself",
     ("slurmkit.slurm.raised", "carrying"): "what a function job raised, on its node, beside submitit's result in the job's folder",
     ("slurmkit.slurm.raised", "call"): "... (the wrapper carrying() returns, which writes it)",

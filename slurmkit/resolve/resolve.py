@@ -87,7 +87,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     runner, launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
-    findings += site_rule_findings(spec, profile, gpus, modules)
+    findings += site_rule_findings(spec, profile, gpus, modules, runner.name if runner else "")
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types))
     _check_signal_directive(spec, stage, findings)
@@ -271,11 +271,13 @@ def _environment_findings(plan: Plan, environ: Dict[str, str]) -> List[Finding]:
 # ------------------------------------------------------------------------------------ checks
 
 
-def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules) -> List[Finding]:
-    """The profile's ``rules:`` that the spec alone decides (slurmkit/resolve/siterules.py)."""
+def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules, launcher: str = "") -> List[Finding]:
+    """The profile's ``rules:`` that the spec alone decides (slurmkit/resolve/siterules.py);
+    ``launcher``: the name of the one that runs the job's command."""
     from slurmkit.resolve.siterules import job_findings
 
-    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
+    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0,
+                                              launcher)]
 
 
 def _gpu_share_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], shape: Tuple[int, int], memory,

@@ -72,9 +72,12 @@ CUDA_MODULES = ("cuda", "cudnn", "nccl", "cudacore")
 
 
 def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modules: Sequence[str] = (),
-                 gpu_count: int = 0) -> List[Finding]:
+                 gpu_count: int = 0, launcher: str = "") -> List[Finding]:
     """The rules resolve() can check: ``gpu_node_types`` are the node types the job's GPU
-    request may run on, ``gpu_count`` the GPUs it asks for per node."""
+    request may run on, ``gpu_count`` the GPUs it asks for per node, ``launcher`` the name of
+    the launcher that runs its command."""
+    from slurmkit.resolve.joblines import host_cpu_flag_findings, preload_launcher_findings
+
     findings: List[Finding] = []
     rules = profile.rules
     gpu_models = [t.gpus.model for t in gpu_node_types]
@@ -89,6 +92,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += old_stack_findings([m for m in spec.environment.modules if not _blocked(m, profile)], profile)
     findings += gpu_model_findings(spec, profile)
     findings += internet_findings(spec, profile, modules)
+    findings += host_cpu_flag_findings(spec, profile) + preload_launcher_findings(spec, profile, launcher)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -839,6 +843,15 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("oldest-python", "warning",
                               f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
                               rules.oldest_python.source[0]))
+    if rules.host_cpu_flags:
+        lines.append(RuleLine("host-cpu-flags", "warning", f"compiler flags that build for the host CPU "
+                              f"({', '.join(rules.host_cpu_flags.flags)}) in the command or setup are warned about"
+                              + (f" (build with {rules.host_cpu_flags.instead})" if rules.host_cpu_flags.instead else ""),
+                              rules.host_cpu_flags.source[0]))
+    if rules.preload_launcher:
+        lines.append(RuleLine("preload-launcher", "warning", f"{rules.preload_launcher.preload} takes effect only under "
+                              f"{rules.preload_launcher.launcher}: a job that preloads it and runs with another launcher is "
+                              "warned about", rules.preload_launcher.source[0]))
     if rules.env_build:
         lines.append(RuleLine("env-build", "error",
                               f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "

@@ -353,6 +353,13 @@ _RULES = Fields({
     # Compute nodes reach no internet: a download in the job is an error (a warning where the site
     # grants exceptions), a pip install from the index a warning.
     "no_internet": Fields({"exceptions": Bool(), "source": _RULE_SOURCE}, required=("source",)),
+    # Compiler flags that build for the submit host's CPU (Narval: -xHost, -march=native, Intel's
+    # -x<code>), which do not run, or run as slowly as the oldest CPU, on the site's nodes: a warning.
+    "host_cpu_flags": Fields({"flags": _NAMES, "instead": Str(), "source": _RULE_SOURCE}, required=("flags", "source")),
+    # A library a job's setup preloads that takes effect only under one launcher (Trillium's VAST
+    # MPI-IO preload: mpirun, not srun): a warning where the job uses another.
+    "preload_launcher": Fields({"preload": Str(nullable=False), "launcher": Str(nullable=False), "source": _RULE_SOURCE},
+                               required=("preload", "launcher", "source")),
 })
 
 SCHEMA = Fields({
@@ -698,6 +705,18 @@ class NoInternet(Record):
     source: Tuple[str, ...]
 
 
+class HostCpuFlags(Record):
+    flags: Tuple[str, ...]         # as written (-xHost); one ending in * matches a prefix (-x*)
+    instead: Optional[str]         # the flag that builds for the site's CPUs (-march=core-avx2)
+    source: Tuple[str, ...]
+
+
+class PreloadLauncher(Record):
+    preload: str                   # a word of the setup line that loads it (vastpreload)
+    launcher: str                  # the only launcher under which it takes effect (mpirun)
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -715,6 +734,8 @@ class Rules(Record):
     blocked_modules: Optional[BlockedModules] = None
     gpu_share: Optional[SourcedRule] = None
     no_internet: Optional[NoInternet] = None
+    host_cpu_flags: Optional[HostCpuFlags] = None
+    preload_launcher: Optional[PreloadLauncher] = None
 
 
 class SiteProfile(Record):
@@ -890,6 +911,17 @@ def _more_rules(given) -> dict:
         blocked_modules=blocked and BlockedModules(_names(blocked.get("modules")), _names(blocked.get("source"))),
         gpu_share=share and SourcedRule(_names(share.get("source"))),
         no_internet=offline and NoInternet(bool(offline.get("exceptions")), _names(offline.get("source"))),
+        **_build_rules_more(given),
+    )
+
+
+def _build_rules_more(given) -> dict:
+    """The rules about what the job's own lines build and preload."""
+    flags, preload = given("host_cpu_flags"), given("preload_launcher")
+    return dict(
+        host_cpu_flags=flags and HostCpuFlags(_names(flags.get("flags")), flags.get("instead"), _names(flags.get("source"))),
+        preload_launcher=preload and PreloadLauncher(str(preload["preload"]), str(preload["launcher"]),
+                                                     _names(preload.get("source"))),
     )
 
 

@@ -240,3 +240,47 @@ def test_the_offline_rule_goes_with_the_profiles_word_on_internet():
         if site.abstract or site.is_retired:
             continue
         assert (site.rules.no_internet is not None) == (site.storage.internet_on_compute is False), name
+
+
+# ------------------------------------------------------------------ builds for the host CPU (Narval)
+
+NARVAL = "(source: https://docs.alliancecan.ca/wiki/Narval/en)"
+
+
+@pytest.mark.parametrize("setup, flags", [
+    (["gcc -O3 -march=native -o solver solver.c"], ["-march=native"]),
+    (["icc -xHost -o a a.c"], ["-xHost"]),
+    (['export CFLAGS="-O2 -xCORE-AVX2"', "make"], ["-xCORE-AVX2"]),
+    (["cmake -DCMAKE_CXX_FLAGS='-march=native' .."], ["-march=native"])])
+def test_narval_warns_of_a_build_for_the_host_cpu(setup, flags):
+    resolution = resolved("narval", environment={"setup": setup})
+    assert resolution.errors == ()
+    assert said(resolution, "environment.setup") == [
+        f"{flag!r} builds for the CPU the job compiles on: on narval it gives code that runs as on the oldest CPUs, or (an "
+        f"Intel -x<code> build) does not run at all; build with -march=core-avx2 instead {NARVAL}" for flag in flags]
+
+
+def test_a_portable_build_on_narval_and_a_host_build_elsewhere_are_no_warning():
+    keep = {"setup": ["gcc -O3 -march=core-avx2 -o solver solver.c", "tar -xJf src.tar.xz", "bash -x run.sh"]}
+    assert said(resolved("narval", environment=keep), "environment.setup") == []
+    assert said(resolved("fir", environment={"setup": ["gcc -O3 -march=native -o solver solver.c"]}), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ Trillium's VAST preload wants mpirun
+
+VAST = {"setup": ["source /scinet/vast/etc/vastpreload-openmpi.bash"]}
+
+
+def test_trillium_warns_of_the_vast_preload_under_srun():
+    resolution = resolved("trillium", environment=VAST)
+    assert resolution.errors == ()
+    assert said(resolution, "environment.setup") == [
+        "the job preloads vastpreload, which takes effect only under mpirun, but it runs its command with srun: set "
+        f"'launch.launcher: mpirun', or leave the preload out {QUICKSTART}"]
+
+
+def test_the_vast_preload_under_mpirun_or_on_another_cluster_is_no_warning():
+    data = {"name": "demo", "account": "def-someprof", "kind": "mpi", "resources": {"time": "3h"},
+            "launch": {"command": "./solver", "launcher": "mpirun"}, "environment": VAST}
+    assert said(resolve(spec_from_mapping(data, source="job.yaml"), profile("trillium")), "environment.setup") == []
+    assert said(resolved("narval", environment=VAST), "environment.setup") == []

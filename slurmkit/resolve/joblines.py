@@ -1,7 +1,8 @@
 """Site rules about what a job's own lines do (its command and setup), read as words the way
 downloads.py reads them: a compiler flag that builds for the CPU the job happens to compile on
 (rules.host_cpu_flags: Narval's -xHost and -march=native), and a library preloaded that takes
-effect only under one launcher (rules.preload_launcher: Trillium's VAST MPI-IO preload, mpirun).
+effect only under one launcher (rules.preload_launcher: Trillium's VAST MPI-IO preload, mpirun), and a Python virtual
+environment made where the site says it may be partly deleted (rules.venv_not_under: $SCRATCH).
 
 Both are warnings: the job runs, slower than the site's page says it could, or (an Intel -x<code>
 build on AMD CPUs) stops at its first instruction, which slurmkit cannot see before it runs.
@@ -10,6 +11,7 @@ build on AMD CPUs) stops at its first instruction, which slurmkit cannot see bef
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import List, Sequence, Tuple
 
 from slurmkit.core.findings import Finding
@@ -81,3 +83,47 @@ def preload_launcher_findings(spec, profile: SiteProfile, launcher: str) -> List
                             f"but it runs its command with {launcher}: set 'launch.launcher: {rule.launcher}', or leave the "
                             f"preload out{_source(rule.source)}")]
     return []
+
+
+_PYTHON = re.compile(r"^python3?(?:\.\d+)?$")
+
+
+def _made_venvs(piece: str) -> List[str]:
+    """The folder a ``virtualenv DIR`` or ``python -m venv DIR`` command makes (its last word
+    that is not an option), or nothing."""
+    words = [_unquoted(w) for w in raw_words(piece)]
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        words = words[1:]
+    program = words[0].rsplit("/", 1)[-1] if words else ""
+    if program == "virtualenv":
+        arguments = words[1:]
+    elif _PYTHON.match(program) and words[1:3] in (["-m", "venv"], ["-m", "virtualenv"]):
+        arguments = words[3:]
+    else:
+        return []
+    return [w for w in arguments if not w.startswith("-")][-1:]
+
+
+def _under(path: str, prefixes: Sequence[str]) -> str:
+    """The prefix (``$SCRATCH``, also written ``${SCRATCH}``) that ``path`` is in, or ''."""
+    for prefix in prefixes:
+        for form in (prefix, "${" + prefix[1:] + "}") if prefix.startswith("$") else (prefix,):
+            if path == form or path.startswith(form.rstrip("/") + "/"):
+                return prefix
+    return ""
+
+
+def venv_place_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a virtual environment the job makes or uses under a folder the site says
+    not to put one in (rules.venv_not_under: $SCRATCH, whose purge may delete part of it)."""
+    rule = profile.rules.venv_not_under
+    if rule is None:
+        return []
+    venv = spec.environment.venv
+    places = [("environment.venv.path", venv.path)] if venv and venv.path else []
+    places += [("environment.setup", path) for line in spec.environment.setup for piece in commands(line)
+               for path in _made_venvs(piece)]
+    return [Finding("warning", field, f"{path}: a virtual environment under {under} may get partially deleted, "
+                    f"and then fails in a later job; make it in $HOME or the project space, or let slurmkit build it "
+                    f"in $SLURM_TMPDIR (no environment.venv.path){_source(rule.source)}")
+            for field, path in places for under in [_under(path, rule.paths)] if under]

@@ -360,6 +360,9 @@ _RULES = Fields({
     # MPI-IO preload: mpirun, not srun): a warning where the job uses another.
     "preload_launcher": Fields({"preload": Str(nullable=False), "launcher": Str(nullable=False), "source": _RULE_SOURCE},
                                required=("preload", "launcher", "source")),
+    # Folders a Python virtual environment must not be made in (the Python page: not under
+    # $SCRATCH, "as it may get partially deleted"): a venv path or a virtualenv line there is a warning.
+    "venv_not_under": Fields({"paths": _NAMES, "source": _RULE_SOURCE}, required=("paths", "source")),
 })
 
 SCHEMA = Fields({
@@ -717,6 +720,11 @@ class PreloadLauncher(Record):
     source: Tuple[str, ...]
 
 
+class VenvNotUnder(Record):
+    paths: Tuple[str, ...]         # as written in a spec ($SCRATCH, /scratch, ~/scratch)
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -736,6 +744,7 @@ class Rules(Record):
     no_internet: Optional[NoInternet] = None
     host_cpu_flags: Optional[HostCpuFlags] = None
     preload_launcher: Optional[PreloadLauncher] = None
+    venv_not_under: Optional[VenvNotUnder] = None
 
 
 class SiteProfile(Record):
@@ -917,11 +926,12 @@ def _more_rules(given) -> dict:
 
 def _build_rules_more(given) -> dict:
     """The rules about what the job's own lines build and preload."""
-    flags, preload = given("host_cpu_flags"), given("preload_launcher")
+    flags, preload, venv = given("host_cpu_flags"), given("preload_launcher"), given("venv_not_under")
     return dict(
         host_cpu_flags=flags and HostCpuFlags(_names(flags.get("flags")), flags.get("instead"), _names(flags.get("source"))),
         preload_launcher=preload and PreloadLauncher(str(preload["preload"]), str(preload["launcher"]),
                                                      _names(preload.get("source"))),
+        venv_not_under=venv and VenvNotUnder(_names(venv.get("paths")), _names(venv.get("source"))),
     )
 
 

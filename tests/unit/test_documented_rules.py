@@ -284,3 +284,28 @@ def test_the_vast_preload_under_mpirun_or_on_another_cluster_is_no_warning():
             "launch": {"command": "./solver", "launcher": "mpirun"}, "environment": VAST}
     assert said(resolve(spec_from_mapping(data, source="job.yaml"), profile("trillium")), "environment.setup") == []
     assert said(resolved("narval", environment=VAST), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ no virtualenv under $SCRATCH (Python page)
+
+PYTHON_PAGE = "(source: https://docs.alliancecan.ca/wiki/Python/en)"
+
+
+@pytest.mark.parametrize("cluster", ["fir", "nibi", "rorqual", "narval", "trillium"])
+@pytest.mark.parametrize("environment, field, path, under", [
+    ({"venv": {"packages": ["numpy"], "path": "$SCRATCH/env"}}, "environment.venv.path", "$SCRATCH/env", "$SCRATCH"),
+    ({"venv": {"packages": ["numpy"], "path": "${SCRATCH}/envs/a"}}, "environment.venv.path", "${SCRATCH}/envs/a", "$SCRATCH"),
+    ({"setup": ["virtualenv --no-download $SCRATCH/env"]}, "environment.setup", "$SCRATCH/env", "$SCRATCH"),
+    ({"setup": ["python3 -m venv ~/scratch/env && source ~/scratch/env/bin/activate"]}, "environment.setup", "~/scratch/env",
+     "~/scratch")])
+def test_a_virtualenv_under_scratch_is_warned_about(cluster, environment, field, path, under):
+    assert said(resolved(cluster, environment=environment), field) == [
+        f"{path}: a virtual environment under {under} may get partially deleted, and then fails in a later job; make it in "
+        f"$HOME or the project space, or let slurmkit build it in $SLURM_TMPDIR (no environment.venv.path) {PYTHON_PAGE}"]
+
+
+def test_a_virtualenv_elsewhere_or_on_a_non_alliance_cluster_is_no_warning():
+    keep = {"setup": ["virtualenv --no-download $SLURM_TMPDIR/env", "python -m venv $HOME/envs/a"]}
+    assert said(resolved("fir", environment=keep), "environment.setup") == []
+    assert said(resolved("fir", environment={"venv": {"packages": ["numpy"], "path": "$HOME/envs/a"}}), "environment.venv.path") == []
+    assert said(resolved("local", kind="threaded", environment={"setup": ["virtualenv $SCRATCH/env"]}), "environment.setup") == []

@@ -2,7 +2,9 @@
 downloads.py reads them: a compiler flag that builds for the CPU the job happens to compile on
 (rules.host_cpu_flags: Narval's -xHost and -march=native), and a library preloaded that takes
 effect only under one launcher (rules.preload_launcher: Trillium's VAST MPI-IO preload, mpirun), and a Python virtual
-environment made where the site says it may be partly deleted (rules.venv_not_under: $SCRATCH).
+environment made where the site says it may be partly deleted (rules.venv_not_under: $SCRATCH),
+and a GPU profiler run where the site cannot profile GPUs, or only with DCGM disabled
+(rules.gpu_profiling).
 
 Both are warnings: the job runs, slower than the site's page says it could, or (an Intel -x<code>
 build on AMD CPUs) stops at its first instruction, which slurmkit cannot see before it runs.
@@ -127,3 +129,38 @@ def venv_place_findings(spec, profile: SiteProfile) -> List[Finding]:
                     f"and then fails in a later job; make it in $HOME or the project space, or let slurmkit build it "
                     f"in $SLURM_TMPDIR (no environment.venv.path){_source(rule.source)}")
             for field, path in places for under in [_under(path, rule.paths)] if under]
+
+
+#: NVIDIA's GPU profilers, as a job runs them.
+PROFILERS = ("nsys", "ncu", "nvprof", "nv-nsight-cu-cli")
+#: The wait the site's page gives, for a job's setup, until DCGM is off on the node.
+DCGM_WAIT = "while [ -n \"$(dcgmi -v | grep 'Hostengine build info:')\" ]; do sleep 5; done"
+
+
+def _profiler(spec) -> Tuple[str, str]:
+    """(field, profiler) of the first GPU profiler the job's lines run, or ('', '')."""
+    for field, lines in _places(spec):
+        for line in lines:
+            for piece in commands(line):
+                words = [_unquoted(w) for w in raw_words(piece)]
+                found = next((w.rsplit("/", 1)[-1] for w in words if w.rsplit("/", 1)[-1] in PROFILERS), "")
+                if found:
+                    return field, found
+    return "", ""
+
+
+def gpu_profiling_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a GPU job that runs a profiler where the site's GPUs cannot be profiled, or
+    can only once DCGM is disabled at submission (said unless the setup already waits for it)."""
+    rule = profile.rules.gpu_profiling
+    field, profiler = _profiler(spec) if rule and spec.resources.gpus else ("", "")
+    if not profiler:
+        return []
+    if not rule.available:
+        return [Finding("warning", field, f"{profiler} profiles GPUs, which is not available on {profile.name} yet: profile on a "
+                        f"cluster that allows it{_source(rule.source)}")]
+    if not rule.disable_dcgm or any("dcgmi" in line for line in spec.environment.setup):
+        return []
+    return [Finding("warning", field, f"{profiler} profiles GPUs, which {profile.name} allows only with DCGM disabled: submit "
+                    f"with DISABLE_DCGM=1 set (DISABLE_DCGM=1 slurmkit submit ...), and add to environment.setup the wait "
+                    f"until it is off: {DCGM_WAIT}{_source(rule.source)}")]

@@ -76,7 +76,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     """The rules resolve() can check: ``gpu_node_types`` are the node types the job's GPU
     request may run on, ``gpu_count`` the GPUs it asks for per node, ``launcher`` the name of
     the launcher that runs its command."""
-    from slurmkit.resolve.joblines import host_cpu_flag_findings, preload_launcher_findings, venv_place_findings
+    from slurmkit.resolve.joblines import gpu_profiling_findings, host_cpu_flag_findings, preload_launcher_findings, venv_place_findings
 
     findings: List[Finding] = []
     rules = profile.rules
@@ -93,7 +93,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += gpu_model_findings(spec, profile)
     findings += internet_findings(spec, profile, modules)
     findings += host_cpu_flag_findings(spec, profile) + preload_launcher_findings(spec, profile, launcher)
-    findings += venv_place_findings(spec, profile)
+    findings += venv_place_findings(spec, profile) + gpu_profiling_findings(spec, profile)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -853,6 +853,11 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("preload-launcher", "warning", f"{rules.preload_launcher.preload} takes effect only under "
                               f"{rules.preload_launcher.launcher}: a job that preloads it and runs with another launcher is "
                               "warned about", rules.preload_launcher.source[0]))
+    if rules.gpu_profiling:
+        how = ("only with DCGM disabled at submission (DISABLE_DCGM=1): a GPU job that runs a profiler without the wait for it "
+               "is warned about") if rules.gpu_profiling.available else "not available: a GPU job that runs a profiler is warned about"
+        lines.append(RuleLine("gpu-profiling", "warning", f"profiling GPUs ({', '.join(('nsys', 'ncu', 'nvprof'))}) is {how}",
+                              rules.gpu_profiling.source[0]))
     if rules.venv_not_under:
         lines.append(RuleLine("venv-not-under", "warning", f"no Python virtual environment under {', '.join(rules.venv_not_under.paths)}"
                               " (it may get partially deleted): a venv path or a virtualenv line there is warned about",

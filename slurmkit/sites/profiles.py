@@ -363,6 +363,10 @@ _RULES = Fields({
     # Folders a Python virtual environment must not be made in (the Python page: not under
     # $SCRATCH, "as it may get partially deleted"): a venv path or a virtualenv line there is a warning.
     "venv_not_under": Fields({"paths": _NAMES, "source": _RULE_SOURCE}, required=("paths", "source")),
+    # Profiling GPU jobs (nsys, ncu): not available (Fir, Nibi), or only with DCGM disabled at
+    # submission, DISABLE_DCGM=1 (Narval, Rorqual): a job that runs a GPU profiler is warned about.
+    "gpu_profiling": Fields({"available": Bool(nullable=False), "disable_dcgm": Bool(), "source": _RULE_SOURCE},
+                            required=("available", "source")),
 })
 
 SCHEMA = Fields({
@@ -725,6 +729,12 @@ class VenvNotUnder(Record):
     source: Tuple[str, ...]
 
 
+class GpuProfiling(Record):
+    available: bool                # false: the site's GPU nodes cannot be profiled yet
+    disable_dcgm: bool             # true: only with DISABLE_DCGM=1 in sbatch's environment
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -745,6 +755,7 @@ class Rules(Record):
     host_cpu_flags: Optional[HostCpuFlags] = None
     preload_launcher: Optional[PreloadLauncher] = None
     venv_not_under: Optional[VenvNotUnder] = None
+    gpu_profiling: Optional[GpuProfiling] = None
 
 
 class SiteProfile(Record):
@@ -926,12 +937,14 @@ def _more_rules(given) -> dict:
 
 def _build_rules_more(given) -> dict:
     """The rules about what the job's own lines build and preload."""
-    flags, preload, venv = given("host_cpu_flags"), given("preload_launcher"), given("venv_not_under")
+    flags, preload, venv, profiling = (given(k) for k in ("host_cpu_flags", "preload_launcher", "venv_not_under", "gpu_profiling"))
     return dict(
         host_cpu_flags=flags and HostCpuFlags(_names(flags.get("flags")), flags.get("instead"), _names(flags.get("source"))),
         preload_launcher=preload and PreloadLauncher(str(preload["preload"]), str(preload["launcher"]),
                                                      _names(preload.get("source"))),
         venv_not_under=venv and VenvNotUnder(_names(venv.get("paths")), _names(venv.get("source"))),
+        gpu_profiling=profiling and GpuProfiling(bool(profiling["available"]), bool(profiling.get("disable_dcgm")),
+                                                 _names(profiling.get("source"))),
     )
 
 

@@ -309,3 +309,30 @@ def test_a_virtualenv_elsewhere_or_on_a_non_alliance_cluster_is_no_warning():
     assert said(resolved("fir", environment=keep), "environment.setup") == []
     assert said(resolved("fir", environment={"venv": {"packages": ["numpy"], "path": "$HOME/envs/a"}}), "environment.venv.path") == []
     assert said(resolved("local", kind="threaded", environment={"setup": ["virtualenv $SCRATCH/env"]}), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ GPU profiling (Using_GPUs_with_Slurm)
+
+def profiled(cluster, gpus, setup=()):
+    return said(resolved(cluster, kind="gpu", gpus=gpus, command="nsys profile -o out python train.py",
+                         environment={"setup": list(setup)}), "launch.command")
+
+
+@pytest.mark.parametrize("cluster", ["fir", "nibi"])
+def test_fir_and_nibi_warn_that_gpu_profiling_is_not_available(cluster):
+    assert profiled(cluster, "h100:1") == [f"nsys profiles GPUs, which is not available on {cluster} yet: profile on a cluster "
+                                           f"that allows it {GPUS_PAGE}"]
+
+
+@pytest.mark.parametrize("cluster, gpus", [("narval", "a100:1"), ("rorqual", "h100:1")])
+def test_narval_and_rorqual_ask_dcgm_disabled_at_submission_unless_the_setup_waits_for_it(cluster, gpus):
+    wait = """while [ -n "$(dcgmi -v | grep 'Hostengine build info:')" ]; do sleep 5; done"""
+    assert profiled(cluster, gpus) == [
+        f"nsys profiles GPUs, which {cluster} allows only with DCGM disabled: submit with DISABLE_DCGM=1 set (DISABLE_DCGM=1 "
+        f"slurmkit submit ...), and add to environment.setup the wait until it is off: {wait} {GPUS_PAGE}"]
+    assert profiled(cluster, gpus, setup=[wait]) == []
+
+
+def test_no_profiler_or_trillium_is_no_profiling_warning():
+    assert said(resolved("fir", kind="gpu", gpus="h100:1", command="python train.py"), "launch.command") == []
+    assert profiled("trillium", "h100:1") == []

@@ -150,6 +150,12 @@ ROWS = [
      spec(env(modules=["StdEnv/2023", "python/3.12.4"])), "warning", "python/3.12 is the oldest"),
     ("venv-not-under", "fir", "local", spec(env(setup=["virtualenv --no-download $SCRATCH/env"])),
      spec(env(setup=["virtualenv --no-download $SLURM_TMPDIR/env"])), "warning", "may get partially deleted"),
+    ("gpu-profiling", "fir", "trillium", spec(GPU, {"launch": {"command": "nsys profile python train.py"}}),
+     spec(GPU, {"launch": {"command": "python train.py"}}), "warning", "is not available on fir yet"),
+    ("gpu-profiling", "rorqual", "trillium", spec(GPU, {"launch": {"command": "nsys profile python train.py"}}),
+     spec(GPU, {"launch": {"command": "nsys profile python train.py"}},
+          env(setup=["while [ -n \"$(dcgmi -v | grep 'Hostengine build info:')\" ]; do sleep 5; done"])), "warning",
+     "allows only with DCGM disabled"),
     ("min-versions", "nibi", "narval", spec(GPU, env(venv={"packages": ["torch==2.4.0"]})),
      spec(GPU, env(venv={"packages": ["torch==2.5.1"]})), "warning", "pins torch below 2.5.1"),
 ]

@@ -185,7 +185,9 @@ def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -
     wheelhouse). None where the job loads the site's proxy module (httpproxy)."""
     rule = profile.rules.no_internet
     proxy = profile.software.modules.get("httpproxy")
-    if rule is None or (proxy and any(m.split("/")[0] == proxy.split("/")[0] for m in modules)):
+    if rule is None:
+        return wheelhouse_findings(spec, profile)
+    if proxy and any(m.split("/")[0] == proxy.split("/")[0] for m in modules):
         return []
     from slurmkit.resolve.downloads import fetches
 
@@ -205,6 +207,22 @@ def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -
                                         f"node before you submit (into the spec's folder, or stage it){_proxy_hint(proxy)}"
                                         f"{_source(rule.source)}"))
     return findings
+
+
+def wheelhouse_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """Where compute nodes reach the package index but the site builds wheels for its stack and
+    asks pip to take them (rules.wheelhouse): a ``pip install`` without --no-index is a warning."""
+    rule = profile.rules.wheelhouse
+    if rule is None:
+        return []
+    from slurmkit.resolve.downloads import fetches
+
+    command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
+    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
+    return [Finding("warning", field, f"'{piece}' installs from PyPI, but {profile.name} provides wheels built for its software "
+                    f"stack and strongly recommends them: add --no-index (the wheelhouse; a package it lacks can be downloaded first), or "
+                    f"list the packages in environment.venv.packages{_source(rule.source)}")
+            for field, lines in places for kind, piece, _ in fetches(lines) if kind == "pip"]
 
 
 def _proxy_hint(proxy: Optional[str]) -> str:
@@ -853,6 +871,9 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("preload-launcher", "warning", f"{rules.preload_launcher.preload} takes effect only under "
                               f"{rules.preload_launcher.launcher}: a job that preloads it and runs with another launcher is "
                               "warned about", rules.preload_launcher.source[0]))
+    if rules.wheelhouse and not rules.no_internet:
+        lines.append(RuleLine("wheelhouse", "warning", "pip takes the site's wheels (--no-index): a pip install from PyPI in the "
+                              "command or setup is warned about", rules.wheelhouse.source[0]))
     if rules.gpu_profiling:
         how = ("only with DCGM disabled at submission (DISABLE_DCGM=1): a GPU job that runs a profiler without the wait for it "
                "is warned about") if rules.gpu_profiling.available else "not available: a GPU job that runs a profiler is warned about"

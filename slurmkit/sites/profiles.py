@@ -367,6 +367,9 @@ _RULES = Fields({
     # submission, DISABLE_DCGM=1 (Narval, Rorqual): a job that runs a GPU profiler is warned about.
     "gpu_profiling": Fields({"available": Bool(nullable=False), "disable_dcgm": Bool(), "source": _RULE_SOURCE},
                             required=("available", "source")),
+    # The site builds wheels for its stack and asks pip to take them (--no-index): a pip install
+    # from the index is a warning where compute nodes do reach it (rules.no_internet says the rest).
+    "wheelhouse": Fields({"source": _RULE_SOURCE}, required=("source",)),
 })
 
 SCHEMA = Fields({
@@ -756,6 +759,7 @@ class Rules(Record):
     preload_launcher: Optional[PreloadLauncher] = None
     venv_not_under: Optional[VenvNotUnder] = None
     gpu_profiling: Optional[GpuProfiling] = None
+    wheelhouse: Optional[SourcedRule] = None
 
 
 class SiteProfile(Record):
@@ -945,6 +949,7 @@ def _build_rules_more(given) -> dict:
         venv_not_under=venv and VenvNotUnder(_names(venv.get("paths")), _names(venv.get("source"))),
         gpu_profiling=profiling and GpuProfiling(bool(profiling["available"]), bool(profiling.get("disable_dcgm")),
                                                  _names(profiling.get("source"))),
+        wheelhouse=given("wheelhouse") and SourcedRule(_names(given("wheelhouse").get("source"))),
     )
 
 

@@ -226,7 +226,7 @@ def test_offline_setup_the_proxy_module_or_a_cluster_with_internet_is_no_finding
     assert said(resolved("rorqual", environment=setup), "environment.setup") == []
     proxied = {"modules": ["httpproxy"], "setup": ["curl -LO https://zenodo.org/x.tgz"]}
     assert said(resolved("rorqual", environment=proxied), "environment.setup") == []
-    online = {"setup": ["pip install torch", "curl -LO https://zenodo.org/x.tgz"]}
+    online = {"setup": ["pip install --no-index torch", "curl -LO https://zenodo.org/x.tgz"]}
     assert said(resolved("nibi", environment=online), "environment.setup") == []
     assert said(resolved("fir", environment=online), "environment.setup") == []
 
@@ -336,3 +336,20 @@ def test_narval_and_rorqual_ask_dcgm_disabled_at_submission_unless_the_setup_wai
 def test_no_profiler_or_trillium_is_no_profiling_warning():
     assert said(resolved("fir", kind="gpu", gpus="h100:1", command="python train.py"), "launch.command") == []
     assert profiled("trillium", "h100:1") == []
+
+
+# ------------------------------------------------------------------ the wheelhouse (Python page)
+
+@pytest.mark.parametrize("cluster", ["fir", "nibi"])
+def test_where_compute_nodes_reach_pypi_a_pip_install_from_it_is_still_warned_about(cluster):
+    assert said(resolved(cluster, environment={"setup": ["pip install torch"]}), "environment.setup") == [
+        f"'pip install torch' installs from PyPI, but {cluster} provides wheels built for its software stack and strongly "
+        "recommends them: add --no-index (the wheelhouse; a package it lacks can be downloaded first), or list the packages in "
+        f"environment.venv.packages {PYTHON_PAGE}"]
+
+
+def test_pip_with_no_index_or_a_cluster_without_a_wheelhouse_is_no_wheelhouse_warning():
+    assert said(resolved("fir", environment={"setup": ["pip install --no-index torch"]}), "environment.setup") == []
+    assert said(resolved("local", kind="threaded", environment={"setup": ["pip install torch"]}), "environment.setup") == []
+    offline = said(resolved("rorqual", environment={"setup": ["pip install torch"]}), "environment.setup")
+    assert len(offline) == 1 and "reach no internet" in offline[0]   # the no-internet warning, not a second one

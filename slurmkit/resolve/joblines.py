@@ -3,8 +3,9 @@ downloads.py reads them: a compiler flag that builds for the CPU the job happens
 (rules.host_cpu_flags: Narval's -xHost and -march=native), and a library preloaded that takes
 effect only under one launcher (rules.preload_launcher: Trillium's VAST MPI-IO preload, mpirun), and a Python virtual
 environment made where the site says it may be partly deleted (rules.venv_not_under: $SCRATCH),
-and a GPU profiler run where the site cannot profile GPUs, or only with DCGM disabled
-(rules.gpu_profiling).
+a GPU profiler run where the site cannot profile GPUs, or only with DCGM disabled
+(rules.gpu_profiling), and a setup line that sets PYTHONPATH or loads a module once a virtual
+environment is active (rules.python_env).
 
 Both are warnings: the job runs, slower than the site's page says it could, or (an Intel -x<code>
 build on AMD CPUs) stops at its first instruction, which slurmkit cannot see before it runs.
@@ -164,3 +165,41 @@ def gpu_profiling_findings(spec, profile: SiteProfile) -> List[Finding]:
     return [Finding("warning", field, f"{profiler} profiles GPUs, which {profile.name} allows only with DCGM disabled: submit "
                     f"with DISABLE_DCGM=1 set (DISABLE_DCGM=1 slurmkit submit ...), and add to environment.setup the wait "
                     f"until it is off: {DCGM_WAIT}{_source(rule.source)}")]
+
+
+def _activates(piece: str) -> bool:
+    words = [_unquoted(w) for w in raw_words(piece)]
+    return len(words) > 1 and words[0] in ("source", ".") and words[1].endswith("/bin/activate")
+
+
+def _loads_module(piece: str) -> bool:
+    words = raw_words(piece)
+    return (words[:2] == ["module", "load"] or words[:1] == ["ml"]) and len(words) > 1
+
+
+def _sets_pythonpath(piece: str) -> bool:
+    words = [w for w in raw_words(piece) if w not in ("export", "declare", "-x")]
+    return any(w.startswith("PYTHONPATH=") for w in words)
+
+
+def python_env_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """Warnings for a setup line that sets PYTHONPATH, or that loads a module while a virtual
+    environment is active (the spec's venv, which the job activates before the setup lines, or
+    one a setup line activated): the Python page's two causes of 'No module named X'."""
+    rule = profile.rules.python_env
+    if rule is None:
+        return []
+    active = "the job's virtual environment" if spec.environment.venv else ""
+    findings = []
+    for line in spec.environment.setup:
+        for piece in commands(line):
+            if _sets_pythonpath(piece):
+                findings.append(Finding("warning", "environment.setup", f"'{piece}' sets PYTHONPATH, which the site lists as a "
+                                        f"cause of 'No module named X' and asks jobs not to do: install the package into the "
+                                        f"virtual environment instead{_source(rule.source)}"))
+            elif _loads_module(piece) and active:
+                findings.append(Finding("warning", "environment.setup", f"'{piece}' loads a module while {active} is active, "
+                                        f"which the site lists as a cause of 'No module named X': list the module in "
+                                        f"environment.modules, which are loaded before it{_source(rule.source)}"))
+            active = active or ("the virtual environment it activates" if _activates(piece) else "")
+    return findings

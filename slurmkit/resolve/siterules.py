@@ -76,7 +76,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     """The rules resolve() can check: ``gpu_node_types`` are the node types the job's GPU
     request may run on, ``gpu_count`` the GPUs it asks for per node, ``launcher`` the name of
     the launcher that runs its command."""
-    from slurmkit.resolve.joblines import gpu_profiling_findings, host_cpu_flag_findings, preload_launcher_findings, venv_place_findings
+    from slurmkit.resolve import joblines
 
     findings: List[Finding] = []
     rules = profile.rules
@@ -92,8 +92,9 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += old_stack_findings([m for m in spec.environment.modules if not _blocked(m, profile)], profile)
     findings += gpu_model_findings(spec, profile)
     findings += internet_findings(spec, profile, modules)
-    findings += host_cpu_flag_findings(spec, profile) + preload_launcher_findings(spec, profile, launcher)
-    findings += venv_place_findings(spec, profile) + gpu_profiling_findings(spec, profile)
+    findings += joblines.host_cpu_flag_findings(spec, profile) + joblines.preload_launcher_findings(spec, profile, launcher)
+    findings += joblines.venv_place_findings(spec, profile) + joblines.gpu_profiling_findings(spec, profile)
+    findings += joblines.python_env_findings(spec, profile)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -871,6 +872,9 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("preload-launcher", "warning", f"{rules.preload_launcher.preload} takes effect only under "
                               f"{rules.preload_launcher.launcher}: a job that preloads it and runs with another launcher is "
                               "warned about", rules.preload_launcher.source[0]))
+    if rules.python_env:
+        lines.append(RuleLine("python-env", "warning", "a setup line that sets PYTHONPATH, or loads a module while a virtual "
+                              "environment is active, is warned about", rules.python_env.source[0]))
     if rules.wheelhouse and not rules.no_internet:
         lines.append(RuleLine("wheelhouse", "warning", "pip takes the site's wheels (--no-index): a pip install from PyPI in the "
                               "command or setup is warned about", rules.wheelhouse.source[0]))

@@ -370,6 +370,9 @@ _RULES = Fields({
     # The site builds wheels for its stack and asks pip to take them (--no-index): a pip install
     # from the index is a warning where compute nodes do reach it (rules.no_internet says the rest).
     "wheelhouse": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # The Python page's "do not modify PYTHONPATH" and "do not load a module while a virtual
+    # environment is activated": a setup line that does either is a warning.
+    "python_env": Fields({"source": _RULE_SOURCE}, required=("source",)),
 })
 
 SCHEMA = Fields({
@@ -760,6 +763,7 @@ class Rules(Record):
     venv_not_under: Optional[VenvNotUnder] = None
     gpu_profiling: Optional[GpuProfiling] = None
     wheelhouse: Optional[SourcedRule] = None
+    python_env: Optional[SourcedRule] = None
 
 
 class SiteProfile(Record):
@@ -950,6 +954,7 @@ def _build_rules_more(given) -> dict:
         gpu_profiling=profiling and GpuProfiling(bool(profiling["available"]), bool(profiling.get("disable_dcgm")),
                                                  _names(profiling.get("source"))),
         wheelhouse=given("wheelhouse") and SourcedRule(_names(given("wheelhouse").get("source"))),
+        python_env=given("python_env") and SourcedRule(_names(given("python_env").get("source"))),
     )
 
 

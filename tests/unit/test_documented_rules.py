@@ -353,3 +353,27 @@ def test_pip_with_no_index_or_a_cluster_without_a_wheelhouse_is_no_wheelhouse_wa
     assert said(resolved("local", kind="threaded", environment={"setup": ["pip install torch"]}), "environment.setup") == []
     offline = said(resolved("rorqual", environment={"setup": ["pip install torch"]}), "environment.setup")
     assert len(offline) == 1 and "reach no internet" in offline[0]   # the no-internet warning, not a second one
+
+
+# ------------------------------------------------------------------ PYTHONPATH and modules under a venv (Python page)
+
+def test_a_setup_line_that_sets_pythonpath_is_warned_about():
+    assert said(resolved("nibi", environment={"setup": ["export PYTHONPATH=$HOME/lib:$PYTHONPATH"]}), "environment.setup") == [
+        "'export PYTHONPATH=$HOME/lib:$PYTHONPATH' sets PYTHONPATH, which the site lists as a cause of 'No module named X' and "
+        f"asks jobs not to do: install the package into the virtual environment instead {PYTHON_PAGE}"]
+
+
+@pytest.mark.parametrize("environment, active", [
+    ({"venv": {"packages": ["numpy"]}, "setup": ["module load gcc"]}, "the job's virtual environment"),
+    ({"setup": ["source $HOME/env/bin/activate", "module load scipy-stack"]}, "the virtual environment it activates")])
+def test_a_module_loaded_under_an_active_venv_is_warned_about(environment, active):
+    piece = environment["setup"][-1]
+    assert said(resolved("fir", environment=environment), "environment.setup") == [
+        f"'{piece}' loads a module while {active} is active, which the site lists as a cause of 'No module named X': list the "
+        f"module in environment.modules, which are loaded before it {PYTHON_PAGE}"]
+
+
+def test_modules_before_the_venv_or_a_non_alliance_cluster_are_no_python_env_warning():
+    keep = {"setup": ["module load gcc", "source $HOME/env/bin/activate", "export OMP_NUM_THREADS=4"]}
+    assert said(resolved("fir", environment=keep), "environment.setup") == []
+    assert said(resolved("local", kind="threaded", environment={"setup": ["export PYTHONPATH=/x"]}), "environment.setup") == []

@@ -94,7 +94,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += internet_findings(spec, profile, modules)
     findings += joblines.host_cpu_flag_findings(spec, profile) + joblines.preload_launcher_findings(spec, profile, launcher)
     findings += joblines.venv_place_findings(spec, profile) + joblines.gpu_profiling_findings(spec, profile)
-    findings += joblines.python_env_findings(spec, profile)
+    findings += joblines.python_env_findings(spec, profile) + time_partition_findings(spec, profile)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -112,6 +112,24 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
                                 f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
                                 f"rest from scratch{_source(tmp.source)}"))
     return findings
+
+
+#: How far above a partition's walltime bound a job is said to be just above it (a tenth).
+JUST_ABOVE = 0.10
+
+
+def time_partition_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a walltime a little above one of the bounds of the site's time partitions
+    (rules.time_partitions): the job can run only in the longer partitions, where the bound
+    would have let it run in more (the page: more scheduling opportunities)."""
+    rule, asked = profile.rules.time_partitions, spec.resources.time_s
+    bound = next((b for b in (rule.bounds[:-1] if rule else ()) if b < asked <= b * (1 + JUST_ABOVE)), None)
+    if bound is None:
+        return []
+    return [Finding("warning", "resources.time", f"{format_duration(asked)} is just above {profile.name}'s {format_duration(bound)} "
+                    f"partitions: a job of {format_duration(bound)} or less can also run in them, which gives it more scheduling "
+                    f"opportunities; ask "
+                    f"{format_duration(bound)} if the job fits in it{_source(rule.source)}")]
 
 
 def old_stack_findings(modules: Sequence[str], profile: SiteProfile) -> List[Finding]:
@@ -872,6 +890,10 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("preload-launcher", "warning", f"{rules.preload_launcher.preload} takes effect only under "
                               f"{rules.preload_launcher.launcher}: a job that preloads it and runs with another launcher is "
                               "warned about", rules.preload_launcher.source[0]))
+    if rules.time_partitions:
+        bounds = ", ".join(format_duration(b) for b in rules.time_partitions.bounds)
+        lines.append(RuleLine("time-partitions", "warning", f"partitions by walltime ({bounds}): a time up to a tenth above a bound "
+                              "is warned about (at the bound the job can run in more partitions)", rules.time_partitions.source[0]))
     if rules.python_env:
         lines.append(RuleLine("python-env", "warning", "a setup line that sets PYTHONPATH, or loads a module while a virtual "
                               "environment is active, is warned about", rules.python_env.source[0]))

@@ -373,6 +373,9 @@ _RULES = Fields({
     # The Python page's "do not modify PYTHONPATH" and "do not load a module while a virtual
     # environment is activated": a setup line that does either is a warning.
     "python_env": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # The walltimes that bound the general-purpose clusters' partitions (3h, 12h, 24h, 72h, 7d):
+    # a shorter job runs on more nodes, so a time just above a bound is a warning.
+    "time_partitions": Fields({"bounds": ListOf(Duration(nullable=False)), "source": _RULE_SOURCE}, required=("bounds", "source")),
 })
 
 SCHEMA = Fields({
@@ -741,6 +744,11 @@ class GpuProfiling(Record):
     source: Tuple[str, ...]
 
 
+class TimePartitions(Record):
+    bounds: Tuple[int, ...]        # seconds, ascending
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -764,6 +772,7 @@ class Rules(Record):
     gpu_profiling: Optional[GpuProfiling] = None
     wheelhouse: Optional[SourcedRule] = None
     python_env: Optional[SourcedRule] = None
+    time_partitions: Optional[TimePartitions] = None
 
 
 class SiteProfile(Record):
@@ -955,6 +964,8 @@ def _build_rules_more(given) -> dict:
                                                  _names(profiling.get("source"))),
         wheelhouse=given("wheelhouse") and SourcedRule(_names(given("wheelhouse").get("source"))),
         python_env=given("python_env") and SourcedRule(_names(given("python_env").get("source"))),
+        time_partitions=given("time_partitions") and TimePartitions(
+            tuple(sorted(_seconds(b) for b in given("time_partitions")["bounds"])), _names(given("time_partitions").get("source"))),
     )
 
 

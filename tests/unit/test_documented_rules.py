@@ -377,3 +377,20 @@ def test_modules_before_the_venv_or_a_non_alliance_cluster_are_no_python_env_war
     keep = {"setup": ["module load gcc", "source $HOME/env/bin/activate", "export OMP_NUM_THREADS=4"]}
     assert said(resolved("fir", environment=keep), "environment.setup") == []
     assert said(resolved("local", kind="threaded", environment={"setup": ["export PYTHONPATH=/x"]}), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ time partitions (Job_scheduling_policies)
+
+@pytest.mark.parametrize("cluster, time, bound", [("fir", "3h10m", "3h"), ("nibi", "1d2h", "1d"), ("narval", "12h30m", "12h"),
+                                                  ("rorqual", "3d5h", "3d")])
+def test_a_time_just_above_a_partition_bound_is_warned_about(cluster, time, bound):
+    assert said(resolved(cluster, time=time), "resources.time") == [
+        f"{time} is just above {cluster}'s {bound} partitions: a job of {bound} or less can also run in them, which gives it "
+        f"more scheduling opportunities; ask {bound} if the job fits in it "
+        "(source: https://docs.alliancecan.ca/wiki/Job_scheduling_policies/en)"]
+
+
+def test_a_time_at_a_bound_or_well_above_it_or_on_trillium_is_no_partition_warning():
+    for time in ("3h", "3h30m", "12h", "2d"):
+        assert said(resolved("fir", time=time), "resources.time") == []
+    assert said(resolved("trillium", time="3h10m"), "resources.time") == []

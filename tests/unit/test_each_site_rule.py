@@ -112,6 +112,8 @@ ROWS = [
      "warning", "sets PYTHONPATH"),
     ("python-env", "nibi", "local", spec(env(venv={"packages": ["numpy"]}, setup=["module load gcc"])),
      spec(env(venv={"packages": ["numpy"]}, modules=["StdEnv/2023", "gcc"])), "warning", "loads a module while"),
+    ("time-partitions", "fir", "trillium", spec(res(time="3h10m")), spec(res(time="3h")), "warning", "just above fir's 3h partitions"),
+    ("time-partitions", "nibi", "trillium", spec(res(time="13h")), spec(res(time="12h")), "warning", "just above nibi's 12h partitions"),
     ("blocked-modules", "narval", "fir", spec(env(modules=["StdEnv/2018.3"])), spec(env(modules=["StdEnv/2023"])), "error",
      "has blocked StdEnv/2018 on purpose"),
     ("host-cpu-flags", "narval", "fir", spec(env(setup=["gcc -O3 -march=native -o solver solver.c"])),

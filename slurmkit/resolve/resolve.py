@@ -764,6 +764,10 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     if jobs and size > jobs:
         findings.error("array.parameters", f"{size} tasks: each array task counts as a job "
                                            f"and {profile.name} allows {jobs} queued per user")
+    elif jobs and size > jobs // 2:   # the user's other queued jobs count too: unknown offline
+        findings.warn("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued "
+                                          f"or running per user, your other jobs included, which slurmkit cannot see before "
+                                          f"submitting: with more than {jobs - size} others queued, sbatch refuses the array")
     too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
     findings.extend(Finding(*f) for f in too_many)
     if too_many or (jobs and size > jobs):

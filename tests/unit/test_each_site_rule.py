@@ -123,6 +123,8 @@ ROWS = [
     ("max-jobs-per-user", "nibi", "local", spec(array(1200)), spec(array(1000)), "error", "allows 1000 queued per user"),
     ("max-jobs-per-user", "trillium", "nibi", spec(array(600)),
      spec(array(500)), "error", "allows 500 queued per user"),
+    ("max-jobs-per-user", "nibi", "local", spec(array(800)), spec(array(400)), "warning",
+     "your other jobs included, which slurmkit cannot see"),
     ("name-no-partition", "nibi", "trillium", spec(extra("--partition=cpubase_bycore_b1")), spec(extra("--partition=default")),
      "warning", "asks jobs not to name a partition"),
     ("account", "fir", "local", spec({"account": None}), spec(), "warning", "no account: fir rejects the job"),

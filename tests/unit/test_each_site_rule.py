@@ -221,3 +221,15 @@ def test_every_rule_of_the_site_rules_table_has_a_row_or_a_test_elsewhere():
 
     ids = {line.rule for site in list_profiles()[0] if not site.abstract for line in rule_lines(profile(site.name))}
     assert ids - {row[0] for row in ROWS} - set(ELSEWHERE) == set()
+
+
+def test_every_rendered_script_puts_its_sbatch_directives_before_any_command():
+    """Running_jobs: directives "must precede all executable commands" (sbatch ignores the rest)."""
+    from pathlib import Path
+
+    scripts = sorted((Path(__file__).parent.parent / "golden").glob("*/*.sbatch"))
+    assert len(scripts) > 20
+    for script in scripts:
+        lines = script.read_text(encoding="utf-8").splitlines()
+        first = next(i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#"))
+        assert not [line for line in lines[first:] if line.startswith("#SBATCH")], script

@@ -793,6 +793,16 @@ def _limit_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if sched.max_array_size:
         lines.append(RuleLine("max-array-size", "error", f"{sched.max_array_size} tasks per array at most; a larger array "
                               "is refused", source))
+    if sched.max_jobs_per_user:
+        lines.append(RuleLine("max-jobs-per-user", "error", f"{sched.max_jobs_per_user} jobs queued or running per user, each "
+                              "array task one: a larger array is refused, one above half of it warned about (the user's other "
+                              "jobs count too, which slurmkit cannot see)", source))
+    whole = sched.whole_node
+    if whole and whole.cores:
+        lines.append(RuleLine("whole-cpu-nodes", "error", f"CPU jobs take whole nodes of {whole.cores} cores: fewer cores per "
+                              "node is refused", source))
+    if sched.mem_request is False:
+        lines.append(RuleLine("mem-ignored", "error", "memory comes with the node (or GPU): a memory request is refused", source))
     return lines
 
 
@@ -824,12 +834,40 @@ def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("gpu-model-asked", "warning",
                               "name a GPU model: a GPU request without one is warned about where the cluster has more than one kind "
                               "of GPU or MIG instance", rules.gpu_model_asked.source[0]))
+    lines += _gpu_node_type_lines(profile)
     if rules.gpu_share and profile.scheduling.mem_request is not False:
         lines.append(RuleLine("gpu-share", "warning",
                               "memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
                               "of one GPU more, and more cores, are warned about; more than a node has is refused",
                               rules.gpu_share.source[0]))
     return lines
+
+
+def _gpu_node_type_lines(profile: SiteProfile) -> List[RuleLine]:
+    """Per GPU node type: the cores per GPU the site advises, one MIG instance per job, and the
+    GPU names the site documents besides the one slurmkit writes."""
+    lines = []
+    for node_type in profile.node_types:
+        gpus, sources = node_type.gpus, node_sources(node_type, profile) or ("",)
+        if gpus is None:
+            continue
+        if gpus.max_cores_per_gpu and not gpus.whole_node and profile.scheduling.mem_request is not False:
+            lines.append(RuleLine("cores-per-gpu", "warning", f"{node_type.name}: at most {gpus.max_cores_per_gpu} cores per "
+                                  f"{gpus.model} GPU (more is warned about)", _cited(sources, "Using_GPUs_with_Slurm")))
+        if gpus.mig:
+            lines.append(RuleLine("one-mig-instance", "error", f"{node_type.name}: one MIG instance per job "
+                                  f"({', '.join(m.gres for m in gpus.mig)}); more is refused", _cited(sources, "Multi-Instance_GPU")))
+        names = [(n, sbatch_gpu_name(gpus)) for n in gpus.synonyms] + [(n, m.gres) for m in gpus.mig for n in m.synonyms]
+        if names:
+            lines.append(RuleLine("gpu-names", "warning", f"{node_type.name}: the site's other names for its GPUs are read and "
+                                  f"written as slurmkit's, with a note: {', '.join(f'{a} as {b}' for a, b in names)}",
+                                  (gpus.source or sources)[0]))
+    return lines
+
+
+def _cited(sources: Sequence[str], page: str) -> str:
+    """The source that is ``page``'s (the page that states the rule) where the node type cites it, else its first."""
+    return next((s for s in sources if f"/{page}" in s), sources[0])
 
 
 def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:

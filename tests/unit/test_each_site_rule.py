@@ -83,7 +83,7 @@ ROWS = [
      "a job may use one MIG instance"),
     ("one-mig-instance", "narval", None, spec(GPU, res(gpus="a100_2g.10gb:2")), spec(GPU, res(gpus="a100_2g.10gb:1")), "error",
      "a job may use one MIG instance"),
-    ("documented-gpu-names", "rorqual", "fir", spec(GPU, res(gpus="h100_20gb:1")), spec(GPU, res(gpus="h100_2g.20gb:1")),
+    ("gpu-names", "rorqual", "fir", spec(GPU, res(gpus="h100_20gb:1")), spec(GPU, res(gpus="h100_2g.20gb:1")),
      "warning", "is rorqual's documented name for h100_2g.20gb"),
     ("cores-per-gpu", "nibi", None, spec(GPU, res(cpus_per_task=20)), spec(GPU, res(cpus_per_task=14)), "warning",
      "above the site's advice of 14 cores per GPU"),

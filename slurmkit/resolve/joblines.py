@@ -154,7 +154,9 @@ def gpu_profiling_findings(spec, profile: SiteProfile) -> List[Finding]:
     """A warning for a GPU job that runs a profiler where the site's GPUs cannot be profiled, or
     can only once DCGM is disabled at submission (said unless the setup already waits for it)."""
     rule = profile.rules.gpu_profiling
-    field, profiler = _profiler(spec) if rule and spec.resources.gpus else ("", "")
+    if rule is None or not spec.resources.gpus:
+        return []
+    field, profiler = _profiler(spec)
     if not profiler:
         return []
     if not rule.available:

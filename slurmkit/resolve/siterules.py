@@ -123,7 +123,9 @@ def time_partition_findings(spec, profile: SiteProfile) -> List[Finding]:
     (rules.time_partitions): the job can run only in the longer partitions, where the bound
     would have let it run in more (the page: more scheduling opportunities)."""
     rule, asked = profile.rules.time_partitions, spec.resources.time_s
-    bound = next((b for b in (rule.bounds[:-1] if rule else ()) if b < asked <= b * (1 + JUST_ABOVE)), None)
+    if rule is None:
+        return []
+    bound = next((b for b in rule.bounds[:-1] if b < asked <= b * (1 + JUST_ABOVE)), None)
     if bound is None:
         return []
     return [Finding("warning", "resources.time", f"{format_duration(asked)} is just above {profile.name}'s {format_duration(bound)} "

@@ -965,7 +965,8 @@ def _build_rules_more(given) -> dict:
         wheelhouse=given("wheelhouse") and SourcedRule(_names(given("wheelhouse").get("source"))),
         python_env=given("python_env") and SourcedRule(_names(given("python_env").get("source"))),
         time_partitions=given("time_partitions") and TimePartitions(
-            tuple(sorted(_seconds(b) for b in given("time_partitions")["bounds"])), _names(given("time_partitions").get("source"))),
+            tuple(sorted(parse_duration(str(b)) for b in given("time_partitions")["bounds"])),
+            _names(given("time_partitions").get("source"))),
     )
 
 

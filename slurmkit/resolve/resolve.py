@@ -88,7 +88,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     runner, launcher = _launcher(spec, profile, findings)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
-    findings += site_rule_findings(spec, profile, gpus, modules)
+    findings += site_rule_findings(spec, profile, gpus, modules, runner.name if runner else "")
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types))
     _check_signal_directive(spec, stage, findings)
@@ -272,11 +272,13 @@ def _environment_findings(plan: Plan, environ: Dict[str, str]) -> List[Finding]:
 # ------------------------------------------------------------------------------------ checks
 
 
-def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules) -> List[Finding]:
-    """The profile's ``rules:`` that the spec alone decides (slurmkit/resolve/siterules.py)."""
+def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules, launcher: str = "") -> List[Finding]:
+    """The profile's ``rules:`` that the spec alone decides (slurmkit/resolve/siterules.py);
+    ``launcher``: the name of the one that runs the job's command."""
     from slurmkit.resolve.siterules import job_findings
 
-    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0)]
+    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0,
+                                              launcher)]
 
 
 def _gpu_share_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], shape: Tuple[int, int], memory,
@@ -763,6 +765,10 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     if jobs and size > jobs:
         findings.error("array.parameters", f"{size} tasks: each array task counts as a job "
                                            f"and {profile.name} allows {jobs} queued per user")
+    elif jobs and size > jobs // 2:   # the user's other queued jobs count too: unknown offline
+        findings.warn("array.parameters", f"{size} tasks: each array task counts as a job and {profile.name} allows {jobs} queued "
+                                          f"or running per user, your other jobs included, which slurmkit cannot see before "
+                                          f"submitting: with more than {jobs - size} others queued, sbatch refuses the array")
     too_many = limits.array_cap_finding(size, profile.name, limits.array_cap(limit, jobs))
     findings.extend(Finding(*f) for f in too_many)
     if too_many or (jobs and size > jobs):

@@ -72,9 +72,12 @@ CUDA_MODULES = ("cuda", "cudnn", "nccl", "cudacore")
 
 
 def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modules: Sequence[str] = (),
-                 gpu_count: int = 0) -> List[Finding]:
+                 gpu_count: int = 0, launcher: str = "") -> List[Finding]:
     """The rules resolve() can check: ``gpu_node_types`` are the node types the job's GPU
-    request may run on, ``gpu_count`` the GPUs it asks for per node."""
+    request may run on, ``gpu_count`` the GPUs it asks for per node, ``launcher`` the name of
+    the launcher that runs its command."""
+    from slurmkit.resolve import joblines
+
     findings: List[Finding] = []
     rules = profile.rules
     gpu_models = [t.gpus.model for t in gpu_node_types]
@@ -89,6 +92,9 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += old_stack_findings([m for m in spec.environment.modules if not _blocked(m, profile)], profile)
     findings += gpu_model_findings(spec, profile)
     findings += internet_findings(spec, profile, modules)
+    findings += joblines.host_cpu_flag_findings(spec, profile) + joblines.preload_launcher_findings(spec, profile, launcher)
+    findings += joblines.venv_place_findings(spec, profile) + joblines.gpu_profiling_findings(spec, profile)
+    findings += joblines.python_env_findings(spec, profile) + time_partition_findings(spec, profile)
     if rules.oldest_python:
         for module in modules:
             name, _, version = module.partition("/")
@@ -106,6 +112,26 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
                                 f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
                                 f"rest from scratch{_source(tmp.source)}"))
     return findings
+
+
+#: How far above a partition's walltime bound a job is said to be just above it (a tenth).
+JUST_ABOVE = 0.10
+
+
+def time_partition_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for a walltime a little above one of the bounds of the site's time partitions
+    (rules.time_partitions): the job can run only in the longer partitions, where the bound
+    would have let it run in more (the page: more scheduling opportunities)."""
+    rule, asked = profile.rules.time_partitions, spec.resources.time_s
+    if rule is None:
+        return []
+    bound = next((b for b in rule.bounds[:-1] if b < asked <= b * (1 + JUST_ABOVE)), None)
+    if bound is None:
+        return []
+    return [Finding("warning", "resources.time", f"{format_duration(asked)} is just above {profile.name}'s {format_duration(bound)} "
+                    f"partitions: a job of {format_duration(bound)} or less can also run in them, which gives it more scheduling "
+                    f"opportunities; ask "
+                    f"{format_duration(bound)} if the job fits in it{_source(rule.source)}")]
 
 
 def old_stack_findings(modules: Sequence[str], profile: SiteProfile) -> List[Finding]:
@@ -180,7 +206,9 @@ def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -
     wheelhouse). None where the job loads the site's proxy module (httpproxy)."""
     rule = profile.rules.no_internet
     proxy = profile.software.modules.get("httpproxy")
-    if rule is None or (proxy and any(m.split("/")[0] == proxy.split("/")[0] for m in modules)):
+    if rule is None:
+        return wheelhouse_findings(spec, profile)
+    if proxy and any(m.split("/")[0] == proxy.split("/")[0] for m in modules):
         return []
     from slurmkit.resolve.downloads import fetches
 
@@ -200,6 +228,22 @@ def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -
                                         f"node before you submit (into the spec's folder, or stage it){_proxy_hint(proxy)}"
                                         f"{_source(rule.source)}"))
     return findings
+
+
+def wheelhouse_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """Where compute nodes reach the package index but the site builds wheels for its stack and
+    asks pip to take them (rules.wheelhouse): a ``pip install`` without --no-index is a warning."""
+    rule = profile.rules.wheelhouse
+    if rule is None:
+        return []
+    from slurmkit.resolve.downloads import fetches
+
+    command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
+    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
+    return [Finding("warning", field, f"'{piece}' installs from PyPI, but {profile.name} provides wheels built for its software "
+                    f"stack and strongly recommends them: add --no-index (the wheelhouse; a package it lacks can be downloaded first), or "
+                    f"list the packages in environment.venv.packages{_source(rule.source)}")
+            for field, lines in places for kind, piece, _ in fetches(lines) if kind == "pip"]
 
 
 def _proxy_hint(proxy: Optional[str]) -> str:
@@ -751,6 +795,16 @@ def _limit_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if sched.max_array_size:
         lines.append(RuleLine("max-array-size", "error", f"{sched.max_array_size} tasks per array at most; a larger array "
                               "is refused", source))
+    if sched.max_jobs_per_user:
+        lines.append(RuleLine("max-jobs-per-user", "error", f"{sched.max_jobs_per_user} jobs queued or running per user, each "
+                              "array task one: a larger array is refused, one above half of it warned about (the user's other "
+                              "jobs count too, which slurmkit cannot see)", source))
+    whole = sched.whole_node
+    if whole and whole.cores:
+        lines.append(RuleLine("whole-cpu-nodes", "error", f"CPU jobs take whole nodes of {whole.cores} cores: fewer cores per "
+                              "node is refused", source))
+    if sched.mem_request is False:
+        lines.append(RuleLine("mem-ignored", "error", "memory comes with the node (or GPU): a memory request is refused", source))
     return lines
 
 
@@ -782,12 +836,40 @@ def _gpu_request_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("gpu-model-asked", "warning",
                               "name a GPU model: a GPU request without one is warned about where the cluster has more than one kind "
                               "of GPU or MIG instance", rules.gpu_model_asked.source[0]))
+    lines += _gpu_node_type_lines(profile)
     if rules.gpu_share and profile.scheduling.mem_request is not False:
         lines.append(RuleLine("gpu-share", "warning",
                               "memory per GPU (and cores per MIG instance) at most the GPU's share of its node: memory above the shares "
                               "of one GPU more, and more cores, are warned about; more than a node has is refused",
                               rules.gpu_share.source[0]))
     return lines
+
+
+def _gpu_node_type_lines(profile: SiteProfile) -> List[RuleLine]:
+    """Per GPU node type: the cores per GPU the site advises, one MIG instance per job, and the
+    GPU names the site documents besides the one slurmkit writes."""
+    lines = []
+    for node_type in profile.node_types:
+        gpus, sources = node_type.gpus, node_sources(node_type, profile) or ("",)
+        if gpus is None:
+            continue
+        if gpus.max_cores_per_gpu and not gpus.whole_node and profile.scheduling.mem_request is not False:
+            lines.append(RuleLine("cores-per-gpu", "warning", f"{node_type.name}: at most {gpus.max_cores_per_gpu} cores per "
+                                  f"{gpus.model} GPU (more is warned about)", _cited(sources, "Using_GPUs_with_Slurm")))
+        if gpus.mig:
+            lines.append(RuleLine("one-mig-instance", "error", f"{node_type.name}: one MIG instance per job "
+                                  f"({', '.join(m.gres for m in gpus.mig)}); more is refused", _cited(sources, "Multi-Instance_GPU")))
+        names = [(n, sbatch_gpu_name(gpus)) for n in gpus.synonyms] + [(n, m.gres) for m in gpus.mig for n in m.synonyms]
+        if names:
+            lines.append(RuleLine("gpu-names", "warning", f"{node_type.name}: the site's other names for its GPUs are read and "
+                                  f"written as slurmkit's, with a note: {', '.join(f'{a} as {b}' for a, b in names)}",
+                                  (gpus.source or sources)[0]))
+    return lines
+
+
+def _cited(sources: Sequence[str], page: str) -> str:
+    """The source that is ``page``'s (the page that states the rule) where the node type cites it, else its first."""
+    return next((s for s in sources if f"/{page}" in s), sources[0])
 
 
 def _partition_rule_lines(profile: SiteProfile) -> List[RuleLine]:
@@ -839,6 +921,34 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
         lines.append(RuleLine("oldest-python", "warning",
                               f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
                               rules.oldest_python.source[0]))
+    if rules.host_cpu_flags:
+        lines.append(RuleLine("host-cpu-flags", "warning", f"compiler flags that build for the host CPU "
+                              f"({', '.join(rules.host_cpu_flags.flags)}) in the command or setup are warned about"
+                              + (f" (build with {rules.host_cpu_flags.instead})" if rules.host_cpu_flags.instead else ""),
+                              rules.host_cpu_flags.source[0]))
+    if rules.preload_launcher:
+        lines.append(RuleLine("preload-launcher", "warning", f"{rules.preload_launcher.preload} takes effect only under "
+                              f"{rules.preload_launcher.launcher}: a job that preloads it and runs with another launcher is "
+                              "warned about", rules.preload_launcher.source[0]))
+    if rules.time_partitions:
+        bounds = ", ".join(format_duration(b) for b in rules.time_partitions.bounds)
+        lines.append(RuleLine("time-partitions", "warning", f"partitions by walltime ({bounds}): a time up to a tenth above a bound "
+                              "is warned about (at the bound the job can run in more partitions)", rules.time_partitions.source[0]))
+    if rules.python_env:
+        lines.append(RuleLine("python-env", "warning", "a setup line that sets PYTHONPATH, or loads a module while a virtual "
+                              "environment is active, is warned about", rules.python_env.source[0]))
+    if rules.wheelhouse and not rules.no_internet:
+        lines.append(RuleLine("wheelhouse", "warning", "pip takes the site's wheels (--no-index): a pip install from PyPI in the "
+                              "command or setup is warned about", rules.wheelhouse.source[0]))
+    if rules.gpu_profiling:
+        how = ("only with DCGM disabled at submission (DISABLE_DCGM=1): a GPU job that runs a profiler without the wait for it "
+               "is warned about") if rules.gpu_profiling.available else "not available: a GPU job that runs a profiler is warned about"
+        lines.append(RuleLine("gpu-profiling", "warning", f"profiling GPUs ({', '.join(('nsys', 'ncu', 'nvprof'))}) is {how}",
+                              rules.gpu_profiling.source[0]))
+    if rules.venv_not_under:
+        lines.append(RuleLine("venv-not-under", "warning", f"no Python virtual environment under {', '.join(rules.venv_not_under.paths)}"
+                              " (it may get partially deleted): a venv path or a virtualenv line there is warned about",
+                              rules.venv_not_under.source[0]))
     if rules.env_build:
         lines.append(RuleLine("env-build", "error",
                               f"Python environments are built on a login node, in {rules.env_build.path}: 'slurmkit env build SPEC' "

@@ -354,6 +354,29 @@ _RULES = Fields({
     # Compute nodes reach no internet: a download in the job is an error (a warning where the site
     # grants exceptions), a pip install from the index a warning.
     "no_internet": Fields({"exceptions": Bool(), "source": _RULE_SOURCE}, required=("source",)),
+    # Compiler flags that build for the submit host's CPU (Narval: -xHost, -march=native, Intel's
+    # -x<code>), which do not run, or run as slowly as the oldest CPU, on the site's nodes: a warning.
+    "host_cpu_flags": Fields({"flags": _NAMES, "instead": Str(), "source": _RULE_SOURCE}, required=("flags", "source")),
+    # A library a job's setup preloads that takes effect only under one launcher (Trillium's VAST
+    # MPI-IO preload: mpirun, not srun): a warning where the job uses another.
+    "preload_launcher": Fields({"preload": Str(nullable=False), "launcher": Str(nullable=False), "source": _RULE_SOURCE},
+                               required=("preload", "launcher", "source")),
+    # Folders a Python virtual environment must not be made in (the Python page: not under
+    # $SCRATCH, "as it may get partially deleted"): a venv path or a virtualenv line there is a warning.
+    "venv_not_under": Fields({"paths": _NAMES, "source": _RULE_SOURCE}, required=("paths", "source")),
+    # Profiling GPU jobs (nsys, ncu): not available (Fir, Nibi), or only with DCGM disabled at
+    # submission, DISABLE_DCGM=1 (Narval, Rorqual): a job that runs a GPU profiler is warned about.
+    "gpu_profiling": Fields({"available": Bool(nullable=False), "disable_dcgm": Bool(), "source": _RULE_SOURCE},
+                            required=("available", "source")),
+    # The site builds wheels for its stack and asks pip to take them (--no-index): a pip install
+    # from the index is a warning where compute nodes do reach it (rules.no_internet says the rest).
+    "wheelhouse": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # The Python page's "do not modify PYTHONPATH" and "do not load a module while a virtual
+    # environment is activated": a setup line that does either is a warning.
+    "python_env": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # The walltimes that bound the general-purpose clusters' partitions (3h, 12h, 24h, 72h, 7d):
+    # a shorter job runs on more nodes, so a time just above a bound is a warning.
+    "time_partitions": Fields({"bounds": ListOf(Duration(nullable=False)), "source": _RULE_SOURCE}, required=("bounds", "source")),
 })
 
 SCHEMA = Fields({
@@ -700,6 +723,34 @@ class NoInternet(Record):
     source: Tuple[str, ...]
 
 
+class HostCpuFlags(Record):
+    flags: Tuple[str, ...]         # as written (-xHost); one ending in * matches a prefix (-x*)
+    instead: Optional[str]         # the flag that builds for the site's CPUs (-march=core-avx2)
+    source: Tuple[str, ...]
+
+
+class PreloadLauncher(Record):
+    preload: str                   # a word of the setup line that loads it (vastpreload)
+    launcher: str                  # the only launcher under which it takes effect (mpirun)
+    source: Tuple[str, ...]
+
+
+class VenvNotUnder(Record):
+    paths: Tuple[str, ...]         # as written in a spec ($SCRATCH, /scratch, ~/scratch)
+    source: Tuple[str, ...]
+
+
+class GpuProfiling(Record):
+    available: bool                # false: the site's GPU nodes cannot be profiled yet
+    disable_dcgm: bool             # true: only with DISABLE_DCGM=1 in sbatch's environment
+    source: Tuple[str, ...]
+
+
+class TimePartitions(Record):
+    bounds: Tuple[int, ...]        # seconds, ascending
+    source: Tuple[str, ...]
+
+
 class Rules(Record):
     """What decides whether a job runs at all; None or () where the site states nothing."""
 
@@ -717,6 +768,13 @@ class Rules(Record):
     blocked_modules: Optional[BlockedModules] = None
     gpu_share: Optional[SourcedRule] = None
     no_internet: Optional[NoInternet] = None
+    host_cpu_flags: Optional[HostCpuFlags] = None
+    preload_launcher: Optional[PreloadLauncher] = None
+    venv_not_under: Optional[VenvNotUnder] = None
+    gpu_profiling: Optional[GpuProfiling] = None
+    wheelhouse: Optional[SourcedRule] = None
+    python_env: Optional[SourcedRule] = None
+    time_partitions: Optional[TimePartitions] = None
 
 
 class SiteProfile(Record):
@@ -892,6 +950,25 @@ def _more_rules(given) -> dict:
         blocked_modules=blocked and BlockedModules(_names(blocked.get("modules")), _names(blocked.get("source"))),
         gpu_share=share and SourcedRule(_names(share.get("source"))),
         no_internet=offline and NoInternet(bool(offline.get("exceptions")), _names(offline.get("source"))),
+        **_build_rules_more(given),
+    )
+
+
+def _build_rules_more(given) -> dict:
+    """The rules about what the job's own lines build and preload."""
+    flags, preload, venv, profiling = (given(k) for k in ("host_cpu_flags", "preload_launcher", "venv_not_under", "gpu_profiling"))
+    return dict(
+        host_cpu_flags=flags and HostCpuFlags(_names(flags.get("flags")), flags.get("instead"), _names(flags.get("source"))),
+        preload_launcher=preload and PreloadLauncher(str(preload["preload"]), str(preload["launcher"]),
+                                                     _names(preload.get("source"))),
+        venv_not_under=venv and VenvNotUnder(_names(venv.get("paths")), _names(venv.get("source"))),
+        gpu_profiling=profiling and GpuProfiling(bool(profiling["available"]), bool(profiling.get("disable_dcgm")),
+                                                 _names(profiling.get("source"))),
+        wheelhouse=given("wheelhouse") and SourcedRule(_names(given("wheelhouse").get("source"))),
+        python_env=given("python_env") and SourcedRule(_names(given("python_env").get("source"))),
+        time_partitions=given("time_partitions") and TimePartitions(
+            tuple(sorted(parse_duration(str(b)) for b in given("time_partitions")["bounds"])),
+            _names(given("time_partitions").get("source"))),
     )
 
 

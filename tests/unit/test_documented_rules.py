@@ -226,7 +226,7 @@ def test_offline_setup_the_proxy_module_or_a_cluster_with_internet_is_no_finding
     assert said(resolved("rorqual", environment=setup), "environment.setup") == []
     proxied = {"modules": ["httpproxy"], "setup": ["curl -LO https://zenodo.org/x.tgz"]}
     assert said(resolved("rorqual", environment=proxied), "environment.setup") == []
-    online = {"setup": ["pip install torch", "curl -LO https://zenodo.org/x.tgz"]}
+    online = {"setup": ["pip install --no-index torch", "curl -LO https://zenodo.org/x.tgz"]}
     assert said(resolved("nibi", environment=online), "environment.setup") == []
     assert said(resolved("fir", environment=online), "environment.setup") == []
 
@@ -240,3 +240,157 @@ def test_the_offline_rule_goes_with_the_profiles_word_on_internet():
         if site.abstract or site.is_retired:
             continue
         assert (site.rules.no_internet is not None) == (site.storage.internet_on_compute is False), name
+
+
+# ------------------------------------------------------------------ builds for the host CPU (Narval)
+
+NARVAL = "(source: https://docs.alliancecan.ca/wiki/Narval/en)"
+
+
+@pytest.mark.parametrize("setup, flags", [
+    (["gcc -O3 -march=native -o solver solver.c"], ["-march=native"]),
+    (["icc -xHost -o a a.c"], ["-xHost"]),
+    (['export CFLAGS="-O2 -xCORE-AVX2"', "make"], ["-xCORE-AVX2"]),
+    (["cmake -DCMAKE_CXX_FLAGS='-march=native' .."], ["-march=native"])])
+def test_narval_warns_of_a_build_for_the_host_cpu(setup, flags):
+    resolution = resolved("narval", environment={"setup": setup})
+    assert resolution.errors == ()
+    assert said(resolution, "environment.setup") == [
+        f"{flag!r} builds for the CPU the job compiles on: on narval it gives code that runs as on the oldest CPUs, or (an "
+        f"Intel -x<code> build) does not run at all; build with -march=core-avx2 instead {NARVAL}" for flag in flags]
+
+
+def test_a_portable_build_on_narval_and_a_host_build_elsewhere_are_no_warning():
+    keep = {"setup": ["gcc -O3 -march=core-avx2 -o solver solver.c", "tar -xJf src.tar.xz", "bash -x run.sh"]}
+    assert said(resolved("narval", environment=keep), "environment.setup") == []
+    assert said(resolved("fir", environment={"setup": ["gcc -O3 -march=native -o solver solver.c"]}), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ Trillium's VAST preload wants mpirun
+
+VAST = {"setup": ["source /scinet/vast/etc/vastpreload-openmpi.bash"]}
+
+
+def test_trillium_warns_of_the_vast_preload_under_srun():
+    resolution = resolved("trillium", environment=VAST)
+    assert resolution.errors == ()
+    assert said(resolution, "environment.setup") == [
+        "the job preloads vastpreload, which takes effect only under mpirun, but it runs its command with srun: set "
+        f"'launch.launcher: mpirun', or leave the preload out {QUICKSTART}"]
+
+
+def test_the_vast_preload_under_mpirun_or_on_another_cluster_is_no_warning():
+    data = {"name": "demo", "account": "def-someprof", "kind": "mpi", "resources": {"time": "3h"},
+            "launch": {"command": "./solver", "launcher": "mpirun"}, "environment": VAST}
+    assert said(resolve(spec_from_mapping(data, source="job.yaml"), profile("trillium")), "environment.setup") == []
+    assert said(resolved("narval", environment=VAST), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ no virtualenv under $SCRATCH (Python page)
+
+PYTHON_PAGE = "(source: https://docs.alliancecan.ca/wiki/Python/en)"
+
+
+@pytest.mark.parametrize("cluster", ["fir", "nibi", "rorqual", "narval", "trillium"])
+@pytest.mark.parametrize("environment, field, path, under", [
+    ({"venv": {"packages": ["numpy"], "path": "$SCRATCH/env"}}, "environment.venv.path", "$SCRATCH/env", "$SCRATCH"),
+    ({"venv": {"packages": ["numpy"], "path": "${SCRATCH}/envs/a"}}, "environment.venv.path", "${SCRATCH}/envs/a", "$SCRATCH"),
+    ({"setup": ["virtualenv --no-download $SCRATCH/env"]}, "environment.setup", "$SCRATCH/env", "$SCRATCH"),
+    ({"setup": ["python3 -m venv ~/scratch/env && source ~/scratch/env/bin/activate"]}, "environment.setup", "~/scratch/env",
+     "~/scratch")])
+def test_a_virtualenv_under_scratch_is_warned_about(cluster, environment, field, path, under):
+    assert said(resolved(cluster, environment=environment), field) == [
+        f"{path}: a virtual environment under {under} may get partially deleted, and then fails in a later job; make it in "
+        f"$HOME or the project space, or let slurmkit build it in $SLURM_TMPDIR (no environment.venv.path) {PYTHON_PAGE}"]
+
+
+def test_a_virtualenv_elsewhere_or_on_a_non_alliance_cluster_is_no_warning():
+    keep = {"setup": ["virtualenv --no-download $SLURM_TMPDIR/env", "python -m venv $HOME/envs/a"]}
+    assert said(resolved("fir", environment=keep), "environment.setup") == []
+    assert said(resolved("fir", environment={"venv": {"packages": ["numpy"], "path": "$HOME/envs/a"}}), "environment.venv.path") == []
+    assert said(resolved("local", kind="threaded", environment={"setup": ["virtualenv $SCRATCH/env"]}), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ GPU profiling (Using_GPUs_with_Slurm)
+
+def profiled(cluster, gpus, setup=()):
+    return said(resolved(cluster, kind="gpu", gpus=gpus, command="nsys profile -o out python train.py",
+                         environment={"setup": list(setup)}), "launch.command")
+
+
+@pytest.mark.parametrize("cluster", ["fir", "nibi"])
+def test_fir_and_nibi_warn_that_gpu_profiling_is_not_available(cluster):
+    assert profiled(cluster, "h100:1") == [f"nsys profiles GPUs, which is not available on {cluster} yet: profile on a cluster "
+                                           f"that allows it {GPUS_PAGE}"]
+
+
+@pytest.mark.parametrize("cluster, gpus", [("narval", "a100:1"), ("rorqual", "h100:1")])
+def test_narval_and_rorqual_ask_dcgm_disabled_at_submission_unless_the_setup_waits_for_it(cluster, gpus):
+    wait = """while [ -n "$(dcgmi -v | grep 'Hostengine build info:')" ]; do sleep 5; done"""
+    assert profiled(cluster, gpus) == [
+        f"nsys profiles GPUs, which {cluster} allows only with DCGM disabled: submit with DISABLE_DCGM=1 set (DISABLE_DCGM=1 "
+        f"slurmkit submit ...), and add to environment.setup the wait until it is off: {wait} {GPUS_PAGE}"]
+    assert profiled(cluster, gpus, setup=[wait]) == []
+
+
+def test_no_profiler_or_trillium_is_no_profiling_warning():
+    assert said(resolved("fir", kind="gpu", gpus="h100:1", command="python train.py"), "launch.command") == []
+    assert profiled("trillium", "h100:1") == []
+
+
+# ------------------------------------------------------------------ the wheelhouse (Python page)
+
+@pytest.mark.parametrize("cluster", ["fir", "nibi"])
+def test_where_compute_nodes_reach_pypi_a_pip_install_from_it_is_still_warned_about(cluster):
+    assert said(resolved(cluster, environment={"setup": ["pip install torch"]}), "environment.setup") == [
+        f"'pip install torch' installs from PyPI, but {cluster} provides wheels built for its software stack and strongly "
+        "recommends them: add --no-index (the wheelhouse; a package it lacks can be downloaded first), or list the packages in "
+        f"environment.venv.packages {PYTHON_PAGE}"]
+
+
+def test_pip_with_no_index_or_a_cluster_without_a_wheelhouse_is_no_wheelhouse_warning():
+    assert said(resolved("fir", environment={"setup": ["pip install --no-index torch"]}), "environment.setup") == []
+    assert said(resolved("local", kind="threaded", environment={"setup": ["pip install torch"]}), "environment.setup") == []
+    offline = said(resolved("rorqual", environment={"setup": ["pip install torch"]}), "environment.setup")
+    assert len(offline) == 1 and "reach no internet" in offline[0]   # the no-internet warning, not a second one
+
+
+# ------------------------------------------------------------------ PYTHONPATH and modules under a venv (Python page)
+
+def test_a_setup_line_that_sets_pythonpath_is_warned_about():
+    assert said(resolved("nibi", environment={"setup": ["export PYTHONPATH=$HOME/lib:$PYTHONPATH"]}), "environment.setup") == [
+        "'export PYTHONPATH=$HOME/lib:$PYTHONPATH' sets PYTHONPATH, which the site lists as a cause of 'No module named X' and "
+        f"asks jobs not to do: install the package into the virtual environment instead {PYTHON_PAGE}"]
+
+
+@pytest.mark.parametrize("environment, active", [
+    ({"venv": {"packages": ["numpy"]}, "setup": ["module load gcc"]}, "the job's virtual environment"),
+    ({"setup": ["source $HOME/env/bin/activate", "module load scipy-stack"]}, "the virtual environment it activates")])
+def test_a_module_loaded_under_an_active_venv_is_warned_about(environment, active):
+    piece = environment["setup"][-1]
+    assert said(resolved("fir", environment=environment), "environment.setup") == [
+        f"'{piece}' loads a module while {active} is active, which the site lists as a cause of 'No module named X': list the "
+        f"module in environment.modules, which are loaded before it {PYTHON_PAGE}"]
+
+
+def test_modules_before_the_venv_or_a_non_alliance_cluster_are_no_python_env_warning():
+    keep = {"setup": ["module load gcc", "source $HOME/env/bin/activate", "export OMP_NUM_THREADS=4"]}
+    assert said(resolved("fir", environment=keep), "environment.setup") == []
+    assert said(resolved("local", kind="threaded", environment={"setup": ["export PYTHONPATH=/x"]}), "environment.setup") == []
+
+
+# ------------------------------------------------------------------ time partitions (Job_scheduling_policies)
+
+@pytest.mark.parametrize("cluster, time, bound", [("fir", "3h10m", "3h"), ("nibi", "1d2h", "1d"), ("narval", "12h30m", "12h"),
+                                                  ("rorqual", "3d5h", "3d")])
+def test_a_time_just_above_a_partition_bound_is_warned_about(cluster, time, bound):
+    assert said(resolved(cluster, time=time), "resources.time") == [
+        f"{time} is just above {cluster}'s {bound} partitions: a job of {bound} or less can also run in them, which gives it "
+        f"more scheduling opportunities; ask {bound} if the job fits in it "
+        "(source: https://docs.alliancecan.ca/wiki/Job_scheduling_policies/en)"]
+
+
+def test_a_time_at_a_bound_or_well_above_it_or_on_trillium_is_no_partition_warning():
+    for time in ("3h", "3h30m", "12h", "2d"):
+        assert said(resolved("fir", time=time), "resources.time") == []
+    assert said(resolved("trillium", time="3h10m"), "resources.time") == []

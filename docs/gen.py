@@ -294,7 +294,8 @@ def write_pages(out: Path) -> List[Path]:
 
 
 def main_(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Write docs/cli.md, docs/profiles.md, docs/site-rules.md and why-the-script.md's script from the code.")
+    parser = argparse.ArgumentParser(description="Write docs/cli.md, docs/profiles.md, docs/site-rules.md and "
+                                                 "why-the-script.md's script from the code.")
     parser.add_argument("--out", type=Path, default=REPO / "docs", help="folder to write into (default: docs/)")
     args = parser.parse_args(argv)
     for path in write_pages(args.out):

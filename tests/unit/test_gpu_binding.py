@@ -113,7 +113,7 @@ def test_torchrun_ranks_get_their_gpu_before_their_share_of_the_cpus():
     done = _run_task(script, LOCAL_RANK="1", LOCAL_WORLD_SIZE="4", CUDA_VISIBLE_DEVICES="0,1,2,3")
     assert done.stdout == "gpus=1\n", done.stderr
     body = re.search(r"^_sk_task\(\) \{.*?^\}\n", runtime().text, re.S | re.M).group(0)
-    assert body.index("CUDA_VISIBLE_DEVICES=${gpus[rank]}") < body.index("_sk_bind_share")
+    assert body.index("_sk_task_exports") < body.index("_sk_bind_share")   # its GPU (in the exports), then its CPUs
     assert re.search(r"^slurmkit_place_tasks .*gpu=LOCAL_RANK bind$", script, re.M)
 
 

@@ -197,7 +197,9 @@ def test_the_kinds_table_says_what_each_kind_really_sets():
     for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "TF_CONFIG"):
         kind = "tf-multiworker" if name == "TF_CONFIG" else "ddp"
         assert f"kind '{kind}'" in PER_PROCESS[name]
-        assert re.search(rf"^ *export .*\b{name}=", Job(**spec_for(fir, kind)).render(standalone=True), flags=re.M), name   # (in _sk_task)
+        script = Job(**spec_for(fir, kind)).render(standalone=True)
+        exports = re.search(r"^_sk_task_exports\(\) \{.*?^\}\n", script, re.S | re.M).group(0)   # what each task gets
+        assert re.search(rf"\b{name}=", exports), name
 
 
 # ---------------------------------------------------------------------- single quotes

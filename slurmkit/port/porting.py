@@ -164,8 +164,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.text = text
     build.pypi_from = _compute_nodes_reach_pypi(profile)
     script = bashtree.parse(text)
-    for number, name in script.printed:
-        build.printed.setdefault(number, []).append(name)
+    for number, variable in script.printed:
+        build.printed.setdefault(number, []).append(variable)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     build.directives = units[:first_body]

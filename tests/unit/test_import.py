@@ -441,3 +441,33 @@ def test_what_the_script_left_to_the_sbatch_line_is_a_to_do(header, body, said):
     the script reads $SLURM_JOB_NAME: it was given with -J, and the spec's name replaces it."""
     imported = import_script(f"#!/bin/bash\n{header}{body}", name="job")
     assert [n.text for n in imported.unmapped if n.text.startswith(("resources.time", "name:"))] == said
+
+
+@pytest.mark.parametrize("body", ['echo "dir is $PWD"\n', 'echo "Time Signature: ${dt}"\n', 'python run.py\necho "exit $?"\n',
+                                  'dt=$(date +%s)\necho "$dt" > stamp\n'])
+def test_the_name_is_the_one_given_whatever_the_script_prints(body):
+    """A variable an ``echo`` line prints is no job name: the name is the one import was given
+    (the file's stem), unless the script sets --job-name."""
+    assert import_script(f"#!/bin/bash\n#SBATCH -t 10\n{body}python run.py\n", name="myjob").spec["name"] == "myjob"
+    assert import_script(f"#!/bin/bash\n#SBATCH -t 10 -J given\n{body}python run.py\n", name="myjob").spec["name"] == "given"
+
+
+def test_no_loop_of_the_import_code_rebinds_a_parameter_of_its_function():
+    """A ``for name in ...`` inside a function whose parameter is ``name`` replaces what the
+    caller passed with the loop's last value, far from where it is read (the job's name became a
+    variable an echo line printed)."""
+    import ast
+    from pathlib import Path
+
+    import slurmkit.port
+
+    rebound = []
+    for path in sorted(Path(slurmkit.port.__file__).parent.glob("*.py")):
+        for function in ast.walk(ast.parse(path.read_text())):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = function.args
+                names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+                rebound += [f"{path.name}:{loop.lineno}: {function.name}({target.id})" for loop in ast.walk(function)
+                            if isinstance(loop, (ast.For, ast.comprehension)) for target in ast.walk(loop.target)
+                            if isinstance(target, ast.Name) and target.id in names]
+    assert rebound == []

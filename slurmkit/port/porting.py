@@ -1921,12 +1921,12 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     _given_at_submit(build)
+    _array_from_command_line(build)
     _error_log_alone(build)
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
     _memory_per_core_of_a_gpu_job(build)
     _torchrun_over_nodes(build)
-    _array_from_command_line(build)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
@@ -2224,7 +2224,8 @@ _ARRAY_DIRECTIVE = re.compile(r"^#SBATCH\b.*\s(--array\b|-a\s*\S)", re.M)
 
 def _array_from_command_line(build: _Builder) -> None:
     """A script that reads $SLURM_ARRAY_TASK_ID with no #SBATCH --array was submitted as
-    ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id, so
+    ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id. It
+    becomes an array of one task, id 0, which the spec reader and port take as any array, and
     the range it was submitted with is a to do, with where it goes."""
     if "array_range" in build.spec or "tasks" in build.spec or _ARRAY_DIRECTIVE.search(build.text):
         return    # (an --array import could not read has its own to-do)
@@ -2233,10 +2234,12 @@ def _array_from_command_line(build: _Builder) -> None:
     if read is None:
         return
     logs = " (its log names hold %a/%A, an array's)" if _ARRAY_LOG.search(build.text) else ""
+    build.spec["array_range"] = "0"
     build.note(read[0], read[1], "to do", f"the script reads $SLURM_ARRAY_TASK_ID but has no #SBATCH --array: it was "
-               f"submitted with `sbatch --array=...`{logs}; as it stands every run gets the same, unset, id. Give that "
-               f"range in the spec: kind: {first_kind(sweeps=True).name}, array: {{parameters: {{task_id: [one value per "
-               "task]}, indices: 'FIRST-LAST'} (the ids the program reads), then remove this line")
+               f"submitted with `sbatch --array=...`{logs}; the spec is an array of one task, id 0, in its place. Give "
+               f"the range it was submitted with: array.parameters.{_free_parameter(build.text)}: [one value per task], "
+               "and array.indices: 'FIRST-LAST' where the ids are not 0..N-1 (the ids the program reads), then remove "
+               "this line")
 
 
 def _uses(build: _Builder, number: int, line: str, reads: "re.Pattern") -> bool:

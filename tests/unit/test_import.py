@@ -409,11 +409,37 @@ def test_the_array_parameter_takes_a_name_the_script_does_not_use(body, name):
     assert body.splitlines()[-1] in imported.spec["launch"].get("command", imported.spec["launch"].get("shell", ""))
 
 
-def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do():
-    imported = import_script("#!/bin/bash\n#SBATCH -t 10\n#SBATCH -o out-%A_%a.log\npython run.py --seed ${SLURM_ARRAY_TASK_ID}\n")
+@pytest.mark.parametrize("logs", ["#SBATCH -o out-%A_%a.log\n", ""])
+def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do(logs, tmp_path, monkeypatch):
+    """It was submitted with ``sbatch --array``: an array of one task stands in for the range, so
+    the spec passes check but for the one to-do, and port carries that to-do instead of refusing."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+    from slurmkit.port.porting import imported_text
+
+    script = f"#!/bin/bash\n#SBATCH -t 10 -A def-x\n{logs}python run.py --seed ${{SLURM_ARRAY_TASK_ID}}\n"
+    imported = import_script(script, name="job", profile="narval")
     note = next(n for n in imported.notes if n.outcome == "to do")
-    assert note.line == 4 and "sbatch --array" in note.reason and "%a" in note.reason
-    assert "array" not in imported.spec
+    assert note.line == script.count("\n") and "sbatch --array" in note.reason and ("%a" in note.reason) == bool(logs)
+    assert imported.spec["kind"] == "array" and imported.spec["array"] == {"parameters": {"task_id": ["0"]}}
+    assert not Job(**imported.spec).resolve().errors
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(imported_text(imported, "job.sh"))
+    ported = CliRunner().invoke(main, ["port", "job.yaml", "--to", "rorqual", "-o", "new.yaml", "--no-verify"])
+    assert ported.exit_code == 0, ported.output
+    assert [line for line in (tmp_path / "new.yaml").read_text().splitlines() if line.startswith("# to do:")] == [
+        f"# to do: line {note.line}: {note.text}: {note.reason}"]
+
+
+def test_verification_gives_the_old_script_the_array_its_sbatch_line_gave():
+    """The old script ran as an array task (sbatch --array): traced without one, its unset id
+    would differ from the new script's, a second to-do for the same missing range."""
+    from slurmkit.port.verify import verify_import
+
+    script = "#!/bin/bash\n#SBATCH -t 10 -A def-x\npython run.py --seed $SLURM_ARRAY_TASK_ID\n"
+    imported = import_script(script, name="job", profile="narval")
+    assert verify_import(script, imported, "narval").todos() == ()
 
 
 def test_a_comment_naming_the_task_id_asks_for_nothing():

@@ -1026,7 +1026,36 @@ def _pip_kept(build: _Builder, words: List[str]) -> str:
         return f"pip's {' '.join(dict.fromkeys(options))} cannot be said in environment.venv: {_PIP_KEPT}"
     if requirements and (requirements > 1 or venv.get("requirements") or venv.get("packages")):
         return f"environment.venv installs one requirements file, before any package: {_PIP_KEPT}"
+    return _pip_line_of_its_own(rest, venv.get("packages") or ())
+
+
+def _pip_line_of_its_own(rest: List[str], earlier: Sequence[str]) -> str:
+    """Why this line's packages cannot join the earlier lines' in one ``pip install`` ("" where
+    they can): a second version of a project an earlier line installed (pip installs one after
+    the other, but refuses both in one call), or a file (a wheel, a source folder): named from
+    the folder the line ran in, built for the python of its day, and where it is missing or
+    does not fit, one ``pip install`` of every package would fail as a whole."""
+    packages = [w for i, w in enumerate(rest) if not w.startswith("-") and (i == 0 or rest[i - 1] not in ("-r", "--requirement"))]
+    installed = {_project(p) for p in earlier}
+    again = next((p for p in packages if _project(p) in installed), None)
+    if again:
+        return f"{again}: a second install of a project an earlier pip line installed, which pip refuses in one call: {_PIP_KEPT}"
+    local = next((p for p in packages if _PIP_FILE.search(p)), None)
+    if local:
+        return (f"{local}: a file, not a package of an index; on a line of its own, a file missing or built for another "
+                f"python fails alone: {_PIP_KEPT}")
     return ""
+
+
+#: a pip argument that names a file or folder (a wheel, ``.``, ``~/src``), not a requirement or a URL
+_PIP_FILE = re.compile(r"^[.~$/]|^[^:@]*/|\.(whl|zip|tar\.gz|tgz|tar\.bz2)$")
+
+
+def _project(requirement: str) -> str:
+    """The project a requirement or a wheel's file names (``torch==2.3``, ``~/w/torch-2.3-cp311-...whl``: torch)."""
+    name = requirement.rsplit("/", 1)[-1] if _PIP_FILE.search(requirement) else requirement
+    name = name.split("-", 1)[0] if name.endswith(".whl") else name
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[;@ ]", name, 1)[0]).lower()
 
 
 def _upgrades_pip_only(rest: List[str]) -> bool:

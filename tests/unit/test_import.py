@@ -497,3 +497,17 @@ def test_no_loop_of_the_import_code_rebinds_a_parameter_of_its_function():
                             if isinstance(loop, (ast.For, ast.comprehension)) for target in ast.walk(loop.target)
                             if isinstance(target, ast.Name) and target.id in names]
     assert rebound == []
+
+
+@pytest.mark.parametrize("body, line, says", [
+    ("rmats.py --gtf a.gtf \\ #testing\n  --nthread 4 --od out\n", 3, "bash runs line 4, `--nthread 4 --od out`, as a command"),
+    ("prog --in a \\\n  # --verbose\n  --out b\npython post.py\n", 3, "bash runs line 5, `--out b`, as a command"),
+    ("python train.py\n--epochs 5\n", 4, "bash runs `--epochs`, an option, as a command"),
+])
+def test_a_command_cut_in_two_is_one_to_do_that_says_to_join_the_lines(body, line, says):
+    """Import reads the script as bash does (the option line is a command of its own, and may be
+    taken for the program), and says so, once for each command cut in two."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\n{body}", name="job")
+    todos = [n for n in imported.unmapped if n.line == line]
+    assert len(todos) == 1 and says in todos[0].reason and "join the lines" in todos[0].reason
+    assert len(imported.unmapped) == 1

@@ -606,7 +606,9 @@ def broken_lines(root: "Node", reader: _Reader) -> Tuple[Broken, ...]:
         if node.parent is not None and node.parent.type == "redirected_statement":
             continue    # the whole statement's end decides
         rest = _DANGLING.match(reader.source, node.end_byte)
-        after = next((n for n in statements if rest is not None and n.start_byte >= rest.end()), None)
+        if rest is None:
+            continue
+        after = next((n for n in statements if n.start_byte >= rest.end()), None)
         if after is None or reader.source[rest.end():after.start_byte].strip(b" \t") != b"\n":
             continue    # nothing on the next line that it was meant to take
         why = ("a backslash followed by a blank (it escapes the blank, not the line's end)" if rest.group(2) is None

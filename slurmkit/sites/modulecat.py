@@ -302,10 +302,11 @@ def _hidden_kept(module: str, check: ModuleCheck) -> ModuleCheck:
         return check
     family = module.partition("/")[0]
 
-    def hidden(text: Optional[str]) -> Optional[str]:
-        return text and re.sub(rf"(?<![\w.-]){re.escape(family)}/(?=\w)", f"{family}/.", text)
+    def hidden(text: str) -> str:
+        return re.sub(rf"(?<![\w.-]){re.escape(family)}/(?=\w)", f"{family}/.", text)
 
-    return check._replace(module=module, new=hidden(check.new), why=hidden(check.why), warning=hidden(check.warning))
+    return check._replace(module=module, new=hidden(check.new), why=check.why and hidden(check.why),
+                          warning=check.warning and hidden(check.warning))
 
 
 def _site_module(check: ModuleCheck, profile: SiteProfile) -> ModuleCheck:

@@ -494,7 +494,7 @@ def test_no_loop_of_the_import_code_rebinds_a_parameter_of_its_function():
                 arguments = function.args
                 names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
                 rebound += [f"{path.name}:{loop.lineno}: {function.name}({target.id})" for loop in ast.walk(function)
-                            if isinstance(loop, (ast.For, ast.comprehension)) for target in ast.walk(loop.target)
+                            if isinstance(loop, (ast.For, ast.AsyncFor)) for target in ast.walk(loop.target)
                             if isinstance(target, ast.Name) and target.id in names]
     assert rebound == []
 

@@ -599,7 +599,9 @@ _DANGLING = re.compile(rb"[ \t]*\\(?:[ \t]+(#.*)?|(\n[ \t]*(?:#.*)?(?=\n|$)))")
 def broken_lines(root: "Node", reader: _Reader) -> Tuple[Broken, ...]:
     """The commands (a redirected one whole) that bash ends where a backslash meant to continue
     them, each with the command that follows it: read from the tree, which ends the command
-    where bash does, and the rest of its line."""
+    where bash does, and the rest of its line. A backslash before a blank or comment line
+    counts only where the next command is an option (``--b 1``): before a command of its own
+    (``# step 2`` then ``prog2``), it is a stray one, and bash runs what the author meant."""
     found: List[Broken] = []
     statements = [n for n in nodes_under(root, frozenset(("heredoc_body",))) if n.type in _STATEMENT_NODES]
     for node in statements:
@@ -611,9 +613,12 @@ def broken_lines(root: "Node", reader: _Reader) -> Tuple[Broken, ...]:
         after = next((n for n in statements if n.start_byte >= rest.end()), None)
         if after is None or reader.source[rest.end():after.start_byte].strip(b" \t") != b"\n":
             continue    # nothing on the next line that it was meant to take
+        text = reader.text(after).split("\n", 1)[0]
+        if rest.group(2) is not None and not text.startswith("-"):
+            continue    # a stray backslash before a comment, then a command of its own (as bash runs it)
         why = ("a backslash followed by a blank (it escapes the blank, not the line's end)" if rest.group(2) is None
                else "a backslash before a blank or comment line")
-        found.append(Broken(int(node.end_point[0]) + 1, why, _line(after), reader.text(after).split("\n", 1)[0]))
+        found.append(Broken(int(node.end_point[0]) + 1, why, _line(after), text))
     return tuple(found)
 
 

@@ -175,10 +175,10 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     body = units[first_body:]
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
+    _broken_commands(build, script)
     launch_at = _launch_index(body, build.program, unread)
     together = _background_start(build, body, launch_at)
     _collect_traps(build, script)
-    _broken_commands(build, script)
     build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
@@ -1271,23 +1271,24 @@ def _tmpdir(path: str) -> Optional[str]:
 
 
 def _broken_commands(build: _Builder, script: bashtree.Script) -> None:
-    """A command a backslash meant to continue, which bash ended (bashtree.Broken), and a command
+    """A command a backslash meant to continue, which bash ended (bashtree.Broken), and a program
     whose name is an option (``--nthread 4``, the rest of such a command): bash runs the first
     without its last words and fails on the second (command not found), and import reads them as
     bash does, so each is a to-do that says to join the lines, one for each command cut in two."""
     lines = build.text.splitlines()
-    cut = {broken.next_line for broken in script.broken}
     for broken in script.broken:
-        option = " (an option, no program)" if broken.next_text.startswith("-") else ""
+        option = broken.next_text.startswith("-")
+        advice = ("join the lines" if option else f"if line {broken.next_line} continues this command, join the lines, "
+                  "else remove the backslash (it gives the command one more argument, a blank)")
         build.note(broken.line, lines[broken.line - 1].strip(), "to do",
                    f"{broken.why} ends the command on this line; bash runs line {broken.next_line}, "
-                   f"`{broken.next_text}`, as a command of its own{option}: join the lines (a backslash continues "
-                   "a line only as its last character, with no comment after it)")
-    for command in bashtree.walk(script.statements):
-        if command.name.startswith("-") and command.line not in cut:
-            build.note(command.line, lines[command.line - 1].strip(), "to do",
-                       f"bash runs `{command.name}`, an option, as a command (command not found): these words belong to "
-                       "the command before them; join the lines with a backslash as the last character of each")
+                   f"`{broken.next_text}`, as a command of its own{' (an option, no program)' if option else ''}: {advice} "
+                   "(a backslash continues a line only as its last character, with no comment after it)")
+    program = build.program.command if build.program else None
+    if program is not None and program.name.startswith("-") and program.line not in {b.next_line for b in script.broken}:
+        build.note(program.line, lines[program.line - 1].strip(), "to do",
+                   f"bash runs `{program.name}`, an option, as a command (command not found): these words belong to "
+                   "the command before them; join the lines with a backslash as the last character of each")
 
 
 #: the signals of a trap that copies results back: slurmkit saves stage.outputs on each of them itself

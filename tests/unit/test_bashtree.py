@@ -276,6 +276,8 @@ def test_characters_the_grammars_scanner_misreads_never_crash_the_process():
     # no break: continued lines, an escaped blank inside a word or quotes, nothing on the next line
     ("cmd --a \\\n  --b\nx\n", []), ('echo "x \\ "\nb\n', []), ("echo a\\ b\nc\n", []), ("a \\ \n\nb\n", []),
     ("cmd \\\n# end\n", []),
+    # a stray backslash before a comment line, then a command of its own: bash runs what was meant
+    ("prog1 --out a.json \\\n# step 2\nprog2 --in a.json\n", []),
 ])
 def test_a_backslash_that_does_not_continue_the_line_is_found(body, broken):
     """Bash ends the command there and runs the next line as a command of its own."""

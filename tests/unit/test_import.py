@@ -503,6 +503,7 @@ def test_no_loop_of_the_import_code_rebinds_a_parameter_of_its_function():
     ("rmats.py --gtf a.gtf \\ #testing\n  --nthread 4 --od out\n", 3, "bash runs line 4, `--nthread 4 --od out`, as a command"),
     ("prog --in a \\\n  # --verbose\n  --out b\npython post.py\n", 3, "bash runs line 5, `--out b`, as a command"),
     ("python train.py\n--epochs 5\n", 4, "bash runs `--epochs`, an option, as a command"),
+    ("python train.py \\ \n  data/\n", 3, "if line 4 continues this command, join the lines, else remove the backslash"),
 ])
 def test_a_command_cut_in_two_is_one_to_do_that_says_to_join_the_lines(body, line, says):
     """Import reads the script as bash does (the option line is a command of its own, and may be
@@ -511,3 +512,10 @@ def test_a_command_cut_in_two_is_one_to_do_that_says_to_join_the_lines(body, lin
     todos = [n for n in imported.unmapped if n.line == line]
     assert len(todos) == 1 and says in todos[0].reason and "join the lines" in todos[0].reason
     assert len(imported.unmapped) == 1
+
+
+def test_an_option_line_that_is_not_the_program_is_read_as_bash_reads_it():
+    """Only the program is checked for an option's name: a help text that the grammar reads as
+    commands (a here-document it cannot end) would otherwise give a to-do a line."""
+    imported = import_script("#!/bin/bash\n#SBATCH -t 10\nfoo --a 1\n-v  be verbose\npython run.py\n", name="job")
+    assert not [n for n in imported.unmapped if "join the lines" in n.reason]

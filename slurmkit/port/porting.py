@@ -1037,10 +1037,11 @@ def _pip_line_of_its_own(rest: List[str], earlier: Sequence[str]) -> str:
     the folder the line ran in, built for the python of its day, and where it is missing or
     does not fit, one ``pip install`` of every package would fail as a whole."""
     packages = [w for i, w in enumerate(rest) if not w.startswith("-") and (i == 0 or rest[i - 1] not in ("-r", "--requirement"))]
-    installed = {_project(p) for p in earlier}
-    again = next((p for p in packages if _project(p) in installed), None)
+    pinned = {_project(p): p for p in earlier if _pins(p)}
+    again = next((p for p in packages if _pins(p) and pinned.get(_project(p), p) != p), None)
     if again:
-        return f"{again}: a second install of a project an earlier pip line installed, which pip refuses in one call: {_PIP_KEPT}"
+        return (f"{again}: another version of a project an earlier pip line installed ({pinned[_project(again)]}), "
+                f"which pip installs after it but refuses beside it in one call: {_PIP_KEPT}")
     local = next((p for p in packages if _PIP_FILE.search(p)), None)
     if local:
         return (f"{local}: a file, not a package of an index; on a line of its own, a file missing or built for another "
@@ -1050,6 +1051,11 @@ def _pip_line_of_its_own(rest: List[str], earlier: Sequence[str]) -> str:
 
 #: a pip argument that names a file or folder (a wheel, ``.``, ``~/src``), not a requirement or a URL
 _PIP_FILE = re.compile(r"^[.~$/]|^[^:@]*/|\.(whl|zip|tar\.gz|tgz|tar\.bz2)$")
+
+
+def _pins(requirement: str) -> bool:
+    """Whether a requirement names a version (``a==1.0``, ``a>=2``, a file): a bare name joins any other."""
+    return bool(re.search(r"[<>=!~@]", requirement)) or bool(_PIP_FILE.search(requirement))
 
 
 def _project(requirement: str) -> str:
@@ -1097,7 +1103,8 @@ def _venv_installs(venv: Dict, words: List[str]) -> _Verdict:
         venv["requirements"] = requirements[0]
     packages = [p for p in packages if p != "pip"]
     if packages:
-        venv.setdefault("packages", []).extend(packages)
+        listed = venv.setdefault("packages", [])
+        listed.extend(p for p in dict.fromkeys(packages) if p not in listed)   # the same requirement twice is one
     return _MAPPED
 
 

@@ -57,8 +57,11 @@ MADE = "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin
     (["pip install -r a.txt -r b.txt"], None, None, ["pip install -r a.txt -r b.txt"]),
     # a second version of a project: pip installs one after the other, and refuses both in one call
     (["pip install a==1.0", "pip install A_b", "pip install a==1.1"], ["a==1.0", "A_b"], None, ["pip install a==1.1"]),
-    (["pip install numpy torch", "pip install --no-index numpy==1.26"], ["numpy", "torch"], None,
+    (["pip install numpy==1.24 torch", "pip install --no-index numpy==1.26"], ["numpy==1.24", "torch"], None,
      ["pip install --no-index numpy==1.26"]),
+    # a bare name joins any other (pip takes both in one call, and ends with what separate lines did)
+    (["pip install torch", "pip install torch torchvision", "pip install numpy==1.26", "pip install Numpy"],
+     ["torch", "torchvision", "numpy==1.26", "Numpy"], None, []),
     (["pip install ~/w/a-1.0-py3-none-any.whl", "pip install ~/w/a-1.1-py3-none-any.whl"], None, None,
      ["pip install ~/w/a-1.0-py3-none-any.whl", "pip install ~/w/a-1.1-py3-none-any.whl"]),
     # a file or folder is found from where the line ran, and was built for the python of its day

@@ -176,11 +176,23 @@ class Script(Record):
     optional_positional: Tuple[Tuple[int, str], ...] = ()   # those of positional a run with no arguments passes by,
                                                             # or whose value the job does not use (scriptargs.py)
     printed: Tuple[Tuple[int, str], ...] = ()   # (line, name) of each variable read only to be printed (treewalk.printed_only)
+    broken: Tuple["Broken", ...] = ()           # commands a backslash meant to continue, and bash ended (broken_lines)
 
     @property
     def directives(self) -> Tuple[Comment, ...]:
         """The ``#SBATCH`` lines (sbatch reads those before the first command only)."""
         return tuple(c for c in self.comments if c.text.startswith("#SBATCH"))
+
+
+class Broken(Record):
+    """A command that ends where a backslash meant to continue it: ``prog --a \\ #note`` (the
+    backslash escapes the blank after it, not the line's end), or ``prog --a \\`` before a blank
+    or comment line. Bash runs it without the words of the lines meant for it, and runs the next
+    line as a command of its own (``--nthread 4``: command not found)."""
+    line: int        # the line whose backslash does not continue it
+    why: str         # what ends it, in a reader's words
+    next_line: int   # the line of the command that follows it, which was meant to be part of it
+    next_text: str
 
 
 # ------------------------------------------------------------------------------------- parse
@@ -218,7 +230,7 @@ def parse(text: str) -> Script:
     functions = {f.name: f for f in _functions(statements)}
     return Script(statements, tuple(reader.comments), functions, _positional(root, reader),
                   _multiline_strings(root, reader), errors, refusal, scriptargs.optional_reads(root, reader.text),
-                  _printed(root, reader))
+                  _printed(root, reader), broken_lines(root, reader))
 
 
 class _Reader:
@@ -577,6 +589,40 @@ def _printed(root: "Node", reader: _Reader) -> Tuple[Tuple[int, str], ...]:
     return tuple((_line(node), reader.text(node.named_children[0])) for node in nodes_under(root)
                  if node.type in ("simple_expansion", "expansion") and node.named_children
                  and node.named_children[0].type in ("variable_name", "special_variable_name") and printed_only(node, reader.text))
+
+
+#: what follows a command on its line where a backslash meant to continue it: ``\\ #note``, ``\\ ``
+#: (an escaped blank), or ``\\`` at the end before a blank or comment line
+_DANGLING = re.compile(rb"[ \t]*\\(?:[ \t]+(#.*)?|(\n[ \t]*(?:#.*)?(?=\n|$)))")
+
+
+def broken_lines(root: "Node", reader: _Reader) -> Tuple[Broken, ...]:
+    """The commands (a redirected one whole) that bash ends where a backslash meant to continue
+    them, each with the command that follows it: read from the tree, which ends the command
+    where bash does, and the rest of its line. A backslash before a blank or comment line
+    counts only where the next command is an option (``--b 1``): before a command of its own
+    (``# step 2`` then ``prog2``), it is a stray one, and bash runs what the author meant."""
+    found: List[Broken] = []
+    statements = [n for n in nodes_under(root, frozenset(("heredoc_body",))) if n.type in _STATEMENT_NODES]
+    for node in statements:
+        if node.parent is not None and node.parent.type == "redirected_statement":
+            continue    # the whole statement's end decides
+        rest = _DANGLING.match(reader.source, node.end_byte)
+        if rest is None:
+            continue
+        after = next((n for n in statements if n.start_byte >= rest.end()), None)
+        if after is None or reader.source[rest.end():after.start_byte].strip(b" \t") != b"\n":
+            continue    # nothing on the next line that it was meant to take
+        text = reader.text(after).split("\n", 1)[0]
+        if rest.group(2) is not None and not text.startswith("-"):
+            continue    # a stray backslash before a comment, then a command of its own (as bash runs it)
+        why = ("a backslash followed by a blank (it escapes the blank, not the line's end)" if rest.group(2) is None
+               else "a backslash before a blank or comment line")
+        found.append(Broken(int(node.end_point[0]) + 1, why, _line(after), text))
+    return tuple(found)
+
+
+_STATEMENT_NODES = frozenset(("command", "redirected_statement", "declaration_command"))
 
 
 def _heredoc_positional(node: "Node", reader: _Reader) -> List[Tuple[int, str]]:

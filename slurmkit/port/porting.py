@@ -164,8 +164,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.text = text
     build.pypi_from = _compute_nodes_reach_pypi(profile)
     script = bashtree.parse(text)
-    for number, name in script.printed:
-        build.printed.setdefault(number, []).append(name)
+    for number, variable in script.printed:
+        build.printed.setdefault(number, []).append(variable)
     units = _units(text, script, build)
     first_body = next((i for i, (_, unit) in enumerate(units) if not unit.startswith("#SBATCH")), len(units))
     build.directives = units[:first_body]
@@ -175,6 +175,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     body = units[first_body:]
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
+    _broken_commands(build, script)
     launch_at = _launch_index(body, build.program, unread)
     together = _background_start(build, body, launch_at)
     _collect_traps(build, script)
@@ -1026,7 +1027,42 @@ def _pip_kept(build: _Builder, words: List[str]) -> str:
         return f"pip's {' '.join(dict.fromkeys(options))} cannot be said in environment.venv: {_PIP_KEPT}"
     if requirements and (requirements > 1 or venv.get("requirements") or venv.get("packages")):
         return f"environment.venv installs one requirements file, before any package: {_PIP_KEPT}"
+    return _pip_line_of_its_own(rest, venv.get("packages") or ())
+
+
+def _pip_line_of_its_own(rest: List[str], earlier: Sequence[str]) -> str:
+    """Why this line's packages cannot join the earlier lines' in one ``pip install`` ("" where
+    they can): a second version of a project an earlier line installed (pip installs one after
+    the other, but refuses both in one call), or a file (a wheel, a source folder): named from
+    the folder the line ran in, built for the python of its day, and where it is missing or
+    does not fit, one ``pip install`` of every package would fail as a whole."""
+    packages = [w for i, w in enumerate(rest) if not w.startswith("-") and (i == 0 or rest[i - 1] not in ("-r", "--requirement"))]
+    pinned = {_project(p): p for p in earlier if _pins(p)}
+    again = next((p for p in packages if _pins(p) and pinned.get(_project(p), p) != p), None)
+    if again:
+        return (f"{again}: another version of a project an earlier pip line installed ({pinned[_project(again)]}), "
+                f"which pip installs after it but refuses beside it in one call: {_PIP_KEPT}")
+    local = next((p for p in packages if _PIP_FILE.search(p)), None)
+    if local:
+        return (f"{local}: a file, not a package of an index; on a line of its own, a file missing or built for another "
+                f"python fails alone: {_PIP_KEPT}")
     return ""
+
+
+#: a pip argument that names a file or folder (a wheel, ``.``, ``~/src``), not a requirement or a URL
+_PIP_FILE = re.compile(r"^[.~$/]|^[^:@]*/|\.(whl|zip|tar\.gz|tgz|tar\.bz2)$")
+
+
+def _pins(requirement: str) -> bool:
+    """Whether a requirement names a version (``a==1.0``, ``a>=2``, a file): a bare name joins any other."""
+    return bool(re.search(r"[<>=!~@]", requirement)) or bool(_PIP_FILE.search(requirement))
+
+
+def _project(requirement: str) -> str:
+    """The project a requirement or a wheel's file names (``torch==2.3``, ``~/w/torch-2.3-cp311-...whl``: torch)."""
+    name = requirement.rsplit("/", 1)[-1] if _PIP_FILE.search(requirement) else requirement
+    name = name.split("-", 1)[0] if name.endswith(".whl") else name
+    return re.sub(r"[-_.]+", "-", re.split(r"[<>=!~\[;@ ]", name, 1)[0]).lower()
 
 
 def _upgrades_pip_only(rest: List[str]) -> bool:
@@ -1067,7 +1103,8 @@ def _venv_installs(venv: Dict, words: List[str]) -> _Verdict:
         venv["requirements"] = requirements[0]
     packages = [p for p in packages if p != "pip"]
     if packages:
-        venv.setdefault("packages", []).extend(packages)
+        listed = venv.setdefault("packages", [])
+        listed.extend(p for p in dict.fromkeys(packages) if p not in listed)   # the same requirement twice is one
     return _MAPPED
 
 
@@ -1238,6 +1275,27 @@ def _tmpdir(path: str) -> Optional[str]:
     """``$SLURM_TMPDIR/data/`` -> ``data``; ``$SLURM_TMPDIR`` -> ``""``; None where it is not under it."""
     match = re.fullmatch(r"\$\{?SLURM_TMPDIR\}?(/.*)?", path)
     return None if match is None else (match.group(1) or "").strip("/")
+
+
+def _broken_commands(build: _Builder, script: bashtree.Script) -> None:
+    """A command a backslash meant to continue, which bash ended (bashtree.Broken), and a program
+    whose name is an option (``--nthread 4``, the rest of such a command): bash runs the first
+    without its last words and fails on the second (command not found), and import reads them as
+    bash does, so each is a to-do that says to join the lines, one for each command cut in two."""
+    lines = build.text.splitlines()
+    for broken in script.broken:
+        option = broken.next_text.startswith("-")
+        advice = ("join the lines" if option else f"if line {broken.next_line} continues this command, join the lines, "
+                  "else remove the backslash (it gives the command one more argument, a blank)")
+        build.note(broken.line, lines[broken.line - 1].strip(), "to do",
+                   f"{broken.why} ends the command on this line; bash runs line {broken.next_line}, "
+                   f"`{broken.next_text}`, as a command of its own{' (an option, no program)' if option else ''}: {advice} "
+                   "(a backslash continues a line only as its last character, with no comment after it)")
+    program = build.program.command if build.program else None
+    if program is not None and program.name.startswith("-") and program.line not in {b.next_line for b in script.broken}:
+        build.note(program.line, lines[program.line - 1].strip(), "to do",
+                   f"bash runs `{program.name}`, an option, as a command (command not found): these words belong to "
+                   "the command before them; join the lines with a backslash as the last character of each")
 
 
 #: the signals of a trap that copies results back: slurmkit saves stage.outputs on each of them itself
@@ -1921,12 +1979,12 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if profile:
         spec["profile"] = profile
     _given_at_submit(build)
+    _array_from_command_line(build)
     _error_log_alone(build)
     spec["resources"].setdefault("time", "1h")
     _memory_the_site_ignores(build, profile)
     _memory_per_core_of_a_gpu_job(build)
     _torchrun_over_nodes(build)
-    _array_from_command_line(build)
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
@@ -2224,7 +2282,8 @@ _ARRAY_DIRECTIVE = re.compile(r"^#SBATCH\b.*\s(--array\b|-a\s*\S)", re.M)
 
 def _array_from_command_line(build: _Builder) -> None:
     """A script that reads $SLURM_ARRAY_TASK_ID with no #SBATCH --array was submitted as
-    ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id, so
+    ``sbatch --array=...``: imported as it stands, every run would get the same (unset) id. It
+    becomes an array of one task, id 0, which the spec reader and port take as any array, and
     the range it was submitted with is a to do, with where it goes."""
     if "array_range" in build.spec or "tasks" in build.spec or _ARRAY_DIRECTIVE.search(build.text):
         return    # (an --array import could not read has its own to-do)
@@ -2233,10 +2292,12 @@ def _array_from_command_line(build: _Builder) -> None:
     if read is None:
         return
     logs = " (its log names hold %a/%A, an array's)" if _ARRAY_LOG.search(build.text) else ""
+    build.spec["array_range"] = "0"
     build.note(read[0], read[1], "to do", f"the script reads $SLURM_ARRAY_TASK_ID but has no #SBATCH --array: it was "
-               f"submitted with `sbatch --array=...`{logs}; as it stands every run gets the same, unset, id. Give that "
-               f"range in the spec: kind: {first_kind(sweeps=True).name}, array: {{parameters: {{task_id: [one value per "
-               "task]}, indices: 'FIRST-LAST'} (the ids the program reads), then remove this line")
+               f"submitted with `sbatch --array=...`{logs}; the spec is an array of one task, id 0, in its place. Give "
+               f"the range it was submitted with: array.parameters.{_free_parameter(build.text)}: [one value per task], "
+               "and array.indices: 'FIRST-LAST' where the ids are not 0..N-1 (the ids the program reads), then remove "
+               "this line")
 
 
 def _uses(build: _Builder, number: int, line: str, reads: "re.Pattern") -> bool:

@@ -774,10 +774,12 @@ def _port_modules(port: _Port) -> None:
     base, needless = _old_stack_base(port, renamed), _needless_tool_modules(port, renamed)
     kept, checks = _ported_modules(port, [m for m in renamed if m not in base and m not in needless], moved)
     kept, history = _site_stack_to_stdenv(port, renamed, kept)
+    kept, cores = _core_the_compiler_loads(port, kept, modules)
     _port_renamed_commands(port, commands)
     if kept != modules:
         history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
-        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + [c.why for c in checks if c.why]))
+        rewrites = [c.why for c in checks if c.why and c.new not in cores] + list(cores.values())
+        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + rewrites))
     for check in checks:
         if check.warning:
             port.warn("environment.modules", check.warning)
@@ -914,6 +916,23 @@ def _needless_tool_modules(port: _Port, modules: List[str]) -> Dict[str, str]:
         needless.update({m: f"{m}: {port.target.name}'s compute nodes reach the internet without a proxy module" for m in modules
                          if m.split("/")[0].lower() == "httpproxy"})
     return needless
+
+
+def _core_the_compiler_loads(port: _Port, kept: List[str], written: List[str]) -> Tuple[List[str], Dict[str, str]]:
+    """The modules without a gcccore the port moved (gcccore/.8.3.0 -> gcccore/.12.3) where a gcc
+    of the same version loads it: one the job loads, else the target's standard compiler
+    (software.modules.gcc), which its StdEnv loads. gcccore is GCC's core libraries, a hidden
+    module each gcc module loads itself; old scripts loaded it by hand to reach modules built on
+    it, and loaded again by a name Lmod may not know, it could only stop the job. {new: why it goes}."""
+    gccs = [m for m in kept if m.partition("/")[0] == "gcc"] or [port.target.software.modules.get("gcc") or ""]
+    versions = {m.partition("/")[2]: m for m in gccs if "/" in m}
+    cores: Dict[str, str] = {}
+    for module in kept:
+        family, _, version = module.partition("/")
+        if family == "gcccore" and module not in written and version.lstrip(".") in versions:
+            old = next((w for w in written if w.partition("/")[0] == "gcccore"), module)
+            cores[module] = f"{old} goes: {versions[version.lstrip('.')]} loads GCC's core libraries ({module}) itself"
+    return [m for m in kept if m not in cores], cores
 
 
 def _site_stack_to_stdenv(port: _Port, modules: List[str], kept: List[str]) -> Tuple[List[str], List[str]]:

@@ -118,10 +118,10 @@ class Declared(Record):
 
 # ------------------------------------------------------------------------------------- shape
 
-def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job") -> Shape:
+def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job", array: str = "") -> Shape:
     """The SLURM variables a batch script of this header starts with: one node, task and array
     task, the first (SLURM_ARRAY_TASK_ID is the array's first index), for the trace's one run;
-    ``name``: the job's name where the header gives none."""
+    ``name`` and ``array``: the job's name and --array where the header gives none."""
     options = _directives(script)
     nodes = _first_number(options.get("nodes")) or 1
     per_node = _first_number(options.get("ntasks-per-node") or options.get("tasks-per-node"))
@@ -141,7 +141,7 @@ def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job") -> S
     gpus = _gpus_per_node(options, nodes)
     if gpus:
         variables.update(SLURM_GPUS_ON_NODE=str(gpus), CUDA_VISIBLE_DEVICES=",".join(map(str, range(gpus))))
-    variables.update(_array_variables(options.get("array")))
+    variables.update(_array_variables(options.get("array") or array))
     # and what sbatch sets for every job
     variables.update(SLURM_JOB_NAME=options.get("job-name") or name, SLURM_JOB_USER="user", SLURM_JOB_UID="1000",
                      SLURM_SUBMIT_HOST="login1", SLURM_CLUSTER_NAME="cluster", SLURM_JOB_PARTITION="default",
@@ -1076,8 +1076,9 @@ def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool 
     why = not_traceable(old)
     if why:
         raise NotVerified(why)
-    arguments, name = arguments_of(old), _directives(new).get("job-name", "job")   # the old job gets the new one's name
-    before = trace(old, shape_of(old, arguments, name), outputs, rendered=old_rendered)
+    arguments, given = arguments_of(old), _directives(new)   # the old job gets the new one's name and array (sbatch's line)
+    before = trace(old, shape_of(old, arguments, given.get("job-name", "job"), given.get("array", "")), outputs,
+                   rendered=old_rendered)
     return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world, files=files)
 
 

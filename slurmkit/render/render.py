@@ -2,7 +2,8 @@
 
 Every value a user wrote reaches the script through one of two filters: ``quote`` (a literal
 shell word, shlex.quote) or ``word`` (a double-quoted word in which only ``$NAME``/``${NAME}``
-expand, so that ``--data $SLURM_TMPDIR/data`` works while ``$(...)`` and backticks stay text).
+expand, so that ``--data $SLURM_TMPDIR/data`` works while ``$(...)`` and backticks stay text);
+pip's requirements go through ``requirements``, ``quote`` with a home folder that expands.
 The same plan always gives the same bytes.
 
 Templates are found in the current folder first (``./templates``), so a cloned repository's
@@ -50,6 +51,18 @@ def quote(value) -> str:
 
 def quote_all(values: Iterable) -> str:
     return " ".join(shlex.quote(str(v)) for v in values)
+
+
+def requirements(values: Iterable) -> str:
+    """pip's requirements, each quoted, but a file under the home folder (``~/w/a.whl``, also
+    written ``$HOME/w/a.whl``) as ``"$HOME"/w/a.whl``: pip expands neither, so a quoted ``~``
+    would name a folder ``~`` in the current one."""
+    return " ".join('"$HOME"/' + shlex.quote(text[len(home):]) if home else shlex.quote(text)
+                    for text, home in ((str(v), _home_prefix(str(v))) for v in values))
+
+
+def _home_prefix(text: str) -> str:
+    return next((prefix for prefix in ("~/", "$HOME/", "${HOME}/") if text.startswith(prefix) and len(text) > len(prefix)), "")
 
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -210,7 +223,8 @@ def _environment(search_path: Sequence[Path]):
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(quote=quote, quote_all=quote_all, word=shell_word, words=words, **bounded_filters(env.filters))
+    env.filters.update(quote=quote, quote_all=quote_all, requirements=requirements, word=shell_word, words=words,
+                       **bounded_filters(env.filters))
     return env
 
 

@@ -12,7 +12,7 @@ import posixpath
 import re
 import shlex
 from pathlib import PurePosixPath
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
@@ -44,7 +44,7 @@ from slurmkit.resolve.headernotes import header_notes
 from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits, modulecat
-from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, retired_hardware_notice, retirement_notice
+from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, Software, retired_hardware_notice, retirement_notice
 from slurmkit.spec.spec import JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
@@ -820,7 +820,8 @@ def _modules(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], fin
     base = list(software.preload)
     if software.stdenv and not any(m.split("/")[0] == software.stdenv.split("/")[0] for m in user):
         base.append(software.stdenv)
-    return tuple(dict.fromkeys(base + sorted(user, key=_load_order)))
+    stacks = _stack_families(software)
+    return tuple(dict.fromkeys(base + sorted(user, key=lambda module: _load_order(module, stacks))))
 
 
 def _tensorflow_cuda(profile: SiteProfile, findings: Findings) -> str:
@@ -845,8 +846,19 @@ def _tensorflow_cuda(profile: SiteProfile, findings: Findings) -> str:
 HIERARCHY_ROOTS = ("gcc", "intel", "cuda")
 
 
-def _load_order(module: str) -> int:
-    return 0 if module.split("/")[0] in HIERARCHY_ROOTS else 1
+def _load_order(module: str, stacks: FrozenSet[str] = frozenset()) -> int:
+    """A stack first (a StdEnv the user names, the site's own stack and its base layer): loading
+    one replaces the compiler loaded before it (StdEnv/2023 swaps intel for gcc/12.3, and an Intel
+    build is then not found); then the hierarchy's roots; then the rest, in the user's order."""
+    family = module.split("/")[0]
+    return -1 if family in stacks else 0 if family in HIERARCHY_ROOTS else 1
+
+
+def _stack_families(software: Software) -> FrozenSet[str]:
+    """The module families that are stacks on this site: its StdEnv, what it preloads, its old stacks and their bases."""
+    names = [software.stdenv or "", *software.preload, *software.old_stacks]
+    names += [base for stack in software.old_stacks.values() for base in stack.base]
+    return frozenset(name.split("/")[0] for name in names if name)
 
 
 def uses_tensorflow(spec: JobSpec) -> bool:

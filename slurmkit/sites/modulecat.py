@@ -281,9 +281,32 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
     oldest = profile.rules.oldest_python.version if profile.rules.oldest_python else None
     builds = stdenv_builds(profile.software.stdenv)
     built = frozenset(families(builds.plain))
-    checks = [check_module(m, catalogue + builds.plain, profile.name, oldest, profile.software.stdenv,
-                           profile.software.installed, built) for m in modules]
+    checks = [_hidden_kept(m, check_module(_shown(m), catalogue + builds.plain, profile.name, oldest, profile.software.stdenv,
+                                           profile.software.installed, built)) for m in modules]
     return [_site_module(_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]), profile) for c in checks]
+
+
+def _shown(module: str) -> str:
+    """A hidden version as the version it is: ``gcccore/.12.3`` is ``gcccore/12.3``, which Lmod lists
+    only when asked (a version whose name starts with a dot). The catalogue names versions from the
+    build recipes, which never carry the dot."""
+    family, _, version = module.partition("/")
+    return f"{family}/{version[1:]}" if version.startswith(".") and len(version) > 1 else module
+
+
+def _hidden_kept(module: str, check: ModuleCheck) -> ModuleCheck:
+    """The check of a hidden version (``_shown``), said of the module as written, with every version
+    of its family it names hidden too: the user's dot says the site hides this family's versions,
+    and Lmod knows a hidden one only by its dotted name (``gcccore/12.3`` is an unknown module)."""
+    if _shown(module) == module:
+        return check
+    family = module.partition("/")[0]
+
+    def hidden(text: str) -> str:
+        return re.sub(rf"(?<![\w.-]){re.escape(family)}/(?=\w)", f"{family}/.", text)
+
+    return check._replace(module=module, new=hidden(check.new), why=check.why and hidden(check.why),
+                          warning=check.warning and hidden(check.warning))
 
 
 def _site_module(check: ModuleCheck, profile: SiteProfile) -> ModuleCheck:

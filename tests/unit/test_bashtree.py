@@ -261,3 +261,25 @@ def test_characters_the_grammars_scanner_misreads_never_crash_the_process():
              "assert script.statements[-1].words[1].value == '\\u00e9t\\u00e9', script.statements[-1]\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize("body, broken", [
+    # a backslash that escapes the blank after it (and a comment after that), not the line's end
+    ("rmats.py --gtf a.gtf \\ #testing\n  --nthread 4 --od out\n", [(1, 2, "--nthread 4 --od out")]),
+    ("python r.py \\  \n  in.txt\n", [(1, 2, "in.txt")]),
+    ("prog -a \\\n  -b 1 > log \\ #x\n  -c\n", [(2, 3, "-c")]),
+    ("f() {\n  run \\ #x\n  -q\n}\n", [(2, 3, "-q")]),
+    ("srun prog | tee log \\ \n  -a\n", [(1, 2, "-a")]),
+    # a backslash that continues into a blank or comment line, which ends the command
+    ("cmd --a \\\n  # --b 1\n  --c 2\n", [(1, 3, "--c 2")]),
+    ("cmd --a \\\n\n  --c 2\n", [(1, 3, "--c 2")]),
+    # no break: continued lines, an escaped blank inside a word or quotes, nothing on the next line
+    ("cmd --a \\\n  --b\nx\n", []), ('echo "x \\ "\nb\n', []), ("echo a\\ b\nc\n", []), ("a \\ \n\nb\n", []),
+    ("cmd \\\n# end\n", []),
+    # a stray backslash before a comment line, then a command of its own: bash runs what was meant
+    ("prog1 --out a.json \\\n# step 2\nprog2 --in a.json\n", []),
+])
+def test_a_backslash_that_does_not_continue_the_line_is_found(body, broken):
+    """Bash ends the command there and runs the next line as a command of its own."""
+    found = parse(HEAD + body).broken
+    assert [(b.line - 2, b.next_line - 2, b.next_text) for b in found] == broken

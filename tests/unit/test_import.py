@@ -409,11 +409,37 @@ def test_the_array_parameter_takes_a_name_the_script_does_not_use(body, name):
     assert body.splitlines()[-1] in imported.spec["launch"].get("command", imported.spec["launch"].get("shell", ""))
 
 
-def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do():
-    imported = import_script("#!/bin/bash\n#SBATCH -t 10\n#SBATCH -o out-%A_%a.log\npython run.py --seed ${SLURM_ARRAY_TASK_ID}\n")
+@pytest.mark.parametrize("logs", ["#SBATCH -o out-%A_%a.log\n", ""])
+def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do(logs, tmp_path, monkeypatch):
+    """It was submitted with ``sbatch --array``: an array of one task stands in for the range, so
+    the spec passes check but for the one to-do, and port carries that to-do instead of refusing."""
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+    from slurmkit.port.porting import imported_text
+
+    script = f"#!/bin/bash\n#SBATCH -t 10 -A def-x\n{logs}python run.py --seed ${{SLURM_ARRAY_TASK_ID}}\n"
+    imported = import_script(script, name="job", profile="narval")
     note = next(n for n in imported.notes if n.outcome == "to do")
-    assert note.line == 4 and "sbatch --array" in note.reason and "%a" in note.reason
-    assert "array" not in imported.spec
+    assert note.line == script.count("\n") and "sbatch --array" in note.reason and ("%a" in note.reason) == bool(logs)
+    assert imported.spec["kind"] == "array" and imported.spec["array"] == {"parameters": {"task_id": ["0"]}}
+    assert not Job(**imported.spec).resolve().errors
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.yaml").write_text(imported_text(imported, "job.sh"))
+    ported = CliRunner().invoke(main, ["port", "job.yaml", "--to", "rorqual", "-o", "new.yaml", "--no-verify"])
+    assert ported.exit_code == 0, ported.output
+    assert [line for line in (tmp_path / "new.yaml").read_text().splitlines() if line.startswith("# to do:")] == [
+        f"# to do: line {note.line}: {note.text}: {note.reason}"]
+
+
+def test_verification_gives_the_old_script_the_array_its_sbatch_line_gave():
+    """The old script ran as an array task (sbatch --array): traced without one, its unset id
+    would differ from the new script's, a second to-do for the same missing range."""
+    from slurmkit.port.verify import verify_import
+
+    script = "#!/bin/bash\n#SBATCH -t 10 -A def-x\npython run.py --seed $SLURM_ARRAY_TASK_ID\n"
+    imported = import_script(script, name="job", profile="narval")
+    assert verify_import(script, imported, "narval").todos() == ()
 
 
 def test_a_comment_naming_the_task_id_asks_for_nothing():
@@ -441,3 +467,55 @@ def test_what_the_script_left_to_the_sbatch_line_is_a_to_do(header, body, said):
     the script reads $SLURM_JOB_NAME: it was given with -J, and the spec's name replaces it."""
     imported = import_script(f"#!/bin/bash\n{header}{body}", name="job")
     assert [n.text for n in imported.unmapped if n.text.startswith(("resources.time", "name:"))] == said
+
+
+@pytest.mark.parametrize("body", ['echo "dir is $PWD"\n', 'echo "Time Signature: ${dt}"\n', 'python run.py\necho "exit $?"\n',
+                                  'dt=$(date +%s)\necho "$dt" > stamp\n'])
+def test_the_name_is_the_one_given_whatever_the_script_prints(body):
+    """A variable an ``echo`` line prints is no job name: the name is the one import was given
+    (the file's stem), unless the script sets --job-name."""
+    assert import_script(f"#!/bin/bash\n#SBATCH -t 10\n{body}python run.py\n", name="myjob").spec["name"] == "myjob"
+    assert import_script(f"#!/bin/bash\n#SBATCH -t 10 -J given\n{body}python run.py\n", name="myjob").spec["name"] == "given"
+
+
+def test_no_loop_of_the_import_code_rebinds_a_parameter_of_its_function():
+    """A ``for name in ...`` inside a function whose parameter is ``name`` replaces what the
+    caller passed with the loop's last value, far from where it is read (the job's name became a
+    variable an echo line printed)."""
+    import ast
+    from pathlib import Path
+
+    import slurmkit.port
+
+    rebound = []
+    for path in sorted(Path(slurmkit.port.__file__).parent.glob("*.py")):
+        for function in ast.walk(ast.parse(path.read_text())):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                arguments = function.args
+                names = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+                rebound += [f"{path.name}:{loop.lineno}: {function.name}({target.id})" for loop in ast.walk(function)
+                            if isinstance(loop, (ast.For, ast.AsyncFor)) for target in ast.walk(loop.target)
+                            if isinstance(target, ast.Name) and target.id in names]
+    assert rebound == []
+
+
+@pytest.mark.parametrize("body, line, says", [
+    ("rmats.py --gtf a.gtf \\ #testing\n  --nthread 4 --od out\n", 3, "bash runs line 4, `--nthread 4 --od out`, as a command"),
+    ("prog --in a \\\n  # --verbose\n  --out b\npython post.py\n", 3, "bash runs line 5, `--out b`, as a command"),
+    ("python train.py\n--epochs 5\n", 4, "bash runs `--epochs`, an option, as a command"),
+    ("python train.py \\ \n  data/\n", 3, "if line 4 continues this command, join the lines, else remove the backslash"),
+])
+def test_a_command_cut_in_two_is_one_to_do_that_says_to_join_the_lines(body, line, says):
+    """Import reads the script as bash does (the option line is a command of its own, and may be
+    taken for the program), and says so, once for each command cut in two."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\n{body}", name="job")
+    todos = [n for n in imported.unmapped if n.line == line]
+    assert len(todos) == 1 and says in todos[0].reason and "join the lines" in todos[0].reason
+    assert len(imported.unmapped) == 1
+
+
+def test_an_option_line_that_is_not_the_program_is_read_as_bash_reads_it():
+    """Only the program is checked for an option's name: a help text that the grammar reads as
+    commands (a here-document it cannot end) would otherwise give a to-do a line."""
+    imported = import_script("#!/bin/bash\n#SBATCH -t 10\nfoo --a 1\n-v  be verbose\npython run.py\n", name="job")
+    assert not [n for n in imported.unmapped if "join the lines" in n.reason]

@@ -45,3 +45,32 @@ def test_a_rac_account_is_a_note_of_what_sbatch_will_say_not_a_to_do():
     assert not [t for t in ported.todos if t.startswith("account")]
     assert [n for n in ported.notes if n.startswith("account: 'rrg-someprof' is a RAC allocation")]
     assert "sbatch refuses the job at once (Invalid account)" in ported.notes[0]
+
+
+def test_a_hidden_version_is_checked_as_the_version_it_is_and_moves_hidden():
+    """Lmod lists a version whose name starts with a dot only when asked (gcccore/.12.3), and knows
+    it only by that name; the catalogue names versions from the build recipes, without the dot."""
+    checks = catalogue_checks(load_profile("trillium"), ["gcccore/.12.3", "cudacore/.11.0", "gcccore/8.3.0"])
+    assert [(c.module, c.new, bool(c.why or c.warning)) for c in checks] == [
+        ("gcccore/.12.3", "gcccore/.12.3", False), ("cudacore/.11.0", "cudacore/.11.8.0", True),
+        ("gcccore/8.3.0", "gcccore/12.3", True)]
+    assert "cudacore/.11.8.0 is the nearest" in checks[1].why
+
+
+def test_a_gcccore_the_new_compiler_loads_itself_goes_with_a_changed_line():
+    """gcccore is GCC's core libraries, which each gcc module loads: an old script loaded it by
+    hand, and the ported version (gcccore/.12.3) comes with gcc/12.3, the job's or the StdEnv's."""
+    for modules, kept in ((["NiaEnv", "CCEnv", "StdEnv", "gcccore/.8.3.0", "gcc/7.3.0"], ["StdEnv", "gcc/12.3"]),
+                          (["NiaEnv/2019b", "gcccore/.8.3.0", "hdf5"], ["StdEnv/2023", "hdf5"])):
+        ported = port({"environment": {"modules": modules}, "kind": "threaded", "resources": {"time": "1h", "cpus_per_task": 40}},
+                      source="niagara", to="trillium")
+        assert ported.spec["environment"]["modules"] == kept
+        why = {c.field: c.why for c in ported.changes}["environment.modules"]
+        assert "gcccore/.8.3.0 goes: gcc/12.3 loads GCC's core libraries (gcccore/.12.3) itself" in why
+        assert "gcccore/.12.3 is the nearest" not in why
+
+
+def test_a_gcccore_the_port_does_not_move_is_kept_as_written():
+    ported = port({"environment": {"modules": ["StdEnv/2023", "gcccore/.13.3"]}}, source="fir", to="nibi")
+    assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "gcccore/.13.3"]
+    assert not [c for c in ported.changes if c.field == "environment.modules"]

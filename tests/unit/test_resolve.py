@@ -359,6 +359,20 @@ def test_niagara_preloads_the_alliance_stack_before_the_users_modules():
         "CCEnv", "arch/avx512", "StdEnv/2023", "openmpi/4.1.5", "python/3.12")   # the payload is python
 
 
+@pytest.mark.parametrize("site, modules, first", [
+    ("fir", ["intel/2023.2.1", "StdEnv/2023", "namd-multicore/2.14"], ("StdEnv/2023", "intel/2023.2.1", "namd-multicore/2.14")),
+    ("nibi", ["cuda/12.2", "gcc/12.3", "StdEnv/2023", "nccl/2.18.3"], ("StdEnv/2023", "cuda/12.2", "gcc/12.3", "nccl/2.18.3")),
+    ("niagara", ["gcc/7.3.0", "NiaEnv/2019b", "StdEnv/2018.3", "nixpkgs/16.09", "hdf5/1.10.5"],
+     ("CCEnv", "arch/avx512", "NiaEnv/2019b", "StdEnv/2018.3", "nixpkgs/16.09", "gcc/7.3.0", "hdf5/1.10.5")),
+])
+def test_a_stack_the_user_names_is_loaded_before_any_compiler(site, modules, first):
+    """Loading a StdEnv (or a site's stack, or its base layer) swaps out the compiler loaded before
+    it (StdEnv/2023 replaces intel with gcc/12.3), and the Intel build of namd is then not found."""
+    plan = job(site, environment={"modules": modules}, launch={"command": "./app"}, kind="threaded",
+               resources={"cpus_per_task": 40 if site == "niagara" else 4}).plan
+    assert plan.modules[:len(first)] == first
+
+
 def test_modules_on_a_site_without_a_module_system_are_an_error():
     error = only_error(job("generic", environment={"modules": ["gcc"]}))
     assert error == Finding("error", "environment.modules", "generic has no module system; remove the modules")

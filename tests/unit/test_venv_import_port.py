@@ -55,6 +55,21 @@ MADE = "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin
     (["pip install numpy", "pip install -r req.txt"], ["numpy"], None, ["pip install -r req.txt"]),
     (["pip install -r a.txt", "pip install -r b.txt"], None, "a.txt", ["pip install -r b.txt"]),
     (["pip install -r a.txt -r b.txt"], None, None, ["pip install -r a.txt -r b.txt"]),
+    # a second version of a project: pip installs one after the other, and refuses both in one call
+    (["pip install a==1.0", "pip install A_b", "pip install a==1.1"], ["a==1.0", "A_b"], None, ["pip install a==1.1"]),
+    (["pip install numpy==1.24 torch", "pip install --no-index numpy==1.26"], ["numpy==1.24", "torch"], None,
+     ["pip install --no-index numpy==1.26"]),
+    # a bare name joins any other (pip takes both in one call, and ends with what separate lines did)
+    (["pip install torch", "pip install torch torchvision", "pip install numpy==1.26", "pip install Numpy"],
+     ["torch", "torchvision", "numpy==1.26", "Numpy"], None, []),
+    (["pip install ~/w/a-1.0-py3-none-any.whl", "pip install ~/w/a-1.1-py3-none-any.whl"], None, None,
+     ["pip install ~/w/a-1.0-py3-none-any.whl", "pip install ~/w/a-1.1-py3-none-any.whl"]),
+    # a file or folder is found from where the line ran, and was built for the python of its day
+    (["pip install numpy", "pip install wheels/tool-2.0-py3-none-any.whl"], ["numpy"], None,
+     ["pip install wheels/tool-2.0-py3-none-any.whl"]),
+    (["pip install .", "pip install numpy"], None, None, ["pip install .", "pip install numpy"]),
+    (["pip install $HOME/src/promise-2.3"], None, None, ["pip install $HOME/src/promise-2.3"]),
+    (["pip install 'pkg @ git+https://github.com/u/pkg'"], ["pkg @ git+https://github.com/u/pkg"], None, []),
 ])
 def test_pip_lines_become_the_virtualenv_recipe_only_where_it_installs_the_same(lines, packages, requirements, setup):
     # on Narval, whose compute nodes are offline: pip without --no-index found the wheelhouse only

@@ -21,6 +21,7 @@ looks at the disk of the submit host (``slurmkit check`` and ``submit`` call it)
 import os
 import posixpath
 import re
+import shlex
 from pathlib import Path
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -128,7 +129,85 @@ def _made_on_node(spec, plan) -> Optional[List[str]]:
             made.append(stage.checkpoint.source)
     for word in ([plan.venv.path] if plan.venv else []) + [build.cache for build in plan.builds]:
         made += [path for path in tmpdir_paths(word) if path]
-    return [posixpath.normpath(path) for path in made]
+    by_setup = setup_made(spec.environment.setup)
+    if by_setup is None:
+        return None
+    return [posixpath.normpath(path) for path in made + by_setup]
+
+
+#: Setup commands that make the path they name last (mv, cp: the destination), or every one they name (mkdir).
+_MAKES_LAST = ("mv", "cp", "rsync", "ln")
+_MAKES_EACH = ("mkdir",)
+
+
+def setup_made(lines: Sequence[str]) -> Optional[List[str]]:
+    """The paths under $SLURM_TMPDIR that ``environment.setup`` makes (mkdir, mv, cp, an archive
+    extracted there), relative to it, following ``cd``; None when an archive is spread over
+    $SLURM_TMPDIR itself, whose contents are unknown here. A setup that makes the folder the
+    program reads is as good as a stage input: saying "nothing puts it there" would be false."""
+    made: List[str] = []
+    cwd: Optional[str] = None               # the folder under $SLURM_TMPDIR that setup is in, if any
+    for words in _setup_commands(lines):
+        name, args = posixpath.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
+        if name == "cd":
+            cwd = _under_tmpdir(args[0] if args else "~", cwd)
+        elif name in _MAKES_EACH:
+            made += [p for p in (_under_tmpdir(a, cwd) for a in args) if p is not None]
+        elif name in _MAKES_LAST and len(args) >= 2:
+            place = _under_tmpdir(args[-1], cwd)
+            if place in ("", "."):          # into $SLURM_TMPDIR itself: each source keeps its name
+                made += [posixpath.basename(a.rstrip("/")) for a in args[:-1]]
+            elif place is not None:
+                made.append(place)
+        elif name in ("tar", "unzip"):
+            place = _unpacked_into(words, cwd)
+            if place in ("", "."):
+                return None
+            if place is not None:
+                made.append(place)
+    return made
+
+
+def _setup_commands(lines: Sequence[str]) -> Iterator[List[str]]:
+    """The simple commands of the setup lines, as words (``;``, ``&&``, ``||`` and ``|`` split them)."""
+    for line in lines:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:                  # an unclosed quote: not read
+            continue
+        words: List[str] = []
+        for token in tokens + [";"]:
+            if token and set(token) <= set(";&|"):
+                if words:
+                    yield words
+                words = []
+            else:
+                words.append(token)
+
+
+def _under_tmpdir(word: str, cwd: Optional[str]) -> Optional[str]:
+    """The path under $SLURM_TMPDIR that ``word`` names, read in ``cwd``; None when it is elsewhere."""
+    paths = tmpdir_paths(word)
+    if paths:
+        return paths[0]
+    if cwd is None or word.startswith(("/", "~", "$")):
+        return None
+    path = posixpath.normpath(posixpath.join(cwd, word))
+    return None if path == ".." or path.startswith("../") else path
+
+
+def _unpacked_into(words: List[str], cwd: Optional[str]) -> Optional[str]:
+    """Where ``tar -x``/``unzip`` puts its files (``-C``/``--directory``/``-d``, else the folder setup is in)."""
+    for flag, value in zip(words, words[1:]):
+        if flag in ("-C", "--directory", "-d"):
+            return _under_tmpdir(value, cwd)
+    for word in words[1:]:
+        if word.startswith("--directory="):
+            return _under_tmpdir(word.split("=", 1)[1], cwd)
+    extracting = words[0].endswith("unzip") or any("x" in w.lstrip("-") for w in words[1:2]) or "--extract" in words
+    return cwd if extracting else None
 
 
 def _covers(made: str, path: str) -> bool:

@@ -70,6 +70,23 @@ def test_the_warning_names_the_path_as_deep_as_the_command_does():
     assert "(stage.inputs: [{from: DATA, to: data/train}])" in message
 
 
+@pytest.mark.parametrize("setup", [
+    ["mkdir -p $SLURM_TMPDIR/data"],
+    ["cd $SLURM_TMPDIR", "mkdir data", "mv train.zarr data"],
+    ["cp -r ~/data $SLURM_TMPDIR/"],
+    ["mkdir $SLURM_TMPDIR/x && mv ~/d.zarr $SLURM_TMPDIR/data"],
+    ['tar -xf ~/data.tar -C "$SLURM_TMPDIR/data"'],
+    ["cd $SLURM_TMPDIR", "tar xf ~/train.tar"],          # spread over the folder: its contents are unknown
+])
+def test_a_path_that_setup_makes_on_the_node_is_not_warned(setup):
+    assert read_warnings(resolved("python main.py --data $SLURM_TMPDIR/data", environment={"setup": setup})) == []
+
+
+@pytest.mark.parametrize("setup", [["mkdir $SLURM_TMPDIR/other"], ["cd $SLURM_TMPDIR/w", "mkdir data"], ["mkdir data"]])
+def test_a_path_that_setup_makes_elsewhere_is_still_warned(setup):
+    assert read_warnings(resolved("python main.py --data $SLURM_TMPDIR/data", environment={"setup": setup})) == [UNSTAGED]
+
+
 @pytest.mark.parametrize("kind, resources", [
     ("serial", {}), ("threaded", {"cpus_per_task": 4}), ("mpi", {"nodes": 2, "tasks_per_node": 4}),
     ("ddp", {"nodes": 2, "gpus": "h100:4"}), ("tf-multiworker", {"nodes": 2, "gpus": "h100:4"}),

@@ -103,6 +103,23 @@ def shlex_words(text: str) -> List[str]:
         return text.split()
 
 
+#: commands whose words name folders, never programs (``mkdir gurobipy; cd gurobipy``)
+FOLDER_COMMANDS = frozenset(("mkdir", "cd", "pushd", "rmdir"))
+
+
+def folder_words(text: str) -> FrozenSet[str]:
+    """The words of ``text`` that a FOLDER_COMMANDS command names: a folder the script makes or
+    enters is not a program, though it may share a module's name."""
+    words: List[str] = []
+    for line in text.splitlines():
+        tokens = re.split(r"\s*(?:;|&&|\|\|?)\s*", line)
+        for command in tokens:
+            parts = shlex_words(command)
+            if parts and parts[0] in FOLDER_COMMANDS:
+                words += [word.rstrip("/") for word in parts[1:] if not word.startswith("-")]
+    return frozenset(words)
+
+
 def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]]) -> Tuple[str, List[str], List[str]]:
     """``text`` with each documented rename made, the reasons of those, and a to-do for each
     other program of a moved module that ``text`` names."""
@@ -110,7 +127,7 @@ def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]]) -> Tuple[st
     todos: List[str] = []
     for stem, (was, module, major) in moved.items():
         since, renames, source = RENAMED.get(stem, (0, {}, ""))
-        for word in sorted(set(_words(stem).findall(text))):
+        for word in sorted(set(_words(stem).findall(text)) - folder_words(text)):
             if major >= since and word in renames:
                 text = re.sub(rf"(?<![\w./$-]){re.escape(word)}(?![\w./])", renames[word], text)
                 reasons.append(f"{was} became {module}, which runs {renames[word]} in place of {word} ({source})")

@@ -55,3 +55,14 @@ def test_matlab_with_an_option_no_source_documents_is_still_a_to_do():
     _, _, todos = program_moves("matlab -nodisplay -wait -r main", MATLAB)
     assert todos == ["matlab/2020a became matlab/2023b.2, a new major version: check that matlab still exists there "
                      "and takes the same words ('module load matlab/2023b.2; which matlab')"]
+
+
+@pytest.mark.parametrize("text", ["mkdir gurobipy", "cd gurobipy", "mkdir -p gurobipy && cd gurobipy/", "cd gurobipy; ls"])
+def test_a_folder_the_script_makes_or_enters_is_no_program_of_the_module(text):
+    """`mkdir gurobipy; cd gurobipy` names a folder that shares the gurobi module's name, not a program."""
+    assert program_moves(text, major_moves(["gurobi/9.1.0"], ["gurobi/10.0.3"]))[2] == []
+
+
+def test_a_program_beside_a_folder_of_the_same_stem_is_still_a_to_do():
+    todos = program_moves("mkdir gurobi_out && gurobi_cl model.lp", major_moves(["gurobi/9.1.0"], ["gurobi/10.0.3"]))[2]
+    assert [t.split("check that ")[1].split(" ")[0] for t in todos] == ["gurobi_cl"]

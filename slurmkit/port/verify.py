@@ -952,7 +952,8 @@ def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:
 def unseen_changes(changes: Iterable[Any], new: Trace) -> List[Difference]:
     """A port change to the modules that the new script does not keep: a module the port loads
     that is not loaded when the program starts (a kept line loads another version after it)."""
-    last = next((s for s in reversed(new.starts) if s.part == "program"), None)
+    # An option word (a line bash ran as a command of its own, `--nthread 4`) is no program: none is said of it.
+    last = next((s for s in reversed(new.starts) if s.part == "program" and not s.program.startswith("-")), None)
     if last is None:
         return []
     said = []

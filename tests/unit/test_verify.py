@@ -491,3 +491,18 @@ def test_arguments_a_setup_line_sets_reach_the_launch_in_the_trace_as_in_the_job
     assert found(script, kept) == set()
     dropped = spec({"shell": './app --size "$1" --steps "$2"'}, environment={"setup": ['echo "size $1"'], "errexit": False})
     assert ("argv", "app") in found(script, dropped)
+
+
+def _start(program, modules):
+    return verify.Start(program=program, argv=(program,), folder="", env=(), modules=modules, tasks=1, via="",
+                        part="program", tmpdir=())
+
+
+@pytest.mark.parametrize("program, said", [("--nthread", False), ("rmats.py", True)])
+def test_a_module_change_unseen_by_an_option_word_is_said_of_no_program(program, said):
+    """A line bash ran as a command of its own (`--nthread 4` after a broken continuation) is no
+    program: "port loads star, but --nthread runs with star" names none."""
+    from types import SimpleNamespace
+    change = SimpleNamespace(field="environment.modules", new=("star/2.7.11b",))
+    trace = verify.Trace(starts=(_start(program, ("star/2.7.9a",)),), files=(), untraceable=(), saved=(), inputs=(), status=0)
+    assert bool(verify.unseen_changes([change], trace)) is said

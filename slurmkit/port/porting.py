@@ -1437,12 +1437,25 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
     anything else runs after the program only in a launch without a launcher."""
     words = _unit_words(build, number, unit)
     verdict = _after_launch_verdict(build, words, unit) if words else None
+    if words and words[0] in _FOLDER_MOVES and _only_reports_after(build, number):
+        verdict = ("dropped", "it changes the folder after the program, and nothing after it uses that folder")
     if verdict:
         build.note(number, unit, *verdict)
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         _run_after(build, number, unit)
     else:
         build.note(number, unit, "to do", _after_launch_advice(build, number, unit))
+
+
+#: commands that only change the shell's folder
+_FOLDER_MOVES = ("cd", "pushd", "popd")
+
+
+def _only_reports_after(build: _Builder, number: int) -> bool:
+    """Whether every command after line ``number`` only reports, changes folder or exits: a
+    trailing ``cd ..`` then changes nothing the job does."""
+    later = [c for line in build.tree if line > number for c in build.tree[line] if isinstance(c, bashtree.Command)]
+    return all(c.name in _FOLDER_MOVES or c.name in ("exit", "wait") or c.name in INFORMATIONAL for c in later)
 
 
 def _after_launch_advice(build: _Builder, number: int, unit: str) -> str:

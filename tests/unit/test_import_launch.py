@@ -196,3 +196,17 @@ def test_a_python_the_script_never_loads_came_from_the_submitting_shell(lines, n
     said = [n.reason for n in result.notes if n.outcome == "note" and n.text == "environment.venv"]
     assert bool(said) == noted
     assert not said or "the PATH of the shell it was submitted from" in said[0]
+
+
+@pytest.mark.parametrize("launch", ["namd2 +p8 md.namd > md.out", "srun namd2 +p8 md.namd"])
+@pytest.mark.parametrize("tail", ["cd ..\n", "cd ../\necho done\n", "cd ..\nexit 0\n"])
+def test_a_trailing_cd_after_the_program_is_dropped(launch, tail):
+    """`cd ..` as the script's last step changes nothing the job does: no to-do, no shell block."""
+    result = imported(f"#SBATCH -c 8\ncd run1\n{launch}\n{tail}")
+    assert not notes(result, "to do") and "cd" not in result.spec["launch"].get("shell", "")
+    assert any(n.text.startswith("cd ..") for n in result.notes if n.outcome == "dropped")
+
+
+def test_a_cd_after_the_program_that_a_later_line_needs_is_not_dropped():
+    result = imported("#SBATCH -c 8\ncd run1\nsrun namd2 +p8 md.namd\ncd ..\ntar czf r.tgz run1\n")
+    assert not any(n.text.startswith("cd ..") for n in result.notes if n.outcome == "dropped")

@@ -1539,11 +1539,27 @@ def _modules_after_runs(build: _Builder) -> None:
         if note.outcome == "kept" and command.name and command.name not in _MODULE_FREE and run is None:   # (not X=1)
             run = note
         elif run is not None and note.outcome == "mapped" and command.name in ("module", "ml") and \
-                len(command.argv) > 1 and command.argv[1] in ("load", "add"):
+                len(command.argv) > 1 and command.argv[1] in ("load", "add") and _load_changes_run(command.argv[2:], run):
             build.note(note.line, note.text, "to do",
                        f"it came after `{run.text}` (line {run.line}), which ran without it; environment.modules loads "
                        "it before every line of the job: check that the earlier run works with it loaded (or load it "
                        "in launch.shell, before the program), then remove this line")
+
+
+#: module families that change what a build makes or which interpreter runs: a compiler, MPI, python, the stack
+_BUILD_FAMILIES = frozenset(("stdenv", "gcc", "gcccore", "intel", "nvhpc", "pgi", "clang", "llvm", "aocc", "openmpi",
+                             "intelmpi", "impi", "mpich", "mvapich2", "python"))
+#: a step that runs python or pip only: a module outside _BUILD_FAMILIES (cuda, cudnn) does not change it
+_PYTHON_STEP = re.compile(r"^\s*(?:python[\d.]*|pip[\d.]*)(?:\s|$)")
+
+
+def _load_changes_run(modules: List[str], run: Note) -> bool:
+    """Whether loading ``modules`` before an earlier run can change it: any module before a
+    compiled step; before a pure-Python step (``python setup.py install``), only a compiler, MPI,
+    python or the stack (cuda or cudnn loaded early changes nothing pip or python did there)."""
+    if not _PYTHON_STEP.match(run.text):
+        return True
+    return any(m.partition("/")[0].lower() in _BUILD_FAMILIES for m in modules if not m.startswith("-"))
 
 
 #: a setup line that makes an array: ``NAME=(a b)``, ``NAME+=(c)``, ``declare -a NAME=(...)``

@@ -210,3 +210,21 @@ def test_a_trailing_cd_after_the_program_is_dropped(launch, tail):
 def test_a_cd_after_the_program_that_a_later_line_needs_is_not_dropped():
     result = imported("#SBATCH -c 8\ncd run1\nsrun namd2 +p8 md.namd\ncd ..\ntar czf r.tgz run1\n")
     assert not any(n.text.startswith("cd ..") for n in result.notes if n.outcome == "dropped")
+
+
+def _late_loads(body):
+    return [n.text for n in imported(body).notes if n.outcome == "to do" and "came after" in n.reason]
+
+
+@pytest.mark.parametrize("late", ["cuda/11.4 cudnn", "cudnn/8.2", "nccl"])
+def test_cuda_loaded_after_a_python_step_asks_nothing(late):
+    """cuda or cudnn loaded before `python setup.py install` changes nothing pip or python did there."""
+    body = f"module load python/3.10\npython setup.py install\nmodule load {late}\npython train.py\n"
+    assert _late_loads(body) == []
+
+
+@pytest.mark.parametrize("late, before", [("gcc/9.3.0", "python setup.py install"), ("openmpi/4.0.3", "python setup.py build_ext"),
+                                          ("cuda/11.4", "make")])
+def test_a_load_that_changes_an_earlier_build_is_still_a_to_do(late, before):
+    body = f"module load python/3.10\n{before}\nmodule load {late}\npython train.py\n"
+    assert _late_loads(body) == [f"module load {late}"]

@@ -32,7 +32,8 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
-from slurmkit.port.sitepaths import log_fields, own_path_todo, own_paths, read_only_logs, read_only_todo, read_only_uses, spec_shell_fields
+from slurmkit.port.sitepaths import (log_fields, own_path_todo, own_paths, read_only_logs, read_only_todo, read_only_uses,
+                                     retired_layouts, spec_shell_fields)
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
@@ -1047,9 +1048,14 @@ def _port_site_paths(port: _Port) -> None:
     /project), and paths of the source's own layout (Niagara's /scratch/g/group/user): each a
     to-do, since only the user knows where the files go now (sitepaths.py)."""
     fields = spec_shell_fields(port.spec)
-    own = own_paths(port.source, port.target, fields + log_fields(port.spec)) if port.source.name != port.target.name else []
-    if own:
-        port.todos.append(own_path_todo(own, port.source, port.target))
+    owners = [port.source] if port.source.name != port.target.name else []
+    owners += [p for p in retired_layouts() if p.name not in (port.source.name, port.target.name)]
+    said: set = set()
+    for owner in owners:        # the source's layout first, then any retired cluster's (a script moved between them)
+        own = [u for u in own_paths(owner, port.target, fields + log_fields(port.spec)) if u.path not in said]
+        if own:
+            port.todos.append(own_path_todo(own, owner, port.target))
+            said.update(u.path for u in own)
     uses = read_only_uses(port.target, fields) + read_only_logs(port.target, port.spec)
     port.todos += [read_only_todo(use, port.target) for use in uses]
 

@@ -14,6 +14,7 @@ is a to-do of the ported spec. The profiles say which folders are read-only
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 import shlex
@@ -21,7 +22,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
 from slurmkit.port import bashtree
-from slurmkit.sites.profiles import SiteProfile
+from slurmkit.core.bundled import profiles_dir
+from slurmkit.sites.profiles import ProfileCatalog, SiteProfile
 
 #: commands that write the paths they are given: every operand, or only the last (the destination)
 _WRITE_ALL = frozenset(("mkdir", "touch", "tee"))
@@ -175,6 +177,15 @@ def own_paths(source: SiteProfile, target: SiteProfile, fields: Sequence[Tuple[s
             if any(fnmatch.fnmatchcase(path, p) for p in patterns) and not any(fnmatch.fnmatchcase(path, p) for p in theirs):
                 found.append(PathUse(field, path, "names"))
     return list({(u.field, u.path): u for u in found}.values())
+
+
+@functools.lru_cache(maxsize=1)
+def retired_layouts() -> Tuple[SiteProfile, ...]:
+    """The bundled profiles of retired clusters with paths of their own layout (Niagara's and
+    Mist's /scratch/g/group/user): a script names them whichever cluster it was imported for
+    (a Mist script imported as Cedar's), and a target without them has no such folder."""
+    profiles, _ = ProfileCatalog([profiles_dir()]).all()
+    return tuple(p for p in profiles if p.is_retired and p.storage.own_paths)
 
 
 def own_path_todo(uses: Sequence[PathUse], source: SiteProfile, target: SiteProfile) -> str:

@@ -104,3 +104,18 @@ def test_niagara_only_paths_ported_off_niagara_are_named_in_a_to_do(tmp_path, mo
 def test_a_trillium_layout_path_is_not_taken_for_niagaras():
     ported = port(niagara_job(["cd /scratch/me/run"], "./model"))
     assert not [t for t in ported.todos if "own layout" in t or "read-only" in t]
+
+
+def test_niagara_paths_in_a_job_imported_for_another_cluster_are_named_in_a_to_do():
+    """A Mist script read as Cedar's still names Niagara's /scratch/g/group/user: Fir has no such folder."""
+    imported = import_script(HEADER + "#SBATCH --gpus-per-node=1\n#SBATCH --output=/scratch/g/grp/me/out_%j.txt\n"
+                             "cd /scratch/g/grp/me\npython train.py\n", name="t", profile="cedar")
+    ported = port(imported.spec)
+    [own] = [t for t in ported.todos if "own layout" in t]
+    assert own.startswith("environment.setup[0], logs.output: /scratch/g/grp/me, /scratch/g/grp/me/out_%j.txt are paths "
+                          "of niagara's own layout, which fir does not have")
+
+
+def test_a_cedar_job_with_its_own_paths_gets_no_layout_to_do():
+    imported = import_script(HEADER + "cd /scratch/me/run\npython /project/def-x/me/a.py\n", name="t", profile="cedar")
+    assert not [t for t in port(imported.spec).todos if "own layout" in t]

@@ -32,8 +32,8 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
-from slurmkit.port.sitepaths import (log_fields, own_path_todo, own_paths, read_only_logs, read_only_todo, read_only_uses,
-                                     retired_layouts, spec_shell_fields)
+from slurmkit.port.sitepaths import (files_elsewhere_todo, files_moved_to, log_fields, own_path_todo, own_paths, read_only_logs, read_only_todo, read_only_uses,
+                                     retired_layouts, spec_shell_fields, user_paths)
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
@@ -1058,6 +1058,9 @@ def _port_site_paths(port: _Port) -> None:
             said.update(u.path for u in own)
     uses = read_only_uses(port.target, fields) + read_only_logs(port.target, port.spec)
     port.todos += [read_only_todo(use, port.target) for use in uses]
+    place = files_moved_to(port.source, port.target)
+    if place:
+        port.todos.append(files_elsewhere_todo(user_paths(fields + log_fields(port.spec)), port.source, port.target, place))
 
 
 def _port_account(port: _Port) -> None:

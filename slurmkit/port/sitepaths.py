@@ -179,6 +179,36 @@ def own_paths(source: SiteProfile, target: SiteProfile, fields: Sequence[Tuple[s
     return list({(u.field, u.path): u for u in found}.values())
 
 
+#: a path on the user's own file systems: under /home, /project or /scratch, or by ~, $HOME, $PROJECT or $SCRATCH
+_USER_PATH = re.compile(r"(?:(?<=^)|(?<=[\s='\"(:]))((?:/home|/project|/scratch|~|\$\{?(?:HOME|PROJECT|SCRATCH)\}?)"
+                        r"(?:/[^\s'\"`;|&)(<>:]*)?)(?=$|[\s'\"`;|&)(<>:])")
+#: Globus, the Alliance's way to copy files between its clusters
+GLOBUS = "https://docs.alliancecan.ca/wiki/Globus"
+
+
+def files_moved_to(source: SiteProfile, target: SiteProfile) -> Optional[str]:
+    """The cluster that mounts ``source``'s /home, /project and /scratch, where ``target`` does
+    not (Graham's went to Nibi, so a port to Fir finds none of them); None where the target
+    mounts them, or where the profiles do not say where they went."""
+    status = source.status
+    if source.name == target.name or not status.files_on_successor or not status.successor:
+        return None
+    return None if status.successor == target.name else status.successor
+
+
+def user_paths(fields: Sequence[Tuple[str, str]]) -> List[str]:
+    """The paths under the user's own folders (/home, /project, /scratch) that ``fields`` name, in order."""
+    return list(dict.fromkeys(path for _, text in fields for path in _USER_PATH.findall(text)))
+
+
+def files_elsewhere_todo(paths: Sequence[str], source: SiteProfile, target: SiteProfile, place: str) -> str:
+    """One to-do for the job's files that stayed on ``place``: the paths it names, and its submit folder."""
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    named = f"the job uses {shown} and the folder it is submitted from" if paths else "the job uses the folder it is submitted from"
+    return (f"files: {named}; {source.name}'s /home, /project and /scratch went to {place}, and {target.name} does not "
+            f"mount them: copy what the job reads from {place} to {target.name} first (Globus: {GLOBUS}), then remove this line")
+
+
 @functools.lru_cache(maxsize=1)
 def retired_layouts() -> Tuple[SiteProfile, ...]:
     """The bundled profiles of retired clusters with paths of their own layout (Niagara's and

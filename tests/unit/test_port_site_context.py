@@ -119,3 +119,24 @@ def test_niagara_paths_in_a_job_imported_for_another_cluster_are_named_in_a_to_d
 def test_a_cedar_job_with_its_own_paths_gets_no_layout_to_do():
     imported = import_script(HEADER + "cd /scratch/me/run\npython /project/def-x/me/a.py\n", name="t", profile="cedar")
     assert not [t for t in port(imported.spec).todos if "own layout" in t]
+
+
+# ------------------------------------------------------------ files that stayed where the old cluster's went
+
+GRAHAM = "python /home/me/projects/def-x/me/run.py --data /home/me/projects/def-x/me/data\n"
+
+
+def test_a_port_off_the_cluster_that_took_the_files_names_them_in_a_to_do():
+    """Graham's /home, /project and /scratch are on Nibi: Fir has none of them."""
+    imported = import_script(HEADER + "#SBATCH --output=/scratch/me/logs/%j.out\ncd ~/run\n" + GRAHAM, name="t", profile="graham")
+    [files] = [t for t in port(imported.spec, "fir").todos if t.startswith("files:")]
+    assert files.startswith("files: the job uses ~/run, /home/me/projects/def-x/me/run.py, /home/me/projects/def-x/me/data, "
+                            "/scratch/me/logs/%j.out and the folder it is submitted from; graham's /home, /project and /scratch "
+                            "went to nibi, and fir does not mount them: copy what the job reads from nibi to fir first (Globus")
+
+
+def test_a_port_to_the_cluster_that_took_the_files_asks_nothing():
+    imported = import_script(HEADER + GRAHAM, name="t", profile="graham")
+    assert not [t for t in port(imported.spec, "nibi").todos if t.startswith("files:")]
+    cedar = import_script(HEADER + GRAHAM, name="t", profile="cedar")
+    assert not [t for t in port(cedar.spec, "fir").todos if t.startswith("files:")]

@@ -32,8 +32,19 @@ from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
-from slurmkit.port.sitepaths import (files_elsewhere_todo, files_moved_to, log_fields, own_path_todo, own_paths, read_only_logs, read_only_todo, read_only_uses,
-                                     retired_layouts, spec_shell_fields, user_paths)
+from slurmkit.port.sitepaths import (
+    files_elsewhere_todo,
+    files_moved_to,
+    log_fields,
+    own_path_todo,
+    own_paths,
+    read_only_logs,
+    read_only_todo,
+    read_only_uses,
+    retired_layouts,
+    spec_shell_fields,
+    user_paths,
+)
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented

@@ -20,9 +20,9 @@ import re
 import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from slurmkit.core.bundled import profiles_dir
 from slurmkit.core.records import Record
 from slurmkit.port import bashtree
-from slurmkit.core.bundled import profiles_dir
 from slurmkit.sites.profiles import ProfileCatalog, SiteProfile
 
 #: commands that write the paths they are given: every operand, or only the last (the destination)

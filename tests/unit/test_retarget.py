@@ -86,8 +86,9 @@ def test_a_lightning_job_spread_over_more_nodes_says_the_trainer_must_follow():
             "launch": "python train.py"}
     ported = port(data, to="fir")
     assert changed(ported)["resources.nodes"] == (None, 2)
-    assert ported.todos == ("the program's Trainer(num_nodes=..., devices=...) must say 2 node(s) of 4 GPUs, as SLURM now runs it "
-                            "(it said 1 of 8) on fir",)
+    # (Graham's files went to Nibi: the "files:" to-do says to copy them to Fir)
+    assert tuple(t for t in ported.todos if not t.startswith("files:")) == (
+        "the program's Trainer(num_nodes=..., devices=...) must say 2 node(s) of 4 GPUs, as SLURM now runs it (it said 1 of 8) on fir",)
 
 
 def test_one_process_on_more_gpus_than_a_target_node_has_is_refused_with_the_way_out():

@@ -7,7 +7,7 @@
 
 # ---- The exit file: how the job ended, for `slurmkit status`.
 
-slurmkit_exit_file() {  # on every exit, <job>.exit in $SLURMKIT_JOB_DIR: the code, then what was saved
+slurmkit_exit_file() {  # registers the traps that, on every exit, write <job>.exit in $SLURMKIT_JOB_DIR (none without it): the code, then what was saved
     _sk_outcome="" _sk_lost="" _sk_requeue="" _sk_saves="" _sk_outputs=() _sk_checkpoint=() _sk_mounts=()
     trap _sk_on_exit EXIT
     trap 'if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi; exit 143' TERM
@@ -46,16 +46,22 @@ _sk_write_exit_file() {  # _sk_write_exit_file RC: <job>.exit written whole (bes
 
 # ---- The payload.
 
-slurmkit_run() {  # slurmkit_run COMMAND...: the payload, in the background so that signals reach the traps at once
+slurmkit_run() {  # slurmkit_run COMMAND...: does the work the slurmkit_* calls above registered, around the payload
+    # The payload runs in the background, so that signals reach the traps at once, and keeps the
+    # script's stdin (`<&0`: bash gives a background command /dev/null otherwise), so that
+    # `slurmkit_run ./prog < input` or a here-document reaches it.
     _sk_restore_checkpoint
     if [ -n "$_sk_saves" ]; then _sk_write_started; fi
     _sk_start_gpu_sampler
     # in a process group of its own, so that all it starts is stopped with it before the final copy
     if [ -n "$_sk_saves" ]; then set -m; fi
-    "$@" &
-    _sk_payload=$!
+    "$@" <&0 &
+    _sk_payload=$! _sk_payload_rc=""
     if [ -n "$_sk_saves" ]; then set +m; fi
-    wait "$_sk_payload"
+    local rc=0
+    wait "$_sk_payload" || rc=$?
+    _sk_payload_rc=$rc  # (never set where a trap ended the job during the wait: the payload did not end on its own)
+    return "$rc"
 }
 
 slurmkit_activate() {  # slurmkit_activate VIRTUALENV: its activate script, read with `set -u` paused (it reads unset variables)
@@ -73,7 +79,8 @@ slurmkit_activate() {  # slurmkit_activate VIRTUALENV: its activate script, read
 # the previous one whole; no file is ever half of one. What arrived and what did not goes to
 # the exit file; a payload that succeeded then exits 74.
 
-slurmkit_save_on_exit() {  # slurmkit_save_on_exit STOP_S EXIT_STOP_S [SOURCE DESTINATION]...
+slurmkit_save_on_exit() {  # slurmkit_save_on_exit STOP_S EXIT_STOP_S [SOURCE DESTINATION]...: registers the outputs and the USR1 trap; slurmkit_run and the exit do the work
+    # (STOP_S is half the USR1 lead: slurmkit renders both from it, and the time limit is estimated from it where squeue fails)
     _sk_saves=1 _sk_stop_s=$1 _sk_exit_stop_s=$2
     shift 2
     _sk_outputs=("$@")
@@ -171,9 +178,8 @@ _sk_keep() {  # _sk_keep PARTIAL SOURCE WHY: PARTIAL stays, with PARTIAL.manifes
     } > "$1.manifest" || return 1
     echo "slurmkit: what arrived is kept at $1 (listed in $1.manifest)" >&2
 }
-_sk_hold() {  # _sk_hold SOURCE DEST: a copy of SOURCE kept beside DEST, never in its place, and said so
-    local partial="$2.partial-${SLURM_JOB_ID:-$$}${SLURM_RESTART_COUNT:+-run$((SLURM_RESTART_COUNT + 1))}"
-    local why="the payload was killed as it ran, so it may be torn; the previous one stays"
+_sk_hold() {  # _sk_hold SOURCE DEST WHY: a copy of SOURCE kept beside DEST, never in its place, and said so
+    local partial="$2.partial-${SLURM_JOB_ID:-$$}${SLURM_RESTART_COUNT:+-run$((SLURM_RESTART_COUNT + 1))}" why=$3
     echo "slurmkit: NOT saved: $2: $why" >&2
     _sk_lost=1
     _sk_outcome+="not-saved"$'\t'"$2"$'\t'"$why"$'\n'
@@ -194,12 +200,16 @@ _sk_copy_back() {  # once, and only once the payload has started: before that th
     done
     if [ "${#_sk_checkpoint[@]}" = 0 ]; then
         :
-    elif [ -z "${_sk_killed:-}" ]; then
+    elif [ -n "${_sk_killed:-}" ]; then  # killed as it ran, the checkpoint may be torn: it is kept beside the previous one, which stays
+        _sk_hold "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" "the payload was killed as it ran, so it may be torn; the previous one stays" || true
+        _sk_copied_back=1
+    elif _sk_unmarked_after_a_signal "${_sk_checkpoint[@]}"; then  # (nothing says it is whole: the saved one stays)
+        _sk_say_unmarked "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}"
+        _sk_hold "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" "the payload was stopped by a signal and the checkpoint has no completion marker, so it may be torn; the previous one stays" || true
+        _sk_copied_back=1
+    else
         _sk_say_unmarked "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}"
         slurmkit_save "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" checkpoint || _sk_copied_back=1
-    else  # killed as it ran, the checkpoint may be torn: it is kept beside the previous one, which stays
-        _sk_hold "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" || true
-        _sk_copied_back=1
     fi
     return "$_sk_copied_back"
 }
@@ -225,7 +235,7 @@ _sk_group_runs() {  # _sk_group_runs PGID: a process of the group still runs (a 
 _sk_on_usr1() {
     trap '' USR1 TERM INT  # from here the job only ends: no signal may cut the copy short (SLURM's KILL is the bound)
     echo "slurmkit: the time limit is near: stopping the payload to save its outputs" >&2
-    _sk_timeout=1
+    _sk_timeout=1 _sk_usr1_at=$SECONDS
     _sk_stop_payload "$_sk_stop_s"
     _sk_copy_back || true
     _sk_end_at_limit
@@ -234,9 +244,15 @@ _sk_on_usr1() {
 _sk_end_at_limit() {  # the outputs are saved: the exit file is written now, and SLURM ends the job at its
     # limit, so that sacct says TIMEOUT (a job that exits on its own before it is FAILED 124). The GPU
     # idles until then: the lead less what the stop and the copy took. No limit in sight (no SLURM, or
-    # USR1 sent by hand, long before it): the job ends now.
+    # USR1 sent by hand, long before it): the job ends now. Where squeue does not answer, the time
+    # left is the USR1 lead (twice STOP_S, as slurmkit renders them) less the time since USR1 came.
     local left
-    left=$(_sk_time_left_s) || return 0
+    [ -n "${SLURM_JOB_ID:-}" ] || return 0
+    if ! left=$(_sk_time_left_s); then
+        left=$((2 * _sk_stop_s - (SECONDS - ${_sk_usr1_at:-$SECONDS})))
+        ((left > 0)) || left=0
+        echo "slurmkit: squeue gave no time left: estimated from the USR1 lead ($((2 * _sk_stop_s))s before the limit) as ${left}s" >&2
+    fi
     if ((left > 2 * _sk_stop_s + 120)); then return 0; fi
     echo "slurmkit: outputs saved; waiting ${left}s for SLURM to end the job at its time limit (sacct: TIMEOUT)" >&2
     _sk_write_exit_file 124
@@ -267,7 +283,7 @@ _sk_write_started() {  # what this run will save, for `slurmkit status` to name 
 
 # ---- The checkpoint: restored before the payload, saved while it runs and at the end.
 
-slurmkit_checkpoint() {  # slurmkit_checkpoint SOURCE DESTINATION SECONDS: DESTINATION restored to SOURCE before the payload (slurmkit_run), saved back every SECONDS
+slurmkit_checkpoint() {  # slurmkit_checkpoint SOURCE DESTINATION SECONDS: registers the checkpoint; slurmkit_run restores DESTINATION to SOURCE before the payload and saves it back every SECONDS
     _sk_checkpoint=("$1" "$2" "$3")
 }
 _sk_restore_checkpoint() {  # the registered checkpoint copied in, then saved back every SECONDS while the payload runs
@@ -292,13 +308,17 @@ _sk_restore_checkpoint() {  # the registered checkpoint copied in, then saved ba
 # .slurmkit-complete in the checkpoint's folder) once a checkpoint is written; a file written after
 # it (the next checkpoint begun) makes it incomplete until the next touch. A copy is put in place
 # only if it was complete before the copy and nothing changed during it; else the last whole copy
-# stays. A folder with no marker is copied as before, checked the same way for writes during the
-# copy, and said to be unmarked: no copier can tell a pause in the middle of a write from its end.
+# stays. The program touches it last, after any pruning of old checkpoints (only files are compared
+# with it). A folder with no marker is said to be unmarked: no copier can tell a pause in the middle
+# of a write from its end. While the payload runs, and after it ended on its own, it is copied when
+# it does not change during the copy; after the payload was stopped by a signal (the time limit, a
+# cancel), the final copy is kept beside the saved one (DEST.partial-JOB, with its manifest), which stays.
 _sk_complete=.slurmkit-complete
 _sk_checkpoint_whole() {  # _sk_checkpoint_whole SOURCE: its files' list (type, size, time, name), unless it is marked and not complete
     local marker=$1/$_sk_complete newer
     if [ -e "$marker" ]; then
-        newer=$(find "$1" -newer "$marker" ! -path "$marker" -print -quit) || return 1
+        # (files only: a folder's own time changes when the program prunes old checkpoints after the touch)
+        newer=$(find "$1" -type f -newer "$marker" ! -path "$marker" -print -quit) || return 1
         if [ -n "$newer" ]; then
             echo "not marked complete: ${newer#"$1"/} was written after $_sk_complete (a checkpoint being written): the previous whole copy stays"
             return 1
@@ -306,9 +326,16 @@ _sk_checkpoint_whole() {  # _sk_checkpoint_whole SOURCE: its files' list (type, 
     fi
     find "$1" -printf '%y %s %T@ %P\n' | LC_ALL=C sort
 }
+_sk_unmarked_after_a_signal() {  # _sk_unmarked_after_a_signal SOURCE DEST: the final copy may be torn and a saved one exists
+    # (the payload did not end on its own: stopped at the time limit, cancelled, or killed by a signal,
+    # perhaps in the middle of writing the checkpoint; with no marker nothing says the copy is whole)
+    [ -d "$1" ] && [ ! -e "$1/$_sk_complete" ] && [ -n "$(ls -A -- "$1" 2> /dev/null)" ] || return 1
+    { [ -e "$2" ] || [ -e "$2.slurmkit-old" ]; } || return 1
+    [ -z "${_sk_payload_rc:-}" ] || ((_sk_payload_rc > 128))
+}
 _sk_say_unmarked() {  # _sk_say_unmarked SOURCE DEST: a checkpoint with no completion marker is saved, and said to be
     if [ -d "$1" ] && [ ! -e "$1/$_sk_complete" ] && [ -n "$(ls -A -- "$1" 2> /dev/null)" ]; then
-        echo "slurmkit: the checkpoint $1 has no completion marker: it is copied when it does not change during the copy, which cannot tell a paused write from a whole one; touch \$SLURMKIT_CHECKPOINT_COMPLETE after each whole checkpoint" >&2
+        echo "slurmkit: the checkpoint $1 has no completion marker: it is copied when it does not change during the copy, which cannot tell a paused write from a whole one; touch \$SLURMKIT_CHECKPOINT_COMPLETE last, after each whole checkpoint and any pruning" >&2
         _sk_outcome+="unmarked"$'\t'"$2"$'\n'
     fi
 }
@@ -383,7 +410,7 @@ slurmkit_on_each_node() {  # slurmkit_on_each_node COMMAND...: COMMAND (a functi
 # The sampler samples the job's GPUs every $SLURMKIT_GPU_SAMPLE_INTERVAL s, in the background,
 # into <job>.gpu.<host>.csv beside the exit file, and is stopped before the exit file is written.
 
-slurmkit_sample_gpus() {  # slurmkit_sample_gpus nvidia-smi|rocm-smi INTERVAL [each-node]: the sampler slurmkit_run starts before the payload
+slurmkit_sample_gpus() {  # slurmkit_sample_gpus nvidia-smi|rocm-smi INTERVAL [each-node]: registers the GPU sampler; slurmkit_run starts it before the payload
     export SLURMKIT_GPU_SAMPLE_INTERVAL=$2 SLURMKIT_GPU_TOOL=$1
     _sk_gpu_each_node=${3:-}
 }
@@ -462,7 +489,7 @@ slurmkit_task_env() {  # slurmkit_task_env [ranks] [tf-config=FIRST_PORT] [gpu=V
         SLURMKIT_TASK_ENV=$_sk_lib
     else  # else a copy of what it needs, on each node's local disk
         SLURMKIT_TASK_ENV=$SLURM_TMPDIR/slurmkit-task-env
-        { echo '#!/bin/bash'; declare -f _sk_task_env _sk_task_exports _sk_task_cpus _sk_allowed_cpus _sk_count_cpus _sk_cpu_slice; echo _sk_task_env; } > "$SLURMKIT_TASK_ENV.src" &&
+        { echo '#!/bin/bash'; declare -f _sk_task_env _sk_task_exports _sk_task_cpus _sk_allowed_cpus _sk_count_cpus _sk_count_cores _sk_cpu_slice; echo _sk_task_env; } > "$SLURMKIT_TASK_ENV.src" &&
             chmod +x "$SLURMKIT_TASK_ENV.src" || return 1
         sbcast -f "$SLURMKIT_TASK_ENV.src" "$SLURMKIT_TASK_ENV" || { echo "slurmkit: sbcast could not copy the task set-up to the job's nodes" >&2; return 1; }
     fi
@@ -473,7 +500,7 @@ _sk_task_env() {  # as srun's task prolog: the task's place as `export` lines; i
     # (its stderr goes to slurmd's log: a line `print TEXT` is what reaches the task's output)
     if ! exports=$(_sk_task_exports 2>&1); then echo "print ${exports##*$'\n'}"; return 1; fi
     [ -z "$exports" ] || echo "export ${exports//$'\n'/$'\n'export }"
-    cpus=$(_sk_task_cpus) || return 0
+    cpus=$(_sk_task_cpus "/proc/$PPID/status") || return 0
     # The prolog's parent is the task itself, before it execs the command: the binding stays with it.
     [ -z "$cpus" ] || taskset -p -c "$cpus" "$PPID" > /dev/null
 }
@@ -496,11 +523,13 @@ _sk_task_exports() {  # NAME=value lines (values without spaces but TF_CONFIG's,
         echo "CUDA_VISIBLE_DEVICES=${gpus[rank]}"
     fi
 }
-_sk_task_cpus() {  # this task's slice of the CPUs its node gives the step (the i-th of as many as it has tasks there), or nothing
+_sk_task_cpus() {  # _sk_task_cpus STATUS_FILE (the task's): this task's slice of the CPUs its node gives the step (the i-th of as many as it has tasks there), or nothing
     local allowed
-    allowed=$(_sk_allowed_cpus "/proc/$PPID/status")
-    # Already no more than its own (srun --cpu-bind, where the task plugin binds): as it is.
+    allowed=$(_sk_allowed_cpus "$1")
+    # Already no more than its own (srun --cpu-bind, where the task plugin binds): as it is. Its own
+    # counted either way SLURM counts a CPU: logical CPUs, or cores (with SMT, 12 cores are 24 CPUs).
     (($(_sk_count_cpus "$allowed") > ${SLURM_CPUS_PER_TASK:-1})) || return 0
+    (($(_sk_count_cores "$allowed") > ${SLURM_CPUS_PER_TASK:-1})) || return 0
     _sk_cpu_slice "$allowed" "${SLURM_LOCALID:-0}" "${SLURM_NTASKS_PER_NODE:-1}"
 }
 _sk_allowed_cpus() {  # _sk_allowed_cpus STATUS_FILE: the CPUs a process may run on, one per line
@@ -514,6 +543,19 @@ _sk_count_cpus() {  # _sk_count_cpus LINES: how many CPUs _sk_allowed_cpus liste
     local cpus
     mapfile -t cpus <<< "$1"
     echo "${#cpus[@]}"
+}
+_sk_count_cores() {  # _sk_count_cores LINES: how many distinct cores hold the CPUs _sk_allowed_cpus listed (sysfs topology; a CPU without one is a core)
+    local cpu topology cores=()
+    while IFS= read -r cpu; do
+        [ -n "$cpu" ] || continue
+        topology=${_sk_cpu_sysfs:-/sys/devices/system/cpu}/cpu$cpu/topology
+        if [ -r "$topology/core_id" ]; then
+            cores+=("$(cat "$topology/physical_package_id" 2> /dev/null):$(cat "$topology/core_id")")
+        else
+            cores+=("cpu$cpu")
+        fi
+    done <<< "$1"
+    if ((${#cores[@]} == 0)); then echo 0; else printf '%s\n' "${cores[@]}" | sort -u | wc -l; fi
 }
 _sk_cpu_slice() {  # _sk_cpu_slice LINES INDEX COUNT: the INDEX-th of COUNT equal slices of the CPUs, comma-separated (nothing if a slice is empty)
     local cpus share

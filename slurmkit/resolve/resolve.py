@@ -964,7 +964,7 @@ def _distributed_environment(spec: JobSpec, shape: Tuple[int, int], gpus: Option
 
 #: Why a variable slurmkit sets has the value it has, for a comment after its export.
 _ENVIRONMENT_NOTES = {
-    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "NCCL errors abort the ranks: no hang until the time limit",
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING": "a failed or timed-out NCCL call aborts the ranks instead of hanging",
     "TF_NUM_INTEROP_THREADS": "one per socket the task's cores span; intra-op: all its cores",
 }
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A checkpoint is saved only whole: marked complete by the program (.slurmkit-complete, touched
 # after it is written, newer than every file of it), and unchanged while it is copied; else the
-# last whole copy stays. One with no marker is saved and said to be unmarked.
+# last whole copy stays. One with no marker is said to be unmarked: saved, except the final copy
+# after the payload was stopped by a signal, which is kept beside the saved one.
 # shellcheck disable=SC2154  # (_sk_outcome: the runtime's, which the tests read)
 # shellcheck source=assert.sh
 source "$(dirname -- "$0")/assert.sh"
@@ -55,6 +56,60 @@ test_a_restored_checkpoint_is_complete_and_the_program_is_told_its_marker() {
     expect_eq "" "$(find ck -newer ck/.slurmkit-complete ! -name .slurmkit-complete)" "no file newer than its marker"
     slurmkit_save ck dest checkpoint 2> /dev/null
     expect_eq 0 "$?" "saved again"
+}
+test_pruning_old_checkpoints_after_the_touch_leaves_it_complete() {
+    _marked dest 1 && mkdir -p ck && echo 1 > ck/ckpt_1.pt && echo 2 > ck/ckpt_2.pt
+    touch -d '-2 seconds' ck/ckpt_1.pt ck/ckpt_2.pt && touch ck/"$_sk_complete"
+    mkdir -p ck/run && touch -d '-2 seconds' ck/run && sleep 0.02
+    rm ck/ckpt_1.pt && touch -d '+2 seconds' ck ck/run  # (save_top_k: the old one pruned, the folders' own times move)
+    slurmkit_save ck dest checkpoint 2> /dev/null
+    expect_eq 0 "$?" "status"
+    expect_eq "2" "$(cat dest/ckpt_2.pt)" "the new checkpoint"
+    expect_eq "no" "$([ -e dest/ckpt_1.pt ] && echo yes || echo no)" "the pruned one is gone"
+}
+_job_stopped() {  # _job_stopped MARK RC: the final copy of a checkpoint (MARK: marked or not) after the payload ended with RC
+    _marked dest good
+    mkdir -p ck && head -c 1234 /dev/zero > ck/model.pt  # (torn as torch.save was stopped)
+    if [ "$1" = marked ]; then touch -d '-2 seconds' ck/model.pt && touch ck/"$_sk_complete"; fi
+    _sk_outcome="" _sk_outputs=() _sk_checkpoint=("$PWD/ck" "$PWD/dest" 3600) _sk_exit_stop_s=1
+    export SLURM_JOB_ID=7
+    bash -c "exit ${2/none/0}" &
+    _sk_payload=$!
+    wait "$_sk_payload"
+    _sk_payload_rc=$2
+    if [ "$2" = none ]; then _sk_payload_rc=""; fi  # (a trap ended the job during slurmkit_run's wait)
+    _sk_copy_back 2> err
+}
+test_an_unmarked_checkpoint_after_a_signal_goes_beside_the_saved_one_which_stays() {
+    _job_stopped unmarked 143
+    expect_eq 1 "$?" "status"
+    expect_eq good "$(cat dest/step)" "the last whole copy stays"
+    expect_eq 1234 "$(stat -c %s dest.partial-7/model.pt)" "the final copy, beside it"
+    expect_eq 1 "$(grep -c 'stopped by a signal and the checkpoint has no completion marker' err)" "the log says which"
+    expect_eq "unmarked $PWD/dest|not-saved $PWD/dest the payload was stopped by a signal and the checkpoint has no completion marker, so it may be torn; the previous one stays|kept $PWD/dest $PWD/dest.partial-7" \
+        "$(tr '\t' ' ' <<< "${_sk_outcome%$'\n'}" | paste -sd '|')" "outcome"
+}
+test_an_unmarked_checkpoint_after_a_trap_ended_the_job_is_not_put_in_place() {
+    _job_stopped unmarked none
+    expect_eq good "$(cat dest/step)" "the last whole copy stays"
+    expect_eq yes "$([ -e dest.partial-7.manifest ] && echo yes)" "kept, with its manifest"
+}
+test_an_unmarked_checkpoint_of_a_payload_that_ended_on_its_own_replaces_the_saved_one() {
+    _job_stopped unmarked 1
+    expect_eq 0 "$?" "status"
+    expect_eq 1234 "$(stat -c %s dest/model.pt)" "put in place"
+}
+test_a_marked_checkpoint_after_a_signal_replaces_the_saved_one() {
+    _job_stopped marked 143
+    expect_eq 0 "$?" "status"
+    expect_eq 1234 "$(stat -c %s dest/model.pt)" "put in place"
+}
+test_the_first_unmarked_checkpoint_after_a_signal_is_saved_as_there_is_none_before() {
+    _job_stopped unmarked 143
+    rm -rf dest dest.partial-7* && _sk_copied_back="" && _sk_outcome=""
+    _sk_copy_back 2> /dev/null
+    expect_eq 0 "$?" "status"
+    expect_eq 1234 "$(stat -c %s dest/model.pt)" "saved"
 }
 
 run_tests

@@ -38,6 +38,22 @@ test_a_task_slurm_left_unbound_gets_its_slice_of_the_cores() {
     expect_eq 0 "$(SLURM_LOCALID=0 SLURM_NTASKS_PER_NODE=2 SLURM_CPUS_PER_TASK=1 bash -c \
         'taskset -p -c 0 $$ > /dev/null; ./slurmkit-runtime-test.sh > /dev/null; sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status')" "one bound already stays"
 }
+_smt_node() {  # _smt_node CORES: sysfs topology of one socket with CORES cores of two threads (CPU i and i+CORES share core i)
+    local cpu
+    for ((cpu = 0; cpu < 2 * $1; cpu++)); do
+        mkdir -p "sys/cpu$cpu/topology"
+        echo 0 > "sys/cpu$cpu/topology/physical_package_id"
+        echo "$((cpu % $1))" > "sys/cpu$cpu/topology/core_id"
+    done
+}
+test_a_task_bound_to_its_cores_on_an_smt_node_keeps_all_their_threads() {
+    _smt_node 24 && export _sk_cpu_sysfs=$PWD/sys
+    echo "Cpus_allowed_list:	0-11,24-35" > bound  # 12 cores, 24 threads: SLURM bound it to --cpus-per-task=12 cores
+    expect_eq "" "$(SLURM_LOCALID=1 SLURM_NTASKS_PER_NODE=2 SLURM_CPUS_PER_TASK=12 _sk_task_cpus bound)" "bound already: as it is"
+    echo "Cpus_allowed_list:	0-47" > unbound  # the node's 24 cores for 2 tasks of 12
+    expect_eq 24 "$(SLURM_LOCALID=1 SLURM_NTASKS_PER_NODE=2 SLURM_CPUS_PER_TASK=12 _sk_task_cpus unbound | tr , '\n' | wc -l)" "unbound: its half"
+    expect_eq 12 "$(_sk_count_cores "$(_sk_allowed_cpus bound)")" "cores"
+}
 test_the_rendezvous_is_the_first_host_and_the_port_given() {
     scontrol() { printf 'node7\nnode8\n'; }
     SLURM_JOB_NODELIST='node[7-8]' slurmkit_rendezvous 23456

@@ -10,8 +10,8 @@ _squeue() {  # _squeue LEFT: a squeue on PATH that prints LEFT
     printf '#!/bin/sh\necho %s\n' "$1" > bin/squeue
     chmod +x bin/squeue
 }
-_job_at_limit() {  # _job_at_limit LEFT: a job whose payload gets USR1; TERM follows once the exit file is there
-    _squeue "$1"
+_job_at_limit() {  # _job_at_limit LEFT [fails]: a job whose payload gets USR1; TERM follows once the exit file is there
+    [ -n "${2:-}" ] || _squeue "$1"
     PATH=$PWD/bin:$PATH SLURMKIT_JOB_DIR=$PWD SLURM_JOB_ID=5 SLURM_TMPDIR=$PWD bash -c '
         source "$SLURMKIT_RUNTIME"; slurmkit_exit_file
         mkdir -p out && echo 1 > out/a
@@ -44,6 +44,13 @@ test_a_usr1_long_before_any_limit_ends_the_job_at_once() {
     local got
     got=$(_job_at_limit 2:00:00)
     expect_eq "exit file before the end: 124 timeout saved	$PWD/dest rc=124" "$(paste -sd ' ' <<< "$got")" "no wait"
+}
+test_where_squeue_fails_the_time_left_is_estimated_from_the_lead_and_the_job_still_waits() {
+    local got
+    mkdir -p bin && printf '#!/bin/sh\nexit 1\n' > bin/squeue && chmod +x bin/squeue
+    got=$(_job_at_limit "" fails)
+    expect_eq "exit file before the end: 124 timeout saved	$PWD/dest waits rc=124" "$(paste -sd ' ' <<< "$got")" "waits"
+    expect_eq 1 "$(grep -c 'squeue gave no time left: estimated from the USR1 lead (10s before the limit)' err)" "the fallback is logged"
 }
 
 run_tests

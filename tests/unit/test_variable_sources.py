@@ -75,7 +75,7 @@ def test_a_script_sets_no_variable_for_a_framework_it_does_not_run(script):
 
 def test_pytorch_gpu_jobs_get_the_error_handling_the_alliance_page_meant():
     ddp = (GOLDEN / "narval" / "ddp.sbatch").read_text()
-    assert "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1  # NCCL errors abort the ranks: no hang until the time limit\n" in ddp
+    assert "export TORCH_NCCL_ASYNC_ERROR_HANDLING=1  # a failed or timed-out NCCL call aborts the ranks instead of hanging\n" in ddp
     assert "TORCH_NCCL_ASYNC_HANDLING" not in ddp
 
 

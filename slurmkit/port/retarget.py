@@ -29,6 +29,7 @@ from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
+from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
@@ -782,6 +783,8 @@ def _port_modules(port: _Port) -> None:
         return
     modules = [written] if isinstance(written, str) else list(written)
     renamed, renames, commands = renamed_modules(modules)
+    renamed, pinned = with_old_defaults(renamed)
+    renames += pinned
     moved = _stdenv_move(port, renamed)
     base, needless = _old_stack_base(port, renamed), _needless_tool_modules(port, renamed)
     kept, checks = _ported_modules(port, [m for m in renamed if m not in base and m not in needless], moved)

@@ -18,6 +18,7 @@ import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from slurmkit.port import bashtree
+from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.rebuild import started
 from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
@@ -127,7 +128,7 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     """The to-dos to instantiate a Julia project (or depot) and to reinstall R packages, for a job
     moving from ``source`` (running ``spec``'s modules) to ``target`` (running ``new_modules``)."""
     job = _Job(spec, shell)
-    old_modules = list(spec.environment.modules)
+    old_modules = with_old_defaults(list(spec.environment.modules))[0]
     julia = _Move("julia", "julia", old_modules, new_modules, source, target)
     r = _Move("r", "R", old_modules, new_modules, source, target)
     todos = list(_julia_todos(job, julia)) if julia.old and julia.new else []

@@ -140,3 +140,19 @@ def test_a_port_to_the_cluster_that_took_the_files_asks_nothing():
     assert not [t for t in port(imported.spec, "nibi").todos if t.startswith("files:")]
     cedar = import_script(HEADER + GRAHAM, name="t", profile="cedar")
     assert not [t for t in port(cedar.spec, "fir").todos if t.startswith("files:")]
+
+
+# ------------------------------------------------------------------ a bare python of an old stack
+
+
+def test_a_bare_python_of_stdenv_2020_is_ported_as_its_default_and_its_pins_are_checked():
+    data = {**JOB, "profile": "cedar", "environment": {"modules": ["gcc/9.3.0", "python"], "venv": {"packages": ["arch==4.19"]}}}
+    ported = port(data, "fir")
+    [change] = [c for c in ported.changes if c.field == "environment.modules"]
+    assert "python/3.12" in str(change) and "python with no version loaded python/3.8 under StdEnv/2020" in str(change)
+    assert [t for t in ported.todos if "installs arch==4.19 under python/3.12" in t and "not python 3.8" in t]
+
+
+def test_a_bare_python_with_no_sign_of_its_stack_is_left_to_the_default():
+    data = {**JOB, "profile": "cedar", "environment": {"modules": ["python"], "venv": {"packages": ["arch==4.19"]}}}
+    assert not [t for t in port(data, "fir").todos if "arch==4.19" in t]

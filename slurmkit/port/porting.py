@@ -32,6 +32,8 @@ from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
 from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave, wordsplit, workdir
+from slurmkit.port.sciencecodes import import_note as science_import_note
+from slurmkit.port.sciencecodes import unloaded_programs
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
@@ -2025,6 +2027,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
     _python_of_the_submitting_shell(build)
+    _science_codes_of_the_shell(build)
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
@@ -2057,6 +2060,17 @@ def _python_of_the_submitting_shell(build: _Builder) -> None:
                "was submitted from (sbatch passes it: an activated venv, or a module that shell loaded); slurmkit loads the "
                "site's python module first, which comes before that PATH: if you submitted from a venv, name it in "
                "environment.venv.path; else check that the program's packages are installed for the site's python")
+
+
+def _science_codes_of_the_shell(build: _Builder) -> None:
+    """``namd2`` (or gmx, pw.x) run while no module provides it ran the one a module of the
+    submitting shell put on PATH: said, so the spec is not read as complete (sciencecodes.py)."""
+    environment = build.spec.get("environment") or {}
+    launch = build.spec.get("launch") or {}
+    texts = [str(line) for line in environment.get("setup") or ()] + [str(launch.get(k)) for k in ("command", "shell") if launch.get(k)]
+    modules = environment.get("modules") or ()
+    for program in unloaded_programs([modules] if isinstance(modules, str) else list(modules), texts):
+        build.note(0, "environment.modules", "note", science_import_note(program))
 
 
 def _error_log_alone(build: _Builder) -> None:

@@ -31,6 +31,7 @@ from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, 
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.programs import major_moves, program_moves
+from slurmkit.port.sciencecodes import port_todo, unloaded_programs
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
 from slurmkit.port.sitepaths import (
@@ -182,6 +183,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_programs(port)
     _port_kept_modules(port)
     _port_old_paths(port)
+    _port_unloaded_programs(port)
     _port_rebuilds(port)
     _port_directives(port)
     _port_account(port)
@@ -842,6 +844,17 @@ def _port_programs(port: _Port) -> None:
         if any(reasons for _, reasons, _ in moves):
             port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
         port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})
+
+
+def _port_unloaded_programs(port: _Port) -> None:
+    """A science code (namd2, gmx, pw.x) the job runs with no module that provides it came from
+    the old shell's modules: on the target nothing loads it, so a to-do names the module there."""
+    if port.source.name == port.target.name:
+        return
+    written = port.data.get("environment", {}).get("modules") or []
+    modules = [written] if isinstance(written, str) else list(written)
+    texts = [text for _, text in spec_shell_fields(port.spec)]
+    port.todos += [port_todo(program, port.target) for program in unloaded_programs(modules, texts)]
 
 
 def _port_old_paths(port: _Port) -> None:

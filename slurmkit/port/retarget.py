@@ -31,7 +31,7 @@ from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, 
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.programs import major_moves, program_moves
-from slurmkit.port.sciencecodes import port_todo, unloaded_programs
+from slurmkit.port.sciencecodes import unloaded_programs, unloaded_todo
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
 from slurmkit.port.sitepaths import (
@@ -854,7 +854,7 @@ def _port_unloaded_programs(port: _Port) -> None:
     written = port.data.get("environment", {}).get("modules") or []
     modules = [written] if isinstance(written, str) else list(written)
     texts = [text for _, text in spec_shell_fields(port.spec)]
-    port.todos += [port_todo(program, port.target) for program in unloaded_programs(modules, texts)]
+    port.todos += [unloaded_todo(program, port.target) for program in unloaded_programs(modules, texts)]
 
 
 def _port_old_paths(port: _Port) -> None:

@@ -49,9 +49,14 @@ def unloaded_programs(modules: Sequence[str], texts: Iterable[str]) -> List[str]
     for text in texts:
         for program in _PROGRAM.findall(text):
             families = PROGRAMS[program][0]
-            if program not in found and program not in folder_words(text) and not any(f in loaded for f in families):
+            if program not in found and program not in folder_words(text) and not _provided(families, loaded):
                 found.append(program)
     return found
+
+
+def _provided(families: Sequence[str], loaded: Sequence[str]) -> bool:
+    """A loaded family is one of ``families`` or a build of one (namd-verbs-smp, gromacs-plumed)."""
+    return any(name == family or name.startswith(family + "-") for family in families for name in loaded)
 
 
 def providing_module(program: str, target: SiteProfile) -> Optional[str]:
@@ -74,7 +79,7 @@ def import_note(program: str) -> str:
             f"(environment.modules) wherever it runs ({source})")
 
 
-def port_todo(program: str, target: SiteProfile) -> str:
+def unloaded_todo(program: str, target: SiteProfile) -> str:
     """The port's to-do for ``program``: the module of the target's stack that provides it."""
     families, _, source = PROGRAMS[program]
     module = providing_module(program, target)

@@ -28,12 +28,12 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
-from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.olddefaults import with_old_defaults
+from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
-from slurmkit.port.sciencecodes import unloaded_programs, unloaded_todo
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
+from slurmkit.port.sciencecodes import unloaded_programs, unloaded_todo
 from slurmkit.port.sitepaths import (
     files_elsewhere_todo,
     files_moved_to,

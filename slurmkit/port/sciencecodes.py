@@ -14,7 +14,7 @@ import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from slurmkit.port.programs import folder_words
-from slurmkit.sites.modulecat import _version_key, stdenv_builds
+from slurmkit.sites.modulecat import stdenv_builds, version_key
 from slurmkit.sites.profiles import SiteProfile
 
 #: {program: (module families that provide it, the major version it belongs to or "", source)}
@@ -67,7 +67,7 @@ def providing_module(program: str, target: SiteProfile) -> Optional[str]:
     for family in families:
         versions = [n.partition("/")[2] for n in names if n.partition("/")[0] == family and n.partition("/")[2].startswith(major)]
         if versions:
-            return f"{family}/{max(versions, key=_version_key)}"
+            return f"{family}/{max(versions, key=version_key)}"
     return None
 
 

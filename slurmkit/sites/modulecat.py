@@ -80,7 +80,7 @@ def families(catalogue: Sequence[str]) -> Dict[str, List[str]]:
     return table
 
 
-def _version_key(version: str) -> Tuple:
+def version_key(version: str) -> Tuple:
     """Orders versions as numbers (``3.10`` after ``3.9``; ``2019u4`` as 2019, 4; ``2023b`` after ``2023a``).
     Each part is tagged, numbers before words, so that any two versions compare: a version
     written with words where another has a number (``cudnn/cuda12-8.8.0``) sorts after it."""
@@ -94,9 +94,9 @@ def is_available(version: str, versions: Sequence[str]) -> bool:
 
 def nearest_version(version: str, versions: Sequence[str]) -> str:
     """The oldest listed version not older than ``version`` (what replaced it), else the newest."""
-    ordered = sorted(versions, key=_version_key)
-    wanted = _version_key(version)
-    newer = [v for v in ordered if _version_key(v) >= wanted]
+    ordered = sorted(versions, key=version_key)
+    wanted = version_key(version)
+    newer = [v for v in ordered if version_key(v) >= wanted]
     return newer[0] if newer else ordered[-1]
 
 
@@ -120,7 +120,7 @@ def check_module(module: str, catalogue: Sequence[str], target: str, oldest_pyth
         return _unlisted_version(module, stdenv)
     if not version or is_available(version, versions):
         return ModuleCheck(module, module)
-    if _version_key(version) > max(map(_version_key, versions)):
+    if version_key(version) > max(map(version_key, versions)):
         return ModuleCheck(module, module, warning=f"{module} is newer than the {family} versions of {target}'s module catalogue "
                            f"({', '.join(versions)}), which lists only documented ones: check that it exists there "
                            f"('module spider {module}'), or use {family}/{nearest_version(version, versions)}")
@@ -145,7 +145,7 @@ def _settled(module: str, table: Dict[str, List[str]], there: Optional[Sequence[
 def _served(family: str, versions: Sequence[str], oldest_python: Optional[str]) -> Tuple[List[str], str]:
     """The versions a pin may move to (a python no older than the oldest the site builds wheels
     for), and the words that say so in the reason where that left some out."""
-    served = [v for v in versions if family != "python" or not oldest_python or _version_key(v) >= _version_key(oldest_python)]
+    served = [v for v in versions if family != "python" or not oldest_python or version_key(v) >= version_key(oldest_python)]
     which = f" of those it builds wheels for (python/{oldest_python} and newer)" if served and served != list(versions) else ""
     return served, which
 
@@ -154,7 +154,7 @@ def _unknown_family(module: str, table: Dict[str, List[str]], target: str) -> Mo
     """A family the catalogue does not list: kept, with the closest family name where one is close."""
     family = module.partition("/")[0]
     like = closest(family, table, cutoff=FAMILY_LIKENESS)
-    versions = _full(sorted(set(table[like]), key=_version_key)) if like else []
+    versions = _full(sorted(set(table[like]), key=version_key)) if like else []
     hint = f" (did you mean {like!r}: {', '.join(f'{like}/{v}' for v in versions) or like}?)" if like else ""
     return ModuleCheck(module, module, warning=f"{module}: {family!r} is not in {target}'s module catalogue{hint}; "
                        f"check that it exists there ('module spider {family}') before submitting")
@@ -181,7 +181,7 @@ def settled_pin(module: str, documented: Sequence[str], there: Sequence[str], ta
         new = f"{family}/{installed_replacement(version, there)}"
         return ModuleCheck(module, new, why=f"{module} is not installed on {target}: {listing}; {new} is the nearest "
                            f"({_replacement_rule(version, there)})", warning=try_under(new, target, stdenv), absent=True)
-    if documented and _version_key(version) < max(map(_version_key, documented)):
+    if documented and version_key(version) < max(map(version_key, documented)):
         new = f"{family}/{nearest_version(version, documented)}"
         return ModuleCheck(module, new, why=f"{module} is installed on {target} but not documented for {stdenv}, "
                            f"which has {family} {', '.join(documented)}; {new} is the nearest")
@@ -195,12 +195,12 @@ def built_pin(module: str, built: Sequence[str], there: Optional[Sequence[str]],
     build (of those ``target`` has, where its module list is known; a python not older than the
     oldest the site serves). Nothing is left to check by hand."""
     family, _, version = module.partition("/")
-    built = sorted(set(built), key=_version_key)
+    built = sorted(set(built), key=version_key)
     here = [v for v in built if not there or is_available(v, there)] or built
     if is_available(version, here):
         return ModuleCheck(module, module)
     full = _full(here)
-    if _version_key(version) > max(map(_version_key, full)):
+    if version_key(version) > max(map(version_key, full)):
         return ModuleCheck(module, module, warning=f"{module} is newer than the {family} builds for {stdenv} that slurmkit "
                            f"knows ({', '.join(full)}): check that it exists there ('module spider {module}'), "
                            f"or use {family}/{full[-1]}")
@@ -224,9 +224,9 @@ def _nearest_build(version: str, here: Sequence[str], full: Sequence[str]) -> st
     if named:
         return named[0]
     nearest = nearest_version(version, full)
-    if len(_version_key(nearest)) < 3:
+    if len(version_key(nearest)) < 3:
         return nearest
-    return max((v for v in full if _same_series(v, nearest)), key=_version_key, default=nearest)
+    return max((v for v in full if _same_series(v, nearest)), key=version_key, default=nearest)
 
 
 def installed_replacement(version: str, there: Sequence[str]) -> str:
@@ -235,7 +235,7 @@ def installed_replacement(version: str, there: Sequence[str]) -> str:
     3.17.3 -> 3.18.4: the least change that exists), else the newest."""
     series = [v for v in there if _same_series(v, version)]
     if series:
-        return max(series, key=_version_key)
+        return max(series, key=version_key)
     return nearest_version(version, there)
 
 
@@ -243,7 +243,7 @@ def _replacement_rule(version: str, there: Sequence[str]) -> str:
     """Which rule of installed_replacement chose, said in the port's reason."""
     if any(_same_series(v, version) for v in there):
         return "the newest build of the same series"
-    if _version_key(version) < max(map(_version_key, there)):
+    if version_key(version) < max(map(version_key, there)):
         return "the oldest newer version installed"
     return "the newest version installed"
 
@@ -251,8 +251,8 @@ def _replacement_rule(version: str, there: Sequence[str]) -> str:
 def _same_series(one: str, other: str) -> bool:
     """Both versions are the same but for their last part (1.8.0_121 and 1.8.0_292; 3.17.3 and
     3.17.1); a one-part version (``7``) has no series."""
-    series = _version_key(other)[:-1]
-    return bool(series) and _version_key(one)[:-1] == series
+    series = version_key(other)[:-1]
+    return bool(series) and version_key(one)[:-1] == series
 
 
 def try_under(module: str, target: str, stdenv: str) -> str:

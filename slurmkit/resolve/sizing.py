@@ -114,8 +114,10 @@ def bundle(gpus: GpuChoice, node_types: Sequence[NodeType] = ()) -> Bundle:
 def per_gpu_memory(node_type: NodeType) -> int:
     """A whole GPU's node memory: the site's recommendation where it gives one (Fir: 280 GB per
     H100, Ratios in bundles), never above the node's memory over its GPUs; else that share."""
-    share = node_type.memory_mib // node_type.gpus.count
-    return min(node_type.gpus.host_memory_mib or share, share)
+    gpus, memory = node_type.gpus, node_type.memory_mib
+    assert gpus is not None and memory is not None, "bundle() passes GPU node types with their memory"
+    share = memory // gpus.count
+    return min(gpus.host_memory_mib or share, share)
 
 
 def cpus_per_task(gpus: GpuChoice, tasks: int) -> int:

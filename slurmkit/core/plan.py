@@ -42,6 +42,7 @@ class VenvPlan(Record):
     nodes: int = 1                     # per_node: made on each of these nodes at once (srun)
     prebuilt_key: str = ""             # set: built on the login node (slurmkit env build), the job only activates it
     build_command: str = ""            # the command that builds it, for the line the job prints when it is missing
+    build_source: str = ""             # the page that asks for envs built on the login node
 
     @property
     def per_node(self) -> bool:
@@ -76,6 +77,7 @@ class StagePlan(Record):
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
     tmpdir_words: str = "the node-local disk"   # what $SLURM_TMPDIR is on the site (its profile says)
     tmpdir_source: str = ""                     # the page that says so
+    more_room: str = ""                         # where --tmp reaches bigger disks (Rorqual): how to ask, and the page
 
 
 class ChainPlan(Record):
@@ -199,7 +201,8 @@ class Plan(Record):
     errexit: bool = True                          # False: a setup line that fails does not stop the job
     nounset: bool = True                          # False: setup and the launch line read an unset variable as empty
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
-    fabric_note: str = ""                         # a GPU job across nodes over Ethernet: what NCCL does there
+    offline_note: str = ""                        # compute nodes without internet: where wheels, models and data come from
+    fabric_notes: Tuple[str, ...] = ()            # a GPU job across nodes: what NCCL does over Ethernet, the site's switch advice
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
     environment_notes: Tuple[Tuple[str, str], ...] = ()  # (name, why): a comment after that export, where set
     directive_notes: Tuple[Tuple[str, str], ...] = ()  # (flag, text): a comment line above that #SBATCH line ("": the top)

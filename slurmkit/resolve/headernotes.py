@@ -30,8 +30,22 @@ def header_notes(profile: SiteProfile, gpus, node_types: Sequence[NodeType], mem
     notes = _where_jobs_run(profile, gpus is not None)
     if gpus is not None:
         types = [t for t in node_types if t.gpus] or list(gpus.node_types)
-        notes += _gpu_share(profile, gpus, types, memory, memory_asked)
+        notes += _with_gpu_count_rule(_gpu_share(profile, gpus, types, memory, memory_asked), profile, gpus)
     return tuple(notes)
+
+
+def _with_gpu_count_rule(notes: List[Note], profile: SiteProfile, gpus) -> List[Note]:
+    """Where a site takes one GPU or whole GPU nodes (Trillium: 1 or a multiple of 4), a job that
+    asks several says so (2 or 3 is refused, not a smaller request), on the cores line above the
+    GPUs' where there is one, so that the part a user edits stays short."""
+    rule = profile.rules.multi_node_gpus
+    if rule is None or gpus.count < 2:
+        return notes
+    source = f" ({rule.source[0]})" if rule.source else ""
+    text = f"1 GPU or a multiple of {rule.gpus_per_node} per job{source}"
+    if notes and notes[-1][0] == "--cpus-per-task":
+        return notes[:-1] + [("--cpus-per-task", f"{notes[-1][1]}; {text}")]
+    return notes + [("--gpus-per-node", f"{profile.name}: {text}")]
 
 
 def _where_jobs_run(profile: SiteProfile, uses_gpus: bool) -> List[Note]:
@@ -67,7 +81,7 @@ def _gpu_share(profile: SiteProfile, gpus, types: Sequence[NodeType], memory: Op
         page = _cores_page(profile, types)
         notes.append(("--cpus-per-task", f"{profile.name}: at most {most} cores per {model}" + (f" ({page})" if page else "")))
     if memory and memory[0] == "--mem" and not memory_asked:
-        notes.append(("--mem", _memory_rule(memory[1], gpus, types)))
+        notes.append(("--mem", _memory_rule(memory[1], gpus, types, profile)))
     return notes
 
 
@@ -80,10 +94,14 @@ def _cores_page(profile: SiteProfile, types: Sequence[NodeType]) -> str:
     return sources[0] if sources else ""
 
 
-def _memory_rule(value: str, gpus, types: Sequence[NodeType]) -> str:
+def _memory_rule(value: str, gpus, types: Sequence[NodeType], profile: SiteProfile) -> str:
     if value == "0":
         return "--mem=0: all of each node's memory, as the job takes every core of its nodes"
     node = types[0] if len(types) == 1 else None
+    if node is not None and node.gpus and node.gpus.host_memory_mib and gpu_fraction(gpus) == 1.0:
+        page = next((url for url in node_sources(node, profile) if "Allocations_and_compute_scheduling" in url), "")
+        return (f"--mem={value}: {profile.name} recommends {format_size(node.gpus.host_memory_mib)} per "
+                f"{node.gpus.model.upper()}" + (f" ({page})" if page else ""))
     if node is not None and node.memory_mib and node.gpus and node.gpus.count > 1 and gpu_fraction(gpus) == 1.0:
         return (f"--mem={value}: for each GPU, its share of the node's memory "
                 f"({format_size(node.memory_mib)} over {node.gpus.count} GPUs)")

@@ -60,7 +60,9 @@ def on_login_node(plan, spec, profile, modules, local):
     path = asked or f"{rule.path.rstrip('/')}/{key}"
     if local is not None and local.building_env:   # made here, once, the wheelhouse's pip first (the Python page's recipe)
         return plan._replace(path=path, reuse_existing=True, upgrade_pip="--no-index" in plan.pip_options, nodes=1)
-    return plan._replace(path=path, reuse_existing=True, prebuilt_key=key, build_command=build_command(spec, profile))
+    source = profile.rules.env_build.source[0] if profile.rules.env_build and profile.rules.env_build.source else ""
+    return plan._replace(path=path, reuse_existing=True, prebuilt_key=key, build_command=build_command(spec, profile),
+                         build_source=source)
 
 
 def build_command(spec, profile) -> str:

@@ -91,6 +91,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     findings += site_rule_findings(spec, profile, gpus, modules, runner.name if runner else "")
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types))
+    stage = stage and stage._replace(more_room=_more_room(profile))
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
     _check_batch_signal(spec, stage, findings)
@@ -128,7 +129,8 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
         gpu_sampler=sampler_plan(spec, gpus, chain),
-        fabric_note=_fabric_note(spec, profile, gpus),
+        fabric_notes=_fabric_notes(spec, profile, gpus),
+        offline_note=_offline_note(profile),
         thread_note=_thread_note(spec),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
         directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)),
@@ -974,14 +976,37 @@ def _environment_notes(spec: JobSpec) -> Tuple[Tuple[str, str], ...]:
     return tuple((name, note) for name, note in _ENVIRONMENT_NOTES.items() if name not in spec.environment.variables)
 
 
+def _offline_note(profile: SiteProfile) -> str:
+    """Where compute nodes have no internet, what a user adding a download to the job must know,
+    beside the pip lines: wheels come from the wheelhouse, and models and data from a login node."""
+    rule = profile.rules.no_internet
+    if profile.storage.internet_on_compute is not False or rule is None:
+        return ""
+    source = f" ({rule.source[0]})" if rule.source else ""
+    return (f"{profile.name}'s compute nodes have no internet{source}: wheels come from the wheelhouse; "
+            "download models and data on a login node.")
+
+
+def _fabric_notes(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice]) -> Tuple[str, ...]:
+    """A GPU job across nodes: the Ethernet note and the site's advice to keep a tightly coupled job
+    on one switch, in one line (a comment, not the directive: one switch can keep a job waiting)."""
+    one_switch = profile.launch.interconnect.one_switch
+    switch = f"for tightly coupled jobs, its page advises #SBATCH --switches=1 ({one_switch})" \
+        if gpus and spec.resources.nodes > 1 and one_switch else ""
+    ethernet = _fabric_note(spec, profile, gpus)
+    if ethernet and switch:
+        return (f"{ethernet}; {switch}",)
+    return tuple(note for note in (ethernet, switch and f"{profile.name}: {switch}") if note)
+
+
 def _fabric_note(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice]) -> str:
     """What a GPU job across nodes should know of an Ethernet fabric (not InfiniBand) for which the
     site gives no NCCL setting: that NCCL then picks its own transport, and that none was left out."""
     fabric = profile.launch.interconnect
     if not gpus or spec.resources.nodes < 2 or fabric.fabric != "ethernet" or any(k.startswith("NCCL_") for k in profile.launch.env):
         return ""
-    return (f"{profile.name}'s nodes are linked by Ethernet, not InfiniBand; {profile.name}'s documentation gives no NCCL "
-            "setting for it, so NCCL picks its own transport (NCCL_DEBUG=INFO prints which).")
+    return (f"{profile.name}'s nodes are linked by Ethernet, not InfiniBand, and its page gives no NCCL setting: "
+            "NCCL picks its own transport (NCCL_DEBUG=INFO prints which)")
 
 
 def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Optional[Launcher], gpus: Optional[GpuChoice],
@@ -1153,6 +1178,18 @@ def _tmpdir_on(tmpdir: Optional[SlurmTmpdir], node_types: Sequence[NodeType]) ->
     if tmpdir is None or tmpdir.kind == "ramdisk" or len(kinds) != 1 or None in (t.local_disk for t in node_types):
         return tmpdir
     return tmpdir._replace(kind=kinds.pop())
+
+
+def _more_room(profile: SiteProfile) -> str:
+    """How to ask a bigger $SLURM_TMPDIR where the site's --tmp reaches nodes with more local disk
+    (Rorqual), beside the staging, where a user whose inputs outgrow the default looks."""
+    room = profile.rules.tmp_request
+    if room is None:
+        return ""
+    source = f" ({room.source[0]})" if room.source else ""
+    if room.min_mib % 1024 or room.max_mib % 1024:
+        return f"more room: #SBATCH --tmp=SIZE, from {format_size(room.min_mib)} to {format_size(room.max_mib)}{source}"
+    return f"more room: #SBATCH --tmp=xG, x from {room.min_mib // 1024} to {room.max_mib // 1024}{source}"
 
 
 def _tmpdir_words(tmpdir: Optional[SlurmTmpdir]) -> Dict[str, str]:

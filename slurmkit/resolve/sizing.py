@@ -103,12 +103,21 @@ def bundle(gpus: GpuChoice, node_types: Sequence[NodeType] = ()) -> Bundle:
     instance whose profile gives the site's recommended cores or memory gets those."""
     types = [t for t in (node_types or gpus.node_types) if t.gpus]
     fraction = gpu_fraction(gpus)
-    memory = min((t.memory_mib // t.gpus.count for t in types if t.memory_mib and t.gpus), default=None)
+    memory = min((per_gpu_memory(t) for t in types if t.memory_mib and t.gpus), default=None)
     cores, memory = max(1, int(cores_per_gpu(types) * fraction)), int(memory * fraction) if memory else None
     mig, _ = _chosen_mig(gpus)
     if mig is not None:
         cores, memory = mig.cores or cores, mig.host_memory_mib or memory
     return Bundle(cores, memory)
+
+
+def per_gpu_memory(node_type: NodeType) -> int:
+    """A whole GPU's node memory: the site's recommendation where it gives one (Fir: 280 GB per
+    H100, Ratios in bundles), never above the node's memory over its GPUs; else that share."""
+    gpus, memory = node_type.gpus, node_type.memory_mib
+    assert gpus is not None and memory is not None, "bundle() passes GPU node types with their memory"
+    share = memory // gpus.count
+    return min(gpus.host_memory_mib or share, share)
 
 
 def cpus_per_task(gpus: GpuChoice, tasks: int) -> int:
@@ -206,7 +215,9 @@ def _memory_advice(profile, gpus, node_types, need: int) -> str:
     gpu = _gpu_name(gpus)
     if per_gpu is None:
         return f"ask at least {format_size(need)} per node"
-    share = f"{format_size(_rounded(per_gpu))} per {gpu} (a node's memory over its GPUs)"
+    recommended = any(t.gpus and t.gpus.host_memory_mib for t in (node_types or gpus.node_types))
+    why = "the site's recommendation" if recommended else "a node's memory over its GPUs"
+    share = f"{format_size(_rounded(per_gpu))} per {gpu} ({why})"
     if per_gpu * gpus.count >= need:
         return (f"ask at least {format_size(need)} per node, and up to {profile.name}'s bundle of {share}, "
                 "which the GPU's charge already covers")

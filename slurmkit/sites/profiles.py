@@ -269,6 +269,7 @@ _GPUS = Fields({
     "memory": Size(),
     "gres": Str(),
     "max_cores_per_gpu": Int(1),
+    "host_memory": Size(),       # the site's recommended node memory per GPU, where below its share (Fir: 280G)
     "vendor": Enum(*GPU_VENDORS),
     "whole_node": Bool(),        # true: a job takes every GPU of the node (Nibi's MI300A nodes)
     "aliases": _NAMES,           # other names old scripts gave these GPUs (Cedar's lgpu): read, never written
@@ -455,7 +456,8 @@ SCHEMA = Fields({
             "srun_mpi": Str(),
             "bind_flags": _NAMES,
         }),
-        "interconnect": Fields({"fabric": Enum("infiniband", "omnipath", "ethernet"), "speed": Str(numbers=True)}),
+        "interconnect": Fields({"fabric": Enum("infiniband", "omnipath", "ethernet"), "speed": Str(numbers=True),
+                                 "one_switch": Str()}),   # the page that advises --switches=1 for coupled jobs
         "env": MapOf(Str(nullable=False, numbers=True), "variable -> value"),
         "source": _SOURCE,
     }),
@@ -512,6 +514,7 @@ class Gpus(Record):
     aliases: Tuple[str, ...] = ()         # names old scripts used for them (read by the resolver, never rendered)
     synonyms: Tuple[str, ...] = ()        # names the site documents for them (read, a note says the spelling written)
     source: Tuple[str, ...] = ()          # where the synonyms are documented
+    host_memory_mib: Optional[int] = None  # the site's recommended node memory per GPU (Fir: 280G of a 281G share)
 
 
 class NodeType(Record):
@@ -631,6 +634,7 @@ class Mpi(Record):
 class Interconnect(Record):
     fabric: Optional[str] = None
     speed: Optional[str] = None
+    one_switch: Optional[str] = None   # the URL of the site's advice: #SBATCH --switches=1 for tightly coupled jobs
 
 
 class Launch(Record):
@@ -898,7 +902,8 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             default=launch.get("default"),
             mpi=Mpi(_sub(launch, "mpi").get("flavour"), _sub(launch, "mpi").get("srun_mpi"), _names(_sub(launch, "mpi").get("bind_flags"))),
             interconnect=Interconnect(_sub(launch, "interconnect").get("fabric"),
-                                      None if _sub(launch, "interconnect").get("speed") is None else str(launch["interconnect"]["speed"])),
+                                      None if _sub(launch, "interconnect").get("speed") is None else str(launch["interconnect"]["speed"]),
+                                      _sub(launch, "interconnect").get("one_switch")),
             env=MappingProxyType({k: str(v) for k, v in (launch.get("env") or {}).items()}),
         ),
         raw=data,
@@ -1008,6 +1013,7 @@ def _build_node_type(name: str, spec: dict) -> NodeType:
             aliases=_names(gpus.get("aliases")),
             synonyms=_names(gpus.get("synonyms")),
             source=_names(gpus.get("source")),
+            host_memory_mib=_mib(gpus.get("host_memory")),
         ),
         since=_as_date(spec.get("since")),
         retired_on=_as_date(spec.get("retired_on")),

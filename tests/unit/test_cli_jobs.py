@@ -103,7 +103,7 @@ def test_new_points_editors_at_the_shipped_json_schema_which_the_spec_meets(tmp_
 @pytest.mark.parametrize("profile, kind, line", [
     ("nibi", "gpu", "  gpus: h100:1  # no cores or memory said: job.sbatch asks --cpus-per-task=14 and --mem=250G, the share "
                     "of a nibi GPU node that each GPU's charge covers (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"),
-    ("fir", "gpu", "  gpus: h100:1  # no cores or memory said: job.sbatch asks --cpus-per-task=12 and --mem=281G, the share "
+    ("fir", "gpu", "  gpus: h100:1  # no cores or memory said: job.sbatch asks --cpus-per-task=12 and --mem=280G, the share "
                    "of a fir GPU node that each GPU's charge covers (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"),
     ("nibi", "serial", "  mem_per_cpu: 2G  # a first job's memory per core "
                        "(https://docs.alliancecan.ca/wiki/Best_practices_for_job_submission/en); "

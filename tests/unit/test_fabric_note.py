@@ -29,3 +29,20 @@ def test_a_multi_node_gpu_job_on_nibi_says_no_nccl_setting_is_documented(kind):
 @pytest.mark.parametrize("profile, kind", [("nibi", "multigpu"), ("fir", "ddp"), ("rorqual", "ddp"), ("nibi", "mpi")])
 def test_one_node_or_an_infiniband_cluster_says_nothing_of_it(profile, kind):
     assert NOTE not in _script(profile, kind)
+
+
+SWITCH = "for tightly coupled jobs, its page advises #SBATCH --switches=1 (https://docs.alliancecan.ca/wiki/Nibi/en#Interconnect_fabric)"
+
+
+@pytest.mark.parametrize("kind", ["ddp", "horovod", "lightning", "accelerate", "tf-multiworker"])
+def test_a_multi_node_gpu_job_on_nibi_cites_the_pages_one_switch_advice_as_a_comment(kind):
+    """Nibi's page advises --switches=1 for tightly coupled multi-node jobs. A comment, not the
+    directive: waiting for one switch can hold a job in the queue far longer."""
+    script = _script("nibi", kind)
+    assert script.count(SWITCH) == 1 and "\n#SBATCH --switches" not in script
+    assert f"prints which); {SWITCH}\n" in script   # one line with the Ethernet note: the user part stays short
+
+
+@pytest.mark.parametrize("profile, kind", [("nibi", "multigpu"), ("fir", "ddp"), ("nibi", "mpi")])
+def test_one_node_or_a_site_without_the_advice_has_no_switch_line(profile, kind):
+    assert "--switches" not in _script(profile, kind)

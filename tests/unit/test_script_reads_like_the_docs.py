@@ -76,6 +76,18 @@ def test_the_part_a_user_edits_fits_one_screen_for_every_kind(kind):
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/*.sbatch")), ids=lambda p: f"{p.parent.name}-{p.stem}")
 def test_every_script_sources_the_runtime_of_its_version_after_checking_its_hash(path):
     text = path.read_text()
-    assert f"_sk_lib={runtime().name}  #" in text
+    assert f"_sk_lib=${{SLURM_SUBMIT_DIR:-.}}/{runtime().name}  #" in text
     assert f'sha256sum --status -c <<< "{runtime().sha256}  $_sk_lib"' in text
     assert text.index("sha256sum --status") < text.index('source "$_sk_lib"') < text.index("slurmkit_exit_file")
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/*.sbatch")), ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_the_loader_is_four_short_lines_that_reuse_no_name_as_a_loop_variable(path):
+    """The loader runs before the library can be read, so it stays in the script: a reader meets
+    it first, so it is a few plain lines (the full sha256 makes one of them ~120 characters)."""
+    lines = _lines(path)
+    start = next(i for i, line in enumerate(lines) if line.startswith("_sk_lib="))
+    loader = [line for line in lines[start:lines.index('source "$_sk_lib"')] if not line.startswith("# shellcheck")]
+    assert len(loader) <= 4, loader
+    assert max(map(len, loader)) <= 120, loader
+    assert not any(line.startswith("for ") for line in loader), loader

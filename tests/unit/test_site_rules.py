@@ -369,9 +369,9 @@ def test_the_rendered_rorqual_script_gets_the_tmp_its_staged_archive_needs(tmp_p
 
 def test_the_rendered_rorqual_script_gets_no_tmp_for_a_small_input_or_a_missing_one(tmp_path):
     job = _rorqual_job(tmp_path)
-    assert "--tmp" not in job.render()            # data.tar is not here yet: nothing to measure
+    assert "\n#SBATCH --tmp" not in job.render()  # data.tar is not here yet: nothing to measure
     _sparse(tmp_path / "data.tar", 10)
-    assert "--tmp" not in job.render()
+    assert "\n#SBATCH --tmp" not in job.render()  # (the staging comment says how to ask more)
 
 
 def test_too_much_staged_on_rorqual_stops_the_render_naming_the_fix(tmp_path):

@@ -23,7 +23,7 @@ def test_ddp_with_2g_for_4_pytorch_processes_a_node_warns_with_the_figure_per_pr
     assert memory_warnings(resolution) == [
         "2G per node gives each of its 4 PyTorch processes 512M, below the 4G of host memory one holds on a GPU "
         "(its CUDA, cuDNN and NCCL libraries and data-loader workers); ask at least 16G per node, and up to "
-        "fir's bundle of 281G per h100 (a node's memory over its GPUs), which the GPU's charge already covers"]
+        "fir's bundle of 280G per h100 (the site's recommendation), which the GPU's charge already covers"]
 
 
 def test_torchrun_multigpu_and_horovod_count_one_process_per_gpu():
@@ -88,7 +88,7 @@ def test_sites_that_ignore_memory_requests_have_no_memory_warnings():
 
 @pytest.mark.parametrize("cluster, gpus, cores, memory", [
     ("nibi", "h100:1", "14", "250G"),
-    ("fir", "h100:1", "12", "281G"),
+    ("fir", "h100:1", "12", "280G"),   # recommended per H100, below 1125G over 4
     ("rorqual", "h100:2", "32", "249G"),
     ("narval", "a100:1", "12", "124G"),
     ("nibi", "h100_1g.10gb", "2", "31G"),      # a MIG slice on Nibi: the page's own recommendation (the eighth would be 1 core)

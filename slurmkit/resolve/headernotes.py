@@ -61,7 +61,9 @@ def _where_jobs_run(profile: SiteProfile, uses_gpus: bool) -> List[Note]:
     if uses_gpus and any(p.gpus and p.do_not_name for p in profile.rules.partition_limits):
         where.append("no --partition")
     source = f"({read_only.source[0]})." if read_only.source else ""
-    notes = [("", f"{profile.name}: submit from {read_only.write_to} and write there: {places} are read-only in jobs;")]
+    where_to = (f"submit from {read_only.write_to} and write there" if read_only.write_to
+                else "submit from and write to a folder outside them")
+    notes = [("", f"{profile.name}: {where_to}: {places} are read-only in jobs;")]
     if where or source:
         notes.append(("", " ".join(filter(None, (", ".join(where), source)))))
     return notes

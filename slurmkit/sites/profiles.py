@@ -305,7 +305,7 @@ _RULE_SOURCE = Sources(nullable=False)
 _RULES = Fields({
     # Paths the job cannot write (Trillium: $HOME and $PROJECT); $VARS expand on the submit host.
     "read_only_in_job": Fields({"paths": _NAMES, "write_to": Str(), "fix": Str(), "source": _RULE_SOURCE},
-                               required=("paths", "write_to", "source")),
+                               required=("paths", "source")),
     # false: a job's own sbatch fails (Trillium); chains go from the login node.
     "jobs_submit_jobs": Fields({"allowed": Bool(nullable=False), "source": _RULE_SOURCE}, required=("allowed", "source")),
     # Login-node roles: a GPU job submitted from a CPU login node (matched by hostname) is refused.
@@ -646,7 +646,7 @@ class Launch(Record):
 
 class ReadOnlyInJob(Record):
     paths: Tuple[str, ...]
-    write_to: str                  # where jobs write instead (the header's note names it)
+    write_to: Optional[str]        # where jobs write instead (the header's note names it, where given)
     fix: Optional[str]
     source: Tuple[str, ...]
 
@@ -929,7 +929,7 @@ def _build_rules(rules: dict) -> Rules:
     ro, submit, login, python, tmp, env = (given(k) for k in ("read_only_in_job", "jobs_submit_jobs", "login_nodes", "oldest_python",
                                                                "tmp_request", "env_build"))
     return Rules(
-        read_only_in_job=ro and ReadOnlyInJob(_names(ro.get("paths")), ro["write_to"], ro.get("fix"), _names(ro.get("source"))),
+        read_only_in_job=ro and ReadOnlyInJob(_names(ro.get("paths")), ro.get("write_to"), ro.get("fix"), _names(ro.get("source"))),
         jobs_submit_jobs=submit and JobsSubmitJobs(bool(submit.get("allowed")), _names(submit.get("source"))),
         login_nodes=login and LoginNodes(_names(login.get("gpu")), _names(login.get("cpu")), _names(login.get("source"))),
         min_versions=tuple(MinVersion(str(m["package"]), str(m["version"]), _names(m.get("gpu_models")), _names(m.get("source")))

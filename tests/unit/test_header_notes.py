@@ -67,3 +67,14 @@ def test_the_place_jobs_write_to_comes_from_the_profile(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     head = script("mylab", gpus="h100:1").split("#SBATCH", 1)[0]
     assert "mylab: submit from $LAB_SCRATCH and write there: $HOME are read-only in jobs;" in head
+
+
+def test_a_read_only_rule_without_a_place_to_write_still_loads_and_says_to_write_elsewhere(tmp_path, monkeypatch):
+    """A user's profile written before write_to existed keeps working."""
+    folder = tmp_path / "site_profiles"
+    folder.mkdir()
+    (folder / "mylab.yaml").write_text(
+        "name: mylab\nextends: local\nrules:\n  read_only_in_job:\n    paths: [$HOME]\n    source: https://example.org/lab\n")
+    monkeypatch.chdir(tmp_path)
+    head = script("mylab", kind="threaded").split("#SBATCH", 1)[0]
+    assert "mylab: submit from and write to a folder outside them: $HOME are read-only in jobs;" in head

@@ -314,6 +314,7 @@ class Connection:
         self.control_path = str(control_folder() / "%C")
         self.opened = False
         self.reopened = 0
+        self.master_pid: Optional[str] = None
         self.home: Optional[str] = None
         self.root: Optional[str] = None
 
@@ -347,11 +348,17 @@ class Connection:
 
     def alive(self) -> bool:
         """Whether the master connection is up (asks the local socket only)."""
+        return self._master_check()[0]
+
+    def _master_check(self) -> Tuple[bool, Optional[str]]:
+        """(up, its pid as ssh says it, or None where it does not)."""
         argv = [self.ssh, *self.ssh_options(), "-O", "check", self.remote.target]
         try:
-            return self._run(argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL).returncode == 0
+            result = self._run(argv, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired):
-            return False
+            return False, None
+        pid = re.search(r"pid=(\d+)", result.stderr or "")
+        return result.returncode == 0, pid.group(1) if pid else None
 
     def open(self) -> None:
         """Open the master (the second factor is asked here, once) and learn the far side:
@@ -361,14 +368,34 @@ class Connection:
             raise self.transport_error(result.stderr)
         self._read_probe(result.stdout)
         self.opened = True
+        self.master_pid = self._master_check()[1]
+
+    def _note_a_silent_reopen(self) -> None:
+        """Say so when the master went away since the last command, before the next one runs.
+
+        With ControlMaster=auto, a master that exited cleanly after its TCP connection died
+        leaves no socket, and the next ssh opens a new master itself, without an error to
+        see; only the master's pid tells. Asked before the command, so a second factor that
+        the new connection asks for comes after the note, not unexplained.
+        """
+        up, pid = self._master_check()
+        if not up:
+            self._say_dropped()
+            self.open()
+        elif pid is not None and self.master_pid is not None and pid != self.master_pid:
+            self._say_dropped()
+            self.master_pid = pid
+
+    def _say_dropped(self) -> None:
+        self.reopened += 1
+        self.say(f"the connection to {self.remote.host} dropped; re-opening it")
 
     def ensure_open(self) -> None:
         """Re-open a master that went away since it was opened, saying so (once per drop)."""
         if not self.opened:
             self.open()
         elif not self.alive():
-            self.reopened += 1
-            self.say(f"the connection to {self.remote.host} dropped; re-opening it")
+            self._say_dropped()
             self.open()
 
     def close(self) -> None:
@@ -382,14 +409,15 @@ class Connection:
         an idempotent command is re-opened once and the command run again; under another
         command (sbatch) ConnectionDropped is raised: it may have run."""
         command = _command_line(argv, cwd, env)
+        if self.opened:
+            self._note_a_silent_reopen()
         result = self._ssh(command, input, timeout)
         if not self._dropped(result):
             return self._checked(result)
         if not idempotent:
             raise ConnectionDropped(f"the connection to {self.remote.host} dropped while running {argv[0]}: "
                                     f"{_first_line(result.stderr)}")
-        self.reopened += 1
-        self.say(f"the connection to {self.remote.host} dropped; re-opening it")
+        self._say_dropped()
         self.open()
         return self._checked(self._ssh(command, input, timeout))
 

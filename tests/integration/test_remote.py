@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 import pytest
 import yaml
@@ -48,11 +49,13 @@ def slurmkit(env, *args, timeout=180):
     return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def staged_job(folder: Path, sleep_s: int = 0) -> Path:
-    """A job that stages data.txt in, counts its lines into results/, copied back on exit."""
+def staged_job(folder: Path, sleep_s: int = 0, until: Optional[Path] = None) -> Path:
+    """A job that stages data.txt in, counts its lines into results/, copied back on exit;
+    it first sleeps ``sleep_s``, or waits until the test makes the file ``until``."""
     folder.mkdir()
     (folder / "data.txt").write_text("".join(f"{i}\n" for i in range(42)))
-    script = (f"sleep {sleep_s}; mkdir -p $SLURM_TMPDIR/results && wc -l < $SLURM_TMPDIR/data.txt "
+    wait = f"until [ -e {until} ]; do sleep 0.2; done" if until else f"sleep {sleep_s}"
+    script = (f"{wait}; mkdir -p $SLURM_TMPDIR/results && wc -l < $SLURM_TMPDIR/data.txt "
               "> $SLURM_TMPDIR/results/count.txt && echo hello-from-the-cluster")
     spec = {"name": "remote-staged", "profile": "local", "account": "def-test", "resources": {"time": "5m"},
             "stage": {"inputs": ["data.txt"], "outputs": [{"from": "results", "to": "results"}]},
@@ -117,17 +120,23 @@ def test_one_tcp_connection_serves_a_whole_submit_wait(sshd, laptop, tmp_path):
 
 
 def test_a_connection_dropped_during_watch_is_reopened_once_and_the_watch_resumes(sshd, laptop, tmp_path):
-    spec = staged_job(tmp_path / "project", sleep_s=20)
+    release = tmp_path / "release"
+    spec = staged_job(tmp_path / "project", until=release)   # runs until the connection has dropped
     job_id = job_id_of(slurmkit(laptop, "submit", str(spec), "--remote", "local").stdout)
     watch = subprocess.Popen([*CLI, "watch", job_id, "--remote", "local", "--interval", "2"], env=laptop,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     try:
         polled = sessions(sshd)
-        deadline = time.monotonic() + 30
-        while sessions(sshd) < polled + 6 and time.monotonic() < deadline:   # the watch is polling
-            time.sleep(0.2)
+        deadline = time.monotonic() + 300
+        while sessions(sshd) < polled + 2 and watch.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)   # until the watch has polled over the master
+        assert watch.poll() is None and sessions(sshd) >= polled + 2, "the watch never polled"
         assert sshd.drop_connections() >= 1
-        out, err = watch.communicate(timeout=120)
+        while (any((sshd.runtime / "slurmkit").iterdir()) and sshd.connections() < 2
+               and time.monotonic() < deadline):
+            time.sleep(0.1)   # until the master has gone with its socket (unless a poll re-opened it
+        release.touch()       # first): then the next ssh opens a new master with no error to see
+        out, err = watch.communicate(timeout=300)
     finally:
         if watch.poll() is None:
             watch.kill()

@@ -32,14 +32,19 @@ PROBE_OK = "root=/scratch/me/slurmkit\nhome=/home/me\nvar:SCRATCH=/scratch/me\ns
 
 class FakeSsh:
     """subprocess.run for ssh: ``answers`` is a list of (returncode, stdout, stderr) for the
-    commands run on the far side, in order; ``-O check`` says whether the master is ``up``."""
+    commands run on the far side, in order. ``-O check`` answers from ``up``: True or False for
+    every check, or a list of states taken one per check (the last one stays), each True, False
+    or a master's pid (up, and saying its pid as ssh does)."""
 
     def __init__(self, answers, up=True):
-        self.answers, self.up, self.commands = list(answers), up, []
+        self.answers, self.commands = list(answers), []
+        self.states = list(up) if isinstance(up, list) else [up]
 
     def __call__(self, argv, **kwargs):
         if "-O" in argv:
-            return subprocess.CompletedProcess(argv, 0 if self.up else 255, "", "")
+            state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+            said = f"Master running (pid={state})\r\n" if state not in (True, False) else ""
+            return subprocess.CompletedProcess(argv, 255 if state is False else 0, "", said)
         self.commands.append(argv[-1])
         code, out, err = self.answers.pop(0)
         return subprocess.CompletedProcess(argv, code, out, err)
@@ -130,16 +135,36 @@ def test_a_quota_error_on_the_far_side_is_one_line_with_advice():
 
 
 def test_a_dropped_connection_is_reopened_once_for_a_query_and_the_query_asked_again():
-    conn, fake, said = connection([(255, "", ""), (0, PROBE_OK, ""), (0, "ok\n", "")], up=False)
+    conn, fake, said = connection([(255, "", ""), (0, PROBE_OK, ""), (0, "ok\n", "")], up=[True, False])
     conn.opened = True   # the master was up; ssh failing with no word and `-O check` failing: it dropped
     assert conn.run(["squeue", "-h"]).stdout == "ok\n"
     assert said == ["the connection to fir.example dropped; re-opening it"]
     assert fake.commands[0] == fake.commands[2] == "squeue -h" and fake.commands[1].startswith("printf 'root=")
 
 
+def test_a_master_gone_between_two_commands_is_said_and_reopened_before_the_next_runs():
+    conn, fake, said = connection([(0, PROBE_OK, ""), (0, "a\n", ""), (0, PROBE_OK, ""), (0, "b\n", "")],
+                                  up=[101, 101, False, 202])
+    conn.open()
+    assert conn.run(["squeue"]).stdout == "a\n" and said == []
+    assert conn.run(["squeue"]).stdout == "b\n"      # gone before it: said, re-opened, then asked once
+    assert said == ["the connection to fir.example dropped; re-opening it"]
+    assert fake.commands[2].startswith("printf 'root=") and fake.commands[3] == "squeue"
+
+
+def test_a_master_that_ssh_replaced_without_an_error_is_still_said_once():
+    """ControlMaster=auto opens a new master itself when the old one left no socket: no
+    error, only a new pid tells. It is said once, not on every command after."""
+    conn, fake, said = connection([(0, PROBE_OK, "")] + [(0, "ok\n", "")] * 3, up=[101, 101, 202, 202])
+    conn.open()
+    for _ in range(3):
+        conn.run(["squeue"])
+    assert said == ["the connection to fir.example dropped; re-opening it"] and conn.reopened == 1
+
+
 def test_a_connection_that_cannot_be_reopened_ends_with_its_reason():
     conn, _, said = connection([(255, "", "Connection closed by 1.2.3.4 port 22"),
-                                (255, "", "ssh: connect to host fir.example port 22: Connection refused")], up=False)
+                                (255, "", "ssh: connect to host fir.example port 22: Connection refused")], up=[True, False])
     conn.opened = True
     with pytest.raises(HostUnreachable, match="Connection refused"):
         conn.run(["squeue", "-h"])
@@ -153,7 +178,7 @@ def test_sbatch_is_never_run_again_blindly_after_a_drop_its_token_is_looked_up()
     answers = [(255, "", "Connection closed by remote host"),                 # sbatch: dropped
                (0, PROBE_OK, ""),                                              # re-opened
                (0, f"4242|slurmkit:{token}\n", ""), (0, "", "")]               # squeue finds it; sacct
-    conn, fake, said = connection(answers, up=False)
+    conn, fake, said = connection(answers, up=[True, False, True])   # up, dropped under sbatch, re-opened
     conn.opened = True
     job_id = remote_jobs.sbatch_once(conn, ["sbatch", "--parsable", "x.sbatch"], token, cwd="/scratch/me/j", env={},
                                      sleep=lambda s: None, retry_for=5)
@@ -254,7 +279,7 @@ def test_a_runtime_folder_too_long_for_a_socket_name_falls_back_to_tmp(tmp_path,
 
 
 def test_a_drop_under_a_command_that_may_have_run_is_not_run_again():
-    conn, fake, said = connection([(255, "", "Connection closed by remote host")], up=False)
+    conn, fake, said = connection([(255, "", "Connection closed by remote host")], up=[True, False])
     conn.opened = True
     with pytest.raises(ConnectionDropped, match="dropped while running sbatch"):
         conn.run(["sbatch", "x.sbatch"], idempotent=False)

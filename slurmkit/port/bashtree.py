@@ -368,13 +368,18 @@ class _Reader:
         return text
 
     def joined(self, node: "Node") -> str:
-        """A concatenation's value: each part's, with any text between parts as written."""
-        parts, at = [], node.start_byte
+        """A concatenation's value: each part's, with any text between parts as written. A
+        name that ended at a quote keeps its end: ``"$NAME"_v1`` is ``${NAME}_v1``, never the
+        ``$NAME_v1`` that bash would read as another variable."""
+        joined, at = "", node.start_byte
         for child in node.children:
-            parts.append(self.source[at:child.start_byte].decode("utf-8", "replace"))
-            parts.append(self.value(child) if child.is_named else self.text(child))
+            for part in (self.source[at:child.start_byte].decode("utf-8", "replace"),
+                         self.value(child) if child.is_named else self.text(child)):
+                if re.match(r"\w", part):
+                    joined = re.sub(r"\$([A-Za-z_]\w*)$", r"${\1}", joined)
+                joined += part
             at = child.end_byte
-        return "".join(parts)
+        return joined
 
     def redirect(self, node: "Node", redirects: List[Redirect], heredocs: List[Heredoc]) -> None:
         descriptor = next((self.text(c) for c in node.children if c.type == "file_descriptor"), "")
@@ -767,16 +772,21 @@ def known_values(statements: Sequence[Statement]) -> Dict[str, str]:
     """The variables of ``statements`` (a whole script: functions, blocks and all) whose value is
     certain wherever they are read: set once, with no command substitution, each reference in its
     value one that is known too or that the script never sets (the environment's: $HOME,
-    $SLURM_TMPDIR). ``$src`` of ``src=$SLURM_TMPDIR/out; cp -r $src ~/`` is ``$SLURM_TMPDIR/out``."""
+    $SLURM_TMPDIR), and none of the script's arguments. ``$src`` of ``src=$SLURM_TMPDIR/out; cp -r $src ~/`` is ``$SLURM_TMPDIR/out``."""
     seen: Dict[str, List[str]] = {}
     for assignment in assignments(statements):
         seen.setdefault(assignment.name, []).append(assignment.value.value if assignment.value.kind != SUBSTITUTION else "$(")
     for name in _loop_variables(statements):
         seen.setdefault(name, []).extend(("$(", "$("))   # a loop's variable takes many values
-    values = {name: made[0] for name, made in seen.items() if len(made) == 1 and made[0] != "$("}
+    values = {name: made[0] for name, made in seen.items()
+              if len(made) == 1 and made[0] != "$(" and not _POSITIONAL.search(made[0])}
     for _ in range(len(values)):   # values in terms of one another, resolved in as many rounds as there are
         values = {n: substituted(v, values) for n, v in values.items() if len(v) <= MAX_VALUE}
     return {n: v for n, v in values.items() if all((r[0] or r[1]) not in seen for r in _REFERENCE.findall(v))}
+
+
+#: the script's arguments ($1, ${10}, $@, $*, $#): a function's own where it is read in one
+_POSITIONAL = re.compile(r"\$(?:[0-9@*#]|\{(?:[0-9]+|[@*#])\})")
 
 
 def _loop_variables(statements: Sequence[Statement]) -> Iterator[str]:

@@ -910,7 +910,8 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         build.venv_in_setup = True
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
-    if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here) or _venv_left_before(build):
+    if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here) or _venv_left_before(build) \
+            or _venv_inside_named(build, here):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
@@ -938,6 +939,24 @@ def _venv_removed_before(build: _Builder, words: List[str]) -> bool:
     path = re.sub(r"/bin/activate$", "", _home(words[index]).rstrip("/"))
     return any(re.match(r"\s*rm\b", str(line)) and path in {_home(w).rstrip("/") for w in str(line).split()[1:]}
                for line in build.setup)
+
+
+def _venv_inside_named(build: _Builder, words: List[str]) -> bool:
+    """``virtualenv $SLURM_TMPDIR/venv``, and another line that reads or writes inside it (``cp
+    fix.py $SLURM_TMPDIR/venv/lib/python3.9/site-packages/...``, ``$SLURM_TMPDIR/venv/bin/python``):
+    that line needs the venv where the script made it, which environment.venv would move to
+    slurmkit's own folder. The venv lines stay as written, in order."""
+    index = _venv_path_index(words)
+    if index is None:
+        return False
+    path = _braceless(re.sub(r"/bin/activate$", "", words[index].rstrip(";&|")).rstrip("/"))
+    inside = re.compile(re.escape(path) + r"/(?!bin/activate\b)")
+    return any(inside.search(_braceless(line)) for line in build.text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def _braceless(text: str) -> str:
+    """``${NAME}`` written ``$NAME`` where a name character does not follow it: one spelling of a path."""
+    return re.sub(r"\$\{([A-Za-z_]\w*)\}(?!\w)", r"$\1", text)
 
 
 def _venv_left_before(build: _Builder) -> bool:
@@ -1221,6 +1240,8 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     archive = bashtree.substituted(archive, build.values)
     if any((a or b) in build.assigned for a, b in _VARIABLE.findall(archive)):
         return None   # a name the script sets, to a value import cannot tell: staged in before it is set, it would be unbound
+    if _made_by_an_earlier_line(build, to):
+        return None
     _add_input(build, archive, to)
     return _MAPPED
 
@@ -1241,7 +1262,8 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     if _GLOB.search(source):
         return None   # a stage path is one path, quoted: `cp *.json $SLURM_TMPDIR` stays a line bash expands
     to, copied = _tmpdir(target), _tmpdir(source)
-    if to is not None and "$" not in source and not _into_a_made_folder(build, target, to):
+    if to is not None and "$" not in source and not _into_a_made_folder(build, target, to) \
+            and not _made_by_an_earlier_line(build, to):
         _add_input(build, source, to)
         return _MAPPED
     if copied and "$" not in copied and "$" not in target.replace("$HOME", ""):
@@ -1259,6 +1281,19 @@ def _into_a_made_folder(build: _Builder, target: str, to: str) -> bool:
         return False
     made = (path for line in build.setup if re.match(r"\s*mkdir\b", str(line)) for path in str(line).split()[1:])
     return target.endswith("/") or any(_tmpdir(path) == to for path in made)
+
+
+def _made_by_an_earlier_line(build: _Builder, to: str) -> bool:
+    """Whether a line before this one, other than a copy or a mkdir, names the folder of
+    $SLURM_TMPDIR that this copy writes into (``virtualenv $SLURM_TMPDIR/venv``, then ``cp fix.py
+    $SLURM_TMPDIR/venv/lib/...``): that line makes it, and a stage-in, which runs before every
+    line of the job, would write into nothing, or be overwritten. The line stays in its place."""
+    top = to.split("/", 1)[0]
+    if not top:
+        return False
+    named = re.compile(r"\$\{?SLURM_TMPDIR\}?/" + re.escape(top) + r"(?![\w.-])")
+    earlier = build.text.splitlines()[:max(build.line - 1, 0)]
+    return any(named.search(line) and not re.match(r"\s*(#|mkdir|cp|tar|rsync)\b", line) for line in earlier)
 
 
 def _add_input(build: _Builder, source: str, to: str) -> None:

@@ -31,6 +31,7 @@ from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, 
 from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
+from slurmkit.port.pythonwords import moved_python_words, python_version
 from slurmkit.port.rebuild import rebuild_todos
 from slurmkit.port.renamed import renamed_commands, renamed_modules
 from slurmkit.port.sciencecodes import unloaded_programs, unloaded_todo
@@ -181,6 +182,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_time(port)
     _port_modules(port)
     _port_programs(port)
+    _port_python_words(port)
     _port_kept_modules(port)
     _port_old_paths(port)
     _port_unloaded_programs(port)
@@ -844,6 +846,35 @@ def _port_programs(port: _Port) -> None:
         if any(reasons for _, reasons, _ in moves):
             port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
         port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})
+
+
+def _port_python_words(port: _Port) -> None:
+    """``python3.9`` (a command, or a venv's ``lib/python3.9``) in the launch, setup and variables,
+    where the job now loads another Python: written for that Python (pythonwords.py)."""
+    written = port.data.get("environment", {}).get("modules") or []
+    version = python_version([written] if isinstance(written, str) else list(written))
+    if version is None:
+        return
+    launch = port.data.get("launch")
+    for key in ("command", "shell"):
+        text = launch.get(key) if isinstance(launch, dict) else None
+        if isinstance(text, str):
+            new, reasons = moved_python_words(text, version)
+            if reasons:
+                port.set("launch", key, new, "; ".join(reasons))
+    environment = port.data.get("environment", {})
+    setup = environment.get("setup") or []
+    if isinstance(setup, list):
+        moves = [moved_python_words(line, version) if isinstance(line, str) else (line, []) for line in setup]
+        if any(reasons for _, reasons in moves):
+            port.set("environment", "setup", [new for new, _ in moves], "; ".join(dict.fromkeys(r for _, rs in moves for r in rs)))
+    variables = environment.get("variables") or {}
+    if isinstance(variables, dict):
+        moves = {name: moved_python_words(value, version) if isinstance(value, str) else (value, [])
+                 for name, value in variables.items()}
+        if any(reasons for _, reasons in moves.values()):
+            port.set("environment", "variables", {name: new for name, (new, _) in moves.items()},
+                     "; ".join(dict.fromkeys(r for _, rs in moves.values() for r in rs)))
 
 
 def _port_unloaded_programs(port: _Port) -> None:

@@ -283,3 +283,22 @@ def test_a_backslash_that_does_not_continue_the_line_is_found(body, broken):
     """Bash ends the command there and runs the next line as a command of its own."""
     found = parse(HEAD + body).broken
     assert [(b.line - 2, b.next_line - 2, b.next_text) for b in found] == broken
+
+
+@pytest.mark.parametrize("line, value", [
+    ('DS="$NAME"_v1', "${NAME}_v1"),        # bash reads NAME, then the text _v1: never $NAME_v1
+    ("DS=$NAME'_v1'", "${NAME}_v1"),
+    ('DS="$NAME".v1', "$NAME.v1"),          # a dot ends a name by itself
+    ('DS="${NAME}"_v1', "${NAME}_v1"),
+    ('DS="$A""$B"', "$A$B"),
+])
+def test_quote_removal_never_joins_a_name_to_the_text_after_it(line, value):
+    [assignment] = bashtree.assignments(parse(line + "\n").statements)
+    assert assignment.value.value == value
+
+
+def test_a_value_made_from_the_scripts_arguments_is_not_a_known_value():
+    """``NAME=$1``: the words sbatch passed, which setup reads in order; a copy staged in before
+    setup runs must not take ``$1`` (a function's own argument, where a runtime function reads it)."""
+    values = bashtree.known_values(parse('NAME=$1\nDS="$NAME"_v1\nALL="$@"\nN=${10}\nOK=$HOME/x\n').statements)
+    assert values == {"OK": "$HOME/x"}

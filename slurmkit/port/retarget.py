@@ -863,18 +863,22 @@ def _port_python_words(port: _Port) -> None:
             if reasons:
                 port.set("launch", key, new, "; ".join(reasons))
     environment = port.data.get("environment", {})
-    setup = environment.get("setup") or []
+    setup, variables = environment.get("setup"), environment.get("variables")
     if isinstance(setup, list):
-        moves = [moved_python_words(line, version) if isinstance(line, str) else (line, []) for line in setup]
-        if any(reasons for _, reasons in moves):
-            port.set("environment", "setup", [new for new, _ in moves], "; ".join(dict.fromkeys(r for _, rs in moves for r in rs)))
-    variables = environment.get("variables") or {}
+        _move_python_words(port, "setup", dict(enumerate(setup)), version, list)
     if isinstance(variables, dict):
-        moves = {name: moved_python_words(value, version) if isinstance(value, str) else (value, [])
-                 for name, value in variables.items()}
-        if any(reasons for _, reasons in moves.values()):
-            port.set("environment", "variables", {name: new for name, (new, _) in moves.items()},
-                     "; ".join(dict.fromkeys(r for _, rs in moves.values() for r in rs)))
+        _move_python_words(port, "variables", variables, version, dict)
+
+
+def _move_python_words(port: _Port, key: str, values: Dict[Any, Any], version: str, shape: Any) -> None:
+    """environment.KEY's values (setup's lines by their index) with python3.N moved, said once."""
+    moved: Dict[Any, Any] = {}
+    reasons: List[str] = []
+    for name, value in values.items():
+        moved[name], why = moved_python_words(value, version) if isinstance(value, str) else (value, [])
+        reasons += [reason for reason in why if reason not in reasons]
+    if reasons:
+        port.set("environment", key, list(moved.values()) if shape is list else moved, "; ".join(reasons))
 
 
 def _port_unloaded_programs(port: _Port) -> None:

@@ -29,3 +29,24 @@ def test_the_reason_names_the_word_and_the_version_once():
 def test_the_version_is_the_python_modules_major_and_minor():
     assert python_version(["StdEnv/2023", "python/3.12.4"]) == "3.12"
     assert python_version(["gcc/12.3"]) is None
+
+
+def test_port_moves_python_words_in_setup_variables_and_launch(tmp_path, monkeypatch):
+    import yaml
+    from click.testing import CliRunner
+
+    from slurmkit.cli.main import main
+
+    spec = {"name": "fit", "profile": "cedar", "account": "def-prof", "resources": {"time": "1h"},
+            "environment": {"modules": ["python/3.9.6"], "setup": ["cp fix.py $SLURM_TMPDIR/venv/lib/python3.9/site-packages/"],
+                            "variables": {"PYTHONPATH": "$HOME/lib/python3.9/site-packages", "OMP_PROC_BIND": "close"}},
+            "launch": {"command": "python3.9 fit.py"}}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(spec))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["port", "job.yaml", "--to", "fir", "-o", "fir.yaml"])
+    assert result.exit_code == 0, result.output
+    ported = yaml.safe_load((tmp_path / "fir.yaml").read_text())
+    assert ported["environment"]["setup"] == ["cp fix.py $SLURM_TMPDIR/venv/lib/python3.12/site-packages/"]
+    assert ported["environment"]["variables"] == {"PYTHONPATH": "$HOME/lib/python3.12/site-packages", "OMP_PROC_BIND": "close"}
+    assert ported["launch"]["command"] == "python3.12 fit.py"
+    assert result.output.count("is python3.12: the job loads Python 3.12 now") == 3

@@ -196,9 +196,11 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     installed = _installed_by_lines(job)
     doubtful = [p for p in [*(venv.packages if venv is not None else ()), *(p for _, p in installed)] if _may_lack_a_wheel(p)]
     own = venv is not None or _enters_a_venv(job)
-    if own and (doubtful or (venv is not None and venv.requirements)):
-        what = ", ".join(doubtful) if doubtful else f"the packages of {venv.requirements if venv else ''}"
-        field = next((f for f, p in installed if p in doubtful), "environment.venv")
+    files = _requirement_files(job)
+    if own and (doubtful or (venv is not None and venv.requirements) or files):
+        listed = [venv.requirements] if venv is not None and venv.requirements else [f for _, f in files]
+        what = ", ".join(doubtful) if doubtful else f"the packages of {' and '.join(listed)}"
+        field = next((f for f, p in [*installed, *files] if p in doubtful or p in listed), "environment.venv")
         yield (f"{field}: the job installs {what} under {move.new} now, not python {old}: check that each has "
                f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one{_instead(doubtful)}, "
                "then remove this line")
@@ -239,6 +241,18 @@ def _installed_by_lines(job: Any) -> List[Tuple[str, str]]:
         rest = words[words.index("install") + 1:]
         found += [(field, w) for i, w in enumerate(rest)
                   if not w.startswith("-") and (not i or rest[i - 1] not in _PIP_VALUE_OPTIONS)]
+    return found
+
+
+def _requirement_files(job: Any) -> List[Tuple[str, str]]:
+    """(field, file) of each ``pip install -r FILE`` of the job's own lines: a list of packages
+    pinned for the python it was written under, as environment.venv.requirements is."""
+    found = []
+    for field, argv in job.commands:
+        words = started(argv)
+        pip = words[:1] in (["pip"], ["pip3"]) or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "pip"])
+        if pip and "install" in words:
+            found += [(field, words[i + 1]) for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
     return found
 
 

@@ -188,10 +188,16 @@ GLOBUS = "https://docs.alliancecan.ca/wiki/Globus"
 
 def files_moved_to(source: SiteProfile, target: SiteProfile) -> Optional[str]:
     """The cluster that mounts ``source``'s /home, /project and /scratch, where ``target`` does
-    not (Graham's went to Nibi, so a port to Fir finds none of them); None where the target
-    mounts them, or where the profiles do not say where they went."""
+    not: a retired cluster's successor (Graham's went to Nibi, so a port to Fir finds none of
+    them), or an in-service cluster itself (each has its own file systems, and its own Globus
+    endpoint: Narval's are not Fir's). None where the target mounts them, or where the profiles
+    do not say where a retired cluster's went."""
     status = source.status
-    if source.name == target.name or not status.files_on_successor or not status.successor:
+    if source.name == target.name:
+        return None
+    if status.retired_on is None and not status.successor:
+        return source.name
+    if not status.files_on_successor or not status.successor:
         return None
     return None if status.successor == target.name else status.successor
 
@@ -205,7 +211,8 @@ def files_elsewhere_todo(paths: Sequence[str], source: SiteProfile, target: Site
     """One to-do for the job's files that stayed on ``place``: the paths it names, and its submit folder."""
     shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
     named = f"the job uses {shown} and the folder it is submitted from" if paths else "the job uses the folder it is submitted from"
-    return (f"files: {named}; {source.name}'s /home, /project and /scratch went to {place}, and {target.name} does not "
+    where = f"are {place}'s own" if place == source.name else f"went to {place}"
+    return (f"files: {named}; {source.name}'s /home, /project and /scratch {where}, and {target.name} does not "
             f"mount them: copy what the job reads from {place} to {target.name} first (Globus: {GLOBUS}), then remove this line")
 
 

@@ -142,6 +142,16 @@ def test_a_port_to_the_cluster_that_took_the_files_asks_nothing():
     assert not [t for t in port(cedar.spec, "fir").todos if t.startswith("files:")]
 
 
+def test_a_port_off_a_cluster_in_service_names_its_files_in_a_to_do():
+    """Narval's /home, /project and /scratch are Narval's own (its own Globus endpoint): a job
+    moved to Fir reads none of them until they are copied."""
+    imported = import_script(HEADER + GRAHAM, name="t", profile="narval")
+    [files] = [t for t in port(imported.spec, "fir").todos if t.startswith("files:")]
+    assert ("narval's /home, /project and /scratch are narval's own, and fir does not mount them: copy what the job "
+            "reads from narval to fir first (Globus") in files
+    assert not [t for t in port(imported.spec, "narval").todos if t.startswith("files:")]
+
+
 # ------------------------------------------------------------------ a bare python of an old stack
 
 

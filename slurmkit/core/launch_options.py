@@ -28,6 +28,9 @@ ACTIONS = {
     "exported": "jobs pass the submitting environment to every task",
     "cosmetic": "output labelling only",
     "mpi": "the profile names the MPI plugin srun uses",
+    "folder": "srun ran the tasks in that folder: add `cd FOLDER` to environment.setup (or start launch.shell with it)",
+    "by_hand": "slurmkit does not write this option: if the job needs it, add it by hand (an #SBATCH line of the "
+               "same name asks it for the whole job)",
     "output": "srun wrote its tasks' output (or read their input) there; slurmkit's tasks write to the job's log "
               "(%x-%j.out): if something reads that file, redirect the program's output in launch.shell",
 }
@@ -59,6 +62,20 @@ SRUN = {
              "-K", "--kill-on-bad-exit"),
     **_table("cosmetic", 1, "-J", "--job-name", "-W", "--wait"),
     **_table("output", 1, "-o", "--output", "-e", "--error", "-i", "--input", "--open-mode"),
+    **_table("folder", 1, "-D", "--chdir"),
+    # the rest of srun(1)'s options (Slurm 22.05) that take a value as the next word: read with
+    # their value, so that the program is found after them, each a to-do to carry over by hand
+    **_table("by_hand", 1, "-A", "--account", "--acctg-freq", "--bb", "--bbf", "--begin", "--cluster-constraint", "-M",
+             "--clusters", "--comment", "-C", "--constraint", "--container", "-S", "--core-spec", "--cores-per-socket",
+             "--cpu-freq", "-d", "--dependency", "--deadline", "--delay-boot", "--epilog", "--gid", "--gpu-freq",
+             "--gpus-per-socket", "--gres-flags", "--het-group", "--jobid", "-L", "--licenses", "--mail-type", "--mail-user",
+             "--mcs-label", "--mincpus", "--network", "--ntasks-per-gpu", "-p", "--partition", "--power", "--prolog", "-q",
+             "--qos", "--reservation", "--signal", "--slurmd-debug", "--sockets-per-node", "--switches", "--task-epilog",
+             "--task-prolog", "--thread-spec", "--threads-per-core", "-T", "--threads", "-t", "--time", "--time-min", "--tmp",
+             "--uid", "--wckey", "-B", "--extra-node-info"),
+    **_table("by_hand", 0, "--contiguous", "-H", "--hold", "-O", "--overcommit", "--pty", "--quit-on-interrupt", "--reboot",
+             "--spread-job", "--test-only", "--use-min-nodes", "-X", "--disable-status", "-Z", "--no-allocate", "--multi-prog",
+             "-k", "--no-kill", "-s", "--oversubscribe", "-E", "--preserve-env"),
 }
 MPIRUN = {
     **_table("counts", 1, "-np", "-n", "-c", "--np", "--n"),

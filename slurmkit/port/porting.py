@@ -1980,7 +1980,7 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
                 build.note(number, spelled, "to do", f"the script started {values[0]} tasks here where the job has "
                                                      f"{expected}: slurmkit starts {expected}; change the request or the program")
                 continue
-        if action == "output":
+        if action in ("output", "folder", "by_hand"):
             build.note(number, spelled, "to do", launch_options.ACTIONS[action])
             continue
         if action == "unknown":
@@ -2413,6 +2413,11 @@ def _tee_to_log(build: _Builder) -> None:
                                        "file after the job if something reads it")
 
 
+#: words that start no program of their own: a line starting with one cannot be exec'd
+_SHELL_WORDS = frozenset(("if", "for", "while", "until", "case", "select", "{", "(", "((", "[[", "function", "time", "!",
+                          "cd", "source", ".", "eval", "export", "set", "echo", "printf", "test", "[", "true", "false"))
+
+
 def _shell_under_signal(build: _Builder) -> None:
     """A kind that saves on USR1 (lightning) runs a shell line only as ``exec PROGRAM`` with
     redirections: srun sends the signal to every process of a task, and bash, tee or a pipe
@@ -2421,7 +2426,14 @@ def _shell_under_signal(build: _Builder) -> None:
     if not (shell and kind.requeues_on_signal):
         return
     head, operators = split_at_operators(shell)
-    if head.lstrip().startswith("exec ") and all(">" in op or "<" in op for op in operators):
+    redirections_only = all(">" in op or "<" in op for op in operators)
+    if head.lstrip().startswith("exec ") and redirections_only:
+        return
+    first = head.split(maxsplit=1)[0] if head.split() else ""
+    if redirections_only and first and not re.match(r"[A-Za-z_]\w*=", first) and first not in _SHELL_WORDS:
+        build.spec["launch"]["shell"] = f"exec {shell.lstrip()}"
+        build.note(0, "launch.shell", "mapped", f"`exec` put before it: kind {kind.name} saves on SIGUSR1, which srun sends "
+                                                "to every process of a task; exec'd, the program is the task's only process")
         return
     build.note(0, "launch.shell", "to do", f"kind {kind.name} saves on SIGUSR1, which srun sends to every process of a task: "
                                            "bash and what else the line starts would die of it, so check refuses a shell line; "

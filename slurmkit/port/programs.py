@@ -23,6 +23,16 @@ RENAMED: Dict[str, Tuple[int, Dict[str, str], str]] = {
 }
 
 
+#: {module name up to its first "-": (the first version without it, what that version removed,
+#: how a job asks for what was removed, the source)}: a move across that version is a to-do that
+#: names what went, not a generic "check it still exists".
+REMOVED: Dict[str, Tuple[Tuple[int, ...], str, "re.Pattern[str]", str]] = {
+    # Nextflow's "Migrating from DSL 1": "In version 22.12.0-edge, DSL1 support was removed".
+    "nextflow": ((22, 12), "DSL1, removed in 22.12.0-edge", re.compile(r"NXF_DEFAULT_DSL=['\"]?1\b|-dsl1\b|dsl\s*=\s*1\b"),
+                 "https://www.nextflow.io/docs/latest/dsl1.html"),
+}
+
+
 #: {program: (the options it takes in every release the Alliance builds for StdEnv/2023, their
 #: sources)}: a program kept by name and options across releases whose versions are years
 #: (matlab/2020a -> matlab/2023b.2), so a "new major version" asks nothing of a line that uses
@@ -131,7 +141,26 @@ def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]]) -> Tuple[st
             if major >= since and word in renames:
                 text = re.sub(rf"(?<![\w./$-]){re.escape(word)}(?![\w./])", renames[word], text)
                 reasons.append(f"{was} became {module}, which runs {renames[word]} in place of {word} ({source})")
+            elif stem == word and _removed(stem, was, module):
+                todos.append(_removed_todo(stem, was, module, text))
             elif word not in renames.values() and not _kept_as_written(word, text):
                 todos.append(f"{was} became {module}, a new major version: check that {word} still exists there "
                              f"and takes the same words ('module load {module}; which {word}')")
     return text, reasons, todos
+
+
+def _version(module: str) -> Tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", module.partition("/")[2])[:3])
+
+
+def _removed(stem: str, was: str, module: str) -> bool:
+    """Whether the move from ``was`` to ``module`` crosses a version that removed something (REMOVED)."""
+    return stem in REMOVED and _version(was) < REMOVED[stem][0] <= _version(module)
+
+
+def _removed_todo(stem: str, was: str, module: str, text: str) -> str:
+    since, what, asked, source = REMOVED[stem]
+    found = asked.search(text)
+    how = f"the job asks for it ({found.group()})" if found else "a pipeline that still uses it stops at once"
+    return (f"{was} became {module}, which has no {what} ({source}): {how}; move the pipeline off it, or load "
+            f"a {stem} older than {'.'.join(map(str, since))} if the site still has one ('module spider {stem}')")

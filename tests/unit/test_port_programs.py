@@ -66,3 +66,15 @@ def test_a_folder_the_script_makes_or_enters_is_no_program_of_the_module(text):
 def test_a_program_beside_a_folder_of_the_same_stem_is_still_a_to_do():
     todos = program_moves("mkdir gurobi_out && gurobi_cl model.lp", major_moves(["gurobi/9.1.0"], ["gurobi/10.0.3"]))[2]
     assert [t.split("check that ")[1].split(" ")[0] for t in todos] == ["gurobi_cl"]
+
+
+def test_a_move_across_a_version_that_removed_something_names_what_went():
+    """Nextflow 22.12 removed DSL1: a job that asks for it stops at once on 23.10."""
+    moved = major_moves(["nextflow/21.10.3"], ["nextflow/23.10.0"])
+    [todo] = program_moves("NXF_DEFAULT_DSL=1 nextflow run main.nf -resume", moved)[2]
+    assert todo.startswith("nextflow/21.10.3 became nextflow/23.10.0, which has no DSL1, removed in 22.12.0-edge "
+                           "(https://www.nextflow.io/docs/latest/dsl1.html): the job asks for it (NXF_DEFAULT_DSL=1)")
+    [todo] = program_moves("nextflow run main.nf", moved)[2]
+    assert "a pipeline that still uses it stops at once" in todo
+    [generic] = program_moves("nextflow run main.nf", major_moves(["nextflow/23.04.1"], ["nextflow/24.10.0"]))[2]
+    assert "check that nextflow still exists there" in generic    # past the removal: nothing more is known

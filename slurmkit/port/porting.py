@@ -1158,8 +1158,11 @@ def _export_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
     typo = typo_note(name)
     if typo:  # it does nothing where it is; setting the right one would change what the job does
         return ("dropped", typo)
-    if name in DERIVED_VARIABLES:
+    if name in DERIVED_VARIABLES and _as_slurmkit_sets(build, value):
         return ("dropped", f"slurmkit sets {name} from cpus_per_task")
+    if name in DERIVED_VARIABLES:
+        return ("kept", f"the script ran {value} threads where slurmkit would set {name} to the job's cpus_per_task: "
+                        "run as written after slurmkit's, so the program keeps the script's count (environment.setup)")
     if name in RENDEZVOUS_VARIABLES:
         build.rendezvous.append((0, unit, name))
     if name == "MODULEPATH":   # as `module use`: the loads after it may come from that folder
@@ -1200,6 +1203,12 @@ def _assignment(words: List[str]) -> Optional[str]:
     if words[0] == "export":
         return words[1] if len(words) > 1 else None
     return words[0] if re.match(r"^[A-Za-z_]\w*=", words[0]) and len(words) == 1 else None
+
+
+def _as_slurmkit_sets(build: _Builder, value: str) -> bool:
+    """Whether an OMP_NUM_THREADS value is the one slurmkit sets: the task's cores, by name or number."""
+    cpus = build.spec["resources"].get("cpus_per_task", 1)
+    return bool(re.fullmatch(r"['\"]?\$\{?SLURM_CPUS_PER_TASK(:-1)?\}?['\"]?", value)) or value.strip("'\"") == str(cpus)
 
 
 def _cd_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:

@@ -193,14 +193,10 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     ``~/.local/lib/pythonX.Y``, which the new python does not read."""
     old, new = _minor(move.old), _minor(move.new)
     venv = spec.environment.venv
-    installed = _installed_by_lines(job)
-    doubtful = [p for p in [*(venv.packages if venv is not None else ()), *(p for _, p in installed)] if _may_lack_a_wheel(p)]
     own = venv is not None or _enters_a_venv(job)
-    files = _requirement_files(job)
-    if own and (doubtful or (venv is not None and venv.requirements) or files):
-        listed = [venv.requirements] if venv is not None and venv.requirements else [f for _, f in files]
-        what = ", ".join(doubtful) if doubtful else f"the packages of {' and '.join(listed)}"
-        field = next((f for f, p in [*installed, *files] if p in doubtful or p in listed), "environment.venv")
+    installs = _installs_to_check(job, spec)
+    if own and installs:
+        field, what, doubtful = installs
         yield (f"{field}: the job installs {what} under {move.new} now, not python {old}: check that each has "
                f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one{_instead(doubtful)}, "
                "then remove this line")
@@ -208,6 +204,21 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
                f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "
                f"again under {move.new}, better in a virtualenv (environment.venv), then remove this line")
+
+
+def _installs_to_check(job: _Job, spec: JobSpec) -> Optional[Tuple[str, str, List[str]]]:
+    """(field, what it installs, the pins that may lack a wheel) of the job's installs that the
+    new python may not have wheels for: pinned packages, or a requirements file (of
+    environment.venv, or of a kept ``pip install -r`` line); None where there are none."""
+    venv = spec.environment.venv
+    installed, files = _installed_by_lines(job), _requirement_files(job)
+    doubtful = [p for p in [*(venv.packages if venv is not None else ()), *(p for _, p in installed)] if _may_lack_a_wheel(p)]
+    listed = [venv.requirements] if venv is not None and venv.requirements else [f for _, f in files]
+    if not doubtful and not listed:
+        return None
+    what = ", ".join(doubtful) if doubtful else f"the packages of {' and '.join(listed)}"
+    field = next((f for f, p in [*installed, *files] if p in doubtful or p in listed), "environment.venv")
+    return field, what, doubtful
 
 
 def _enters_a_venv(job: _Job) -> bool:

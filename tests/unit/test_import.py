@@ -428,8 +428,9 @@ def test_a_script_that_reads_the_task_id_without_an_array_directive_gets_a_to_do
     (tmp_path / "job.yaml").write_text(imported_text(imported, "job.sh"))
     ported = CliRunner().invoke(main, ["port", "job.yaml", "--to", "rorqual", "-o", "new.yaml", "--no-verify"])
     assert ported.exit_code == 0, ported.output
-    assert [line for line in (tmp_path / "new.yaml").read_text().splitlines() if line.startswith("# to do:")] == [
-        f"# to do: line {note.line}: {note.text}: {note.reason}"]
+    todos = [line for line in (tmp_path / "new.yaml").read_text().splitlines() if line.startswith("# to do:")]
+    assert todos[0].startswith("# to do: files: ") and "narval's /home, /project and /scratch are narval's own" in todos[0]
+    assert todos[1:] == [f"# to do: line {note.line}: {note.text}: {note.reason}"]   # carried, not refused
 
 
 def test_verification_gives_the_old_script_the_array_its_sbatch_line_gave():

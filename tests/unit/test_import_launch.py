@@ -126,9 +126,16 @@ def test_a_dropped_tee_points_at_the_log_the_script_names():
     assert "the job's log (logs/run-%j.out)" in reason
 
 
-def test_a_shell_line_under_lightning_is_a_to_do_check_agrees_with():
+def test_one_command_under_lightning_is_execd_so_that_check_accepts_it():
+    """srun sends USR1 to every process of a task: exec'd, the program is the only one."""
     result = imported("#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py > train.log\n")
-    assert "shell" in result.spec["launch"]
+    assert result.spec["launch"]["shell"] == "exec python lightning_train.py > train.log"
+    assert not any("check refuses a shell line" in reason for reason in notes(result, "to do"))
+
+
+def test_a_shell_line_of_several_commands_under_lightning_is_a_to_do_check_agrees_with():
+    result = imported("#SBATCH --nodes=1 --gres=gpu:2 --ntasks-per-node=2\nsrun python lightning_train.py && echo done\n")
+    assert "shell" in result.spec["launch"] and not result.spec["launch"]["shell"].startswith("exec")
     assert any("check refuses a shell line" in reason for reason in notes(result, "to do"))
 
 

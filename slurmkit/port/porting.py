@@ -180,6 +180,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _broken_commands(build, script)
     launch_at = _launch_index(body, build.program, unread)
     together = _background_start(build, body, launch_at)
+    together = _work_start(build, body, launch_at, unread) if together == launch_at else together
     _collect_traps(build, script)
     build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
@@ -190,9 +191,11 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
             build.note(number, unit, "dropped", "sbatch reads #SBATCH lines only above the first command and ignores this "
                                                 "one, so the job ran without it; import ignores it too (move it up to use it)")
         elif launch_at is not None and together <= index < launch_at:
-            continue    # started in the background beside the program: part of its launch
-        elif index == launch_at and together < index:
+            continue    # started in the background beside the program, or its earlier runs: part of its launch
+        elif index == launch_at and together < index and _all_background(build, body[index][0]):
             _background_launch(build, body[together:index + 1])
+        elif index == launch_at and together < index:
+            _work_launch(build, body[together:index + 1])
         elif index == launch_at:
             _launch_line(build, number, unit)
         elif launch_at is not None and index > launch_at:
@@ -393,6 +396,57 @@ def _background_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
     for number, unit in units:
         build.note(number, unit, "mapped", "started in the background beside the program: launch.shell runs them all, "
                    "and its wait waits for every one")
+
+
+#: commands of a set-up step: the program's earlier runs are looked for after the last of them
+_SETS_UP = frozenset(("module", "ml", "source", ".", "export", "conda", "virtualenv", "pip", "pip3", "trap", "set"))
+
+
+def _work_start(build: _Builder, body: List[Tuple[int, str]], launch_at: Optional[int], unread: Set[int]) -> Optional[int]:
+    """The first unit of the job's main work: earlier runs of the program's own command (a
+    training loop of ``python train.py`` before a last ``python plot.py``; ``./sim`` run for
+    several inputs) are the job as much as its last run is, so the launch runs from the first
+    of them to the end, and the payload's handling (the time-limit save, traps) covers them all.
+    Only plain units count, back to the last set-up step; a program started by a launcher is
+    its launch alone."""
+    program = build.program.command if build.program is not None else None
+    if launch_at is None or program is None or _has_command(build, body[launch_at][0], _SETS_UP | _LAUNCH_WORDS):
+        return launch_at
+    start = launch_at
+    for index in range(launch_at - 1, -1, -1):
+        number, unit = body[index]
+        if unit.startswith("#SBATCH") or index in unread or not build.tree.get(number) \
+                or _has_command(build, number, _SETS_UP | _LAUNCH_WORDS):
+            break
+        if any(_same_program(c, program) for c in bashtree.walk(build.tree[number]) if isinstance(c, bashtree.Command)):
+            start = index
+    return start
+
+
+#: the launchers, by the word that starts them
+_LAUNCH_WORDS = frozenset(launch_options.ALL_LAUNCHERS) | {"accelerate", "deepspeed", "mpiexec"}
+
+
+def _same_program(command: bashtree.Command, program: bashtree.Command) -> bool:
+    """A run of the program's command (``python`` of any version for python), not a step that
+    installs or checks (``python -m pip``, ``python setup.py``, ``python -c``, ``--version``)."""
+    def family(name: str) -> str:
+        return "python" if re.fullmatch(r"python[\d.]*", name) else name
+    if bashtree.is_setup(command) or family(command.name or "") != family(program.name or ""):
+        return False
+    return command.argv[1:2] not in (["-c"], ["setup.py"])
+
+
+def _has_command(build: _Builder, number: int, names: FrozenSet[str]) -> bool:
+    return any(isinstance(c, bashtree.Command) and c.name in names for c in bashtree.walk(build.tree.get(number, ())))
+
+
+def _work_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
+    """The program's earlier runs and its last: launch.shell runs them all, in order."""
+    build.spec["launch"] = {"shell": "\n".join(_array_names(build, unit) for _, unit in units)}
+    for number, unit in units:
+        build.note(number, unit, "mapped", "the job's main work runs from here to the end: launch.shell runs it all, in order, "
+                   "so the time-limit save and the traps cover every run")
 
 
 def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Program], unread: Set[int]) -> Optional[int]:

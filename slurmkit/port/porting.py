@@ -180,7 +180,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _broken_commands(build, script)
     launch_at = _launch_index(body, build.program, unread)
     together = _background_start(build, body, launch_at)
-    together = _work_start(build, body, launch_at, unread) if together == launch_at else together
+    together = _work_start(build, body, launch_at, unread) if launch_at is not None and together == launch_at else together
     _collect_traps(build, script)
     build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
@@ -402,7 +402,7 @@ def _background_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
 _SETS_UP = frozenset(("module", "ml", "source", ".", "export", "conda", "virtualenv", "pip", "pip3", "trap", "set"))
 
 
-def _work_start(build: _Builder, body: List[Tuple[int, str]], launch_at: Optional[int], unread: Set[int]) -> Optional[int]:
+def _work_start(build: _Builder, body: List[Tuple[int, str]], launch_at: int, unread: Set[int]) -> int:
     """The first unit of the job's main work: earlier runs of the program's own command (a
     training loop of ``python train.py`` before a last ``python plot.py``; ``./sim`` run for
     several inputs) are the job as much as its last run is, so the launch runs from the first
@@ -410,7 +410,7 @@ def _work_start(build: _Builder, body: List[Tuple[int, str]], launch_at: Optiona
     Only plain units count, back to the last set-up step; a program started by a launcher is
     its launch alone."""
     program = build.program.command if build.program is not None else None
-    if launch_at is None or program is None or _has_command(build, body[launch_at][0], _SETS_UP | _LAUNCH_WORDS):
+    if program is None or _has_command(build, body[launch_at][0], _SETS_UP | _LAUNCH_WORDS):
         return launch_at
     start = launch_at
     for index in range(launch_at - 1, -1, -1):

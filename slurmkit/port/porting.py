@@ -185,23 +185,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
     for index, (number, unit) in enumerate(body):
-        if index in unread:
-            continue
-        if unit.startswith("#SBATCH"):
-            build.note(number, unit, "dropped", "sbatch reads #SBATCH lines only above the first command and ignores this "
-                                                "one, so the job ran without it; import ignores it too (move it up to use it)")
-        elif launch_at is not None and together <= index < launch_at:
-            continue    # started in the background beside the program, or its earlier runs: part of its launch
-        elif index == launch_at and together < index and _all_background(build, body[index][0]):
-            _background_launch(build, body[together:index + 1])
-        elif index == launch_at and together < index:
-            _work_launch(build, body[together:index + 1])
-        elif index == launch_at:
-            _launch_line(build, number, unit)
-        elif launch_at is not None and index > launch_at:
-            _after_launch(build, number, unit)
-        else:
-            _body_unit(build, number, unit)
+        if index not in unread:
+            _read_unit(build, body, index, launch_at, together)
     if launch_at is None:
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
@@ -212,6 +197,27 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _as_plain_bash(build, script, text)
     _validated(build)
     return _with_submit_todos(Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files)), script)
+
+
+def _read_unit(build: _Builder, body: List[Tuple[int, str]], index: int, launch_at: Optional[int], together: int) -> None:
+    """One unit of the script's body, by where it stands: before the launch (setup), the launch
+    (with the units ``together`` names from: background starts, the program's earlier runs), after it."""
+    number, unit = body[index]
+    if unit.startswith("#SBATCH"):
+        build.note(number, unit, "dropped", "sbatch reads #SBATCH lines only above the first command and ignores this "
+                                            "one, so the job ran without it; import ignores it too (move it up to use it)")
+    elif launch_at is not None and together <= index < launch_at:
+        return    # started in the background beside the program, or its earlier runs: part of its launch
+    elif index == launch_at and together < index and _all_background(build, body[index][0]):
+        _background_launch(build, body[together:index + 1])
+    elif index == launch_at and together < index:
+        _work_launch(build, body[together:index + 1])
+    elif index == launch_at:
+        _launch_line(build, number, unit)
+    elif launch_at is not None and index > launch_at:
+        _after_launch(build, number, unit)
+    else:
+        _body_unit(build, number, unit)
 
 
 # --------------------------------------------------------------------------- submit wrappers

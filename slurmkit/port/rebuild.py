@@ -102,10 +102,37 @@ def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tup
                          f"{target.name}'s stack, under {_under(new)} (virtualenv --no-download, pip install --no-index -r "
                          "requirements.txt), then remove this line")
     old, new = stack_of(spec.environment.modules, source, False, built=True), stack_of(new_modules, target, False)
+    built_here = _built_by_the_job(shell)
     for field, program in dict.fromkeys(_user_programs(spec, shell)):
+        if program in built_here or ("*" in built_here and program.startswith("./")):
+            continue   # the job builds it itself, under the modules it loads: the new stack's build
         todos.append(f"{field}: {program} is a program from your folders, built on {source.name} under {_under(old)}: rebuild it "
                      f"for {target.name}'s stack, under {_under(new)} (load the modules it needs, build it again), then remove this line")
     return todos
+
+
+#: commands that build programs: a job that runs one builds what it runs, each time, on the new stack
+#: (cmake only with --build: ``cmake ..`` alone configures; cargo and go only with ``build``)
+BUILD_COMMANDS = frozenset(("make", "gmake", "cmake", "ninja", "scons", "cargo", "go"))
+#: compilers, whose ``-o PROGRAM`` names what they built
+COMPILERS = re.compile(r"^(gcc|g\+\+|gfortran|cc|c\+\+|icc|icpc|icx|icpx|ifort|ifx|nvcc|"
+                       r"mpicc|mpicxx|mpic\+\+|mpif90|mpifort|clang|clang\+\+)$")
+
+
+def _built_by_the_job(shell: Sequence[Tuple[str, str]]) -> Set[str]:
+    """The programs the job's own lines build (``gcc -o app``), and "*" where they run a build
+    tool (make, cmake): then every program of the submit folder (``./app``) is built by the job."""
+    built: Set[str] = set()
+    for _, text in shell:
+        for command in bashtree.walk(bashtree.parse(text).statements):
+            argv = list(command.argv)
+            name = argv[0].rsplit("/", 1)[-1] if argv else ""
+            if name in BUILD_COMMANDS and (name not in ("cargo", "go", "cmake") or argv[1:2] == ["build"] or "--build" in argv):
+                built.add("*")
+            elif COMPILERS.match(name) and "-o" in argv[:-1]:
+                out = argv[argv.index("-o") + 1]
+                built.update((out, f"./{out}" if "/" not in out else out))
+    return built
 
 
 def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, str]]:

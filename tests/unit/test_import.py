@@ -239,9 +239,9 @@ def test_words_of_a_block_that_are_not_commands_do_not_open_or_close_it(inside):
     never closed, and the rest of the script, its payload too, became one setup line."""
     script = ("#!/bin/bash\n#SBATCH -t 1:00:00\nfor seed in 1 2 3; do\n"
               f"{inside}\n    python train.py --seed $seed\ndone\npython summarize.py\n")
-    spec = import_script(script).spec
-    assert spec["launch"] == {"command": "python summarize.py"}
-    assert spec["environment"]["setup"] == [f"for seed in 1 2 3; do\n{inside}\n    python train.py --seed $seed\ndone"]
+    spec = import_script(script).spec   # the loop runs the program's command too: the launch runs from it to the end
+    assert spec["launch"] == {"shell": f"for seed in 1 2 3; do\n{inside}\n    python train.py --seed $seed\ndone\npython summarize.py"}
+    assert not spec.get("environment", {}).get("setup")
 
 
 @pytest.mark.parametrize("block", [

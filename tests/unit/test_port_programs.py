@@ -78,3 +78,14 @@ def test_a_move_across_a_version_that_removed_something_names_what_went():
     assert "a pipeline that still uses it stops at once" in todo
     [generic] = program_moves("nextflow run main.nf", major_moves(["nextflow/23.04.1"], ["nextflow/24.10.0"]))[2]
     assert "check that nextflow still exists there" in generic    # past the removal: nothing more is known
+
+
+def test_a_program_the_job_builds_itself_gets_no_rebuild_to_do():
+    """`make` (or `gcc -o app`) in the job's own lines builds the program on the new stack each run."""
+    from slurmkit.port.rebuild import _built_by_the_job
+
+    assert _built_by_the_job([("environment.setup", "make clean && make -j 4")]) == {"*"}
+    assert _built_by_the_job([("environment.setup", "gcc -O2 -o sim sim.c")]) == {"sim", "./sim"}
+    assert _built_by_the_job([("environment.setup", "cp a b"), ("launch.command", "./sim")]) == set()
+    assert _built_by_the_job([("environment.setup", "cmake -DLIB=x ..")]) == set()     # configures, builds nothing
+    assert _built_by_the_job([("environment.setup", "cmake --build build -j 4")]) == {"*"}

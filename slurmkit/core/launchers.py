@@ -132,10 +132,10 @@ def _mpirun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
 
 
 def _accelerate(at: LaunchContext) -> Tuple[ScriptWord, ...]:
-    """srun starts one task per node, with all the node's cores; each runs the node's `accelerate launch`
-    (DistributedPlan.node_launcher), which starts the node's processes."""
+    """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
+    written in single quotes by templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
     return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
-            FromSlurm("--cpus-per-task=" + NODE_CORES.text))
+            FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c")
 
 
 class Launcher(Record):

@@ -22,22 +22,10 @@ Lightning expects, and the batch shell knows that the TERM that follows is the r
 ``--requeue`` makes the job requeueable whatever the site's JobRequeue default, and
 ``--open-mode=append`` keeps the first run's log (the save, the requeue) in front of the next's.
 
-``accelerate``: srun starts one task per node, and each runs ``accelerate launch`` with the job's
-totals and the rendezvous the ddp kind uses (first host, port from the job id), as written: no
-shell reads a per-node value. Across nodes the rendezvous is torch elastic's c10d, which numbers
-the nodes as they join: ``--machine_rank`` is given as 0 on every node, since Accelerate 1.15.0
-still turns it into an int (utils/launch.py, prepare_multi_gpu_env: ``int(args.machine_rank)``,
-a TypeError without it and without an accelerate config file), while torch ignores it for any
-backend but static (torch/distributed/run.py, config_from_args, torch 2.13). The node whose
-hostname or address is MASTER_ADDR's hosts the store (c10d_rendezvous_backend._create_tcp_store,
-utils._matches_machine_hostname: the name, its FQDN, or a shared address), and a second try as a
-client covers a miss. On one node the rendezvous stays Accelerate's default, static on MASTER_PORT:
-with c10d, Accelerate passes no endpoint for one machine and torch takes localhost:29400 with the
-run id "none", which every such job on the node shares (measured: a second job joined the first's
-store and failed when it ended). Accelerate binds its processes to no cores: the node's processes
-share the task's cores, each with OMP_NUM_THREADS threads, and the script says so. Its processes
-per node are the job's tasks per node (GPUs per node on GPUs), so the #SBATCH header says how many
-processes run, as for ddp.
+``accelerate``: srun starts one task per node, each runs ``accelerate launch`` with the job's
+totals, its node's rank (SLURM_NODEID, read inside the task) and the rendezvous the ddp kind
+uses (first host, port from the job id). Its processes per node are the job's tasks per node
+(GPUs per node on GPUs), so the #SBATCH header says how many processes run, as for ddp.
 """
 
 from __future__ import annotations
@@ -78,30 +66,17 @@ def stage_conflict(kind, stage) -> Optional[Tuple[str, str]]:
     return None
 
 
-def accelerate_launch(multi_process: bool, mixed_precision: Optional[str], nodes: int) -> Tuple[Tuple[object, ...], ...]:
-    """``accelerate launch`` as each node's one task runs it, in the lines the script breaks it
-    into: totals from SLURM (nodes x tasks per node), the rendezvous from MASTER_ADDR/MASTER_PORT
-    (c10d across nodes: module docstring), the precision; ``--no_python``: the command runs as
-    written (python t.py, a wrapper). ``--multi_gpu`` is Accelerate's multi-process launcher
-    (torchrun underneath); on CPU nodes ACCELERATE_USE_CPU=true (accelerate_environment) makes its
-    processes use gloo on the CPU."""
-    return (("accelerate", "launch", *(("--multi_gpu",) if multi_process else ()), FromSlurm('--num_machines="$SLURM_NNODES"'),
-             FromSlurm('--num_processes="$((SLURM_NNODES * ${SLURM_NTASKS_PER_NODE:-1}))"')),
-            ("--machine_rank=0", *(("--rdzv_backend=c10d",) if nodes > 1 else ()), FromSlurm('--main_process_ip="$MASTER_ADDR"'),
-             FromSlurm('--main_process_port="$MASTER_PORT"')),
-            (f"--mixed_precision={mixed_precision or DEFAULT_MIXED_PRECISION}", "--dynamo_backend=no", "--no_python"))
-
-
-def accelerate_notes(nodes: int, processes_per_node: int) -> Tuple[str, str]:
-    """The comments above the rendezvous and the launch: how the nodes meet ("" where the ddp
-    kind's comment holds), and what each process gets, since Accelerate binds none to cores."""
-    rendezvous = ("c10d rendezvous at MASTER_ADDR (the first host): the nodes take their ranks as they join, so "
-                  "--machine_rank=0 (Accelerate needs one) is ignored; MASTER_PORT from the job id") if nodes > 1 else ""
-    where = "per node" if nodes > 1 else "on this node"
-    if processes_per_node > 1:
-        return rendezvous, (f"One accelerate launch {where}; its {processes_per_node} processes share the node's cores "
-                            "(accelerate binds none), each with OMP_NUM_THREADS threads.")
-    return rendezvous, f"One accelerate launch {where}, and one process, with the task's cores."
+def accelerate_launch(multi_process: bool, mixed_precision: Optional[str]) -> Tuple[object, ...]:
+    """``accelerate launch`` as each node's task runs it: totals from the batch script
+    (NUM_PROCESSES, SLURM_NNODES), the node's rank from srun's SLURM_NODEID, the rendezvous
+    from MASTER_ADDR/MASTER_PORT; ``--no_python``: the command runs as written (python t.py).
+    ``--multi_gpu`` is Accelerate's multi-process launcher (torchrun underneath); on CPU nodes
+    ACCELERATE_USE_CPU=true (accelerate_environment) makes its processes use gloo on the CPU."""
+    return ("accelerate", "launch", *(("--multi_gpu",) if multi_process else ()),
+            FromSlurm('--num_processes="$NUM_PROCESSES"'), FromSlurm('--num_machines="$SLURM_NNODES"'),
+            FromSlurm('--machine_rank="$SLURM_NODEID"'), FromSlurm('--main_process_ip="$MASTER_ADDR"'),
+            FromSlurm('--main_process_port="$MASTER_PORT"'), f"--mixed_precision={mixed_precision or DEFAULT_MIXED_PRECISION}",
+            "--dynamo_backend=no", "--no_python")
 
 
 def accelerate_environment(gpus) -> Tuple[Tuple[str, str], ...]:

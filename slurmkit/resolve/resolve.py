@@ -34,7 +34,6 @@ from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
     PACKAGE_FRAMEWORKS,
     accelerate_launch,
-    accelerate_notes,
     package_name,
     requeue_directives,
     requeue_lead,
@@ -1018,13 +1017,12 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if kind.rendezvous and (runner is None or runner.starts_processes):
         lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
-        node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision, spec.resources.nodes) \
+        node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
             if kind.launches_per_node else ()
-        rendezvous_note, launch_note = accelerate_notes(spec.resources.nodes, tasks) if kind.launches_per_node else ("", "")
         return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
                                tasks_per_node=tasks, nodes=spec.resources.nodes, gpu_rank=gpu_rank, master_env=kind.master_env,
                                requeue_lead_s=lead,
-                               node_launcher=node_launcher, rendezvous_note=rendezvous_note, launch_note=launch_note)
+                               node_launcher=node_launcher)
     if gpu_rank:
         return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None

@@ -123,45 +123,22 @@ def test_lightning_and_accelerate_run_pytorch_only():
         assert only_error(r).field == "launch.framework"
 
 
-def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_a_c10d_rendezvous():
+def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_rank():
     r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py", "mixed_precision": "bf16"})
     assert directives(r)["--ntasks-per-node"] == "4"     # processes per node, as the header says
-    assert words(r) == ["srun", '--nodes="$SLURM_NNODES"', '--ntasks="$SLURM_NNODES"', "--ntasks-per-node=1",
-                        '--cpus-per-task="$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))"']
-    launch = [str(w) for line in r.plan.distributed.node_launcher for w in line]
+    assert words(r)[:4] == ["srun", '--nodes="$SLURM_NNODES"', '--ntasks="$SLURM_NNODES"', "--ntasks-per-node=1"]
+    launch = [str(w) for w in r.plan.distributed.node_launcher]
     assert launch[:3] == ["accelerate", "launch", "--multi_gpu"]
-    assert "--rdzv_backend=c10d" in launch and "--machine_rank=0" in launch and "--mixed_precision=bf16" in launch
-    assert launch[-1] == "--no_python"
+    assert '--machine_rank="$SLURM_NODEID"' in launch and "--mixed_precision=bf16" in launch and launch[-1] == "--no_python"
     assert "ACCELERATE_USE_CPU" not in env(r)
-
-
-def test_accelerate_launch_is_written_out_over_lines_with_no_shell_wrapper():
-    """The launch a user adapts: srun runs accelerate launch itself, no `bash -c '...'` and no
-    per-node $SLURM_NODEID (c10d numbers the nodes), broken over lines with a backslash."""
-    r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py", "mixed_precision": "bf16"})
     text = render(r.plan)
-    launch = text[text.index("\nslurmkit_run "):].split("\n\n")[0].strip().splitlines()
-    assert "bash -c" not in text and "SLURM_NODEID" not in text and "shellcheck disable=SC2016" not in text
-    assert launch[1] == '    accelerate launch --multi_gpu --num_machines="$SLURM_NNODES" ' \
-                        '--num_processes="$((SLURM_NNODES * ${SLURM_NTASKS_PER_NODE:-1}))" \\'
-    assert launch[2] == '    --machine_rank=0 --rdzv_backend=c10d --main_process_ip="$MASTER_ADDR" --main_process_port="$MASTER_PORT" \\'
-    assert launch[-1] == "    --mixed_precision=bf16 --dynamo_backend=no --no_python python t.py"
-    assert all(line.endswith(" \\") for line in launch[:-1]) and all(len(line) <= 170 for line in launch)
-    assert "its 4 processes share the node's cores (accelerate binds none)" in text
-
-
-def test_accelerate_on_one_node_keeps_accelerates_own_rendezvous_on_the_jobs_port():
-    """With c10d on one machine Accelerate passes torch no endpoint, and torch takes localhost:29400
-    with the run id "none", shared by every such job on the node: one node stays static, on MASTER_PORT."""
-    r = job("narval", {"gpus": "a100:4"}, kind="accelerate", launch={"command": "python t.py"})
-    launch = [str(w) for line in r.plan.distributed.node_launcher for w in line]
-    assert "--rdzv_backend=c10d" not in launch and '--main_process_port="$MASTER_PORT"' in launch
-    assert "c10d" not in render(r.plan)
+    assert " bash -c 'exec accelerate launch --multi_gpu " in text   # in single quotes: SLURM_NODEID expands in each node's task
+    assert " --no_python \"$@\"' accelerate-launch python t.py\n" in text
 
 
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):
     r = job("narval", {"gpus": "a100:1"}, kind="accelerate")
-    launch = [str(w) for line in r.plan.distributed.node_launcher for w in line]
+    launch = [str(w) for w in r.plan.distributed.node_launcher]
     assert "--mixed_precision=no" in launch and "--multi_gpu" not in launch     # one process: no multi-process launcher
     yaml = tmp_path / "job.yaml"
     yaml.write_text("name: t\nkind: accelerate\nprofile: narval\naccount: def-x\nresources: {gpus: 'a100:1', time: 1h}\n"

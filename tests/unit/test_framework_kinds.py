@@ -136,6 +136,13 @@ def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_
     assert " --no_python \"$@\"' accelerate-launch python t.py\n" in text
 
 
+def test_accelerate_script_says_its_processes_share_the_nodes_cores():
+    """accelerate launch binds its processes to no cores, where the ddp kind's srun tasks each get
+    a slice: the script says what each of them gets instead of leaving it to be guessed."""
+    r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py"})
+    assert "starts the node's 4 processes: they share its cores (accelerate binds none)" in render(r.plan)
+
+
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):
     r = job("narval", {"gpus": "a100:1"}, kind="accelerate")
     launch = [str(w) for w in r.plan.distributed.node_launcher]

@@ -98,12 +98,20 @@ class ArrayPlan(Record):
     size: int
     ids: Tuple[int, ...] = ()     # SLURM's task id of each point (array.indices); () for 0..size-1
     indices: Optional[str] = None  # those ids as --array writes them
+    lists: Tuple[str, ...] = ()    # each parameter's bash array (``lrs`` for ``lr``): array_names.py
+    exports: Tuple[bool, ...] = () # each parameter: exported, as the command reads it from its environment
 
     @property
     def columns(self) -> Tuple[Tuple[str, Tuple[Tuple[int, str], ...]], ...]:
         """Each parameter's (task id, value) pairs, for a lookup by $SLURM_ARRAY_TASK_ID."""
         ids = self.ids or tuple(range(self.size))
         return tuple((name, tuple(zip(ids, values))) for name, values in self.parameters)
+
+    @property
+    def variables(self) -> Tuple[Tuple[str, str, bool, Tuple[str, ...], Tuple[Tuple[int, str], ...]], ...]:
+        """(name, list name, exported, values, (task id, value) pairs) of each parameter, for the template."""
+        return tuple((name, self.lists[i], self.exports[i], self.parameters[i][1], self.columns[i][1])
+                     for i, (name, _) in enumerate(self.parameters))
 
 
 class TasksPlan(Record):

@@ -25,9 +25,11 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import concurrent_starts, reads_arguments, split_at_operators
+from slurmkit.core.shellwords import assigned_names, concurrent_starts, reads_arguments, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
+from slurmkit.core.variables import READERS, RUNTIME_NAMES
 from slurmkit.resolve import sizing
+from slurmkit.resolve.array_names import exported, list_names
 from slurmkit.resolve.arraysplit import OFFSET_VARIABLE, part_sizes
 from slurmkit.resolve.buildsources import fetched, source_folder
 from slurmkit.resolve.framework_kinds import (
@@ -45,7 +47,7 @@ from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits, modulecat
 from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, Software, retired_hardware_notice, retirement_notice
-from slurmkit.spec.spec import JobSpec
+from slurmkit.spec.spec import RESERVED_VARIABLES, JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
 SMALL_BATCH_PER_GPU = 32
@@ -780,7 +782,10 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     ids = _array_ids(spec, limit, findings)
     if ids is None:
         return None
-    return ArrayPlan(tuple(zip(names, columns)), size, ids, spec.array.indices)
+    taken = RESERVED_VARIABLES | RUNTIME_NAMES | set(READERS) | {name for name, _ in spec.environment.variables} \
+        | assigned_names(spec.environment.setup) | {OFFSET_VARIABLE}
+    return ArrayPlan(tuple(zip(names, columns)), size, ids, spec.array.indices,
+                     list_names(names, taken), exported(names, spec.launch.command))
 
 
 def _array_ids(spec: JobSpec, limit: Optional[int], findings: Findings) -> Optional[Tuple[int, ...]]:

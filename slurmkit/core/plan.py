@@ -59,7 +59,6 @@ class StageStep(Record):
     source: str
     target: str
     tar_options: Tuple[str, ...] = ()   # how tar reads this archive (-z, -J, --zstd)
-    local_copy: str = ""                # an image's copy on the node-local disk
 
 
 class StagePlan(Record):
@@ -72,8 +71,6 @@ class StagePlan(Record):
     lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
     stop_s: int = 0                     # after USR1, the payload's time to end after TERM before it is killed
     exit_stop_s: int = 0                # the same on any other exit (SLURM's KILL follows its TERM by KillWait)
-    mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
-    node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
     tmpdir_words: str = "the node-local disk"   # what $SLURM_TMPDIR is on the site (its profile says)
     tmpdir_source: str = ""                     # the page that says so

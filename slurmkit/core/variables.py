@@ -92,8 +92,8 @@ def typo_note(name: str) -> str:
 RUNTIME_NAMES = frozenset({
     "CUDA_VISIBLE_DEVICES", "IFS", "LC_ALL", "MASTER_ADDR", "MASTER_PORT", "NAME", "SLURMKIT_CHECKPOINT_COMPLETE",
     "SLURMKIT_GPU_SAMPLE_INTERVAL", "SLURMKIT_GPU_TOOL", "SLURMKIT_TASK_ENV", "action", "all", "allowed", "archives",
-    "b", "base", "before", "by", "cache", "check", "cores", "count", "cpu", "cpu_list", "cpus", "days", "destinations",
-    "dir", "disable", "entry", "exports", "file", "folder", "g", "got", "gpu", "gpus", "h", "home", "host", "hosts",
+    "b", "base", "before", "by", "cache", "check", "copy", "cores", "count", "cpu", "cpu_list", "cpus", "days", "destinations",
+    "dir", "disable", "entry", "exports", "fewest", "file", "folder", "g", "got", "gpu", "gpus", "h", "home", "host", "hosts",
     "inputs", "interval", "joblogs", "kept", "key", "left", "line", "log", "m", "marker", "name", "newer", "node",
     "node_tasks", "nodes", "now", "options", "other", "partial", "pgid", "profile", "range", "ranges", "rank", "rc",
     "requirement", "requires", "s", "setrpaths", "share", "shell", "smi", "source", "stale", "stat", "step", "stop",

@@ -88,11 +88,13 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
     findings.extend(_gpu_share_findings(spec, profile, gpus, (tasks_per_node, cpus_per_task), memory, node_types))
     runner, launcher = _launcher(spec, profile, findings)
+    by_count = _ranks_by_count(spec, profile, gpus, memory, runner)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules, runner.name if runner else "")
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
-    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types))
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types),
+                   several_nodes=by_count or spec.resources.nodes > 1)
     stage = stage and stage._replace(more_room=_more_room(profile))
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
@@ -111,7 +113,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb),
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb, by_count),
         environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types),
         environment_notes=_environment_notes(spec),
         modules=modules,
@@ -135,7 +137,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         offline_note=_offline_note(profile),
         thread_note=_thread_note(spec),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
-        directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)),
+        directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)) + _rank_notes(spec, by_count, memory),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.append(Finding(level_of(message), field, message))   # the job stops with 'X: unbound variable': an error
@@ -1066,14 +1068,44 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, runner: Optional[Launcher], g
     return MPI_LOCAL_RANK[flavour]
 
 
+MPI_PAGE = "https://docs.alliancecan.ca/wiki/Advanced_MPI_scheduling/en"
+
+
+def _ranks_by_count(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], memory, runner: Optional[Launcher]) -> bool:
+    """MPI ranks asked by count (--ntasks), which SLURM may place on one node or several, as
+    Advanced_MPI_scheduling advises: for a kind that asks so, one node's worth of CPU ranks that
+    a launcher starts, on a site that shares nodes, with memory per rank. Memory per node (--mem)
+    keeps one node: it means nothing for ranks SLURM may split unevenly (a comment says so)."""
+    kind = kind_of(spec)
+    return (kind.ranks_by_count and spec.resources.nodes == 1 and gpus is None and not profile.scheduling.whole_node
+            and runner is not None and runner.starts_processes and (memory is None or memory[0] == "--mem-per-cpu"))
+
+
+def _rank_notes(spec: JobSpec, by_count: bool, memory) -> Tuple[Tuple[str, str], ...]:
+    """Why the ranks are asked the way they are, above the line that asks them."""
+    if by_count:
+        staged = ", and each stages the inputs below" if spec.stage and spec.stage.inputs else ""
+        return (("--ntasks", f"Ranks by count, memory per rank: SLURM places them on one node or several{staged} "
+                             f"({MPI_PAGE})."),)
+    if kind_of(spec).ranks_by_count and spec.resources.nodes == 1 and memory and memory[0] == "--mem":
+        return (("--nodes", "One node, as --mem is memory per node; for ranks that SLURM may place on several nodes, "
+                            f"ask mem_per_cpu instead ({MPI_PAGE})."),)
+    return ()
+
+
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
-                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None):
+                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None,
+                by_count: bool = False):
     res = spec.resources
     pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
     if account:
         pairs.append(("--account", account))
-    pairs += [("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)), ("--nodes", str(res.nodes)),
-              ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
+    pairs.append(("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)))
+    if by_count:   # SLURM places the ranks (_ranks_by_count)
+        pairs.append(("--ntasks", str(res.nodes * tasks)))
+    else:
+        pairs += [("--nodes", str(res.nodes)), ("--ntasks-per-node", str(tasks))]
+    pairs.append(("--cpus-per-task", str(cpus)))
     if memory:
         pairs.append(memory)
     if gpus:
@@ -1144,11 +1176,11 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
 
 
 def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
-           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None) -> Optional[StagePlan]:
+           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None, several_nodes: bool = False) -> Optional[StagePlan]:
+    """``several_nodes``: the job may have more than one node, so each node stages its own inputs."""
     stage = spec.stage
     if stage is None:
         return None
-    several_nodes = spec.resources.nodes > 1
     steps = tuple(_stage_step(index, item.source, item.to, several_nodes, findings) for index, item in enumerate(stage.inputs))
     per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
     for index, out in enumerate(stage.outputs):
@@ -1169,10 +1201,9 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
         if lead >= time_s:
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
-    mounts = tuple(step.target for step in steps if step.action == "mount-image")
     stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
-                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
+                     _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
 
 
 def _tmpdir_on(tmpdir: Optional[SlurmTmpdir], node_types: Sequence[NodeType]) -> Optional[SlurmTmpdir]:
@@ -1309,7 +1340,7 @@ def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings:
                            f"give it one ({{from: {source}, to: {stem}}})")
         # A mount made inside a job step ends with that step, so several nodes extract instead.
         action = "extract-image" if several_nodes else "mount-image"
-        return StageStep(action, where, target, local_copy=f"$SLURM_TMPDIR/.slurmkit/image-{index}.sqfs")
+        return StageStep(action, where, target)   # the runtime copies it to the node and unmounts it at the end
     if name.endswith(PACK_SUFFIX):
         return StageStep("extract-shards", where, target)
     for suffix, options in TAR_SUFFIXES:

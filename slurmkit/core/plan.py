@@ -112,13 +112,17 @@ class ArrayPlan(Record):
 
 
 class TasksPlan(Record):
-    """Many small tasks: GNU Parallel on each node, ``$SLURM_NTASKS_PER_NODE`` at a time, over
-    that node's share of the task file, with a joblog per node that lets a later job resume."""
+    """Many small tasks: GNU Parallel on each node, some at a time, over that node's share of the
+    task file, with a joblog per node that lets a later job resume."""
 
     file: str                          # a shell word: the task file
     lines: str                         # "commands" (each line runs as it is) | "arguments" (of plan.command)
     joblog: str                        # a shell word: the folder of the joblogs
     separator: Optional[str] = None    # --colsep: argument lines split into {1} {2} ...
+    one_node: bool = False             # one process with all the cores (--cpus-per-task), as the GNU Parallel page does
+    jobs: str = '"$SLURMKIT_TASKS_AT_ONCE"'  # the word after parallel --jobs: how many at a time, read from SLURM
+    at_once: int = 1                   # tasks at a time on all the nodes (check: fewer tasks leave slots idle)
+    pace: str = ""                     # one node: how many at a time, in words, for the script's comment
 
 
 class DistributedPlan(Record):

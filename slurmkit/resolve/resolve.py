@@ -105,7 +105,8 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_array_outputs(spec, findings)
     _check_array_logs(spec, findings)
     findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
-    tasks = _tasks(spec, findings)
+    tasks = _tasks(spec, (tasks_per_node, cpus_per_task), findings)
+    one_process = bool(tasks and tasks.one_node)   # GNU Parallel on one node: one task with every core
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     venv = _venv(spec, profile, modules, local)
@@ -113,8 +114,9 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb, by_count),
-        environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types),
+        directives=_directives(spec, account, *((1, tasks_per_node * cpus_per_task) if one_process else (tasks_per_node, cpus_per_task)),
+                               memory, gpus, array, stage, chain, tmp_mb, by_count, one_process),
+        environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types, one_process),
         environment_notes=_environment_notes(spec),
         modules=modules,
         module_environment=_module_environment(spec, gpus, modules),
@@ -914,8 +916,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
 
 
 def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], runner: Optional[Launcher],
-                 gpus: Optional[GpuChoice], node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
-    threads = from_slurm("{cpus_per_task}")
+                 gpus: Optional[GpuChoice], node_types: Tuple[NodeType, ...], one_process: bool = False
+                 ) -> Tuple[Tuple[str, ScriptWord], ...]:
+    """``one_process``: the job's cores are one process's, shared by tasks of ``shape[1]`` cores each."""
+    threads = str(shape[1]) if one_process else from_slurm("{cpus_per_task}")
     env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
     if kind.pins_threads and not _concurrent_payload(spec):
@@ -1095,7 +1099,8 @@ def _rank_notes(spec: JobSpec, by_count: bool, memory) -> Tuple[Tuple[str, str],
 
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
                 stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None,
-                by_count: bool = False):
+                by_count: bool = False, one_process: bool = False):
+    """``by_count``: MPI ranks by --ntasks; ``one_process``: one task, every core its own (GNU Parallel on one node)."""
     res = spec.resources
     pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
     if account:
@@ -1104,7 +1109,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if by_count:   # SLURM places the ranks (_ranks_by_count)
         pairs.append(("--ntasks", str(res.nodes * tasks)))
     else:
-        pairs += [("--nodes", str(res.nodes)), ("--ntasks-per-node", str(tasks))]
+        pairs += [("--nodes", str(res.nodes))] + ([] if one_process else [("--ntasks-per-node", str(tasks))])
     pairs.append(("--cpus-per-task", str(cpus)))
     if memory:
         pairs.append(memory)
@@ -1382,13 +1387,13 @@ def _from_submit_dir(path: str) -> str:
     return in_job(path)
 
 
-def _tasks(spec: JobSpec, findings: Findings):
+def _tasks(spec: JobSpec, shape: Tuple[int, int], findings: Findings):
     """Kind many-tasks: the task file and joblogs (slurmkit/resolve/manytasks.py)."""
     if spec.tasks is None:
         return None
     from slurmkit.resolve.manytasks import tasks_plan  # beside this module: it reads resolve's path rules
 
-    return tasks_plan(spec, findings)
+    return tasks_plan(spec, shape, findings)
 
 
 # ------------------------------------------------------------------------------------- chains

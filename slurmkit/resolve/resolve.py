@@ -94,7 +94,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     findings += site_rule_findings(spec, profile, gpus, modules, runner.name if runner else "")
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types),
-                   several_nodes=by_count or spec.resources.nodes > 1)
+                   ranks_by_count=by_count)
     stage = stage and stage._replace(more_room=_more_room(profile))
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
@@ -106,7 +106,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_array_logs(spec, findings)
     findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
     tasks = _tasks(spec, (tasks_per_node, cpus_per_task), findings)
-    one_process = bool(tasks and tasks.one_node)   # GNU Parallel on one node: one task with every core
+    one_process = _one_process(tasks)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     venv = _venv(spec, profile, modules, local)
@@ -114,8 +114,8 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, *((1, tasks_per_node * cpus_per_task) if one_process else (tasks_per_node, cpus_per_task)),
-                               memory, gpus, array, stage, chain, tmp_mb, by_count, one_process),
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb,
+                               by_count, one_process),
         environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types, one_process),
         environment_notes=_environment_notes(spec),
         modules=modules,
@@ -1097,6 +1097,21 @@ def _rank_notes(spec: JobSpec, by_count: bool, memory) -> Tuple[Tuple[str, str],
     return ()
 
 
+def _one_process(tasks) -> bool:
+    """GNU Parallel on one node: one task with every core (manytasks.py)."""
+    return bool(tasks and tasks.one_node)
+
+
+def _shape_directives(nodes: int, tasks: int, cpus: int, by_count: bool, one_process: bool) -> List[Tuple[str, str]]:
+    """How the job's cores are asked: MPI ranks by count (SLURM places them: _ranks_by_count), one
+    process with every core (GNU Parallel on one node), or nodes x tasks per node x cores."""
+    if by_count:
+        return [("--ntasks", str(nodes * tasks)), ("--cpus-per-task", str(cpus))]
+    if one_process:
+        return [("--nodes", str(nodes)), ("--cpus-per-task", str(tasks * cpus))]
+    return [("--nodes", str(nodes)), ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
+
+
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
                 stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None,
                 by_count: bool = False, one_process: bool = False):
@@ -1106,11 +1121,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if account:
         pairs.append(("--account", account))
     pairs.append(("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)))
-    if by_count:   # SLURM places the ranks (_ranks_by_count)
-        pairs.append(("--ntasks", str(res.nodes * tasks)))
-    else:
-        pairs += [("--nodes", str(res.nodes))] + ([] if one_process else [("--ntasks-per-node", str(tasks))])
-    pairs.append(("--cpus-per-task", str(cpus)))
+    pairs += _shape_directives(res.nodes, tasks, cpus, by_count, one_process)
     if memory:
         pairs.append(memory)
     if gpus:
@@ -1181,11 +1192,12 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
 
 
 def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
-           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None, several_nodes: bool = False) -> Optional[StagePlan]:
-    """``several_nodes``: the job may have more than one node, so each node stages its own inputs."""
+           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None, ranks_by_count: bool = False) -> Optional[StagePlan]:
+    """``ranks_by_count``: SLURM may place the job on several nodes (_ranks_by_count), so each stages its own inputs."""
     stage = spec.stage
     if stage is None:
         return None
+    several_nodes = ranks_by_count or spec.resources.nodes > 1
     steps = tuple(_stage_step(index, item.source, item.to, several_nodes, findings) for index, item in enumerate(stage.inputs))
     per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
     for index, out in enumerate(stage.outputs):

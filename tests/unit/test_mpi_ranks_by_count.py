@@ -24,7 +24,8 @@ def test_one_nodes_worth_of_ranks_is_asked_by_count_with_memory_per_rank():
     text = script()
     assert "#SBATCH --ntasks=8\n#SBATCH --cpus-per-task=1\n#SBATCH --mem-per-cpu=2G\n" in text
     assert "--nodes" not in directives(text) and "--ntasks-per-node" not in directives(text)
-    assert f"# Ranks by count, memory per rank: SLURM places them on one node or several, and each stages the inputs below ({PAGE}).\n#SBATCH --ntasks=8\n" in text
+    note = f"# Ranks by count, memory per rank: SLURM places them on one node or several, and each stages the inputs below ({PAGE}).\n"
+    assert note + "#SBATCH --ntasks=8\n" in text
 
 
 def test_its_inputs_are_staged_on_every_node_and_an_image_is_extracted_there():

@@ -59,6 +59,9 @@ class Kind(Record):
     mpi_ranks: bool = False
     #: the rank count is the user's (domain decomposition): a part-filled whole node is a warning.
     rank_count_is_users: bool = False
+    #: one node's worth of ranks is asked by count (--ntasks, memory per rank), so that SLURM may
+    #: place them on one node or several (Advanced_MPI_scheduling: "the simplest way").
+    ranks_by_count: bool = False
     fills_whole_node: str = ""
     whole_node_advice: str = ""
     #: threads per process: OMP_PLACES/OMP_PROC_BIND are set, one CPU per task is warned about.
@@ -135,7 +138,7 @@ _ROWS = (
     # a Ray or Dask cluster the set-up started) runs once, in the batch shell, as a script runs it
     Kind("mpi", ("srun", "mpirun", "direct"), PER_TASK, default_command="./my_mpi_program",
          example_resources=(("nodes", 1), ("tasks_per_node", 4)), mpi_ranks=True, rank_count_is_users=True,
-         fills_whole_node="tasks", site_launch_env=True, imports=("mpi4py",)),
+         ranks_by_count=True, fills_whole_node="tasks", site_launch_env=True, imports=("mpi4py",)),
     Kind("gpu", ("direct", "srun"), ONE, default_command="python train.py", gpu_required=True, gpus_example=1, site_launch_env=True),
     Kind("array", ("direct", "srun"), ONE, default_command="python main.py --lr $lr", whole_node_advice="sweep", sweeps=True),
     # GNU Parallel on each node; several nodes: srun starts one per node

@@ -59,7 +59,6 @@ class StageStep(Record):
     source: str
     target: str
     tar_options: Tuple[str, ...] = ()   # how tar reads this archive (-z, -J, --zstd)
-    local_copy: str = ""                # an image's copy on the node-local disk
 
 
 class StagePlan(Record):
@@ -72,8 +71,6 @@ class StagePlan(Record):
     lead_s: int = 0                     # USR1 this long before the time limit; 0: nothing to save (no traps)
     stop_s: int = 0                     # after USR1, the payload's time to end after TERM before it is killed
     exit_stop_s: int = 0                # the same on any other exit (SLURM's KILL follows its TERM by KillWait)
-    mounts: Tuple[str, ...] = ()        # images mounted on the batch node, unmounted on exit
-    node_cores: object = "1"            # the job's cores on a node, a FromSlurm word: unsquashfs's threads
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
     tmpdir_words: str = "the node-local disk"   # what $SLURM_TMPDIR is on the site (its profile says)
     tmpdir_source: str = ""                     # the page that says so
@@ -98,6 +95,8 @@ class ArrayPlan(Record):
     size: int
     ids: Tuple[int, ...] = ()     # SLURM's task id of each point (array.indices); () for 0..size-1
     indices: Optional[str] = None  # those ids as --array writes them
+    lists: Tuple[str, ...] = ()    # each parameter's bash array (``lrs`` for ``lr``): array_names.py
+    exports: Tuple[bool, ...] = () # each parameter: exported, as the command reads it from its environment
 
     @property
     def columns(self) -> Tuple[Tuple[str, Tuple[Tuple[int, str], ...]], ...]:
@@ -105,15 +104,25 @@ class ArrayPlan(Record):
         ids = self.ids or tuple(range(self.size))
         return tuple((name, tuple(zip(ids, values))) for name, values in self.parameters)
 
+    @property
+    def variables(self) -> Tuple[Tuple[str, str, bool, Tuple[str, ...], Tuple[Tuple[int, str], ...]], ...]:
+        """(name, list name, exported, values, (task id, value) pairs) of each parameter, for the template."""
+        return tuple((name, self.lists[i], self.exports[i], self.parameters[i][1], self.columns[i][1])
+                     for i, (name, _) in enumerate(self.parameters))
+
 
 class TasksPlan(Record):
-    """Many small tasks: GNU Parallel on each node, ``$SLURM_NTASKS_PER_NODE`` at a time, over
-    that node's share of the task file, with a joblog per node that lets a later job resume."""
+    """Many small tasks: GNU Parallel on each node, some at a time, over that node's share of the
+    task file, with a joblog per node that lets a later job resume."""
 
     file: str                          # a shell word: the task file
     lines: str                         # "commands" (each line runs as it is) | "arguments" (of plan.command)
     joblog: str                        # a shell word: the folder of the joblogs
     separator: Optional[str] = None    # --colsep: argument lines split into {1} {2} ...
+    one_node: bool = False             # one process with all the cores (--cpus-per-task), as the GNU Parallel page does
+    jobs: str = '"$SLURMKIT_TASKS_AT_ONCE"'  # the word after parallel --jobs: how many at a time, read from SLURM
+    at_once: int = 1                   # tasks at a time on all the nodes (check: fewer tasks leave slots idle)
+    pace: str = ""                     # one node: how many at a time, in words, for the script's comment
 
 
 class DistributedPlan(Record):

@@ -84,3 +84,18 @@ def typo_note(name: str) -> str:
         return ""
     return (f"{name} is not read by {READERS[right].program} (a typo copied from the Alliance PyTorch page): "
             f"it does nothing; the variable is {right} ({READERS[right].source})")
+
+
+#: Every name the runtime library (render/runtime.sh) assigns or loops over, beyond its own
+#: ``_sk_*``: a name the script chooses for the user's data stays clear of these
+#: (tests/unit/test_array_names.py reads runtime.sh and holds this set to it).
+RUNTIME_NAMES = frozenset({
+    "CUDA_VISIBLE_DEVICES", "IFS", "LC_ALL", "MASTER_ADDR", "MASTER_PORT", "NAME", "SLURMKIT_CHECKPOINT_COMPLETE",
+    "SLURMKIT_GPU_SAMPLE_INTERVAL", "SLURMKIT_GPU_TOOL", "SLURMKIT_TASK_ENV", "action", "all", "allowed", "archives",
+    "b", "base", "before", "by", "cache", "check", "copy", "cores", "count", "cpu", "cpu_list", "cpus", "days", "destinations",
+    "dir", "disable", "entry", "exports", "fewest", "file", "folder", "g", "got", "gpu", "gpus", "h", "home", "host", "hosts",
+    "inputs", "interval", "joblogs", "kept", "key", "left", "line", "log", "m", "marker", "name", "newer", "node",
+    "node_tasks", "nodes", "now", "options", "other", "partial", "pgid", "profile", "range", "ranges", "rank", "rc",
+    "requirement", "requires", "s", "setrpaths", "share", "shell", "smi", "source", "stale", "stat", "step", "stop",
+    "tarball", "target", "the", "top", "topology", "try", "ts", "want", "why", "with", "word", "workers",
+})

@@ -931,6 +931,10 @@ def declared_by_plan(plan: Any, named: Iterable[str]) -> Tuple[Declared, ...]:
         tasks = re.sub(r"\$\{(\w+)\}", r"$\1", plan.tasks.file)
         declared += [Declared("saved", f"{joblog}/*", f"kind {plan.kind} keeps its joblogs in {joblog} to resume from", "yes"),
                      Declared("input", tasks, f"kind {plan.kind} reads its tasks from {tasks}")]
+        if plan.tasks.one_node:   # GNU Parallel shares the job's cores out: each task's threads are its own cores
+            env = dict(plan.environment)
+            declared += [Declared("env", name, f"kind {plan.kind} sets {name} to each task's cores", str(env[name]))
+                         for name in THREAD_VARIABLES if name in env]
     shared = plan.distributed
     if shared is not None:
         kind = f"kind {plan.kind}"

@@ -86,9 +86,6 @@ slurmkit_save_on_exit() {  # slurmkit_save_on_exit STOP_S EXIT_STOP_S [SOURCE DE
     _sk_outputs=("$@")
     trap _sk_on_usr1 USR1
 }
-slurmkit_unmount_on_exit() {  # slurmkit_unmount_on_exit FOLDER...: images mounted there are unmounted last
-    _sk_mounts+=("$@")
-}
 _sk_tally() {  # _sk_tally PATH: "FILES BYTES" of the regular files at or under PATH
     find "$1" -type f -printf '%s\n' | awk '{ n++; b += $1 } END { printf "%d %.0f\n", n, b }'
 }
@@ -351,7 +348,7 @@ _sk_sync_loop() {  # stopped with TERM, it ends after the command in hand (a ren
 
 # ---- Inputs into $SLURM_TMPDIR.
 
-slurmkit_stage_in() {  # slurmkit_stage_in ACTION SOURCE TARGET [MORE...]: one input into the node's local disk
+slurmkit_stage_in() {  # slurmkit_stage_in ACTION SOURCE TARGET [MORE...]: one input into this node's local disk
     local action=$1 source=$2 target=$3
     shift 3
     case $action in
@@ -364,8 +361,8 @@ slurmkit_stage_in() {  # slurmkit_stage_in ACTION SOURCE TARGET [MORE...]: one i
             mkdir -p -- "$target"
             tar "$@" -b 2048 -xf "$source" -C "$target"
             ;;
-        mount-image | extract-image)  # MORE: LOCAL_COPY CORES
-            _sk_image "${action%-image}" "$source" "$target" "$@"
+        mount-image | extract-image)  # a squashfs image: mounted (unmounted when the job ends), or extracted
+            _sk_image "${action%-image}" "$source" "$target"
             ;;
         extract-shards)  # MORE: how many at once
             mkdir -p -- "$target"
@@ -377,13 +374,17 @@ slurmkit_stage_in() {  # slurmkit_stage_in ACTION SOURCE TARGET [MORE...]: one i
             ;;
     esac
 }
-# A squashfs image is copied whole (one large read), then mounted read-only with squashfuse,
-# which creates no file on the node; where it cannot be mounted, unsquashfs extracts it.
-_sk_image() {  # _sk_image mount|extract IMAGE FOLDER LOCAL_COPY CORES
-    mkdir -p -- "$3" "$(dirname -- "$4")"
-    cp -- "$2" "$4"
+# A squashfs image is copied whole (one large read) under $SLURM_TMPDIR/.slurmkit, then mounted
+# read-only with squashfuse, which creates no file on the node, and unmounted when the job ends;
+# where it cannot be mounted, unsquashfs extracts it with every core this step has.
+_sk_image() {  # _sk_image mount|extract IMAGE FOLDER
+    local copy
+    copy=${SLURM_TMPDIR:-${TMPDIR:-/tmp}}/.slurmkit/images/$(_sk_image_copy_name "$3")
+    mkdir -p -- "$3" "$(dirname -- "$copy")"
+    cp -- "$2" "$copy"
     if [ "$1" = mount ]; then
-        if command -v squashfuse_ll > /dev/null && squashfuse_ll "$4" "$3"; then
+        if command -v squashfuse_ll > /dev/null && squashfuse_ll "$copy" "$3"; then
+            _sk_mounts+=("$3")  # unmounted last, by the EXIT trap
             echo "slurmkit: $2 mounted read-only at $3" >&2
             return 0
         fi
@@ -393,17 +394,34 @@ _sk_image() {  # _sk_image mount|extract IMAGE FOLDER LOCAL_COPY CORES
         echo "slurmkit: $2 can be neither mounted nor extracted here (no squashfuse, no unsquashfs): pack it to .tar or .pack" >&2
         return 1
     fi
-    unsquashfs -q -n -f -p "$5" -d "$3" "$4" > /dev/null
-    rm -f -- "$4"
+    unsquashfs -q -n -f -p "$(nproc)" -d "$3" "$copy" > /dev/null
+    rm -f -- "$copy"
+}
+_sk_image_copy_name() {  # _sk_image_copy_name FOLDER: a file name for the image mounted at FOLDER, one per folder
+    local name=${1%/}
+    echo "${name//[^A-Za-z0-9._-]/_}.sqfs"
 }
 slurmkit_on_each_node() {  # slurmkit_on_each_node COMMAND...: COMMAND (a function too) once on each of the job's nodes, at once
     # One task on each node, with all the job's cores there (read now: an #SBATCH count edited by hand is followed).
-    local cores=$((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))
+    local cores
+    cores=$(_sk_cores_on_each_node)
     (
         # shellcheck disable=SC2046,SC2163
         export -f $(compgen -A function | grep -E '^(_sk_|slurmkit_)') "$1" 2> /dev/null || true
         srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$cores" bash -euo pipefail -c '"$@"' slurmkit-on-each-node "$@"
     )
+}
+_sk_cores_on_each_node() {  # the job's cores on each node; under --ntasks, SLURM may give nodes unequal shares: the fewest
+    if [ -n "${SLURM_NTASKS_PER_NODE:-}" ] || [ -z "${SLURM_JOB_CPUS_PER_NODE:-}" ]; then
+        echo $((${SLURM_CPUS_PER_TASK:-1} * ${SLURM_NTASKS_PER_NODE:-1}))
+        return
+    fi
+    local IFS=, share fewest=""
+    for share in $SLURM_JOB_CPUS_PER_NODE; do  # "8(x2),4": 8 on each of two nodes, then 4
+        share=${share%%(*}
+        if [ -z "$fewest" ] || ((share < fewest)); then fewest=$share; fi
+    done
+    echo "$fewest"
 }
 
 # ---- GPU use, for `slurmkit report`.

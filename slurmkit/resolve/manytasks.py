@@ -53,8 +53,9 @@ _INPUT_SOURCE_WORD = re.compile(r"^::::?\+?$")
 _REGEX_SPECIAL = frozenset("\\^$.|?*+()[]{}")
 
 
-def tasks_plan(spec: JobSpec, findings: Findings) -> Optional[TasksPlan]:
-    """The task file and joblog folder as shell words, or errors for what GNU Parallel cannot run."""
+def tasks_plan(spec: JobSpec, shape: Tuple[int, int], findings: Findings) -> Optional[TasksPlan]:
+    """The task file and joblog folder as shell words, how many at a time (``shape``: tasks per
+    node, cores per task), or errors for what GNU Parallel cannot run."""
     tasks = spec.tasks
     if tasks is None:
         return None
@@ -73,8 +74,21 @@ def tasks_plan(spec: JobSpec, findings: Findings) -> Optional[TasksPlan]:
     joblog = tasks.joblog or f"{spec.name}.joblog"
     if all(part in ("", ".", "..") for part in joblog.split("/")):
         findings.error("tasks.joblog", f"{joblog!r} is not a folder of its own: give the joblogs one (e.g. {spec.name}.joblog)")
+    one_node = spec.resources.nodes == 1
     return TasksPlan(file=in_job(tasks.file), lines=tasks.lines, joblog=in_job(joblog),
-                     separator=None if tasks.separator is None else colsep(tasks.separator))
+                     separator=None if tasks.separator is None else colsep(tasks.separator),
+                     one_node=one_node, jobs=jobs_word(one_node, shape[1]), at_once=spec.resources.nodes * shape[0],
+                     pace="one on each of the job's" if shape[1] == 1 else f"one on every {shape[1]} of the job's")
+
+
+def jobs_word(one_node: bool, cores_per_task: int) -> str:
+    """``parallel --jobs``: on one node, the job's cores over each task's (``$SLURM_CPUS_PER_TASK``
+    where a task has one core, as the GNU Parallel page writes it); on several, the tasks per
+    node that the batch script relays to each node's one-task step."""
+    if not one_node:
+        return '"$SLURMKIT_TASKS_AT_ONCE"'
+    return '"$SLURM_CPUS_PER_TASK"' if cores_per_task == 1 else f'"$((SLURM_CPUS_PER_TASK / {cores_per_task}))"'
+
 
 
 def colsep(separator: str) -> str:
@@ -123,8 +137,7 @@ def task_file_findings(spec: JobSpec, profile: SiteProfile, plan: Optional[Plan]
 
 
 def _check_task_count(count: int, plan: Plan, whole_nodes: bool, findings: Findings) -> None:
-    directives = dict(plan.directives)
-    slots = int(directives.get("--nodes", "1")) * int(directives.get("--ntasks-per-node", "1"))
+    slots = plan.tasks.at_once if plan.tasks else 1
     if count < slots:
         remedy = "bundle more tasks into the job" if whole_nodes else "bundle more tasks, or lower tasks_per_node"
         findings.warn("resources.tasks_per_node", f"{count} tasks for {slots} at a time (nodes x tasks_per_node): "

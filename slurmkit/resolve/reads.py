@@ -414,6 +414,8 @@ def _processes(plan) -> int:
     if not plan.launcher:
         return 1
     directives = dict(plan.directives)
+    if "--ntasks" in directives:   # ranks by count (resolve._ranks_by_count)
+        return int(directives["--ntasks"])
     return int(directives.get("--nodes", 1)) * int(directives.get("--ntasks-per-node", 1))
 
 

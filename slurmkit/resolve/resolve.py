@@ -25,9 +25,11 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import concurrent_starts, reads_arguments, split_at_operators
+from slurmkit.core.shellwords import assigned_names, concurrent_starts, reads_arguments, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
+from slurmkit.core.variables import READERS, RUNTIME_NAMES
 from slurmkit.resolve import sizing
+from slurmkit.resolve.array_names import exported, list_names
 from slurmkit.resolve.arraysplit import OFFSET_VARIABLE, part_sizes
 from slurmkit.resolve.buildsources import fetched, source_folder
 from slurmkit.resolve.framework_kinds import (
@@ -45,7 +47,7 @@ from slurmkit.resolve.reads import unprovided_reads
 from slurmkit.resolve.sizing import GpuChoice, cores_per_gpu
 from slurmkit.sites import limits, modulecat
 from slurmkit.sites.profiles import NodeType, SiteProfile, SlurmTmpdir, Software, retired_hardware_notice, retirement_notice
-from slurmkit.spec.spec import JobSpec
+from slurmkit.spec.spec import RESERVED_VARIABLES, JobSpec
 
 #: Below this many samples per GPU and step, communication outweighs the work on each GPU.
 SMALL_BATCH_PER_GPU = 32
@@ -86,11 +88,13 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     sizing.check(spec, profile, gpus, tasks_per_node, cpus_per_task, node_types, memory, findings)
     findings.extend(_gpu_share_findings(spec, profile, gpus, (tasks_per_node, cpus_per_task), memory, node_types))
     runner, launcher = _launcher(spec, profile, findings)
+    by_count = _ranks_by_count(spec, profile, gpus, memory, runner)
     array = _array(spec, profile, findings)
     modules = _modules(spec, profile, gpus, findings)
     findings += site_rule_findings(spec, profile, gpus, modules, runner.name if runner else "")
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
-    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types))
+    stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types),
+                   ranks_by_count=by_count)
     stage = stage and stage._replace(more_room=_more_room(profile))
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
@@ -101,7 +105,8 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     _check_array_outputs(spec, findings)
     _check_array_logs(spec, findings)
     findings.extend(Finding(*f) for f in limits.spec_limit_findings(spec, profile, node_types))
-    tasks = _tasks(spec, findings)
+    tasks = _tasks(spec, (tasks_per_node, cpus_per_task), findings)
+    one_process = _one_process(tasks)
     if any(f.level == "error" for f in findings):
         return Resolution(None, tuple(findings))
     venv = _venv(spec, profile, modules, local)
@@ -109,8 +114,9 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         kind=spec.kind,
         profile=profile.name,
         name=spec.name,
-        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb),
-        environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types),
+        directives=_directives(spec, account, tasks_per_node, cpus_per_task, memory, gpus, array, stage, chain, tmp_mb,
+                               by_count, one_process),
+        environment=_environment(spec, profile, (tasks_per_node, cpus_per_task), runner, gpus, node_types, one_process),
         environment_notes=_environment_notes(spec),
         modules=modules,
         module_environment=_module_environment(spec, gpus, modules),
@@ -133,7 +139,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         offline_note=_offline_note(profile),
         thread_note=_thread_note(spec),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
-        directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)),
+        directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)) + _rank_notes(spec, by_count, memory),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.append(Finding(level_of(message), field, message))   # the job stops with 'X: unbound variable': an error
@@ -780,7 +786,10 @@ def _array(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Optional[
     ids = _array_ids(spec, limit, findings)
     if ids is None:
         return None
-    return ArrayPlan(tuple(zip(names, columns)), size, ids, spec.array.indices)
+    taken = RESERVED_VARIABLES | RUNTIME_NAMES | set(READERS) | {name for name, _ in spec.environment.variables} \
+        | assigned_names(spec.environment.setup) | {OFFSET_VARIABLE}
+    return ArrayPlan(tuple(zip(names, columns)), size, ids, spec.array.indices,
+                     list_names(names, taken), exported(names, spec.launch.command))
 
 
 def _array_ids(spec: JobSpec, limit: Optional[int], findings: Findings) -> Optional[Tuple[int, ...]]:
@@ -907,8 +916,10 @@ def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Option
 
 
 def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], runner: Optional[Launcher],
-                 gpus: Optional[GpuChoice], node_types: Tuple[NodeType, ...]) -> Tuple[Tuple[str, ScriptWord], ...]:
-    threads = from_slurm("{cpus_per_task}")
+                 gpus: Optional[GpuChoice], node_types: Tuple[NodeType, ...], one_process: bool = False
+                 ) -> Tuple[Tuple[str, ScriptWord], ...]:
+    """``one_process``: the job's cores are one process's, shared by tasks of ``shape[1]`` cores each."""
+    threads = str(shape[1]) if one_process else from_slurm("{cpus_per_task}")
     env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
     if kind.pins_threads and not _concurrent_payload(spec):
@@ -1061,14 +1072,56 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, runner: Optional[Launcher], g
     return MPI_LOCAL_RANK[flavour]
 
 
+MPI_PAGE = "https://docs.alliancecan.ca/wiki/Advanced_MPI_scheduling/en"
+
+
+def _ranks_by_count(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], memory, runner: Optional[Launcher]) -> bool:
+    """MPI ranks asked by count (--ntasks), which SLURM may place on one node or several, as
+    Advanced_MPI_scheduling advises: for a kind that asks so, one node's worth of CPU ranks that
+    a launcher starts, on a site that shares nodes, with memory per rank. Memory per node (--mem)
+    keeps one node: it means nothing for ranks SLURM may split unevenly (a comment says so)."""
+    kind = kind_of(spec)
+    return (kind.ranks_by_count and spec.resources.nodes == 1 and gpus is None and not profile.scheduling.whole_node
+            and runner is not None and runner.starts_processes and (memory is None or memory[0] == "--mem-per-cpu"))
+
+
+def _rank_notes(spec: JobSpec, by_count: bool, memory) -> Tuple[Tuple[str, str], ...]:
+    """Why the ranks are asked the way they are, above the line that asks them."""
+    if by_count:
+        staged = ", and each stages the inputs below" if spec.stage and spec.stage.inputs else ""
+        return (("--ntasks", f"Ranks by count, memory per rank: SLURM places them on one node or several{staged} "
+                             f"({MPI_PAGE})."),)
+    if kind_of(spec).ranks_by_count and spec.resources.nodes == 1 and memory and memory[0] == "--mem":
+        return (("--nodes", "One node, as --mem is memory per node; for ranks that SLURM may place on several nodes, "
+                            f"ask mem_per_cpu instead ({MPI_PAGE})."),)
+    return ()
+
+
+def _one_process(tasks) -> bool:
+    """GNU Parallel on one node: one task with every core (manytasks.py)."""
+    return bool(tasks and tasks.one_node)
+
+
+def _shape_directives(nodes: int, tasks: int, cpus: int, by_count: bool, one_process: bool) -> List[Tuple[str, str]]:
+    """How the job's cores are asked: MPI ranks by count (SLURM places them: _ranks_by_count), one
+    process with every core (GNU Parallel on one node), or nodes x tasks per node x cores."""
+    if by_count:
+        return [("--ntasks", str(nodes * tasks)), ("--cpus-per-task", str(cpus))]
+    if one_process:
+        return [("--nodes", str(nodes)), ("--cpus-per-task", str(tasks * cpus))]
+    return [("--nodes", str(nodes)), ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
+
+
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
-                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None):
+                stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None,
+                by_count: bool = False, one_process: bool = False):
+    """``by_count``: MPI ranks by --ntasks; ``one_process``: one task, every core its own (GNU Parallel on one node)."""
     res = spec.resources
     pairs: List[Tuple[str, str]] = [("--job-name", spec.name)]
     if account:
         pairs.append(("--account", account))
-    pairs += [("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)), ("--nodes", str(res.nodes)),
-              ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
+    pairs.append(("--time", format_slurm_time(chain.link_time_s if chain else res.time_s)))
+    pairs += _shape_directives(res.nodes, tasks, cpus, by_count, one_process)
     if memory:
         pairs.append(memory)
     if gpus:
@@ -1139,11 +1192,12 @@ def _on_ramdisk(profile: SiteProfile) -> bool:
 
 
 def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
-           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None) -> Optional[StagePlan]:
+           chain: Optional[ChainPlan] = None, tmpdir: Optional[SlurmTmpdir] = None, ranks_by_count: bool = False) -> Optional[StagePlan]:
+    """``ranks_by_count``: SLURM may place the job on several nodes (_ranks_by_count), so each stages its own inputs."""
     stage = spec.stage
     if stage is None:
         return None
-    several_nodes = spec.resources.nodes > 1
+    several_nodes = ranks_by_count or spec.resources.nodes > 1
     steps = tuple(_stage_step(index, item.source, item.to, several_nodes, findings) for index, item in enumerate(stage.inputs))
     per_task = "/$SLURM_ARRAY_TASK_ID" if spec.array else ""
     for index, out in enumerate(stage.outputs):
@@ -1164,10 +1218,9 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
         if lead >= time_s:
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
-    mounts = tuple(step.target for step in steps if step.action == "mount-image")
     stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
-                     mounts, NODE_CORES, _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
+                     _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))
 
 
 def _tmpdir_on(tmpdir: Optional[SlurmTmpdir], node_types: Sequence[NodeType]) -> Optional[SlurmTmpdir]:
@@ -1304,7 +1357,7 @@ def _stage_step(index: int, source: str, to: str, several_nodes: bool, findings:
                            f"give it one ({{from: {source}, to: {stem}}})")
         # A mount made inside a job step ends with that step, so several nodes extract instead.
         action = "extract-image" if several_nodes else "mount-image"
-        return StageStep(action, where, target, local_copy=f"$SLURM_TMPDIR/.slurmkit/image-{index}.sqfs")
+        return StageStep(action, where, target)   # the runtime copies it to the node and unmounts it at the end
     if name.endswith(PACK_SUFFIX):
         return StageStep("extract-shards", where, target)
     for suffix, options in TAR_SUFFIXES:
@@ -1346,13 +1399,13 @@ def _from_submit_dir(path: str) -> str:
     return in_job(path)
 
 
-def _tasks(spec: JobSpec, findings: Findings):
+def _tasks(spec: JobSpec, shape: Tuple[int, int], findings: Findings):
     """Kind many-tasks: the task file and joblogs (slurmkit/resolve/manytasks.py)."""
     if spec.tasks is None:
         return None
     from slurmkit.resolve.manytasks import tasks_plan  # beside this module: it reads resolve's path rules
 
-    return tasks_plan(spec, findings)
+    return tasks_plan(spec, shape, findings)
 
 
 # ------------------------------------------------------------------------------------- chains

@@ -73,3 +73,24 @@ def test_a_hand_edited_ntasks_per_node_changes_local_world_size_of_a_ddp_job(clu
     ranks = re.findall(r"rank=(\d) local=(\d) of (\d) world=(\d)", _run(script, "ddp"))
     assert sorted(rank for rank, _, _, _ in ranks) == ["0", "1", "2", "3"]
     assert {(size, world) for _, _, size, world in ranks} == {("2", "4")}
+
+
+def test_raising_an_mpi_jobs_ntasks_spreads_its_ranks_over_nodes_each_with_the_inputs(cluster, tmp_path):
+    """Ranks by count (Advanced_MPI_scheduling): a user who raises --ntasks past one node's cores
+    (2 here) gets ranks on both nodes, and each reads the inputs staged on its own node."""
+    from slurmkit.resolve.staging import pack
+
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "tables" / "t0").write_text("tab\n")
+    pack(tmp_path / "tables", tmp_path / "tables.sqfs", compression="none")
+    (tmp_path / "mesh").mkdir()
+    (tmp_path / "mesh" / "m0").write_text("mesh\n")
+    script = _render(tmp_path, name="spread", kind="mpi", resources={"time": "5m", "tasks_per_node": 2, "mem_per_cpu": "100M"},
+                     stage={"inputs": [{"from": "mesh", "to": "mesh"}, {"from": "tables.sqfs", "to": "tables"}]},
+                     launch={"command": ["bash", "-c", "echo rank=$$SLURM_PROCID on $$(hostname) "
+                                                       "$$(cat $$SLURM_TMPDIR/mesh/m0 $$SLURM_TMPDIR/tables/t0)"]})
+    assert "#SBATCH --ntasks=2\n" in script.read_text()
+    _edit(script, "--ntasks=2", "--ntasks=4")
+    ranks = re.findall(r"rank=(\d) on (node\d) mesh tab", _run(script, "spread"))
+    assert sorted(r for r, _ in ranks) == ["0", "1", "2", "3"]
+    assert {n for _, n in ranks} == {"node1", "node2"}

@@ -78,7 +78,7 @@ def test_a_hundred_tasks_run_on_one_node_each_once_two_at_a_time(cluster, tmp_pa
     rows = _joblog(tmp_path / "hundred.joblog" / "node-1-of-1.log")
     assert sorted(int(r["Seq"]) for r in rows) == list(range(1, 101))
     assert {(r["Exitval"], r["Signal"]) for r in rows} == {("0", "0")}
-    assert _most_at_once(rows) == 2                                    # --jobs from SLURM_NTASKS_PER_NODE=2
+    assert _most_at_once(rows) == 2                                    # --jobs from SLURM_CPUS_PER_TASK=2 (one node)
     assert "slurmkit: 100 of 100 tasks succeeded, 0 failed, 0 not run" in out
 
 
@@ -143,8 +143,8 @@ def _run_script(script: Path, nodes: int = 1) -> subprocess.CompletedProcess:
     """The rendered script run by bash outside SLURM, with the variables sbatch would set, and
     its runtime beside it, as slurmkit submit writes it (not one an earlier run left elsewhere)."""
     write_runtime(script.parent)
-    env = {**os.environ, "SLURM_SUBMIT_DIR": str(script.parent), "SLURM_NNODES": str(nodes), "SLURM_NTASKS_PER_NODE": "2",
-           "SLURM_CPUS_PER_TASK": "1", "SLURM_JOB_ID": "1"}
+    shape = {"SLURM_CPUS_PER_TASK": "2"} if nodes == 1 else {"SLURM_NTASKS_PER_NODE": "2", "SLURM_CPUS_PER_TASK": "1"}
+    env = {**os.environ, "SLURM_SUBMIT_DIR": str(script.parent), "SLURM_NNODES": str(nodes), **shape, "SLURM_JOB_ID": "1"}
     return subprocess.run(["bash", str(script)], cwd=script.parent, env=env, capture_output=True, text=True, timeout=60)
 
 

@@ -66,6 +66,11 @@ test_a_command_on_each_node_gets_one_task_there_with_the_jobs_cores_on_the_node(
         "$(SLURM_NNODES=2 SLURM_CPUS_PER_TASK=3 SLURM_NTASKS_PER_NODE=4 slurmkit_on_each_node true)" "the node's cores"
     expect_eq "srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --cpus-per-task=1" \
         "$(SLURM_NNODES=1 slurmkit_on_each_node true)" "no counts: one core"
+    # --ntasks: no SLURM_NTASKS_PER_NODE, and the nodes' shares may differ: the fewest
+    expect_eq "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=3" \
+        "$(SLURM_NNODES=2 SLURM_CPUS_PER_TASK=1 SLURM_JOB_CPUS_PER_NODE=5,3 slurmkit_on_each_node true)" "uneven shares"
+    expect_eq "srun --nodes=3 --ntasks=3 --ntasks-per-node=1 --cpus-per-task=4" \
+        "$(SLURM_NNODES=3 SLURM_CPUS_PER_TASK=2 SLURM_JOB_CPUS_PER_NODE='8(x2),4' slurmkit_on_each_node true)" "repeated shares"
 }
 test_the_virtualenv_is_made_on_each_node_then_activated_here() {
     srun() { while [[ $1 == --* ]]; do shift; done; "$@"; }  # one node: the command itself

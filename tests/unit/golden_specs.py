@@ -28,7 +28,7 @@ def spec_for(profile, kind: str) -> dict:
             "resources": resources, "launch": {"command": "python main.py --input data.csv --tag 'run 1'"}}
     if kind == "threaded":
         resources["cpus_per_task"] = whole_cores or min(8, cpu_cores)
-    elif kind == "mpi":   # ranks on one node unless the site gives whole nodes (Advanced MPI scheduling)
+    elif kind == "mpi":   # ranks by count (--ntasks) unless the site gives whole nodes (Advanced MPI scheduling)
         resources["nodes"] = 2 if whole_cores else 1
         if not whole_cores:
             resources["tasks_per_node"] = min(8, cpu_cores)

@@ -50,14 +50,14 @@ def rendered(spec, profile="narval"):
 def test_the_array_line_keeps_the_ids_and_the_throttle_and_each_id_looks_up_its_point():
     script = rendered(sweep("1-9:2", throttle=2))
     assert "#SBATCH --array=1-9:2%2\n" in script
-    assert "_sk_x=([1]=a [3]=b [5]=c [7]=d [9]=e)\n" in script
+    assert "xes=([1]=a [3]=b [5]=c [7]=d [9]=e)\n" in script
 
 
 def test_without_indices_the_array_is_numbered_from_0_as_before():
     spec = sweep(None)
     del spec["array"]["indices"]
     script = rendered(spec)
-    assert "#SBATCH --array=0-4\n" in script and "_sk_x=(a b c d e)\n" in script
+    assert "#SBATCH --array=0-4\n" in script and "xes=(a b c d e)\n" in script
 
 
 def test_an_id_at_the_profiles_largest_array_size_is_refused():

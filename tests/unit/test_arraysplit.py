@@ -43,5 +43,5 @@ def test_a_part_renders_a_script_that_reads_its_own_values():
     from slurmkit.render.render import render
 
     text = render(split_plan(sweep_plan(2500), 1001)[1][1])
-    assert "#SBATCH --array=0-1000\n" in text and text.split("_sk_x=(")[1].startswith("1001 1002 ")
+    assert "#SBATCH --array=0-1000\n" in text and text.split("xes=(")[1].startswith("1001 1002 ")
     assert f"{OFFSET_VARIABLE}=1001" in text or f"{OFFSET_VARIABLE}='1001'" in text

@@ -783,7 +783,7 @@ def test_array_values_reach_the_job_as_the_yaml_file_spells_them(tmp_path):
     job = Job.from_yaml(path)
     assert dict(job.spec.array.parameters) == {"lr": tuple(SPELLINGS), "wd": ("0.000010",)}
     script = job.render()
-    table = "\n".join(line for line in script.splitlines() if line.startswith(("_sk_lr=", "lr=", "_sk_wd=", "wd=")))
+    table = "\n".join(line for line in script.splitlines() if line.startswith(("lrs=", "lr=", "wds=", "wd=")))
     for task, spelled in enumerate(SPELLINGS):
         out = subprocess.run(["bash", "-c", table + '\necho "$lr $wd"'], capture_output=True, text=True, check=True,
                              env={"SLURM_ARRAY_TASK_ID": str(task), "PATH": os.environ["PATH"]}).stdout

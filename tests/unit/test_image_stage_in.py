@@ -47,12 +47,12 @@ def _bin_with(tmp_path, names, stubs=()):
 
 
 def test_without_fuse_the_image_is_extracted_and_its_copy_removed(tmp_path):
-    result, scratch = _run(tmp_path, _bin_with(tmp_path, ["mkdir", "cp", "dirname", "rm", "unsquashfs"], stubs=["squashfuse_ll"]))
+    result, scratch = _run(tmp_path, _bin_with(tmp_path, ["mkdir", "cp", "dirname", "rm", "unsquashfs", "nproc"], stubs=["squashfuse_ll"]))
     assert result.returncode == 0, result.stderr
     assert "cannot be mounted here (no squashfuse or no FUSE): extracting it" in result.stderr
     assert sorted(p.name for p in (scratch / "shots").iterdir()) == [f"s{i:02d}.txt" for i in range(20)]
     assert (scratch / "shots" / "s07.txt").read_text() == "shot 7\n"
-    assert list((scratch / ".slurmkit").iterdir()) == []
+    assert list((scratch / ".slurmkit" / "images").iterdir()) == []
 
 
 def test_with_neither_squashfuse_nor_unsquashfs_the_stage_in_fails_and_says_what_to_do(tmp_path):

@@ -89,9 +89,10 @@ def test_the_separator_is_literal_text_made_into_gnu_parallels_regular_expressio
 
 @pytest.mark.parametrize("name, cores", [("trillium", 192), ("niagara", 40)])
 def test_a_whole_node_site_runs_as_many_tasks_at_a_time_as_its_node_has_cores(name, cores):
+    # one node: GNU Parallel is one task with every core (the GNU Parallel page's shape)
     got = directives(resolved(name))
-    assert (got["--ntasks-per-node"], got["--cpus-per-task"]) == (str(cores), "1")
-    got = directives(resolved(name, resources={"time": "3h", "cpus_per_task": 4}))
+    assert ("--ntasks-per-node" not in got, got["--cpus-per-task"]) == (True, str(cores))
+    got = directives(resolved(name, resources={"time": "3h", "cpus_per_task": 4, "nodes": 2}))
     assert (got["--ntasks-per-node"], got["--cpus-per-task"]) == (str(cores // 4), "4")
 
 
@@ -105,7 +106,7 @@ def test_one_task_at_a_time_on_a_shared_node_site_is_a_warning():
     resolution = resolved("fir")
     assert [f.message for f in resolution.warnings if f.field == "resources.tasks_per_node"] == [
         "kind 'many-tasks' with one task per node runs its tasks one after another; set tasks_per_node to how many run at a time"]
-    assert directives(resolved("fir", resources={"time": "3h", "tasks_per_node": 32}))["--ntasks-per-node"] == "32"
+    assert directives(resolved("fir", resources={"time": "3h", "tasks_per_node": 32}))["--cpus-per-task"] == "32"
 
 
 @pytest.mark.parametrize("overrides, field, message", [
@@ -184,7 +185,7 @@ def test_every_many_tasks_script_passes_bash_n_and_shellcheck(tmp_path, profile_
 
 
 def test_the_script_takes_its_counts_from_slurm_and_keeps_the_joblog_beside_the_spec():
-    text = script_of("trillium")
+    text = script_of("trillium", resources={"time": "3h", "nodes": 2})
     assert 'SLURMKIT_TASKS_AT_ONCE="${SLURM_NTASKS_PER_NODE:-1}"' in text and 'parallel --jobs "$SLURMKIT_TASKS_AT_ONCE"' in text
     assert 'SLURMKIT_JOBLOGS="${SLURM_SUBMIT_DIR}/sweep.joblog"' in text
     assert "SLURM_TMPDIR" not in text.split("SLURMKIT_JOBLOGS=")[1].split("\n")[0]
@@ -329,3 +330,23 @@ def test_gnu_parallel_with_values_on_its_command_line_runs_as_written():
     imported = import_script("#!/bin/bash\n#SBATCH --time=1:00:00\nparallel -j 4 sim {} ::: 1 2 ::: a b\n", name="x")
     assert imported.unmapped == () and "tasks" not in imported.spec
     assert imported.spec["launch"] == {"command": "parallel -j 4 sim '{}' ::: 1 2 ::: a b"}
+
+
+def test_on_one_node_gnu_parallel_runs_one_task_a_core_as_the_gnu_parallel_page_does():
+    text = script_of("fir", resources={"time": "3h", "tasks_per_node": 32, "mem_per_cpu": "2G"})
+    assert "#SBATCH --nodes=1\n#SBATCH --cpus-per-task=32\n#SBATCH --mem-per-cpu=2G\n" in text
+    assert "--ntasks-per-node" not in text and "SLURMKIT_TASKS_AT_ONCE" not in text
+    assert 'parallel --jobs "$SLURM_CPUS_PER_TASK" --resume-failed' in text
+    assert "export OMP_NUM_THREADS=1\n" in text   # each task one core, not the job's 32
+    assert "https://docs.alliancecan.ca/wiki/GNU_Parallel/en" in text
+
+
+def test_on_one_node_tasks_of_several_cores_share_the_jobs_cores():
+    text = script_of("fir", resources={"time": "3h", "tasks_per_node": 8, "cpus_per_task": 4})
+    assert "#SBATCH --cpus-per-task=32\n" in text and 'parallel --jobs "$((SLURM_CPUS_PER_TASK / 4))"' in text
+    assert "export OMP_NUM_THREADS=4\n" in text and "one on every 4 of the job's\n# $SLURM_CPUS_PER_TASK cores at a time" in text
+
+
+def test_several_nodes_keep_the_per_node_relay():
+    text = script_of("fir", resources={"time": "3h", "nodes": 2, "tasks_per_node": 16})
+    assert "#SBATCH --ntasks-per-node=16\n" in text and 'parallel --jobs "$SLURMKIT_TASKS_AT_ONCE"' in text

@@ -43,7 +43,12 @@ def _body(text: str):
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_no_count_the_header_holds_is_repeated_as_a_literal_in_the_body(script):
-    found = [(what, line) for line in _body(script.read_text()) for what, pattern in LITERAL_COUNTS.items() if pattern.search(line)]
+    text = script.read_text()
+    # GNU Parallel on one node shares the header's --cpus-per-task out to its tasks: each task's
+    # threads are its own cores (the spec's cpus_per_task), a count the header does not hold
+    shared = re.search(r'parallel --jobs "\$(SLURM_CPUS_PER_TASK|\(\(SLURM_CPUS_PER_TASK / \d+\)\))"', text)
+    counts = {what: p for what, p in LITERAL_COUNTS.items() if not (shared and what == "thread variable")}
+    found = [(what, line) for line in _body(text) for what, pattern in counts.items() if pattern.search(line)]
     assert not found, f"{script}: {found}"
 
 

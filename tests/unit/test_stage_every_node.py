@@ -58,7 +58,8 @@ def test_one_node_stages_in_the_batch_step():
 def test_extraction_parallelism_is_read_from_slurm_at_run_time_on_a_ram_disk():
     text = script(profile="trillium", kind="threaded", stage={"inputs": ["d.pack", {"from": "i.sqfs", "to": "images"}]})
     assert f'slurmkit_stage_in extract-shards "${{SLURM_SUBMIT_DIR}}/d.pack" "${{SLURM_TMPDIR}}" {NODE_CORES}\n' in text
-    assert f'"${{SLURM_TMPDIR}}/images" "${{SLURM_TMPDIR}}/.slurmkit/image-1.sqfs" {NODE_CORES}\n' in text
+    # an image takes SOURCE TARGET: the runtime counts the cores of the step it runs in
+    assert 'slurmkit_stage_in mount-image "${SLURM_SUBMIT_DIR}/i.sqfs" "${SLURM_TMPDIR}/images"\n' in text
     on_disk = script(profile="nibi", kind="threaded", resources={"cpus_per_task": 8}, stage={"inputs": ["d.pack"]})
     # one extractor at a time on a disk (bench/staging.py)
     assert 'slurmkit_stage_in extract-shards "${SLURM_SUBMIT_DIR}/d.pack" "${SLURM_TMPDIR}" 1\n' in on_disk

@@ -42,7 +42,9 @@ with its classes is in bench/results/import_corpus.json:
   differences found 164, not verified 23, silently different after verification 0;
   2026-11-28, lead e0ec71e (a retired cluster's refusal counted apart): passes check 595 (94.1 %),
   ported 611 (603 pass check, 8 refused with their reason, 21 port refusals with theirs),
-  verified equal 510, differences found 89, not verified 32, silently different 0, crashes 0.
+  verified equal 510, differences found 89, not verified 32, silently different 0, crashes 0;
+  lead31 86d9c33: passes check 603 (95.4 %), ported 618 (610 pass check), verified equal 516,
+  differences found 91, not verified 23, silently different 0, crashes 0.
 """
 
 from __future__ import annotations

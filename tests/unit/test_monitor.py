@@ -4,6 +4,8 @@ The texts below were captured from the local test cluster (Slurm 22.05); squeue'
 exit_code field is printed the same way by 23.x and 24.x (src/squeue/print.c).
 """
 
+from unittest.mock import patch
+
 import pytest
 
 from slurmkit.slurm.monitor import (
@@ -544,3 +546,47 @@ def test_a_watch_never_shows_a_started_job_waiting_again_in_the_same_run():
                    "5|RUNNING|0:0|3|node1\n", "5|COMPLETED|0:0|4|node1\n")
     seen = [s["5"].state for s in Watch(["5"], run=run, sleep=lambda s: None)]
     assert seen == ["RUNNING", "RUNNING", "RUNNING", "COMPLETED"]   # one a poll: no PENDING between
+
+
+def test_the_python_wait_follows_a_requeued_job_whose_run_1_looked_ending_to_the_end_of_run_2(tmp_path):
+    """``scontrol requeue``: run 1's TERM trap wrote 143 while accounting still said RUNNING and the
+    controller did not answer (a loaded machine): ENDING, which is no end. JobHandle.wait() hung
+    after run 2 ended (``watch`` returned): submitit's list of live states lacks ENDING, so the
+    shared watcher counted the job finished and never asked about it again."""
+    from slurmkit.slurm.submit import SlurmkitWatcher, wait_all
+
+    class Handle:
+        job_id = "5"
+
+    (tmp_path / "5.exit").write_text("143\n")
+    slurm = FakeSlurm(sacct="5|RUNNING|0:0|9|node1\n", squeue_down=True)
+    watcher = SlurmkitWatcher(delay_s=0)
+    watcher.poller.run = slurm
+    watcher.register_folder("5", tmp_path)
+    watcher.register_job("5")
+    watcher.update()
+    assert watcher.status_of("5").state == "ENDING"
+    slurm.down["squeue"] = False
+    slurm.texts = {"sacct": "5|REQUEUED|0:0|9|node1\n5|COMPLETED|0:0|1|node1\n", "squeue": "5|COMPLETED|0|0:01|node1|1|\n"}
+    (tmp_path / "5.exit").write_text("0\nrun\t2\n")   # run 2 ended within a second of its start
+    with patch("slurmkit.slurm.submit.JobHandle.watcher", watcher):
+        final = wait_all([Handle()], poll_s=0.01, timeout=5)[0]   # WaitTimeout on the old code
+    assert (final.state, final.exit_code, final.runs, final.source) == ("COMPLETED", 0, 2, "sacct")
+    assert watcher.is_done("5", mode="cache")
+
+
+@pytest.mark.parametrize("state", ["CONFIGURING", "SUSPENDED", "REQUEUE_HOLD", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"])
+def test_the_python_watcher_never_counts_a_live_state_submitit_does_not_know_as_finished(state):
+    """Whether a job ended is the poller's word (JobStatus.done), never submitit's list of live
+    states: a job held, suspended or booting its node is asked about again until it ends."""
+    from slurmkit.slurm.submit import SlurmkitWatcher
+
+    slurm = FakeSlurm(sacct=f"5|{state}|0:0|9|node1\n", squeue=f"5|{state}|0|0:09|node1|0|\n")
+    watcher = SlurmkitWatcher(delay_s=0)
+    watcher.poller.run = slurm
+    watcher.register_job("5")
+    watcher.update()
+    assert not watcher.is_done("5", mode="cache") and not watcher.status_of("5").done
+    slurm.texts = {"sacct": "5|COMPLETED|0:0|9|node1\n", "squeue": ""}
+    watcher.update()
+    assert watcher.status_of("5").state == "COMPLETED" and watcher.is_done("5", mode="cache")

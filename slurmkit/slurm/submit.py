@@ -67,8 +67,15 @@ class SlurmkitWatcher(SlurmInfoWatcher):
             self._info_dict[job_id] = {"JobID": job_id, "State": state, "NodeList": status.nodes,
                                        "ExitCode": "" if status.exit_code is None else f"{status.exit_code}:{status.signal or 0}"}
         for job_id in pending:   # an end only the controller or an exit file told is asked again, until sacct's word
-            if self.is_done(job_id, mode="cache") and job_id not in self.poller.provisional:
+            if self.status_of(job_id).done and job_id not in self.poller.provisional:
                 self._finished.add(job_id)
+
+    def is_done(self, job_id: str, mode: str = "standard") -> bool:
+        """Whether the job ended, by the poller's word (``JobStatus.done``, what ``wait()`` waits
+        for), not by submitit's list of live states: a state that list lacks (ENDING, CONFIGURING,
+        SUSPENDED, REQUEUE_HOLD, ...) would count the job finished, never to be asked about again."""
+        self.get_state(job_id, mode=mode)   # polls when one is due
+        return self.status_of(job_id).done
 
     def status_of(self, job_id: str) -> JobStatus:
         return self.statuses.get(job_id, JobStatus(job_id, "UNKNOWN"))

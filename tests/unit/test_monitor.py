@@ -4,6 +4,8 @@ The texts below were captured from the local test cluster (Slurm 22.05); squeue'
 exit_code field is printed the same way by 23.x and 24.x (src/squeue/print.c).
 """
 
+from unittest.mock import patch
+
 import pytest
 
 from slurmkit.slurm.monitor import (
@@ -544,3 +546,67 @@ def test_a_watch_never_shows_a_started_job_waiting_again_in_the_same_run():
                    "5|RUNNING|0:0|3|node1\n", "5|COMPLETED|0:0|4|node1\n")
     seen = [s["5"].state for s in Watch(["5"], run=run, sleep=lambda s: None)]
     assert seen == ["RUNNING", "RUNNING", "RUNNING", "COMPLETED"]   # one a poll: no PENDING between
+
+
+@pytest.mark.parametrize("state", ["CONFIGURING", "SUSPENDED", "REQUEUE_HOLD", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING"])
+def test_the_python_watcher_never_counts_a_live_state_submitit_does_not_know_as_finished(state):
+    """Whether a job ended is the poller's word (JobStatus.done), never submitit's list of live
+    states: a job held, suspended or booting its node is asked about again until it ends."""
+    from slurmkit.slurm.submit import SlurmkitWatcher
+
+    slurm = FakeSlurm(sacct=f"5|{state}|0:0|9|node1\n", squeue=f"5|{state}|0|0:09|node1|0|\n")
+    watcher = SlurmkitWatcher(delay_s=0)
+    watcher.poller.run = slurm
+    watcher.register_job("5")
+    watcher.update()
+    assert not watcher.is_done("5", mode="cache") and not watcher.status_of("5").done
+    slurm.texts = {"sacct": "5|COMPLETED|0:0|9|node1\n", "squeue": ""}
+    watcher.update()
+    assert watcher.status_of("5").state == "COMPLETED" and watcher.is_done("5", mode="cache")
+
+
+RUN_1_TERM = "143\n"
+RUN_2_OK = "0\nrun\t2\n"
+
+
+@pytest.mark.parametrize("rounds", [
+    # (sacct, squeue, exit file) a poll; None: that command does not answer. The last round repeats.
+    [("5|RUNNING|0:0|9|node1\n", None, RUN_1_TERM), (None, None, RUN_1_TERM),
+     ("5|REQUEUED|0:0|9|node1\n5|COMPLETED|0:0|1|node1\n", "", RUN_2_OK)],            # run 1 seen ENDING
+    [("5|REQUEUED|0:0|9|node1\n", "5|PENDING|0|0:00||1|\n", RUN_1_TERM),
+     ("5|REQUEUED|0:0|9|node1\n", "5|PENDING|0|0:00||1|\n", RUN_2_OK),                # run 2 never seen running
+     ("5|REQUEUED|0:0|9|node1\n5|COMPLETED|0:0|1|node1\n", "", RUN_2_OK)],
+    [("5|RUNNING|0:0|9|node1\n", "5|COMPLETED|0|0:01|node1|1|\n", RUN_2_OK)],          # accounting still at run 1
+    [(None, "5|COMPLETING|0|0:00|node1|1|\n", RUN_1_TERM), (None, "5|COMPLETED|0|0:01|node1|1|\n", RUN_1_TERM),
+     ("5|REQUEUED|0:0|9|node1\n5|COMPLETED|0:0|1|node1\n", "", RUN_2_OK)],            # accounting down, then back
+], ids=["run-1-ending", "run-2-unseen", "accounting-at-run-1", "accounting-down"])
+def test_the_python_wait_returns_run_2s_end_whatever_order_the_sources_tell_it(tmp_path, rounds):
+    """Run 2 ends within a second of its start: its exit file, the controller and accounting
+    tell it in any order, and wait() returns COMPLETED (run 2) exit 0 in a bounded time. It hung
+    (``watch`` returned) when run 1's TERM trap had written 143 and one poll got no REQUEUED from
+    SLURM: ENDING, which submitit's list of live states lacks, so the shared watcher counted the
+    job finished and never asked about it again."""
+    from slurmkit.slurm.submit import SlurmkitWatcher, wait_all
+
+    class Handle:
+        job_id = "5"
+
+    watcher = SlurmkitWatcher(delay_s=0)
+    written = []
+
+    def run(argv):
+        sacct, squeue, exit_text = rounds[min(watcher.num_calls, len(rounds)) - 1]
+        if written[-1:] != [exit_text]:
+            (tmp_path / "5.exit").write_text(exit_text)
+            written.append(exit_text)
+        text = sacct if argv[0] == "sacct" else squeue
+        if text is None:
+            raise SchedulerError(f"{argv[0]} failed: timed out")
+        return text
+
+    watcher.poller.run = run
+    watcher.register_folder("5", tmp_path)
+    watcher.register_job("5")
+    with patch("slurmkit.slurm.submit.JobHandle.watcher", watcher):
+        final = wait_all([Handle()], poll_s=0.01, timeout=10)[0]
+    assert (final.state, final.exit_code, final.runs) == ("COMPLETED", 0, 2), final

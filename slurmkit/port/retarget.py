@@ -19,7 +19,7 @@ import math
 import re
 import shlex
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.findings import Finding
@@ -810,18 +810,23 @@ def _port_renamed_commands(port: _Port, commands: Dict[str, str]) -> None:
     """The command of a renamed module (singularity -> apptainer), in the launch and setup lines."""
     if not commands:
         return
-    launch = port.data.get("launch")
-    for key in ("command", "shell"):
-        text = launch.get(key) if isinstance(launch, dict) else None
-        if isinstance(text, str):
-            new, reasons = renamed_commands(text, commands)
-            if reasons:
-                port.set("launch", key, new, "; ".join(reasons))
+    _rewrite_launch(port, lambda text: renamed_commands(text, commands))
     setup = port.data.get("environment", {}).get("setup") or []
     if isinstance(setup, list):
         moves = [renamed_commands(line, commands) if isinstance(line, str) else (line, []) for line in setup]
         if any(reasons for _, reasons in moves):
             port.set("environment", "setup", [new for new, _ in moves], "; ".join(sorted({r for _, rs in moves for r in rs})))
+
+
+def _rewrite_launch(port: _Port, rewrite: Callable[[str], Tuple[str, List[str]]]) -> None:
+    """launch.command and launch.shell as ``rewrite`` gives them, each change said with its reasons."""
+    launch = port.data.get("launch")
+    for key in ("command", "shell"):
+        text = launch.get(key) if isinstance(launch, dict) else None
+        if isinstance(text, str):
+            new, reasons = rewrite(text)
+            if reasons:
+                port.set("launch", key, new, "; ".join(reasons))
 
 
 def _port_programs(port: _Port) -> None:
@@ -855,13 +860,7 @@ def _port_python_words(port: _Port) -> None:
     version = python_version([written] if isinstance(written, str) else list(written))
     if version is None:
         return
-    launch = port.data.get("launch")
-    for key in ("command", "shell"):
-        text = launch.get(key) if isinstance(launch, dict) else None
-        if isinstance(text, str):
-            new, reasons = moved_python_words(text, version)
-            if reasons:
-                port.set("launch", key, new, "; ".join(reasons))
+    _rewrite_launch(port, lambda text: moved_python_words(text, version))
     environment = port.data.get("environment", {})
     setup, variables = environment.get("setup"), environment.get("variables")
     if isinstance(setup, list):

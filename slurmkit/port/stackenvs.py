@@ -240,15 +240,20 @@ _PIP_VALUE_OPTIONS = ("-r", "--requirement", "-c", "--constraint", "-i", "--inde
                       "--find-links", "-t", "--target", "--prefix", "--root")
 
 
+def _pip_installs(job: Any) -> Iterator[Tuple[str, List[str]]]:
+    """(field, words) of each ``pip install`` (pip, pip3, python -m pip) of the job's own lines."""
+    for field, argv in job.commands:
+        words = started(argv)
+        pip = words[:1] in (["pip"], ["pip3"]) or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "pip"])
+        if pip and "install" in words:
+            yield field, words
+
+
 def _installed_by_lines(job: Any) -> List[Tuple[str, str]]:
     """(field, package) of each package the job's own ``pip install`` lines name (kept as written,
     so not in environment.venv): the same wheel check applies to them."""
     found = []
-    for field, argv in job.commands:
-        words = started(argv)
-        pip = words[:1] in (["pip"], ["pip3"]) or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "pip"])
-        if not pip or "install" not in words:
-            continue
+    for field, words in _pip_installs(job):
         rest = words[words.index("install") + 1:]
         found += [(field, w) for i, w in enumerate(rest)
                   if not w.startswith("-") and (not i or rest[i - 1] not in _PIP_VALUE_OPTIONS)]
@@ -258,13 +263,8 @@ def _installed_by_lines(job: Any) -> List[Tuple[str, str]]:
 def _requirement_files(job: Any) -> List[Tuple[str, str]]:
     """(field, file) of each ``pip install -r FILE`` of the job's own lines: a list of packages
     pinned for the python it was written under, as environment.venv.requirements is."""
-    found = []
-    for field, argv in job.commands:
-        words = started(argv)
-        pip = words[:1] in (["pip"], ["pip3"]) or (words[:1] and words[0].startswith("python") and words[1:3] == ["-m", "pip"])
-        if pip and "install" in words:
-            found += [(field, words[i + 1]) for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
-    return found
+    return [(field, words[i + 1]) for field, words in _pip_installs(job)
+            for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
 
 
 # ------------------------------------------------------------------------------------ julia

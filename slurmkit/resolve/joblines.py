@@ -5,9 +5,10 @@ effect only under one launcher (rules.preload_launcher: Trillium's VAST MPI-IO p
 environment made where the site says it may be partly deleted (rules.venv_not_under: $SCRATCH),
 a GPU profiler run where the site cannot profile GPUs, or only with DCGM disabled
 (rules.gpu_profiling), and a setup line that sets PYTHONPATH or loads a module once a virtual
-environment is active (rules.python_env).
+environment is active (rules.python_env), and a GPU graphics API (OpenGL, EGL, Vulkan) used on
+a MIG instance, which offers none (rules.mig_no_graphics).
 
-Both are warnings: the job runs, slower than the site's page says it could, or (an Intel -x<code>
+All are warnings: the job runs, slower than the site's page says it could, or (an Intel -x<code>
 build on AMD CPUs) stops at its first instruction, which slurmkit cannot see before it runs.
 """
 
@@ -167,6 +168,52 @@ def gpu_profiling_findings(spec, profile: SiteProfile) -> List[Finding]:
     return [Finding("warning", field, f"{profiler} profiles GPUs, which {profile.name} allows only with DCGM disabled: submit "
                     f"with DISABLE_DCGM=1 set (DISABLE_DCGM=1 slurmkit submit ...), and add to environment.setup the wait "
                     f"until it is off: {DCGM_WAIT}{_source(rule.source)}")]
+
+
+#: What shows that a job draws with a GPU graphics API (OpenGL through GLX or EGL, Vulkan), which
+#: a MIG instance does not offer: the commands that need one, and the variables that pick one
+#: (MUJOCO_GL=egl does, MUJOCO_GL=osmesa renders on the CPU and does not).
+GRAPHICS_COMMANDS = ("vglrun", "glxinfo", "glxgears", "eglinfo", "vulkaninfo", "vkcube")
+GRAPHICS_VARIABLES = {"MUJOCO_GL": ("egl", "glfw"), "PYOPENGL_PLATFORM": ("egl",), "PYGLET_HEADLESS": ("1", "true"),
+                      "__GLX_VENDOR_LIBRARY_NAME": ("nvidia",), "__EGL_VENDOR_LIBRARY_FILENAMES": (),
+                      "VK_ICD_FILENAMES": (), "VK_DRIVER_FILES": ()}
+
+
+def _graphics_word(word: str) -> str:
+    """``word`` if it runs or selects a GPU graphics API (GRAPHICS_*), else ''."""
+    name, equals, value = _unquoted(word).partition("=")
+    if not equals:
+        return word if name.rsplit("/", 1)[-1] in GRAPHICS_COMMANDS else ""
+    wanted = GRAPHICS_VARIABLES.get(name)
+    return word if wanted is not None and (not wanted or value.lower() in wanted) else ""
+
+
+def _graphics_use(spec) -> Tuple[str, str]:
+    """(field, word) of the first command or variable of the job that uses a GPU graphics API."""
+    for name, value in spec.environment.variables:
+        if _graphics_word(f"{name}={value}"):
+            return "environment.variables", f"{name}={value}"
+    for field, lines in _places(spec):
+        for line in lines:
+            for piece in commands(line):
+                found = next((w for w in raw_words(piece) if _graphics_word(w)), "")
+                if found:
+                    return field, _unquoted(found)
+    return "", ""
+
+
+def mig_graphics_findings(spec, profile: SiteProfile, mig: str) -> List[Finding]:
+    """A warning for a job on the MIG instance ``mig`` ('' for none) whose lines use OpenGL, EGL or
+    Vulkan (rules.mig_no_graphics): MIG instances offer no graphics API, so such a program fails
+    there. Only what the spec shows is seen; a program that draws on its own is not."""
+    rule = profile.rules.mig_no_graphics
+    if rule is None or not mig:
+        return []
+    field, word = _graphics_use(spec)
+    if not word:
+        return []
+    return [Finding("warning", field, f"{word} uses a GPU graphics API (OpenGL, EGL or Vulkan), which a MIG instance ({mig}) "
+                    f"does not offer: ask for a whole GPU, or render on the CPU (e.g. MUJOCO_GL=osmesa){_source(rule.source)}")]
 
 
 def _activates(piece: str) -> bool:

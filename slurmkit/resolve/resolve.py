@@ -283,10 +283,12 @@ def _environment_findings(plan: Plan, environ: Dict[str, str]) -> List[Finding]:
 def site_rule_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], modules, launcher: str = "") -> List[Finding]:
     """The profile's ``rules:`` that the spec alone decides (slurmkit/resolve/siterules.py);
     ``launcher``: the name of the one that runs the job's command."""
+    from slurmkit.resolve.joblines import mig_graphics_findings
     from slurmkit.resolve.siterules import job_findings
 
-    return [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules, gpus.count if gpus else 0,
-                                              launcher)]
+    findings = [Finding(*f) for f in job_findings(spec, profile, gpus.node_types if gpus else (), modules,
+                                                  gpus.count if gpus else 0, launcher)]
+    return findings + mig_graphics_findings(spec, profile, sizing.mig_instance(gpus) if gpus else "")
 
 
 def _gpu_share_findings(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], shape: Tuple[int, int], memory,

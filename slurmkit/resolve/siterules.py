@@ -937,6 +937,10 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if rules.python_env:
         lines.append(RuleLine("python-env", "warning", "a setup line that sets PYTHONPATH, or loads a module while a virtual "
                               "environment is active, is warned about", rules.python_env.source[0]))
+    if rules.mig_no_graphics:
+        lines.append(RuleLine("mig-no-graphics", "warning", "MIG instances offer no graphics API (OpenGL, Vulkan): a MIG job whose "
+                              "command, setup or variables use one (vglrun, MUJOCO_GL=egl, ...) is warned about",
+                              rules.mig_no_graphics.source[0]))
     if rules.wheelhouse and not rules.no_internet:
         lines.append(RuleLine("wheelhouse", "warning", "pip takes the site's wheels (--no-index): a pip install from PyPI in the "
                               "command or setup is warned about", rules.wheelhouse.source[0]))

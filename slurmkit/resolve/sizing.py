@@ -85,6 +85,12 @@ def _chosen_mig(gpus: GpuChoice):
     return None, None
 
 
+def mig_instance(gpus: GpuChoice) -> str:
+    """The gres name of the MIG instance the choice asks for, or '' for whole GPUs."""
+    mig, _ = _chosen_mig(gpus)
+    return mig.gres if mig is not None else ""
+
+
 def gpu_fraction(gpus: GpuChoice) -> float:
     """How much of a whole GPU one GPU asked is: 1, or for a MIG slice its memory over the GPU's.
     That fraction of the bundle matches the Alliance's recommendations per slice on Fir,

@@ -375,6 +375,8 @@ _RULES = Fields({
     # The Python page's "do not modify PYTHONPATH" and "do not load a module while a virtual
     # environment is activated": a setup line that does either is a warning.
     "python_env": Fields({"source": _RULE_SOURCE}, required=("source",)),
+    # MIG instances offer no graphics API (OpenGL, Vulkan): a MIG job whose lines use one is a warning.
+    "mig_no_graphics": Fields({"source": _RULE_SOURCE}, required=("source",)),
     # The walltimes that bound the general-purpose clusters' partitions (3h, 12h, 24h, 72h, 7d):
     # a shorter job runs on more nodes, so a time just above a bound is a warning.
     "time_partitions": Fields({"bounds": ListOf(Duration(nullable=False)), "source": _RULE_SOURCE}, required=("bounds", "source")),
@@ -778,6 +780,7 @@ class Rules(Record):
     gpu_profiling: Optional[GpuProfiling] = None
     wheelhouse: Optional[SourcedRule] = None
     python_env: Optional[SourcedRule] = None
+    mig_no_graphics: Optional[SourcedRule] = None
     time_partitions: Optional[TimePartitions] = None
 
 
@@ -971,6 +974,7 @@ def _build_rules_more(given) -> dict:
                                                  _names(profiling.get("source"))),
         wheelhouse=given("wheelhouse") and SourcedRule(_names(given("wheelhouse").get("source"))),
         python_env=given("python_env") and SourcedRule(_names(given("python_env").get("source"))),
+        mig_no_graphics=given("mig_no_graphics") and SourcedRule(_names(given("mig_no_graphics").get("source"))),
         time_partitions=given("time_partitions") and TimePartitions(
             tuple(sorted(parse_duration(str(b)) for b in given("time_partitions")["bounds"])),
             _names(given("time_partitions").get("source"))),

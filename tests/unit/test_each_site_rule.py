@@ -168,6 +168,10 @@ ROWS = [
      spec(GPU, {"launch": {"command": "nsys profile python train.py"}},
           env(setup=["while [ -n \"$(dcgmi -v | grep 'Hostengine build info:')\" ]; do sleep 5; done"])), "warning",
      "allows only with DCGM disabled"),
+    ("mig-no-graphics", "fir", "trillium", spec(GPU, res(gpus="h100_1g.10gb:1"), env(variables={"MUJOCO_GL": "egl"})),
+     spec(GPU, res(gpus="h100_1g.10gb:1"), env(variables={"MUJOCO_GL": "osmesa"})), "warning", "which a MIG instance"),
+    ("mig-no-graphics", "nibi", "trillium", spec(GPU, res(gpus="h100_10gb:1"), {"launch": {"command": "vglrun python viz.py"}}),
+     spec(GPU, {"launch": {"command": "vglrun python viz.py"}}), "warning", "vglrun uses a GPU graphics API"),
     ("min-versions", "nibi", "narval", spec(GPU, env(venv={"packages": ["torch==2.4.0"]})),
      spec(GPU, env(venv={"packages": ["torch==2.5.1"]})), "warning", "pins torch below 2.5.1"),
 ]

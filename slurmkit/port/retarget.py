@@ -1035,8 +1035,9 @@ def _port_rebuilds(port: _Port) -> None:
     launch = port.data.get("launch")
     fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
     port.todos += rebuild_todos(port.spec, [modules] if isinstance(modules, str) else list(modules), fields, port.source, port.target)
+    gpus = port.data.get("resources", {}).get("gpus")
     port.todos += stack_environment_todos(port.spec, [modules] if isinstance(modules, str) else list(modules), fields,
-                                          port.source, port.target)
+                                          port.source, port.target, str(gpus) if gpus else "")
 
 
 def _warn_old_versions(port: _Port, modules: List[str]) -> None:

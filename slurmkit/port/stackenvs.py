@@ -124,9 +124,10 @@ class _Move:
 
 
 def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tuple[str, str]],
-                            source: SiteProfile, target: SiteProfile) -> List[str]:
-    """The to-dos to instantiate a Julia project (or depot) and to reinstall R packages, for a job
-    moving from ``source`` (running ``spec``'s modules) to ``target`` (running ``new_modules``)."""
+                            source: SiteProfile, target: SiteProfile, gpus: str = "") -> List[str]:
+    """The to-dos to instantiate a Julia project (or depot), to reinstall R packages and Python
+    packages built for another python or an older CUDA, for a job moving from ``source`` (running
+    ``spec``'s modules) to ``target`` (running ``new_modules``, on ``gpus``, the ported request)."""
     job = _Job(spec, shell)
     old_modules = with_old_defaults(list(spec.environment.modules))[0]
     julia = _Move("julia", "julia", old_modules, new_modules, source, target)
@@ -135,7 +136,7 @@ def stack_environment_todos(spec: JobSpec, new_modules: Sequence[str], shell: Se
     todos += list(_r_todos(job, r)) if (r.old and r.new) or not (r.old or r.new) else []
     python = _Move("python", "python", old_modules, new_modules, source, target)
     todos += list(_python_todos(job, python, spec)) if python.old and python.new and python.minor_changed else []
-    return todos + list(_pypi_todos(job, source, target))
+    return todos + list(_pypi_todos(job, source, target)) + list(_cuda_build_todos(job, spec, target, gpus))
 
 
 def _pypi_todos(job: _Job, source: SiteProfile, target: SiteProfile) -> Iterator[str]:
@@ -265,6 +266,64 @@ def _requirement_files(job: Any) -> List[Tuple[str, str]]:
     pinned for the python it was written under, as environment.venv.requirements is."""
     return [(field, words[i + 1]) for field, words in _pip_installs(job)
             for i, w in enumerate(words[:-1]) if w in ("-r", "--requirement")]
+
+
+# ------------------------------------------------------------------------------------ CUDA builds
+
+#: The oldest CUDA that builds code for a GPU model's architecture, with the release notes that
+#: added it: a package built for an older CUDA has no code for the GPU and fails on it.
+MIN_CUDA = {
+    "h100": ((11, 8), "https://docs.nvidia.com/cuda/archive/11.8.0/cuda-toolkit-release-notes/index.html"),
+    "a100": ((11, 0), "https://docs.nvidia.com/cuda/archive/11.0/cuda-toolkit-release-notes/index.html"),
+}
+#: Where an install names its CUDA: NVIDIA's redist index (.../cuda/10.0), PyTorch's (whl/cu113),
+#: a local version (torch==1.7.1+cu110) or a package named for it (nvidia-dali-cuda110).
+_CUDA_IN_URL = re.compile(r"/cuda/(\d+)\.(\d)(?:[/.]|$)")
+_CUDA_CODE = re.compile(r"(?:[/+]cu|[-_]cuda)(\d{1,2})(\d)(?![\w.])")
+
+
+def _cuda_version(word: str) -> Optional[Tuple[int, int]]:
+    """The CUDA version ``word`` (an index URL, a pin or a package name) names, or None."""
+    found = _CUDA_IN_URL.search(word) or _CUDA_CODE.search(word)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _cuda_builds(job: _Job, spec: JobSpec) -> Iterator[Tuple[str, str, Tuple[int, int]]]:
+    """(field, word, version) of each CUDA build the job installs: its pip lines' index URLs,
+    pins and package names, and environment.venv's packages."""
+    venv = spec.environment.venv
+    for package in venv.packages if venv is not None else ():
+        version = _cuda_version(package)
+        if version:
+            yield "environment.venv.packages", package, version
+    for field, words in _pip_installs(job):
+        for word in words[words.index("install") + 1:]:
+            version = _cuda_version(word)
+            if version:
+                yield field, word, version
+
+
+def _gpu_model(gpus: str, target: SiteProfile) -> str:
+    """The model of the ported GPU request ("h100:2" -> h100); for an untyped one, the target's
+    model where it has one."""
+    named = gpus.split(":")[0] if ":" in gpus else ""
+    models = {t.gpus.model for t in target.node_types if t.gpus}
+    return named if named else (next(iter(models)) if len(models) == 1 else "")
+
+
+def _cuda_build_todos(job: _Job, spec: JobSpec, target: SiteProfile, gpus: str) -> Iterator[str]:
+    """A package built for a CUDA older than the ported GPUs' architecture needs (a CUDA 10.0
+    index on an H100) installs, then fails at its first GPU call: a to-do naming both."""
+    model = _gpu_model(gpus, target) if gpus else ""
+    least, source = MIN_CUDA.get(model.split("_")[0], (None, ""))
+    if least is None:
+        return
+    for field, word, version in _cuda_builds(job, spec):
+        if version < least:
+            what = "serves builds" if "://" in word else "is a build"
+            yield (f"{field}: {word} {what} for CUDA {version[0]}.{version[1]}, which has no code for {target.name}'s "
+                   f"{model.upper()} GPUs (they need CUDA {least[0]}.{least[1]} or newer: {source}): install the "
+                   "package's build for CUDA 12 (the wheelhouse's, with --no-index, where it has one), then remove this line")
 
 
 # ------------------------------------------------------------------------------------ julia

@@ -1630,7 +1630,9 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
 #: commands a module does not change (the shell's own, files, reports): a module line after them moves up freely
 _MODULE_FREE = frozenset(("cd", "export", "set", "unset", "source", ".", "mkdir", "cp", "mv", "rm", "ln", "tar", "cat",
                           "touch", "sleep", "true", "module", "ml", "declare", "shopt", "ulimit", "umask", "trap",
-                          "rsync", "unzip", "chmod", "deactivate")) | frozenset(w for w in INFORMATIONAL if " " not in w)
+                          "rsync", "unzip", "chmod", "deactivate", "git", "wget", "curl", "scp", "gzip", "gunzip", "zcat",
+                          "find", "du", "head", "tail", "wc", "sort", "grep", "sed", "awk", "basename", "dirname",
+                          "realpath", "readlink", "seq", "nproc")) | frozenset(w for w in INFORMATIONAL if " " not in w)
 
 
 def _modules_after_runs(build: _Builder) -> None:
@@ -2045,8 +2047,10 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
             continue
         if action == "counts" and option in ("-n", "-np", "--ntasks", "--np", "--n", "--num-proc") and values:
             expected = _total_tasks(build)
-            if values[0] != str(expected) and values[0].strip("${}") not in ("SLURM_NTASKS", "SLURM_NPROCS"):
-                build.note(number, spelled, "to do", f"the script started {values[0]} tasks here where the job has "
+            count = bashtree.substituted(values[0], build.values)   # (-n $WORLD_SIZE, where the script set WORLD_SIZE=8)
+            if count != str(expected) and count.strip("${}") not in ("SLURM_NTASKS", "SLURM_NPROCS"):
+                said = values[0] if count == values[0] else f"{values[0]} ({count})"
+                build.note(number, spelled, "to do", f"the script started {said} tasks here where the job has "
                                                      f"{expected}: slurmkit starts {expected}; change the request or the program")
                 continue
         if action in ("output", "folder", "by_hand"):

@@ -140,7 +140,7 @@ _sk_put() {  # _sk_put SOURCE DEST PARTIAL MODE: copy SOURCE to PARTIAL, check i
 slurmkit_save() {  # slurmkit_save SOURCE DESTINATION [replace|checkpoint]: SOURCE (a file or a folder) arrives at DESTINATION whole or not at all
     local partial="$2.partial-${SLURM_JOB_ID:-$$}${SLURM_RESTART_COUNT:+-run$((SLURM_RESTART_COUNT + 1))}" why="" try kept=""
     # An empty folder is nothing too: the script made the outputs' folders before the payload.
-    if [ ! -e "$1" ] || { [ -d "$1" ] && [ -z "$(ls -A -- "$1")" ]; }; then
+    if _sk_empty "$1"; then
         why="the job left nothing at $1"
     else
         for try in 1 2; do
@@ -167,6 +167,9 @@ slurmkit_save() {  # slurmkit_save SOURCE DESTINATION [replace|checkpoint]: SOUR
     _sk_lost=1
     _sk_outcome+="not-saved"$'\t'"$2"$'\t'"$why"$'\n'"$kept"
     return 1
+}
+_sk_empty() {  # _sk_empty PATH: nothing there, or an empty folder
+    [ ! -e "$1" ] || { [ -d "$1" ] && [ -z "$(ls -A -- "$1")" ]; }
 }
 _sk_keep() {  # _sk_keep PARTIAL SOURCE WHY: PARTIAL stays, with PARTIAL.manifest listing what arrived
     {
@@ -197,6 +200,8 @@ _sk_copy_back() {  # once, and only once the payload has started: before that th
     done
     if [ "${#_sk_checkpoint[@]}" = 0 ]; then
         :
+    elif _sk_empty "${_sk_checkpoint[0]}"; then  # none written yet (a run shorter than its first checkpoint): nothing is lost
+        echo "slurmkit: no checkpoint at ${_sk_checkpoint[0]}: nothing to save; ${_sk_checkpoint[1]} stays as it was" >&2
     elif [ -n "${_sk_killed:-}" ]; then  # killed as it ran, the checkpoint may be torn: it is kept beside the previous one, which stays
         _sk_hold "${_sk_checkpoint[0]}" "${_sk_checkpoint[1]}" "the payload was killed as it ran, so it may be torn; the previous one stays" || true
         _sk_copied_back=1
@@ -694,9 +699,9 @@ slurmkit_run_many_tasks() {  # slurmkit_run_many_tasks FUNCTION: the script's FU
     if [ -n "$_sk_saves" ]; then _sk_write_started; fi
     _sk_start_gpu_sampler
     if [ -n "$_sk_saves" ]; then set -m; fi  # in a process group of its own, so that all it starts is stopped with it before the final copy
-    if ((SLURM_NNODES > 1)); then
+    if ((SLURM_NNODES > 1)); then  # (no SLURMKIT_TASKS_AT_ONCE where one task holds the node's cores: --nodes changed by hand)
         # shellcheck disable=SC2016  # ($1 in single quotes: the function's name, read by the step's bash)
-        srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$((SLURMKIT_TASKS_AT_ONCE * ${SLURM_CPUS_PER_TASK:-1}))" \
+        srun --nodes="$SLURM_NNODES" --ntasks="$SLURM_NNODES" --ntasks-per-node=1 --cpus-per-task="$((${SLURMKIT_TASKS_AT_ONCE:-1} * ${SLURM_CPUS_PER_TASK:-1}))" \
             bash -c 'set -euo pipefail; "$1"' slurmkit-many-tasks "$node_tasks" &
     else
         "$node_tasks" &
@@ -732,13 +737,15 @@ slurmkit_tasks_of_this_node() {  # this node's lines of the task file: node i of
     awk -v node="${SLURM_NODEID:-0}" -v nodes="$SLURM_NNODES" 'NF && k++ % nodes == node' "$SLURMKIT_TASK_FILE"
 }
 _sk_tally_tasks() {  # _sk_tally_tasks RC: a task's last line in the joblogs says how it ended; any failed or not run: 1, else RC
+    local logs=("$SLURMKIT_JOBLOGS"/node-*-of-"$SLURM_NNODES".log)
+    [ -e "${logs[0]}" ] || logs=(/dev/null)  # no joblog: no task ran
     awk -F '\t' -v all="$(awk NF "$SLURMKIT_TASK_FILE" | wc -l)" -v joblogs="$SLURMKIT_JOBLOGS" '
         FNR > 1 { failed[FILENAME, $1] = ($7 != 0 || $8 != 0) }
         END {
             for (task in failed) { ran++; bad += failed[task] }
             printf "slurmkit: %d of %d tasks succeeded, %d failed, %d not run (joblogs: %s)\n", ran - bad, all, bad, all - ran, joblogs
             exit (bad > 0 || ran < all)
-        }' "$SLURMKIT_JOBLOGS"/node-*-of-"$SLURM_NNODES".log >&2 || return 1
+        }' "${logs[@]}" >&2 || return 1
     return "$1"
 }
 

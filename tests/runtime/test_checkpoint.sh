@@ -111,5 +111,20 @@ test_the_first_unmarked_checkpoint_after_a_signal_is_saved_as_there_is_none_befo
     expect_eq 0 "$?" "status"
     expect_eq 1234 "$(stat -c %s dest/model.pt)" "saved"
 }
+test_a_run_that_wrote_no_checkpoint_yet_loses_nothing_and_the_saved_one_stays() {
+    _marked dest good
+    mkdir -p ck out && echo result > out/r
+    _sk_outcome="" _sk_outputs=("$PWD/out" "$PWD/outdest") _sk_checkpoint=("$PWD/ck" "$PWD/dest" 3600) _sk_exit_stop_s=1
+    bash -c "exit 0" &
+    _sk_payload=$!
+    wait "$_sk_payload"
+    _sk_payload_rc=0
+    _sk_copy_back 2> err
+    expect_eq 0 "$?" "status"
+    expect_eq "" "${_sk_lost:-}" "nothing lost"
+    expect_eq good "$(cat dest/step)" "the saved checkpoint stays"
+    expect_eq result "$(cat outdest/r)" "the outputs saved"
+    expect_eq 1 "$(grep -c 'no checkpoint at .*: nothing to save' err)" "the log says so"
+}
 
 run_tests

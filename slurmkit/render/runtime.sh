@@ -737,15 +737,15 @@ slurmkit_tasks_of_this_node() {  # this node's lines of the task file: node i of
     awk -v node="${SLURM_NODEID:-0}" -v nodes="$SLURM_NNODES" 'NF && k++ % nodes == node' "$SLURMKIT_TASK_FILE"
 }
 _sk_tally_tasks() {  # _sk_tally_tasks RC: a task's last line in the joblogs says how it ended; any failed or not run: 1, else RC
-    local logs=("$SLURMKIT_JOBLOGS"/node-*-of-"$SLURM_NNODES".log)
-    [ -e "${logs[0]}" ] || logs=(/dev/null)  # no joblog: no task ran
+    local _sk_logs=("$SLURMKIT_JOBLOGS"/node-*-of-"$SLURM_NNODES".log)
+    [ -e "${_sk_logs[0]}" ] || _sk_logs=(/dev/null)  # no joblog: no task ran
     awk -F '\t' -v all="$(awk NF "$SLURMKIT_TASK_FILE" | wc -l)" -v joblogs="$SLURMKIT_JOBLOGS" '
         FNR > 1 { failed[FILENAME, $1] = ($7 != 0 || $8 != 0) }
         END {
             for (task in failed) { ran++; bad += failed[task] }
             printf "slurmkit: %d of %d tasks succeeded, %d failed, %d not run (joblogs: %s)\n", ran - bad, all, bad, all - ran, joblogs
             exit (bad > 0 || ran < all)
-        }' "${logs[@]}" >&2 || return 1
+        }' "${_sk_logs[@]}" >&2 || return 1
     return "$1"
 }
 

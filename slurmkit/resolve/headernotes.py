@@ -35,11 +35,11 @@ def header_notes(profile: SiteProfile, gpus, node_types: Sequence[NodeType], mem
 
 
 def _with_gpu_count_rule(notes: List[Note], profile: SiteProfile, gpus) -> List[Note]:
-    """Where a site takes one GPU or whole GPU nodes (Trillium: 1 or a multiple of 4), a job that
-    asks several says so (2 or 3 is refused, not a smaller request), on the cores line above the
-    GPUs' where there is one, so that the part a user edits stays short."""
+    """Where a site takes one GPU or whole GPU nodes (Trillium: 1 or a multiple of 4), the header
+    says so (a user who edits 1 to 2, or 4 to 6, is refused at submission), on the cores line above
+    the GPUs' where there is one, so that the part a user edits stays short."""
     rule = profile.rules.multi_node_gpus
-    if rule is None or gpus.count < 2:
+    if rule is None:
         return notes
     source = f" ({rule.source[0]})" if rule.source else ""
     text = f"1 GPU or a multiple of {rule.gpus_per_node} per job{source}"

@@ -28,9 +28,18 @@ def test_a_gpu_jobs_cores_and_whole_node_memory_say_the_sites_rule_above_them():
     assert above(text, "--mem=0") == "# --mem=0: all of each node's memory, as the job takes every core of its nodes"
 
 
-def test_a_one_gpu_jobs_memory_is_its_gpus_share_of_the_node():
-    text = script("rorqual", gpus="h100:1")
-    assert above(text, "--mem=") == "# --mem=124G: for each GPU, its share of the node's memory (498G over 4 GPUs)"
+def test_a_one_gpu_jobs_memory_is_its_gpus_share_of_the_node_where_the_site_recommends_none():
+    text = script("cedar", gpus="v100l:1")
+    assert above(text, "--mem=") == "# --mem=46G: for each GPU, its share of the node's memory (187G over 4 GPUs)"
+
+
+@pytest.mark.parametrize("site, gpus, line", [
+    ("rorqual", "h100:1", "# --mem=124G: rorqual recommends 124G per H100"),
+    ("narval", "a100:2", "# --mem=248G: narval recommends 124G per A100"),
+    ("nibi", "h100:1", "# --mem=250G: nibi recommends 250G per H100")])
+def test_a_gpu_jobs_memory_cites_the_recommendation_per_gpu_of_the_bundles_table(site, gpus, line):
+    """Allocations_and_compute_scheduling, Ratios in bundles: "Recommended per GPU"."""
+    assert above(script(site, gpus=gpus), "--mem=") == f"{line} (https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en)"
 
 
 def test_memory_the_spec_asks_has_no_rule_above_it():
@@ -43,7 +52,8 @@ def test_trillium_says_where_its_jobs_run_and_that_it_ignores_memory():
     assert "submit from $SCRATCH and write there: $HOME and $PROJECT are read-only in jobs" in head
     assert "GPU jobs from trig-login*, no --partition (https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)" in head
     assert above(text, "--cpus-per-task") == ("# trillium: each H100 comes with 24 cores and its share of the node's memory "
-                                              "(--mem is ignored)")
+                                              "(--mem is ignored); 1 GPU or a multiple of 4 per job "
+                                              "(https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)")
     assert "CPU jobs from tri-login*" in script("trillium", kind="threaded").split("#SBATCH", 1)[0]
 
 

@@ -50,10 +50,12 @@ def test_a_site_with_internet_on_compute_nodes_has_no_such_line(profile):
     assert "have no internet" not in _script(profile, "gpu")
 
 
-def test_trillium_says_one_gpu_or_a_multiple_of_four_above_the_gpu_line():
-    script = _script("trillium", "multigpu")
+@pytest.mark.parametrize("kind, count", [("multigpu", 4), ("gpu", 1)])
+def test_trillium_says_one_gpu_or_a_multiple_of_four_above_the_gpu_line(kind, count):
+    """Also on a one-GPU job: a user who edits 1 to 2 is refused at submission."""
+    script = _script("trillium", kind)
     assert ("; 1 GPU or a multiple of 4 per job (https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)\n"
-            "#SBATCH --cpus-per-task=24\n#SBATCH --gpus-per-node=h100:4\n") in script
+            f"#SBATCH --cpus-per-task=24\n#SBATCH --gpus-per-node=h100:{count}\n") in script
 
 
 def test_trillium_cites_the_python_page_for_the_env_built_on_the_login_node():

@@ -89,7 +89,7 @@ def test_sites_that_ignore_memory_requests_have_no_memory_warnings():
 @pytest.mark.parametrize("cluster, gpus, cores, memory", [
     ("nibi", "h100:1", "14", "250G"),
     ("fir", "h100:1", "12", "280G"),   # recommended per H100, below 1125G over 4
-    ("rorqual", "h100:2", "32", "249G"),
+    ("rorqual", "h100:2", "32", "248G"),   # the page's 124 GB recommended per GPU
     ("narval", "a100:1", "12", "124G"),
     ("nibi", "h100_1g.10gb", "2", "31G"),      # a MIG slice on Nibi: the page's own recommendation (the eighth would be 1 core)
     ("narval", "a100_3g.20gb", "6", "62G"),

@@ -517,10 +517,14 @@ def _directive_line(build: _Builder, number: int, text: str) -> None:
         index += 1
 
 
+#: options that sbatch adds up over several lines rather than taking the last
+ADDED_UP = frozenset({"mail-type"})
+
+
 def _overridden_directives(build: _Builder, directives: Sequence[Tuple[int, str]]) -> None:
     """An option given again further down (a job template's alternatives, one block pasted
     below another): sbatch takes the last, and import does too; the earlier line is said dropped."""
-    named = [(number, unit, _option_names(unit[len("#SBATCH"):])) for number, unit in directives]
+    named = [(number, unit, [n for n in _option_names(unit[len("#SBATCH"):]) if n not in ADDED_UP]) for number, unit in directives]
     last = {name: number for number, _, names in named for name in names}
     for number, unit, names in named:
         later = sorted({last[name] for name in names if last[name] != number})
@@ -714,9 +718,15 @@ def _mail_user(build: _Builder, option: _Option) -> Optional[_Verdict]:
 
 
 def _mail_type(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """Each --mail-type line adds its events to the ones before (sbatch ORs them: two lines END
+    and FAIL give MailType=END,FAIL, seen on Slurm 22.05), so import joins them too."""
     if not option.value:
         return None
-    build.section("mail")["events"] = option.value.split(",")
+    earlier = build.section("mail").get("events", [])
+    build.spec["mail"]["events"] = list(dict.fromkeys([*earlier, *option.value.split(",")]))
+    if earlier:
+        return ("mapped", f"mail.events: {','.join(build.spec['mail']['events'])}: sbatch adds each --mail-type line's events "
+                          "to those before")
     if "user" not in build.spec["mail"] and not _gives_option(build, "mail-user"):
         return ("mapped", "no --mail-user: mail goes to the address registered with your account")
     return _MAPPED
@@ -971,7 +981,7 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         return None   # a name the script sets, to a value import cannot tell: the venv would be made before it is set
     here = _venv_words_here(build, words)
     if here is None or _venv_removed_before(build, here) or _venv_made_each_run(build, here) or _venv_left_before(build) \
-            or _venv_inside_named(build, here):
+            or _venv_inside_named(build, here) or _venv_named_elsewhere(build, words, here):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
     words = here
@@ -1012,6 +1022,26 @@ def _venv_inside_named(build: _Builder, words: List[str]) -> bool:
     path = _braceless(re.sub(r"/bin/activate$", "", words[index].rstrip(";&|")).rstrip("/"))
     inside = re.compile(re.escape(path) + r"/(?!bin/activate\b)")
     return any(inside.search(_braceless(line)) for line in build.text.splitlines() if not line.lstrip().startswith("#"))
+
+
+def _venv_named_elsewhere(build: _Builder, words: List[str], here: List[str]) -> bool:
+    """Another line of the script names the folder of a venv made for the job (``tar -cf
+    ~/venv.tar .venv`` after ``cd $SLURM_TMPDIR; virtualenv .venv``), as written or as resolved:
+    environment.venv would make it in slurmkit's own folder, and that line would find nothing
+    there. The venv lines stay as written, in order."""
+    index = _venv_path_index(here)
+    if index is None:
+        return False
+    names = {_braceless(re.sub(r"/?bin/activate$", "", w).rstrip("/")) for w in (words[index], here[index])} - {"", "."}
+    if not any(_per_job(name, bool(build.line) and _in_tmpdir(build, build.line)) for name in names):
+        return False   # a lasting venv keeps its folder (environment.venv.path): nothing moves
+    for line in build.text.splitlines():
+        line_words = [_braceless(w.strip("'\"").rstrip("/;&|")) for w in line.split()]
+        if not line_words or line.lstrip().startswith("#") or _is_venv(line_words):
+            continue
+        if names & set(line_words):
+            return True
+    return False
 
 
 def _braceless(text: str) -> str:

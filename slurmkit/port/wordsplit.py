@@ -61,8 +61,13 @@ def may_split(text: str, assigned: FrozenSet[str], values: Dict[str, str]) -> Li
 def set_by_environment(name: str) -> bool:
     """Whether SLURM, the site, a login shell, slurmkit's own script or a distributed kind's
     launcher gives the job ``name`` (a kind's batch-script variables are the caller's to add)."""
-    return (name.startswith(("SLURM_", "EB", "_sk_")) or name.endswith("_HOME") or name in LOGIN_VARIABLES
-            or name in PER_PROCESS or name in SET_BY_SPEC)
+    return (name.startswith(("SLURM_", "_sk_")) or bool(_EASYBUILD.fullmatch(name)) or name.endswith("_HOME")
+            or name in LOGIN_VARIABLES or name in PER_PROCESS or name in SET_BY_SPEC)
+
+
+#: what a module of the software stack (EasyBuild-made, loaded by Lmod) sets: EBROOTGCC, EBVERSIONPYTHON,
+#: EBDEVELOPENMPI, EBEXTSLISTPYTHON. Another name that starts with EB (EB_ARGS) is the user's.
+_EASYBUILD = re.compile(r"EB(?:ROOT|VERSION|DEVEL|EXTSLIST)[A-Z0-9_]+")
 
 
 def _one_word_by_environment(name: str) -> bool:

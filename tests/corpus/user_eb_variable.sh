@@ -1,0 +1,7 @@
+#!/bin/bash
+# cluster: cedar
+#SBATCH --account=def-prof
+#SBATCH --cpus-per-task=2
+#SBATCH --time=01:00:00
+module load python/3.10
+python run.py --pr $EB_PR $EB_ARGS

@@ -165,6 +165,7 @@ class BuildPlan(Record):
     pip_options: Tuple[str, ...] = ()  # for fetching the source and build requirements (--no-index on wheelhouse sites)
     check: str = ""                    # python statement that proves the install works
     source: str = ""                   # a shell word: the folder of the source fetched on the submit host; "": from the index
+    options: Tuple[Tuple[str, str], ...] = ()   # horovod: slurmkit_horovod_wheel's named options (flag, shell word or "")
 
 
 class NcclPlan(Record):

@@ -657,12 +657,50 @@ slurmkit_activate_built() {  # slurmkit_activate_built VENV KEY BUILD_COMMAND: V
     fi
     slurmkit_activate "$1"
 }
-slurmkit_wheel_or_build() {  # slurmkit_wheel_or_build SLURMKIT_BUILD_ARGUMENTS...: the site's prebuilt wheel if CHECK passes with it, else slurmkit_build
-    if pip install --no-index "$5" && python -c "$8"; then
-        echo "slurmkit: $4 from the site's wheelhouse" >&2
+slurmkit_horovod_wheel() {  # slurmkit_horovod_wheel --frameworks pytorch[,tensorflow] --cache DIR [OPTION...]: Horovod in the venv
+    # Horovod with MPI and the frameworks named: the site's wheelhouse's horovod if the check
+    # (import horovod.torch ...) passes with it, else slurmkit_build's wheel for this toolchain,
+    # compiled once from the source fetched at submission (DIR/sources/horovod-VERSION) and
+    # cached in DIR. The other options: --version V (horovod==V; default: the newest),
+    # --profile NAME (part of the cache key), --cpu-only (no NCCL), --nccl HOME (default: the nccl
+    # module's $EBROOTNCCL), --no-site-wheel (skip the wheelhouse's horovod), --index (no
+    # wheelhouse: requirements from the package index, nothing prebuilt).
+    local frameworks="" cache="" version="" profile="" gpu=1 nccl=${EBROOTNCCL:-} index=--no-index site=1 framework check=""
+    local variables=(HOROVOD_WITH_MPI=1 HOROVOD_WITHOUT_MXNET=1 HOROVOD_WITHOUT_GLOO=1)
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --frameworks) frameworks=$2; shift ;;
+            --cache) cache=$2; shift ;;
+            --version) version=$2; shift ;;
+            --profile) profile=$2; shift ;;
+            --nccl) nccl=$2; shift ;;
+            --cpu-only) gpu="" ;;
+            --no-site-wheel) site="" ;;
+            --index) index="" site="" ;;
+            *) echo "slurmkit_horovod_wheel: unknown option $1" >&2; return 2 ;;
+        esac
+        shift
+    done
+    for framework in pytorch tensorflow; do
+        local name=${framework^^} module=horovod.${framework/pytorch/torch}
+        if [[ ,$frameworks, == *,$framework,* ]]; then
+            variables+=("HOROVOD_WITH_$name=1") check+=${check:+, }$module
+        else
+            variables+=("HOROVOD_WITHOUT_$name=1")
+        fi
+    done
+    if [ -n "$gpu" ]; then
+        variables+=(HOROVOD_GPU_OPERATIONS=NCCL ${nccl:+"HOROVOD_NCCL_HOME=$nccl"} ${CUDA_HOME:+"HOROVOD_CUDA_HOME=$CUDA_HOME"})
     else
-        slurmkit_build "$@"
+        variables+=(HOROVOD_CPU_OPERATIONS=MPI)
     fi
+    local requirement=horovod${version:+==$version}
+    if [ -n "$site" ] && pip install --no-index "$requirement" && python -c "import $check"; then
+        echo "slurmkit: horovod from the site's wheelhouse" >&2
+        return 0
+    fi
+    slurmkit_build "$profile" "$index" 'setuptools wheel cmake packaging psutil pyyaml cloudpickle cffi' horovod "$requirement" \
+        "$cache/sources/horovod-${version:-newest}" "$cache" "import $check" "${variables[@]}"
 }
 
 # ---- Lightning's auto-requeue.

@@ -1574,6 +1574,29 @@ def default_build_cache(profile: SiteProfile) -> str:
 def _builds(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     if not spec.environment.builds:
         return ()
+    plans = _build_plans(spec, profile, gpus)
+    return tuple(p._replace(options=horovod_options(p, spec, profile, gpus, _nccl(spec, profile))) if p.name == "horovod" else p
+                 for p in plans)
+
+
+def horovod_options(build: BuildPlan, spec: JobSpec, profile: SiteProfile, gpus, nccl: Optional[NcclPlan]) -> Tuple[Tuple[str, str], ...]:
+    """The script's ``slurmkit_horovod_wheel`` call, as named options a user can read and change
+    (a version to pin, a framework to add): the recipe itself (build requirements, HOROVOD_*
+    variables, the import check) is in the runtime library, which derives from these options
+    the same ``build`` this plan holds (a test runs both and compares). Only what differs from
+    the library's defaults is written: the wheelhouse's horovod first, pip --no-index, NCCL and
+    CUDA from the loaded modules."""
+    version = build.requirement.partition("==")[2]
+    options = [("--frameworks", ",".join(build_frameworks(spec))), ("--profile", profile.name)]
+    options += [("--version", version)] if version else []
+    options += [] if gpus else [("--cpu-only", "")]
+    options += [("--nccl", nccl.home)] if nccl and gpus else []
+    options += [] if build.pip_options else [("--index", "")]
+    options += [("--no-site-wheel", "")] if build.pip_options and not build.from_wheelhouse else []
+    return tuple(options) + (("--cache", build.cache),)
+
+
+def _build_plans(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[BuildPlan, ...]:
     cache = _build_cache(spec, profile)
     wheelhouse = bool(profile.software.virtualenv.wheelhouse)
     nccl = _nccl(spec, profile)

@@ -37,7 +37,7 @@ def test_a_build_job_from_options_installs_the_framework_and_fits_the_site():
     assert spec.environment.venv.packages == ("torch",)
     assert spec.resources.cpus_per_task == 2           # the local nodes have 2 cores
     script = Job(spec).render()
-    assert "HOROVOD_CPU_OPERATIONS=MPI" in script and "module load StdEnv/2023 python/3.11 openmpi/4.1.5" in script
+    assert "slurmkit_horovod_wheel --frameworks pytorch --profile local --cpu-only --index " in script and "module load StdEnv/2023 python/3.11 openmpi/4.1.5" in script
 
 
 def test_build_print_shows_the_script_and_submits_nothing():
@@ -88,4 +88,5 @@ def test_a_gpu_horovod_build_job_without_cuda_and_nccl_is_refused_and_with_them_
     result = run("build", "horovod", "--profile", "nibi", "--account", "def-x", "--gpus", "h100:1", "--module", "cuda/12.2",
                  "--module", "nccl/2.18.3", "--framework", "tensorflow", "--print")
     assert result.exit_code == 0, result.output
-    assert "python -c 'import horovod.tensorflow'; then" in result.stdout and "HOROVOD_WITH_TENSORFLOW=1" in result.stdout
+    assert "slurmkit_horovod_wheel --frameworks tensorflow --profile nibi " in result.stdout
+    assert "if `import horovod.tensorflow` works with it" in result.stdout

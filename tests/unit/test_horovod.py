@@ -35,10 +35,10 @@ def _script(resolution) -> str:
 
 def test_a_pytorch_horovod_is_checked_by_importing_horovod_torch_from_wheelhouse_and_cache():
     script = _script(_horovod("nibi", {**GPU_BUILD, "modules": ["cuda/12.2", "nccl/2.18.3"]}))
-    # slurmkit_wheel_or_build: the wheelhouse's horovod if `import horovod.torch` passes, else slurmkit_build
-    assert " slurmkit_wheel_or_build nibi --no-index " in script
-    assert (" horovod horovod \"/scratch/${USER}/slurmkit-builds/sources/horovod-newest\" \"/scratch/${USER}/slurmkit-builds\" "
-            "'import horovod.torch' ") in script
+    # slurmkit_horovod_wheel: the wheelhouse's horovod if `import horovod.torch` passes, else slurmkit_build
+    # (the runtime derives the check from --frameworks: test_horovod_wheel_shell.py runs it)
+    assert " slurmkit_horovod_wheel --frameworks pytorch --profile nibi \\\n    --cache \"/scratch/${USER}/slurmkit-builds\"\n" in script
+    assert "the site's wheel instead if `import horovod.torch` works with it" in script
     assert "'import horovod'" not in script
 
 
@@ -85,7 +85,7 @@ def test_the_resolver_loads_mpi_cuda_and_nccl_from_the_profile_before_the_build_
     script = _script(job("local", {"gpus": "p100:2", "nodes": 2}, kind="horovod", account="def-test", environment=GPU_BUILD))
     modules = re.search(r"^module load (.*)$", script, re.M).group(1).split()
     assert {"openmpi/4.1.5", "cuda/12.2", "nccl/2.18.3"} <= set(modules)
-    assert script.index("module load") < script.index('"HOROVOD_NCCL_HOME=${EBROOTNCCL}"')
+    assert script.index("module load") < script.index("slurmkit_horovod_wheel ")   # it reads $EBROOTNCCL
 
 
 def test_a_cpu_build_needs_only_the_mpi_module():

@@ -95,8 +95,11 @@ def _one(case: str, sampler: str, rep: int, spec: dict, out: Path, env: dict, sm
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     cores = min(spec["cores"], os.cpu_count() or 1) if smoke else spec["cores"]
+    # the GPUs SLURM would have given (slurmkit_run samples a job that has some), and the interval
+    # it would read from squeue for the 5-minute limit: there is no squeue here
     run_env = dict(env, SLURMKIT_JOB_DIR=str(folder), SLURM_NTASKS_PER_NODE=str(spec["tasks_per_node"]),
-                   SLURM_CPUS_PER_TASK=str(spec["cpus_per_task"]), SLURM_NTASKS=str(spec["tasks_per_node"]))
+                   SLURM_CPUS_PER_TASK=str(spec["cpus_per_task"]), SLURM_NTASKS=str(spec["tasks_per_node"]),
+                   SLURM_GPUS_ON_NODE=str(spec["gpus"]), SLURMKIT_GPU_SAMPLE_INTERVAL=str(spec["interval_s"]))
     if spec["visible"] is not None:
         run_env["CUDA_VISIBLE_DEVICES"] = spec["visible"]
     started = time.monotonic()

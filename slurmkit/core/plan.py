@@ -211,6 +211,7 @@ class Plan(Record):
     errexit: bool = True                          # False: a setup line that fails does not stop the job
     nounset: bool = True                          # False: setup and the launch line read an unset variable as empty
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
+    gpu_sampler_off: bool = False      # GPUs and monitor: {gpu: false}: the script turns slurmkit_run's sampler off
     offline_note: str = ""                        # compute nodes without internet: where wheels, models and data come from
     fabric_notes: Tuple[str, ...] = ()            # a GPU job across nodes: what NCCL does over Ethernet, the site's switch advice
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it

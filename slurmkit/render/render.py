@@ -76,6 +76,19 @@ def words(values: Iterable[str]) -> str:
     return " ".join(rendered)
 
 
+#: a comment the script carries is wrapped to this many columns, so that it reads on one screen
+COMMENT_COLUMNS = 100
+
+
+def comment(text: str) -> str:
+    """``text`` as ``# `` lines of at most COMMENT_COLUMNS, wrapped between words; a word longer
+    than a line (a URL) keeps a line of its own rather than being cut, so that it still opens."""
+    import textwrap
+
+    lines = textwrap.wrap(str(text), COMMENT_COLUMNS - 2, break_long_words=False, break_on_hyphens=False)
+    return "\n".join("# " + line for line in lines)
+
+
 def template_search_path(extra: Sequence[Path] = ()) -> list:
     """User templates first (``./templates``, then ``$XDG_CONFIG_HOME/slurmkit/templates``), bundled last."""
     from slurmkit.core.bundled import templates_dir
@@ -223,7 +236,7 @@ def _environment(search_path: Sequence[Path]):
         keep_trailing_newline=True,
         autoescape=False,
     )
-    env.filters.update(quote=quote, quote_all=quote_all, requirements=requirements, word=shell_word, words=words,
+    env.filters.update(quote=quote, quote_all=quote_all, requirements=requirements, word=shell_word, words=words, comment=comment,
                        **bounded_filters(env.filters))
     return env
 

@@ -264,9 +264,15 @@ _sk_end_at_limit() {  # the outputs are saved: the exit file is written now, and
     wait "$_sk_nap" || true
 }
 _sk_time_left_s() {  # seconds until this job's time limit, from squeue ([D-]HH:MM:SS); fails where it is not known
+    _sk_squeue_s %L
+}
+_sk_time_limit_s() {  # this job's time limit in seconds, from squeue; fails where it is not known
+    _sk_squeue_s %l
+}
+_sk_squeue_s() {  # _sk_squeue_s %L|%l: squeue's [D-]HH:MM:SS for this job, in seconds
     local left days=0 h=0 m=0 s
     [ -n "${SLURM_JOB_ID:-}" ] && command -v squeue > /dev/null || return 1
-    left=$(squeue -h -j "$SLURM_JOB_ID" -o %L 2> /dev/null) || return 1
+    left=$(squeue -h -j "$SLURM_JOB_ID" -o "$1" 2> /dev/null) || return 1
     [[ $left =~ ^(([0-9]+)-)?(([0-9]+):)?(([0-9]+):)?([0-9]+)$ ]] || return 1
     days=${BASH_REMATCH[2]:-0} s=${BASH_REMATCH[7]}
     if [ -n "${BASH_REMATCH[5]}" ]; then h=${BASH_REMATCH[4]} m=${BASH_REMATCH[6]}; else m=${BASH_REMATCH[4]:-0}; fi
@@ -430,16 +436,23 @@ _sk_cores_on_each_node() {  # the job's cores on each node; under --ntasks, SLUR
 }
 
 # ---- GPU use, for `slurmkit report`.
-# The sampler samples the job's GPUs every $SLURMKIT_GPU_SAMPLE_INTERVAL s, in the background,
-# into <job>.gpu.<host>.csv beside the exit file, and is stopped before the exit file is written.
+# slurmkit_run samples the job's GPUs in the background, into <job>.gpu.<host>.csv beside the exit
+# file (so only under slurmkit submit, which names that folder), one sampler per node, and stops
+# it before the exit file is written. It needs no call in the script: a job SLURM gave GPUs is
+# sampled with nvidia-smi (rocm-smi where only that is installed), about 300 times over its time
+# limit (every 1 to 60 s); `monitor: {gpu: false}` in the spec renders `slurmkit_sample_gpus off`.
 
-slurmkit_sample_gpus() {  # slurmkit_sample_gpus nvidia-smi|rocm-smi INTERVAL [each-node]: registers the GPU sampler; slurmkit_run starts it before the payload
-    export SLURMKIT_GPU_SAMPLE_INTERVAL=$2 SLURMKIT_GPU_TOOL=$1
-    _sk_gpu_each_node=${3:-}
+slurmkit_sample_gpus() {  # slurmkit_sample_gpus off: no GPU sampler for this job (it is on by default)
+    _sk_gpu_off=1
 }
 _sk_start_gpu_sampler() {  # (with slurmkit submit's log folder only: the samples go beside the exit file)
-    [ -n "${SLURMKIT_GPU_TOOL:-}" ] && [ -n "${SLURMKIT_JOB_DIR:-}" ] && [ -z "${_sk_gpu:-}" ] || return 0
-    if [ "${_sk_gpu_each_node:-}" = each-node ]; then
+    [ -z "${_sk_gpu_off:-}" ] && [ -n "${SLURMKIT_JOB_DIR:-}" ] && [ -n "${SLURM_JOB_GPUS:-}${SLURM_GPUS_ON_NODE:-}" ] &&
+        [ -z "${_sk_gpu:-}" ] || return 0
+    SLURMKIT_GPU_TOOL=nvidia-smi
+    if ! command -v nvidia-smi > /dev/null && command -v rocm-smi > /dev/null; then SLURMKIT_GPU_TOOL=rocm-smi; fi
+    SLURMKIT_GPU_SAMPLE_INTERVAL=${SLURMKIT_GPU_SAMPLE_INTERVAL:-$(_sk_gpu_interval_s)}   # one set beforehand wins (a benchmark's)
+    export SLURMKIT_GPU_TOOL SLURMKIT_GPU_SAMPLE_INTERVAL
+    if [ "${SLURM_NNODES:-1}" -gt 1 ]; then
         # One per node: a step beside the payload step (--overlap) with one core; it keeps the GPUs of the job
         # in view, as a step does by default, so that nvidia-smi sees them through the cgroup.
         (
@@ -452,6 +465,16 @@ _sk_start_gpu_sampler() {  # (with slurmkit submit's log folder only: the sample
         _sk_gpu_sample &
     fi
     _sk_gpu=$!
+}
+_sk_gpu_interval_s() {  # seconds between samples: the time limit over 300, from 1 to 60 (slurmkit/resolve/gpusampler.py's rule)
+    local limit
+    if ! limit=$(_sk_time_limit_s); then
+        echo "slurmkit: squeue gave no time limit: the GPUs are sampled every 60s" >&2
+        echo 60
+        return 0
+    fi
+    limit=$((limit / 300))
+    echo $((limit < 1 ? 1 : limit > 60 ? 60 : limit))
 }
 _sk_gpu_sample() {  # on one node until USR2 or TERM: the CSV; when it stops, the .state line
     local smi="" host base stop=""

@@ -135,6 +135,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         nccl=_nccl(spec, profile),
         module_system=profile.software.module_system or "none",
         gpu_sampler=sampler_plan(spec, gpus, chain),
+        gpu_sampler_off=gpus is not None and spec.monitor.gpu is False,
         fabric_notes=_fabric_notes(spec, profile, gpus),
         offline_note=_offline_note(profile),
         thread_note=_thread_note(spec),

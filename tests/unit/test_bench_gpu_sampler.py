@@ -16,7 +16,7 @@ def test_the_bench_renders_its_cases_and_its_smoke_run_checks_the_sampler_files(
     assert cases["busy"]["tasks_per_node"] == 2 and cases["one-of-two"]["gpus"] == 2 and cases["idle"]["interval_s"] == 1
     off = (ROOT / "bench" / "gpubox" / "out" / "sampler" / "busy-off.sbatch").read_text()
     on = (ROOT / "bench" / "gpubox" / "out" / "sampler" / "busy-on.sbatch").read_text()
-    assert "\nslurmkit_sample_gpus " not in off and "\nslurmkit_sample_gpus nvidia-smi " in on
+    assert "\nslurmkit_sample_gpus off " in off and "\nslurmkit_sample_gpus off " not in on   # on: slurmkit_run's default
     done = subprocess.run([sys.executable, str(bench), "run", "--smoke", "--reps", "1", "--cases", "idle,one-of-two",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr

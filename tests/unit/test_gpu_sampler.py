@@ -32,46 +32,53 @@ def test_the_interval_is_about_300_samples_over_the_limit_between_1_and_60_s(lim
     assert interval_s(limit_s) == expected
 
 
-@pytest.mark.parametrize("time, interval", [("10m", 2), ("3h", 36), ("1m", 1), ("2d", 60)])
-def test_the_script_exports_the_interval_resolve_chose_from_the_time_limit(time, interval):
-    script = _job(time=time).render()
-    assert f"slurmkit_sample_gpus nvidia-smi {interval}\n" in script
-    assert _job(time=time).resolve().plan.gpu_sampler.interval_s == interval
+def _runtime_interval(limit: str) -> int:
+    """The interval the runtime's slurmkit_run picks for a job whose squeue says ``limit`` (%l)."""
+    body = runtime().text + f'squeue() {{ echo {limit}; }}\nSLURM_JOB_ID=1\n_sk_gpu_interval_s\n'
+    done = subprocess.run(["bash", "-c", body], capture_output=True, text=True, env={**os.environ, "PATH": os.environ["PATH"]})
+    return int(done.stdout)
 
 
-def test_a_job_with_gpus_samples_them_by_default_and_monitor_gpu_false_turns_it_off():
+@pytest.mark.parametrize("time, limit", [("10m", "10:00"), ("3h", "3:00:00"), ("1m", "1:00"), ("2d", "2-00:00:00"),
+                                         ("5h", "5:00:00"), ("299s", "4:59")])
+def test_the_runtime_picks_the_interval_resolve_models_from_the_same_time_limit(time, limit):
+    """The script carries no sampler line: slurmkit_run reads the limit from squeue (a chain's link,
+    a limit changed with scontrol, all as SLURM has it) and applies gpusampler.py's rule."""
+    assert _runtime_interval(limit) == _job(time=time).resolve().plan.gpu_sampler.interval_s
+
+
+def test_a_job_with_gpus_is_sampled_by_default_and_monitor_gpu_false_turns_it_off():
     on = _job().render()
-    assert "slurmkit_sample_gpus nvidia-smi " in on
+    assert "slurmkit_sample_gpus" not in on                       # on by default: slurmkit_run starts it
+    assert "slurmkit_run runs it in the background and samples its GPUs for `slurmkit report`" in on   # and the script says so where it runs
     assert "nvidia-smi --query-gpu=timestamp,index,uuid,name,utilization.gpu," in runtime().text
-    assert "Off: `monitor: {gpu: false}`" in on                   # the script says how to turn it off
-    assert "slurmkit_sample_gpus" not in _job(monitor={"gpu": False}).render()
-    assert "slurmkit_sample_gpus" not in _job(kind="serial", gpus=None).render()     # no GPUs: nothing to sample
+    off = _job(monitor={"gpu": False}).render()
+    assert "\nslurmkit_sample_gpus off  # (monitor: {gpu: false}; slurmkit_run samples a job's GPUs otherwise)\n" in off
+    assert "samples its GPUs" not in off
+    assert "slurmkit_sample_gpus" not in _job(kind="serial", gpus=None).render()     # no GPUs: nothing to turn off
     assert _job(monitor={"gpu": True}).render() == on
 
 
 def test_the_sampler_is_stopped_in_the_exit_trap_before_outputs_are_saved_and_the_exit_file_is_written():
-    script = _job(stage={"outputs": [{"from": "out", "to": "saved"}]}).render()
     library = runtime().text
     trap = library[library.index("_sk_on_exit() {"):]
     assert trap.index("_sk_gpu_stop") < trap.index("_sk_copy_back") < trap.index('"$file.partial"')
-    # started after the traps are set, before the payload
-    assert script.index("slurmkit_exit_file") < script.index("slurmkit_sample_gpus") < script.index("slurmkit_run ")
+    run = library[library.index("slurmkit_run() {"):]
+    assert run.index("_sk_start_gpu_sampler") < run.index('"$@" <&0 &')   # started before the payload
 
 
-def test_amd_node_types_are_sampled_with_rocm_smi():
-    script = _job(profile="nibi", gpus="mi300a:4").render()
-    assert "slurmkit_sample_gpus rocm-smi " in script and "nvidia-smi" not in script
-    nvidia = _job(profile="nibi", gpus="h100:1").render()
-    assert "slurmkit_sample_gpus nvidia-smi " in nvidia and "rocm-smi" not in nvidia
+def test_the_tool_is_the_one_the_node_has():
+    """nvidia-smi; rocm-smi on AMD nodes (Nibi's MI300A), where nvidia-smi is not installed."""
+    library = runtime().text
+    assert "if ! command -v nvidia-smi > /dev/null && command -v rocm-smi > /dev/null; then SLURMKIT_GPU_TOOL=rocm-smi; fi" in library
+    assert "rocm-smi" not in _job(profile="nibi", gpus="mi300a:4").render()
 
 
 def test_a_multi_node_job_runs_one_sampler_per_node_in_an_overlapping_step():
-    multi = _job(kind="ddp", gpus="p100:2", nodes=2).render()
-    assert re.search(r"\nslurmkit_sample_gpus nvidia-smi \d+ each-node\n", multi)
+    library = runtime().text
+    assert 'if [ "${SLURM_NNODES:-1}" -gt 1 ]; then' in library
     assert re.search(r'srun --overlap --nodes="\$SLURM_NNODES" --ntasks="\$SLURM_NNODES" --ntasks-per-node=1 '
-                     r'--cpus-per-task=1 --mem=0 \\\n\s+bash -c _sk_gpu_sample', runtime().text)
-    single = _job(kind="multigpu", gpus="p100:2").render()
-    assert "each-node" not in single and re.search(r"\nslurmkit_sample_gpus nvidia-smi \d+\n", single)
+                     r'--cpus-per-task=1 --mem=0 \\\n\s+bash -c _sk_gpu_sample', library)
 
 
 @pytest.mark.parametrize("fields", [dict(), dict(kind="ddp", gpus="p100:2", nodes=2),
@@ -84,17 +91,16 @@ def test_scripts_with_the_sampler_pass_bash_n_and_shellcheck(tmp_path, fields):
     assert result.returncode == 0, result.stdout
 
 
-def _sampler_function(script: str) -> str:
-    """The runtime's sampler, with the tool the script asks for."""
-    tool = re.search(r"^slurmkit_sample_gpus (\S+) ", script, re.M).group(1)
+def _sampler_function(script: str, tool: str = "nvidia-smi") -> str:
+    """The runtime's sampler, with the tool slurmkit_run would pick on the node."""
     return runtime().text + f"export SLURMKIT_GPU_TOOL={tool}\n"
 
 
-def _run_sampler(tmp_path, script, path_dirs, run_s=2.5, env=None):
+def _run_sampler(tmp_path, script, path_dirs, run_s=2.5, env=None, tool="nvidia-smi"):
     """_sk_gpu_sample as the script defines it, under set -euo pipefail as in the job; stopped with
     USR2 as _sk_gpu_stop stops it, from the shell that started it in the background, as the
     script does. Returns (csv lines, state)."""
-    body = ("set -euo pipefail\n" + _sampler_function(script) +
+    body = ("set -euo pipefail\n" + _sampler_function(script, tool) +
             f"_sk_gpu_sample &\n_sk_gpu=$!\nsleep {run_s}\nkill -USR2 \"$_sk_gpu\" 2> /dev/null || true\nwait \"$_sk_gpu\"\n")
     environment = {**os.environ, "PATH": os.pathsep.join(map(str, path_dirs)), "SLURMKIT_JOB_DIR": str(tmp_path),
                    "SLURM_JOB_ID": "77", "SLURMKIT_GPU_SAMPLE_INTERVAL": "1", **(env or {})}
@@ -133,7 +139,7 @@ def test_the_amd_sampler_turns_rocm_smi_csv_into_nvidia_smi_s_layout(tmp_path):
     (tools / "rocm-smi").write_text(f"#!/bin/bash\ncat <<'EOF'\n{ROCM_CSV}EOF\n")
     (tools / "rocm-smi").chmod(0o755)
     script = _job(profile="nibi", gpus="mi300a:4").render()
-    lines, state = _run_sampler(tmp_path, script, [tools, *_system_path()], run_s=1.5)
+    lines, state = _run_sampler(tmp_path, script, [tools, *_system_path()], run_s=1.5, tool="rocm-smi")
     assert re.fullmatch(r"stopped \d+ interval=1\n", state)
     assert len(lines) >= 2 and all(NVIDIA_LINE.match(line) for line in lines), lines
     assert lines[0].split(", ")[1:] == ["0", "[N/A]", "AMD Instinct MI300A", "87", "65536", "131072", "512.0"]

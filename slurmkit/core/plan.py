@@ -74,7 +74,6 @@ class StagePlan(Record):
     output_folders: Tuple[str, ...] = ()   # made before the payload, for it to write its outputs into (shell words)
     tmpdir_words: str = "the node-local disk"   # what $SLURM_TMPDIR is on the site (its profile says)
     tmpdir_source: str = ""                     # the page that says so
-    more_room: str = ""                         # where --tmp reaches bigger disks (Rorqual): how to ask, and the page
 
 
 class ChainPlan(Record):
@@ -217,5 +216,6 @@ class Plan(Record):
     passes_arguments: bool = False                # the launch.shell line reads $1, "$@": the script's arguments go to it
     environment_notes: Tuple[Tuple[str, str], ...] = ()  # (name, why): a comment after that export, where set
     directive_notes: Tuple[Tuple[str, str], ...] = ()  # (flag, text): a comment line above that #SBATCH line ("": the top)
+    optional_directives: Tuple[Tuple[str, str], ...] = ()  # (directive, why): a site's advice, written `##SBATCH` (off)
     thread_note: Tuple[str, ...] = ()             # comment lines: threads left unpinned: the launch starts several programs at once
     version: str = __version__

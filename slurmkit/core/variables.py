@@ -98,4 +98,7 @@ RUNTIME_NAMES = frozenset({
     "node_tasks", "nodes", "now", "options", "other", "partial", "pgid", "profile", "range", "ranges", "rank", "rc",
     "requirement", "requires", "s", "setrpaths", "share", "shell", "smi", "source", "stale", "stat", "step", "stop",
     "tarball", "target", "the", "top", "topology", "try", "ts", "want", "why", "with", "word", "workers",
+    # slurmkit_horovod_wheel's and the GPU sampler's (the HOROVOD_* build switches are exported to the build)
+    "HOROVOD_CPU_OPERATIONS", "HOROVOD_GPU_OPERATIONS", "HOROVOD_WITHOUT_GLOO", "HOROVOD_WITHOUT_MXNET", "HOROVOD_WITH_MPI",
+    "framework", "frameworks", "horovod", "index", "limit", "module", "nccl", "site", "variables", "version",
 })

@@ -76,16 +76,22 @@ def words(values: Iterable[str]) -> str:
     return " ".join(rendered)
 
 
-#: a comment the script carries is wrapped to this many columns, so that it reads on one screen
+#: a comment the script carries is wrapped to this many columns, so that it reads on one screen;
+#: a source URL at its end may run to URL_COLUMNS rather than take a line of its own
 COMMENT_COLUMNS = 100
+URL_COLUMNS = 120
 
 
 def comment(text: str) -> str:
     """``text`` as ``# `` lines of at most COMMENT_COLUMNS, wrapped between words; a word longer
-    than a line (a URL) keeps a line of its own rather than being cut, so that it still opens."""
+    than a line (a URL) keeps a line of its own rather than being cut, so that it still opens,
+    and a last line that is only the source (a URL or a page, in parentheses) joins the line it
+    cites if that stays within URL_COLUMNS."""
     import textwrap
 
     lines = textwrap.wrap(str(text), COMMENT_COLUMNS - 2, break_long_words=False, break_on_hyphens=False)
+    if len(lines) > 1 and lines[-1].startswith("(") and " " not in lines[-1] and len(lines[-2]) + len(lines[-1]) + 3 <= URL_COLUMNS:
+        lines[-2:] = [f"{lines[-2]} {lines[-1]}"]
     return "\n".join("# " + line for line in lines)
 
 

@@ -63,10 +63,8 @@ def _where_jobs_run(profile: SiteProfile, uses_gpus: bool) -> List[Note]:
     source = f"({read_only.source[0]})." if read_only.source else ""
     where_to = (f"submit from {read_only.write_to} and write there" if read_only.write_to
                 else "submit from and write to a folder outside them")
-    notes = [("", f"{profile.name}: {where_to}: {places} are read-only in jobs;")]
-    if where or source:
-        notes.append(("", " ".join(filter(None, (", ".join(where), source)))))
-    return notes
+    rest = " ".join(filter(None, (", ".join(where), source)))
+    return [("", f"{profile.name}: {where_to}: {places} are read-only in jobs;" + (f" {rest}" if rest else ""))]
 
 
 def _gpu_share(profile: SiteProfile, gpus, types: Sequence[NodeType], memory: Optional[Tuple[str, str]],

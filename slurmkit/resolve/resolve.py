@@ -95,7 +95,6 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
     tmp_mb = _tmp_for_staged(spec, profile, local, findings)
     stage = _stage(spec, _extraction_parallelism(profile), findings, chain, _tmpdir_on(profile.storage.slurm_tmpdir, node_types),
                    ranks_by_count=by_count)
-    stage = stage and stage._replace(more_room=_more_room(profile))
     _check_signal_directive(spec, stage, findings)
     _check_requeue_directives(spec, chain.link_time_s if chain else spec.resources.time_s, findings)
     _check_batch_signal(spec, stage, findings)
@@ -141,6 +140,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         thread_note=_thread_note(spec),
         passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
         directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)) + _rank_notes(spec, by_count, memory),
+        optional_directives=_optional_directives(spec, profile, gpus, stage),
     )
     for field, message in unprovided_reads(spec, plan):   # what the command reads that nothing sets or stages
         findings.append(Finding(level_of(message), field, message))   # the job stops with 'X: unbound variable': an error
@@ -891,7 +891,7 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
     if not any(m.split("/")[0] == "cuda" for m in modules):
         return ()
     return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
-             "XLA (TensorFlow's compiler) finds CUDA's libdevice in the cuda module (Alliance TensorFlow page)."),)
+             "XLA finds CUDA's libdevice in the cuda module (https://docs.alliancecan.ca/wiki/TensorFlow/en)."),)
 
 
 def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:
@@ -981,7 +981,7 @@ def _distributed_environment(spec: JobSpec, shape: Tuple[int, int], gpus: Option
 #: Why a variable slurmkit sets has the value it has, for a comment after its export.
 _ENVIRONMENT_NOTES = {
     "TORCH_NCCL_ASYNC_ERROR_HANDLING": "a failed or timed-out NCCL call aborts the ranks instead of hanging",
-    "TF_NUM_INTEROP_THREADS": "one per socket the task's cores span; intra-op: all its cores",
+    "TF_NUM_INTEROP_THREADS": "ops run one at a time, each on all the task's cores",
 }
 
 
@@ -997,20 +997,14 @@ def _offline_note(profile: SiteProfile) -> str:
     if profile.storage.internet_on_compute is not False or rule is None:
         return ""
     source = f" ({rule.source[0]})" if rule.source else ""
-    return (f"{profile.name}'s compute nodes have no internet{source}: wheels come from the wheelhouse; "
-            "download models and data on a login node.")
+    return f"{profile.name}'s compute nodes have no internet: fetch data on a login node{source}."
 
 
 def _fabric_notes(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice]) -> Tuple[str, ...]:
-    """A GPU job across nodes: the Ethernet note and the site's advice to keep a tightly coupled job
-    on one switch, in one line (a comment, not the directive: one switch can keep a job waiting)."""
-    one_switch = profile.launch.interconnect.one_switch
-    switch = f"for tightly coupled jobs, its page advises #SBATCH --switches=1 ({one_switch})" \
-        if gpus and spec.resources.nodes > 1 and one_switch else ""
+    """A GPU job across nodes on Ethernet: the note beside the rendezvous (the site's advice of one
+    switch is an optional directive in the header: _optional_directives)."""
     ethernet = _fabric_note(spec, profile, gpus)
-    if ethernet and switch:
-        return (f"{ethernet}; {switch}",)
-    return tuple(note for note in (ethernet, switch and f"{profile.name}: {switch}") if note)
+    return (ethernet,) if ethernet else ()
 
 
 def _fabric_note(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice]) -> str:
@@ -1019,8 +1013,7 @@ def _fabric_note(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice])
     fabric = profile.launch.interconnect
     if not gpus or spec.resources.nodes < 2 or fabric.fabric != "ethernet" or any(k.startswith("NCCL_") for k in profile.launch.env):
         return ""
-    return (f"{profile.name}'s nodes are linked by Ethernet, not InfiniBand, and its page gives no NCCL setting: "
-            "NCCL picks its own transport (NCCL_DEBUG=INFO prints which)")
+    return f"{profile.name}'s nodes are on Ethernet, with no NCCL setting on its page: NCCL_DEBUG=INFO shows NCCL's pick"
 
 
 def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Optional[Launcher], gpus: Optional[GpuChoice],
@@ -1236,16 +1229,28 @@ def _tmpdir_on(tmpdir: Optional[SlurmTmpdir], node_types: Sequence[NodeType]) ->
     return tmpdir._replace(kind=kinds.pop())
 
 
-def _more_room(profile: SiteProfile) -> str:
+def _more_room(profile: SiteProfile) -> Tuple[str, str]:
     """How to ask a bigger $SLURM_TMPDIR where the site's --tmp reaches nodes with more local disk
-    (Rorqual), beside the staging, where a user whose inputs outgrow the default looks."""
+    (Rorqual): the directive at its smallest, and why, with the range and the page."""
     room = profile.rules.tmp_request
     if room is None:
-        return ""
+        return ("", "")
     source = f" ({room.source[0]})" if room.source else ""
-    if room.min_mib % 1024 or room.max_mib % 1024:
-        return f"more room: #SBATCH --tmp=SIZE, from {format_size(room.min_mib)} to {format_size(room.max_mib)}{source}"
-    return f"more room: #SBATCH --tmp=xG, x from {room.min_mib // 1024} to {room.max_mib // 1024}{source}"
+    return (f"--tmp={format_size(room.min_mib)}",
+            f"a larger $SLURM_TMPDIR, {format_size(room.min_mib)} to {format_size(room.max_mib)}{source}")
+
+
+def _optional_directives(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], stage) -> Tuple[Tuple[str, str], ...]:
+    """The site's advice a user may switch on, written as `##SBATCH` lines (sbatch reads none):
+    a larger $SLURM_TMPDIR where the job stages inputs (Rorqual), one network switch for a
+    tightly coupled GPU job across nodes (Nibi: it can lengthen the wait, so it is left off)."""
+    found = []
+    if stage is not None and stage.inputs and _more_room(profile)[0]:
+        found.append(_more_room(profile))
+    one_switch = profile.launch.interconnect.one_switch
+    if gpus and spec.resources.nodes > 1 and one_switch:
+        found.append(("--switches=1", f"tightly coupled: one switch ({one_switch})"))
+    return tuple(found)
 
 
 def _tmpdir_words(tmpdir: Optional[SlurmTmpdir]) -> Dict[str, str]:

@@ -37,7 +37,8 @@ def test_a_build_job_from_options_installs_the_framework_and_fits_the_site():
     assert spec.environment.venv.packages == ("torch",)
     assert spec.resources.cpus_per_task == 2           # the local nodes have 2 cores
     script = Job(spec).render()
-    assert "slurmkit_horovod_wheel --frameworks pytorch --profile local --cpu-only --index " in script and "module load StdEnv/2023 python/3.11 openmpi/4.1.5" in script
+    assert "slurmkit_horovod_wheel --frameworks pytorch --profile local --cpu-only --index " in script
+    assert "module load StdEnv/2023 python/3.11 openmpi/4.1.5" in script
 
 
 def test_build_print_shows_the_script_and_submits_nothing():

@@ -49,7 +49,7 @@ def test_lightning_runs_one_srun_task_per_gpu_with_the_requeue_directives():
     assert p.rendezvous and p.master_env and not p.ranks_from_slurm and p.requeue_lead_s == 90
     assert env(r)["TORCH_NCCL_ASYNC_ERROR_HANDLING"] == "1"
     text = render(r.plan)
-    assert "\nslurmkit_rendezvous $((20000 + SLURM_JOB_ID % 20000))\n" in text and "\nslurmkit_lightning_requeue 90\n" in text
+    assert "\nslurmkit_rendezvous $((20000 + SLURM_JOB_ID % 20000))  # MASTER_ADDR" in text and "\nslurmkit_lightning_requeue 90\n" in text
 
 
 def test_lightning_on_a_one_minute_job_is_told_half_way():

@@ -17,9 +17,14 @@ def script(profile, kind="gpu", **resources):
 
 
 def above(text, directive):
-    """The line just above the #SBATCH line that starts with ``directive``."""
+    """The comment just above the #SBATCH line that starts with ``directive``, its lines (wrapped at
+    100 columns) joined into one."""
     lines = text.splitlines()
-    return lines[next(i for i, line in enumerate(lines) if line.startswith(f"#SBATCH {directive}")) - 1]
+    end = next(i for i, line in enumerate(lines) if line.startswith(f"#SBATCH {directive}"))
+    start = end
+    while start > 0 and lines[start - 1].startswith("# "):
+        start -= 1
+    return "# " + " ".join(line[2:] for line in lines[start:end]) if start < end else lines[end - 1]
 
 
 def test_a_gpu_jobs_cores_and_whole_node_memory_say_the_sites_rule_above_them():
@@ -48,13 +53,13 @@ def test_memory_the_spec_asks_has_no_rule_above_it():
 
 def test_trillium_says_where_its_jobs_run_and_that_it_ignores_memory():
     text = script("trillium", gpus="h100:1")
-    head = text.split("#SBATCH", 1)[0]
+    head = " ".join(line[2:] for line in text.split("#SBATCH", 1)[0].splitlines() if line.startswith("# "))
     assert "submit from $SCRATCH and write there: $HOME and $PROJECT are read-only in jobs" in head
     assert "GPU jobs from trig-login*, no --partition (https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)" in head
     assert above(text, "--cpus-per-task") == ("# trillium: each H100 comes with 24 cores and its share of the node's memory "
                                               "(--mem is ignored); 1 GPU or a multiple of 4 per job "
                                               "(https://docs.alliancecan.ca/wiki/Trillium_Quickstart/en)")
-    assert "CPU jobs from tri-login*" in script("trillium", kind="threaded").split("#SBATCH", 1)[0]
+    assert "CPU jobs from tri-login*" in script("trillium", kind="threaded").split("#SBATCH", 1)[0].replace("\n# ", " ")
 
 
 def test_a_cpu_job_on_a_site_without_such_rules_has_no_notes():

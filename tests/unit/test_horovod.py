@@ -83,7 +83,7 @@ def test_a_gpu_build_missing_only_nccl_is_refused_naming_only_nccl():
 
 def test_the_resolver_loads_mpi_cuda_and_nccl_from_the_profile_before_the_build_reads_them():
     script = _script(job("local", {"gpus": "p100:2", "nodes": 2}, kind="horovod", account="def-test", environment=GPU_BUILD))
-    modules = re.search(r"^module load (.*)$", script, re.M).group(1).split()
+    modules = re.search(r"^set \+u; module load (.*); set -u ", script, re.M).group(1).split()
     assert {"openmpi/4.1.5", "cuda/12.2", "nccl/2.18.3"} <= set(modules)
     assert script.index("module load") < script.index("slurmkit_horovod_wheel ")   # it reads $EBROOTNCCL
 

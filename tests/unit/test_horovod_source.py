@@ -53,7 +53,8 @@ def test_a_wheelhouse_site_tries_its_wheel_then_compiles_the_fetched_source_not_
     """pip wheel --no-index horovod on a wheelhouse site copied the site's wheel and compiled nothing."""
     script = _job(profile="narval", builds=["horovod"], modules=["openmpi/4.1.5", "cuda/12.2", "nccl/2.18.3"]).render()
     call = script[script.index("slurmkit_on_each_node slurmkit_horovod_wheel "):].split("\n")[:2]
-    assert call == ["slurmkit_on_each_node slurmkit_horovod_wheel --frameworks pytorch --profile narval --cpu-only \\", "    --cache /cache"]
+    assert call == ["slurmkit_on_each_node slurmkit_horovod_wheel --frameworks pytorch --profile narval --cpu-only \\",
+                    "    --cache /cache"]
     # the runtime compiles $cache/sources/horovod-newest (test_horovod_wheel_shell.py checks it against the plan's source)
 
 

@@ -25,8 +25,9 @@ def _job(profile="nibi", builds=("horovod",), packages=("torch",), gpus="", **fi
     gpus = gpus or ("p100:2" if profile == "local" else "a100:2" if profile == "narval" else "h100:2")
     resources = {"time": "1h", "nodes": 2, "tasks_per_node": 2, **({"gpus": gpus} if gpus != "none" else {})}
     return Job(name="hvd", profile=profile, account="def-a", kind="horovod", resources=resources,
-               environment={"modules": ["openmpi/4.1.5"] + (["cuda/12.2", "nccl/2.18.3"] if gpus != "none" else []), "venv": {"packages": list(packages)},
-                            "builds": list(builds)}, launch={"command": "python train.py"}, **fields)
+               environment={"modules": ["openmpi/4.1.5"] + (["cuda/12.2", "nccl/2.18.3"] if gpus != "none" else []),
+                            "venv": {"packages": list(packages)}, "builds": list(builds)},
+               launch={"command": "python train.py"}, **fields)
 
 
 def _call(script: str) -> str:

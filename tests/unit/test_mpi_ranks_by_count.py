@@ -5,6 +5,7 @@ SLURM may place its ranks on one node or several, and its inputs are staged on e
 import re
 
 from slurmkit import Job
+from slurmkit.render.render import comment
 
 PAGE = "https://docs.alliancecan.ca/wiki/Advanced_MPI_scheduling/en"
 
@@ -24,8 +25,8 @@ def test_one_nodes_worth_of_ranks_is_asked_by_count_with_memory_per_rank():
     text = script()
     assert "#SBATCH --ntasks=8\n#SBATCH --cpus-per-task=1\n#SBATCH --mem-per-cpu=2G\n" in text
     assert "--nodes" not in directives(text) and "--ntasks-per-node" not in directives(text)
-    note = f"# Ranks by count, memory per rank: SLURM places them on one node or several, and each stages the inputs below ({PAGE}).\n"
-    assert note + "#SBATCH --ntasks=8\n" in text
+    note = comment(f"Ranks by count, memory per rank: SLURM places them on one node or several, and each stages the inputs below ({PAGE}).")
+    assert note + "\n#SBATCH --ntasks=8\n" in text
 
 
 def test_its_inputs_are_staged_on_every_node_and_an_image_is_extracted_there():
@@ -38,7 +39,8 @@ def test_its_inputs_are_staged_on_every_node_and_an_image_is_extracted_there():
 def test_memory_per_node_keeps_one_node_and_says_why():
     text = script(resources={"mem_per_cpu": None, "mem": "16G"})
     assert "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8\n" in text
-    assert "# One node, as --mem is memory per node; for ranks that SLURM may place on several nodes, ask mem_per_cpu instead" in text
+    assert "One node, as --mem is memory per node; for ranks that SLURM may place on several nodes, ask mem_per_cpu instead" in \
+        " ".join(line[2:] for line in text.splitlines() if line.startswith("# "))
     assert "slurmkit_stage_in mount-image" in text and "slurmkit_on_each_node" not in text
 
 

@@ -29,14 +29,15 @@ def _script(profile_name: str, kind: str) -> str:
 ])
 def test_the_script_says_what_the_sites_slurm_tmpdir_is_and_where_that_is_said(profile, kind, words, source):
     script = _script(profile, kind)
-    assert f"# Inputs into $SLURM_TMPDIR, {words}" in script
-    assert re.search(rf"^# Inputs into \$SLURM_TMPDIR, {re.escape(words)}.* \({re.escape(source)}\)\.$", script, re.M)
+    joined = re.sub(r"(\n# [^\n]*[^.:)\n])\n# ", r"\1 ", script)   # (a comment wrapped at 100 columns, as one line)
+    assert f"# Inputs in $SLURM_TMPDIR, {words}" in joined
+    assert re.search(rf"^# Inputs in \$SLURM_TMPDIR, {re.escape(words)}.* \({re.escape(source)}\)\.$", joined, re.M)
     assert "the node-local disk" not in script
 
 
 def test_a_profile_with_no_source_says_no_page():
     script = _script("local", "gpu")
-    assert "# Inputs into $SLURM_TMPDIR, the node-local disk.\n" in script
+    assert "# Inputs in $SLURM_TMPDIR, the node-local disk.\n" in script
     assert "What $SLURM_TMPDIR is on" not in script
 
 

@@ -711,9 +711,15 @@ def _array(build: _Builder, option: _Option) -> Optional[_Verdict]:
 
 
 def _mail_user(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """An address with no --mail-type line: SLURM sends no mail (its default type is NONE), so
+    the spec says no events, rather than slurmkit's default END and FAIL."""
     if not option.value:
         return None
     build.section("mail")["user"] = option.value
+    if not _gives_option(build, "mail-type"):
+        build.spec["mail"]["events"] = []
+        return ("mapped", "mail.events: []: no --mail-type, so SLURM sends no mail, and neither does the job "
+                          "(list events, e.g. [END, FAIL], to get mail)")
     return _MAPPED
 
 

@@ -1133,7 +1133,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     if spec.mail:
         # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
         pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
-        pairs.append(("--mail-type", ",".join(spec.mail.events)))
+        pairs += [("--mail-type", ",".join(spec.mail.events))] if spec.mail.events else []   # (none: SLURM sends no mail)
     if stage and stage.lead_s:
         pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
     if kind_of(spec).requeues_on_signal:

@@ -420,6 +420,11 @@ def test_mail_and_extra_directives_reach_the_header():
     assert (d["--mail-user"], d["--mail-type"], d["--constraint"], d["--exclusive"]) == ("me@uni.ca", "ALL", "cascade", "")
 
 
+def test_mail_with_no_events_writes_no_mail_type_so_slurm_sends_none():
+    d = directives(job("generic", mail={"user": "me@uni.ca", "events": []}))
+    assert d["--mail-user"] == "me@uni.ca" and "--mail-type" not in d
+
+
 # ---------------------------------------------------------------------------- determinism
 
 

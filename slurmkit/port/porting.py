@@ -191,6 +191,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
         build.note(0, "", "to do", "no command to run was found; set launch.command")
         build.spec["launch"] = {"command": "true"}
     _arrays_into_launch(build)
+    _shell_options_into_launch(build)
     _modules_after_runs(build)
     _arguments(build, script, text)
     _finish(build, name, profile)
@@ -914,9 +915,21 @@ def _block(build: _Builder, number: int, unit: str) -> None:
 
 
 def _shell_option_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
-    if words[0] == "shopt" or STANDARD_SHELL_OPTIONS.match(unit):
+    """``set -e``/``-u``/``-o pipefail``: slurmkit's own (environment.errexit, nounset say the rest).
+    A ``shopt`` (nullglob, extglob, globstar) changes what the script's later globs mean: kept,
+    in order (and at the head of launch.shell: _shell_options_into_launch)."""
+    if STANDARD_SHELL_OPTIONS.match(unit):
         return ("dropped", "slurmkit's scripts run with set -euo pipefail")
     return None
+
+
+def _shell_options_into_launch(build: _Builder) -> None:
+    """A ``shopt`` line kept in setup does not reach launch.shell, which bash runs in a child bash
+    (shopt options are not inherited): it runs at the head of launch.shell too."""
+    shell = build.spec.get("launch", {}).get("shell")
+    options = [line for line in build.setup if re.match(r"\s*shopt\s+-[su]\b", line)]
+    if shell is not None and options:
+        build.spec["launch"]["shell"] = "\n".join(options + [shell])
 
 
 def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:

@@ -1108,6 +1108,15 @@ def _shape_directives(nodes: int, tasks: int, cpus: int, by_count: bool, one_pro
     return [("--nodes", str(nodes)), ("--ntasks-per-node", str(tasks)), ("--cpus-per-task", str(cpus))]
 
 
+def _mail_directives(spec: JobSpec) -> List[Tuple[str, str]]:
+    """No user: SLURM mails the address registered with the account (the Alliance's CCDB one);
+    no events: no --mail-type, so SLURM sends no mail."""
+    if not spec.mail:
+        return []
+    return ([("--mail-user", spec.mail.user)] if spec.mail.user else []) + \
+        ([("--mail-type", ",".join(spec.mail.events))] if spec.mail.events else [])
+
+
 def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Optional[GpuChoice], array: Optional[ArrayPlan],
                 stage: Optional[StagePlan] = None, chain: Optional[ChainPlan] = None, tmp_mb: Optional[int] = None,
                 by_count: bool = False, one_process: bool = False):
@@ -1130,10 +1139,7 @@ def _directives(spec: JobSpec, account, tasks: int, cpus: int, memory, gpus: Opt
     pairs += _log_directives(spec, array is not None and spec.array is not None)
     if spec.dependencies:
         pairs.append(("--dependency", ",".join(dependency(d.type, d.job_ids) for d in spec.dependencies)))
-    if spec.mail:
-        # No user: SLURM mails the address registered with the account (the Alliance's CCDB one).
-        pairs += [("--mail-user", spec.mail.user)] if spec.mail.user else []
-        pairs += [("--mail-type", ",".join(spec.mail.events))] if spec.mail.events else []   # (none: SLURM sends no mail)
+    pairs += _mail_directives(spec)
     if stage and stage.lead_s:
         pairs.append(("--signal", f"B:USR1@{stage.lead_s}"))
     if kind_of(spec).requeues_on_signal:

@@ -94,7 +94,7 @@ class Kind(Record):
     #: the program names its nodes and GPUs per node itself (Lightning's Trainer(num_nodes, devices)):
     #: a new shape of the job must be written there too.
     program_names_its_nodes: bool = False
-    #: one `accelerate launch` per node starts the node's processes; it takes launch.mixed_precision.
+    #: Accelerate's launch settings (launch.mixed_precision) go to the ranks as `accelerate launch`'s variables.
     launches_per_node: bool = False
     #: on one GPU its framework runs one process with no process group (Lightning, Accelerate): no
     #: communication to pay for, and the kind's other gifts (the requeue) still count.
@@ -166,13 +166,13 @@ _ROWS = (
          picks_its_gpu=True, alone_on_one_gpu=True, needs_one_of=("lightning", "pytorch-lightning"),
          imports=("lightning", "pytorch_lightning"),
          sets_in_environment="MASTER_ADDR and MASTER_PORT (Lightning reads the ranks from SLURM)"),
-    # One `accelerate launch` per node, which starts the node's processes (framework_kinds.py).
+    # One srun task per process, as ddp; Accelerate's settings in its ACCELERATE_* variables (framework_kinds.py).
     Kind("accelerate", ("accelerate",), PER_GPU, default_command="python train.py", gpus_example=2, distributed=True,
          spreads_over_nodes=True, example_resources=(("nodes", 2),), framework_only=True, other_framework_kind="tf-multiworker",
-         site_launch_env=True, torch_nccl_errors=True, rendezvous=True, master_env=True, launches_per_node=True,
+         site_launch_env=True, torch_nccl_errors=True, rendezvous=True, ranks_from_slurm=True, launches_per_node=True,
          picks_its_gpu=True, alone_on_one_gpu=True, cpu_environment=(("ACCELERATE_USE_CPU", "true"),), needs_one_of=("accelerate",),
          imports=("accelerate",),
-         sets_in_environment="MASTER_ADDR, MASTER_PORT and accelerate launch's machine rank and totals"),
+         sets_in_environment="MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, WORLD_SIZE and accelerate launch's settings"),
 )
 #: the kind of a spec that names none.
 DEFAULT_KIND = "serial"

@@ -132,10 +132,9 @@ def _mpirun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
 
 
 def _accelerate(at: LaunchContext) -> Tuple[ScriptWord, ...]:
-    """srun starts one task per node; each runs the node's `accelerate launch` (DistributedPlan.node_launcher,
-    written in single quotes by templates/distributed.sbatch.j2), inside the task so that its SLURM_NODEID is that node's."""
-    return ("srun", FromSlurm('--nodes="$SLURM_NNODES"'), FromSlurm('--ntasks="$SLURM_NNODES"'), "--ntasks-per-node=1",
-            FromSlurm("--cpus-per-task=" + NODE_CORES.text), "bash", "-c")
+    """One srun task per process, as the srun launcher: the ranks get their own cores and the
+    torch.distributed variables, and Accelerate needs no `accelerate launch` under them."""
+    return _srun(at)
 
 
 class Launcher(Record):
@@ -164,7 +163,7 @@ LAUNCHERS: Dict[str, Launcher] = {launcher.name: launcher for launcher in (
     Launcher("srun", _srun, "srun", runs_a_copy_per_task=True, local_rank_variable="SLURM_LOCALID"),
     Launcher("mpirun", _mpirun, "mpirun", starts_mpi_ranks=True, runs_a_copy_per_task=True),
     Launcher("torchrun", _torchrun, "torchrun", leaves_ranks_unbound=True, local_rank_variable="LOCAL_RANK"),
-    Launcher("accelerate", _accelerate, "accelerate launch", local_rank_variable="LOCAL_RANK"),
+    Launcher("accelerate", _accelerate, "srun", runs_a_copy_per_task=True, local_rank_variable="SLURM_LOCALID"),
 )}
 #: Under mpirun, each MPI flavour's variable for a rank's place on its node: Open MPI's
 #: OMPI_COMM_WORLD_LOCAL_RANK ("the relative rank of this process on this node",

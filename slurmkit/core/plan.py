@@ -142,7 +142,6 @@ class DistributedPlan(Record):
     gpu_rank: str = ""                # one GPU per process: the variable that holds its rank on the node
     master_env: bool = False          # MASTER_ADDR and MASTER_PORT exported for the program (Lightning, Accelerate)
     requeue_lead_s: int = 0           # Lightning: the batch shell passes SIGUSR1 to srun and expects the requeue
-    node_launcher: tuple = ()         # Accelerate: the launch each node's one task runs (bash -c '...')
 
     @property
     def wraps_tasks(self) -> bool:

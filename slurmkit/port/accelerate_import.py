@@ -1,8 +1,8 @@
 """``slurmkit import`` of a Hugging Face Accelerate script: ``[srun ...] accelerate launch [OPTIONS]
 PROGRAM [ARGS]`` becomes kind accelerate (the kind with ``launches_per_node``).
 
-The kind runs one ``accelerate launch`` per node itself (framework_kinds.accelerate_launch) and
-passes it the job's totals, each node's rank and the rendezvous, with ``--no_python``: so the
+The kind starts one srun task per process itself, with the ranks, the rendezvous and
+Accelerate's settings in the environment (framework_kinds.accelerate_environment): so the
 spec's command is what accelerate ran, ``python`` written out (``python -m M`` for ``-m``, the
 program as written for ``--no_python``). Each option of the script's line gets a note: the counts
 are checked against the #SBATCH request (the kind derives them from GPUs per node x nodes),
@@ -22,7 +22,7 @@ from slurmkit.core.launchers import MIXED_PRECISIONS
 from slurmkit.core.records import Record
 
 #: what the not-carried options would have set up, and where it belongs instead
-NOT_CARRIED = ("is not carried: kind {kind}'s `accelerate launch` passes only the counts, the rendezvous and mixed precision, "
+NOT_CARRIED = ("is not carried: kind {kind} gives its ranks only the counts, the rendezvous and mixed precision, "
                "so what {option} sets up (a config file, DeepSpeed, FSDP, Megatron-LM, TorchDynamo, FP8, TPU, restarts) is "
                "lost: give it to the program (Accelerator(...) and its plugins) and delete this line")
 
@@ -79,7 +79,7 @@ def read_options(build, number: int, parsed: Parsed) -> AccelerateLine:
         elif action == "accelerate_cpu":
             line = line._replace(cpu=True)
         elif action == "accelerate_dynamo" and value.lower() == "no":
-            build.note(number, spelled, "dropped", f"kind {kind} passes --dynamo_backend=no itself")
+            build.note(number, spelled, "dropped", f"kind {kind} sets ACCELERATE_DYNAMO_BACKEND=NO itself")
         elif action in ("accelerate_dynamo", "not_carried"):
             build.note(number, spelled, "to do", f"accelerate launch option {option} " + NOT_CARRIED.format(kind=kind, option=option))
         elif action == "unknown":
@@ -121,8 +121,8 @@ def adopt(build, kind: str) -> None:
     _count(build, line.number, line.num_machines, nodes, _nodes(nodes), known)
     _cpu_flag(build, line, gpus, kind)
     cores = f"; {res['cpus_per_task']} cores each" if "cpus_per_task" in res else ""
-    build.note(0, f"kind: {kind}", "mapped", f"`accelerate launch`: kind {kind} runs one per node, which starts the node's "
-               f"{per_node} process{'es' if per_node > 1 else ''} ({shape}){cores}; slurmkit sets {KINDS[kind].sets_in_environment}")
+    build.note(0, f"kind: {kind}", "mapped", f"`accelerate launch`: kind {kind} starts the node's "
+               f"{per_node} process{'es' if per_node > 1 else ''} ({shape}) with srun{cores}; slurmkit sets {KINDS[kind].sets_in_environment}")
 
 
 def _gpu_count(gpus) -> int:

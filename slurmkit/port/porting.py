@@ -2121,7 +2121,7 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
         dropped.setdefault(action, []).append(spelled)
     for action, spellings in dropped.items():
         reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
-                                                    "node itself, which runs the node's `accelerate launch`")
+                                                    "process itself")
         build.note(number, " ".join(spellings), "dropped", reason)
 
 

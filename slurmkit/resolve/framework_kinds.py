@@ -22,17 +22,17 @@ Lightning expects, and the batch shell knows that the TERM that follows is the r
 ``--requeue`` makes the job requeueable whatever the site's JobRequeue default, and
 ``--open-mode=append`` keeps the first run's log (the save, the requeue) in front of the next's.
 
-``accelerate``: srun starts one task per node, each runs ``accelerate launch`` with the job's
-totals, its node's rank (SLURM_NODEID, read inside the task) and the rendezvous the ddp kind
-uses (first host, port from the job id). Its processes per node are the job's tasks per node
-(GPUs per node on GPUs), so the #SBATCH header says how many processes run, as for ddp.
+``accelerate``: srun starts one task per process, as for ddp (each on its own cores, with RANK,
+LOCAL_RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), and runs the command itself: Accelerate's docs
+say `accelerate launch` is not required under a launcher such as torchrun that sets these
+(https://huggingface.co/docs/accelerate/basic_tutorials/launch), and its launch settings reach the
+Accelerator as the variables `accelerate launch` would export (accelerate_environment).
 """
 
 from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from slurmkit.core.plan import FromSlurm
 
 #: Lightning's documented lead (the cluster page's ``--signal=SIGUSR1@90``), in seconds.
 REQUEUE_LEAD_S = 90
@@ -66,23 +66,13 @@ def stage_conflict(kind, stage) -> Optional[Tuple[str, str]]:
     return None
 
 
-def accelerate_launch(multi_process: bool, mixed_precision: Optional[str]) -> Tuple[object, ...]:
-    """``accelerate launch`` as each node's task runs it: totals from the batch script
-    (NUM_PROCESSES, SLURM_NNODES), the node's rank from srun's SLURM_NODEID, the rendezvous
-    from MASTER_ADDR/MASTER_PORT; ``--no_python``: the command runs as written (python t.py).
-    ``--multi_gpu`` is Accelerate's multi-process launcher (torchrun underneath); on CPU nodes
-    ACCELERATE_USE_CPU=true (accelerate_environment) makes its processes use gloo on the CPU."""
-    return ("accelerate", "launch", *(("--multi_gpu",) if multi_process else ()),
-            FromSlurm('--num_processes="$NUM_PROCESSES"'), FromSlurm('--num_machines="$SLURM_NNODES"'),
-            FromSlurm('--machine_rank="$SLURM_NODEID"'), FromSlurm('--main_process_ip="$MASTER_ADDR"'),
-            FromSlurm('--main_process_port="$MASTER_PORT"'), f"--mixed_precision={mixed_precision or DEFAULT_MIXED_PRECISION}",
-            "--dynamo_backend=no", "--no_python")
-
-
-def accelerate_environment(gpus) -> Tuple[Tuple[str, str], ...]:
-    """On CPU nodes Accelerate must be told: its launcher otherwise takes a machine without CUDA
-    for one process (measured: DistributedType.NO on each of 2 processes, accelerate 1.15.0)."""
-    return () if gpus else (("ACCELERATE_USE_CPU", "true"),)
+def accelerate_environment(mixed_precision: Optional[str]) -> Tuple[Tuple[str, str], ...]:
+    """What ``accelerate launch --multi_gpu`` itself exports to its processes for these settings
+    (accelerate/utils/launch.py, prepare_multi_gpu_env): the Accelerator reads them from the
+    environment, so srun's tasks, which set the torch.distributed variables, need no launcher.
+    DynamoBackend's values are upper case ("NO")."""
+    return (("ACCELERATE_MIXED_PRECISION", mixed_precision or DEFAULT_MIXED_PRECISION),
+            ("ACCELERATE_DYNAMO_BACKEND", "NO"))
 
 
 #: the framework a package in a venv's requirements brings.

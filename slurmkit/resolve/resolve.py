@@ -35,7 +35,7 @@ from slurmkit.resolve.buildsources import fetched, source_folder
 from slurmkit.resolve.framework_kinds import (
     LIGHTNING_INTERACTIVE_NAMES,
     PACKAGE_FRAMEWORKS,
-    accelerate_launch,
+    accelerate_environment,
     package_name,
     requeue_directives,
     requeue_lead,
@@ -931,6 +931,8 @@ def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], ru
         env.update(profile.launch.env)
     if kind.distributed:
         env.update(_distributed_environment(spec, shape, gpus, node_types))
+    if kind.launches_per_node:
+        env.update(accelerate_environment(spec.launch.mixed_precision))
     if not gpus:
         env.update(kind.cpu_environment)
     if runner and runner.starts_mpi_ranks:
@@ -1024,12 +1026,9 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if kind.rendezvous and (runner is None or runner.starts_processes):
         lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
-        node_launcher = accelerate_launch(spec.resources.nodes * tasks > 1, spec.launch.mixed_precision) \
-            if kind.launches_per_node else ()
         return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
                                tasks_per_node=tasks, nodes=spec.resources.nodes, gpu_rank=gpu_rank, master_env=kind.master_env,
-                               requeue_lead_s=lead,
-                               node_launcher=node_launcher)
+                               requeue_lead_s=lead)
     if gpu_rank:
         return DistributedPlan(tasks_per_node=tasks, gpu_rank=gpu_rank)
     return None

@@ -42,7 +42,7 @@ def _losses(out: str, tag: str):
     return re.findall(tag + r" rank=(\d) world=4 .*final_loss=([0-9.]+)", out)
 
 
-def test_accelerate_runs_one_launch_per_node_and_four_cpu_ranks_agree(cluster, tmp_path, framework_venv):
+def test_accelerate_runs_four_cpu_ranks_on_their_own_cores_and_they_agree(cluster, tmp_path, framework_venv):
     job = Job(name="acc", profile="local", account="def-test", kind="accelerate",
               resources={"time": "10m", "nodes": 2, "tasks_per_node": 2, "mem": "1500M"},
               environment={"venv": {"path": str(framework_venv)}},
@@ -55,6 +55,11 @@ def test_accelerate_runs_one_launch_per_node_and_four_cpu_ranks_agree(cluster, t
     assert sorted(rank for rank, _ in found) == ["0", "1", "2", "3"], out[-5000:]
     assert len({loss for _, loss in found}) == 1, found          # one model: every rank ends with the same loss
     assert out.count("type=DistributedType.MULTI_CPU backend=gloo") == 4
+    placed = re.findall(r"accelerate rank=\d world=4 .* host=(\S+) cores=(\S+)", out)
+    assert len(placed) == 4 and len({host for host, _ in placed}) == 2, placed
+    for node in {host for host, _ in placed}:                     # srun --cpu-bind=cores: no two ranks share a core
+        cores = [set(c.split(",")) for host, c in placed if host == node]
+        assert len(cores) == 2 and not cores[0] & cores[1], placed
 
 
 def test_lightning_requeues_on_the_signal_of_a_one_minute_job_and_resumes_from_its_checkpoint(cluster, tmp_path, framework_venv,

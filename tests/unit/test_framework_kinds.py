@@ -123,30 +123,19 @@ def test_lightning_and_accelerate_run_pytorch_only():
         assert only_error(r).field == "launch.framework"
 
 
-def test_accelerate_runs_one_launch_per_node_with_the_jobs_totals_and_the_nodes_rank():
+def test_accelerate_runs_one_srun_task_per_process_with_accelerates_settings_in_the_environment():
     r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py", "mixed_precision": "bf16"})
     assert directives(r)["--ntasks-per-node"] == "4"     # processes per node, as the header says
-    assert words(r)[:4] == ["srun", '--nodes="$SLURM_NNODES"', '--ntasks="$SLURM_NNODES"', "--ntasks-per-node=1"]
-    launch = [str(w) for w in r.plan.distributed.node_launcher]
-    assert launch[:3] == ["accelerate", "launch", "--multi_gpu"]
-    assert '--machine_rank="$SLURM_NODEID"' in launch and "--mixed_precision=bf16" in launch and launch[-1] == "--no_python"
+    assert words(r)[0] == "srun" and "--ntasks-per-node=1" not in words(r)
+    assert env(r)["ACCELERATE_MIXED_PRECISION"] == "bf16" and env(r)["ACCELERATE_DYNAMO_BACKEND"] == "NO"
     assert "ACCELERATE_USE_CPU" not in env(r)
     text = render(r.plan)
-    assert " bash -c 'exec accelerate launch --multi_gpu " in text   # in single quotes: SLURM_NODEID expands in each node's task
-    assert " --no_python \"$@\"' accelerate-launch python t.py\n" in text
-
-
-def test_accelerate_script_says_its_processes_share_the_nodes_cores():
-    """accelerate launch binds its processes to no cores, where the ddp kind's srun tasks each get
-    a slice: the script says what each of them gets instead of leaving it to be guessed."""
-    r = job("narval", {"gpus": "a100:4", "nodes": 2}, kind="accelerate", launch={"command": "python t.py"})
-    assert "starts the node's 4 processes: they share its cores (accelerate binds none)" in render(r.plan)
+    assert "bash -c" not in text and "\n# No `accelerate launch`: " in text
 
 
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):
     r = job("narval", {"gpus": "a100:1"}, kind="accelerate")
-    launch = [str(w) for w in r.plan.distributed.node_launcher]
-    assert "--mixed_precision=no" in launch and "--multi_gpu" not in launch     # one process: no multi-process launcher
+    assert env(r)["ACCELERATE_MIXED_PRECISION"] == "no"
     yaml = tmp_path / "job.yaml"
     yaml.write_text("name: t\nkind: accelerate\nprofile: narval\naccount: def-x\nresources: {gpus: 'a100:1', time: 1h}\n"
                     "launch: {command: python t.py, mixed_precision: no}\n")     # YAML reads a bare no as false

@@ -1,5 +1,8 @@
-"""A tiny Hugging Face Accelerate run on CPUs (gloo) for the local cluster: `accelerate launch`
-on each node starts its processes; every rank prints the final loss on the whole data."""
+"""A tiny Hugging Face Accelerate run on CPUs (gloo) for the local cluster: srun starts each
+rank; every rank prints the final loss on the whole data, its node and the cores it may run on."""
+import os
+import socket
+
 import torch
 from accelerate import Accelerator
 from torch.utils.data import DataLoader, TensorDataset
@@ -20,4 +23,5 @@ with torch.no_grad():
     final = torch.nn.functional.mse_loss(accelerator.unwrap_model(model)(x), y).item()
 state = accelerator.state
 print(f"accelerate rank={accelerator.process_index} world={accelerator.num_processes} type={state.distributed_type} "
-      f"backend={state.backend} final_loss={final:.6f}", flush=True)
+      f"backend={state.backend} final_loss={final:.6f} host={os.environ.get('SLURMD_NODENAME', socket.gethostname())} "
+      f"cores={','.join(map(str, sorted(os.sched_getaffinity(0))))}", flush=True)

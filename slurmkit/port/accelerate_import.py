@@ -121,8 +121,9 @@ def adopt(build, kind: str) -> None:
     _count(build, line.number, line.num_machines, nodes, _nodes(nodes), known)
     _cpu_flag(build, line, gpus, kind)
     cores = f"; {res['cpus_per_task']} cores each" if "cpus_per_task" in res else ""
-    build.note(0, f"kind: {kind}", "mapped", f"`accelerate launch`: kind {kind} starts the node's "
-               f"{per_node} process{'es' if per_node > 1 else ''} ({shape}) with srun{cores}; slurmkit sets {KINDS[kind].sets_in_environment}")
+    processes = f"{per_node} process{'es' if per_node > 1 else ''}"
+    build.note(0, f"kind: {kind}", "mapped", f"`accelerate launch`: kind {kind} starts the node's {processes} ({shape}) "
+               f"with srun{cores}; slurmkit sets {KINDS[kind].sets_in_environment}")
 
 
 def _gpu_count(gpus) -> int:

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-
 #: Lightning's documented lead (the cluster page's ``--signal=SIGUSR1@90``), in seconds.
 REQUEUE_LEAD_S = 90
 #: job names under which Lightning takes the job for an interactive session and ignores SLURM

@@ -130,7 +130,7 @@ def test_accelerate_runs_one_srun_task_per_process_with_accelerates_settings_in_
     assert env(r)["ACCELERATE_MIXED_PRECISION"] == "bf16" and env(r)["ACCELERATE_DYNAMO_BACKEND"] == "NO"
     assert "ACCELERATE_USE_CPU" not in env(r)
     text = render(r.plan)
-    assert "bash -c" not in text and "\n# No `accelerate launch`: " in text
+    assert "bash -c" not in text and "\n# No `accelerate launch` (not required: " in text
 
 
 def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare_no(tmp_path):

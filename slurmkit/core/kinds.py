@@ -197,6 +197,8 @@ BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
     "TF_NUM_INTEROP_THREADS": ("tf-multiworker",),
     "TORCH_NCCL_ASYNC_ERROR_HANDLING": ("ddp", "multigpu", "lightning", "accelerate"),
     "PYTHONUNBUFFERED": ("ddp", "tf-multiworker", "horovod", "multigpu", "lightning", "accelerate"),
+    "ACCELERATE_MIXED_PRECISION": ("accelerate",),
+    "ACCELERATE_DYNAMO_BACKEND": ("accelerate",),
 }
 
 

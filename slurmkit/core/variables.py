@@ -36,6 +36,10 @@ READERS: Dict[str, Reader] = {
     "OMP_NUM_THREADS": Reader("openmp", _OPENMP),
     # the accelerate kind's own launch line reads it, in each node's task: --num_processes="$NUM_PROCESSES"
     "NUM_PROCESSES": Reader("accelerate", "https://huggingface.co/docs/accelerate/package_reference/cli#accelerate-launch"),
+    # what `accelerate launch --multi_gpu` sets for its processes (utils/launch.py, prepare_multi_gpu_env);
+    # the Accelerator reads them: the kind starts its ranks with srun and sets them itself
+    "ACCELERATE_MIXED_PRECISION": Reader("accelerate", "https://huggingface.co/docs/accelerate/basic_tutorials/launch"),
+    "ACCELERATE_DYNAMO_BACKEND": Reader("accelerate", "https://huggingface.co/docs/accelerate/basic_tutorials/launch"),
     "OMP_PLACES": Reader("openmp", _OPENMP),
     "OMP_PROC_BIND": Reader("openmp", _OPENMP),
     "MKL_NUM_THREADS": Reader("mkl", _MKL),

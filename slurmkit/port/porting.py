@@ -1651,16 +1651,7 @@ def _copied_back(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
     return None
 
 
-#: a redirection into a file (``>> done.txt``), not into a stream (``>&2``, ``> /dev/null``)
-_INTO_A_FILE = re.compile(r">>?\s*(?!&|/dev/(?:null|stdout|stderr)\b)[^\s|;&]")
-
-
 def _reports_only(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
-    """A line after the program that only prints (echo, date, nvidia-smi): the log and `slurmkit
-    status` say how the job ended. One that writes a file (``echo $ID >> done.txt``, a marker a
-    later run reads) is work, not a report."""
-    if _INTO_A_FILE.search(unit):
-        return None
     if words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL:
         return ("dropped", "it ran after the program only to report: `slurmkit status` and the job's log say how it ended")
     return None

@@ -120,10 +120,11 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         modules=modules,
         module_environment=_module_environment(spec, gpus, modules),
         launcher=launcher,
-        command=spec.launch.command,
+        command=_command(spec),
         setup=spec.environment.setup,
         errexit=spec.environment.errexit,
         nounset=spec.environment.nounset,
+        login_shell=spec.environment.login_shell,
         venv=venv,
         stage=stage,
         chain=chain,
@@ -549,6 +550,24 @@ def _framework(spec: JobSpec) -> str:
 def _single_process(spec: JobSpec) -> bool:
     """One process drives every GPU (TensorFlow's MirroredStrategy under kind multigpu)."""
     return kind_of(spec).single_process_framework == _framework(spec)
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _command(spec: JobSpec) -> Tuple[str, ...]:
+    """The payload's argv: ``env`` first where it starts with a variable's assignment
+    (``X=1 python t.py``), which only a shell reads as one. A launch.shell line runs in a bash of its own (``bash -c``), which
+    inherits none of the script's options: it gets the ones the job's own lines run under
+    (set -e per environment.errexit, set -u per nounset, and pipefail), so that a command of it
+    that fails stops it as it would stop the script, and a failing program before a pipe is not
+    hidden by the pipe's last command."""
+    command = spec.launch.command
+    if spec.launch.shell is None or command[:2] != ("bash", "-c"):
+        # NAME=value before the program: srun, mpirun, parallel and a quoted word would take it for the program
+        return ("env", *command) if command and _ASSIGNMENT.match(command[0]) else command
+    letters = ("e" if spec.environment.errexit else "") + ("u" if spec.environment.nounset else "")
+    return ("bash", f"-{letters}o", "pipefail", *command[1:])
 
 
 def _execs_alone(shell: str) -> bool:
@@ -1026,7 +1045,10 @@ def _distributed(spec: JobSpec, profile: SiteProfile, tasks: int, runner: Option
         return DistributedPlan(tasks_per_node=tasks, bind_ranks=True, gpu_rank=gpu_rank)
     if kind.rendezvous and (runner is None or runner.starts_processes):
         lead = requeue_lead(spec.resources.time_s, _asked_lead(spec)) if kind.requeues_on_signal else 0
-        return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm, tf_config=kind.tf_config,
+        # Alone on one GPU (Accelerate): no ranks, so that it runs one process with no process group,
+        # as `accelerate launch` without --multi_gpu did (Accelerate takes LOCAL_RANK for several).
+        alone = kind.alone_on_one_gpu and spec.resources.nodes * tasks == 1
+        return DistributedPlan(rendezvous=True, ranks_from_slurm=kind.ranks_from_slurm and not alone, tf_config=kind.tf_config,
                                tasks_per_node=tasks, nodes=spec.resources.nodes, gpu_rank=gpu_rank, master_env=kind.master_env,
                                requeue_lead_s=lead)
     if gpu_rank:
@@ -1234,15 +1256,29 @@ def _tmpdir_on(tmpdir: Optional[SlurmTmpdir], node_types: Sequence[NodeType]) ->
     return tmpdir._replace(kind=kinds.pop())
 
 
-def _more_room(profile: SiteProfile) -> Tuple[str, str]:
+def _more_room(profile: SiteProfile, gpus: Optional[GpuChoice]) -> Tuple[str, str]:
     """How to ask a bigger $SLURM_TMPDIR where the site's --tmp reaches nodes with more local disk
-    (Rorqual): the directive at its smallest, and why, with the range and the page."""
+    (Rorqual): the directive at its smallest, and why, with the range and the page; for a CPU
+    job, also how few of the CPU nodes have a disk above the rest's."""
     room = profile.rules.tmp_request
     if room is None:
         return ("", "")
     source = f" ({room.source[0]})" if room.source else ""
     return (f"--tmp={format_size(room.min_mib)}",
-            f"a larger $SLURM_TMPDIR, {format_size(room.min_mib)} to {format_size(room.max_mib)}{source}")
+            f"a larger $SLURM_TMPDIR, {format_size(room.min_mib)} to {format_size(room.max_mib)}"
+            f"{'' if gpus else _few_big_disks(profile)}{source}")
+
+
+def _few_big_disks(profile: SiteProfile) -> str:
+    """'; above 480G only 8 of the CPU nodes' where the CPU nodes' local disks differ (Rorqual:
+    670 + 8 with 480G, 8 with 3840G), so that a CPU job asking more knows it waits for few nodes."""
+    disks = [(t.local_disk.size_mib, t.count or 0) for t in profile.node_types
+             if not t.gpus and t.local_disk and t.local_disk.size_mib and not t.retired_on]
+    sizes = sorted({size for size, _ in disks})
+    if len(sizes) < 2:
+        return ""
+    few = sum(count for size, count in disks if size > sizes[-2])
+    return f"; above {format_size(sizes[-2])} only {few} of the CPU nodes" if few else ""
 
 
 def _optional_directives(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], stage) -> Tuple[Tuple[str, str], ...]:
@@ -1250,8 +1286,8 @@ def _optional_directives(spec: JobSpec, profile: SiteProfile, gpus: Optional[Gpu
     a larger $SLURM_TMPDIR where the job stages inputs (Rorqual), one network switch for a
     tightly coupled GPU job across nodes (Nibi: it can lengthen the wait, so it is left off)."""
     found = []
-    if stage is not None and stage.inputs and _more_room(profile)[0]:
-        found.append(_more_room(profile))
+    if stage is not None and stage.inputs and _more_room(profile, gpus)[0]:
+        found.append(_more_room(profile, gpus))
     one_switch = profile.launch.interconnect.one_switch
     if gpus and spec.resources.nodes > 1 and one_switch:
         found.append(("--switches=1", f"tightly coupled: one switch ({one_switch})"))

@@ -142,6 +142,14 @@ def test_accelerate_mixed_precision_defaults_to_accelerates_own_and_reads_a_bare
     assert load_spec(yaml).launch.mixed_precision == "no"
 
 
+def test_accelerate_alone_on_one_gpu_runs_one_process_with_no_ranks():
+    """As `accelerate launch` without --multi_gpu: no LOCAL_RANK, so Accelerate makes no process group."""
+    text = render(job("narval", {"gpus": "a100:1"}, kind="accelerate", launch={"command": "python t.py"}).plan)
+    assert "slurmkit_task_env" not in text and "slurmkit_rendezvous" not in text
+    launch = next(line for line in text.splitlines() if line.startswith("slurmkit_run "))
+    assert launch == 'slurmkit_run srun --cpus-per-task="${SLURM_CPUS_PER_TASK:-1}" python t.py'
+
+
 def test_accelerate_on_cpu_nodes_tells_accelerate_so():
     r = job("local", {"nodes": 2, "tasks_per_node": 2}, kind="accelerate")
     assert env(r)["ACCELERATE_USE_CPU"] == "true"

@@ -51,7 +51,7 @@ def test_a_job_with_gpus_is_sampled_by_default_and_monitor_gpu_false_turns_it_of
     on = _job().render()
     assert "slurmkit_sample_gpus" not in on                       # on by default: slurmkit_run starts it
     # and the script says so where it runs
-    assert "slurmkit_run runs it in the background and samples its GPUs for `slurmkit report`" in on
+    assert "slurmkit submit samples its GPUs (off: monitor: {gpu: false})" in on
     assert "nvidia-smi --query-gpu=timestamp,index,uuid,name,utilization.gpu," in runtime().text
     off = _job(monitor={"gpu": False}).render()
     assert "\nslurmkit_sample_gpus off  # (monitor: {gpu: false}; slurmkit_run samples a job's GPUs otherwise)\n" in off

@@ -737,7 +737,7 @@ def test_tilde_and_home_variables_in_stage_paths_render_as_the_shell_would_read_
     assert 'slurmkit_stage_in extract "${HOME}/d.tar" "${SLURM_TMPDIR}"\n' in script
     assert 'slurmkit_stage_in copy-as "${SCRATCH}/x" "${SLURM_TMPDIR}/x"\n' in script
     assert 'slurmkit_stage_in copy "${SLURM_SUBMIT_DIR}/rel/y" "${SLURM_TMPDIR}"\n' in script
-    assert ' "${SLURM_TMPDIR}/out" "${HOME}/scratch/run-${SLURM_JOB_ID}"\n' in script      # slurmkit_save_on_exit's pair
+    assert ' "${SLURM_TMPDIR}/out" "${HOME}/scratch/run-${SLURM_JOB_ID}"  # ' in script      # slurmkit_save_on_exit's pair
     assert 'slurmkit_checkpoint "${SLURM_TMPDIR}/ck" "${PROJECT}/${USER}/ck" ' in script
     assert "/~" not in script
 

@@ -92,3 +92,14 @@ def test_the_loader_is_four_short_lines_that_reuse_no_name_as_a_loop_variable(pa
     assert len(loader) <= 4, loader
     assert max(map(len, loader)) <= 120, loader
     assert not any(line.startswith("for ") for line in loader), loader
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*/*.sbatch")), ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_a_task_env_comment_claims_no_binding_that_srun_makes(path):
+    """Where srun binds the cores (--cpu-bind=cores), the comment on the task env must not say the
+    task env sets them: a reader would look for binding in the wrong place."""
+    text = path.read_text()
+    if "--cpu-bind=cores" not in text:
+        return
+    comment = " ".join(line for line in text.splitlines() if line.startswith("# ") and "SLURMKIT_TASK_ENV" in line)
+    assert not re.search(r"\bcores\b", comment), comment

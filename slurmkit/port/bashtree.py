@@ -905,6 +905,8 @@ def is_setup(command: Command) -> bool:
         return True
     if not argv[0].strip() or re.search(r"\s", argv[0]):
         return True   # a quoted text as a command (a block of text in triple quotes): no program by that name runs
+    if re.fullmatch(r"([-=*_~+])\1{2,}", name):
+        return True   # a rule of text (=====, ----): no program has such a name
     if name.startswith("python") and argv[1:2] == ["-m"] and argv[2:3] and argv[2] in _PYTHON_SETUP_MODULES:
         return True
     if name in ("bash", "sh"):

@@ -14,6 +14,7 @@ it), or left for the user ("to do"), with the reason. Nothing is lost without a 
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 import shlex
@@ -2372,20 +2373,41 @@ def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
     setup line that failed, and one without ``set -u`` read an unset variable as empty (one its
     user exported when submitting, say). The spec says so: environment.errexit and nounset: false."""
     environment = build.spec.get("environment") or {}
-    if environment.get("setup") and not build.errexit:
+    shell = (build.spec.get("launch") or {}).get("shell")
+    several = isinstance(shell, str) and _runs_several_commands(shell)   # its own set -e would stop between them
+    if (environment.get("setup") or several) and not build.errexit:
         environment["errexit"] = False
         build.note(0, "environment.errexit: false", "mapped", "the script had no set -e, so it went on past a command that "
-                                                            "failed, and the job does too (delete the line, and a setup line "
-                                                            "that fails stops the job)")
+                                                            "failed, and the job does too (delete the line, and a command of "
+                                                            "its setup or launch line that fails stops the job)")
     unset = [] if _sets_option(script, text, "u", "nounset") else _unset_in_launch(build, script)
     if unset:
         environment["nounset"] = False
         build.note(0, "environment.nounset: false", "mapped", f"the script had no set -u, and it sets no {', '.join(unset)}: "
                                                             "read as empty where nothing sets them, as before (delete the "
                                                             "line, and an unset variable stops the job)")
+    if _runs_as_login_shell(text):
+        environment["login_shell"] = True
+        build.note(1, text.split("\n", 1)[0], "mapped", "environment.login_shell: true: the script ran as a login shell, "
+                                                          "its profiles (/etc/profile, ~/.bash_profile) before its first line, "
+                                                          "and the job's does too (#!/bin/bash -l)")
     if environment:
         build.spec["environment"] = environment
         build.spec = {key: build.spec[key] for key in _SPEC_ORDER if key in build.spec}
+
+
+def _runs_several_commands(shell: str) -> bool:
+    """Whether set -e could stop a shell line between its commands: several statements, or a
+    block (a loop, an if) holding them; not one command, pipeline or ``a && b``."""
+    statements = bashtree.parse(shell).statements
+    return len(statements) > 1 or any(isinstance(s, bashtree.Block) for s in statements)
+
+
+def _runs_as_login_shell(text: str) -> bool:
+    """``#!/bin/bash -l`` (``--login``, ``-le``): bash reads the login profiles before the script."""
+    words = text.split("\n", 1)[0].split()
+    return bool(words) and words[0].startswith("#!") and os.path.basename(words[0][2:]) == "bash" and any(
+        w == "--login" or re.fullmatch(r"-[a-z]*l[a-z]*", w) for w in words[1:])
 
 
 def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
@@ -2394,8 +2416,8 @@ def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
     from slurmkit.resolve.reads import BATCH_SET_BY, references
 
     launch = build.spec.get("launch") or {}
-    # a shell line made only of a command with such a word (wordsplit.py) reads like a command
-    command = launch.get("command") if "command" in launch else launch.get("shell") if build.submitted_words else None
+    # a shell line runs under the job's set -u too (bash -u -c: resolve._command)
+    command = launch.get("command") if "command" in launch else launch.get("shell")
     if not isinstance(command, str):
         return []
     known = (set(bashtree.assigned(script.statements)) | set((build.spec.get("environment") or {}).get("variables") or {})

@@ -123,6 +123,7 @@ class Environment(Record):
     # as a plain bash script runs them (false), or under slurmkit's own rules (true, the default):
     errexit: bool = True               # a setup line that fails stops the job (set -e)
     nounset: bool = True               # an unset variable in setup or the launch line stops the job (set -u)
+    login_shell: bool = False          # the script runs as a login shell (#!/bin/bash -l): the profiles first
 
 
 class Launch(Record):
@@ -430,7 +431,7 @@ SECTION_KEYS = {
     "": SPEC_KEYS,
     "resources": RESOURCE_KEYS,
     "resources.gpus": ("model", "count"),
-    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup", "errexit", "nounset"),
+    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup", "errexit", "nounset", "login_shell"),
     "environment.venv": ("path", "requirements", "packages"),
     "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view", "mixed_precision"),
     "array": ("parameters", "throttle", "indices"),
@@ -613,14 +614,16 @@ def _read_environment(read: _Reader, value) -> Environment:
         setup=_read_setup(read, env.get("setup")),
         errexit=_read_switch(read, env.get("errexit"), ("environment", "errexit")),
         nounset=_read_switch(read, env.get("nounset"), ("environment", "nounset")),
+        login_shell=_read_switch(read, env.get("login_shell"), ("environment", "login_shell"), default=False),
     )
 
 
-def _read_switch(read: _Reader, value, path: KeyPath) -> bool:
-    """A true/false setting that is on unless the spec says false."""
+
+def _read_switch(read: _Reader, value, path: KeyPath, default: bool = True) -> bool:
+    """A true/false setting: ``default`` unless the spec says otherwise."""
     if value is not None and not isinstance(value, bool):
         read.fail(path, f"must be true or false, not {value!r}")
-    return value is not False
+    return default if value is None else value
 
 
 def _read_setup(read: _Reader, value) -> Tuple[str, ...]:

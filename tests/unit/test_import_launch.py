@@ -235,3 +235,30 @@ def test_cuda_loaded_after_a_python_step_asks_nothing(late):
 def test_a_load_that_changes_an_earlier_build_is_still_a_to_do(late, before):
     body = f"module load python/3.10\n{before}\nmodule load {late}\npython train.py\n"
     assert _late_loads(body) == [f"module load {late}"]
+
+
+@pytest.mark.parametrize("first, login", [("#!/bin/bash -l", True), ("#!/bin/bash --login", True), ("#!/bin/bash -le", True),
+                                          ("#!/bin/bash", False), ("#!/bin/sh -l", False)])
+def test_a_login_shell_script_stays_one(first, login):
+    """#!/bin/bash -l read ~/.bash_profile before the script (a conda or module set-up): the job's does too."""
+    result = import_script(f"{first}\n#SBATCH --account=def-x --time=1:00:00\n./app\n", name="job", profile="narval")
+    spec_from_mapping(result.spec)
+    assert (result.spec.get("environment") or {}).get("login_shell", False) is login
+    assert any("login_shell" in n.reason for n in result.notes) is login
+
+
+@pytest.mark.parametrize("launch, errexit", [("./a; ./b", False), ("for i in 1 2; do ./a $i; done", False),
+                                             ("./a > log 2>&1", True), ("./a | tee log", True), ("./a && ./b", True)])
+def test_a_launch_line_of_several_commands_without_set_e_goes_on_past_a_failure_as_before(launch, errexit):
+    """The launch line runs under the job's set -e (bash -e -c): a script without it went on past a
+    failing command between the statements of its last line; the spec keeps that (errexit: false)."""
+    result = imported(f"echo start\n{{ {launch}; }} 2> err.log\n" if "{" in launch else f"{launch}\n")
+    shell = result.spec["launch"].get("shell") or result.spec["launch"].get("command")
+    assert shell, result.spec
+    assert (result.spec.get("environment") or {}).get("errexit", True) is errexit, result.spec
+
+
+def test_a_rule_of_text_is_not_taken_for_the_program():
+    """``==========`` after the program: a command not found, never the job's program."""
+    result = imported("python3 run.py\n==========\n")
+    assert "python3 run.py" in (result.spec["launch"].get("shell") or result.spec["launch"].get("command"))

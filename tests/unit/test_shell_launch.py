@@ -46,7 +46,7 @@ def _shellcheck(script: str, folder) -> None:
 def test_a_shell_line_redirects_pipes_and_chains_as_written(tmp_path):
     line = f"{sys.executable} -c 'import sys; print(sys.argv[1:])' a \"b c\" > out.txt 2>&1 && echo ok | tee -a out.txt"
     script = script_of(launch={"shell": line})
-    assert "bash -c " in script and " > out.txt" in script
+    assert "bash -euo pipefail -c " in script and " > out.txt" in script
     _shellcheck(script, tmp_path)
     result = _run(script, tmp_path)
     assert result.returncode == 0, result.stderr
@@ -156,3 +156,54 @@ def test_a_shell_line_and_setup_read_the_script_arguments_as_sbatch_gave_them(tm
 def test_a_shell_line_that_reads_no_arguments_renders_as_before():
     script = script_of(launch={"shell": "echo $HOME $$ > out.txt"})
     assert '"$@"' not in script and '"$0"' not in script
+
+
+def test_a_shell_line_runs_under_the_jobs_own_options_so_a_failing_command_stops_it(tmp_path):
+    """bash -c inherits none of the script's set -euo pipefail: a failing first command would be
+    followed by the next, and the job end 0, as if nothing had failed."""
+    script = script_of(launch={"shell": "false; echo went on > out.txt"})
+    assert "bash -euo pipefail -c " in script
+    _shellcheck(script, tmp_path)
+    result = _run(script, tmp_path)
+    assert result.returncode == 1 and not (tmp_path / "out.txt").exists(), result.stderr
+
+
+def test_a_failing_program_before_a_pipe_fails_the_shell_line(tmp_path):
+    script = script_of(launch={"shell": "sh -c 'exit 3' | cat > out.txt"})
+    result = _run(script, tmp_path)
+    assert result.returncode == 3, result.stderr
+
+
+def test_a_shell_line_of_a_job_without_errexit_goes_on_past_a_failing_command(tmp_path):
+    """environment.errexit: false (a script imported without set -e): as that script did."""
+    script = script_of(environment={"errexit": False, "nounset": False}, launch={"shell": "false; echo went on > out.txt"})
+    assert "bash -o pipefail -c " in script
+    result = _run(script, tmp_path)
+    assert result.returncode == 0 and (tmp_path / "out.txt").read_text() == "went on\n", result.stderr
+
+
+@pytest.mark.parametrize("kind", ["serial", "mpi"])
+def test_an_assignment_before_the_program_reaches_it_as_a_variable(kind):
+    """``X=1 prog``: srun, mpirun and a quoted first word would take ``X=1`` for the program; env runs it."""
+    script = script_of(kind=kind, resources={"time": "1h", "tasks_per_node": 2},
+                       launch={"command": "GREETING=hi sh -c 'echo $GREETING'"})
+    launch = next(line for line in script.splitlines() if line.startswith("slurmkit_run "))
+    assert " env GREETING=hi sh -c " in launch, launch
+
+
+def test_an_assignment_before_the_program_runs_in_a_serial_job(tmp_path):
+    program = "import os; open('out.txt', 'w').write(os.environ['GREETING'])"
+    script = script_of(launch={"command": ["GREETING=hi there", sys.executable, "-c", program]})
+    result = _run(script, tmp_path)
+    assert result.returncode == 0 and (tmp_path / "out.txt").read_text() == "hi there", result.stderr
+
+
+def test_an_assignment_before_the_program_of_many_tasks_reaches_gnu_parallel_through_env(tmp_path):
+    """``parallel --quote -- "X={%}" prog``: every task would fail with ``X=1: command not found``."""
+    script = script_of(kind="many-tasks", resources={"time": "1h", "tasks_per_node": 2}, tasks={"arguments": "t.tasks"},
+                       launch={"command": "SLOT={%} python -u score.py {}"})
+    assert '--quote -- env "SLOT={%}" python -u score.py "{}"' in script
+    if shutil.which("parallel"):
+        line = ["parallel", "--jobs", "2", "--quote", "--", "env", "SLOT={%}", "sh", "-c", 'echo "$SLOT $0"', "{}"]
+        ran = subprocess.run(line, input="a\nb\n", capture_output=True, text=True, check=True)
+        assert re.fullmatch(r"([12] [ab]\n){2}", ran.stdout), ran.stdout   # the slot, whichever a task got

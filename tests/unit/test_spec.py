@@ -67,7 +67,7 @@ def test_misspelt_resource_key_suggests_gpus():
      "job.yaml: environment.venv.packges: unknown key; did you mean 'packages'? allowed: path, requirements, packages"),
     (minimal(environment={"modlues": ["gcc"]}),
      "job.yaml: environment.modlues: unknown key; did you mean 'modules'? "
-     "allowed: modules, venv, variables, builds, build_cache, setup, errexit, nounset"),
+     "allowed: modules, venv, variables, builds, build_cache, setup, errexit, nounset, login_shell"),
     (minimal(kind="array", array={"parameters": {"lr": [1]}, "throtle": 2}),
      "job.yaml: array.throtle: unknown key; did you mean 'throttle'? allowed: parameters, throttle, indices"),
     (with_resources(gpus={"modle": "h100"}),
@@ -514,6 +514,18 @@ def test_the_plain_bash_switches_are_true_unless_false_and_nothing_else(key):
     assert getattr(spec_from_mapping({**base, "environment": {key: False}}).environment, key) is False
     with pytest.raises(SpecError, match=rf"environment\.{key}: must be true or false, not 'no'"):
         spec_from_mapping({**base, "environment": {key: "no"}})
+
+
+def test_login_shell_is_false_unless_true_and_renders_bash_l():
+    base = {"name": "j", "resources": {"time": "1h"}, "launch": {"command": "./app"}}
+    assert spec_from_mapping(base).environment.login_shell is False
+    assert spec_from_mapping({**base, "environment": {"login_shell": True}}).environment.login_shell is True
+    with pytest.raises(SpecError, match=r"environment\.login_shell: must be true or false, not 'yes'"):
+        spec_from_mapping({**base, "environment": {"login_shell": "yes"}})
+    plain = Job(name="j", resources={"time": "1h"}, launch="./app", profile="generic").render()
+    login = Job(name="j", resources={"time": "1h"}, launch="./app", profile="generic",
+                environment={"login_shell": True}).render()
+    assert plain.startswith("#!/bin/bash\n") and login.startswith("#!/bin/bash -l\n")
 
 
 @pytest.mark.parametrize("section, said, meant", [("array", "range", "indices"), ("resources", "walltime", "time"),

@@ -2416,8 +2416,8 @@ def _unset_in_launch(build: _Builder, script: bashtree.Script) -> List[str]:
     from slurmkit.resolve.reads import BATCH_SET_BY, references
 
     launch = build.spec.get("launch") or {}
-    # a shell line runs under the job's set -u too (bash -u -c: resolve._command)
-    command = launch.get("command") if "command" in launch else launch.get("shell")
+    # a shell line made only of a command with such a word (wordsplit.py) reads like a command
+    command = launch.get("command") if "command" in launch else launch.get("shell") if build.submitted_words else None
     if not isinstance(command, str):
         return []
     known = (set(bashtree.assigned(script.statements)) | set((build.spec.get("environment") or {}).get("variables") or {})

@@ -558,16 +558,16 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 def _command(spec: JobSpec) -> Tuple[str, ...]:
     """The payload's argv: ``env`` first where it starts with a variable's assignment
     (``X=1 python t.py``), which only a shell reads as one. A launch.shell line runs in a bash of its own (``bash -c``), which
-    inherits none of the script's options: it gets the ones the job's own lines run under
-    (set -e per environment.errexit, set -u per nounset, and pipefail), so that a command of it
-    that fails stops it as it would stop the script, and a failing program before a pipe is not
-    hidden by the pipe's last command."""
+    inherits none of the script's options: it gets set -e (per environment.errexit) and
+    pipefail, so that a command of it that fails stops it as it would stop the script, and a
+    failing program before a pipe is not hidden by the pipe's last command. Not set -u: as the
+    setup lines, it reads an unset variable ($1 of a job given no arguments) as empty, and
+    check names such variables."""
     command = spec.launch.command
     if spec.launch.shell is None or command[:2] != ("bash", "-c"):
         # NAME=value before the program: srun, mpirun, parallel and a quoted word would take it for the program
         return ("env", *command) if command and _ASSIGNMENT.match(command[0]) else command
-    letters = ("e" if spec.environment.errexit else "") + ("u" if spec.environment.nounset else "")
-    return ("bash", f"-{letters}o", "pipefail", *command[1:])
+    return ("bash", "-eo" if spec.environment.errexit else "-o", "pipefail", *command[1:])
 
 
 def _execs_alone(shell: str) -> bool:

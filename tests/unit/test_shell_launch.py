@@ -46,7 +46,7 @@ def _shellcheck(script: str, folder) -> None:
 def test_a_shell_line_redirects_pipes_and_chains_as_written(tmp_path):
     line = f"{sys.executable} -c 'import sys; print(sys.argv[1:])' a \"b c\" > out.txt 2>&1 && echo ok | tee -a out.txt"
     script = script_of(launch={"shell": line})
-    assert "bash -euo pipefail -c " in script and " > out.txt" in script
+    assert "bash -eo pipefail -c " in script and " > out.txt" in script
     _shellcheck(script, tmp_path)
     result = _run(script, tmp_path)
     assert result.returncode == 0, result.stderr
@@ -162,7 +162,7 @@ def test_a_shell_line_runs_under_the_jobs_own_options_so_a_failing_command_stops
     """bash -c inherits none of the script's set -euo pipefail: a failing first command would be
     followed by the next, and the job end 0, as if nothing had failed."""
     script = script_of(launch={"shell": "false; echo went on > out.txt"})
-    assert "bash -euo pipefail -c " in script
+    assert "bash -eo pipefail -c " in script
     _shellcheck(script, tmp_path)
     result = _run(script, tmp_path)
     assert result.returncode == 1 and not (tmp_path / "out.txt").exists(), result.stderr

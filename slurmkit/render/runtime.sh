@@ -64,6 +64,13 @@ slurmkit_run() {  # slurmkit_run COMMAND...: does the work the slurmkit_* calls 
     return "$rc"
 }
 
+slurmkit_without_errexit() {  # slurmkit_without_errexit FUNCTION [ARG...]: a shell function of the job's own lines,
+    # run with set -e off, as in the script it came from (environment.errexit: false): in a
+    # function, set -e would stop at its first failing command where that script went on
+    set +e
+    "$@"
+}
+
 slurmkit_activate() {  # slurmkit_activate VIRTUALENV: its activate script, read with `set -u` paused (it reads unset variables)
     set +u
     # shellcheck source=/dev/null

@@ -564,10 +564,19 @@ def _command(spec: JobSpec) -> Tuple[str, ...]:
     setup lines, it reads an unset variable ($1 of a job given no arguments) as empty, and
     check names such variables."""
     command = spec.launch.command
+    if command and not spec.environment.errexit and _defines_function(spec.environment.setup, command[0]):
+        return ("slurmkit_without_errexit", *command)
     if spec.launch.shell is None or command[:2] != ("bash", "-c"):
         # NAME=value before the program: srun, mpirun, parallel and a quoted word would take it for the program
         return ("env", *command) if command and _ASSIGNMENT.match(command[0]) else command
     return ("bash", "-eo" if spec.environment.errexit else "-o", "pipefail", *command[1:])
+
+
+def _defines_function(setup: Tuple[str, ...], name: str) -> bool:
+    """Whether a setup line defines shell function ``name`` (``name() {`` or ``function name``):
+    the payload is then that function, run in the script's own shell and under its options."""
+    pattern = re.compile(rf"(^|\n)\s*(function\s+{re.escape(name)}\b|{re.escape(name)}\s*\(\s*\))")
+    return any(pattern.search(line) for line in setup)
 
 
 def _execs_alone(shell: str) -> bool:

@@ -207,3 +207,15 @@ def test_an_assignment_before_the_program_of_many_tasks_reaches_gnu_parallel_thr
         line = ["parallel", "--jobs", "2", "--quote", "--", "env", "SLOT={%}", "sh", "-c", 'echo "$SLOT $0"', "{}"]
         ran = subprocess.run(line, input="a\nb\n", capture_output=True, text=True, check=True)
         assert re.fullmatch(r"([12] [ab]\n){2}", ran.stdout), ran.stdout   # the slot, whichever a task got
+
+
+@pytest.mark.parametrize("errexit", [True, False])
+def test_a_payload_that_is_a_function_of_setup_runs_under_the_jobs_errexit(tmp_path, errexit):
+    """A script without set -e went on past a failing command inside its function; with
+    environment.errexit: false the job does too (the script's own set -e would stop it)."""
+    script = script_of(environment={"errexit": errexit, "setup": ["work() {\n  false\n  echo after > after.txt\n}"]},
+                       launch={"command": "work"})
+    assert ("slurmkit_run slurmkit_without_errexit work" in script) is not errexit
+    result = _run(script, tmp_path)
+    assert (tmp_path / "after.txt").exists() is not errexit, result.stderr
+    assert (result.returncode == 0) is not errexit, result.stderr

@@ -1652,7 +1652,24 @@ def _copied_back(build: _Builder, words: List[str], unit: str) -> Optional[_Verd
     return None
 
 
+def _writes_a_file(unit: str) -> bool:
+    """Whether a command of ``unit`` sends its output into a file (``>> done.txt``), as bash
+    reads it (a ``>`` inside quotes is text), not into a stream (``>&2``, ``> /dev/null``)."""
+    commands = list(bashtree.walk(bashtree.parse(unit).statements))
+    return any(r.operator in (">", ">>", ">|", "&>", "&>>") and r.target.strip("'\"") not in _STREAMS
+               for c in commands for r in c.redirects)
+
+
+#: where a redirection writes no file
+_STREAMS = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+
+
 def _reports_only(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
+    """A line after the program that only prints (echo, date, nvidia-smi): the log and `slurmkit
+    status` say how the job ended. One that writes a file (``echo $ID >> done.txt``, a marker a
+    later run reads) is work, not a report: it runs after the program (_run_after)."""
+    if _writes_a_file(unit):
+        return None
     if words[0] in INFORMATIONAL or " ".join(words[:2]) in INFORMATIONAL:
         return ("dropped", "it ran after the program only to report: `slurmkit status` and the job's log say how it ended")
     return None
@@ -1767,6 +1784,7 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     command = _single_command(build, number)
     if "\n" in line and (command is None or command.heredocs):
         build.spec["launch"] = {"shell": _array_names(build, line)}
+        build.launch_as_written = build.spec["launch"]["shell"]   # a line after it joins it (_run_after), as after one line
         build.note(number, line, "mapped", "a block of several lines: launch.shell, run by bash as written")
         return
     line = _without_comment(build, number, line)

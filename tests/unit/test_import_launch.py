@@ -262,3 +262,19 @@ def test_a_rule_of_text_is_not_taken_for_the_program():
     """``==========`` after the program: a command not found, never the job's program."""
     result = imported("python3 run.py\n==========\n")
     assert "python3 run.py" in (result.spec["launch"].get("shell") or result.spec["launch"].get("command"))
+
+
+@pytest.mark.parametrize("block", ["for f in in/*.dat; do\n  ./app \"$f\"\ndone\n", "for f in in/*.dat; do ./app \"$f\"; done\n"])
+def test_a_line_writing_a_file_after_the_program_runs_after_it_in_the_launch(block):
+    """``echo $SLURM_JOB_ID >> done.txt`` after the program is a marker a later run reads, not a
+    report: after a block of one line or several, it joins the launch's shell block, in order."""
+    result = imported(block + 'echo $SLURM_JOB_ID >> "$HOME/completed"\n')
+    assert result.spec["launch"]["shell"].endswith('\necho $SLURM_JOB_ID >> "$HOME/completed"'), result.spec
+    assert not notes(result, "to do") and not notes(result, "dropped")
+
+
+@pytest.mark.parametrize("line", ['echo "done > all"', "echo done >&2", "date > /dev/null"])
+def test_a_line_that_only_prints_after_the_program_is_dropped(line):
+    result = imported(f"./app\n{line}\n")
+    assert result.spec["launch"] == {"command": "./app"}
+    assert any("only to report" in reason for reason in notes(result, "dropped"))

@@ -228,22 +228,57 @@ def _read_unit(build: _Builder, body: List[Tuple[int, str]], index: int, launch_
 SUBMIT_HEREDOC = re.compile(r"^[ \t]*sbatch\b[^\n]*?<<-?[ \t]*(['\"]?)(\w+)\1[^\n]*\n(.*?\n)?[ \t]*\2[ \t]*$", re.M | re.S)
 
 
-def _submitted_heredoc(text: str) -> Optional[Tuple[int, int, str]]:
-    """(the sbatch line, the delimiter's line, the here-document as the job reads it) of a script
-    whose only command is ``sbatch <<EOT`` with #SBATCH lines in it; None otherwise. In an
+class _Submitted(Record):
+    """A submit wrapper's here-document, as the job reads it (_submitted_heredoc)."""
+    first: int                  # the sbatch line
+    last: int                   # the delimiter's line
+    body: str
+    moved: Tuple[int, ...] = ()  # the wrapper's lines of assignments, now the body's first commands
+    moved_at: int = 0            # the body's line (1-based) the first of them is
+
+
+def _submitted_heredoc(text: str) -> Optional[_Submitted]:
+    """The here-document of a script whose only command is ``sbatch <<EOT`` with #SBATCH lines
+    in it, or that only assigns variables before it (``PASSWORD=$1``): None otherwise. In an
     unquoted document the wrapper's shell expands ``$1`` (its own arguments, which the spec
-    keeps as the job's) and turns ``\\$`` into ``$``."""
+    keeps as the job's) and the variables it assigned, and turns ``\\$`` into ``$``: those
+    assignments become the job's first commands, after its #SBATCH lines, so that the job's
+    shell expands the same words to the same values."""
     match = SUBMIT_HEREDOC.search(text)
     if match is None or "#SBATCH" not in (match.group(3) or ""):
         return None
-    rest = text[:match.start()] + text[match.end():]
-    if any(line.strip() and not line.lstrip().startswith("#") for line in rest.splitlines()):
+    if any(line.strip() and not line.lstrip().startswith("#") for line in text[match.end():].splitlines()):
+        return None
+    moved = _wrapper_assignments(text[:match.start()])
+    if moved is None or (moved and match.group(1)):   # a quoted document: the wrapper's variables never reached it
         return None
     first = text[:match.start()].count("\n") + 1
     body = match.group(3) or ""
+    last = first + body.count("\n") + 1
     if not match.group(1):
         body = re.sub(r"\\([$`\\])", r"\1", body)
-    return first, first + body.count("\n") + 1, body
+    if not moved:
+        return _Submitted(first, last, body)
+    lines = body.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines))
+    wrapper = text.split("\n")
+    lines[at:at] = [wrapper[number - 1] for number in moved]
+    return _Submitted(first, last, "\n".join(lines), moved, at + 1)
+
+
+def _wrapper_assignments(before: str) -> Optional[Tuple[int, ...]]:
+    """The line numbers of a wrapper's commands before its ``sbatch <<EOT``, where each is a
+    plain assignment on a line of its own (``NAME=$1``); None where any is something else."""
+    script = bashtree.parse(before)
+    if script.errors:
+        return None
+    numbers = []
+    for statement in script.statements:
+        if not (isinstance(statement, bashtree.Command) and not statement.words and statement.prefix
+                and statement.line == statement.end_line and not statement.redirects):
+            return None
+        numbers.append(statement.line)
+    return tuple(numbers) if len(set(numbers)) == len(numbers) else None
 
 
 def submitted_script(text: str) -> str:
@@ -253,23 +288,36 @@ def submitted_script(text: str) -> str:
     if submitted is None:
         part = jobparts.job_part(text)
         return text if part is None else part.body
-    body = submitted[2]
+    body = submitted.body
     return body if body.startswith("#!") else "#!/bin/bash\n" + body
 
 
-def _import_submitted(text: str, submitted: Tuple[int, int, str], name: Optional[str], profile: Optional[str]) -> Imported:
+def _import_submitted(text: str, submitted: _Submitted, name: Optional[str], profile: Optional[str]) -> Imported:
     """The here-document a submit wrapper passes to sbatch, imported as the job: its notes name
     the wrapper's lines, and one note says what was done."""
-    first, last, body = submitted
+    first, last, body = submitted.first, submitted.last, submitted.body
     shebang = body.startswith("#!")
     inner = import_script(body if shebang else "#!/bin/bash\n" + body, name, profile)
-    offset = first if shebang else first - 1
-    notes = tuple(n._replace(line=n.line + offset) if n.line else n for n in inner.notes)
+    added = 0 if shebang else 1
+    notes = tuple(n._replace(line=_wrapper_line(submitted, n.line - added, first)) if n.line else n for n in inner.notes)
     unit = "\n".join(text.splitlines()[first - 1:last])
-    note = Note(first, unit, "mapped", f"this script submits a job: the here-document it passes to sbatch (lines {first + 1}-"
-                f"{last - 1}) is imported as the job; the script's own arguments ($1, $2) are the job's: give them with "
-                "`slurmkit submit SPEC -- ARGS`")
+    said = (f"this script submits a job: the here-document it passes to sbatch (lines {first + 1}-{last - 1}) is imported "
+            "as the job; the script's own arguments ($1, $2) are the job's: give them with `slurmkit submit SPEC -- ARGS`")
+    if submitted.moved:
+        said += (f"; its assignments before sbatch (line{'s' if len(submitted.moved) > 1 else ''} "
+                 f"{', '.join(map(str, submitted.moved))}) run first in the job, which expands the document's words as it did")
+    note = Note(first, unit, "mapped", said)
     return inner._replace(notes=tuple(sorted(notes + (note,), key=lambda n: n.line)))
+
+
+def _wrapper_line(submitted: _Submitted, line: int, first: int) -> int:
+    """The wrapper's line of the body's ``line`` (1-based, as the here-document reads)."""
+    moved, at = submitted.moved, submitted.moved_at
+    if not moved or line < at:
+        return line + first
+    if line < at + len(moved):
+        return moved[line - at]
+    return line - len(moved) + first
 
 
 def _import_part(part: jobparts.Part, name: Optional[str], profile: Optional[str]) -> Imported:

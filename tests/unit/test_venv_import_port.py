@@ -89,3 +89,27 @@ def test_pip_lines_in_a_per_node_here_document_that_the_recipe_would_change_are_
     assert spec["environment"]["setup"][0].endswith(pip + "\nEOF")
     assert spec["environment"]["setup"][1] == after.strip()
     assert "packages" not in spec["environment"].get("venv", {})
+
+
+def test_a_wrapper_that_assigns_variables_before_sbatch_is_imported_for_its_document():
+    """``NAME=$1`` before ``sbatch <<EOT``: the wrapper expanded $NAME in the document, so the
+    assignment runs first in the job, which expands the same words; the notes name the wrapper's lines."""
+    from slurmkit.port.verify import verify_import
+
+    wrapper = ("#!/bin/bash\n# a wrapper\nRUN=$1\nOUT=results/$RUN\nsbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n"
+               "#SBATCH --time=1:00:00\nmkdir -p $OUT\npython run.py --name \"$RUN\" --out $OUT\nEOT\n")
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert imported.spec["environment"]["setup"][:2] == ["RUN=$1", "OUT=results/$RUN"]
+    assert "python run.py" in str(imported.spec["launch"])
+    notes = {n.line: n for n in imported.notes}
+    assert notes[3].text == "RUN=$1" and "mkdir -p $OUT" in notes[9].text, notes
+    assert any("assignments before sbatch (lines 3, 4)" in n.reason for n in imported.notes)
+    verification = verify_import(wrapper, imported, "fir")
+    assert not [t for t in verification.todos() if "sbatch" in t or "only in" in t], verification.todos()
+
+
+@pytest.mark.parametrize("before", ["cd run\n", "RUN=$1; shift\n", "RUN=$(date)\nexport RUN\n"])
+def test_a_wrapper_that_does_more_before_sbatch_is_a_to_do(before):
+    wrapper = f"#!/bin/bash\n{before}sbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n./app\nEOT\n"
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert any("import the job script it submits" in n.reason for n in imported.notes if n.outcome == "to do")

@@ -20,6 +20,12 @@ RENAMED: Dict[str, Tuple[int, Dict[str, str], str]] = {
     # NAMD page of the Alliance wiki: "module load StdEnv/2023 gcc/12.3 namd-multicore/3.0.2" then
     # "namd3 +p$SLURM_CPUS_PER_TASK ..."; the 2.14 examples run namd2.
     "namd": (3, {"namd2": "namd3"}, "https://docs.alliancecan.ca/wiki/NAMD/en"),
+    # GROMACS page, "Suffixes": "GROMACS 5 and newer releases consist of only four binaries ... All
+    # GROMACS tools from previous versions have been implemented as sub-commands of the gmx
+    # binaries" (gmx, gmx_mpi, gmx_d, gmx_mpi_d); 4.6.7's parallel mdrun is mdrun_mpi (mdrun_mpi_d).
+    "gromacs": (5, {"mdrun_mpi": "gmx_mpi mdrun", "mdrun_mpi_d": "gmx_mpi_d mdrun", "mdrun": "gmx mdrun",
+                    "mdrun_d": "gmx_d mdrun", "grompp": "gmx grompp", "grompp_d": "gmx_d grompp"},
+                "https://docs.alliancecan.ca/wiki/GROMACS/en"),
 }
 
 
@@ -55,7 +61,9 @@ WITH_VALUE = frozenset({"-batch", "-r", "-logfile", "-c", "-sd"})
 #: {module name: its programs}, where they do not start with the module's name, or where the
 #: name is too short for a prefix to say anything (r's would be run, rm, rsync): R and Rscript
 #: are what the r module puts on PATH (docs.alliancecan.ca/wiki/R: "module load r", then R or Rscript).
-PROGRAMS: Dict[str, Tuple[str, ...]] = {"r": ("R", "Rscript")}
+PROGRAMS: Dict[str, Tuple[str, ...]] = {"r": ("R", "Rscript"),
+                                        # GROMACS before 5.0 (the gmx programs of 5.0 on keep their names)
+                                        "gromacs": ("mdrun", "mdrun_mpi", "mdrun_d", "mdrun_mpi_d", "grompp", "grompp_d")}
 #: a shorter module name without PROGRAMS names only the program spelled like it
 MIN_STEM = 3
 
@@ -130,15 +138,27 @@ def folder_words(text: str) -> FrozenSet[str]:
     return frozenset(words)
 
 
-def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]]) -> Tuple[str, List[str], List[str]]:
+#: ``gmx_mpi mdrun``: the subcommand of a gmx program (GROMACS 5 on), not a program of its own
+_GMX_SUBCOMMAND = re.compile(r"(?<![\w./$-])gmx\w*\s+[\w-]+")
+
+
+def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]], own_build: str = "") -> Tuple[str, List[str], List[str]]:
     """``text`` with each documented rename made, the reasons of those, and a to-do for each
-    other program of a moved module that ``text`` names."""
+    other program of a moved module that ``text`` names. ``own_build``: a file the job sources
+    (``$HOME/gromacs-4.6.7/bin/GMXRC``), which may put the user's own build of the program first
+    on PATH: the rename would run the module's instead, so it is a to-do."""
     reasons: List[str] = []
     todos: List[str] = []
     for stem, (was, module, major) in moved.items():
         since, renames, source = RENAMED.get(stem, (0, {}, ""))
-        for word in sorted(set(_words(stem).findall(text)) - folder_words(text)):
-            if major >= since and word in renames:
+        crossed = major >= since > (_major(was.partition("/")[2]) or 0)   # the move crosses the renaming version
+        commands = _GMX_SUBCOMMAND.sub(" ", text) if stem == "gromacs" else text   # gmx mdrun: mdrun is gmx's word
+        for word in sorted(set(_words(stem).findall(commands)) - folder_words(text)):
+            if crossed and word in renames and own_build:
+                todos.append(f"{was} became {module}, which runs {renames[word]} in place of {word} ({source}); the job "
+                             f"also sources {own_build}, which may put a build of your own first: run {renames[word]} for "
+                             f"{module}'s, or rebuild yours for the new cluster and keep {word}")
+            elif crossed and word in renames:
                 text = re.sub(rf"(?<![\w./$-]){re.escape(word)}(?![\w./])", renames[word], text)
                 reasons.append(f"{was} became {module}, which runs {renames[word]} in place of {word} ({source})")
             elif stem == word and _removed(stem, was, module):

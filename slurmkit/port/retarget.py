@@ -829,6 +829,10 @@ def _rewrite_launch(port: _Port, rewrite: Callable[[str], Tuple[str, List[str]]]
                 port.set("launch", key, new, "; ".join(reasons))
 
 
+#: a setup line that sources a file (``source $HOME/gromacs/bin/GMXRC``, ``. ~/env.sh``)
+_SOURCED = re.compile(r"(?:^|[;&|\n])\s*(source|\.)\s+(\S+)")
+
+
 def _port_programs(port: _Port) -> None:
     """A module moved to a new major version may run another program (NAMD 3 runs namd3, not
     namd2): a documented rename is made in the setup and launch lines, any other program of
@@ -838,16 +842,18 @@ def _port_programs(port: _Port) -> None:
     if not moved:
         return
     launch = port.data.get("launch")
+    setup = port.data.get("environment", {}).get("setup") or []
+    own_build = next((m.group(2) for line in setup if isinstance(line, str) for m in [_SOURCED.search(line)]
+                      if m and not m.group(2).endswith("/activate")), "")
     for section, key in (("launch", "command"), ("launch", "shell")):
         text = launch.get(key) if isinstance(launch, dict) else None
         if isinstance(text, str):
-            new, reasons, todos = program_moves(text, moved)
+            new, reasons, todos = program_moves(text, moved, own_build)
             if reasons:
                 port.set(section, key, new, "; ".join(reasons))
             port.todos += [f"{section}.{key}: {todo}, then remove this line" for todo in todos]
-    setup = port.data.get("environment", {}).get("setup") or []
     if isinstance(setup, list):
-        moves = [program_moves(line, moved) if isinstance(line, str) else (line, [], []) for line in setup]
+        moves = [program_moves(line, moved, own_build) if isinstance(line, str) else (line, [], []) for line in setup]
         if any(reasons for _, reasons, _ in moves):
             port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
         port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})

@@ -89,3 +89,20 @@ def test_a_program_the_job_builds_itself_gets_no_rebuild_to_do():
     assert _built_by_the_job([("environment.setup", "cp a b"), ("launch.command", "./sim")]) == set()
     assert _built_by_the_job([("environment.setup", "cmake -DLIB=x ..")]) == set()     # configures, builds nothing
     assert _built_by_the_job([("environment.setup", "cmake --build build -j 4")]) == {"*"}
+
+
+def test_gromacs_4_tools_become_subcommands_of_gmx_from_5_on():
+    """The Alliance GROMACS page: 5 and newer have only gmx, gmx_mpi, gmx_d, gmx_mpi_d; 4.6.7 ran mdrun_mpi."""
+    moved = major_moves(["gromacs/4.6.7"], ["gromacs/2016.6"])
+    text, reasons, todos = program_moves("mdrun_mpi -s md.tpr -maxh 24 && grompp -f a.mdp", moved)
+    assert text == "gmx_mpi mdrun -s md.tpr -maxh 24 && gmx grompp -f a.mdp" and len(reasons) == 2 and not todos
+    assert program_moves("gmx_mpi mdrun -deffnm md", major_moves(["gromacs/2018.3"], ["gromacs/2024.4"])) == \
+        ("gmx_mpi mdrun -deffnm md", [], [])
+
+
+def test_a_rename_where_the_job_sources_its_own_build_is_a_to_do():
+    """A sourced GMXRC may put the user's patched 4.6.7 first: gmx_mpi would run the module's GROMACS instead."""
+    moved = major_moves(["gromacs/4.6.7"], ["gromacs/2016.6"])
+    text, reasons, todos = program_moves("mdrun_mpi -s md.tpr", moved, "$HOME/gromacs-4.6.7/bin/GMXRC")
+    assert text == "mdrun_mpi -s md.tpr" and not reasons
+    assert len(todos) == 1 and "sources $HOME/gromacs-4.6.7/bin/GMXRC" in todos[0] and "gmx_mpi mdrun" in todos[0]

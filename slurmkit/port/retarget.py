@@ -843,8 +843,7 @@ def _port_programs(port: _Port) -> None:
         return
     launch = port.data.get("launch")
     setup = port.data.get("environment", {}).get("setup") or []
-    own_build = next((m.group(2) for line in setup if isinstance(line, str) for m in [_SOURCED.search(line)]
-                      if m and not m.group(2).endswith("/activate")), "")
+    own_build = _own_build(setup)
     for section, key in (("launch", "command"), ("launch", "shell")):
         text = launch.get(key) if isinstance(launch, dict) else None
         if isinstance(text, str):
@@ -853,10 +852,21 @@ def _port_programs(port: _Port) -> None:
                 port.set(section, key, new, "; ".join(reasons))
             port.todos += [f"{section}.{key}: {todo}, then remove this line" for todo in todos]
     if isinstance(setup, list):
-        moves = [program_moves(line, moved, own_build) if isinstance(line, str) else (line, [], []) for line in setup]
-        if any(reasons for _, reasons, _ in moves):
-            port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
-        port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})
+        _port_setup_programs(port, setup, moved, own_build)
+
+
+def _own_build(setup) -> str:
+    """The first file a setup line sources that is not a virtualenv's activate: it may put a
+    build of the user's own first on PATH (programs.program_moves)."""
+    lines = [line for line in setup if isinstance(line, str)] if isinstance(setup, list) else []
+    return next((m.group(2) for line in lines for m in [_SOURCED.search(line)] if m and not m.group(2).endswith("/activate")), "")
+
+
+def _port_setup_programs(port: _Port, setup: list, moved, own_build: str) -> None:
+    moves = [program_moves(line, moved, own_build) if isinstance(line, str) else (line, [], []) for line in setup]
+    if any(reasons for _, reasons, _ in moves):
+        port.set("environment", "setup", [new for new, _, _ in moves], "; ".join(sorted({r for _, rs, _ in moves for r in rs})))
+    port.todos += sorted({f"environment.setup: {t}, then remove this line" for _, _, ts in moves for t in ts})
 
 
 def _port_python_words(port: _Port) -> None:

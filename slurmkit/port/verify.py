@@ -640,7 +640,7 @@ def _start_differences(name: str, old: Start, new: Start) -> List[Difference]:
         where = "old" if module in old.modules else "new"
         said.append(Difference("modules", _family(module), f"{name} runs with module {module} loaded only in the {where} script",
                                module if where == "old" else "", module if where == "new" else ""))
-    for path in sorted(set(old.tmpdir) ^ set(new.tmpdir)):
+    for path in sorted(p for p in set(old.tmpdir) ^ set(new.tmpdir) if not _SLURMKITS_OWN.search(p)):
         where = "old" if path in old.tmpdir else "new"
         said.append(Difference("staged", path, f"$SLURM_TMPDIR/{path} is there when {name} starts only in the {where} script"))
     return said
@@ -770,9 +770,14 @@ def _installed(one: Trace) -> set:
     return found
 
 
+#: files of slurmkit's runtime, which only the new script makes: its task env, a copy kept
+#: beside a destination (DEST.partial-JOBID), the previous copy during a swap, the runtime itself
+_SLURMKITS_OWN = re.compile(r"(^|/)(slurmkit-[\w.-]+|[^/]+\.partial-\d[\w-]*|[^/]+\.slurmkit-old)(/|$)")
+
+
 def _file_sets(old: Trace, new: Trace) -> List[Difference]:
     said = []
-    for path in sorted(set(old.saved) ^ set(new.saved)):
+    for path in sorted(p for p in set(old.saved) ^ set(new.saved) if not _SLURMKITS_OWN.search(p)):
         where = "old" if path in old.saved else "new"
         said.append(Difference("saved", path, f"{path} is saved (or written) only by the {where} script",
                                "yes" if where == "old" else "", "yes" if where == "new" else ""))

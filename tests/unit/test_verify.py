@@ -506,3 +506,11 @@ def test_a_module_change_unseen_by_an_option_word_is_said_of_no_program(program,
     change = SimpleNamespace(field="environment.modules", new=("star/2.7.11b",))
     trace = verify.Trace(starts=(_start(program, ("star/2.7.9a",)),), files=(), untraceable=(), saved=(), inputs=(), status=0)
     assert bool(verify.unseen_changes([change], trace)) is said
+
+
+def test_slurmkits_own_files_are_no_difference_between_the_scripts():
+    """The runtime's task env, a copy kept beside its destination and the swap's old copy exist only
+    in the new script's trace: they are slurmkit's, not the job's."""
+    old = verify.Trace(starts=(), files=(), untraceable=(), saved=("out/a.txt",), inputs=(), status=0)
+    new = old._replace(saved=("out/a.txt", "out/b.partial-1000", "res.slurmkit-old", "slurmkit-task-env.src", "out/c.txt"))
+    assert [d.subject for d in verify._file_sets(old, new)] == ["out/c.txt"]

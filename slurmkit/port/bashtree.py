@@ -913,9 +913,16 @@ def is_setup(command: Command) -> bool:
         return _shell_runs_setup(command, argv)
     parsed = launch_options.parse(argv, launch_options.ALL_LAUNCHERS)
     if parsed.launcher is not None and parsed.program:
-        launched = command._replace(words=command.words[len(command.words) - len(parsed.program):], prefix=())
+        words = command.words[len(command.words) - len(parsed.program):]
+        if parsed.launcher == "parallel":   # its command runs in a shell: NAME=value words before it are its variables
+            words = words[next((i for i, w in enumerate(words) if not _ASSIGNED_WORD.match(w.value)), len(words)):]
+        launched = command._replace(words=words, prefix=())
         return is_setup(launched) if launched.words else False
     return False
+
+
+#: a word that is a variable's assignment where a shell reads it (``CUDA_VISIBLE_DEVICES={%}``)
+_ASSIGNED_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def _shell_runs_setup(command: Command, argv: List[str]) -> bool:

@@ -278,3 +278,11 @@ def test_a_line_that_only_prints_after_the_program_is_dropped(line):
     result = imported(f"./app\n{line}\n")
     assert result.spec["launch"] == {"command": "./app"}
     assert any("only to report" in reason for reason in notes(result, "dropped"))
+
+
+def test_parallel_with_a_variable_before_its_command_is_the_launch():
+    """``parallel ... CUDA_VISIBLE_DEVICES='{=...=}' python ...``: GNU Parallel runs its command in
+    a shell, so the quoted assignment is that command's variable, and the line is the job's program."""
+    result = imported("srun parallel -j4 CUDA_VISIBLE_DEVICES='{=1 $_=$arg[1]%4 =}' python -u b.py {} ::: $(seq 0 3)\n")
+    assert "python -u b.py" in result.spec["launch"].get("shell", "")
+    assert not any("no command to run" in reason for reason in notes(result, "to do"))

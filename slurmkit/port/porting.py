@@ -1737,6 +1737,8 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
         return ("dropped", "the job ends after the program: there is nothing to undo")
     if words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
         return ("dropped", "$SLURM_TMPDIR is removed when the job ends")
+    if words[0] == "exit" and words[1:] and build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
+        return None   # exit $status: the status it names ends the job, as in the script (_run_after keeps it)
     if words[0] in ("exit", "wait"):
         return ("dropped", "the job ends with the program's exit code")
     return None
@@ -1955,7 +1957,21 @@ def _read_launcher(build: _Builder, number: int, line: str, parsed: launch_optio
         if parsed.launcher == "torchrun":
             build.torchrun_procs = next((values[0] for option, values, _ in parsed.options
                                          if option in ("--nproc_per_node", "--nproc-per-node") and values), None)
+            _local_rank_argument(build, number, line)
     build.launcher_name = parsed.launcher
+
+
+def _local_rank_argument(build: _Builder, number: int, line: str) -> None:
+    """``python -m torch.distributed.launch`` without --use-env passed each process
+    ``--local-rank=N`` (``--local_rank`` before PyTorch 2.0) as an argument; torchrun, which the
+    job runs, passes none: only LOCAL_RANK in the environment. A program that reads the argument
+    would run every process as rank 0's local rank, unseen: a to-do."""
+    if "torch.distributed.launch" not in line or re.search(r"--use[-_]env\b", line):
+        return
+    build.note(number, "python -m torch.distributed.launch", "to do",
+               "it gave each process --local-rank=N (--local_rank before PyTorch 2.0) as an argument; torchrun, which the "
+               "job runs, gives none, only LOCAL_RANK in the environment: where the program reads args.local_rank, read "
+               "int(os.environ['LOCAL_RANK']) instead (https://pytorch.org/docs/stable/elastic/run.html)")
 
 
 def _per_task_line(build: _Builder, shell: Tuple[int, str, List[str]],
@@ -2657,15 +2673,20 @@ def _per_task_shell(build: _Builder) -> None:
     if build.per_task_shell is None:
         return
     number, line, operators = build.per_task_shell
-    if not any(">" in op or "|" in op for op in operators):
-        return   # a chain (&&, ;) runs once per task as well, with nothing shared to clash over
     res, launch = build.spec["resources"], build.spec["launch"]
     launcher = launch.get("launcher") or build.launcher_name
     if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED_KINDS:
         return
-    build.note(number, " ".join(dict.fromkeys(operators)), "to do",
-               f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
-               "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
+    if any(">" in op or "|" in op for op in operators):
+        build.note(number, " ".join(dict.fromkeys(operators)), "to do",
+                   f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
+                   "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
+    chained = [op for op in dict.fromkeys(operators) if op in ("&&", "||", ";", "&")]
+    if chained:   # `srun ./app && touch DONE`: once, after every task ended (and only if all did well, for &&)
+        build.note(number, " ".join(chained), "to do",
+                   f"the script ran what follows {' '.join(chained)} once, after all of {launcher}'s tasks ended; in "
+                   "launch.shell each task runs it after its own run (a task that failed does not stop the others' "
+                   "marker): run it in a job that depends on this one (--dependency=afterok), or in the program's rank 0")
 
 
 def _plain_kind(build: _Builder) -> str:

@@ -286,3 +286,28 @@ def test_parallel_with_a_variable_before_its_command_is_the_launch():
     result = imported("srun parallel -j4 CUDA_VISIBLE_DEVICES='{=1 $_=$arg[1]%4 =}' python -u b.py {} ::: $(seq 0 3)\n")
     assert "python -u b.py" in result.spec["launch"].get("shell", "")
     assert not any("no command to run" in reason for reason in notes(result, "to do"))
+
+
+def test_an_exit_with_the_programs_saved_status_after_it_stays_in_the_launch():
+    """``prog; status=$?; ...; exit $status``: dropping the exit would end the job with the last
+    line's 0, a failed program reported as done."""
+    result = imported("python3 run.py\nstatus=$?\necho done >> summary.txt\nexit $status\n")
+    assert result.spec["launch"]["shell"].endswith("\nexit $status"), result.spec["launch"]
+    plain = imported("python3 run.py\nexit\n")
+    assert plain.spec["launch"] == {"command": "python3 run.py"}
+
+
+@pytest.mark.parametrize("tail", ["&& touch DONE.flag", "; touch DONE.flag"])
+def test_a_chain_after_srun_of_several_tasks_is_a_to_do(tail):
+    """``srun ./app && touch DONE``: the script touched it once, after every task; as launch.shell
+    each task touches it after its own run, so a failed rank still leaves the flag."""
+    result = imported(f"#SBATCH --ntasks=16\nsrun ./heat2d {tail}\n")
+    assert any("once, after all of srun's tasks ended" in reason for reason in notes(result, "to do")), result.notes
+
+
+@pytest.mark.parametrize("line, todo", [("python -m torch.distributed.launch --nproc_per_node=4 train.py", True),
+                                        ("python -m torch.distributed.launch --use_env --nproc_per_node=4 train.py", False),
+                                        ("torchrun --nproc_per_node=4 train.py", False)])
+def test_torch_distributed_launch_passed_a_local_rank_argument_that_torchrun_does_not(line, todo):
+    result = imported(f"#SBATCH --nodes=1 --gres=gpu:4 --cpus-per-task=16\n{line}\n", profile="beluga")
+    assert any("--local-rank=N" in reason for reason in notes(result, "to do")) is todo

@@ -861,17 +861,26 @@ def main_program(script: Script) -> Optional[Program]:
     where what it launches is (``srun hostname``, ``srun mkdir``). ``bash``/``sh`` given its
     script in this one (a heredoc, ``-c``) is what that script runs.
     """
-    found: Optional[Tuple[Statement, Command]] = None
-    for statement in script.statements:
-        command = _last_run(statement, script.functions, frozenset())
-        if command is not None:
-            found = (statement, command)
-    if found is None:
+    runs = [(statement, command) for statement in script.statements
+            for command in [_last_run(statement, script.functions, frozenset())] if command is not None]
+    if not runs:
         return None
-    statement, command = found
+    # the last program a parallel launcher starts (srun simpleFoam -parallel), before serial
+    # post-processing (reconstructPar): the job's tasks are for it
+    statement, command = next((run for run in reversed(runs) if _parallel_launcher(run[1])), runs[-1])
     parsed = launch_options.parse(_unwrapped(command.argv), launch_options.ALL_LAUNCHERS)
     words = command.words[len(command.words) - len(parsed.program):] if parsed.program else ()
     return Program(statement, command, parsed.launcher, tuple(words))
+
+
+#: launchers that start a program's parallel tasks (not parallel or xargs, which run many small ones)
+_TASK_LAUNCHERS = ("srun", "mpirun", "mpiexec")
+
+
+def _parallel_launcher(command: Command) -> bool:
+    """Started in the foreground by srun or mpirun (workers started with ``&`` serve a later driver)."""
+    launcher = launch_options.parse(_unwrapped(command.argv), launch_options.ALL_LAUNCHERS).launcher
+    return not command.background and launcher in _TASK_LAUNCHERS
 
 
 def _last_run(statement: Statement, functions: Dict[str, Function], called: FrozenSet[str]) -> Optional[Command]:

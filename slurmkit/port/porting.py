@@ -2682,11 +2682,19 @@ def _per_task_shell(build: _Builder) -> None:
                    f"the script applied it once to all of {launcher}'s tasks; in launch.shell each task runs it, so all "
                    "write the same file: name it per task ($SLURM_PROCID) or drop it (the job's log has every task's output)")
     chained = [op for op in dict.fromkeys(operators) if op in ("&&", "||", ";", "&")]
-    if chained:   # `srun ./app && touch DONE`: once, after every task ended (and only if all did well, for &&)
+    if chained and not _only_reports(line):   # `srun ./app && touch DONE`: once, after every task ended
         build.note(number, " ".join(chained), "to do",
                    f"the script ran what follows {' '.join(chained)} once, after all of {launcher}'s tasks ended; in "
                    "launch.shell each task runs it after its own run (a task that failed does not stop the others' "
                    "marker): run it in a job that depends on this one (--dependency=afterok), or in the program's rank 0")
+
+
+def _only_reports(line: str) -> bool:
+    """Whether every command after a launch line's first one only prints (``&& echo ok``):
+    run by each task, it prints once per task, and nothing else differs."""
+    commands = list(bashtree.walk(bashtree.parse(line).statements))[1:]
+    return bool(commands) and not _writes_a_file(line) and all(
+        c.name in INFORMATIONAL or " ".join(c.argv[:2]) in INFORMATIONAL for c in commands)
 
 
 def _plain_kind(build: _Builder) -> str:

@@ -311,3 +311,17 @@ def test_a_chain_after_srun_of_several_tasks_is_a_to_do(tail):
 def test_torch_distributed_launch_passed_a_local_rank_argument_that_torchrun_does_not(line, todo):
     result = imported(f"#SBATCH --nodes=1 --gres=gpu:4 --cpus-per-task=16\n{line}\n", profile="beluga")
     assert any("--local-rank=N" in reason for reason in notes(result, "to do")) is todo
+
+
+def test_the_program_srun_starts_is_the_job_before_serial_post_processing():
+    """OpenFOAM: decomposePar; srun simpleFoam -parallel; reconstructPar: the job's 32 tasks are
+    the solver's, not a single reconstructPar's (which would leave the solver in setup, on 1 task)."""
+    result = imported("#SBATCH --ntasks=32\nmodule load openfoam\ndecomposePar -force\nsrun simpleFoam -parallel\n"
+                      "reconstructPar -latestTime\n")
+    assert result.spec["kind"] == "mpi" and result.spec["launch"] == {"launcher": "srun", "command": "simpleFoam -parallel"}
+    assert any("reconstructPar" in n.text for n in result.notes if n.outcome == "to do")
+
+
+def test_workers_srun_starts_in_the_background_leave_the_driver_the_program():
+    result = imported("srun -N1 -n1 ray start --head --block &\nsleep 10\npython drive.py\n")
+    assert result.spec["launch"].get("command") == "python drive.py", result.spec["launch"]

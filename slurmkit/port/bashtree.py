@@ -925,9 +925,18 @@ def is_setup(command: Command) -> bool:
         words = command.words[len(command.words) - len(parsed.program):]
         if parsed.launcher == "parallel":   # its command runs in a shell: NAME=value words before it are its variables
             words = words[next((i for i, w in enumerate(words) if not _ASSIGNED_WORD.match(w.value)), len(words)):]
+            if words and re.search(r"\s", words[0].value):   # one quoted template: "samtools sort -o {.}.bam {}"
+                return _template_is_setup(words[0].value)
         launched = command._replace(words=words, prefix=())
         return is_setup(launched) if launched.words else False
     return False
+
+
+def _template_is_setup(template: str) -> bool:
+    """Whether GNU Parallel's one-word command template runs set-up, judged by its first command."""
+    statements = parse(template).statements
+    first = next(iter(walk(statements)), None)
+    return first is None or is_setup(first)
 
 
 #: a word that is a variable's assignment where a shell reads it (``CUDA_VISIBLE_DEVICES={%}``)

@@ -180,6 +180,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     build.program = bashtree.main_program(script)
     _broken_commands(build, script)
     launch_at = _launch_index(body, build.program, unread)
+    if launch_at is None and build.program is None:
+        launch_at = _loop_of_work(build, script, body, unread)
     together = _background_start(build, body, launch_at)
     together = _work_start(build, body, launch_at, unread) if launch_at is not None and together == launch_at else together
     _collect_traps(build, script)
@@ -512,6 +514,23 @@ def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Progra
         return None
     # an #SBATCH line among the commands is a comment to bash, never the program's unit
     held = [i for i, (first, unit) in enumerate(body) if first <= program.statement.line and not unit.startswith("#SBATCH")]
+    return held[-1] if held and held[-1] not in unread else None
+
+
+#: what a loop may run and still only set up or report (a loop of only these is no job's work)
+_LOOP_SETUP = frozenset(("module", "ml", "source", ".", "export", "cd", "set", "shift", "read", "sleep", "true", "false", ":",
+                         "test", "[", "[[", "conda", "pip", "pip3", "virtualenv", "deactivate", *INFORMATIONAL))
+
+
+def _loop_of_work(build: _Builder, script: bashtree.Script, body: List[Tuple[int, str]], unread: Set[int]) -> Optional[int]:
+    """Where no command is a program (``while read f; do gzip -9 "$f"; done < list``: its work is
+    done by commands that elsewhere only set up), the last loop at the top level that runs
+    something more than set-up is the job's work: its unit, the launch."""
+    loops = [s for s in script.statements if isinstance(s, bashtree.Block) and s.kind in ("for", "while", "until")
+             and any(c.name and c.name not in _LOOP_SETUP for c in bashtree.walk(s.body))]
+    if not loops:
+        return None
+    held = [i for i, (first, unit) in enumerate(body) if first <= loops[-1].line and not unit.startswith("#SBATCH")]
     return held[-1] if held and held[-1] not in unread else None
 
 
@@ -2016,6 +2035,10 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
     shell line, run as written."""
     options, rest = _parallel_options(words)
     command, file = _parallel_tasks(rest, options.get("-a") or options.get("--arg-file"))
+    if len(command) == 1 and re.search(r"\s", command[0]):   # one quoted template, which GNU Parallel's shell splits
+        if split_at_operators(command[0])[1]:
+            return False   # with its own redirections or pipes: the line runs as written
+        command = raw_words(command[0])
     if file and not _one_path(file):
         build.note(number, line, "mapped", f"bash computes the name of GNU Parallel's input file ({file}), so the line runs as "
                    f"written; kind {first_kind(runs_task_file=True).name} reads a task file the spec names: write one to use it")

@@ -325,3 +325,16 @@ def test_the_program_srun_starts_is_the_job_before_serial_post_processing():
 def test_workers_srun_starts_in_the_background_leave_the_driver_the_program():
     result = imported("srun -N1 -n1 ray start --head --block &\nsleep 10\npython drive.py\n")
     assert result.spec["launch"].get("command") == "python drive.py", result.spec["launch"]
+
+
+@pytest.mark.parametrize("loop", ['while read -r f; do\n    gzip -9 "$f"\ndone < list.txt\n', 'for f in *.fa; do gzip -9 "$f"; done\n'])
+def test_a_loop_of_commands_that_elsewhere_set_up_is_the_jobs_work(loop):
+    """No program anywhere: the loop that compresses the files is the job, not `true` with the loop in setup."""
+    result = imported("module load StdEnv\n" + loop + "echo finished\n")
+    assert "gzip -9" in result.spec["launch"].get("shell", ""), result.spec
+    assert not any("no command to run" in reason for reason in notes(result, "to do"))
+
+
+def test_a_parallel_template_of_one_quoted_word_becomes_the_tasks_command():
+    result = imported('#SBATCH -c 8\nparallel -j 8 "samtools sort -o sorted/{/.}.bam {}" :::: bams.txt\n')
+    assert result.spec["kind"] == "many-tasks" and result.spec["launch"]["command"].startswith("samtools sort -o ")

@@ -38,9 +38,8 @@ from slurmkit.port.sciencecodes import unloaded_programs
 from slurmkit.resolve.framework_kinds import requeue_lead
 from slurmkit.spec.spec import NODE_MEMORY
 
-#: short sbatch options -> long names
-#: -D (--chdir) is left unread, as port always has: the script's lines that use it stay for the user.
-SHORT = {f"-{letter}": name for letter, name in SHORT_NAMES.items() if name != "chdir"}
+#: short sbatch options -> long names (-D is --chdir, read as the long form is)
+SHORT = {f"-{letter}": name for letter, name in SHORT_NAMES.items()}
 #: long options that take no value
 FLAGS = {"exclusive", "requeue", "no-requeue", "hold", "overcommit", "contiguous"}
 #: options slurmkit sets itself, and why they are dropped
@@ -671,6 +670,15 @@ def _job_name(build: _Builder, option: _Option) -> _Verdict:
     return _MAPPED
 
 
+def _chdir(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """``--chdir=.`` (``-D ./``): the folder a job starts in anyway (sbatch reads it from the
+    folder it runs in); any other folder is the to-do every option slurmkit sets itself gets
+    (None: _other_option)."""
+    if (option.value or "").rstrip("/") in ("", "."):
+        return ("dropped", "a job starts in the folder it was submitted from")
+    return None
+
+
 def _account(build: _Builder, option: _Option) -> _Verdict:
     build.spec["account"] = option.value
     return _MAPPED
@@ -884,7 +892,7 @@ def _other_option(build: _Builder, option: _Option) -> _Verdict:
 
 #: each option import reads into the spec (by its long name), and its reader
 _OPTIONS: Dict[str, _Reader] = {
-    "job-name": _job_name, "account": _account, "time": _time,
+    "job-name": _job_name, "account": _account, "time": _time, "chdir": _chdir,
     "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
     "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
     "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "tmp": _as_written("tmp"),

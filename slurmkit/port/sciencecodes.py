@@ -19,8 +19,9 @@ from slurmkit.sites.profiles import SiteProfile
 
 #: {program: (module families that provide it, the major version it belongs to or "", source)}
 PROGRAMS: Dict[str, Tuple[Tuple[str, ...], str, str]] = {
-    "namd2": (("namd-multicore", "namd-ucx", "namd-ofi", "namd-verbs"), "2", "https://docs.alliancecan.ca/wiki/NAMD/en"),
-    "namd3": (("namd-multicore", "namd-ucx", "namd-ofi", "namd-verbs"), "3", "https://docs.alliancecan.ca/wiki/NAMD/en"),
+    # (then "namd": any other build the older stacks named namd-*, such as namd-mpi, provides them too)
+    "namd2": (("namd-multicore", "namd-ucx", "namd-ofi", "namd-verbs", "namd"), "2", "https://docs.alliancecan.ca/wiki/NAMD/en"),
+    "namd3": (("namd-multicore", "namd-ucx", "namd-ofi", "namd-verbs", "namd"), "3", "https://docs.alliancecan.ca/wiki/NAMD/en"),
     "gmx": (("gromacs",), "", "https://docs.alliancecan.ca/wiki/GROMACS/en"),
     "gmx_mpi": (("gromacs",), "", "https://docs.alliancecan.ca/wiki/GROMACS/en"),
     "gmx_d": (("gromacs",), "", "https://docs.alliancecan.ca/wiki/GROMACS/en"),

@@ -39,3 +39,11 @@ def test_a_science_code_no_module_provides_is_a_note_at_import_and_a_to_do_at_po
 def test_a_science_code_its_module_provides_or_a_folder_named_like_it_is_no_finding():
     for body in ("module load gromacs/2023.3\ngmx mdrun -deffnm md\n", "mkdir lmp && cd lmp && ./run.sh\n"):
         assert not [n for n in imported(body).notes if "comes from no module" in n.reason], body
+
+
+def test_an_older_stacks_namd_build_provides_namd2():
+    """namd-mpi/2.14 (StdEnv/2020) put namd2 on PATH: no 'comes from no module' for it."""
+    from slurmkit.port.sciencecodes import unloaded_programs
+
+    assert unloaded_programs(["StdEnv/2020", "namd-mpi/2.14"], ["srun namd2 apoa1.namd"]) == []
+    assert unloaded_programs(["StdEnv/2020"], ["srun namd2 apoa1.namd"]) == ["namd2"]

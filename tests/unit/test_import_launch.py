@@ -338,3 +338,10 @@ def test_a_loop_of_commands_that_elsewhere_set_up_is_the_jobs_work(loop):
 def test_a_parallel_template_of_one_quoted_word_becomes_the_tasks_command():
     result = imported('#SBATCH -c 8\nparallel -j 8 "samtools sort -o sorted/{/.}.bam {}" :::: bams.txt\n')
     assert result.spec["kind"] == "many-tasks" and result.spec["launch"]["command"].startswith("samtools sort -o ")
+
+
+@pytest.mark.parametrize("directive, outcome", [("-D ./", "dropped"), ("--chdir=.", "dropped"), ("-D /scratch/run", "to do")])
+def test_chdir_in_its_short_form_is_read_as_the_long_one(directive, outcome):
+    result = imported(f"#SBATCH {directive}\n./app\n")
+    said = [n for n in result.notes if directive in n.text]
+    assert said and said[0].outcome == outcome and "is not an option" not in said[0].reason, said

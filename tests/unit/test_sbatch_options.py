@@ -32,7 +32,7 @@ def test_every_option_the_resolver_writes_from_a_spec_is_in_the_table(profile):
 def test_the_views_are_the_table():
     assert sanity.SPEC_OPTIONS is SPEC_FIELDS and sanity.SHORT_OPTIONS is SHORT_NAMES
     assert porting.OWN_OPTIONS is PORT_HINTS and functions._NAMED is SUBMITIT_PARAMETERS
-    assert porting.SHORT == {f"-{s}": n for s, n in SHORT_NAMES.items() if n != "chdir"}
+    assert porting.SHORT == {f"-{s}": n for s, n in SHORT_NAMES.items()}   # -D is --chdir, read as it is
     assert len({o.name for o in OPTIONS}) == len(OPTIONS) and len(SHORT_NAMES) == len([o for o in OPTIONS if o.short])
 
 

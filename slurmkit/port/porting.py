@@ -2731,7 +2731,7 @@ def _only_reports(line: str) -> bool:
 def _plain_kind(build: _Builder) -> str:
     res, launch = build.spec["resources"], build.spec["launch"]
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
-    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1:
+    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1 and not _starts_its_own_mpi(build):
         return _one_process(build)
     if tasks > 1:
         if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
@@ -2759,6 +2759,22 @@ def _plain_kind(build: _Builder) -> str:
 _BACKGROUND_STEP = re.compile(r"(^|[\s;(])srun\s[^\n]*[^&\s]\s*&[ \t]*($|\n)")
 
 
+#: programs that start their own MPI ranks over the job's tasks, run without srun or mpirun:
+#: the ORCA page, "unlike most MPI programs, ORCA is not started with a parallel launch command
+#: such as mpirun or srun, but requires the full path to the program" ($EBROOTORCA/orca, --ntasks=8)
+OWN_MPI = {"orca": "https://docs.alliancecan.ca/wiki/ORCA/en"}
+
+
+def _program_name(build: _Builder) -> str:
+    return build.program.command.name.rsplit("/", 1)[-1] if build.program is not None else ""
+
+
+def _starts_its_own_mpi(build: _Builder) -> bool:
+    """Whether the program, started alone, starts its own MPI ranks (OWN_MPI): one task of all
+    the cores (kind threaded) would leave its mpirun one slot."""
+    return build.program is not None and build.program.launcher is None and _program_name(build) in OWN_MPI
+
+
 def _started_once(build: _Builder, tasks: int) -> None:
     """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
     ran once, on the first node. Kind mpi with launcher direct does the same, with the job's shape
@@ -2768,12 +2784,15 @@ def _started_once(build: _Builder, tasks: int) -> None:
     the other nodes, they stood idle in the old job too: a to-do, as only the user knows."""
     res = build.spec["resources"]
     build.spec["launch"]["launcher"] = "direct"
-    shape = f"{res.get('nodes', 1)} nodes of {res.get('tasks_per_node', 1)} tasks"
+    nodes = res.get("nodes", 1)
+    shape = f"{nodes} node{'s' if nodes != 1 else ''} of {res.get('tasks_per_node', 1)} tasks"
     starter = build.program.launcher if build.program is not None else None
     name = build.program.command.name if build.program is not None else "the program"
     steps = re.search(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s", build.spec["launch"].get("shell", ""))
     if starter and starter not in launch_options.LAUNCHERS:
         why = f"{starter} starts its own processes over the job's tasks"
+    elif _starts_its_own_mpi(build):
+        why = f"it starts its own MPI processes over the job's tasks ({OWN_MPI[_program_name(build)]})"
     elif steps:
         name, why = "the launch", f"it starts its own job steps ({steps.group(2)} in it)"
     elif any(_BACKGROUND_STEP.search(line) for line in build.setup):

@@ -345,3 +345,12 @@ def test_chdir_in_its_short_form_is_read_as_the_long_one(directive, outcome):
     result = imported(f"#SBATCH {directive}\n./app\n")
     said = [n for n in result.notes if directive in n.text]
     assert said and said[0].outcome == outcome and "is not an option" not in said[0].reason, said
+
+
+def test_orca_started_alone_keeps_its_tasks_for_its_own_mpirun():
+    """The ORCA page runs $EBROOTORCA/orca with --ntasks=8 and no srun: ORCA starts its own mpirun
+    over the tasks; one task of 8 cores (kind threaded) would give it one slot."""
+    result = imported("#SBATCH --ntasks=8\nmodule load orca/5.0.1\n$EBROOTORCA/orca job.inp > job.out\n")
+    assert result.spec["kind"] == "mpi" and result.spec["resources"]["tasks_per_node"] == 8
+    assert result.spec["launch"]["launcher"] == "direct"
+    assert any("starts its own MPI processes" in reason for reason in notes(result, "mapped"))

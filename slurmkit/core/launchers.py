@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Callable, Dict, Optional, Protocol, Tuple, Union
+from typing import Callable, Dict, Optional, Protocol, Sequence, Tuple, Union
 
 from slurmkit.core.kinds import Kind
 from slurmkit.core.plan import FromSlurm
@@ -21,15 +21,18 @@ from slurmkit.core.records import Record
 ScriptWord = Union[str, FromSlurm]
 
 #: mpirun's binding and mapping for each MPI flavour: flags, and variables the launch needs.
-#: ``{cpus_per_task}`` and ``{tasks_per_node}`` are filled in; each prints the binding it made.
+#: ``{cpus_per_task}`` is filled in; each prints the binding it made. Intel MPI's and MVAPICH2's
+#: hydra read the ranks' placement from SLURM's variables ("how many nodes were allocated, which
+#: nodes, and the number of processes per tasks": Intel MPI's guide, Job Schedulers Support), so
+#: they get no -ppn, which would have to guess a count that --ntasks alone leaves unset.
 #: No transport overrides (``-mca pml``/``btl``) for any kind: the site's MPI module picks the
 #: transport for its fabric (UCX on InfiniBand), and ``-mca pml ob1`` would turn UCX off.
 MPIRUN_BINDING: Dict[str, Tuple[Tuple[str, ...], Dict[str, str]]] = {
     "openmpi": (("--bind-to", "core", "--map-by", "slot:PE={cpus_per_task}", "--report-bindings"), {}),
-    "intelmpi": (("-ppn", "{tasks_per_node}"), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
-    "mvapich2": (("-ppn", "{tasks_per_node}"), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
-                                                "MV2_HYBRID_BINDING_POLICY": "linear", "MV2_THREADS_PER_PROCESS": "{cpus_per_task}",
-                                                "MV2_SHOW_CPU_BINDING": "1"}),
+    "intelmpi": ((), {"I_MPI_PIN": "1", "I_MPI_PIN_DOMAIN": "omp", "I_MPI_DEBUG": "4"}),
+    "mvapich2": ((), {"MV2_ENABLE_AFFINITY": "1", "MV2_CPU_BINDING_POLICY": "hybrid",
+                      "MV2_HYBRID_BINDING_POLICY": "linear", "MV2_THREADS_PER_PROCESS": "{cpus_per_task}",
+                      "MV2_SHOW_CPU_BINDING": "1"}),
 }
 #: The counts the #SBATCH header holds, as the script body reads them back from SLURM at run
 #: time: the variable sbatch sets from that directive, and what the count is when the directive
@@ -97,9 +100,27 @@ class LaunchProfile(Protocol):
     def launch(self) -> _LaunchSettings: ...
 
 
-def mpirun_binding(profile: LaunchProfile) -> Tuple[Tuple[str, ...], Dict[str, str]]:
-    """The MPI flavour's binding of ``profile`` (MPIRUN_BINDING): flags, and the variables they need."""
-    return MPIRUN_BINDING[profile.launch.mpi.flavour or "openmpi"]
+#: The MPI a module loads, by the module's name (the Alliance stacks' MPI families).
+MPI_MODULES = {"openmpi": "openmpi", "intelmpi": "intelmpi", "impi": "intelmpi", "mvapich2": "mvapich2"}
+
+
+def site_mpi_flavour(profile: LaunchProfile) -> str:
+    """The MPI the site loads unless a job loads another (its profile's, Open MPI when unknown)."""
+    return profile.launch.mpi.flavour or "openmpi"
+
+
+def mpi_flavour(modules: Sequence[str], profile: LaunchProfile) -> str:
+    """The MPI whose mpirun the job runs: the last MPI module the job loads, else the site's.
+    Why the modules decide: a job loading intelmpi runs Intel MPI's mpirun, which stops on an
+    argument it does not know, so Open MPI's --map-by or --report-bindings would end the job
+    before any rank starts."""
+    loaded = [MPI_MODULES[name] for name in (m.split("/")[0].lower() for m in modules) if name in MPI_MODULES]
+    return loaded[-1] if loaded else site_mpi_flavour(profile)
+
+
+def mpirun_binding(flavour: str) -> Tuple[Tuple[str, ...], Dict[str, str]]:
+    """The binding of MPI ``flavour`` (MPIRUN_BINDING): flags, and the variables they need."""
+    return MPIRUN_BINDING[flavour]
 
 
 class LaunchContext(Record):
@@ -107,6 +128,7 @@ class LaunchContext(Record):
 
     kind: Kind
     profile: LaunchProfile
+    mpi: str                                    # the MPI flavour the job loads (mpi_flavour)
 
 
 def _direct(at: LaunchContext) -> Tuple[ScriptWord, ...]:
@@ -126,8 +148,10 @@ def _srun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
 
 
 def _mpirun(at: LaunchContext) -> Tuple[ScriptWord, ...]:
-    """mpirun with the binding of the profile's MPI flavour (MPIRUN_BINDING), horovod and mpi alike."""
-    flags = at.profile.launch.mpi.bind_flags or mpirun_binding(at.profile)[0]
+    """mpirun with the binding of the MPI the job loads (MPIRUN_BINDING), horovod and mpi alike;
+    the profile's own bind_flags are its MPI's, so they apply only when the job runs that MPI."""
+    site_flags = at.profile.launch.mpi.bind_flags if at.mpi == site_mpi_flavour(at.profile) else ()
+    flags = site_flags or mpirun_binding(at.mpi)[0]
     return ("mpirun", "-np", from_slurm("{ntasks}"), *(from_slurm(flag) for flag in flags))
 
 
@@ -152,9 +176,9 @@ class Launcher(Record):
     #: LOCAL_RANK (their docs); "" for mpirun, whose MPI flavour sets it (MPI_LOCAL_RANK).
     local_rank_variable: str = ""
 
-    def words(self, kind: Kind, profile: LaunchProfile) -> Tuple[ScriptWord, ...]:
-        """The launch prefix for a job of ``kind`` on ``profile``."""
-        return self.build(LaunchContext(kind, profile))
+    def words(self, kind: Kind, profile: LaunchProfile, mpi: str) -> Tuple[ScriptWord, ...]:
+        """The launch prefix for a job of ``kind`` on ``profile`` that loads MPI flavour ``mpi``."""
+        return self.build(LaunchContext(kind, profile, mpi))
 
 
 #: launcher name -> the launcher; a spec's launch.launcher is one of these names.

@@ -19,7 +19,7 @@ from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings, level_of
 from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, synonym_note, whole_gpu_names
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
-from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpirun_binding
+from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpi_flavour, mpirun_binding
 from slurmkit.core.logpatterns import per_task
 from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan, FromSlurm, NcclPlan, Plan, StagePlan, StageStep, VenvPlan
 from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
@@ -771,7 +771,7 @@ def _launcher(spec: JobSpec, profile: SiteProfile, findings: Findings) -> Tuple[
         nested = nested_launcher_finding(kind, name, _payload(spec), "launch.shell" if spec.launch.shell else "launch.command")
         if nested:
             findings.error(*nested)
-    return launcher, launcher.words(kind, profile)
+    return launcher, launcher.words(kind, profile, mpi_flavour(spec.environment.modules, profile))
 
 
 def _asks_a_copy_per_task(spec: JobSpec) -> bool:
@@ -964,7 +964,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], ru
     if not gpus:
         env.update(kind.cpu_environment)
     if runner and runner.starts_mpi_ranks:
-        env.update((k, from_slurm(v)) for k, v in mpirun_binding(profile)[1].items())
+        env.update((k, from_slurm(v)) for k, v in mpirun_binding(mpi_flavour(spec.environment.modules, profile))[1].items())
     env.update(spec.environment.variables)
     return tuple(env.items())
 
@@ -1090,7 +1090,7 @@ def _gpu_rank(spec: JobSpec, profile: SiteProfile, runner: Optional[Launcher], g
         return ""
     if runner.local_rank_variable:
         return runner.local_rank_variable
-    flavour = profile.launch.mpi.flavour or "openmpi"
+    flavour = mpi_flavour(spec.environment.modules, profile)
     if flavour not in MPI_LOCAL_RANK:
         findings.warn("launch.launcher", f"slurmkit does not know where {flavour}'s mpirun puts a rank's place on its node, so every rank "
                       "sees every GPU of its node; use launcher: srun to give each rank its own GPU")
@@ -1604,7 +1604,7 @@ def _build_modules(spec: JobSpec, profile: SiteProfile, gpus, user: List[str], f
 def _build_module_families(spec: JobSpec, profile: SiteProfile, gpus) -> Tuple[Tuple[str, str], ...]:
     """(module family, the build that needs it): the site's MPI for every build, CUDA and NCCL for Horovod on GPUs."""
     names = [b.name for b in spec.environment.builds]
-    families: Tuple[Tuple[str, str], ...] = ((profile.launch.mpi.flavour or "openmpi", names[0]),) if names else ()
+    families: Tuple[Tuple[str, str], ...] = ((mpi_flavour(spec.environment.modules, profile), names[0]),) if names else ()
     if "horovod" in names and gpus:
         families += (("cuda", "horovod"),) + (() if spec.environment.nccl else (("nccl", "horovod"),))
     return families

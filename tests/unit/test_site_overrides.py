@@ -1,5 +1,7 @@
 """What a user's own profiles and templates change: MPI flavour, template blocks, `new`'s questions."""
 
+import pytest
+
 from slurmkit.api.job import Job
 from slurmkit.api.scaffold import scaffold
 
@@ -17,19 +19,17 @@ def _mpirun_job():
                launch={"command": "./app", "launcher": "mpirun"})
 
 
-def test_intel_mpi_sites_pin_with_i_mpi_variables_and_ppn(tmp_path, monkeypatch):
+def test_intel_mpi_sites_pin_with_i_mpi_variables_and_take_placement_from_slurm(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "intelmpi")
     plan = _mpirun_job().resolve().plan
-    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"",
-                                              "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"")
     assert ("I_MPI_PIN_DOMAIN", "omp") in plan.environment and ("I_MPI_DEBUG", "4") in plan.environment
 
 
 def test_mvapich2_sites_bind_with_mv2_variables(tmp_path, monkeypatch):
     _user_profile(tmp_path, monkeypatch, "mvapich2")
     plan = _mpirun_job().resolve().plan
-    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"",
-                                              "-ppn", "\"${SLURM_NTASKS_PER_NODE:-1}\"")
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"")
     assert ("MV2_CPU_BINDING_POLICY", "hybrid") in plan.environment
     assert str(dict(plan.environment)["MV2_THREADS_PER_PROCESS"]) == "\"${SLURM_CPUS_PER_TASK:-1}\""
 
@@ -40,6 +40,19 @@ def test_open_mpi_is_the_default_flavour_with_report_bindings(tmp_path, monkeypa
     assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"", "--bind-to", "core", "--map-by",
                                               "slot:PE=\"${SLURM_CPUS_PER_TASK:-1}\"", "--report-bindings")
     assert not any(name.startswith(("I_MPI", "MV2")) for name, _ in plan.environment)
+
+
+@pytest.mark.parametrize("profile", ["nibi", "trillium", "rorqual"])
+def test_a_job_loading_intel_mpi_gets_intel_mpis_binding_not_the_sites_open_mpi_flags(profile):
+    """Intel MPI's hydra stops on an argument it does not know: Open MPI's --map-by or the
+    site's own bind_flags (Open MPI's) would end the job before any rank starts."""
+    job = Job(name="m", profile=profile, account="def-x", kind="mpi",
+              resources={"time": "1h", "nodes": 1, "tasks_per_node": 4},
+              environment={"modules": ["StdEnv/2023", "intel/2023.2.1", "intelmpi/2021.9.0"]},
+              launch={"command": "./app", "launcher": "mpirun"})
+    plan = job.resolve().plan
+    assert tuple(map(str, plan.launcher)) == ("mpirun", "-np", "\"${SLURM_NTASKS:-$SLURM_NNODES}\"")
+    assert ("I_MPI_PIN_DOMAIN", "omp") in plan.environment
 
 
 def test_a_template_in_the_working_folder_overrides_the_bundled_one(tmp_path, monkeypatch):

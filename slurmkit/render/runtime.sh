@@ -9,12 +9,18 @@
 
 slurmkit_exit_file() {  # registers the traps that, on every exit, write <job>.exit in $SLURMKIT_JOB_DIR (none without it): the code, then what was saved
     _sk_outcome="" _sk_lost="" _sk_requeue="" _sk_saves="" _sk_outputs=() _sk_checkpoint=() _sk_mounts=()
-    trap _sk_on_exit EXIT
-    trap 'if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi; exit 143' TERM
+    _sk_trap _sk_on_exit EXIT
+    _sk_trap _sk_on_term TERM
+}
+_sk_on_term() {
+    _sk_their_trap TERM
+    if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi
+    exit 143
 }
 _sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, then renamed)
     local rc=$? folder
-    trap '' USR1 TERM INT  # a signal now would end this trap in the middle of a copy, with no exit file
+    builtin trap '' USR1 TERM INT  # a signal now would end this trap in the middle of a copy, with no exit file
+    _sk_their_trap EXIT "$rc"
     if [ -n "${_sk_gpu:-}" ]; then _sk_gpu_stop; fi
     if [ -n "${_sk_requeued:-}" ]; then
         echo "slurmkit: requeued by Lightning after SIGUSR1: this run ends here, the next resumes from its checkpoint" >&2
@@ -43,6 +49,49 @@ _sk_write_exit_file() {  # _sk_write_exit_file RC: <job>.exit written whole (bes
             mv -f -- "$file.partial" "$file" || echo "slurmkit: the exit file $file could not be written" >&2
     fi
 }
+
+# ---- The job's own traps.
+# A `trap CMD SIGNAL` of the job's own lines (environment.setup, a function, a sourced file) on a
+# signal slurmkit traps would replace slurmkit's handler, and the exit file and the outputs'
+# copy-back with it. This `trap` keeps theirs beside slurmkit's: theirs runs first, then
+# slurmkit's. On any other signal, and for -p, -l and the like, it is bash's own.
+
+# shellcheck disable=SC2064  # (their command and slurmkit's handler are passed on as given)
+_sk_trap() {  # _sk_trap FUNCTION SIGNAL: slurmkit's own handler of SIGNAL, remembered so that theirs joins it
+    printf -v "_sk_own_$2" %s "$1"
+    printf -v "_sk_user_$2" %s ""
+    _sk_trap_shell=$BASHPID
+    builtin trap "$1" "$2"
+}
+# shellcheck disable=SC2064
+trap() {  # the job's own trap: on a signal slurmkit traps, run before slurmkit's handler, not instead
+    # (in a subshell, the payload's for one, slurmkit's handlers are not there: bash's own trap)
+    if [ "$BASHPID" != "${_sk_trap_shell:-}" ] || [ $# -lt 2 ] || { [[ $1 == -* ]] && [ "$1" != -- ] && [ "$1" != - ]; }; then
+        builtin trap "$@"
+        return
+    fi
+    if [ "$1" = -- ]; then shift; fi
+    local command=$1 signal own
+    shift
+    for signal; do
+        signal=${signal^^} && signal=${signal#SIG}
+        case $signal in 0) signal=EXIT ;; 15) signal=TERM ;; 10) signal=USR1 ;; esac
+        own=_sk_own_$signal
+        if [ -n "${!own:-}" ]; then
+            if [ "$command" = - ]; then command=""; fi  # their reset or ignore leaves slurmkit's handler
+            printf -v "_sk_user_$signal" %s "$command"
+        else
+            builtin trap -- "$command" "$signal"
+        fi
+    done
+}
+_sk_their_trap() {  # _sk_their_trap SIGNAL [STATUS]: the job's own trap on SIGNAL, with $? at STATUS, in a subshell: it never ends slurmkit's
+    local their=_sk_user_$1
+    if [ -n "${!their:-}" ]; then
+        ( set +eu; _sk_status "${2:-0}"; eval "${!their}" ) || true
+    fi
+}
+_sk_status() { return "$1"; }
 
 # ---- The payload.
 
@@ -91,7 +140,7 @@ slurmkit_save_on_exit() {  # slurmkit_save_on_exit STOP_S EXIT_STOP_S [SOURCE DE
     _sk_saves=1 _sk_stop_s=$1 _sk_exit_stop_s=$2
     shift 2
     _sk_outputs=("$@")
-    trap _sk_on_usr1 USR1
+    _sk_trap _sk_on_usr1 USR1
 }
 _sk_tally() {  # _sk_tally PATH: "FILES BYTES" of the regular files at or under PATH
     find "$1" -type f -printf '%s\n' | awk '{ n++; b += $1 } END { printf "%d %.0f\n", n, b }'
@@ -242,7 +291,8 @@ _sk_group_runs() {  # _sk_group_runs PGID: a process of the group still runs (a 
     kill -0 -- "-$1" 2> /dev/null && ps -e -o pgid= -o stat= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ { n++ } END { exit !n }'
 }
 _sk_on_usr1() {
-    trap '' USR1 TERM INT  # from here the job only ends: no signal may cut the copy short (SLURM's KILL is the bound)
+    _sk_their_trap USR1
+    builtin trap '' USR1 TERM INT  # from here the job only ends: no signal may cut the copy short (SLURM's KILL is the bound)
     echo "slurmkit: the time limit is near: stopping the payload to save its outputs" >&2
     _sk_timeout=1 _sk_usr1_at=$SECONDS
     _sk_stop_payload "$_sk_stop_s"
@@ -267,7 +317,7 @@ _sk_end_at_limit() {  # the outputs are saved: the exit file is written now, and
     _sk_write_exit_file 124
     sleep "$((left + 120))" > /dev/null 2>&1 &
     _sk_nap=$!
-    trap 'kill "$_sk_nap" 2> /dev/null; exit 124' TERM  # SLURM's TERM at the limit (its KILL, KillWait later, would do as well)
+    builtin trap 'kill "$_sk_nap" 2> /dev/null; exit 124' TERM  # SLURM's TERM at the limit (its KILL, KillWait later, would do as well)
     wait "$_sk_nap" || true
 }
 _sk_time_left_s() {  # seconds until this job's time limit, from squeue ([D-]HH:MM:SS); fails where it is not known
@@ -355,7 +405,7 @@ _sk_say_unmarked() {  # _sk_say_unmarked SOURCE DEST: a checkpoint with no compl
     fi
 }
 _sk_sync_loop() {  # stopped with TERM, it ends after the command in hand (a rename is never cut in two)
-    trap 'kill "${_sk_nap:-}" 2> /dev/null; exit 0' TERM
+    builtin trap 'kill "${_sk_nap:-}" 2> /dev/null; exit 0' TERM
     while true; do
         sleep "$3" > /dev/null 2>&1 &  # an orphan (TERM between two lines) holds no pipe
         _sk_nap=$!
@@ -468,7 +518,7 @@ _sk_start_gpu_sampler() {  # (with slurmkit submit's log folder only: the sample
                 bash -c _sk_gpu_sample
         ) &
     else
-        trap '' USR2   # the sampler's stop signal: one sent as it starts is ignored, not fatal, until its trap is set
+        builtin trap '' USR2   # the sampler's stop signal: one sent as it starts is ignored, not fatal, until its trap is set
         _sk_gpu_sample &
     fi
     _sk_gpu=$!
@@ -485,7 +535,7 @@ _sk_gpu_interval_s() {  # seconds between samples: the time limit over 300, from
 }
 _sk_gpu_sample() {  # on one node until USR2 or TERM: the CSV; when it stops, the .state line
     local smi="" host base stop=""
-    trap 'stop=1' TERM INT USR2   # a stop before the sampler has started is kept for below
+    builtin trap 'stop=1' TERM INT USR2   # a stop before the sampler has started is kept for below
     host=$(hostname -s)
     base=$SLURMKIT_JOB_DIR/${SLURM_ARRAY_JOB_ID:-$SLURM_JOB_ID}${SLURM_ARRAY_TASK_ID:+_$SLURM_ARRAY_TASK_ID}.gpu.$host
     if ! command -v "$SLURMKIT_GPU_TOOL" > /dev/null; then
@@ -495,7 +545,7 @@ _sk_gpu_sample() {  # on one node until USR2 or TERM: the CSV; when it stops, th
     # (every command of the trap may fail: set -e must not cut it short)
     # Once, and with no command substitution in it: at the time limit SLURM's TERM and the exit
     # trap's USR2 come together, and bash 5.2 run again inside its own $(...) fails to parse it.
-    trap 'trap "" TERM INT USR2; if [ -n "$smi" ]; then kill "$smi" 2> /dev/null || true; fi; wait || true; printf "stopped %(%s)T interval=%s\n" -1 "$SLURMKIT_GPU_SAMPLE_INTERVAL" > "$base.state"; exit 0' TERM INT USR2
+    builtin trap 'builtin trap "" TERM INT USR2; if [ -n "$smi" ]; then kill "$smi" 2> /dev/null || true; fi; wait || true; printf "stopped %(%s)T interval=%s\n" -1 "$SLURMKIT_GPU_SAMPLE_INTERVAL" > "$base.state"; exit 0' TERM INT USR2
     if [ -n "$stop" ]; then kill -USR2 "$BASHPID"; fi
     if [ "$SLURMKIT_GPU_TOOL" = rocm-smi ]; then
         _sk_rocm_loop >> "$base.csv" &
@@ -737,10 +787,11 @@ slurmkit_horovod_wheel() {  # slurmkit_horovod_wheel --frameworks pytorch[,tenso
 
 slurmkit_lightning_requeue() {  # slurmkit_lightning_requeue SECONDS: USR1 goes to the ranks; the requeue's TERM that follows is no failure
     _sk_requeue_wait_s=$1
-    trap _sk_on_requeue_signal USR1
+    _sk_trap _sk_on_requeue_signal USR1
 }
 _sk_on_requeue_signal() {
     local rc=0
+    _sk_their_trap USR1
     _sk_requeue=1
     if [ -z "${_sk_payload:-}" ]; then
         echo "slurmkit: the time limit is near and the payload has not started: nothing to save" >&2

@@ -22,5 +22,23 @@ test_a_payload_that_succeeded_with_an_output_not_saved_exits_74() {
 test_slurmkit_run_gives_the_payloads_code() {
     expect_eq "rc=7 7 " "$(_job 'set -e; slurmkit_run bash -c "exit 7"' | tr '\n' ' ')" "the payload's code"
 }
+test_the_jobs_own_exit_trap_runs_and_the_exit_file_is_still_written() {
+    expect_eq "rc=3 3 theirs:3" "$(_job 'trap "echo theirs:\$? > theirs" EXIT; exit 3' | tr '\n' ' ')$(cat theirs)" "their EXIT trap"
+}
+test_the_jobs_own_term_trap_runs_before_slurmkits() {
+    expect_eq "rc=143 143 term" "$(_job 'trap "echo term > theirs" TERM; kill -TERM $$; sleep 5' | tr '\n' ' ')$(cat theirs)" "their TERM trap"
+}
+test_a_trap_set_inside_a_function_of_theirs_joins_too() {
+    expect_eq "rc=0 0 f" "$(_job 'f() { trap "echo f > theirs" 0; }; f' | tr '\n' ' ')$(cat theirs)" "trap in a function, signal 0"
+}
+test_their_trap_on_a_signal_slurmkit_leaves_alone_is_bashs_own() {
+    expect_eq "rc=0 0 usr2" "$(_job 'trap "echo usr2 > theirs" USR2; kill -USR2 $$' | tr '\n' ' ')$(cat theirs)" "USR2"
+}
+test_a_payload_in_the_background_sets_its_own_exit_trap() {
+    expect_eq "rc=0 0 payload" "$(_job 'p() { trap "echo payload > theirs" EXIT; true; }; slurmkit_run p' | tr '\n' ' ')$(cat theirs)" "payload's trap"
+}
+test_trap_p_still_lists_the_traps() {
+    expect_eq "rc=0 0 trap -- '_sk_on_exit' EXIT" "$(_job 'trap -p EXIT > theirs' | tr '\n' ' ')$(cat theirs)" "trap -p"
+}
 
 run_tests

@@ -1674,8 +1674,53 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
         build.note(number, unit, *verdict)
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         _run_after(build, number, unit)
+    elif _launcher_stays_in_the_shell(build):
+        _run_after_launcher(build, number, unit)
     else:
         build.note(number, unit, "to do", _after_launch_advice(build, number, unit))
+
+
+def _launcher_stays_in_the_shell(build: _Builder) -> bool:
+    """Whether a line after an ``srun``/``mpirun`` program can run after it in one shell block
+    that starts the program itself (launcher direct), as the batch script did: a CPU job of
+    one core a task (srun gives each task its one core with no option to say so), started with
+    no ``VAR=x`` prefix, whose launch is that one line."""
+    launch, res, written = build.spec["launch"], build.spec["resources"], build.launch_as_written
+    if launch.get("launcher") == "direct":   # moved there by a line before this one
+        return written is not None and launch.get("shell", "").startswith(f"{build.launcher_name} {written}")
+    return (build.launcher_name in ("srun", "mpirun") and launch.get("launcher") == build.launcher_name
+            and "gpus" not in res and res.get("cpus_per_task", 1) == 1 and written is not None
+            and (launch.get("command") == written or launch.get("shell", "").startswith(written))
+            and not _ASSIGNMENT_FIRST.match(written))
+
+
+def _launcher_into_the_shell(build: _Builder) -> None:
+    """The launch as the batch script ran it: its launcher's line, run once by the batch shell
+    (launcher direct), so that what the line adds (a redirection, ``&& touch DONE``) and what
+    comes after it run once, after every task ended, not once per task."""
+    launch = build.spec["launch"]
+    if launch["launcher"] != "direct":
+        shell = launch.pop("shell", None) or launch.pop("command")
+        launch.pop("command", None)
+        launch["launcher"] = "direct"
+        launch["shell"] = f"{build.launcher_name} {shell}"
+    build.per_task_shell = None
+    build.tee_free = None
+
+
+#: a launch line that starts with ``NAME=value``
+_ASSIGNMENT_FIRST = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _run_after_launcher(build: _Builder, number: int, unit: str) -> None:
+    """A serial step after the tasks' program (``reconstructPar`` after ``srun simpleFoam``, a
+    marker, a copy of the result): the launch becomes the batch script's own lines, the
+    launcher's line (counts from the job's request) and then this one, run once, in order, as
+    the script did. slurmkit's launcher would run every line once per task."""
+    _launcher_into_the_shell(build)
+    build.spec["launch"]["shell"] += "\n" + _array_names(build, unit)
+    build.note(number, unit, "kept", f"it ran once after {build.launcher_name}'s tasks ended: the launch is now the script's own "
+               f"lines, {build.launcher_name} then this, run once in order (launcher direct; the tasks as the request gives them)")
 
 
 #: commands that only change the shell's folder
@@ -2707,6 +2752,12 @@ def _per_task_shell(build: _Builder) -> None:
     res, launch = build.spec["resources"], build.spec["launch"]
     launcher = launch.get("launcher") or build.launcher_name
     if launcher is None or res.get("nodes", 1) * res.get("tasks_per_node", 1) == 1 and build.spec.get("kind") not in DISTRIBUTED_KINDS:
+        return
+    tail = [op for op in dict.fromkeys(operators) if ">" in op or "|" in op or op in ("&&", "||", ";", "&")]
+    if tail and build.spec.get("kind") not in DISTRIBUTED_KINDS and _launcher_stays_in_the_shell(build):
+        _launcher_into_the_shell(build)
+        build.note(number, " ".join(tail), "kept", f"the batch shell ran it once, around all of {launcher}'s tasks: the "
+                   f"launch is the script's own line, {launcher} and all, run once as written (launcher direct)")
         return
     if any(">" in op or "|" in op for op in operators):
         build.note(number, " ".join(dict.fromkeys(operators)), "to do",

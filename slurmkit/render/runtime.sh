@@ -85,13 +85,12 @@ trap() {  # the job's own trap: on a signal slurmkit traps, run before slurmkit'
         fi
     done
 }
-_sk_their_trap() {  # _sk_their_trap SIGNAL [STATUS]: the job's own trap on SIGNAL, with $? at STATUS, in a subshell: it never ends slurmkit's
+_sk_their_trap() {  # _sk_their_trap SIGNAL [STATUS]: the job's own trap on SIGNAL, run as a trap of a subshell that exits STATUS (their $?); it never ends slurmkit's
     local their=_sk_user_$1
     if [ -n "${!their:-}" ]; then
-        ( set +eu; _sk_status "${2:-0}"; eval "${!their}" ) || true
+        ( set +eu; builtin trap -- "${!their}" EXIT; exit "${2:-0}" ) || true
     fi
 }
-_sk_status() { return "$1"; }
 
 # ---- The payload.
 

@@ -153,11 +153,22 @@ def _served(family: str, versions: Sequence[str], oldest_python: Optional[str]) 
 def _unknown_family(module: str, table: Dict[str, List[str]], target: str) -> ModuleCheck:
     """A family the catalogue does not list: kept, with the closest family name where one is close."""
     family = module.partition("/")[0]
-    like = closest(family, table, cutoff=FAMILY_LIKENESS)
+    builds = _other_builds(family, table)
+    like = None if builds else closest(family, table, cutoff=FAMILY_LIKENESS)
     versions = _full(sorted(set(table[like]), key=version_key)) if like else []
     hint = f" (did you mean {like!r}: {', '.join(f'{like}/{v}' for v in versions) or like}?)" if like else ""
+    if builds:
+        hint = " (its builds there: " + "; ".join(
+            ", ".join(f"{name}/{v}" for v in _full(sorted(set(table[name]), key=version_key))) or name for name in builds) + ")"
     return ModuleCheck(module, module, warning=f"{module}: {family!r} is not in {target}'s module catalogue{hint}; "
                        f"check that it exists there ('module spider {family}') before submitting")
+
+
+def _other_builds(family: str, table: Dict[str, List[str]]) -> List[str]:
+    """The catalogue's other builds of the same program: ``namd-ucx`` and ``namd-multicore`` for
+    ``namd-mpi``, ``lammps-omp`` for ``lammps`` (the stacks name a build program-variant)."""
+    stem = family.split("-")[0]
+    return sorted(name for name in table if name != family and name.split("-")[0] == stem and "-" in name + family)
 
 
 def settled_pin(module: str, documented: Sequence[str], there: Sequence[str], target: str, stdenv: str) -> ModuleCheck:

@@ -154,3 +154,16 @@ def test_a_command_after_the_program_runs_after_it(cluster, registry, tmp_path):
     assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
     assert _seen(tmp_path / f"renamed-{handle.job_id}.json")["argv"] == ["--out", "main"]
     assert not (tmp_path / "main.0.json").exists()
+
+
+def test_a_serial_step_after_the_srun_program_runs_once_and_the_jobs_own_trap_joins_slurmkits(cluster, registry, tmp_path):
+    """``srun prog > log && touch DONE``, then ``ls``: the batch shell runs them as the script
+    did (launcher direct): one log of both ranks, one flag, one listing after both ranks ended;
+    the script's own EXIT trap runs, and slurmkit's exit file is still written."""
+    handle = _import_and_submit("local_srun_then_serial", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert len((tmp_path / "ranks.log").read_text().splitlines()) == 2
+    assert (tmp_path / "DONE.flag").exists()
+    assert (tmp_path / "parts.txt").read_text().split() == ["part.0.json", "part.1.json"]
+    assert (tmp_path / "trap.txt").read_text() == "trapped 0\n"
+    assert (Path(handle.paths.folder) / f"{handle.job_id}.exit").read_text().split()[0] == "0"

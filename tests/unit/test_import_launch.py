@@ -298,10 +298,14 @@ def test_an_exit_with_the_programs_saved_status_after_it_stays_in_the_launch():
 
 
 @pytest.mark.parametrize("tail", ["&& touch DONE.flag", "; touch DONE.flag"])
-def test_a_chain_after_srun_of_several_tasks_is_a_to_do(tail):
-    """``srun ./app && touch DONE``: the script touched it once, after every task; as launch.shell
-    each task touches it after its own run, so a failed rank still leaves the flag."""
-    result = imported(f"#SBATCH --ntasks=16\nsrun ./heat2d {tail}\n")
+def test_a_chain_after_srun_of_several_tasks_runs_once_or_is_a_to_do(tail):
+    """``srun ./app && touch DONE``: the script touched it once, after every task. The batch
+    shell runs the line as written (launcher direct) where srun needs no option of slurmkit's;
+    where it does (several cores a task), each task would touch it after its own run: a to-do."""
+    once = imported(f"#SBATCH --ntasks=16\nsrun ./heat2d {tail}\n")
+    assert once.spec["kind"] == "mpi" and once.spec["launch"] == {"launcher": "direct", "shell": f"srun ./heat2d {tail}"}
+    assert not notes(once, "to do"), once.notes
+    result = imported(f"#SBATCH --ntasks=16 --cpus-per-task=4\nsrun ./heat2d {tail}\n")
     assert any("once, after all of srun's tasks ended" in reason for reason in notes(result, "to do")), result.notes
 
 
@@ -318,8 +322,9 @@ def test_the_program_srun_starts_is_the_job_before_serial_post_processing():
     the solver's, not a single reconstructPar's (which would leave the solver in setup, on 1 task)."""
     result = imported("#SBATCH --ntasks=32\nmodule load openfoam\ndecomposePar -force\nsrun simpleFoam -parallel\n"
                       "reconstructPar -latestTime\n")
-    assert result.spec["kind"] == "mpi" and result.spec["launch"] == {"launcher": "srun", "command": "simpleFoam -parallel"}
-    assert any("reconstructPar" in n.text for n in result.notes if n.outcome == "to do")
+    assert result.spec["kind"] == "mpi" and result.spec["resources"]["tasks_per_node"] == 32
+    assert result.spec["launch"] == {"launcher": "direct", "shell": "srun simpleFoam -parallel\nreconstructPar -latestTime"}
+    assert not notes(result, "to do"), result.notes   # reconstructPar runs once, after the solver's tasks, as in the script
 
 
 def test_workers_srun_starts_in_the_background_leave_the_driver_the_program():

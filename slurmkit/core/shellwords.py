@@ -18,6 +18,16 @@ REFERENCE = re.compile(r"\$\$|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9
 POSITIONAL = re.compile(r"(?<!\$)\$(?:[1-9@*#]|\{(?:[1-9][0-9]*|[@*]|#)(?:[-:+=?#%/^,][^}]*)?\})")
 
 
+#: ``$0``, ``${0}``: the script's own name (the copy SLURM runs), which a job resubmitting itself reads
+SCRIPT_NAME = re.compile(r"(?<!\$)\$(?:0|\{0\})")
+
+
+def reads_script_name(text: str) -> bool:
+    """Whether bash ``text`` reads ``$0``: a line run by ``bash -c`` has its own $0 (``bash``)
+    unless the script's is passed to it (``sbatch "$0"`` would submit bash)."""
+    return SCRIPT_NAME.search(text) is not None
+
+
 def reads_arguments(text: str) -> bool:
     """Whether bash ``text`` may read the script's arguments (a literal ``'$1'`` counts too:
     passing them where they are not read changes nothing)."""

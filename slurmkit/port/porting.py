@@ -27,7 +27,7 @@ from slurmkit.core.logpatterns import pattern_problem
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES, full_long_name
-from slurmkit.core.shellwords import raw_words, reads_arguments, split_at_operators
+from slurmkit.core.shellwords import raw_words, reads_arguments, reads_script_name, split_at_operators
 from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
@@ -335,8 +335,15 @@ def _with_submit_todos(imported: Imported, script: Any) -> Imported:
     other.sh``, or a here-document import could not read as the whole script): a to-do each."""
     todos = tuple(Note(c.line, c.text, "to do", "this script submits a job: import the job script it submits "
                        f"({'the here-document' if c.heredocs else ' '.join(c.argv[1:]) or 'its standard input'}), not this one")
-                  for c in bashtree.walk(script.statements) if c.name == "sbatch")
+                  for c in bashtree.walk(script.statements) if c.name == "sbatch" and not _resubmits_itself(c))
     return imported._replace(notes=tuple(sorted(imported.notes + todos, key=lambda n: n.line))) if todos else imported
+
+
+def _resubmits_itself(command: bashtree.Command) -> bool:
+    """``sbatch "$0"``: a chain of jobs, each submitting the script again; the launch line gets
+    the script's $0 (resolve's passes_arguments), so the rendered script is the one submitted,
+    which is what the chain needs."""
+    return any(reads_script_name(w) for w in command.argv[1:])
 
 
 # ------------------------------------------------------------------------------------ lines
@@ -1943,7 +1950,7 @@ _TEE_TAIL = re.compile(r"(?:2>&1\s*\||\|&?)\s*(tee(?:\s+(?:-a|--append))?\s+[^\s
 def _needs_bash(word: bashtree.Word) -> bool:
     """Whether only bash can give the program this word: it expands more than variables in it
     (a brace range, a glob, $(...)); a leading ``~/`` a spec writes as $HOME (_spec_word)."""
-    if reads_arguments(word.text):
+    if reads_arguments(word.text) or reads_script_name(word.text):
         return True   # $1, "$@": the script's arguments, which a launch.command would pass as text
     expands = set(word.expansions) - {"variable"}
     if expands == {"tilde"} and (word.value == "~" or word.value.startswith("~/")):
@@ -2001,7 +2008,7 @@ _NEEDS_SHELL = re.compile(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*")
 def _bash_text(text: str) -> bool:
     """Whether a program's words, as written, hold what only bash gives them: a command
     substitution, a glob, the script's arguments ($1, "$@")."""
-    return bool(_NEEDS_SHELL.search(text)) or reads_arguments(text)
+    return bool(_NEEDS_SHELL.search(text)) or reads_arguments(text) or reads_script_name(text)
 
 
 def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:

@@ -25,7 +25,7 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import assigned_names, concurrent_starts, reads_arguments, split_at_operators
+from slurmkit.core.shellwords import assigned_names, concurrent_starts, reads_arguments, reads_script_name, split_at_operators
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.core.variables import READERS, RUNTIME_NAMES
 from slurmkit.resolve import sizing
@@ -139,7 +139,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         fabric_notes=_fabric_notes(spec, profile, gpus),
         offline_note=_offline_note(profile),
         thread_note=_thread_note(spec),
-        passes_arguments=bool(spec.launch.shell) and reads_arguments(spec.launch.shell or ""),
+        passes_arguments=bool(spec.launch.shell) and any(reads(spec.launch.shell or "") for reads in (reads_arguments, reads_script_name)),
         directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)) + _rank_notes(spec, by_count, memory),
         optional_directives=_optional_directives(spec, profile, gpus, stage),
     )

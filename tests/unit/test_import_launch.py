@@ -3,6 +3,7 @@ kind, counts and command (the decisions, one script each)."""
 
 import pytest
 
+from slurmkit import Job
 from slurmkit.port.porting import import_script
 from slurmkit.spec.spec import spec_from_mapping
 
@@ -359,3 +360,12 @@ def test_orca_started_alone_keeps_its_tasks_for_its_own_mpirun():
     assert result.spec["kind"] == "mpi" and result.spec["resources"]["tasks_per_node"] == 8
     assert result.spec["launch"]["launcher"] == "direct"
     assert any("starts its own MPI processes" in reason for reason in notes(result, "mapped"))
+
+
+def test_a_job_that_resubmits_itself_passes_its_own_name_to_the_launch_line():
+    """``sbatch "$0"``: a line run by ``bash -c`` has $0 ``bash``; the script's own $0 (the copy
+    SLURM runs, now the rendered one) must reach it, and the job is not told to import another."""
+    result = imported('python train.py --resume ckpt/\nif [ ! -f ckpt/FINISHED ]; then\n    sbatch "$0"\nfi\n')
+    assert not [n for n in notes(result, "to do") if "submits a job" in n], result.notes
+    script = Job(**{**result.spec, "profile": "fir", "account": "def-x"}).render()
+    assert script.rstrip().endswith('fi" "$0" "$@"'), script[-300:]

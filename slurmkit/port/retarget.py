@@ -549,11 +549,7 @@ def _onto_whole_nodes(port: _Port, cores: int) -> None:
     tasks, cpus = _source_shape(port)
     if not kind.rank_count_is_users:     # an mpi job keeps its ranks per node unless repacked (which says so itself)
         _warn_pinned_core_counts(port, tasks * cpus, cores)
-    if kind.rank_count_is_users:
-        if cores % cpus:
-            port.refuse("resources.cpus_per_task", f"{target} schedules whole nodes of {cores} cores, which {cpus} cores per task does "
-                        f"not divide; pick a divisor of {cores}")
-            return
+    if kind.rank_count_is_users:   # ranks x threads are the user's (the decomposition), whether or not they divide a node
         _mpi_onto_whole_nodes(port, cores, tasks, cpus)
     elif kind.fills_whole_node == "threads" and tasks == 1:
         if res.cpus_per_task is not None:

@@ -482,7 +482,7 @@ def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: in
     elif kind.fills_whole_node == "threads" and cpus is None:
         cpus = max(1, cores // (tasks or 1))
     tasks, cpus = tasks or 1, cpus or 1
-    if kind.rank_count_is_users and tasks * cpus < cores and cores % cpus == 0:
+    if kind.rank_count_is_users and tasks * cpus < cores:   # ranks x threads are the user's, dividing a node or not
         findings.warn("resources", _part_of_whole_node(site, cores, tasks, cpus))
     elif tasks * cpus != cores:
         findings.error("resources", _not_whole_node(kind.whole_node_advice, site, cores, tasks, cpus))

@@ -137,6 +137,18 @@ NIAGARA_MPI = {"name": "mpi", "profile": "niagara", "kind": "mpi", "resources": 
                "environment": {"modules": ["NiaEnv/2019b", "intel", "openmpi"]}, "launch": {"command": "./a.out", "launcher": "mpirun"}}
 
 
+@pytest.mark.parametrize("repack", [False, True])
+def test_a_hybrid_niagara_job_whose_threads_do_not_divide_trillium_s_node_is_kept_not_refused(repack):
+    """4 ranks x 10 threads (Niagara's 40 cores): 10 does not divide 192, and the shape is the
+    user's decomposition, so it is kept on a node charged whole, with the warning, not refused."""
+    data = {**NIAGARA_MPI, "resources": {"nodes": 1, "tasks_per_node": 4, "cpus_per_task": 10, "time": "1h"}}
+    source = load_profile("niagara")
+    ported = port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), source, load_profile("trillium"), repack=repack)
+    assert ported.spec["resources"] == data["resources"]
+    resolution = resolve(spec_from_mapping({**ported.spec, "account": "def-x"}), load_profile("trillium"))
+    assert resolution.errors == () and any("the other 152 are idle but charged" in w.message for w in resolution.warnings)
+
+
 def test_niagara_mpi_keeps_its_rank_count_on_trillium_and_says_how_to_repack():
     """4 x 40 = 160 ranks stay 160 (a changed rank count changes the domain decomposition: the
     user's choice), on 4 nodes that Trillium charges whole."""

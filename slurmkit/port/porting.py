@@ -1070,6 +1070,10 @@ def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdi
         venv = build.spec.get("environment", {}).get("venv", {})
         if venv.get("packages") and words[1:2] == ["activate"]:
             return ("dropped", "the packages conda installed above go into the job's virtualenv")
+        if words[0] in ("source", ".") or words[1:2] == ["activate"]:
+            # kept: without it the program runs without its environment ("command not found")
+            build.note(build.line, unit, "to do", CONDA_NOTE + "; until then the job activates the environment as before")
+            return ("kept", "the job's environment: run as written before the program (environment.setup)")
         return ("to do", CONDA_NOTE)
     return None
 

@@ -1149,6 +1149,7 @@ def _sourced_elsewhere(verification: Verification, source: str, target: str) -> 
     if source == target:
         return ()
     files = [d.subject.split(":")[0].split()[1] for d in verification.untraced if re.match(r"(source|\.) \S", d.subject)]
+    files = [f for f in files if f != "activate"]   # conda's (source activate ENV), which the conda to-do names
     return tuple(f"environment.setup: the job sources {file}, whose lines slurmkit neither traced nor ported: check that the "
                  f"modules it loads and the paths it sets work on {target} (they were {source}'s), then remove this line"
                  for file in dict.fromkeys(files))

@@ -524,3 +524,12 @@ def test_an_option_line_that_is_not_the_program_is_read_as_bash_reads_it():
     commands (a here-document it cannot end) would otherwise give a to-do a line."""
     imported = import_script("#!/bin/bash\n#SBATCH -t 10\nfoo --a 1\n-v  be verbose\npython run.py\n", name="job")
     assert not [n for n in imported.unmapped if "join the lines" in n.reason]
+
+
+@pytest.mark.parametrize("activate", ["conda activate myenv", "source activate myenv"])
+def test_a_conda_activation_stays_in_the_job_with_its_to_do(activate):
+    """Without the activation the program runs without its environment (``command not
+    found``): kept in order after conda's own set-up, with the to-do that says to move off conda."""
+    imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\nsource ~/miniconda3/etc/profile.d/conda.sh\n{activate}\npython run.py\n")
+    assert imported.spec["environment"]["setup"] == ["source ~/miniconda3/etc/profile.d/conda.sh", activate]
+    assert [n.text for n in imported.unmapped] == [activate] and "conda" in imported.unmapped[0].reason

@@ -268,15 +268,21 @@ def _submitted_heredoc(text: str) -> Optional[_Submitted]:
 
 
 def _wrapper_assignments(before: str) -> Optional[Tuple[int, ...]]:
-    """The line numbers of a wrapper's commands before its ``sbatch <<EOT``, where each is a
-    plain assignment on a line of its own (``NAME=$1``); None where any is something else."""
+    """The line numbers of a wrapper's commands before its ``sbatch <<EOT`` that the job takes
+    over: each a plain assignment (``NAME=$1``) or a ``mkdir`` on a line of its own (the job,
+    started in the folder sbatch ran in, makes the same folder); a line that only prints
+    (``echo "submitting $RUN"``) is the wrapper's own, left out. None where any is something
+    else: a ``cd`` (it moves where sbatch runs, so the job's log too), a build, a test."""
     script = bashtree.parse(before)
     if script.errors:
         return None
     numbers = []
     for statement in script.statements:
-        if not (isinstance(statement, bashtree.Command) and not statement.words and statement.prefix
-                and statement.line == statement.end_line and not statement.redirects):
+        if not (isinstance(statement, bashtree.Command) and statement.line == statement.end_line):
+            return None
+        if statement.name in ("echo", "printf") and not _writes_a_file(statement.text):
+            continue
+        if statement.redirects or not (statement.prefix and not statement.words or statement.name == "mkdir"):
             return None
         numbers.append(statement.line)
     return tuple(numbers) if len(set(numbers)) == len(numbers) else None

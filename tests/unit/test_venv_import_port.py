@@ -108,6 +108,15 @@ def test_a_wrapper_that_assigns_variables_before_sbatch_is_imported_for_its_docu
     assert not [t for t in verification.todos() if "sbatch" in t or "only in" in t], verification.todos()
 
 
+def test_a_wrapper_that_prints_and_makes_a_folder_before_sbatch_is_imported_for_its_document():
+    """``echo`` is the wrapper's own report, left out; ``mkdir -p`` runs first in the job."""
+    wrapper = ("#!/bin/bash\nRUN=$1\necho \"submitting $RUN\"\nmkdir -p logs/$RUN\nsbatch <<EOT\n#!/bin/bash\n"
+               "#SBATCH --account=def-x\n#SBATCH --time=1:00:00 --gpus-per-node=1\npython train.py --run $RUN\nEOT\n")
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert imported.spec["kind"] == "gpu" and imported.spec["environment"]["setup"] == ["RUN=$1", "mkdir -p logs/$RUN"]
+    assert not any("import the job script it submits" in n.reason for n in imported.notes)
+
+
 @pytest.mark.parametrize("before", ["cd run\n", "RUN=$1; shift\n", "RUN=$(date)\nexport RUN\n"])
 def test_a_wrapper_that_does_more_before_sbatch_is_a_to_do(before):
     wrapper = f"#!/bin/bash\n{before}sbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n./app\nEOT\n"

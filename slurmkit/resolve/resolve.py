@@ -1342,10 +1342,26 @@ def _check_batch_signal(spec: JobSpec, stage, findings: Findings) -> None:
         flags, _, rest = value.rpartition(":")
         name = rest.split("@")[0].upper().removeprefix("SIG")
         name = _SIGNAL_NUMBERS.get(name, name)
-        if long_name(option) == "signal" and "B" in flags.upper() and name not in _BATCH_SURVIVES:
+        if long_name(option) == "signal" and "B" in flags.upper() and name not in _BATCH_SURVIVES | _setup_traps(spec):
             findings.error(f"extra_directives.{index}", f"{directive!r}: the batch script has no handler for {name}, so it would "
                            "die of it before the time limit, your program with it, and no exit file would record the end; "
                            "to tell your program, drop 'B:' and run it under srun (launch.launcher: srun), whose steps SLURM signals")
+
+
+#: ``trap ACTION SIGNAL...`` in a set-up line, with what follows the trap word
+_TRAP = re.compile(r"(?:^|[;&|({\s])trap\s+(.*)", re.S)
+
+
+def _setup_traps(spec: JobSpec) -> frozenset:
+    """The signals the job's own set-up lines trap (``trap 'touch STOP' USR1``): the batch
+    shell survives those, and their handler is the job's way to hear --signal=B:SIG."""
+    names = set()
+    for line in spec.environment.setup:
+        for match in _TRAP.finditer(line):
+            for word in re.findall(r"[A-Za-z0-9]+", match.group(1).rsplit("'", 1)[-1].rsplit('"', 1)[-1]):
+                name = word.upper().removeprefix("SIG")
+                names.add(_SIGNAL_NUMBERS.get(name, name))
+    return frozenset(names)
 
 
 def _asked_lead(spec: JobSpec) -> Optional[int]:

@@ -581,6 +581,10 @@ def test_an_extra_signal_is_refused_only_where_slurmkit_writes_its_own(directive
     (error,) = Job(**base).resolve().errors
     assert "the batch script has no handler for USR1" in error.message
     assert not Job(**dict(base, extra_directives=[directive.replace("B:", "")])).resolve().errors
+    # the job's own set-up traps it: the batch shell hears it, as in the script it came from
+    for trap in ["trap 'touch STOP; wait' USR1", 'save() { cp -r out ~/o; }; trap save SIGUSR1', "trap 'touch STOP' 10"]:
+        assert not Job(**dict(base, environment={"setup": [trap]})).resolve().errors, trap
+    assert Job(**dict(base, environment={"setup": ["trap 'touch STOP' TERM"]})).resolve().errors
 
 
 # --------------------------------- destinations compared after ~, $HOME, $PWD; array values in destinations

@@ -1933,6 +1933,9 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     head, operators = split_at_operators(line)
     prefix, raw, words = _launch_words(command, head)
     parsed, srun = _launcher_under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
+    if parsed.launcher == "srun" and not prefix and any(option == "--multi-prog" for option, _, _ in parsed.options):
+        _multi_prog_line(build, number, line)
+        return
     program = _program_words(parsed, raw)
     _read_launcher(build, number, line, parsed, srun)
     launch: Dict = {"launcher": parsed.launcher} if parsed.launcher in ("srun", "mpirun") else {}
@@ -1951,6 +1954,18 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
     build.spec["launch"] = launch
     build.note(number, line, "mapped", reason)
+
+
+def _multi_prog_line(build: _Builder, number: int, line: str) -> None:
+    """``srun --multi-prog tasks.conf``: the file names each task's program, which only srun's
+    own option reads; the launch is the script's line as written, run once by the batch shell
+    (launcher direct), its tasks the job's."""
+    shell = _array_names(build, line.strip())
+    build.spec["launch"] = {"launcher": "direct", "shell": shell}
+    build.launcher_name = "srun"
+    build.launch_as_written = shell[len("srun "):]
+    build.note(number, line, "kept", "srun --multi-prog runs the program its file names for each task: the launch is the "
+                                     "script's line, srun and all, as written (launcher direct; the tasks as the request gives them)")
 
 
 #: a launch's tail that only copies its output to a file: ``| tee FILE``, ``2>&1 | tee -a FILE``, ``|& tee FILE``

@@ -369,3 +369,11 @@ def test_a_job_that_resubmits_itself_passes_its_own_name_to_the_launch_line():
     assert not [n for n in notes(result, "to do") if "submits a job" in n], result.notes
     script = Job(**{**result.spec, "profile": "fir", "account": "def-x"}).render()
     assert script.rstrip().endswith('fi" "$0" "$@"'), script[-300:]
+
+
+def test_srun_multi_prog_keeps_its_file_of_programs():
+    """``srun --multi-prog tasks.conf``: without the option srun would run the file itself."""
+    result = imported("#SBATCH --ntasks=4\nsrun --multi-prog tasks.conf\n")
+    assert result.spec["kind"] == "mpi" and result.spec["resources"]["tasks_per_node"] == 4
+    assert result.spec["launch"] == {"launcher": "direct", "shell": "srun --multi-prog tasks.conf"}
+    assert not notes(result, "to do"), result.notes

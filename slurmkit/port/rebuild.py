@@ -167,6 +167,11 @@ def started(argv: Sequence[str]) -> List[str]:
     """``argv`` from the program its launchers start (``srun -n 4 julia x.jl`` -> ``julia x.jl``)."""
     words = list(argv)
     while words and words[0] in LAUNCHERS:
+        if words[0] in ("srun", "mpirun", "mpiexec"):   # their options' values by srun's and mpirun's own tables
+            from slurmkit.core.launch_options import parse
+
+            words = list(parse(words).program)
+            continue
         words = words[1:]
         while words and (words[0].startswith("-") or OPTION_VALUE.match(words[0]) or "=" in words[0]):
             words = words[1:]

@@ -106,3 +106,13 @@ def test_a_rename_where_the_job_sources_its_own_build_is_a_to_do():
     text, reasons, todos = program_moves("mdrun_mpi -s md.tpr", moved, "$HOME/gromacs-4.6.7/bin/GMXRC")
     assert text == "mdrun_mpi -s md.tpr" and not reasons
     assert len(todos) == 1 and "sources $HOME/gromacs-4.6.7/bin/GMXRC" in todos[0] and "gmx_mpi mdrun" in todos[0]
+
+
+@pytest.mark.parametrize("line", ["mpirun --bind-to none -np 8 ./a.out", "srun --cpu-bind cores -n 8 ./a.out",
+                                  "mpirun --map-by node --bind-to none -np 8 -x OMP_NUM_THREADS=8 ./a.out",
+                                  "timeout 2h mpiexec -n 8 ./a.out"])
+def test_the_program_after_a_launchers_options_with_values_is_found(line):
+    """``--bind-to none``: ``none`` is the option's value, not the program, so ./a.out still gets its rebuild to-do."""
+    from slurmkit.port.rebuild import started
+
+    assert started(line.split())[0] == "./a.out"

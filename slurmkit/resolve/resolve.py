@@ -468,21 +468,25 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     tasks, cpus = spec.resources.tasks_per_node, spec.resources.cpus_per_task
     whole = profile.scheduling.whole_node
     if whole and whole.cores and gpus is None:
-        tasks, cpus = _whole_node_shape(kind, tasks, cpus, whole.cores, profile.name, findings)
+        tasks, cpus = _whole_node_shape(kind, tasks, cpus, whole.cores, profile.name, findings, whole.threads_per_core)
     if gpus and cpus is None:
         cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     _check_shape(spec, kind, tasks or 1, cpus or 1, findings)
     return tasks or 1, cpus or 1
 
 
-def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: int, site: str, findings: Findings) -> Tuple[int, int]:
-    """On a whole-node site, the kind fills the node with tasks or threads; anything else must add up to it."""
+def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: int, site: str, findings: Findings,
+                      threads_per_core: int = 1) -> Tuple[int, int]:
+    """On a whole-node site, the kind fills the node with tasks or threads; anything else must
+    add up to it, or, for MPI ranks, to its hardware threads where Hyper-Threading is on."""
     if kind.fills_whole_node == "tasks" and tasks is None:
         tasks = max(1, cores // (cpus or 1))
     elif kind.fills_whole_node == "threads" and cpus is None:
         cpus = max(1, cores // (tasks or 1))
     tasks, cpus = tasks or 1, cpus or 1
-    if kind.rank_count_is_users and tasks * cpus < cores:   # ranks x threads are the user's, dividing a node or not
+    if kind.rank_count_is_users and threads_per_core > 1 and tasks * cpus == cores * threads_per_core:
+        pass   # one rank per hardware thread (Niagara's 80 tasks per node)
+    elif kind.rank_count_is_users and tasks * cpus < cores:   # ranks x threads are the user's, dividing a node or not
         findings.warn("resources", _part_of_whole_node(site, cores, tasks, cpus))
     elif tasks * cpus != cores:
         findings.error("resources", _not_whole_node(kind.whole_node_advice, site, cores, tasks, cpus))
@@ -689,7 +693,9 @@ def _fitting_node_types(spec, profile: SiteProfile, gpus: Optional[GpuChoice], c
     if not candidates:
         return ()
     memory = _memory_per_node(spec, cores)
-    by_cores = [t for t in candidates if _stated(t.cores) >= cores]
+    whole = profile.scheduling.whole_node
+    threads = whole.threads_per_core if whole and not gpus else 1   # Hyper-Threading: a task per hardware thread
+    by_cores = [t for t in candidates if _stated(t.cores) * threads >= cores]
     if not by_cores:
         most = max(_stated(t.cores) for t in candidates)
         findings.error("resources", f"{cores} cores per node (tasks_per_node x cpus_per_task) is more than any "

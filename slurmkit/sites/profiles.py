@@ -407,7 +407,7 @@ SCHEMA = Fields({
     "scheduling": Fields({
         "max_walltime": Duration(),
         "min_walltime_advice": Duration(),
-        "whole_node": Fields({"cores": Int(1), "gpu_counts": ListOf(Int(1, nullable=False))}),
+        "whole_node": Fields({"cores": Int(1), "threads_per_core": Int(1), "gpu_counts": ListOf(Int(1, nullable=False))}),
         "mem_request": Bool(),
         "default_mem_per_cpu": Size(),
         # source: where the site says so; check then warns of a partition named against it (siterules.py)
@@ -542,6 +542,7 @@ class NodeType(Record):
 class WholeNode(Record):
     cores: Optional[int] = None
     gpu_counts: Tuple[int, ...] = ()
+    threads_per_core: int = 1          # 2: Hyper-Threading on, so a node takes twice its cores in tasks
 
 
 class Partitions(Record):
@@ -870,7 +871,8 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
         scheduling=Scheduling(
             max_walltime_seconds=_seconds(sched.get("max_walltime")),
             min_walltime_advice_seconds=_seconds(sched.get("min_walltime_advice")),
-            whole_node=None if whole is None else WholeNode(whole.get("cores"), tuple(whole.get("gpu_counts") or ())),
+            whole_node=None if whole is None else WholeNode(whole.get("cores"), tuple(whole.get("gpu_counts") or ()),
+                                                             whole.get("threads_per_core") or 1),
             mem_request=sched.get("mem_request"),
             default_mem_per_cpu_mib=_mib(sched.get("default_mem_per_cpu")),
             partitions=Partitions(_sub(sched, "partitions").get("name_partition"), _names(_sub(sched, "partitions").get("allowed")),

@@ -206,6 +206,12 @@ def test_fewer_mpi_ranks_than_a_whole_niagara_node_has_cores_run_with_a_warning(
     assert directives(resolution)["--ntasks-per-node"] == "4"
 
 
+def test_niagara_takes_a_rank_per_hardware_thread_with_hyper_threading():
+    """Niagara's page: Hyper-Threading on, "40 or 80 tasks per node"."""
+    assert job("niagara", kind="mpi", resources={"tasks_per_node": 80}).errors == ()
+    assert job("niagara", kind="mpi", resources={"tasks_per_node": 81}).errors
+
+
 def test_more_mpi_ranks_than_a_whole_niagara_node_has_cores_is_an_error():
     errors = job("niagara", kind="mpi", resources={"tasks_per_node": 50}).errors
     assert Finding("error", "resources", "niagara schedules whole nodes of 40 cores; this asks 50 per node "

@@ -199,7 +199,8 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
     _validated(build)
-    return _with_submit_todos(Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files)), script)
+    return _with_submit_todos(Imported(build.spec, tuple(sorted(build.notes, key=lambda n: n.line)), tuple(build.files)), script,
+                              bool(build.directives))
 
 
 def _read_unit(build: _Builder, body: List[Tuple[int, str]], index: int, launch_at: Optional[int], together: int) -> None:
@@ -336,13 +337,33 @@ def _import_part(part: jobparts.Part, name: Optional[str], profile: Optional[str
     return inner._replace(notes=tuple(sorted(notes, key=lambda n: n.line)))
 
 
-def _with_submit_todos(imported: Imported, script: Any) -> Imported:
+def _with_submit_todos(imported: Imported, script: Any, is_a_job: bool) -> Imported:
     """A script that runs sbatch submits another job, which is the one to import (``sbatch
     other.sh``, or a here-document import could not read as the whole script): a to-do each."""
-    todos = tuple(Note(c.line, c.text, "to do", "this script submits a job: import the job script it submits "
-                       f"({'the here-document' if c.heredocs else ' '.join(c.argv[1:]) or 'its standard input'}), not this one")
+    launch = imported.spec.get("launch", {})
+    has_work = is_a_job and not str(launch.get("command") or launch.get("shell") or "true").startswith(("sbatch", "true"))
+    todos = tuple(Note(c.line, c.text, "to do", _submit_todo(c, has_work))
                   for c in bashtree.walk(script.statements) if c.name == "sbatch" and not _resubmits_itself(c))
     return imported._replace(notes=tuple(sorted(imported.notes + todos, key=lambda n: n.line))) if todos else imported
+
+
+def _submit_todo(command: bashtree.Command, has_work: bool) -> str:
+    """What to do about an ``sbatch`` the script runs: a job script (#SBATCH lines, a program)
+    that also submits the next one (``sbatch --dependency=afterok:$SLURM_JOB_ID stage2.sh``)
+    needs that script ported too; a wrapper, or a job that only submits, is not the real job:
+    its submitted one is."""
+    submitted = "the here-document" if command.heredocs else _submitted_file(command.argv[1:]) or "its standard input"
+    if has_work:
+        return f"this job also submits {submitted}: import and port that script too, so that the job it submits runs on the new cluster"
+    return f"this script submits a job: import the job script it submits ({submitted}), not this one"
+
+
+def _submitted_file(words: Sequence[str]) -> str:
+    """The script among sbatch's words: the first that is no option nor the value of a short one (``-d afterok:1``)."""
+    for index, word in enumerate(words):
+        if not word.startswith("-") and not (index and re.fullmatch(r"-[A-Za-z]", words[index - 1])):
+            return word
+    return ""
 
 
 def _resubmits_itself(command: bashtree.Command) -> bool:

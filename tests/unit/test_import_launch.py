@@ -377,3 +377,13 @@ def test_srun_multi_prog_keeps_its_file_of_programs():
     assert result.spec["kind"] == "mpi" and result.spec["resources"]["tasks_per_node"] == 4
     assert result.spec["launch"] == {"launcher": "direct", "shell": "srun --multi-prog tasks.conf"}
     assert not notes(result, "to do"), result.notes
+
+
+def test_a_job_that_submits_the_next_stage_is_told_to_port_that_script_too():
+    """``sbatch --dependency=afterok:$SLURM_JOB_ID stage2.sh`` in a job: the script it submits is
+    stage2.sh (not the option), and this one is a job too, so not "import that, not this one"."""
+    result = imported("python stage1.py\nsbatch --dependency=afterok:$SLURM_JOB_ID stage2.sh\n")
+    [todo] = [n for n in notes(result, "to do") if "submits" in n]
+    assert "this job also submits stage2.sh: import and port that script too" in todo and "not this one" not in todo
+    wrapper = import_script("#!/bin/bash\nsbatch -d afterok:1 --parsable stage2.sh\n", name="w", profile="narval")
+    assert any("import the job script it submits (stage2.sh), not this one" in n.reason for n in wrapper.unmapped)

@@ -161,6 +161,9 @@ _tr_bypass() {  # builtin X, command X: allowed unless X is one of the stand-ins
 _tr_writes_inside() {  # TEXT ARG...: 1 (the command is skipped) where it redirects its output outside the trace folder
     local +x rest=$1 target
     shift
+    # neither arithmetic ((i<=3)), $((a>b)) nor a comment (eval's text keeps one: ## <-- note) redirects
+    while [[ $rest =~ ^(.*)\(\([^\)]*\)\)(.*)$ ]]; do rest="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"; done
+    rest=${rest%%[[:space:]]#*}
     # a file of the user's read with < is there on the cluster: made, as the file tools make one
     if [[ $rest =~ (^|[^<])\<[[:space:]]*([^[:space:]\;\&\|\<\>\(]+) ]] && _tr_expand "${BASH_REMATCH[2]}" "$@" &&
         [[ -n $_tr_w && ! -e $_tr_w && $_tr_w != "$SLURM_TMPDIR"/* ]]; then

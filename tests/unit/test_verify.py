@@ -218,6 +218,16 @@ def test_a_faithful_import_verifies_equal_with_what_slurmkit_does_itself_declare
     assert {(d.what, d.subject) for d in verification.declared} == {("env", "MKL_NUM_THREADS"), ("start", "date")}
 
 
+def test_a_comment_kept_in_a_setup_line_and_arithmetic_in_a_loop_are_no_redirections():
+    """``X=1 ## <-- note`` runs in the new script as eval's text, comment and all, and ``i<=3``
+    in a ``for ((...))``: neither reads a file called ``--`` or ``=3``."""
+    loop = "for((i=1;i<=3;i++)); do\n  ./post $i\ndone"
+    setup = ["NAME=run ## <-- set it here", "cd $SLURM_TMPDIR", "cp -r $SLURM_SUBMIT_DIR ."]
+    script = "\n".join(setup) + f"\n./app\n{loop}\n"
+    faithful = spec({"shell": f"./app\n{loop}"}, environment={"setup": setup})
+    assert found(script, faithful) == set()
+
+
 def test_a_variable_the_programs_words_name_is_compared():
     script = "export MY_INPUT=data.csv\npython prog.py --input-from MY_INPUT\n"
     launch = {"command": "python prog.py --input-from MY_INPUT"}

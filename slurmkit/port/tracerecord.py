@@ -408,6 +408,8 @@ def task_count(launcher, given):
         return None
 
     if launcher in ("torchrun", "accelerate"):   # on its node (srun starts one on each node of a multi-node job)
+        if (given.get("--nproc-per-node") or given.get("--nproc_per_node")) == "gpu":   # one per GPU the node gives the job
+            return len([d for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d]) or 1
         machines = number("--num_machines", "--num-machines") or 1
         return number("--nproc-per-node", "--nproc_per_node") or max(1, (number("--num_processes", "--num-processes") or 1) // machines)
     own = number("-n", "--ntasks", "-np", "--np", "--n", "--num-proc")

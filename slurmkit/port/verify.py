@@ -138,7 +138,7 @@ def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job", arra
         variables["SLURM_NTASKS_PER_NODE"] = str(per_node)
     if cpus:
         variables["SLURM_CPUS_PER_TASK"] = str(cpus)
-    gpus = _gpus_per_node(options, nodes)
+    gpus = _gpus_per_node(options, nodes) or _gpus_per_task(options) * node_tasks
     if gpus:
         variables.update(SLURM_GPUS_ON_NODE=str(gpus), CUDA_VISIBLE_DEVICES=",".join(map(str, range(gpus))))
     variables.update(_array_variables(options.get("array") or array))
@@ -217,6 +217,12 @@ def _gpus_per_node(options: Dict[str, str], nodes: int) -> int:
             return 1
     total = options.get("gpus", "").rpartition(":")[2]
     return max(1, int(total) // nodes) if total.isdigit() else 0
+
+
+def _gpus_per_task(options: Dict[str, str]) -> int:
+    """--gpus-per-task=[TYPE:]N: N for each of the node's tasks."""
+    count = options.get("gpus-per-task", "").rpartition(":")[2]
+    return int(count) if count.isdigit() else 0
 
 
 def _array_variables(value: Optional[str]) -> Dict[str, str]:

@@ -524,3 +524,14 @@ def test_slurmkits_own_files_are_no_difference_between_the_scripts():
     old = verify.Trace(starts=(), files=(), untraceable=(), saved=("out/a.txt",), inputs=(), status=0)
     new = old._replace(saved=("out/a.txt", "out/b.partial-1000", "res.slurmkit-old", "slurmkit-task-env.src", "out/c.txt"))
     assert [d.subject for d in verify._file_sets(old, new)] == ["out/c.txt"]
+
+
+def test_gpus_per_task_and_torchrun_one_process_per_gpu_are_traced_as_slurm_gives_them(monkeypatch):
+    """``--gpus-per-task=4`` on one task: SLURM gives the node 4 GPUs (CUDA_VISIBLE_DEVICES=0,1,2,3),
+    and ``torchrun --nproc_per_node=gpu`` starts one process per GPU it sees."""
+    from slurmkit.port.tracerecord import task_count
+
+    shape = dict(verify.shape_of("#!/bin/bash\n#SBATCH --ntasks-per-node=1 --gpus-per-task=4\n").variables)
+    assert shape["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
+    assert task_count("torchrun", {"--nproc_per_node": "gpu"}) == 4

@@ -2835,7 +2835,8 @@ def _only_reports(line: str) -> bool:
 def _plain_kind(build: _Builder) -> str:
     res, launch = build.spec["resources"], build.spec["launch"]
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
-    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1 and not _starts_its_own_mpi(build):
+    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1 and not _starts_its_own_mpi(build) \
+            and not _STEPS.search(launch.get("shell", "")):
         return _one_process(build)
     if tasks > 1:
         if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
@@ -2879,6 +2880,11 @@ def _starts_its_own_mpi(build: _Builder) -> bool:
     return build.program is not None and build.program.launcher is None and _program_name(build) in OWN_MPI
 
 
+#: a launch that starts job steps itself (``srun -n1 -c4 ./sim A &``, in a loop, under xargs):
+#: they are placed on the job's tasks, which the job keeps (launcher direct, _started_once)
+_STEPS = re.compile(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s")
+
+
 def _started_once(build: _Builder, tasks: int) -> None:
     """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
     ran once, on the first node. Kind mpi with launcher direct does the same, with the job's shape
@@ -2892,7 +2898,7 @@ def _started_once(build: _Builder, tasks: int) -> None:
     shape = f"{nodes} node{'s' if nodes != 1 else ''} of {res.get('tasks_per_node', 1)} tasks"
     starter = build.program.launcher if build.program is not None else None
     name = build.program.command.name if build.program is not None else "the program"
-    steps = re.search(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s", build.spec["launch"].get("shell", ""))
+    steps = _STEPS.search(build.spec["launch"].get("shell", ""))
     if starter and starter not in launch_options.LAUNCHERS:
         why = f"{starter} starts its own processes over the job's tasks"
     elif _starts_its_own_mpi(build):
@@ -2943,12 +2949,6 @@ def _one_process(build: _Builder) -> str:
     cores = tasks * res.get("cpus_per_task", 1)
     res["cpus_per_task"] = cores
     renamed = _counts_renamed(build, launch)
-    if re.search(r"(^|[\s;&|(])(srun|mpirun|mpiexec)\s", launch.get("shell", "")):
-        build.note(0, f"tasks_per_node: {tasks}", "to do",
-                   f"the launch starts job steps itself (srun inside a loop, parallel or xargs): slurmkit has no kind for "
-                   f"that; as kind {threaded} the job has one task of {cores} cores, so check each step asks for -c 1, "
-                   f"or use kind {first_kind(sweeps=True).name} (one task per run)")
-        return threaded
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
                f"the program starts without srun or mpirun, so it ran once: kind {threaded} with the same {cores} cores"
                + (f"; SLURM's task count in it ({', '.join('$' + n for n in renamed)}) became $SLURM_CPUS_PER_TASK"

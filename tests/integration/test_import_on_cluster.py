@@ -167,3 +167,11 @@ def test_a_serial_step_after_the_srun_program_runs_once_and_the_jobs_own_trap_jo
     assert (tmp_path / "parts.txt").read_text().split() == ["part.0.json", "part.1.json"]
     assert (tmp_path / "trap.txt").read_text() == "trapped 0\n"
     assert (Path(handle.paths.folder) / f"{handle.job_id}.exit").read_text().split()[0] == "0"
+
+
+def test_job_steps_the_script_starts_itself_run_on_the_tasks_it_kept(cluster, registry, tmp_path):
+    """Two ``srun -n1 --exclusive ... &`` steps and a wait: the job keeps its 2 tasks (launcher
+    direct), so both steps start at once, each on a task of its own, as in the script."""
+    handle = _import_and_submit("local_srun_steps", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert _seen(tmp_path / "a.0.json")["argv"] == ["--out", "a"] and _seen(tmp_path / "b.0.json")["argv"] == ["--out", "b"]

@@ -387,3 +387,13 @@ def test_a_job_that_submits_the_next_stage_is_told_to_port_that_script_too():
     assert "this job also submits stage2.sh: import and port that script too" in todo and "not this one" not in todo
     wrapper = import_script("#!/bin/bash\nsbatch -d afterok:1 --parsable stage2.sh\n", name="w", profile="narval")
     assert any("import the job script it submits (stage2.sh), not this one" in n.reason for n in wrapper.unmapped)
+
+
+def test_job_steps_the_launch_starts_itself_keep_the_jobs_tasks():
+    """``srun -n1 -c4 ./sim A &`` twice and a wait, on --ntasks=2 -c 4: the steps are placed on
+    the job's tasks, which the job keeps (launcher direct), not one task of 8 cores."""
+    result = imported("#SBATCH --ntasks=2 --cpus-per-task=4\nsrun -n1 -c4 --exclusive ./sim A > A.log &\n"
+                      "srun -n1 -c4 --exclusive ./sim B > B.log &\nwait\n")
+    assert result.spec["kind"] == "mpi" and result.spec["launch"]["launcher"] == "direct"
+    assert (result.spec["resources"]["tasks_per_node"], result.spec["resources"]["cpus_per_task"]) == (2, 4)
+    assert not notes(result, "to do"), result.notes

@@ -914,6 +914,9 @@ def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
     declared = [Declared(what, subject, f"port changed {change.field}") for change in changes
                 for what, subject in _CHANGED_BY.get(change.field, ())]
     declared += [Declared("start", word, f"port changed {change.field}") for change in changes for word in _renamed_words(change)]
+    # a variable the job sets from the count (JULIA_NUM_THREADS=$SLURM_CPUS_PER_TASK) shows the new count
+    declared += [Declared("env", "*", f"port changed {change.field} ({change.old} -> {change.new})", str(change.new))
+                 for change in changes if change.field == "resources.cpus_per_task" and isinstance(change.new, int)]
     return declared + [Declared("value", f"{change.old} -> {change.new}", f"port changed {change.field} ({change.old} -> {change.new})")
                        for change in changes if isinstance(change.old, (int, str)) and isinstance(change.new, (int, str))]
 

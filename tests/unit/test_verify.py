@@ -535,3 +535,14 @@ def test_gpus_per_task_and_torchrun_one_process_per_gpu_are_traced_as_slurm_give
     assert shape["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1,2,3")
     assert task_count("torchrun", {"--nproc_per_node": "gpu"}) == 4
+
+
+def test_a_variable_set_from_the_cpu_count_a_port_changed_is_declared():
+    """``export JULIA_NUM_THREADS=$SLURM_CPUS_PER_TASK``: 40 on Niagara, 192 on Trillium, as the
+    port's own change to cpus_per_task says; another value is still a finding."""
+    from slurmkit.port.retarget import Change
+
+    declared = verify.declared_by_port([Change("resources.cpus_per_task", 40, 192, "whole node")])
+    moved = verify.Difference("env", "JULIA_NUM_THREADS", "JULIA_NUM_THREADS=40 in the old, 192 in the new", "40", "192")
+    other = verify.Difference("env", "JULIA_NUM_THREADS", "JULIA_NUM_THREADS=40 in the old, 8 in the new", "40", "8")
+    assert any(d.matches(moved) for d in declared) and not any(d.matches(other) for d in declared)

@@ -1345,6 +1345,9 @@ def _venv_installs(venv: Dict, words: List[str]) -> _Verdict:
     packages = [w for i, w in enumerate(words[start:], start) if not w.startswith("-") and words[i - 1] not in ("-r", "--requirement")]
     if requirements:
         venv["requirements"] = requirements[0]
+    if packages == ["pip"] and not requirements:
+        return ("dropped", "the virtualenv's pip is upgraded where slurmkit makes it; one that exists keeps the pip it has, "
+                           "which installs from the wheelhouse as it did")
     packages = [p for p in packages if p != "pip"]
     if packages:
         listed = venv.setdefault("packages", [])

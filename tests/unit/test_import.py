@@ -533,3 +533,8 @@ def test_a_conda_activation_stays_in_the_job_with_its_to_do(activate):
     imported = import_script(f"#!/bin/bash\n#SBATCH -t 10\nsource ~/miniconda3/etc/profile.d/conda.sh\n{activate}\npython run.py\n")
     assert imported.spec["environment"]["setup"] == ["source ~/miniconda3/etc/profile.d/conda.sh", activate]
     assert [n.text for n in imported.unmapped] == [activate] and "conda" in imported.unmapped[0].reason
+
+
+def test_a_pip_upgrade_of_pip_alone_is_said_dropped():
+    imported = import_script("#!/bin/bash\n#SBATCH -t 10\nsource ~/env/bin/activate\npip install --no-index --upgrade pip\npython run.py\n")
+    assert [(n.line, n.outcome) for n in imported.notes if "pip is upgraded" in n.reason] == [(4, "dropped")]

@@ -888,9 +888,9 @@ def _destinations(spec: Dict[str, Any]) -> List[str]:
 
 
 def _substituted(text: str) -> List[str]:
-    """The programs a line's $(...) run: the first word of each command of it."""
-    return [command.split()[0] for inner in re.findall(r"\$\(([^)]*)\)", text)
-            for command in re.split(r"\||;|&&", inner) if command.strip()]
+    """The programs a line's $(...) and `...` run: the first word of each command of it."""
+    return [command.split()[0] for inner in re.findall(r"\$\(([^)]*)\)|`([^`]*)`", text) for part in inner
+            for command in re.split(r"\||;|&&", part) if command.strip()]
 
 
 def _note_words(text: str) -> List[str]:

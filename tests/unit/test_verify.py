@@ -546,3 +546,10 @@ def test_a_variable_set_from_the_cpu_count_a_port_changed_is_declared():
     moved = verify.Difference("env", "JULIA_NUM_THREADS", "JULIA_NUM_THREADS=40 in the old, 192 in the new", "40", "192")
     other = verify.Difference("env", "JULIA_NUM_THREADS", "JULIA_NUM_THREADS=40 in the old, 8 in the new", "40", "8")
     assert any(d.matches(moved) for d in declared) and not any(d.matches(other) for d in declared)
+
+
+def test_a_program_a_dropped_report_ran_in_backquotes_is_declared():
+    """``echo "ended at `date`"`` dropped as a report: its date is declared as its $(date) is."""
+    script = "python run.py\necho \"ended at `date`\"\n"
+    notes = [Note(4, 'echo "ended at `date`"', "dropped", "it ran after the program only to report")]
+    assert found(script, spec({"command": "python run.py"}), notes) == set()

@@ -249,7 +249,7 @@ def _submitted_heredoc(text: str) -> Optional[_Submitted]:
     match = SUBMIT_HEREDOC.search(text)
     if match is None or "#SBATCH" not in (match.group(3) or ""):
         return None
-    if any(line.strip() and not line.lstrip().startswith("#") for line in text[match.end():].splitlines()):
+    if not _wrapper_reports(text[match.end():]):   # (`if [ $? -ne 0 ]; then echo failed; exit 1; fi` after it)
         return None
     moved = _wrapper_assignments(text[:match.start()])
     if moved is None or (moved and match.group(1)):   # a quoted document: the wrapper's variables never reached it
@@ -279,14 +279,31 @@ def _wrapper_assignments(before: str) -> Optional[Tuple[int, ...]]:
         return None
     numbers = []
     for statement in script.statements:
-        if not (isinstance(statement, bashtree.Command) and statement.line == statement.end_line):
+        if statement.line != statement.end_line:
             return None
-        if statement.name in ("echo", "printf") and not _writes_a_file(statement.text):
+        if _wrapper_reports(statement.text):
             continue
-        if statement.redirects or not (statement.prefix and not statement.words or statement.name == "mkdir"):
+        commands = list(bashtree.walk([statement]))
+        if not isinstance(statement, bashtree.Command) and commands[0].name == "mkdir" and _wrapper_reports(
+                "\n".join(c.text for c in commands[1:])):   # mkdir -p logs || { echo "cannot"; exit 1; }
+            numbers.append(statement.line)
+            continue
+        if not isinstance(statement, bashtree.Command) or statement.redirects or \
+                not (statement.prefix and not statement.words or statement.name == "mkdir"):
             return None
         numbers.append(statement.line)
     return tuple(numbers) if len(set(numbers)) == len(numbers) else None
+
+
+#: what a wrapper runs around sbatch only to tell its user how it went
+_REPORTS = ("echo", "printf", "exit", "[", "test", "true", ":")
+
+
+def _wrapper_reports(text: str) -> bool:
+    """Whether bash ``text`` (a wrapper's lines around its sbatch) only prints, tests and exits:
+    ``echo "submitting $RUN"``, ``if [ $? -ne 0 ]; then echo failed; exit 1; fi``; no file written."""
+    script = bashtree.parse(text)
+    return not script.errors and not _writes_a_file(text) and all(c.name in _REPORTS for c in bashtree.walk(script.statements))
 
 
 def submitted_script(text: str) -> str:
@@ -1954,6 +1971,12 @@ def _launch_line(build: _Builder, number: int, line: str) -> None:
     whole = _piped_into_parallel(_parallel_words(command, line))
     if whole[:1] == ["parallel"] and _parallel_line(build, number, line, whole):
         return
+    _launch_command(build, number, line, command)
+
+
+def _launch_command(build: _Builder, number: int, line: str, command: Optional[bashtree.Command]) -> None:
+    """The launch line of one command (with its launcher, its prefix and its shell tail) as
+    launch.command where it is plain words, else launch.shell."""
     head, operators = split_at_operators(line)
     prefix, raw, words = _launch_words(command, head)
     parsed, srun = _launcher_under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
@@ -3311,7 +3334,8 @@ def imported_text(imported: Imported, script: str) -> str:
         text = note.text.split("\n")[0]
         prefix = TODO_PREFIX if note.outcome == "to do" else f"# {note.outcome}: "
         # escaped: YAML refuses control characters even in comments, and the spec must read back
-        lines.append(escaped(f"{prefix}{where}: {text + ': ' if text else ''}{note.reason}".rstrip(": ")))
+        reason = " ".join(note.reason.split("\n"))   # one comment line: a reason quoting several lines (a verify note) too
+        lines.append(escaped(f"{prefix}{where}: {text + ': ' if text else ''}{reason}".rstrip(": ")))
     return "\n".join(lines) + "\n" + yaml.safe_dump(imported.spec, sort_keys=False, default_flow_style=False, width=1000)
 
 

@@ -195,6 +195,8 @@ def files_moved_to(source: SiteProfile, target: SiteProfile) -> Optional[str]:
     status = source.status
     if source.name == target.name:
         return None
+    if status.files_gone_on:   # decommissioned: on no cluster any more
+        return source.name
     if status.retired_on is None and not status.successor:
         return source.name
     if not status.files_on_successor or not status.successor:
@@ -208,9 +210,14 @@ def user_paths(fields: Sequence[Tuple[str, str]]) -> List[str]:
 
 
 def files_elsewhere_todo(paths: Sequence[str], source: SiteProfile, target: SiteProfile, place: str) -> str:
-    """One to-do for the job's files that stayed on ``place``: the paths it names, and its submit folder."""
+    """One to-do for the job's files that stayed on ``place``: the paths it names, and its
+    submit folder; where ``source``'s storage was decommissioned, that they are gone from it."""
     shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
     named = f"the job uses {shown} and the folder it is submitted from" if paths else "the job uses the folder it is submitted from"
+    gone = source.status.files_gone_on
+    if gone:
+        return (f"files: {named}; {source.name}'s /home, /project and /scratch were decommissioned (no data access since "
+                f"{gone}): put the copy you made of what the job reads on {target.name} (Globus: {GLOBUS}), then remove this line")
     where = f"are {place}'s own" if place == source.name else f"went to {place}"
     return (f"files: {named}; {source.name}'s /home, /project and /scratch {where}, and {target.name} does not "
             f"mount them: copy what the job reads from {place} to {target.name} first (Globus: {GLOBUS}), then remove this line")

@@ -17,19 +17,21 @@ _sk_on_term() {
     if [ -n "$_sk_requeue" ]; then _sk_requeued=1; fi
     exit 143
 }
-_sk_on_exit() {  # save the outputs, then write the exit file whole (beside it, then renamed)
+_sk_on_exit() {  # save the outputs, then the job's own exit trap, then write the exit file whole (beside it, then renamed)
     local rc=$? folder
     builtin trap '' USR1 TERM INT  # a signal now would end this trap in the middle of a copy, with no exit file
-    _sk_their_trap EXIT "$rc"
     if [ -n "${_sk_gpu:-}" ]; then _sk_gpu_stop; fi
     if [ -n "${_sk_requeued:-}" ]; then
         echo "slurmkit: requeued by Lightning after SIGUSR1: this run ends here, the next resumes from its checkpoint" >&2
+        _sk_their_trap EXIT "$rc"
         exit "$rc"
     fi
     if [ -n "$_sk_saves" ]; then
         _sk_copy_back || true
-        if [ "$rc" = 0 ] && [ -n "$_sk_lost" ]; then rc=74; fi  # EX_IOERR: the work is done, not all of it saved
     fi
+    # theirs after the copy back: a clean-up of $SLURM_TMPDIR (rm -rf out) must not come before it
+    _sk_their_trap EXIT "$rc"
+    if [ "$rc" = 0 ] && [ -n "$_sk_lost" ]; then rc=74; fi  # EX_IOERR: the work is done, not all of it saved
     for folder in "${_sk_mounts[@]}"; do
         if mountpoint -q "$folder"; then fusermount3 -u -z "$folder" 2> /dev/null || fusermount -u -z "$folder" || true; fi
     done
@@ -53,8 +55,9 @@ _sk_write_exit_file() {  # _sk_write_exit_file RC: <job>.exit written whole (bes
 # ---- The job's own traps.
 # A `trap CMD SIGNAL` of the job's own lines (environment.setup, a function, a sourced file) on a
 # signal slurmkit traps would replace slurmkit's handler, and the exit file and the outputs'
-# copy-back with it. This `trap` keeps theirs beside slurmkit's: theirs runs first, then
-# slurmkit's. On any other signal, and for -p, -l and the like, it is bash's own.
+# copy-back with it. This `trap` keeps theirs beside slurmkit's: on TERM and USR1 theirs runs
+# first; on exit after the outputs are copied back (a clean-up of $SLURM_TMPDIR must not come
+# before it), then the exit file. On any other signal, and for -p, -l and the like, it is bash's own.
 
 # shellcheck disable=SC2064  # (their command and slurmkit's handler are passed on as given)
 _sk_trap() {  # _sk_trap FUNCTION SIGNAL: slurmkit's own handler of SIGNAL, remembered so that theirs joins it
@@ -64,31 +67,31 @@ _sk_trap() {  # _sk_trap FUNCTION SIGNAL: slurmkit's own handler of SIGNAL, reme
     builtin trap "$1" "$2"
 }
 # shellcheck disable=SC2064
-trap() {  # the job's own trap: on a signal slurmkit traps, run before slurmkit's handler, not instead
+trap() {  # the job's own trap: on a signal slurmkit traps, run by slurmkit's handler, not instead of it
     # (in a subshell, the payload's for one, slurmkit's handlers are not there: bash's own trap)
     if [ "$BASHPID" != "${_sk_trap_shell:-}" ] || [ $# -lt 2 ] || { [[ $1 == -* ]] && [ "$1" != -- ] && [ "$1" != - ]; }; then
         builtin trap "$@"
         return
     fi
     if [ "$1" = -- ]; then shift; fi
-    local command=$1 signal own
+    local _sk_command=$1 _sk_signal _sk_own
     shift
-    for signal; do
-        signal=${signal^^} && signal=${signal#SIG}
-        case $signal in 0) signal=EXIT ;; 15) signal=TERM ;; 10) signal=USR1 ;; esac
-        own=_sk_own_$signal
-        if [ -n "${!own:-}" ]; then
-            if [ "$command" = - ]; then command=""; fi  # their reset or ignore leaves slurmkit's handler
-            printf -v "_sk_user_$signal" %s "$command"
+    for _sk_signal; do
+        _sk_signal=${_sk_signal^^} && _sk_signal=${_sk_signal#SIG}
+        case $_sk_signal in 0) _sk_signal=EXIT ;; 15) _sk_signal=TERM ;; 10) _sk_signal=USR1 ;; esac
+        _sk_own=_sk_own_$_sk_signal
+        if [ -n "${!_sk_own:-}" ]; then
+            if [ "$_sk_command" = - ]; then _sk_command=""; fi  # their reset or ignore leaves slurmkit's handler
+            printf -v "_sk_user_$_sk_signal" %s "$_sk_command"
         else
-            builtin trap -- "$command" "$signal"
+            builtin trap -- "$_sk_command" "$_sk_signal"
         fi
     done
 }
 _sk_their_trap() {  # _sk_their_trap SIGNAL [STATUS]: the job's own trap on SIGNAL, run as a trap of a subshell that exits STATUS (their $?); it never ends slurmkit's
-    local their=_sk_user_$1
-    if [ -n "${!their:-}" ]; then
-        ( set +eu; builtin trap -- "${!their}" EXIT; exit "${2:-0}" ) || true
+    local _sk_theirs=_sk_user_$1
+    if [ -n "${!_sk_theirs:-}" ]; then
+        ( set +eu; builtin trap -- "${!_sk_theirs}" EXIT; exit "${2:-0}" ) || true
     fi
 }
 

@@ -139,7 +139,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         fabric_notes=_fabric_notes(spec, profile, gpus),
         offline_note=_offline_note(profile),
         thread_note=_thread_note(spec),
-        passes_arguments=bool(spec.launch.shell) and any(reads(spec.launch.shell or "") for reads in (reads_arguments, reads_script_name)),
+        passes_arguments=_passes_arguments(spec),
         directive_notes=header_notes(profile, gpus, node_types, memory, _memory_asked(spec)) + _rank_notes(spec, by_count, memory),
         optional_directives=_optional_directives(spec, profile, gpus, stage),
     )
@@ -232,6 +232,13 @@ def _core_floors(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice],
     if advice:
         most = max(1, advice * gpus.count // tasks)
     return cpus, most
+
+
+def _passes_arguments(spec: JobSpec) -> bool:
+    """Whether the launch.shell line reads the script's arguments or its own $0 (``sbatch "$0"``):
+    ``bash -c`` has neither unless given them (``"$0" "$@"``)."""
+    shell = spec.launch.shell or ""
+    return bool(shell) and (reads_arguments(shell) or reads_script_name(shell))
 
 
 def _literal_arguments(spec: JobSpec) -> Tuple[Finding, ...]:

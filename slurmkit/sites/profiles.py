@@ -395,6 +395,7 @@ SCHEMA = Fields({
         "retired_on": Date(),
         "successor": Str(),
         "files_on_successor": Bool(),
+        "files_gone_on": Date(),
         "note": Str(numbers=True),
         "source": _SOURCE,
     }, required=("state",)),
@@ -476,6 +477,7 @@ class Status(Record):
     successor: Optional[str] = None
     files_on_successor: bool = False   # the successor mounts this cluster's /home, /project, /scratch
     note: Optional[str] = None
+    files_gone_on: Optional[date] = None   # its /home, /project, /scratch decommissioned: no data access since
 
 
 class Detect(Record):
@@ -864,6 +866,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
             successor=status.get("successor"),
             files_on_successor=bool(status.get("files_on_successor")),
             note=None if status.get("note") is None else str(status["note"]),
+            files_gone_on=_as_date(status.get("files_gone_on")),
         ),
         detect=Detect(**{k: _names(_sub(data, "detect").get(k)) for k in ("cc_cluster", "slurm_cluster_name", "hostnames")}),
         node_types=tuple(t for t in node_types if t.retired_on is None),

@@ -25,6 +25,11 @@ test_slurmkit_run_gives_the_payloads_code() {
 test_the_jobs_own_exit_trap_runs_and_the_exit_file_is_still_written() {
     expect_eq "rc=3 3 theirs:3" "$(_job 'trap "echo theirs:\$? > theirs" EXIT; exit 3' | tr '\n' ' ')$(cat theirs)" "their EXIT trap"
 }
+test_the_jobs_own_exit_trap_runs_after_the_outputs_are_saved() {
+    local got
+    got=$(_job 'mkdir -p out && echo r > out/r; trap "rm -rf out" EXIT; slurmkit_save_on_exit 1 1 "$PWD/out" "$PWD/dest"; slurmkit_run true' | head -2 | tr '\n' ' ')
+    expect_eq "rc=0 0 saved:$PWD/dest r gone" "$got$(cat dest/r) $([ -e out ] || echo gone)" "their rm -rf of the output after the copy back"
+}
 test_the_jobs_own_term_trap_runs_before_slurmkits() {
     expect_eq "rc=143 143 term" "$(_job 'trap "echo term > theirs" TERM; kill -TERM $$; sleep 5' | tr '\n' ' ')$(cat theirs)" "their TERM trap"
 }

@@ -4,7 +4,7 @@ import pytest
 
 from slurmkit import Job
 from slurmkit.core.units import parse_duration, parse_size
-from slurmkit.port.porting import import_script
+from slurmkit.port.porting import Note, import_script
 from slurmkit.spec.spec import spec_from_mapping
 
 ALLIANCE_DDP = """#!/bin/bash
@@ -538,3 +538,15 @@ def test_a_conda_activation_stays_in_the_job_with_its_to_do(activate):
 def test_a_pip_upgrade_of_pip_alone_is_said_dropped():
     imported = import_script("#!/bin/bash\n#SBATCH -t 10\nsource ~/env/bin/activate\npip install --no-index --upgrade pip\npython run.py\n")
     assert [(n.line, n.outcome) for n in imported.notes if "pip is upgraded" in n.reason] == [(4, "dropped")]
+
+
+def test_a_note_whose_reason_spans_lines_stays_one_comment_and_the_spec_reads_back():
+    """A verify note quoting eval's text of two lines: each note is one comment line, or the
+    second would be YAML, and import would write a spec that does not load."""
+    import yaml
+
+    from slurmkit.port.porting import imported_text
+
+    imported = import_script("#!/bin/bash\n#SBATCH -t 10\nCMD=\"echo a\necho b\"\neval \"$CMD\"\npython run.py\n")
+    noted = imported._replace(notes=imported.notes + (Note(0, "", "note", "verify: not traced: eval echo a\necho b"),))
+    assert yaml.safe_load(imported_text(noted, "s.sh"))["name"]

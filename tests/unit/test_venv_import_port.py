@@ -117,6 +117,17 @@ def test_a_wrapper_that_prints_and_makes_a_folder_before_sbatch_is_imported_for_
     assert not any("import the job script it submits" in n.reason for n in imported.notes)
 
 
+@pytest.mark.parametrize("before, after, setup", [
+    ('mkdir -p logs/$RUN || { echo "no logs"; exit 1; }\n', "", ["RUN=$1", 'mkdir -p logs/$RUN || { echo "no logs"; exit 1; }']),
+    ("", 'if [ $? -ne 0 ]; then echo "submission failed"; exit 1; fi\n', ["RUN=$1"]),
+])
+def test_a_wrapper_that_checks_its_mkdir_or_its_sbatch_is_imported_for_its_document(before, after, setup):
+    wrapper = (f"#!/bin/bash\nRUN=$1\n{before}sbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n"
+               f"#SBATCH --time=1:00:00 --gpus-per-node=1\npython train.py --run $RUN\nEOT\n{after}")
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert imported.spec["kind"] == "gpu" and imported.spec["environment"]["setup"] == setup
+
+
 @pytest.mark.parametrize("before", ["cd run\n", "RUN=$1; shift\n", "RUN=$(date)\nexport RUN\n"])
 def test_a_wrapper_that_does_more_before_sbatch_is_a_to_do(before):
     wrapper = f"#!/bin/bash\n{before}sbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n./app\nEOT\n"

@@ -1740,16 +1740,27 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
 
 def _launcher_stays_in_the_shell(build: _Builder) -> bool:
     """Whether a line after an ``srun``/``mpirun`` program can run after it in one shell block
-    that starts the program itself (launcher direct), as the batch script did: a CPU job of
-    one core a task (srun gives each task its one core with no option to say so), started with
-    no ``VAR=x`` prefix, whose launch is that one line."""
+    that starts the program itself (launcher direct), as the batch script did: a CPU job
+    started with no ``VAR=x`` prefix, whose launch is that one line, by srun (told its cores
+    again where a task has several: _SRUN_CPUS) or by mpirun of one core a rank (several need
+    the binding slurmkit's mpirun gives)."""
     launch, res, written = build.spec["launch"], build.spec["resources"], build.launch_as_written
     if launch.get("launcher") == "direct":   # moved there by a line before this one
         return written is not None and launch.get("shell", "").startswith(f"{build.launcher_name} {written}")
     return (build.launcher_name in ("srun", "mpirun") and launch.get("launcher") == build.launcher_name
-            and "gpus" not in res and res.get("cpus_per_task", 1) == 1 and written is not None
+            and "gpus" not in res and (res.get("cpus_per_task", 1) == 1 or build.launcher_name == "srun") and written is not None
             and (launch.get("command") == written or launch.get("shell", "").startswith(written))
             and not _ASSIGNMENT_FIRST.match(written))
+
+
+#: srun's cores per task, said again: since Slurm 22.05 srun no longer reads them from the job
+#: ("srun will no longer read in SLURM_CPUS_PER_TASK", 22.05's release notes), so a task of a
+#: hybrid job would get one core
+_SRUN_CPUS = ' --cpus-per-task="$SLURM_CPUS_PER_TASK"'
+
+
+def _several_cores(build: _Builder) -> bool:
+    return build.launcher_name == "srun" and build.spec["resources"].get("cpus_per_task", 1) > 1
 
 
 def _launcher_into_the_shell(build: _Builder) -> None:
@@ -1761,7 +1772,10 @@ def _launcher_into_the_shell(build: _Builder) -> None:
         shell = launch.pop("shell", None) or launch.pop("command")
         launch.pop("command", None)
         launch["launcher"] = "direct"
-        launch["shell"] = f"{build.launcher_name} {shell}"
+        launch["shell"] = f"{build.launcher_name}{_SRUN_CPUS if _several_cores(build) else ''} {shell}"
+        if _several_cores(build):
+            build.note(0, "srun", "mapped", "srun is given --cpus-per-task=\"$SLURM_CPUS_PER_TASK\": since Slurm 22.05 it no "
+                                            "longer reads the job's (22.05's release notes), which the script's srun relied on")
     build.per_task_shell = None
     build.tee_free = None
 

@@ -175,3 +175,13 @@ def test_job_steps_the_script_starts_itself_run_on_the_tasks_it_kept(cluster, re
     handle = _import_and_submit("local_srun_steps", tmp_path)
     assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
     assert _seen(tmp_path / "a.0.json")["argv"] == ["--out", "a"] and _seen(tmp_path / "b.0.json")["argv"] == ["--out", "b"]
+
+
+def test_a_serial_step_after_an_srun_of_several_cores_a_task_keeps_the_cores(cluster, registry, tmp_path):
+    """``srun prog > log`` with -c 2, then a serial line: run once in the batch shell, srun told
+    the cores again (since 22.05 it does not read the job's): each task sees its 2 CPUs, and the
+    serial line runs once after both. Proven on Slurm 22.05 (the local cluster)."""
+    handle = _import_and_submit("local_hybrid_then_serial", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert (tmp_path / "cores.log").read_text().split() == ["2", "2"]
+    assert (tmp_path / "cores.txt").read_text() == "2\n"

@@ -206,11 +206,11 @@ def test_conda_is_a_to_do_that_check_reports(tmp_path, monkeypatch):
 
 def test_a_redirection_of_a_multi_task_launch_is_a_to_do_and_of_one_task_is_not():
     """Where the batch shell can run the launcher's line itself (one core a task), it does, as
-    the script did; where slurmkit's srun must give each task its cores, each task redirects."""
+    the script did; where slurmkit's mpirun must bind each rank's cores, each task redirects."""
     once = import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app > app.log\n")
     assert once.spec["launch"] == {"launcher": "direct", "shell": "srun ./app > app.log"} and once.unmapped == ()
-    many = import_script("#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\nsrun ./app > app.log\n")
-    assert many.spec["launch"] == {"launcher": "srun", "shell": "./app > app.log"}
+    many = import_script("#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\nmpirun ./app > app.log\n")
+    assert many.spec["launch"] == {"launcher": "mpirun", "shell": "./app > app.log"}
     assert [n.text for n in many.unmapped] == [">"] and "$SLURM_PROCID" in many.unmapped[0].reason
     assert import_script("#!/bin/bash\n#SBATCH -n 1 -t 10\nsrun ./app > app.log\n").unmapped == ()
     assert import_script("#!/bin/bash\n#SBATCH -n 4 -t 10\nsrun ./app && echo ok\n").unmapped == ()
@@ -355,14 +355,14 @@ def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variable
                                   "sort results.txt > $SLURM_TMPDIR/sorted.txt"])
 def test_a_line_after_the_program_that_uses_slurm_tmpdir_is_never_sent_to_a_dependent_job(line):
     """$SLURM_TMPDIR is on the node and removed at the job's end: a later job cannot see it."""
-    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\nWORK=$SLURM_TMPDIR/run\nsrun ./app --out $WORK\n{line}\n")
+    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\nWORK=$SLURM_TMPDIR/run\nmpirun ./app --out $WORK\n{line}\n")
     [todo] = [n for n in imported.unmapped if n.line == 5]
     assert "$SLURM_TMPDIR" in todo.reason and "removed" in todo.reason and "stage.outputs" in todo.reason
     assert "wrapper script" in todo.reason and "cannot see" in todo.reason
 
 
 def test_a_line_after_the_program_that_uses_only_shared_files_may_go_to_a_dependent_job():
-    imported = import_script("#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\nsrun ./app\nsort results.txt > sorted.txt\n")
+    imported = import_script("#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\nmpirun ./app\nsort results.txt > sorted.txt\n")
     [todo] = [n for n in imported.unmapped if n.line == 4]
     assert "a job that depends on this one" in todo.reason and "SLURM_TMPDIR" not in todo.reason
 
@@ -388,7 +388,7 @@ def test_a_copy_back_into_a_folder_named_with_a_slash_saves_where_cp_put_it(line
                                            ("cd $SLURM_TMPDIR\ncd $SLURM_SUBMIT_DIR", False)])
 def test_a_line_after_the_program_run_in_slurm_tmpdir_is_never_sent_to_a_dependent_job(cd, in_tmpdir):
     """After ``cd $SLURM_TMPDIR``, a relative path (``out``) is on the node too."""
-    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\n{cd}\nsrun ./app\ntar -czf res.tgz out\n")
+    imported = import_script(f"#!/bin/bash\n#SBATCH -n 4 -c 2 -t 10\n{cd}\nmpirun ./app\ntar -czf res.tgz out\n")
     [todo] = [n for n in imported.unmapped if n.text == "tar -czf res.tgz out"]
     assert ("cannot see" in todo.reason) == in_tmpdir
 

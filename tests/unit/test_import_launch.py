@@ -301,13 +301,13 @@ def test_an_exit_with_the_programs_saved_status_after_it_stays_in_the_launch():
 @pytest.mark.parametrize("tail", ["&& touch DONE.flag", "; touch DONE.flag"])
 def test_a_chain_after_srun_of_several_tasks_runs_once_or_is_a_to_do(tail):
     """``srun ./app && touch DONE``: the script touched it once, after every task. The batch
-    shell runs the line as written (launcher direct) where srun needs no option of slurmkit's;
-    where it does (several cores a task), each task would touch it after its own run: a to-do."""
+    shell runs the line as written (launcher direct) where srun or mpirun needs no option of
+    slurmkit's; where mpirun must bind several cores a rank, each rank would touch it: a to-do."""
     once = imported(f"#SBATCH --ntasks=16\nsrun ./heat2d {tail}\n")
     assert once.spec["kind"] == "mpi" and once.spec["launch"] == {"launcher": "direct", "shell": f"srun ./heat2d {tail}"}
     assert not notes(once, "to do"), once.notes
-    result = imported(f"#SBATCH --ntasks=16 --cpus-per-task=4\nsrun ./heat2d {tail}\n")
-    assert any("once, after all of srun's tasks ended" in reason for reason in notes(result, "to do")), result.notes
+    result = imported(f"#SBATCH --ntasks=16 --cpus-per-task=4\nmpirun ./heat2d {tail}\n")
+    assert any("once, after all of mpirun's tasks ended" in reason for reason in notes(result, "to do")), result.notes
 
 
 @pytest.mark.parametrize("line, todo", [("python -m torch.distributed.launch --nproc_per_node=4 train.py", True),
@@ -397,3 +397,12 @@ def test_job_steps_the_launch_starts_itself_keep_the_jobs_tasks():
     assert result.spec["kind"] == "mpi" and result.spec["launch"]["launcher"] == "direct"
     assert (result.spec["resources"]["tasks_per_node"], result.spec["resources"]["cpus_per_task"]) == (2, 4)
     assert not notes(result, "to do"), result.notes
+
+
+def test_a_serial_step_after_a_hybrid_srun_keeps_the_tasks_cores():
+    """srun of 8-core tasks, then ./post once: the batch shell runs both, and srun is told the
+    cores again (since Slurm 22.05 it does not read the job's --cpus-per-task)."""
+    result = imported("#SBATCH --nodes=2 --ntasks-per-node=4 --cpus-per-task=8\nsrun ./hybrid in.dat > run.log\n./post run.log\n")
+    assert result.spec["launch"] == {"launcher": "direct",
+                                     "shell": 'srun --cpus-per-task="$SLURM_CPUS_PER_TASK" ./hybrid in.dat > run.log\n./post run.log'}
+    assert (result.spec["kind"], result.spec["resources"]["cpus_per_task"]) == ("mpi", 8)

@@ -303,8 +303,12 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
     wanted = _find_source_gpu(request.model, port.source)
     if wanted is None:
         names = [m.spelling for m in _gpu_models(port.source)]
-        port.refuse("resources.gpus", f"{port.source.name} has no GPU called {request.model!r}{did_you_mean(request.model, names)}; "
-                    f"it has: {', '.join(names) or 'none'}")
+        hint = did_you_mean(request.model, names)
+        if hint or request.model.lower() not in _OLDER_NVIDIA:
+            port.refuse("resources.gpus", f"{port.source.name} has no GPU called {request.model!r}{hint}; "
+                        f"it has: {', '.join(names) or 'none'}")
+            return
+        _older_gpu(port, request)
         return
     chosen, how = _closest_gpu(wanted, port.target)
     if chosen is None:
@@ -317,6 +321,25 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
     _port_gpu_count(port, chosen, request.count, why)
     if chosen.mig is None:
         _port_cores_per_gpu(port, request.count, wanted, chosen)
+
+
+#: NVIDIA data-centre GPUs older than any the bundled profiles hold (Kepler and Maxwell Teslas,
+#: Pascal's P4/P40): a script that asks for one was written for a cluster slurmkit has no
+#: profile of (Helios's K20 and K80), so its request is ported as one for any GPU, with a to-do
+_OLDER_NVIDIA = frozenset(("k20", "k20x", "k40", "k40m", "k80", "m40", "m60", "p4", "p40"))
+
+
+def _older_gpu(port: _Port, request: GpuRequest) -> None:
+    """A GPU older than every one of the source and the target (``k80``): the job asks the
+    target for the GPU an untyped request gets; a to-do says the program must run on it."""
+    typed, why = _untyped_gpu(port, request.count)
+    what = typed.label if typed else "any of its GPUs"
+    port.todos.append(f"resources.gpus: the script asked for {request.model} GPUs, which {port.source.name} never had (an older "
+                      f"cluster's): the job now asks {port.target.name} for {what}; check that the program runs on it (its CUDA "
+                      "build must support that GPU), then remove this line")
+    rest = why.split("; ", 1)[1] if why.startswith("any GPU model on") and "; " in why else why
+    _port_gpu_count(port, typed, request.count, f"{request.model}, which {port.source.name} never had, asked as any GPU; {rest}")
+    _port_cores_per_gpu(port, request.count, None, typed)
 
 
 def _untyped_gpu(port: _Port, count: int) -> Tuple[Optional[_GpuModel], str]:

@@ -680,3 +680,16 @@ def test_several_untyped_gpus_get_no_mig_advice():
            "resources": {"time": "1h", "gpus": 4, "mem": "32G"}, "launch": {"command": ["python", "a.py"]}}
     why = {c.field: c.why for c in port(job, to="fir").changes}["resources.gpus"]
     assert "now holds" not in why and "the H100 80G is its whole NVIDIA GPU" in why
+
+
+def test_an_older_gpu_the_source_never_had_is_ported_as_any_gpu_with_a_to_do():
+    """``--gres=gpu:k80:1`` in a script import guessed was Cedar's (Helios had the K80s): no
+    refusal; the job asks Fir for a GPU, and a to-do says to check the program runs on it.
+    A misspelt name of the source's own GPUs is still refused, with the spelling."""
+    data = {"name": "k", "profile": "cedar", "kind": "gpu", "resources": {"time": "1h", "gpus": "k80:1"},
+            "launch": {"command": "Rscript a.R"}}
+    ported = port(data, to="fir")
+    assert ported.spec["resources"]["gpus"] == "h100:1"
+    assert any("k80 GPUs, which cedar never had" in todo for todo in ported.todos)
+    with pytest.raises(PortRefused, match="did you mean"):
+        port({**data, "resources": {"time": "1h", "gpus": "v100k:1"}}, to="fir")

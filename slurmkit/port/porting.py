@@ -131,6 +131,7 @@ class _Builder:
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
         self.venv_in_setup = False   # a virtualenv or pip line was kept as written: later pip lines follow it, in order
+        self.venv_made = False       # the script makes a virtualenv itself (virtualenv, python -m venv)
         self.pypi_from = ""          # the cluster, where its compute nodes reach PyPI (a pip line without --no-index used it)
 
     def note(self, line: int, text: str, outcome: str, reason: str = "") -> None:
@@ -1140,9 +1141,13 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
         if kept:
             build.venv_in_setup = True
             return ("kept", kept)
-    venv = build.section("environment").setdefault("venv", {})
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
+    if words[0] in ("source", ".") and not build.venv_made and _per_job(words[1][:-len("bin/activate")].rstrip("/") or ".", in_tmpdir):
+        build.venv_in_setup = True   # unpacked or copied there by the job (tar -xf venv.tar.gz -C $SLURM_TMPDIR)
+        return ("kept", "a virtualenv the job put in $SLURM_TMPDIR itself (no line of it makes one): activated as written, in order")
+    venv = build.section("environment").setdefault("venv", {})
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
+        build.venv_made = True
         return _venv_made(venv, words, in_tmpdir)
     if words[0] in ("source", "."):
         return _venv_activated(venv, words[1], in_tmpdir)
@@ -1490,6 +1495,8 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     if to is None or not archive:
         return None
     archive = bashtree.substituted(archive, build.values)
+    if _tmpdir(archive) is not None:
+        return None   # an archive the job put in $SLURM_TMPDIR itself: unpacked there in order, after it arrived
     if any((a or b) in build.assigned for a, b in _VARIABLE.findall(archive)):
         return None   # a name the script sets, to a value import cannot tell: staged in before it is set, it would be unbound
     if _made_by_an_earlier_line(build, to):
@@ -2343,6 +2350,8 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
                 build.note(number, spelled, "mapped", f"environment.variables.{name}")
                 continue
             action = "exported"
+        if option == "--export" and values and _srun_export(build, number, spelled, values[0]):
+            continue
         if action == "counts" and one_task_per_node:
             dropped.setdefault("one task per node", []).append(spelled)
             continue
@@ -2366,6 +2375,25 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
         reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
                                                     "process itself")
         build.note(number, " ".join(spellings), "dropped", reason)
+
+
+def _srun_export(build: _Builder, number: int, spelled: str, value: str) -> bool:
+    """``srun --export=ALL,NAME=value``: every NAME=value an environment.variables entry (the
+    tasks get the job's environment, as ALL gives them); any other form (NONE, a list of names
+    alone) a to-do. False where it is plain ALL, which a job does already."""
+    items = [item for item in value.split(",") if item]
+    pairs = [item.partition("=") for item in items if "=" in item]
+    if items and items[0] == "ALL" and all(re.fullmatch(r"[A-Za-z_]\w*", name) for name, _, _ in pairs) \
+            and len(pairs) == len(items) - 1:
+        for name, _, text in pairs:
+            build.section("environment").setdefault("variables", {})[name] = text
+        if pairs:
+            build.note(number, spelled, "mapped", "environment.variables: " + ", ".join(name for name, _, _ in pairs)
+                       + " (the tasks get the job's environment, as ALL gave them)")
+        return bool(pairs)
+    build.note(number, spelled, "to do", "srun passed the tasks only part of the job's environment: slurmkit's tasks get all of it; "
+                                         "set the variables they need in environment.variables, or carry the option over by hand")
+    return True
 
 
 def _total_tasks(build: _Builder) -> int:
@@ -2876,7 +2904,7 @@ def _plain_kind(build: _Builder) -> str:
     res, launch = build.spec["resources"], build.spec["launch"]
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
     if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1 and not _starts_its_own_mpi(build) \
-            and not _STEPS.search(launch.get("shell", "")):
+            and not _STEPS.search(launch.get("shell", "")) and not _reads_task_count(build):
         return _one_process(build)
     if tasks > 1:
         if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
@@ -2920,6 +2948,21 @@ def _starts_its_own_mpi(build: _Builder) -> bool:
     return build.program is not None and build.program.launcher is None and _program_name(build) in OWN_MPI
 
 
+#: a task count named in the program's own text (os.environ["SLURM_NTASKS"] in a here-document of
+#: python, Sys.getenv("SLURM_NPROCS")), not read by the shell ($SLURM_NTASKS, which kind threaded rewrites)
+_COUNT_NAMED = re.compile(r"(?<![$\w{])(SLURM_NTASKS|SLURM_NPROCS|SLURM_TASKS_PER_NODE|SLURM_NTASKS_PER_NODE)\b")
+
+
+def _reads_task_count(build: _Builder) -> str:
+    """The task count the program started once reads itself to start its own processes
+    (multiprocessing.Pool(SLURM_NTASKS)): one process of kind threaded has one task, so the job
+    keeps its tasks instead, and the program reads the same count."""
+    launch = build.spec["launch"]
+    text = "\n".join([str(launch.get("command", "")), str(launch.get("shell", ""))] + [str(line) for line in build.setup])
+    found = _COUNT_NAMED.search(text)
+    return found.group(1) if found else ""
+
+
 #: a launch that starts job steps itself (``srun -n1 -c4 ./sim A &``, in a loop, under xargs):
 #: they are placed on the job's tasks, which the job keeps (launcher direct, _started_once)
 _STEPS = re.compile(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s")
@@ -2945,6 +2988,8 @@ def _started_once(build: _Builder, tasks: int) -> None:
         why = f"it starts its own MPI processes over the job's tasks ({OWN_MPI[_program_name(build)]})"
     elif steps:
         name, why = "the launch", f"it starts its own job steps ({steps.group(2)} in it)"
+    elif _reads_task_count(build):
+        why = f"it reads the task count ({_reads_task_count(build)}) to start its own processes"
     elif any(_BACKGROUND_STEP.search(line) for line in build.setup):
         why = "the set-up starts job steps in the background (srun ... &) that the program drives"
     else:

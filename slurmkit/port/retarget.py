@@ -757,12 +757,21 @@ def _port_node_memory(port: _Port) -> None:
     node = _usual_cpu_node(port.source, used)
     if node is None or not node.cores or not node.memory_mib or used >= node.cores:
         return
+    if _asks_exclusive(port.spec):   # the whole node, its cores too: the program may use them all (OMP_NUM_THREADS=48)
+        port.note("resources.mem", f"mem: node is kept with --exclusive: the job had a whole {port.source.name} node, and has "
+                                   f"a whole {port.target.name} node")
+        return
     share = -(-node.memory_mib * used // (node.cores * 1024)) * 1024
     new = _usual_cpu_node(port.target, used)
     bigger = f" ({new.cores} cores, {format_size(new.memory_mib)})" if new and new.memory_mib else ""
     port.set("resources", "mem", format_size(share), f"mem: node gave the job all of a {port.source.name} node's "
              f"{format_size(node.memory_mib)} for {used} of its {node.cores} cores; on {port.target.name} it would hold a whole "
              f"node{bigger} for them: {format_size(share)} is the same memory per core")
+
+
+def _asks_exclusive(spec: JobSpec) -> bool:
+    """Whether the spec's extra directives ask the node for the job alone (--exclusive)."""
+    return any(d.split("=")[0] == "--exclusive" for d in spec.extra_directives)
 
 
 def _usual_cpu_node(profile: SiteProfile, cores: int) -> Optional[NodeType]:

@@ -406,3 +406,23 @@ def test_a_serial_step_after_a_hybrid_srun_keeps_the_tasks_cores():
     assert result.spec["launch"] == {"launcher": "direct",
                                      "shell": 'srun --cpus-per-task="$SLURM_CPUS_PER_TASK" ./hybrid in.dat > run.log\n./post run.log'}
     assert (result.spec["kind"], result.spec["resources"]["cpus_per_task"]) == ("mpi", 8)
+
+
+@pytest.mark.parametrize("export, variables, todo", [
+    ("--export=ALL,MODEL_CFG=run.cfg,SEED=3", {"MODEL_CFG": "run.cfg", "SEED": "3"}, False),
+    ("--export=NONE", None, True), ("--export=ALL", None, False)])
+def test_srun_export_of_variables_becomes_environment_variables(export, variables, todo):
+    """``srun --export=ALL,VAR=x``: VAR reached every task; dropped with the option, it was unset there."""
+    result = imported(f"#SBATCH --ntasks=4\nsrun {export} ./model\n")
+    assert result.spec.get("environment", {}).get("variables") == variables
+    assert any("part of the job's environment" in n for n in notes(result, "to do")) is todo
+
+
+def test_a_program_that_reads_the_task_count_itself_keeps_the_tasks():
+    """``multiprocessing.Pool(int(os.environ["SLURM_NTASKS"]))`` in a here-document: as one
+    process of kind threaded it would read 1; the job keeps its 40 tasks (launcher direct)."""
+    result = imported("#SBATCH --nodes=1 --ntasks-per-node=40\npython - <<'PY'\nimport os, multiprocessing as m\n"
+                      "m.Pool(int(os.environ[\"SLURM_NTASKS\"]))\nPY\n")
+    assert (result.spec["kind"], result.spec["launch"]["launcher"], result.spec["resources"]["tasks_per_node"]) == ("mpi", "direct", 40)
+    shell = imported("#SBATCH --nodes=1 --ntasks-per-node=40\npython prog.py -n $SLURM_NTASKS\n")
+    assert shell.spec["kind"] == "threaded"   # the shell's $SLURM_NTASKS is rewritten to the cores

@@ -693,3 +693,13 @@ def test_an_older_gpu_the_source_never_had_is_ported_as_any_gpu_with_a_to_do():
     assert any("k80 GPUs, which cedar never had" in todo for todo in ported.todos)
     with pytest.raises(PortRefused, match="did you mean"):
         port({**data, "resources": {"time": "1h", "gpus": "v100k:1"}}, to="fir")
+
+
+def test_a_whole_node_asked_with_exclusive_keeps_its_node_memory():
+    """--exclusive --mem=0 and no core count: the job had a whole node (a 48-thread program); its
+    memory is not cut to one core's share, and the node stays the job's alone."""
+    data = {"name": "x", "profile": "cedar", "kind": "serial", "resources": {"time": "4h", "nodes": 1, "mem": "node"},
+            "launch": {"command": "./omp_prog"}, "extra_directives": ["--exclusive"]}
+    ported = port(data, to="fir")
+    assert ported.spec["resources"]["mem"] == "node" and ported.spec["extra_directives"] == ["--exclusive"]
+    assert port({**data, "extra_directives": []}, to="fir").spec["resources"]["mem"] == "4G"

@@ -133,3 +133,15 @@ def test_a_wrapper_that_does_more_before_sbatch_is_a_to_do(before):
     wrapper = f"#!/bin/bash\n{before}sbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n./app\nEOT\n"
     imported = import_script(wrapper, name="wrapped", profile="fir")
     assert any("import the job script it submits" in n.reason for n in imported.notes if n.outcome == "to do")
+
+
+def test_a_virtualenv_the_job_unpacks_into_slurm_tmpdir_is_activated_as_written():
+    """cp venv.tar.gz $SLURM_TMPDIR; tar -x there; source $SLURM_TMPDIR/.venv/bin/activate: no
+    line makes the venv, so slurmkit must not make an empty one instead, nor unpack the archive
+    before the line that copies it there."""
+    lines = ["cp ~/projects/def-x/venv.tar.gz $SLURM_TMPDIR", "tar xzf $SLURM_TMPDIR/venv.tar.gz -C $SLURM_TMPDIR",
+             "source $SLURM_TMPDIR/.venv/bin/activate"]
+    imported = import_script("#!/bin/bash\n#SBATCH -t 1:00:00\nmodule load python/3.10\n" + "\n".join(lines) + "\npython train.py\n",
+                             name="v", profile="cedar")
+    assert imported.spec["environment"]["setup"] == lines[1:]     # the copy is a stage input, there before them
+    assert imported.spec["stage"]["inputs"] == ["$HOME/projects/def-x/venv.tar.gz"] and "venv" not in imported.spec["environment"]

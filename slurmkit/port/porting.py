@@ -197,6 +197,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _shell_options_into_launch(build)
     _modules_after_runs(build)
     _arguments(build, script, text)
+    _conda_anywhere(build, text)
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
     _validated(build)
@@ -1121,6 +1122,17 @@ def _conda_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdi
             return ("kept", "the job's environment: run as written before the program (environment.setup)")
         return ("to do", CONDA_NOTE)
     return None
+
+
+#: conda named anywhere in the script's text (a string it evals, a function): its module or activation
+_CONDA_WORD = re.compile(r"\b(?:ana|mini)conda\d?\b|\bconda\s+activate\b|\bsource\s+activate\b")
+
+
+def _conda_anywhere(build: _Builder, text: str) -> None:
+    """A conda the lines import read as commands did not show (``LOAD="module load anaconda3;
+    source activate pytorch"; eval "$LOAD; python train.py"``): the same to-do, once."""
+    if _CONDA_WORD.search(text) and not any("conda" in n.reason for n in build.notes):
+        build.note(0, "conda", "to do", CONDA_NOTE)
 
 
 def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:

@@ -550,3 +550,9 @@ def test_a_note_whose_reason_spans_lines_stays_one_comment_and_the_spec_reads_ba
     imported = import_script("#!/bin/bash\n#SBATCH -t 10\nCMD=\"echo a\necho b\"\neval \"$CMD\"\npython run.py\n")
     noted = imported._replace(notes=imported.notes + (Note(0, "", "note", "verify: not traced: eval echo a\necho b"),))
     assert yaml.safe_load(imported_text(noted, "s.sh"))["name"]
+
+
+def test_conda_in_a_string_the_script_evals_is_a_to_do():
+    imported = import_script('#!/bin/bash\n#SBATCH -t 10\nLOAD="module load anaconda3; source activate pytorch"\n'
+                             'eval "$LOAD; python train.py"\n')
+    assert any(n.reason.startswith("the Alliance does not support conda") for n in imported.unmapped)

@@ -755,18 +755,18 @@ def _port_node_memory(port: _Port) -> None:
     tasks, cpus = _source_shape(port)
     used = tasks * cpus
     node = _usual_cpu_node(port.source, used)
-    if node is None or not node.cores or not node.memory_mib or used >= node.cores:
-        return
+    new = _usual_cpu_node(port.target, used)
+    if node is None or not node.cores or not node.memory_mib or (used >= node.cores and (new is None or (new.cores or 0) <= used)):
+        return   # (a job that filled its node keeps mem: node where the new node is no bigger)
     if _asks_exclusive(port.spec):   # the whole node, its cores too: the program may use them all (OMP_NUM_THREADS=48)
         port.note("resources.mem", f"mem: node is kept with --exclusive: the job had a whole {port.source.name} node, and has "
                                    f"a whole {port.target.name} node")
         return
-    share = -(-node.memory_mib * used // (node.cores * 1024)) * 1024
-    new = _usual_cpu_node(port.target, used)
+    share = -(-node.memory_mib * min(used, node.cores) // (node.cores * 1024)) * 1024
     bigger = f" ({new.cores} cores, {format_size(new.memory_mib)})" if new and new.memory_mib else ""
     port.set("resources", "mem", format_size(share), f"mem: node gave the job all of a {port.source.name} node's "
-             f"{format_size(node.memory_mib)} for {used} of its {node.cores} cores; on {port.target.name} it would hold a whole "
-             f"node{bigger} for them: {format_size(share)} is the same memory per core")
+             f"{format_size(node.memory_mib)} for {min(used, node.cores)} of its {node.cores} cores; on {port.target.name} it would "
+             f"hold a whole node{bigger} for them: {format_size(share)} is the same memory per core")
 
 
 def _asks_exclusive(spec: JobSpec) -> bool:

@@ -604,8 +604,10 @@ def test_all_of_a_node_s_memory_for_part_of_its_cores_becomes_that_share_on_bigg
     assert "cedar" in why and "of its 48 cores" in why and "187G" in why and "fir" in why
 
 
-def test_all_of_a_node_s_memory_for_all_its_cores_stays_all_of_the_new_node_s():
-    assert "resources.mem" not in changed(port(cedar_all_memory(tasks_per_node=48), to="fir"))
+def test_all_of_a_node_s_memory_for_all_its_cores_becomes_that_memory_on_a_bigger_node():
+    """48 ranks filled a Cedar node (187G); a Fir node has 192 cores and 750G: mem: node would
+    hold all of it, charged as the whole node, for the same 48 ranks. They get the 187G they had."""
+    assert changed(port(cedar_all_memory(tasks_per_node=48), to="fir"))["resources.mem"] == ("node", "187G")
 
 
 def test_all_of_a_node_s_memory_is_dropped_on_a_whole_node_site():

@@ -1147,16 +1147,17 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
             or _venv_inside_named(build, here) or _venv_named_elsewhere(build, words, here):
         build.venv_in_setup = True
         return None   # a relative folder after a cd import cannot follow, or into a venv kept as written: kept in order
-    words = here
-    if _is_pip_install(words):
-        kept = _pip_kept(build, words)
-        if kept:
-            build.venv_in_setup = True
-            return ("kept", kept)
+    return _venv_recipe(build, here)
+
+
+def _venv_recipe(build: _Builder, words: List[str]) -> Optional[_Verdict]:
+    """A virtualenv line import can read (its words as here): into environment.venv, or kept."""
+    kept = _pip_kept(build, words) if _is_pip_install(words) else ""
     in_tmpdir = bool(build.line) and _in_tmpdir(build, build.line)
-    if words[0] in ("source", ".") and not build.venv_made and _per_job(words[1][:-len("bin/activate")].rstrip("/") or ".", in_tmpdir):
-        build.venv_in_setup = True   # unpacked or copied there by the job (tar -xf venv.tar.gz -C $SLURM_TMPDIR)
-        return ("kept", "a virtualenv the job put in $SLURM_TMPDIR itself (no line of it makes one): activated as written, in order")
+    if kept or _venv_unpacked(build, words, in_tmpdir):
+        build.venv_in_setup = True
+        return ("kept", kept or "a virtualenv the job put in $SLURM_TMPDIR itself (no line of it makes one): activated as written, "
+                                "in order")
     venv = build.section("environment").setdefault("venv", {})
     if words[0] == "virtualenv" or words[1:3] == ["-m", "venv"]:
         build.venv_made = True
@@ -1164,6 +1165,13 @@ def _venv_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_V
     if words[0] in ("source", "."):
         return _venv_activated(venv, words[1], in_tmpdir)
     return _venv_installs(venv, words)
+
+
+def _venv_unpacked(build: _Builder, words: List[str], in_tmpdir: bool) -> bool:
+    """``source $SLURM_TMPDIR/.venv/bin/activate`` where no line makes a virtualenv: the job put it
+    there (tar -xf venv.tar.gz -C $SLURM_TMPDIR), so slurmkit must not make an empty one instead."""
+    return words[0] in ("source", ".") and not build.venv_made and _per_job(words[1][:-len("bin/activate")].rstrip("/") or ".",
+                                                                              in_tmpdir)
 
 
 def _venv_removed_before(build: _Builder, words: List[str]) -> bool:
@@ -2355,15 +2363,9 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
     dropped: Dict[str, List[str]] = {}
     for option, values, action in parsed.options:
         spelled = " ".join((option, *values))
-        if action == "environment" and values:
-            name, equals, value = (values[0].partition("=") if len(values) == 1 else (values[0], "=", values[1]))
-            if equals and re.fullmatch(r"[A-Za-z_]\w*", name):
-                build.section("environment").setdefault("variables", {})[name] = value
-                build.note(number, spelled, "mapped", f"environment.variables.{name}")
-                continue
-            action = "exported"
-        if option == "--export" and values and _srun_export(build, number, spelled, values[0]):
+        if action in ("environment", "exported") and values and _passed_variables(build, number, spelled, option, values):
             continue
+        action = "exported" if action == "environment" else action
         if action == "counts" and one_task_per_node:
             dropped.setdefault("one task per node", []).append(spelled)
             continue
@@ -2387,6 +2389,19 @@ def _launcher_options(build: _Builder, number: int, line: str, parsed: launch_op
         reason = launch_options.ACTIONS.get(action, f"kind {first_kind(launches_per_node=True).name}'s srun starts one task per "
                                                     "process itself")
         build.note(number, " ".join(spellings), "dropped", reason)
+
+
+def _passed_variables(build: _Builder, number: int, spelled: str, option: str, values: Sequence[str]) -> bool:
+    """A launcher option that passes the tasks a variable (mpirun's ``-x NAME=value``, ``-genv NAME
+    value``; srun's ``--export=ALL,NAME=value``): an environment.variables entry, and True."""
+    if option == "--export":
+        return _srun_export(build, number, spelled, values[0])
+    name, equals, value = (values[0].partition("=") if len(values) == 1 else (values[0], "=", values[1]))
+    if not (equals and re.fullmatch(r"[A-Za-z_]\w*", name)):
+        return False
+    build.section("environment").setdefault("variables", {})[name] = value
+    build.note(number, spelled, "mapped", f"environment.variables.{name}")
+    return True
 
 
 def _srun_export(build: _Builder, number: int, spelled: str, value: str) -> bool:

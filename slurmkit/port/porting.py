@@ -2841,14 +2841,17 @@ def _uses(build: _Builder, number: int, line: str, reads: "re.Pattern") -> bool:
 
 
 def _tee_to_log(build: _Builder) -> None:
-    """``srun prog | tee FILE`` on several tasks, or under a distributed kind: in launch.shell each
-    task would run its own tee, all writing FILE (and under kind lightning, bash and tee die of
-    the USR1 that saves the run). The job's log has every task's output, so the tee is dropped,
-    with a note, and the program is the command."""
+    """``srun prog | tee FILE`` on several tasks where the batch shell cannot run the line itself
+    (a distributed kind, mpirun binding several cores a rank): in launch.shell each task would
+    run its own tee, all writing FILE (and under kind lightning, bash and tee die of the USR1
+    that saves the run). The job's log has every task's output, so the tee is dropped, with a
+    note, and the program is the command."""
     res, launch = build.spec["resources"], build.spec["launch"]
     per_task = res.get("nodes", 1) * res.get("tasks_per_node", 1) > 1 or build.spec.get("kind") in DISTRIBUTED_KINDS
     if build.tee_free is None or "shell" not in launch or not per_task:
         return
+    if build.spec.get("kind") not in DISTRIBUTED_KINDS and _launcher_stays_in_the_shell(build):
+        return   # the batch shell runs the line as written, one tee for all the tasks (_per_task_shell)
     number, tee, command = build.tee_free
     log = (build.spec.get("logs") or {}).get("output", "%x-%j.out")
     del launch["shell"]

@@ -426,3 +426,13 @@ def test_a_program_that_reads_the_task_count_itself_keeps_the_tasks():
     assert (result.spec["kind"], result.spec["launch"]["launcher"], result.spec["resources"]["tasks_per_node"]) == ("mpi", "direct", 40)
     shell = imported("#SBATCH --nodes=1 --ntasks-per-node=40\npython prog.py -n $SLURM_NTASKS\n")
     assert shell.spec["kind"] == "threaded"   # the shell's $SLURM_NTASKS is rewritten to the cores
+
+
+def test_one_tee_for_all_the_tasks_stays_one_in_the_batch_shell():
+    """``srun ./app 2>&1 | tee app.log`` on 8 one-core tasks: the batch shell runs the line as
+    written, so app.log is still written, once; under mpirun of several cores a rank the tee
+    is dropped (the job's log has every task's output), as before."""
+    once = imported("#SBATCH --ntasks=8\nsrun ./app 2>&1 | tee app.log\n")
+    assert once.spec["launch"] == {"launcher": "direct", "shell": "srun ./app 2>&1 | tee app.log"}
+    bound = imported("#SBATCH --ntasks=8 --cpus-per-task=2\nmpirun ./app 2>&1 | tee app.log\n")
+    assert bound.spec["launch"] == {"launcher": "mpirun", "command": "./app"}

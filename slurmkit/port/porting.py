@@ -19,7 +19,7 @@ import posixpath
 import re
 import shlex
 from collections import Counter
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core import launch_options
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
@@ -362,8 +362,36 @@ def _with_submit_todos(imported: Imported, script: Any, is_a_job: bool) -> Impor
     launch = imported.spec.get("launch", {})
     has_work = is_a_job and not str(launch.get("command") or launch.get("shell") or "true").startswith(("sbatch", "true"))
     todos = tuple(Note(c.line, c.text, "to do", _submit_todo(c, has_work))
-                  for c in bashtree.walk(script.statements) if c.name == "sbatch" and not _resubmits_itself(c))
+                  for c in _with_substituted(bashtree.walk(script.statements)) if c.name == "sbatch" and not _resubmits_itself(c))
     return imported._replace(notes=tuple(sorted(imported.notes + todos, key=lambda n: n.line))) if todos else imported
+
+
+def _with_substituted(commands: Iterable[bashtree.Command]) -> Iterator[bashtree.Command]:
+    """``commands`` and those of the ``$(...)`` in their words (``job=$(sbatch --parsable x.sh)``),
+    each on its command's line."""
+    for command in commands:
+        yield command
+        for inner in _substitutions(command.text):
+            for found in bashtree.walk(bashtree.parse(inner).statements):
+                yield found._replace(line=command.line)
+
+
+def _substitutions(text: str) -> List[str]:
+    """The text of each ``$(...)`` of ``text`` (not ``$((...))``), nested parentheses and all."""
+    found, start = [], text.find("$(")
+    while start != -1:
+        if text.startswith("$((", start):
+            start = text.find("$(", start + 3)
+            continue
+        depth, index = 0, start + 1
+        while index < len(text):
+            depth += {"(": 1, ")": -1}.get(text[index], 0)
+            if depth == 0:
+                break
+            index += 1
+        found.append(text[start + 2:index])
+        start = text.find("$(", index)
+    return found
 
 
 def _submit_todo(command: bashtree.Command, has_work: bool) -> str:

@@ -436,3 +436,10 @@ def test_one_tee_for_all_the_tasks_stays_one_in_the_batch_shell():
     assert once.spec["launch"] == {"launcher": "direct", "shell": "srun ./app 2>&1 | tee app.log"}
     bound = imported("#SBATCH --ntasks=8 --cpus-per-task=2\nmpirun ./app 2>&1 | tee app.log\n")
     assert bound.spec["launch"] == {"launcher": "mpirun", "command": "./app"}
+
+
+def test_an_sbatch_inside_a_command_substitution_is_a_submission_too():
+    """``job=$(sbatch --array=0-$((N - 1)) process.sh)``: the job it submits is named, as a
+    plain ``sbatch process.sh`` line's is."""
+    result = imported("N=$(python count.py)\njob=$(sbatch --array=0-$((N - 1)) process.sh)\necho \"submitted $job\"\n")
+    assert any("(process.sh)" in n for n in notes(result, "to do")), result.notes

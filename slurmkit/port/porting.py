@@ -1783,6 +1783,8 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
     verdict = _after_launch_verdict(build, words, unit) if words else None
     if words and words[0] in _FOLDER_MOVES and _only_reports_after(build, number):
         verdict = ("dropped", "it changes the folder after the program, and nothing after it uses that folder")
+    if not verdict and _only_removes_scratch(build, unit):
+        verdict = ("dropped", "$SLURM_TMPDIR is removed when the job ends")
     if verdict:
         build.note(number, unit, *verdict)
     elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
@@ -1848,6 +1850,13 @@ def _run_after_launcher(build: _Builder, number: int, unit: str) -> None:
     build.spec["launch"]["shell"] += "\n" + _array_names(build, unit)
     build.note(number, unit, "kept", f"it ran once after {build.launcher_name}'s tasks ended: the launch is now the script's own "
                f"lines, {build.launcher_name} then this, run once in order (launcher direct; the tasks as the request gives them)")
+
+
+def _only_removes_scratch(build: _Builder, unit: str) -> bool:
+    """A loop (or list) after the program whose every command is an ``rm`` of files in $SLURM_TMPDIR."""
+    commands = [c for c in bashtree.walk(bashtree.parse(unit).statements) if c.argv]   # (a for ((...)) header has none)
+    return bool(commands) and all(c.name == "rm" and all(_tmpdir(bashtree.substituted(w, build.values)) is not None
+                                                         for w in c.argv[1:] if not w.startswith("-")) for c in commands)
 
 
 #: commands that only change the shell's folder

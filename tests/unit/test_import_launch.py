@@ -443,3 +443,15 @@ def test_an_sbatch_inside_a_command_substitution_is_a_submission_too():
     plain ``sbatch process.sh`` line's is."""
     result = imported("N=$(python count.py)\njob=$(sbatch --array=0-$((N - 1)) process.sh)\necho \"submitted $job\"\n")
     assert any("(process.sh)" in n for n in notes(result, "to do")), result.notes
+
+
+@pytest.mark.parametrize("clean", ["rm $SLURM_TMPDIR/part.txt", 'for (( c=0; c<5; c++ ))\ndo\n  rm "$SLURM_TMPDIR/part_$c.txt"\ndone'])
+def test_removing_scratch_files_after_the_program_is_dropped_and_verifies_equal(clean):
+    """A clean-up of $SLURM_TMPDIR after the program, a line or a loop: the job's end removes it
+    anyway; the trace's rm of what the stand-in programs never wrote does not fail the old script."""
+    from slurmkit.port.verify import verified_import
+
+    script = HEAD + f"python gen.py --out $SLURM_TMPDIR\npython combine.py $SLURM_TMPDIR results.csv\n{clean}\n"
+    result, verification = verified_import(script, import_script(script, name="job", profile="narval"), "narval")
+    assert not notes(result, "to do"), result.notes
+    assert verification.todos() == ()

@@ -759,8 +759,11 @@ def _port_node_memory(port: _Port) -> None:
     if node is None or not node.cores or not node.memory_mib or (used >= node.cores and (new is None or (new.cores or 0) <= used)):
         return   # (a job that filled its node keeps mem: node where the new node is no bigger)
     if _asks_exclusive(port.spec):   # the whole node, its cores too: the program may use them all (OMP_NUM_THREADS=48)
+        grown = new is not None and (new.cores or 0) > node.cores
+        bigger = (f" of {new.cores} cores, charged whole, where it had {node.cores}: if the program uses {node.cores} cores, "
+                  f"drop --exclusive and ask cpus_per_task: {node.cores} and the memory it needs") if grown and new else ""
         port.note("resources.mem", f"mem: node is kept with --exclusive: the job had a whole {port.source.name} node, and has "
-                                   f"a whole {port.target.name} node")
+                                   f"a whole {port.target.name} node{bigger}")
         return
     share = -(-node.memory_mib * min(used, node.cores) // (node.cores * 1024)) * 1024
     bigger = f" ({new.cores} cores, {format_size(new.memory_mib)})" if new and new.memory_mib else ""

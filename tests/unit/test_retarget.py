@@ -704,4 +704,5 @@ def test_a_whole_node_asked_with_exclusive_keeps_its_node_memory():
             "launch": {"command": "./omp_prog"}, "extra_directives": ["--exclusive"]}
     ported = port(data, to="fir")
     assert ported.spec["resources"]["mem"] == "node" and ported.spec["extra_directives"] == ["--exclusive"]
+    assert any("drop --exclusive and ask cpus_per_task: 48" in str(n) for n in ported.notes), ported.notes
     assert port({**data, "extra_directives": []}, to="fir").spec["resources"]["mem"] == "4G"

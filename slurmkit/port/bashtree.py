@@ -122,8 +122,15 @@ class AndOr(Record):
     background: bool = False
 
 
+class Branch(Record):
+    """One branch of an ``if``: the test that chooses it ("" for ``else``) and what it runs."""
+    condition: str
+    body: Tuple["Statement", ...]
+
+
 class Block(Record):
-    """if, for, while, until, case, a subshell ``( )`` or a group ``{ }``, with what it holds."""
+    """if, for, while, until, case, a subshell ``( )`` or a group ``{ }``, with what it holds
+    (an if's tests and branches in order in ``body``, and each branch again in ``branches``)."""
     kind: str
     line: int
     end_line: int
@@ -134,6 +141,7 @@ class Block(Record):
     redirects: Tuple[Redirect, ...] = ()
     within: Tuple[str, ...] = ()
     background: bool = False
+    branches: Tuple[Branch, ...] = ()   # an if's, in order
 
 
 class Function(Record):
@@ -456,8 +464,34 @@ class _Reader:
         variable = node.child_by_field_name("variable") if kind in ("for", "select") else None
         inside = within + (kind,)
         body = tuple(self.statements(node, inside))
+        branches = tuple(self.branches(node, inside)) if kind == "if" else ()
         return Block(kind, _line(node), _end_line(node), self.text(node), body, words,
-                     self.text(variable) if variable is not None else "", within=within)
+                     self.text(variable) if variable is not None else "", within=within, branches=branches)
+
+    def branches(self, node: "Node", within: Tuple[str, ...]) -> List[Branch]:
+        """The branches of an if (or of its elif clause ``node``) in order: the test and the
+        statements after ``then``, then those of its elif and else clauses. The body was read
+        already: the comments this second reading meets are not recorded twice."""
+        comments = len(self.comments)
+        condition: List[str] = []
+        body: List[Statement] = []
+        after_then = False
+        for child in node.children:
+            if child.type in ("elif_clause", "else_clause", "fi"):
+                break
+            after_then = after_then or child.type == "then"
+            if child.is_named and child.type != "comment" and not after_then:
+                condition.append(self.text(child))
+            elif child.is_named and after_then:
+                body.extend(s for s in [self.statement(child, within)] if s is not None)
+        found = [Branch(" ".join(condition), tuple(body))]
+        for child in node.children:
+            if child.type == "elif_clause":
+                found.extend(self.branches(child, within))
+            elif child.type == "else_clause":
+                found.append(Branch("", tuple(self.statements(child, within))))
+        del self.comments[comments:]
+        return found
 
 
 class _Parts:
@@ -556,10 +590,10 @@ def _functions(statements: Sequence[Statement]) -> Iterator[Function]:
             yield statement
             yield from _functions(statement.body)
         else:
-            yield from _functions(_inner(statement))
+            yield from _functions(inner(statement))
 
 
-def _inner(statement: Statement) -> Tuple[Statement, ...]:
+def inner(statement: Statement) -> Tuple[Statement, ...]:
     """The statements directly inside one (a pipeline's stages, a list's items, a block's body)."""
     if isinstance(statement, Pipeline):
         return statement.stages
@@ -702,7 +736,7 @@ def walk(statements: Sequence[Statement], functions: bool = True) -> Iterator[Co
         if isinstance(statement, Command):
             yield statement
         elif functions or not isinstance(statement, Function):
-            yield from walk(_inner(statement), functions)
+            yield from walk(inner(statement), functions)
 
 
 def module_commands(script: Script) -> Tuple[Command, ...]:
@@ -793,7 +827,7 @@ def _loop_variables(statements: Sequence[Statement]) -> Iterator[str]:
     for statement in statements:
         if isinstance(statement, Block) and statement.variable:
             yield statement.variable
-        yield from _loop_variables(_inner(statement))
+        yield from _loop_variables(inner(statement))
 
 
 def substituted(text: str, values: Dict[str, str]) -> str:
@@ -894,7 +928,7 @@ def _last_run(statement: Statement, functions: Dict[str, Function], called: Froz
         return None
     if isinstance(statement, Pipeline):
         return next((c for c in (_last_run(s, functions, called) for s in statement.stages) if c is not None), None)
-    return _last_of(_inner(statement), functions, called)
+    return _last_of(inner(statement), functions, called)
 
 
 def _last_of(statements: Sequence[Statement], functions: Dict[str, Function], called: FrozenSet[str]) -> Optional[Command]:

@@ -20,6 +20,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
 from slurmkit.port import bashtree
+from slurmkit.port.cluster_branches import Values, none_run, walk_run
 from slurmkit.sites.modulecat import catalogue_checks
 from slurmkit.sites.profiles import SiteProfile
 
@@ -76,25 +77,41 @@ def module_line_problems(target: SiteProfile, fields: Sequence[Tuple[str, str]],
     none without one) that would not load on ``target``, in the order the job runs them."""
     found: List[ModuleLine] = []
     own_folder = False
+    values = {"CC_CLUSTER": target.detect.cc_cluster}
     for field, text in fields:
-        for command, sourced, via in _module_commands(text, folder):
+        found.extend(_not_run(field, bashtree.parse(text).statements, values, target.name))
+        for command, sourced, via in _module_commands(text, folder, values):
             own_folder = own_folder or command.argv[1:2] == ["use"]
             problems = tuple(p for m in bashtree.loaded_modules(command.argv) or [] for p in [module_problem(target, m, own_folder)] if p)
             if problems:
                 found.append(ModuleLine(field, command.text, command.line, problems, sourced, via))
-    return found
+    return sorted(found, key=lambda line: (line.field, line.line))
 
 
-def _module_commands(text: str, folder: Optional[Path]) -> Iterator[Tuple[bashtree.Command, str, str]]:
-    """(module command, the sourced file it is in or "", the source command) of ``text``, in order."""
-    for command in bashtree.walk(bashtree.parse(text).statements):
+def _module_commands(text: str, folder: Optional[Path], values: Values) -> Iterator[Tuple[bashtree.Command, str, str]]:
+    """(module command, the sourced file it is in or "", the source command) of ``text``, in
+    order, but for those in an if's branch that does not run where the variables have ``values``."""
+    for command in walk_run(bashtree.parse(text).statements, values):
         if command.name in ("module", "ml"):
             yield command, "", ""
         elif command.name in ("source", ".") and len(command.argv) > 1 and folder is not None:
             inner = _sourced_text(command.argv[1], folder)
             if inner is not None:
-                for sourced in bashtree.module_commands(bashtree.parse(inner)):
-                    yield sourced, command.argv[1], command.text
+                for sourced in walk_run(bashtree.parse(inner).statements, values):
+                    if sourced.name in ("module", "ml"):
+                        yield sourced, command.argv[1], command.text
+
+
+def _not_run(field: str, statements: Sequence[bashtree.Statement], values: Values, cluster: str) -> Iterator[ModuleLine]:
+    """An if that loads modules in branches none of which runs on ``cluster`` (each tests
+    ``$CC_CLUSTER`` for another cluster): there the job goes on without those modules."""
+    for block, commands in none_run(statements, values):
+        loaded = list(dict.fromkeys(m for c in commands for m in bashtree.loaded_modules(c.argv) or []))
+        if loaded:
+            first = block.text.splitlines()[0].strip()
+            yield ModuleLine(field, first, block.line, (
+                f"no branch of it runs on {cluster} ($CC_CLUSTER is {' or '.join(values['CC_CLUSTER'])} there), so the "
+                f"modules it loads on other clusters ({' '.join(loaded)}) are not loaded",))
 
 
 def _sourced_text(word: str, folder: Path) -> Optional[str]:

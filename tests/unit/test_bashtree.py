@@ -302,3 +302,20 @@ def test_a_value_made_from_the_scripts_arguments_is_not_a_known_value():
     setup runs must not take ``$1`` (a function's own argument, where a runtime function reads it)."""
     values = bashtree.known_values(parse('NAME=$1\nDS="$NAME"_v1\nALL="$@"\nN=${10}\nOK=$HOME/x\n').statements)
     assert values == {"OK": "$HOME/x"}
+
+
+def test_an_if_holds_its_branches_in_order_with_their_tests():
+    script = bashtree.parse('if [ "$A" = x ]; then\n  one # a comment\nelif test -f f; then two; three\nelse\n  four\nfi\n')
+    (block,) = script.statements
+    assert [(b.condition, [c.name for c in bashtree.walk(b.body)]) for b in block.branches] == [
+        ('[ "$A" = x ]', ["one"]), ("test -f f", ["two", "three"]), ("", ["four"])]
+    assert [c.text for c in script.comments] == ["# a comment"]
+
+
+@pytest.mark.parametrize("condition, holds", [
+    ('[ "$CC_CLUSTER" = fir ]', True), ("[ $CC_CLUSTER == graham ]", False), ("[[ ${CC_CLUSTER} != graham ]]", True),
+    ("[[ $CC_CLUSTER == f* ]]", True), ('[[ $CC_CLUSTER == "f*" ]]', False), ('[ "$HOST" = fir ]', None),
+    ('[ -n "$CC_CLUSTER" ]', None)])
+def test_a_test_of_the_cluster_variable_is_judged_and_any_other_is_not(condition, holds):
+    from slurmkit.port.cluster_branches import condition_holds
+    assert condition_holds(condition, {"CC_CLUSTER": ["fir"]}) is holds

@@ -134,6 +134,41 @@ def test_check_reports_a_module_line_in_a_kept_block_that_would_not_load(tmp_pat
     assert "no problems found" not in result.output
 
 
+BY_CLUSTER = ('if [ "$CC_CLUSTER" = "graham" ]; then\n  module load StdEnv/2020 gcc/9.3.0\n'
+              'elif [[ $CC_CLUSTER == ced* ]]; then\n  module load StdEnv/2018.3\n')
+
+
+def module_todos(data, to):
+    return [t for t in port(data, to).todos if t.startswith("environment.setup")]
+
+
+def test_a_branch_for_another_cluster_is_not_judged_by_the_new_clusters_stack():
+    data = {**JOB, "profile": "graham", "environment": {"setup": [BY_CLUSTER + "else\n  module load StdEnv/2023 gcc/12.3\nfi"]}}
+    assert module_todos(data, "nibi") == []
+
+
+def test_the_branch_the_new_cluster_takes_is_still_judged():
+    data = {**JOB, "profile": "graham", "environment": {"setup": [BY_CLUSTER + "else\n  module load StdEnv/2020 gcc/9.3.0\nfi"]}}
+    (todo,) = module_todos(data, "nibi")
+    assert "`module load StdEnv/2020 gcc/9.3.0` (its line 6)" in todo
+
+
+def test_an_if_with_no_branch_for_the_new_cluster_says_its_modules_are_not_loaded(tmp_path, monkeypatch):
+    data = {**JOB, "profile": "graham", "environment": {"setup": [BY_CLUSTER + "fi"]}}
+    (todo,) = module_todos(data, "nibi")
+    assert ("no branch of it runs on nibi ($CC_CLUSTER is nibi there), so the modules it loads on other clusters "
+            "(StdEnv/2020 gcc/9.3.0 StdEnv/2018.3) are not loaded") in todo
+    result = check(tmp_path, {**data, "profile": "nibi"}, monkeypatch)
+    assert "no branch of it runs on nibi" in result.output and "no problems found" not in result.output
+
+
+def test_a_test_of_anything_else_may_go_either_way():
+    data = {**JOB, "profile": "graham", "environment": {"setup": [
+        'if [ "$(hostname)" = gra1 ]; then\n  module load StdEnv/2020\nfi']}}
+    (todo,) = module_todos(data, "nibi")
+    assert "StdEnv/2020 is not nibi's standard environment" in todo
+
+
 def test_a_sourced_file_beside_the_spec_has_its_module_lines_ported_and_checked(tmp_path, monkeypatch):
     (tmp_path / "old_env.sh").write_text("module purge\nmodule load NiaEnv/2019b intel/2019u4\nexport X=1\n")
     data = {**JOB, "profile": "niagara", "kind": "threaded", "resources": {"time": "1h", "nodes": 1, "cpus_per_task": 40},

@@ -345,6 +345,9 @@ def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SitePro
     if version and any(m.partition("/")[0] == family and is_available(m.partition("/")[2], [version]) for m in others):
         return ModuleCheck(check.module, check.module)
     stdenv = profile.software.stdenv
+    toolkit = _toolkit_of_the_default_compiler(check.module, needs, builds, others, stdenv)
+    if toolkit is not None:
+        return toolkit
     if family in ("gcc", "intel") and all(m.startswith("StdEnv/") for m in others):
         return ModuleCheck(check.module, check.module, before=needs,
                            why=f"{check.module} is built for {stdenv} only with {needs}, which the job loads before it")
@@ -353,6 +356,27 @@ def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SitePro
     return ModuleCheck(check.module, check.module, needs=needs, warning=(
         f"{check.module} is built for {stdenv} {what} ('module spider {check.module}' on a "
         f"{profile.name} login node lists what it needs)"))
+
+
+#: toolkits the job builds nothing against by choosing them: a pinned version built only for
+#: another compiler (cuda/11.8 is in StdEnv/2023 only for the Intel toolchain's old codes) is no
+#: reason to switch the job's compiler, and the default compiler's nearest build replaces it (a
+#: program built against the old one is rebuilt anyway, and Python wheels bring their own CUDA)
+TOOLKITS_OF_THE_DEFAULT_COMPILER = ("cuda",)
+
+
+def _toolkit_of_the_default_compiler(module: str, needs: str, builds: "StdEnvBuilds", others: Sequence[str],
+                                     stdenv: Optional[str]) -> Optional[ModuleCheck]:
+    """The default compiler's nearest build of a toolkit (``TOOLKITS_OF_THE_DEFAULT_COMPILER``)
+    pinned at a version built only with another compiler the job does not load; None otherwise."""
+    family, _, version = module.partition("/")
+    compiler = needs.partition("/")[0]
+    plain = families(builds.plain).get(family)
+    if family not in TOOLKITS_OF_THE_DEFAULT_COMPILER or not plain or any(m.partition("/")[0] == compiler for m in others):
+        return None
+    new = f"{family}/{nearest_version(version, plain)}"
+    return ModuleCheck(module, new, why=f"{module} is built for {stdenv} only with {needs}, which the job does not load; "
+                       f"{new} is the nearest built with its default compiler")
 
 
 class StdEnvBuilds(Record):

@@ -115,6 +115,17 @@ def test_port_keeps_a_compiler_build_with_a_to_do_among_other_modules():
     assert [w for w in ported.warnings if "load intel/2023.2.1 before it" in w.message]
 
 
+def test_a_cuda_built_only_for_another_compiler_moves_to_the_default_compilers_cuda():
+    ported = port(["python/3.10", "cuda/11.8"])
+    assert ported.spec["environment"]["modules"] == ["python/3.10", "cuda/12.2"]
+    assert not [t for t in ported.todos if "cuda" in t] and not [w for w in ported.warnings if "cuda" in w.message]
+
+
+def test_a_cuda_of_the_compiler_the_job_loads_is_kept():
+    ported = port(["StdEnv/2023", "intel/2023.2.1", "cuda/11.8"])
+    assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "intel/2023.2.1", "cuda/11.8"]
+
+
 def test_check_reports_a_pin_the_stdenv_never_built(tmp_path, monkeypatch):
     """check and port judge a pin alike: samtools/1.17 under StdEnv/2023 cannot load."""
     spec = {**JOB, "profile": "fir", "environment": {"modules": ["StdEnv/2023", "samtools/1.17"]}}

@@ -217,12 +217,13 @@ def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -
     where = f"{profile.name}'s compute nodes reach no internet"
     findings = []
     for field, lines in places:
+        pips = [piece for kind, piece, _ in fetches(lines) if kind == "pip"]
+        if pips:
+            findings.append(Finding("warning", field, f"{_named(pips)} from the package index, but {where}: add --no-index "
+                                    f"(the wheelhouse), or list the packages in environment.venv.packages (slurmkit installs "
+                                    f"them so){_proxy_hint(proxy)}{_source(rule.source)}"))
         for kind, piece, host in fetches(lines):
-            if kind == "pip":
-                findings.append(Finding("warning", field, f"'{piece}' installs from the package index, but {where}: add --no-index "
-                                        f"(the wheelhouse), or list the packages in environment.venv.packages (slurmkit installs "
-                                        f"them so){_proxy_hint(proxy)}{_source(rule.source)}"))
-            else:
+            if kind != "pip":
                 level, unless = ("warning", " unless support granted your group an exception") if rule.exceptions else ("error", "")
                 findings.append(Finding(level, field, f"'{piece}' reaches {host}, but {where}{unless}: download it on the login "
                                         f"node before you submit (into the spec's folder, or stage it){_proxy_hint(proxy)}"
@@ -240,10 +241,23 @@ def wheelhouse_findings(spec, profile: SiteProfile) -> List[Finding]:
 
     command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
     places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
-    return [Finding("warning", field, f"'{piece}' installs from PyPI, but {profile.name} provides wheels built for its software "
-                    f"stack and strongly recommends them: add --no-index (the wheelhouse; a package it lacks can be downloaded first), or "
-                    f"list the packages in environment.venv.packages{_source(rule.source)}")
-            for field, lines in places for kind, piece, _ in fetches(lines) if kind == "pip"]
+    found = []
+    for field, lines in places:
+        pips = [piece for kind, piece, _ in fetches(lines) if kind == "pip"]
+        if pips:
+            found.append(Finding("warning", field, f"{_named(pips)} from PyPI, but {profile.name} "
+                                 f"provides wheels built for its software stack and strongly recommends them: add --no-index (the "
+                                 f"wheelhouse; a package it lacks can be downloaded first), or list the packages in "
+                                 f"environment.venv.packages{_source(rule.source)}"))
+    return found
+
+
+def _named(pips: Sequence[str]) -> str:
+    """The pip lines of one field, said in one finding ("'pip install a' and 'pip install b'
+    install"): five lines from PyPI are one thing to change, not five."""
+    quoted = [f"'{piece}'" for piece in pips]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return f"{listed} install{'s' if len(quoted) == 1 else ''}"
 
 
 def _proxy_hint(proxy: Optional[str]) -> str:

@@ -237,3 +237,10 @@ def test_every_rendered_script_puts_its_sbatch_directives_before_any_command():
         lines = script.read_text(encoding="utf-8").splitlines()
         first = next(i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#"))
         assert not [line for line in lines[first:] if line.startswith("#SBATCH")], script
+
+
+@pytest.mark.parametrize("cluster, words", [("fir", "install from PyPI"), ("rorqual", "install from the package index")])
+def test_pip_lines_of_one_field_are_one_warning_naming_each(cluster, words):
+    said = [m for m in findings(cluster, spec(env(setup=["pip install torch", "echo hi", "pip install kaleido"])), "warning")
+            if words in m]
+    assert len(said) == 1 and "'pip install torch' and 'pip install kaleido' install" in said[0], said

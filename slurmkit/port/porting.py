@@ -3035,6 +3035,11 @@ def _reads_task_count(build: _Builder) -> str:
 _STEPS = re.compile(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s")
 
 
+#: a launch that reaches the job's other nodes itself, with a remote shell to each host of the
+#: node list (``ssh $NODE "torchrun …" &`` in a loop): those nodes do not stand idle
+_REMOTE = re.compile(r"(^|[\s;&|(`])(ssh|pdsh|clush|pbsdsh)\s")
+
+
 def _started_once(build: _Builder, tasks: int) -> None:
     """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
     ran once, on the first node. Kind mpi with launcher direct does the same, with the job's shape
@@ -3049,12 +3054,15 @@ def _started_once(build: _Builder, tasks: int) -> None:
     starter = build.program.launcher if build.program is not None else None
     name = build.program.command.name if build.program is not None else "the program"
     steps = _STEPS.search(build.spec["launch"].get("shell", ""))
+    remote = next(filter(None, (_REMOTE.search(line) for line in [build.spec["launch"].get("shell", ""), *build.setup])), None)
     if starter and starter not in launch_options.LAUNCHERS:
         why = f"{starter} starts its own processes over the job's tasks"
     elif _starts_its_own_mpi(build):
         why = f"it starts its own MPI processes over the job's tasks ({OWN_MPI[_program_name(build)]})"
     elif steps:
         name, why = "the launch", f"it starts its own job steps ({steps.group(2)} in it)"
+    elif remote:
+        name, why = "the launch", f"it starts processes on the other nodes itself ({remote.group(2)} in it)"
     elif _reads_task_count(build):
         why = f"it reads the task count ({_reads_task_count(build)}) to start its own processes"
     elif any(_BACKGROUND_STEP.search(line) for line in build.setup):

@@ -1547,9 +1547,10 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
         return None   # an archive the job put in $SLURM_TMPDIR itself: unpacked there in order, after it arrived
     if any((a or b) in build.assigned for a, b in _VARIABLE.findall(archive)):
         return None   # a name the script sets, to a value import cannot tell: staged in before it is set, it would be unbound
-    if _made_by_an_earlier_line(build, to):
+    here = _input_here(build, archive)
+    if here is None or _made_by_an_earlier_line(build, to):
         return None
-    _add_input(build, archive, to)
+    _add_input(build, here, to)
     return _MAPPED
 
 
@@ -1569,9 +1570,10 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     if _GLOB.search(source):
         return None   # a stage path is one path, quoted: `cp *.json $SLURM_TMPDIR` stays a line bash expands
     to, copied = _tmpdir(target), _tmpdir(source)
-    if to is not None and "$" not in source and not _into_a_made_folder(build, target, to) \
+    here = _input_here(build, source) if "$" not in source else None
+    if to is not None and here is not None and not _into_a_made_folder(build, target, to) \
             and not _made_by_an_earlier_line(build, to):
-        _add_input(build, source, to)
+        _add_input(build, here, to)
         return _MAPPED
     if copied and "$" not in copied and "$" not in target.replace("$HOME", ""):
         _add_output(build, {"from": copied, "to": _home(target)})
@@ -1601,6 +1603,14 @@ def _made_by_an_earlier_line(build: _Builder, to: str) -> bool:
     named = re.compile(r"\$\{?SLURM_TMPDIR\}?/" + re.escape(top) + r"(?![\w.-])")
     earlier = build.text.splitlines()[:max(build.line - 1, 0)]
     return any(named.search(line) and not re.match(r"\s*(#|mkdir|cp|tar|rsync)\b", line) for line in earlier)
+
+
+def _input_here(build: _Builder, source: str) -> Optional[str]:
+    """``source`` as the line read it, from the folder the script was in (after ``cd run1``,
+    ``data.tar`` is ``run1/data.tar``): a stage-in runs before every line, in the submit folder.
+    None where a ``cd`` before it went where import cannot tell: the line stays in its place."""
+    folder = workdir.folder_at(build.tree, build.values, build.line) if build.line else ""
+    return workdir.resolved(source, folder)
 
 
 def _add_input(build: _Builder, source: str, to: str) -> None:

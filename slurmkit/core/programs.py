@@ -17,6 +17,22 @@ def runs_python(command: Sequence[str]) -> bool:
     return bool(_PYTHON_PROGRAM.fullmatch(program))
 
 
+#: interpreters whose programs start worker processes of their own as a matter of course
+#: (Python's multiprocessing, R's mclapply, a MATLAB parpool, Julia's Distributed), as a word of a
+#: line: ``python``, ``python3.11``, ``/usr/bin/Rscript``
+_WORKER_STARTERS = re.compile(r"(?:^|(?<=[\s;&|(/]))(?:(?:python(?:\d+(?:\.\d+)?)?|Rscript|julia|matlab|octave)(?=\s|$)"
+                              r"|R(?=\s+(?:CMD|-)))", re.M)
+
+
+def interpreter_in(text: str) -> str:
+    """The interpreter a job's launch line runs (``_WORKER_STARTERS``), or "". A worker process it
+    forks inherits the CPUs its first thread is bound to: OpenMP's pinning (``OMP_PROC_BIND``),
+    which a library such as PyTorch or scikit-learn brings into the interpreter, binds that thread
+    to the first core, and every worker then shares it."""
+    found = _WORKER_STARTERS.search(text)
+    return found.group(0) if found else ""
+
+
 #: Interpreter options that take the next word as their value (``python -W ignore x.py``).
 _OPTIONS_WITH_VALUE = ("-W", "-X", "--check-hash-based-pycs")
 #: Packages whose import name is not their pip or module name (the rest: ``-`` becomes ``_``).

@@ -14,6 +14,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Union
 
+from slurmkit.core import programs
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings, level_of
@@ -966,7 +967,7 @@ def _environment(spec: JobSpec, profile: SiteProfile, shape: Tuple[int, int], ru
     threads = str(shape[1]) if one_process else from_slurm("{cpus_per_task}")
     env: Dict[str, ScriptWord] = {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     kind = kind_of(spec)
-    if kind.pins_threads and not _concurrent_payload(spec):
+    if kind.pins_threads and not _unpinned(spec):
         env.update(OMP_PLACES="cores", OMP_PROC_BIND="close")
     if kind.site_launch_env:
         env.update(profile.launch.env)
@@ -986,15 +987,30 @@ def _concurrent_payload(spec: JobSpec) -> str:
     """How the job's own lines (setup, then the launch) start several programs at once
     (shellwords.concurrent_starts), else "": OpenMP's pinning, exported before both, would put
     every program's threads on the same cores of the job."""
-    launch = spec.launch.shell if spec.launch.shell is not None else " ".join(map(shlex.quote, spec.launch.command))
-    return next(filter(None, map(concurrent_starts, (*spec.environment.setup, launch))), "")
+    return next(filter(None, map(concurrent_starts, (*spec.environment.setup, _launch_text(spec)))), "")
+
+
+def _launch_text(spec: JobSpec) -> str:
+    return spec.launch.shell if spec.launch.shell is not None else " ".join(map(shlex.quote, spec.launch.command))
+
+
+def _unpinned(spec: JobSpec) -> str:
+    """Why OpenMP's pinning is left unset for a threaded job, or "": several programs at once
+    (_concurrent_payload), or an interpreter that may start worker processes (programs.interpreter_in)."""
+    return _concurrent_payload(spec) or programs.interpreter_in(_launch_text(spec))
 
 
 def _thread_note(spec: JobSpec) -> Tuple[str, ...]:
-    """The script's lines on threads left unpinned (see _concurrent_payload)."""
-    how = _concurrent_payload(spec) if kind_of(spec).pins_threads else ""
-    return (f"The job runs several programs at once ({how}): OMP_PLACES and OMP_PROC_BIND are left",
-            "unset, as each program would pin its threads to the same cores; each starts OMP_NUM_THREADS threads.") if how else ()
+    """The script's lines on threads left unpinned (see _unpinned)."""
+    if not kind_of(spec).pins_threads:
+        return ()
+    how = _concurrent_payload(spec)
+    if how:
+        return (f"The job runs several programs at once ({how}): OMP_PLACES and OMP_PROC_BIND are left",
+                "unset, as each program would pin its threads to the same cores; each starts OMP_NUM_THREADS threads.")
+    interpreter = programs.interpreter_in(_launch_text(spec))
+    return (f"OMP_PLACES and OMP_PROC_BIND are left unset: the worker processes {interpreter} may start would",
+            "share the core OpenMP binds its first thread to.") if interpreter else ()
 
 
 def _distributed_environment(spec: JobSpec, shape: Tuple[int, int], gpus: Optional[GpuChoice],

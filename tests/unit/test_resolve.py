@@ -336,8 +336,23 @@ def test_threaded_job_with_one_cpu_is_a_warning():
 # ---------------------------------------------------------------------------- environment and modules
 
 
+@pytest.mark.parametrize("command", ["python pool_run.py --workers 8", "/usr/bin/python3.11 -u x.py", "Rscript fit.R",
+                                     "R CMD BATCH fit.R", "julia -p 8 run.jl", "matlab -batch run", "apptainer exec img.sif python x.py"])
+def test_an_interpreter_that_may_start_workers_is_not_pinned(command):
+    resolution = job("nibi", kind="threaded", resources={"cpus_per_task": 8}, launch={"command": command})
+    env = dict(resolution.plan.environment)
+    assert "OMP_PLACES" not in env and "OMP_PROC_BIND" not in env and str(env["OMP_NUM_THREADS"]) == '"${SLURM_CPUS_PER_TASK:-1}"'
+    assert "worker processes" in " ".join(resolution.plan.thread_note)
+
+
+@pytest.mark.parametrize("command", ["./sim in.dat", "gmx mdrun -ntomp 8", "bash -c 'R=1; ./a.out'", "./run -R 3"])
+def test_a_compiled_program_is_pinned(command):
+    env = dict(job("nibi", kind="threaded", resources={"cpus_per_task": 8}, launch={"command": command}).plan.environment)
+    assert (str(env["OMP_PLACES"]), str(env["OMP_PROC_BIND"])) == ("cores", "close")
+
+
 def test_thread_variables_follow_cpus_per_task():
-    env = dict(job("nibi", kind="threaded", resources={"cpus_per_task": 6}).plan.environment)
+    env = dict(job("nibi", kind="threaded", resources={"cpus_per_task": 6}, launch={"command": "./sim in.dat"}).plan.environment)
     threads = "\"${SLURM_CPUS_PER_TASK:-1}\""  # the header's --cpus-per-task=6, read back at run time
     assert (tuple(map(str, (env["OMP_NUM_THREADS"], env["MKL_NUM_THREADS"], env["OMP_PLACES"], env["OMP_PROC_BIND"])))
             == (threads, threads, "cores", "close"))

@@ -2068,8 +2068,7 @@ def _launch_command(build: _Builder, number: int, line: str, command: Optional[b
     head, operators = split_at_operators(line)
     prefix, raw, words = _launch_words(command, head)
     parsed, srun = _launcher_under_srun(launch_options.parse([w.value for w in words] if words else _unquote_all(raw)))
-    if parsed.launcher == "srun" and not prefix and any(option == "--multi-prog" for option, _, _ in parsed.options):
-        _multi_prog_line(build, number, line)
+    if not prefix and _kept_with_its_launcher(build, (number, line), parsed, srun):
         return
     program = _program_words(parsed, raw)
     _read_launcher(build, number, line, parsed, srun)
@@ -2089,6 +2088,41 @@ def _launch_command(build: _Builder, number: int, line: str, command: Optional[b
         launch["command"] = " ".join(_spec_word(w, r) for w, r in zip(_unquote_all(program), program))
     build.spec["launch"] = launch
     build.note(number, line, "mapped", reason)
+
+
+def _kept_with_its_launcher(build: _Builder, at: Tuple[int, str], parsed: launch_options.Parsed,
+                            srun: Optional[launch_options.Parsed]) -> bool:
+    """Whether the launch line is kept as written, its launcher and all (``srun --multi-prog``,
+    a torchrun count of its own), and so noted."""
+    if parsed.launcher == "srun" and any(option == "--multi-prog" for option, _, _ in parsed.options):
+        _multi_prog_line(build, *at)
+        return True
+    if srun is None and _torchrun_count_of_its_own(build, parsed):
+        _torchrun_as_written(build, *at, parsed)
+        return True
+    return False
+
+
+def _torchrun_count_of_its_own(build: _Builder, parsed: launch_options.Parsed) -> Optional[str]:
+    """torchrun's (or torch.distributed.launch's) ``--nproc_per_node N`` on one node, N unlike
+    the node's GPUs (one process that sees 4 GPUs): the distributed kinds start one process a GPU."""
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    procs = next((values[0] for option, values, _ in parsed.options if option in ("--nproc_per_node", "--nproc-per-node") and values), "")
+    if parsed.launcher != "torchrun" or res.get("nodes", 1) > 1 or not (gpus.isdigit() and procs.isdigit()):
+        return None
+    return procs if procs != gpus else None
+
+
+def _torchrun_as_written(build: _Builder, number: int, line: str, parsed: launch_options.Parsed) -> None:
+    """The torchrun line of a count of its own (_torchrun_count_of_its_own), as the script wrote
+    it, started once by the batch shell: its processes see every GPU of the job, as they did."""
+    procs = _torchrun_count_of_its_own(build, parsed)
+    build.spec["launch"] = {"launcher": "direct", "shell": _array_names(build, line.strip())}
+    build.launch_as_written = build.spec["launch"]["shell"]
+    build.note(number, line, "kept", f"it starts {procs} process(es) on a node of {build.spec['resources']['gpus']} GPUs, where "
+                                     "slurmkit's distributed kinds start one a GPU: the launch is the script's line as written "
+                                     "(launcher direct), and its processes see every GPU, as they did")
 
 
 def _multi_prog_line(build: _Builder, number: int, line: str) -> None:

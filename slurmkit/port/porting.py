@@ -103,6 +103,7 @@ class _Builder:
         self.ntasks_only = False     # tasks_per_node came from --ntasks: SLURM_NTASKS_PER_NODE was unset
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
+        self.mem_per_gpu: Optional[Tuple[int, str, str]] = None   # (line, text, value) of --mem-per-gpu
         self.tasks_per_gpu: Optional[int] = None    # --ntasks-per-gpu: tasks per node once the GPUs are known
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
@@ -849,6 +850,32 @@ def _gpus(build: _Builder, option: _Option) -> Optional[_Verdict]:
     return _MAPPED
 
 
+def _mem_per_gpu(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """Memory per GPU: memory per node once the GPUs per node are known (_memory_of_the_gpus)."""
+    if not (option.value and re.fullmatch(r"\d+[KMGT]?", option.value, re.I)):
+        return None
+    build.mem_per_gpu = (option.number, option.line, option.value)
+    return _NOTED_LATER
+
+
+def _memory_of_the_gpus(build: _Builder) -> None:
+    """--mem-per-gpu as the memory of a node, which the spec holds (resources.mem): the GPUs
+    per node times it, the same memory for the same GPUs; a spec of no GPU count (or one sbatch
+    refused beside --mem) is a to-do."""
+    if build.mem_per_gpu is None:
+        return
+    number, line, value = build.mem_per_gpu
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    if not gpus.isdigit() or "mem" in res or "mem_per_cpu" in res:
+        build.note(number, line, "to do", f"--mem-per-gpu={value}: the spec holds memory per node (resources.mem) and the job's "
+                                          "GPUs per node are not known, or it gave --mem too: set resources.mem by hand")
+        return
+    amount, unit = re.fullmatch(r"(\d+)([KMGT]?)", value, re.I).groups()  # type: ignore[union-attr]
+    res["mem"] = f"{int(amount) * int(gpus)}{(unit or 'M').upper()}"
+    build.note(number, line, "mapped", f"--mem-per-gpu={value}: resources.mem: {res['mem']}, for the {gpus} GPUs of a node")
+
+
 def _gpus_per_task(build: _Builder, option: _Option) -> Optional[_Verdict]:
     """GPUs per task: per node once the tasks are known (_finish)."""
     value = option.value
@@ -976,7 +1003,7 @@ _OPTIONS: Dict[str, _Reader] = {
     "job-name": _job_name, "account": _account, "time": _time, "chdir": _chdir,
     "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
     "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
-    "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "tmp": _as_written("tmp"),
+    "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "mem-per-gpu": _mem_per_gpu, "tmp": _as_written("tmp"),
     "gres": _gres, "gpus-per-node": _gpus_per_node, "ntasks-per-gpu": _ntasks_per_gpu, "gpus": _gpus, "gpus-per-task": _gpus_per_task,
     "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
     "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
@@ -2550,6 +2577,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     spec = build.spec
     _tasks_on_nodes(build, profile)
     _counts_per_node(build)
+    _memory_of_the_gpus(build)
     spec.setdefault("name", name or "imported")
     _task_file(build)
     if profile:

@@ -159,8 +159,15 @@ def _activated_venvs(shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, st
                 made.update(word.rstrip("/") for word in argv[1:] if not word.startswith("-") and word not in ("venv", "virtualenv"))
             elif len(argv) >= 2 and argv[0] in ("source", ".") and (argv[1] == "bin/activate" or argv[1].endswith("/bin/activate")):
                 path = argv[1][:-len("bin/activate")].rstrip("/") or "."
-                if path not in made:
+                if path not in made and not _made_in_the_job(path, made):
                     yield field, path
+
+
+def _made_in_the_job(path: str, made: Set[str]) -> bool:
+    """A virtualenv in $SLURM_TMPDIR, which is empty when the job starts, where the job makes
+    one into a folder import cannot read (``virtualenv "$ENV_PATH"``): that is this one, made
+    under the new stack each run. (One the job unpacks there from an archive is not made.)"""
+    return bool(re.match(r"\$\{?SLURM_TMPDIR\}?(/|$)", path)) and any("$" in folder for folder in made)
 
 
 def started(argv: Sequence[str]) -> List[str]:

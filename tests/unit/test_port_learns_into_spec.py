@@ -229,6 +229,14 @@ def test_a_reused_virtualenv_is_rebuilt_when_the_script_named_no_stdenv_nor_pyth
         "-r requirements.txt), then remove this line"]
 
 
+@pytest.mark.parametrize("made, todo", [('virtualenv --no-download "$ENV_PATH"', False),
+                                         ("tar -xf $HOME/venv.tar -C $SLURM_TMPDIR", True)])
+def test_a_virtualenv_the_job_makes_in_its_tmpdir_is_not_rebuilt(made, todo):
+    data = {**JOB, "profile": "cedar", "environment": {"modules": ["StdEnv/2020", "python/3.10"],
+                                                      "setup": [made, 'source "$SLURM_TMPDIR/env/bin/activate"']}}
+    assert bool([t for t in port(data, "fir").todos if "the virtualenv $SLURM_TMPDIR/env, entered as written" in t]) is todo
+
+
 def test_a_reused_virtualenv_under_scipy_stack_without_python_is_rebuilt():
     data = {**JOB, "profile": "cedar", "launch": {"command": ["python", "fit.py"]},
             "environment": {"modules": ["scipy-stack/2019b"], "venv": {"path": "$HOME/venvs/fit"}}}

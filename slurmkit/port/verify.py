@@ -1007,15 +1007,27 @@ class Verification(Record):
         """The steps neither trace ran, the same in both: notes, not to-dos (_not_traced)."""
         return tuple(d for d in self.differences if d.declared == UNTRACED_ALIKE)
 
+    @property
+    def refused_by_check(self) -> bool:
+        """Not run because a spec does not render, which ``check`` of that spec reports itself as
+        an error: a to-do would say it twice, and would stay in the ported spec (carried with
+        import's lines) where the new cluster renders it."""
+        return self.not_run.startswith(DOES_NOT_RENDER)
+
     def notes(self) -> Tuple[str, ...]:
         """The lines import and port write as notes: what verification did not cover."""
-        return tuple(f"verify: {d.text} ({UNTRACED_ALIKE})" for d in self.untraced)
+        refused = (f"verify: not verified: {self.not_run}",) if self.refused_by_check else ()
+        return refused + tuple(f"verify: {d.text} ({UNTRACED_ALIKE})" for d in self.untraced)
 
     def todos(self) -> Tuple[str, ...]:
         """The lines import and port write into the spec, for ``check`` to report until removed."""
         if self.not_run:
-            return (f"verify: not verified: {self.not_run}",)
+            return () if self.refused_by_check else (f"verify: not verified: {self.not_run}",)
         return tuple(f"verify: {d.text}" for d in self.findings)
+
+
+#: why verification did not run where a spec does not render (Verification.refused_by_check)
+DOES_NOT_RENDER = "the spec does not render on "
 
 
 class NotVerified(Exception):
@@ -1044,7 +1056,7 @@ def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
             resolution = resolve(spec, site_as_it_was(site))
         if resolution.plan is None:
             first = resolution.errors[0]
-            raise NotVerified(f"the spec does not render on {site.name}: {first.field}: {first.message}")
+            raise NotVerified(f"{DOES_NOT_RENDER}{site.name}: {first.field}: {first.message}")
         return Rendered(render(resolution.plan, inline=True), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
     except SlurmkitError as error:
         raise NotVerified(f"the spec does not render: {error}") from error

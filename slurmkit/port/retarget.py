@@ -27,7 +27,8 @@ from slurmkit.core.gpu_names import mig_names, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.port.modulelines import SITE_STACK_MODULES, module_line_problems, port_todo, shell_fields
+from slurmkit.port import bashtree
+from slurmkit.port.modulelines import SITE_STACK_MODULES, ModuleLine, module_line_problems, module_problem, port_todo, shell_fields
 from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
@@ -74,9 +75,16 @@ class Change(Record):
     old: Any
     new: Any
     why: str
+    loads_other_modules: bool = False   # a kept module line rewritten: the job's programs run with other modules
 
     def __str__(self) -> str:
+        if _several_lines(self.old) or _several_lines(self.new):   # a block of shell: the reason names the line changed
+            return f"{self.field}: {self.why}"
         return f"{self.field}: {_shown(self.old)} -> {_shown(self.new)}: {self.why}"
+
+
+def _several_lines(value: Any) -> bool:
+    return "\n" in value if isinstance(value, str) else isinstance(value, list) and any(_several_lines(v) for v in value)
 
 
 class Ported(Record):
@@ -142,7 +150,7 @@ class _Port:
     def resources(self) -> Dict[str, Any]:
         return self.data["resources"]
 
-    def set(self, section: Optional[str], key: str, new: Any, why: str) -> None:
+    def set(self, section: Optional[str], key: str, new: Any, why: str, loads_other_modules: bool = False) -> None:
         """Rewrite (or with ``new`` None, remove) ``section.key`` and record why."""
         where = self.data if section is None else self.data.setdefault(section, {})
         old = where.get(key)
@@ -152,7 +160,7 @@ class _Port:
             where.pop(key, None)
         else:
             where[key] = new
-        self.changes.append(Change(f"{section}.{key}" if section else key, old, new, why))
+        self.changes.append(Change(f"{section}.{key}" if section else key, old, new, why, loads_other_modules))
 
     def refuse(self, field: str, message: str) -> None:
         self.refusals.append(Finding("error", field, message))
@@ -817,6 +825,20 @@ def _port_modules(port: _Port) -> None:
     if not written:
         return
     modules = [written] if isinstance(written, str) else list(written)
+    kept, reason, checks, commands = _module_list_ported(port, modules)
+    _port_renamed_commands(port, commands)
+    if kept != modules:
+        port.set("environment", "modules", kept, reason)
+    for check in checks:
+        if check.warning:
+            port.warn("environment.modules", check.warning)
+    if not port.target.software.catalogue:
+        _warn_old_versions(port, kept)
+
+
+def _module_list_ported(port: _Port, modules: List[str]) -> Tuple[List[str], str, List[ModuleCheck], Dict[str, str]]:
+    """The modules ``modules`` become on the target, why (where they change), the catalogue's
+    check of each, and the commands of renamed modules (singularity -> apptainer)."""
     renamed, renames, commands = renamed_modules(modules)
     renamed, pinned = with_old_defaults(renamed)
     renames += pinned
@@ -825,16 +847,11 @@ def _port_modules(port: _Port) -> None:
     kept, checks = _ported_modules(port, [m for m in renamed if m not in base and m not in needless], moved)
     kept, history = _site_stack_to_stdenv(port, renamed, kept)
     kept, cores = _core_the_compiler_loads(port, kept, modules)
-    _port_renamed_commands(port, commands)
-    if kept != modules:
-        history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
-        rewrites = [c.why for c in checks if c.why and c.new not in cores] + list(cores.values())
-        port.set("environment", "modules", kept, _modules_reason(modules, moved, port, history + rewrites))
-    for check in checks:
-        if check.warning:
-            port.warn("environment.modules", check.warning)
-    if not port.target.software.catalogue:
-        _warn_old_versions(port, kept)
+    if kept == modules:
+        return kept, "", checks, commands
+    history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
+    rewrites = [c.why for c in checks if c.why and c.new not in cores] + list(cores.values())
+    return kept, _modules_reason(modules, moved, port, history + rewrites), checks, commands
 
 
 def _port_renamed_commands(port: _Port, commands: Dict[str, str]) -> None:
@@ -954,7 +971,47 @@ def _port_kept_modules(port: _Port) -> None:
     launch = port.data.get("launch")
     fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
     for line in module_line_problems(port.target, fields, port.folder):
-        port.todos.append(port_todo(line, port.target.name))
+        if not _kept_module_line_ported(port, line):
+            port.todos.append(port_todo(line, port.target.name))
+
+
+_MODULE_USE = re.compile(r"\bmodule\s+use\b")
+
+
+def _kept_module_line_ported(port: _Port, line: ModuleLine) -> bool:
+    """A kept ``module load`` line of the spec (not of a file it sources) rewritten as
+    environment.modules is, where its modules are written out on one line and every module the
+    rewrite loads would load on the target: ``module load StdEnv/2020 python/3.8`` in an if
+    becomes ``module load StdEnv/2023 python/3.11.5``, the same as the spec's own list would."""
+    command = bashtree.walk(bashtree.parse(line.command).statements)
+    argv = next(iter(command), None)
+    modules = bashtree.loaded_modules(argv.argv) if argv is not None and not line.sourced else None
+    if not modules or any(m.startswith("-") for m in modules) or _MODULE_USE.search(" ".join(t for _, t in spec_shell_fields(port.spec))):
+        return False   # after `module use`, the user's own modules load with these: rebuilt by the user, with the to-do
+    new, reason, _, _ = _module_list_ported(port, modules)
+    if not new or any(module_problem(port.target, m, False) for m in new):
+        return False
+    spelled = re.search(r"(?<!\S)" + r"\s+".join(map(re.escape, modules)) + r"(?!\S)", line.command)
+    return spelled is not None and _rewrite_kept_line(port, line, line.command.replace(spelled.group(0), " ".join(new), 1), reason)
+
+
+def _rewrite_kept_line(port: _Port, line: ModuleLine, command: str, reason: str) -> bool:
+    """The kept field of ``line`` with its command (on that one line of the field) as ``command``."""
+    section, key, index = ("launch", "shell", None) if line.field == "launch.shell" else \
+        ("environment", "setup", int(line.field[len("environment.setup["):-1]))
+    holder = port.data.get(section) or {}
+    text = holder.get(key) if index is None else (holder.get(key) or [None] * (index + 1))[index]
+    lines = text.split("\n") if isinstance(text, str) else []
+    if "\n" in line.command or len(lines) < line.line or lines[line.line - 1].count(line.command) != 1:
+        return False
+    lines[line.line - 1] = lines[line.line - 1].replace(line.command, command)
+    new_text = "\n".join(lines)
+    why = f"`{line.command}` (its line {line.line}) -> `{command}`: {reason}"
+    if index is None:
+        port.set(section, key, new_text, why, loads_other_modules=True)
+    else:
+        port.set(section, key, [new_text if i == index else old for i, old in enumerate(holder[key])], why, loads_other_modules=True)
+    return True
 
 
 def _ported_modules(port: _Port, modules: List[str], moved: Optional[Tuple[str, str]]) -> Tuple[List[str], List[ModuleCheck]]:

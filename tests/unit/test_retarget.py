@@ -565,23 +565,35 @@ KEPT_MODULES = {"name": "old", "profile": "cedar", "account": "def-prof", "resou
                 "environment": {"modules": ["StdEnv/2020"]}, "launch": {"command": "app"}}    # on PATH: nothing to rebuild
 
 
-def test_a_module_line_in_a_kept_block_that_would_not_load_on_the_target_is_a_to_do():
+def test_a_module_line_in_a_kept_block_is_ported_as_the_specs_modules_are():
     setup = ['if [ -n "$OLD" ]; then\n    module load StdEnv/2018.3 gcc/7.3.0\nfi', "f() { ml NiaEnv/2019b; }"]
     ported = port({**KEPT_MODULES, "environment": {"modules": ["StdEnv/2020"], "setup": setup}})
+    assert ported.spec["environment"]["setup"] == ['if [ -n "$OLD" ]; then\n    module load StdEnv/2023 gcc/12.3\nfi',
+                                                   "f() { ml NiaEnv/2019b; }"]
+    # another site's own stack in a Cedar job leaves nothing to load in its place: the user's to change
+    assert ported.todos == ("environment.setup[1]: `ml NiaEnv/2019b` (its line 1) is kept as written, and port does not rewrite "
+                            "it: NiaEnv/2019b is one site's own module stack, which fir does not have; change it for fir, then "
+                            "remove this line",)
+    (change,) = [c for c in ported.changes if c.field == "environment.setup"]
+    assert str(change).startswith("environment.setup: `module load StdEnv/2018.3 gcc/7.3.0` (its line 2) -> "
+                                  "`module load StdEnv/2023 gcc/12.3`: StdEnv/2018.3 is deprecated")
+
+
+def test_a_kept_module_line_port_cannot_rewrite_is_a_to_do():
+    """After `module use`, the user's own modules load beside the stack's: port leaves the line to the user."""
+    setup = ["module use $HOME/modules", 'if [ -n "$OLD" ]; then\n    module load StdEnv/2018.3 mytool/1.0\nfi']
+    ported = port({**KEPT_MODULES, "environment": {"modules": ["StdEnv/2020"], "setup": setup}})
     assert ported.todos == (
-        "environment.setup[0]: `module load StdEnv/2018.3 gcc/7.3.0` (its line 2) is kept as written, and port does not rewrite it: "
-        "StdEnv/2018.3 is not fir's standard environment, StdEnv/2023; gcc/7.3.0 is not built for StdEnv/2023; fir's StdEnv/2023 "
-        "builds of gcc are 12.3, 13.3, 14.3; gcc/12.3 is the nearest; change it for fir, then remove this line",
-        "environment.setup[1]: `ml NiaEnv/2019b` (its line 1) is kept as written, and port does not rewrite it: NiaEnv/2019b "
-        "is one site's own module stack, which fir does not have; change it for fir, then remove this line")
+        "environment.setup[1]: `module load StdEnv/2018.3 mytool/1.0` (its line 2) is kept as written, and port does not "
+        "rewrite it: StdEnv/2018.3 is not fir's standard environment, StdEnv/2023; change it for fir, then remove this line",)
     assert ported.spec["environment"]["setup"] == setup   # as written: the user changes it
 
 
 def test_module_lines_that_load_on_the_target_or_from_the_users_own_folder_are_left_alone():
     setup = ["for m in a b; do\n  module load gcc/12.3 StdEnv/2023\ndone", "module use $HOME/modules", "module load mytool/1.0"]
     assert port({**KEPT_MODULES, "environment": {"modules": ["StdEnv/2020"], "setup": setup}}).todos == ()
-    shell = {"shell": "module load StdEnv/2020 && app"}
-    assert [t.split(":")[0] for t in port({**KEPT_MODULES, "launch": shell}).todos] == ["launch.shell"]
+    ported = port({**KEPT_MODULES, "launch": {"shell": "module load StdEnv/2020 && app"}})
+    assert (ported.todos, ported.spec["launch"]["shell"]) == ((), "module load StdEnv/2023 && app")
 
 
 # ------------------------------------------------------------- mem: node on part of a node's cores

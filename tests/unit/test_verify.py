@@ -192,7 +192,7 @@ def test_port_finds_an_old_stdenv_that_a_kept_line_loads_after_the_new_one():
     from slurmkit.spec.spec import spec_from_mapping
 
     data = {"name": "job", "profile": "graham", "account": "def-x", "resources": {"time": "1h"},
-            "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"], "setup": ["module load StdEnv/2020"]},
+            "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0"], "setup": ["module use $HOME/mods", "module load StdEnv/2020"]},
             "launch": {"command": "./app"}}
     ported = port_spec(data, spec_from_mapping(data), load_profile("graham"), load_profile("nibi"))
     verification = verify.verify_port(data, ported, "graham")
@@ -420,7 +420,8 @@ def test_no_verify_skips_verification(tmp_path, monkeypatch):
 def test_port_writes_what_verification_found_into_the_ported_spec(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("job.yaml").write_text("name: job\nprofile: graham\naccount: def-x\nresources: {time: 1h}\n"
-                                "environment: {modules: [StdEnv/2020], setup: [module load StdEnv/2020]}\nlaunch: {command: ./app}\n")
+                                "environment: {modules: [StdEnv/2020], setup: [module use $HOME/mods, module load StdEnv/2020]}\n"
+                                "launch: {command: ./app}\n")
     result = CliRunner().invoke(main, ["port", "job.yaml", "-o", "ported.yaml"])
     assert result.exit_code == 0, result.output
     assert "to do: verify: port loads StdEnv/2023, but app runs with StdEnv: StdEnv/2020" in result.output

@@ -41,6 +41,37 @@ def _module_of(rest: str) -> str:
     return ""
 
 
+def eb_root(module: str) -> str:
+    """The variable Lmod sets to a loaded EasyBuild module's folder: EBROOT and the name in
+    capitals, ``-`` as MIN and ``+`` as PLUS (EasyBuild's convert_name: openmpi -> EBROOTOPENMPI)."""
+    name = module.upper().replace("-", "MIN").replace("+", "PLUS")
+    return "EBROOT" + re.sub(r"[^A-Z0-9_]", "", name)
+
+
+def in_the_loaded_module(path: OldPath) -> Optional[str]:
+    """``path`` as a path under its module's folder, ``$EBROOTOPENMPI/lib/libmpi.so``, where what
+    follows the version folder names no version (a file of the 2023 build has another name when
+    it carries one: gatk-package-4.0.8.1-local.jar); else None."""
+    parts = [p for p in path.path.split("/") if p]
+    at = next((i for i, (before, part) in enumerate(zip(parts, parts[1:])) if before == path.module and part[:1].isdigit()), None)
+    if at is None:
+        return None
+    version, rest = parts[at + 1], parts[at + 2:]
+    if any(re.search(r"\d+\.\d+", part) or version in part for part in rest):
+        return None
+    return "/".join(["$" + eb_root(path.module), *rest])
+
+
+#: where verification's trace puts a loaded module's folder (its EBROOT<NAME>: trace.sh)
+TRACED_MODULE_ROOT = "/cvmfs/modules/"
+
+
+def module_file(path: OldPath) -> Tuple[Tuple[str, str], ...]:
+    """What a trace sees change where ``path`` is named under its module's folder: the old file
+    read no more, one of the module's folder read in its place (verify.Declared's what, subject)."""
+    return (("input", path.path), ("input", f"{TRACED_MODULE_ROOT}{path.module}/*"))
+
+
 def stack_year(profile: SiteProfile) -> Optional[str]:
     """The year of ``profile``'s standard environment (StdEnv/2023 -> 2023), or None."""
     match = re.match(r"StdEnv/(\d{4})", profile.software.stdenv or "")

@@ -30,7 +30,7 @@ from slurmkit.core.units import format_duration, format_size
 from slurmkit.port import bashtree
 from slurmkit.port.modulelines import SITE_STACK_MODULES, ModuleLine, module_line_problems, module_problem, port_todo, shell_fields
 from slurmkit.port.olddefaults import with_old_defaults
-from slurmkit.port.oldpaths import advice, old_stack_paths, spec_fields
+from slurmkit.port.oldpaths import advice, eb_root, in_the_loaded_module, module_file, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
 from slurmkit.port.pythonwords import moved_python_words, python_version
 from slurmkit.port.rebuild import rebuild_todos
@@ -75,7 +75,7 @@ class Change(Record):
     old: Any
     new: Any
     why: str
-    loads_other_modules: bool = False   # a kept module line rewritten: the job's programs run with other modules
+    declares: Tuple[Tuple[str, str], ...] = ()   # (what, subject) of trace differences it makes (verify.Declared)
 
     def __str__(self) -> str:
         if _several_lines(self.old) or _several_lines(self.new):   # a block of shell: the reason names the line changed
@@ -150,7 +150,7 @@ class _Port:
     def resources(self) -> Dict[str, Any]:
         return self.data["resources"]
 
-    def set(self, section: Optional[str], key: str, new: Any, why: str, loads_other_modules: bool = False) -> None:
+    def set(self, section: Optional[str], key: str, new: Any, why: str, declares: Tuple[Tuple[str, str], ...] = ()) -> None:
         """Rewrite (or with ``new`` None, remove) ``section.key`` and record why."""
         where = self.data if section is None else self.data.setdefault(section, {})
         old = where.get(key)
@@ -160,7 +160,7 @@ class _Port:
             where.pop(key, None)
         else:
             where[key] = new
-        self.changes.append(Change(f"{section}.{key}" if section else key, old, new, why, loads_other_modules))
+        self.changes.append(Change(f"{section}.{key}" if section else key, old, new, why, declares))
 
     def refuse(self, field: str, message: str) -> None:
         self.refusals.append(Finding("error", field, message))
@@ -958,8 +958,56 @@ def _port_unloaded_programs(port: _Port) -> None:
 def _port_old_paths(port: _Port) -> None:
     """A path into an older stack's folders (/cvmfs/.../easybuild/software/2020/...) that the
     job names by hand is kept, but not silently: a to-do names it and what replaces it (oldpaths.py)."""
-    for path in old_stack_paths(port.target, spec_fields(port.spec)):
-        port.todos.append(f"{path.field}: {advice(path, port.target)}, then remove this line")
+    written = port.data.get("environment", {}).get("modules") or []
+    loaded = {m.partition("/")[0] for m in ([written] if isinstance(written, str) else written)}
+    paths = old_stack_paths(port.target, spec_fields(port.spec))
+    for path in sorted(paths, key=lambda p: p.field.startswith("environment.variables.")):   # a variable moves into setup[0]: last
+        instead = in_the_loaded_module(path) if path.module in loaded else None
+        why = (f"{path.path} is in the {path.year} software stack, not {port.target.name}'s {port.target.software.stdenv}: "
+               f"the same file of the {path.module} module the job loads, whose folder Lmod sets in ${eb_root(path.module)}")
+        if instead is None or not _rewrite_field(port, path.field, (path.path, instead), why, module_file(path)):
+            port.todos.append(f"{path.field}: {advice(path, port.target)}, then remove this line")
+
+
+def _rewrite_field(port: _Port, field: str, change: Tuple[str, str], why: str, declares: Tuple[Tuple[str, str], ...]) -> bool:
+    """``old`` replaced by ``new`` (which names a variable) in the spec's ``field`` (spec_fields'
+    names: a variable, a set-up line, the launch), as a change; False where that field is not a
+    plain string here. A variable's value is written as it is (single-quoted): one whose new
+    value names a variable moves into the set-up, as an export bash expands."""
+    match = re.fullmatch(r"environment\.variables\.(.+)|environment\.setup\[(\d+)\]|launch\.(command|shell)", field)
+    old, new = change
+    if match is None:
+        return False
+    if match.group(1):
+        return _variable_into_setup(port, match.group(1), change, why, declares)
+    section, key = ("launch", match.group(3)) if match.group(3) else ("environment", "setup")
+    holder = port.data.get(section)
+    value = holder.get(key) if isinstance(holder, dict) else None
+    if match.group(2):
+        index = int(match.group(2))
+        if not isinstance(value, list) or index >= len(value) or not isinstance(value[index], str):
+            return False
+        port.set(section, key, [v.replace(old, new) if i == index else v for i, v in enumerate(value)], why, declares)
+        return True
+    if not isinstance(value, str):
+        return False
+    port.set(section, key, value.replace(old, new), why, declares)
+    return True
+
+
+def _variable_into_setup(port: _Port, name: str, change: Tuple[str, str], why: str, declares: Tuple[Tuple[str, str], ...]) -> bool:
+    old, new = change
+    environment = port.data.get("environment") or {}
+    variables = dict(environment.get("variables") or {})
+    value = variables.get(name)
+    if not isinstance(value, str) or not re.fullmatch(r"[\w$/.:+=-]*", value.replace(old, new)):
+        return False
+    del variables[name]
+    port.set("environment", "variables", variables or None, why, declares)
+    setup = environment.get("setup") or []
+    port.set("environment", "setup", [f'export {name}="{value.replace(old, new)}"', *([setup] if isinstance(setup, str) else setup)],
+             f"{name} names {new.split('/')[0]}, which bash expands in a set-up line (a variable's value is written as it is)")
+    return True
 
 
 def _port_kept_modules(port: _Port) -> None:
@@ -1008,9 +1056,9 @@ def _rewrite_kept_line(port: _Port, line: ModuleLine, command: str, reason: str)
     new_text = "\n".join(lines)
     why = f"`{line.command}` (its line {line.line}) -> `{command}`: {reason}"
     if index is None:
-        port.set(section, key, new_text, why, loads_other_modules=True)
+        port.set(section, key, new_text, why, declares=(("modules", "*"),))
     else:
-        port.set(section, key, [new_text if i == index else old for i, old in enumerate(holder[key])], why, loads_other_modules=True)
+        port.set(section, key, [new_text if i == index else old for i, old in enumerate(holder[key])], why, declares=(("modules", "*"),))
     return True
 
 

@@ -913,8 +913,8 @@ def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
     that carry a changed count (-j 40 -> -j 192)."""
     declared = [Declared(what, subject, f"port changed {change.field}") for change in changes
                 for what, subject in _CHANGED_BY.get(change.field, ())]
-    declared += [Declared("modules", "*", f"port changed a module line of {change.field}") for change in changes
-                 if getattr(change, "loads_other_modules", False)]
+    declared += [Declared(what, subject, f"port changed {change.field}") for change in changes
+                 for what, subject in getattr(change, "declares", ())]
     declared += [Declared("start", word, f"port changed {change.field}") for change in changes for word in _renamed_words(change)]
     # a variable the job sets from the count (JULIA_NUM_THREADS=$SLURM_CPUS_PER_TASK) shows the new count
     declared += [Declared("env", "*", f"port changed {change.field} ({change.old} -> {change.new})", str(change.new))

@@ -292,9 +292,22 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
     oldest = profile.rules.oldest_python.version if profile.rules.oldest_python else None
     builds = stdenv_builds(profile.software.stdenv)
     built = frozenset(families(builds.plain))
-    checks = [_hidden_kept(m, check_module(_shown(m), catalogue + builds.plain, profile.name, oldest, profile.software.stdenv,
-                                           profile.software.installed, built)) for m in modules]
+    checks = [_hidden_kept(m, _only_other_builds(check_module(_shown(m), catalogue + builds.plain, profile.name, oldest,
+                                                              profile.software.stdenv, profile.software.installed, built),
+                                                 builds, profile, oldest)) for m in modules]
     return [_site_module(_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]), profile) for c in checks]
+
+
+def _only_other_builds(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile, oldest: Optional[str]) -> ModuleCheck:
+    """A family the StdEnv builds only with another compiler (nwchem/7.2.3, with Intel): a pin of
+    another version moves to its nearest such build, which _other_compiler then loads as it needs,
+    rather than staying "not in the catalogue"."""
+    family, _, version = check.module.partition("/")
+    versions = [m.partition("/")[2] for m in builds.other if m.partition("/")[0] == family]
+    if not version or not versions or check.why or family in families(builds.plain) or family in families(profile.software.catalogue):
+        return check
+    return built_pin(check.module, versions, None, profile.name, profile.software.stdenv or f"{profile.name}'s standard environment",
+                     oldest)
 
 
 def _shown(module: str) -> str:
@@ -338,23 +351,26 @@ def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SitePro
     build. Where the spec loads that module too (``others``: the rest of what it loads), as it
     is; where it loads nothing else but the StdEnv and a compiler is needed, with the compiler
     loaded before it (nothing else can be built for the default one); else with what to load."""
-    needs = builds.other.get(check.module)
+    moved = check.module not in builds.other and check.new in builds.other   # a pin of no build, moved to one (_only_other_builds)
+    build = check.new if moved else check.module
+    needs = builds.other.get(build)
     if not needs or not (check.why or check.warning):
         return check
     family, _, version = needs.partition("/")
+    why = check.why if moved else None
     if version and any(m.partition("/")[0] == family and is_available(m.partition("/")[2], [version]) for m in others):
-        return ModuleCheck(check.module, check.module)
+        return ModuleCheck(check.module, build, why=why)
     stdenv = profile.software.stdenv
     toolkit = _toolkit_of_the_default_compiler(check.module, needs, builds, others, stdenv)
     if toolkit is not None:
         return toolkit
     if family in ("gcc", "intel") and all(m.startswith("StdEnv/") for m in others):
-        return ModuleCheck(check.module, check.module, before=needs,
-                           why=f"{check.module} is built for {stdenv} only with {needs}, which the job loads before it")
+        return ModuleCheck(check.module, build, before=needs, why="; ".join(filter(None, (
+            why, f"{build} is built for {stdenv} only with {needs}, which the job loads before it"))))
     what = f"only with {needs}: load {needs} before it" if "/" in needs else \
         f"only with the {needs} toolchain: load its compiler before it"
-    return ModuleCheck(check.module, check.module, needs=needs, warning=(
-        f"{check.module} is built for {stdenv} {what} ('module spider {check.module}' on a "
+    return ModuleCheck(check.module, build, why=why, needs=needs, warning=(
+        f"{build} is built for {stdenv} {what} ('module spider {build}' on a "
         f"{profile.name} login node lists what it needs)"))
 
 

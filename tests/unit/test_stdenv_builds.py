@@ -126,6 +126,14 @@ def test_a_cuda_of_the_compiler_the_job_loads_is_kept():
     assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "intel/2023.2.1", "cuda/11.8"]
 
 
+def test_a_family_built_only_with_another_compiler_moves_to_that_build_and_says_what_it_needs():
+    ported = port(["StdEnv/2020", "gcc/9.3.0", "openmpi/4.0.3", "nwchem/7.0.2"])
+    assert ported.spec["environment"]["modules"][-1] == "nwchem/7.2.3"
+    assert [t for t in ported.todos if "nwchem/7.2.3 is built for StdEnv/2023 only with intel/2023.2.1: load intel/2023.2.1" in t]
+    alone = port(["StdEnv/2020", "nwchem/7.0.2"])
+    assert alone.spec["environment"]["modules"] == ["StdEnv/2023", "intel/2023.2.1", "nwchem/7.2.3"]
+
+
 def test_check_reports_a_pin_the_stdenv_never_built(tmp_path, monkeypatch):
     """check and port judge a pin alike: samtools/1.17 under StdEnv/2023 cannot load."""
     spec = {**JOB, "profile": "fir", "environment": {"modules": ["StdEnv/2023", "samtools/1.17"]}}

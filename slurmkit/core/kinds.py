@@ -191,7 +191,7 @@ KIND_LAUNCHERS: Dict[str, Tuple[str, ...]] = {k.name: k.launchers for k in _ROWS
 BATCH_SET_BY: Dict[str, Tuple[str, ...]] = {
     "MASTER_ADDR": ("ddp", "multigpu", "lightning", "accelerate"),
     "MASTER_PORT": ("ddp", "multigpu", "tf-multiworker", "lightning", "accelerate"),
-    "OMP_PLACES": ("threaded",),
+    "OMP_PLACES": ("threaded",),      # for a compiled program (resolve._unpinned)
     "OMP_PROC_BIND": ("threaded",),
     "TF_NUM_INTRAOP_THREADS": ("tf-multiworker",),
     "TF_NUM_INTEROP_THREADS": ("tf-multiworker",),

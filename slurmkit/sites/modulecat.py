@@ -135,6 +135,9 @@ def _settled(module: str, table: Dict[str, List[str]], there: Optional[Sequence[
     """A pin settled by what the site lists: every build of its family for the StdEnv
     (``built``), else every installed version (``there``); None where neither lists it."""
     family, _, version = module.partition("/")
+    if there is not None and not there:   # the site lists none: not installed there, whatever the catalogue says elsewhere
+        return ModuleCheck(module, module, warning=f"{family} is not installed on {target} (its module list has none): run the "
+                           f"job on a cluster that has it, or check with 'module spider {family}' on a {target} login node")
     if version and family in built:
         return built_pin(module, table[family], there, target, stdenv, oldest_python)
     if there and version:

@@ -1834,15 +1834,16 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
 
 def _launcher_stays_in_the_shell(build: _Builder) -> bool:
     """Whether a line after an ``srun``/``mpirun`` program can run after it in one shell block
-    that starts the program itself (launcher direct), as the batch script did: a CPU job
-    started with no ``VAR=x`` prefix, whose launch is that one line, by srun (told its cores
-    again where a task has several: _SRUN_CPUS) or by mpirun of one core a rank (several need
-    the binding slurmkit's mpirun gives)."""
+    that starts the program itself (launcher direct), as the batch script did: a job started
+    with no ``VAR=x`` prefix, whose launch is that one line, by srun (told its cores again where
+    a task has several: _SRUN_CPUS; its tasks share the job's GPUs as the script's did) or, on
+    CPUs, by mpirun of one core a rank (several need the binding slurmkit's mpirun gives)."""
     launch, res, written = build.spec["launch"], build.spec["resources"], build.launch_as_written
     if launch.get("launcher") == "direct":   # moved there by a line before this one
         return written is not None and launch.get("shell", "").startswith(f"{build.launcher_name} {written}")
     return (build.launcher_name in ("srun", "mpirun") and launch.get("launcher") == build.launcher_name
-            and "gpus" not in res and (res.get("cpus_per_task", 1) == 1 or build.launcher_name == "srun") and written is not None
+            and ("gpus" not in res or build.launcher_name == "srun")
+            and (res.get("cpus_per_task", 1) == 1 or build.launcher_name == "srun") and written is not None
             and (launch.get("command") == written or launch.get("shell", "").startswith(written))
             and not _ASSIGNMENT_FIRST.match(written))
 

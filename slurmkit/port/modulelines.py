@@ -56,6 +56,9 @@ def module_problem(target: SiteProfile, module: str, own_folder: bool) -> Option
     cannot be told: after ``module use`` a module may come from the user's own folder, so only
     StdEnv and the site stacks are judged then)."""
     stdenv = target.software.stdenv
+    if "$" in module or "`" in module:
+        return (f"{module} is named through a variable whose value slurmkit cannot tell: check that it loads on {target.name} "
+                f"('module spider {module.partition('/')[0]}')")
     if SITE_STACK_MODULES.match(module):
         return f"{module} is one site's own module stack, which {target.name} does not have"
     if module.startswith("StdEnv/"):
@@ -78,11 +81,13 @@ def module_line_problems(target: SiteProfile, fields: Sequence[Tuple[str, str]],
     found: List[ModuleLine] = []
     own_folder = False
     values = {"CC_CLUSTER": target.detect.cc_cluster}
+    known = bashtree.known_values(bashtree.parse("\n".join(text for _, text in fields)).statements)   # PYV=3.8 ... python/$PYV
     for field, text in fields:
         found.extend(_not_run(field, bashtree.parse(text).statements, values, target.name))
         for command, sourced, via in _module_commands(text, folder, values):
             own_folder = own_folder or command.argv[1:2] == ["use"]
-            problems = tuple(p for m in bashtree.loaded_modules(command.argv) or [] for p in [module_problem(target, m, own_folder)] if p)
+            problems = tuple(p for m in bashtree.loaded_modules(command.argv) or []
+                             for p in [module_problem(target, bashtree.substituted(m, known), own_folder)] if p)
             if problems:
                 found.append(ModuleLine(field, command.text, command.line, problems, sourced, via))
     return sorted(found, key=lambda line: (line.field, line.line))

@@ -2137,6 +2137,7 @@ def _torchrun_count_of_its_own(build: _Builder, parsed: launch_options.Parsed) -
     res = build.spec["resources"]
     gpus = str(res.get("gpus", "")).rpartition(":")[2]
     procs = next((values[0] for option, values, _ in parsed.options if option in ("--nproc_per_node", "--nproc-per-node") and values), "")
+    procs = bashtree.substituted(procs, build.values)   # N=2 set by the script, then --nproc_per_node=$N
     if parsed.launcher != "torchrun" or res.get("nodes", 1) > 1 or not (gpus.isdigit() and procs.isdigit()):
         return None
     return procs if procs != gpus else None

@@ -154,6 +154,15 @@ def test_the_branch_the_new_cluster_takes_is_ported():
     assert ported.spec["environment"]["setup"] == [BY_CLUSTER + "else\n  module load StdEnv/2023 gcc/12.3\nfi"]
 
 
+def test_a_module_named_through_a_variable_is_judged_by_its_value_or_said_unknown():
+    known = {**JOB, "profile": "cedar", "environment": {"setup": ["PYV=3.8", 'if [ -n "$X" ]; then\n  module load python/$PYV\nfi']}}
+    (todo,) = [t for t in port(known, "fir").todos if t.startswith("environment.setup")]
+    assert "python/3.8 is not built for StdEnv/2023" in todo and "is kept as written" in todo
+    unknown = {**JOB, "profile": "cedar", "environment": {"setup": ['if [ -n "$X" ]; then\n  module load python/$(cat v)\nfi']}}
+    (todo,) = [t for t in port(unknown, "fir").todos if t.startswith("environment.setup")]
+    assert "python/$(cat v) is named through a variable whose value slurmkit cannot tell" in todo
+
+
 def test_an_if_with_no_branch_for_the_new_cluster_says_its_modules_are_not_loaded(tmp_path, monkeypatch):
     data = {**JOB, "profile": "graham", "environment": {"setup": [BY_CLUSTER + "fi"]}}
     (todo,) = module_todos(data, "nibi")

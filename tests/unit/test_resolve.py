@@ -337,7 +337,8 @@ def test_threaded_job_with_one_cpu_is_a_warning():
 
 
 @pytest.mark.parametrize("command", ["python pool_run.py --workers 8", "/usr/bin/python3.11 -u x.py", "Rscript fit.R",
-                                     "R CMD BATCH fit.R", "julia -p 8 run.jl", "matlab -batch run", "apptainer exec img.sif python x.py"])
+                                     "R CMD BATCH fit.R", "julia -p 8 run.jl", "matlab -batch run", "apptainer exec img.sif python x.py",
+                                     "bash run_pool.sh", "./run_pool.sh 8"])
 def test_an_interpreter_that_may_start_workers_is_not_pinned(command):
     resolution = job("nibi", kind="threaded", resources={"cpus_per_task": 8}, launch={"command": command})
     env = dict(resolution.plan.environment)
@@ -345,7 +346,7 @@ def test_an_interpreter_that_may_start_workers_is_not_pinned(command):
     assert "worker processes" in " ".join(resolution.plan.thread_note)
 
 
-@pytest.mark.parametrize("command", ["./sim in.dat", "gmx mdrun -ntomp 8", "bash -c 'R=1; ./a.out'", "./run -R 3"])
+@pytest.mark.parametrize("command", ["./sim in.dat", "gmx mdrun -ntomp 8", "./run -R 3", "lmp -in in.lj"])
 def test_a_compiled_program_is_pinned(command):
     env = dict(job("nibi", kind="threaded", resources={"cpus_per_task": 8}, launch={"command": command}).plan.environment)
     assert (str(env["OMP_PLACES"]), str(env["OMP_PROC_BIND"])) == ("cores", "close")

@@ -845,6 +845,7 @@ def _module_list_ported(port: _Port, modules: List[str]) -> Tuple[List[str], str
     moved = _stdenv_move(port, renamed)
     base, needless = _old_stack_base(port, renamed), _needless_tool_modules(port, renamed)
     kept, checks = _ported_modules(port, [m for m in renamed if m not in base and m not in needless], moved)
+    kept = _compiler_in_place(kept, checks)
     kept, history = _site_stack_to_stdenv(port, renamed, kept)
     kept, cores = _core_the_compiler_loads(port, kept, modules)
     if kept == modules:
@@ -852,6 +853,16 @@ def _module_list_ported(port: _Port, modules: List[str]) -> Tuple[List[str], str
     history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
     rewrites = [c.why for c in checks if c.why and c.new not in cores] + list(cores.values())
     return kept, _modules_reason(modules, moved, port, history + rewrites), checks, commands
+
+
+def _compiler_in_place(kept: List[str], checks: Sequence[ModuleCheck]) -> List[str]:
+    """A compiler a build needs (intel/2023.2.1 before nwchem/7.2.3) loaded where the job loaded
+    its gcc, which it replaces, so that the MPI after it is the new compiler's build."""
+    needed = [c.before for c in checks if c.before and c.before.startswith("intel/")]
+    gcc = next((m for m in kept if m.startswith("gcc/")), None)
+    if not needed or gcc is None:
+        return kept
+    return [needed[0] if m == gcc else m for m in kept if m != needed[0] or m == gcc]
 
 
 def _port_renamed_commands(port: _Port, commands: Dict[str, str]) -> None:

@@ -370,6 +370,10 @@ def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SitePro
     if family in ("gcc", "intel") and all(m.startswith("StdEnv/") for m in others):
         return ModuleCheck(check.module, build, before=needs, why="; ".join(filter(None, (
             why, f"{build} is built for {stdenv} only with {needs}, which the job loads before it"))))
+    if family == "intel" and others and all(m.startswith(("StdEnv/", "gcc/")) or m in INTEL_BUILDS_TOO for m in others):
+        return ModuleCheck(check.module, build, before=needs, why="; ".join(filter(None, (
+            why, f"{build} is built for {stdenv} only with {needs}, which the job loads in place of its gcc "
+                 f"({', '.join(m for m in others if m in INTEL_BUILDS_TOO)} is built with both)"))))
     what = f"only with {needs}: load {needs} before it" if "/" in needs else \
         f"only with the {needs} toolchain: load its compiler before it"
     return ModuleCheck(check.module, build, why=why, needs=needs, warning=(
@@ -396,6 +400,12 @@ def _toolkit_of_the_default_compiler(module: str, needs: str, builds: "StdEnvBui
     new = f"{family}/{nearest_version(version, plain)}"
     return ModuleCheck(module, new, why=f"{module} is built for {stdenv} only with {needs}, which the job does not load; "
                        f"{new} is the nearest built with its default compiler")
+
+
+#: modules of StdEnv/2023 built with Intel's compiler as well as the default one, so that a job
+#: can load intel/2023.2.1 in place of its gcc: the MRCC, CFOUR and DL_POLY pages load
+#: "intel/2023.2.1 openmpi/4.1.5" (https://docs.alliancecan.ca/wiki/MRCC, /wiki/CFOUR, /wiki/DL_POLY)
+INTEL_BUILDS_TOO = ("openmpi/4.1.5",)
 
 
 class StdEnvBuilds(Record):

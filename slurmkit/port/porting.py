@@ -2594,6 +2594,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     spec["kind"] = _chosen_kind(build)
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
+    _gpus_bound_per_task(build, kind)
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
     _tee_to_log(build)
@@ -2628,13 +2629,23 @@ def _python_of_the_submitting_shell(build: _Builder) -> None:
         return
     if any(str(m).split("/")[0].lower() in _PYTHON_MODULES for m in environment.get("modules") or ()):
         return
-    if any(_BRINGS_PYTHON.search(line) for line in build.text.splitlines() if not line.lstrip().startswith("#")):
+    if re.search(r"\$\{?VIRTUAL_ENV\b", build.text):
+        build.note(0, "environment.venv", "to do",
+                   "the script reads $VIRTUAL_ENV and enters no virtualenv: it ran the python of the venv active in the shell "
+                   "it was submitted from (sbatch passes its PATH); slurmkit loads the site's python module, whose python "
+                   "comes before that venv's: name the venv in environment.venv.path, then remove this line")
+        return
+    if any(_BRINGS_PYTHON.search(line) for line in build.text.splitlines() if not _ECHOED.match(line)):
         return   # the script's own lines (kept, mapped or dropped) bring a python
     build.note(0, "environment.venv", "note",
                "the script loads no python and enters no virtualenv, so its python was the one on the PATH of the shell it "
                "was submitted from (sbatch passes it: an activated venv, or a module that shell loaded); slurmkit loads the "
                "site's python module first, which comes before that PATH: if you submitted from a venv, name it in "
                "environment.venv.path; else check that the program's packages are installed for the site's python")
+
+
+#: a comment, or a line that only prints text (its words are not commands)
+_ECHOED = re.compile(r"\s*(#|(echo|printf)\b)")
 
 
 def _science_codes_of_the_shell(build: _Builder) -> None:
@@ -2872,11 +2883,26 @@ def _counts_per_node(build: _Builder) -> None:
     if build.gpus_per_task and "gpus" not in res:
         model, _, count = build.gpus_per_task.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{int(count) * res.get('tasks_per_node', 1)}"
-        build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped", f"gpus: {res['gpus']} per node, one "
-                   "process per GPU as the kind starts them")
+        build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped", f"gpus: {res['gpus']} per node")
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
+
+
+def _gpus_bound_per_task(build: _Builder, kind: Any) -> None:
+    """--gpus-per-task=N bound each task to its own N GPUs (sbatch: it implies --gpu-bind=per_task:N).
+    A kind that picks each process's GPU itself does the same; for the others the job asks the
+    binding as such (``#SBATCH --gpu-bind=per_task:N``, which the job's sruns take from it; proven
+    on Slurm 22.05), or every task would see every GPU of its node."""
+    if not build.gpus_per_task or kind.picks_its_gpu:
+        return
+    per_task = build.gpus_per_task.rpartition(":")[2]
+    per_node = str(build.spec["resources"].get("gpus", "")).rpartition(":")[2]
+    if not (per_task.isdigit() and per_node.isdigit()) or int(per_task) >= int(per_node):
+        return   # one task a node (a torchrun): it sees the node's GPUs either way
+    build.spec.setdefault("extra_directives", []).append(f"--gpu-bind=per_task:{per_task}")
+    build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped",
+               f"extra_directives: --gpu-bind=per_task:{per_task}: each task sees its own GPU, as --gpus-per-task gave it")
 
 
 def _chosen_kind(build: _Builder) -> str:

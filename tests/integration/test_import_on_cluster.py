@@ -185,3 +185,11 @@ def test_a_serial_step_after_an_srun_of_several_cores_a_task_keeps_the_cores(clu
     assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
     assert (tmp_path / "cores.log").read_text().split() == ["2", "2"]
     assert (tmp_path / "cores.txt").read_text() == "2\n"
+
+
+def test_gpus_per_task_still_gives_each_task_its_own_gpu(cluster, registry, tmp_path):
+    """``--gpus-per-task=1`` becomes gpus per node and ``#SBATCH --gpu-bind=per_task:1``: each of
+    the job's srun tasks sees one GPU of its own, as before, not both. Proven on Slurm 22.05."""
+    handle = _import_and_submit("local_gpus_per_task", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert sorted((tmp_path / "gpus.log").read_text().splitlines()) == ["0 0", "1 1"]

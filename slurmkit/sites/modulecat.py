@@ -367,13 +367,9 @@ def _other_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SitePro
     toolkit = _toolkit_of_the_default_compiler(check.module, needs, builds, others, stdenv)
     if toolkit is not None:
         return toolkit
-    if family in ("gcc", "intel") and all(m.startswith("StdEnv/") for m in others):
-        return ModuleCheck(check.module, build, before=needs, why="; ".join(filter(None, (
-            why, f"{build} is built for {stdenv} only with {needs}, which the job loads before it"))))
-    if family == "intel" and others and all(m.startswith(("StdEnv/", "gcc/")) or m in INTEL_BUILDS_TOO for m in others):
-        return ModuleCheck(check.module, build, before=needs, why="; ".join(filter(None, (
-            why, f"{build} is built for {stdenv} only with {needs}, which the job loads in place of its gcc "
-                 f"({', '.join(m for m in others if m in INTEL_BUILDS_TOO)} is built with both)"))))
+    loaded = _compiler_loaded_for(check.module, build, needs, others, stdenv)
+    if loaded is not None:
+        return loaded._replace(why="; ".join(filter(None, (why, loaded.why))))
     what = f"only with {needs}: load {needs} before it" if "/" in needs else \
         f"only with the {needs} toolchain: load its compiler before it"
     return ModuleCheck(check.module, build, why=why, needs=needs, warning=(
@@ -400,6 +396,21 @@ def _toolkit_of_the_default_compiler(module: str, needs: str, builds: "StdEnvBui
     new = f"{family}/{nearest_version(version, plain)}"
     return ModuleCheck(module, new, why=f"{module} is built for {stdenv} only with {needs}, which the job does not load; "
                        f"{new} is the nearest built with its default compiler")
+
+
+def _compiler_loaded_for(module: str, build: str, needs: str, others: Sequence[str], stdenv: Optional[str]) -> Optional[ModuleCheck]:
+    """``build`` with the compiler it needs loaded before it, where nothing else the job loads
+    is built for another one: only the StdEnv; or a gcc and MPI that Intel has too, whose place
+    Intel's compiler takes (INTEL_BUILDS_TOO). None where the user must choose."""
+    family = needs.partition("/")[0]
+    if family in ("gcc", "intel") and all(m.startswith("StdEnv/") for m in others):
+        return ModuleCheck(module, build, before=needs,
+                           why=f"{build} is built for {stdenv} only with {needs}, which the job loads before it")
+    if family == "intel" and others and all(m.startswith(("StdEnv/", "gcc/")) or m in INTEL_BUILDS_TOO for m in others):
+        return ModuleCheck(module, build, before=needs, why=(
+            f"{build} is built for {stdenv} only with {needs}, which the job loads in place of its gcc "
+            f"({', '.join(m for m in others if m in INTEL_BUILDS_TOO)} is built with both)"))
+    return None
 
 
 #: modules of StdEnv/2023 built with Intel's compiler as well as the default one, so that a job

@@ -298,7 +298,24 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
     checks = [_hidden_kept(m, _only_other_builds(check_module(_shown(m), catalogue + builds.plain, profile.name, oldest,
                                                               profile.software.stdenv, profile.software.installed, built),
                                                  builds, profile, oldest)) for m in modules]
+    checks = [_build_of_the_loaded_compiler(c, builds, profile, [x.new for x in checks if x is not c]) for c in checks]
     return [_site_module(_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]), profile) for c in checks]
+
+
+def _build_of_the_loaded_compiler(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile,
+                                  others: Sequence[str]) -> ModuleCheck:
+    """A module moved to (or pinned at) the default compiler's build where the job loads another
+    compiler that has builds of it (intel/2023.2.1 and lammps-omp: 20230802, 20240829): Lmod hides
+    the default compiler's builds once Intel's is loaded, so the nearest of that compiler's is taken."""
+    family, _, version = check.module.partition("/")
+    compilers = [m for m in others if m.partition("/")[0] in ("intel", "gcc")]
+    theirs = {m: needs for m, needs in builds.other.items() if m.partition("/")[0] == family and needs in compilers}
+    if not version or not theirs or check.new in builds.other:
+        return check
+    compiler = next(iter(theirs.values()))
+    new = f"{family}/{nearest_version(version, [m.partition('/')[2] for m, needs in theirs.items() if needs == compiler])}"
+    return ModuleCheck(check.module, new, why=f"{check.module} is not built for {profile.software.stdenv} with {compiler}, which "
+                       f"the job loads (Lmod shows only that compiler's builds); {new} is the nearest of them")
 
 
 def _only_other_builds(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile, oldest: Optional[str]) -> ModuleCheck:

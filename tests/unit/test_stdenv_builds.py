@@ -136,6 +136,13 @@ def test_a_family_built_only_with_another_compiler_moves_to_that_build_and_says_
     assert alone.spec["environment"]["modules"] == ["StdEnv/2023", "intel/2023.2.1", "nwchem/7.2.3"]
 
 
+def test_a_job_on_intel_gets_intels_build_not_the_default_compilers():
+    ported = port(["StdEnv/2020", "intel/2020.1.217", "openmpi/4.0.3", "lammps-omp/20210929"])
+    assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "intel/2023.2.1", "openmpi/4.1.5", "lammps-omp/20230802"]
+    on_gcc = port(["StdEnv/2020", "gcc/9.3.0", "openmpi/4.0.3", "lammps-omp/20210929"])
+    assert on_gcc.spec["environment"]["modules"][-1] == "lammps-omp/20250722"
+
+
 def test_check_reports_a_pin_the_stdenv_never_built(tmp_path, monkeypatch):
     """check and port judge a pin alike: samtools/1.17 under StdEnv/2023 cannot load."""
     spec = {**JOB, "profile": "fir", "environment": {"modules": ["StdEnv/2023", "samtools/1.17"]}}

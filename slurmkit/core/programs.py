@@ -19,8 +19,10 @@ def runs_python(command: Sequence[str]) -> bool:
 
 #: interpreters whose programs start worker processes of their own as a matter of course
 #: (Python's multiprocessing, R's mclapply, a MATLAB parpool, Julia's Distributed), as a word of a
-#: line: ``python``, ``python3.11``, ``/usr/bin/Rscript``; and a shell script, which may run one
-_WORKER_STARTERS = re.compile(r"(?:^|(?<=[\s;&|(/]))(?:(?:python(?:\d+(?:\.\d+)?)?|Rscript|julia|matlab|octave|bash|sh)(?=\s|$)"
+#: line: ``python``, ``python3.11``, ``/usr/bin/Rscript``; a workflow manager (nextflow, snakemake:
+#: its tasks run side by side) or a JVM; and a shell script, which may run one
+_WORKER_STARTERS = re.compile(r"(?:^|(?<=[\s;&|(/]))(?:(?:python(?:\d+(?:\.\d+)?)?|Rscript|julia|matlab|octave|java|nextflow|snakemake"
+                              r"|bash|sh)(?=\s|$)"
                               r"|R(?=\s+(?:CMD|-))|[\w.-]+\.sh(?=\s|$))", re.M)
 
 

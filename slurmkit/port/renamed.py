@@ -42,11 +42,18 @@ def renamed_modules(modules: List[str]) -> Tuple[List[str], List[str], Dict[str,
 
 
 def renamed_commands(text: str, commands: Dict[str, str]) -> Tuple[str, List[str]]:
-    """``text`` with each renamed command word replaced (not in a path, a file name or a variable), and why."""
+    """``text`` with each renamed command word replaced where it is a command: first on its line
+    or after ``;``, ``&&``, ``|``, ``(``, a backquote, a quote (a command held in a variable), or a launcher (``srun -n 4 singularity
+    exec``); not in a path, a file name, a variable, nor as an argument (``nextflow -profile
+    singularity`` names a profile of the pipeline, which keeps its name). And why."""
     reasons: List[str] = []
     for old, new in sorted(commands.items()):
-        pattern = re.compile(rf"(?<![\w./$-]){re.escape(old)}(?![\w./-])")
+        pattern = re.compile(rf"((?:^|[;&|(`\"'])\s*(?:{_STARTERS}\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*)?){re.escape(old)}(?![\w./-])", re.M)
         if pattern.search(text):
-            text = pattern.sub(new, text)
+            text = pattern.sub(lambda m: m.group(1) + new, text)
             reasons.append(f"the {old} command is {new} now (Apptainer renamed every executable)")
     return text, reasons
+
+
+#: words that start the command after them (their options between)
+_STARTERS = r"(?:srun|mpirun|mpiexec|exec|time|command|nohup|xargs|env|nice|timeout\s+\S+)"

@@ -1140,7 +1140,17 @@ def _needless_tool_modules(port: _Port, modules: List[str]) -> Dict[str, str]:
     if not tools.get("httpproxy") and port.target.storage.internet_on_compute is True:
         needless.update({m: f"{m}: {port.target.name}'s compute nodes reach the internet without a proxy module" for m in modules
                          if m.split("/")[0].lower() == "httpproxy"})
+    needless.update(_old_compatibility_layer(port, modules))
     return needless
+
+
+def _old_compatibility_layer(port: _Port, modules: List[str]) -> Dict[str, str]:
+    """gentoo/2020, the compatibility layer (the OS programs under /cvmfs/.../gentoo/2020) of
+    StdEnv/2020, which loaded it, loaded again by hand: under StdEnv/2023, which loads its own
+    gentoo/2023 (its module file, StdEnv/2023.lua), an old layer could only mix two stacks."""
+    year = (port.target.software.stdenv or "").partition("/")[2][:4]
+    return {m: f"{m} is the compatibility layer of StdEnv/{m.partition('/')[2]}; {port.target.software.stdenv} loads gentoo/{year} itself"
+            for m in modules if m.partition("/")[0] == "gentoo" and year and m.partition("/")[2] != year}
 
 
 def _core_the_compiler_loads(port: _Port, kept: List[str], written: List[str]) -> Tuple[List[str], Dict[str, str]]:

@@ -116,3 +116,14 @@ def test_the_program_after_a_launchers_options_with_values_is_found(line):
     from slurmkit.port.rebuild import started
 
     assert started(line.split())[0] == "./a.out"
+
+
+@pytest.mark.parametrize("line, renamed", [
+    ("singularity exec img.sif python x.py", "apptainer exec img.sif python x.py"),
+    ("srun -n 4 singularity exec img.sif ./a", "srun -n 4 apptainer exec img.sif ./a"),
+    ('run="singularity exec -B /data img.sif"', 'run="apptainer exec -B /data img.sif"'),
+    ("nextflow run nf-core/rnaseq -profile singularity --input a.csv", "nextflow run nf-core/rnaseq -profile singularity --input a.csv"),
+    ("/opt/singularity/bin/tool x", "/opt/singularity/bin/tool x")])
+def test_a_renamed_command_is_renamed_where_it_is_a_command_only(line, renamed):
+    from slurmkit.port.renamed import renamed_commands
+    assert renamed_commands(line, {"singularity": "apptainer"})[0] == renamed

@@ -338,7 +338,8 @@ def test_threaded_job_with_one_cpu_is_a_warning():
 
 @pytest.mark.parametrize("command", ["python pool_run.py --workers 8", "/usr/bin/python3.11 -u x.py", "Rscript fit.R",
                                      "R CMD BATCH fit.R", "julia -p 8 run.jl", "matlab -batch run", "apptainer exec img.sif python x.py",
-                                     "bash run_pool.sh", "./run_pool.sh 8"])
+                                     "bash run_pool.sh", "./run_pool.sh 8",
+                                     "nextflow run nf-core/rnaseq", "java -jar gatk.jar"])
 def test_an_interpreter_that_may_start_workers_is_not_pinned(command):
     resolution = job("nibi", kind="threaded", resources={"cpus_per_task": 8}, launch={"command": command})
     env = dict(resolution.plan.environment)

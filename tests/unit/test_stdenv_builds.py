@@ -143,6 +143,13 @@ def test_a_job_on_intel_gets_intels_build_not_the_default_compilers():
     assert on_gcc.spec["environment"]["modules"][-1] == "lammps-omp/20250722"
 
 
+def test_an_old_compatibility_layer_goes_with_its_stdenv():
+    ported = port(["StdEnv/2020", "gentoo/2020", "samtools/1.17"])
+    assert "gentoo/2020" not in ported.spec["environment"]["modules"]
+    (change,) = [c for c in ported.changes if c.field == "environment.modules"]
+    assert "gentoo/2020 is the compatibility layer of StdEnv/2020; StdEnv/2023 loads gentoo/2023 itself" in change.why
+
+
 def test_check_reports_a_pin_the_stdenv_never_built(tmp_path, monkeypatch):
     """check and port judge a pin alike: samtools/1.17 under StdEnv/2023 cannot load."""
     spec = {**JOB, "profile": "fir", "environment": {"modules": ["StdEnv/2023", "samtools/1.17"]}}

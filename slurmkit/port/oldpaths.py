@@ -66,10 +66,13 @@ def in_the_loaded_module(path: OldPath) -> Optional[str]:
 TRACED_MODULE_ROOT = "/cvmfs/modules/"
 
 
-def module_file(path: OldPath) -> Tuple[Tuple[str, str], ...]:
-    """What a trace sees change where ``path`` is named under its module's folder: the old file
-    read no more, one of the module's folder read in its place (verify.Declared's what, subject)."""
-    return (("input", path.path), ("input", f"{TRACED_MODULE_ROOT}{path.module}/*"))
+def module_file(path: OldPath, instead: str) -> Tuple[Tuple[str, ...], ...]:
+    """What a trace sees change where ``path`` is named as ``instead`` ($EBROOTNAME/rest): the old
+    file read no more, one of the module's folder read in its place, and the words that named it
+    (verify.Declared's what, subject and, for "path", the module's folder and the rest)."""
+    rest = instead.partition("/")[2]
+    return (("input", path.path), ("input", f"{TRACED_MODULE_ROOT}{path.module}/*"),
+            ("path", path.path, f"{TRACED_MODULE_ROOT}{path.module}/|{rest}"))
 
 
 def stack_year(profile: SiteProfile) -> Optional[str]:

@@ -75,7 +75,7 @@ class Change(Record):
     old: Any
     new: Any
     why: str
-    declares: Tuple[Tuple[str, str], ...] = ()   # (what, subject) of trace differences it makes (verify.Declared)
+    declares: Tuple[Tuple[str, ...], ...] = ()   # (what, subject[, new]) of trace differences it makes (verify.Declared)
 
     def __str__(self) -> str:
         if _several_lines(self.old) or _several_lines(self.new):   # a block of shell: the reason names the line changed
@@ -150,7 +150,7 @@ class _Port:
     def resources(self) -> Dict[str, Any]:
         return self.data["resources"]
 
-    def set(self, section: Optional[str], key: str, new: Any, why: str, declares: Tuple[Tuple[str, str], ...] = ()) -> None:
+    def set(self, section: Optional[str], key: str, new: Any, why: str, declares: Tuple[Tuple[str, ...], ...] = ()) -> None:
         """Rewrite (or with ``new`` None, remove) ``section.key`` and record why."""
         where = self.data if section is None else self.data.setdefault(section, {})
         old = where.get(key)
@@ -976,11 +976,11 @@ def _port_old_paths(port: _Port) -> None:
         instead = in_the_loaded_module(path) if path.module in loaded else None
         why = (f"{path.path} is in the {path.year} software stack, not {port.target.name}'s {port.target.software.stdenv}: "
                f"the same file of the {path.module} module the job loads, whose folder Lmod sets in ${eb_root(path.module)}")
-        if instead is None or not _rewrite_field(port, path.field, (path.path, instead), why, module_file(path)):
+        if instead is None or not _rewrite_field(port, path.field, (path.path, instead), why, module_file(path, instead)):
             port.todos.append(f"{path.field}: {advice(path, port.target)}, then remove this line")
 
 
-def _rewrite_field(port: _Port, field: str, change: Tuple[str, str], why: str, declares: Tuple[Tuple[str, str], ...]) -> bool:
+def _rewrite_field(port: _Port, field: str, change: Tuple[str, str], why: str, declares: Tuple[Tuple[str, ...], ...]) -> bool:
     """``old`` replaced by ``new`` (which names a variable) in the spec's ``field`` (spec_fields'
     names: a variable, a set-up line, the launch), as a change; False where that field is not a
     plain string here. A variable's value is written as it is (single-quoted): one whose new
@@ -1006,7 +1006,7 @@ def _rewrite_field(port: _Port, field: str, change: Tuple[str, str], why: str, d
     return True
 
 
-def _variable_into_setup(port: _Port, name: str, change: Tuple[str, str], why: str, declares: Tuple[Tuple[str, str], ...]) -> bool:
+def _variable_into_setup(port: _Port, name: str, change: Tuple[str, str], why: str, declares: Tuple[Tuple[str, ...], ...]) -> bool:
     old, new = change
     environment = port.data.get("environment") or {}
     variables = dict(environment.get("variables") or {})

@@ -809,16 +809,26 @@ def _not_traced(old: Trace, new: Trace) -> List[Difference]:
 
 def _marked(difference: Difference, declared: Sequence[Declared]) -> Difference:
     """The difference with the reason slurmkit gave for it, if it gave one: a Declared of its
-    kind about its subject (or any); words that differ only by values a port changed."""
+    kind about its subject (or any); words that differ only by values a port changed, or by a
+    path it moved under a module's folder."""
     for declaration in declared:
         if declaration.matches(difference):
             return difference._replace(declared=declaration.why)
+    if difference.what == "env":
+        why = _moved_by(f"{difference.old} -> {difference.new}", declared)
+        return difference._replace(declared=why) if why else difference
     if difference.what == "argv":
         values = {d.subject: d.why for d in declared if d.what == "value"}
         pairs = _changed_words(difference.old, difference.new)
-        if pairs and all(pair in values for pair in pairs):
-            return difference._replace(declared="; ".join(dict.fromkeys(values[pair] for pair in pairs)))
+        whys = [values.get(pair) or _moved_by(pair, declared) for pair in pairs]
+        if pairs and all(whys):
+            return difference._replace(declared="; ".join(dict.fromkeys(w for w in whys if w)))
     return difference
+
+
+def _moved_by(pair: str, declared: Sequence[Declared]) -> str:
+    """Why the words "OLD -> NEW" differ, where a port moved the path in them (_path_moved); else ""."""
+    return next((d.why for d in declared if d.what == "path" and _path_moved(pair, d)), "")
 
 
 def _changed_words(old: str, new: str) -> List[str]:
@@ -827,6 +837,20 @@ def _changed_words(old: str, new: str) -> List[str]:
     if len(before) != len(after):
         return []
     return [f"{a} -> {b}" for a, b in zip(before, after) if a != b]
+
+
+def _path_moved(pair: str, declaration: Declared) -> bool:
+    """Whether the words "OLD -> NEW" differ by a path a port moved under a module's folder
+    (oldpaths.module_file): OLD names the old path, NEW the module's folder (the trace's stand-in,
+    of whichever version) and the same rest, with the same words around it."""
+    old, _, new = pair.partition(" -> ")
+    at = old.find(declaration.subject)
+    root, _, rest = declaration.new.partition("|")
+    if at < 0:
+        return False
+    before, after = old[:at], old[at + len(declaration.subject):]
+    return bool(re.fullmatch(re.escape(before) + r".*" + re.escape(root) + r"[^/]+" + (re.escape("/" + rest) if rest else "")
+                             + re.escape(after), new))
 
 
 # ------------------------------------------------------------------------------ declarations
@@ -913,8 +937,8 @@ def declared_by_port(changes: Iterable[Any]) -> List[Declared]:
     that carry a changed count (-j 40 -> -j 192)."""
     declared = [Declared(what, subject, f"port changed {change.field}") for change in changes
                 for what, subject in _CHANGED_BY.get(change.field, ())]
-    declared += [Declared(what, subject, f"port changed {change.field}") for change in changes
-                 for what, subject in getattr(change, "declares", ())]
+    declared += [Declared(what, subject, f"port changed {change.field}", *rest) for change in changes
+                 for what, subject, *rest in getattr(change, "declares", ())]
     declared += [Declared("start", word, f"port changed {change.field}") for change in changes for word in _renamed_words(change)]
     # a variable the job sets from the count (JULIA_NUM_THREADS=$SLURM_CPUS_PER_TASK) shows the new count
     declared += [Declared("env", "*", f"port changed {change.field} ({change.old} -> {change.new})", str(change.new))

@@ -51,3 +51,17 @@ def test_a_file_whose_name_carries_the_old_version_or_of_a_module_not_loaded_sta
     assert [t for t in done.todos if "is in the 2017 software stack" in t]
     other = ported({"modules": ["StdEnv/2020"], "setup": [f"export LD_PRELOAD={OLD}"]})
     assert other.spec["environment"]["setup"] == [f"export LD_PRELOAD={OLD}"] and [t for t in other.todos if "software stack" in t]
+
+
+def test_verification_declares_the_path_it_moved_in_a_programs_words():
+    from slurmkit.port import verify
+
+    lib = "/cvmfs/soft.computecanada.ca/easybuild/software/2020/avx2/Compiler/gcc9/openmpi/4.0.3/lib"
+    data = {"name": "old", "profile": "cedar", "account": "def-prof", "resources": {"time": "1h"},
+            "environment": {"modules": ["StdEnv/2020", "gcc/9.3.0", "openmpi/4.0.3"]},
+            "launch": {"command": f"./configure --with-mpi-lib={lib}"}}
+    done = ported({"modules": data["environment"]["modules"]}, data["launch"]["command"])
+    assert done.spec["launch"]["command"] == "./configure --with-mpi-lib=$EBROOTOPENMPI/lib"
+    found = verify.verify_port(data, done, "cedar")
+    assert not [d.text for d in found.findings if "configure" in d.text], [d.text for d in found.findings]
+    assert [d for d in found.declared if d.what == "argv" and d.subject == "configure"]

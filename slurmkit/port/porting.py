@@ -104,6 +104,7 @@ class _Builder:
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
         self.mem_per_gpu: Optional[Tuple[int, str, str]] = None   # (line, text, value) of --mem-per-gpu
+        self.chdir = ""              # --chdir's folder: the job started there (setup's first line cds to it)
         self.tasks_per_gpu: Optional[int] = None    # --ntasks-per-gpu: tasks per node once the GPUs are known
         self.setup: List[str] = []
         self.rendezvous: List[Tuple[int, str, str]] = []   # (line, text, variable) of hand-made rendezvous lines
@@ -756,9 +757,14 @@ def _chdir(build: _Builder, option: _Option) -> Optional[_Verdict]:
     """``--chdir=.`` (``-D ./``): the folder a job starts in anyway (sbatch reads it from the
     folder it runs in); any other folder is the to-do every option slurmkit sets itself gets
     (None: _other_option)."""
-    if (option.value or "").rstrip("/") in ("", "."):
+    value = option.value or ""
+    if value.rstrip("/") in ("", "."):
         return ("dropped", "a job starts in the folder it was submitted from")
-    return None
+    if not re.fullmatch(r"[\w./+-]+", value):
+        return None
+    build.chdir = value.rstrip("/")
+    return ("mapped", f"environment.setup starts with cd {build.chdir}: the job ran there, and so does the program; "
+                      "slurmkit's log files stay in the submit folder")
 
 
 def _account(build: _Builder, option: _Option) -> _Verdict:
@@ -1319,8 +1325,7 @@ def _venv_words_here(build: _Builder, words: List[str]) -> Optional[List[str]]:
     index = _venv_path_index(words)
     if index is None:
         return None if any(_KEPT_ACTIVATION.match(str(line)) for line in build.setup) else words
-    folder = workdir.folder_at(build.tree, build.values, build.line) if build.line else ""
-    path = workdir.resolved(words[index], folder)
+    path = workdir.resolved(words[index], _folder_here(build))
     return None if path is None else words[:index] + [path] + words[index + 1:]
 
 
@@ -1596,6 +1601,8 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
     source, target = paths
     if _GLOB.search(source):
         return None   # a stage path is one path, quoted: `cp *.json $SLURM_TMPDIR` stays a line bash expands
+    if _STAGED_UNPACKED.search(source.rstrip("/")):
+        return None   # stage.inputs unpacks an archive (mounts an image) where cp copied the file: the line stays
     to, copied = _tmpdir(target), _tmpdir(source)
     here = _input_here(build, source) if "$" not in source else None
     if to is not None and here is not None and not _into_a_made_folder(build, target, to) \
@@ -1606,6 +1613,10 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
         _add_output(build, {"from": copied, "to": _home(target)})
         return ("mapped", "copied back on every exit, and before the time limit")
     return None
+
+
+#: what stage.inputs unpacks or mounts rather than copies: tar archives, squashfs images, packs
+_STAGED_UNPACKED = re.compile(r"\.(tar|tgz|txz|tzst|tar\.(gz|xz|bz2|zst)|sqfs|squashfs|pack)$")
 
 
 def _into_a_made_folder(build: _Builder, target: str, to: str) -> bool:
@@ -1636,8 +1647,16 @@ def _input_here(build: _Builder, source: str) -> Optional[str]:
     """``source`` as the line read it, from the folder the script was in (after ``cd run1``,
     ``data.tar`` is ``run1/data.tar``): a stage-in runs before every line, in the submit folder.
     None where a ``cd`` before it went where import cannot tell: the line stays in its place."""
+    return workdir.resolved(source, _folder_here(build))
+
+
+def _folder_here(build: _Builder) -> Optional[str]:
+    """The folder the script is in at the line being read (workdir.folder_at), from the one
+    --chdir started it in: "" for the submit folder, None where import cannot tell."""
     folder = workdir.folder_at(build.tree, build.values, build.line) if build.line else ""
-    return workdir.resolved(source, folder)
+    if not build.chdir or folder is None or folder.startswith(("/", "$")):
+        return folder
+    return posixpath.normpath(posixpath.join(build.chdir, folder)) if folder else build.chdir
 
 
 def _add_input(build: _Builder, source: str, to: str) -> None:
@@ -2600,6 +2619,8 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _tee_to_log(build)
     _shell_under_signal(build)
     _per_task_shell(build)
+    if build.chdir:
+        build.setup.insert(0, f"cd {shlex.quote(build.chdir)}")
     if build.setup:
         spec.setdefault("environment", {})["setup"] = build.setup
     _python_of_the_submitting_shell(build)

@@ -346,7 +346,8 @@ def test_a_parallel_template_of_one_quoted_word_becomes_the_tasks_command():
     assert result.spec["kind"] == "many-tasks" and result.spec["launch"]["command"].startswith("samtools sort -o ")
 
 
-@pytest.mark.parametrize("directive, outcome", [("-D ./", "dropped"), ("--chdir=.", "dropped"), ("-D /scratch/run", "to do")])
+@pytest.mark.parametrize("directive, outcome", [("-D ./", "dropped"), ("--chdir=.", "dropped"), ("-D /scratch/run", "mapped"),
+                                                ("--chdir=$SCRATCH/run", "to do")])
 def test_chdir_in_its_short_form_is_read_as_the_long_one(directive, outcome):
     result = imported(f"#SBATCH {directive}\n./app\n")
     said = [n for n in result.notes if directive in n.text]

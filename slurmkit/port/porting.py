@@ -2619,6 +2619,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _tee_to_log(build)
     _shell_under_signal(build)
     _per_task_shell(build)
+    _requirements_staged(build)
     if build.chdir:
         build.setup.insert(0, f"cd {shlex.quote(build.chdir)}")
     if build.setup:
@@ -2908,6 +2909,24 @@ def _counts_per_node(build: _Builder) -> None:
     if build.gpus_total and "gpus" not in res:
         model, _, count = build.gpus_total.rpartition(":")
         res["gpus"] = f"{model + ':' if model else ''}{max(1, int(count) // nodes) if count.isdigit() else count}"
+
+
+def _requirements_staged(build: _Builder) -> None:
+    """A requirements file read from $SLURM_TMPDIR, where a copy the import staged puts it
+    (``cp ~/proj/requirements.txt $SLURM_TMPDIR/req.txt``; ``pip install -r $SLURM_TMPDIR/req.txt``):
+    slurmkit makes the virtualenv before it stages inputs, so it reads the file where the copy
+    came from, the same file."""
+    venv = (build.spec.get("environment") or {}).get("venv") or {}
+    wanted = _tmpdir(str(venv.get("requirements") or ""))
+    if not wanted:
+        return
+    for item in (build.spec.get("stage") or {}).get("inputs", []):
+        source, to = (item["from"], item.get("to", "")) if isinstance(item, dict) else (item, "")
+        if (to or posixpath.basename(str(source))) == wanted:
+            venv["requirements"] = source
+            build.note(0, f"pip install -r $SLURM_TMPDIR/{wanted}", "mapped", f"{source}: environment.venv.requirements, the file "
+                       f"the job copied to $SLURM_TMPDIR/{wanted}; slurmkit makes the virtualenv before it stages inputs")
+            return
 
 
 def _gpus_bound_per_task(build: _Builder, kind: Any) -> None:

@@ -865,6 +865,8 @@ def _declared_by_note(note: Any) -> List[Declared]:
     dropped (OMP_NUM_THREADS, a rendezvous) is the kind's to set; a module it dropped is not
     loaded. Packages a line installed with conda, which it mapped, are installed by pip."""
     words = _note_words(note.text)
+    if note.outcome == "mapped" and note.text.startswith("pip install -r $SLURM_TMPDIR/"):   # its source read instead
+        return [Declared("package", f"-r {os.path.basename(path)}", note.reason) for path in (words[-1], note.reason.split(":")[0])]
     if note.outcome == "mapped" and "install" in words[:3]:
         return [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
                 for w in words[words.index("install") + 1:] if not w.startswith("-")]

@@ -21,6 +21,10 @@ from slurmkit.core.plan import Plan
 from slurmkit.core.shellwords import REFERENCE
 
 _ESCAPE_IN_DOUBLE_QUOTES = str.maketrans({"\\": "\\\\", '"': '\\"', "`": "\\`", "$": "\\$"})
+#: bash's reserved words: an argument that is one (``stata -b do analysis.do``) is a plain word to
+#: bash, but shellcheck (SC1010) and a reader take it for the keyword: it is written quoted
+RESERVED_WORDS = frozenset(("!", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in",
+                            "select", "then", "until", "while", "time", "{", "}", "[[", "]]"))
 
 
 def shell_word(text: str) -> str:
@@ -36,7 +40,7 @@ def shell_word(text: str) -> str:
         position = match.end()
     parts.append(text[position:].translate(_ESCAPE_IN_DOUBLE_QUOTES))
     body = "".join(parts)
-    if re.fullmatch(r"[A-Za-z0-9_./:=+,@%-]+", body) and body == text:
+    if re.fullmatch(r"[A-Za-z0-9_./:=+,@%-]+", body) and body == text and text not in RESERVED_WORDS:
         return text  # nothing to protect: keep scripts readable
     return f'"{body}"'
 
@@ -46,11 +50,11 @@ def quote(value) -> str:
     reads as V='=', but shellcheck (SC1097) and a reader take it for a mistyped ``==``."""
     text = str(value)
     quoted = shlex.quote(text)
-    return f"'{text}'" if quoted == text and text.startswith("=") else quoted
+    return f"'{text}'" if quoted == text and (text.startswith("=") or text in RESERVED_WORDS) else quoted
 
 
 def quote_all(values: Iterable) -> str:
-    return " ".join(shlex.quote(str(v)) for v in values)
+    return " ".join(quote(v) for v in values)
 
 
 def requirements(values: Iterable) -> str:

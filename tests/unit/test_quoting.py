@@ -36,6 +36,7 @@ HOSTILE = [
     "${IFS}", "$IFS", "*", "?", "[a-z]*", "~", "~root", "-rf", "--help", "-", "a\tb", "line1\nline2", "\r\n",
     "!", "!!", "#not a comment", "{a,b}", "a=b", "%x", "\u00e9t\u00e9", "\u65e5\u672c", "\U0001f600", "\u202e", "\x1b[31m",
     "$", "$$", "a$", "$1", "$@", "$*", "$-", "${", "}", "${x", "$'\\n'", "\\$HOME", "EOF", "\\\n",
+    "do", "done", "then", "fi", "esac", "in", "[[",
 ]
 SAFE_CHARACTERS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 hostile = st.one_of(

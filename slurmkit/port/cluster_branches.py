@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from slurmkit.port.bashtree import Block, Branch, Command, Statement, inner, walk
 
@@ -26,9 +26,16 @@ _VALUE_TEST = re.compile(r"""^\[(?P<double>\[)?\s+"?\$\{?(?P<name>\w+)\}?"?\s+(?
 Values = Mapping[str, Sequence[str]]
 
 
+#: ``if $flag`` / ``if ${flag}``: the variable's value run as a command (true or false)
+_FLAG = re.compile(r"^\$\{?(?P<name>\w+)\}?$")
+
+
 def condition_holds(condition: str, values: Values) -> Optional[bool]:
     """Whether ``condition`` holds where each variable of ``values`` has one of its values; None
     where that cannot be told (another test, a variable not in ``values``, values that disagree)."""
+    flag = _FLAG.match(condition.strip().rstrip(";").rstrip())
+    if flag and len(values.get(flag["name"]) or ()) == 1 and values[flag["name"]][0] in ("true", "false"):
+        return values[flag["name"]][0] == "true"   # niagara=false; if $niagara; then ...
     match = _VALUE_TEST.match(condition.strip().rstrip(";").rstrip())
     if match is None or not values.get(match["name"]):
         return None
@@ -77,3 +84,11 @@ def none_run(statements: Sequence[Statement], values: Values) -> Iterator[Tuple[
         elif not isinstance(statement, Command):
             yield from none_run(inner(statement), values)
 
+
+
+def values_on(statements: Sequence[Statement], cluster_names: Sequence[str]) -> Dict[str, Sequence[str]]:
+    """The values the branches of ``statements`` are judged with: $CC_CLUSTER's on the cluster,
+    and each variable the script sets once to a value known here (bashtree.known_values)."""
+    from slurmkit.port.bashtree import known_values
+
+    return {**{name: (value,) for name, value in known_values(statements).items()}, "CC_CLUSTER": tuple(cluster_names)}

@@ -20,7 +20,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
 from slurmkit.port import bashtree
-from slurmkit.port.cluster_branches import Values, none_run, walk_run
+from slurmkit.port.cluster_branches import Values, none_run, values_on, walk_run
 from slurmkit.sites.modulecat import catalogue_checks
 from slurmkit.sites.profiles import SiteProfile
 
@@ -80,8 +80,9 @@ def module_line_problems(target: SiteProfile, fields: Sequence[Tuple[str, str]],
     none without one) that would not load on ``target``, in the order the job runs them."""
     found: List[ModuleLine] = []
     own_folder = False
-    values = {"CC_CLUSTER": target.detect.cc_cluster}
-    known = bashtree.known_values(bashtree.parse("\n".join(text for _, text in fields)).statements)   # PYV=3.8 ... python/$PYV
+    whole = bashtree.parse("\n".join(text for _, text in fields)).statements
+    values = values_on(whole, target.detect.cc_cluster)
+    known = bashtree.known_values(whole)   # PYV=3.8 ... python/$PYV
     for field, text in fields:
         found.extend(_not_run(field, bashtree.parse(text).statements, values, target.name))
         for command, sourced, via in _module_commands(text, folder, values):

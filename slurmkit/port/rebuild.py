@@ -15,6 +15,7 @@ import re
 from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.port import bashtree
+from slurmkit.port.cluster_branches import values_on, walk_run
 from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
 
@@ -94,7 +95,7 @@ def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tup
         todos.append(f"environment.venv.path: {venv.path} was built under {_under(old)} on {source.name}; a virtualenv works only "
                      f"with the Python, StdEnv and CPUs it was made with: rebuild it for {target.name}'s stack, under {_under(new)} "
                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
-    for field, path in dict.fromkeys(_activated_venvs(shell)):
+    for field, path in dict.fromkeys(_activated_venvs(shell, target)):
         if venv is None or venv.path is None or venv.path.rstrip("/") != path:
             old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, True)
             todos.append(f"{field}: the virtualenv {path}, entered as written, was built under {_under(old)} on {source.name}; a "
@@ -148,12 +149,13 @@ def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[
                 yield field, program
 
 
-def _activated_venvs(shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, str]]:
+def _activated_venvs(shell: Sequence[Tuple[str, str]], target: SiteProfile) -> Iterator[Tuple[str, str]]:
     """(field, folder) of each virtualenv a kept shell line enters (``source X/bin/activate``),
     whichever folder it is in: import keeps such lines as written where it cannot follow the path."""
     made: Set[str] = set()   # a virtualenv the lines make themselves is made under the new stack each run
+    values = values_on(bashtree.parse("\n".join(text for _, text in shell)).statements, target.detect.cc_cluster)
     for field, text in shell:
-        for command in bashtree.walk(bashtree.parse(text).statements):
+        for command in walk_run(bashtree.parse(text).statements, values):   # not in a branch that does not run there
             argv = list(command.argv)
             if argv[:1] == ["virtualenv"] or argv[1:3] == ["-m", "venv"] or argv[1:3] == ["-m", "virtualenv"]:
                 made.update(word.rstrip("/") for word in argv[1:] if not word.startswith("-") and word not in ("venv", "virtualenv"))

@@ -315,7 +315,7 @@ def test_an_if_holds_its_branches_in_order_with_their_tests():
 @pytest.mark.parametrize("condition, holds", [
     ('[ "$CC_CLUSTER" = fir ]', True), ("[ $CC_CLUSTER == graham ]", False), ("[[ ${CC_CLUSTER} != graham ]]", True),
     ("[[ $CC_CLUSTER == f* ]]", True), ('[[ $CC_CLUSTER == "f*" ]]', False), ('[ "$HOST" = fir ]', None),
-    ('[ -n "$CC_CLUSTER" ]', None)])
+    ('[ -n "$CC_CLUSTER" ]', None), ("$NIAGARA", False), ("${LOCAL}", True), ("$UNSET", None)])
 def test_a_test_of_the_cluster_variable_is_judged_and_any_other_is_not(condition, holds):
     from slurmkit.port.cluster_branches import condition_holds
-    assert condition_holds(condition, {"CC_CLUSTER": ["fir"]}) is holds
+    assert condition_holds(condition, {"CC_CLUSTER": ["fir"], "NIAGARA": ["false"], "LOCAL": ["true"]}) is holds

@@ -148,6 +148,9 @@ def setup_made(lines: Sequence[str]) -> Optional[List[str]]:
     made: List[str] = []
     cwd: Optional[str] = None               # the folder under $SLURM_TMPDIR that setup is in, if any
     for words in _setup_commands(lines):
+        words = _without_launcher(words)
+        if not words:
+            continue
         name, args = posixpath.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
         if name == "cd":
             cwd = _under_tmpdir(args[0] if args else "~", cwd)
@@ -166,6 +169,16 @@ def setup_made(lines: Sequence[str]) -> Optional[List[str]]:
             if place is not None:
                 made.append(place)
     return made
+
+
+def _without_launcher(words: List[str]) -> List[str]:
+    """The command a launcher runs (``srun --ntasks=1 unzip ...`` -> ``unzip ...``): it makes the
+    same paths, on the node(s) srun runs it on."""
+    if posixpath.basename(words[0]) not in ("srun", "mpirun", "mpiexec"):
+        return words
+    from slurmkit.core import launch_options
+
+    return list(launch_options.parse(words).program)
 
 
 def _setup_commands(lines: Sequence[str]) -> Iterator[List[str]]:

@@ -77,6 +77,8 @@ def test_the_warning_names_the_path_as_deep_as_the_command_does():
     ["mkdir $SLURM_TMPDIR/x && mv ~/d.zarr $SLURM_TMPDIR/data"],
     ['tar -xf ~/data.tar -C "$SLURM_TMPDIR/data"'],
     ["cd $SLURM_TMPDIR", "tar xf ~/train.tar"],          # spread over the folder: its contents are unknown
+    ["srun --ntasks=1 unzip -qq ~/data.zip -d $SLURM_TMPDIR/data"],   # srun runs the unzip: it makes the folder
+    ["srun -n 1 cp -r ~/data $SLURM_TMPDIR/"],
 ])
 def test_a_path_that_setup_makes_on_the_node_is_not_warned(setup):
     assert read_warnings(resolved("python main.py --data $SLURM_TMPDIR/data", environment={"setup": setup})) == []

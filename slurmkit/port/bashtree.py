@@ -223,10 +223,23 @@ def _parser() -> Any:
     return _PARSER[0]
 
 
+#: a here-document whose delimiter starts with ``=`` (``cat <<==EOF==``): the grammar reads ``<<=``
+#: as arithmetic's shift-and-assign, and the body as commands
+_EQUALS_DELIMITER = re.compile(r"<<(-?)(=[^\s;&|<>()]*)")
+
+
+def _spaced_heredocs(text: str) -> str:
+    """``<<==EOF==`` as ``<< ==EOF==``, which bash reads alike, where a line ends the document
+    (``==EOF==``): only then is it a here-document, not ``x <<= 2``."""
+    lines = set(text.split("\n"))
+    return _EQUALS_DELIMITER.sub(lambda m: f"<<{m.group(1)} {m.group(2)}" if m.group(2) in lines or (
+        m.group(1) and any(line.lstrip("\t") == m.group(2) for line in lines)) else m.group(0), text)
+
+
 def parse(text: str) -> Script:
     """The script as bash reads it. Text bash would not accept is in ``errors`` (what could be
     read around it is read all the same); CRLF line ends read as LF, as import reads them."""
-    text = text.replace("\r\n", "\n")
+    text = _spaced_heredocs(text.replace("\r\n", "\n"))
     source = text.encode("utf-8", "surrogatepass")
     tree = _parser().parse(source.translate(_ASCII_ONLY))
     root = tree.root_node

@@ -319,3 +319,9 @@ def test_an_if_holds_its_branches_in_order_with_their_tests():
 def test_a_test_of_the_cluster_variable_is_judged_and_any_other_is_not(condition, holds):
     from slurmkit.port.cluster_branches import condition_holds
     assert condition_holds(condition, {"CC_CLUSTER": ["fir"], "NIAGARA": ["false"], "LOCAL": ["true"]}) is holds
+
+
+def test_a_here_document_whose_delimiter_starts_with_equals_is_one():
+    script = bashtree.parse("cat <<==EOF== > step2.sh\n#!/bin/bash\n./step2\n==EOF==\n./step1\n")
+    assert [c.name for c in bashtree.walk(script.statements)] == ["cat", "./step1"]
+    assert bashtree.parse("(( x <<= 2 ))\n").errors == ()

@@ -14,6 +14,7 @@ major.minor version changes (the new julia or R looks in another folder, which i
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -423,6 +424,18 @@ def _r_why(move: _Move) -> str:
             "CPUs they were built for")
 
 
+#: R code that loads a package of the user's library: library(x), require(x), x::f
+_R_PACKAGE = re.compile(r"\b(library|require|requireNamespace|loadNamespace)\s*\(|\w::")
+
+
+def _may_load_packages(job: _Job) -> bool:
+    """Whether the job's R may load packages of the user's library: not where every R it runs is
+    ``Rscript -e CODE`` (or ``R -e``) whose code loads none (base R needs no library)."""
+    runs = [argv for _, argv in job.commands if argv and posixpath.basename(argv[0]) in ("Rscript", "R")]
+    inline = [argv[argv.index("-e") + 1] for argv in runs if "-e" in argv[:-1]]
+    return not runs or len(inline) < len(runs) or any(_R_PACKAGE.search(code) for code in inline)
+
+
 def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
     """A user library the job names: on a cluster or version change; else R's default library,
     one folder per minor version: on a version change."""
@@ -433,7 +446,7 @@ def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
             yield (f"{field}: {folder} holds R packages installed under {old}{move.old_stack} on {move.source.name}; "
                    f"{_r_why(move)}: install them again for {move.target.name} under {new}{move.stack}, into a folder of "
                    f"their own ({_loaded(move)}R -e 'install.packages(...)'), then remove this line")
-    elif not libraries and move.minor_changed:
+    elif not libraries and move.minor_changed and _may_load_packages(job):
         folder = f"{R_DEFAULT_LIBRARY}/{_minor(move.old)}" if _minor(move.old) else R_DEFAULT_LIBRARY
         yield (f"environment.modules: {move.old} became {move.new}: R packages installed under {old} are in {folder}, which "
                f"{new} does not read (the library folder is per minor version): install them again under {new}"

@@ -533,6 +533,7 @@ def _background_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
     """Programs started in the background side by side: launch.shell runs them all, in order,
     so that the ``wait`` after them (part of the launch too) waits for every one."""
     build.spec["launch"] = {"shell": "\n".join(_array_names(build, unit) for _, unit in units)}
+    build.launch_as_written = build.spec["launch"]["shell"]   # a line after it joins it (_run_after)
     for number, unit in units:
         build.note(number, unit, "mapped", "started in the background beside the program: launch.shell runs them all, "
                    "and its wait waits for every one")
@@ -584,6 +585,7 @@ def _has_command(build: _Builder, number: int, names: FrozenSet[str]) -> bool:
 def _work_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
     """The program's earlier runs and its last: launch.shell runs them all, in order."""
     build.spec["launch"] = {"shell": "\n".join(_array_names(build, unit) for _, unit in units)}
+    build.launch_as_written = build.spec["launch"]["shell"]   # a line after it joins it (_run_after)
     for number, unit in units:
         build.note(number, unit, "mapped", "the job's main work runs from here to the end: launch.shell runs it all, in order, "
                    "so the time-limit save and the traps cover every run")

@@ -46,7 +46,12 @@ with its classes is in bench/results/import_corpus.json:
   lead31 86d9c33: passes check 603 (95.4 %), ported 618 (610 pass check), verified equal 516,
   differences found 91, not verified 23, silently different 0, crashes 0;
   main 4eaec7a: passes check 603 (95.4 %), ported 618 (610 pass check), verified equal 517,
-  differences found 90, not verified 23, silently different 0, crashes 0 (17 minutes).
+  differences found 90, not verified 23, silently different 0, crashes 0 (17 minutes);
+  2026-11-29, main 4c3f3c3: passes check 605 (95.7 %), ported 619 (612 pass check), verified equal
+  538, differences found 69, not verified 23, silently different 0, crashes 0;
+  main 9361b55d: passes check 605 (95.7 %), ported 620 (613 pass check), verified equal 533,
+  differences found 74 (5 of them the port's own moved /cvmfs paths, declared since), not
+  verified 23, silently different 0, crashes 0.
 """
 
 from __future__ import annotations

@@ -210,19 +210,14 @@ def internet_findings(spec, profile: SiteProfile, modules: Sequence[str] = ()) -
         return wheelhouse_findings(spec, profile)
     if proxy and any(m.split("/")[0] == proxy.split("/")[0] for m in modules):
         return []
-    from slurmkit.resolve.downloads import fetches
-
-    command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
-    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
     where = f"{profile.name}'s compute nodes reach no internet"
     findings = []
-    for field, lines in places:
-        pips = [piece for kind, piece, _ in fetches(lines) if kind == "pip"]
+    for field, fetched, pips in _fetches_by_field(spec):
         if pips:
             findings.append(Finding("warning", field, f"{_named(pips)} from the package index, but {where}: add --no-index "
                                     f"(the wheelhouse), or list the packages in environment.venv.packages (slurmkit installs "
                                     f"them so){_proxy_hint(proxy)}{_source(rule.source)}"))
-        for kind, piece, host in fetches(lines):
+        for kind, piece, host in fetched:
             if kind != "pip":
                 level, unless = ("warning", " unless support granted your group an exception") if rule.exceptions else ("error", "")
                 findings.append(Finding(level, field, f"'{piece}' reaches {host}, but {where}{unless}: download it on the login "
@@ -237,19 +232,24 @@ def wheelhouse_findings(spec, profile: SiteProfile) -> List[Finding]:
     rule = profile.rules.wheelhouse
     if rule is None:
         return []
-    from slurmkit.resolve.downloads import fetches
-
-    command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
-    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
     found = []
-    for field, lines in places:
-        pips = [piece for kind, piece, _ in fetches(lines) if kind == "pip"]
+    for field, _, pips in _fetches_by_field(spec):
         if pips:
             found.append(Finding("warning", field, f"{_named(pips)} from PyPI, but {profile.name} "
                                  f"provides wheels built for its software stack and strongly recommends them: add --no-index (the "
                                  f"wheelhouse; a package it lacks can be downloaded first), or list the packages in "
                                  f"environment.venv.packages{_source(rule.source)}"))
     return found
+
+
+def _fetches_by_field(spec) -> List[Tuple[str, List[Tuple[str, str, str]], List[str]]]:
+    """(field, what its lines fetch, its pip lines) for the launch and the set-up."""
+    from slurmkit.resolve.downloads import fetches
+
+    command = (spec.launch.shell,) if spec.launch.shell else (" ".join(spec.launch.command),)
+    places = [("launch.shell" if spec.launch.shell else "launch.command", command), ("environment.setup", spec.environment.setup)]
+    found = [(field, list(fetches(lines))) for field, lines in places]
+    return [(field, fetched, [piece for kind, piece, _ in fetched if kind == "pip"]) for field, fetched in found]
 
 
 def _named(pips: Sequence[str]) -> str:

@@ -108,8 +108,8 @@ class _Move:
             self.minor_changed = False
         elif _minor(self.old) and _minor(self.new):
             self.minor_changed = _minor(self.old) != _minor(self.new)
-        else:   # a version left to the default: it changes with the stack
-            self.minor_changed = self.old != self.new or stacks[0] != stacks[1]
+        else:   # a version left to the default (python, python/3): it changes with the stack, and the cluster
+            self.minor_changed = self.old != self.new or stacks[0] != stacks[1] or source.name != target.name
 
     @property
     def cluster_changed(self) -> bool:
@@ -194,14 +194,16 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
     (rebuild.py). A job with no virtualenv read the packages ``pip install --user`` put in
     ``~/.local/lib/pythonX.Y``, which the new python does not read."""
     old, new = _minor(move.old), _minor(move.new)
+    before = f"python {old}" if old else f"{move.old} on {move.source.name} (a default python, which changes with the stack)"
+    after = move.new if new else f"{move.new} on {move.target.name}"
+    wheels = f"python {new} (avail_wheels NAME --python {new})" if new else f"{move.target.name}'s python (avail_wheels NAME)"
     venv = spec.environment.venv
     own = venv is not None or _enters_a_venv(job)
     installs = _installs_to_check(job, spec)
     if own and installs:
         field, what, doubtful = installs
-        yield (f"{field}: the job installs {what} under {move.new} now, not python {old}: check that each has "
-               f"a wheel for python {new} (avail_wheels NAME --python {new}) or pin a version that has one{_instead(doubtful)}, "
-               "then remove this line")
+        yield (f"{field}: the job installs {what} under {after} now, not {before}: check that each has "
+               f"a wheel for {wheels} or pin a version that has one{_instead(doubtful)}, then remove this line")
     elif not own and any(started(argv)[:1] and started(argv)[0].startswith("python") for _, argv in job.commands):
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
                f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "

@@ -209,3 +209,13 @@ def test_an_r_library_on_the_file_systems_the_successor_shares_is_said_to_be_the
                                old, new), "R packages")
     there = f"{new} sees the same folder ({old}'s file systems are shared with it), but packages with compiled code"
     assert (there in todo) is shared and (f"{new} does not have that folder" in todo) is not shared, todo
+
+
+@pytest.mark.parametrize("python", ["python/3", "python"])
+def test_pins_under_a_default_python_are_checked_on_a_new_cluster(python):
+    """python/3 (or python) is the stack's default python, which differs between the old cluster
+    and the new one: a pinned package may have no wheel for the new one (tensorflow==2.8)."""
+    body = (f"module load {python} cuda cudnn\nvirtualenv --no-download $SLURM_TMPDIR/env && source $SLURM_TMPDIR/env/bin/activate\n"
+            "pip install --no-index tensorflow==2.8\npython train.py\n")
+    (wheel,) = about(port_todos(body, "cedar"), "avail_wheels")
+    assert f"not {python} on cedar (a default python, which changes with the stack)" in wheel

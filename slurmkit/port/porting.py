@@ -181,9 +181,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     unread = _not_bash(build, script, body, text)
     build.program = bashtree.main_program(script)
     _broken_commands(build, script)
-    launch_at = _launch_index(body, build.program, unread)
-    if launch_at is None and build.program is None:
-        launch_at = _loop_of_work(build, script, body, unread)
+    launch_at = _launch_unit(build, script, body, unread)
     together = _background_start(build, body, launch_at)
     together = _work_start(build, body, launch_at, unread) if launch_at is not None and together == launch_at else together
     _collect_traps(build, script)
@@ -591,6 +589,20 @@ def _work_launch(build: _Builder, units: List[Tuple[int, str]]) -> None:
                    "so the time-limit save and the traps cover every run")
 
 
+def _launch_unit(build: _Builder, script: bashtree.Script, body: List[Tuple[int, str]], unread: Set[int]) -> Optional[int]:
+    """The unit of the job's work: the program's, else a loop of work, else a line of standard tools."""
+    launch_at = _launch_index(body, build.program, unread)
+    if launch_at is None and build.program is None:
+        launch_at = _loop_of_work(build, script, body, unread)
+    if launch_at is None and build.program is None:
+        launch_at = _tools_of_work(script, body, unread)
+        if launch_at is not None:
+            number, unit = body[launch_at]
+            build.note(number, unit, "note", "the job runs no program: its last line of standard tools is its work, the launch, "
+                                             "so that its exit status is the job's, as it was")
+    return launch_at
+
+
 def _launch_index(body: List[Tuple[int, str]], program: Optional[bashtree.Program], unread: Set[int]) -> Optional[int]:
     """The unit that holds the job's program (bashtree.main_program: the last command that is
     not set-up), a loop or an if around it included."""
@@ -616,6 +628,29 @@ def _loop_of_work(build: _Builder, script: bashtree.Script, body: List[Tuple[int
         return None
     held = [i for i, (first, unit) in enumerate(body) if first <= loops[-1].line and not unit.startswith("#SBATCH")]
     return held[-1] if held and held[-1] not in unread else None
+
+
+#: standard tools that make or move the job's results: a job of only these (a tar to /nearline, a
+#: ``zcat | sort | gzip`` pipeline) has them for its work
+_DATA_TOOLS = frozenset(("cp", "mv", "rsync", "scp", "tar", "unzip", "zip", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz",
+                         "zstd", "pigz", "cat", "zcat", "head", "tail", "sed", "awk", "grep", "cut", "sort", "uniq", "wc", "tr",
+                         "find", "wget", "curl", "sha256sum", "md5sum", "lfs"))
+
+
+def _tools_of_work(script: bashtree.Script, body: List[Tuple[int, str]], unread: Set[int]) -> Optional[int]:
+    """Where no command is a program and no loop runs one, the job's work is done by standard
+    tools: the last top-level statement that runs one, not as a stage-in or a copy-back (it names
+    no ``$SLURM_TMPDIR``), is the launch, so that its exit status is the job's, as it was."""
+    works = [s for s in script.statements if not isinstance(s, bashtree.Function)
+             and any(c.name in _DATA_TOOLS for c in bashtree.walk([s])) and not _tmpdir_named(s.text)]
+    if not works:
+        return None
+    held = [i for i, (first, unit) in enumerate(body) if first <= works[-1].line and not unit.startswith("#SBATCH")]
+    return held[-1] if held and held[-1] not in unread else None
+
+
+def _tmpdir_named(text: str) -> bool:
+    return re.search(r"\$\{?(SLURM_TMPDIR|TMPDIR)\b", text) is not None
 
 
 def _arguments(build: _Builder, script: bashtree.Script, text: str) -> None:

@@ -456,3 +456,23 @@ def test_removing_scratch_files_after_the_program_is_dropped_and_verifies_equal(
     result, verification = verified_import(script, import_script(script, name="job", profile="narval"), "narval")
     assert not notes(result, "to do"), result.notes
     assert verification.todos() == ()
+
+
+@pytest.mark.parametrize("line, field", [("tar -cf /nearline/def-x/me/run42.tar run42 && rm -rf run42", "shell"),
+                                         ("zcat reads.tsv.gz | sort -k1,1 | gzip > sorted.tsv.gz", "shell"),
+                                         ("rsync -a results/ /project/def-x/me/results/", "command")])
+def test_a_job_of_only_standard_tools_launches_its_last_line_of_them(line, field):
+    """A data mover or a sort pipeline is the job's work: in setup under ``set +e`` with a
+    launch of ``true``, a tar that failed would end the job COMPLETED with status 0."""
+    result = imported("#SBATCH --mem=2G\nmodule load StdEnv/2023\nmkdir -p results\n" + line + "\necho finished\n")
+    assert result.spec["launch"] == {field: line}, result.spec
+    assert not any("no command to run" in reason for reason in notes(result, "to do"))
+    assert any("its last line of standard tools is its work" in reason for reason in notes(result, "note"))
+
+
+def test_a_stage_in_or_a_copy_back_alone_is_no_jobs_work():
+    """The tools that move files into and out of $SLURM_TMPDIR serve a program; with none, the job
+    still has nothing to run, and says so."""
+    result = imported("cp $HOME/data.tar $SLURM_TMPDIR/\ncp -r $SLURM_TMPDIR/out $HOME/results/\n")
+    assert result.spec["launch"] == {"command": "true"}
+    assert any("no command to run" in reason for reason in notes(result, "to do"))

@@ -568,3 +568,16 @@ def test_a_job_too_big_for_the_old_cluster_ports_without_a_to_do_it_cannot_do(tm
     assert ported.exit_code == 0, ported.output
     assert "not verified: the spec does not render on cedar" in Path("fir.yaml").read_text()
     assert not [n for n in pending_import_notes(Path("fir.yaml").read_text()) if "verify" in n]
+
+
+def test_a_job_of_standard_tools_keeps_its_exit_status_and_true_in_its_place_is_found():
+    """``tar`` that fails as the job's last line ended it with tar's status: a launch of ``true``
+    with the tar in setup ends 0, which verification finds; import's own mapping keeps it."""
+    from slurmkit.port.porting import import_script
+
+    script = "tar -cf /nonexistent-folder/run42.tar run42\n"
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    verification = verify.verify_import(HEADER + script, imported, PROFILE)
+    assert not verification.not_run and verification.findings == (), verification.findings
+    in_setup = spec({"command": "true"}, environment={"setup": [script.strip()], "errexit": False})
+    assert ("exit", "") in found(script, in_setup)

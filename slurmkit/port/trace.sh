@@ -442,6 +442,12 @@ _tr_modules() {  # _tr_modules load|unload NAME...: and the variables the Allian
     done
 }
 
+# $RANDOM from one seed in every shell of both runs: the old and the new script draw the same
+# numbers where they draw them in the same order (--seed=$RANDOM is no difference). $SRANDOM
+# cannot be seeded: unset, it is a plain variable, the same in both.
+RANDOM=1
+unset SRANDOM
+SRANDOM=1
 export _TR_SHELL=${_TR_SHELL:-$$}   # the traced script's shell: its processes are the ones kill may signal
 set -o functrace
 shopt -s extdebug

@@ -581,3 +581,17 @@ def test_a_job_of_standard_tools_keeps_its_exit_status_and_true_in_its_place_is_
     assert not verification.not_run and verification.findings == (), verification.findings
     in_setup = spec({"command": "true"}, environment={"setup": [script.strip()], "errexit": False})
     assert ("exit", "") in found(script, in_setup)
+
+
+@pytest.mark.parametrize("script", ["python run.py --seed=$RANDOM\n", "SEED=$RANDOM\npython run.py --seed=$SEED --other=$RANDOM\n",
+                                    "python run.py --seed=$SRANDOM\n"])
+def test_a_seed_drawn_from_random_is_no_difference(script):
+    """$RANDOM differs between any two runs: both traces draw it from one seed, so a faithful
+    import is no to-do, while a seed the import changed still is."""
+    from slurmkit.port.porting import import_script
+
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    verification = verify.verify_import(HEADER + script, imported, PROFILE)
+    assert not verification.not_run and verification.findings == (), verification.findings
+    fixed = dict(imported.spec, launch={"shell": script.replace("$RANDOM", "7").replace("$SRANDOM", "7").replace("\n", "; ")})
+    assert ("argv", "python") in found(script, fixed)

@@ -1153,21 +1153,39 @@ def _old_compatibility_layer(port: _Port, modules: List[str]) -> Dict[str, str]:
             for m in modules if m.partition("/")[0] == "gentoo" and year and m.partition("/")[2] != year}
 
 
+#: hidden core modules and the module of each version that loads its own (gcc/12.3: gcccore/.12.3)
+_CORE_OF = {"gcccore": ("gcc", "GCC's core libraries"), "cudacore": ("cuda", "CUDA's toolkit")}
+
+
 def _core_the_compiler_loads(port: _Port, kept: List[str], written: List[str]) -> Tuple[List[str], Dict[str, str]]:
-    """The modules without a gcccore the port moved (gcccore/.8.3.0 -> gcccore/.12.3) where a gcc
-    of the same version loads it: one the job loads, else the target's standard compiler
-    (software.modules.gcc), which its StdEnv loads. gcccore is GCC's core libraries, a hidden
-    module each gcc module loads itself; old scripts loaded it by hand to reach modules built on
-    it, and loaded again by a name Lmod may not know, it could only stop the job. {new: why it goes}."""
-    gccs = [m for m in kept if m.partition("/")[0] == "gcc"] or [port.target.software.modules.get("gcc") or ""]
-    versions = {m.partition("/")[2]: m for m in gccs if "/" in m}
+    """The modules without a core module that its parent loads itself: gcccore (GCC's core
+    libraries) of each gcc, cudacore (the toolkit) of each cuda. Old scripts loaded them by hand
+    to reach modules built on them; loaded again by a name Lmod may not know, or beside a parent
+    the port moved to another version (cudacore/.11.8.0 after cuda/12.2), they could only stop
+    the job or mix two toolkits. A gcccore goes where the port moved it and a gcc of its version
+    loads (the job's, else the target's standard compiler, which its StdEnv loads); a cudacore,
+    where the port moved it or its cuda. {new: why it goes}."""
     cores: Dict[str, str] = {}
     for module in kept:
         family, _, version = module.partition("/")
-        if family == "gcccore" and module not in written and version.lstrip(".") in versions:
-            old = next((w for w in written if w.partition("/")[0] == "gcccore"), module)
-            cores[module] = f"{old} goes: {versions[version.lstrip('.')]} loads GCC's core libraries ({module}) itself"
+        if family in _CORE_OF:
+            parent = _parent_loading(port, family, version.lstrip("."), kept, written, module not in written)
+            if parent:
+                old = next((w for w in written if w.partition("/")[0] == family), module)
+                named = f" ({module})" if module not in written else ""   # the version the port moved it to
+                cores[module] = f"{old} goes: {parent} loads {_CORE_OF[family][1]}{named} itself"
     return [m for m in kept if m not in cores], cores
+
+
+def _parent_loading(port: _Port, family: str, version: str, kept: List[str], written: List[str], moved: bool) -> str:
+    """The module the ported spec loads that loads this core module itself, where the core goes
+    (_core_the_compiler_loads); '' where it stays."""
+    parents = [m for m in kept if m.partition("/")[0] == _CORE_OF[family][0]]
+    if family == "gcccore":
+        compilers = parents or [port.target.software.modules.get("gcc") or ""]
+        return next((m for m in compilers if moved and m.partition("/")[2] == version), "")
+    moved_parents = [m for m in parents if m not in written]
+    return next(iter(parents if moved else moved_parents), "")
 
 
 def _site_stack_to_stdenv(port: _Port, modules: List[str], kept: List[str]) -> Tuple[List[str], List[str]]:

@@ -74,3 +74,15 @@ def test_a_gcccore_the_port_does_not_move_is_kept_as_written():
     ported = port({"environment": {"modules": ["StdEnv/2023", "gcccore/.13.3"]}}, source="fir", to="nibi")
     assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "gcccore/.13.3"]
     assert not [c for c in ported.changes if c.field == "environment.modules"]
+
+
+def test_a_cudacore_beside_a_cuda_the_port_moves_goes_with_it():
+    """cudacore is CUDA's toolkit, which each cuda module loads: kept beside cuda/12.2, an old
+    script's cudacore/.11.8.0 would put the 11.8 toolkit under a cudnn built for CUDA 12."""
+    modules = ["StdEnv/2020", "gcc/9.3.0", "cuda/11.8.0", "cudacore/.11.8.0", "cudnn/8.6.0.163"]
+    ported = port({"environment": {"modules": modules}}, source="cedar", to="fir")
+    assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "gcc/12.3", "cuda/12.2", "cudnn/9.2.1.18"]
+    why = {c.field: c.why for c in ported.changes}["environment.modules"]
+    assert "cudacore/.11.8.0 goes: cuda/12.2 loads CUDA's toolkit itself" in why
+    same = port({"environment": {"modules": ["StdEnv/2023", "cuda/12.2", "cudacore/.12.2.2"]}}, source="fir", to="nibi")
+    assert same.spec["environment"]["modules"] == ["StdEnv/2023", "cuda/12.2", "cudacore/.12.2.2"]

@@ -104,6 +104,7 @@ class _Builder:
         self.gpus_total: Optional[str] = None
         self.gpus_per_task: Optional[str] = None
         self.mem_per_gpu: Optional[Tuple[int, str, str]] = None   # (line, text, value) of --mem-per-gpu
+        self.cpus_per_gpu: Optional[Tuple[int, str, str]] = None  # (line, text, value) of --cpus-per-gpu
         self.chdir = ""              # --chdir's folder: the job started there (setup's first line cds to it)
         self.tasks_per_gpu: Optional[int] = None    # --ntasks-per-gpu: tasks per node once the GPUs are known
         self.setup: List[str] = []
@@ -198,6 +199,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _modules_after_runs(build)
     _arguments(build, script, text)
     _conda_anywhere(build, text)
+    _distributed_launch_kept(build, script)
     _finish(build, name, profile)
     _as_plain_bash(build, script, text)
     _validated(build)
@@ -919,6 +921,35 @@ def _memory_of_the_gpus(build: _Builder) -> None:
     build.note(number, line, "mapped", f"--mem-per-gpu={value}: resources.mem: {res['mem']}, for the {gpus} GPUs of a node")
 
 
+def _cpus_per_gpu(build: _Builder, option: _Option) -> Optional[_Verdict]:
+    """Cores per GPU: cores per task once the GPUs per task are known (_cores_of_the_gpus)."""
+    if not (option.value and option.value.isdigit()):
+        return None
+    build.cpus_per_gpu = (option.number, option.line, option.value)
+    return _NOTED_LATER
+
+
+def _cores_of_the_gpus(build: _Builder) -> None:
+    """--cpus-per-gpu as the cores of a task, which the spec holds (resources.cpus_per_task): it
+    times the GPUs of a task, the same cores for the same GPUs (left out, the job would get the
+    site's cores per GPU instead); GPUs a node that its tasks do not share evenly, or
+    --cpus-per-task beside it (sbatch refuses the two together), is a to-do."""
+    if build.cpus_per_gpu is None:
+        return
+    number, line, value = build.cpus_per_gpu
+    res = build.spec["resources"]
+    gpus = str(res.get("gpus", "")).rpartition(":")[2]
+    tasks = res.get("tasks_per_node", 1)
+    if not gpus.isdigit() or not isinstance(tasks, int) or int(gpus) % tasks or "cpus_per_task" in res:
+        build.note(number, line, "to do", f"--cpus-per-gpu={value}: the spec holds cores per task (resources.cpus_per_task) and "
+                                          "the job's GPUs per task are not known, or it gave --cpus-per-task too: set "
+                                          "resources.cpus_per_task by hand")
+        return
+    res["cpus_per_task"] = int(value) * int(gpus) // tasks
+    build.note(number, line, "mapped", f"--cpus-per-gpu={value}: resources.cpus_per_task: {res['cpus_per_task']}, for the "
+                                       f"{int(gpus) // tasks} GPU(s) of a task")
+
+
 def _gpus_per_task(build: _Builder, option: _Option) -> Optional[_Verdict]:
     """GPUs per task: per node once the tasks are known (_finish)."""
     value = option.value
@@ -1047,6 +1078,7 @@ _OPTIONS: Dict[str, _Reader] = {
     "nodes": _count("nodes"), "ntasks": _ntasks, "ntasks-per-node": _count("tasks_per_node"),
     "tasks-per-node": _count("tasks_per_node"), "cpus-per-task": _count("cpus_per_task"),
     "mem": _mem, "mem-per-cpu": _as_written("mem_per_cpu"), "mem-per-gpu": _mem_per_gpu, "tmp": _as_written("tmp"),
+    "cpus-per-gpu": _cpus_per_gpu,
     "gres": _gres, "gpus-per-node": _gpus_per_node, "ntasks-per-gpu": _ntasks_per_gpu, "gpus": _gpus, "gpus-per-task": _gpus_per_task,
     "array": _array, "mail-user": _mail_user, "mail-type": _mail_type, "dependency": _dependency,
     "signal": _signal, **{name: _requeue for name in REQUEUE_OPTIONS},
@@ -2332,6 +2364,29 @@ def _local_rank_argument(build: _Builder, number: int, line: str) -> None:
                "int(os.environ['LOCAL_RANK']) instead (https://pytorch.org/docs/stable/elastic/run.html)")
 
 
+def _distributed_launch_kept(build: _Builder, script: bashtree.Script) -> None:
+    """``python -m torch.distributed.launch`` kept as written (a run before the program, a count
+    of its own, a line in setup) still passes each process its local rank as an argument, spelt
+    ``--local_rank=N`` by PyTorch 1.x and ``--local-rank=N`` from 2.0: a venv rebuilt for a newer
+    python gets PyTorch 2, and a parser that names only the old spelling stops every process
+    ("unrecognized arguments"). The mapped launch has its own to-do (_local_rank_argument)."""
+    told = any(n.outcome == "to do" and n.text == "python -m torch.distributed.launch" for n in build.notes)
+    kept = [c for c in bashtree.walk(script.statements) if _local_rank_passed(c.argv)]
+    if kept and not told:
+        build.note(kept[0].line, "python -m torch.distributed.launch", "to do",
+                   "kept as written, it gives each process --local_rank=N under PyTorch 1.x and --local-rank=N from "
+                   "PyTorch 2.0, which a virtualenv rebuilt for a newer python installs: where the program's parser names "
+                   "only one spelling, give it both (add_argument('--local-rank', '--local_rank', ...)), or pass --use-env "
+                   "and read int(os.environ['LOCAL_RANK']) (https://pytorch.org/docs/stable/elastic/run.html)")
+
+
+def _local_rank_passed(argv: Sequence[str]) -> bool:
+    """A command of python -m torch.distributed.launch that passes the local rank as an argument."""
+    words = list(argv)
+    launched = any(words[i:i + 2] == ["-m", "torch.distributed.launch"] for i in range(len(words)))
+    return launched and not any(re.match(r"--use[-_]env\b", w) for w in words)
+
+
 def _per_task_line(build: _Builder, shell: Tuple[int, str, List[str]],
                    launchers: Tuple[launch_options.Parsed, Optional[launch_options.Parsed]],
                    words: Tuple[str, List[str], List[str], str]) -> None:
@@ -2635,6 +2690,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     spec = build.spec
     _tasks_on_nodes(build, profile)
     _counts_per_node(build)
+    _cores_of_the_gpus(build)
     _memory_of_the_gpus(build)
     spec.setdefault("name", name or "imported")
     _task_file(build)

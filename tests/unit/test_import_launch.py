@@ -476,3 +476,28 @@ def test_a_stage_in_or_a_copy_back_alone_is_no_jobs_work():
     result = imported("cp $HOME/data.tar $SLURM_TMPDIR/\ncp -r $SLURM_TMPDIR/out $HOME/results/\n")
     assert result.spec["launch"] == {"command": "true"}
     assert any("no command to run" in reason for reason in notes(result, "to do"))
+
+
+@pytest.mark.parametrize("body", ["python -m torch.distributed.launch --nproc_per_node=1 train.py --batch_size 2\npython evaluate.py\n",
+                                  "python -m torch.distributed.launch --nproc_per_node=2 train.py\n"])
+def test_torch_distributed_launch_kept_as_written_says_its_argument_changed_spelling(body):
+    """Kept as written (a run before the program; a count of its own on 4 GPUs), the launcher
+    still passes the local rank as an argument, --local_rank under PyTorch 1.x and --local-rank
+    from 2.0, which a rebuilt venv gets: a parser that names one spelling stops every process."""
+    result = imported("#SBATCH --gres=gpu:4 --cpus-per-task=16\nmodule load python/3.6.3\n" + body, profile="cedar")
+    assert "torch.distributed.launch" in result.spec["launch"]["shell"], result.spec["launch"]
+    todos = [n for n in result.notes if n.outcome == "to do" and "--local-rank" in n.reason]
+    assert len(todos) == 1 and "kept as written" in todos[0].reason and todos[0].line == 5
+    with_env = imported("#SBATCH --gres=gpu:4 --cpus-per-task=16\n" + body.replace("launch ", "launch --use_env ", 1), profile="cedar")
+    assert not any("--local-rank" in reason for reason in notes(with_env, "to do"))
+
+
+def test_cpus_per_gpu_becomes_the_cores_of_a_task():
+    """Left out, the job would get the site's cores per GPU (12 on Fir) where it asked 6."""
+    one = imported("#SBATCH --gpus-per-node=a100:1 --cpus-per-gpu=6 --mem-per-gpu=20G\npython train.py\n")
+    assert one.spec["resources"]["cpus_per_task"] == 6 and not notes(one, "to do"), one.notes
+    two_each = imported("#SBATCH --gpus-per-node=a100:4 --ntasks-per-node=2 --cpus-per-gpu=6\nsrun python train.py\n")
+    assert two_each.spec["resources"]["cpus_per_task"] == 12
+    both = imported("#SBATCH --gpus-per-node=a100:1 --cpus-per-gpu=6 --cpus-per-task=4\npython train.py\n")
+    assert both.spec["resources"]["cpus_per_task"] == 4
+    assert any("--cpus-per-gpu=6" in reason for reason in notes(both, "to do"))

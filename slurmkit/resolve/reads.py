@@ -228,6 +228,23 @@ def _covers(made: str, path: str) -> bool:
     return made == path or path.startswith(made + "/") or made.startswith(path + "/")
 
 
+def _prefix_of(prefix: str, path: str) -> bool:
+    """``asm_out`` names ``asm_out.fasta`` (and ``run`` names ``run_1.log``): a program given an
+    output prefix writes files whose names start with it, in the same folder."""
+    folder, name = posixpath.split(prefix)
+    other_folder, other = posixpath.split(path)
+    return bool(name) and folder == other_folder and other[len(name):len(name) + 1] in (".", "_", "-") and other.startswith(name)
+
+
+def _outputs(spec) -> List[str]:
+    """The places under $SLURM_TMPDIR the program writes and staging saves."""
+    stage = spec.stage
+    if not stage:
+        return []
+    places = [out.source for out in stage.outputs] + ([stage.checkpoint.source] if stage.checkpoint else [])
+    return [posixpath.normpath(place) for place in places]
+
+
 # ---------------------------------------------------------------------------- the findings
 
 
@@ -276,10 +293,11 @@ def _unstaged_paths(spec, plan) -> Iterator[Found]:
     made = _made_on_node(spec, plan)
     if made is None:
         return
-    said = set()
+    said, outputs = set(), _outputs(spec)
     for field, word in _path_words(spec):
         for path in tmpdir_paths(word):
-            if path and (field, path) not in said and not any(_covers(m, path) for m in made):
+            if path and (field, path) not in said and not any(_covers(m, path) for m in made) \
+                    and not any(_prefix_of(path, out) for out in outputs):
                 said.add((field, path))
                 yield field, (f"$SLURM_TMPDIR/{path}: nothing puts it on the node (no stage input, venv, build or "
                               "checkpoint makes it), so a program that reads it finds nothing there; stage it "
@@ -316,7 +334,7 @@ def _unnamed_stage_paths(spec, plan) -> Iterator[Found]:
     if "" in named or "." in named:
         return
     for field, place, direction in _staged_places(spec, plan):
-        if any(_covers(path, place) for path in named):
+        if any(_covers(path, place) or (direction == "output" and _prefix_of(path, place)) for path in named):
             continue
         if direction == "input":
             yield field, (f"the command never names $SLURM_TMPDIR/{place}: unless the program looks there by itself, "

@@ -364,6 +364,19 @@ def test_a_staged_place_the_command_never_names_is_warned_for_inputs_and_outputs
     assert fields == ["stage.inputs.0", "stage.outputs.0.from"]
 
 
+@pytest.mark.parametrize("prefix, output, warned", [("asm_out", "asm_out.fasta", False), ("run", "run_1.log", False),
+                                                    ("out/run", "out/run-final.h5", False), ("asm", "asmbly.fa", True),
+                                                    ("out/run", "run.log", True)])
+def test_an_output_prefix_the_command_names_is_neither_unstaged_nor_unnamed(prefix, output, warned):
+    """``--output $SLURM_TMPDIR/asm_out`` writes asm_out.fasta: the prefix is no input that
+    nothing stages, and the saved file is named by it; a name that only starts alike is not."""
+    resolution = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"},
+                     stage={"outputs": [{"from": output, "to": "$HOME/scratch/"}]},
+                     launch=f"./asm --output $SLURM_TMPDIR/{prefix}").resolve()
+    said = [f.field for f in resolution.warnings if "never names" in f.message or "nothing puts it on the node" in f.message]
+    assert said == (["launch.command", "stage.outputs.0.from"] if warned else []), resolution.warnings
+
+
 @pytest.mark.parametrize("word, spelling", [("~/train.py", "write '$HOME/train.py'"), ("~", "write '$HOME'"),
                                             ("--data=~/d", "write '--data=$HOME/d'"), ("--a~b=~", "write '--a~b=$HOME'"),
                                             ("a~/b=~/b", "write 'a~/b=$HOME/b'"), ("~root/x", "write the path in full"),

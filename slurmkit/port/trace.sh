@@ -285,7 +285,7 @@ trap() {  # the script's traps, except DEBUG, which the trace holds; an EXIT tra
 }
 
 kill() {  # signals to this shell's own processes (and the process groups they lead) only
-    local +x words=("$@") first=0 word pid
+    local +x words=("$@") first=0 word pid live=()
     case ${1-} in
         -s | -n) first=2 ;;
         -l | -L) _tr_=1 builtin kill "$@"; return ;;
@@ -293,15 +293,20 @@ kill() {  # signals to this shell's own processes (and the process groups they l
     esac
     [[ ${words[first]-} == -- ]] && first=$((first + 1))
     for word in "${words[@]:first}"; do
-        [[ $word == %* ]] && continue
+        [[ $word == %* ]] && { live+=("$word"); continue; }
         [[ $word =~ ^-?[1-9][0-9]*$ ]] || { _tr_record untraceable kill "$@"; return 1; }
         pid=${word#-}   # -PGID: the group its leader leads
         while [[ $pid != "$_TR_SHELL" && -e /proc/$pid ]]; do
             pid=$(_tr_parent "$pid") || break
         done
         [[ $pid == "$_TR_SHELL" || ! -e /proc/${word#-} ]] || { _tr_record untraceable kill "$@"; return 1; }
+        # the job ends what it killed, from any of its shells (verify.py's _waited); a stand-in
+        # ends at once, where the program it stands for would still run: killed, not missing
+        printf "{'kind': 'kill', 'pid': %d}\n" "${word#-}" >> "$_TR_ROOT/.trace/log" 2> /dev/null
+        [[ -e /proc/${word#-} ]] && live+=("$word")
     done
-    _tr_=1 builtin kill "$@"
+    ((${#live[@]})) || return 0
+    _tr_=1 builtin kill "${words[@]:0:first}" "${live[@]}"
 }
 _tr_parent() {  # _tr_parent PID: its parent's PID
     local +x stat

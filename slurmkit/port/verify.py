@@ -433,7 +433,8 @@ def _start(event: Dict[str, Any], user_lines: Optional[Tuple[int, ...]], waited:
 
 def _waited(events: List[Dict[str, Any]]) -> Dict[int, bool]:
     """Each background job (its pid, trace.sh's async lines): whether the shell that started it
-    waited for it (a wait after it: with no pid, or its pid; wait -n: the first not yet waited for)."""
+    waited for it (a wait after it: with no pid, or its pid; wait -n: the first not yet waited for),
+    or a shell of the job killed it (``kill $wpid`` after the program, in the launch's own bash)."""
     pending: Dict[int, List[int]] = {}
     waited: Dict[int, bool] = {}
     for event in events:
@@ -441,6 +442,8 @@ def _waited(events: List[Dict[str, Any]]) -> Dict[int, bool]:
         if event["kind"] == "async":
             jobs.append(event["pid"])
             waited[event["pid"]] = False
+        elif event["kind"] == "kill" and event.get("pid") in waited:   # ended by the job, from any shell of it
+            waited[event["pid"]] = True
         elif event["kind"] == "wait":
             named = str(event.get("pids", "")).split()
             covered = [pid for pid in jobs if not named or "%" in named or str(pid) in named]

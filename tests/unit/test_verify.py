@@ -595,3 +595,17 @@ def test_a_seed_drawn_from_random_is_no_difference(script):
     assert not verification.not_run and verification.findings == (), verification.findings
     fixed = dict(imported.spec, launch={"shell": script.replace("$RANDOM", "7").replace("$SRANDOM", "7").replace("\n", "; ")})
     assert ("argv", "python") in found(script, fixed)
+
+
+@pytest.mark.parametrize("start", ["srun -n 1 ./worker &", "./worker &"])
+def test_a_background_worker_the_job_kills_from_another_shell_is_ended_in_both(start):
+    """``worker & wpid=$!; ./main; kill $wpid``: the launch's own bash kills it, not the shell
+    that started it; the job ends it all the same. A launch without the kill leaves it running."""
+    from slurmkit.port.porting import import_script
+
+    script = f"{start}\nwpid=$!\n./main\nkill $wpid\n"
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    verification = verify.verify_import(HEADER + script, imported, PROFILE)
+    assert not verification.not_run and verification.findings == (), verification.findings
+    not_killed = spec({"command": "./main"}, environment={"setup": [start, "wpid=$!"], "errexit": False})
+    assert found(script, not_killed) == {("wait", "worker")}

@@ -679,8 +679,9 @@ def _check_kind_framework(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuCho
         findings.extend(Finding("warning", "launch.mixed_precision", m) for m in bf16_warnings(gpus.node_types))
 
 
-#: a launch line that starts the job's processes itself, as many as it says (a kept
-#: ``torchrun --nproc_per_node=2`` on 4 GPUs): kind gpu's "one process" is not the job's count
+#: a launch line or command that starts the job's processes itself, as many as it says (a kept
+#: ``torchrun --nproc_per_node=2`` on 4 GPUs, ``deepspeed --num_gpus=4 train.py``): kind gpu's
+#: "one process" is not the job's count
 _PROCESS_STARTERS = re.compile(r"(^|[\s;&|(])(torchrun|python\S*\s+-m\s+torch\.distributed\.(launch|run)|accelerate\s+launch|deepspeed|"
                                r"horovodrun|mpirun|mpiexec|srun)\s")
 
@@ -689,7 +690,7 @@ def _check_gpu_work(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], 
     """GPUs the job's processes would leave idle, or too little work per GPU to pay for the exchange."""
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and not _asks_a_copy_per_task(spec) \
-            and not _PROCESS_STARTERS.search(spec.launch.shell or ""):
+            and not _PROCESS_STARTERS.search(spec.launch.shell or " ".join(spec.launch.command) + " "):
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
                       f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} "
                       "(one process per GPU)")

@@ -501,3 +501,15 @@ def test_cpus_per_gpu_becomes_the_cores_of_a_task():
     both = imported("#SBATCH --gpus-per-node=a100:1 --cpus-per-gpu=6 --cpus-per-task=4\npython train.py\n")
     assert both.spec["resources"]["cpus_per_task"] == 4
     assert any("--cpus-per-gpu=6" in reason for reason in notes(both, "to do"))
+
+
+@pytest.mark.parametrize("line", ["deepspeed --num_gpus=4 train.py --deepspeed ds.json",
+                                  "torchrun --standalone --nproc_per_node=2 train.py"])
+def test_a_command_that_starts_its_own_processes_is_not_told_it_uses_one_gpu(line):
+    """deepspeed starts one process a GPU itself: kind gpu's "runs one process, which uses one
+    of the 4 GPUs; use kind multigpu" would have each of 4 tasks start 4 (16 ranks on 4 GPUs)."""
+    job = Job(name="d", profile="narval", account="def-x", kind="gpu", resources={"time": "1h", "gpus": "a100:4"}, launch=line)
+    assert not [f for f in job.resolve().warnings if "runs one process" in f.message]
+    alone = Job(name="d", profile="narval", account="def-x", kind="gpu", resources={"time": "1h", "gpus": "a100:4"},
+                launch="python train.py")
+    assert [f for f in alone.resolve().warnings if "runs one process" in f.message]

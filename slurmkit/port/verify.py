@@ -28,8 +28,12 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import SHORT_NAMES, full_long_name
 
-#: a script that has not ended after this long is stopped, and said to loop
+#: a script that records nothing for this long is stopped, and said to wait for what does not
+#: come; one that keeps recording is stopped at LOOP_LIMIT times it, and said to loop. Waiting
+#: on the trace's progress, not on the clock alone, keeps a loaded machine from cutting a
+#: script short that is only slow.
 TIMEOUT_S = 10.0
+LOOP_LIMIT = 6
 #: the trace's own folders (tracerecord.FOLDERS names them as the shell does)
 FOLDERS = ("submit", "tmpdir", "home", "scratch", "project", "job", "tmp", "spool", "abs", ".trace/bin")
 #: what the trace keeps of the script's own output (for the reason a run ended early)
@@ -80,7 +84,7 @@ class Trace(Record):
     untraceable: Tuple[str, ...]            # what was not run, and why
     saved: Tuple[str, ...]                  # files outside $SLURM_TMPDIR at the end (not the user's own data)
     inputs: Tuple[str, ...]                 # the user's files the script read
-    status: Optional[int]                   # None: stopped (it ran past TIMEOUT_S)
+    status: Optional[int]                   # None: stopped (idle past TIMEOUT_S, or past LOOP_LIMIT times it)
     output: str = ""                        # the end of what the script wrote to stdout and stderr
     world: Tuple[Tuple[str, str], ...] = ()  # the user's files and folders the trace stood in for: (path, kind)
     variables: Tuple[Tuple[str, str], ...] = ()  # the job's SLURM variables it ran with (Shape.variables)
@@ -311,17 +315,47 @@ def _run(root: str, script_path: str, shape: Shape, timeout_s: float) -> Tuple[O
     process = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", script_path, *shape.arguments], cwd=start, env=env,
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                                preexec_fn=lambda: confine(root))
-    try:
-        output, _ = process.communicate(timeout=timeout_s)
-        status: Optional[int] = process.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, 9)
-        output, _ = process.communicate()
-        status = None
+    output, ended = _output_and_status(process, Path(root, ".trace", "log"), timeout_s)
+    status = process.returncode if ended else None
     text = output.decode(errors="replace").replace(root, "<trace>")
     # extdebug, which lets the trace skip a command, makes bash look for its debugger at the start
     text = "".join(line for line in text.splitlines(keepends=True) if "bashdb" not in line and "start debugger" not in line)
     return status, text[-MAX_OUTPUT:]
+
+
+def _output_and_status(process: "subprocess.Popen[bytes]", log: Path, timeout_s: float) -> Tuple[bytes, bool]:
+    """The script's output, and whether it ended by itself: it is stopped, its session whole,
+    where it records nothing for ``timeout_s`` or runs past LOOP_LIMIT times it (also where
+    what it started in the background holds its output open after it ended)."""
+    import threading
+
+    chunks: List[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.append(process.stdout.read() if process.stdout else b""), daemon=True)
+    reader.start()
+    ended = _ended_in_time(process, reader, log, timeout_s)
+    if not ended:
+        os.killpg(process.pid, 9)
+    reader.join()
+    process.wait()
+    return b"".join(chunks), ended
+
+
+def _ended_in_time(process: "subprocess.Popen[bytes]", reader: Any, log: Path, timeout_s: float) -> bool:
+    """Whether the script and its output ended before it recorded nothing for ``timeout_s``
+    or ran LOOP_LIMIT times it (_output_and_status)."""
+    import time
+
+    start = last = time.monotonic()
+    size = -1
+    while reader.is_alive() or process.poll() is None:
+        now = time.monotonic()
+        grown = log.stat().st_size if log.exists() else 0
+        if grown != size:
+            size, last = grown, now
+        if now - last > timeout_s or now - start > timeout_s * LOOP_LIMIT:
+            return False
+        reader.join(0.05)
+    return True
 
 
 def _folders(root: str) -> Dict[str, str]:
@@ -556,8 +590,9 @@ def _ended(old: Trace, new: Trace) -> List[Difference]:
     said = []
     for label, one in (("old", old), ("new", new)):
         if one.status is None:
-            said.append(Difference("exit", label, f"the {label} script was stopped after {TIMEOUT_S:.0f}s: it loops, or waits for "
-                                                  "something that does not come (the rest was not traced)"))
+            said.append(Difference("exit", label, f"the {label} script was stopped (nothing new for {TIMEOUT_S:.0f}s, or "
+                                                  f"{TIMEOUT_S * LOOP_LIMIT:.0f}s in all): it loops, or waits for something that "
+                                                  "does not come (the rest was not traced)"))
     if None not in (old.status, new.status) and old.status != new.status:
         last = _last_line(new.output if new.status else old.output)
         said.append(Difference("exit", "", f"the old script ended with status {old.status}, the new one with {new.status}"

@@ -327,11 +327,22 @@ def test_where_the_kernel_has_landlock_even_a_loops_redirect_by_a_computed_path_
 
 def test_a_script_that_loops_forever_is_stopped_and_reported():
     script = HEADER + "while true; do sleep 60; done\n"
-    looping = verify.trace(script, verify.shape_of(script), timeout_s=2)
+    looping = verify.trace(script, verify.shape_of(script), timeout_s=1)
     ending = verify.trace(HEADER + "true\n", verify.shape_of(HEADER))
     assert looping.status is None and ending.status == 0
     (difference,) = verify.compare(ending, looping)
     assert difference.what == "exit" and "the new script was stopped" in difference.text
+
+
+def test_a_script_that_waits_on_nothing_is_stopped_and_one_that_progresses_slowly_is_not():
+    """The limit counts the time with nothing recorded: a script that only spins on builtins is
+    stopped after it, while one slower in all than the limit (a loaded machine) ends by itself."""
+    idle = HEADER + "while :; do :; done\n"
+    assert verify.trace(idle, verify.shape_of(idle), timeout_s=1).status is None
+    slow = HEADER + ("for i in 1 2 3 4 5 6 7 8 9 10 11 12; do\n    end=$(( ${EPOCHREALTIME/./} + 500000 ))\n"
+                     "    while (( ${EPOCHREALTIME/./} < end )); do :; done\n    hostname\ndone\n")
+    progressing = verify.trace(slow, verify.shape_of(slow), timeout_s=4)
+    assert progressing.status == 0, progressing.output
 
 
 # ---------------------------------------------------------------------------- the job's shape

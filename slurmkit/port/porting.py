@@ -2122,7 +2122,18 @@ def _load_changes_run(modules: List[str], run: Note) -> bool:
 
 
 #: a setup line that makes an array: ``NAME=(a b)``, ``NAME+=(c)``, ``declare -a NAME=(...)``
-_ARRAY_SET = re.compile(r"^\s*(?:(?:declare|typeset|local)\s+-[aA]\w*\s+)?([A-Za-z_]\w*)\+?=\(")
+#: the ways a line makes or fills an array, each naming it: NAME=(...), NAME+=(...), NAME[i]=...,
+#: declare -a NAME, read -a NAME, mapfile/readarray NAME (at a command's start, in a loop too)
+_ARRAY_SETS = (re.compile(r"(?:^|[\s;&|({])([A-Za-z_]\w*)(?:\+?=\(|\[[^\]\n]*\]\+?=)"),
+               re.compile(r"(?:^|[\s;&|({])(?:declare|typeset|local)\s+(?:-\w+\s+)*-\w*[aA]\w*\s+(?:-\w+\s+)*([A-Za-z_]\w*)"),
+               re.compile(r"(?:^|[\s;&|({])read\s+(?:-\w+\s+)*-\w*a\s*([A-Za-z_]\w*)"),
+               re.compile(r"(?:^|[\s;&|({])(?:mapfile|readarray)\s+(?:-[dnOsuCc]\s*\S+\s+|-\w+\s+)*([A-Za-z_]\w*)"))
+
+
+def _arrays_set(line: str) -> List[str]:
+    """The arrays a setup line makes or fills (_ARRAY_SETS), in the order named."""
+    found = sorted((m.start(1), m.group(1)) for pattern in _ARRAY_SETS for m in pattern.finditer(line))
+    return list(dict.fromkeys(name for _, name in found))
 
 
 def _arrays_into_launch(build: _Builder) -> None:
@@ -2132,8 +2143,8 @@ def _arrays_into_launch(build: _Builder) -> None:
     shell = build.spec.get("launch", {}).get("shell")
     if shell is None:
         return
-    moved = [(i, line, m.group(1)) for i, line in enumerate(build.setup) for m in [_ARRAY_SET.match(line)]
-             if m and re.search(r"\$\{[#!]?" + m.group(1) + r"\[", shell)]
+    moved = [(i, line, read[0]) for i, line in enumerate(build.setup)
+             for read in [[n for n in _arrays_set(line) if re.search(r"\$\{[#!]?" + n + r"\[", shell)]] if read]
     if not moved:
         return
     build.spec["launch"]["shell"] = "\n".join([line for _, line, _ in moved] + [shell])

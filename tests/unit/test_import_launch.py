@@ -513,3 +513,16 @@ def test_a_command_that_starts_its_own_processes_is_not_told_it_uses_one_gpu(lin
     alone = Job(name="d", profile="narval", account="def-x", kind="gpu", resources={"time": "1h", "gpus": "a100:4"},
                 launch="python train.py")
     assert [f for f in alone.resolve().warnings if "runs one process" in f.message]
+
+
+@pytest.mark.parametrize("made", ['declare -a CMDS\nCMDS[0]="./step one"\nCMDS[1]="./step two"\n',
+                                  'CMDS=()\nfor n in one two; do CMDS+=("./step $n"); done\n',
+                                  'mapfile -t CMDS < steps.txt\n', 'read -ra CMDS <<< "$STEPS"\n',
+                                  'while read -r line; do CMDS[$i]=$line; i=$((i+1)); done < steps.txt\n'])
+def test_an_array_made_element_by_element_runs_at_the_head_of_the_launch(made):
+    """bash exports no array: made in setup and read by launch.shell's own bash, the loop would
+    run nothing and end 0. Every way of making or filling one moves with it, in order."""
+    result = imported(made + 'for c in "${CMDS[@]}"; do $c; done\n')
+    shell = result.spec["launch"]["shell"]
+    assert shell.startswith(made.rstrip("\n").split("\n")[0]) and shell.endswith('for c in "${CMDS[@]}" ; do $c; done'), shell
+    assert not any("CMDS" in line for line in result.spec.get("environment", {}).get("setup", [])), result.spec

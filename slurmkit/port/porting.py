@@ -516,12 +516,21 @@ def _background_start(build: _Builder, body: List[Tuple[int, str]], launch_at: O
     after them waits for all of them, so they are one launch. Left in setup, they would be the
     batch shell's children, which the launch's ``wait`` does not wait for: the job would end
     when the last one ends, and SLURM would kill the others."""
-    if launch_at is None or not _all_background(build, body[launch_at][0]):
-        return launch_at if launch_at is not None else 0
-    start = launch_at
-    while start > 0 and not body[start - 1][1].startswith("#SBATCH") and _all_background(build, body[start - 1][0]):
+    if launch_at is None:
+        return 0
+    waited = launch_at + 1 < len(body) and _words(body[launch_at + 1][1])[:1] == ["wait"]
+    if not _all_background(build, body[launch_at][0]) and not waited:
+        return launch_at
+    start, first = launch_at, launch_at
+    while start > 0 and not body[start - 1][1].startswith("#SBATCH") and (
+            _all_background(build, body[start - 1][0]) or _BACKGROUND_PID.match(body[start - 1][1])):
         start -= 1
-    return start
+        first = start if _all_background(build, body[start][0]) else first
+    return first
+
+
+#: ``wpid=$!``: the pid of what the line before started in the background, kept for a wait or kill
+_BACKGROUND_PID = re.compile(r"^\s*[A-Za-z_]\w*=\$!\s*$")
 
 
 def _all_background(build: _Builder, number: int) -> bool:
@@ -1912,10 +1921,10 @@ def _after_launch(build: _Builder, number: int, unit: str) -> None:
         verdict = ("dropped", "$SLURM_TMPDIR is removed when the job ends")
     if verdict:
         build.note(number, unit, *verdict)
-    elif build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
-        _run_after(build, number, unit)
     elif _launcher_stays_in_the_shell(build):
         _run_after_launcher(build, number, unit)
+    elif build.launch_as_written is not None and build.spec["launch"].get("launcher", "direct") == "direct":
+        _run_after(build, number, unit)   # the batch shell runs the launch once: the line after it too
     else:
         build.note(number, unit, "to do", _after_launch_advice(build, number, unit))
 
@@ -2059,8 +2068,8 @@ def _reports_only(build: _Builder, words: List[str], unit: str) -> Optional[_Ver
 
 def _waits_for_launch(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     """``wait`` after a launch that started its runs in the background (``&``) is part of it."""
-    if words == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
-        build.spec["launch"]["shell"] += "\nwait"
+    if words[:1] == ["wait"] and "&" in split_at_operators(build.spec.get("launch", {}).get("shell", ""))[1]:
+        build.spec["launch"]["shell"] += "\n" + unit.strip()
         return ("mapped", "it waits for the runs the launch started in the background: part of launch.shell")
     return None
 
@@ -2227,7 +2236,39 @@ def _kept_with_its_launcher(build: _Builder, at: Tuple[int, str], parsed: launch
     if srun is None and _torchrun_count_of_its_own(build, parsed):
         _torchrun_as_written(build, *at, parsed)
         return True
+    if srun is None and _srun_count_of_its_own(build, parsed):
+        _srun_as_written(build, *at, parsed)
+        return True
     return False
+
+
+#: srun's options that say how many tasks or nodes its step takes
+_STEP_COUNTS = {"-n": "tasks", "--ntasks": "tasks", "-N": "nodes", "--nodes": "nodes"}
+
+
+def _srun_count_of_its_own(build: _Builder, parsed: launch_options.Parsed) -> bool:
+    """``srun -n 1 -N 1 ./driver`` in a job of 2 tasks on 2 nodes: a step of fewer tasks or nodes
+    than the job's, said in plain numbers (a Spark driver beside a worker step, one rank of a
+    bigger allocation): slurmkit's srun would start one a task of the job."""
+    if parsed.launcher != "srun":
+        return False
+    res = build.spec["resources"]
+    whole = {"tasks": _total_tasks(build), "nodes": res.get("nodes", 1)}
+    counts = [(_STEP_COUNTS[option], values[0]) for option, values, _ in parsed.options if option in _STEP_COUNTS and values]
+    return any(value.isdigit() and int(value) < whole[what] for what, value in counts)
+
+
+def _srun_as_written(build: _Builder, number: int, line: str, parsed: launch_options.Parsed) -> None:
+    """The srun line of a step of its own size (_srun_count_of_its_own), as the script wrote it,
+    started once by the batch shell (launcher direct): it takes the tasks it names, as it did."""
+    build.launcher_name = "srun"
+    text = _array_names(build, line.strip())
+    told = any(option in ("-c", "--cpus-per-task") for option, _, _ in parsed.options)
+    shell = text.replace("srun", "srun" + _SRUN_CPUS, 1) if _several_cores(build) and not told else text
+    build.spec["launch"] = {"launcher": "direct", "shell": shell}
+    build.launch_as_written = shell
+    build.note(number, line, "kept", f"its step takes the tasks it names, fewer than the job's {_total_tasks(build)}: the launch "
+                                     "is the script's line as written (launcher direct), run once by the batch shell, as it was")
 
 
 def _torchrun_count_of_its_own(build: _Builder, parsed: launch_options.Parsed) -> Optional[str]:

@@ -177,6 +177,15 @@ def test_job_steps_the_script_starts_itself_run_on_the_tasks_it_kept(cluster, re
     assert _seen(tmp_path / "a.0.json")["argv"] == ["--out", "a"] and _seen(tmp_path / "b.0.json")["argv"] == ["--out", "b"]
 
 
+def test_a_step_of_fewer_tasks_than_the_job_runs_as_the_script_sized_it(cluster, registry, tmp_path):
+    """``srun -n 1 -N 1 driver`` beside a worker step, in a job of 2 tasks on 2 nodes: kept as
+    written (launcher direct), the driver runs once, not once a task of the job; the wait after
+    it joins the launch. Proven on Slurm 22.05 (the local cluster)."""
+    handle = _import_and_submit("local_srun_driver_step", tmp_path)
+    assert handle.wait(0.5).state == "COMPLETED", handle.stderr()
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == ["driver.0.json", "worker.0.json"]
+
+
 def test_a_serial_step_after_an_srun_of_several_cores_a_task_keeps_the_cores(cluster, registry, tmp_path):
     """``srun prog > log`` with -c 2, then a serial line: run once in the batch shell, srun told
     the cores again (since 22.05 it does not read the job's): each task sees its 2 CPUs, and the

@@ -526,3 +526,25 @@ def test_an_array_made_element_by_element_runs_at_the_head_of_the_launch(made):
     shell = result.spec["launch"]["shell"]
     assert shell.startswith(made.rstrip("\n").split("\n")[0]) and shell.endswith('for c in "${CMDS[@]}" ; do $c; done'), shell
     assert not any("CMDS" in line for line in result.spec.get("environment", {}).get("setup", [])), result.spec
+
+
+@pytest.mark.parametrize("line, tasks", [("srun -n 1 -N 1 ./driver", "--nodes=2 --ntasks-per-node=1"),
+                                         ("srun -n 4 ./app", "--ntasks=8"), ("srun --nodes=1 ./app", "--nodes=2 --ntasks-per-node=4")])
+def test_a_step_of_fewer_tasks_or_nodes_than_the_job_is_kept_as_written(line, tasks):
+    """slurmkit's srun starts one a task of the job: a step sized by the script (a Spark driver
+    beside its worker step) would start as many drivers as the job has tasks."""
+    result = imported(f"#SBATCH {tasks}\n{line}\nkill $wpid\n")
+    assert result.spec["launch"] == {"launcher": "direct", "shell": f"{line}\nkill $wpid"}, result.spec["launch"]
+    assert not notes(result, "to do"), result.notes
+    whole = imported("#SBATCH --ntasks=8\nsrun -n 8 ./app\n")
+    assert whole.spec["launch"] == {"launcher": "srun", "command": "./app"}
+
+
+@pytest.mark.parametrize("wait", ["wait", "wait $wpid"])
+def test_a_background_step_the_script_waits_for_after_the_program_joins_the_launch(wait):
+    """``worker & wpid=$!; driver; wait $wpid``: left in setup, the worker is the batch shell's
+    child, which the launch's own bash cannot wait for ("not a child of this shell"), and the
+    job would end before it: the launch runs from the background start to the wait."""
+    result = imported(f"#SBATCH --ntasks=2\nmodule load StdEnv/2023\nsrun -n 1 ./worker &\nwpid=$!\nsrun -n 1 ./driver\n{wait}\n")
+    assert result.spec["launch"]["shell"] == f"srun -n 1 ./worker &\nwpid=$!\nsrun -n 1 ./driver\n{wait}", result.spec["launch"]
+    assert not notes(result, "to do") and not notes(result, "dropped"), result.notes

@@ -142,33 +142,58 @@ _MAKES_EACH = ("mkdir",)
 
 def setup_made(lines: Sequence[str]) -> Optional[List[str]]:
     """The paths under $SLURM_TMPDIR that ``environment.setup`` makes (mkdir, mv, cp, an archive
-    extracted there), relative to it, following ``cd``; None when an archive is spread over
-    $SLURM_TMPDIR itself, whose contents are unknown here. A setup that makes the folder the
-    program reads is as good as a stage input: saying "nothing puts it there" would be false."""
+    extracted there, a file a redirection writes), relative to it, following ``cd``; None when an
+    archive is spread over $SLURM_TMPDIR itself, whose contents are unknown here. A setup that
+    makes the folder the program reads is as good as a stage input: saying "nothing puts it
+    there" would be false."""
     made: List[str] = []
     cwd: Optional[str] = None               # the folder under $SLURM_TMPDIR that setup is in, if any
     for words in _setup_commands(lines):
+        made += [p for p in (_under_tmpdir(target, cwd) for target in _written_by_redirection(words)) if p]
         words = _without_launcher(words)
-        if not words:
-            continue
-        name, args = posixpath.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
-        if name == "cd":
+        if words and posixpath.basename(words[0]) == "cd":
+            args = [w for w in words[1:] if not w.startswith("-")]
             cwd = _under_tmpdir(args[0] if args else "~", cwd)
-        elif name in _MAKES_EACH:
-            made += [p for p in (_under_tmpdir(a, cwd) for a in args) if p is not None]
-        elif name in _MAKES_LAST and len(args) >= 2:
-            place = _under_tmpdir(args[-1], cwd)
-            if place in ("", "."):          # into $SLURM_TMPDIR itself: each source keeps its name
-                made += [posixpath.basename(a.rstrip("/")) for a in args[:-1]]
-            elif place is not None:
-                made.append(place)
-        elif name in ("tar", "unzip"):
-            place = _unpacked_into(words, cwd)
-            if place in ("", "."):
-                return None
-            if place is not None:
-                made.append(place)
+            continue
+        places = _made_by(words, cwd) if words else []
+        if places is None:
+            return None
+        made += places
     return made
+
+
+def _made_by(words: List[str], cwd: Optional[str]) -> Optional[List[str]]:
+    """What one setup command makes under $SLURM_TMPDIR (setup_made); None for an archive
+    spread over $SLURM_TMPDIR itself."""
+    name, args = posixpath.basename(words[0]), [w for w in words[1:] if not w.startswith("-")]
+    if name in _MAKES_EACH:
+        return [p for p in (_under_tmpdir(a, cwd) for a in args) if p is not None]
+    if name in _MAKES_LAST and len(args) >= 2:
+        place = _under_tmpdir(args[-1], cwd)
+        if place in ("", "."):          # into $SLURM_TMPDIR itself: each source keeps its name
+            return [posixpath.basename(a.rstrip("/")) for a in args[:-1]]
+        return [place] if place is not None else []
+    if name in ("tar", "unzip"):
+        place = _unpacked_into(words, cwd)
+        if place in ("", "."):
+            return None
+        return [place] if place is not None else []
+    return []
+
+
+def _written_by_redirection(words: List[str]) -> List[str]:
+    """The files a command's output is redirected into (``> FILE``, ``>> FILE``, ``2>FILE``,
+    ``&> FILE``): ``scontrol show hostnames > $SLURM_TMPDIR/hosts`` makes the host list."""
+    targets = []
+    for index, word in enumerate(words):
+        operator = re.match(r"^(?:\d|&)?>>?\|?", word)
+        if operator is None:
+            continue
+        rest = word[operator.end():]
+        target = rest or (words[index + 1] if index + 1 < len(words) else "")
+        if target and not target.startswith("&"):
+            targets.append(target)
+    return targets
 
 
 def _without_launcher(words: List[str]) -> List[str]:

@@ -364,6 +364,17 @@ def test_a_staged_place_the_command_never_names_is_warned_for_inputs_and_outputs
     assert fields == ["stage.inputs.0", "stage.outputs.0.from"]
 
 
+@pytest.mark.parametrize("line", ["slurm_hl2hl.py --format STAR-CCM+ > $SLURM_TMPDIR/machinefile",
+                                  "scontrol show hostnames >>$SLURM_TMPDIR/machinefile", "cd $SLURM_TMPDIR && srun hostname > machinefile"])
+def test_a_file_a_setup_line_writes_by_redirection_is_on_the_node(line):
+    resolution = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"}, environment={"setup": [line]},
+                     launch="starccm+ -batch -machinefile $SLURM_TMPDIR/machinefile sim.sim").resolve()
+    assert not [f for f in resolution.warnings if "nothing puts it on the node" in f.message], resolution.warnings
+    unmade = Job(name="n", profile="nibi", account="def-x", resources={"time": "1h"}, environment={"setup": ["hostname 2>&1"]},
+                 launch="starccm+ -batch -machinefile $SLURM_TMPDIR/machinefile sim.sim").resolve()
+    assert [f for f in unmade.warnings if "nothing puts it on the node" in f.message]
+
+
 @pytest.mark.parametrize("prefix, output, warned", [("asm_out", "asm_out.fasta", False), ("run", "run_1.log", False),
                                                     ("out/run", "out/run-final.h5", False), ("asm", "asmbly.fa", True),
                                                     ("out/run", "run.log", True)])
@@ -390,3 +401,4 @@ def test_a_tilde_the_program_gets_as_it_is_is_warned_with_home(word, spelling):
 @pytest.mark.parametrize("word", ["x~/y", "$HOME/d", "a=b~/c"])
 def test_a_tilde_that_no_shell_would_expand_either_is_not_warned(word):
     assert not [w for w in read_warnings(resolved(["python", word])) if "the program gets the ~" in w]
+

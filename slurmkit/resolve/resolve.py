@@ -480,7 +480,31 @@ def _shape(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoice], findi
     if gpus and cpus is None:
         cpus = sizing.cpus_per_task(gpus, tasks or 1)   # the GPUs' bundle of cores: their charge covers it
     _check_shape(spec, kind, tasks or 1, cpus or 1, findings)
+    if not whole:
+        _check_node_wide_counts(spec, cpus or 1, findings)
     return tasks or 1, cpus or 1
+
+
+#: counts of every core of the node, which ignore the cores SLURM gave the job (its affinity),
+#: with what counts the job's own: a pool sized by them starts a worker a core of the node
+_NODE_WIDE_COUNTS = re.compile(r"\b(?:os|multiprocessing|mp|psutil)\.cpu_count\(\)|\bcpu_count\(\)|\bdetectCores\(\)|"
+                               r"\bnproc\s+--all\b|/proc/cpuinfo\b|\bgetconf\s+_NPROCESSORS_ONLN\b")
+
+
+def _check_node_wide_counts(spec: JobSpec, cpus: int, findings: Findings) -> None:
+    """A worker count read from the node (``--workers $(python -c 'import os;
+    print(os.cpu_count())')``, R's ``mc.cores = detectCores()``): the job's cores are a part of
+    the node, and a bigger node on a new cluster starts more workers on the same cores."""
+    launch = spec.launch
+    said = ("launch.shell", launch.shell) if launch.shell else ("launch.command", " ".join(launch.command))
+    for field, text in (said, *(("environment.setup", line) for line in spec.environment.setup)):
+        found = _NODE_WIDE_COUNTS.search(text)
+        if found:
+            findings.warn(field, f"{found.group()} counts every core of the node, not the job's {cpus}: a pool or a thread "
+                                 "count sized by it runs that many workers on the job's cores (more on a bigger node); use "
+                                 "$SLURM_CPUS_PER_TASK (Python: len(os.sched_getaffinity(0)); R: parallelly::availableCores(); "
+                                 "nproc without --all)")
+            return
 
 
 def _whole_node_shape(kind, tasks: Optional[int], cpus: Optional[int], cores: int, site: str, findings: Findings,

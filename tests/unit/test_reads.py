@@ -402,3 +402,18 @@ def test_a_tilde_the_program_gets_as_it_is_is_warned_with_home(word, spelling):
 def test_a_tilde_that_no_shell_would_expand_either_is_not_warned(word):
     assert not [w for w in read_warnings(resolved(["python", word])) if "the program gets the ~" in w]
 
+
+@pytest.mark.parametrize("launch, warned", [
+    ("python process.py --workers $(python -c 'import os; print(os.cpu_count())')", "os.cpu_count()"),
+    ("Rscript -e 'parallel::mclapply(1:9, sqrt, mc.cores = parallel::detectCores())'", "detectCores()"),
+    ("make -j $(nproc --all)", "nproc --all"), ("make -j $(nproc)", None),
+    ("python process.py --workers $SLURM_CPUS_PER_TASK", None)])
+def test_a_worker_count_read_from_the_node_is_warned(launch, warned):
+    """The job's cores are part of a node: a pool sized by the node's count starts a worker a core
+    of the node (192 on Fir) on the job's 16; nproc counts the cores the job may use."""
+    resolution = Job(name="n", profile="fir", account="def-x", kind="threaded", resources={"time": "1h", "cpus_per_task": 16},
+                     launch={"shell": launch}).resolve()
+    said = [f.message for f in resolution.warnings if "counts every core of the node" in f.message]
+    assert said == ([f"{warned} counts every core of the node, not the job's 16: a pool or a thread count sized by it runs "
+                     "that many workers on the job's cores (more on a bigger node); use $SLURM_CPUS_PER_TASK (Python: "
+                     "len(os.sched_getaffinity(0)); R: parallelly::availableCores(); nproc without --all)"] if warned else [])

@@ -620,3 +620,18 @@ def test_a_background_worker_the_job_kills_from_another_shell_is_ended_in_both(s
     assert not verification.not_run and verification.findings == (), verification.findings
     not_killed = spec({"command": "./main"}, environment={"setup": [start, "wpid=$!"], "errexit": False})
     assert found(script, not_killed) == {("wait", "worker")}
+
+
+def test_an_array_line_run_in_setup_and_again_in_the_launch_is_declared():
+    """``names=($(cat names.txt))`` read by a setup line and by the launch runs in both (bash
+    exports no array): cat starting twice is import's own doing, said in its note, no to-do."""
+    from slurmkit.port.porting import import_script
+
+    script = ('#SBATCH --array=0-9\nnames=($(cat names.txt))\n./prep "${names[$SLURM_ARRAY_TASK_ID]}" | sort > prep.txt\n'
+              './main "${names[$SLURM_ARRAY_TASK_ID]}"\n')
+    imported = import_script(HEADER + script, name="job", profile=PROFILE)
+    assert imported.spec["launch"]["shell"].startswith("names=($(cat names.txt))"), imported.spec
+    verification = verify.verify_import(HEADER + script, imported, PROFILE)
+    assert not verification.not_run and verification.findings == (), verification.findings
+    unsaid = Imported(imported.spec, tuple(n for n in imported.notes if "names=" not in n.text))
+    assert ("start", "cat") in {(d.what, d.subject) for d in verify.verify_import(HEADER + script, unsaid, PROFILE).findings}

@@ -32,7 +32,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave, wordsplit, workdir
+from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave, verify, wordsplit, workdir
 from slurmkit.port.sciencecodes import import_note as science_import_note
 from slurmkit.port.sciencecodes import unloaded_programs
 from slurmkit.resolve.framework_kinds import requeue_lead
@@ -2161,7 +2161,7 @@ def _arrays_into_launch(build: _Builder) -> None:
         reason = (f"{name} is an array that launch.shell reads: bash exports no array to launch.shell's own bash, so the "
                   "line that makes it runs at the head of launch.shell")
         if any(re.search(r"\$\{[#!]?" + name + r"\[", later) for later in build.setup[index + 1:]):
-            reason += ", and in environment.setup for the setup lines that read it"
+            reason += ", " + verify.ARRAY_RUN_TWICE
         else:
             del build.setup[index]
         kept = next((i for i, n in enumerate(build.notes) if n.text == line and n.outcome == "kept"), None)
@@ -3325,6 +3325,20 @@ _STEPS = re.compile(r"(^|[\s;&|(`])(srun|mpirun|mpiexec)\s")
 _REMOTE = re.compile(r"(^|[\s;&|(`])(ssh|pdsh|clush|pbsdsh)\s")
 
 
+#: a host list given to the program (STAR-CCM+'s -machinefile, Fluent's -cnf=, a code's --hostfile),
+#: or the job's node list read to make one (slurm_hl2hl.py, scontrol show hostnames)
+_HOST_LIST = re.compile(r"(?:^|[\s;&|(`])(-{1,2}(?:machinefile|hostfile|nodefile|machines|hostlist)\b|-cnf=|slurm_hl2hl(?:\.py)?\b|"
+                        r"scontrol\s+show\s+hostnames?\b|\$\{?SLURM_(?:JOB_)?NODELIST\b)")
+
+
+def _host_list(build: _Builder) -> str:
+    """How the launch or the set-up hands the program the job's hosts (_HOST_LIST), or ''."""
+    launch = build.spec["launch"]
+    lines = [launch.get("shell") or launch.get("command") or "", *build.setup]
+    found = next(filter(None, (_HOST_LIST.search(line) for line in lines)), None)
+    return found.group(1) if found else ""
+
+
 def _started_once(build: _Builder, tasks: int) -> None:
     """Tasks on several nodes, and a program the batch shell started without srun or mpirun: it
     ran once, on the first node. Kind mpi with launcher direct does the same, with the job's shape
@@ -3352,6 +3366,8 @@ def _started_once(build: _Builder, tasks: int) -> None:
         why = f"it reads the task count ({_reads_task_count(build)}) to start its own processes"
     elif any(_BACKGROUND_STEP.search(line) for line in build.setup):
         why = "the set-up starts job steps in the background (srun ... &) that the program drives"
+    elif _host_list(build):
+        why = f"it is given the job's hosts ({_host_list(build)}) to start its own processes there"
     else:
         build.note(0, "launcher: direct", "to do", f"the script started {name} without srun or mpirun on {res.get('nodes', 1)} "
                    f"nodes, so it ran once, on the first node, and so does the job (kind {first_kind(rank_count_is_users=True).name}, "

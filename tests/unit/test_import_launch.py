@@ -548,3 +548,15 @@ def test_a_background_step_the_script_waits_for_after_the_program_joins_the_laun
     result = imported(f"#SBATCH --ntasks=2\nmodule load StdEnv/2023\nsrun -n 1 ./worker &\nwpid=$!\nsrun -n 1 ./driver\n{wait}\n")
     assert result.spec["launch"]["shell"] == f"srun -n 1 ./worker &\nwpid=$!\nsrun -n 1 ./driver\n{wait}", result.spec["launch"]
     assert not notes(result, "to do") and not notes(result, "dropped"), result.notes
+
+
+@pytest.mark.parametrize("setup, line", [("slurm_hl2hl.py --format STAR-CCM+ > $SLURM_TMPDIR/machinefile\n",
+                                          "starccm+ -batch -np 96 -machinefile $SLURM_TMPDIR/machinefile sim.sim"),
+                                         ("scontrol show hostnames > hosts.txt\n", "fluent 3ddp -g -t96 -cnf=hosts.txt -i run.jou"),
+                                         ("", "./code --hostfile=$HOME/hosts -np 96")])
+def test_a_program_given_the_jobs_hosts_starts_its_own_processes_there(setup, line):
+    """STAR-CCM+ given a machinefile (Fluent a -cnf=, a code a --hostfile) starts its processes
+    on every host in it: no "the other nodes stand idle; set launcher srun (96 copies)" to-do."""
+    result = imported("#SBATCH --nodes=2 --ntasks-per-node=48 --mem=0\n" + setup + line + "\n")
+    assert result.spec["launch"]["launcher"] == "direct" and not notes(result, "to do"), result.notes
+    assert any("the job's hosts" in reason for reason in notes(result, "mapped"))

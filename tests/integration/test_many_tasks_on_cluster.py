@@ -120,6 +120,21 @@ def test_two_nodes_share_the_tasks_each_with_its_own_joblog(cluster, tmp_path):
     assert "slurmkit: 20 of 20 tasks succeeded, 0 failed, 0 not run" in out
 
 
+def test_the_set_up_lines_run_before_the_tasks_on_every_node(cluster, tmp_path):
+    """environment.setup (``source settings.sh``, a variable) runs in the batch shell before
+    GNU Parallel starts, and what it sets reaches the tasks on both nodes, as in the script
+    imported: the kind had rendered no set-up line at all."""
+    script = _many_tasks(tmp_path, "setup", 4, 0.1, nodes=2, tasks_per_node=1)
+    (tmp_path / "settings.sh").write_text("MODE=accurate\n")
+    (tmp_path / "task.sh").write_text('echo "$MODE $LEVEL" >> "runs/$1"\n')
+    spec = yaml.safe_load((tmp_path / "job.yaml").read_text())
+    spec["environment"] = {"setup": ["source settings.sh", "LEVEL=3"]}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(spec))
+    script.write_text(Job.from_yaml(tmp_path / "job.yaml").render())
+    out = _finished(script, "setup")
+    assert _runs(tmp_path) == {i: ["accurate 3"] for i in range(1, 5)}, out
+
+
 def test_failed_tasks_fail_the_job_with_their_count_and_run_again_when_it_is_resubmitted(cluster, tmp_path):
     # A command a line; two fail until the file "fixed" exists.
     (tmp_path / "commands.txt").write_text("echo one >> ran\n\ntest -e fixed && echo two >> ran\necho three >> ran\n"

@@ -175,6 +175,8 @@ def script_of(profile_name: str, **overrides) -> str:
     ("fir", {"resources": {"time": "3h", "nodes": 3, "tasks_per_node": 16, "cpus_per_task": 2}, "tasks": {"commands": "cmds.txt"},
              "launch": None}),
     ("generic", {"resources": {"time": "3h", "tasks_per_node": 8}, "tasks": {"arguments": "a file; $$(rm -rf x).txt"}}),
+    ("fir", {"environment": {"setup": ["source settings.sh", "cd $SCRATCH/videos"], "errexit": False, "nounset": False},
+             "launch": {"command": "./task.sh {} $MODE"}}),
 ])
 def test_every_many_tasks_script_passes_bash_n_and_shellcheck(tmp_path, profile_name, overrides):
     path = tmp_path / "job.sbatch"
@@ -192,6 +194,13 @@ def test_the_script_takes_its_counts_from_slurm_and_keeps_the_joblog_beside_the_
     assert '--resume-failed' in text and '--resume ' not in text
     assert "\nslurmkit_run_many_tasks tasks_on_this_node\n" in text   # (srun, one task per node, where the job has several: tests/runtime)
     assert "--quote -- python simulate.py --seed \"{}\"" in text
+
+
+def test_the_set_up_lines_run_before_gnu_parallel_starts_the_tasks():
+    """The kind replaces the launch block, where the base script runs environment.setup: an
+    imported ``source settings.sh`` or ``cd`` was never run, and the tasks ran without it."""
+    text = script_of("fir", environment={"setup": ["source settings.sh", "cd $SCRATCH/videos"]})
+    assert text.index("eval 'source settings.sh'\neval 'cd $SCRATCH/videos'\n") < text.index("\nslurmkit_run_many_tasks ")
 
 
 def test_user_values_reach_gnu_parallel_quoted_and_literal():

@@ -127,11 +127,36 @@ _ASSIGNED = re.compile(r"(?:^\s*|[;&|({)]\s*|\b(?:then|do|else)\s+|\b(?:export|d
                        r"([A-Za-z_][A-Za-z0-9_]*)\+?=", re.M)
 
 
+#: builtins that set the variables they name: ``printf -v NAME``, ``read [-r] A B``, ``mapfile NAME``
+_SET_BY_BUILTIN = re.compile(r"(?:^|[;&|({!]|\b(?:then|do|else|while|until|if))\s*(?:[A-Za-z_]\w*=\S*\s+)*"
+                             r"(?:printf\s+-v\s*([A-Za-z_]\w*)|(readarray|mapfile|read)\b([^;&|<>\n]*))", re.M)
+#: the options of read, and of mapfile (readarray), that take a value
+_BUILTIN_VALUES = {"read": frozenset("dinNptu"), "mapfile": frozenset("dnOsuCc"), "readarray": frozenset("dnOsuCc")}
+
+
 def assigned_names(lines) -> set:
     """The variable names shell lines assign (``X=...``, ``export X=...``, ``a; Y=...``, and
-    indented inside a kept block: ``case $1 in --data) data_path=$2 ;; esac``): after
+    indented inside a kept block: ``case $1 in --data) data_path=$2 ;; esac``), or set with a
+    builtin (``printf -v IDX '%03d' "$N"``, ``read -r A B < f``, ``mapfile -t L < f``): after
     environment.setup they are set, and exported, where the launch expands them."""
-    return {match.group(1) for line in lines for match in _ASSIGNED.finditer(line)}
+    names = {match.group(1) for line in lines for match in _ASSIGNED.finditer(line)}
+    for line in lines:
+        for match in _SET_BY_BUILTIN.finditer(line):
+            names.update([match.group(1)] if match.group(1) else _read_names(match.group(2), match.group(3).split()))
+    return names
+
+
+def _read_names(builtin: str, words: List[str]) -> List[str]:
+    """The names ``read``/``mapfile`` words set, past their options (``-p PROMPT``, ``-d ,``)."""
+    names, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = len(word) == 2 and word[1] in _BUILTIN_VALUES[builtin]   # -p PROMPT; -pPROMPT holds it
+        elif re.fullmatch(r"[A-Za-z_]\w*", word):
+            names.append(word)
+    return names
 
 
 #: a word that leaves the command word after it: keywords, grouping, and launchers that run it as is

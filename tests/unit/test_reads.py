@@ -417,3 +417,13 @@ def test_a_worker_count_read_from_the_node_is_warned(launch, warned):
     assert said == ([f"{warned} counts every core of the node, not the job's 16: a pool or a thread count sized by it runs "
                      "that many workers on the job's cores (more on a bigger node); use $SLURM_CPUS_PER_TASK (Python: "
                      "len(os.sched_getaffinity(0)); R: parallelly::availableCores(); nproc without --all)"] if warned else [])
+
+
+@pytest.mark.parametrize("line", ["printf -v IDX '%03d' \"$SLURM_ARRAY_TASK_ID\"", "read -r IDX < index.txt",
+                                  "IFS=, read -r IDX REST <<< \"$LINE\"", "mapfile -t IDX < ids.txt", "read -p 'id? ' -t 5 IDX"])
+def test_a_variable_a_builtin_sets_in_setup_is_set(line):
+    """``printf -v``, ``read`` and ``mapfile`` set the names they are given, as ``IDX=$(...)``
+    does: "nothing sets it" would be false, and its advice (quote it) would break the job."""
+    warnings = read_warnings(resolved("./solver in_${IDX}.dat", environment={"setup": [line]}))
+    assert not [w for w in warnings if "$IDX: nothing sets it" in w], warnings
+    assert [w for w in read_warnings(resolved("./solver in_${IDX}.dat")) if "$IDX: nothing sets it" in w]

@@ -32,7 +32,7 @@ from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
 from slurmkit.core.yamlfile import MAX_DIGITS
-from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave, verify, wordsplit, workdir
+from slurmkit.port import accelerate_import, bashtree, jobparts, parallelforms, trapsave, wordsplit, workdir
 from slurmkit.port.sciencecodes import import_note as science_import_note
 from slurmkit.port.sciencecodes import unloaded_programs
 from slurmkit.resolve.framework_kinds import requeue_lead
@@ -2145,6 +2145,11 @@ def _arrays_set(line: str) -> List[str]:
     return list(dict.fromkeys(name for _, name in found))
 
 
+#: what the note says of the line that makes an array run both in setup and at the head of the
+#: launch (_arrays_into_launch): its programs start twice, by design, which verification reads
+ARRAY_RUN_TWICE = "and in environment.setup for the setup lines that read it"
+
+
 def _arrays_into_launch(build: _Builder) -> None:
     """An array set in setup and read by launch.shell: bash exports no array, and launch.shell
     runs in a child bash, which would see it empty. The lines that make it run at the head of
@@ -2161,7 +2166,7 @@ def _arrays_into_launch(build: _Builder) -> None:
         reason = (f"{name} is an array that launch.shell reads: bash exports no array to launch.shell's own bash, so the "
                   "line that makes it runs at the head of launch.shell")
         if any(re.search(r"\$\{[#!]?" + name + r"\[", later) for later in build.setup[index + 1:]):
-            reason += ", " + verify.ARRAY_RUN_TWICE
+            reason += ", " + ARRAY_RUN_TWICE
         else:
             del build.setup[index]
         kept = next((i for i, n in enumerate(build.notes) if n.text == line and n.outcome == "kept"), None)
@@ -2361,7 +2366,8 @@ def _shell_reason(operators: List[str], prefix: str, shell_words: List[str]) -> 
     if prefix:
         what.append(f"{prefix} set for the program alone")
     what += [f"{word}, which bash expands" for word in shell_words]
-    return "a shell line (" + (", ".join(what) or "$(...), $((...)) or a glob") + "): launch.shell, run by bash as written"
+    said = ", ".join(what) or "$(...), $((...)), a glob or bash's time keyword"
+    return f"a shell line ({said}): launch.shell, run by bash as written"
 
 
 #: what makes a program's words a shell line: a command substitution, or a glob
@@ -2370,8 +2376,9 @@ _NEEDS_SHELL = re.compile(r"\$\(|`|(^|\s)[^'\"\s]*[*?][^'\"\s]*")
 
 def _bash_text(text: str) -> bool:
     """Whether a program's words, as written, hold what only bash gives them: a command
-    substitution, a glob, the script's arguments ($1, "$@")."""
-    return bool(_NEEDS_SHELL.search(text)) or reads_arguments(text) or reads_script_name(text)
+    substitution, a glob, the script's arguments ($1, "$@"), the ``time`` keyword (a command's
+    first word, it would be /usr/bin/time, which a node may lack)."""
+    return bool(_NEEDS_SHELL.search(text)) or reads_arguments(text) or reads_script_name(text) or text.split()[:1] == ["time"]
 
 
 def _program_words(parsed: launch_options.Parsed, raw: List[str]) -> List[str]:
@@ -2491,6 +2498,14 @@ def _parallel_line(build: _Builder, number: int, line: str, words: List[str]) ->
         return False
     if not file and not _literal_tasks(build, number, line, rest, command):
         return False
+    if file:
+        build.line = number
+        file = _input_here(build, file)   # after `cd ~/scratch/videos`, video_list.txt is read there
+        if file is None:
+            build.note(number, line, "mapped", "GNU Parallel reads its task file from a folder a `cd` before it chose, which import "
+                       f"cannot tell, so the line runs as written; kind {first_kind(runs_task_file=True).name} reads a task file "
+                       "the spec names")
+            return False
     # With a command, each line is its argument; without one, each line is a command.
     build.spec["tasks"] = {"arguments" if command else "commands": file or ""}   # "": the words' file (_task_file)
     _parallel_separator(build, number, line, options.get("--colsep", options.get("-C")))

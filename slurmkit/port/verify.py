@@ -28,9 +28,6 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import SHORT_NAMES, full_long_name
 
-#: what import's note says of the line that makes an array it runs both in setup and at the head
-#: of the launch (porting._arrays_into_launch): its programs start twice, by design
-ARRAY_RUN_TWICE = "and in environment.setup for the setup lines that read it"
 #: a script that records nothing for this long is stopped, and said to wait for what does not
 #: come; one that keeps recording is stopped at LOOP_LIMIT times it, and said to loop. Waiting
 #: on the trace's progress, not on the clock alone, keeps a loaded machine from cutting a
@@ -911,6 +908,8 @@ def _declared_by_note(note: Any) -> List[Declared]:
     if note.outcome == "mapped" and "install" in words[:3]:
         return [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
                 for w in words[words.index("install") + 1:] if not w.startswith("-")]
+    from slurmkit.port.porting import ARRAY_RUN_TWICE
+
     if note.outcome == "mapped" and ARRAY_RUN_TWICE in note.reason:   # the line that makes an array, run in both places
         return [Declared("start", os.path.basename(program), note.reason) for program in [*_substituted(note.text), *words[:1]]]
     if note.outcome != "dropped" or not words:

@@ -560,3 +560,22 @@ def test_a_program_given_the_jobs_hosts_starts_its_own_processes_there(setup, li
     result = imported("#SBATCH --nodes=2 --ntasks-per-node=48 --mem=0\n" + setup + line + "\n")
     assert result.spec["launch"]["launcher"] == "direct" and not notes(result, "to do"), result.notes
     assert any("the job's hosts" in reason for reason in notes(result, "mapped"))
+
+
+def test_the_time_keyword_before_the_program_stays_bashs_keyword():
+    """``time python run.py``: as the first word of slurmkit's command, time would be
+    /usr/bin/time (quoted, no keyword), which a node may lack: the job would end 127."""
+    result = imported("time python run.py --n 1\n")
+    assert result.spec["launch"] == {"shell": "time python run.py --n 1"}, result.spec["launch"]
+    assert any("bash's time keyword" in reason for reason in notes(result, "mapped"))
+
+
+@pytest.mark.parametrize("cd, tasks", [("cd ~/scratch/videos\n", "$HOME/scratch/videos/list.txt"), ("cd work\n", "work/list.txt"),
+                                       ("", "list.txt")])
+def test_gnu_parallels_task_file_is_read_from_the_folder_a_cd_chose(cd, tasks):
+    """``cd ~/scratch/videos; parallel ... :::: list.txt`` read the list there; the spec's task
+    file is relative to the spec's folder, so it names the folder the cd chose."""
+    result = imported("#SBATCH -c 4\n" + cd + "parallel -j 4 ./extract.sh {} :::: list.txt\n")
+    assert result.spec["kind"] == "many-tasks" and result.spec["tasks"] == {"arguments": tasks}, result.spec
+    unknown = imported("#SBATCH -c 4\ncd $(cat where.txt)\nparallel -j 4 ./extract.sh {} :::: list.txt\n")
+    assert "tasks" not in unknown.spec and "parallel -j 4" in str(unknown.spec["launch"]), unknown.spec

@@ -3381,8 +3381,8 @@ def _started_once(build: _Builder, tasks: int) -> None:
         why = f"it reads the task count ({_reads_task_count(build)}) to start its own processes"
     elif any(_BACKGROUND_STEP.search(line) for line in build.setup):
         why = "the set-up starts job steps in the background (srun ... &) that the program drives"
-    elif _host_list(build):
-        why = f"it is given the job's hosts ({_host_list(build)}) to start its own processes there"
+    elif hosts := _host_list(build):
+        why = f"it is given the job's hosts ({hosts}) to start its own processes there"
     else:
         build.note(0, "launcher: direct", "to do", f"the script started {name} without srun or mpirun on {res.get('nodes', 1)} "
                    f"nodes, so it ran once, on the first node, and so does the job (kind {first_kind(rank_count_is_users=True).name}, "

@@ -261,15 +261,6 @@ def _prefix_of(prefix: str, path: str) -> bool:
     return bool(name) and folder == other_folder and other[len(name):len(name) + 1] in (".", "_", "-") and other.startswith(name)
 
 
-def _outputs(spec) -> List[str]:
-    """The places under $SLURM_TMPDIR the program writes and staging saves."""
-    stage = spec.stage
-    if not stage:
-        return []
-    places = [out.source for out in stage.outputs] + ([stage.checkpoint.source] if stage.checkpoint else [])
-    return [posixpath.normpath(place) for place in places]
-
-
 # ---------------------------------------------------------------------------- the findings
 
 
@@ -318,7 +309,7 @@ def _unstaged_paths(spec, plan) -> Iterator[Found]:
     made = _made_on_node(spec, plan)
     if made is None:
         return
-    said, outputs = set(), _outputs(spec)
+    said, outputs = set(), [place for _, place, direction in _staged_places(spec, plan) if direction == "output"]
     for field, word in _path_words(spec):
         for path in tmpdir_paths(word):
             if path and (field, path) not in said and not any(_covers(m, path) for m in made) \

@@ -12,6 +12,9 @@ _tr_record() {  # _tr_record KIND WORD...: one line in the trace; the recorder's
     _tr_busy=1
     local -
     set +x
+    # none of this file's names reaches a program: one assigned under the script's set -a is exported
+    # (_tr_busy=1 in a task GNU Parallel's stand-in starts would turn its trace off)
+    builtin export -n "${!_tr_@}"
     _TR_CALLER="${FUNCNAME[*]:2} ${_TR_OUTER_CALLER-}" _TR_LINES="${BASH_LINENO[*]:1} ${_TR_OUTER_LINES-}" \
         "$_TR_PYTHON" -S "$_TR_RECORDER" "$@"
     _tr_status=$?

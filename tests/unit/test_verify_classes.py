@@ -46,6 +46,17 @@ def test_gnu_parallel_reading_a_task_file_compares_equal_with_many_tasks_over_th
     assert found(script, *many_tasks()) == set()   # the user's file: the same in both runs
 
 
+def test_tasks_are_traced_after_a_file_is_sourced_under_set_a():
+    """set -a exports every variable assigned, the trace's own among them (the import's set-up
+    lines run so): a task of GNU Parallel must still be traced, not run for real."""
+    script = "#SBATCH --ntasks=4\nset -a\nsource settings.sh\nset +a\nparallel ./task.sh {} ::: a b\n"
+    assert [s.argv for s in traced(script).starts] == [("./task.sh", "a"), ("./task.sh", "b")]
+    mapping = spec({"command": "./task.sh '{}'"}, "many-tasks", {"tasks_per_node": 4}, tasks={"arguments": "job.tasks"},
+                   environment={"setup": ["source settings.sh"]})
+    assert found("#SBATCH --ntasks=4\nsource settings.sh\nparallel ./task.sh {} ::: a b\n", mapping,
+                 (("job.tasks", "a\nb\n"),)) == set()
+
+
 def test_the_parallel_stand_in_builds_each_task_as_gnu_parallel_does():
     trace = traced("printf 'a,b.txt\\n' > list.csv\n"
                    "parallel -j 8 --keep-order python p.py {1} {2} ::: x y ::: 1 2\n"

@@ -208,6 +208,7 @@ class Plan(Record):
     setup: Tuple[str, ...] = ()                   # the user's shell lines, run as written before the payload
     errexit: bool = True                          # False: a setup line that fails does not stop the job
     nounset: bool = True                          # False: setup and the launch line read an unset variable as empty
+    setup_nounset: bool = False                   # True: setup lines stop at an unset variable too (environment.nounset: true)
     login_shell: bool = False                     # True: #!/bin/bash -l, the login profiles run before the script
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     gpu_sampler_off: bool = False      # GPUs and monitor: {gpu: false}: the script turns slurmkit_run's sampler off

@@ -122,7 +122,9 @@ class Environment(Record):
     setup: Tuple[str, ...] = ()        # shell lines run as written before the payload (kept by `import`)
     # as a plain bash script runs them (false), or under slurmkit's own rules (true, the default):
     errexit: bool = True               # a setup line that fails stops the job (set -e)
-    nounset: bool = True               # an unset variable in setup or the launch line stops the job (set -u)
+    # an unset variable stops the job (set -u): true, in setup and the launch line (as a script with
+    # set -u ran them); None (the default), in the launch line only; false, nowhere
+    nounset: Optional[bool] = None
     login_shell: bool = False          # the script runs as a login shell (#!/bin/bash -l): the profiles first
 
 
@@ -613,7 +615,7 @@ def _read_environment(read: _Reader, value) -> Environment:
         build_cache=None if env.get("build_cache") is None else read.text(env["build_cache"], ("environment", "build_cache")),
         setup=_read_setup(read, env.get("setup")),
         errexit=_read_switch(read, env.get("errexit"), ("environment", "errexit")),
-        nounset=_read_switch(read, env.get("nounset"), ("environment", "nounset")),
+        nounset=None if env.get("nounset") is None else _read_switch(read, env.get("nounset"), ("environment", "nounset")),
         login_shell=_read_switch(read, env.get("login_shell"), ("environment", "login_shell"), default=False),
     )
 

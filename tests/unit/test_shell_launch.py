@@ -182,6 +182,15 @@ def test_a_shell_line_of_a_job_without_errexit_goes_on_past_a_failing_command(tm
     assert result.returncode == 0 and (tmp_path / "out.txt").read_text() == "went on\n", result.stderr
 
 
+@pytest.mark.parametrize("nounset, stops", [(None, False), (True, True), (False, False)])
+def test_a_set_up_line_reading_an_unset_variable_stops_the_job_only_under_nounset_true(tmp_path, nounset, stops):
+    environment = {"setup": ["echo ran $NOT_SET_ANYWHERE > setup.txt"], **({} if nounset is None else {"nounset": nounset})}
+    result = _run(script_of(environment=environment, launch={"shell": "echo went on > out.txt"}), tmp_path)
+    assert (result.returncode != 0) == stops, result.stderr
+    assert (tmp_path / "out.txt").exists() != stops
+    assert ("NOT_SET_ANYWHERE: unbound variable" in result.stderr) == stops
+
+
 @pytest.mark.parametrize("kind", ["serial", "mpi"])
 def test_an_assignment_before_the_program_reaches_it_as_a_variable(kind):
     """``X=1 prog``: srun, mpirun and a quoted first word would take ``X=1`` for the program; env runs it."""

@@ -509,8 +509,10 @@ def test_job_keyword_fields_are_checked_like_a_file_and_named_job():
 
 @pytest.mark.parametrize("key", ["errexit", "nounset"])
 def test_the_plain_bash_switches_are_true_unless_false_and_nothing_else(key):
+    """errexit is true unless false; nounset unset (the launch line's set -u only) unless true or false."""
     base = {"name": "j", "resources": {"time": "1h"}, "launch": {"command": "./app"}}
-    assert getattr(spec_from_mapping(base).environment, key) is True
+    assert getattr(spec_from_mapping(base).environment, key) is (True if key == "errexit" else None)
+    assert getattr(spec_from_mapping({**base, "environment": {key: True}}).environment, key) is True
     assert getattr(spec_from_mapping({**base, "environment": {key: False}}).environment, key) is False
     with pytest.raises(SpecError, match=rf"environment\.{key}: must be true or false, not 'no'"):
         spec_from_mapping({**base, "environment": {key: "no"}})

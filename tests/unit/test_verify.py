@@ -186,6 +186,13 @@ def test_a_setup_line_that_fails_or_an_unset_variable_stops_only_the_new_script_
     assert {("exit", ""), ("start", "python")} <= found(script, nounset_rule_removed)
 
 
+def test_a_set_up_line_that_set_u_stopped_is_found_where_the_new_script_goes_on():
+    script = "set -u\nmkdir -p $OUT/data\npython prog.py\n"
+    assert found(script, spec({"command": "python prog.py"}, environment={"setup": ["mkdir -p $OUT/data"], "nounset": True})) == set()
+    rule_removed = spec({"command": "python prog.py"}, environment={"setup": ["mkdir -p $OUT/data"]})
+    assert {("exit", ""), ("start", "python")} <= found(script, rule_removed)
+
+
 def test_port_finds_an_old_stdenv_that_a_kept_line_loads_after_the_new_one():
     from slurmkit.port.retarget import port_spec
     from slurmkit.sites.profiles import load_profile

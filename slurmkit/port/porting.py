@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.core import launch_options
+from slurmkit.core.archives import TAR_SUFFIXES
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
 from slurmkit.core.logpatterns import pattern_problem
 from slurmkit.core.records import Record
@@ -1636,6 +1637,8 @@ def _stage_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdi
     there is kept."""
     if words[0] == "tar":
         return _untar_in(build, words)
+    if "|" in words:
+        return _piped_untar_in(build, words)
     if words[0] == "cp":
         return _copy_stage(build, words)
     paths = [w for w in words[1:] if not w.startswith("-")]
@@ -1644,14 +1647,15 @@ def _stage_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdi
     return None
 
 
-def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
-    """``tar -xf X -C $SLURM_TMPDIR[/to]``."""
+def _untar_in(build: _Builder, words: List[str], archive: Optional[str] = None) -> Optional[_Verdict]:
+    """``tar -xf X -C $SLURM_TMPDIR[/to]``, extracting the whole archive as stage.inputs does
+    (``archive``: the one a decompressor pipes to tar)."""
     if "-C" not in words[:-1]:
         return None
     to = _tmpdir(words[words.index("-C") + 1])
-    archive = next((w for w in words[1:] if re.search(r"\.(tar|tgz|tar\.\w+)$", w)), None)
-    if to is None or not archive:
-        return None
+    archive = archive or _whole_archive(words)
+    if to is None or not archive or not archive.endswith(tuple(suffix for suffix, _ in TAR_SUFFIXES)):
+        return None   # (a suffix stage.inputs does not extract, .tar.lz4, would be copied as a file)
     archive = bashtree.substituted(archive, build.values)
     if _tmpdir(archive) is not None:
         return None   # an archive the job put in $SLURM_TMPDIR itself: unpacked there in order, after it arrived
@@ -1665,6 +1669,57 @@ def _untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
 
 
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+
+#: tar's long options that change only how an archive is read or reported, not which files land where
+_PLAIN_TAR_OPTIONS = frozenset(("--extract", "--get", "--verbose", "--gzip", "--gunzip", "--bzip2", "--xz", "--zstd",
+                                "--no-same-owner", "--same-permissions", "--preserve-permissions", "--totals", "--file",
+                                "--directory", "--use-compress-program"))
+#: tar's options whose value is the next word
+_TAR_VALUED = ("-C", "--directory", "-f", "--file", "-I", "--use-compress-program")
+
+
+def _whole_archive(words: List[str]) -> Optional[str]:
+    """The archive ``tar`` extracts whole (``-`` for its input), or None where an option or a
+    member name changes which files land where (``--strip-components=1``, ``--exclude``,
+    ``data/a.npy``): stage.inputs extracts all of it as it is, so such a line stays as written."""
+    from slurmkit.port.tracerecord import compressor
+
+    rest, archive, index = list(words[1:]), None, 0
+    if rest and not rest[0].startswith("-"):
+        rest[0] = "-" + rest[0]   # the old style: tar xzf A
+    while index < len(rest):
+        name, equals, value = rest[index].partition("=")
+        cluster = name.startswith("-") and not name.startswith("--")
+        if (name in _TAR_VALUED or (cluster and name.endswith("f"))) and not equals:
+            if index + 1 == len(rest):
+                return None
+            index, value = index + 1, rest[index + 1]
+        if name in ("-I", "--use-compress-program") and not compressor(value):
+            return None
+        if (cluster and name not in _TAR_VALUED and (not set(name[1:]) <= set("xvzjJpof") or "f" in name[1:-1])) or \
+                (name.startswith("--") and name not in _PLAIN_TAR_OPTIONS) or not name.startswith("-"):
+            return None
+        if name == "--file" or (cluster and name.endswith("f")):
+            archive = value
+        index += 1
+    return archive
+
+
+def _piped_untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:
+    """``zstd -dc X | tar -xf - -C $SLURM_TMPDIR`` (pigz, xz, zcat...): X extracted, as stage.inputs
+    extracts it (tar reads its compression by itself). The trace's decompressor names X to tar."""
+    from slurmkit.port.tracerecord import piped_archive_source
+
+    bar = words.index("|")
+    left, right = words[:bar], words[bar + 1:]
+    if words.count("|") != 1 or right[:1] != ["tar"] or _whole_archive(right) not in (None, "-"):
+        return None
+    archive = piped_archive_source(os.path.basename(left[0]), left[1:])
+    extracts = "--extract" in right or any("x" in w for w in right[1:] if not w.startswith("--") and
+                                             (w.startswith("-") or w is right[1]))
+    if not (archive and extracts and _untar_in(build, right, archive)):
+        return None
+    return ("mapped", f"stage.inputs: {PIPED_ARCHIVE}")
 
 
 _GLOB = re.compile(r"[*?\[]")
@@ -2092,7 +2147,16 @@ _MODULE_FREE = frozenset(("cd", "export", "set", "unset", "source", ".", "mkdir"
                           "touch", "sleep", "true", "module", "ml", "declare", "shopt", "ulimit", "umask", "trap",
                           "rsync", "unzip", "chmod", "deactivate", "git", "wget", "curl", "scp", "gzip", "gunzip", "zcat",
                           "find", "du", "head", "tail", "wc", "sort", "grep", "sed", "awk", "basename", "dirname",
-                          "realpath", "readlink", "seq", "nproc")) | frozenset(w for w in INFORMATIONAL if " " not in w)
+                          "realpath", "readlink", "seq", "nproc", "tee")) | frozenset(w for w in INFORMATIONAL if " " not in w)
+
+
+def _module_free(command: bashtree.Command) -> bool:
+    """Whether no module can change what ``command`` does: a tool of _MODULE_FREE, or ``exec``
+    with redirections only (``exec > >(tee log) 2>&1``: the job's output, copied by a tool)."""
+    if command.name == "exec" and len(command.argv) == 1:
+        substituted = [r.target[2:].split(None, 1) for r in command.redirects if r.target.startswith((">(", "<("))]
+        return all(words and words[0] in _MODULE_FREE for words in substituted)
+    return command.name in _MODULE_FREE
 
 
 def _modules_after_runs(build: _Builder) -> None:
@@ -2104,7 +2168,7 @@ def _modules_after_runs(build: _Builder) -> None:
         command = _single_command(build, note.line) if note.line else None
         if command is None:
             continue
-        if note.outcome == "kept" and command.name and command.name not in _MODULE_FREE and run is None:   # (not X=1)
+        if note.outcome == "kept" and command.name and not _module_free(command) and run is None:   # (not X=1)
             run = note
         elif run is not None and note.outcome == "mapped" and command.name in ("module", "ml") and \
                 len(command.argv) > 1 and command.argv[1] in ("load", "add") and _load_changes_run(command.argv[2:], run):
@@ -2148,6 +2212,8 @@ def _arrays_set(line: str) -> List[str]:
 #: what the note says of the line that makes an array run both in setup and at the head of the
 #: launch (_arrays_into_launch): its programs start twice, by design, which verification reads
 ARRAY_RUN_TWICE = "and in environment.setup for the setup lines that read it"
+#: the reason of a decompressor piped to tar that import moved into stage.inputs (verify declares its start)
+PIPED_ARCHIVE = "the archive the decompressor piped to tar, which reads its compression itself"
 
 
 def _arrays_into_launch(build: _Builder) -> None:
@@ -2966,15 +3032,28 @@ def _sets_errexit(script: bashtree.Script, text: str) -> bool:
     return _sets_option(script, text, "e", "errexit")
 
 
+def _turns_on(words: Sequence[str], letter: str, name: str) -> bool:
+    """Whether ``set``'s (or bash's) ``words`` turn on the option ``-LETTER`` (``-o NAME``)."""
+    return any(re.fullmatch(rf"-[a-z]*{letter}[a-z]*", w) for w in words) or ["-o", name] in map(list, zip(words, words[1:]))
+
+
 def _sets_option(script: bashtree.Script, text: str, letter: str, name: str) -> bool:
     """Whether the script turns on bash's option ``-LETTER`` (``-o NAME``) at its top level, or
     on its ``#!`` line."""
-    def stops(words: List[str]) -> bool:
-        return any(re.fullmatch(rf"-[a-z]*{letter}[a-z]*", w) for w in words) or ["-o", name] in map(list, zip(words, words[1:]))
-
     first = text.split("\n", 1)[0]
-    return first.startswith("#!") and stops(first.split()[1:]) or any(
-        isinstance(s, bashtree.Command) and s.name == "set" and stops(s.argv[1:]) for s in script.statements)
+    return first.startswith("#!") and _turns_on(first.split()[1:], letter, name) or any(
+        isinstance(s, bashtree.Command) and s.name == "set" and _turns_on(s.argv[1:], letter, name) for s in script.statements)
+
+
+def _setup_after_set_u(build: _Builder, script: bashtree.Script, text: str) -> bool:
+    """Whether every set-up line kept ran under ``set -u``: none came before the line that set it
+    (the #! line, or the first top-level ``set`` that turns it on)."""
+    first = text.split("\n", 1)[0]
+    if first.startswith("#!") and _turns_on(first.split()[1:], "u", "nounset"):
+        return True
+    setting = [s.line for s in script.statements if isinstance(s, bashtree.Command) and s.name == "set" and
+               _turns_on(s.argv[1:], "u", "nounset")]
+    return bool(setting) and not any(n.outcome == "kept" and 0 < n.line < setting[0] for n in build.notes)
 
 
 def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
@@ -2990,7 +3069,12 @@ def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
         build.note(0, "environment.errexit: false", "mapped", "the script had no set -e, so it went on past a command that "
                                                             "failed, and the job does too (delete the line, and a command of "
                                                             "its setup or launch line that fails stops the job)")
-    unset = [] if _sets_option(script, text, "u", "nounset") else _unset_in_launch(build, script)
+    stops_unset = _sets_option(script, text, "u", "nounset")
+    if stops_unset and environment.get("setup") and _setup_after_set_u(build, script, text):
+        environment["nounset"] = True
+        build.note(0, "environment.nounset: true", "mapped", "the script ran under set -u: an unset variable stops the job in "
+                                                           "its set-up lines too, as before (they read it as empty by default)")
+    unset = [] if stops_unset else _unset_in_launch(build, script)
     if unset:
         environment["nounset"] = False
         build.note(0, "environment.nounset: false", "mapped", f"the script had no set -u, and it sets no {', '.join(unset)}: "

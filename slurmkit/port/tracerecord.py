@@ -186,6 +186,8 @@ def print_as_node(argv):
         print(env.get("SLURMD_NODENAME", "node1"))
     elif name == "nproc":
         print(env.get("SLURM_CPUS_ON_NODE", "1"))
+    elif piped_archive_source(name, args):
+        print(ARCHIVE_MARK + piped_archive_source(name, args))
     elif name == "scontrol" and args[:2] == ["show", "hostnames"]:
         print("\n".join(hostnames(args[2] if len(args) > 2 else env.get("SLURM_JOB_NODELIST", "node1"))))
     elif name == "seq" and args and all(a.lstrip("-").isdigit() for a in args):
@@ -627,7 +629,8 @@ def tool(name, words, via="", count=1):
     if real is None:
         log("untraceable", argv=[shown(w) for w in [name, *words]], why=f"{name} is not installed here")
         return 0
-    status = subprocess.call([real, *words], env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
+    run = tar_uncompressed(words) if name == "tar" else words
+    status = subprocess.call([real, *run], env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"})
     log("file", argv=[shown(w) for w in [name, *words]], sources=[shown(p) for p, _ in sources],
         made=[[shown(p), kind] for p, kind in made], status=status, via=via, count=count)
     return status
@@ -651,16 +654,39 @@ def piped_archive(words):
 
 def tar_from_pipe(words, via, count):
     """The pipe's writers were stand-ins (cat, unpigz) and wrote no archive: tar extracts what
-    an archive of the user's would hold, one file (from-pipe), into its folder, as it does for
-    an archive it reads by name. What the pipe wrote is read to its end, as tar reads it."""
+    an archive of the user's would hold, one file (from-NAME, where a decompressor's stand-in
+    named the archive it read: from-pipe else), into its folder, as it does for an archive it
+    reads by name. What the pipe wrote is read to its end, as tar reads it."""
     import sys
 
-    sys.stdin.buffer.read()
+    piped = sys.stdin.buffer.read().decode(errors="replace")
+    archive = piped[len(ARCHIVE_MARK):].strip() if piped.startswith(ARCHIVE_MARK) and "\n" not in piped.strip() else ""
     folder = tar_options(words)[2]
     made = [] if os.path.isdir(folder) else [[shown(absolute(folder)), "folder"]]
-    make(os.path.join(absolute(folder), "from-pipe"), "file")
-    log("file", argv=[shown(w) for w in ["tar", *words]], sources=[], made=made, status=0, via=via, count=count)
+    if archive and inside(archive) and not os.path.lexists(archive):   # the user's, there on the cluster
+        make(archive, "archive:x")
+        made.append([shown(absolute(archive)), "archive:x"])
+    make(os.path.join(absolute(folder), f"from-{os.path.basename(archive) or 'pipe'}"), "file")
+    log("file", argv=[shown(w) for w in ["tar", *words]], sources=[shown(absolute(archive))] if archive else [], made=made,
+        status=0, via=via, count=count)
     return 0
+
+
+#: what a decompressor's stand-in writes for tar to read: the archive it stands for
+ARCHIVE_MARK = "slurmkit-trace-archive:"
+#: programs that write a decompressed file to their output: always, or with -c (--stdout)
+DECOMPRESS_TO_OUTPUT = ("zcat", "zstdcat", "xzcat", "bzcat", "lz4cat")
+DECOMPRESSORS = ("zstd", "unzstd", "pigz", "unpigz", "gzip", "gunzip", "xz", "unxz", "bzip2", "bunzip2", "pbzip2", "lbzip2", "lz4")
+
+
+def piped_archive_source(name, args):
+    """The one file a decompressor writes, decompressed, to its output (``zstd -dc A``, ``zcat A``,
+    ``pigz -dc -p 8 A``); "" where it writes none or several."""
+    flags = "".join(a[1:] for a in args if a[:1] == "-" and a[1:2] != "-" and a[1:].isalnum()) + " ".join(a for a in args if a[:2] == "--")
+    decompresses = name in DECOMPRESS_TO_OUTPUT or (name in DECOMPRESSORS and ("c" in flags or "--stdout" in flags) and (
+        "d" in flags or "--decompress" in flags or name.startswith(("un", "gun", "bun"))))
+    operands = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in ("-p", "-T", "--threads"))]
+    return operands[0] if decompresses and len(operands) == 1 else ""
 
 
 def quoted_glob(path):
@@ -736,8 +762,11 @@ def mirrored_word(word):
 def tool_problem(name, words):
     """Why the tool must not run here: an option that runs a program or reaches another host, or a path outside."""
     refused = REFUSED_OPTIONS.get(name, ())
-    for word in words:
+    for index, word in enumerate(words):
         option = word.partition("=")[0]
+        value = word.partition("=")[2] if "=" in word else (words[index + 1] if index + 1 < len(words) else "")
+        if name == "tar" and option in ("-I", "--use-compress-program") and compressor(value):
+            continue
         if option in refused or (name == "rsync" and word[:1] == "-" and word[1:2] != "-" and "e" in word):
             return f"{option} runs a program or reaches another host"
         if name == "rsync" and word[:1] not in ("-", "/", ".") and ":" in word.partition("/")[0]:
@@ -796,6 +825,46 @@ def tar_reads(words):
     return [], []
 
 
+#: tar's options that name a compression: the archives a trace makes are read without them
+TAR_COMPRESSIONS = ("--gzip", "--gunzip", "--ungzip", "--bzip2", "--xz", "--lzma", "--lzip", "--lzop", "--zstd",
+                    "--compress", "--uncompress", "--auto-compress")
+#: the programs tar's -I (--use-compress-program) may name: they only (de)compress
+COMPRESSORS = ("gzip", "pigz", "unpigz", "bzip2", "pbzip2", "lbzip2", "xz", "pixz", "zstd", "unzstd", "pzstd", "lz4",
+               "lzop", "lzip", "plzip")
+
+
+def compressor(value):
+    """Whether the program tar's -I names only (de)compresses (``zstd -T0``, ``/usr/bin/pigz``)."""
+    words = value.split()
+    return bool(words) and os.path.basename(words[0]) in COMPRESSORS
+
+
+def tar_uncompressed(words):
+    """tar's words without a compression: an archive the trace stands in for is written as a plain
+    tar where no Python module writes its compression (zstd, lz4), and one of gzip, bzip2 or xz
+    is found by its first bytes, as tar finds it when it reads an archive by name."""
+    kept, index = [], 0
+    while index < len(words):
+        word = words[index]
+        name = word.partition("=")[0]
+        if name in ("-I", "--use-compress-program") and "=" not in word:
+            index += 2
+            continue
+        if name in TAR_COMPRESSIONS or name == "--use-compress-program":
+            index += 1
+            continue
+        if index == 0 and not word.startswith("-"):
+            word = "-" + word   # the old style: xzf
+        if word.startswith("-") and not word.startswith("--"):
+            word = "-" + word[1:].replace("z", "").replace("j", "").replace("J", "").replace("Z", "")
+            if word == "-":
+                index += 1
+                continue
+        kept.append(word)
+        index += 1
+    return kept
+
+
 def tar_options(words):
     """tar's mode letters, archive, folder (-C) and members, in the old style (tar xzf A) too."""
     mode, archive, folder, members, index = "", None, ".", [], 0
@@ -805,7 +874,9 @@ def tar_options(words):
     while index < len(words):
         word, following = words[index], words[index + 1] if index + 1 < len(words) else None
         name, equals, value = word.partition("=")
-        if name in ("-f", "--file", "-C", "--directory") and (equals or following is not None):
+        if name in ("-I", "--use-compress-program") and (equals or following is not None):
+            index += 0 if equals else 1
+        elif name in ("-f", "--file", "-C", "--directory") and (equals or following is not None):
             value = value if equals else following
             index += 0 if equals else 1
             archive, folder = (value, folder) if name in ("-f", "--file") else (archive, value)

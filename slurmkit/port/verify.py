@@ -908,7 +908,10 @@ def _declared_by_note(note: Any) -> List[Declared]:
     if note.outcome == "mapped" and "install" in words[:3]:
         return [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
                 for w in words[words.index("install") + 1:] if not w.startswith("-")]
-    from slurmkit.port.porting import ARRAY_RUN_TWICE
+    from slurmkit.port.porting import ARRAY_RUN_TWICE, PIPED_ARCHIVE
+
+    if note.outcome == "mapped" and PIPED_ARCHIVE in note.reason:   # the decompressor's work is tar's now
+        return [Declared("start", os.path.basename(words[0]), note.reason)]
 
     if note.outcome == "mapped" and ARRAY_RUN_TWICE in note.reason:   # the line that makes an array, run in both places
         return [Declared("start", os.path.basename(program), note.reason) for program in [*_substituted(note.text), *words[:1]]]

@@ -343,6 +343,46 @@ def test_a_staged_archive_named_through_a_value_import_cannot_tell_runs_where_th
     assert imported.spec["environment"]["setup"] == ["NAME=$(date +%F)", "tar -xf $HOME/data/$NAME.tar -C $SLURM_TMPDIR"]
 
 
+@pytest.mark.parametrize("line", ["tar -xf $HOME/d.tar --strip-components=1 -C $SLURM_TMPDIR",
+                                  "tar -xf $HOME/d.tar -C $SLURM_TMPDIR data/a.npy",
+                                  "tar -xf $HOME/d.tar --exclude='*.log' -C $SLURM_TMPDIR",
+                                  "tar --wildcards -xf $HOME/d.tar -C $SLURM_TMPDIR '*.npy'",
+                                  "tar -I lz4 -xf $HOME/d.tar.lz4 -C $SLURM_TMPDIR",       # a suffix stage.inputs would copy
+                                  "tar -I ./mytool -xf $HOME/d.tar.gz -C $SLURM_TMPDIR"])   # a program of the user's
+def test_an_extraction_of_part_of_an_archive_stays_the_scripts_line(line):
+    """stage.inputs extracts a whole archive as it is: what changes which files land where keeps the line."""
+    imported = import_script(HEAD + f"{line}\n./sim\n")
+    assert "stage" not in imported.spec
+    assert imported.spec["environment"]["setup"] == [line]
+
+
+@pytest.mark.parametrize("line", ["zstd -dc $HOME/d.tar.zst | tar -xf - -C $SLURM_TMPDIR",
+                                  "pigz -dc -p 8 $HOME/d.tar.gz | tar -x -C $SLURM_TMPDIR",
+                                  "zcat $HOME/d.tar.gz | tar xf - -C $SLURM_TMPDIR",
+                                  "tar -I zstd -xvf $HOME/d.tar.zst -C $SLURM_TMPDIR",
+                                  "tar --use-compress-program=unzstd -xf $HOME/d.tar.zst -C $SLURM_TMPDIR"])
+def test_an_archive_decompressed_by_a_program_is_staged_and_verifies_equal(line):
+    from slurmkit.port import verify
+
+    script = HEAD + f"{line}\n./sim $SLURM_TMPDIR/d\n"
+    imported = import_script(script, profile="narval")
+    assert imported.spec["stage"]["inputs"] == [next(w for w in line.split() if w.startswith("$HOME/"))]
+    verification = verify.verify_import(script, imported, "narval")
+    assert not verification.not_run and verification.findings == ()
+
+
+def test_the_trace_extracts_a_zstd_archive_it_stands_in_for_and_names_a_piped_one():
+    from slurmkit.port import verify
+
+    script = HEAD + ("tar --zstd -xf $HOME/a.tar.zst -C $SLURM_TMPDIR\nzstd -dc $HOME/b.tar.zst | tar -x -C $SLURM_TMPDIR\n"
+                     "./sim\n")
+    trace = verify.trace(script, verify.shape_of(script))
+    assert trace.status == 0, trace.output
+    assert trace.inputs == ("$HOME/a.tar.zst", "$HOME/b.tar.zst")
+    (sim,) = [s for s in trace.starts if s.program == "sim"]
+    assert {"from-a.tar.zst", "from-b.tar.zst"} <= set(sim.tmpdir)
+
+
 def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variables_worked_out():
     imported = import_script(HEAD + "OUT=$HOME/results\nsave() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }; trap save EXIT\n"
                                     "python train.py\n")

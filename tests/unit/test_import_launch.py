@@ -89,6 +89,21 @@ def test_a_launch_line_reading_a_variable_nothing_sets_reads_it_empty_as_before(
         assert any(f"sets no {', '.join(unset)}:" in reason for reason in notes(result, "mapped"))
 
 
+@pytest.mark.parametrize("script, stops", [
+    ("set -euo pipefail\nOUT=$HOME/out/$RUN\nmkdir -p $OUT\npython run.py\n", True),
+    ("#SBATCH --nodes=1\nset -o nounset\ncd $WORK\npython run.py\n", True),
+    ("source ~/.bashrc\nset -u\ncd $WORK\npython run.py\n", False),   # the first set-up line ran without it
+    ("set -euo pipefail\npython run.py\n", False),                      # no set-up lines: the default says it
+    ("cd $WORK\npython run.py\n", False),
+])
+def test_set_u_before_the_set_up_lines_stops_them_at_an_unset_variable_too(script, stops):
+    """A script under ``set -u`` never ran ``mkdir -p $OUT`` with OUT unset; setup lines read an
+    unset variable as empty by default, so the spec says nounset: true."""
+    result = imported(script)
+    assert ((result.spec.get("environment") or {}).get("nounset") is True) == stops
+    assert any("nounset: true" in n.text for n in result.notes) == stops
+
+
 TORCHRUN_NODES = "#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-node=1 --cpus-per-task=32\n"
 
 
@@ -236,6 +251,14 @@ def test_cuda_loaded_after_a_python_step_asks_nothing(late):
 def test_a_load_that_changes_an_earlier_build_is_still_a_to_do(late, before):
     body = f"module load python/3.10\n{before}\nmodule load {late}\npython train.py\n"
     assert _late_loads(body) == [f"module load {late}"]
+
+
+@pytest.mark.parametrize("before, late", [("exec > >(tee -a job.log) 2>&1", False), ("exec &> >(tee run.log)", False),
+                                          ("exec > >(python filter.py) 2>&1", True), ("exec ./other", True)])
+def test_a_load_after_exec_redirecting_the_output_to_tee_asks_nothing(before, late):
+    """``exec > >(tee log)`` only copies the job's output: no module changes tee."""
+    body = f"{before}\nmodule load gcc/9.3.0\npython train.py\n"
+    assert _late_loads(body) == (["module load gcc/9.3.0"] if late else [])
 
 
 @pytest.mark.parametrize("first, login", [("#!/bin/bash -l", True), ("#!/bin/bash --login", True), ("#!/bin/bash -le", True),

@@ -202,6 +202,9 @@ eval() {  # text written out in the command runs; text the script computed is a 
     if _tr_written "${_tr_src#*eval}"; then
         _tr_text="$*"   # (names that start with _tr_: the guard passes over them and keeps _tr_args)
         _tr_=1 builtin set -- "${_tr_args[@]}"
+        # the text runs in the stand-in, a function, where a declare would make a local of it: at the
+        # script's top level, as the builtin runs it there, it makes a global
+        [[ ${FUNCNAME[1]-main} != main ]] || _tr_text=${_tr_text//declare /declare -g } _tr_text=${_tr_text//typeset /typeset -g }
         _tr_=1 builtin eval "$_tr_text"
         _tr_status=$?
         # `set -- WORDS` in the text sets the caller's arguments, as the builtin would: the DEBUG

@@ -57,6 +57,14 @@ def test_tasks_are_traced_after_a_file_is_sourced_under_set_a():
                  (("job.tasks", "a\nb\n"),)) == set()
 
 
+def test_an_array_declared_in_eval_at_the_top_level_is_a_global_as_bash_makes_it():
+    """slurmkit runs each set-up line as eval 'LINE'; the trace's eval is a function, where a
+    declare would make a local: a function that reads the array later found it empty."""
+    trace = traced("eval 'declare -a parts=(a b)'\nfill() { for p in \"${parts[@]}\"; do ./get \"$p\"; done; }\n"
+                   "eval 'fill'\n")
+    assert [s.argv for s in trace.starts] == [("./get", "a"), ("./get", "b")]
+
+
 def test_the_parallel_stand_in_builds_each_task_as_gnu_parallel_does():
     trace = traced("printf 'a,b.txt\\n' > list.csv\n"
                    "parallel -j 8 --keep-order python p.py {1} {2} ::: x y ::: 1 2\n"

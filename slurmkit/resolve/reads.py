@@ -135,6 +135,8 @@ def _made_on_node(spec, plan) -> Optional[List[str]]:
     return [posixpath.normpath(path) for path in made + by_setup]
 
 
+#: a path under $SLURM_TMPDIR that a variable names (``$SLURM_TMPDIR/$1``, ``${SLURM_TMPDIR}/data_$i``)
+_NAMED_BY_VARIABLE = re.compile(r"\$\{?SLURM_TMPDIR\}?/[^\s]*\$")
 #: Setup commands that make the path they name last (mv, cp: the destination), or every one they name (mkdir).
 _MAKES_LAST = ("mv", "cp", "rsync", "ln")
 _MAKES_EACH = ("mkdir",)
@@ -156,8 +158,8 @@ def setup_made(lines: Sequence[str]) -> Optional[List[str]]:
             cwd = _under_tmpdir(args[0] if args else "~", cwd)
             continue
         places = _made_by(words, cwd) if words else []
-        if places is None:
-            return None
+        if places is None or (places and any(_NAMED_BY_VARIABLE.search(w) for w in words[1:])):
+            return None   # (a folder named by a variable, $SLURM_TMPDIR/$1 in a function: what it makes is unknown here)
         made += places
     return made
 
@@ -206,10 +208,15 @@ def _without_launcher(words: List[str]) -> List[str]:
     return list(launch_options.parse(words).program)
 
 
+#: bash's words that come before a command in a compound one (``do mkdir``, ``then cp``, ``{ cd``)
+_KEYWORDS = frozenset(("do", "then", "else", "elif", "{", "}", "(", ")", "!", "done", "fi", "esac", "time"))
+
+
 def _setup_commands(lines: Sequence[str]) -> Iterator[List[str]]:
-    """The simple commands of the setup lines, as words (``;``, ``&&``, ``||`` and ``|`` split them)."""
+    """The simple commands of the setup lines, as words (``;``, ``&&``, ``||``, ``|`` and line ends
+    split them; a keyword before a command, ``do mkdir``, is passed over)."""
     for line in lines:
-        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+        lexer = shlex.shlex(line.replace("\n", " ;\n"), posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         try:
             tokens = list(lexer)
@@ -221,7 +228,7 @@ def _setup_commands(lines: Sequence[str]) -> Iterator[List[str]]:
                 if words:
                     yield words
                 words = []
-            else:
+            elif words or token not in _KEYWORDS:
                 words.append(token)
 
 

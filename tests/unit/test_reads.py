@@ -79,12 +79,16 @@ def test_the_warning_names_the_path_as_deep_as_the_command_does():
     ["cd $SLURM_TMPDIR", "tar xf ~/train.tar"],          # spread over the folder: its contents are unknown
     ["srun --ntasks=1 unzip -qq ~/data.zip -d $SLURM_TMPDIR/data"],   # srun runs the unzip: it makes the folder
     ["srun -n 1 cp -r ~/data $SLURM_TMPDIR/"],
+    # a function that fills a folder its argument names: what it makes is unknown here
+    ['fill() {\n  for i in a b; do\n    mkdir -p $SLURM_TMPDIR/$1\n    cat $i.part?? | tar -xC $SLURM_TMPDIR/$1\n  done\n}', "fill data"],
+    ["for d in data other; do mkdir -p ${SLURM_TMPDIR}/$d; done"],
 ])
 def test_a_path_that_setup_makes_on_the_node_is_not_warned(setup):
     assert read_warnings(resolved("python main.py --data $SLURM_TMPDIR/data", environment={"setup": setup})) == []
 
 
-@pytest.mark.parametrize("setup", [["mkdir $SLURM_TMPDIR/other"], ["cd $SLURM_TMPDIR/w", "mkdir data"], ["mkdir data"]])
+@pytest.mark.parametrize("setup", [["mkdir $SLURM_TMPDIR/other"], ["cd $SLURM_TMPDIR/w", "mkdir data"], ["mkdir data"],
+                                   ["if true; then\n  mkdir $SLURM_TMPDIR/other\nfi"], ["echo $SLURM_TMPDIR/$1"]])
 def test_a_path_that_setup_makes_elsewhere_is_still_warned(setup):
     assert read_warnings(resolved("python main.py --data $SLURM_TMPDIR/data", environment={"setup": setup})) == [UNSTAGED]
 

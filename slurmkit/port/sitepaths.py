@@ -182,6 +182,8 @@ def own_paths(source: SiteProfile, target: SiteProfile, fields: Sequence[Tuple[s
 #: a path on the user's own file systems: under /home, /project or /scratch, or by ~, $HOME, $PROJECT or $SCRATCH
 _USER_PATH = re.compile(r"(?:(?<=^)|(?<=[\s='\"(:]))((?:/home|/project|/scratch|~|\$\{?(?:HOME|PROJECT|SCRATCH)\}?)"
                         r"(?:/[^\s'\"`;|&)(<>:]*)?)(?=$|[\s'\"`;|&)(<>:])")
+#: a path of the site's own software, not of the user's files (NiaEnv's /scinet/niagara/software/...)
+_SITE_SOFTWARE = re.compile(r"^/(scinet|cvmfs|opt|software)/")
 #: Globus, the Alliance's way to copy files between its clusters
 GLOBUS = "https://docs.alliancecan.ca/wiki/Globus"
 
@@ -237,6 +239,12 @@ def own_path_todo(uses: Sequence[PathUse], source: SiteProfile, target: SiteProf
     fields = ", ".join(dict.fromkeys(u.field for u in uses))
     paths = list(dict.fromkeys(u.path for u in uses))
     shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    software = [p for p in paths if _SITE_SOFTWARE.match(p)]   # the site's own software (/scinet/niagara/software)
+    steps = [f"name each folder{' of yours' if software else ''} by $HOME, $SCRATCH or $PROJECT as {target.name} sets them"
+             ] if len(software) < len(paths) else []
+    if software:
+        steps.append(f"load the module of {target.name}'s stack that provides what {'it' if len(paths) == 1 else ', '.join(software[:2])} "
+                     "held (`module spider NAME`)")
+    instead = ", and ".join(steps)
     return (f"{fields}: {shown} {'is a path' if len(paths) == 1 else 'are paths'} of {source.name}'s own layout, which "
-            f"{target.name} does not have: name each folder by $HOME, $SCRATCH or $PROJECT as {target.name} sets them"
-            f"{_written_out([u.field for u in uses])}, then remove this line")
+            f"{target.name} does not have: {instead}{_written_out([u.field for u in uses])}, then remove this line")

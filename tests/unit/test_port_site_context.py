@@ -101,6 +101,14 @@ def test_niagara_only_paths_ported_off_niagara_are_named_in_a_to_do(tmp_path, mo
     assert "no problems found" not in result.output and "/gpfs/fs0/project/g/grp/me/keep" in result.output
 
 
+def test_niaenv_software_paths_ported_off_niagara_get_a_module_to_do():
+    """NiaEnv's /scinet/niagara/software is not on Trillium: a variable naming it needs the new stack's module."""
+    ported = port(niagara_job(["export METISROOT=/scinet/niagara/software/2019b/opt/metis/5.1.0"], "./solver"))
+    [own] = [t for t in ported.todos if "own layout" in t]
+    assert "/scinet/niagara/software/2019b/opt/metis/5.1.0 is a path of niagara's own layout" in own
+    assert "load the module of trillium's stack that provides what it held" in own and "$SCRATCH" not in own
+
+
 def test_a_trillium_layout_path_is_not_taken_for_niagaras():
     ported = port(niagara_job(["cd /scratch/me/run"], "./model"))
     assert not [t for t in ported.todos if "own layout" in t or "read-only" in t]

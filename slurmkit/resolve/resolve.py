@@ -128,6 +128,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         setup_nounset=spec.environment.nounset is True,
         login_shell=spec.environment.login_shell,
         venv=venv,
+        venv_again=venv is not None and any(_MODULE_COMMAND.search(line) for line in spec.environment.setup),
         stage=stage,
         chain=chain,
         array=array,
@@ -590,6 +591,9 @@ def _single_process(spec: JobSpec) -> bool:
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: a module command in a set-up line (in an if, after ;): Lmod puts what it loads before the
+#: virtualenv on PATH (a python module's python would run in its place)
+_MODULE_COMMAND = re.compile(r"(?:^|[;&|({]|\b(?:then|else|do))\s*(?:module|ml)\s", re.M)
 
 
 def _command(spec: JobSpec) -> Tuple[str, ...]:

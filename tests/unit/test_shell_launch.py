@@ -191,6 +191,27 @@ def test_a_set_up_line_reading_an_unset_variable_stops_the_job_only_under_nounse
     assert ("NOT_SET_ANYWHERE: unbound variable" in result.stderr) == stops
 
 
+@pytest.mark.parametrize("loads", [True, False])
+def test_the_virtualenv_comes_before_what_a_set_up_line_loads_on_path(tmp_path, loads):
+    """A module line kept in setup (in an if) ran before the script's own virtualenv; slurmkit's
+    virtualenv is made first, and Lmod puts the module's python before it on PATH: the job runs
+    the virtualenv's python still, as the script did."""
+    for folder in ("env/bin", "modpy"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "env/bin/activate").write_text('PATH="$VENV_HOME/env/bin:$PATH"; export VIRTUAL_ENV="$VENV_HOME/env"\n')
+    for python in (tmp_path / "env/bin/python", tmp_path / "modpy/python"):
+        python.write_text("#!/bin/sh\n")
+        python.chmod(0o755)
+    lmod = 'module() { PATH="$VENV_HOME/modpy:$PATH"; }'   # what Lmod does to PATH, as a shell function
+    setup = [lmod, "if true; then module load python/3.10; fi" if loads else "echo no modules"]
+    script = script_of(environment={"venv": {"path": "$VENV_HOME/env"}, "setup": setup},
+                       launch={"shell": "command -v python > which.txt"})
+    assert ("# first on PATH again" in script) == loads
+    result = _run(script, tmp_path, env={"VENV_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "which.txt").read_text().strip() == str(tmp_path / "env/bin/python")
+
+
 @pytest.mark.parametrize("kind", ["serial", "mpi"])
 def test_an_assignment_before_the_program_reaches_it_as_a_variable(kind):
     """``X=1 prog``: srun, mpirun and a quoted first word would take ``X=1`` for the program; env runs it."""

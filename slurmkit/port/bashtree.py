@@ -392,14 +392,14 @@ class _Reader:
         """A concatenation's value: each part's, with any text between parts as written. A
         name that ended at a quote keeps its end: ``"$NAME"_v1`` is ``${NAME}_v1``, never the
         ``$NAME_v1`` that bash would read as another variable."""
-        joined, at = "", node.start_byte
+        joined, at, literal = "", node.start_byte, False
         for child in node.children:
             for part in (self.source[at:child.start_byte].decode("utf-8", "replace"),
                          self.value(child) if child.is_named else self.text(child)):
-                if re.match(r"\w", part):
+                if re.match(r"\w", part) and not literal:
                     joined = re.sub(r"\$([A-Za-z_]\w*)$", r"${\1}", joined)
                 joined += part
-            at = child.end_byte
+            at, literal = child.end_byte, child.type in ("raw_string", "ansi_c_string")   # '$N': no name in it
         return joined
 
     def redirect(self, node: "Node", redirects: List[Redirect], heredocs: List[Heredoc]) -> None:
@@ -759,7 +759,10 @@ def module_commands(script: Script) -> Tuple[Command, ...]:
 
 
 #: ``ml``'s subcommands; any other first word is a module to load (``ml NAME...``)
-ML_SUBCOMMANDS = ("list", "purge", "save", "restore", "use", "unload", "spider", "av")
+#: Lmod's sub-commands, which ``ml`` takes as ``module`` does (``ml load X`` loads X, no module "load")
+ML_SUBCOMMANDS = ("list", "purge", "save", "restore", "use", "unuse", "unload", "del", "rm", "spider", "av", "avail", "swap",
+                  "switch", "show", "display", "help", "whatis", "keyword", "describe", "reset", "update", "overview",
+                  "is-loaded", "is-avail", "savelist", "load", "add", "try-load", "try-add", "refresh", "tablelist")
 
 
 def loaded_modules(argv: Sequence[str]) -> Optional[List[str]]:
@@ -767,9 +770,9 @@ def loaded_modules(argv: Sequence[str]) -> Optional[List[str]]:
     if not argv or argv[0] not in ("module", "ml"):
         return None
     rest = [w for w in argv[1:] if not w.startswith("-")]
-    if argv[0] == "module":
-        return rest[1:] if rest[:1] in (["load"], ["add"]) else None
-    return rest if rest and rest[0] not in ML_SUBCOMMANDS else None
+    if rest[:1] in (["load"], ["add"], ["try-load"], ["try-add"]):
+        return rest[1:]
+    return rest if argv[0] == "ml" and rest and rest[0] not in ML_SUBCOMMANDS else None
 
 
 def traps(script: Script) -> Tuple[Trap, ...]:

@@ -135,6 +135,7 @@ class _Builder:
         self.per_task_shell: Optional[Tuple[int, str, List[str]]] = None   # a launcher's line with a shell tail
         self.accelerate: Optional[accelerate_import.AccelerateLine] = None   # an `accelerate launch` line's counts
         self.venv_in_setup = False   # a virtualenv or pip line was kept as written: later pip lines follow it, in order
+        self.pip_lines = 0           # the script's pip lines that install packages (not pip itself)
         self.venv_made = False       # the script makes a virtualenv itself (virtualenv, python -m venv)
         self.pypi_from = ""          # the cluster, where its compute nodes reach PyPI (a pip line without --no-index used it)
 
@@ -189,6 +190,7 @@ def import_script(text: str, name: Optional[str] = None, profile: Optional[str] 
     _collect_traps(build, script)
     build.in_order = _set_in_order(script)
     build.errexit = _sets_errexit(script, text)
+    build.pip_lines = sum(_installs_packages(c.argv) for c in bashtree.walk(script.statements))
     for index, (number, unit) in enumerate(body):
         if index not in unread:
             _read_unit(build, body, index, launch_at, together)
@@ -1433,6 +1435,11 @@ def _is_pip_install(words: List[str]) -> bool:
     return _is_venv(words) and words[0] not in ("virtualenv", "source", ".") and words[1:3] != ["-m", "venv"]
 
 
+def _installs_packages(words: List[str]) -> bool:
+    """A pip line that installs something other than pip itself."""
+    return bool(words) and _is_pip_install(words) and not _upgrades_pip_only(words[words.index("install") + 1:])
+
+
 def _pip_kept(build: _Builder, words: List[str]) -> str:
     """Why a ``pip install`` line cannot become environment.venv without changing what is
     installed ("" where it can). The recipe installs the requirements file first, then every
@@ -1445,6 +1452,10 @@ def _pip_kept(build: _Builder, words: List[str]) -> str:
     venv = build.spec.get("environment", {}).get("venv", {})
     if build.venv_in_setup:
         return f"after a pip or virtualenv line kept as written: {_PIP_KEPT}"
+    if not build.errexit and build.pip_lines > 1 and _installs_packages(words):
+        return (f"the script had no set -e and {build.pip_lines} pip lines: one that failed (a package the wheelhouse lacks, "
+                "a name of Python's own library) stopped neither the job nor the others, where environment.venv installs "
+                f"every package in one pip call that fails as a whole: {_PIP_KEPT}")
     if build.pypi_from and "--no-index" not in rest and not _upgrades_pip_only(rest):
         return (f"without --no-index, on {build.pypi_from}, whose compute nodes reach PyPI, pip could take from there what the "
                 f"wheelhouse lacks, and a failure did not stop the script; environment.venv installs with --no-index: {_PIP_KEPT}")
@@ -1742,7 +1753,7 @@ def _copy_stage(build: _Builder, words: List[str]) -> Optional[_Verdict]:
             and not _made_by_an_earlier_line(build, to):
         _add_input(build, here, to)
         return _MAPPED
-    if copied and "$" not in copied and "$" not in target.replace("$HOME", ""):
+    if copied and "$" not in copied and "$" not in _known_names_out(target, destination=True):
         _add_output(build, {"from": copied, "to": _home(target)})
         return ("mapped", "copied back on every exit, and before the time limit")
     return None
@@ -1912,7 +1923,7 @@ def _trap_output(build: _Builder, program: str, paths: List[str]) -> Optional[Di
     if not source or not _one_path(source):
         return None
     destination = _home(paths[1])
-    if not _one_path(destination):
+    if not _one_path(destination, destination=True):
         return None
     if destination.rstrip("/") in build.made and not destination.endswith("/"):
         destination += "/"
@@ -1936,15 +1947,24 @@ def _outputs(build: _Builder, statements: Sequence[bashtree.Statement]) -> List[
         if command.name not in ("cp", "rsync"):
             continue
         paths = [bashtree.substituted(w, build.values) for w in command.argv[1:] if not w.startswith("-")]
-        if len(paths) == 2 and _tmpdir(paths[0]) and _one_path(_tmpdir(paths[0]) or "") and _one_path(_home(paths[1])):
+        if len(paths) == 2 and _tmpdir(paths[0]) and _one_path(_tmpdir(paths[0]) or "") and _one_path(_home(paths[1]), destination=True):
             found.append({"from": _tmpdir(paths[0]), "to": _home(_copied_to(command.name, paths[0], paths[1]))})
     return found
 
 
-def _one_path(path: str) -> bool:
+def _one_path(path: str, destination: bool = False) -> bool:
     """A stage path is one path, quoted, in which only $HOME (and the like) expand: one with a
-    glob or another variable (``$SLURM_TMPDIR/$SLURM_JOB_NAME``) is not read as stage.outputs."""
-    return not _GLOB.search(path) and "$" not in re.sub(r"\$\{?(HOME|SCRATCH|PROJECT|SLURM_SUBMIT_DIR)\}?", "", path)
+    glob or another variable (``$SLURM_TMPDIR/$SLURM_JOB_NAME``) is not read as stage.outputs. A
+    destination may name the job too (``$HOME/res/$SLURM_JOB_ID``): SLURM sets it before any
+    line, and it holds the same when the outputs are saved."""
+    return not _GLOB.search(path) and "$" not in _known_names_out(path, destination)
+
+
+def _known_names_out(path: str, destination: bool) -> str:
+    """``path`` without the variables a stage path may hold (those of the job, in a destination)."""
+    names = "HOME|SCRATCH|PROJECT|SLURM_SUBMIT_DIR" + ("|SLURM_JOB_ID|SLURM_JOBID|SLURM_JOB_NAME|SLURM_ARRAY_JOB_ID|"
+                                                      "SLURM_ARRAY_TASK_ID" if destination else "")
+    return re.sub(rf"\$\{{?({names})\}}?(?!\w)", "", path)
 
 
 #: folders that are there whenever a job runs: a copy into one goes inside it
@@ -2783,6 +2803,12 @@ def _total_tasks(build: _Builder) -> int:
 
 
 def _unquote(word: str) -> str:
+    """A word after quote removal, as bash reads it: a name that ended at a quote keeps its end
+    (``"run_"$N"_x"`` is ``run_${N}_x``, not ``run_$N_x``, which names another variable)."""
+    if "$" in word and ('"' in word or "'" in word):
+        command = bashtree.parse(f": {word}\n").statements
+        if len(command) == 1 and isinstance(command[0], bashtree.Command) and len(command[0].words) == 2:
+            return command[0].words[1].value
     try:
         parts = shlex.split(word)
     except ValueError:

@@ -205,9 +205,10 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
         yield (f"{field}: the job installs {what} under {after} now, not {before}: check that each has "
                f"a wheel for {wheels} or pin a version that has one{_instead(doubtful)}, then remove this line")
     elif not own and any(started(argv)[:1] and started(argv)[0].startswith("python") for _, argv in job.commands):
-        yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in "
-               f"~/.local/lib/python{old}/site-packages (pip install --user) are not read by python {new}: install them "
-               f"again under {move.new}, better in a virtualenv (environment.venv), then remove this line")
+        site = f"~/.local/lib/python{old}/site-packages" if old else f"~/.local/lib/pythonX.Y/site-packages (X.Y: {before})"
+        yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in {site} (pip install "
+               f"--user) are not read by {f'python {new}' if new else after}: install them again under {move.new}, better "
+               "in a virtualenv (environment.venv), then remove this line")
 
 
 def _installs_to_check(job: _Job, spec: JobSpec) -> Optional[Tuple[str, str, List[str]]]:

@@ -383,6 +383,32 @@ def test_the_trace_extracts_a_zstd_archive_it_stands_in_for_and_names_a_piped_on
     assert {"from-a.tar.zst", "from-b.tar.zst"} <= set(sim.tmpdir)
 
 
+@pytest.mark.parametrize("line, modules", [("ml load python/3.10 scipy-stack", ["python/3.10", "scipy-stack"]),
+                                           ("ml python/3.10 -gcc", ["python/3.10"]), ("ml add gcc/9.3.0", ["gcc/9.3.0"]),
+                                           ("module load gcc/9.3.0", ["gcc/9.3.0"])])
+def test_ml_with_a_sub_command_loads_what_module_would(line, modules):
+    """``ml load X`` is ``module load X``: no module named load."""
+    imported = import_script(HEAD + f"{line}\n./sim\n", profile="narval")
+    assert imported.spec["environment"]["modules"] == modules
+
+
+@pytest.mark.parametrize("line", ["ml spider gcc", "ml show python", "ml swap gcc intel", "ml avail", "ml reset"])
+def test_ml_with_a_sub_command_that_loads_nothing_is_no_module_list(line):
+    imported = import_script(HEAD + f"{line}\n./sim\n", profile="narval")
+    assert "modules" not in (imported.spec.get("environment") or {})
+
+
+@pytest.mark.parametrize("word, spec_word", [('"run_"$N"_x.npy"', "run_${N}_x.npy"), ("out_$N.txt", "out_$N.txt"),
+                                             ('"$N"_v1', "${N}_v1"), ("'$N'_v1", "'$N_v1'")])
+def test_a_variable_that_ended_at_a_quote_keeps_its_end_in_the_launch_command(word, spec_word):
+    from slurmkit.port import verify
+
+    script = HEAD + f"N=5\npython main.py --out {word}\n"
+    imported = import_script(script, profile="narval")
+    assert imported.spec["launch"]["command"] == f"python main.py --out {spec_word}"
+    assert verify.verify_import(script, imported, "narval").findings == ()
+
+
 def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variables_worked_out():
     imported = import_script(HEAD + "OUT=$HOME/results\nsave() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }; trap save EXIT\n"
                                     "python train.py\n")

@@ -42,6 +42,27 @@ def test_a_usr1_trap_copying_through_the_folder_it_was_in_is_stage_outputs(lines
     assert imported.unmapped == () and "extra_directives" not in imported.spec
 
 
+@pytest.mark.parametrize("copy, to", [
+    ('save() { local d=$HOME/res; mkdir -p "$d"; cp -r "$SLURM_TMPDIR"/res "$d/$SLURM_JOB_ID"/; }\ntrap save EXIT\n',
+     "$HOME/res/$SLURM_JOB_ID/res"),
+    ("trap 'cp -r $SLURM_TMPDIR/res ~/runs/${SLURM_JOB_NAME}_$SLURM_ARRAY_TASK_ID' EXIT\n",
+     "$HOME/runs/${SLURM_JOB_NAME}_$SLURM_ARRAY_TASK_ID"),
+])
+def test_a_copy_back_to_a_folder_named_by_the_job_is_stage_outputs_and_verifies_equal(copy, to):
+    """SLURM sets $SLURM_JOB_ID before any line: an output's destination may name it."""
+    from slurmkit.port import verify
+
+    text = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n" + copy + "./sim --out $SLURM_TMPDIR/res\n"
+    imported = import_script(text, name="t", profile="narval")
+    assert imported.spec["stage"]["outputs"] == [{"from": "res", "to": to}]
+    assert verify.verify_import(text, imported, "narval").findings == ()
+
+
+def test_a_copy_back_from_a_folder_named_by_the_job_stays_the_scripts_own():
+    text = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\n./sim\ncp -r $SLURM_TMPDIR/$SLURM_JOB_ID $HOME/r\n"
+    assert "stage" not in import_script(text, name="t", profile="narval").spec
+
+
 def test_a_trap_copying_to_a_path_from_the_arguments_is_one_to_do_and_check_does_not_refuse_the_signal(tmp_path, monkeypatch):
     text = HEAD + "OUT=$1\nsave() { cp -r $SLURM_TMPDIR/res $OUT; }\ntrap save USR1\n" + RUN
     imported = import_script(text, name="t", profile="cedar")

@@ -179,6 +179,12 @@ def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not
     assert len(about(todos, "~/.local/lib/python3.7/site-packages (pip install --user)")) == 1
 
 
+def test_a_default_python_names_its_user_site_without_a_version_it_does_not_have():
+    """``module load python`` (Lmod's default): no minor version to name, never "pythonNone"."""
+    (todo,) = about(port_todos("module load python\npython fit.py\n", "graham"), "pip install --user")
+    assert "None" not in todo and "~/.local/lib/pythonX.Y/site-packages (X.Y: python on graham" in todo
+
+
 PIP = ("module load python/3.11\nvirtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
        "pip install --no-index numpy\npip install progress\npython run.py\n")
 

@@ -73,12 +73,25 @@ MADE = "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin
 ])
 def test_pip_lines_become_the_virtualenv_recipe_only_where_it_installs_the_same(lines, packages, requirements, setup):
     # on Narval, whose compute nodes are offline: pip without --no-index found the wheelhouse only
-    # (where they reach PyPI, such a line stays as written: test_stack_environments.py)
-    spec = import_script(HEAD + MADE + "\n".join(lines) + "\npython run.py\n", profile="narval").spec
+    # (where they reach PyPI, such a line stays as written: test_stack_environments.py); under
+    # set -e, where a pip line that failed stopped the job as one pip call does
+    spec = import_script(HEAD + "set -e\n" + MADE + "\n".join(lines) + "\npython run.py\n", profile="narval").spec
     environment = spec["environment"]
     assert environment["venv"].get("packages") == packages
     assert environment["venv"].get("requirements") == requirements
     assert environment.get("setup", []) == setup
+
+
+@pytest.mark.parametrize("errexit", [True, False])
+def test_pip_lines_of_a_script_without_set_e_stay_lines_that_may_fail_alone(errexit):
+    """Without set -e, a pip line that failed (glob: no such package) stopped neither the job nor
+    the other lines; one pip call of both would fail as a whole, and stop the job."""
+    lines = ["pip install --no-index --upgrade pip", "pip install --no-index numpy", "pip install --no-index glob"]
+    spec = import_script(HEAD + ("set -e\n" if errexit else "") + MADE + "\n".join(lines) + "\npython run.py\n",
+                         profile="narval").spec
+    environment = spec["environment"]
+    assert environment["venv"].get("packages") == (["numpy", "glob"] if errexit else None)
+    assert environment.get("setup", []) == ([] if errexit else lines[1:])
 
 
 @pytest.mark.parametrize("pip", ["pip install --no-index --no-deps tool", "pip install numpy\npip install -r req.txt"])

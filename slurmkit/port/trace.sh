@@ -220,8 +220,8 @@ eval() {  # text written out in the command runs; text the script computed is a 
 source() {  # a file the script made inside the trace folder is read; a virtualenv is entered; else a to do
     _tr_src=$_tr_cmd
     case ${1-} in
-        */bin/activate) export VIRTUAL_ENV=${1%/bin/activate}; return 0 ;;
-        bin/activate) export VIRTUAL_ENV=$PWD; return 0 ;;
+        */bin/activate) export VIRTUAL_ENV=${1%/bin/activate} _TR_PYTHON_FROM=virtualenv; return 0 ;;
+        bin/activate) export VIRTUAL_ENV=$PWD _TR_PYTHON_FROM=virtualenv; return 0 ;;
     esac
     if [[ -f ${1-} ]] && _tr_inside "$1"; then
         _tr_=1 builtin source "$@"
@@ -444,6 +444,8 @@ _tr_modules() {  # _tr_modules load|unload NAME...: and the variables the Allian
         root=${root//[^A-Z0-9]/}
         if [[ $how == load ]]; then
             kept+=${kept:+:}$name
+            # Lmod puts a python module's bin first on PATH, before a virtualenv entered earlier
+            [[ $root != PYTHON ]] || export _TR_PYTHON_FROM=module
             export "EBROOT$root=$_TR_ROOT/abs/cvmfs/modules/$name" "EBVERSION$root=${name#*/}"
             [[ $root == CUDA* ]] && export CUDA_HOME=$_TR_ROOT/abs/cvmfs/modules/$name CUDA_PATH=$_TR_ROOT/abs/cvmfs/modules/$name
         else

@@ -120,7 +120,13 @@ def environment(argv, given):
               if w in env and not w.startswith("_TR_") and w not in ("PATH", "PWD", "OLDPWD", "SHLVL", "BASH_ENV")}
     found = {n: shown(env[n]) for n in sorted(names)}
     found.update({n: None for n in given if n.startswith("SLURM_") and n not in env})
+    if os.path.basename(argv[0]).startswith("python") and env.get("VIRTUAL_ENV") and env.get("_TR_PYTHON_FROM"):
+        found[PYTHON_ON_PATH] = env["_TR_PYTHON_FROM"]   # a python module loaded after the virtualenv comes before it
     return found
+
+
+#: what a python start records of the PATH it ran with: the python first on it, a virtualenv's or a module's
+PYTHON_ON_PATH = "(python first on PATH)"
 
 
 def tmpdir_files(outputs):

@@ -193,6 +193,23 @@ def test_a_set_up_line_that_set_u_stopped_is_found_where_the_new_script_goes_on(
     assert {("exit", ""), ("start", "python")} <= found(script, rule_removed)
 
 
+def test_a_python_module_loaded_after_the_virtualenv_is_found(monkeypatch):
+    """A set-up line's python module came before the script's own virtualenv; slurmkit makes the
+    virtualenv first and enters it again after the set-up lines. Without that, Lmod's python runs."""
+    import re
+
+    from slurmkit.resolve import resolve
+
+    script = ("if [ -n \"$OLD\" ]; then module load python/3.8; else module load python/3.10; fi\n"
+              "virtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\npython train.py\n")
+    mapping = spec({"command": "python train.py"}, environment={
+        "setup": ['if [ -n "$OLD" ]; then module load python/3.8; else module load python/3.10; fi'], "venv": {},
+        "errexit": False, "nounset": False})
+    assert found(script, mapping) == set()
+    monkeypatch.setattr(resolve, "_MODULE_COMMAND", re.compile(r"(?!)"))   # the rule that enters it again, removed
+    assert ("env", "(python first on PATH)") in found(script, mapping)
+
+
 def test_port_finds_an_old_stdenv_that_a_kept_line_loads_after_the_new_one():
     from slurmkit.port.retarget import port_spec
     from slurmkit.sites.profiles import load_profile

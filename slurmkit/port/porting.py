@@ -277,8 +277,8 @@ def _submitted_heredoc(text: str) -> Optional[_Submitted]:
 
 def _wrapper_assignments(before: str) -> Optional[Tuple[int, ...]]:
     """The line numbers of a wrapper's commands before its ``sbatch <<EOT`` that the job takes
-    over: each a plain assignment (``NAME=$1``) or a ``mkdir`` on a line of its own (the job,
-    started in the folder sbatch ran in, makes the same folder); a line that only prints
+    over: each a plain assignment (``NAME=$1``), a ``shift`` of the arguments, or a ``mkdir`` on a
+    line of its own (the job, started in the folder sbatch ran in, makes the same folder); a line that only prints
     (``echo "submitting $RUN"``) is the wrapper's own, left out. None where any is something
     else: a ``cd`` (it moves where sbatch runs, so the job's log too), a build, a test."""
     script = bashtree.parse(before)
@@ -296,10 +296,16 @@ def _wrapper_assignments(before: str) -> Optional[Tuple[int, ...]]:
             numbers.append(statement.line)
             continue
         if not isinstance(statement, bashtree.Command) or statement.redirects or \
-                not (statement.prefix and not statement.words or statement.name == "mkdir"):
+                not (statement.prefix and not statement.words or statement.name == "mkdir" or _shifts(statement)):
             return None
         numbers.append(statement.line)
     return tuple(numbers) if len(set(numbers)) == len(numbers) else None
+
+
+def _shifts(command: bashtree.Command) -> bool:
+    """``shift`` or ``shift N``: the wrapper's arguments, which are the job's, move as they did
+    (``PASSWORD=$1; shift``, then the document reads ``$1``)."""
+    return command.name == "shift" and (len(command.argv) == 1 or (len(command.argv) == 2 and command.argv[1].isdigit()))
 
 
 #: what a wrapper runs around sbatch only to tell its user how it went

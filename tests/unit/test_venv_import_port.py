@@ -121,6 +121,20 @@ def test_a_wrapper_that_assigns_variables_before_sbatch_is_imported_for_its_docu
     assert not [t for t in verification.todos() if "sbatch" in t or "only in" in t], verification.todos()
 
 
+def test_a_wrapper_that_shifts_its_arguments_before_sbatch_is_imported_for_its_document():
+    """``PASSWORD=$1; shift`` then ``$1`` in the document: the job, given the wrapper's arguments,
+    shifts them as it did, so its $1 is the wrapper's second."""
+    from slurmkit.port.verify import verify_import
+
+    wrapper = ("#!/bin/bash\nKEY=$1\nshift\nsbatch <<EOT\n#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n"
+               "python run.py --key $KEY --input $1\nEOT\n")
+    imported = import_script(wrapper, name="wrapped", profile="fir")
+    assert imported.spec["environment"]["setup"][:2] == ["KEY=$1", "shift"]
+    assert "python run.py" in str(imported.spec["launch"])
+    verification = verify_import(wrapper, imported, "fir")
+    assert not [t for t in verification.todos() if "sbatch" in t or "only in" in t or "differ" in t], verification.todos()
+
+
 def test_a_wrapper_that_prints_and_makes_a_folder_before_sbatch_is_imported_for_its_document():
     """``echo`` is the wrapper's own report, left out; ``mkdir -p`` runs first in the job."""
     wrapper = ("#!/bin/bash\nRUN=$1\necho \"submitting $RUN\"\nmkdir -p logs/$RUN\nsbatch <<EOT\n#!/bin/bash\n"

@@ -2872,6 +2872,7 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
     _signal_and_requeue(build)   # after the kind: a kind that requeues on the signal asks for them itself
     kind = KINDS[spec["kind"]]
     _gpus_bound_per_task(build, kind)
+    _gpus_bound_per_gpu_task(build, kind)
     if (kind.one_process or kind.pins_threads) and spec["launch"].get("launcher") == "mpirun":
         spec["launch"].pop("launcher")
     _tee_to_log(build)
@@ -3219,6 +3220,24 @@ def _gpus_bound_per_task(build: _Builder, kind: Any) -> None:
     build.spec.setdefault("extra_directives", []).append(f"--gpu-bind=per_task:{per_task}")
     build.note(0, f"--gpus-per-task={build.gpus_per_task}", "mapped",
                f"extra_directives: --gpu-bind=per_task:{per_task}: each task sees its own GPU, as --gpus-per-task gave it")
+
+
+def _gpus_bound_per_gpu_task(build: _Builder, kind: Any) -> None:
+    """--ntasks-per-gpu=N bound each task to one GPU (sbatch: it implies --gpu-bind=single:N), so
+    a program that uses device 0 in every rank used its own. A kind that starts one process per
+    GPU shows each its own (launch.gpu_view: own, for one task a GPU); another asks the binding
+    as such, or every task would see every GPU of its node."""
+    if not build.tasks_per_gpu or kind.picks_its_gpu or not build.spec["resources"].get("gpus"):
+        return
+    said = f"--ntasks-per-gpu={build.tasks_per_gpu}"
+    if kind.distributed and build.tasks_per_gpu == 1 and build.spec["launch"].get("gpu_view", kind.gpu_view_default) == "node":
+        build.spec["launch"]["gpu_view"] = "own"
+        build.note(0, said, "mapped", "launch.gpu_view: own: each process sees its own GPU (as device 0), as "
+                                      "--ntasks-per-gpu bound it (it implies --gpu-bind=single:1)")
+    elif not kind.distributed:
+        build.spec.setdefault("extra_directives", []).append(f"--gpu-bind=single:{build.tasks_per_gpu}")
+        build.note(0, said, "mapped", f"extra_directives: --gpu-bind=single:{build.tasks_per_gpu}: each task sees "
+                                      "the GPU it is bound to, as --ntasks-per-gpu gave it")
 
 
 def _chosen_kind(build: _Builder) -> str:
@@ -3656,10 +3675,11 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
         launch["framework"] = row.framework_default
     if row.rendezvous:
         _one_process_per_gpu(build, kind)
-    if row.ranks_from_slurm and "gpus" in build.spec["resources"]:   # PyTorch picks its GPU by local rank
+    node_view = row.ranks_from_slurm and build.tasks_per_gpu != 1   # (--ntasks-per-gpu=1 bound each its own: _gpus_bound_per_gpu_task)
+    if node_view and "gpus" in build.spec["resources"]:   # PyTorch picks its GPU by local rank
         launch["gpu_view"] = "node"
     rewritten = _rewritten_rendezvous(launch, row)
-    view = "; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if row.ranks_from_slurm else ""
+    view = "; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if node_view else ""
     build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {row.sets_in_environment}{rewritten}{view}")
 
 

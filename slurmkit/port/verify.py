@@ -129,6 +129,9 @@ def shape_of(script: str, arguments: Sequence[str] = (), name: str = "job", arra
     options = _directives(script)
     nodes = _first_number(options.get("nodes")) or 1
     per_node = _first_number(options.get("ntasks-per-node") or options.get("tasks-per-node"))
+    per_gpu = _first_number(options.get("ntasks-per-gpu"))
+    if per_gpu and not per_node and not options.get("ntasks"):   # N tasks for each GPU of a node
+        per_node = per_gpu * (_gpus_per_node(options, nodes) or 1)
     tasks = _first_number(options.get("ntasks")) or (per_node * nodes if per_node else None)
     cpus = _first_number(options.get("cpus-per-task"))
     node_tasks = per_node or (-(-tasks // nodes) if tasks else 1)
@@ -1111,6 +1114,7 @@ class Rendered(Record):
     script: str
     site: str
     declared: Tuple[Declared, ...]   # what the plan says the script does beyond the spec's words
+    cc_cluster: str = ""             # $CC_CLUSTER on the cluster, as the Alliance's shell profile sets it
 
 
 def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
@@ -1130,7 +1134,8 @@ def rendered(mapping: Dict[str, Any], profile: Optional[str]) -> Rendered:
         if resolution.plan is None:
             first = resolution.errors[0]
             raise NotVerified(f"{DOES_NOT_RENDER}{site.name}: {first.field}: {first.message}")
-        return Rendered(render(resolution.plan, inline=True), site.name, declared_by_plan(resolution.plan, spec.environment.modules))
+        return Rendered(render(resolution.plan, inline=True), site.name, declared_by_plan(resolution.plan, spec.environment.modules),
+                        next(iter(site.detect.cc_cluster), ""))
     except SlurmkitError as error:
         raise NotVerified(f"the spec does not render: {error}") from error
 
@@ -1174,16 +1179,23 @@ def not_traceable(script: str) -> str:
 
 
 def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool = False,
-                 files: Sequence[Tuple[str, str]] = ()) -> Tuple[Trace, Trace]:
+                 files: Sequence[Tuple[str, str]] = (), clusters: Tuple[str, str] = ("", "")) -> Tuple[Trace, Trace]:
     """Both scripts traced with the same arguments, program outputs and user's files, each with
-    its own header's shape; ``files``: those slurmkit writes beside the new spec (Imported.files)."""
+    its own header's shape; ``files``: those slurmkit writes beside the new spec (Imported.files);
+    ``clusters``: $CC_CLUSTER where each runs ("": unset), so that a branch on it goes as there."""
     why = not_traceable(old)
     if why:
         raise NotVerified(why)
     arguments, given = arguments_of(old), _directives(new)   # the old job gets the new one's name and array (sbatch's line)
-    before = trace(old, shape_of(old, arguments, given.get("job-name", "job"), given.get("array", "")), outputs,
-                   rendered=old_rendered)
-    return before, trace(new, shape_of(new, arguments), outputs, rendered=True, world=before.world, files=files)
+    before = trace(old, _on_cluster(shape_of(old, arguments, given.get("job-name", "job"), given.get("array", "")), clusters[0]),
+                   outputs, rendered=old_rendered)
+    return before, trace(new, _on_cluster(shape_of(new, arguments), clusters[1]), outputs, rendered=True, world=before.world,
+                         files=files)
+
+
+def _on_cluster(shape: Shape, cc_cluster: str) -> Shape:
+    """``shape`` with $CC_CLUSTER as the cluster's shell profile sets it for every job."""
+    return shape._replace(variables=tuple(sorted(shape.variables + (("CC_CLUSTER", cc_cluster),)))) if cc_cluster else shape
 
 
 def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> Verification:
@@ -1196,7 +1208,8 @@ def verify_import(script: str, imported: Any, profile: Optional[str] = None) -> 
     try:
         new = rendered(imported.spec, profile)
         beside = tuple((f"$SLURM_SUBMIT_DIR/{name}", text) for name, text in imported.files)
-        old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec), files=beside)
+        old_trace, new_trace = side_by_side(script, new.script, outputs_of(imported.spec), files=beside,
+                                            clusters=(new.cc_cluster, new.cc_cluster))
     except NotVerified as why:
         return Verification(not_run=str(why))
     except OSError as error:
@@ -1209,7 +1222,8 @@ def verify_port(original: Dict[str, Any], ported: Any, source: str) -> Verificat
     """The spec rendered on its old cluster and the ported one (retarget.Ported) on the new, side by side."""
     try:
         old, new = rendered(original, source), rendered(ported.spec, ported.target)
-        old_trace, new_trace = side_by_side(old.script, new.script, outputs_of(original, ported.spec), old_rendered=True)
+        old_trace, new_trace = side_by_side(old.script, new.script, outputs_of(original, ported.spec), old_rendered=True,
+                                            clusters=(old.cc_cluster, new.cc_cluster))
     except NotVerified as why:
         return Verification(not_run=str(why))
     except OSError as error:

@@ -409,6 +409,18 @@ def test_a_variable_that_ended_at_a_quote_keeps_its_end_in_the_launch_command(wo
     assert verify.verify_import(script, imported, "narval").findings == ()
 
 
+def test_tasks_bound_one_to_a_gpu_keep_their_own_gpu():
+    """--ntasks-per-gpu implies --gpu-bind=single:N: each rank saw only its GPU (device 0)."""
+    ddp = ("#SBATCH --nodes=1 --gpus-per-node=v100:4 --ntasks-per-gpu=1 --cpus-per-task=10\nmodule load python/3.8\n"
+           "export MASTER_ADDR=$(hostname)\nexport MASTER_PORT=34567\nsrun python train_ddp.py --world-size $SLURM_NTASKS\n")
+    imported = import_script(HEAD + ddp, profile="beluga")
+    assert imported.spec["kind"] == "ddp" and imported.spec["launch"]["gpu_view"] == "own"
+    assert not any("gpu_view: node" in n.reason for n in imported.notes)
+    mpi = "#SBATCH --nodes=1 --gpus-per-node=2 --ntasks-per-gpu=1\nsrun ./solver\n"
+    imported = import_script(HEAD + mpi, profile="narval")
+    assert "--gpu-bind=single:1" in imported.spec["extra_directives"]
+
+
 def test_a_copy_back_trap_on_one_line_with_its_function_is_read_and_its_variables_worked_out():
     imported = import_script(HEAD + "OUT=$HOME/results\nsave() { src=$SLURM_TMPDIR/out; cp -r $src $OUT/; }; trap save EXIT\n"
                                     "python train.py\n")

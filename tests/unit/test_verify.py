@@ -210,6 +210,28 @@ def test_a_python_module_loaded_after_the_virtualenv_is_found(monkeypatch):
     assert ("env", "(python first on PATH)") in found(script, mapping)
 
 
+def test_a_branch_on_cc_cluster_goes_as_on_each_cluster_and_a_lost_one_is_found():
+    """$CC_CLUSTER is set on every Alliance cluster: each trace runs with its cluster's, so a
+    case or if that knows only the old cluster (its * branch exits) is found after a port."""
+    from slurmkit.port.porting import import_script
+    from slurmkit.port.retarget import port_spec
+    from slurmkit.sites.profiles import load_profile
+    from slurmkit.spec.spec import spec_from_mapping
+
+    script = (HEADER + "case $CC_CLUSTER in\n  narval) module load StdEnv/2023 gcc/12.3 ;;\n"
+              "  *) echo unknown cluster; exit 1 ;;\nesac\npython run.py\n")
+    imported = import_script(script, name="job", profile="narval")
+    assert verify.verify_import(script, imported, "narval").findings == ()
+    ported = port_spec(imported.spec, spec_from_mapping(imported.spec), load_profile("narval"), load_profile("rorqual"))
+    found = {(d.what, d.subject) for d in verify.verify_port(imported.spec, ported, "narval").findings}
+    assert {("exit", ""), ("start", "python")} <= found
+
+
+def test_tasks_per_gpu_give_the_trace_its_task_count():
+    shape = dict(verify.shape_of("#SBATCH --nodes=2 --gpus-per-node=4 --ntasks-per-gpu=1\n").variables)
+    assert shape["SLURM_NTASKS"] == "8" and shape["SLURM_NTASKS_PER_NODE"] == "4"
+
+
 def test_port_finds_an_old_stdenv_that_a_kept_line_loads_after_the_new_one():
     from slurmkit.port.retarget import port_spec
     from slurmkit.sites.profiles import load_profile

@@ -147,6 +147,22 @@ def _user_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[
             program = _program(command.argv)
             if program:
                 yield field, program
+    yield from _multi_prog_programs(spec, shell)
+
+
+#: a program of the user's folder as a line of srun's --multi-prog file names it (``0-3 ./ocean``)
+_MULTI_PROG_LINE = re.compile(r"(?:^|\n|\\n|['\"])\s*[\d,*-]+\s+(\./[\w.+-]+)")
+
+
+def _multi_prog_programs(spec: JobSpec, shell: Sequence[Tuple[str, str]]) -> Iterator[Tuple[str, str]]:
+    """(field, path) of each program an ``srun --multi-prog FILE`` job names in the lines that
+    write FILE (a here-document, ``printf``): srun starts them as ``srun ./app`` would."""
+    launch = " ".join(spec.launch.command) + " " + (spec.launch.shell or "")
+    if "--multi-prog" not in launch and not any("--multi-prog" in text for _, text in shell):
+        return
+    for field, text in shell:
+        for program in _MULTI_PROG_LINE.findall(text):
+            yield field, program
 
 
 def _activated_venvs(shell: Sequence[Tuple[str, str]], target: SiteProfile) -> Iterator[Tuple[str, str]]:

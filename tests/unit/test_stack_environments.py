@@ -185,6 +185,16 @@ def test_a_default_python_names_its_user_site_without_a_version_it_does_not_have
     assert "None" not in todo and "~/.local/lib/pythonX.Y/site-packages (X.Y: python on graham" in todo
 
 
+@pytest.mark.parametrize("conf", ["printf '0-3 ./ocean\\n4-7 ./atmos\\n' > mp.conf\n",
+                                  "cat > mp.conf << EOF\n0-3 ./ocean\n4-7 ./atmos\nEOF\n"])
+def test_programs_a_multi_prog_file_names_get_the_rebuild_to_do(conf):
+    """srun --multi-prog starts what its file names as srun ./ocean would: built on the old stack."""
+    todos = port_todos(f"#SBATCH --ntasks=8\nmodule load StdEnv/2020 gcc/9.3.0 openmpi/4.0.3\n{conf}srun --multi-prog mp.conf\n",
+                       "cedar")
+    assert len(about(todos, "./ocean is a program from your folders")) == 1
+    assert len(about(todos, "./atmos is a program from your folders")) == 1
+
+
 PIP = ("module load python/3.11\nvirtualenv --no-download $SLURM_TMPDIR/env\nsource $SLURM_TMPDIR/env/bin/activate\n"
        "pip install --no-index numpy\npip install progress\npython run.py\n")
 

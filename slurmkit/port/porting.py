@@ -1699,8 +1699,6 @@ def _whole_archive(words: List[str]) -> Optional[str]:
     """The archive ``tar`` extracts whole (``-`` for its input), or None where an option or a
     member name changes which files land where (``--strip-components=1``, ``--exclude``,
     ``data/a.npy``): stage.inputs extracts all of it as it is, so such a line stays as written."""
-    from slurmkit.port.tracerecord import compressor
-
     rest, archive, index = list(words[1:]), None, 0
     if rest and not rest[0].startswith("-"):
         rest[0] = "-" + rest[0]   # the old style: tar xzf A
@@ -1711,15 +1709,26 @@ def _whole_archive(words: List[str]) -> Optional[str]:
             if index + 1 == len(rest):
                 return None
             index, value = index + 1, rest[index + 1]
-        if name in ("-I", "--use-compress-program") and not compressor(value):
-            return None
-        if (cluster and name not in _TAR_VALUED and (not set(name[1:]) <= set("xvzjJpof") or "f" in name[1:-1])) or \
-                (name.startswith("--") and name not in _PLAIN_TAR_OPTIONS) or not name.startswith("-"):
+        if not _plain_tar_word(name, value):
             return None
         if name == "--file" or (cluster and name.endswith("f")):
             archive = value
         index += 1
     return archive
+
+
+def _plain_tar_word(name: str, value: str) -> bool:
+    """Whether tar's word ``name`` (with its ``value``) changes only how the archive is read: a
+    cluster of x, v, z, j, J, p, o and a last f, an option of _PLAIN_TAR_OPTIONS, a compressor for -I."""
+    from slurmkit.port.tracerecord import compressor
+
+    if name in ("-I", "--use-compress-program"):
+        return compressor(value)
+    if name.startswith("--"):
+        return name in _PLAIN_TAR_OPTIONS
+    if name.startswith("-"):
+        return name in _TAR_VALUED or (set(name[1:]) <= set("xvzjJpof") and "f" not in name[1:-1])
+    return False
 
 
 def _piped_untar_in(build: _Builder, words: List[str]) -> Optional[_Verdict]:

@@ -120,9 +120,15 @@ def environment(argv, given):
               if w in env and not w.startswith("_TR_") and w not in ("PATH", "PWD", "OLDPWD", "SHLVL", "BASH_ENV")}
     found = {n: shown(env[n]) for n in sorted(names)}
     found.update({n: None for n in given if n.startswith("SLURM_") and n not in env})
+    return {**found, **python_on_path(argv, env)}
+
+
+def python_on_path(argv, env):
+    """For python under a virtualenv, whose python comes first on PATH: a python module loaded
+    after the virtualenv comes before it, as Lmod puts it."""
     if os.path.basename(argv[0]).startswith("python") and env.get("VIRTUAL_ENV") and env.get("_TR_PYTHON_FROM"):
-        found[PYTHON_ON_PATH] = env["_TR_PYTHON_FROM"]   # a python module loaded after the virtualenv comes before it
-    return found
+        return {PYTHON_ON_PATH: env["_TR_PYTHON_FROM"]}
+    return {}
 
 
 #: what a python start records of the PATH it ran with: the python first on it, a virtualenv's or a module's
@@ -164,6 +170,10 @@ def start(argv, count=1, via=""):
     log("start", argv=[shown(w) for w in argv], env=environment(argv, job["variables"]), modules=modules,
         count=count * int(os.environ.get("_TR_COUNT", "1") or 1), via=via or os.environ.get("_TR_VIA", ""),
         tmpdir=tmpdir_files(job["outputs"]), pids=ancestors())
+    archive = piped_archive_source(os.path.basename(argv[0]), argv[1:])
+    if archive:   # a decompressor writing to its output: it names the archive to the tar it is piped to
+        print(ARCHIVE_MARK + archive)
+        return 0
     return print_as_node(argv)
 
 
@@ -192,8 +202,6 @@ def print_as_node(argv):
         print(env.get("SLURMD_NODENAME", "node1"))
     elif name == "nproc":
         print(env.get("SLURM_CPUS_ON_NODE", "1"))
-    elif piped_archive_source(name, args):
-        print(ARCHIVE_MARK + piped_archive_source(name, args))
     elif name == "scontrol" and args[:2] == ["show", "hostnames"]:
         print("\n".join(hostnames(args[2] if len(args) > 2 else env.get("SLURM_JOB_NODELIST", "node1"))))
     elif name == "seq" and args and all(a.lstrip("-").isdigit() for a in args):
@@ -767,13 +775,9 @@ def mirrored_word(word):
 
 def tool_problem(name, words):
     """Why the tool must not run here: an option that runs a program or reaches another host, or a path outside."""
-    refused = REFUSED_OPTIONS.get(name, ())
     for index, word in enumerate(words):
         option = word.partition("=")[0]
-        value = word.partition("=")[2] if "=" in word else (words[index + 1] if index + 1 < len(words) else "")
-        if name == "tar" and option in ("-I", "--use-compress-program") and compressor(value):
-            continue
-        if option in refused or (name == "rsync" and word[:1] == "-" and word[1:2] != "-" and "e" in word):
+        if runs_a_program(name, words, index):
             return f"{option} runs a program or reaches another host"
         if name == "rsync" and word[:1] not in ("-", "/", ".") and ":" in word.partition("/")[0]:
             return f"{word} is on another host"
@@ -783,6 +787,16 @@ def tool_problem(name, words):
         if name == "ln" and not word.startswith("-") and not inside(os.path.join(os.path.dirname(words[-1]), word)):
             return f"a link to {shown(word)}, outside the trace folder"
     return None
+
+
+def runs_a_program(name, words, index):
+    """Whether the tool's word at ``index`` is an option that runs a program or reaches another
+    host (rsync -e, tar --to-command); tar's -I naming a compressor only (de)compresses."""
+    word = words[index]
+    option, equals, value = word.partition("=")
+    if name == "tar" and option in ("-I", "--use-compress-program"):
+        return not compressor(value if equals else (words[index + 1] if index + 1 < len(words) else ""))
+    return option in REFUSED_OPTIONS.get(name, ()) or (name == "rsync" and word[:1] == "-" and word[1:2] != "-" and "e" in word)
 
 
 #: rsync's options whose value is a pattern or a list of names, not a file it copies

@@ -906,18 +906,8 @@ def _declared_by_note(note: Any) -> List[Declared]:
     dropped (OMP_NUM_THREADS, a rendezvous) is the kind's to set; a module it dropped is not
     loaded. Packages a line installed with conda, which it mapped, are installed by pip."""
     words = _note_words(note.text)
-    if note.outcome == "mapped" and note.text.startswith("pip install -r $SLURM_TMPDIR/"):   # its source read instead
-        return [Declared("package", f"-r {os.path.basename(path)}", note.reason) for path in (words[-1], note.reason.split(":")[0])]
-    if note.outcome == "mapped" and "install" in words[:3]:
-        return [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
-                for w in words[words.index("install") + 1:] if not w.startswith("-")]
-    from slurmkit.port.porting import ARRAY_RUN_TWICE, PIPED_ARCHIVE
-
-    if note.outcome == "mapped" and PIPED_ARCHIVE in note.reason:   # the decompressor's work is tar's now
-        return [Declared("start", os.path.basename(words[0]), note.reason)]
-
-    if note.outcome == "mapped" and ARRAY_RUN_TWICE in note.reason:   # the line that makes an array, run in both places
-        return [Declared("start", os.path.basename(program), note.reason) for program in [*_substituted(note.text), *words[:1]]]
+    if note.outcome == "mapped":
+        return _declared_by_mapping(note, words)
     if note.outcome != "dropped" or not words:
         return []
     declared = [Declared("start", os.path.basename(program), note.reason) for program in _substituted(note.text)]
@@ -927,6 +917,23 @@ def _declared_by_note(note: Any) -> List[Declared]:
     if words[0] in ("module", "ml"):
         return declared + [Declared("modules", _family(w), note.reason) for w in words[1:] if not w.startswith("-") and w != "load"]
     return declared + [Declared("start", os.path.basename(words[0]), note.reason)] + _declared_by_tee(words, note.reason)
+
+
+def _declared_by_mapping(note: Any, words: List[str]) -> List[Declared]:
+    """What a line import mapped changes: pip lines the virtualenv installs (a requirements file
+    read where it came from), a decompressor whose archive tar now reads, an array line run twice."""
+    from slurmkit.port.porting import ARRAY_RUN_TWICE, PIPED_ARCHIVE
+
+    if note.text.startswith("pip install -r $SLURM_TMPDIR/"):   # its source read instead
+        return [Declared("package", f"-r {os.path.basename(path)}", note.reason) for path in (words[-1], note.reason.split(":")[0])]
+    if "install" in words[:3]:
+        return [Declared("package", w, "import moved it into the virtualenv slurmkit makes", "yes")
+                for w in words[words.index("install") + 1:] if not w.startswith("-")]
+    if PIPED_ARCHIVE in note.reason:   # the decompressor's work is tar's now
+        return [Declared("start", os.path.basename(words[0]), note.reason)]
+    if ARRAY_RUN_TWICE in note.reason:   # the line that makes an array, run in both places
+        return [Declared("start", os.path.basename(program), note.reason) for program in [*_substituted(note.text), *words[:1]]]
+    return []
 
 
 def _declared_by_tee(words: List[str], why: str) -> List[Declared]:

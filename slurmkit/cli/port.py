@@ -8,7 +8,7 @@ import click
 
 from slurmkit.cli.main import PROFILE_OPTION, fail
 from slurmkit.core.errors import SlurmkitError
-from slurmkit.core.files import check_destination, write_atomic
+from slurmkit.core.files import check_destination, check_writable, write_atomic
 from slurmkit.core.output import message_line, verbatim
 
 #: how many of import's notes are told on stderr (the spec's comments hold them all).
@@ -143,6 +143,11 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
             raise SlurmkitError(f"{spec}: profile: the spec names no cluster; give --from CLUSTER")
         source = load_profile(source_name)
         target = choose_target(source, to, load_profile)
+        if output:   # before the port's work: a target that cannot be written is the one line of a failed port
+            _refuse_special(output)
+            if os.path.lexists(output) and not force:
+                raise SlurmkitError(f"{output} already exists; use --force to overwrite")
+            check_writable(output)
         ported = port_spec(data, parsed, source, target, repack, Path(spec).parent)
     except PortRefused as refused:
         for finding in refused.findings:
@@ -152,10 +157,6 @@ def port_command(spec, to, from_, output, force, repack, no_verify):
         raise SystemExit(2)
     except SlurmkitError as error:
         fail(error)
-    if output:
-        _refuse_special(output)
-    if output and os.path.lexists(output) and not force:
-        fail(SlurmkitError(f"{output} already exists; use --force to overwrite"))
     verification = None
     if not no_verify:
         from slurmkit.port.verify import verified_port

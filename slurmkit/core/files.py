@@ -62,6 +62,23 @@ def write_atomic(path: Union[str, Path], text: str, mode: int = PRIVATE_FILE, re
     return path
 
 
+def check_writable(path: Union[str, Path]) -> None:
+    """Refuse, before any work, a destination whose folder exists and takes no file (``/sys``,
+    ``/proc``, a read-only mount): a file is made there and removed at once. A folder that does
+    not exist yet is left for write_atomic to make (nothing is made before the work is done)."""
+    import tempfile  # here, not at the top: most commands never write a file
+
+    folder = Path(path).parent
+    if not folder.is_dir():
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".slurmkit-", dir=folder)
+    except OSError as error:
+        raise CannotWrite(f"{path}: cannot write it: {_reason(error)}") from None
+    os.close(fd)
+    os.unlink(tmp)
+
+
 def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 

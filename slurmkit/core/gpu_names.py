@@ -10,7 +10,12 @@ written in the site's own spelling (``synonym_note`` says so).
 
 from __future__ import annotations
 
+import re
 from typing import List, Tuple
+
+#: a job step's GPU request in a line that runs srun (``srun --gres=gpu:1``, ``--gres=gpu:p100:1``):
+#: group 1 the type, where named, group 2 the count
+STEP_GRES = re.compile(r"(?<=\s)--gres[= ]gpu:(?:([A-Za-z][\w.-]*):)?(\d+)(?=\s|$)")
 
 
 def whole_gpu_names(gpus) -> Tuple[str, ...]:
@@ -85,3 +90,23 @@ def bf16_warnings(node_types) -> List[str]:
     which = ", ".join(f"{m} ({capability_text(m)})" for m in lacking)
     return [f"bf16 needs NVIDIA compute capability {BF16_CAPABILITY[0]}.{BF16_CAPABILITY[1]} or later (Ampere); this job "
             f"may run on {which}: no bf16 arithmetic there; use fp16, or ask for a GPU with bf16 (A100, H100)"]
+
+
+def _srun_lines(text: str) -> List[str]:
+    return [line for line in text.splitlines() if re.search(r"(^|[\s;&|(])srun\s", line)]
+
+
+def untyped_step_gres(text: str) -> List[str]:
+    """The GPU requests of job steps in ``text`` that name no GPU type (``srun --gres=gpu:1``).
+    Under a header that names one (``--gpus-per-node=h100:2``) Slurm refuses such a step:
+    "Invalid GRES specification (with and without type identification)" (Slurm 22.05, run)."""
+    return [m.group(0) for line in _srun_lines(text) for m in STEP_GRES.finditer(line) if not m.group(1)]
+
+
+def typed_step_gres(text: str, name: str) -> str:
+    """``text`` with each job step's GPU request naming ``name``, the type the job's header asks
+    (``--gres=gpu:1`` and ``--gres=gpu:p100:1`` -> ``--gres=gpu:h100:1``): under a typed header
+    an untyped step is refused, and an old type is not on the new cluster."""
+    lines = text.split("\n")
+    return "\n".join(STEP_GRES.sub(lambda m: f"--gres=gpu:{name}:{m.group(2)}", line) if _srun_lines(line) else line
+                     for line in lines)

@@ -123,7 +123,8 @@ class AndOr(Record):
 
 
 class Branch(Record):
-    """One branch of an ``if``: the test that chooses it ("" for ``else``) and what it runs."""
+    """One branch of an ``if`` (the test that chooses it, "" for ``else``) or an item of a
+    ``case`` (``case $V in a|b)``), and what it runs."""
     condition: str
     body: Tuple["Statement", ...]
 
@@ -141,7 +142,7 @@ class Block(Record):
     redirects: Tuple[Redirect, ...] = ()
     within: Tuple[str, ...] = ()
     background: bool = False
-    branches: Tuple[Branch, ...] = ()   # an if's, in order
+    branches: Tuple[Branch, ...] = ()   # an if's, or a case's items, in order
 
 
 class Function(Record):
@@ -477,9 +478,30 @@ class _Reader:
         variable = node.child_by_field_name("variable") if kind in ("for", "select") else None
         inside = within + (kind,)
         body = tuple(self.statements(node, inside))
-        branches = tuple(self.branches(node, inside)) if kind == "if" else ()
+        branches = tuple(self.branches(node, inside)) if kind == "if" else \
+            tuple(self.case_branches(node, inside)) if kind == "case" else ()
         return Block(kind, _line(node), _end_line(node), self.text(node), body, words,
                      self.text(variable) if variable is not None else "", within=within, branches=branches)
+
+    def case_branches(self, node: "Node", within: Tuple[str, ...]) -> List[Branch]:
+        """The items of a case, in order, as branches: the test ``case WORD in P1|P2)`` (read by
+        cluster_branches.condition_holds), and the statements after it. The body was read already."""
+        comments = len(self.comments)
+        subject = next((self.text(c) for c in node.children if c.is_named and c.type not in ("case_item", "comment")), "")
+        found: List[Branch] = []
+        for item in (c for c in node.children if c.type == "case_item"):
+            patterns: List[str] = []
+            body: List[Statement] = []
+            after = False
+            for child in item.children:
+                after = after or child.type == ")"
+                if not after and child.is_named:
+                    patterns.append(self.text(child))
+                elif after and child.is_named and child.type != "comment":
+                    body.extend(s for s in [self.statement(child, within)] if s is not None)
+            found.append(Branch(f"case {subject} in {'|'.join(patterns)})", tuple(body)))
+        del self.comments[comments:]
+        return found
 
     def branches(self, node: "Node", within: Tuple[str, ...]) -> List[Branch]:
         """The branches of an if (or of its elif clause ``node``) in order: the test and the

@@ -1,4 +1,5 @@
-"""Which branches of a script's ``if`` run on a cluster, where the test names the cluster.
+"""Which branches of a script's ``if`` (or items of its ``case``) run on a cluster, where the
+test names the cluster.
 
 Scripts shared between clusters choose their modules by ``$CC_CLUSTER``, which the Alliance's
 shell profile sets on every cluster (``if [ "$CC_CLUSTER" = graham ]; then module load
@@ -30,9 +31,26 @@ Values = Mapping[str, Sequence[str]]
 _FLAG = re.compile(r"^\$\{?(?P<name>\w+)\}?$")
 
 
+#: a case item's test as bashtree writes it: ``case $NAME in pattern|"word")``
+_CASE_TEST = re.compile(r"""^case\s+"?\$\{?(?P<name>\w+)\}?"?\s+in\s+(?P<patterns>.*)\)$""", re.S)
+
+
+def _case_holds(match: "re.Match[str]", values: Values) -> Optional[bool]:
+    """Whether a case item's patterns match the variable's value (each a glob, quoted parts literal)."""
+    patterns = match["patterns"].split("|")
+    if not values.get(match["name"]) or any("$" in p or "`" in p for p in patterns):
+        return None
+    outcomes = {any(fnmatch.fnmatchcase(value, p.strip("'\"") if p[:1] in "'\"" else p) for p in patterns)
+                for value in values[match["name"]]}
+    return outcomes.pop() if len(outcomes) == 1 else None
+
+
 def condition_holds(condition: str, values: Values) -> Optional[bool]:
     """Whether ``condition`` holds where each variable of ``values`` has one of its values; None
     where that cannot be told (another test, a variable not in ``values``, values that disagree)."""
+    case = _CASE_TEST.match(condition)
+    if case:
+        return _case_holds(case, values)
     flag = _FLAG.match(condition.strip().rstrip(";").rstrip())
     if flag and len(values.get(flag["name"]) or ()) == 1 and values[flag["name"]][0] in ("true", "false"):
         return values[flag["name"]][0] == "true"   # niagara=false; if $niagara; then ...

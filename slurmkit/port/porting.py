@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Opt
 from slurmkit.core import launch_options
 from slurmkit.core.archives import TAR_SUFFIXES
 from slurmkit.core.kinds import DEFAULT_KIND, DISTRIBUTED_KINDS, KINDS, ONE, Kind, first_kind
+from slurmkit.core.launchers import MPI_MODULES
 from slurmkit.core.logpatterns import pattern_problem
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
@@ -118,6 +119,7 @@ class _Builder:
         self.save_values: Dict[str, str] = {}                # and those a copy-back trap reads ($PWD...: trapsave.values_at_save)
         self.made: FrozenSet[str] = frozenset()              # the folders the script makes (mkdir)
         self.unsaved_usr1: Optional[int] = None              # the line of a USR1 copy-back trap left to do
+        self.saving_functions: Set[str] = set()              # copy-back functions that became stage.outputs
         self.assigned: FrozenSet[str] = frozenset()          # every name the script sets
         self.in_order: FrozenSet[str] = frozenset()          # names set twice, or read before set (_set_in_order)
         self.tree: Dict[int, Tuple[bashtree.Statement, ...]] = {}   # each unit's statements, by its first line
@@ -1065,12 +1067,21 @@ def _log_name(key: str) -> _Reader:
     """--output/--error: ``logs.<key>`` as written (sbatch's pattern, from the folder the job
     starts in); a value a spec cannot hold is a to-do, never slurmkit's name in its place."""
     def read(build: _Builder, option: _Option) -> _Verdict:
-        problem = pattern_problem(option.value or "")
+        value = _LONE_PERCENT.sub(lambda m: "%%", option.value or "")
+        problem = pattern_problem(value)
         if problem:
             return ("to do", f"--{option.name}={option.value}: {problem}; set logs.{key} by hand")
-        build.section("logs")[key] = option.value
+        build.section("logs")[key] = value
+        if value != option.value:
+            return ("mapped", f"logs.{key}: {value}: sbatch writes a % that no symbol follows as it is (Slurm 22.05, run), "
+                              "which a spec spells %%")
         return _MAPPED
     return read
+
+
+#: a ``%`` that no letter or digit follows (``run_%.txt``, a trailing ``%``), not ``%%``: sbatch
+#: keeps it in the file's name
+_LONE_PERCENT = re.compile(r"(?<!%)%(?=[^A-Za-z0-9%]|$)")
 
 
 def _other_option(build: _Builder, option: _Option) -> _Verdict:
@@ -1177,6 +1188,7 @@ def _functions(build: _Builder, number: int, unit: str) -> None:
         return
     for output in build.copy_backs[function.name]:
         _add_output(build, output)
+    build.saving_functions.add(function.name)
     build.note(number, function.text, "mapped", "its copies from $SLURM_TMPDIR are stage.outputs: slurmkit saves them on every "
                                                 "exit and before the time limit")
     for trap in traps:
@@ -2030,7 +2042,7 @@ def _launcher_stays_in_the_shell(build: _Builder) -> bool:
         return written is not None and launch.get("shell", "").startswith(f"{build.launcher_name} {written}")
     return (build.launcher_name in ("srun", "mpirun") and launch.get("launcher") == build.launcher_name
             and ("gpus" not in res or build.launcher_name == "srun")
-            and (res.get("cpus_per_task", 1) == 1 or build.launcher_name == "srun") and written is not None
+            and (res.get("cpus_per_task", 1) == 1 or build.launcher_name == "srun" or _open_mpi(build)) and written is not None
             and (launch.get("command") == written or launch.get("shell", "").startswith(written))
             and not _ASSIGNMENT_FIRST.match(written))
 
@@ -2041,8 +2053,35 @@ def _launcher_stays_in_the_shell(build: _Builder) -> bool:
 _SRUN_CPUS = ' --cpus-per-task="$SLURM_CPUS_PER_TASK"'
 
 
+#: Open MPI's binding of ranks of several cores, as slurmkit's own mpirun gives it (core.launchers)
+_OPEN_MPI_BINDING = ' --bind-to core --map-by slot:PE="$SLURM_CPUS_PER_TASK"'
+
+
 def _several_cores(build: _Builder) -> bool:
     return build.launcher_name == "srun" and build.spec["resources"].get("cpus_per_task", 1) > 1
+
+
+def _open_mpi(build: _Builder) -> bool:
+    """Whether the job's mpirun is Open MPI's: the last MPI module the script loads, else the
+    one every Alliance StdEnv loads by default."""
+    modules = [str(m).split("/")[0].lower() for m in build.spec.get("environment", {}).get("modules") or ()]
+    flavours = [MPI_MODULES[m] for m in modules if m in MPI_MODULES]
+    return build.launcher_name == "mpirun" and (flavours or ["openmpi"])[-1] == "openmpi"
+
+
+def _launcher_words(build: _Builder) -> str:
+    """What the launcher is told again where its line runs as written: srun the cores of a task
+    (_SRUN_CPUS), Open MPI's mpirun the binding of ranks of several cores that slurmkit's own
+    mpirun gives (else each rank's threads share the cores the default binding picks)."""
+    if _several_cores(build):
+        build.note(0, "srun", "mapped", "srun is given --cpus-per-task=\"$SLURM_CPUS_PER_TASK\": since Slurm 22.05 it no "
+                                        "longer reads the job's (22.05's release notes), which the script's srun relied on")
+        return _SRUN_CPUS
+    if build.launcher_name == "mpirun" and build.spec["resources"].get("cpus_per_task", 1) > 1 and _open_mpi(build):
+        build.note(0, "mpirun", "mapped", f"mpirun is given{_OPEN_MPI_BINDING}: each rank's threads get its own cores, as "
+                                          "slurmkit's mpirun binds ranks of several cores")
+        return _OPEN_MPI_BINDING
+    return ""
 
 
 def _launcher_into_the_shell(build: _Builder) -> None:
@@ -2054,10 +2093,7 @@ def _launcher_into_the_shell(build: _Builder) -> None:
         shell = launch.pop("shell", None) or launch.pop("command")
         launch.pop("command", None)
         launch["launcher"] = "direct"
-        launch["shell"] = f"{build.launcher_name}{_SRUN_CPUS if _several_cores(build) else ''} {shell}"
-        if _several_cores(build):
-            build.note(0, "srun", "mapped", "srun is given --cpus-per-task=\"$SLURM_CPUS_PER_TASK\": since Slurm 22.05 it no "
-                                            "longer reads the job's (22.05's release notes), which the script's srun relied on")
+        launch["shell"] = f"{build.launcher_name}{_launcher_words(build)} {shell}"
     build.per_task_shell = None
     build.tee_free = None
 
@@ -2130,6 +2166,9 @@ def _after_launch_verdict(build: _Builder, words: List[str], unit: str) -> Optio
 def _copied_back(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
     if words[0] in ("cp", "rsync") and _copy_backs(build, unit):
         return ("mapped", "stage.outputs: copied back on every exit, and before the time limit")
+    if words in ([name] for name in build.saving_functions):   # `save` after the program: the function is gone
+        return ("dropped", f"{words[0]}'s copies are stage.outputs, which slurmkit saves when the program ends (and on every "
+                           "other exit): the function is not in the new script")
     return None
 
 
@@ -2894,13 +2933,15 @@ def _finish(build: _Builder, name: Optional[str], profile: Optional[str]) -> Non
         spec.setdefault("environment", {})["setup"] = build.setup
     _python_of_the_submitting_shell(build)
     _science_codes_of_the_shell(build)
+    _bad_substitutions(build)
     if kind.runs_task_file and not spec["launch"]:
         del spec["launch"]    # each line of tasks.commands is the command
     build.spec = {key: spec[key] for key in _SPEC_ORDER if key in spec}
 
 
-#: a launch that starts python itself (not a script of the user's that may pick its own)
-_RUNS_PYTHON = re.compile(r"\s*(?:exec\s+)?python[0-9.]*(?:\s|$)")
+#: a launch that starts python itself (not a script of the user's that may pick its own), after
+#: any variables set for it alone (``CUDA_VISIBLE_DEVICES=0 python train.py | tee log``)
+_RUNS_PYTHON = re.compile(r"\s*(?:(?:exec|time)\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*python[0-9.]*(?:\s|$)")
 #: module families that put a python on the PATH
 _PYTHON_MODULES = ("python", "scipy-stack", "anaconda", "anaconda3", "miniconda", "miniconda3", "miniforge", "mamba")
 #: a set-up line that may bring a python with it: an environment entered, a module, a profile read
@@ -2927,11 +2968,27 @@ def _python_of_the_submitting_shell(build: _Builder) -> None:
         return
     if any(_BRINGS_PYTHON.search(line) for line in build.text.splitlines() if not _ECHOED.match(line)):
         return   # the script's own lines (kept, mapped or dropped) bring a python
-    build.note(0, "environment.venv", "note",
+    build.note(0, "environment.venv", "to do",
                "the script loads no python and enters no virtualenv, so its python was the one on the PATH of the shell it "
                "was submitted from (sbatch passes it: an activated venv, or a module that shell loaded); slurmkit loads the "
                "site's python module first, which comes before that PATH: if you submitted from a venv, name it in "
                "environment.venv.path; else check that the program's packages are installed for the site's python")
+
+
+#: ``${$NAME}``: bash refuses it ("bad substitution"), and a script stops at the line
+_BAD_SUBSTITUTION = re.compile(r"\$\{\$([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _bad_substitutions(build: _Builder) -> None:
+    """A ``${$NAME}`` in a line bash runs: bash says "bad substitution" and the batch shell ends
+    with status 1 there, so the old job never ran what follows. The new script cannot run it the
+    same way (it would pass the text on): a to-do at the line, with the spelling meant."""
+    for number, line in enumerate(build.text.splitlines(), 1):
+        found = _BAD_SUBSTITUTION.search(line)
+        if found and not line.lstrip().startswith("#"):
+            build.note(number, found.group(), "to do",
+                       f"bash refuses {found.group()} (\"bad substitution\"): the old job ended here with status 1 and ran "
+                       f"nothing after it; write ${{{found.group(1)}}}, and check what the job then does")
 
 
 #: a comment, or a line that only prints text (its words are not commands)
@@ -3259,7 +3316,8 @@ def _chosen_kind(build: _Builder) -> str:
     if array:
         spec["array"] = _array_section(array, build.text)
         _keep_task_ids(spec["array"], array)
-        return first_kind(sweeps=True).name
+        sweep = first_kind(sweeps=True).name
+        return _one_process(build, sweep) if _tasks_of_one_process(build) else sweep
     return _distributed_kind(build) or _plain_kind(build)
 
 
@@ -3411,12 +3469,23 @@ def _only_reports(line: str) -> bool:
         c.name in INFORMATIONAL or " ".join(c.argv[:2]) in INFORMATIONAL for c in commands)
 
 
+def _tasks_of_one_process(build: _Builder) -> bool:
+    """Tasks on one node, and a program the batch shell started itself (no srun or mpirun, none
+    in the line, no task count read to start processes): it ran once, on the tasks' cores. Not
+    where the set-up starts job steps in the background (``srun -n1 -c2 ./part &``): those used
+    the tasks as the script sized them, and the job keeps its shape for them."""
+    res, launch = build.spec["resources"], build.spec["launch"]
+    tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
+    return tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1 and not _starts_its_own_mpi(build) \
+        and not _STEPS.search(launch.get("shell", "")) and not _reads_task_count(build) \
+        and not any(_BACKGROUND_STEP.search(line) for line in build.setup)
+
+
 def _plain_kind(build: _Builder) -> str:
     res, launch = build.spec["resources"], build.spec["launch"]
     tasks = res.get("tasks_per_node", 1) * res.get("nodes", 1)
-    if tasks > 1 and build.launcher_name is None and res.get("nodes", 1) == 1 and not _starts_its_own_mpi(build) \
-            and not _STEPS.search(launch.get("shell", "")) and not _reads_task_count(build):
-        return _one_process(build)
+    if _tasks_of_one_process(build):
+        return _one_process(build, first_kind(pins_threads=True).name)
     if tasks > 1:
         if "launcher" not in launch and build.launcher_name is None and launch != {"command": "true"}:
             _started_once(build, tasks)
@@ -3561,19 +3630,20 @@ def _counts_renamed(build: _Builder, launch: Dict) -> List[str]:
     return list(dict.fromkeys(found))
 
 
-def _one_process(build: _Builder) -> str:
+def _one_process(build: _Builder, kind: str) -> str:
     """Tasks asked for, but the program started without srun or mpirun: it ran once, on all of
-    them as cores (GNU parallel, make -j, a threaded program). Kind threaded keeps that."""
-    res, launch, threaded = build.spec["resources"], build.spec["launch"], first_kind(pins_threads=True).name
+    them as cores (GNU parallel, make -j, a threaded program). Kind threaded keeps that; an
+    array's tasks are its cores in the same way (kind array runs one process a task)."""
+    res, launch = build.spec["resources"], build.spec["launch"]
     tasks = res.pop("tasks_per_node")
     cores = tasks * res.get("cpus_per_task", 1)
     res["cpus_per_task"] = cores
     renamed = _counts_renamed(build, launch)
     build.note(0, f"tasks_per_node: {tasks}", "mapped",
-               f"the program starts without srun or mpirun, so it ran once: kind {threaded} with the same {cores} cores"
+               f"the program starts without srun or mpirun, so it ran once: kind {kind} with the same {cores} cores"
                + (f"; SLURM's task count in it ({', '.join('$' + n for n in renamed)}) became $SLURM_CPUS_PER_TASK"
                   if renamed else ""))
-    return threaded
+    return kind
 
 
 def _distributed_kind(build: _Builder) -> Optional[str]:
@@ -3629,13 +3699,22 @@ def _hand_made_kind(build: _Builder) -> Optional[str]:
     if "TF_CONFIG" in variables or (tasks > 1 and "multiworker" in text):
         return first_kind(tf_config=True).name
     # srun python + Lightning (or LightningCLI's --trainer.*): Lightning reads SLURM's ranks itself
-    if "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun"):
+    if "gpus" in res and re.search(r"lightning|--trainer\.", text) and build.launcher_name in (None, "srun") \
+            and (tasks > 1 or _asked_to_requeue(build)):
         return first_kind(requeues_on_signal=True).name
     if "gpus" in res and _several_processes(build) and (variables & {"MASTER_ADDR", "MASTER_PORT"} or "tcp://" in text
                                                          or "init_method" in text
                                                          or (build.launcher_name == "torchrun" and res.get("nodes", 1) > 1)):
         return first_kind(ranks_from_slurm=True, spreads_over_nodes=True).name
     return None
+
+
+def _asked_to_requeue(build: _Builder) -> bool:
+    """Whether the script asked for a signal before the limit or a requeue: Lightning's own
+    SLURM recipe, which the kind that saves and requeues carries on. A one-process Lightning job
+    that asked neither ran to its limit and ended; it stays a plain GPU job, since the kind
+    would make it run again after the limit (more of the allocation, a run the user did not ask)."""
+    return build.signal is not None or any(d == "--requeue" for _, _, d in build.requeue_lines)
 
 
 def _several_processes(build: _Builder) -> bool:
@@ -3689,7 +3768,17 @@ def _adopt_rendezvous(build: _Builder, kind: str) -> None:
         launch["gpu_view"] = "node"
     rewritten = _rewritten_rendezvous(launch, row)
     view = "; every process keeps the node's GPUs in view, as under plain srun (launch.gpu_view: node)" if node_view else ""
-    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {row.sets_in_environment}{rewritten}{view}")
+    build.note(0, f"kind: {kind}", "mapped", f"a hand-made {kind} set-up: slurmkit sets {row.sets_in_environment}{rewritten}{view}"
+                                            f"{_requeue_added(build, row)}")
+
+
+def _requeue_added(build: _Builder, row: Kind) -> str:
+    """What a kind that saves and requeues at the limit adds to a script that asked no requeue:
+    said in the mapping, since the job may now run again after its time limit."""
+    if not row.requeues_on_signal or _asked_to_requeue(build):
+        return ""
+    return (f"; unlike the script, kind {row.name} has Lightning save hpc_ckpt before the time limit and requeues the job, "
+            "whose next run resumes from it (the script's job ended at the limit)")
 
 
 def _one_process_per_gpu(build: _Builder, kind: str) -> None:

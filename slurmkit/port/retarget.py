@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 
 from slurmkit.core.errors import SlurmkitError
 from slurmkit.core.findings import Finding
-from slurmkit.core.gpu_names import mig_names, whole_gpu_names
+from slurmkit.core.gpu_names import mig_names, sbatch_gpu_name, typed_step_gres, whole_gpu_names
 from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
@@ -51,7 +51,7 @@ from slurmkit.port.sitepaths import (
 )
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
-from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, undocumented
+from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, served_python, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping
 
@@ -307,6 +307,7 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
         typed, why = _untyped_gpu(port, request.count)
         _port_gpu_count(port, typed, request.count, why)
         _port_cores_per_gpu(port, request.count, None, typed)
+        _port_step_gpus(port, typed if ":" in str(port.data.get("resources", {}).get("gpus", "")) else None)
         return
     wanted = _find_source_gpu(request.model, port.source)
     if wanted is None:
@@ -329,6 +330,28 @@ def _port_gpus(port: _Port, request: GpuRequest) -> None:
     _port_gpu_count(port, chosen, request.count, why)
     if chosen.mig is None:
         _port_cores_per_gpu(port, request.count, wanted, chosen)
+    _port_step_gpus(port, chosen)
+
+
+def _port_step_gpus(port: _Port, chosen: Optional[_GpuModel]) -> None:
+    """The job's own srun steps that ask GPUs (``srun --gres=gpu:1 ... &``, kept as written) name
+    the type the ported header asks: Slurm refuses an untyped step under a typed header ("with
+    and without type identification"), and the old type is not on the new cluster."""
+    if chosen is None:
+        return
+    name = chosen.mig.gres if chosen.mig else sbatch_gpu_name(chosen.gpus)
+    why = f"the job's srun steps ask the GPU type the header asks ({name}): Slurm refuses a step's untyped --gres under a typed header"
+
+    def typed(text: str) -> Tuple[str, List[str]]:
+        new = typed_step_gres(text, name)
+        return new, [why] if new != text else []
+
+    _rewrite_launch(port, typed)
+    setup = port.data.get("environment", {}).get("setup") or []
+    if isinstance(setup, list):
+        lines = [typed(line)[0] if isinstance(line, str) else line for line in setup]
+        if lines != setup:
+            port.set("environment", "setup", lines, why)
 
 
 #: NVIDIA data-centre GPUs older than any the bundled profiles hold (Kepler and Maxwell Teslas,
@@ -845,6 +868,7 @@ def _module_list_ported(port: _Port, modules: List[str]) -> Tuple[List[str], str
     moved = _stdenv_move(port, renamed)
     base, needless = _old_stack_base(port, renamed), _needless_tool_modules(port, renamed)
     kept, checks = _ported_modules(port, [m for m in renamed if m not in base and m not in needless], moved)
+    kept, checks = _python_of_packages_made_anew(port, kept, checks)
     kept = _compiler_in_place(kept, checks)
     kept, history = _site_stack_to_stdenv(port, renamed, kept)
     kept, cores = _core_the_compiler_loads(port, kept, modules)
@@ -853,6 +877,20 @@ def _module_list_ported(port: _Port, modules: List[str]) -> Tuple[List[str], str
     history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
     rewrites = [c.why for c in checks if c.why and c.new not in cores] + list(cores.values())
     return kept, _modules_reason(modules, moved, port, history + rewrites), checks, commands
+
+
+def _python_of_packages_made_anew(port: _Port, kept: List[str], checks: List[ModuleCheck]) -> Tuple[List[str], List[ModuleCheck]]:
+    """A python the target still has but builds no wheels for (python/3.10 where 3.12 is the
+    oldest served), in a job that installs its packages anew each run (a virtualenv slurmkit
+    makes in $SLURM_TMPDIR from its list): moved to the nearest served, since nothing built for
+    the old one is reused and its wheels may be missing. A reused virtualenv keeps its python
+    (changing it would break the environment; its rebuild to-do names the python)."""
+    venv = (port.data.get("environment") or {}).get("venv")
+    if not isinstance(venv, dict) or not (venv.get("packages") or venv.get("requirements")) or \
+            not str(venv.get("path") or "$SLURM_TMPDIR").startswith(("$SLURM_TMPDIR", "${SLURM_TMPDIR}")):
+        return kept, checks
+    moved = [served_python(m, port.target) or ModuleCheck(m, m) for m in kept]
+    return [c.new for c in moved], checks + [c for c in moved if c.why]
 
 
 def _compiler_in_place(kept: List[str], checks: Sequence[ModuleCheck]) -> List[str]:

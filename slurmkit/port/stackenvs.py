@@ -204,11 +204,18 @@ def _python_todos(job: _Job, move: _Move, spec: JobSpec) -> Iterator[str]:
         field, what, doubtful = installs
         yield (f"{field}: the job installs {what} under {after} now, not {before}: check that each has "
                f"a wheel for {wheels} or pin a version that has one{_instead(doubtful)}, then remove this line")
-    elif not own and any(started(argv)[:1] and started(argv)[0].startswith("python") for _, argv in job.commands):
+    elif not own and (_loads_python(spec) or any(started(argv)[:1] and started(argv)[0].startswith("python")
+                                                 for _, argv in job.commands)):
         site = f"~/.local/lib/python{old}/site-packages" if old else f"~/.local/lib/pythonX.Y/site-packages (X.Y: {before})"
         yield (f"environment.modules: {move.old} became {move.new}: packages the job's python found in {site} (pip install "
                f"--user) are not read by {f'python {new}' if new else after}: install them again under {move.new}, better "
                "in a virtualenv (environment.venv), then remove this line")
+
+
+def _loads_python(spec: JobSpec) -> bool:
+    """Whether the job loads a python module itself: it runs python, if only through a script of
+    its own (``sh ./produce.sh``) whose lines the job's cannot show."""
+    return any(m.partition("/")[0].lower() == "python" for m in spec.environment.modules)
 
 
 def _installs_to_check(job: _Job, spec: JobSpec) -> Optional[Tuple[str, str, List[str]]]:

@@ -18,7 +18,15 @@ from slurmkit.core import programs
 from slurmkit.core.archives import IMAGE_SUFFIXES, PACK_SUFFIX, TAR_SUFFIXES
 from slurmkit.core.errors import closest
 from slurmkit.core.findings import Finding, Findings, level_of
-from slurmkit.core.gpu_names import bf16_warnings, mig_names, sbatch_gpu_name, suggested_gpu_names, synonym_note, whole_gpu_names
+from slurmkit.core.gpu_names import (
+    bf16_warnings,
+    mig_names,
+    sbatch_gpu_name,
+    suggested_gpu_names,
+    synonym_note,
+    untyped_step_gres,
+    whole_gpu_names,
+)
 from slurmkit.core.kinds import FRAMEWORK_LABELS, KINDS, ONE, PER_GPU, first_kind, kind_of, multi_node_kinds, named
 from slurmkit.core.launchers import LAUNCHERS, MPI_LOCAL_RANK, NODE_CORES, Launcher, ScriptWord, from_slurm, mpi_flavour, mpirun_binding
 from slurmkit.core.logpatterns import per_task
@@ -601,16 +609,18 @@ def _command(spec: JobSpec) -> Tuple[str, ...]:
     (``X=1 python t.py``), which only a shell reads as one. A launch.shell line runs in a bash of its own (``bash -c``), which
     inherits none of the script's options: it gets set -e (per environment.errexit) and
     pipefail, so that a command of it that fails stops it as it would stop the script, and a
-    failing program before a pipe is not hidden by the pipe's last command. Not set -u: as the
-    setup lines, it reads an unset variable ($1 of a job given no arguments) as empty, and
-    check names such variables."""
+    failing program before a pipe is not hidden by the pipe's last command. Not set -u, unless
+    environment.nounset says so (a script that ran under set -u stopped at an unset variable
+    there too): as the setup lines, it reads an unset variable ($1 of a job given no
+    arguments) as empty, and check names such variables."""
     command = spec.launch.command
     if command and not spec.environment.errexit and _defines_function(spec.environment.setup, command[0]):
         return ("slurmkit_without_errexit", *command)
     if spec.launch.shell is None or command[:2] != ("bash", "-c"):
         # NAME=value before the program: srun, mpirun, parallel and a quoted word would take it for the program
         return ("env", *command) if command and _ASSIGNMENT.match(command[0]) else command
-    return ("bash", "-eo" if spec.environment.errexit else "-o", "pipefail", *command[1:])
+    flags = ("-e" if spec.environment.errexit else "-") + ("u" if spec.environment.nounset else "") + "o"
+    return ("bash", flags, "pipefail", *command[1:])
 
 
 def _defines_function(setup: Tuple[str, ...], name: str) -> bool:
@@ -633,6 +643,7 @@ def _check_distributed(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findi
     _check_shadowing(spec, kind, findings)
     _check_kind_framework(spec, kind, nodes, gpus, findings)
     _check_gpu_work(spec, kind, nodes, gpus, findings)
+    _check_step_gpus(spec, gpus, findings)
 
 
 def _check_kind_needs(spec: JobSpec, kind, findings: Findings) -> None:
@@ -715,14 +726,43 @@ _PROCESS_STARTERS = re.compile(r"(^|[\s;&|(])(torchrun|python\S*\s+-m\s+torch\.d
                                r"horovodrun|mpirun|mpiexec|srun)\s")
 
 
+def _spawns_its_ranks(spec: JobSpec) -> bool:
+    """A rendezvous address the job sets for one process (MASTER_ADDR, MASTER_PORT): the program
+    starts a process per GPU itself (torch.multiprocessing.spawn), so a kind that starts one per
+    GPU would start that many each. Or the launch line starts several itself, in the background
+    (``CUDA_VISIBLE_DEVICES=0 python t.py &`` for each GPU, then ``wait``)."""
+    return any(name in ("MASTER_ADDR", "MASTER_PORT") for name, _ in spec.environment.variables) or \
+        bool(_BACKGROUND.search(spec.launch.shell or ""))
+
+
+#: a command run in the background (``&``, not ``&&``, ``>&``, ``&>`` or ``|&``)
+_BACKGROUND = re.compile(r"(?<![&>|])&(?![&>])")
+
+
+def _check_step_gpus(spec: JobSpec, gpus: Optional[GpuChoice], findings: Findings) -> None:
+    """A job step of the job's own lines that asks GPUs untyped (``srun --gres=gpu:1 ... &``)
+    under a header that names the type (``--gpus-per-node=h100:2``): Slurm refuses the step
+    ("Invalid GRES specification (with and without type identification)", Slurm 22.05, run on the
+    local cluster), and a ``wait`` after it ends the job 0 with nothing run."""
+    if gpus is None or ":" not in gpus.spelling:
+        return
+    name = gpus.spelling.rpartition(":")[0]
+    for field, text in (("environment.setup", "\n".join(spec.environment.setup)), ("launch.shell", spec.launch.shell or "")):
+        for found in dict.fromkeys(untyped_step_gres(text)):
+            count = found.rpartition(":")[2]
+            findings.warn(field, f"the step's {found} names no GPU type under the job's {gpus.spelling}: Slurm refuses such a "
+                                 f"step (with and without type identification), so it never runs; write --gres=gpu:{name}:{count}")
+
+
 def _check_gpu_work(spec: JobSpec, kind, nodes: int, gpus: Optional[GpuChoice], findings: Findings) -> None:
     """GPUs the job's processes would leave idle, or too little work per GPU to pay for the exchange."""
     total = nodes * gpus.count if gpus else 0
     if kind.gpu_required and kind.one_process and gpus and gpus.node_types and gpus.count > 1 and not _asks_a_copy_per_task(spec) \
-            and not _PROCESS_STARTERS.search(spec.launch.shell or " ".join(spec.launch.command) + " "):
+            and not _PROCESS_STARTERS.search(spec.launch.shell or " ".join(spec.launch.command) + " ") \
+            and not _spawns_its_ranks(spec):
         findings.warn("resources.gpus", f"kind {kind.name!r} runs one process, which uses one of the {gpus.count} GPUs unless it "
-                      f"distributes the work itself; use kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} "
-                      "(one process per GPU)")
+                      f"distributes the work itself (DataParallel, mp.spawn, Lightning's devices=N: then leave it); else use "
+                      f"kind {first_kind(processes=PER_GPU, one_node_only=True).name!r} (one process per GPU)")
     if kind.distributed and total == 1 and not kind.alone_on_one_gpu:
         findings.warn("resources.gpus", f"kind {kind.name!r} on one GPU pays for communication it does not need; "
                       f"use kind {first_kind(gpu_required=True, processes=ONE).name!r}")

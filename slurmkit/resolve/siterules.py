@@ -44,6 +44,12 @@ def _source(urls: Sequence[str]) -> str:
     return f" (source: {urls[0]})" if urls else ""
 
 
+def _installs_packages(spec) -> bool:
+    """Whether the job installs Python packages (a virtualenv it builds, a pip line): only then
+    does the wheelhouse's python range matter to it."""
+    return spec.environment.venv is not None or any(re.search(r"\bpip3?\b", line) for line in spec.environment.setup)
+
+
 def _version(text: str) -> Tuple[int, ...]:
     """The numeric release of a version string: ``2.4.0+cu121`` -> (2, 4, 0); ``3.11.5`` -> (3, 11, 5)."""
     numbers = []
@@ -95,7 +101,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += joblines.host_cpu_flag_findings(spec, profile) + joblines.preload_launcher_findings(spec, profile, launcher)
     findings += joblines.venv_place_findings(spec, profile) + joblines.gpu_profiling_findings(spec, profile)
     findings += joblines.python_env_findings(spec, profile) + time_partition_findings(spec, profile)
-    if rules.oldest_python:
+    if rules.oldest_python and _installs_packages(spec):
         for module in modules:
             name, _, version = module.partition("/")
             # python/3 alone is Lmod's default python 3, the newest: only a minor version can be too old
@@ -933,7 +939,8 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                               rules.blocked_modules.source[0]))
     if rules.oldest_python:
         lines.append(RuleLine("oldest-python", "warning",
-                              f"python/{rules.oldest_python.version} is the oldest python served (an older module is warned about)",
+                              f"python/{rules.oldest_python.version} is the oldest python served "
+                              "(an older module is warned about where the job installs packages)",
                               rules.oldest_python.source[0]))
     if rules.host_cpu_flags:
         lines.append(RuleLine("host-cpu-flags", "warning", f"compiler flags that build for the host CPU "

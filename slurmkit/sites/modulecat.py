@@ -225,6 +225,25 @@ def built_pin(module: str, built: Sequence[str], there: Optional[Sequence[str]],
                        f"{', '.join(full)}; {new} is the nearest{which}", absent=True)
 
 
+def served_python(module: str, profile: SiteProfile) -> Optional[ModuleCheck]:
+    """A python pin older than the oldest ``profile`` builds wheels for, moved to the nearest it
+    serves (python/3.10 -> python/3.12.4); None where it is served, or nothing says what is."""
+    family, _, version = module.partition("/")
+    rules = profile.rules.oldest_python
+    if family != "python" or not rules or len(version_key(version)) < 2 or \
+            version_key(version)[:2] >= version_key(rules.version)[:2]:
+        return None
+    builds = families(stdenv_builds(profile.software.stdenv).plain).get("python") or \
+        families(profile.software.catalogue).get("python") or []
+    served, which = _served(family, _full(sorted(set(builds), key=version_key)), rules.version)
+    if not served:
+        return None
+    new = f"python/{_nearest_build(version, served, served)}"
+    which = which or f" of those it builds wheels for (python/{rules.version} and newer)"
+    return ModuleCheck(module, new, why=f"{module} is older than the pythons {profile.name} builds wheels for; the job builds "
+                       f"its packages anew, so {new} is the nearest{which}")
+
+
 def _full(versions: Sequence[str]) -> List[str]:
     """The versions that are builds, not an alias of one (python/3.11 names 3.11.5)."""
     return [v for v in versions if not any(w.startswith(v + ".") for w in versions)]
@@ -299,6 +318,7 @@ def catalogue_checks(profile: SiteProfile, modules: Sequence[str]) -> List[Modul
                                                               profile.software.stdenv, profile.software.installed, built),
                                                  builds, profile, oldest)) for m in modules]
     checks = [_build_of_the_loaded_compiler(c, builds, profile, [x.new for x in checks if x is not c]) for c in checks]
+    checks = [_cuda_another_module_needs(c, builds, profile, [x.new for x in checks if x is not c]) for c in checks]
     return [_site_module(_other_compiler(c, builds, profile, [x.new for x in checks if x is not c]), profile) for c in checks]
 
 
@@ -316,6 +336,23 @@ def _build_of_the_loaded_compiler(check: ModuleCheck, builds: "StdEnvBuilds", pr
     new = f"{family}/{nearest_version(version, [m.partition('/')[2] for m, needs in theirs.items() if needs == compiler])}"
     return ModuleCheck(check.module, new, why=f"{check.module} is not built for {profile.software.stdenv} with {compiler}, which "
                        f"the job loads (Lmod shows only that compiler's builds); {new} is the nearest of them")
+
+
+def _cuda_another_module_needs(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile,
+                               others: Sequence[str]) -> ModuleCheck:
+    """A cuda the port moved (the job's version is not built) goes to the one another module of
+    the job is built with (cudnn/9.2.1.18 with cuda/12.2), not merely the nearest: a cudnn over
+    another CUDA does not load. A cuda the job's version keeps, port leaves alone."""
+    family = check.module.partition("/")[0]
+    if family != "cuda" or not check.why:
+        return check
+    needed = sorted({builds.other[m] for m in others if builds.other.get(m, "").partition("/")[0] == "cuda"})
+    if len(needed) != 1 or needed[0] == check.new:
+        return check
+    if needed[0] == check.module:   # the job's own cuda, which _build_of_the_loaded_compiler moved for its compiler
+        return ModuleCheck(check.module, check.module)
+    return ModuleCheck(check.module, needed[0], why=f"{check.module} is not built for {profile.software.stdenv}; {needed[0]} "
+                       f"is the CUDA that {', '.join(m for m in others if builds.other.get(m) == needed[0])} is built with")
 
 
 def _only_other_builds(check: ModuleCheck, builds: "StdEnvBuilds", profile: SiteProfile, oldest: Optional[str]) -> ModuleCheck:

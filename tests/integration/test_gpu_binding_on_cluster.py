@@ -127,3 +127,29 @@ def test_a_hand_edited_gpu_count_below_the_tasks_fails_the_job_with_one_line(clu
     lines = re.findall(r"^slurmkit: process SLURM_LOCALID=1 on (node\d) has no GPU of its own in CUDA_VISIBLE_DEVICES=0: "
                        r"ask one task per GPU on each node$", out, re.M)
     assert sorted(lines) == ["node1", "node2"], out
+
+
+@pytest.mark.parametrize("step_gres, runs", [("--gres=gpu:1", False), (None, True)])
+def test_a_jobs_own_gpu_steps_run_under_its_typed_header_once_port_names_their_type(cluster, tmp_path, step_gres, runs):
+    """Two ``srun --gres=gpu:1 ... &`` steps, kept as written, under ``--gpus-per-node=p100:2``:
+    Slurm 22.05 refuses each ("with and without type identification") and the job still ends 0;
+    typed as the port writes them (typed_step_gres), each runs on a GPU of its own. check warns
+    of the untyped form."""
+    from slurmkit.core.gpu_names import typed_step_gres
+
+    steps = "".join(f"srun --ntasks=1 --gres=gpu:1 --exclusive bash -c 'echo step{i} cvd=$CUDA_VISIBLE_DEVICES' &\n"
+                    for i in (0, 1)) + "wait"
+    shell = steps if step_gres else typed_step_gres(steps, "p100")
+    job = Job(name="steps", kind="mpi", profile="local", account="def-test", resources={"time": "10m", "tasks_per_node": 2,
+              "gpus": "p100:2", "mem_per_cpu": "250M"}, launch={"shell": shell, "launcher": "direct"})
+    assert any("names no GPU type" in str(w) for w in job.resolve().warnings) is not runs
+    script = tmp_path / "steps.sbatch"
+    script.write_text(job.render(warn=False))
+    submission = sbatch(script)
+    assert submission.returncode == 0, submission.stderr
+    row = wait_for_job(submission.job_id, timeout=300)
+    out = (tmp_path / f"steps-{submission.job_id}.out").read_text()
+    assert row["State"] == "COMPLETED", out
+    seen = sorted(re.findall(r"step\d cvd=(\S+)", out))
+    assert (seen == ["0", "1"]) is runs, out
+    assert ("with and without type identification" in out) is not runs, out

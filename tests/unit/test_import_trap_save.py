@@ -12,12 +12,19 @@ HEAD = "#!/bin/bash\n#SBATCH --account=def-x\n#SBATCH --time=1:00:00\n#SBATCH --
 RUN = "python run.py --out $SLURM_TMPDIR/res\n"
 
 
+def _left(imported):
+    """What import left to do but the question where the program's python comes from (these
+    scripts run a python they never load: a to-do of its own, tested in test_import_launch)."""
+    return tuple(n for n in imported.unmapped if n.text != "environment.venv")
+
+
 @pytest.mark.parametrize("lines, expected", [
     ("OUT=$PWD/results\n", "$SLURM_SUBMIT_DIR/results"),
     ("OUT=$(pwd)/results\ncd $SLURM_TMPDIR\n", "$SLURM_SUBMIT_DIR/results"),
     ("OUT=`pwd`\n", "$SLURM_SUBMIT_DIR"),
     ("cd /project/def-x/runs\nOUT=$PWD/a\n", "/project/def-x/runs/a"),
 ])
+
 def test_a_variable_set_from_the_folder_is_the_folder_where_it_is_set(lines, expected):
     script = bashtree.parse("#!/bin/bash\n" + lines + RUN)
     assert trapsave.values_at_save(script, 99)["OUT"] == expected
@@ -39,7 +46,7 @@ def test_a_usr1_trap_copying_through_the_folder_it_was_in_is_stage_outputs(lines
     text = HEAD + lines + f"save() {{ cp -r $SLURM_TMPDIR/res {destination}; }}\ntrap save USR1\n" + RUN
     imported = import_script(text, name="t", profile="cedar")
     assert imported.spec["stage"] == {"outputs": [{"from": "res", "to": to}], "lead": "300s"}
-    assert imported.unmapped == () and "extra_directives" not in imported.spec
+    assert _left(imported) == () and "extra_directives" not in imported.spec
 
 
 @pytest.mark.parametrize("copy, to", [
@@ -67,7 +74,7 @@ def test_a_trap_copying_to_a_path_from_the_arguments_is_one_to_do_and_check_does
     text = HEAD + "OUT=$1\nsave() { cp -r $SLURM_TMPDIR/res $OUT; }\ntrap save USR1\n" + RUN
     imported = import_script(text, name="t", profile="cedar")
     assert "extra_directives" not in imported.spec and "stage" not in imported.spec
-    trap_todos = [n for n in imported.unmapped if "trap" in n.text]
+    trap_todos = [n for n in _left(imported) if "trap" in n.text]
     assert len(trap_todos) == 1 and "stage.lead: 300s" in trap_todos[0].reason
     assert [n.outcome for n in imported.notes if n.line == 4] == ["dropped"]
     (tmp_path / "t.yaml").write_text(imported_text(imported, "t.sh"))

@@ -129,6 +129,15 @@ def test_import_keeps_the_scripts_log_names_as_written(lines, logs):
     assert spec_from_mapping(result.spec).logs is not None
 
 
+@pytest.mark.parametrize("written, spec", [("OUTPUT_R1_08_%.txt", "OUTPUT_R1_08_%%.txt"), ("run-%j-%", "run-%j-%%")])
+def test_import_keeps_a_percent_no_symbol_follows_as_sbatch_writes_it(written, spec):
+    """sbatch writes ``run_%.txt`` as it is (Slurm 22.05, run): the spec says %%, which gives
+    the same file, where a to-do asked for it by hand."""
+    result = imported(f"#SBATCH --output={written}")
+    assert result.spec["logs"]["output"] == spec
+    assert [n.outcome for n in result.notes if n.line == 3] == ["mapped"]
+
+
 def test_import_makes_a_log_name_a_spec_cannot_hold_a_to_do():
     result = imported("#SBATCH --output=$HOME/logs/%j.out")
     assert "logs" not in result.spec

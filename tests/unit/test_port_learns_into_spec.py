@@ -172,6 +172,17 @@ def test_an_if_with_no_branch_for_the_new_cluster_says_its_modules_are_not_loade
     assert "no branch of it runs on nibi" in result.output and "no problems found" not in result.output
 
 
+@pytest.mark.parametrize("items, lost", [('cedar)  module load StdEnv/2020 gcc/9.3.0 ;;\n  "graham") module load StdEnv/2020 ;;', True),
+                                          ("cedar|fir*) module load StdEnv/2020 gcc/9.3.0 ;;", False),
+                                          ("cedar) module load StdEnv/2020 ;;\n  *) module load StdEnv/2023 ;;", False)])
+def test_a_case_on_cc_cluster_with_no_item_for_the_new_cluster_says_its_modules_are_not_loaded(items, lost):
+    """``case $CC_CLUSTER in cedar) module load ...;; esac`` is the if's other spelling: on Fir no
+    item runs, and the job goes on without the modules."""
+    data = {**JOB, "profile": "cedar", "environment": {"setup": [f"case $CC_CLUSTER in\n  {items}\nesac"]}}
+    todos = [t for t in module_todos(data, "fir") if "no branch of it runs on fir" in t]
+    assert bool(todos) is lost, module_todos(data, "fir")
+
+
 def test_a_test_of_anything_else_may_go_either_way():
     data = {**JOB, "profile": "graham", "environment": {"setup": [
         'if [ "$(hostname)" = gra1 ]; then\n  module load StdEnv/2020\nfi']}}

@@ -4,6 +4,7 @@ Niagara-only path. Each becomes a to-do of the spec, which ``check`` reports unt
 
 import copy
 
+import pytest
 from click.testing import CliRunner
 
 from slurmkit.cli.main import main
@@ -29,20 +30,20 @@ def todos_of(imported):
 # ------------------------------------------------------------------ a dependency on an old job id
 
 def test_import_leaves_out_a_dependency_on_an_old_job_id_with_a_to_do_saying_how_to_wait():
-    imported = import_script(HEADER + "#SBATCH --dependency=afterok:17035229\npython a.py\n", name="t", profile="graham")
+    imported = import_script(HEADER + "#SBATCH --dependency=afterok:17035229\n./app\n", name="t", profile="graham")
     assert "dependencies" not in imported.spec
     [todo] = todos_of(imported)
     assert "17035229" in todo and "slurmkit submit SPEC --after JOBID" in todo
 
 
 def test_import_says_the_type_of_wait_to_ask_for_again():
-    imported = import_script(HEADER + "#SBATCH -d afterany:12:13\npython a.py\n", name="t", profile="narval")
+    imported = import_script(HEADER + "#SBATCH -d afterany:12:13\n./app\n", name="t", profile="narval")
     [todo] = todos_of(imported)
     assert "12, 13" in todo and "--after-type any" in todo and "{after: any, jobs: [JOBID]}" in todo
 
 
 def test_a_dependency_the_spec_cannot_say_is_left_out_with_a_to_do():
-    imported = import_script(HEADER + "#SBATCH --dependency=singleton\npython a.py\n", name="t", profile="narval")
+    imported = import_script(HEADER + "#SBATCH --dependency=singleton\n./app\n", name="t", profile="narval")
     assert "dependencies" not in imported.spec
     assert ["--dependency=singleton" in t for t in todos_of(imported)] == [True]
 
@@ -177,3 +178,14 @@ def test_a_bare_python_with_no_sign_of_its_stack_is_left_to_the_default_and_its_
     ported = port(data, "fir")
     assert ported.spec["environment"]["modules"] == ["python"]
     assert [t for t in ported.todos if "installs arch==4.19 under python on fir now, not python on cedar" in t]
+
+
+@pytest.mark.parametrize("source, path, to", [("beluga", "/lustre03/project/6008063/me/run", "rorqual"),
+                                              ("beluga", "/lustre04/scratch/me", "fir"), ("narval", "/lustre07/scratch/me", "rorqual")])
+def test_a_clusters_own_lustre_mounts_are_named_in_a_to_do_off_it(source, path, to):
+    """/lustre03/project/GROUP is where Béluga's /project lived (Narval's: /lustre06): no other
+    cluster mounts it, and a `cd` into it ends the job at its first line there."""
+    data = {**NIAGARA, "profile": source, "resources": {"time": "1h", "cpus_per_task": 4},
+            "environment": {"setup": [f"cd {path}"]}, "launch": {"shell": "./model"}}
+    [own] = [t for t in port(data, to=to).todos if "own layout" in t]
+    assert f"{path} is a path of {source}'s own layout" in own

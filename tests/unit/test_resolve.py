@@ -328,6 +328,19 @@ def test_several_tasks_of_a_serial_job_without_srun_is_a_warning():
         "kind 'serial' runs one process; 4 tasks per node only help with launcher: srun"]
 
 
+@pytest.mark.parametrize("variables, launch, warned", [
+    ({}, {"command": "python train.py"}, True), ({}, {"shell": "python train.py > log 2>&1"}, True),
+    ({"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"}, {"command": "python train.py"}, False),
+    ({}, {"shell": "CUDA_VISIBLE_DEVICES=0 python t.py > a.log 2>&1 &\nCUDA_VISIBLE_DEVICES=1 python t.py &\nwait"}, False)])
+def test_one_process_on_several_gpus_is_warned_unless_it_spawns_its_own_ranks(variables, launch, warned):
+    """With MASTER_ADDR set for its one process, the program starts a process per GPU itself;
+    a launch line that starts one per GPU in the background does the same: kind multigpu, as the
+    warning would advise, would start four of each."""
+    resolution = job("nibi", kind="gpu", resources={"gpus": "h100:4"}, environment={"variables": variables}, launch=launch)
+    assert bool(warnings_of(resolution, "resources.gpus")) == warned
+    assert not warned or "kind 'multigpu'" in warnings_of(resolution, "resources.gpus")[0]
+
+
 def test_threaded_job_with_one_cpu_is_a_warning():
     assert warnings_of(job("nibi", kind="threaded"), "resources.cpus_per_task") == [
         "kind 'threaded' with one CPU per task runs one thread; set cpus_per_task"]
@@ -467,3 +480,14 @@ def test_the_plan_does_not_depend_on_the_order_variables_were_written_in():
     one = job("nibi", environment={"variables": {"B": "2", "A": "1"}}).plan
     two = job("nibi", environment={"variables": {"A": "1", "B": "2"}}).plan
     assert one == two
+
+
+@pytest.mark.parametrize("step, warned", [("--gres=gpu:1", True), ("--gres=gpu:h100:1", False), ("--gres gpu:1", True)])
+def test_an_untyped_gpu_step_under_a_typed_header_is_warned(step, warned):
+    """Slurm refuses the step ("with and without type identification", 22.05): it never runs."""
+    resolution = job("rorqual", kind="mpi", resources={"tasks_per_node": 2, "gpus": "h100:2"},
+                     launch={"shell": f"srun -n1 {step} ./a &\nsrun -n1 {step} ./b &\nwait", "launcher": "direct"})
+    found = warnings_of(resolution, "launch.shell")
+    assert bool(found) is warned
+    assert not warned or found == [f"the step's {step} names no GPU type under the job's h100:2: Slurm refuses such a step (with "
+                                   "and without type identification), so it never runs; write --gres=gpu:h100:1"]

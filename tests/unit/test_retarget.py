@@ -725,3 +725,28 @@ def test_a_whole_node_asked_with_exclusive_keeps_its_node_memory():
     assert ported.spec["resources"]["mem"] == "node" and ported.spec["extra_directives"] == ["--exclusive"]
     assert any("drop --exclusive and ask cpus_per_task: 48" in str(n) for n in ported.notes), ported.notes
     assert port({**data, "extra_directives": []}, to="fir").spec["resources"]["mem"] == "4G"
+
+
+@pytest.mark.parametrize("venv, moved", [({"packages": ["numpy"]}, True), ({"requirements": "req.txt"}, True),
+                                         ({"path": "$HOME/env", "packages": ["numpy"]}, False), ({"path": "$HOME/env"}, False)])
+def test_a_python_without_wheels_moves_only_where_the_job_builds_its_packages_anew(venv, moved):
+    """python/3.10 is still on Fir, with no wheels built for it: a job that makes its venv in
+    $SLURM_TMPDIR each run loses nothing by 3.12; one that reuses a venv keeps the python it has."""
+    data = {"name": "p", "profile": "cedar", "account": "def-x", "kind": "serial", "resources": {"time": "1h"},
+            "environment": {"modules": ["StdEnv/2023", "python/3.10"], "venv": venv}, "launch": {"command": "python t.py"}}
+    ported = port_spec(copy.deepcopy(data), spec_from_mapping(data), load_profile("cedar"), load_profile("fir"))
+    assert ("python/3.12.4" in ported.spec["environment"]["modules"]) is moved
+    assert bool([w for w in ported.warnings if "still builds wheels for" in w.message]) is not moved   # check's warning stays
+
+
+@pytest.mark.parametrize("step", ["--gres=gpu:1", "--gres=gpu:v100:1"])
+def test_the_jobs_own_gpu_steps_name_the_type_the_ported_header_asks(step):
+    """An untyped step under the typed --gpus-per-node the port writes is refused by Slurm, and an
+    old type is not on the new cluster: each step names the new type; check is then quiet."""
+    shell = f"srun --ntasks=1 {step} --exclusive python t.py --fold 0 &\nsrun --ntasks=1 {step} python t.py --fold 1 &\nwait"
+    data = {"name": "s", "profile": "beluga", "account": "def-x", "kind": "mpi",
+            "resources": {"time": "1h", "tasks_per_node": 2, "gpus": "v100:2" if ":" in step[7:] else 2},
+            "environment": {"venv": {"path": "$HOME/env"}}, "launch": {"shell": shell, "launcher": "direct"}}
+    ported = port(data, to="rorqual")
+    assert ported.spec["launch"]["shell"].count("--gres=gpu:h100:1") == 2, ported.spec["launch"]
+    assert not [w for w in resolve(spec_from_mapping(ported.spec), load_profile("rorqual")).warnings if "names no GPU type" in w.message]

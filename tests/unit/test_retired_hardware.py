@@ -18,6 +18,7 @@ from slurmkit.spec.spec import spec_from_mapping
 P100_SCRIPT = """#!/bin/bash
 #SBATCH --account=def-prof --time=1:00:00
 #SBATCH --gres=gpu:p100:1
+source ~/env/bin/activate
 python train.py
 """
 REFUSAL = ("resources.gpus: graham's p100 GPUs were retired on 2025-01-13: no job runs on them; graham itself was retired "

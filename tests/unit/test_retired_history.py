@@ -118,4 +118,4 @@ def test_submit_refuses_a_cedar_lgpu_job_before_any_sbatch(tmp_path, monkeypatch
 
     monkeypatch.setattr("slurmkit.slurm.submit.submit_script", lambda *a, **k: pytest.fail("submitted"))
     with pytest.raises(SpecError, match="cedar's p100l GPUs were retired on 2025-09-12"):
-        Job.from_yaml(_imported(tmp_path, _script("lgpu:4", 24))).submit()
+        Job.from_yaml(_imported(tmp_path, _script("lgpu:4", 24, "source ~/env/bin/activate\n"))).submit()

@@ -53,6 +53,17 @@ def test_a_shell_line_redirects_pipes_and_chains_as_written(tmp_path):
     assert (tmp_path / "out.txt").read_text() == "['a', 'b c']\nok\n"
 
 
+@pytest.mark.parametrize("nounset, stops", [(True, True), (None, False), (False, False)])
+def test_a_shell_line_stops_at_an_unset_variable_where_the_spec_says_nounset(tmp_path, nounset, stops):
+    """A script under set -u stopped at an unset variable in its launch line too (import writes
+    nounset: true for it): the shell line's own bash then runs under -u."""
+    script = script_of(environment={"nounset": nounset}, launch={"shell": 'echo "[$NEVER_SET]" > said.txt'})
+    _shellcheck(script, tmp_path)
+    result = _run(script, tmp_path)
+    assert (result.returncode != 0) == stops, result.stderr
+    assert (tmp_path / "said.txt").exists() != stops
+
+
 def test_variables_in_a_shell_line_expand_when_it_runs_not_when_it_is_rendered(tmp_path):
     script = script_of(environment={"variables": {"GREETING": "hello there"}, "setup": ["WHO=$(echo world)"]},
                        launch={"shell": 'echo "$GREETING $WHO $((2 * 3))" > said.txt'})

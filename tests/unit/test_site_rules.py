@@ -170,12 +170,17 @@ def test_an_old_torch_in_the_requirements_file_is_a_warning_naming_the_file(tmp_
     assert host_findings(job, profile("nibi"), plan, tmp_path, tmp_path / "logs", {}, "laptop") == []
 
 
-def test_a_python_module_older_than_the_three_served_is_a_warning():
-    found = messages(findings("fir", environment={"modules": ["python/3.11"]}), "environment.modules")
+def test_a_python_module_older_than_the_three_served_is_a_warning_where_the_job_installs_packages():
+    venv = {"path": "$SLURM_TMPDIR/env", "packages": ["numpy"]}
+    found = messages(findings("fir", environment={"modules": ["python/3.11"], "venv": venv}), "environment.modules")
     assert found == [f"python/3.11 is older than the pythons fir still builds wheels for (python/3.12 is the oldest); "
                      f"load python/3.12 or newer (source: {PYTHON})"]
-    assert messages(findings("fir", environment={"modules": ["python/3.12.4"]}), "environment.modules") == []
-    assert messages(findings("fir", environment={"modules": ["python/3.13"]}), "environment.modules") == []
+    assert messages(findings("fir", environment={"modules": ["python/3.11"], "setup": ["pip install --no-index numpy"]}),
+                    "environment.modules") != []
+    assert messages(findings("fir", environment={"modules": ["python/3.12.4"], "venv": venv}), "environment.modules") == []
+    assert messages(findings("fir", environment={"modules": ["python/3.13"], "venv": venv}), "environment.modules") == []
+    # nothing installed: the wheelhouse's range does not touch the job
+    assert messages(findings("fir", environment={"modules": ["python/3.11"]}), "environment.modules") == []
 
 
 def test_a_python_module_of_a_major_version_alone_is_the_newest_of_it_not_too_old():

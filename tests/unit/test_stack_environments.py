@@ -174,8 +174,11 @@ def test_a_python_the_jobs_own_venv_runs_reads_no_user_site_and_its_old_pins_are
     assert "tensorflow holds its GPU support since 2.1, so install tensorflow instead" in wheel
 
 
-def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not():
-    todos = port_todos("module load python/3.7.4\npython fit.py\n", "graham")
+@pytest.mark.parametrize("launch", ["python fit.py", "sh ./produce_dataset.sh", "./run_all.sh"])
+def test_a_python_with_no_venv_reads_the_user_site_which_the_new_python_does_not(launch):
+    """Run directly or by a script of the user's (whose lines import cannot see): a job that
+    loads a python module runs it."""
+    todos = port_todos(f"module load python/3.7.4\n{launch}\n", "graham")
     assert len(about(todos, "~/.local/lib/python3.7/site-packages (pip install --user)")) == 1
 
 

@@ -102,6 +102,17 @@ def test_a_build_for_another_cuda_is_kept_when_the_spec_loads_that_cuda():
     assert alone.new == "cudnn/9.5.1.17" and "load cuda/12.6 before it" in alone.warning
 
 
+def test_a_moved_cuda_goes_to_the_one_the_jobs_cudnn_is_built_with():
+    """intel + cuda/10.0 + cudnn/7.5: cudnn moves to 9.2.1.18, built with cuda/12.2, and the cuda
+    with it (not intel's nearest, 11.8, which that cudnn does not load over); and the ported
+    set checks clean."""
+    ported = port(["StdEnv/2020", "intel/2018.3", "cuda/10.0.130", "cudnn/7.5"])
+    modules = ported.spec["environment"]["modules"]
+    assert "cuda/12.2" in modules and "cudnn/9.2.1.18" in modules, modules
+    assert not [t for t in ported.todos if "cud" in t] and not [w for w in ported.warnings if "cud" in w.message]
+    assert all(c.new == c.module and not c.warning for c in check(modules).values() if c.module.startswith("cud"))
+
+
 def test_port_loads_the_compiler_a_kept_build_needs():
     ported = port(["StdEnv/2020", "namd-multicore/2.14"])
     assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "intel/2023.2.1", "namd-multicore/2.14"]

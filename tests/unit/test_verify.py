@@ -457,7 +457,7 @@ def test_import_writes_what_verification_found_as_to_dos_that_check_reports(tmp_
 def test_import_writes_a_step_neither_trace_ran_as_a_note_that_check_passes(tmp_path, monkeypatch):
     """``eval "$cmd"`` kept as written runs in both scripts, alike: no difference, so a note."""
     monkeypatch.chdir(tmp_path)
-    Path("old.sh").write_text(HEADER + 'cmd="python prog.py"\neval "$cmd"\npython prog.py\n')
+    Path("old.sh").write_text(HEADER + 'module load python/3.12\ncmd="python prog.py"\neval "$cmd"\npython prog.py\n')
     result = CliRunner().invoke(main, ["import", "old.sh", "--profile", PROFILE, "-o", "job.yaml"])
     assert result.exit_code == 0, result.output
     written = Path("job.yaml").read_text()
@@ -469,7 +469,7 @@ def test_import_writes_a_step_neither_trace_ran_as_a_note_that_check_passes(tmp_
 
 def test_no_verify_skips_verification(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    Path("old.sh").write_text(HEADER + 'cmd="python prog.py"\neval "$cmd"\npython prog.py\n')
+    Path("old.sh").write_text(HEADER + 'module load python/3.12\ncmd="python prog.py"\neval "$cmd"\npython prog.py\n')
     result = CliRunner().invoke(main, ["import", "old.sh", "--profile", PROFILE, "-o", "job.yaml", "--no-verify"])
     assert result.exit_code == 0 and "verify" not in result.output and "verify" not in Path("job.yaml").read_text()
 

@@ -347,11 +347,7 @@ def _port_step_gpus(port: _Port, chosen: Optional[_GpuModel]) -> None:
         return new, [why] if new != text else []
 
     _rewrite_launch(port, typed)
-    setup = port.data.get("environment", {}).get("setup") or []
-    if isinstance(setup, list):
-        lines = [typed(line)[0] if isinstance(line, str) else line for line in setup]
-        if lines != setup:
-            port.set("environment", "setup", lines, why)
+    _rewrite_setup(port, typed)
 
 
 #: NVIDIA data-centre GPUs older than any the bundled profiles hold (Kepler and Maxwell Teslas,
@@ -908,11 +904,7 @@ def _port_renamed_commands(port: _Port, commands: Dict[str, str]) -> None:
     if not commands:
         return
     _rewrite_launch(port, lambda text: renamed_commands(text, commands))
-    setup = port.data.get("environment", {}).get("setup") or []
-    if isinstance(setup, list):
-        moves = [renamed_commands(line, commands) if isinstance(line, str) else (line, []) for line in setup]
-        if any(reasons for _, reasons in moves):
-            port.set("environment", "setup", [new for new, _ in moves], "; ".join(sorted({r for _, rs in moves for r in rs})))
+    _rewrite_setup(port, lambda text: renamed_commands(text, commands))
 
 
 def _rewrite_launch(port: _Port, rewrite: Callable[[str], Tuple[str, List[str]]]) -> None:
@@ -924,6 +916,15 @@ def _rewrite_launch(port: _Port, rewrite: Callable[[str], Tuple[str, List[str]]]
             new, reasons = rewrite(text)
             if reasons:
                 port.set("launch", key, new, "; ".join(reasons))
+
+
+def _rewrite_setup(port: _Port, rewrite: Callable[[str], Tuple[str, List[str]]]) -> None:
+    """environment.setup's lines as ``rewrite`` gives them, the change said with every reason."""
+    setup = port.data.get("environment", {}).get("setup") or []
+    if isinstance(setup, list):
+        moves = [rewrite(line) if isinstance(line, str) else (line, []) for line in setup]
+        if any(reasons for _, reasons in moves):
+            port.set("environment", "setup", [new for new, _ in moves], "; ".join(sorted({r for _, rs in moves for r in rs})))
 
 
 #: a setup line that sources a file (``source $HOME/gromacs/bin/GMXRC``, ``. ~/env.sh``)

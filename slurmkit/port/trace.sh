@@ -342,7 +342,7 @@ _tr_shell() {  # _tr_shell NAME OPTION... (-c TEXT [NAME ARG...] | FILE ARG... |
             shift
         fi
         [[ $text == [-+]*o && $# -gt 0 && $1 != -c ]] && { text+=" $1"; shift; }
-        [[ $text =~ ^[-+][aefhkmnptuvxBCEHPT]+(\ [a-z]+)?$ ]] && options+=($text)   # those set takes (not -l, --norc)
+        [[ $text =~ ^[-+][aefhkmnoptuvxBCEHPT]+(\ [a-z]+)?$ ]] && options+=($text)   # those set takes (not -l, --norc)
     done
     # A new bash (with these stand-ins, through BASH_ENV), as the script's would be: it sees only
     # what is exported. ": ;" first turns function tracing on before any subshell (see verify.py).

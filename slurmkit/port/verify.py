@@ -687,9 +687,16 @@ def _start_differences(name: str, old: Start, new: Start) -> List[Difference]:
         where = "old" if module in old.modules else "new"
         said.append(Difference("modules", _family(module), f"{name} runs with module {module} loaded only in the {where} script",
                                module if where == "old" else "", module if where == "new" else ""))
+    return said + _staged_differences(name, old, new)
+
+
+def _staged_differences(name: str, old: Start, new: Start) -> List[Difference]:
+    """The files in $SLURM_TMPDIR when ``name`` starts in one script only (slurmkit's own aside)."""
+    said = []
     for path in sorted(p for p in set(old.tmpdir) ^ set(new.tmpdir) if not _SLURMKITS_OWN.search(p)):
         where = "old" if path in old.tmpdir else "new"
-        said.append(Difference("staged", path, f"$SLURM_TMPDIR/{path} is there when {name} starts only in the {where} script"))
+        said.append(Difference("staged", path, f"$SLURM_TMPDIR/{path} is there when {name} starts only in the {where} script",
+                               "there" if where == "old" else "", "there" if where == "new" else ""))
     return said
 
 
@@ -828,7 +835,7 @@ def _file_sets(old: Trace, new: Trace) -> List[Difference]:
         where = "old" if path in old.saved else "new"
         said.append(Difference("saved", path, f"{path} is saved (or written) only by the {where} script",
                                "yes" if where == "old" else "", "yes" if where == "new" else ""))
-    for path in sorted(set(old.inputs) ^ set(new.inputs)):
+    for path in sorted(p for p in set(old.inputs) ^ set(new.inputs) if not _SLURMKITS_OWN.search(p)):
         where = "old" if path in old.inputs else "new"
         said.append(Difference("input", path, f"{path} is read only by the {where} script"))
     return said
@@ -861,10 +868,27 @@ def _marked(difference: Difference, declared: Sequence[Declared]) -> Difference:
     if difference.what == "argv":
         values = {d.subject: d.why for d in declared if d.what == "value"}
         pairs = _changed_words(difference.old, difference.new)
-        whys = [values.get(pair) or _moved_by(pair, declared) for pair in pairs]
+        whys = [values.get(pair) or values.get(_inner_change(pair)) or _moved_by(pair, declared) for pair in pairs]
         if pairs and all(whys):
             return difference._replace(declared="; ".join(dict.fromkeys(w for w in whys if w)))
     return difference
+
+
+def _inner_change(pair: str) -> str:
+    """"OLD -> NEW" of the part two words differ in, whole numbers kept whole
+    (``--num-cpus=40 -> --num-cpus=64``: ``40 -> 64``, a count a port changed)."""
+    old, _, new = pair.partition(" -> ")
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    while start and old[start - 1].isdigit():
+        start -= 1
+    while end and old[len(old) - end].isdigit():
+        end -= 1
+    return f"{old[start:len(old) - end]} -> {new[start:len(new) - end]}"
 
 
 def _moved_by(pair: str, declared: Sequence[Declared]) -> str:
@@ -949,6 +973,8 @@ def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:
     is exported (set -a)."""
     declared = [Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes")
                 for destination in _destinations(spec)]
+    declared += [Declared("staged", folder + "*", "slurmkit stages stage.inputs before the job's lines", "yes")
+                 for folder in _staged_folders(spec)]
     environment = spec.get("environment") or {}
     declared += [Declared("modules", _family(str(module)), "environment.modules are loaded before the job's lines", "yes")
                  for module in environment.get("modules") or ()]
@@ -966,6 +992,18 @@ def _destinations(spec: Dict[str, Any]) -> List[str]:
         to = "$HOME/" + to[2:] if to.startswith("~/") else to
         found.append(to.rstrip("/") + "/" if to.startswith(("$", "/")) else f"$SLURM_SUBMIT_DIR/{to.rstrip('/')}/")
     return [f for f in found if f.strip("/")]
+
+
+def _staged_folders(spec: Dict[str, Any]) -> List[str]:
+    """Where the spec's stage.inputs land, as a trace shows paths in $SLURM_TMPDIR ("" for its
+    top): what is there earlier than the old script put it, since staging comes first."""
+    found = []
+    for staged in (spec.get("stage") or {}).get("inputs") or ():
+        to = str(staged.get("to") or "") if isinstance(staged, dict) else ""
+        to = re.sub(r"^\$(?:SLURM_TMPDIR|\{SLURM_TMPDIR\})/?", "", to)
+        if not to.startswith(("/", "$", "~")):
+            found.append(to.strip("/") + "/" if to.strip("/") else "")
+    return found
 
 
 def _substituted(text: str) -> List[str]:

@@ -89,7 +89,8 @@ def test_an_array_parameter_named_like_the_scripts_own_variable_is_found():
     script = ("#SBATCH --array=0-3\nfor i in 0 1 2 3; do\n  let task_id=$i\n"
               "  if [ \"$task_id\" -eq \"$SLURM_ARRAY_TASK_ID\" ]; then python prog.py --case $i; fi\ndone\n")
     body = script.split("\n", 1)[1].strip()
-    faithful = spec({"shell": body}, "array", array={"parameters": {"array_task_id": ["0", "1", "2", "3"]}})
+    faithful = spec({"shell": body}, "array", array={"parameters": {"array_task_id": ["0", "1", "2", "3"]}},
+                    environment={"errexit": False})   # `let task_id=0` is status 1: the old script had no set -e
     assert found(script, faithful) == set()
     renamed = spec({"shell": body.replace("$SLURM_ARRAY_TASK_ID", "$task_id")}, "array",
                    array={"parameters": {"task_id": ["0", "1", "2", "3"]}})
@@ -262,6 +263,30 @@ def test_a_faithful_import_verifies_equal_with_what_slurmkit_does_itself_declare
     verification = verified(script, faithful, notes)
     assert verification.findings == () and verification.todos() == ()
     assert {(d.what, d.subject) for d in verification.declared} == {("env", "MKL_NUM_THREADS"), ("start", "date")}
+
+
+def test_inputs_staged_before_a_line_that_ran_first_in_the_old_script_are_declared_and_lost_ones_found():
+    """slurmkit stages stage.inputs before the job's lines: an earlier line sees them there (declared);
+    a line that then removes them leaves the program without them (found)."""
+    script = ("hostname\nmkdir -p $SLURM_TMPDIR/data\ntar -xf $HOME/data/set.tar -C $SLURM_TMPDIR/data\n"
+              "cd $SLURM_TMPDIR\npython prog.py data\n")
+    staged = {"inputs": [{"from": "$HOME/data/set.tar", "to": "data"}]}
+    faithful = spec({"command": "python prog.py data"}, environment={"setup": ["hostname", "cd $SLURM_TMPDIR"]}, stage=staged)
+    verification = verified(script, faithful)
+    assert verification.findings == ()
+    assert ("staged", "data/from-set.tar") in {(d.what, d.subject) for d in verification.declared}
+    wiped = spec({"command": "python prog.py data"}, environment={"setup": ["hostname", "rm -rf $SLURM_TMPDIR/data", "cd $SLURM_TMPDIR"]},
+                 stage=staged)
+    assert ("staged", "data/from-set.tar") in found(script, wiped)
+
+
+def test_a_shell_line_run_by_bash_with_joined_options_stops_where_set_e_stopped_the_old_script():
+    """``bash -eo pipefail -c TEXT`` (how a rendered script runs launch.shell) is traced under -e:
+    ``((n++))`` of 0 is status 1, and both scripts stop after the first step."""
+    script = "set -e\nn=0\nfor s in a b c; do\n  ./step $s\n  ((n++))\ndone\n"
+    kept = spec({"shell": "for s in a b c; do\n  ./step $s\n  ((n++))\ndone"}, environment={"setup": ["n=0"]})
+    assert found(script, kept) == set()
+    assert ("start", "step") in found(script.replace("set -e\n", ""), kept)   # without -e the old ran 3 steps
 
 
 def test_a_comment_kept_in_a_setup_line_and_arithmetic_in_a_loop_are_no_redirections():
@@ -585,6 +610,9 @@ def test_slurmkits_own_files_are_no_difference_between_the_scripts():
     old = verify.Trace(starts=(), files=(), untraceable=(), saved=("out/a.txt",), inputs=(), status=0)
     new = old._replace(saved=("out/a.txt", "out/b.partial-1000", "res.slurmkit-old", "slurmkit-task-env.src", "out/c.txt"))
     assert [d.subject for d in verify._file_sets(old, new)] == ["out/c.txt"]
+    # the checked save reads its own partial copy back before it swaps it in
+    reads = old._replace(saved=(), inputs=("$HOME/logs/run.partial-1000", "in.dat"))
+    assert [d.subject for d in verify._file_sets(old._replace(saved=()), reads)] == ["in.dat"]
 
 
 def test_gpus_per_task_and_torchrun_one_process_per_gpu_are_traced_as_slurm_gives_them(monkeypatch):
@@ -607,6 +635,17 @@ def test_a_variable_set_from_the_cpu_count_a_port_changed_is_declared():
     moved = verify.Difference("env", "JULIA_NUM_THREADS", "JULIA_NUM_THREADS=40 in the old, 192 in the new", "40", "192")
     other = verify.Difference("env", "JULIA_NUM_THREADS", "JULIA_NUM_THREADS=40 in the old, 8 in the new", "40", "8")
     assert any(d.matches(moved) for d in declared) and not any(d.matches(other) for d in declared)
+
+
+def test_a_count_a_port_changed_inside_an_option_word_is_declared():
+    """``ray start --num-cpus=$SLURM_CPUS_PER_TASK``: the word reads 40 on Beluga, 64 on Rorqual,
+    as the port's change to cpus_per_task says; 140 -> 164 is not that change."""
+    from slurmkit.port.retarget import Change
+
+    declared = verify.declared_by_port([Change("resources.cpus_per_task", 40, 64, "cores per GPU")])
+    moved = verify.Difference("argv", "ray", "ray's words differ", "ray start --num-cpus=40 --block", "ray start --num-cpus=64 --block")
+    other = verify.Difference("argv", "ray", "ray's words differ", "ray start --num-cpus=140", "ray start --num-cpus=164")
+    assert verify._marked(moved, declared).declared and not verify._marked(other, declared).declared
 
 
 def test_a_program_a_dropped_report_ran_in_backquotes_is_declared():

@@ -237,12 +237,25 @@ def _spaced_heredocs(text: str) -> str:
         m.group(1) and any(line.lstrip("\t") == m.group(2) for line in lines)) else m.group(0), text)
 
 
+#: an extended glob (``!(*_opt).xyz``, ``@(a|b)``), which the grammar does not know
+_EXTGLOB = re.compile(rb"(?<![\w$=])[?*+@!]\([^()\n]*\)")
+
+
+def _extglob_masked(source: bytes, text: str) -> bytes:
+    """``source`` for the grammar: where the script turns extglob on, each extended glob's
+    brackets and bars as word characters, byte for byte (the words are read from the script's
+    own text, so they keep them)."""
+    if not any("extglob" in names.split() for names in _SHOPT_SET.findall(text)):
+        return source
+    return _EXTGLOB.sub(lambda m: b"__" + re.sub(rb"[|()]", b"_", m.group(0)[2:-1]) + b"_", source)
+
+
 def parse(text: str) -> Script:
     """The script as bash reads it. Text bash would not accept is in ``errors`` (what could be
     read around it is read all the same); CRLF line ends read as LF, as import reads them."""
     text = _spaced_heredocs(text.replace("\r\n", "\n"))
     source = text.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(source.translate(_ASCII_ONLY))
+    tree = _parser().parse(_extglob_masked(source, text).translate(_ASCII_ONLY))
     root = tree.root_node
     reader = _Reader(source)
     statements = tuple(reader.statements(root, ()))
@@ -743,6 +756,10 @@ def _error_line(node: "Node") -> int:
 
 
 _BASH_LINE = re.compile(r"line (\d+): (.*)")
+#: ``shopt -s extglob``: bash runs it before it reads the lines after it, whose syntax it
+#: changes (``!(*_opt).xyz``); ``bash -n`` runs nothing, so it is told the option itself
+_SHOPT_SET = re.compile(r"^[ \t]*shopt[ \t]+-s[ \t]+(\w+(?:[ \t]+\w+)*)", re.M)
+_PARSE_OPTIONS = ("extglob",)
 
 
 def _bash_says(text: str) -> Optional[List[Tuple[int, str]]]:
@@ -751,8 +768,10 @@ def _bash_says(text: str) -> Optional[List[Tuple[int, str]]]:
     bash = shutil.which("bash")
     if bash is None:
         return None
+    named = [name for names in _SHOPT_SET.findall(text) for name in names.split()]
+    options = [word for name in dict.fromkeys(named) if name in _PARSE_OPTIONS for word in ("-O", name)]
     try:
-        done = subprocess.run([bash, "--norc", "--noprofile", "-n"], input=text.encode("utf-8", "surrogatepass"),
+        done = subprocess.run([bash, "--norc", "--noprofile", *options, "-n"], input=text.encode("utf-8", "surrogatepass"),
                               capture_output=True, timeout=20, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
     except (OSError, subprocess.SubprocessError):
         return None

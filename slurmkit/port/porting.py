@@ -1221,9 +1221,18 @@ def _shell_options_into_launch(build: _Builder) -> None:
         build.spec["launch"]["shell"] = "\n".join(options + [shell])
 
 
+#: the words that end a command in a list: ``module load X || { echo ...; exit 1; }``
+_LIST_OPERATORS = ("||", "&&", ";", "|", "&")
+#: what follows ``||`` where it only stops the job: slurmkit's script stops where module load fails
+_STOPS_THE_JOB = re.compile(r"^\|\|\s*(\{\s*)?(?:[^;{}]*;\s*)*(?:exit|return)\b[^;{}]*;?\s*\}?\s*$")
+
+
 def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[_Verdict]:
     if words[0] not in ("module", "ml"):
         return None
+    ends = [i for i, w in enumerate(words) if w in _LIST_OPERATORS or w.endswith(";")]
+    if ends and unit:
+        return _module_list(build, words, unit, ends[0])
     rest = [w for w in words[1:] if not w.startswith("-")]
     if rest[:1] == ["use"]:
         build.module_use = True
@@ -1237,6 +1246,22 @@ def _module_line(build: _Builder, words: List[str], unit: str = "") -> Optional[
     if rest[:1] == ["purge"]:
         return ("dropped", "slurmkit loads the site's standard environment itself")
     return ("kept",) if unit else None
+
+
+def _module_list(build: _Builder, words: List[str], unit: str, end: int) -> _Verdict:
+    """A module line followed by more commands: ``|| exit 1`` (with a message) only stops the
+    job where the load fails, as slurmkit's script does itself, so its modules are read as any
+    module line's; anything else keeps the line as written (environment.setup), whose modules
+    port and check still read there."""
+    first = words[:end] + ([words[end][:-1]] if words[end].endswith(";") and words[end] != ";" else [])
+    after = unit.split("||", 1)[1] if "||" in unit else ""
+    if words[end] == "||" and _STOPS_THE_JOB.match("||" + after.strip()) and bashtree.loaded_modules(first) is not None:
+        verdict = _module_line(build, first)
+        if verdict and verdict[0] != "kept":
+            return verdict
+        return ("mapped", "its modules are environment.modules; `|| exit` went with it: slurmkit's script stops where "
+                          "module load fails")
+    return ("kept", "a module line with more commands after it: run as written (environment.setup)")
 
 
 def _module_restore_line(build: _Builder, words: List[str], unit: str) -> Optional[_Verdict]:
@@ -1363,17 +1388,23 @@ def _venv_named_elsewhere(build: _Builder, words: List[str], here: List[str]) ->
     """Another line of the script names the folder of a venv made for the job (``tar -cf
     ~/venv.tar .venv`` after ``cd $SLURM_TMPDIR; virtualenv .venv``), as written or as resolved:
     environment.venv would make it in slurmkit's own folder, and that line would find nothing
-    there. The venv lines stay as written, in order."""
+    there. So does a ``source .../bin/activate`` after a ``deactivate``, which stays as written.
+    The venv lines stay as written, in order."""
     index = _venv_path_index(here)
     if index is None:
         return False
     names = {_braceless(re.sub(r"/?bin/activate$", "", w).rstrip("/")) for w in (words[index], here[index])} - {"", "."}
     if not any(_per_job(name, bool(build.line) and _in_tmpdir(build, build.line)) for name in names):
         return False   # a lasting venv keeps its folder (environment.venv.path): nothing moves
+    deactivated = False
     for line in build.text.splitlines():
         line_words = [_braceless(w.strip("'\"").rstrip("/;&|")) for w in line.split()]
-        if not line_words or line.lstrip().startswith("#") or _is_venv(line_words):
+        if not line_words or line.lstrip().startswith("#"):
             continue
+        deactivated = deactivated or line_words[0] == "deactivate"
+        if _is_venv(line_words) and not (deactivated and line_words[0] in ("source", ".")):
+            continue
+        line_words = [re.sub(r"/?bin/activate$", "", w) for w in line_words]
         if names & set(line_words):
             return True
     return False
@@ -2209,11 +2240,24 @@ def _cleans_up(build: _Builder, words: List[str], unit: str) -> Optional[_Verdic
         return ("dropped", "the job ends after the program: there is nothing to undo")
     if words[0] == "rm" and all(_tmpdir(w) is not None for w in words[1:] if not w.startswith("-")):
         return ("dropped", "$SLURM_TMPDIR is removed when the job ends")
+    if _kills_a_setup_job(build, words):
+        return ("dropped", "it stops a job the batch shell started in the background before the program: the lines after "
+                           "the program now run in a shell of their own, which has no such job (`kill %1` would fail), and "
+                           "the job's end stops what the batch shell started")
     if words[0] == "exit" and words[1:] and build.launch_as_written is not None and "launcher" not in build.spec["launch"]:
         return None   # exit $status: the status it names ends the job, as in the script (_run_after keeps it)
     if words[0] in ("exit", "wait"):
         return ("dropped", "the job ends with the program's exit code")
     return None
+
+
+def _kills_a_setup_job(build: _Builder, words: List[str]) -> bool:
+    """``kill %1`` (``%%``, ``%+``, ``%-``) after the program, where the launch started nothing in
+    the background itself: the job it names is the batch shell's."""
+    specs = [w for w in words[1:] if not w.startswith("-")]
+    shell = build.spec.get("launch", {}).get("shell") or ""
+    return words[0] == "kill" and bool(specs) and all(w.startswith("%") for w in specs) \
+        and "&" not in split_at_operators(shell)[1]
 
 
 #: commands a module does not change (the shell's own, files, reports): a module line after them moves up freely

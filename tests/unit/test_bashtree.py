@@ -325,3 +325,14 @@ def test_a_here_document_whose_delimiter_starts_with_equals_is_one():
     script = bashtree.parse("cat <<==EOF== > step2.sh\n#!/bin/bash\n./step2\n==EOF==\n./step1\n")
     assert [c.name for c in bashtree.walk(script.statements)] == ["cat", "./step1"]
     assert bashtree.parse("(( x <<= 2 ))\n").errors == ()
+
+
+def test_an_extended_glob_after_shopt_extglob_is_read_as_bash_runs_it():
+    """bash runs ``shopt -s extglob`` before it reads the loop after it; ``bash -n`` runs nothing,
+    so it is told the option, and the grammar reads the glob as a word."""
+    body = "shopt -s extglob nullglob\nfor f in inputs/!(*_opt).xyz; do\n  xtb \"$f\" > \"${f%.xyz}.out\"\ndone\nls @(a|b).txt\n"
+    script = parse(body)
+    assert script.errors == ()
+    loop, listing = script.statements[1], script.statements[2]
+    assert "inputs/!(*_opt).xyz" in str(loop) and listing.argv == ["ls", "@(a|b).txt"]
+    assert parse(body.replace("shopt -s extglob nullglob\n", "")).errors   # without it, bash refuses the line

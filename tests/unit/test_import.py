@@ -673,3 +673,27 @@ def test_a_copy_back_function_called_again_after_the_program_is_dropped_with_it(
     assert imported.spec["stage"]["outputs"] == [{"from": "ckpt", "to": "$HOME/run7/ckpt"}]
     assert "save" not in imported.spec["launch"]["shell"]
     assert [(n.line, n.outcome) for n in imported.notes if n.text == "save"] == [(7, "dropped")]
+
+
+def test_a_module_line_that_exits_where_the_load_fails_gives_its_modules_and_nothing_else():
+    """``|| { echo ...; exit 1; }`` only stops the job where module load fails, as slurmkit's script
+    does itself: its words are no modules. A line that goes on to other commands stays as written."""
+    head = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00 --ntasks=4\n"
+    for handler in ('|| { echo "module load failed" >&2; exit 1; }', "|| exit 1", "|| exit"):
+        imported = import_script(head + f"module load StdEnv/2020 gcc/9.3.0 openmpi/4.0.3 {handler}\nsrun ./app\n", profile="cedar")
+        assert imported.spec["environment"]["modules"] == ["StdEnv/2020", "gcc/9.3.0", "openmpi/4.0.3"], handler
+        assert not [n for n in _left(imported) if "module" in n.text + n.reason], handler
+    imported = import_script(head + "module load StdEnv/2020 gcc/9.3.0 && echo loaded\nsrun ./app\n", profile="cedar")
+    assert imported.spec["environment"]["setup"] == ["module load StdEnv/2020 gcc/9.3.0 && echo loaded"]
+    assert "modules" not in imported.spec["environment"]
+
+
+def test_kill_of_a_background_job_the_batch_shell_started_is_dropped_after_the_program():
+    """``kill %1`` after the program would run in the launch's own shell, which has no job 1: the
+    job would end FAILED after a good run. A background job the launch starts itself keeps its kill."""
+    head = "#!/bin/bash\n#SBATCH --account=def-x --time=1:00:00\nmodule load python/3.11\n"
+    imported = import_script(head + "nvidia-smi -l 60 > gpu.csv &\npython train.py\nkill %1\n", profile="cedar")
+    assert "kill" not in (imported.spec["launch"].get("shell") or "") and imported.spec["launch"]["command"] == "python train.py"
+    assert any(n.text == "kill %1" and n.outcome == "dropped" for n in imported.notes)
+    together = import_script(head + "python train.py &\npython watch.py\nkill %1\n", profile="cedar")
+    assert "kill %1" in together.spec["launch"]["shell"]

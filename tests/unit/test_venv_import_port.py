@@ -172,3 +172,19 @@ def test_a_virtualenv_the_job_unpacks_into_slurm_tmpdir_is_activated_as_written(
                              name="v", profile="cedar")
     assert imported.spec["environment"]["setup"] == lines     # the copy stays a cp: a stage input would unpack the archive
     assert "stage" not in imported.spec and "venv" not in imported.spec["environment"]
+
+
+def test_a_job_venv_activated_again_after_deactivate_keeps_its_own_folder():
+    """``deactivate`` then ``source $SLURM_TMPDIR/torch_DPR/bin/activate`` stays as written: were the
+    venv made as slurmkit's own ($SLURM_TMPDIR/env), that line would find nothing and the program
+    would run without its packages. The venv lines stay the script's, in order."""
+    script = HEAD + ("module load python/3.10\nvirtualenv --no-download $SLURM_TMPDIR/torch_DPR\n"
+                     "source $SLURM_TMPDIR/torch_DPR/bin/activate\npip install --no-index torch\nmodule load faiss\n"
+                     "deactivate\nsource $SLURM_TMPDIR/torch_DPR/bin/activate\npython retrieve.py\n")
+    spec = import_script(script, profile="graham").spec
+    setup = spec["environment"]["setup"]
+    assert "virtualenv --no-download $SLURM_TMPDIR/torch_DPR" in setup and setup.count("source $SLURM_TMPDIR/torch_DPR/bin/activate") == 2
+    assert not (spec["environment"].get("venv") or {}).get("packages")
+    # without the second activation, the venv is slurmkit's to make
+    plain = import_script(script.replace("deactivate\nsource $SLURM_TMPDIR/torch_DPR/bin/activate\n", ""), profile="graham").spec
+    assert plain["environment"]["venv"]["packages"] == ["torch"]

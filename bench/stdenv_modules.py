@@ -101,11 +101,34 @@ def recipe_version(text: str) -> Optional[str]:
     return found.group(1) if found else None
 
 
+def recipe_pythons(text: str) -> List[str]:
+    """The Python versions a recipe builds its Python bindings for (``multi_deps = {'Python':
+    ['3.10', '3.11']}``): a module of such a recipe, loaded beside another python, has no
+    packages that import (the Python page: extensions are built per Python version)."""
+    found = re.search(r"^multi_deps\s*=\s*\{[^}]*?['\"]Python['\"]\s*:\s*\[([^\]]*)\]", text, re.M | re.S)
+    return re.findall(r"['\"](\d+\.\d+)['\"]", found.group(1)) if found else []
+
+
 def modules(recipes: Iterable[Tuple[str, str]]) -> List[str]:
     """The lines of ``(path, text)`` recipes of the StdEnv/2023 folder: ``family/version`` where
-    the StdEnv's default compiler reaches it, else ``family/version TOOLCHAIN`` (one of them)."""
-    found = [m for m in (recipe_module(path, recipe_version(text)) for path, text in recipes
-                         if path.startswith(FOLDER + "/")) if m]
+    the StdEnv's default compiler reaches it, else ``family/version TOOLCHAIN`` (one of them);
+    then ``python=3.10,3.11`` where its recipes build Python bindings for those versions only."""
+    recipes = [(path, text) for path, text in recipes if path.startswith(FOLDER + "/")]
+    pythons: dict = {}
+    for path, text in recipes:
+        module = recipe_module(path, recipe_version(text))
+        if module and recipe_pythons(text):
+            pythons.setdefault(f"{module[0]}/{module[1]}", set()).update(recipe_pythons(text))
+    lines = _module_lines([m for m in (recipe_module(path, recipe_version(text)) for path, text in recipes) if m])
+    return [line + _python_token(pythons.get(line.split()[0])) for line in lines]
+
+
+def _python_token(versions) -> str:
+    return " python=" + ",".join(sorted(versions, key=lambda v: tuple(map(int, v.split("."))))) if versions else ""
+
+
+def _module_lines(found: List[Tuple[str, str, str]]) -> List[str]:
+    """``family/version`` and ``family/version TOOLCHAIN`` lines of the modules found, sorted."""
     plain = {f"{family}/{version}" for family, version, chain in found if not chain}
     other: dict = {}
     for family, version, chain in sorted(found, key=lambda m: (not m[2].startswith("gcc/"), m)):
@@ -142,7 +165,9 @@ def main(repos: List[str]) -> None:
         recipes += read_recipes(git)
     print("# Every module version the Alliance built for StdEnv/2023, one a line: family/version where it")
     print("# loads with the StdEnv's own compiler (GCC 12.3), else family/version and the module it needs")
-    print("# first (its compiler or CUDA). From the names and versions of its installed EasyBuild recipes:")
+    print("# first (its compiler or CUDA); python=3.10,3.11 where its Python packages are built for those")
+    print("# Pythons only (the recipe's multi_deps). From the names, versions and multi_deps of its")
+    print("# installed EasyBuild recipes:")
     for source in sources:
         print(f"# source: {source}")
     print("# Written by bench/stdenv_modules.py; do not edit by hand.")

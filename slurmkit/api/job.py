@@ -130,7 +130,7 @@ class Job:
             return ()
         from slurmkit.port.modulelines import check_message, module_line_problems, shell_fields
 
-        fields = shell_fields(self.spec.environment.setup, self.spec.launch.shell)
+        fields = shell_fields(self.spec.environment.setup, self.spec.launch.shell, self.spec.launch.command)
         return tuple(Finding("warning", line.field, check_message(line, site.name))
                      for line in module_line_problems(site, fields, self.base_dir()))
 

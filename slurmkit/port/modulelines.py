@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
@@ -45,10 +46,13 @@ class ModuleLine(Record):
     via: str = ""
 
 
-def shell_fields(setup: Sequence[str], shell: Optional[str]) -> List[Tuple[str, str]]:
-    """(field, text) of a spec's shell lines kept as written: environment.setup and launch.shell."""
+def shell_fields(setup: Sequence[str], shell: Optional[str], command: Any = None) -> List[Tuple[str, str]]:
+    """(field, text) of a spec's shell lines kept as written: environment.setup and launch.shell;
+    and launch.command (words, or the text the spec holds), whose pipeline files are read."""
     found = [(f"environment.setup[{i}]", line) for i, line in enumerate(setup)]
-    return found + ([("launch.shell", str(shell))] if shell else [])
+    if command and not isinstance(command, str):
+        command = shlex.join(str(word) for word in command)
+    return found + ([("launch.shell", str(shell))] if shell else []) + ([("launch.command", str(command))] if command else [])
 
 
 def module_problem(target: SiteProfile, module: str, own_folder: bool) -> Optional[str]:
@@ -85,6 +89,7 @@ def module_line_problems(target: SiteProfile, fields: Sequence[Tuple[str, str]],
     known = bashtree.known_values(whole)   # PYV=3.8 ... python/$PYV
     for field, text in fields:
         found.extend(_not_run(field, bashtree.parse(text).statements, values, target.name))
+        found.extend(_pipeline_lines(target, field, text, folder, values))
         for command, sourced, via in _module_commands(text, folder, values):
             own_folder = own_folder or command.argv[1:2] == ["use"]
             problems = tuple(p for m in bashtree.loaded_modules(command.argv) or []
@@ -106,6 +111,48 @@ def _module_commands(text: str, folder: Optional[Path], values: Values) -> Itera
                 for sourced in walk_run(bashtree.parse(inner).statements, values):
                     if sourced.name in ("module", "ml"):
                         yield sourced, command.argv[1], command.text
+
+
+#: a workflow manager whose pipeline, in a file of its own, loads modules in the jobs it submits:
+#: Nextflow's ``module 'java/1.8.0_121'`` (colon-separated: ``'a:b'``), Snakemake's ``envmodules:``
+_PIPELINE_MODULE = {"nextflow": re.compile(r"^\s*module\s*(?:=\s*)?['\"]([^'\"]+)['\"]", re.M),
+                    "snakemake": re.compile(r"^\s*envmodules\s*:\s*((?:\s*['\"][^'\"\n]+['\"]\s*,?)+)", re.M)}
+
+
+def _pipeline_files(command: bashtree.Command, folder: Path) -> List[str]:
+    """The files of the pipeline ``command`` runs that are beside the spec: the ``.nf`` it names and
+    nextflow.config; the Snakefile (``-s FILE``, else ./Snakefile)."""
+    words = command.argv[1:]
+    if command.name == "nextflow":
+        named = [w for w in words if w.endswith(".nf")] + ["nextflow.config"]
+    else:
+        named = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-s", "--snakefile")] or ["Snakefile"]
+    return [name for name in named if _sourced_text(name, folder) is not None]
+
+
+def unread_pipelines(fields: Sequence[Tuple[str, str]], folder: Optional[Path]) -> List[Tuple[str, str]]:
+    """(field, command) of each workflow manager run whose pipeline file is not beside the spec:
+    the modules, account and queue it gives its jobs cannot be checked."""
+    return [(field, command.text) for field, text in fields for command in bashtree.walk(bashtree.parse(text).statements)
+            if command.name in _PIPELINE_MODULE and (folder is None or not _pipeline_files(command, folder))]
+
+
+def _pipeline_lines(target: SiteProfile, field: str, text: str, folder: Optional[Path], values: Values) -> Iterator[ModuleLine]:
+    """The modules a pipeline file pins that would not load on ``target``: its jobs load them."""
+    if folder is None:
+        return
+    for command in walk_run(bashtree.parse(text).statements, values):
+        if command.name not in _PIPELINE_MODULE:
+            continue
+        for name in _pipeline_files(command, folder):
+            pipeline = _sourced_text(name, folder) or ""
+            for found in _PIPELINE_MODULE[command.name].finditer(pipeline):
+                modules = [m for part in re.findall(r"['\"]([^'\"]+)['\"]", found.group(0)) or [found.group(1)]
+                           for m in part.split(":") if m.strip()]
+                problems = tuple(p for m in modules for p in [module_problem(target, m.strip(), False)] if p)
+                if problems:
+                    line = pipeline.count("\n", 0, found.start(1)) + 1
+                    yield ModuleLine(field, found.group(0).strip().splitlines()[0], line, problems, name, command.text)
 
 
 def _not_run(field: str, statements: Sequence[bashtree.Statement], values: Values, cluster: str) -> Iterator[ModuleLine]:
@@ -165,7 +212,8 @@ def import_todos(spec: dict, folder: Path) -> List[str]:
     if profile.is_retired:
         return []
     environment, launch = spec.get("environment") or {}, spec.get("launch")
-    fields = shell_fields(environment.get("setup") or [], launch.get("shell") if isinstance(launch, dict) else None)
+    fields = shell_fields(environment.get("setup") or [], launch.get("shell") if isinstance(launch, dict) else None,
+                          launch.get("command") if isinstance(launch, dict) else launch)
     return [port_todo(line, profile.name).replace("port does not", "slurmkit does not")
             for line in module_line_problems(profile, fields, folder)]
 

@@ -16,6 +16,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.port import bashtree
 from slurmkit.port.cluster_branches import values_on, walk_run
+from slurmkit.sites.modulecat import served_python
 from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
 
@@ -61,6 +62,19 @@ def stack_of(modules: Sequence[str], profile: SiteProfile, venv: bool, built: bo
     return stdenv, python or ""
 
 
+def _venv_stack(modules: Sequence[str], profile: SiteProfile) -> Tuple[str, str]:
+    """What a virtualenv is rebuilt under (stack_of): a python the site no longer builds wheels
+    for (python/3.10 where 3.12 is the oldest served) is named with the served one to load, as
+    check asks, so that the to-do and check's warning name one python."""
+    stdenv, python = stack_of(modules, profile, True)
+    loaded = next((m for m in modules if m.split("/")[0] == "python"), None)
+    served = served_python(loaded, profile) if loaded else None
+    if served is None:
+        return stdenv, python
+    return stdenv, (f"{served.new} ({loaded} is older than the pythons {profile.name} builds wheels for: load {served.new} in "
+                    "environment.modules too)")
+
+
 #: A virtualenv's folder name that says Python 2 (venv_py2.7, env-python2, py27).
 PYTHON2_NAME = re.compile(r"(?i)(py|python)[-_.]?2(?:\.?[0-7](?:\.\d+)?)?(?!\d)")
 
@@ -91,13 +105,13 @@ def rebuild_todos(spec: JobSpec, new_modules: Sequence[str], shell: Sequence[Tup
                      "the virtualenv again with a python module of that stack (virtualenv --no-download, pip install --no-index "
                      "-r requirements.txt), then remove this line")
     elif venv is not None and venv.path is not None:
-        old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, True)
+        old, new = stack_of(spec.environment.modules, source, True, built=True), _venv_stack(new_modules, target)
         todos.append(f"environment.venv.path: {venv.path} was built under {_under(old)} on {source.name}; a virtualenv works only "
                      f"with the Python, StdEnv and CPUs it was made with: rebuild it for {target.name}'s stack, under {_under(new)} "
                      "(virtualenv --no-download, pip install --no-index -r requirements.txt), then remove this line")
     for field, path in dict.fromkeys(_activated_venvs(shell, target)):
         if venv is None or venv.path is None or venv.path.rstrip("/") != path:
-            old, new = stack_of(spec.environment.modules, source, True, built=True), stack_of(new_modules, target, True)
+            old, new = stack_of(spec.environment.modules, source, True, built=True), _venv_stack(new_modules, target)
             todos.append(f"{field}: the virtualenv {path}, entered as written, was built under {_under(old)} on {source.name}; a "
                          "virtualenv works only with the Python, StdEnv and CPUs it was made with: rebuild it for "
                          f"{target.name}'s stack, under {_under(new)} (virtualenv --no-download, pip install --no-index -r "

@@ -8,6 +8,11 @@ singularity command one uses the apptainer command", and that Apptainer 1 is bac
 compatible with Singularity. A ported script that still loads ``singularity/3.8`` would stop at
 ``module load``; ``port`` loads ``apptainer`` (the version the site's default) and runs
 ``apptainer`` where the script ran ``singularity``, each said in a ``changed:`` line.
+
+Niagara's own stack named Intel's Math Kernel Library ``mkl`` ("Modules specific to Niagara":
+"Intel's Math Kernel Library, for use with gcc modules"); the Alliance's stacks name the same
+library ``imkl`` (the module lists of every architecture: "imkl", Intel oneAPI Math Kernel
+Library), so a NiaEnv job's ``mkl/2022u2`` is ``imkl`` on Trillium. Its commands keep their names.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ from __future__ import annotations
 import re
 from typing import Dict, List, Tuple
 
-#: {old module family: (new module, {old command: new}, source)}
-RENAMED_MODULES: Dict[str, Tuple[str, Dict[str, str], str]] = {
-    "singularity": ("apptainer", {"singularity": "apptainer"},
+#: {old module family: (new module, {old command: new}, what the new one does, source)}
+RENAMED_MODULES: Dict[str, Tuple[str, Dict[str, str], str, str]] = {
+    "singularity": ("apptainer", {"singularity": "apptainer"}, "which runs its containers as it did",
                     "https://docs.alliancecan.ca/wiki/Singularity/en, https://docs.alliancecan.ca/wiki/Apptainer/en"),
+    "mkl": ("imkl", {}, "the same Intel Math Kernel Library under the Alliance's name",
+            "https://docs.alliancecan.ca/wiki/Modules_specific_to_Niagara, https://docs.alliancecan.ca/wiki/Modules_avx2"),
 }
 
 
@@ -33,10 +40,10 @@ def renamed_modules(modules: List[str]) -> Tuple[List[str], List[str], Dict[str,
         if family.lower() not in RENAMED_MODULES:
             kept.append(module)
             continue
-        new, renames, source = RENAMED_MODULES[family.lower()]
+        new, renames, does, source = RENAMED_MODULES[family.lower()]
         if new not in kept and new not in modules:
             kept.append(new)
-        reasons.append(f"{module} is gone: {family} was renamed {new}, which runs its containers as it did ({source})")
+        reasons.append(f"{module} is gone: {family} was renamed {new}, {does} ({source})")
         commands.update(renames)
     return kept, reasons, commands
 

@@ -28,7 +28,15 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port import bashtree
-from slurmkit.port.modulelines import SITE_STACK_MODULES, ModuleLine, module_line_problems, module_problem, port_todo, shell_fields
+from slurmkit.port.modulelines import (
+    SITE_STACK_MODULES,
+    ModuleLine,
+    module_line_problems,
+    module_problem,
+    port_todo,
+    shell_fields,
+    unread_pipelines,
+)
 from slurmkit.port.olddefaults import with_old_defaults
 from slurmkit.port.oldpaths import advice, eb_root, in_the_loaded_module, module_file, old_stack_paths, spec_fields
 from slurmkit.port.programs import major_moves, program_moves
@@ -51,7 +59,7 @@ from slurmkit.port.sitepaths import (
 )
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
-from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, served_python, undocumented
+from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, python_bindings, served_python, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
 from slurmkit.spec.spec import GpuRequest, JobSpec, spec_from_mapping
 
@@ -868,6 +876,7 @@ def _module_list_ported(port: _Port, modules: List[str]) -> Tuple[List[str], str
     kept = _compiler_in_place(kept, checks)
     kept, history = _site_stack_to_stdenv(port, renamed, kept)
     kept, cores = _core_the_compiler_loads(port, kept, modules)
+    kept, checks = _bindings_for_the_python(port, kept, checks, modules)
     if kept == modules:
         return kept, "", checks, commands
     history += renames + [f"{module} came with {stack}" for module, stack in base.items()] + list(needless.values())
@@ -880,13 +889,34 @@ def _python_of_packages_made_anew(port: _Port, kept: List[str], checks: List[Mod
     oldest served), in a job that installs its packages anew each run (a virtualenv slurmkit
     makes in $SLURM_TMPDIR from its list): moved to the nearest served, since nothing built for
     the old one is reused and its wheels may be missing. A reused virtualenv keeps its python
-    (changing it would break the environment; its rebuild to-do names the python)."""
+    (changing it would break the environment; its rebuild to-do names the python), and so does a
+    python that a module the job loads has Python packages for, where the nearest served has none."""
     venv = (port.data.get("environment") or {}).get("venv")
+    written = (port.data.get("environment") or {}).get("modules") or ()
+    if port.target.software.stdenv and port.target.software.stdenv in written:
+        return kept, checks   # the spec pins the target's own stack: every version is kept, python too
     if not isinstance(venv, dict) or not (venv.get("packages") or venv.get("requirements")) or \
             not str(venv.get("path") or "$SLURM_TMPDIR").startswith(("$SLURM_TMPDIR", "${SLURM_TMPDIR}")):
         return kept, checks
     moved = [served_python(m, port.target) or ModuleCheck(m, m) for m in kept]
+    if {c.module for c in python_bindings(port.target, [c.new for c in moved])} - {c.module for c in python_bindings(port.target, kept)}:
+        return kept, checks   # a module's Python packages are built for the old python, not the new one
     return [c.new for c in moved], checks + [c for c in moved if c.why]
+
+
+def _bindings_for_the_python(port: _Port, kept: List[str], checks: List[ModuleCheck],
+                             written: List[str]) -> Tuple[List[str], List[ModuleCheck]]:
+    """A module with Python packages (scipy-stack, arrow, opencv), built for other Pythons than the
+    one the ported job loads: where port chose its version, the nearest built for that Python;
+    where the job pinned it, a to-do (the job's code was written against that version)."""
+    moved = []
+    for check in python_bindings(port.target, kept):
+        if check.module in written or check.new == check.module:
+            checks = checks + [check]
+            continue
+        moved.append(ModuleCheck(check.module, check.new, why=check.why))
+    renames = {c.module: c.new for c in moved}
+    return [renames.get(m, m) for m in kept], checks + moved
 
 
 def _compiler_in_place(kept: List[str], checks: Sequence[ModuleCheck]) -> List[str]:
@@ -1067,10 +1097,15 @@ def _port_kept_modules(port: _Port) -> None:
     the source site's own stack, a module or version the target's catalogue lacks) is a to-do in
     the ported spec, which ``check`` reports until done (modulelines.py: check judges them alike)."""
     launch = port.data.get("launch")
-    fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None)
+    fields = shell_fields(port.spec.environment.setup, launch.get("shell") if isinstance(launch, dict) else None,
+                          launch.get("command") if isinstance(launch, dict) else launch)
     for line in module_line_problems(port.target, fields, port.folder):
         if not _kept_module_line_ported(port, line):
             port.todos.append(port_todo(line, port.target.name))
+    for field, command in unread_pipelines(fields, port.folder):
+        port.todos.append(f"{field}: `{command}` runs a pipeline whose file is not beside the spec: the modules it loads, and "
+                          f"the account (clusterOptions) and queue of the jobs it submits, were written for {port.source.name}; "
+                          f"check them for {port.target.name} (module spider), then remove this line")
 
 
 _MODULE_USE = re.compile(r"\bmodule\s+use\b")

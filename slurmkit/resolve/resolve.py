@@ -1214,7 +1214,20 @@ def _ranks_by_count(spec: JobSpec, profile: SiteProfile, gpus: Optional[GpuChoic
     keeps one node: it means nothing for ranks SLURM may split unevenly (a comment says so)."""
     kind = kind_of(spec)
     return (kind.ranks_by_count and spec.resources.nodes == 1 and gpus is None and not profile.scheduling.whole_node
-            and runner is not None and runner.starts_processes and (memory is None or memory[0] == "--mem-per-cpu"))
+            and runner is not None and runner.starts_processes and (memory is None or memory[0] == "--mem-per-cpu")
+            and not _own_lines_use_node_disk(spec))
+
+
+#: $SLURM_TMPDIR ($TMPDIR in an Alliance job): each node's own disk
+_NODE_DISK = re.compile(r"\$\{?(?:SLURM_TMPDIR|TMPDIR)\b")
+
+
+def _own_lines_use_node_disk(spec: JobSpec) -> bool:
+    """Whether the job's own lines (environment.setup, launch.shell) use $SLURM_TMPDIR: what they
+    put there (``cp in.dat $SLURM_TMPDIR``, ``cd $SLURM_TMPDIR``) is on the first node only, so
+    ranks that SLURM placed on another would not find it. slurmkit's own staging reaches every node."""
+    lines = list(spec.environment.setup) + [spec.launch.shell or ""]
+    return any(_NODE_DISK.search(line) for line in lines)
 
 
 def _rank_notes(spec: JobSpec, by_count: bool, memory) -> Tuple[Tuple[str, str], ...]:
@@ -1226,6 +1239,9 @@ def _rank_notes(spec: JobSpec, by_count: bool, memory) -> Tuple[Tuple[str, str],
     if kind_of(spec).ranks_by_count and spec.resources.nodes == 1 and memory and memory[0] == "--mem":
         return (("--nodes", "One node, as --mem is memory per node; for ranks that SLURM may place on several nodes, "
                             f"ask mem_per_cpu instead ({MPI_PAGE})."),)
+    if kind_of(spec).ranks_by_count and spec.resources.nodes == 1 and _own_lines_use_node_disk(spec):
+        return (("--nodes", "One node: the job's own lines use $SLURM_TMPDIR, each node's own disk, which ranks on "
+                            f"another node would not see ({MPI_PAGE})."),)
     return ()
 
 

@@ -479,6 +479,7 @@ class StdEnvBuilds(Record):
 
     plain: Tuple[str, ...] = ()
     other: Mapping[str, str] = MappingProxyType({})
+    pythons: Mapping[str, Tuple[str, ...]] = MappingProxyType({})   # the Pythons a module's bindings are built for
 
 
 @functools.lru_cache(maxsize=None)
@@ -490,8 +491,33 @@ def stdenv_builds(stdenv: Optional[str]) -> StdEnvBuilds:
     except FileNotFoundError:
         text = ""
     rows = [line.split() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    tagged = {row[0]: tuple(row[-1][len("python="):].split(",")) for row in rows if row[-1].startswith("python=")}
+    rows = [[word for word in row if not word.startswith("python=")] for row in rows]
     return StdEnvBuilds(plain=tuple(row[0] for row in rows if len(row) == 1),
-                        other={row[0]: row[1] for row in rows if len(row) == 2})
+                        other={row[0]: row[1] for row in rows if len(row) == 2}, pythons=tagged)
+
+
+def python_bindings(profile: SiteProfile, modules: Sequence[str]) -> List[ModuleCheck]:
+    """Each module whose Python bindings are built for other Pythons than the one the job loads
+    (scipy-stack/2023b, built for 3.10 and 3.11, beside python/3.12.4): none of its Python
+    packages imports. ``new``: the nearest version of it built for the job's Python, where one is;
+    ``warning``: what to load instead."""
+    builds = stdenv_builds(profile.software.stdenv)
+    python = next((m.partition("/")[2] for m in modules if m.partition("/")[0] == "python" and m.count(".") >= 1), "")
+    minor = ".".join(python.split(".")[:2])
+    found = []
+    for module in modules:
+        built_for = builds.pythons.get(module)
+        if not minor or not built_for or minor in built_for:
+            continue
+        family = module.partition("/")[0]
+        fitting = [m.partition("/")[2] for m, pys in builds.pythons.items() if m.partition("/")[0] == family and minor in pys]
+        new = f"{family}/{nearest_version(module.partition('/')[2], fitting)}" if fitting else module
+        instead = f"load {new} (built for {minor}) or a python it is built for" if fitting else "load a python it is built for"
+        said = f"{module} has Python packages built for python {', '.join(built_for)} only, and the job loads python/{python}"
+        found.append(ModuleCheck(module, new, why=f"{said}; {new} is the nearest built for it" if fitting else None,
+                                 warning=f"{said}: none of them would import; {instead}"))
+    return found
 
 
 def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:
@@ -503,7 +529,7 @@ def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:
     if profile.is_retired:
         return []
     found = catalogue_checks(profile, modules)
-    needed = [c.warning for c in found if c.needs and c.warning]
+    needed = [c.warning for c in found if c.needs and c.warning] + [str(c.warning) for c in python_bindings(profile, modules)]
     checks = [c for c in found if c.why]
     if profile.software.stdenv in modules:
         return [_load_instead(c) if c.absent or c.before else undocumented(c, profile) for c in checks] + needed

@@ -44,6 +44,19 @@ def test_memory_per_node_keeps_one_node_and_says_why():
     assert "slurmkit_stage_in mount-image" in text and "slurmkit_on_each_node" not in text
 
 
+def test_own_lines_that_use_the_nodes_disk_keep_one_node_and_say_why():
+    """A setup line's ``cp in.dat $SLURM_TMPDIR`` puts the file on the first node only; ranks on
+    another would not find it, so the ranks stay on one node."""
+    for fields in ({"environment": {"setup": ["cp $HOME/in.dat $SLURM_TMPDIR/", "cd $SLURM_TMPDIR"]}},
+                   {"launch": {"shell": "cd ${TMPDIR}\nsrun ./simulate in.dat"}}):
+        text = script(**fields)
+        assert "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8\n" in text
+        assert "#SBATCH --ntasks=8" not in text
+        assert "One node: the job's own lines use $SLURM_TMPDIR, each node's own disk" in \
+            " ".join(line[2:] for line in text.splitlines() if line.startswith("# "))
+    assert "#SBATCH --ntasks=8\n" in script(environment={"setup": ["mkdir -p $HOME/out"]})
+
+
 def test_several_nodes_whole_node_sites_and_direct_launches_keep_their_shape():
     for text in (script(resources={"nodes": 2}), script(profile="trillium", resources={"mem_per_cpu": None, "tasks_per_node": 192})):
         assert "#SBATCH --ntasks=" not in text and "#SBATCH --ntasks-per-node=" in text

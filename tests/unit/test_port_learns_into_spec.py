@@ -74,6 +74,16 @@ def test_an_old_version_of_a_catalogued_science_code_moves_to_the_nearest_2023_o
     assert {c.field: c.new for c in ported.changes}["environment.modules"] == ["StdEnv/2023", "r/4.3.1", "gromacs/2023.3"]
 
 
+def test_niagaras_mkl_is_the_alliances_imkl_on_trillium():
+    """NiaEnv named Intel's MKL ``mkl``; the 2023 stack names it ``imkl``: a rename, not a to-do."""
+    data = {**JOB, "profile": "niagara", "kind": "threaded", "resources": {"time": "1h", "nodes": 1, "cpus_per_task": 40},
+            "environment": {"modules": ["NiaEnv/2019b", "intel/2019u4", "mkl/2019u4"]}}
+    ported = port(data)
+    assert {c.field: c.new for c in ported.changes}["environment.modules"] == ["StdEnv/2023", "intel/2023.2.1", "imkl"]
+    assert not [t for t in ported.todos if "mkl" in t]
+    assert not [w for w in ported.warnings if "mkl" in w.message]
+
+
 # ------------------------------------------------------- check uses port's module catalogue
 
 
@@ -304,3 +314,34 @@ def test_a_to_do_is_written_once_and_port_does_not_repeat_what_import_asked(tmp_
     from slurmkit.port.retarget import written_todos
 
     assert written_todos(["a: x", "b: y", "a: x"], "# to do: script: b: y\nname: t\n") == ["a: x"]
+
+
+def test_the_modules_a_pipeline_beside_the_spec_pins_are_ported_to_dos_and_checked(tmp_path, monkeypatch):
+    """A Nextflow pipeline loads its own modules in the jobs it submits (``module 'java/1.8.0_121'``):
+    port reads the .nf beside the spec as it reads a sourced file; without it, a to-do to check them."""
+    (tmp_path / "run.nf").write_text("process a {\n  executor 'slurm'\n  module 'java/1.8.0_121:r/3.4.0'\n}\n"
+                                     "process b {\n  module 'java/17.0.6'\n}\n")
+    data = {**JOB, "profile": "cedar", "launch": {"command": "nextflow run run.nf -resume"},
+            "environment": {"modules": ["StdEnv/2020", "java/1.8.0_192"]}}
+    ported = port(data, to="fir", folder=tmp_path)
+    todos = [t for t in ported.todos if "run.nf" in t]
+    assert len(todos) == 1 and "whose line 3 `module 'java/1.8.0_121:r/3.4.0'` would not load on fir" in todos[0]
+    assert "java/1.8.0_121 is not installed on fir" in todos[0] and "r/3.4.0" in todos[0]
+    result = check(tmp_path, None, monkeypatch, name="new.yaml", text=ported_text(ported))
+    assert result.output.count("whose line 3 `module 'java/1.8.0_121:r/3.4.0'` would not load on fir") == 2
+    elsewhere = port(data, to="fir", folder=tmp_path / "elsewhere")
+    (todo,) = [t for t in elsewhere.todos if "nextflow" in t]
+    assert "runs a pipeline whose file is not beside the spec" in todo and "written for cedar; check them for fir" in todo
+
+
+def test_a_venv_rebuild_names_the_python_check_asks_for_not_one_it_warns_about():
+    """A reused venv keeps its python/3.10 (changing it would break the venv until rebuilt), and
+    check warns that Rorqual builds no wheels for it: the rebuild to-do names the served python."""
+    data = {**JOB, "profile": "narval", "launch": {"command": "python train.py"},
+            "environment": {"modules": ["python/3.10"], "venv": {"path": "$HOME/envs/lstm"}}}
+    ported = port(data, to="rorqual")
+    (todo,) = [t for t in ported.todos if t.startswith("environment.venv.path")]
+    assert "rebuild it for rorqual's stack, under StdEnv/2023" in todo
+    assert "python/3.12.4 (python/3.10 is older than the pythons rorqual builds wheels for: load python/3.12.4" in todo
+    kept = port({**data, "environment": {**data["environment"], "modules": ["python/3.12"]}}, to="rorqual")
+    assert "older than" not in next(t for t in kept.todos if t.startswith("environment.venv.path"))

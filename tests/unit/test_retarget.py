@@ -731,9 +731,10 @@ def test_a_whole_node_asked_with_exclusive_keeps_its_node_memory():
                                          ({"path": "$HOME/env", "packages": ["numpy"]}, False), ({"path": "$HOME/env"}, False)])
 def test_a_python_without_wheels_moves_only_where_the_job_builds_its_packages_anew(venv, moved):
     """python/3.10 is still on Fir, with no wheels built for it: a job that makes its venv in
-    $SLURM_TMPDIR each run loses nothing by 3.12; one that reuses a venv keeps the python it has."""
+    $SLURM_TMPDIR each run loses nothing by 3.12; one that reuses a venv keeps the python it has.
+    (A spec that pins StdEnv/2023, Fir's own, keeps every version: test_stdenv_builds.)"""
     data = {"name": "p", "profile": "cedar", "account": "def-x", "kind": "serial", "resources": {"time": "1h"},
-            "environment": {"modules": ["StdEnv/2023", "python/3.10"], "venv": venv}, "launch": {"command": "python t.py"}}
+            "environment": {"modules": ["StdEnv/2020", "python/3.10"], "venv": venv}, "launch": {"command": "python t.py"}}
     ported = port_spec(copy.deepcopy(data), spec_from_mapping(data), load_profile("cedar"), load_profile("fir"))
     assert ("python/3.12.4" in ported.spec["environment"]["modules"]) is moved
     assert bool([w for w in ported.warnings if "still builds wheels for" in w.message]) is not moved   # check's warning stays

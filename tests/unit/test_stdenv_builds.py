@@ -168,3 +168,60 @@ def test_check_reports_a_pin_the_stdenv_never_built(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["check", "job.yaml"])
     assert "samtools/1.17 is not built for StdEnv/2023" in result.output and "samtools/1.18" in result.output
+
+
+# ------------------------------------------------- modules with Python packages for some Pythons
+
+def test_a_recipes_multi_deps_give_the_pythons_its_packages_are_built_for():
+    recipe = "name = 'SciPy-Stack'\nversion = '2023b'\nmulti_deps = {\n\t'Python': ['3.10', '3.11']  \n}\n"
+    assert _generator().recipe_pythons(recipe) == ["3.10", "3.11"]
+    assert _generator().recipe_pythons('multi_deps = {"Python": ["3.12", "3.11"]}\n') == ["3.12", "3.11"]
+    assert _generator().recipe_pythons("name = 'GCC'\n") == []
+    builds = stdenv_builds("StdEnv/2023")
+    assert builds.pythons["scipy-stack/2023b"] == ("3.10", "3.11") and "scipy-stack/2023b" in builds.plain
+    assert "3.12" in builds.pythons["arrow/17.0.0"] and "python/3.12.4" not in builds.pythons
+
+
+def test_port_moves_a_module_it_chose_to_a_build_for_the_jobs_python():
+    """scipy-stack/2020a is not built for StdEnv/2023; its nearest, 2023b, has packages for 3.10 and
+    3.11 only, and the job loads python/3.12: 2024a, the nearest built for 3.12."""
+    ported = port(["StdEnv/2023", "python/3.12", "scipy-stack/2020a"], source="narval", to="rorqual")
+    assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "python/3.12", "scipy-stack/2024a"]
+    (change,) = [c for c in ported.changes if c.field == "environment.modules"]
+    assert "scipy-stack/2023b has Python packages built for python 3.10, 3.11 only, and the job loads python/3.12" in change.why
+    assert not [t for t in ported.todos if "scipy" in t]
+
+
+def test_a_module_the_job_pinned_for_another_python_is_a_to_do_that_check_reports_too(tmp_path, monkeypatch):
+    ported = port(["StdEnv/2023", "python/3.12.4", "arrow/14.0.1"], source="narval", to="rorqual")
+    assert ported.spec["environment"]["modules"] == ["StdEnv/2023", "python/3.12.4", "arrow/14.0.1"]
+    (todo,) = [t for t in ported.todos if "arrow" in t]
+    assert "arrow/14.0.1 has Python packages built for python 3.10, 3.11 only, and the job loads python/3.12.4" in todo
+    assert "load arrow/17.0.0 (built for 3.12)" in todo
+    spec = {**JOB, "profile": "rorqual", "environment": {"modules": ["StdEnv/2023", "python/3.12.4", "arrow/14.0.1"]}}
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(spec))
+    monkeypatch.chdir(tmp_path)
+    assert "none of them would import" in CliRunner().invoke(main, ["check", "job.yaml"]).output
+    spec["environment"]["modules"][1] = "python/3.11.5"
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(spec))
+    assert "would import" not in CliRunner().invoke(main, ["check", "job.yaml"]).output
+
+
+def _ported_modules(modules, source="beluga", to="rorqual"):
+    data = {**copy.deepcopy(JOB), "profile": source, "launch": "python prog.py",
+            "environment": {"modules": modules, "venv": {"packages": ["torch"]}}}
+    profile = load_profile(source)
+    return port_spec(copy.deepcopy(data), spec_from_mapping(data, source="job.yaml"), profile,
+                     choose_target(profile, to, load_profile)).spec["environment"]["modules"]
+
+
+def test_port_keeps_the_python_a_pinned_modules_packages_are_built_for():
+    """A venv made anew moves python/3.10 to the oldest served (3.12), unless a module the job pins
+    has packages for the old python only: then both stay as they were."""
+    assert _ported_modules(["StdEnv/2020", "python/3.10", "scipy-stack/2023b"]) == ["StdEnv/2023", "python/3.10", "scipy-stack/2023b"]
+    assert _ported_modules(["StdEnv/2020", "python/3.10"]) == ["StdEnv/2023", "python/3.12.4"]
+
+
+def test_a_spec_that_pins_the_targets_own_stack_keeps_its_python():
+    """Narval and Rorqual serve one StdEnv/2023 and one wheelhouse: what ran on one runs on the other."""
+    assert _ported_modules(["StdEnv/2023", "python/3.11"], source="narval") == ["StdEnv/2023", "python/3.11"]

@@ -197,7 +197,7 @@ class Plan(Record):
     launcher: Tuple[object, ...]                  # launch prefix argv (srun ..., mpirun ...): str or FromSlurm
     command: Tuple[str, ...]                      # the user's argv; $NAME expands, $$ is a $
     venv: Optional[VenvPlan] = None
-    venv_again: bool = False           # a set-up line loads modules: the virtualenv is activated again after them
+    venv_again: str = ""               # a set-up line loads modules: the virtualenv activated again after them (its path)
     stage: Optional[StagePlan] = None
     chain: Optional[ChainPlan] = None
     array: Optional[ArrayPlan] = None

@@ -136,7 +136,7 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         setup_nounset=spec.environment.nounset is True,
         login_shell=spec.environment.login_shell,
         venv=venv,
-        venv_again=venv is not None and any(_MODULE_COMMAND.search(line) for line in spec.environment.setup),
+        venv_again=_venv_again(venv, spec.environment.setup),
         stage=stage,
         chain=chain,
         array=array,
@@ -1011,6 +1011,15 @@ def _module_environment(spec: JobSpec, gpus: Optional[GpuChoice], modules: Tuple
         return ()
     return (("XLA_FLAGS", '"--xla_gpu_cuda_data_dir=${CUDA_HOME}"',
              "XLA finds CUDA's libdevice in the cuda module (https://docs.alliancecan.ca/wiki/TensorFlow/en)."),)
+
+
+def _venv_again(venv: Optional[VenvPlan], setup: Sequence[str]) -> str:
+    """The virtualenv to enter again after set-up lines that load modules (Lmod puts them first
+    on PATH), by a path that holds wherever those lines went (``cd pages``): a relative one is
+    the job folder's, where it was made and first entered; "" where no line loads modules."""
+    if venv is None or not any(_MODULE_COMMAND.search(line) for line in setup):
+        return ""
+    return venv.path if venv.path.startswith(("/", "$", "~")) else "${SLURM_SUBMIT_DIR}/" + venv.path
 
 
 def _venv(spec: JobSpec, profile: SiteProfile, modules=(), local=None) -> Optional[VenvPlan]:

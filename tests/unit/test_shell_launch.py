@@ -223,6 +223,22 @@ def test_the_virtualenv_comes_before_what_a_set_up_line_loads_on_path(tmp_path, 
     assert (tmp_path / "which.txt").read_text().strip() == str(tmp_path / "env/bin/python")
 
 
+def test_a_relative_virtualenv_is_entered_again_wherever_a_set_up_line_went(tmp_path):
+    """``module list`` then ``cd pages``: the virtualenv ``ENV`` (the job folder's) is entered again
+    after them by a path that holds in pages/ too; by its relative path the job stopped there."""
+    for folder in ("ENV/bin", "pages"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "ENV/bin/activate").write_text('export VIRTUAL_ENV="$SLURM_SUBMIT_DIR/ENV"\n')
+    (tmp_path / "ENV/bin/python").write_text("#!/bin/sh\n")
+    (tmp_path / "ENV/bin/python").chmod(0o755)
+    setup = ["module() { :; }", "module list", "cd pages"]
+    script = script_of(environment={"venv": {"path": "ENV"}, "setup": setup}, launch={"shell": "echo \"$VIRTUAL_ENV\" > where.txt"})
+    assert 'slurmkit_activate "${SLURM_SUBMIT_DIR}/ENV"  # first on PATH again' in script
+    result = _run(script, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "pages/where.txt").read_text().strip() == str(tmp_path / "ENV")
+
+
 @pytest.mark.parametrize("kind", ["serial", "mpi"])
 def test_an_assignment_before_the_program_reaches_it_as_a_variable(kind):
     """``X=1 prog``: srun, mpirun and a quoted first word would take ``X=1`` for the program; env runs it."""

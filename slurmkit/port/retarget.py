@@ -28,6 +28,7 @@ from slurmkit.core.kinds import MULTI_NODE_GPU_KINDS, first_kind, kind_of, named
 from slurmkit.core.records import Record
 from slurmkit.core.units import format_duration, format_size
 from slurmkit.port import bashtree
+from slurmkit.port.fabric import fabric_todos
 from slurmkit.port.modulelines import (
     SITE_STACK_MODULES,
     ModuleLine,
@@ -200,6 +201,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_programs(port)
     _port_python_words(port)
     _port_kept_modules(port)
+    port.todos.extend(fabric_todos(port.data, port.source, port.target))
     _port_old_paths(port)
     _port_unloaded_programs(port)
     _port_rebuilds(port)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Tuple
 
+from slurmkit.port.modulelines import shell_fields
 from slurmkit.sites.profiles import SiteProfile
 
 #: a setting that names Omni-Path's PSM2 (or its host fabric interface), in a variable or an option
@@ -36,15 +37,13 @@ def fabric_todos(data: Dict[str, Any], source: SiteProfile, target: SiteProfile)
 
 
 def _fields(data: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """(field, text) of environment.variables (NAME=VALUE), environment.setup and the launch."""
+    """(field, text) of environment.variables (NAME=VALUE), and of the lines modulelines reads:
+    environment.setup and the launch."""
     environment = data.get("environment") or {}
     variables = environment.get("variables") or {}
     pairs = variables.items() if isinstance(variables, dict) else [tuple(str(v).split("=", 1)) + ("",) for v in variables]
     found = [(f"environment.variables.{name}", f"{name}={value}") for name, value, *_ in
              (tuple(p) if len(p) > 1 else (p[0], "") for p in pairs)]
-    found += [(f"environment.setup[{i}]", str(line)) for i, line in enumerate(environment.get("setup") or [])]
     launch = data.get("launch")
     launch = launch if isinstance(launch, dict) else {"command": launch}
-    found += [(f"launch.{key}", launch[key] if isinstance(launch[key], str) else " ".join(map(str, launch[key])))
-              for key in ("command", "shell") if launch.get(key)]
-    return found
+    return found + shell_fields([str(line) for line in environment.get("setup") or []], launch.get("shell"), launch.get("command"))

@@ -295,12 +295,27 @@ _sk_group_runs() {  # _sk_group_runs PGID: a process of the group still runs (a 
 _sk_on_usr1() {
     _sk_their_trap USR1
     builtin trap '' USR1 TERM INT  # from here the job only ends: no signal may cut the copy short (SLURM's KILL is the bound)
-    echo "slurmkit: the time limit is near: stopping the payload to save its outputs" >&2
     _sk_timeout=1 _sk_usr1_at=$SECONDS
-    _sk_stop_payload "$_sk_stop_s"
-    _sk_copy_back || true
+    if [ -z "${_sk_payload:-}" ]; then
+        _sk_signalled_before_the_payload
+    else
+        echo "slurmkit: the time limit is near: stopping the payload to save its outputs" >&2
+        _sk_stop_payload "$_sk_stop_s"
+        _sk_copy_back || true
+    fi
     _sk_end_at_limit
     exit 124
+}
+_sk_signalled_before_the_payload() {  # USR1 came before the payload started (SLURM may send it up to 60 s
+    # before the lead, at any time in a job not much longer than the lead): it does not start, and
+    # every output is said not saved, so that status names why they are missing
+    local i why="the time limit's signal (USR1) came before the payload started, so it did not run: SLURM may send it up to 60 s before stage.lead"
+    echo "slurmkit: $why" >&2
+    for ((i = 0; i < ${#_sk_outputs[@]}; i += 2)); do
+        _sk_outcome+="not-saved"$'\t'"${_sk_outputs[i + 1]}"$'\t'"$why"$'\n'
+    done
+    if [ "${#_sk_checkpoint[@]}" != 0 ]; then echo "slurmkit: ${_sk_checkpoint[1]} stays as it was" >&2; fi
+    _sk_lost=1
 }
 _sk_end_at_limit() {  # the outputs are saved: the exit file is written now, and SLURM ends the job at its
     # limit, so that sacct says TIMEOUT (a job that exits on its own before it is FAILED 124). The GPU

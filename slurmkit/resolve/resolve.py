@@ -1323,6 +1323,10 @@ def _log_directives(spec: JobSpec, array: bool) -> List[Tuple[str, str]]:
 # ------------------------------------------------------------------------------------ staging
 
 DEFAULT_LEAD_S = 300
+#: how much before its lead SLURM may send --signal (sbatch(1): its time-limit checks run every
+#: 30 s; the local Slurm 22.05 signalled jobs of --time=1 --signal=B:USR1@30 3 to 26 s after
+#: they started).
+SIGNAL_EARLY_S = 60
 #: at most this long for a payload to end after the TERM that follows SLURM's own (scancel, the
 #: limit), before it is killed for the copy: SLURM's KillWait (30 s unless a site sets it) is
 #: what both have before SLURM kills everything.
@@ -1381,6 +1385,10 @@ def _stage(spec: JobSpec, parallel: Union[str, FromSlurm], findings: Findings,
         if lead >= time_s:
             findings.error("stage.lead", f"copying back {lead}s before the end leaves no time to run in {time_s}s; "
                            "ask more time or a shorter lead")
+        elif lead + SIGNAL_EARLY_S >= time_s:
+            findings.warn("stage.lead", f"SLURM may send the signal to save up to {SIGNAL_EARLY_S}s before the lead (sbatch "
+                          f"--signal), so in {time_s}s with a {lead}s lead the payload may be stopped as it starts, or "
+                          f"never start; ask more than {lead + SIGNAL_EARLY_S}s, or a shorter lead")
     stop_s, exit_stop_s = stop_times(lead) if lead else (0, 0)
     return StagePlan(steps, several_nodes, spec.resources.nodes, parallel, outputs, checkpoint, lead, stop_s, exit_stop_s,
                      _output_folders(out.source for out in stage.outputs), **_tmpdir_words(tmpdir))

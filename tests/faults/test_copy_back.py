@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from slurmkit import Job
-from tests.integration.slurm import CLI, wait_for_job
+from tests.integration.slurm import CLI, near_its_time_limit, wait_for_job, wait_until
 from tests.unit.test_copy_back import checkpoint_every
 
 from .conftest import immutable, node_pids, on_node, small_filesystem
@@ -125,13 +125,22 @@ def test_a_job_killed_during_a_checkpoint_save_leaves_the_previous_checkpoint_an
 
 
 PRODUCER = ("mkdir -p $$SLURM_TMPDIR/results; for i in $$(seq 1 100); do echo $$i > $$SLURM_TMPDIR/results/r$$i; done; "
-            "sleep 600")
+            "echo produced; sleep 600")
 
 
-def test_at_a_real_one_minute_time_limit_the_outputs_come_back_and_the_exit_file_says_timeout(cluster, registry, tmp_path):
-    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
+def _at_its_limit_once_produced(handle):
+    """The job's time limit brought near once its payload has said ``produced``: SLURM's signal
+    to save can come at any time in a job of a one-minute limit, before the payload has begun
+    (near_its_time_limit), and the save is tested on what the payload wrote."""
+    wait_until(lambda: "produced" in (handle.stdout() or ""), "the payload's 'produced'", job_id=handle.job_id)
+    near_its_time_limit(handle.job_id)
+
+
+def test_at_a_real_time_limit_the_outputs_come_back_and_the_exit_file_says_timeout(cluster, registry, tmp_path):
+    handle = _job(tmp_path, resources={"time": "10m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
                   launch={"command": ["bash", "-c", PRODUCER]}).submit()
-    row, lines = _ended(handle, 180)
+    _at_its_limit_once_produced(handle)
+    row, lines = _ended(handle, 300)
     assert lines == ["124", "timeout", f"saved\t{tmp_path}/saved"]
     assert row["State"] == "TIMEOUT", (row, handle.stderr())   # SLURM ended it at its limit, after the save
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(f"r{i}" for i in range(1, 101))
@@ -142,25 +151,43 @@ def test_the_gpu_kinds_save_at_a_real_time_limit_ends_as_timeout_in_sacct_with_i
     the runtime, here the gpu kind) writes the exit file, then waits for SLURM to end the job at
     its limit, so that sacct says TIMEOUT, never FAILED 124. (A job ended by SLURM at its limit is
     TIMEOUT however its shell then exits: the same in 23.x/24.x.)"""
-    handle = _job(tmp_path, kind="gpu", resources={"time": "1m", "gpus": "p100:1"}, monitor={"gpu": False},
+    handle = _job(tmp_path, kind="gpu", resources={"time": "10m", "gpus": "p100:1"}, monitor={"gpu": False},
                   stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "20s"},
                   launch={"command": ["bash", "-c", PRODUCER]}).submit()
-    row, lines = _ended(handle, 180)
+    _at_its_limit_once_produced(handle)
+    row, lines = _ended(handle, 300)
     assert (row["State"], lines) == ("TIMEOUT", ["124", "timeout", f"saved\t{tmp_path}/saved"]), handle.stderr()
     assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == sorted(f"r{i}" for i in range(1, 101))
     assert "for SLURM to end the job at its time limit (sacct: TIMEOUT)" in handle.stderr()
 
 
-# The payload of a real one-minute job that ignores TERM and writes a file every 50 ms until it
-# is killed, as a program still writing at its limit does.
+def test_a_signal_to_save_before_the_payload_started_runs_nothing_and_status_says_why_no_output_came(cluster, registry, tmp_path):
+    """Proved on Slurm 22.05: SLURM sends the --signal=B:USR1@30 of a one-minute job at its first
+    time-limit check, which can come before the payload starts (here the setup waits for it, as a
+    slow module load would): the payload does not start, the job ends TIMEOUT at its limit, and
+    status names each output as not saved and why, never a bare timeout."""
+    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
+                  environment={"setup": "sleep 300 & wait $!"}, launch={"command": ["touch", "ran"]}).submit()
+    row, lines = _ended(handle, 300)
+    why = ("the time limit's signal (USR1) came before the payload started, so it did not run: "
+           "SLURM may send it up to 60 s before stage.lead")
+    assert (row["State"], lines) == ("TIMEOUT", ["124", "timeout", f"not-saved\t{tmp_path}/saved\t{why}"]), handle.stderr()
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "saved").exists()
+    shown = subprocess.run([*CLI, "status", handle.job_id], capture_output=True, text=True, timeout=120)
+    assert f"NOT saved: {tmp_path}/saved: {why}" in shown.stdout, shown
+
+
+# The payload of a job at a real time limit that ignores TERM and writes a file every 50 ms until
+# it is killed, as a program still writing at its limit does (it says `produced` at its 21st).
 STUBBORN = ("trap '' TERM; i=0; mkdir -p $$SLURM_TMPDIR/out; "
-            "while :; do i=$$((i+1)); echo $$i > $$SLURM_TMPDIR/out/f$$i; sleep 0.05; done")
+            "while :; do i=$$((i+1)); echo $$i > $$SLURM_TMPDIR/out/f$$i; [ $$i != 21 ] || echo produced; sleep 0.05; done")
 
 
 def test_at_a_real_time_limit_a_payload_that_ignores_term_is_killed_and_every_file_it_wrote_is_saved(cluster, registry, tmp_path):
-    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "out", "to": "saved"}], "lead": "20s"},
+    handle = _job(tmp_path, resources={"time": "10m"}, stage={"outputs": [{"from": "out", "to": "saved"}], "lead": "20s"},
                   launch={"command": ["bash", "-c", STUBBORN]}).submit()
-    row, lines = _ended(handle, 180)
+    _at_its_limit_once_produced(handle)
+    row, lines = _ended(handle, 300)
     assert lines == ["124", "timeout", "killed", f"saved\t{tmp_path}/saved"], handle.stderr()
     names = {p.name for p in (tmp_path / "saved").iterdir()}
     # Every file it wrote until the kill: f1..fN with no gap, each whole (the payload is dead
@@ -194,10 +221,11 @@ def test_a_batch_shell_killed_before_it_could_save_leaves_a_started_file_naming_
 def test_at_a_real_time_limit_srun_tasks_that_ignore_term_are_ended_with_their_step(cluster, registry, tmp_path):
     # The tasks of an srun step are not below the batch shell, so a KILL to the tree would miss
     # them: the TERM to srun ends them (srun kills its step), before the copy.
-    handle = _job(tmp_path, kind="mpi", resources={"time": "1m", "tasks_per_node": 1},
+    handle = _job(tmp_path, kind="mpi", resources={"time": "10m", "tasks_per_node": 1},
                   stage={"outputs": [{"from": "out", "to": "saved"}], "lead": "20s"},
                   launch={"command": ["bash", "-c", STUBBORN]}).submit()
-    row, lines = _ended(handle, 180)
+    _at_its_limit_once_produced(handle)
+    row, lines = _ended(handle, 300)
     # srun answers the TERM by killing its step itself (22.05: "forcing job termination"), so the
     # batch shell may not need its KILL; either way the step is gone before the copy.
     assert lines in (["124", "timeout", f"saved\t{tmp_path}/saved"], ["124", "timeout", "killed", f"saved\t{tmp_path}/saved"]), \

@@ -52,5 +52,23 @@ test_where_squeue_fails_the_time_left_is_estimated_from_the_lead_and_the_job_sti
     expect_eq "exit file before the end: 124 timeout saved	$PWD/dest waits rc=124" "$(paste -sd ' ' <<< "$got")" "waits"
     expect_eq 1 "$(grep -c 'squeue gave no time left: estimated from the USR1 lead (10s before the limit)' err)" "the fallback is logged"
 }
+test_a_usr1_before_the_payload_started_runs_nothing_and_says_every_output_not_saved() {
+    # SLURM may send it up to 60 s before the lead: in a job of a one-minute limit, as it starts
+    local why="the time limit's signal (USR1) came before the payload started, so it did not run: SLURM may send it up to 60 s before stage.lead"
+    _squeue 0:20
+    PATH=$PWD/bin:$PATH SLURMKIT_JOB_DIR=$PWD SLURM_JOB_ID=5 SLURM_TMPDIR=$PWD bash -c '
+        source "$SLURMKIT_RUNTIME"; slurmkit_exit_file
+        slurmkit_save_on_exit 5 1 "$PWD/out" "$PWD/dest" "$PWD/log" "$PWD/log-dest"
+        kill -USR1 $$
+        slurmkit_run touch ran' 2> err &
+    local job=$! i
+    for ((i = 0; i < 100; i++)); do [ -e 5.exit ] && break; sleep 0.1; done
+    kill -TERM "$job" 2> /dev/null
+    wait "$job"
+    expect_eq "124 timeout not-saved	$PWD/dest	$why not-saved	$PWD/log-dest	$why" "$(paste -sd ' ' 5.exit)" "the exit file"
+    expect_eq "no" "$([ -e ran ] && echo yes || echo no)" "the payload did not start"
+    expect_eq 1 "$(grep -c "slurmkit: $why" err)" "said in the log"
+    expect_eq 0 "$(grep -c "stopping the payload" err)" "no payload to stop"
+}
 
 run_tests

@@ -53,6 +53,18 @@ def test_a_lead_as_long_as_the_job_is_an_error():
         "copying back 60s before the end leaves no time to run in 60s; ask more time or a shorter lead"]
 
 
+def test_a_lead_within_slurms_early_signal_of_the_limit_is_a_warning():
+    """SLURM may send the signal up to 60 s before the lead: in 1m with a 30s lead, at the start."""
+    lead = "stage.lead"
+    warned = plan_of(resources={"time": "1m"}, stage={"outputs": [{"from": "r", "to": "r"}], "lead": "30s"})
+    assert [w.message for w in warned.warnings if w.field == lead] == [
+        "SLURM may send the signal to save up to 60s before the lead (sbatch --signal), so in 60s with a 30s lead the payload "
+        "may be stopped as it starts, or never start; ask more than 90s, or a shorter lead"]
+    for time, given in (("2m", "30s"), ("3m", None)):   # a second to run at the least; the default lead of 3m is 60s
+        stage = {"outputs": [{"from": "r", "to": "r"}], **({"lead": given} if given else {})}
+        assert not [w for w in plan_of(resources={"time": time}, stage=stage).warnings if w.field == lead], time
+
+
 def test_multi_node_jobs_stage_in_once_per_node():
     plan = plan_of(kind="mpi", resources={"time": "3h", "nodes": 3, "tasks_per_node": 4}, stage={"inputs": ["a.tar"]}).plan
     assert (plan.stage.per_node, plan.stage.nodes) == (True, 3)

@@ -143,6 +143,28 @@ def wait_for_job(job_id: str, timeout: float = GUARD_S) -> Dict[str, str]:
     raise AssertionError(f"job {job_id} did not finish within {timeout}s: {sacct_rows(job_id)}")
 
 
+def near_its_time_limit(job_id: str) -> None:
+    """Brings a running job's time limit to between one and two minutes from now (SLURM counts
+    limits in minutes), so that its ``--signal=B:USR1@LEAD`` comes within a minute and SLURM ends it
+    at that limit.
+
+    A test of the save at a real time limit submits with a long limit and calls this once the
+    payload has written what is to be saved. Submitted with a one-minute limit, the job could be
+    signalled before its payload began: SLURM sends the signal at its first time-limit check
+    (every 30 s) at which the limit is less than LEAD + 30 s away (the sbatch page: up to 60 s
+    early). Measured on the local Slurm 22.05, four jobs of ``--time=1 --signal=B:USR1@30`` were
+    signalled 3, 10, 17 and 26 s after they started."""
+    shown = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%T %M"], capture_output=True, text=True, timeout=60)
+    state, _, elapsed = shown.stdout.strip().partition(" ")
+    assert state == "RUNNING", (shown.stdout, shown.stderr)
+    days, _, clock = elapsed.rpartition("-")
+    seconds = 0
+    for part in clock.split(":"):
+        seconds = seconds * 60 + int(part)
+    minutes = (int(days or 0) * 86400 + seconds) // 60 + 2
+    subprocess.run(["scontrol", "update", f"JobId={job_id}", f"TimeLimit={minutes}"], check=True, timeout=60)
+
+
 def run_job(tmp_path: Path, body: str, *args: str, timeout: float = GUARD_S):
     """Write ``body`` as a batch script, submit it with ``args``, wait; return (row, stdout)."""
     script = tmp_path / "job.sh"

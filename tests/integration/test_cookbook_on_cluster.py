@@ -23,7 +23,7 @@ import yaml
 
 from slurmkit import Job
 
-from .slurm import STATE, lasting_venv, sacct_rows, sbatch, wait_for_job
+from .slurm import STATE, lasting_venv, near_its_time_limit, sacct_rows, sbatch, wait_for_job, wait_until
 from .test_distributed_on_cluster import TORCH
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -140,16 +140,20 @@ def test_imagenet_tarball_is_packed_staged_read_on_the_node_and_results_come_bac
 def test_the_long_run_chain_resumes_in_a_second_link_and_ends_completed(cluster, tmp_path, monkeypatch):
     monkeypatch.setenv("SLURMKIT_REGISTRY", str(tmp_path / "registry.jsonl"))
     spec = _local_copy(tmp_path, "long-run-chain",
-                       resources={"cpus_per_task": 1, "mem": "200M", "time": "1m"}, resubmit={"max_links": 3},
+                       resources={"cpus_per_task": 1, "mem": "200M", "time": "10m"}, resubmit={"max_links": 3},
                        stage={"checkpoint": {"from": "ckpt", "to": "checkpoints", "every": "1m"}, "lead": "30s"},
-                       launch="python train_resumable.py --total-steps 45 --seconds-per-step 1")
+                       launch="python train_resumable.py --total-steps 110 --seconds-per-step 1")
     chain = Job.from_yaml(spec).submit()
+    # The first link's limit is brought near once it has made progress: 1-2 minutes, in which it
+    # reaches at most step 100 before SLURM's signal (a one-minute limit could signal it at its start).
+    wait_until(lambda: "step 10/110" in (chain.links[0].stdout() or ""), "the first link's step 10", job_id=chain.links[0].job_id)
+    near_its_time_limit(chain.links[0].job_id)
     final = chain.wait(0.5)
     states = [link.status().state for link in chain.links]
     assert final.state == "COMPLETED", states
-    assert states[0] != "COMPLETED" and "COMPLETED" in states[1:], states     # the first link ran out of time
+    assert states[0] == "TIMEOUT" and "COMPLETED" in states[1:], states     # the first link ran out of time
     state = json.loads((spec.parent / "checkpoints" / "state.json").read_text())
-    assert state["step"] == 45 and len(state["starts"]) >= 2, state
+    assert state["step"] == 110 and len(state["starts"]) >= 2, state
 
 
 def test_tf_cpu_threads_sets_its_thread_pools_from_the_spec(cluster, tmp_path, tf_venv):

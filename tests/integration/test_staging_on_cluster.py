@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from slurmkit import Job
+from tests.integration.slurm import near_its_time_limit
 
 
 @pytest.fixture
@@ -150,10 +151,12 @@ def test_usr1_before_the_time_limit_stops_the_payload_and_saves_every_output(clu
     assert "the time limit is near" in handle.stderr()
 
 
-def test_a_true_one_minute_limit_still_brings_every_output_back(cluster, registry, tmp_path):
-    handle = _job(tmp_path, resources={"time": "1m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
+def test_a_true_time_limit_still_brings_every_output_back(cluster, registry, tmp_path):
+    handle = _job(tmp_path, resources={"time": "10m"}, stage={"outputs": [{"from": "results", "to": "saved"}], "lead": "30s"},
                   launch={"command": ["bash", "-c", PRODUCER]}).submit()
     assert "--signal=B:USR1@30" in (tmp_path / "logs" / f"{handle.job_id}_submission.sh").read_text()
+    _wait_for_output(handle, "produced")
+    near_its_time_limit(handle.job_id)      # (the signal of a one-minute limit can come before the payload began)
     status = handle.wait(1.0)
     assert (status.state, status.saved, status.unsaved) == ("TIMEOUT", (str(tmp_path / "saved"),), ())
     assert len(list((tmp_path / "saved").iterdir())) == 100

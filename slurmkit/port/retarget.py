@@ -59,6 +59,7 @@ from slurmkit.port.sitepaths import (
     user_paths,
 )
 from slurmkit.port.stackenvs import stack_environment_todos
+from slurmkit.port.submitlines import submitted_option_todos
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, python_bindings, served_python, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -202,6 +203,7 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_python_words(port)
     _port_kept_modules(port)
     port.todos.extend(fabric_todos(port.data, port.source, port.target))
+    _port_submitted_options(port)
     _port_old_paths(port)
     _port_unloaded_programs(port)
     _port_rebuilds(port)
@@ -1357,6 +1359,29 @@ def _port_directives(port: _Port) -> None:
         verb = "names" if len(dropped) == 1 else "name"
         port.set(None, "extra_directives", kept or None, f"{', '.join(dropped)} {verb} {port.source.name}'s {' and '.join(what)}, "
                  f"which {port.target.name} does not have")
+
+
+def _port_submitted_options(port: _Port) -> None:
+    """An sbatch the job runs keeps the options its line gives (submitlines): each that names the
+    old cluster's GPUs, partitions or RAC account is a to-do."""
+    if port.source.name == port.target.name:
+        return
+    port.todos.extend(submitted_option_todos(port.data, port.target.name, lambda gpu: _gpu_type_advice(port, gpu),
+                                             lambda account: account.startswith(CLUSTER_BOUND_ACCOUNTS)))
+
+
+def _gpu_type_advice(port: _Port, gpu_type: str) -> Optional[str]:
+    """Why a GPU type an sbatch line asks for does not do on the target, and its closest GPU
+    there (as the port chooses for the job's own); None where the target has that type."""
+    for model in _gpu_models(port.target):
+        if gpu_type in (mig_names(model.gpus, model.mig) if model.mig else whole_gpu_names(model.gpus)):
+            return None
+    wanted = _find_source_gpu(gpu_type, port.source)
+    chosen = _closest_gpu(wanted, port.target)[0] if wanted else None
+    if chosen is None:
+        return f"{port.target.name} has no {gpu_type} GPU"
+    spelling = chosen.spelling if chosen.mig else sbatch_gpu_name(chosen.gpus)
+    return f"{port.target.name} has no {gpu_type} GPU; its closest is the {chosen.label} ({spelling})"
 
 
 def _port_dependencies(port: _Port) -> None:

@@ -202,6 +202,8 @@ def _storage_text(storage: Storage) -> str:
              for label, area in (("home", storage.home), ("project", storage.project), ("scratch", storage.scratch)) if area]
     if storage.slurm_tmpdir:
         areas.append(f"$SLURM_TMPDIR {storage.slurm_tmpdir.kind or '?'} {_size(storage.slurm_tmpdir.size_mib)}")
+    if storage.filesystem:
+        areas.append(f"file systems {storage.filesystem.words()}")
     areas.append("internet on compute nodes: " + {True: "yes", False: "no", None: "?"}[storage.internet_on_compute])
     return "; ".join(areas)
 

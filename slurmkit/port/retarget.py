@@ -60,6 +60,7 @@ from slurmkit.port.sitepaths import (
 )
 from slurmkit.port.stackenvs import stack_environment_todos
 from slurmkit.port.submitlines import submitted_option_todos
+from slurmkit.resolve.joblines import lustre_command_findings
 from slurmkit.resolve.resolve import cores_per_gpu, resolve
 from slurmkit.sites.modulecat import ModuleCheck, catalogue_checks, python_bindings, served_python, undocumented
 from slurmkit.sites.profiles import Gpus, MigProfile, NodeType, SiteProfile, did_you_mean
@@ -214,9 +215,11 @@ def port_spec(data: Dict[str, Any], spec: JobSpec, source: SiteProfile, target: 
     _port_memory_per_core(port)
     if port.refusals:
         raise PortRefused(port.refusals)
-    resolution = resolve(spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)"), target)
+    ported = spec_from_mapping(port.data, source=f"{spec.source or 'spec'} (ported)")
+    resolution = resolve(ported, target)
     if resolution.errors:
         raise PortRefused(resolution.errors)
+    _port_lustre_commands(port, ported)
     return Ported(source.name, target.name, port.data, tuple(port.changes), tuple(port.warnings) + _not_repeated(resolution.warnings, port),
                   tuple(port.todos) + _warning_todos(port), tuple(port.notes))
 
@@ -231,6 +234,14 @@ def _warning_todos(port: _Port) -> Tuple[str, ...]:
     lost, and ``check`` must not say "no problems found" until the user has looked. Those the
     file states as notes, and the resolver's (``check`` finds those itself), are not repeated."""
     return tuple(f"{w.field}: {w.message}{WARNING_TODO_END}" for w in port.warnings if f"{w.field}: {w.message}" not in port.notes)
+
+
+def _port_lustre_commands(port: _Port, ported: JobSpec) -> None:
+    """Lustre's lfs (``lfs setstripe -c 8 $OUT``) where the target's file systems are not Lustre:
+    a to-do per command, worded as ``check`` warns of it, so that the port says it once, as the
+    to-do (untold_warnings), and the line cannot be submitted unseen. Read from the ported spec,
+    whose set-up lines are numbered as the file written will number them."""
+    port.todos += [f"{f.field}: {f.message}{WARNING_TODO_END}" for f in lustre_command_findings(ported, port.target)]
 
 
 def untold_warnings(ported: Ported) -> Tuple[Finding, ...]:

@@ -6,7 +6,9 @@ environment made where the site says it may be partly deleted (rules.venv_not_un
 a GPU profiler run where the site cannot profile GPUs, or only with DCGM disabled
 (rules.gpu_profiling), and a setup line that sets PYTHONPATH or loads a module once a virtual
 environment is active (rules.python_env), and a GPU graphics API (OpenGL, EGL, Vulkan) used on
-a MIG instance, which offers none (rules.mig_no_graphics).
+a MIG instance, which offers none (rules.mig_no_graphics); and Lustre's own command (``lfs
+setstripe``, ``lfs quota``) where the cluster's shared file systems are not Lustre (the profile's
+storage.filesystem: Nibi's and Trillium's are VAST).
 
 All are warnings: the job runs, slower than the site's page says it could, or (an Intel -x<code>
 build on AMD CPUs) stops at its first instruction, which slurmkit cannot see before it runs.
@@ -252,3 +254,73 @@ def python_env_findings(spec, profile: SiteProfile) -> List[Finding]:
                                         f"environment.modules, which are loaded before it{_source(rule.source)}"))
             active = active or ("the virtual environment it activates" if _activates(piece) else "")
     return findings
+
+
+#: Lustre's own command: each of its subcommands (setstripe, getstripe, find, quota, df, ...) acts
+#: on a Lustre file system, and other file systems have neither the command nor its striping.
+LUSTRE_COMMAND = "lfs"
+#: what comes before a command's name and is not it: shell keywords, and wrappers that run it
+_BEFORE_COMMAND = ("if", "elif", "then", "else", "do", "while", "until", "!", "{", "(", "time", "command", "exec", "nohup")
+#: commands that ask whether lfs is there: a line that asks first runs lfs only where it is
+_ASKS_FOR = ("command", "type", "which", "hash")
+#: the standard command that does an lfs subcommand's work on any file system (the rest just go)
+_INSTEAD = {"find": "find", "df": "df"}
+
+
+def _lines(spec) -> List[Tuple[str, str]]:
+    """(field, text) of the job's shell lines, each set-up line by its index."""
+    launch = ("launch.shell", spec.launch.shell) if spec.launch.shell else ("launch.command", " ".join(spec.launch.command))
+    return [(f"environment.setup[{i}]", line) for i, line in enumerate(spec.environment.setup)] + [launch]
+
+
+def _command_words(piece: str) -> List[str]:
+    """The words of one command of a line, from its command's name (keywords, wrappers and
+    ``VAR=value`` before it left out)."""
+    words = [_unquoted(w) for w in raw_words(piece)]
+    while words and (words[0] in _BEFORE_COMMAND or ("=" in words[0] and not words[0].startswith("-"))):
+        words = words[1:]
+    if words and words[0][:1] in "({" and len(words[0]) > 1:
+        words[0] = words[0].lstrip("({")
+    return words
+
+
+def lustre_commands(text: str) -> List[str]:
+    """The commands of shell ``text`` that run Lustre's lfs, as written; none where the text
+    first asks whether lfs is there (``command -v lfs && lfs setstripe ...``)."""
+    pieces = [piece for line in text.split("\n") for piece in commands(line)]
+    found, asked = [], False
+    for piece in pieces:
+        words, written = _command_words(piece), [_unquoted(w) for w in raw_words(piece)]
+        if words and words[0].rsplit("/", 1)[-1] == LUSTRE_COMMAND:
+            found.append(piece)
+        elif LUSTRE_COMMAND in written and set(_ASKS_FOR) & set(written[:written.index(LUSTRE_COMMAND)]):
+            asked = True
+    return [] if asked else found
+
+
+def _lustre_advice(piece: str, filesystem: str) -> str:
+    words = _command_words(piece)
+    subcommand = words[1] if len(words) > 1 else ""
+    instead = _INSTEAD.get(subcommand)
+    if instead:
+        return f"'{instead}' does what 'lfs {subcommand}' does on any file system (without Lustre's own options): use it instead"
+    if subcommand == "quota":
+        return ("'lfs quota' reads Lustre's quotas only: remove the lfs line (the cluster's storage documentation says how "
+                "to see your quota)")
+    return f"Lustre's striping means nothing on {filesystem}, which needs none: remove the lfs line"
+
+
+def lustre_command_findings(spec, profile: SiteProfile) -> List[Finding]:
+    """A warning for each command of the job's lines that runs Lustre's lfs (``lfs setstripe -c 8
+    $OUT``) where the profile says the cluster's shared file systems are not Lustre. A job
+    ported from a Lustre cluster kept the line; there lfs has no Lustre to act on, and where it is
+    not installed the line fails (under errexit, the job stops). Port makes these its to-dos."""
+    filesystem = profile.storage.filesystem
+    if filesystem is None or filesystem.type == "lustre":
+        return []
+    name = filesystem.words()
+    return [Finding("warning", field, f"'{piece}' runs Lustre's lfs, but {profile.name}'s shared file systems (/home, /project, "
+                    f"/scratch) are {name}, not Lustre{_source(filesystem.source)}: lfs has nothing to act on there, and where "
+                    f"it is not installed the line fails ('lfs: command not found'; with errexit the job stops). "
+                    f"{_lustre_advice(piece, name)}")
+            for field, text in _lines(spec) for piece in lustre_commands(text)]

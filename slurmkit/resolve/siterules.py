@@ -8,7 +8,8 @@ Two kinds of check, kept apart because resolve() reads nothing from the host:
   builds wheels for, a ``--tmp`` above the site's range, part of each GPU node on several nodes,
   a partition's limits and job-size caps, a partition named where the site asks for none, a
   blocked module, a GPU request without a model, memory or cores above a GPU's share, a download
-  where compute nodes reach no internet). resolve() calls it.
+  where compute nodes reach no internet, Lustre's lfs where the file systems are not Lustre).
+  resolve() calls it.
 - ``host_findings``: from the submit host, where ``slurmkit check`` and ``slurmkit submit`` run
   (the cluster the host is on, the folders the job will write, the login node it is submitted
   from, a host that cannot submit at all, a requirements file). Job.check and Job.submit call it.
@@ -101,6 +102,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
     findings += joblines.host_cpu_flag_findings(spec, profile) + joblines.preload_launcher_findings(spec, profile, launcher)
     findings += joblines.venv_place_findings(spec, profile) + joblines.gpu_profiling_findings(spec, profile)
     findings += joblines.python_env_findings(spec, profile) + time_partition_findings(spec, profile)
+    findings += joblines.lustre_command_findings(spec, profile)
     if rules.oldest_python and _installs_packages(spec):
         for module in modules:
             name, _, version = module.partition("/")
@@ -772,7 +774,7 @@ def rule_lines(profile: SiteProfile) -> List[RuleLine]:
 
 
 def _place_rule_lines(profile: SiteProfile) -> List[RuleLine]:
-    """Where a job may write, and where it may be submitted from."""
+    """Where a job may write, where it may be submitted from, and what its file systems take."""
     rules, lines = profile.rules, []
     ro = rules.read_only_in_job
     if ro:
@@ -800,6 +802,11 @@ def _place_rule_lines(profile: SiteProfile) -> List[RuleLine]:
                               f"{level}", rules.no_internet.source[0]))
         lines.append(RuleLine("no-internet-pip", "warning", "compute nodes reach no internet: a pip install without --no-index is "
                               "warned about", rules.no_internet.source[0]))
+    filesystem = profile.storage.filesystem
+    if filesystem and filesystem.type != "lustre":
+        lines.append(RuleLine("lustre-commands", "warning", f"the shared file systems are {filesystem.words()}, not Lustre: a "
+                              "Lustre command (lfs setstripe, lfs getstripe, lfs quota, ...) in the command or setup is warned "
+                              "about, and port writes it as a to-do", filesystem.source[0]))
     return lines
 
 

@@ -258,6 +258,8 @@ def _as_date(value) -> Optional[date]:
 _SOURCE = Sources()
 _NAMES = ListOf(Str(nullable=False))
 _DISK_KINDS = ("ssd", "nvme", "disk", "ramdisk")
+#: What the shared file systems (/home, /project, /scratch) are: Lustre has its own commands (lfs).
+FILESYSTEM_TYPES = ("lustre", "vast", "gpfs")
 _AREA = Fields({"path": Str(), "quota": Size(), "purged": Bool()})
 
 #: GPU makers; code built for one (CUDA, ROCm) does not run on the other's GPUs.
@@ -429,6 +431,9 @@ SCHEMA = Fields({
         "scratch": _AREA,
         # source: the page that says what $SLURM_TMPDIR is there (the job script cites it).
         "slurm_tmpdir": Fields({"kind": Enum(*_DISK_KINDS), "size": Size(), "counts_against_memory": Bool(), "source": _SOURCE}),
+        # source: the page that names the shared file systems' type; absent where none does.
+        # Where they are not Lustre, a Lustre command (lfs setstripe) in a job is warned about.
+        "filesystem": Fields({"type": Enum(*FILESYSTEM_TYPES, nullable=False), "source": _SOURCE}, required=("type", "source")),
         "internet_on_compute": Bool(),
         # Paths of this cluster's own layout (shell patterns: ? one character, * any text) that
         # another cluster does not have: a port off it names each one a job uses as a to-do.
@@ -593,11 +598,26 @@ class SlurmTmpdir(Record):
         return what + (", whose files count against the job's memory" if self.counts_against_memory else "")
 
 
+#: How a file system type is written for a reader.
+_FILESYSTEM_NAMES = {"lustre": "Lustre", "vast": "VAST", "gpfs": "GPFS (IBM Spectrum Scale)"}
+
+
+class FileSystem(Record):
+    """What the shared file systems (/home, /project, /scratch) are, and the page that says so."""
+
+    type: str
+    source: Tuple[str, ...] = ()
+
+    def words(self) -> str:
+        return _FILESYSTEM_NAMES.get(self.type, self.type)
+
+
 class Storage(Record):
     home: Optional[StorageArea] = None
     project: Optional[StorageArea] = None
     scratch: Optional[StorageArea] = None
     slurm_tmpdir: Optional[SlurmTmpdir] = None
+    filesystem: Optional[FileSystem] = None   # None: no page the profile cites names it
     internet_on_compute: Optional[bool] = None
     own_paths: Tuple[str, ...] = ()        # shell patterns of paths only this cluster has (Niagara's /scratch/g/group/user)
 
@@ -885,16 +905,7 @@ def _build_profile(path: Path, data: dict) -> SiteProfile:
         ),
         accounts=Accounts(_sub(data, "accounts").get("required"), _names(_sub(data, "accounts").get("prefixes")),
                           _names(_sub(data, "accounts").get("env"))),
-        storage=Storage(
-            home=_build_area(storage.get("home")),
-            project=_build_area(storage.get("project")),
-            scratch=_build_area(storage.get("scratch")),
-            slurm_tmpdir=None if storage.get("slurm_tmpdir") is None else SlurmTmpdir(
-                storage["slurm_tmpdir"].get("kind"), _mib(storage["slurm_tmpdir"].get("size")),
-                storage["slurm_tmpdir"].get("counts_against_memory"), _names(storage["slurm_tmpdir"].get("source"))),
-            internet_on_compute=storage.get("internet_on_compute"),
-            own_paths=_names(storage.get("own_paths")),
-        ),
+        storage=_build_storage(storage),
         software=Software(
             module_system=software.get("module_system"),
             stdenv=software.get("stdenv"),
@@ -992,6 +1003,21 @@ def _partition_limit(limit: dict) -> PartitionLimit:
                           limit.get("max_gpus"), _seconds(limit.get("min_time")), _seconds(limit.get("max_time")),
                           tuple(steps), _names(limit.get("source")), bool(limit.get("do_not_name")),
                           _sub(limit, "without_allocation").get("max_nodes"), _sub(limit, "without_allocation").get("max_gpus"))
+
+
+def _build_storage(storage: dict) -> Storage:
+    return Storage(
+        home=_build_area(storage.get("home")),
+        project=_build_area(storage.get("project")),
+        scratch=_build_area(storage.get("scratch")),
+        slurm_tmpdir=None if storage.get("slurm_tmpdir") is None else SlurmTmpdir(
+            storage["slurm_tmpdir"].get("kind"), _mib(storage["slurm_tmpdir"].get("size")),
+            storage["slurm_tmpdir"].get("counts_against_memory"), _names(storage["slurm_tmpdir"].get("source"))),
+        filesystem=None if storage.get("filesystem") is None else FileSystem(
+            storage["filesystem"]["type"], _names(storage["filesystem"].get("source"))),
+        internet_on_compute=storage.get("internet_on_compute"),
+        own_paths=_names(storage.get("own_paths")),
+    )
 
 
 def _build_area(area: Optional[dict]) -> Optional[StorageArea]:

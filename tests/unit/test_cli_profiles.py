@@ -87,12 +87,13 @@ def test_show_prints_a_summary_and_the_node_types(run):
 
 def test_show_prints_the_rules_that_decide_whether_a_job_runs_with_their_sources(run):
     """Trillium's read-only paths, self-submission, login nodes, GPU counts, whole GPU nodes on several nodes, its
-    partitions' limits, environments built on the login node and the VAST preload's launcher."""
+    partitions' limits, environments built on the login node, the VAST preload's launcher and Lustre's lfs on VAST."""
     result = run("show", "trillium")
     assert result.exit_code == 0, result.output
     rules = [line for line in result.stdout.splitlines() if "[https://" in line]
-    assert rules[0].split()[0] == "rules" and len(rules) == 23
+    assert rules[0].split()[0] == "rules" and len(rules) == 24
     assert any("vastpreload takes effect only under mpirun" in r for r in rules)
+    assert any("the shared file systems are VAST, not Lustre" in r for r in rules)
     assert any("500 jobs queued or running per user" in r for r in rules) and any("whole nodes of 192 cores" in r for r in rules)
     assert any("GPU jobs do not name the compute partition: the scheduler picks it (naming it is warned about)" in r for r in rules)
     assert any("1d of walltime at most" in r for r in rules)

@@ -174,6 +174,10 @@ ROWS = [
      spec(GPU, {"launch": {"command": "vglrun python viz.py"}}), "warning", "vglrun uses a GPU graphics API"),
     ("min-versions", "nibi", "narval", spec(GPU, env(venv={"packages": ["torch==2.4.0"]})),
      spec(GPU, env(venv={"packages": ["torch==2.5.1"]})), "warning", "pins torch below 2.5.1"),
+    ("lustre-commands", "nibi", "fir", spec(env(setup=["lfs setstripe -c 8 $SCRATCH/out"])),
+     spec(env(setup=["mkdir -p $SCRATCH/out"])), "warning", "runs Lustre's lfs"),
+    ("lustre-commands", "trillium", "rorqual", spec(res(nodes=1), env(setup=["lfs getstripe $SCRATCH/out"])),
+     spec(res(nodes=1), env(setup=["ls $SCRATCH/out"])), "warning", "runs Lustre's lfs"),
 ]
 
 

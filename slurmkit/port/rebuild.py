@@ -16,7 +16,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 from slurmkit.port import bashtree
 from slurmkit.port.cluster_branches import values_on, walk_run
-from slurmkit.sites.modulecat import served_python
+from slurmkit.sites.modulecat import and_list, python_held, served_python
 from slurmkit.sites.profiles import SiteProfile
 from slurmkit.spec.spec import JobSpec
 
@@ -65,12 +65,19 @@ def stack_of(modules: Sequence[str], profile: SiteProfile, venv: bool, built: bo
 def _venv_stack(modules: Sequence[str], profile: SiteProfile) -> Tuple[str, str]:
     """What a virtualenv is rebuilt under (stack_of): a python the site no longer builds wheels
     for (python/3.10 where 3.12 is the oldest served) is named with the served one to load, as
-    check asks, so that the to-do and check's warning name one python."""
+    check asks, so that the to-do and check's warning name one python; where a module the job
+    loads is built for older pythons only (arrow/14.0.1), the python is kept, with that module
+    named and what would move with it, as check's warning says too."""
     stdenv, python = stack_of(modules, profile, True)
     loaded = next((m for m in modules if m.split("/")[0] == "python"), None)
     served = served_python(loaded, profile) if loaded else None
     if served is None:
         return stdenv, python
+    held = python_held(profile, modules, served.new.partition("/")[2])
+    if held is not None:
+        move = f" until {and_list(held.stuck)} is built for a newer python" if held.stuck else \
+            f", or load {served.new} with {and_list(held.moves)} in environment.modules"
+        return stdenv, f"{loaded} ({profile.name} builds no new wheels for it, but {held.conflict}: keep it{move})"
     return stdenv, (f"{served.new} ({loaded} is older than the pythons {profile.name} builds wheels for: load {served.new} in "
                     "environment.modules too)")
 

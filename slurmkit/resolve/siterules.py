@@ -24,6 +24,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -32,7 +33,7 @@ from slurmkit.core.gpu_names import sbatch_gpu_name
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import full_long_name
 from slurmkit.core.units import format_duration, format_size
-from slurmkit.sites.modulecat import lacking_versions
+from slurmkit.sites.modulecat import and_list, lacking_versions, python_held
 from slurmkit.sites.profiles import SiteProfile
 
 #: A shell word that runs sbatch: at the start, or after a separator, a pipe or a subshell.
@@ -108,10 +109,7 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
             name, _, version = module.partition("/")
             # python/3 alone is Lmod's default python 3, the newest: only a minor version can be too old
             if name == "python" and len(_version(version)) >= 2 and _version(version)[:2] < _version(rules.oldest_python.version)[:2]:
-                findings.append(Finding("warning", "environment.modules",
-                                        f"{module} is older than the pythons {profile.name} still builds wheels for "
-                                        f"(python/{rules.oldest_python.version} is the oldest); load python/{rules.oldest_python.version} "
-                                        f"or newer{_source(rules.oldest_python.source)}"))
+                findings.append(Finding("warning", "environment.modules", old_python_advice(module, spec, profile, modules)))
     findings += [Finding("warning", "environment.modules", text) for text in lacking_versions(profile, spec.environment.modules)]
     tmp = rules.tmp_request
     if tmp and spec.resources.tmp_mb is not None and spec.resources.tmp_mb > tmp.max_mib:
@@ -120,6 +118,54 @@ def job_findings(spec, profile: SiteProfile, gpu_node_types: Sequence = (), modu
                                 f"(--tmp from {format_size(tmp.min_mib)} to {format_size(tmp.max_mib)}); stage less, or read the "
                                 f"rest from scratch{_source(tmp.source)}"))
     return findings
+
+
+#: The page of ``avail_wheels``, which lists the wheelhouse's wheels of a package for a python
+#: (``avail_wheels 'numpy<1.23' --python 3.9``); it takes several names at once (the spaCy page
+#: runs ``avail_wheels spacy thinc thinc_gpu_ops``).
+AVAIL_WHEELS_SOURCE = "https://docs.alliancecan.ca/wiki/Python/en"
+
+
+def old_python_advice(module: str, spec, profile: SiteProfile, modules: Sequence[str]) -> str:
+    """What to do about ``module``, a python older than the oldest ``profile`` builds wheels for,
+    that agrees with what the job pins: "load the oldest served or newer" where nothing holds
+    it; with the job's pinned packages to check for a wheel (``pins_of``), which may have none for
+    it; and where a module the job loads is built for older pythons only (python_held), keep it,
+    or move that module with it (its nearest version built for the newer python)."""
+    oldest = profile.rules.oldest_python
+    assert oldest is not None
+    head = f"{module} is older than the pythons {profile.name} still builds wheels for (python/{oldest.version} is the oldest)"
+    pins, held = pins_of(spec), python_held(profile, modules, oldest.version)
+    tool = f"avail_wheels {' '.join(shlex.quote(p) for p in pins)} --python {oldest.version}"
+    urls = dict.fromkeys([*oldest.source[:1], *([AVAIL_WHEELS_SOURCE] if pins else [])])
+    source = f" (source: {'; '.join(urls)})" if urls else ""
+    if held is None:
+        checked = f", and check that the pinned {and_list(pins)} {'has' if len(pins) == 1 else 'have'} a wheel for it ({tool})" \
+            if pins else ""
+        return f"{head}; load python/{oldest.version} or newer{checked}{source}"
+    doubt = f", and {and_list(pins)} may have no wheel for python {oldest.version}" if pins else ""
+    if held.stuck:
+        move = f" until {and_list(held.stuck)} is built for python {oldest.version} or newer"
+    else:
+        move = f", or load python/{oldest.version} with {and_list(held.moves)} (the nearest built for it)" + \
+            (f" and pins that have a wheel for it ({tool})" if pins else "")
+    return f"{head}, but {held.conflict}{doubt}: keep {module} (no new wheels come for it){move}{source}"
+
+
+def pins_of(spec) -> List[str]:
+    """The packages the job installs at a fixed or capped version (``numpy==1.23.5``,
+    ``tqdm<4.60``, ``torch~=2.3.0``), from its venv and the ``pip install`` lines of its setup: a
+    newer python's wheelhouse may have no wheel of them. A bare name or a lower bound gets the
+    newest wheel there is."""
+    words = list(spec.environment.venv.packages) if spec.environment.venv else []
+    for line in spec.environment.setup:
+        try:
+            argv = shlex.split(line, comments=True)
+        except ValueError:
+            continue
+        if re.search(r"\bpip3?\b", line) and "install" in argv:
+            words += argv[argv.index("install") + 1:]
+    return list(dict.fromkeys(w.split("#", 1)[0].strip() for w in words if not w.startswith("-") and _PIN.match(w)))
 
 
 #: How far above a partition's walltime bound a job is said to be just above it (a tenth).
@@ -947,7 +993,9 @@ def _software_rule_lines(profile: SiteProfile) -> List[RuleLine]:
     if rules.oldest_python:
         lines.append(RuleLine("oldest-python", "warning",
                               f"python/{rules.oldest_python.version} is the oldest python served "
-                              "(an older module is warned about where the job installs packages)",
+                              "(an older module is warned about where the job installs packages; the advice names the "
+                              "job's pinned versions to check with avail_wheels, and keeps the python where a module the "
+                              "job loads is built for older pythons only)",
                               rules.oldest_python.source[0]))
     if rules.host_cpu_flags:
         lines.append(RuleLine("host-cpu-flags", "warning", f"compiler flags that build for the host CPU "

@@ -520,6 +520,36 @@ def python_bindings(profile: SiteProfile, modules: Sequence[str]) -> List[Module
     return found
 
 
+class HeldPython(Record):
+    """Why a job's python cannot simply move to a newer one: ``conflict`` names the modules it
+    loads whose Python packages are built for older pythons only ("arrow/14.0.1 is built for
+    python 3.10 and 3.11 only"); ``moves``, the nearest version of each built for the newer one
+    (arrow/17.0.0); ``stuck``, the families with no version built for it."""
+
+    conflict: str
+    moves: Tuple[str, ...] = ()
+    stuck: Tuple[str, ...] = ()
+
+
+def python_held(profile: SiteProfile, modules: Sequence[str], python: str) -> Optional[HeldPython]:
+    """What in ``modules`` holds the job's python back from ``python`` (``3.12``, or ``3.12.4``): the
+    modules with Python packages built for none of it (python_bindings with that python in place
+    of the job's); None where nothing does."""
+    others = [m for m in modules if m.partition("/")[0] != "python"]
+    held = python_bindings(profile, [*others, f"python/{python}"])
+    if not held:
+        return None
+    pythons = stdenv_builds(profile.software.stdenv).pythons
+    conflict = ", ".join(f"{c.module} is built for python {and_list(pythons[c.module])} only" for c in held)
+    return HeldPython(conflict, tuple(c.new for c in held if c.new != c.module),
+                      tuple(c.module.partition("/")[0] for c in held if c.new == c.module))
+
+
+def and_list(words: Sequence[str]) -> str:
+    """``3.10 and 3.11``; ``3.10, 3.11 and 3.12``."""
+    return " and ".join(filter(None, (", ".join(words[:-1]), words[-1]))) if words else ""
+
+
 def lacking_versions(profile: SiteProfile, modules: Sequence[str]) -> List[str]:
     """What ``check`` says of each module whose family the catalogue lists without its version
     (``gcc/9.3.0`` on a StdEnv/2023 cluster), or that needs a module loaded first that the spec does

@@ -964,6 +964,25 @@ def main_program(script: Script) -> Optional[Program]:
     return Program(statement, command, parsed.launcher, tuple(words))
 
 
+def command_names(text: str) -> FrozenSet[str]:
+    """The names of the programs shell ``text`` runs: each command's name, past wrappers (time,
+    env, timeout...) and launchers with their options (``srun -n 4 lmp -sf intel``: srun and
+    lmp), and what ``bash -c`` runs; not its arguments (``-sf intel`` names no program)."""
+    names = set()
+    for command in walk(parse(text).statements):
+        argv = _unwrapped(command.argv)
+        if not argv:
+            continue
+        parsed = launch_options.parse(argv, launch_options.ALL_LAUNCHERS)
+        launched = _unwrapped(list(parsed.program)) if parsed.launcher and parsed.program else []
+        for run in (argv, launched):
+            name = run[0].rsplit("/", 1)[-1] if run else ""
+            names.update([name] if name else [])
+            if name in ("bash", "sh") and "-c" in run[:-1]:
+                names |= command_names(run[run.index("-c") + 1])
+    return frozenset(names)
+
+
 #: launchers that start a program's parallel tasks (not parallel or xargs, which run many small ones)
 _TASK_LAUNCHERS = ("srun", "mpirun", "mpiexec")
 

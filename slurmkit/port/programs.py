@@ -163,10 +163,18 @@ def program_moves(text: str, moved: Dict[str, Tuple[str, str, int]], own_build: 
                 reasons.append(f"{was} became {module}, which runs {renames[word]} in place of {word} ({source})")
             elif stem == word and _removed(stem, was, module):
                 todos.append(_removed_todo(stem, was, module, text))
-            elif word not in renames.values() and not _kept_as_written(word, text):
+            elif word not in renames.values() and not _kept_as_written(word, text) and _runs(word, text):
                 todos.append(f"{was} became {module}, a new major version: check that {word} still exists there "
                              f"and takes the same words ('module load {module}; which {word}')")
     return text, reasons, todos
+
+
+def _runs(word: str, text: str) -> bool:
+    """Whether ``text`` runs ``word`` as a program, not only names it as an option's value
+    (LAMMPS's ``-sf intel`` selects its intel package: no program called intel runs)."""
+    from slurmkit.port.bashtree import command_names
+
+    return word in command_names(text)
 
 
 def _version(module: str) -> Tuple[int, ...]:

@@ -127,3 +127,21 @@ def test_the_program_after_a_launchers_options_with_values_is_found(line):
 def test_a_renamed_command_is_renamed_where_it_is_a_command_only(line, renamed):
     from slurmkit.port.renamed import renamed_commands
     assert renamed_commands(line, {"singularity": "apptainer"})[0] == renamed
+
+
+@pytest.mark.parametrize("line", [
+    "srun lmp -sf intel -pk intel 0 omp 1 -in in.lj",      # LAMMPS's intel package, selected by name
+    "mpirun -np 4 ./solver --compiler intel --out run1",
+    "python report.py --backend=intel",
+])
+def test_a_module_name_that_is_only_an_options_value_runs_no_program_of_it(line):
+    """The word after an option is the option's value: intel/2020 -> intel/2023 moves the
+    compiler, and a line that names 'intel' only as a value runs no program called intel."""
+    moved = major_moves(["intel/2020.1.217"], ["intel/2023.2.1"])
+    assert program_moves(line, moved) == (line, [], [])
+
+
+def test_the_same_name_run_as_a_program_after_a_launcher_is_still_a_to_do():
+    moved = major_moves(["toolx/1.4"], ["toolx/2.0"])
+    todos = program_moves("srun -n 4 --cpu-bind=cores toolx_run -sf toolx_opt in.dat", moved)[2]
+    assert [t.split("check that ")[1].split(" ")[0] for t in todos] == ["toolx_run"]

@@ -210,6 +210,8 @@ class Plan(Record):
     errexit: bool = True                          # False: a setup line that fails does not stop the job
     nounset: bool = True                          # False: setup and the launch line read an unset variable as empty
     setup_nounset: bool = False                   # True: setup lines stop at an unset variable too (environment.nounset: true)
+    allexport: bool = True                        # False: setup exports only what it exports (environment.allexport: false)
+    launch_exports: Tuple[str, ...] = ()          # then: names setup assigns that the launch reads in a shell of its own
     login_shell: bool = False                     # True: #!/bin/bash -l, the login profiles run before the script
     gpu_sampler: Optional[GpuSamplerPlan] = None  # None: no GPUs, or monitor: {gpu: false}
     gpu_sampler_off: bool = False      # GPUs and monitor: {gpu: false}: the script turns slurmkit_run's sampler off

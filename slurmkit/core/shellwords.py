@@ -7,7 +7,7 @@ splits ``--x="a>b"``) tells it.
 """
 
 import re
-from typing import List, Tuple
+from typing import Iterable, List, Sequence, Tuple
 
 #: A variable reference in a launch command (``$NAME``, ``${NAME}``) and ``$$``, a literal ``$``:
 #: what render.shell_word expands and reads.py reads.
@@ -144,6 +144,19 @@ def assigned_names(lines) -> set:
         for match in _SET_BY_BUILTIN.finditer(line):
             names.update([match.group(1)] if match.group(1) else _read_names(match.group(2), match.group(3).split()))
     return names
+
+
+#: a variable a word expands: ``$NAME``, ``${NAME}``, ``${NAME:-x}``, ``${#NAME}``
+_NAMED = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def launch_exports(setup: Sequence[str], launch_texts: Iterable[str]) -> Tuple[str, ...]:
+    """The names the setup lines assign that a launch.shell line reads: where the setup lines
+    export only what they export (environment.allexport: false), these are exported after them
+    all the same, since that line runs in a bash of its own, which sees only the environment,
+    where the old script expanded them in its own shell."""
+    read = {name for text in launch_texts for name in _NAMED.findall(text)}
+    return tuple(sorted(assigned_names(setup) & read))
 
 
 def _read_names(builtin: str, words: List[str]) -> List[str]:

@@ -29,7 +29,7 @@ from slurmkit.core.logpatterns import pattern_problem
 from slurmkit.core.records import Record
 from slurmkit.core.sanity import directive_problem
 from slurmkit.core.sbatch_options import DEPENDENCY_TYPES, PORT_HINTS, REQUEUE_OPTIONS, SHORT_NAMES, full_long_name
-from slurmkit.core.shellwords import raw_words, reads_arguments, reads_script_name, split_at_operators
+from slurmkit.core.shellwords import assigned_names, raw_words, reads_arguments, reads_script_name, split_at_operators
 from slurmkit.core.todos import TODO_PREFIX
 from slurmkit.core.units import format_duration, parse_duration
 from slurmkit.core.variables import typo_note
@@ -3212,6 +3212,13 @@ def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
         build.note(0, "environment.errexit: false", "mapped", "the script had no set -e, so it went on past a command that "
                                                             "failed, and the job does too (delete the line, and a command of "
                                                             "its setup or launch line that fails stops the job)")
+    kept_own = _unexported(environment.get("setup") or [])
+    if kept_own:
+        environment["allexport"] = False
+        build.note(0, "environment.allexport: false", "mapped", f"the script did not export {', '.join(kept_own)}, so its "
+                                                              f"programs did not see {'them' if kept_own[1:] else 'it'}, and the "
+                                                              "job's do not either (delete the line, and what the setup lines "
+                                                              "assign is exported)")
     stops_unset = _sets_option(script, text, "u", "nounset")
     if stops_unset and environment.get("setup") and _setup_after_set_u(build, script, text):
         environment["nounset"] = True
@@ -3231,6 +3238,26 @@ def _as_plain_bash(build: _Builder, script: bashtree.Script, text: str) -> None:
     if environment:
         build.spec["environment"] = environment
         build.spec = {key: build.spec[key] for key in _SPEC_ORDER if key in build.spec}
+
+
+def _unexported(setup: List[str]) -> List[str]:
+    """The names the setup lines assign and never export (``export NAME``, ``declare -x NAME``):
+    bash passes them to no program, where slurmkit's default (set -a) would pass them all
+    (``LD_PRELOAD=...`` written without export changes nothing in the old job)."""
+    lines = [line for line in setup if isinstance(line, str)]
+    exported = {name for match in _EXPORTING.finditer("\n".join(lines))
+                for name in re.findall(r"[A-Za-z_]\w*(?==|\s|$)", match.group(1))}
+    allexport = False   # the script's own set -a ... set +a: what it assigns between them is exported
+    for line in lines:
+        allexport = bool(_ALLEXPORT_ON.search(line)) or allexport and not _ALLEXPORT_OFF.search(line)
+        exported |= assigned_names([line]) if allexport else set()
+    return sorted(assigned_names(lines) - exported)
+
+
+_ALLEXPORT_ON = re.compile(r"\bset\s+(?:-\w*a\w*|-o\s+allexport)\b")
+_ALLEXPORT_OFF = re.compile(r"\bset\s+(?:\+\w*a\w*|\+o\s+allexport)\b")
+#: what export and declare -x name: ``export A=1 B``, ``declare -x C``
+_EXPORTING = re.compile(r"\b(?:export|declare\s+-\w*x\w*|typeset\s+-\w*x\w*)((?:\s+[^\s;&|]+)+)")
 
 
 def _runs_several_commands(shell: str) -> bool:

@@ -84,7 +84,7 @@ def inside_abs(path):
 
 def shape():
     """The job's SLURM variables, and the outputs the program writes (verify.py's shape file)."""
-    job = {"variables": {}, "outputs": []}
+    job = {"variables": {}, "outputs": [], "watch": []}
     with open(os.path.join(ROOT, ".trace", "shape")) as file:
         for line in file.read().splitlines():
             kind, _, rest = line.partition("\t")
@@ -93,6 +93,8 @@ def shape():
                 job["variables"][name] = value
             elif kind == "output":
                 job["outputs"].append(rest)
+            elif kind == "watch":
+                job["watch"].append(rest)
     return job
 
 
@@ -109,15 +111,17 @@ def identifiers(word):
     return found
 
 
-def environment(argv, given):
+def environment(argv, given, watched=()):
     """The variables that matter to a program: its GPUs and threads, its array task, the SLURM
-    variables the script changed from the job's, and any variable its words name."""
+    variables the script changed from the job's, any variable its words name, and those the
+    old script assigns (``watched``) where they reach it."""
     env = os.environ
     names = {n for n in env if n == "CUDA_VISIBLE_DEVICES" or n.endswith("_NUM_THREADS") or n == "SLURM_ARRAY_TASK_ID"}
     names |= {n for n in env if n.startswith("SLURM_") and given.get(n) != env[n] and n not in ("SLURM_PROCID", "SLURM_LOCALID")}
     names -= {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE"} - set(given)   # the first process's, set by its launcher
     names |= {w for word in argv[1:] for w in identifiers(word)
               if w in env and not w.startswith("_TR_") and w not in ("PATH", "PWD", "OLDPWD", "SHLVL", "BASH_ENV")}
+    names |= {n for n in watched if n in env}
     found = {n: shown(env[n]) for n in sorted(names)}
     found.update({n: None for n in given if n.startswith("SLURM_") and n not in env})
     return {**found, **python_on_path(argv, env)}
@@ -167,7 +171,7 @@ def start(argv, count=1, via=""):
     job = shape()
     write_outputs(job["outputs"])
     modules = [m for m in os.environ.get("LOADEDMODULES", "").split(":") if m]
-    log("start", argv=[shown(w) for w in argv], env=environment(argv, job["variables"]), modules=modules,
+    log("start", argv=[shown(w) for w in argv], env=environment(argv, job["variables"], job["watch"]), modules=modules,
         count=count * int(os.environ.get("_TR_COUNT", "1") or 1), via=via or os.environ.get("_TR_VIA", ""),
         tmpdir=tmpdir_files(job["outputs"]), pids=ancestors())
     archive = piped_archive_source(os.path.basename(argv[0]), argv[1:])

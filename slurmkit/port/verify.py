@@ -27,6 +27,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import SHORT_NAMES, full_long_name
+from slurmkit.core.shellwords import assigned_names, launch_exports
 
 #: a script that records nothing for this long is stopped, and said to wait for what does not
 #: come; one that keeps recording is stopped at LOOP_LIMIT times it, and said to loop. Waiting
@@ -259,18 +260,20 @@ def arguments_of(script: str) -> Tuple[str, ...]:
 # ------------------------------------------------------------------------------------- trace
 
 def trace(script: str, shape: Shape, outputs: Sequence[str] = (), rendered: bool = False,
-          world: Sequence[Tuple[str, str]] = (), timeout_s: float = TIMEOUT_S, files: Sequence[Tuple[str, str]] = ()) -> Trace:
+          world: Sequence[Tuple[str, str]] = (), timeout_s: float = TIMEOUT_S, files: Sequence[Tuple[str, str]] = (),
+          watched: Sequence[str] = ()) -> Trace:
     """Run ``script`` under bash in a scratch folder with the job's ``shape``, every command a
     recording stand-in. ``outputs``: what the program writes in $SLURM_TMPDIR (the spec's
     stage.outputs), made at each program start, so that both scripts have the same to save.
     ``rendered``: a script slurmkit wrote, whose own machinery is told from the job's lines.
     ``world``: the user's files and folders another trace stood in for (Trace.world), there
     from the start, so that both scripts run in the same world. ``files``: (path, text) of files
-    the spec names that slurmkit writes beside it (a task file), there from the start too."""
+    the spec names that slurmkit writes beside it (a task file), there from the start too.
+    ``watched``: variables each program start records where its environment has them."""
     world = tuple(world) + tuple((path, "file") for path, _ in files)
     with tempfile.TemporaryDirectory(prefix="slurmkit-trace-") as folder:
         root = os.path.realpath(folder)
-        _lay_out(root, shape, outputs, world, files)
+        _lay_out(root, shape, outputs, world, files, watched)
         script_path = os.path.join(root, "spool", "slurm_script")
         # ": ;" first: the DEBUG trap's first run turns function tracing back on (bash turns it off
         # when it finds no debugger for extdebug), before any subshell starts; the lines keep their numbers
@@ -287,7 +290,7 @@ def trace(script: str, shape: Shape, outputs: Sequence[str] = (), rendered: bool
 
 
 def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tuple[str, str]],
-             files: Sequence[Tuple[str, str]] = ()) -> None:
+             files: Sequence[Tuple[str, str]] = (), watched: Sequence[str] = ()) -> None:
     from slurmkit.port.tracerecord import make
 
     here = Path(__file__).resolve().parent
@@ -303,6 +306,7 @@ def _lay_out(root: str, shape: Shape, outputs: Sequence[str], world: Sequence[Tu
         stand_in.chmod(0o700)
     given = {**_folders(root), **dict(shape.variables)}
     lines = [f"variable\t{name}\t{value}" for name, value in given.items()] + [f"output\t{output}" for output in outputs]
+    lines += [f"watch\t{name}" for name in watched]
     Path(root, ".trace", "shape").write_text("\n".join(lines) + "\n")
     Path(root, ".trace", "prelude.sh").write_text((here / "trace.sh").read_text())
 
@@ -969,8 +973,9 @@ def _declared_by_tee(words: List[str], why: str) -> List[Declared]:
 
 def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:
     """stage.outputs are saved on every exit (the old script may have saved them on a signal
-    only); environment.modules are loaded before the job's lines; what environment.setup assigns
-    is exported (set -a)."""
+    only); environment.modules are loaded before the job's lines; under environment.allexport:
+    false, the names launch.shell reads are exported after the setup lines. (Under set -a, the
+    default, a name the old script assigned without export reaches its programs: a finding.)"""
     declared = [Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes")
                 for destination in _destinations(spec)]
     declared += [Declared("staged", folder + "*", "slurmkit stages stage.inputs before the job's lines", "yes")
@@ -978,9 +983,12 @@ def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:
     environment = spec.get("environment") or {}
     declared += [Declared("modules", _family(str(module)), "environment.modules are loaded before the job's lines", "yes")
                  for module in environment.get("modules") or ()]
-    for line in environment.get("setup") or ():
-        declared += [Declared("env", name, "slurmkit exports what environment.setup assigns", "exported")
-                     for name in re.findall(r"(?:^|[;&|]\s*|\bexport\s+)([A-Za-z_]\w*)=", str(line))]
+    launch = spec.get("launch") or {}
+    shell = launch.get("shell") if isinstance(launch, dict) else None
+    if environment.get("allexport") is False and isinstance(shell, str):
+        setup = [str(line) for line in environment.get("setup") or ()]
+        declared += [Declared("env", name, "launch.shell reads it in a bash of its own, so slurmkit exports it", "exported")
+                     for name in launch_exports(setup, [shell])]
     return declared
 
 
@@ -1232,10 +1240,24 @@ def side_by_side(old: str, new: str, outputs: Sequence[str], old_rendered: bool 
     if why:
         raise NotVerified(why)
     arguments, given = arguments_of(old), _directives(new)   # the old job gets the new one's name and array (sbatch's line)
+    watched = () if old_rendered else _assigned_by(old)   # two of slurmkit's scripts export alike
     before = trace(old, _on_cluster(shape_of(old, arguments, given.get("job-name", "job"), given.get("array", "")), clusters[0]),
-                   outputs, rendered=old_rendered)
+                   outputs, rendered=old_rendered, watched=watched)
     return before, trace(new, _on_cluster(shape_of(new, arguments), clusters[1]), outputs, rendered=True, world=before.world,
-                         files=files)
+                         files=files, watched=watched)
+
+
+#: names a script may assign whose value the trace does not compare: the shell's own, and PATH,
+#: which a virtualenv or module of slurmkit's sets differently (the programs found are compared)
+_UNWATCHED = frozenset(("PATH", "PWD", "OLDPWD", "SHLVL", "BASH_ENV", "IFS", "HOME", "VIRTUAL_ENV", "PS1"))
+
+
+def _assigned_by(script: str) -> Tuple[str, ...]:
+    """The names the old script assigns: each program start records those in its environment,
+    so that one exported in one script and not in the other (``LD_PRELOAD=...`` without export,
+    run under set -a) is a difference."""
+    return tuple(sorted(name for name in assigned_names(script.splitlines())
+                        if name not in _UNWATCHED and not name.startswith(("SLURM_", "_TR_"))))
 
 
 def _on_cluster(shape: Shape, cc_cluster: str) -> Shape:

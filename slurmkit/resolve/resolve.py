@@ -34,7 +34,14 @@ from slurmkit.core.plan import ArrayPlan, BuildPlan, ChainPlan, DistributedPlan,
 from slurmkit.core.programs import import_names, python_script, runs_python, shadowed_package
 from slurmkit.core.records import Record
 from slurmkit.core.sbatch_options import dependency
-from slurmkit.core.shellwords import assigned_names, concurrent_starts, reads_arguments, reads_script_name, split_at_operators
+from slurmkit.core.shellwords import (
+    assigned_names,
+    concurrent_starts,
+    launch_exports,
+    reads_arguments,
+    reads_script_name,
+    split_at_operators,
+)
 from slurmkit.core.units import compact_bytes, format_duration, format_size, format_slurm_time
 from slurmkit.core.variables import READERS, RUNTIME_NAMES
 from slurmkit.resolve import sizing
@@ -134,6 +141,9 @@ def resolve(spec: JobSpec, profile: SiteProfile, local=None) -> Resolution:
         errexit=spec.environment.errexit,
         nounset=spec.environment.nounset is not False,
         setup_nounset=spec.environment.nounset is True,
+        allexport=spec.environment.allexport,
+        launch_exports=() if spec.environment.allexport or spec.launch.shell is None else
+        launch_exports(spec.environment.setup, (spec.launch.shell,)),
         login_shell=spec.environment.login_shell,
         venv=venv,
         venv_again=_venv_again(venv, spec.environment.setup),

@@ -219,6 +219,7 @@ def _environment(spec) -> Schema:
         "setup": one_or_list(text(spec._SETUP_RE)),
         "errexit": {"type": ["boolean", "null"]},
         "nounset": {"type": ["boolean", "null"]},
+        "allexport": {"type": ["boolean", "null"]},
         "login_shell": {"type": ["boolean", "null"]},
     }, nullable=True)
 

@@ -125,6 +125,7 @@ class Environment(Record):
     # an unset variable stops the job (set -u): true, in setup and the launch line (as a script with
     # set -u ran them); None (the default), in the launch line only; false, nowhere
     nounset: Optional[bool] = None
+    allexport: bool = True             # what setup assigns is exported (set -a); false: what it exports
     login_shell: bool = False          # the script runs as a login shell (#!/bin/bash -l): the profiles first
 
 
@@ -433,7 +434,7 @@ SECTION_KEYS = {
     "": SPEC_KEYS,
     "resources": RESOURCE_KEYS,
     "resources.gpus": ("model", "count"),
-    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup", "errexit", "nounset", "login_shell"),
+    "environment": ("modules", "venv", "variables", "builds", "build_cache", "setup", "errexit", "nounset", "allexport", "login_shell"),
     "environment.venv": ("path", "requirements", "packages"),
     "launch": ("command", "shell", "launcher", "framework", "batch_size", "gpu_view", "mixed_precision"),
     "array": ("parameters", "throttle", "indices"),
@@ -616,6 +617,7 @@ def _read_environment(read: _Reader, value) -> Environment:
         setup=_read_setup(read, env.get("setup")),
         errexit=_read_switch(read, env.get("errexit"), ("environment", "errexit")),
         nounset=None if env.get("nounset") is None else _read_switch(read, env.get("nounset"), ("environment", "nounset")),
+        allexport=_read_switch(read, env.get("allexport"), ("environment", "allexport")),
         login_shell=_read_switch(read, env.get("login_shell"), ("environment", "login_shell"), default=False),
     )
 

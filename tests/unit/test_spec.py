@@ -67,7 +67,7 @@ def test_misspelt_resource_key_suggests_gpus():
      "job.yaml: environment.venv.packges: unknown key; did you mean 'packages'? allowed: path, requirements, packages"),
     (minimal(environment={"modlues": ["gcc"]}),
      "job.yaml: environment.modlues: unknown key; did you mean 'modules'? "
-     "allowed: modules, venv, variables, builds, build_cache, setup, errexit, nounset, login_shell"),
+     "allowed: modules, venv, variables, builds, build_cache, setup, errexit, nounset, allexport, login_shell"),
     (minimal(kind="array", array={"parameters": {"lr": [1]}, "throtle": 2}),
      "job.yaml: array.throtle: unknown key; did you mean 'throttle'? allowed: parameters, throttle, indices"),
     (with_resources(gpus={"modle": "h100"}),

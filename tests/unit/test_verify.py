@@ -116,7 +116,8 @@ def test_positional_parameters_made_literal_are_found():
 def test_positional_parameters_in_a_shell_line_and_in_setup_verify_equal():
     """launch.shell runs under bash -c, environment.setup under eval: both read the script's own arguments."""
     script = 'IN=$1\nexport COUNT=$#\npython prog.py "$IN" ${10} "$@"\n'
-    faithful = spec({"shell": 'python prog.py "$IN" ${10} "$@"'}, environment={"setup": ["IN=$1", "export COUNT=$#"]})
+    faithful = spec({"shell": 'python prog.py "$IN" ${10} "$@"'}, environment={"setup": ["IN=$1", "export COUNT=$#"],
+                                                                            "allexport": False})
     assert found(script, faithful) == set()
 
 
@@ -284,7 +285,7 @@ def test_a_shell_line_run_by_bash_with_joined_options_stops_where_set_e_stopped_
     """``bash -eo pipefail -c TEXT`` (how a rendered script runs launch.shell) is traced under -e:
     ``((n++))`` of 0 is status 1, and both scripts stop after the first step."""
     script = "set -e\nn=0\nfor s in a b c; do\n  ./step $s\n  ((n++))\ndone\n"
-    kept = spec({"shell": "for s in a b c; do\n  ./step $s\n  ((n++))\ndone"}, environment={"setup": ["n=0"]})
+    kept = spec({"shell": "for s in a b c; do\n  ./step $s\n  ((n++))\ndone"}, environment={"setup": ["n=0"], "allexport": False})
     assert found(script, kept) == set()
     assert ("start", "step") in found(script.replace("set -e\n", ""), kept)   # without -e the old ran 3 steps
 
@@ -295,7 +296,7 @@ def test_a_comment_kept_in_a_setup_line_and_arithmetic_in_a_loop_are_no_redirect
     loop = "for((i=1;i<=3;i++)); do\n  ./post $i\ndone"
     setup = ["NAME=run ## <-- set it here", "cd $SLURM_TMPDIR", "cp -r $SLURM_SUBMIT_DIR ."]
     script = "\n".join(setup) + f"\n./app\n{loop}\n"
-    faithful = spec({"shell": f"./app\n{loop}"}, environment={"setup": setup})
+    faithful = spec({"shell": f"./app\n{loop}"}, environment={"setup": setup, "allexport": False})
     assert found(script, faithful) == set()
 
 
@@ -307,12 +308,19 @@ def test_a_variable_the_programs_words_name_is_compared():
     assert (difference.what, difference.subject, difference.old, difference.new) == ("env", "MY_INPUT", "data.csv", "(unset)")
 
 
-def test_a_setup_variable_the_new_script_exports_is_declared():
+def test_a_setup_variable_the_old_script_did_not_export_reaches_no_program_of_the_new():
+    """slurmkit's set -a would pass SEED to the program, which the old script never did: a
+    finding, which environment.allexport: false (what import writes) removes."""
     script = "SEED=5\npython prog.py --seed-from SEED\n"
-    verification = verified(script, spec({"command": "python prog.py --seed-from SEED"}, environment={"setup": ["SEED=5"]}))
-    assert verification.findings == ()
-    assert [(d.subject, d.old, d.new, d.declared) for d in verification.declared if d.subject == "SEED"] == [
-        ("SEED", "(unset)", "5", "slurmkit exports what environment.setup assigns")]
+    launch = {"command": "python prog.py --seed-from SEED"}
+    verification = verified(script, spec(launch, environment={"setup": ["SEED=5"]}))
+    assert [(d.subject, d.old, d.new, d.declared) for d in verification.findings] == [("SEED", "(unset)", "5", "")]
+    verification = verified(script, spec(launch, environment={"setup": ["SEED=5"], "allexport": False}))
+    assert verification.findings == () and not [d for d in verification.declared if d.subject == "SEED"]
+    shell = verified(script, spec({"shell": "python prog.py --seed-from SEED $SEED"},
+                                  environment={"setup": ["SEED=5"], "allexport": False}))
+    assert [(d.subject, d.declared) for d in shell.declared if d.subject == "SEED"] == [
+        ("SEED", "launch.shell reads it in a bash of its own, so slurmkit exports it")]
 
 
 # ------------------------------------------------------------------ what cannot be traced safely
@@ -703,7 +711,7 @@ def test_a_background_worker_the_job_kills_from_another_shell_is_ended_in_both(s
     imported = import_script(HEADER + script, name="job", profile=PROFILE)
     verification = verify.verify_import(HEADER + script, imported, PROFILE)
     assert not verification.not_run and verification.findings == (), verification.findings
-    not_killed = spec({"command": "./main"}, environment={"setup": [start, "wpid=$!"], "errexit": False})
+    not_killed = spec({"command": "./main"}, environment={"setup": [start, "wpid=$!"], "errexit": False, "allexport": False})
     assert found(script, not_killed) == {("wait", "worker")}
 
 

@@ -9,7 +9,8 @@ the default library, ``~/R/x86_64-pc-linux-gnu-library/X.Y``, is one folder per 
 So ``port`` writes a to-do, naming both versions, as it does for a virtualenv (rebuild.py): for a
 project, a depot or a user library named in the job, whenever the cluster or the version
 (major.minor) changes (the new cluster's home holds none of it); for the default folders, when the
-major.minor version changes (the new julia or R looks in another folder, which is empty).
+major.minor version changes (the new julia or R looks in another folder, which is empty), or the
+new cluster does not mount the old one's /home (Béluga's packages are not on Rorqual).
 """
 
 from __future__ import annotations
@@ -119,6 +120,12 @@ class _Move:
     def files_shared(self) -> bool:
         """The target mounts the source's file systems (Fir Cedar's): the user's folders are there."""
         return self.source.status.files_on_successor and self.source.status.successor == self.target.name
+
+    @property
+    def home_left_behind(self) -> bool:
+        """The job moves to a cluster that does not mount the old one's /home (Béluga's to Rorqual):
+        what the user installed in the default folders there (~/.julia, ~/R) is not on the new one."""
+        return self.cluster_changed and not self.files_shared
 
     def versions(self) -> Tuple[str, str]:
         return _version(self.old, self.source, self.label), _version(self.new, self.target, self.label)
@@ -373,7 +380,7 @@ def _julia_todos(job: _Job, move: _Move) -> Iterator[str]:
         yield _project_todo(field, project, depot, move)
     if depot and not projects:
         yield _depot_todo(depot, move)
-    if not projects and not depot and move.minor_changed:
+    if not projects and not depot and (move.minor_changed or move.home_left_behind):
         yield _julia_default_todo(move)
 
 
@@ -400,8 +407,12 @@ def _depot_todo(depot: Tuple[str, str], move: _Move) -> str:
 def _julia_default_todo(move: _Move) -> str:
     old, new = move.versions()
     folder = f"~/.julia/environments/v{_minor(move.old)}" if _minor(move.old) else "~/.julia/environments"
-    return (f"environment.modules: {move.old} became {move.new}: packages added under {old} are in {folder}, which "
-            f"{new} does not read (one folder per minor version): add them again under {new}{move.stack} (module load "
+    why = (f"{move.old} became {move.new}: packages added under {old} are in {folder}, which {new} does not read (one "
+           "folder per minor version)" if move.minor_changed else
+           f"packages added under {old} on {move.source.name} are in {folder} of {move.source.name}'s home, which "
+           f"{move.target.name} does not mount")
+    where = "" if move.minor_changed else f" on {move.target.name}"
+    return (f"environment.modules: {why}: add them again{where} under {new}{move.stack} (module load "
             f"{move.new}; julia -e 'using Pkg; Pkg.add([...])'), or give the job a project (julia --project=DIR), then remove "
             "this line")
 
@@ -446,6 +457,11 @@ def _may_load_packages(job: _Job) -> bool:
     return not runs or len(inline) < len(runs) or any(_R_PACKAGE.search(code) for code in inline)
 
 
+def _runs_r(job: _Job, move: _Move) -> bool:
+    """Whether the job loads an R module or runs R (Rscript, R): else it has no R packages to lose."""
+    return bool(move.old) or any(argv and posixpath.basename(argv[0]) in ("Rscript", "R") for _, argv in job.commands)
+
+
 def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
     """A user library the job names: on a cluster or version change; else R's default library,
     one folder per minor version: on a version change."""
@@ -456,8 +472,12 @@ def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
             yield (f"{field}: {folder} holds R packages installed under {old}{move.old_stack} on {move.source.name}; "
                    f"{_r_why(move)}: install them again for {move.target.name} under {new}{move.stack}, into a folder of "
                    f"their own ({_loaded(move)}R -e 'install.packages(...)'), then remove this line")
-    elif not libraries and move.minor_changed and _may_load_packages(job):
+    elif not libraries and (move.minor_changed or move.home_left_behind and _runs_r(job, move)) and _may_load_packages(job):
         folder = f"{R_DEFAULT_LIBRARY}/{_minor(move.old)}" if _minor(move.old) else R_DEFAULT_LIBRARY
-        yield (f"environment.modules: {move.old} became {move.new}: R packages installed under {old} are in {folder}, which "
-               f"{new} does not read (the library folder is per minor version): install them again under {new}"
-               f"{move.stack} (module load {move.new}; R -e 'install.packages(...)'), then remove this line")
+        why = (f"{move.old} became {move.new}: R packages installed under {old} are in {folder}, which {new} does not read "
+               "(the library folder is per minor version)" if move.minor_changed else
+               f"R packages installed under {old} on {move.source.name} are in {folder} of {move.source.name}'s home, which "
+               f"{move.target.name} does not mount")
+        where = "" if move.minor_changed else f" on {move.target.name}"
+        yield (f"environment.modules: {why}: install them again{where} under {new}{move.stack} ({_loaded(move)}"
+               "R -e 'install.packages(...)'), then remove this line")

@@ -70,7 +70,7 @@ def test_julia_without_a_module_gets_no_julia_to_do():
 
 def test_julia_of_the_same_minor_version_needs_a_to_do_for_a_project_on_a_new_cluster_only():
     body = "module load StdEnv/2023 julia/1.11.3\njulia {} fit.jl\n"
-    assert not about(port_todos(body.format(""), "narval", to="nibi"), "julia")
+    assert not about(port_todos(body.format(""), "narval", to="narval"), "julia")
     assert not about(port_todos(body.format("--project"), "narval", to="narval"), "julia")
     todos = about(port_todos(body.format("--project"), "narval", to="nibi"), "julia")
     assert len(todos) == 1 and "nibi's depot does not hold them" in todos[0], todos
@@ -101,8 +101,9 @@ def test_r_default_library_is_a_to_do_when_the_minor_version_changes():
     assert "~/R/x86_64-pc-linux-gnu-library/4.0, which R 4.3.1 does not read" in todos[0]
 
 
-def test_r_default_library_on_the_same_minor_version_needs_nothing():
-    assert not about(port_todos("module load StdEnv/2023 r/4.4.0\nRscript a.R\n", "narval", to="nibi"), "R packages")
+def test_r_default_library_on_the_same_minor_version_needs_nothing_where_the_home_is_mounted():
+    assert not about(port_todos("module load StdEnv/2023 r/4.3.1\nRscript a.R\n", "graham", to="nibi"), "R packages")
+    assert about(port_todos("module load StdEnv/2023 r/4.4.0\nRscript a.R\n", "narval", to="nibi"), "R packages")
 
 
 # -------------------------------------------------------------------------- Lmod collections
@@ -241,3 +242,18 @@ def test_pins_under_a_default_python_are_checked_on_a_new_cluster(python):
             "pip install --no-index tensorflow==2.8\npython train.py\n")
     (wheel,) = about(port_todos(body, "cedar"), "avail_wheels")
     assert f"not {python} on cedar (a default python, which changes with the stack)" in wheel
+
+
+@pytest.mark.parametrize("body, word", [("module load StdEnv/2023 julia/1.9.1\njulia fit.jl\n", "~/.julia/environments/v1.9"),
+                                        ("module load StdEnv/2023 r/4.3.1\nRscript fit.R\n", "~/R/x86_64-pc-linux-gnu-library/4.3")])
+def test_default_package_folders_left_on_a_home_the_new_cluster_does_not_mount_are_a_to_do(body, word):
+    """Béluga's /home is not Rorqual's: packages added to julia's default environment or R's
+    default library there are not on Rorqual, though the minor version stays."""
+    todos = about(port_todos(body, "beluga"), word)
+    assert len(todos) == 1, todos
+    assert "of beluga's home, which rorqual does not mount" in todos[0] and "again on rorqual under" in todos[0]
+
+
+def test_default_package_folders_on_a_home_the_new_cluster_mounts_need_nothing_on_the_same_version():
+    """Cedar's /home is Fir's: julia's default environment is still there for the same julia."""
+    assert not about(port_todos("module load StdEnv/2023 julia/1.9.3\njulia fit.jl\n", "cedar"), "julia")

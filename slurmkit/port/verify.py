@@ -973,7 +973,8 @@ def _declared_by_tee(words: List[str], why: str) -> List[Declared]:
 
 def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:
     """stage.outputs are saved on every exit (the old script may have saved them on a signal
-    only); environment.modules are loaded before the job's lines; under environment.allexport:
+    only); environment.modules and environment.variables (an ``export`` import moved) come before
+    the job's lines, so a program started before the old script's export sees them; under environment.allexport:
     false, the names launch.shell reads are exported after the setup lines. (Under set -a, the
     default, a name the old script assigned without export reaches its programs: a finding.)"""
     declared = [Declared("saved", destination + "*", "slurmkit saves stage.outputs on every exit", "yes")
@@ -983,6 +984,9 @@ def _declared_by_spec(spec: Dict[str, Any]) -> List[Declared]:
     environment = spec.get("environment") or {}
     declared += [Declared("modules", _family(str(module)), "environment.modules are loaded before the job's lines", "yes")
                  for module in environment.get("modules") or ()]
+    variables = environment.get("variables")
+    declared += [Declared("env", str(name), "environment.variables are exported before the job's lines", "exported")
+                 for name in (variables if isinstance(variables, dict) else ())]
     launch = spec.get("launch") or {}
     shell = launch.get("shell") if isinstance(launch, dict) else None
     if environment.get("allexport") is False and isinstance(shell, str):

@@ -75,3 +75,14 @@ def test_a_shell_launch_line_still_reads_the_names_the_setup_lines_assign():
     assert "SEED" not in script.split("eval SEED=3", 1)[1]
     spec["environment"].pop("allexport")
     assert "\nset -a +u\n" in rendered(spec)
+
+
+def test_an_export_import_moved_before_the_jobs_lines_is_declared_for_the_programs_before_it():
+    """``export FOO=/bar`` becomes environment.variables, exported before every line: sed, run
+    before the export in the old script, now has FOO. slurmkit made that move: declared."""
+    script = "X=$(sed -n 1p list.txt)\nexport FOO=/bar\n./prog $X\n"
+    result = import_script(HEAD + script, name="job", profile="narval")
+    assert result.spec["environment"]["variables"] == {"FOO": "/bar"}
+    verification = verify.verify_import(HEAD + script, result, "narval")
+    assert not verification.not_run and verification.findings == (), verification.findings
+    assert ("env", "FOO") in {(d.what, d.subject) for d in verification.declared}

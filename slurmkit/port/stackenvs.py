@@ -407,14 +407,20 @@ def _depot_todo(depot: Tuple[str, str], move: _Move) -> str:
 def _julia_default_todo(move: _Move) -> str:
     old, new = move.versions()
     folder = f"~/.julia/environments/v{_minor(move.old)}" if _minor(move.old) else "~/.julia/environments"
-    why = (f"{move.old} became {move.new}: packages added under {old} are in {folder}, which {new} does not read (one "
-           "folder per minor version)" if move.minor_changed else
-           f"packages added under {old} on {move.source.name} are in {folder} of {move.source.name}'s home, which "
-           f"{move.target.name} does not mount")
-    where = "" if move.minor_changed else f" on {move.target.name}"
+    why, where = _default_folder_lost(move, f"packages added under {old}", folder, "one folder per minor version")
     return (f"environment.modules: {why}: add them again{where} under {new}{move.stack} (module load "
             f"{move.new}; julia -e 'using Pkg; Pkg.add([...])'), or give the job a project (julia --project=DIR), then remove "
             "this line")
+
+
+def _default_folder_lost(move: _Move, packages: str, folder: str, per_version: str) -> Tuple[str, str]:
+    """Why ``packages`` in a default ``folder`` are not found after ``move`` (the new version reads
+    another folder, or the new cluster does not mount the old home), and where to install them."""
+    _, new = move.versions()
+    if move.minor_changed:
+        return f"{move.old} became {move.new}: {packages} are in {folder}, which {new} does not read ({per_version})", ""
+    return (f"{packages} on {move.source.name} are in {folder} of {move.source.name}'s home, which {move.target.name} "
+            f"does not mount", f" on {move.target.name}")
 
 
 # ---------------------------------------------------------------------------------------- R
@@ -474,10 +480,7 @@ def _r_todos(job: _Job, move: _Move) -> Iterator[str]:
                    f"their own ({_loaded(move)}R -e 'install.packages(...)'), then remove this line")
     elif not libraries and (move.minor_changed or move.home_left_behind and _runs_r(job, move)) and _may_load_packages(job):
         folder = f"{R_DEFAULT_LIBRARY}/{_minor(move.old)}" if _minor(move.old) else R_DEFAULT_LIBRARY
-        why = (f"{move.old} became {move.new}: R packages installed under {old} are in {folder}, which {new} does not read "
-               "(the library folder is per minor version)" if move.minor_changed else
-               f"R packages installed under {old} on {move.source.name} are in {folder} of {move.source.name}'s home, which "
-               f"{move.target.name} does not mount")
-        where = "" if move.minor_changed else f" on {move.target.name}"
+        why, where = _default_folder_lost(move, f"R packages installed under {old}", folder,
+                                          "the library folder is per minor version")
         yield (f"environment.modules: {why}: install them again{where} under {new}{move.stack} ({_loaded(move)}"
                "R -e 'install.packages(...)'), then remove this line")

@@ -760,6 +760,33 @@ def _port_memory(port: _Port) -> None:
                      f"({format_size(node.memory_mib)} each); {port.target.name} gives only what is asked")
     elif port.spec.resources.mem_mb == 0 and port.spec.resources.gpus is None:
         _port_node_memory(port)
+    elif port.spec.resources.mem_mb == 0:
+        _port_gpu_node_memory(port)
+
+
+#: where the Alliance says a job is charged by the largest share of a node it holds
+BUNDLES_PAGE = "https://docs.alliancecan.ca/wiki/Allocations_and_compute_scheduling/en"
+
+
+def _port_gpu_node_memory(port: _Port) -> None:
+    """``mem: node`` (--mem=0) with part of a GPU node's GPUs holds all of that node's memory,
+    and the site charges a job by the largest share it holds (memory, cores or GPUs): on a
+    Fir node of 4 H100s and 1125G, a 2-GPU job is charged, and blocks, all 4. The memory
+    request is dropped, so that the job gets its GPUs' share, as the resolver sizes a GPU job
+    that asks none; a job that asks every GPU of its node keeps it."""
+    try:
+        asked = spec_from_mapping(port.data, source=port.spec.source).resources.gpus
+    except SlurmkitError:
+        return   # the ported spec does not read: the final resolve says why
+    model = (asked.model or "").split("_")[0] if asked else ""
+    nodes = [t for t in port.target.node_types if t.gpus and t.memory_mib and (not model or t.gpus.model == model)]
+    node = max(nodes, key=lambda t: t.count or 0) if nodes else None
+    if asked is None or node is None or node.gpus is None or asked.count >= node.gpus.count:
+        return
+    port.set("resources", "mem", None, f"mem: node would hold all {format_size(node.memory_mib or 0)} of a "
+             f"{port.target.name} GPU node for {asked.count} of its {node.gpus.count} GPUs, and the job would be charged "
+             f"for all of them (the scheduler charges the largest of the GPU, core and memory shares: {BUNDLES_PAGE}): "
+             "it gets its GPUs' share of the node's memory instead")
 
 
 def _port_memory_per_core(port: _Port) -> None:

@@ -635,6 +635,20 @@ def test_all_of_a_node_s_memory_is_dropped_on_a_whole_node_site():
     assert changed(port(data, to="trillium"))["resources.mem"] == ("node", None)
 
 
+@pytest.mark.parametrize("gpus, mem", [(2, None), (4, "node")])
+def test_all_of_a_gpu_node_s_memory_for_part_of_its_gpus_becomes_the_gpus_share(gpus, mem):
+    """--mem=0 with 2 GPUs on Cedar held a Cedar node's memory; on Fir (4 H100s, 1125G) it would
+    hold all 1125G, charged as 4 GPUs: the request is dropped, so the job gets its 2 GPUs' share.
+    A job that asks every GPU of the node keeps it."""
+    data = {"name": "g", "profile": "cedar", "kind": "gpu", "resources": {"gpus": gpus, "cpus_per_task": 16, "mem": "node",
+                                                                         "time": "1h"}, "launch": "python t.py"}
+    ported = port(data, to="fir")
+    assert ported.spec["resources"].get("mem") == mem
+    if mem is None:
+        why = {c.field: c.why for c in ported.changes}["resources.mem"]
+        assert "1125G of a fir GPU node for 2 of its 4 GPUs" in why and "Allocations_and_compute_scheduling" in why
+
+
 @pytest.mark.parametrize("module", ["gnu-parallel", "gnu-parallel/20191122", "parallel/20220722"])
 def test_a_gnu_parallel_module_goes_where_parallel_needs_none(module):
     """On the Alliance stack `parallel` is on PATH without a module (the GNU Parallel page's

@@ -120,7 +120,8 @@ def test_a_version_of_the_clusters_own_stack_is_kept_when_the_spec_pins_that_sta
     for to in ("narval", "fir"):
         ported = port({**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2023", "r/4.3.1"]}}, to=to)
         assert "environment.modules" not in {c.field for c in ported.changes}
-        assert [t for t in ported.todos if "r/4.3.1" in t] == []
+        # (Narval's ~/R is not on Fir: that library is a to-do of its own, which keeps r/4.3.1 too)
+        assert [t for t in ported.todos if "r/4.3.1" in t and "of narval's home, which fir does not mount" not in t] == []
     moved = port({**JOB, "profile": "narval", "environment": {"modules": ["StdEnv/2020", "r/4.0.2"]}}, to="fir")
     assert {c.field: c.new for c in moved.changes}["environment.modules"] == ["StdEnv/2023", "r/4.3.1"]
 

@@ -109,7 +109,8 @@ def test_an_array_reads_its_line_of_the_list_with_the_original_task_numbers(clus
     assert [s.state for s in handle.wait(0.5).values()] == ["COMPLETED"] * 3
     for task, word in ((1, "alpha"), (2, "beta"), (3, "gamma")):
         seen = _seen(tmp_path / f"task-{task}.0.json")
-        assert seen["argv"] == ["--out", f"task-{task}", "--file", word] and seen["env"]["FILE"] == word
+        # the script never exported FILE: its program never saw it, nor does the job's (allexport: false)
+        assert seen["argv"] == ["--out", f"task-{task}", "--file", word] and seen["env"]["FILE"] is None
 
 
 def test_a_hand_made_ddp_script_runs_as_kind_ddp_with_slurmkits_rendezvous(cluster, registry, tmp_path):
